@@ -1,0 +1,67 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The few file operations the engine needs, on the C library (no Foundation).
+public enum FileIO {
+    public static func readBytes(path: String) throws -> [UInt8] {
+        guard let file = fopen(path, "rb") else {
+            throw MigrationError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = fread(&buffer, 1, buffer.count, file)
+            if n > 0 { bytes.append(contentsOf: buffer[0..<n]) }
+            if n < buffer.count {
+                if ferror(file) != 0 { throw MigrationError(.io, "cannot read '\(path)'") }
+                break
+            }
+        }
+        return bytes
+    }
+
+    public static func readText(path: String) throws -> String {
+        return String(decoding: try readBytes(path: path), as: UTF8.self)
+    }
+
+    public static func write(_ bytes: [UInt8], path: String) throws {
+        guard let file = fopen(path, "wb") else {
+            throw MigrationError(.io, "cannot create '\(path)': \(String(cString: strerror(errno)))")
+        }
+        defer { fclose(file) }
+        if !bytes.isEmpty && fwrite(bytes, 1, bytes.count, file) != bytes.count {
+            throw MigrationError(.io, "cannot write '\(path)'")
+        }
+    }
+
+    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// Removes a file if it is there; a missing file is not an error.
+    public static func remove(_ path: String) {
+        unlink(path)
+    }
+
+    /// Atomically replaces `destination` by `source` (same file system).
+    public static func rename(_ source: String, to destination: String) throws {
+        if Glibc.rename(source, destination) != 0 {
+            throw MigrationError(.io, "cannot rename '\(source)' to '\(destination)': \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Flushes a file's data to disk.
+    public static func fsync(path: String) {
+        let fd = open(path, O_RDONLY)
+        if fd >= 0 { _ = Glibc.fsync(fd); close(fd) }
+    }
+
+    public static func directory(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return slash == path.startIndex ? "/" : String(path[..<slash])
+    }
+}

@@ -1,0 +1,193 @@
+/// A value as cdmigrate handles it: an attribute value, an instance, or a collection.
+///
+/// Dates are seconds since 2001-01-01 00:00:00 UTC (Core Data's reference date), as stored.
+public enum Value: CustomStringConvertible {
+    case null
+    case bool(Bool)
+    case integer(Int64)
+    case double(Double)
+    /// A decimal number, kept as its canonical text so no precision is lost on the way.
+    case decimal(String)
+    case string(String)
+    case date(Double)
+    case binary([UInt8])
+    /// 16 bytes.
+    case uuid([UInt8])
+    case uri(String)
+    case object(ManagedObject)
+    /// A to-many relationship's value or any other collection (ordered when it came from one).
+    case collection([Value])
+
+    /// Seconds between 1970-01-01 and 2001-01-01.
+    public static let referenceDateOffset: Double = 978_307_200
+
+    public var isNull: Bool { if case .null = self { return true } else { return false } }
+
+    public var object: ManagedObject? { if case .object(let object) = self { return object } else { return nil } }
+
+    /// The elements of a collection, the value itself for a single value, none for null.
+    public var elements: [Value] {
+        switch self {
+        case .null: return []
+        case .collection(let values): return values
+        default: return [self]
+        }
+    }
+
+    /// The numeric value of integers, doubles, decimals, booleans and dates.
+    public var doubleValue: Double? {
+        switch self {
+        case .bool(let b): return b ? 1 : 0
+        case .integer(let i): return Double(i)
+        case .double(let d), .date(let d): return d
+        case .decimal(let s): return Double(s)
+        default: return nil
+        }
+    }
+
+    /// The integer value of numbers (doubles truncated toward zero, as `intValue` does).
+    public var integerValue: Int64? {
+        switch self {
+        case .bool(let b): return b ? 1 : 0
+        case .integer(let i): return i
+        case .double(let d), .date(let d):
+            guard d.isFinite, d >= -9.2e18, d <= 9.2e18 else { return nil }
+            return Int64(d)
+        case .decimal(let s):
+            if let i = Int64(s) { return i }
+            guard let d = Double(s), d.isFinite, d >= -9.2e18, d <= 9.2e18 else { return nil }
+            return Int64(d)
+        default: return nil
+        }
+    }
+
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+
+    /// Objective-C truthiness: nil, NO and zero are false.
+    public var boolValue: Bool {
+        switch self {
+        case .null: return false
+        case .bool(let b): return b
+        case .integer(let i): return i != 0
+        case .double(let d): return d != 0
+        case .decimal(let s): return (Double(s) ?? 0) != 0
+        case .string(let s): return ["y", "Y", "t", "T", "1", "2", "3", "4", "5", "6", "7", "8", "9"].contains(s.first.map(String.init) ?? "")
+        default: return true
+        }
+    }
+
+    public var typeName: String {
+        switch self {
+        case .null: return "nil"
+        case .bool: return "boolean"
+        case .integer: return "integer"
+        case .double: return "double"
+        case .decimal: return "decimal"
+        case .string: return "string"
+        case .date: return "date"
+        case .binary: return "binary"
+        case .uuid: return "UUID"
+        case .uri: return "URI"
+        case .object: return "instance"
+        case .collection: return "collection"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .null: return "nil"
+        case .bool(let b): return b ? "YES" : "NO"
+        case .integer(let i): return String(i)
+        case .double(let d): return Value.format(d)
+        case .decimal(let s): return s
+        case .string(let s): return s
+        case .date(let d): return Value.format(d) + " (seconds since 2001)"
+        case .binary(let bytes): return "<\(bytes.count) bytes>"
+        case .uuid(let bytes): return Value.uuidString(bytes)
+        case .uri(let s): return s
+        case .object(let object): return object.objectID.uriRepresentation
+        case .collection(let values): return "(" + values.map { $0.description }.joined(separator: ", ") + ")"
+        }
+    }
+
+    /// Shortest text for a double: integral values without a fraction, as NSNumber prints them.
+    public static func format(_ d: Double) -> String {
+        if d.isFinite && d == d.rounded() && abs(d) < 1e15 { return String(Int64(d)) }
+        return String(d)
+    }
+
+    /// The canonical upper-case 8-4-4-4-12 form of 16 bytes.
+    public static func uuidString(_ bytes: [UInt8]) -> String {
+        let hex = Array("0123456789ABCDEF")
+        var out = ""
+        for (i, b) in bytes.enumerated() {
+            if i == 4 || i == 6 || i == 8 || i == 10 { out.append("-") }
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 0xF)])
+        }
+        return out
+    }
+
+    /// Parses the 8-4-4-4-12 form (either case); nil when malformed.
+    public static func uuidBytes(_ text: String) -> [UInt8]? {
+        let digits = text.filter { $0 != "-" }
+        guard digits.count == 32, text.count == 36 || text.count == 32 else { return nil }
+        var bytes: [UInt8] = []
+        var high: UInt8? = nil
+        for c in digits {
+            guard let v = c.hexDigitValue else { return nil }
+            if let h = high { bytes.append(h << 4 | UInt8(v)); high = nil } else { high = UInt8(v) }
+        }
+        return bytes
+    }
+}
+
+extension Value: Equatable {
+    /// Instances compare by identity; numbers of different kinds compare by value (as NSNumber does).
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.string(let a), .string(let b)): return a == b
+        case (.binary(let a), .binary(let b)): return a == b
+        case (.uuid(let a), .uuid(let b)): return a == b
+        case (.uri(let a), .uri(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b
+        case (.object(let a), .object(let b)): return a === b || a.objectID == b.objectID
+        case (.collection(let a), .collection(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)) where a == b: return true
+        default:
+            switch (lhs, rhs) {
+            case (.integer(let a), .integer(let b)): return a == b
+            case (.bool, _), (.integer, _), (.double, _), (.decimal, _):
+                if case .date = rhs { return false }
+                guard let a = lhs.doubleValue, let b = rhs.doubleValue else { return false }
+                if case .string = rhs { return false }
+                return a == b
+            default: return false
+            }
+        }
+    }
+}
+
+extension Value: Hashable {
+    public func hash(into hasher: inout Hasher) {
+        switch self {
+        case .null: hasher.combine(0)
+        case .bool, .integer, .double, .decimal: hasher.combine(doubleValue ?? 0)
+        case .string(let s): hasher.combine(s)
+        case .date(let d): hasher.combine(d)
+        case .binary(let b), .uuid(let b): hasher.combine(b)
+        case .uri(let s): hasher.combine(s)
+        case .object(let o): hasher.combine(o.objectID)
+        case .collection(let values): hasher.combine(values)
+        }
+    }
+}
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .integer(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(nilLiteral: ()) { self = .null }
+}

@@ -1,0 +1,78 @@
+/// NSEntityDescription: an entity with its own and inherited properties.
+public final class EntityDescription {
+    public let name: String
+    public internal(set) var isAbstract: Bool
+    public let parentName: String?
+    public internal(set) weak var parent: EntityDescription?
+    public internal(set) weak var model: ManagedObjectModel?
+    public internal(set) var renamingIdentifier: String?
+    public internal(set) var versionHashModifier: String?
+    public internal(set) var userInfo: [String: String]
+
+    /// Properties declared by this entity itself.
+    public internal(set) var ownAttributes: [AttributeDescription]
+    public internal(set) var ownRelationships: [RelationshipDescription]
+
+    /// All attributes and relationships, inherited ones first (filled in when the model links).
+    public internal(set) var attributes: [AttributeDescription] = []
+    public internal(set) var relationships: [RelationshipDescription] = []
+    public internal(set) var attributesByName: [String: AttributeDescription] = [:]
+    public internal(set) var relationshipsByName: [String: RelationshipDescription] = [:]
+
+    /// The store's entity number (`Z_ENT`): depth-first over the hierarchy, roots alphabetically,
+    /// as Core Data numbers them.
+    public internal(set) var entityNumber: Int = 0
+    public internal(set) var versionHash: [UInt8] = []
+    var explicitVersionHash: [UInt8]?
+    var subentityList: [Weak<EntityDescription>] = []
+
+    public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [AttributeDescription] = [],
+                relationships: [RelationshipDescription] = [], renamingIdentifier: String? = nil,
+                versionHashModifier: String? = nil, userInfo: [String: String] = [:]) {
+        self.name = name
+        self.parentName = parent
+        self.isAbstract = isAbstract
+        self.ownAttributes = attributes
+        self.ownRelationships = relationships
+        self.renamingIdentifier = renamingIdentifier
+        self.versionHashModifier = versionHashModifier
+        self.userInfo = userInfo
+    }
+
+    /// Direct subentities, alphabetically.
+    public var subentities: [EntityDescription] { subentityList.compactMap { $0.value } }
+
+    /// The entity and all its descendants, depth-first.
+    public var selfAndDescendants: [EntityDescription] {
+        var result = [self]
+        for sub in subentities { result += sub.selfAndDescendants }
+        return result
+    }
+
+    /// The top of the inheritance hierarchy (whose table stores this entity's rows).
+    public var rootEntity: EntityDescription {
+        var entity = self
+        while let parent = entity.parent { entity = parent }
+        return entity
+    }
+
+    /// Whether this entity is `other` or inherits from it.
+    public func isKind(of other: EntityDescription) -> Bool {
+        var entity: EntityDescription? = self
+        while let e = entity {
+            if e === other { return true }
+            entity = e.parent
+        }
+        return false
+    }
+
+    public func attribute(named name: String) -> AttributeDescription? { attributesByName[name] }
+    public func relationship(named name: String) -> RelationshipDescription? { relationshipsByName[name] }
+    public func property(named name: String) -> PropertyDescription? { attributesByName[name] ?? relationshipsByName[name] }
+}
+
+/// A weak reference in a collection.
+struct Weak<T: AnyObject> {
+    weak var value: T?
+    init(_ value: T) { self.value = value }
+}

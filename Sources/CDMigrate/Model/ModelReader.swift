@@ -1,0 +1,157 @@
+/// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
+/// with its JSON path.
+public enum ModelReader {
+    public static func model(fromJSON text: String) throws -> ManagedObjectModel {
+        return try model(from: try JSON.parse(text))
+    }
+
+    public static func model(fromFile path: String) throws -> ManagedObjectModel {
+        return try model(from: try JSON.load(path: path))
+    }
+
+    public static func model(from json: JSON) throws -> ManagedObjectModel {
+        var root = JSONReader(json, path: "$", code: .invalidModel, what: "a model")
+        let name = root.string("name")
+        let versionIdentifier = root.string("versionIdentifier")
+        _ = root.value("$schema")
+        _ = root.value("comment")
+        var entities: [EntityDescription] = []
+        var problems: [MigrationError] = []
+        let entityList = root.array("entities")
+        if root.value("entities") == nil { root.fail("entities", "a model needs an 'entities' array") }
+        for (i, entityJSON) in entityList.enumerated() {
+            if let entity = readEntity(entityJSON, path: "$.entities[\(i)]", problems: &problems) { entities.append(entity) }
+        }
+        root.rejectUnknownKeys(what: "the model")
+        problems = root.problems + problems
+        if let error = MigrationError.collecting(problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid") {
+            throw error
+        }
+        return try ManagedObjectModel(name: name, versionIdentifier: versionIdentifier, entities: entities)
+    }
+
+    private static func readEntity(_ json: JSON, path: String, problems: inout [MigrationError]) -> EntityDescription? {
+        var r = JSONReader(json, path: path, code: .invalidModel, what: "an entity")
+        let name = r.string("name", required: true, what: "entity") ?? ""
+        let parent = r.string("parent")
+        let abstract = r.bool("abstract", default: false)
+        let renamingIdentifier = r.string("renamingIdentifier")
+        let modifier = r.string("versionHashModifier")
+        let hash = r.hash("versionHash")
+        let userInfo = r.userInfo()
+        _ = r.value("comment")
+        var attributes: [AttributeDescription] = []
+        for (j, a) in r.array("attributes").enumerated() {
+            if let attribute = readAttribute(a, entity: name, path: path + ".attributes[\(j)]", problems: &problems) { attributes.append(attribute) }
+        }
+        var relationships: [RelationshipDescription] = []
+        for (j, rel) in r.array("relationships").enumerated() {
+            if let relationship = readRelationship(rel, entity: name, path: path + ".relationships[\(j)]", problems: &problems) { relationships.append(relationship) }
+        }
+        r.rejectUnknownKeys(what: "entity '\(name)'")
+        problems += r.problems
+        let entity = EntityDescription(name: name, parent: parent, isAbstract: abstract, attributes: attributes, relationships: relationships,
+                                       renamingIdentifier: renamingIdentifier, versionHashModifier: modifier, userInfo: userInfo)
+        entity.explicitVersionHash = hash
+        return entity
+    }
+
+    private static func readAttribute(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> AttributeDescription? {
+        var r = JSONReader(json, path: path, code: .invalidModel, what: "an attribute")
+        let name = r.string("name", required: true, what: "attribute of '\(entity)'") ?? ""
+        let typeName = r.string("type", required: true, what: "attribute '\(entity).\(name)'")
+        var type = AttributeType.string
+        if let typeName = typeName {
+            if let t = AttributeType(name: typeName) { type = t } else {
+                r.fail("type", "attribute '\(entity).\(name)' has unknown type '\(typeName)' (expected one of \(AttributeType.allCases.map { $0.rawValue }.joined(separator: ", ")))")
+            }
+        }
+        var defaultValue = Value.null
+        if let d = r.value("default") {
+            switch convertDefault(d, type: type) {
+            case .success(let v): defaultValue = v
+            case .failure(let problem): r.fail("default", "attribute '\(entity).\(name)': \(problem.message)")
+            }
+        }
+        let attribute = AttributeDescription(
+            name: name, type: type, isOptional: r.bool("optional", default: true), isTransient: r.bool("transient", default: false),
+            defaultValue: defaultValue, minValue: r.number("minValue"), maxValue: r.number("maxValue"),
+            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
+        attribute.explicitVersionHash = r.hash("versionHash")
+        _ = r.value("comment")
+        r.rejectUnknownKeys(what: "attribute '\(entity).\(name)'")
+        problems += r.problems
+        return attribute
+    }
+
+    private static func readRelationship(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> RelationshipDescription? {
+        var r = JSONReader(json, path: path, code: .invalidModel, what: "a relationship")
+        let name = r.string("name", required: true, what: "relationship of '\(entity)'") ?? ""
+        let destination = r.string("destination", required: true, what: "relationship '\(entity).\(name)'") ?? ""
+        let inverse = r.string("inverse")
+        let toMany = r.bool("toMany", default: false)
+        var deleteRule = DeleteRule.nullify
+        if let rule = r.string("deleteRule") {
+            if let d = DeleteRule(rawValue: rule) { deleteRule = d } else {
+                r.fail("deleteRule", "relationship '\(entity).\(name)' has unknown delete rule '\(rule)' (expected one of \(DeleteRule.allCases.map { $0.rawValue }.joined(separator: ", ")))")
+            }
+        }
+        let relationship = RelationshipDescription(
+            name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: r.bool("ordered", default: false),
+            deleteRule: deleteRule, minCount: r.integer("minCount") ?? 0, maxCount: r.integer("maxCount"),
+            isOptional: r.bool("optional", default: true), isTransient: r.bool("transient", default: false),
+            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
+        relationship.explicitVersionHash = r.hash("versionHash")
+        _ = r.value("comment")
+        r.rejectUnknownKeys(what: "relationship '\(entity).\(name)'")
+        problems += r.problems
+        return relationship
+    }
+
+    /// A JSON default value as a value of the attribute's type.
+    static func convertDefault(_ json: JSON, type: AttributeType) -> Result<Value, DefaultValueProblem> {
+        func wrong(_ expected: String) -> Result<Value, DefaultValueProblem> {
+            .failure(DefaultValueProblem("default value of type \(json.typeName) does not suit type \(type.rawValue) (expected \(expected))"))
+        }
+        switch type {
+        case .integer16, .integer32, .integer64:
+            guard case .integer(let i) = json else { return wrong("an integer") }
+            if let range = type.integerRange, !range.contains(i) { return .failure(DefaultValueProblem("default value \(i) does not fit in \(type.rawValue)")) }
+            return .success(.integer(i))
+        case .decimal:
+            switch json {
+            case .integer(let i): return .success(.decimal(String(i)))
+            case .double(let d): return .success(.decimal(Value.format(d)))
+            case .string(let s) where Double(s) != nil: return .success(.decimal(s))
+            default: return wrong("a number or a numeric string")
+            }
+        case .double, .float:
+            guard let d = json.doubleValue else { return wrong("a number") }
+            return .success(.double(d))
+        case .string:
+            guard let s = json.stringValue else { return wrong("a string") }
+            return .success(.string(s))
+        case .boolean:
+            guard let b = json.boolValue else { return wrong("true or false") }
+            return .success(.bool(b))
+        case .date:
+            if let d = json.doubleValue { return .success(.date(d)) }
+            if let s = json.stringValue, let d = DateConversion.parseISO8601(s) { return .success(.date(d)) }
+            return wrong("seconds since 2001-01-01 or an ISO 8601 date string")
+        case .binary, .transformable:
+            if let s = json.stringValue, let bytes = Base64.decode(s) { return .success(.binary(bytes)) }
+            return wrong("base64 text")
+        case .uuid:
+            if let s = json.stringValue, let bytes = Value.uuidBytes(s) { return .success(.uuid(bytes)) }
+            return wrong("a UUID string")
+        case .uri:
+            guard let s = json.stringValue else { return wrong("a string") }
+            return .success(.uri(s))
+        }
+    }
+
+    struct DefaultValueProblem: Error {
+        let message: String
+        init(_ message: String) { self.message = message }
+    }
+}

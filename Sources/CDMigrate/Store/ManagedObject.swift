@@ -1,0 +1,154 @@
+/// NSManagedObject: an instance of an entity.
+///
+/// Attribute values live in the object. Relationship values of an instance that belongs to a
+/// store are read from and written to the store through its `ObjectContext` (so that a million
+/// rows never sit in memory at once); an instance that belongs to no store keeps them itself.
+public final class ManagedObject: CustomStringConvertible {
+    public let entity: EntityDescription
+    public internal(set) var objectID: ObjectID
+    /// The store it belongs to; nil for a free-standing instance (tests, expression evaluation).
+    public internal(set) weak var context: ObjectContext?
+    /// Indexed like `entity.attributes`.
+    var attributeValues: [Value]
+    /// Indexed like `entity.relationships`; used only when `context` is nil.
+    var relationshipValues: [Value]
+
+    /// A free-standing instance with the attributes' default values.
+    public convenience init(entity: EntityDescription, primaryKey: Int64 = 0) {
+        self.init(entity: entity, objectID: ObjectID(storeIdentifier: "", entityName: entity.name, primaryKey: primaryKey), context: nil)
+    }
+
+    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext?, values: [Value]? = nil) {
+        self.entity = entity
+        self.objectID = objectID
+        self.context = context
+        self.attributeValues = values ?? entity.attributes.map { $0.defaultValue }
+        self.relationshipValues = context == nil ? entity.relationships.map { $0.isToMany ? .collection([]) : .null } : []
+    }
+
+    // MARK: Key-value coding
+
+    /// The value of an attribute or relationship (`valueForKey:`); to-many values are collections.
+    public func value(forKey key: String) throws -> Value {
+        if let attribute = entity.attributesByName[key] { return attributeValues[attribute.index] }
+        if let relationship = entity.relationshipsByName[key] { return try value(for: relationship) }
+        throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
+    }
+
+    /// `valueForKeyPath:`: follows to-one relationships; through a to-many it collects the values
+    /// of every member (flattened), as KVC does.
+    public func value(forKeyPath keyPath: String) throws -> Value {
+        let keys = keyPath.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        return try ManagedObject.value(.object(self), keys: keys[...])
+    }
+
+    static func value(_ start: Value, keys: ArraySlice<String>) throws -> Value {
+        guard let key = keys.first else { return start }
+        switch start {
+        case .null: return .null
+        case .object(let object):
+            return try value(try object.value(forKey: key), keys: keys.dropFirst())
+        case .collection(let items):
+            var result: [Value] = []
+            for item in items {
+                let v = try value(item, keys: keys)
+                if case .collection(let inner) = v { result += inner } else if !v.isNull { result.append(v) }
+            }
+            return .collection(result)
+        default:
+            throw MigrationError(.invalidArgument, "cannot take key '\(key)' of a \(start.typeName) value")
+        }
+    }
+
+    public func value(for attribute: AttributeDescription) -> Value { attributeValues[attribute.index] }
+
+    public func value(for relationship: RelationshipDescription) throws -> Value {
+        if let context = context { return try context.relationshipValue(of: self, relationship) }
+        return relationshipValues[relationship.index]
+    }
+
+    /// Sets an attribute (checked against its type) or a relationship (`setValue:forKey:`).
+    public func setValue(_ value: Value, forKey key: String) throws {
+        if let attribute = entity.attributesByName[key] { return try setValue(value, for: attribute) }
+        if let relationship = entity.relationshipsByName[key] { return try setValue(value, for: relationship) }
+        throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
+    }
+
+    public func setValue(_ value: Value, for attribute: AttributeDescription) throws {
+        let coerced = try AttributeValueCoercion.coerce(value, to: attribute)
+        attributeValues[attribute.index] = coerced
+        try context?.attributeDidChange(of: self, attribute)
+    }
+
+    /// Sets a relationship: an instance or nil for a to-one, a collection for a to-many (replacing it).
+    public func setValue(_ value: Value, for relationship: RelationshipDescription) throws {
+        let targets = try RelationshipValue.instances(in: value, for: relationship, of: entity)
+        if let context = context { return try context.setRelationship(of: self, relationship, to: targets) }
+        relationshipValues[relationship.index] = relationship.isToMany ? .collection(targets.map { .object($0) }) : (targets.first.map { .object($0) } ?? .null)
+    }
+
+    /// Adds instances to a to-many (appending for an ordered one), like `mutableSetValueForKey:`'s `addObject:`.
+    public func add(_ objects: [ManagedObject], to relationship: RelationshipDescription) throws {
+        guard relationship.isToMany else {
+            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is a to-one relationship; set it instead of adding to it")
+        }
+        _ = try RelationshipValue.instances(in: .collection(objects.map { .object($0) }), for: relationship, of: entity)
+        if let context = context { return try context.addToRelationship(of: self, relationship, objects) }
+        var current = relationshipValues[relationship.index].elements
+        for object in objects where !current.contains(.object(object)) { current.append(.object(object)) }
+        relationshipValues[relationship.index] = .collection(current)
+    }
+
+    /// Removes instances from a to-many.
+    public func remove(_ objects: [ManagedObject], from relationship: RelationshipDescription) throws {
+        guard relationship.isToMany else {
+            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is a to-one relationship; set it to nil instead")
+        }
+        if let context = context { return try context.removeFromRelationship(of: self, relationship, objects) }
+        let removed = Set(objects.map { ObjectIdentifier($0) })
+        relationshipValues[relationship.index] = .collection(relationshipValues[relationship.index].elements.filter {
+            guard let o = $0.object else { return true }
+            return !removed.contains(ObjectIdentifier(o))
+        })
+    }
+
+    /// `dictionaryWithValuesForKeys:` over all attributes (or the keys given).
+    public func attributeDictionary(keys: [String]? = nil) throws -> [(key: String, value: Value)] {
+        if let keys = keys { return try keys.map { ($0, try value(forKey: $0)) } }
+        return entity.attributes.map { ($0.name, attributeValues[$0.index]) }
+    }
+
+    public var description: String {
+        let values = entity.attributes.map { "\($0.name) = \(attributeValues[$0.index])" }.joined(separator: "; ")
+        return "<\(entity.name) \(objectID.uriRepresentation)> { \(values) }"
+    }
+}
+
+/// What a store does for the instances that belong to it.
+public protocol ObjectContext: AnyObject {
+    func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value
+    func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws
+    func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]) throws
+    func addToRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
+    func removeFromRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
+}
+
+enum RelationshipValue {
+    /// The instances a relationship value holds, checked against the relationship's destination.
+    static func instances(in value: Value, for relationship: RelationshipDescription, of entity: EntityDescription) throws -> [ManagedObject] {
+        var objects: [ManagedObject] = []
+        for element in value.elements {
+            guard let object = element.object else {
+                throw MigrationError(.invalidArgument, "relationship '\(entity.name).\(relationship.name)' takes instances, not a \(element.typeName) value")
+            }
+            if let destination = relationship.destinationEntity, !object.entity.isKind(of: destination) {
+                throw MigrationError(.invalidArgument, "relationship '\(entity.name).\(relationship.name)' takes '\(destination.name)' instances, not '\(object.entity.name)'")
+            }
+            objects.append(object)
+        }
+        if !relationship.isToMany && objects.count > 1 {
+            throw MigrationError(.invalidArgument, "to-one relationship '\(entity.name).\(relationship.name)' cannot take \(objects.count) instances")
+        }
+        return objects
+    }
+}

@@ -1,0 +1,4 @@
+import CDMigrate
+import ReferenceMigrations
+
+print("cdmigrate examples")

@@ -28,7 +28,7 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
                 // Point into the outer text: the predicate string starts after its quote.
                 if let inner = error.offset, let start = literalOffset(of: predicateText, in: text) {
                     error.offset = start + inner
-                    error.message += " (the predicate string of the source expression '\(text)')"
+                    error.message = error.message.replacingAll(" at character \(inner) in '\(predicateText)'", with: " at character \(start + inner) in '\(text)'")
                 }
                 throw error
             }

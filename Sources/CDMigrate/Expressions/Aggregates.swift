@@ -5,7 +5,7 @@ enum Aggregates {
         var result: [Value] = []
         for v in values where !v.isNull {
             guard v.doubleValue != nil, !isDate(v) else {
-                throw MigrationError(.expressionEvaluation, "\(function) needs numbers, not a \(v.typeName) value ('\(v)')")
+                throw MigrationError(.expressionEvaluation, "\(function) needs numbers, not \(v.aTypeName) value ('\(v)')")
             }
             result.append(v)
         }
@@ -31,7 +31,7 @@ enum Aggregates {
         for v in values where !v.isNull {
             if best.isNull { best = v; continue }
             guard let order = ValueComparison.compare(v, best) else {
-                throw MigrationError(.expressionEvaluation, "\(max ? "max" : "min") cannot compare a \(v.typeName) value with a \(best.typeName) value")
+                throw MigrationError(.expressionEvaluation, "\(max ? "max" : "min") cannot compare \(v.aTypeName) value with \(best.aTypeName) value")
             }
             if (max && order > 0) || (!max && order < 0) { best = v }
         }

@@ -21,7 +21,7 @@ enum Arithmetic {
             break
         }
         guard let x = number(a, op, b), let y = number(b, op, a) else {
-            throw MigrationError(.expressionEvaluation, "cannot apply '\(op.rawValue)' to a \(a.typeName) value ('\(a)') and a \(b.typeName) value ('\(b)')")
+            throw MigrationError(.expressionEvaluation, "cannot apply '\(op.rawValue)' to \(a.aTypeName) value ('\(a)') and \(b.aTypeName) value ('\(b)')")
         }
         if let i = exactInteger(a), let j = exactInteger(b) {
             switch op {
@@ -59,7 +59,7 @@ enum Arithmetic {
         case .decimal(let s): return .decimal(s.hasPrefix("-") ? String(s.dropFirst()) : "-" + s)
         default:
             guard let d = number(a, .subtract, a) else {
-                throw MigrationError(.expressionEvaluation, "cannot negate a \(a.typeName) value ('\(a)')")
+                throw MigrationError(.expressionEvaluation, "cannot negate \(a.aTypeName) value ('\(a)')")
             }
             return .double(-d)
         }

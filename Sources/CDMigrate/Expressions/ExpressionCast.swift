@@ -9,7 +9,7 @@ enum ExpressionCast {
     static func cast(_ value: Value, to type: String) throws -> Value {
         if value.isNull { return .null }
         func fail() -> MigrationError {
-            return MigrationError(.expressionEvaluation, "cannot CAST a \(value.typeName) value ('\(value)') to \(type)")
+            return MigrationError(.expressionEvaluation, "cannot CAST \(value.aTypeName) value ('\(value)') to \(type)")
         }
         switch type {
         case "NSString":

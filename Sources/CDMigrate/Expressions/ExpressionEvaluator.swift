@@ -138,7 +138,7 @@ public final class ExpressionEvaluator {
             // The environment answers the fetch request expression with the fetched instances.
             let request = try evaluate(args[0], object: object)
             if case .collection = request { return request }
-            throw MigrationError(.expressionEvaluation, "FETCH needs a fetch request the environment can execute, not a \(request.typeName) value")
+            throw MigrationError(.expressionEvaluation, "FETCH needs a fetch request the environment can execute, not \(request.aTypeName) value")
         case "now": return .date(ExpressionEvaluator.now())
         case "sum:": return try Aggregates.sum(try collection(args, object: object))
         case "count:": return .integer(Int64(try collection(args, object: object).count))
@@ -180,7 +180,7 @@ public final class ExpressionEvaluator {
             default: return .integer(a >> b)
             }
         case "onesComplement:":
-            guard let a = integer(values[0]) else { throw MigrationError(.expressionEvaluation, "onesComplement: needs an integer, not a \(values[0].typeName) value") }
+            guard let a = integer(values[0]) else { throw MigrationError(.expressionEvaluation, "onesComplement: needs an integer, not \(values[0].aTypeName) value") }
             return .integer(~a)
         case "abs:":
             if let a = integer(values[0]), a != Int64.min { return .integer(Swift.abs(a)) }
@@ -194,7 +194,7 @@ public final class ExpressionEvaluator {
         case "trunc:": return .double(try number(values[0], name).rounded(.towardZero))
         case "uppercase:", "lowercase:", "length:":
             guard case .string(let s) = values[0] else {
-                throw MigrationError(.expressionEvaluation, "\(name) needs a string, not a \(values[0].typeName) value ('\(values[0])')")
+                throw MigrationError(.expressionEvaluation, "\(name) needs a string, not \(values[0].aTypeName) value ('\(values[0])')")
             }
             if name == "length:" { return .integer(Int64(s.utf16.count)) }
             return .string(name == "uppercase:" ? s.uppercased() : s.lowercased())
@@ -217,7 +217,7 @@ public final class ExpressionEvaluator {
             if let d = v.doubleValue { return d }
         default: break
         }
-        throw MigrationError(.expressionEvaluation, "\(function) needs a number, not a \(v.typeName) value ('\(v)')")
+        throw MigrationError(.expressionEvaluation, "\(function) needs a number, not \(v.aTypeName) value ('\(v)')")
     }
 
     /// The current time in seconds since 2001.

@@ -101,7 +101,7 @@ public struct PredicateEvaluator {
         if lhs.isNull || rhs.isNull { return false }
         guard case .string(let a) = lhs, case .string(let b) = rhs else {
             let culprit = lhs.stringValue == nil ? lhs : rhs
-            throw MigrationError(.expressionEvaluation, "\(op.rawValue) compares strings, not a \(culprit.typeName) value ('\(culprit)')")
+            throw MigrationError(.expressionEvaluation, "\(op.rawValue) compares strings, not \(culprit.aTypeName) value ('\(culprit)')")
         }
         return try test(a, b)
     }

@@ -39,7 +39,7 @@ enum SelectorTable {
         default: result = nil
         }
         guard let value = result else {
-            throw MigrationError(.expressionEvaluation, "unknown selector '\(selector)' for a \(receiver.typeName) receiver ('\(describe(receiver))')")
+            throw MigrationError(.expressionEvaluation, "unknown selector '\(selector)' for \(receiver.aTypeName) receiver ('\(describe(receiver))')")
         }
         return value
     }
@@ -53,7 +53,7 @@ enum SelectorTable {
 
     private static func string(_ arguments: [Value], _ index: Int, _ selector: String) throws -> String {
         guard index < arguments.count, case .string(let s) = arguments[index] else {
-            let found = index < arguments.count ? "a \(arguments[index].typeName) value" : "nothing"
+            let found = index < arguments.count ? "\(arguments[index].aTypeName) value" : "nothing"
             throw MigrationError(.expressionEvaluation, "\(selector) needs a string argument, not \(found)")
         }
         return s
@@ -61,7 +61,7 @@ enum SelectorTable {
 
     private static func integer(_ arguments: [Value], _ index: Int, _ selector: String) throws -> Int64 {
         guard index < arguments.count, let i = arguments[index].integerValue else {
-            let found = index < arguments.count ? "a \(arguments[index].typeName) value" : "nothing"
+            let found = index < arguments.count ? "\(arguments[index].aTypeName) value" : "nothing"
             throw MigrationError(.expressionEvaluation, "\(selector) needs a number argument, not \(found)")
         }
         return i
@@ -211,5 +211,13 @@ enum SelectorTable {
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
         return "\(pad(Int64(y), 4))-\(pad(Int64(m), 2))-\(pad(Int64(d), 2)) \(pad(second / 3600, 2)):\(pad(second / 60 % 60, 2)):\(pad(second % 60, 2)) +0000"
+    }
+}
+
+extension Value {
+    /// "a string", "an integer": the kind of value for messages.
+    var aTypeName: String {
+        let name = typeName
+        return ("aeiouAEIOU".contains(name.first ?? "x") ? "an " : "a ") + name
     }
 }

@@ -258,6 +258,19 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEvalError("sqrt:(\"x\")", contains: "sqrt: needs a number")
     }
 
+    func testHandBuiltExpressionsAreChecked() {
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("CAST", [.constant(1)]))) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .expressionEvaluation)
+            XCTAssertTrue("\(error)".contains("CAST takes 2 arguments, not 1"))
+        }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("add:to:", [.constant(1)]))) { XCTAssertTrue("\($0)".contains("add:to: takes 2")) }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("sum:", []))) { XCTAssertTrue("\($0)".contains("sum: needs an argument")) }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("frob:", []))) { XCTAssertTrue("\($0)".contains("unknown function 'frob:'")) }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.function(.constant("a"), "substringToIndex:", []))) {
+            XCTAssertTrue("\($0)".contains("substringToIndex: needs a number argument, not nothing"))
+        }
+    }
+
     func testAggregatesAndSubquery() throws {
         assertEval("{1, $source.title, nil}", .collection([1, "Groceries", .null]))
         assertEval("SUBQUERY($source.attachments, $a, $a.caption != nil).@count", .integer(2))

@@ -127,6 +127,21 @@ public final class ExpressionEvaluator {
     }
 
     private func builtin(_ name: String, _ args: [Expression], object: Value) throws -> Value {
+        // The parser checks arities; a host may build an Expression by hand.
+        let arity: Int?
+        switch name {
+        case "CAST": arity = 2
+        case "FETCH": arity = 3
+        default:
+            guard let entry = ExpressionParser.builtinArity[name] else {
+                throw MigrationError(.expressionEvaluation, "unknown function '\(name)'")
+            }
+            arity = entry
+        }
+        if let arity = arity, args.count != arity {
+            throw MigrationError(.expressionEvaluation, "\(name) takes \(arity) argument\(arity == 1 ? "" : "s"), not \(args.count)")
+        }
+        if arity == nil && args.isEmpty { throw MigrationError(.expressionEvaluation, "\(name) needs an argument") }
         switch name {
         case "CAST", "castObject:toType:":
             let value = try evaluate(args[0], object: object)

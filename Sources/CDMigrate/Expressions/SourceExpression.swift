@@ -16,8 +16,9 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
         if text.trimmingWhitespace.isEmpty { return SourceExpression(entityName: nil, predicate: .constant(true)) }
         if text.trimmingWhitespace.uppercased().hasPrefix("FETCH") {
             let expression = try ExpressionParser.parseExpression(text)
-            guard case .builtin("FETCH", let args) = expression,
-                  case .function(.variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let requestArgs) = args[0],
+            guard case .builtin("FETCH", let args) = expression, let request = args.first,
+                  case .function(.variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let requestArgs) = request,
+                  requestArgs.count == 2,
                   case .constant(.string(let entity)) = requestArgs[0],
                   case .constant(.string(let predicateText)) = requestArgs[1] else {
                 throw MigrationError(.expressionSyntax, "expected FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"<Entity>\", \"<predicate>\"), $manager.sourceContext, NO) but found '\(text)'", offset: 0)

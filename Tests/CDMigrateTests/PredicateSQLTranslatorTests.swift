@@ -63,6 +63,11 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         assertSQL("title == body", "ZTITLE IS ZBODY", [])
     }
 
+    func testEmptyCompoundsAreConstants() {
+        XCTAssertEqual(PredicateSQLTranslator.translate(.and([]), resolver: NoteColumns())?.sql, "1")
+        XCTAssertEqual(PredicateSQLTranslator.translate(.or([]), resolver: NoteColumns())?.sql, "0")
+    }
+
     func testDatesAndArgumentsBind() throws {
         let t = try XCTUnwrap(try translate("dateCreated >= %@ AND title == %@", [.date(100), "x"]))
         XCTAssertEqual(t.sql, "((ZDATECREATED IS NOT NULL AND ZDATECREATED >= ?) AND ZTITLE IS ?)")

@@ -14,7 +14,8 @@ enum KeyValueCoding {
             let next: Value
             do {
                 next = try object.value(forKey: key)
-            } catch let error as MigrationError {
+            } catch let error as MigrationError where error.code == .invalidArgument {
+                // An unknown key is the expression's fault; store errors keep their own code.
                 throw MigrationError(.expressionEvaluation, error.message)
             }
             return try value(next, keys: rest)

@@ -39,6 +39,7 @@ public enum PredicateSQLTranslator {
                 guard let sql = predicate(inner) else { return nil }
                 return "NOT " + sql
             case .and(let items), .or(let items):
+                if items.isEmpty { if case .and = p { return "1" } else { return "0" } }
                 var parts: [String] = []
                 for item in items {
                     guard let sql = predicate(item) else { return nil }

@@ -1,7 +1,6 @@
 import XCTest
 @testable import CDMigrate
 
-private typealias Expression = CDMigrate.Expression
 
 final class ExpressionEvaluatorTests: XCTestCase {
     private var fixture: ExpressionFixture!

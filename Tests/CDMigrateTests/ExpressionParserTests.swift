@@ -1,12 +1,10 @@
 import XCTest
 @testable import CDMigrate
 
-// Foundation (through XCTest) has its own Expression and Predicate.
-private typealias Expression = CDMigrate.Expression
-private typealias Predicate = CDMigrate.Predicate
+// Foundation (through XCTest) has its own ValueExpression and FilterPredicate.
 
 final class ExpressionParserTests: XCTestCase {
-    private func parse(_ text: String, _ args: [Value] = []) throws -> Expression {
+    private func parse(_ text: String, _ args: [Value] = []) throws -> ValueExpression {
         return try ExpressionParser.parseExpression(text, arguments: args)
     }
 
@@ -102,8 +100,8 @@ final class ExpressionParserTests: XCTestCase {
         assertRoundTrip("items[LAST]")
         assertRoundTrip("#in.#Like")
         assertRoundTrip("SUBQUERY(items, $x, $x.price > 2 AND $x.name BEGINSWITH[c] \"a\")")
-        XCTAssertEqual(Expression.binary(.power, .constant(-2), .constant(2)).description, "(-2) ** 2")
-        XCTAssertEqual(Expression.constant(.string("a\"b\\\n")).description, #""a\"b\\\n""#)
+        XCTAssertEqual(ValueExpression.binary(.power, .constant(-2), .constant(2)).description, "(-2) ** 2")
+        XCTAssertEqual(ValueExpression.constant(.string("a\"b\\\n")).description, #""a\"b\\\n""#)
     }
 
     func testFormatArguments() throws {

@@ -1,7 +1,6 @@
 import XCTest
 @testable import CDMigrate
 
-private typealias Predicate = CDMigrate.Predicate
 
 final class PredicateEvaluatorTests: XCTestCase {
     private var fixture: ExpressionFixture!

@@ -1,12 +1,10 @@
 import XCTest
 @testable import CDMigrate
 
-// Foundation (through XCTest) has its own Expression and Predicate.
-private typealias Expression = CDMigrate.Expression
-private typealias Predicate = CDMigrate.Predicate
+// Foundation (through XCTest) has its own ValueExpression and FilterPredicate.
 
 final class PredicateParserTests: XCTestCase {
-    private func parse(_ text: String, _ args: [Value] = [], variables: [String: Value] = [:]) throws -> Predicate {
+    private func parse(_ text: String, _ args: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
         return try ExpressionParser.parsePredicate(text, arguments: args, variables: variables)
     }
 
@@ -20,10 +18,10 @@ final class PredicateParserTests: XCTestCase {
         }
     }
 
-    private func key(_ path: String) -> Expression { .keyPath(.evaluatedObject, path.split(separator: ".").map(String.init)) }
+    private func key(_ path: String) -> ValueExpression { .keyPath(.evaluatedObject, path.split(separator: ".").map(String.init)) }
 
     func testComparisonOperators() throws {
-        let spellings: [(String, Predicate.ComparisonOperator)] = [
+        let spellings: [(String, FilterPredicate.ComparisonOperator)] = [
             ("==", .equal), ("=", .equal), ("!=", .notEqual), ("<>", .notEqual), ("<", .less), ("<=", .lessOrEqual),
             ("=<", .lessOrEqual), (">", .greater), (">=", .greaterOrEqual), ("=>", .greaterOrEqual),
             ("BEGINSWITH", .beginsWith), ("beginswith", .beginsWith), ("ENDSWITH", .endsWith), ("CONTAINS", .contains),
@@ -47,9 +45,9 @@ final class PredicateParserTests: XCTestCase {
     }
 
     func testLogicalStructureAndPrecedence() throws {
-        let a = Predicate.comparison(.init(key("a"), .equal, .constant(1)))
-        let b = Predicate.comparison(.init(key("b"), .equal, .constant(2)))
-        let c = Predicate.comparison(.init(key("c"), .equal, .constant(3)))
+        let a = FilterPredicate.comparison(.init(key("a"), .equal, .constant(1)))
+        let b = FilterPredicate.comparison(.init(key("b"), .equal, .constant(2)))
+        let c = FilterPredicate.comparison(.init(key("c"), .equal, .constant(3)))
         XCTAssertEqual(try parse("a == 1 OR b == 2 AND c == 3"), .or([a, .and([b, c])]))
         XCTAssertEqual(try parse("(a == 1 or b == 2) and c == 3"), .and([.or([a, b]), c]))
         XCTAssertEqual(try parse("a == 1 && b == 2 && c == 3"), .and([a, b, c]))

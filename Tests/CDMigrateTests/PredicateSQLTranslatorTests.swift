@@ -2,7 +2,6 @@ import XCTest
 import CSQLite
 @testable import CDMigrate
 
-private typealias Predicate = CDMigrate.Predicate
 
 /// Note's attributes as ZNOTE's columns; relationships have no column here.
 private struct NoteColumns: SQLColumnResolver {

@@ -7,7 +7,7 @@ import Glibc
 /// gives nil (as messaging nil does). Division by zero is an error rather than an infinity, so
 /// that a bad value never reaches the destination store silently.
 enum Arithmetic {
-    static func apply(_ op: Expression.ArithmeticOperator, _ a: Value, _ b: Value) throws -> Value {
+    static func apply(_ op: ValueExpression.ArithmeticOperator, _ a: Value, _ b: Value) throws -> Value {
         if a.isNull || b.isNull { return .null }
         switch (a, b) {
         case (.date(let x), _) where op == .add || op == .subtract:
@@ -70,7 +70,7 @@ enum Arithmetic {
     }
 
     /// Numbers and booleans take part in arithmetic; dates only where handled above.
-    private static func number(_ v: Value, _ op: Expression.ArithmeticOperator, _ other: Value) -> Double? {
+    private static func number(_ v: Value, _ op: ValueExpression.ArithmeticOperator, _ other: Value) -> Double? {
         switch v {
         case .integer, .double, .bool, .decimal: return v.doubleValue
         default: return nil

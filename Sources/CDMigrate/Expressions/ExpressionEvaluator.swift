@@ -17,11 +17,11 @@ public final class ExpressionEvaluator {
         self.environment = environment
     }
 
-    public static func evaluate(_ expression: Expression, object: Value = .null, environment: ExpressionEnvironment? = nil) throws -> Value {
+    public static func evaluate(_ expression: ValueExpression, object: Value = .null, environment: ExpressionEnvironment? = nil) throws -> Value {
         return try ExpressionEvaluator(environment: environment).evaluate(expression, object: object)
     }
 
-    public func evaluate(_ expression: Expression, object: Value = .null) throws -> Value {
+    public func evaluate(_ expression: ValueExpression, object: Value = .null) throws -> Value {
         switch expression {
         case .constant(let value):
             return value
@@ -92,18 +92,18 @@ public final class ExpressionEvaluator {
         throw MigrationError(.expressionEvaluation, "unknown variable '$\(name)'")
     }
 
-    private func evaluateAll(_ args: [Expression], object: Value) throws -> [Value] {
+    private func evaluateAll(_ args: [ValueExpression], object: Value) throws -> [Value] {
         var values: [Value] = []
         values.reserveCapacity(args.count)
         for arg in args { values.append(try evaluate(arg, object: object)) }
         return values
     }
 
-    private func function(_ target: Expression, _ selector: String, _ args: [Expression], object: Value) throws -> Value {
+    private func function(_ target: ValueExpression, _ selector: String, _ args: [ValueExpression], object: Value) throws -> Value {
         // FUNCTION(CAST("Class", "Class"), "selector:", …): a host function.
         if case .builtin("CAST", let castArgs) = target, castArgs.count == 2, castArgs[1] == .constant(.string("Class")) {
             guard case .string(let className) = try evaluate(castArgs[0], object: object) else {
-                throw MigrationError(.expressionEvaluation, "the class of a FUNCTION must be a string in '\(Expression.function(target, selector, args))'")
+                throw MigrationError(.expressionEvaluation, "the class of a FUNCTION must be a string in '\(ValueExpression.function(target, selector, args))'")
             }
             guard let environment = environment else {
                 throw MigrationError(.expressionEvaluation, "no host function '\(className).\(selector)' is available here")
@@ -121,13 +121,13 @@ public final class ExpressionEvaluator {
     }
 
     /// The single collection an aggregate function reads: its one argument's members, or its arguments.
-    private func collection(_ args: [Expression], object: Value) throws -> [Value] {
+    private func collection(_ args: [ValueExpression], object: Value) throws -> [Value] {
         if args.count == 1 { return try evaluate(args[0], object: object).elements }
         return try evaluateAll(args, object: object)
     }
 
-    private func builtin(_ name: String, _ args: [Expression], object: Value) throws -> Value {
-        // The parser checks arities; a host may build an Expression by hand.
+    private func builtin(_ name: String, _ args: [ValueExpression], object: Value) throws -> Value {
+        // The parser checks arities; a host may build an ValueExpression by hand.
         let arity: Int?
         switch name {
         case "CAST": arity = 2

@@ -1,4 +1,4 @@
-/// Parses NSExpression and NSPredicate format text into `Expression` and `Predicate`.
+/// Parses NSExpression and NSPredicate format text into `ValueExpression` and `FilterPredicate`.
 ///
 /// Grammar (lowest precedence first), as Core Data reads it:
 ///   predicate   := and (("OR" | "||") and)*
@@ -46,14 +46,14 @@ public struct ExpressionParser {
         self.variables = variables
     }
 
-    public static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> Expression {
+    public static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> ValueExpression {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let expression = try parser.expression()
         try parser.expectEnd()
         return expression
     }
 
-    public static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> Predicate {
+    public static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let predicate = try parser.predicate()
         try parser.expectEnd()
@@ -96,27 +96,27 @@ public struct ExpressionParser {
 
     // MARK: Predicates
 
-    private mutating func predicate() throws -> Predicate {
+    private mutating func predicate() throws -> FilterPredicate {
         var items = [try andPredicate()]
         while isKeyword("OR") || isSymbol("||") {
             advance()
             items.append(try andPredicate())
         }
         if items.count == 1 { return items[0] }
-        return .or(items.flatMap { item -> [Predicate] in if case .or(let inner) = item { return inner } else { return [item] } })
+        return .or(items.flatMap { item -> [FilterPredicate] in if case .or(let inner) = item { return inner } else { return [item] } })
     }
 
-    private mutating func andPredicate() throws -> Predicate {
+    private mutating func andPredicate() throws -> FilterPredicate {
         var items = [try notPredicate()]
         while isKeyword("AND") || isSymbol("&&") {
             advance()
             items.append(try notPredicate())
         }
         if items.count == 1 { return items[0] }
-        return .and(items.flatMap { item -> [Predicate] in if case .and(let inner) = item { return inner } else { return [item] } })
+        return .and(items.flatMap { item -> [FilterPredicate] in if case .and(let inner) = item { return inner } else { return [item] } })
     }
 
-    private mutating func notPredicate() throws -> Predicate {
+    private mutating func notPredicate() throws -> FilterPredicate {
         if isKeyword("NOT") || isSymbol("!") {
             advance()
             return .not(try notPredicate())
@@ -145,8 +145,8 @@ public struct ExpressionParser {
         return try comparison()
     }
 
-    private mutating func comparison() throws -> Predicate {
-        var modifier = Predicate.ComparisonModifier.direct
+    private mutating func comparison() throws -> FilterPredicate {
+        var modifier = FilterPredicate.ComparisonModifier.direct
         switch keyword {
         case "ANY", "SOME": modifier = .any; advance()
         case "ALL": modifier = .all; advance()
@@ -155,7 +155,7 @@ public struct ExpressionParser {
         }
         let lhs = try expression()
         let opToken = current
-        let op: Predicate.ComparisonOperator
+        let op: FilterPredicate.ComparisonOperator
         switch current.kind {
         case .symbol("=="), .symbol("="): op = .equal
         case .symbol("!="), .symbol("<>"): op = .notEqual
@@ -177,7 +177,7 @@ public struct ExpressionParser {
         default: throw error("a comparison operator")
         }
         advance()
-        var options: Predicate.ComparisonOptions = []
+        var options: FilterPredicate.ComparisonOptions = []
         if isSymbol("["), case .identifier(let letters) = peekKind(1), peekKind(2) == .symbol("]") {
             for letter in letters.lowercased() {
                 switch letter {
@@ -196,32 +196,32 @@ public struct ExpressionParser {
             throw error("two values {low, high} after BETWEEN", at: rhsToken)
         }
         _ = opToken
-        return .comparison(Predicate.Comparison(lhs, op, rhs, options: options, modifier: modifier))
+        return .comparison(FilterPredicate.Comparison(lhs, op, rhs, options: options, modifier: modifier))
     }
 
     // MARK: Expressions
 
-    private mutating func expression() throws -> Expression {
+    private mutating func expression() throws -> ValueExpression {
         var lhs = try term()
         while true {
-            let op: Expression.ArithmeticOperator
+            let op: ValueExpression.ArithmeticOperator
             if isSymbol("+") { op = .add } else if isSymbol("-") { op = .subtract } else { return lhs }
             advance()
             lhs = .binary(op, lhs, try term())
         }
     }
 
-    private mutating func term() throws -> Expression {
+    private mutating func term() throws -> ValueExpression {
         var lhs = try unary()
         while true {
-            let op: Expression.ArithmeticOperator
+            let op: ValueExpression.ArithmeticOperator
             if isSymbol("*") { op = .multiply } else if isSymbol("/") { op = .divide } else { return lhs }
             advance()
             lhs = .binary(op, lhs, try unary())
         }
     }
 
-    private mutating func unary() throws -> Expression {
+    private mutating func unary() throws -> ValueExpression {
         if isSymbol("-") {
             advance()
             let operand = try unary()
@@ -236,7 +236,7 @@ public struct ExpressionParser {
         return try power()
     }
 
-    private mutating func power() throws -> Expression {
+    private mutating func power() throws -> ValueExpression {
         let base = try postfix()
         if isSymbol("**") {
             advance()
@@ -245,7 +245,7 @@ public struct ExpressionParser {
         return base
     }
 
-    private mutating func postfix() throws -> Expression {
+    private mutating func postfix() throws -> ValueExpression {
         var result = try primary()
         while true {
             if isSymbol(".") {
@@ -254,7 +254,7 @@ public struct ExpressionParser {
                 if case .keyPath(let base, let keys) = result { result = .keyPath(base, keys + key) } else { result = .keyPath(result, key) }
             } else if isSymbol("[") {
                 advance()
-                let index: Expression
+                let index: ValueExpression
                 if let word = keyword, ["FIRST", "LAST", "SIZE"].contains(word) {
                     index = .constant(.string(word))
                     advance()
@@ -300,8 +300,8 @@ public struct ExpressionParser {
         return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
-    private mutating func argumentList(close: String) throws -> [Expression] {
-        var items: [Expression] = []
+    private mutating func argumentList(close: String) throws -> [ValueExpression] {
+        var items: [ValueExpression] = []
         if isSymbol(close) { advance(); return items }
         while true {
             items.append(try expression())
@@ -311,7 +311,7 @@ public struct ExpressionParser {
         }
     }
 
-    private mutating func primary() throws -> Expression {
+    private mutating func primary() throws -> ValueExpression {
         let token = current
         switch token.kind {
         case .string(let s): advance(); return .constant(.string(s))
@@ -354,7 +354,7 @@ public struct ExpressionParser {
         }
     }
 
-    private mutating func identifierExpression(_ name: String, _ token: ExpressionToken) throws -> Expression {
+    private mutating func identifierExpression(_ name: String, _ token: ExpressionToken) throws -> ValueExpression {
         let upper = name.uppercased()
         switch upper {
         case "NIL", "NULL": advance(); return .constant(.null)
@@ -377,7 +377,7 @@ public struct ExpressionParser {
             }
             advance()
             guard !selector.isEmpty, !selector.contains(" ") else { throw error("a selector name", at: selectorToken) }
-            var args: [Expression] = []
+            var args: [ValueExpression] = []
             if isSymbol(",") { advance(); args = try argumentList(close: ")") } else { try expectSymbol(")", "',' or ')'") }
             let colons = selector.filter { $0 == ":" }.count
             guard colons == args.count else {

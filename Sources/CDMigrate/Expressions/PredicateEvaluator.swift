@@ -17,11 +17,11 @@ public struct PredicateEvaluator {
         self.expressions = ExpressionEvaluator(environment: environment)
     }
 
-    public static func evaluate(_ predicate: Predicate, object: Value, environment: ExpressionEnvironment? = nil) throws -> Bool {
+    public static func evaluate(_ predicate: FilterPredicate, object: Value, environment: ExpressionEnvironment? = nil) throws -> Bool {
         return try PredicateEvaluator(environment: environment).evaluate(predicate, object: object)
     }
 
-    public func evaluate(_ predicate: Predicate, object: Value) throws -> Bool {
+    public func evaluate(_ predicate: FilterPredicate, object: Value) throws -> Bool {
         switch predicate {
         case .constant(let b): return b
         case .and(let items):
@@ -50,7 +50,7 @@ public struct PredicateEvaluator {
         }
     }
 
-    func compare(_ lhs: Value, _ op: Predicate.ComparisonOperator, _ rhs: Value, _ options: Predicate.ComparisonOptions) throws -> Bool {
+    func compare(_ lhs: Value, _ op: FilterPredicate.ComparisonOperator, _ rhs: Value, _ options: FilterPredicate.ComparisonOptions) throws -> Bool {
         switch op {
         case .equal: return ValueComparison.equal(lhs, rhs, options)
         case .notEqual: return !ValueComparison.equal(lhs, rhs, options)
@@ -92,12 +92,12 @@ public struct PredicateEvaluator {
         }
     }
 
-    private func contains(_ haystack: String, _ needle: String, _ options: Predicate.ComparisonOptions) -> Bool {
+    private func contains(_ haystack: String, _ needle: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
         return !needle.isEmpty && ValueComparison.fold(haystack, options).contains(ValueComparison.fold(needle, options))
     }
 
     /// String operators: nil on either side is false; anything else that is not a string is an error.
-    private func strings(_ lhs: Value, _ rhs: Value, _ op: Predicate.ComparisonOperator, _ test: (String, String) throws -> Bool) throws -> Bool {
+    private func strings(_ lhs: Value, _ rhs: Value, _ op: FilterPredicate.ComparisonOperator, _ test: (String, String) throws -> Bool) throws -> Bool {
         if lhs.isNull || rhs.isNull { return false }
         guard case .string(let a) = lhs, case .string(let b) = rhs else {
             let culprit = lhs.stringValue == nil ? lhs : rhs
@@ -107,7 +107,7 @@ public struct PredicateEvaluator {
     }
 
     /// The compiled pattern, cached in the expression evaluator so that rows do not recompile it.
-    private func regex(_ pattern: String, _ options: Predicate.ComparisonOptions) throws -> Regex<AnyRegexOutput> {
+    private func regex(_ pattern: String, _ options: FilterPredicate.ComparisonOptions) throws -> Regex<AnyRegexOutput> {
         let key = (options.contains(.caseInsensitive) ? "i:" : "s:") + pattern
         if let cached = expressions.regexCache[key] { return cached }
         do {

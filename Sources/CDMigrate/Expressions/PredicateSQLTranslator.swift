@@ -20,7 +20,7 @@ public protocol SQLColumnResolver {
 /// clusters under canonical equivalence (a column holding a decomposed "é" may match differently),
 /// and non-ASCII characters whose lower case is ASCII (KELVIN SIGN) fold only in Swift.
 public enum PredicateSQLTranslator {
-    public static func translate(_ predicate: Predicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
+    public static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
         var builder = Builder(resolver: resolver)
         guard let sql = builder.predicate(predicate) else { return nil }
         return (sql, builder.arguments)
@@ -32,7 +32,7 @@ public enum PredicateSQLTranslator {
 
         init(resolver: SQLColumnResolver) { self.resolver = resolver }
 
-        mutating func predicate(_ p: Predicate) -> String? {
+        mutating func predicate(_ p: FilterPredicate) -> String? {
             switch p {
             case .constant(let b): return b ? "1" : "0"
             case .not(let inner):
@@ -58,7 +58,7 @@ public enum PredicateSQLTranslator {
             case constant(Value)
         }
 
-        private func operand(_ e: Expression) -> Operand? {
+        private func operand(_ e: ValueExpression) -> Operand? {
             switch e {
             case .constant(let v): return .constant(v)
             case .keyPath(.evaluatedObject, let keys):
@@ -113,7 +113,7 @@ public enum PredicateSQLTranslator {
             return "?"
         }
 
-        private mutating func comparison(_ c: Predicate.Comparison) -> String? {
+        private mutating func comparison(_ c: FilterPredicate.Comparison) -> String? {
             guard c.modifier == .direct, !c.options.contains(.diacriticInsensitive) else { return nil }
             guard let lhs = operand(c.lhs), let rhs = operand(c.rhs) else { return nil }
             let caseInsensitive = c.options.contains(.caseInsensitive)
@@ -123,7 +123,7 @@ public enum PredicateSQLTranslator {
                 guard let result = try? PredicateEvaluator().evaluate(.comparison(c), object: .null) else { return nil }
                 return result ? "1" : "0"
             case (.constant(let value), .column(let sql, let type)):
-                let flipped: Predicate.ComparisonOperator
+                let flipped: FilterPredicate.ComparisonOperator
                 switch c.op {
                 case .equal, .notEqual: flipped = c.op
                 case .less: flipped = .greater
@@ -147,7 +147,7 @@ public enum PredicateSQLTranslator {
             }
         }
 
-        private mutating func columnWithConstant(_ column: String, _ type: AttributeType, _ op: Predicate.ComparisonOperator,
+        private mutating func columnWithConstant(_ column: String, _ type: AttributeType, _ op: FilterPredicate.ComparisonOperator,
                                                  _ value: Value, _ caseInsensitive: Bool) -> String? {
             guard let kind = kind(type) else { return nil }
             if caseInsensitive && (kind != .text || !PredicateSQLTranslator.Builder.isASCIIAll(value)) { return nil }

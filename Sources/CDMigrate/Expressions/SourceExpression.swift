@@ -5,9 +5,9 @@
 /// as well (the entity is then the mapping's source entity). Empty text means every instance.
 public struct SourceExpression: Equatable, CustomStringConvertible {
     public var entityName: String?
-    public var predicate: Predicate
+    public var predicate: FilterPredicate
 
-    public init(entityName: String?, predicate: Predicate) {
+    public init(entityName: String?, predicate: FilterPredicate) {
         self.entityName = entityName
         self.predicate = predicate
     }
@@ -49,6 +49,6 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
 
     /// The FETCH form Xcode writes.
     public var description: String {
-        return "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(Expression.quoted(entityName ?? "")), \(Expression.quoted(predicate.description))), $manager.sourceContext, NO)"
+        return "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(ValueExpression.quoted(entityName ?? "")), \(ValueExpression.quoted(predicate.description))), $manager.sourceContext, NO)"
     }
 }

@@ -4,7 +4,7 @@
 /// scalars after canonical equivalence, as Swift compares them), instances by identity.
 /// `[c]` lower-cases (Unicode-aware); `[d]` folds diacritics (see `foldDiacritics`).
 enum ValueComparison {
-    static func equal(_ a: Value, _ b: Value, _ options: Predicate.ComparisonOptions = []) -> Bool {
+    static func equal(_ a: Value, _ b: Value, _ options: FilterPredicate.ComparisonOptions = []) -> Bool {
         if case .string(let x) = a, case .string(let y) = b {
             if options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]) { return x == y }
             return fold(x, options) == fold(y, options)
@@ -13,7 +13,7 @@ enum ValueComparison {
     }
 
     /// -1, 0, 1; nil when the two cannot be ordered (nil, different kinds).
-    static func compare(_ a: Value, _ b: Value, _ options: Predicate.ComparisonOptions = []) -> Int? {
+    static func compare(_ a: Value, _ b: Value, _ options: FilterPredicate.ComparisonOptions = []) -> Int? {
         switch (a, b) {
         case (.string(let x), .string(let y)):
             if options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]) { return x < y ? -1 : (x == y ? 0 : 1) }
@@ -33,7 +33,7 @@ enum ValueComparison {
         }
     }
 
-    static func fold(_ s: String, _ options: Predicate.ComparisonOptions) -> String {
+    static func fold(_ s: String, _ options: FilterPredicate.ComparisonOptions) -> String {
         var result = s
         if options.contains(.diacriticInsensitive) { result = foldDiacritics(result) }
         if options.contains(.caseInsensitive) { result = result.lowercased() }
@@ -73,7 +73,7 @@ enum ValueComparison {
     }
 
     /// LIKE: `*` matches any run, `?` one character, `\` escapes the next one.
-    static func like(_ text: String, _ pattern: String, _ options: Predicate.ComparisonOptions) -> Bool {
+    static func like(_ text: String, _ pattern: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
         let t = Array(fold(text, options)), p = Array(fold(pattern, options))
         // Pattern items: (character, isWildcard).
         var items: [(Character, Bool)] = []

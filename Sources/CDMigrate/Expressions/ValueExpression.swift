@@ -1,6 +1,6 @@
 /// NSExpression: a value expression as written in mapping models (`$source.name`,
 /// `FUNCTION($manager, "…", …)`, `CAST(…)`, literals, arithmetic, aggregates).
-public indirect enum Expression: Equatable, CustomStringConvertible {
+public indirect enum ValueExpression: Equatable, CustomStringConvertible {
     /// A literal or a substituted format argument (NSConstantValueExpressionType).
     case constant(Value)
     /// `$name`, without the `$` (NSVariableExpressionType).
@@ -9,20 +9,20 @@ public indirect enum Expression: Equatable, CustomStringConvertible {
     case evaluatedObject
     /// A key path applied to a base: `name` is `keyPath(.evaluatedObject, ["name"])`,
     /// `$source.note.body` is `keyPath(.variable("source"), ["note", "body"])`.
-    case keyPath(Expression, [String])
+    case keyPath(ValueExpression, [String])
     /// `FUNCTION(target, "selector:", args…)`: a message sent to the target's value.
-    case function(Expression, String, [Expression])
+    case function(ValueExpression, String, [ValueExpression])
     /// `CAST(…)`, `FETCH(…)` and NSExpression's own functions (`sum:`, `now`, …), named as written.
-    case builtin(String, [Expression])
-    case binary(ArithmeticOperator, Expression, Expression)
+    case builtin(String, [ValueExpression])
+    case binary(ArithmeticOperator, ValueExpression, ValueExpression)
     /// Unary minus.
-    case negation(Expression)
+    case negation(ValueExpression)
     /// `{a, b, c}`.
-    case aggregate([Expression])
+    case aggregate([ValueExpression])
     /// `SUBQUERY(collection, $variable, predicate)`.
-    case subquery(Expression, String, Predicate)
+    case subquery(ValueExpression, String, FilterPredicate)
     /// `collection[index]`, `collection[FIRST]`, `collection[LAST]`, `collection[SIZE]` (index is then a constant string).
-    case index(Expression, Expression)
+    case index(ValueExpression, ValueExpression)
 
     public enum ArithmeticOperator: String, Equatable {
         case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
@@ -57,13 +57,13 @@ public indirect enum Expression: Equatable, CustomStringConvertible {
     func text(context: Int) -> String {
         switch self {
         case .constant(let value):
-            let text = Expression.literal(value)
+            let text = ValueExpression.literal(value)
             // A negative literal as the base of `**` needs parentheses: `-2 ** 2` is `-(2 ** 2)`.
             return context > 3 && text.hasPrefix("-") ? "(" + text + ")" : text
         case .variable(let name): return "$" + name
         case .evaluatedObject: return "SELF"
         case .keyPath(let base, let keys):
-            let path = keys.map(Expression.keyText).joined(separator: ".")
+            let path = keys.map(ValueExpression.keyText).joined(separator: ".")
             switch base {
             case .evaluatedObject: return path
             case .variable, .keyPath, .function, .builtin, .subquery, .index:
@@ -71,7 +71,7 @@ public indirect enum Expression: Equatable, CustomStringConvertible {
             default: return "(" + base.text(context: 0) + ")." + path
             }
         case .function(let target, let selector, let args):
-            return "FUNCTION(" + ([target.text(context: 0), Expression.literal(.string(selector))] + args.map { $0.text(context: 0) }).joined(separator: ", ") + ")"
+            return "FUNCTION(" + ([target.text(context: 0), ValueExpression.literal(.string(selector))] + args.map { $0.text(context: 0) }).joined(separator: ", ") + ")"
         case .builtin(let name, let args):
             let list = args.map { $0.text(context: 0) }.joined(separator: ", ")
             if name == "CAST" || name == "FETCH" { return name + "(" + list + ")" }

@@ -1,22 +1,22 @@
 /// NSPredicate: a condition as written in source filters and fetches.
-public indirect enum Predicate: Equatable, CustomStringConvertible {
+public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
     /// `TRUEPREDICATE` / `FALSEPREDICATE`.
     case constant(Bool)
     case comparison(Comparison)
     /// `a AND b AND …` (never fewer than two operands when parsed).
-    case and([Predicate])
-    case or([Predicate])
-    case not(Predicate)
+    case and([FilterPredicate])
+    case or([FilterPredicate])
+    case not(FilterPredicate)
 
     /// NSComparisonPredicate.
     public struct Comparison: Equatable {
-        public var lhs: Expression
+        public var lhs: ValueExpression
         public var op: ComparisonOperator
-        public var rhs: Expression
+        public var rhs: ValueExpression
         public var options: ComparisonOptions
         public var modifier: ComparisonModifier
 
-        public init(_ lhs: Expression, _ op: ComparisonOperator, _ rhs: Expression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
+        public init(_ lhs: ValueExpression, _ op: ComparisonOperator, _ rhs: ValueExpression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
             self.lhs = lhs
             self.op = op
             self.rhs = rhs

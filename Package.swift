@@ -6,13 +6,15 @@ import PackageDescription
 let package = Package(
     name: "cdmigrate",
     products: [
-        .library(name: "cdmigrate", type: .static, targets: ["CDMigrate"]),
+        .library(name: "cdmigrate", type: .static, targets: ["CDMigrate", "CDMigrateCAPI"]),
         .executable(name: "cdmigrate-examples", targets: ["cdmigrate-examples"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
         .target(name: "CDMigrate", dependencies: ["CSQLite", "CJansson"]),
+        // The C API (include/cdmigrate.h): @_cdecl functions over the engine, no engine logic.
+        .target(name: "CDMigrateCAPI", dependencies: ["CDMigrate", "CSQLite", "CJansson"], path: "Sources/CDMigrateCAPI"),
         // The reference migrations of shared/scenarios.md: models, mappings, generators and
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),

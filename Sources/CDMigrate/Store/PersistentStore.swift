@@ -301,7 +301,7 @@ public final class PersistentStore: ObjectContext {
         if entity.isAbstract {
             throw MigrationError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))")
         }
-        if pending.count >= insertBatchSize { try flush() }
+        if pending.count >= insertBatchSize { try writeBuffer() }
         let primaryKey = allocatePrimaryKeys(for: entity, count: 1)
         let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey), context: self)
         pendingIndex[key(object)] = pending.count
@@ -319,8 +319,13 @@ public final class PersistentStore: ObjectContext {
 
     /// Writes the inserted instances still buffered into the open transaction.
     public func flush() throws {
-        guard !pending.isEmpty else { return }
         try checkWritable("write changes")
+        try writeBuffer()
+    }
+
+    /// Writes the buffer (a no-op when empty, as it always is in a read-only store); every read runs this first.
+    private func writeBuffer() throws {
+        guard !pending.isEmpty else { return }
         try beginIfNeeded()
         var written = 0
         defer {
@@ -376,7 +381,7 @@ public final class PersistentStore: ObjectContext {
     /// Writes everything: the buffer, `Z_PRIMARYKEY` (`Z_MAX`), `Z_METADATA` for a new store; commits.
     public func save() throws {
         try checkWritable("save")
-        try flush()
+        try writeBuffer()
         try beginIfNeeded()
         try writeBookkeeping()
         try database.commit()
@@ -468,7 +473,7 @@ public final class PersistentStore: ObjectContext {
         }
         let entity = try self.entity(named: request.entityName)
         if let limit = request.fetchLimit, limit <= 0 { return 0 }
-        try flush()
+        try writeBuffer()
         var conditions: [String] = []
         if let restriction = layout.entityRestriction(for: entity, includingSubentities: request.includesSubentities, qualifier: "t.") { conditions.append(restriction) }
         if let condition = request.sqlWhere { conditions.append("(\(condition))") }
@@ -502,7 +507,7 @@ public final class PersistentStore: ObjectContext {
     /// each row to `body` as an instance of its concrete entity, until `body` returns false.
     private func query(_ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?, arguments: [Value],
                        orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, _ body: (ManagedObject) throws -> Bool) throws {
-        try flush()
+        try writeBuffer()
         let reader = reader(for: entity)
         var sql = "SELECT \(reader.selectList) FROM \(reader.table) t"
         if let join = join { sql += " " + join }
@@ -613,7 +618,7 @@ public final class PersistentStore: ObjectContext {
             if let inverse = relationship.inverseRelationship, !inverse.isToMany,
                case .foreignKey(let inverseColumn, let inverseEntityColumn, _) = layout.storage(of: inverse) {
                 // One-to-one: both tables hold a column; the old partners of both sides let go.
-                try flush()
+                try writeBuffer()
                 try beginIfNeeded()
                 let targetTable = layout.table(for: inverse.entity ?? object.entity)
                 try database.run("UPDATE \(targetTable) SET \(assignNull(inverseColumn, inverseEntityColumn)) WHERE \(inverseColumn) = ?", [pk])
@@ -628,7 +633,7 @@ public final class PersistentStore: ObjectContext {
             var values = columnsFor(column, entityColumn, pointingAt: target)
             if let orderColumn = orderColumn {
                 // A member of an ordered to-many: it goes last in its new owner's list.
-                try flush()
+                try writeBuffer()
                 let table = layout.table(for: object.entity)
                 if let target = target {
                     let current = try database.scalar("SELECT \(column) FROM \(table) WHERE Z_PK = ?", [pk])?.integer
@@ -640,12 +645,12 @@ public final class PersistentStore: ObjectContext {
             }
             try setColumns(of: object, values)
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
-            try flush()
+            try writeBuffer()
             try beginIfNeeded()
             try database.run("UPDATE \(table) SET \(assignNull(column, entityColumn, orderColumn)) WHERE \(column) = ?", [pk])
             try attach(targets, to: object, column: column, entityColumn: entityColumn, orderColumn: orderColumn, table: table)
         case .hiddenColumn(let table, let column, let orderColumn):
-            try flush()
+            try writeBuffer()
             try beginIfNeeded()
             try database.run("UPDATE \(table) SET \(assignNull(column, nil, orderColumn)) WHERE \(column) = ?", [pk])
             try attach(targets, to: object, column: column, entityColumn: nil, orderColumn: orderColumn, table: table)
@@ -727,7 +732,7 @@ public final class PersistentStore: ObjectContext {
             }
             return
         }
-        try flush()
+        try writeBuffer()
         try beginIfNeeded()
         var next = try nextOrder(table: table, orderColumn: orderColumn, where: column, equals: ownerKey)
         for target in targets {

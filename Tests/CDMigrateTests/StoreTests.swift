@@ -549,3 +549,29 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try reopened.count(FetchRequest(entityName: "Note")), 1)
     }
 }
+
+extension StoreTests {
+    func testReadOnlyOpenReadsThroughTheWAL() throws {
+        let store = try newStore("wal.sqlite")
+        defer { store.close() }
+        XCTAssertEqual(try store.database.scalar("PRAGMA journal_mode")?.text, "wal")
+        let note = try store.insertObject(entityName: "Note")
+        try note.setValue("in the WAL", forKey: "title")
+        try store.save()
+        // While the writer is open, the committed rows are still in -wal: copy the three files together.
+        XCTAssertTrue(FileManager.default.fileExists(atPath: store.path + "-wal"))
+        let copyDirectory = directory + "/copy"
+        try FileManager.default.createDirectory(atPath: copyDirectory, withIntermediateDirectories: true)
+        for suffix in ["", "-wal", "-shm"] {
+            try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copyDirectory + "/wal.sqlite" + suffix)
+        }
+        let copy = try PersistentStore.open(at: copyDirectory + "/wal.sqlite", model: model, readOnly: true, checkVersion: false)
+        defer { copy.close() }
+        XCTAssertEqual(try copy.fetch(FetchRequest(entityName: "Note")).first?.value(forKey: "title"), "in the WAL")
+        // The main file alone does not have them yet.
+        let alone = directory + "/alone.sqlite"
+        try FileManager.default.copyItem(atPath: store.path, toPath: alone)
+        let aloneCount = try? PersistentStore.open(at: alone, model: model, readOnly: true, checkVersion: false).count(FetchRequest(entityName: "Note"))
+        XCTAssertNotEqual(aloneCount, 1)
+    }
+}

@@ -105,4 +105,17 @@ final class StoreLayoutTests: XCTestCase {
         XCTAssertTrue(store.layout.entity(forNumber: 9) === model.entity(named: "Cover"))
         XCTAssertEqual(try store.fetch(FetchRequest(entityName: "Page")).first?.value(forKey: "number"), 12)
     }
+
+    func testRowsOfEntitiesTheModelLacksAreLeftOut() throws {
+        let path = try store(altering: """
+            INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (50, 'Poster', 8, 0);
+            INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (9, 50, 1, 'poster');
+            """)
+        let store = try open(path)
+        defer { store.close() }
+        let note = try XCTUnwrap(model.entity(named: "Note"))
+        XCTAssertEqual(store.layout.entityRestriction(for: note, includingSubentities: true), "Z_ENT = 8")
+        XCTAssertEqual(try store.fetch(FetchRequest(entityName: "Note")).map { $0.objectID.primaryKey }, [1])
+        XCTAssertEqual(try store.count(FetchRequest(entityName: "Note")), 1)
+    }
 }

@@ -574,4 +574,22 @@ extension StoreTests {
         let aloneCount = try? PersistentStore.open(at: alone, model: model, readOnly: true, checkVersion: false).count(FetchRequest(entityName: "Note"))
         XCTAssertNotEqual(aloneCount, 1)
     }
+
+    func testInstancesOutlivingTheirStoreFailCleanly() throws {
+        var store: PersistentStore? = try newStore("released.sqlite")
+        let note = try XCTUnwrap(store?.insertObject(entityName: "Note"))
+        try store?.save()
+        store?.close()
+        XCTAssertThrowsError(try note.value(forKey: "folder")) { error in
+            XCTAssertTrue((error as? MigrationError)?.message.contains("closed") ?? false, "\(error)")
+        }
+        store = nil
+        XCTAssertNil(note.context)
+        XCTAssertThrowsError(try note.value(forKey: "folder")) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .invalidArgument)
+            XCTAssertTrue((error as? MigrationError)?.message.contains("released") ?? false, "\(error)")
+        }
+        XCTAssertThrowsError(try note.setValue(nil, forKey: "cover"))
+        XCTAssertEqual(try note.value(forKey: "title"), .null)   // attribute values stay readable
+    }
 }

@@ -66,8 +66,9 @@ public final class PersistentStore: ObjectContext {
         let positions: [Int: [Int?]]
     }
 
+    /// The INSERT for one concrete entity, kept prepared for the whole life of the store.
     private struct InsertPlan {
-        let sql: String
+        let statement: SQLiteStatement
         let attributeIndexes: [Int]
         let linkColumns: [String]
     }
@@ -256,6 +257,7 @@ public final class PersistentStore: ObjectContext {
         isClosed = true
         pending.removeAll()
         pendingIndex.removeAll()
+        insertPlans.removeAll()
         if !isReadOnly { try? database.rollback() }
         database.close()
     }
@@ -341,8 +343,8 @@ public final class PersistentStore: ObjectContext {
         }
         for row in pending {
             let object = row.object
-            let plan = insertPlan(for: object.entity)
-            let statement = try database.prepare(plan.sql)
+            let plan = try insertPlan(for: object.entity)
+            let statement = plan.statement
             try statement.bind(.integer(object.objectID.primaryKey), at: 1)
             try statement.bind(.integer(Int64(layout.entityNumber(of: object.entity))), at: 2)
             try statement.bind(.integer(1), at: 3)
@@ -361,7 +363,7 @@ public final class PersistentStore: ObjectContext {
         }
     }
 
-    private func insertPlan(for entity: EntityDescription) -> InsertPlan {
+    private func insertPlan(for entity: EntityDescription) throws -> InsertPlan {
         if let plan = insertPlans[entity.name] { return plan }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var indexes: [Int] = []
@@ -373,7 +375,7 @@ public final class PersistentStore: ObjectContext {
         let links = layout.linkColumns(for: entity)
         columns += links
         let sql = "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        let plan = InsertPlan(sql: sql, attributeIndexes: indexes, linkColumns: links)
+        let plan = InsertPlan(statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
         insertPlans[entity.name] = plan
         return plan
     }

@@ -19,7 +19,7 @@ public final class SQLiteDatabase {
     public let mode: OpenMode
     private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
-    /// Statements prepared outside the cache (a cached one was busy); finalized on close.
+    /// Statements prepared outside the cache (kept by their owner, or a cached one was busy); finalized on close.
     private var extraStatements: [Weak<SQLiteStatement>] = []
 
     public init(path: String, mode: OpenMode) throws {
@@ -104,18 +104,22 @@ public final class SQLiteDatabase {
                 cached.reset()
                 return cached
             }
-            let statement = try prepareUncached(sql)
-            extraStatements.removeAll { $0.value == nil }
-            extraStatements.append(Weak(statement))
-            return statement
+            return try prepareUncached(sql)
         }
-        let statement = try prepareUncached(sql)
+        let statement = try prepareStatement(sql)
         cache[sql] = statement
         return statement
     }
 
-    /// A statement outside the cache, finalized when released or when the database closes.
+    /// A statement outside the cache (for its owner to keep), finalized when released or when the database closes.
     public func prepareUncached(_ sql: String) throws -> SQLiteStatement {
+        let statement = try prepareStatement(sql)
+        extraStatements.removeAll { $0.value == nil }
+        extraStatements.append(Weak(statement))
+        return statement
+    }
+
+    private func prepareStatement(_ sql: String) throws -> SQLiteStatement {
         let db = try openHandle(sql: sql)
         var stmt: OpaquePointer?
         let rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nil)

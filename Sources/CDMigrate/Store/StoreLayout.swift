@@ -71,10 +71,13 @@ public final class StoreLayout {
         install(plan, numbers: numbers)
     }
 
-    private init(model: ManagedObjectModel, plan: Plan, numbers: [String: Int], warnings: [String]) {
+    private init(model: ManagedObjectModel, plan: Plan, numbers: [String: Int], warnings: [String], storeEntityCounts: [String: Int]) {
         self.model = model
         self.warnings = warnings
         install(plan, numbers: numbers)
+        // A store may hold entities the model lacks (in the same tables): count those too, so
+        // their rows are never taken for the model's.
+        for (table, count) in storeEntityCounts { entityCountByTable[table] = max(entityCountByTable[table] ?? 0, count) }
     }
 
     private func install(_ plan: Plan, numbers: [String: Int]) {
@@ -330,7 +333,18 @@ public final class StoreLayout {
         let plan = StoreLayout.plan(model: model, numbers: numbers)
         var resolver = SchemaResolver(schema: schema, storePath: database.path)
         let resolved = try resolver.resolve(plan, model: model)
-        return StoreLayout(model: model, plan: resolved, numbers: numbers, warnings: resolver.warnings)
+        // How many of the store's entities live in each table (following Z_SUPER up to the root).
+        var superByNumber: [Int: Int] = [:]
+        var nameByNumber: [Int: String] = [:]
+        for (name, entry) in storeNumbers { superByNumber[entry.number] = entry.superNumber; nameByNumber[entry.number] = name }
+        var storeEntityCounts: [String: Int] = [:]
+        for (_, entry) in storeNumbers {
+            var root = entry.number
+            var steps = 0
+            while let up = superByNumber[root], up != 0, steps < storeNumbers.count { root = up; steps += 1 }
+            if let rootName = nameByNumber[root], let table = resolved.tableByEntity[rootName] { storeEntityCounts[table, default: 0] += 1 }
+        }
+        return StoreLayout(model: model, plan: resolved, numbers: numbers, warnings: resolver.warnings, storeEntityCounts: storeEntityCounts)
     }
 
     /// Matches planned names to the store's own, claiming each real column once.

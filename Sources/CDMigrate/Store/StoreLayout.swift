@@ -137,6 +137,19 @@ public final class StoreLayout {
         return (column, attribute.attributeType)
     }
 
+    /// What `PredicateSQLTranslator` needs to push a predicate on `entity` into a `WHERE` over its table.
+    public func columnResolver(for entity: EntityDescription) -> SQLColumnResolver {
+        return EntityColumns(layout: self, entity: entity)
+    }
+
+    private struct EntityColumns: SQLColumnResolver {
+        let layout: StoreLayout
+        let entity: EntityDescription
+        func sqlColumn(forKeyPath keys: [String]) -> (sql: String, type: AttributeType)? {
+            layout.sqlColumn(forKeyPath: keys, of: entity)
+        }
+    }
+
     /// Every column of the entity's table that a row of this entity may fill from a relationship:
     /// its to-one columns, and the hidden and ordering columns other entities' to-manys keep on it.
     public func linkColumns(for entity: EntityDescription) -> [String] {

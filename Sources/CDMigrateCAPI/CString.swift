@@ -1,0 +1,66 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CDMigrate
+
+/// Strings across the boundary: C strings in are checked for NULL and UTF-8; strings out are
+/// malloc'd copies whose owner (a handle, a scope, or the caller) frees them.
+enum CString {
+    /// A malloc'd NUL-terminated copy (the caller frees it with free()).
+    static func copy(_ text: String) -> UnsafeMutablePointer<CChar> {
+        var utf8 = Array(text.utf8)
+        utf8.append(0)
+        guard let raw = copyBytes(utf8) else { return UnsafeMutablePointer(mutating: empty) }
+        return raw.assumingMemoryBound(to: CChar.self)
+    }
+
+    /// A malloc'd copy of bytes (at least one byte, so never NULL for an empty value).
+    static func copyBytes(_ bytes: [UInt8]) -> UnsafeMutableRawPointer? {
+        guard let raw = malloc(max(bytes.count, 1)) else { return nil }
+        bytes.withUnsafeBytes { if let base = $0.baseAddress { raw.copyMemory(from: base, byteCount: $0.count) } }
+        return raw
+    }
+
+    private static let emptyStorage: UnsafeMutablePointer<CChar> = {
+        let p = UnsafeMutablePointer<CChar>.allocate(capacity: 1)
+        p.pointee = 0
+        return p
+    }()
+    static var empty: UnsafePointer<CChar> { UnsafePointer(emptyStorage) }
+
+    /// Static strings (names of codes): made once, kept for the life of the process.
+    private static var internedStrings: [String: UnsafeMutablePointer<CChar>] = [:]
+    private static var internLock = pthread_mutex_t()
+    private static let internLockReady: Bool = { pthread_mutex_init(&internLock, nil); return true }()
+    static func interned(_ text: String) -> UnsafePointer<CChar> {
+        _ = internLockReady
+        pthread_mutex_lock(&internLock)
+        defer { pthread_mutex_unlock(&internLock) }
+        if let p = internedStrings[text] { return UnsafePointer(p) }
+        let p = copy(text)
+        internedStrings[text] = p
+        return UnsafePointer(p)
+    }
+
+    /// A required string argument: NULL is misuse, invalid UTF-8 an encoding error.
+    static func argument(_ pointer: UnsafePointer<CChar>?, _ what: @autoclosure () -> String) throws -> String {
+        guard let pointer = pointer else { throw MigrationError.misuse("\(what()) is NULL") }
+        return try decode(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), what())
+    }
+
+    /// A string argument with a length (-1: NUL-terminated).
+    static func argument(_ pointer: UnsafePointer<CChar>?, length: Int, _ what: @autoclosure () -> String) throws -> String {
+        guard let pointer = pointer else { throw MigrationError.misuse("\(what()) is NULL") }
+        let count = length < 0 ? strlen(pointer) : length
+        return try decode(UnsafeRawBufferPointer(start: pointer, count: count), what())
+    }
+
+    private static func decode(_ bytes: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) throws -> String {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw MigrationError(.encoding, "\(what()) is not valid UTF-8")
+        }
+        return text
+    }
+}

@@ -1,0 +1,157 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CDMigrate
+
+/// Short-lived handles (cdm_context, cdm_object, cdm_value) are not pointers but tokens: a slot
+/// number and that slot's generation, looked up in the calling thread's table. When a callback
+/// returns, its slots are freed and their generations move on, so a handle kept past its
+/// callback finds a different generation and gives CDM_MISUSE instead of touching freed memory.
+final class HandleTable {
+    private var entries: [HandleEntry?] = []
+    private var generations: [UInt32] = []
+    private var freeSlots: [Int32] = []
+
+    func allocate(_ entry: HandleEntry, in scope: Scope) -> OpaquePointer {
+        let slot: Int32
+        if let reused = freeSlots.popLast() {
+            slot = reused
+            entries[Int(slot)] = entry
+        } else {
+            slot = Int32(entries.count)
+            entries.append(entry)
+            generations.append(1)
+        }
+        entry.slot = slot
+        entry.scope = scope
+        scope.slots.append(slot)
+        let token = UInt(generations[Int(slot)]) << 32 | UInt(slot + 1)
+        // Never NULL: slot + 1 ≥ 1.
+        return OpaquePointer(bitPattern: token).unsafelyUnwrapped
+    }
+
+    func lookup(_ handle: OpaquePointer?) -> HandleEntry? {
+        guard let handle = handle else { return nil }
+        let token = UInt(bitPattern: handle)
+        let index = Int(token & 0xFFFF_FFFF) - 1
+        let generation = UInt32(truncatingIfNeeded: token >> 32)
+        guard index >= 0, index < entries.count, generations[index] == generation else { return nil }
+        return entries[index]
+    }
+
+    func release(_ entry: HandleEntry) {
+        let index = Int(entry.slot)
+        guard index >= 0, index < entries.count, entries[index] === entry else { return }
+        entries[index] = nil
+        generations[index] &+= 1
+        if generations[index] == 0 { generations[index] = 1 }
+        freeSlots.append(entry.slot)
+        entry.slot = -1
+    }
+
+    /// Frees every handle the scope still holds, and its other allocations.
+    func close(_ scope: Scope) {
+        for slot in scope.slots {
+            if let entry = entries[Int(slot)], entry.scope === scope { release(entry) }
+        }
+        scope.slots.removeAll()
+        for allocation in scope.allocations { free(allocation) }
+        scope.allocations.removeAll()
+    }
+}
+
+/// What a group of short-lived handles lives and dies with: one callback, or one cdm_store.
+final class Scope {
+    var slots: [Int32] = []
+    /// malloc'd memory handed out in this scope (arrays of handles, strings), freed with it.
+    var allocations: [UnsafeMutableRawPointer] = []
+    /// Where errors of calls on this scope's handles go.
+    unowned let sink: ErrorSink
+    unowned let table: HandleTable
+
+    init(sink: ErrorSink, table: HandleTable) {
+        self.sink = sink
+        self.table = table
+    }
+
+    func keep(_ allocation: UnsafeMutableRawPointer) { allocations.append(allocation) }
+
+    /// A C string valid as long as the scope.
+    func string(_ text: String) -> UnsafePointer<CChar> {
+        let copy = CString.copy(text)
+        keep(UnsafeMutableRawPointer(copy))
+        return UnsafePointer(copy)
+    }
+
+    func handle(_ entry: HandleEntry) -> OpaquePointer { table.allocate(entry, in: self) }
+
+    func handle(for object: ManagedObject) -> OpaquePointer { handle(ObjectEntry(object)) }
+
+    /// A C array of handles for instances, valid as long as the scope.
+    func handleArray(_ objects: [ManagedObject]) -> UnsafeMutablePointer<OpaquePointer?>? {
+        guard let raw = malloc(max(objects.count, 1) * MemoryLayout<OpaquePointer?>.stride) else { return nil }
+        keep(raw)
+        let array = raw.bindMemory(to: OpaquePointer?.self, capacity: max(objects.count, 1))
+        for (i, object) in objects.enumerated() { array[i] = handle(for: object) }
+        return array
+    }
+}
+
+/// A live short-lived handle.
+class HandleEntry {
+    var slot: Int32 = -1
+    unowned(unsafe) var scope: Scope?
+    var sink: ErrorSink? { scope?.sink }
+}
+
+/// Per-thread state: the handle table and the thread's last error.
+final class ThreadState {
+    let table = HandleTable()
+    var lastError: ErrorRecord?
+
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key) { pointer in
+            guard let pointer = pointer else { return }
+            Unmanaged<ThreadState>.fromOpaque(pointer).release()
+        }
+        return key
+    }()
+
+    static var current: ThreadState {
+        if let pointer = pthread_getspecific(key) {
+            return Unmanaged<ThreadState>.fromOpaque(pointer).takeUnretainedValue()
+        }
+        let state = ThreadState()
+        pthread_setspecific(key, Unmanaged.passRetained(state).toOpaque())
+        return state
+    }
+
+    func openScope(sink: ErrorSink) -> Scope { Scope(sink: sink, table: table) }
+
+    /// The live entry of a handle of the expected kind, or CDM_MISUSE naming what is wrong.
+    func entry<T: HandleEntry>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
+        guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
+        guard let entry = table.lookup(handle) else {
+            throw MigrationError.misuse("the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread")
+        }
+        guard let typed = entry as? T else { throw MigrationError.misuse("the handle passed as a \(what) is a different kind of handle") }
+        return typed
+    }
+}
+
+/// Runs a C entry point on a short-lived handle: errors go to the handle's scope (its context or
+/// store) and to the thread's last error; a NULL or stale handle only to the latter.
+@inline(__always)
+func withEntry<T: HandleEntry>(_ handle: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void) -> Int32 {
+    let state = ThreadState.current
+    let entry: T
+    do {
+        entry = try state.entry(handle, as: type, what)
+    } catch {
+        return recordError(error, nil)
+    }
+    return guarded(entry.sink) { try body(entry) }
+}

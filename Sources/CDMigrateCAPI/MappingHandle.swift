@@ -1,0 +1,59 @@
+import CDMigrate
+
+/// cdm_mapping: a mapping model, or the errors of one that failed to load.
+final class MappingHandle: LongLivedHandle {
+    var mapping: MappingModel?
+    private(set) lazy var names: [UnsafeMutablePointer<CChar>] = (mapping?.entityMappings ?? []).map { CString.copy($0.name) }
+
+    deinit { for name in names { name.deallocate() } }
+
+    static func loaded(_ pointer: OpaquePointer?) throws -> MappingModel {
+        let handle = try required(pointer, "mapping")
+        guard let mapping = handle.mapping else { throw MigrationError.misuse("the mapping handle holds a mapping model that failed to load") }
+        return mapping
+    }
+}
+
+@_cdecl("cdm_mapping_from_json")
+public func cdm_mapping_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, MappingHandle()) { $0.mapping = try MappingModel.fromJSON(try CString.argument(json, "the mapping JSON")) }
+}
+
+@_cdecl("cdm_mapping_from_file")
+public func cdm_mapping_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, MappingHandle()) { $0.mapping = try MappingModel.fromFile(try CString.argument(path, "the mapping path")) }
+}
+
+@_cdecl("cdm_mapping_free")
+public func cdm_mapping_free(_ mapping: OpaquePointer?) { MappingHandle.release(mapping) }
+
+@_cdecl("cdm_mapping_validate")
+public func cdm_mapping_validate(_ mapping: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?) -> Int32 {
+    withHandle(mapping, MappingHandle.self, "mapping") { handle in
+        guard let model = handle.mapping else { throw MigrationError.misuse("the mapping handle holds a mapping model that failed to load") }
+        try model.validate(sourceModel: try ModelHandle.loaded(source, "source model"), destinationModel: try ModelHandle.loaded(destination, "destination model"))
+    }
+}
+
+@_cdecl("cdm_mapping_errcode")
+public func cdm_mapping_errcode(_ mapping: OpaquePointer?) -> Int32 { MappingHandle.unretained(mapping)?.errcode ?? 101 }
+@_cdecl("cdm_mapping_errmsg")
+public func cdm_mapping_errmsg(_ mapping: OpaquePointer?) -> UnsafePointer<CChar> { MappingHandle.unretained(mapping)?.errmsg ?? CString.interned("the mapping handle is NULL") }
+@_cdecl("cdm_mapping_error")
+public func cdm_mapping_error(_ mapping: OpaquePointer?) -> OpaquePointer? { MappingHandle.unretained(mapping)?.lastError?.pointer }
+
+@_cdecl("cdm_mapping_entity_mapping_count")
+public func cdm_mapping_entity_mapping_count(_ mapping: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    guarded(nil) { count?.pointee = try MappingHandle.loaded(mapping).entityMappings.count }
+}
+
+@_cdecl("cdm_mapping_entity_mapping_name")
+public func cdm_mapping_entity_mapping_name(_ mapping: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guarded(nil) {
+        _ = try MappingHandle.loaded(mapping)
+        guard let handle = MappingHandle.unretained(mapping) else { return }
+        let names = handle.names
+        guard i >= 0, i < names.count else { throw MigrationError.notFound("entity mapping index \(i) is out of range: the mapping model has \(names.count)") }
+        name?.pointee = UnsafePointer(names[i])
+    }
+}

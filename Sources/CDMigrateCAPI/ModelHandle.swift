@@ -1,0 +1,77 @@
+import CDMigrate
+
+/// cdm_model: a data model, or the errors of one that failed to load.
+final class ModelHandle: LongLivedHandle {
+    var model: ManagedObjectModel?
+    /// C strings of entity names, made on first request (models are shared read-only, so made once).
+    private(set) lazy var entityNames: [UnsafeMutablePointer<CChar>] = (model?.entities ?? []).map { CString.copy($0.name) }
+
+    deinit { for name in entityNames { name.deallocate() } }
+
+    static func loaded(_ pointer: OpaquePointer?, _ what: String = "model") throws -> ManagedObjectModel {
+        let handle = try required(pointer, what)
+        guard let model = handle.model else { throw MigrationError.misuse("the \(what) handle holds a model that failed to load") }
+        return model
+    }
+}
+
+@_cdecl("cdm_model_from_json")
+public func cdm_model_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, ModelHandle()) { $0.model = try ModelReader.model(fromJSON: try CString.argument(json, "the model JSON")) }
+}
+
+@_cdecl("cdm_model_from_file")
+public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, ModelHandle()) { $0.model = try ModelReader.model(fromFile: try CString.argument(path, "the model path")) }
+}
+
+@_cdecl("cdm_model_free")
+public func cdm_model_free(_ model: OpaquePointer?) { ModelHandle.release(model) }
+
+@_cdecl("cdm_model_errcode")
+public func cdm_model_errcode(_ model: OpaquePointer?) -> Int32 { ModelHandle.unretained(model)?.errcode ?? 101 }
+@_cdecl("cdm_model_errmsg")
+public func cdm_model_errmsg(_ model: OpaquePointer?) -> UnsafePointer<CChar> { ModelHandle.unretained(model)?.errmsg ?? CString.interned("the model handle is NULL") }
+@_cdecl("cdm_model_error")
+public func cdm_model_error(_ model: OpaquePointer?) -> OpaquePointer? { ModelHandle.unretained(model)?.lastError?.pointer }
+
+// Lookups never record on the model (it may be shared by threads): only the thread's last error.
+
+@_cdecl("cdm_model_entity_count")
+public func cdm_model_entity_count(_ model: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    guarded(nil) { count?.pointee = try ModelHandle.loaded(model).entities.count }
+}
+
+@_cdecl("cdm_model_entity_name")
+public func cdm_model_entity_name(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard let handle = ModelHandle.unretained(model) else { return }
+        let names = handle.entityNames
+        guard i >= 0, i < names.count else { throw MigrationError.notFound("entity index \(i) is out of range: the model has \(names.count) entities") }
+        name?.pointee = UnsafePointer(names[i])
+    }
+}
+
+private func attribute(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ attribute: UnsafePointer<CChar>?) throws -> AttributeDescription {
+    let loaded = try ModelHandle.loaded(model)
+    let entityName = try CString.argument(entity, "the entity name")
+    let attributeName = try CString.argument(attribute, "the attribute name")
+    guard let description = loaded.entity(named: entityName) else {
+        throw MigrationError.notFound("the model has no entity named '\(entityName)'")
+    }
+    guard let found = description.attribute(named: attributeName) else {
+        throw MigrationError.notFound("entity '\(entityName)' has no attribute '\(attributeName)'")
+    }
+    return found
+}
+
+@_cdecl("cdm_model_attribute_index")
+public func cdm_model_attribute_index(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guarded(nil) { index?.pointee = Int32(try attribute(model, entity, name).index) }
+}
+
+@_cdecl("cdm_model_attribute_type")
+public func cdm_model_attribute_type(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
+    guarded(nil) { type?.pointee = Int32(try attribute(model, entity, name).attributeType.coreDataCode) }
+}

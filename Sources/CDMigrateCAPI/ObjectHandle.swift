@@ -1,0 +1,476 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CJansson
+import CDMigrate
+
+/// cdm_object: an instance handed to C. Text and blob values read through it are copied into
+/// buffers it keeps per attribute, so their pointers stay valid while the handle lives.
+final class ObjectEntry: HandleEntry {
+    let object: ManagedObject
+    private var attributeBuffers: [Int: UnsafeMutableRawPointer] = [:]
+    private var pathBuffers: [String: UnsafeMutableRawPointer] = [:]
+
+    init(_ object: ManagedObject) { self.object = object }
+
+    deinit {
+        for (_, buffer) in attributeBuffers { free(buffer) }
+        for (_, buffer) in pathBuffers { free(buffer) }
+    }
+
+    /// Copies bytes (NUL-terminated) into the buffer of an attribute (by index) or key path.
+    func buffer(_ bytes: [UInt8], index: Int, path: String?) -> UnsafeMutableRawPointer? {
+        var terminated = bytes
+        terminated.append(0)
+        guard let copy = CString.copyBytes(terminated) else { return nil }
+        if let path = path {
+            if let old = pathBuffers.updateValue(copy, forKey: path) { free(old) }
+        } else {
+            if let old = attributeBuffers.updateValue(copy, forKey: index) { free(old) }
+        }
+        return copy
+    }
+
+    func forgetBuffer(index: Int) {
+        if let old = attributeBuffers.removeValue(forKey: index) { free(old) }
+    }
+
+    var entityName: String { object.entity.name }
+}
+
+/// The families of typed getters and setters, and the attribute types each one takes.
+enum Accessor: String {
+    case int64, double, bool, date, text, blob, uuid, null
+
+    func reads(_ type: AttributeType) -> Bool {
+        switch self {
+        case .int64: return type.isInteger
+        case .double: return type == .double || type == .float
+        case .bool: return type == .boolean
+        case .date: return type == .date
+        case .text: return type == .string || type == .uri || type == .decimal
+        case .blob: return type == .binary || type == .transformable
+        case .uuid: return type == .uuid
+        case .null: return true
+        }
+    }
+
+    func writes(_ type: AttributeType) -> Bool {
+        switch self {
+        case .int64, .double, .bool: return type.isNumeric
+        case .text: return type == .string || type == .uri || type == .decimal || type == .uuid
+        case .blob: return type == .binary || type == .transformable || type == .uuid
+        default: return reads(type)
+        }
+    }
+
+    var readsWhat: String {
+        switch self {
+        case .int64: return "integer16/32/64 attributes"
+        case .double: return "double and float attributes"
+        case .bool: return "boolean attributes"
+        case .date: return "date attributes"
+        case .text: return "string, URI and decimal attributes"
+        case .blob: return "binary and transformable attributes"
+        case .uuid: return "UUID attributes"
+        case .null: return "any attribute"
+        }
+    }
+}
+
+/// Resolving names and key paths against an instance's entity (statically, so that a wrong
+/// name or type is reported even when the value happens to be null).
+enum ObjectAccess {
+    static func attribute(of entry: ObjectEntry, index: Int32) throws -> AttributeDescription {
+        let attributes = entry.object.entity.attributes
+        guard index >= 0, Int(index) < attributes.count else {
+            throw MigrationError.notFound("attribute index \(index) is out of range: entity '\(entry.entityName)' has \(attributes.count) attributes")
+        }
+        return attributes[Int(index)]
+    }
+
+    /// The relationships a key path walks and the entity it arrives at with its last key.
+    static func walk(_ entity: EntityDescription, _ keys: [String], path: String) throws -> (entity: EntityDescription, throughToMany: Bool) {
+        var current = entity
+        var toMany = false
+        for key in keys {
+            guard let relationship = current.relationship(named: key) else {
+                if current.attribute(named: key) != nil {
+                    throw MigrationError.mismatch("'\(key)' in key path '\(path)' is an attribute of '\(current.name)', not a relationship")
+                }
+                throw MigrationError.notFound("entity '\(current.name)' has no relationship '\(key)' (key path '\(path)')")
+            }
+            guard let destination = relationship.destinationEntity else {
+                throw MigrationError.notFound("relationship '\(current.name).\(key)' has no destination entity")
+            }
+            if relationship.isToMany { toMany = true }
+            current = destination
+        }
+        return (current, toMany)
+    }
+
+    /// The attribute a getter's key (name or key path) names, and its value.
+    static func read(_ entry: ObjectEntry, key: String, _ accessor: Accessor) throws -> (AttributeDescription, Value) {
+        let keys = key.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let (entity, toMany) = try walk(entry.object.entity, Array(keys.dropLast()), path: key)
+        let last = keys.last ?? key
+        guard let attribute = entity.attribute(named: last) else {
+            if entity.relationship(named: last) != nil {
+                throw MigrationError.mismatch("'\(entity.name).\(last)' is a relationship: read it with cdm_object_get_object or cdm_object_get_objects")
+            }
+            throw MigrationError.notFound("entity '\(entity.name)' has no attribute '\(last)'")
+        }
+        if toMany {
+            throw MigrationError.mismatch("key path '\(key)' goes through a to-many relationship and gives a collection: read it with cdm_object_get_value")
+        }
+        try check(attribute, accessor, reading: true)
+        let value = keys.count == 1 ? entry.object.value(for: attribute) : try entry.object.value(forKeyPath: key)
+        return (attribute, value)
+    }
+
+    static func check(_ attribute: AttributeDescription, _ accessor: Accessor, reading: Bool) throws {
+        let ok = reading ? accessor.reads(attribute.attributeType) : accessor.writes(attribute.attributeType)
+        guard ok else {
+            let owner = attribute.entity?.name ?? "?"
+            throw MigrationError.mismatch("attribute '\(owner).\(attribute.name)' is of type \(attribute.attributeType.rawValue); cdm_object_\(reading ? "get" : "set")_\(accessor.rawValue) \(reading ? "reads" : "writes") \(accessor.readsWhat)")
+        }
+    }
+
+    /// The attribute a setter's key names.
+    static func writable(_ entry: ObjectEntry, key: String, _ accessor: Accessor) throws -> AttributeDescription {
+        guard let attribute = entry.object.entity.attribute(named: key) else {
+            if entry.object.entity.relationship(named: key) != nil {
+                throw MigrationError.mismatch("'\(entry.entityName).\(key)' is a relationship: set it with cdm_object_set_object or cdm_object_add_object")
+            }
+            throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(key)'")
+        }
+        try check(attribute, accessor, reading: false)
+        return attribute
+    }
+
+    static func relationship(_ entry: ObjectEntry, key: String) throws -> RelationshipDescription {
+        guard let relationship = entry.object.entity.relationship(named: key) else {
+            if entry.object.entity.attribute(named: key) != nil {
+                throw MigrationError.mismatch("'\(entry.entityName).\(key)' is an attribute, not a relationship")
+            }
+            throw MigrationError.notFound("entity '\(entry.entityName)' has no relationship '\(key)'")
+        }
+        return relationship
+    }
+}
+
+// MARK: Reading
+
+/// Reads an attribute (by key or index) for a typed getter; `write` gets nil for null.
+private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
+                 _ isNull: UnsafeMutablePointer<Int32>?,
+                 _ write: (ObjectEntry, Value?, _ index: Int, _ path: String?) throws -> Void) -> Int32 {
+    withEntry(handle, ObjectEntry.self, "object") { entry in
+        let attribute: AttributeDescription
+        let value: Value
+        var path: String? = nil
+        if let index = index {
+            attribute = try ObjectAccess.attribute(of: entry, index: index)
+            try ObjectAccess.check(attribute, accessor, reading: true)
+            value = entry.object.value(for: attribute)
+        } else {
+            let name = try CString.argument(key, "the key")
+            (attribute, value) = try ObjectAccess.read(entry, key: name, accessor)
+            if name.contains(".") { path = name }
+        }
+        isNull?.pointee = value.isNull ? 1 : 0
+        try write(entry, value.isNull ? nil : value, attribute.index, path)
+    }
+}
+
+private func bytes(of value: Value) -> [UInt8]? {
+    switch value {
+    case .string(let s), .uri(let s), .decimal(let s): return Array(s.utf8)
+    case .binary(let b), .uuid(let b): return b
+    default: return nil
+    }
+}
+
+private func getInt64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
+    get(o, key: key, index: index, .int64, isNull) { _, value, _, _ in out?.pointee = value?.integerValue ?? 0 }
+}
+private func getDouble(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
+    get(o, key: key, index: index, accessor, isNull) { _, value, _, _ in out?.pointee = value?.doubleValue ?? 0 }
+}
+private func getBool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
+    get(o, key: key, index: index, .bool, isNull) { _, value, _, _ in out?.pointee = (value?.boolValue ?? false) ? 1 : 0 }
+}
+private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
+    get(o, key: key, index: index, accessor, isNull) { entry, value, index, path in
+        guard let value = value, let data = bytes(of: value) else {
+            out?.pointee = nil
+            length?.pointee = 0
+            return
+        }
+        out?.pointee = UnsafeRawPointer(entry.buffer(data, index: index, path: path))
+        length?.pointee = data.count
+    }
+}
+private func getUUID(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
+    get(o, key: key, index: index, .uuid, isNull) { _, value, _, _ in
+        guard let out = out else { return }
+        let data = value.flatMap(bytes(of:)) ?? []
+        for i in 0..<16 { out[i] = i < data.count ? data[i] : 0 }
+    }
+}
+
+@_cdecl("cdm_object_get_int64")
+public func cdm_object_get_int64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getInt64(o, key, nil, out, isNull) }
+@_cdecl("cdm_object_get_double")
+public func cdm_object_get_double(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, key, nil, out, isNull, .double) }
+@_cdecl("cdm_object_get_bool")
+public func cdm_object_get_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBool(o, key, nil, out, isNull) }
+@_cdecl("cdm_object_get_date")
+public func cdm_object_get_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, key, nil, out, isNull, .date) }
+@_cdecl("cdm_object_get_text")
+public func cdm_object_get_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, out, length, isNull, .text) }
+@_cdecl("cdm_object_get_blob")
+public func cdm_object_get_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, out, length, isNull, .blob) }
+@_cdecl("cdm_object_get_uuid")
+public func cdm_object_get_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, key, nil, out, isNull) }
+
+@_cdecl("cdm_object_get_int64_at")
+public func cdm_object_get_int64_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getInt64(o, nil, index, out, isNull) }
+@_cdecl("cdm_object_get_double_at")
+public func cdm_object_get_double_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, nil, index, out, isNull, .double) }
+@_cdecl("cdm_object_get_bool_at")
+public func cdm_object_get_bool_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBool(o, nil, index, out, isNull) }
+@_cdecl("cdm_object_get_date_at")
+public func cdm_object_get_date_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, nil, index, out, isNull, .date) }
+@_cdecl("cdm_object_get_text_at")
+public func cdm_object_get_text_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, out, length, isNull, .text) }
+@_cdecl("cdm_object_get_blob_at")
+public func cdm_object_get_blob_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, out, length, isNull, .blob) }
+@_cdecl("cdm_object_get_uuid_at")
+public func cdm_object_get_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, nil, index, out, isNull) }
+
+// MARK: Introspection and traversal
+
+@_cdecl("cdm_object_entity_name")
+public func cdm_object_entity_name(_ o: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let name = name else { throw MigrationError.misuse("the name pointer is NULL") }
+        name.pointee = entry.scope?.string(entry.entityName)
+    }
+}
+
+@_cdecl("cdm_object_attribute_index")
+public func cdm_object_attribute_index(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        let name = try CString.argument(key, "the attribute name")
+        guard let attribute = entry.object.entity.attribute(named: name) else {
+            throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
+        }
+        index?.pointee = Int32(attribute.index)
+    }
+}
+
+@_cdecl("cdm_object_attribute_type")
+public func cdm_object_attribute_type(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        let name = try CString.argument(key, "the attribute name")
+        guard let attribute = entry.object.entity.attribute(named: name) else {
+            throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
+        }
+        type?.pointee = Int32(attribute.attributeType.coreDataCode)
+    }
+}
+
+@_cdecl("cdm_object_uri")
+public func cdm_object_uri(_ o: OpaquePointer?, _ uri: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let uri = uri else { throw MigrationError.misuse("the uri pointer is NULL") }
+        uri.pointee = entry.scope?.string(entry.object.objectID.uriRepresentation)
+    }
+}
+
+@_cdecl("cdm_object_get_value")
+public func cdm_object_get_value(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the value pointer is NULL") }
+        let name = try CString.argument(key, "the key")
+        let keys = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+        let (entity, _) = try ObjectAccess.walk(entry.object.entity, Array(keys.dropLast()), path: name)
+        let last = keys.last ?? name
+        guard entity.property(named: last) != nil else {
+            throw MigrationError.notFound("entity '\(entity.name)' has no property '\(last)'")
+        }
+        out.pointee = scope.handle(ValueEntry(try entry.object.value(forKeyPath: name), writable: false))
+    }
+}
+
+/// The relationship a traversal key path ends in (checked statically).
+private func traverse(_ entry: ObjectEntry, _ name: String, toOne: Bool) throws -> Value {
+    let keys = name.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
+    let (entity, toMany) = try ObjectAccess.walk(entry.object.entity, Array(keys.dropLast()), path: name)
+    let last = keys.last ?? name
+    guard let relationship = entity.relationship(named: last) else {
+        if entity.attribute(named: last) != nil {
+            throw MigrationError.mismatch("'\(entity.name).\(last)' is an attribute: read it with a typed getter")
+        }
+        throw MigrationError.notFound("entity '\(entity.name)' has no relationship '\(last)'")
+    }
+    if toOne && (toMany || relationship.isToMany) {
+        throw MigrationError.mismatch("'\(name)' of '\(entry.entityName)' is to-many: read it with cdm_object_get_objects")
+    }
+    return try entry.object.value(forKeyPath: name)
+}
+
+@_cdecl("cdm_object_get_object")
+public func cdm_object_get_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the target pointer is NULL") }
+        let value = try traverse(entry, try CString.argument(key, "the key"), toOne: true)
+        out.pointee = value.object.map { scope.handle(for: $0) }
+    }
+}
+
+@_cdecl("cdm_object_get_objects")
+public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the targets pointer is NULL") }
+        let value = try traverse(entry, try CString.argument(key, "the key"), toOne: false)
+        let objects = value.elements.compactMap { $0.object }
+        out.pointee = scope.handleArray(objects)
+        count?.pointee = objects.count
+    }
+}
+
+// MARK: Writing
+
+private func set(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
+                 _ makeValue: (AttributeDescription) throws -> Value) -> Int32 {
+    withEntry(handle, ObjectEntry.self, "object") { entry in
+        let attribute: AttributeDescription
+        if let index = index {
+            attribute = try ObjectAccess.attribute(of: entry, index: index)
+            try ObjectAccess.check(attribute, accessor, reading: false)
+        } else {
+            attribute = try ObjectAccess.writable(entry, key: try CString.argument(key, "the key"), accessor)
+        }
+        let value = try makeValue(attribute)
+        try entry.object.setValue(value, for: attribute)
+        entry.forgetBuffer(index: attribute.index)
+    }
+}
+
+/// Text for an attribute: decimals must be numbers; UUIDs and URIs are converted by the engine.
+private func textValue(_ text: UnsafePointer<CChar>?, _ length: Int, _ attribute: AttributeDescription) throws -> Value {
+    let string = try CString.argument(text, length: length, "the text")
+    if attribute.attributeType == .decimal {
+        guard Double(string) != nil else {
+            throw MigrationError.mismatch("decimal attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' cannot take the text '\(string)', which is not a number")
+        }
+        return .decimal(string)
+    }
+    return .string(string)
+}
+
+private func blobValue(_ bytes: UnsafeRawPointer?, _ length: Int) throws -> [UInt8] {
+    guard length > 0 else { return [] }
+    guard let bytes = bytes else { throw MigrationError.misuse("the bytes pointer is NULL") }
+    return Array(UnsafeRawBufferPointer(start: bytes, count: length))
+}
+
+private func uuidValue(_ bytes: UnsafePointer<UInt8>?) throws -> Value {
+    guard let bytes = bytes else { throw MigrationError.misuse("the UUID pointer is NULL") }
+    return .uuid(Array(UnsafeBufferPointer(start: bytes, count: 16)))
+}
+
+@_cdecl("cdm_object_set_null")
+public func cdm_object_set_null(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?) -> Int32 {
+    // A to-one relationship can be emptied the same way.
+    if let entry = try? ThreadState.current.entry(o, as: ObjectEntry.self, "object"),
+       let key = key, let name = try? CString.argument(key, "the key"),
+       let relationship = entry.object.entity.relationship(named: name) {
+        return guarded(entry.sink) { try entry.object.setValue(.null, for: relationship) }
+    }
+    return set(o, key: key, index: nil, .null) { _ in .null }
+}
+@_cdecl("cdm_object_set_int64")
+public func cdm_object_set_int64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int64) -> Int32 { set(o, key: key, index: nil, .int64) { _ in .integer(v) } }
+@_cdecl("cdm_object_set_double")
+public func cdm_object_set_double(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 { set(o, key: key, index: nil, .double) { _ in .double(v) } }
+@_cdecl("cdm_object_set_bool")
+public func cdm_object_set_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int32) -> Int32 { set(o, key: key, index: nil, .bool) { _ in .bool(v != 0) } }
+@_cdecl("cdm_object_set_date")
+public func cdm_object_set_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 { set(o, key: key, index: nil, .date) { _ in .date(v) } }
+@_cdecl("cdm_object_set_text")
+public func cdm_object_set_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 { set(o, key: key, index: nil, .text) { try textValue(text, length, $0) } }
+@_cdecl("cdm_object_set_blob")
+public func cdm_object_set_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 { set(o, key: key, index: nil, .blob) { _ in .binary(try blobValue(bytes, length)) } }
+@_cdecl("cdm_object_set_uuid")
+public func cdm_object_set_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?) -> Int32 { set(o, key: key, index: nil, .uuid) { _ in try uuidValue(bytes) } }
+
+@_cdecl("cdm_object_set_null_at")
+public func cdm_object_set_null_at(_ o: OpaquePointer?, _ index: Int32) -> Int32 { set(o, key: nil, index: index, .null) { _ in .null } }
+@_cdecl("cdm_object_set_int64_at")
+public func cdm_object_set_int64_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int64) -> Int32 { set(o, key: nil, index: index, .int64) { _ in .integer(v) } }
+@_cdecl("cdm_object_set_double_at")
+public func cdm_object_set_double_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 { set(o, key: nil, index: index, .double) { _ in .double(v) } }
+@_cdecl("cdm_object_set_bool_at")
+public func cdm_object_set_bool_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int32) -> Int32 { set(o, key: nil, index: index, .bool) { _ in .bool(v != 0) } }
+@_cdecl("cdm_object_set_date_at")
+public func cdm_object_set_date_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 { set(o, key: nil, index: index, .date) { _ in .date(v) } }
+@_cdecl("cdm_object_set_text_at")
+public func cdm_object_set_text_at(_ o: OpaquePointer?, _ index: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 { set(o, key: nil, index: index, .text) { try textValue(text, length, $0) } }
+@_cdecl("cdm_object_set_blob_at")
+public func cdm_object_set_blob_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 { set(o, key: nil, index: index, .blob) { _ in .binary(try blobValue(bytes, length)) } }
+@_cdecl("cdm_object_set_uuid_at")
+public func cdm_object_set_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafePointer<UInt8>?) -> Int32 { set(o, key: nil, index: index, .uuid) { _ in try uuidValue(bytes) } }
+
+@_cdecl("cdm_object_set_object")
+public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
+        if relationship.isToMany {
+            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-many: add to it with cdm_object_add_object")
+        }
+        let value: Value = try target.map { .object(try ThreadState.current.entry($0, as: ObjectEntry.self, "target object").object) } ?? .null
+        try entry.object.setValue(value, for: relationship)
+    }
+}
+
+@_cdecl("cdm_object_add_object")
+public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
+        if !relationship.isToMany {
+            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-one: set it with cdm_object_set_object")
+        }
+        let object = try ThreadState.current.entry(target, as: ObjectEntry.self, "target object").object
+        try entry.object.add([object], to: relationship)
+    }
+}
+
+// MARK: JSON view and release
+
+@_cdecl("cdm_object_to_json")
+public func cdm_object_to_json(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        out.pointee = CString.copy(try ValueJSON.json(of: entry.object).serialized())
+    }
+}
+
+@_cdecl("cdm_object_to_jansson")
+public func cdm_object_to_jansson(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<json_t>?>?) -> Int32 {
+    withEntry(o, ObjectEntry.self, "object") { entry in
+        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        out.pointee = try ValueJSON.json(of: entry.object).makeJansson()
+    }
+}
+
+@_cdecl("cdm_object_release")
+public func cdm_object_release(_ o: OpaquePointer?) {
+    let table = ThreadState.current.table
+    guard let entry = table.lookup(o) as? ObjectEntry else { return }
+    table.release(entry)
+}

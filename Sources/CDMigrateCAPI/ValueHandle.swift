@@ -1,0 +1,204 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CDMigrate
+
+/// cdm_value: an expression's result or a host function's argument (read-only), or a host
+/// function's result (writable).
+final class ValueEntry: HandleEntry {
+    var value: Value
+    let writable: Bool
+    private var buffer: UnsafeMutableRawPointer?
+
+    init(_ value: Value, writable: Bool) {
+        self.value = value
+        self.writable = writable
+    }
+
+    deinit { free(buffer) }
+
+    func keep(_ bytes: [UInt8]) -> UnsafeMutableRawPointer? {
+        var terminated = bytes
+        terminated.append(0)
+        free(buffer)
+        buffer = CString.copyBytes(terminated)
+        return buffer
+    }
+
+    var typeCode: Int32 {
+        switch value {
+        case .null: return 0
+        case .bool: return 1
+        case .integer: return 2
+        case .double: return 3
+        case .decimal: return 4
+        case .string: return 5
+        case .date: return 6
+        case .binary: return 7
+        case .uuid: return 8
+        case .uri: return 9
+        case .object: return 10
+        case .collection: return 11
+        }
+    }
+
+    func mismatch(_ wanted: String) -> MigrationError {
+        MigrationError.mismatch("the value is \(value.typeName == "nil" ? "null" : "a \(value.typeName)"), not \(wanted)")
+    }
+}
+
+private func read(_ v: OpaquePointer?, _ body: (ValueEntry) throws -> Void) -> Int32 {
+    withEntry(v, ValueEntry.self, "value", body)
+}
+
+private func write(_ v: OpaquePointer?, _ make: () throws -> Value) -> Int32 {
+    withEntry(v, ValueEntry.self, "value") { entry in
+        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        entry.value = try make()
+    }
+}
+
+@_cdecl("cdm_value_type")
+public func cdm_value_type(_ v: OpaquePointer?) -> Int32 {
+    var type: Int32 = -1
+    _ = read(v) { type = $0.typeCode }
+    return type
+}
+
+@_cdecl("cdm_value_int64")
+public func cdm_value_int64(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
+    read(v) { entry in
+        switch entry.value {
+        case .integer, .bool, .double, .decimal:
+            guard let i = entry.value.integerValue else { throw MigrationError.mismatch("the value \(entry.value) does not fit in 64 bits") }
+            out?.pointee = i
+        default: throw entry.mismatch("a number")
+        }
+    }
+}
+
+@_cdecl("cdm_value_double")
+public func cdm_value_double(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    read(v) { entry in
+        switch entry.value {
+        case .integer, .bool, .double, .decimal: out?.pointee = entry.value.doubleValue ?? 0
+        default: throw entry.mismatch("a number")
+        }
+    }
+}
+
+@_cdecl("cdm_value_bool")
+public func cdm_value_bool(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> Int32 {
+    read(v) { entry in
+        switch entry.value {
+        case .integer, .bool, .double, .decimal: out?.pointee = entry.value.boolValue ? 1 : 0
+        default: throw entry.mismatch("a number or boolean")
+        }
+    }
+}
+
+@_cdecl("cdm_value_date")
+public func cdm_value_date(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    read(v) { entry in
+        guard case .date(let d) = entry.value else { throw entry.mismatch("a date") }
+        out?.pointee = d
+    }
+}
+
+@_cdecl("cdm_value_text")
+public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+    read(v) { entry in
+        switch entry.value {
+        case .string(let s), .uri(let s), .decimal(let s):
+            let bytes = Array(s.utf8)
+            out?.pointee = UnsafeRawPointer(entry.keep(bytes))
+            length?.pointee = bytes.count
+        default: throw entry.mismatch("text")
+        }
+    }
+}
+
+@_cdecl("cdm_value_blob")
+public func cdm_value_blob(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+    read(v) { entry in
+        switch entry.value {
+        case .binary(let bytes), .uuid(let bytes):
+            out?.pointee = UnsafeRawPointer(entry.keep(bytes))
+            length?.pointee = bytes.count
+        default: throw entry.mismatch("binary data")
+        }
+    }
+}
+
+@_cdecl("cdm_value_uuid")
+public func cdm_value_uuid(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UInt8>?) -> Int32 {
+    read(v) { entry in
+        guard case .uuid(let bytes) = entry.value, bytes.count == 16 else { throw entry.mismatch("a UUID") }
+        guard let out = out else { throw MigrationError.misuse("the UUID pointer is NULL") }
+        for i in 0..<16 { out[i] = bytes[i] }
+    }
+}
+
+@_cdecl("cdm_value_object")
+public func cdm_value_object(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    read(v) { entry in
+        guard case .object(let object) = entry.value else { throw entry.mismatch("an instance") }
+        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the object pointer is NULL") }
+        out.pointee = scope.handle(for: object)
+    }
+}
+
+@_cdecl("cdm_value_count")
+public func cdm_value_count(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
+    read(v) { out?.pointee = $0.value.elements.count }
+}
+
+@_cdecl("cdm_value_element")
+public func cdm_value_element(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    read(v) { entry in
+        let elements = entry.value.elements
+        guard i >= 0, i < elements.count else { throw MigrationError.notFound("element \(i) is out of range: the value has \(elements.count)") }
+        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the element pointer is NULL") }
+        out.pointee = scope.handle(ValueEntry(elements[i], writable: false))
+    }
+}
+
+@_cdecl("cdm_value_to_json")
+public func cdm_value_to_json(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    read(v) { entry in
+        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        out.pointee = CString.copy(ValueJSON.json(entry.value).serialized())
+    }
+}
+
+@_cdecl("cdm_value_set_null")
+public func cdm_value_set_null(_ v: OpaquePointer?) -> Int32 { write(v) { .null } }
+@_cdecl("cdm_value_set_int64")
+public func cdm_value_set_int64(_ v: OpaquePointer?, _ x: Int64) -> Int32 { write(v) { .integer(x) } }
+@_cdecl("cdm_value_set_double")
+public func cdm_value_set_double(_ v: OpaquePointer?, _ x: Double) -> Int32 { write(v) { .double(x) } }
+@_cdecl("cdm_value_set_bool")
+public func cdm_value_set_bool(_ v: OpaquePointer?, _ x: Int32) -> Int32 { write(v) { .bool(x != 0) } }
+@_cdecl("cdm_value_set_date")
+public func cdm_value_set_date(_ v: OpaquePointer?, _ x: Double) -> Int32 { write(v) { .date(x) } }
+@_cdecl("cdm_value_set_text")
+public func cdm_value_set_text(_ v: OpaquePointer?, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
+    write(v) { .string(try CString.argument(text, length: length, "the text")) }
+}
+@_cdecl("cdm_value_set_blob")
+public func cdm_value_set_blob(_ v: OpaquePointer?, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 {
+    write(v) {
+        guard length > 0 else { return .binary([]) }
+        guard let bytes = bytes else { throw MigrationError.misuse("the bytes pointer is NULL") }
+        return .binary(Array(UnsafeRawBufferPointer(start: bytes, count: length)))
+    }
+}
+@_cdecl("cdm_value_set_object")
+public func cdm_value_set_object(_ v: OpaquePointer?, _ object: OpaquePointer?) -> Int32 {
+    write(v) {
+        guard let object = object else { return .null }
+        return .object(try ThreadState.current.entry(object, as: ObjectEntry.self, "object").object)
+    }
+}

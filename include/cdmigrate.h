@@ -1,0 +1,480 @@
+/*
+** cdmigrate.h — the C interface of cdmigrate: Core Data's heavyweight migration (mapping models,
+** NSEntityMigrationPolicy, NSMigrationManager) for SQLite stores in Core Data's layout.
+**
+** Conventions (read these once; every function follows them):
+**
+**  - Objects are opaque handles: cdm_model, cdm_mapping, cdm_migration, cdm_store (long-lived,
+**    made and freed by the host) and cdm_context, cdm_object, cdm_value (short-lived, handed to
+**    callbacks by the library; never freed by the host).
+**  - Functions are named cdm_<object>_<verb>. Nearly all return an int result code (CDM_OK, 0, on
+**    success; see enum cdm_result). Outputs go through pointer arguments.
+**  - Constructors (cdm_model_from_json, cdm_mapping_from_file, cdm_migration_new, cdm_store_create)
+**    behave like sqlite3_open: unless `out` is NULL they always store a handle in *out, also on
+**    failure, so that the errors can be read from it (cdm_model_errmsg, cdm_model_error). The
+**    host frees that handle in every case. A handle whose construction failed can only be asked
+**    for its errors and freed; any other use gives CDM_MISUSE.
+**  - Every handle keeps the error of its last failed call: cdm_<object>_errcode, cdm_<object>_errmsg
+**    and cdm_<object>_error (a structured cdm_error with the JSON path, expression offset and the
+**    individual problems of a validation). Errors of cdm_object_* and cdm_value_* calls are kept
+**    by the cdm_context (or cdm_store) the object came from. Every failed call also becomes the
+**    calling thread's last error (cdm_last_errmsg), which is where errors about NULL or stale
+**    handles go. Error strings are owned by the library and valid until the next failing call on
+**    the same handle (or, for cdm_last_*, the next failing call on the same thread).
+**  - Strings passed in are NUL-terminated UTF-8; invalid UTF-8 gives CDM_ENCODING. Strings handed
+**    out are NUL-terminated UTF-8 owned by the library unless the function says "caller frees with
+**    cdm_free".
+**  - Wrong use gives a result code and a message, never a crash: NULL handles and NULL required
+**    pointers (CDM_MISUSE), unknown entity/attribute/mapping names (CDM_NOTFOUND), a getter or
+**    setter of the wrong type (CDM_MISMATCH), a short-lived handle used after its callback
+**    returned (CDM_MISUSE). Using a long-lived handle after freeing it is undefined, as in C.
+**
+** Threads: cdm_model handles are immutable once made and may be shared by any number of threads
+** and migrations. A cdm_mapping may be used by one thread at a time (cdm_migration_new links it
+** to the models). A cdm_migration, a cdm_store, and every cdm_context/cdm_object/cdm_value they
+** hand out belong to one thread at a time; callbacks run on the thread that called
+** cdm_migration_run, and short-lived handles are valid only on that thread. Separate migrations
+** may run in parallel on separate threads.
+**
+** Linking: see docs/c-api.md (pkg-config --libs cdmigrate, or --static for libcdmigrate.a).
+*/
+#ifndef CDMIGRATE_H
+#define CDMIGRATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+** Version
+*/
+#define CDM_VERSION        "0.1.0"
+#define CDM_VERSION_NUMBER 1000 /* major * 1000000 + minor * 1000 + patch */
+
+/* The library's version, as CDM_VERSION; a static string. */
+const char *cdm_libversion(void);
+/* The library's version as CDM_VERSION_NUMBER. Compare with the macro to detect a header/library mismatch. */
+int cdm_libversion_number(void);
+/* The version of the SQLite library in use (sqlite3_libversion()); a static string. */
+const char *cdm_sqlite_version(void);
+
+/* Frees memory the library handed out with "caller frees with cdm_free". NULL is harmless. */
+void cdm_free(void *pointer);
+
+/* ---------------------------------------------------------------------------------------------
+** Result codes. Codes below 1000 are cdmigrate's own; the others are Core Data's
+** NSCocoaErrorDomain codes, with the same meaning. A host policy may return any other non-zero
+** int: the migration stops and cdm_migration_run returns exactly that code.
+*/
+enum cdm_result {
+    CDM_OK = 0,
+    CDM_INVALID_JSON = 1,            /* text that is not well-formed JSON */
+    CDM_INVALID_MODEL = 2,           /* a data model that fails validation */
+    CDM_INVALID_MAPPING = 3,         /* a mapping model that does not fit its models */
+    CDM_EXPRESSION_SYNTAX = 4,       /* a value expression or predicate that does not parse */
+    CDM_EXPRESSION_EVALUATION = 5,   /* an expression that fails when evaluated */
+    CDM_INVALID_ARGUMENT = 6,        /* a value the engine refuses (wrong entity for a relationship, …) */
+    CDM_IO = 7,                      /* a file that cannot be read or written */
+
+    CDM_MISUSE = 101,                /* NULL handle or pointer, handle outside its callback, wrong state */
+    CDM_NOTFOUND = 102,              /* unknown entity, attribute, relationship or mapping name; index out of range */
+    CDM_MISMATCH = 103,              /* getter/setter of the wrong type for the attribute or value */
+    CDM_ENCODING = 104,              /* a string that is not valid UTF-8 */
+
+    CDM_VALIDATION_MULTIPLE_ERRORS = 1560,
+    CDM_VALIDATION_MISSING_MANDATORY_PROPERTY = 1570,
+    CDM_VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT = 1580,
+    CDM_VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT = 1590,
+    CDM_VALIDATION_NUMBER_TOO_LARGE = 1610,
+    CDM_VALIDATION_NUMBER_TOO_SMALL = 1620,
+
+    CDM_INCOMPATIBLE_VERSION_HASH = 134100,
+    CDM_MIGRATION = 134110,
+    CDM_MIGRATION_CANCELLED = 134120,
+    CDM_MIGRATION_MISSING_SOURCE_MODEL = 134130,
+    CDM_MIGRATION_MISSING_MAPPING_MODEL = 134140,
+    CDM_MIGRATION_MANAGER_SOURCE_STORE = 134150,
+    CDM_MIGRATION_MANAGER_DESTINATION_STORE = 134160,
+    CDM_ENTITY_MIGRATION_POLICY = 134170,
+    CDM_SQLITE = 134180,
+    CDM_INFERRED_MAPPING_MODEL = 134190
+};
+
+/* A short English name of a result code ("migration cancelled"); a static string. */
+const char *cdm_errstr(int code);
+
+/* ---------------------------------------------------------------------------------------------
+** Errors in detail. A cdm_error is owned by the handle (or thread) it came from and valid until
+** the next failing call there, or until the handle is freed.
+*/
+typedef struct cdm_error cdm_error;
+
+int cdm_error_code(const cdm_error *error);
+/* The message; "" for a NULL error. */
+const char *cdm_error_message(const cdm_error *error);
+/* Where in the JSON document the problem is ("$.entities[2].attributes[0].type"); NULL if nowhere. */
+const char *cdm_error_path(const cdm_error *error);
+/* Zero-based character offset in the expression or predicate at fault; -1 if none. */
+long cdm_error_offset(const cdm_error *error);
+/* The individual problems (of a model, a mapping or the destination's validation). */
+size_t cdm_error_count(const cdm_error *error);
+/* The i-th problem, NULL when i is out of range; owned by `error`. */
+const cdm_error *cdm_error_at(const cdm_error *error, size_t i);
+
+/* The calling thread's last error (of any handle), CDM_OK / "" / NULL when there was none. */
+int cdm_last_errcode(void);
+const char *cdm_last_errmsg(void);
+const cdm_error *cdm_last_error(void);
+
+/* ---------------------------------------------------------------------------------------------
+** Types of attributes (Core Data's NSAttributeType values) and of values.
+*/
+enum cdm_attribute_type {
+    CDM_ATTR_INTEGER16 = 100, CDM_ATTR_INTEGER32 = 200, CDM_ATTR_INTEGER64 = 300,
+    CDM_ATTR_DECIMAL = 400, CDM_ATTR_DOUBLE = 500, CDM_ATTR_FLOAT = 600, CDM_ATTR_STRING = 700,
+    CDM_ATTR_BOOLEAN = 800, CDM_ATTR_DATE = 900, CDM_ATTR_BINARY = 1000, CDM_ATTR_UUID = 1100,
+    CDM_ATTR_URI = 1200, CDM_ATTR_TRANSFORMABLE = 1800
+};
+
+enum cdm_value_type {
+    CDM_VALUE_NULL = 0, CDM_VALUE_BOOL = 1, CDM_VALUE_INTEGER = 2, CDM_VALUE_DOUBLE = 3,
+    CDM_VALUE_DECIMAL = 4, CDM_VALUE_STRING = 5, CDM_VALUE_DATE = 6, CDM_VALUE_BINARY = 7,
+    CDM_VALUE_UUID = 8, CDM_VALUE_URI = 9, CDM_VALUE_OBJECT = 10, CDM_VALUE_COLLECTION = 11
+};
+
+/* ---------------------------------------------------------------------------------------------
+** Models (NSManagedObjectModel), from the JSON of docs/model-format.md.
+*/
+typedef struct cdm_model cdm_model;
+
+/* Reads a model from JSON text. Always sets *out (see Conventions); caller frees with cdm_model_free.
+** Errors: CDM_INVALID_JSON, CDM_INVALID_MODEL (the problems are cdm_error_at(cdm_model_error(m), i)),
+** CDM_ENCODING, CDM_MISUSE (NULL text or out). */
+int cdm_model_from_json(const char *json, cdm_model **out);
+/* The same from a file; CDM_IO when it cannot be read. */
+int cdm_model_from_file(const char *path, cdm_model **out);
+/* Frees a model. Migrations made from it keep what they need, so this may come before them. NULL is harmless. */
+void cdm_model_free(cdm_model *model);
+
+int cdm_model_errcode(const cdm_model *model);
+const char *cdm_model_errmsg(const cdm_model *model);
+const cdm_error *cdm_model_error(const cdm_model *model);
+
+/* Entities, in the model's order; the name is owned by the model. */
+int cdm_model_entity_count(const cdm_model *model, size_t *count);
+int cdm_model_entity_name(const cdm_model *model, size_t i, const char **name);
+/* The index of an attribute in an entity (inherited attributes first, so an inherited attribute
+** has the same index in every subentity), for the *_at getters and setters; and its type
+** (enum cdm_attribute_type). CDM_NOTFOUND for an unknown entity or attribute. These never change
+** the model: errors go only to the thread's last error, so models stay shareable. */
+int cdm_model_attribute_index(const cdm_model *model, const char *entity, const char *attribute, int *index);
+int cdm_model_attribute_type(const cdm_model *model, const char *entity, const char *attribute, int *type);
+
+/* ---------------------------------------------------------------------------------------------
+** Mapping models (NSMappingModel), from the JSON of docs/mapping-format.md.
+*/
+typedef struct cdm_mapping cdm_mapping;
+
+/* Always sets *out; caller frees with cdm_mapping_free. CDM_INVALID_JSON, CDM_INVALID_MAPPING,
+** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING. */
+int cdm_mapping_from_json(const char *json, cdm_mapping **out);
+int cdm_mapping_from_file(const char *path, cdm_mapping **out);
+void cdm_mapping_free(cdm_mapping *mapping);
+/* Checks the mapping against a source and a destination model (cdm_migration_new does too);
+** CDM_INVALID_MAPPING with every problem in cdm_mapping_error. */
+int cdm_mapping_validate(cdm_mapping *mapping, const cdm_model *source, const cdm_model *destination);
+
+int cdm_mapping_errcode(const cdm_mapping *mapping);
+const char *cdm_mapping_errmsg(const cdm_mapping *mapping);
+const cdm_error *cdm_mapping_error(const cdm_mapping *mapping);
+
+/* Entity mappings, in order; the name is owned by the mapping. */
+int cdm_mapping_entity_mapping_count(const cdm_mapping *mapping, size_t *count);
+int cdm_mapping_entity_mapping_name(const cdm_mapping *mapping, size_t i, const char **name);
+
+/* ---------------------------------------------------------------------------------------------
+** Short-lived handles handed to callbacks.
+**
+** cdm_context — the running migration as one callback sees it (the manager, the current entity
+**   mapping). Valid only during the callback it was passed to.
+** cdm_object — an instance (NSManagedObject) of the source or the destination store. Valid only
+**   during the callback that received or obtained it (or, for a cdm_store's instances, until the
+**   store is closed), and only on that thread; afterwards every call with it gives CDM_MISUSE.
+**   To find an instance again in a later callback use cdm_context_destination_instances.
+** cdm_value — a value (an expression's result, a host function's argument or result). Same
+**   lifetime as cdm_object.
+*/
+typedef struct cdm_context cdm_context;
+typedef struct cdm_object cdm_object;
+typedef struct cdm_value cdm_value;
+
+/* ---------------------------------------------------------------------------------------------
+** Migrations (NSMigrationManager).
+*/
+typedef struct cdm_migration cdm_migration;
+
+/* A custom policy (NSEntityMigrationPolicy): the hooks of the engine in Core Data's order, per
+** entity mapping whose "policy" names it. Any hook may be NULL: create_destination_instances and
+** create_relationships then do Core Data's default (make the destination instance, apply the
+** attribute mappings, associate / apply the relationship mappings), the others nothing.
+** A hook returns CDM_OK to go on; any other value stops the migration, which then returns that
+** code from cdm_migration_run with the message given to cdm_context_fail (or, without one, the
+** message of the context's last failed call). `user` is the pointer given at registration. */
+typedef struct cdm_policy {
+    int (*begin)(cdm_context *ctx, void *user);
+    int (*create_destination_instances)(cdm_context *ctx, cdm_object *source, void *user);
+    int (*end_instance_creation)(cdm_context *ctx, void *user);
+    int (*create_relationships)(cdm_context *ctx, cdm_object *destination, void *user);
+    int (*end_relationship_creation)(cdm_context *ctx, void *user);
+    int (*perform_custom_validation)(cdm_context *ctx, void *user);
+    int (*end)(cdm_context *ctx, void *user);
+} cdm_policy;
+
+/* A host function for FUNCTION(CAST("Class", "Class"), "selector:", args…): reads argv[0..argc),
+** writes its result into `result` (cdm_value_set_*; NULL if untouched). Returns CDM_OK, or a code
+** that stops the migration as a policy hook does. */
+typedef int (*cdm_function)(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_value *result, void *user);
+
+/* Where a migration stands. Valid during the progress callback only. */
+typedef struct cdm_progress {
+    double fraction;            /* 0…1 over all stages and passes */
+    int stage;                  /* 1 create destination instances, 2 create relationships, 3 validate */
+    int pass;                   /* 0-based mapping model of a multi-pass migration */
+    const char *entity_mapping; /* the current entity mapping's name ("" at the very end) */
+    int64_t processed;          /* instances handled in this step so far */
+    int64_t total;              /* instances in this step (0 when not known) */
+} cdm_progress;
+
+/* Returns 0 to go on; any non-zero value cancels (the run returns CDM_MIGRATION_CANCELLED). */
+typedef int (*cdm_progress_callback)(const cdm_progress *progress, void *user);
+
+/* Makes a migration from a source model, a destination model and `count` mapping models (one per
+** pass, in order), checking every mapping against the models. Always sets *out; caller frees with
+** cdm_migration_free. The migration keeps what it needs: the models and mappings may be freed
+** afterwards. CDM_INVALID_MAPPING (problems in cdm_migration_error), CDM_MIGRATION_MISSING_MAPPING_MODEL
+** (count 0), CDM_MISUSE (NULL or failed handles). */
+int cdm_migration_new(const cdm_model *source, const cdm_model *destination,
+                      cdm_mapping *const *mappings, size_t count, cdm_migration **out);
+/* Frees a migration and calls the destroy functions of its registrations. CDM_MISUSE (and
+** nothing freed) when called from inside one of its own callbacks. NULL is harmless. */
+int cdm_migration_free(cdm_migration *migration);
+
+/* Registers the policy mappings name in their "policy". The hooks are copied (policy_size is
+** sizeof(cdm_policy), so that later versions can add hooks). Ownership of `user` passes to the
+** migration in every case: destroy(user) (if not NULL) is called exactly once — when the
+** migration is freed, when the name is registered again, or at once if this call fails. */
+int cdm_migration_register_policy(cdm_migration *migration, const char *name, const cdm_policy *policy,
+                                  size_t policy_size, void *user, void (*destroy)(void *user));
+/* Registers the function FUNCTION(CAST("class_name", "Class"), "selector", …) calls. Ownership
+** of `user` as for cdm_migration_register_policy. */
+int cdm_migration_register_function(cdm_migration *migration, const char *class_name, const char *selector,
+                                    cdm_function function, void *user, void (*destroy)(void *user));
+/* Sets (or with NULL removes) the progress callback, called at the start of every step and every
+** `interval` instances within one (cdm_migration_set_progress_interval, default 500). Ownership of
+** `user` as for cdm_migration_register_policy. */
+int cdm_migration_set_progress(cdm_migration *migration, cdm_progress_callback callback, void *user,
+                               void (*destroy)(void *user));
+int cdm_migration_set_progress_interval(cdm_migration *migration, int interval);
+
+/* Migrates the store at source_path into a new store at destination_path, which must not exist.
+** The source is opened read-only and never written. On any error — including a hook's or host
+** function's code and a cancellation — nothing is left at destination_path and the code comes
+** back here, with the message in cdm_migration_errmsg. Not reentrant: CDM_MISUSE from a callback. */
+int cdm_migration_run(cdm_migration *migration, const char *source_path, const char *destination_path);
+/* Migrates a store and replaces it with the result, only after everything succeeded (atomic
+** rename; the old store's write-ahead log is folded in first). On error the store is unchanged. */
+int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
+/* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
+** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
+** "warnings": […]}. Caller frees with cdm_free. CDM_MISUSE before a successful run. */
+int cdm_migration_report_json(cdm_migration *migration, char **json);
+
+int cdm_migration_errcode(const cdm_migration *migration);
+const char *cdm_migration_errmsg(const cdm_migration *migration);
+const cdm_error *cdm_migration_error(const cdm_migration *migration);
+
+/* ---------------------------------------------------------------------------------------------
+** Inside a callback: the context (NSMigrationManager and the current NSEntityMapping).
+** Strings returned are valid during the callback. Errors are kept by the context.
+*/
+int cdm_context_errcode(cdm_context *ctx);
+const char *cdm_context_errmsg(cdm_context *ctx);
+const cdm_error *cdm_context_error(cdm_context *ctx);
+
+/* Records the host's error and returns `code` (CDM_ENTITY_MIGRATION_POLICY when code is CDM_OK),
+** so that a hook can `return cdm_context_fail(ctx, 42, "no such customer");`. message may be NULL. */
+int cdm_context_fail(cdm_context *ctx, int code, const char *message);
+
+/* The current entity mapping: its name, its source and destination entity names (NULL when it has
+** none), and the pass (0-based mapping model). */
+int cdm_context_entity_mapping_name(cdm_context *ctx, const char **name);
+int cdm_context_source_entity_name(cdm_context *ctx, const char **name);
+int cdm_context_destination_entity_name(cdm_context *ctx, const char **name);
+int cdm_context_pass(cdm_context *ctx, int *pass);
+
+/* Makes a new destination instance of a (concrete) entity, with its default values. */
+int cdm_context_create_instance(cdm_context *ctx, const char *entity, cdm_object **out);
+/* Evaluates the current entity mapping's attribute value expressions with $source = source (may be
+** NULL) and $destination = destination, and sets the results on destination (what Core Data's
+** default createDestinationInstances does between making and associating an instance). */
+int cdm_context_apply_attribute_mappings(cdm_context *ctx, cdm_object *source, cdm_object *destination);
+/* Records that destination was made from source by the current entity mapping
+** (associateSourceInstance:withDestinationInstance:forEntityMapping:). */
+int cdm_context_associate(cdm_context *ctx, cdm_object *source, cdm_object *destination);
+/* destinationInstancesForEntityMappingNamed:sourceInstances: — the destination instances the named
+** entity mapping of the current pass made from `sources`. *out is an array of *count handles owned
+** by the library, valid during the callback. CDM_NOTFOUND for an unknown mapping name. */
+int cdm_context_destination_instances(cdm_context *ctx, const char *entity_mapping, cdm_object *const *sources,
+                                      size_t source_count, cdm_object *const **out, size_t *count);
+/* sourceInstancesForEntityMappingNamed:destinationInstances:, the other way round. */
+int cdm_context_source_instances(cdm_context *ctx, const char *entity_mapping, cdm_object *const *destinations,
+                                 size_t destination_count, cdm_object *const **out, size_t *count);
+/* Parses and evaluates a value expression ("$source.title", "FUNCTION($source.name, 'uppercaseString')")
+** with $source/$destination bound to the given instances (either may be NULL). *result is valid
+** during the callback. CDM_EXPRESSION_SYNTAX (with cdm_error_offset), CDM_EXPRESSION_EVALUATION. */
+int cdm_context_evaluate(cdm_context *ctx, const char *expression, cdm_object *source, cdm_object *destination,
+                         cdm_value **result);
+
+/* ---------------------------------------------------------------------------------------------
+** Instances. `key` is an attribute or relationship name, or for getters a key path ("note.body",
+** through to-one relationships; through a to-many, getters of collections). The *_at variants
+** take an attribute index (cdm_model_attribute_index / cdm_object_attribute_index) and skip the
+** name lookup — use them on hot paths.
+**
+** Getters: CDM_OK with *is_null = 1 (and a zero/NULL value) for a null value. is_null may be NULL.
+** Each getter takes only its attribute types, otherwise CDM_MISMATCH:
+**   int64: integer16/32/64    double: double, float    bool: boolean    date: date (seconds since
+**   2001-01-01 UTC)    text: string, URI, decimal (as its exact text)    blob: binary, transformable
+**   uuid: UUID (16 bytes).
+** Text and blob pointers are owned by the library and valid until the same attribute of the same
+** instance is read again or set, or the callback returns.
+*/
+int cdm_object_entity_name(cdm_object *object, const char **name);
+int cdm_object_attribute_index(cdm_object *object, const char *attribute, int *index);
+int cdm_object_attribute_type(cdm_object *object, const char *attribute, int *type);
+/* Core Data's object ID URI (x-coredata://<store UUID>/<Entity>/p<pk>); valid during the callback. */
+int cdm_object_uri(cdm_object *object, const char **uri);
+
+int cdm_object_get_int64(cdm_object *object, const char *key, int64_t *value, int *is_null);
+int cdm_object_get_double(cdm_object *object, const char *key, double *value, int *is_null);
+int cdm_object_get_bool(cdm_object *object, const char *key, int *value, int *is_null);
+int cdm_object_get_date(cdm_object *object, const char *key, double *value, int *is_null);
+int cdm_object_get_text(cdm_object *object, const char *key, const char **text, size_t *length, int *is_null);
+int cdm_object_get_blob(cdm_object *object, const char *key, const void **bytes, size_t *length, int *is_null);
+int cdm_object_get_uuid(cdm_object *object, const char *key, unsigned char uuid[16], int *is_null);
+
+int cdm_object_get_int64_at(cdm_object *object, int index, int64_t *value, int *is_null);
+int cdm_object_get_double_at(cdm_object *object, int index, double *value, int *is_null);
+int cdm_object_get_bool_at(cdm_object *object, int index, int *value, int *is_null);
+int cdm_object_get_date_at(cdm_object *object, int index, double *value, int *is_null);
+int cdm_object_get_text_at(cdm_object *object, int index, const char **text, size_t *length, int *is_null);
+int cdm_object_get_blob_at(cdm_object *object, int index, const void **bytes, size_t *length, int *is_null);
+int cdm_object_get_uuid_at(cdm_object *object, int index, unsigned char uuid[16], int *is_null);
+
+/* Any value (attribute, relationship, key path) as a cdm_value, valid during the callback. */
+int cdm_object_get_value(cdm_object *object, const char *key, cdm_value **value);
+
+/* A to-one relationship (or key path ending in one): *target is NULL when it is empty. */
+int cdm_object_get_object(cdm_object *object, const char *key, cdm_object **target);
+/* A to-many relationship (or key path through one): an array of *count handles owned by the
+** library, valid during the callback. */
+int cdm_object_get_objects(cdm_object *object, const char *key, cdm_object *const **targets, size_t *count);
+
+/* Setters. The attribute's type decides what it takes: int64/double/bool setters any numeric
+** attribute (integer, decimal, double, float, boolean), text a string, URI, decimal or UUID
+** ("8-4-4-4-12") attribute, date a date, blob a binary or transformable (or a 16-byte UUID),
+** uuid a UUID attribute; otherwise CDM_MISMATCH. text_length -1 means NUL-terminated. */
+int cdm_object_set_null(cdm_object *object, const char *key);
+int cdm_object_set_int64(cdm_object *object, const char *key, int64_t value);
+int cdm_object_set_double(cdm_object *object, const char *key, double value);
+int cdm_object_set_bool(cdm_object *object, const char *key, int value);
+int cdm_object_set_date(cdm_object *object, const char *key, double seconds_since_2001);
+int cdm_object_set_text(cdm_object *object, const char *key, const char *text, long text_length);
+int cdm_object_set_blob(cdm_object *object, const char *key, const void *bytes, size_t length);
+int cdm_object_set_uuid(cdm_object *object, const char *key, const unsigned char uuid[16]);
+
+int cdm_object_set_null_at(cdm_object *object, int index);
+int cdm_object_set_int64_at(cdm_object *object, int index, int64_t value);
+int cdm_object_set_double_at(cdm_object *object, int index, double value);
+int cdm_object_set_bool_at(cdm_object *object, int index, int value);
+int cdm_object_set_date_at(cdm_object *object, int index, double seconds_since_2001);
+int cdm_object_set_text_at(cdm_object *object, int index, const char *text, long text_length);
+int cdm_object_set_blob_at(cdm_object *object, int index, const void *bytes, size_t length);
+int cdm_object_set_uuid_at(cdm_object *object, int index, const unsigned char uuid[16]);
+
+/* Relationships: set a to-one (target may be NULL), add to a to-many (appended when ordered). */
+int cdm_object_set_object(cdm_object *object, const char *key, cdm_object *target);
+int cdm_object_add_object(cdm_object *object, const char *key, cdm_object *target);
+
+/* The instance's attributes as a JSON object: {"entity": name, "uri": …, "attributes": {name:
+** value}} with null, numbers, booleans, strings; dates as ISO 8601 text, binary as base64, UUIDs
+** in 8-4-4-4-12 form, decimals as their text. Caller frees *json with cdm_free. */
+int cdm_object_to_json(cdm_object *object, char **json);
+/* The same as a jansson value: a new reference, caller releases it with json_decref. */
+struct json_t;
+int cdm_object_to_jansson(cdm_object *object, struct json_t **json);
+
+/* Ends a handle's validity before its callback returns (to keep memory flat when one callback
+** touches very many instances). Harmless on NULL or stale handles. */
+void cdm_object_release(cdm_object *object);
+
+/* ---------------------------------------------------------------------------------------------
+** Values (expression results, host function arguments and results).
+*/
+/* The type (enum cdm_value_type); -1 for a NULL or stale handle. */
+int cdm_value_type(cdm_value *value);
+/* Numbers convert among themselves (int64 truncates a double); otherwise CDM_MISMATCH. */
+int cdm_value_int64(cdm_value *value, int64_t *out);
+int cdm_value_double(cdm_value *value, double *out);
+int cdm_value_bool(cdm_value *value, int *out);
+int cdm_value_date(cdm_value *value, double *seconds_since_2001);
+/* Strings, URIs and decimals; valid during the callback. */
+int cdm_value_text(cdm_value *value, const char **text, size_t *length);
+int cdm_value_blob(cdm_value *value, const void **bytes, size_t *length);
+int cdm_value_uuid(cdm_value *value, unsigned char uuid[16]);
+int cdm_value_object(cdm_value *value, cdm_object **object);
+/* A collection's elements (a single value counts as one, null as none). */
+int cdm_value_count(cdm_value *value, size_t *count);
+int cdm_value_element(cdm_value *value, size_t i, cdm_value **element);
+/* Any value as JSON text (instances as their URI). Caller frees *json with cdm_free. */
+int cdm_value_to_json(cdm_value *value, char **json);
+
+/* Setting a host function's result (only the `result` handle is writable: CDM_MISUSE otherwise). */
+int cdm_value_set_null(cdm_value *value);
+int cdm_value_set_int64(cdm_value *value, int64_t v);
+int cdm_value_set_double(cdm_value *value, double v);
+int cdm_value_set_bool(cdm_value *value, int v);
+int cdm_value_set_date(cdm_value *value, double seconds_since_2001);
+int cdm_value_set_text(cdm_value *value, const char *text, long text_length);
+int cdm_value_set_blob(cdm_value *value, const void *bytes, size_t length);
+int cdm_value_set_object(cdm_value *value, cdm_object *object);
+
+/* ---------------------------------------------------------------------------------------------
+** Stores, for hosts that make source stores (tests, generators). Instances made here are
+** cdm_object handles valid until the store is closed (or cdm_object_release), on the creating thread.
+*/
+typedef struct cdm_store cdm_store;
+
+/* Creates a new empty store in Core Data's layout for `model`. Always sets *out; caller closes it
+** with cdm_store_close. CDM_MIGRATION_MANAGER_DESTINATION_STORE/CDM_SQLITE/CDM_IO on failure. */
+int cdm_store_create(const cdm_model *model, const char *path, cdm_store **out);
+int cdm_store_insert(cdm_store *store, const char *entity, cdm_object **out);
+/* Writes everything inserted and changed so far, with Core Data's bookkeeping, and commits. */
+int cdm_store_save(cdm_store *store);
+/* Closes the store (unsaved changes are rolled back) and frees the handle and its instances. NULL is harmless. */
+void cdm_store_close(cdm_store *store);
+
+int cdm_store_errcode(const cdm_store *store);
+const char *cdm_store_errmsg(const cdm_store *store);
+const cdm_error *cdm_store_error(const cdm_store *store);
+
+/* Internal: lets the tests check that the header's structs and the library agree. */
+int cdm_internal_abi_check(size_t policy_size, size_t progress_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CDMIGRATE_H */

@@ -778,3 +778,13 @@ public final class PersistentStore: ObjectContext {
                          [primaryKeyValue(object), primaryKeyValue(target)])
     }
 }
+
+extension PersistentStore {
+    /// Closes a store written as a private file so that it has the shape of a store Core Data
+    /// wrote (WAL journal mode), ready to be renamed into place.
+    func closeForHandOver() throws {
+        try save()
+        try database.exec("PRAGMA journal_mode=WAL")
+        close()
+    }
+}

@@ -231,10 +231,12 @@ public final class MigrationManager {
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             let id = mappingID(mapping)
-            let total = try associations.count(mapping: id)
+            // The default policy with no relationship mappings has nothing to do per instance.
+            let idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            let total = idle ? 0 : try associations.count(mapping: id)
             var processed = 0
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-            try associations.forEach(mapping: id) { association in
+            if !idle { try associations.forEach(mapping: id) { association in
                 try checkCancelled()
                 guard let dInstance = try destination.object(with: association.destinationID(in: destinationModel, store: destination)) else { return }
                 currentDestination = dInstance
@@ -245,7 +247,7 @@ public final class MigrationManager {
                 processed += 1
                 if processed % batchSize == 0 { try destination.save() }
                 try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
-            }
+            } }
             try policies[index].endRelationshipCreation(forMapping: mapping, manager: self)
             try destination.save()
             finishStep()

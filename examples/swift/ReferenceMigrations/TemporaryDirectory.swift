@@ -16,7 +16,7 @@ public enum TemporaryDirectory {
             return mkdtemp(pointer) != nil
         }
         guard made else { throw MigrationError(.io, "cannot create a temporary directory under '\(base)'") }
-        return String(cString: template)
+        return String(decoding: template.prefix(while: { $0 != 0 }).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// Creates a directory (and its parents) if it does not exist.

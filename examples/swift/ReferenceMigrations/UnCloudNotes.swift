@@ -56,9 +56,9 @@ public enum UnCloudNotes {
     @discardableResult
     public static func generateSource(version: Int, at path: String, count: Int = 240, seed: UInt64 = 4) throws -> [GeneratedNote] {
         var random = SeededGenerator(seed: seed &+ UInt64(version))
-        let model = try model(version: version)
+        let storeModel = try Self.model(version: version)
         var generated: [GeneratedNote] = []
-        try StoreAccess.createStore(at: path, model: model) { store in
+        try StoreAccess.createStore(at: path, model: storeModel) { store in
             for i in 0..<count {
                 let note = try store.insertObject(entityName: "Note")
                 var g = GeneratedNote(title: "Note \(i + 1)", body: body(i, &random), dateCreated: nil, displayIndex: Int64(i), images: [])
@@ -104,9 +104,9 @@ public enum UnCloudNotes {
     /// The model version of a store: the first of v4, v3, v2, v1 whose version hashes it matches.
     public static func version(ofStoreAt path: String) throws -> Int {
         for version in versions.reversed() {
-            let model = try model(version: version)
+            let candidate = try Self.model(version: version)
             do {
-                let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: true)
+                let store = try PersistentStore.open(at: path, model: candidate, readOnly: true, checkVersion: true)
                 store.close()
                 return version
             } catch let error as MigrationError where error.code == .incompatibleVersionHash {

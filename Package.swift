@@ -17,6 +17,6 @@ let package = Package(
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
-        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"]),
+        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"], exclude: ["Fixtures"]),
     ]
 )

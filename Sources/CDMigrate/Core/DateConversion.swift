@@ -49,6 +49,9 @@ public enum DateConversion {
         guard var year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
               (1...12).contains(month), (1...31).contains(day) else { return nil }
         if negativeYear { year = -year }
+        // Reject days the month does not have (2017-02-30), rather than rolling into the next month.
+        let (_, checkedMonth, checkedDay) = civilFromDays(daysFromCivil(year: year, month: month, day: day))
+        guard checkedMonth == month, checkedDay == day else { return nil }
         var seconds = 0.0
         if i < chars.count && (chars[i] == UInt8(ascii: "T") || chars[i] == UInt8(ascii: " ")) {
             i += 1
@@ -58,15 +61,20 @@ public enum DateConversion {
                 guard let second = number(2), second <= 60 else { return nil }
                 seconds += Double(second)
                 if expect(".") {
-                    var scale = 0.1
+                    // The fraction as one integer over a power of ten: summing digit by digit drifts.
+                    var numerator = 0.0
+                    var denominator = 1.0
                     var digits = 0
                     while i < chars.count, chars[i] >= 48, chars[i] <= 57 {
-                        seconds += Double(chars[i] - 48) * scale
-                        scale /= 10
+                        if digits < 15 {
+                            numerator = numerator * 10 + Double(chars[i] - 48)
+                            denominator *= 10
+                        }
                         i += 1
                         digits += 1
                     }
                     if digits == 0 { return nil }
+                    seconds += numerator / denominator
                 }
             }
             if i < chars.count {
@@ -87,7 +95,10 @@ public enum DateConversion {
     }
 
     /// `YYYY-MM-DDTHH:MM:SS[.fff]Z` for seconds since 2001.
+    /// Dates that are not finite or lie beyond years ±999,999 (which no calendar text can show)
+    /// come back as their number of seconds.
     public static func formatISO8601(_ referenceSeconds: Double) -> String {
+        guard referenceSeconds.isFinite, abs(referenceSeconds) < 3.1e13 else { return Value.format(referenceSeconds) }
         let unix = referenceSeconds + Value.referenceDateOffset
         let wholeSeconds = unix.rounded(.down)
         var fraction = unix - wholeSeconds
@@ -101,7 +112,8 @@ public enum DateConversion {
             let s = String(n)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        var text = "\(pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        // Years before 1 BC keep the sign in front of the padding (-0044), as ISO 8601 writes them.
+        var text = "\(y < 0 ? "-" + pad(-y, 4) : pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if millis != 0 { text += "." + pad(millis, 3) }
         return text + "Z"
     }

@@ -34,7 +34,8 @@ public enum JSON: Equatable {
         let root: UnsafeMutablePointer<json_t>? = bytes.withUnsafeBufferPointer { buffer in
             buffer.baseAddress.flatMap { base in
                 base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
-                    json_loadb($0, count, Int(JSON_DECODE_ANY | JSON_ALLOW_NUL), &error)
+                    // Duplicate keys are refused: the later one would silently win, hiding a mistake.
+                    json_loadb($0, count, Int(JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_REJECT_DUPLICATES), &error)
                 }
             }
         }

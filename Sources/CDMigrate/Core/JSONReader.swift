@@ -83,10 +83,19 @@ struct JSONReader {
     /// A version hash given as base64 (Core Data's form) or as 64 hex digits.
     mutating func hash(_ key: String) -> [UInt8]? {
         guard let text = string(key) else { return nil }
-        if text.count == 64, text.allSatisfy({ $0.isHexDigit }) {
+        // ASCII hex only (Character.isHexDigit would also take full-width digits).
+        let utf8 = Array(text.utf8)
+        func nibble(_ c: UInt8) -> UInt8? {
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): return c - 48
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): return c - 87
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): return c - 55
+            default: return nil
+            }
+        }
+        if utf8.count == 64, utf8.allSatisfy({ nibble($0) != nil }) {
             var bytes: [UInt8] = []
-            var chars = text.makeIterator()
-            while let h = chars.next(), let l = chars.next() { bytes.append(UInt8((h.hexDigitValue ?? 0) << 4 | (l.hexDigitValue ?? 0))) }
+            for i in stride(from: 0, to: 64, by: 2) { bytes.append((nibble(utf8[i]) ?? 0) << 4 | (nibble(utf8[i + 1]) ?? 0)) }
             return bytes
         }
         guard let bytes = Base64.decode(text), bytes.count == 32 else {

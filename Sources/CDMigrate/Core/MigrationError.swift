@@ -105,7 +105,7 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// Several problems as one error: the single one itself, or `code` with all of them underlying.
     public static func collecting(_ errors: [MigrationError], code: Code, summary: String) -> MigrationError? {
         if errors.isEmpty { return nil }
-        if errors.count == 1 && errors[0].code == code { return errors[0] }
+        if errors.count == 1 { return errors[0] }
         return MigrationError(code, "\(summary): \(errors.count) problem\(errors.count == 1 ? "" : "s")", underlying: errors)
     }
 }

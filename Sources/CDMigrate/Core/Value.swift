@@ -129,14 +129,26 @@ public enum Value: CustomStringConvertible {
     }
 
     /// Parses the 8-4-4-4-12 form (either case); nil when malformed.
+    /// Also takes the 32 hex digits without dashes; dashes elsewhere and non-ASCII digits are refused.
     public static func uuidBytes(_ text: String) -> [UInt8]? {
-        let digits = text.filter { $0 != "-" }
-        guard digits.count == 32, text.count == 36 || text.count == 32 else { return nil }
+        let chars = Array(text.utf8)
+        let dashes = chars.count == 36 ? [8, 13, 18, 23] : []
+        guard chars.count == 32 || chars.count == 36 else { return nil }
         var bytes: [UInt8] = []
         var high: UInt8? = nil
-        for c in digits {
-            guard let v = c.hexDigitValue else { return nil }
-            if let h = high { bytes.append(h << 4 | UInt8(v)); high = nil } else { high = UInt8(v) }
+        for (i, c) in chars.enumerated() {
+            if dashes.contains(i) {
+                guard c == UInt8(ascii: "-") else { return nil }
+                continue
+            }
+            let v: UInt8
+            switch c {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): v = c - 48
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): v = c - 87
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - 55
+            default: return nil
+            }
+            if let h = high { bytes.append(h << 4 | v); high = nil } else { high = v }
         }
         return bytes
     }

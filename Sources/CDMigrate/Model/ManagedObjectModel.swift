@@ -142,6 +142,10 @@ public final class ManagedObjectModel {
                 if relationship.minCount < 0 || relationship.maxCount < 0 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
                     problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' has minCount \(relationship.minCount) and maxCount \(relationship.maxCount)", path: p + ".minCount"))
                 }
+                if !relationship.isToMany && relationship.maxCount != 1 {
+                    // A to-one holds at most one object; any other maximum means toMany was forgotten.
+                    problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' is to-one, so its maxCount must be 1, not \(relationship.maxCount)", path: p + ".maxCount"))
+                }
                 if relationship.isOrdered && !relationship.isToMany {
                     problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' is ordered but not to-many", path: p + ".ordered"))
                 }

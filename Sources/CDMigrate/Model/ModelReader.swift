@@ -122,11 +122,14 @@ public enum ModelReader {
             switch json {
             case .integer(let i): return .success(.decimal(String(i)))
             case .double(let d): return .success(.decimal(Value.format(d)))
-            case .string(let s) where Double(s) != nil: return .success(.decimal(s))
+            case .string(let s) where isDecimalText(s): return .success(.decimal(s))
             default: return wrong("a number or a numeric string")
             }
         case .double, .float:
             guard let d = json.doubleValue else { return wrong("a number") }
+            if type == .float && abs(d) > Double(Float.greatestFiniteMagnitude) {
+                return .failure(DefaultValueProblem("default value \(Value.format(d)) does not fit in float"))
+            }
             return .success(.double(d))
         case .string:
             guard let s = json.stringValue else { return wrong("a string") }
@@ -148,6 +151,27 @@ public enum ModelReader {
             guard let s = json.stringValue else { return wrong("a string") }
             return .success(.uri(s))
         }
+    }
+
+    /// Plain decimal notation (`-12.5`, `3e-2`): what NSDecimalNumber reads, without the
+    /// `nan`, `inf` and hexadecimal forms that `Double(_:)` would also take.
+    static func isDecimalText(_ s: String) -> Bool {
+        var chars = Array(s.utf8)[...]
+        func digits() -> Int {
+            var n = 0
+            while let c = chars.first, c >= 48, c <= 57 { chars = chars.dropFirst(); n += 1 }
+            return n
+        }
+        if let c = chars.first, c == UInt8(ascii: "-") || c == UInt8(ascii: "+") { chars = chars.dropFirst() }
+        var mantissa = digits()
+        if chars.first == UInt8(ascii: ".") { chars = chars.dropFirst(); mantissa += digits() }
+        guard mantissa > 0 else { return false }
+        if let c = chars.first, c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
+            chars = chars.dropFirst()
+            if let c = chars.first, c == UInt8(ascii: "-") || c == UInt8(ascii: "+") { chars = chars.dropFirst() }
+            guard digits() > 0 else { return false }
+        }
+        return chars.isEmpty
     }
 
     struct DefaultValueProblem: Error {

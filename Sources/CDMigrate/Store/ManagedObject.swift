@@ -64,6 +64,7 @@ public final class ManagedObject: CustomStringConvertible {
 
     public func value(for relationship: RelationshipDescription) throws -> Value {
         if let context = context { return try context.relationshipValue(of: self, relationship) }
+        try checkFreeStanding(relationship)
         return relationshipValues[relationship.index]
     }
 
@@ -84,6 +85,7 @@ public final class ManagedObject: CustomStringConvertible {
     public func setValue(_ value: Value, for relationship: RelationshipDescription) throws {
         let targets = try RelationshipValue.instances(in: value, for: relationship, of: entity)
         if let context = context { return try context.setRelationship(of: self, relationship, to: targets) }
+        try checkFreeStanding(relationship)
         relationshipValues[relationship.index] = relationship.isToMany ? .collection(targets.map { .object($0) }) : (targets.first.map { .object($0) } ?? .null)
     }
 
@@ -94,6 +96,7 @@ public final class ManagedObject: CustomStringConvertible {
         }
         _ = try RelationshipValue.instances(in: .collection(objects.map { .object($0) }), for: relationship, of: entity)
         if let context = context { return try context.addToRelationship(of: self, relationship, objects) }
+        try checkFreeStanding(relationship)
         var current = relationshipValues[relationship.index].elements
         for object in objects where !current.contains(.object(object)) { current.append(.object(object)) }
         relationshipValues[relationship.index] = .collection(current)
@@ -105,11 +108,23 @@ public final class ManagedObject: CustomStringConvertible {
             throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is a to-one relationship; set it to nil instead")
         }
         if let context = context { return try context.removeFromRelationship(of: self, relationship, objects) }
+        try checkFreeStanding(relationship)
         let removed = Set(objects.map { ObjectIdentifier($0) })
         relationshipValues[relationship.index] = .collection(relationshipValues[relationship.index].elements.filter {
             guard let o = $0.object else { return true }
             return !removed.contains(ObjectIdentifier(o))
         })
+    }
+
+    /// A relationship of another entity, or an instance whose store is gone (its relationships
+    /// lived only there), is an error rather than an out-of-range index.
+    private func checkFreeStanding(_ relationship: RelationshipDescription) throws {
+        guard relationship.index < relationshipValues.count, entity.relationships[relationship.index] === relationship else {
+            if relationshipValues.isEmpty && !entity.relationships.isEmpty {
+                throw MigrationError(.invalidArgument, "instance \(objectID.uriRepresentation): its store was released, so relationship '\(relationship.name)' cannot be read or written")
+            }
+            throw MigrationError(.invalidArgument, "'\(relationship.name)' is not a relationship of entity '\(entity.name)'")
+        }
     }
 
     /// `dictionaryWithValuesForKeys:` over all attributes (or the keys given).

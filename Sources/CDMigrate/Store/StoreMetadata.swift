@@ -33,13 +33,78 @@ public struct StoreMetadata: Equatable {
         self.isEmpty = false
     }
 
+    /// Keys this struct keeps in its own fields.
+    static let storeTypeKey = "NSStoreType"
+    static let versionHashesKey = "NSStoreModelVersionHashes"
+    static let versionIdentifiersKey = "NSStoreModelVersionIdentifiers"
+    /// Entries Core Data always writes, with the values it writes when the store has none.
+    static let defaultEntries: [(key: String, value: PropertyListValue)] = [
+        ("NSPersistenceFrameworkVersion", .integer(847)),
+        ("NSStoreModelVersionHashesVersion", .integer(3)),
+        ("_NSAutoVacuumLevel", .string("2")),
+    ]
+
     /// Reads the metadata from `Z_UUID` and the bytes of `Z_PLIST` (empty bytes give `isEmpty`).
     public init(storeUUID: String, plist: [UInt8]) throws {
-        throw MigrationError(.migrationManagerSourceStore, "store metadata is not readable yet")
+        self.storeUUID = storeUUID
+        self.storeType = "SQLite"
+        self.versionHashes = [:]
+        self.versionIdentifiers = []
+        self.otherEntries = []
+        self.isEmpty = plist.isEmpty
+        if plist.isEmpty { return }
+
+        func malformed(_ reason: String) -> MigrationError {
+            MigrationError(.migrationManagerSourceStore, "the metadata (Z_PLIST) of store \(storeUUID) \(reason)")
+        }
+        let root: PropertyListValue
+        do {
+            root = try BinaryPropertyList.decode(plist)
+        } catch let error as MigrationError {
+            throw malformed("is unreadable: \(error.message)")
+        }
+        guard case .dictionary(let members) = root else { throw malformed("is not a dictionary") }
+        for (key, value) in members {
+            switch key {
+            case StoreMetadata.storeTypeKey:
+                guard case .string(let type) = value else { throw malformed("has a \(key) that is not a string") }
+                storeType = type
+            case StoreMetadata.versionHashesKey:
+                guard case .dictionary(let hashes) = value else { throw malformed("has a \(key) that is not a dictionary") }
+                for (entity, hash) in hashes {
+                    guard case .data(let bytes) = hash, bytes.count == 32 else {
+                        throw malformed("has a version hash for entity \(entity) that is not 32 bytes of data")
+                    }
+                    versionHashes[entity] = bytes
+                }
+            case StoreMetadata.versionIdentifiersKey:
+                guard case .array(let identifiers) = value else { throw malformed("has a \(key) that is not an array") }
+                for identifier in identifiers {
+                    guard case .string(let text) = identifier else { throw malformed("has a \(key) entry that is not a string") }
+                    versionIdentifiers.append(text)
+                }
+            default:
+                otherEntries.append((key, value))
+            }
+        }
     }
 
-    /// The `Z_PLIST` bytes.
+    /// The `Z_PLIST` bytes: the fields of this struct, Core Data's usual entries where missing,
+    /// then every other entry in order (so reading them back gives equal metadata).
+    /// Empty metadata stays empty.
     public func plistBytes() -> [UInt8] {
-        return []
+        if isEmpty { return [] }
+        let hashes = versionHashes.keys.sorted().map { (key: $0, value: PropertyListValue.data(versionHashes[$0] ?? [])) }
+        var members: [(key: String, value: PropertyListValue)] = [
+            (StoreMetadata.versionHashesKey, .dictionary(hashes)),
+            (StoreMetadata.versionIdentifiersKey, .array(versionIdentifiers.map { .string($0) })),
+            (StoreMetadata.storeTypeKey, .string(storeType)),
+        ]
+        for entry in StoreMetadata.defaultEntries where !otherEntries.contains(where: { $0.key == entry.key }) {
+            members.append(entry)
+        }
+        let reserved = [StoreMetadata.versionHashesKey, StoreMetadata.versionIdentifiersKey, StoreMetadata.storeTypeKey]
+        members += otherEntries.filter { !reserved.contains($0.key) }
+        return BinaryPropertyList.encode(.dictionary(members))
     }
 }

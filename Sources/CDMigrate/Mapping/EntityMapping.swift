@@ -1,0 +1,61 @@
+/// NSEntityMapping: how instances of one source entity become instances of a destination entity.
+public final class EntityMapping {
+    public let name: String
+    public let mappingType: EntityMappingType
+    public let sourceEntityName: String?
+    public let destinationEntityName: String?
+    /// The source expression as written (Xcode's FETCH form or a plain predicate); nil means no source instances.
+    public let sourceExpressionText: String?
+    public let sourceExpression: SourceExpression?
+    public let attributeMappings: [PropertyMapping]
+    public let relationshipMappings: [PropertyMapping]
+    /// The custom policy's name (Core Data's entityMigrationPolicyClassName).
+    public let entityMigrationPolicyClassName: String?
+    public let userInfo: [String: String]
+    /// The version hashes of the entities the mapping was written for, when recorded.
+    public let sourceEntityVersionHash: [UInt8]?
+    public let destinationEntityVersionHash: [UInt8]?
+    /// The entities' properties when the mapping was written (name → type, or "→Entity" / "→*Entity"
+    /// for relationships), so a hash mismatch can say what changed.
+    public let sourceEntitySnapshot: [String: String]?
+    public let destinationEntitySnapshot: [String: String]?
+    /// Where the mapping stands in the mapping JSON.
+    public let path: String
+
+    /// Resolved by `MappingModel.validate(sourceModel:destinationModel:)`.
+    public internal(set) var sourceEntity: EntityDescription?
+    public internal(set) var destinationEntity: EntityDescription?
+
+    init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
+         sourceExpressionText: String?, sourceExpression: SourceExpression?, attributeMappings: [PropertyMapping],
+         relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: String],
+         sourceEntityVersionHash: [UInt8]?, destinationEntityVersionHash: [UInt8]?,
+         sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String) {
+        self.name = name
+        self.mappingType = mappingType
+        self.sourceEntityName = sourceEntityName
+        self.destinationEntityName = destinationEntityName
+        self.sourceExpressionText = sourceExpressionText
+        self.sourceExpression = sourceExpression
+        self.attributeMappings = attributeMappings
+        self.relationshipMappings = relationshipMappings
+        self.entityMigrationPolicyClassName = entityMigrationPolicyClassName
+        self.userInfo = userInfo
+        self.sourceEntityVersionHash = sourceEntityVersionHash
+        self.destinationEntityVersionHash = destinationEntityVersionHash
+        self.sourceEntitySnapshot = sourceEntitySnapshot
+        self.destinationEntitySnapshot = destinationEntitySnapshot
+        self.path = path
+    }
+
+    public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }
+    public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
+
+    /// The property snapshot format written into mappings: attribute → type name, relationship → "→Dest" or "→*Dest".
+    public static func snapshot(of entity: EntityDescription) -> [String: String] {
+        var snapshot: [String: String] = [:]
+        for a in entity.attributes { snapshot[a.name] = a.attributeType.rawValue }
+        for r in entity.relationships { snapshot[r.name] = (r.isToMany ? "→*" : "→") + r.destinationEntityName }
+        return snapshot
+    }
+}

@@ -1,0 +1,129 @@
+/// Checks a mapping model against its source and destination models before anything runs.
+///
+/// Where Core Data says only "Mismatch between mapping and source/destination models", the errors
+/// here name the entity mapping, the property and, when the mapping recorded the entity's version
+/// hash and properties, what changed since it was written.
+extension MappingModel {
+    public func validate(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws {
+        var problems: [MigrationError] = []
+        var names: [String: String] = [:]
+        for mapping in entityMappings {
+            if let earlier = names[mapping.name] {
+                problems.append(MigrationError(.invalidMapping, "duplicate entity mapping name '\(mapping.name)' (also at \(earlier))", path: mapping.path + ".name"))
+            }
+            names[mapping.name] = mapping.path
+        }
+        for mapping in entityMappings {
+            problems += validate(mapping, sourceModel: sourceModel, destinationModel: destinationModel)
+        }
+        if let error = MigrationError.collecting(problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")does not fit its models") {
+            throw error
+        }
+    }
+
+    private func validate(_ mapping: EntityMapping, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) -> [MigrationError] {
+        var problems: [MigrationError] = []
+        mapping.sourceEntity = nil
+        mapping.destinationEntity = nil
+        if let name = mapping.sourceEntityName {
+            if let entity = sourceModel.entity(named: name) {
+                mapping.sourceEntity = entity
+                if let problem = MappingModel.versionProblem(mapping: mapping, recorded: mapping.sourceEntityVersionHash, snapshot: mapping.sourceEntitySnapshot, entity: entity, side: "source") {
+                    problems.append(MigrationError(.invalidMapping, problem, path: mapping.path + ".sourceEntityVersionHash"))
+                }
+            } else {
+                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': source entity '\(name)' is not in the source model\(MappingModel.suggestion(name, among: sourceModel.entities.map { $0.name }))", path: mapping.path + ".sourceEntity"))
+            }
+        }
+        if let name = mapping.destinationEntityName {
+            if let entity = destinationModel.entity(named: name) {
+                mapping.destinationEntity = entity
+                if entity.isAbstract && mapping.sourceExpression != nil && mapping.entityMigrationPolicyClassName == nil {
+                    problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is abstract, so the default policy cannot create instances of it", path: mapping.path + ".destinationEntity"))
+                }
+                if let problem = MappingModel.versionProblem(mapping: mapping, recorded: mapping.destinationEntityVersionHash, snapshot: mapping.destinationEntitySnapshot, entity: entity, side: "destination") {
+                    problems.append(MigrationError(.invalidMapping, problem, path: mapping.path + ".destinationEntityVersionHash"))
+                }
+            } else {
+                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is not in the destination model\(MappingModel.suggestion(name, among: destinationModel.entities.map { $0.name }))", path: mapping.path + ".destinationEntity"))
+            }
+        }
+        if mapping.sourceExpression == nil, mapping.sourceEntityName != nil, mapping.mappingType != .add, mapping.mappingType != .remove {
+            addWarning("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
+        }
+        if let destination = mapping.destinationEntity {
+            for property in mapping.attributeMappings {
+                if destination.attribute(named: property.name) == nil {
+                    let hint = destination.relationship(named: property.name) != nil ? " ('\(property.name)' is a relationship: map it under relationshipMappings)" : MappingModel.suggestion(property.name, among: destination.attributes.map { $0.name })
+                    problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no attribute '\(property.name)'\(hint)", path: property.path))
+                }
+            }
+            for property in mapping.relationshipMappings {
+                if destination.relationship(named: property.name) == nil {
+                    let hint = destination.attribute(named: property.name) != nil ? " ('\(property.name)' is an attribute: map it under attributeMappings)" : MappingModel.suggestion(property.name, among: destination.relationships.map { $0.name })
+                    problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no relationship '\(property.name)'\(hint)", path: property.path))
+                }
+            }
+        } else if !mapping.attributeMappings.isEmpty || !mapping.relationshipMappings.isEmpty {
+            if mapping.destinationEntityName == nil {
+                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)' has property mappings but no destination entity", path: mapping.path + ".destinationEntity"))
+            }
+        }
+        for property in mapping.attributeMappings + mapping.relationshipMappings {
+            guard let expression = property.valueExpression else { continue }
+            problems += ExpressionChecker(mappingModel: self, mapping: mapping, property: property).check(expression)
+        }
+        return problems
+    }
+
+    /// Why a recorded version hash no longer matches the model's entity, or nil when it does.
+    static func versionProblem(mapping: EntityMapping, recorded: [UInt8]?, snapshot: [String: String]?, entity: EntityDescription, side: String) -> String? {
+        guard let recorded = recorded, recorded != entity.versionHash else { return nil }
+        var text = "entity mapping '\(mapping.name)' was written for another version of \(side) entity '\(entity.name)'"
+        guard let snapshot = snapshot else {
+            return text + " (its version hash differs; record \(side)EntityProperties in the mapping to see what changed)"
+        }
+        let now = EntityMapping.snapshot(of: entity)
+        var changes: [String] = []
+        for (name, then) in snapshot.sorted(by: { $0.key < $1.key }) {
+            let kind = then.hasPrefix("→") ? "relationship" : "attribute"
+            if let current = now[name] {
+                if current != then { changes.append("\(kind) '\(name)' changed from \(then) to \(current)") }
+            } else {
+                changes.append("\(kind) '\(name)' removed")
+            }
+        }
+        for (name, current) in now.sorted(by: { $0.key < $1.key }) where snapshot[name] == nil {
+            changes.append("\(current.hasPrefix("→") ? "relationship" : "attribute") '\(name)' added")
+        }
+        if changes.isEmpty { changes.append("no property changed; the entity's own settings (abstract, parent, optionality or hash modifier) did") }
+        text += ": " + changes.joined(separator: "; ")
+        return text
+    }
+
+    /// " (did you mean 'x'?)" when a name is close to one that exists.
+    static func suggestion(_ name: String, among candidates: [String]) -> String {
+        let lowered = name.lowercased()
+        var best: (String, Int)?
+        for candidate in candidates {
+            let d = editDistance(lowered, candidate.lowercased())
+            if d <= max(2, name.count / 3), d < name.count, d < (best?.1 ?? Int.max) { best = (candidate, d) }
+        }
+        return best.map { " (did you mean '\($0.0)'?)" } ?? ""
+    }
+
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

@@ -1,0 +1,20 @@
+/// NSPropertyMapping: a destination property and the value expression that computes it.
+public final class PropertyMapping {
+    /// The destination attribute or relationship name.
+    public let name: String
+    /// The expression as written; nil means "no value" (the destination default stays).
+    public let valueExpressionText: String?
+    /// Parsed once when the mapping model loads.
+    public let valueExpression: ValueExpression?
+    public let userInfo: [String: String]
+    /// Where the mapping stands in the mapping JSON, for error messages.
+    public let path: String
+
+    init(name: String, valueExpressionText: String?, valueExpression: ValueExpression?, userInfo: [String: String], path: String) {
+        self.name = name
+        self.valueExpressionText = valueExpressionText
+        self.valueExpression = valueExpression
+        self.userInfo = userInfo
+        self.path = path
+    }
+}

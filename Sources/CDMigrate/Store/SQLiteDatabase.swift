@@ -1,0 +1,200 @@
+import CSQLite
+
+/// A connection to an SQLite database: the thin layer every store operation goes through.
+///
+/// Statements are cached by their SQL text, so the hot paths of a migration (one INSERT per row,
+/// one SELECT per relationship look-up) prepare each statement once. Every failure is a
+/// `MigrationError(.sqlite, …)` carrying SQLite's own message and the SQL at fault.
+public final class SQLiteDatabase {
+    public enum OpenMode {
+        /// Reads only; SQLite refuses every write.
+        case readOnly
+        /// Reads and writes an existing file.
+        case readWrite
+        /// Reads and writes, creating the file when it is missing.
+        case create
+    }
+
+    public let path: String
+    public let mode: OpenMode
+    private(set) var handle: OpaquePointer?
+    private var cache: [String: SQLiteStatement] = [:]
+    /// Statements prepared outside the cache (kept by their owner, or a cached one was busy); finalized on close.
+    private var extraStatements: [Weak<SQLiteStatement>] = []
+
+    public init(path: String, mode: OpenMode) throws {
+        self.path = path
+        self.mode = mode
+        var flags: Int32
+        switch mode {
+        case .readOnly: flags = SQLITE_OPEN_READONLY
+        case .readWrite: flags = SQLITE_OPEN_READWRITE
+        case .create: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        }
+        // One connection per store, used from one thread at a time: no mutex needed.
+        flags |= SQLITE_OPEN_NOMUTEX
+        var db: OpaquePointer?
+        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        if rc != SQLITE_OK {
+            let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_close_v2(db)
+            throw MigrationError(.sqlite, "cannot open SQLite database '\(path)': \(message)")
+        }
+        handle = db
+        sqlite3_extended_result_codes(db, 1)
+        // Wait a little for another connection (e.g. a host app) instead of failing at once.
+        sqlite3_busy_timeout(db, 5000)
+    }
+
+    deinit { close() }
+
+    public var isOpen: Bool { handle != nil }
+
+    /// Finalizes every statement and closes the connection; harmless when already closed.
+    public func close() {
+        guard let db = handle else { return }
+        for statement in cache.values { statement.finalize() }
+        cache.removeAll()
+        for weak in extraStatements { weak.value?.finalize() }
+        extraStatements.removeAll()
+        sqlite3_close_v2(db)
+        handle = nil
+    }
+
+    // MARK: Errors
+
+    /// The error for a failed call, with SQLite's message and the SQL it ran.
+    func error(_ rc: Int32, sql: String?, what: String? = nil) -> MigrationError {
+        var message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
+        if message.isEmpty || message == "not an error" { message = String(cString: sqlite3_errstr(rc)) }
+        var text = "\(what ?? "SQLite error") in '\(path)': \(message) (code \(rc))"
+        if let sql = sql { text += " — SQL: \(sql)" }
+        return MigrationError(.sqlite, text)
+    }
+
+    func openHandle(sql: String?) throws -> OpaquePointer {
+        guard let db = handle else {
+            throw MigrationError(.sqlite, "the database '\(path)' is closed\(sql.map { " — SQL: \($0)" } ?? "")")
+        }
+        return db
+    }
+
+    /// The extended result code of the last failure.
+    public var lastErrorCode: Int32 { handle.map { sqlite3_extended_errcode($0) } ?? SQLITE_MISUSE }
+
+    // MARK: Running SQL
+
+    /// Runs one or more statements that return no rows.
+    public func exec(_ sql: String) throws {
+        let db = try openHandle(sql: sql)
+        var errorMessage: UnsafeMutablePointer<CChar>?
+        let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
+        if rc != SQLITE_OK {
+            let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
+            sqlite3_free(errorMessage)
+            throw MigrationError(.sqlite, "SQLite error in '\(path)': \(message) (code \(rc)) — SQL: \(sql)")
+        }
+    }
+
+    /// A prepared statement for `sql`, reused from the cache when it is not in the middle of a
+    /// query (a nested query with the same SQL gets its own statement).
+    public func prepare(_ sql: String) throws -> SQLiteStatement {
+        if let cached = cache[sql] {
+            if !cached.isBusy {
+                cached.reset()
+                return cached
+            }
+            return try prepareUncached(sql)
+        }
+        let statement = try prepareStatement(sql)
+        cache[sql] = statement
+        return statement
+    }
+
+    /// A statement outside the cache (for its owner to keep), finalized when released or when the database closes.
+    public func prepareUncached(_ sql: String) throws -> SQLiteStatement {
+        let statement = try prepareStatement(sql)
+        extraStatements.removeAll { $0.value == nil }
+        extraStatements.append(Weak(statement))
+        return statement
+    }
+
+    private func prepareStatement(_ sql: String) throws -> SQLiteStatement {
+        let db = try openHandle(sql: sql)
+        var stmt: OpaquePointer?
+        let rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nil)
+        guard rc == SQLITE_OK, let prepared = stmt else {
+            sqlite3_finalize(stmt)
+            throw error(rc, sql: sql, what: "cannot prepare statement")
+        }
+        return SQLiteStatement(database: self, handle: prepared, sql: sql)
+    }
+
+    /// Runs a statement that returns no rows, with its arguments.
+    public func run(_ sql: String, _ arguments: [Value] = []) throws {
+        let statement = try prepare(sql)
+        try statement.bind(arguments)
+        while try statement.step() {}
+        statement.reset()
+    }
+
+    /// The first column of the first row, or nil when there is no row.
+    public func scalar(_ sql: String, _ arguments: [Value] = []) throws -> SQLiteStatement.Raw? {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        guard try statement.step() else { return nil }
+        return statement.raw(at: 0)
+    }
+
+    /// Every row of a query, each as raw column values (for small bookkeeping queries).
+    public func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[SQLiteStatement.Raw]] {
+        let statement = try prepare(sql)
+        defer { statement.reset() }
+        try statement.bind(arguments)
+        var result: [[SQLiteStatement.Raw]] = []
+        let count = statement.columnCount
+        while try statement.step() {
+            result.append((0..<count).map { statement.raw(at: $0) })
+        }
+        return result
+    }
+
+    // MARK: Transactions
+
+    /// True while a transaction is open (SQLite is not in autocommit mode).
+    public var isInTransaction: Bool {
+        guard let db = handle else { return false }
+        return sqlite3_get_autocommit(db) == 0
+    }
+
+    public func begin() throws { try exec("BEGIN") }
+    public func commit() throws { try exec("COMMIT") }
+
+    /// Rolls back the open transaction, if any.
+    public func rollback() throws {
+        if isInTransaction { try exec("ROLLBACK") }
+    }
+
+    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+
+    /// Rows changed by the last INSERT, UPDATE or DELETE.
+    public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    // MARK: Schema
+
+    /// Whether a table of that name exists (case-insensitive, as SQLite's names are).
+    public func tableExists(_ name: String) throws -> Bool {
+        return try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.string(name)]) != nil
+    }
+
+    /// The column names of a table, in order; empty when there is no such table.
+    public func columns(ofTable name: String) throws -> [String] {
+        return try rows("SELECT name FROM pragma_table_info(?)", [.string(name)]).compactMap { $0.first?.text }
+    }
+
+    /// Quotes an identifier for SQL.
+    public static func quote(_ identifier: String) -> String {
+        return "\"" + identifier.replacingAll("\"", with: "\"\"") + "\""
+    }
+}

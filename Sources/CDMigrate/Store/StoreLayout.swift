@@ -1,0 +1,518 @@
+/// The one place that knows Core Data's table and column names.
+///
+/// **Writing** (a new store for a model, `init(model:)`): names follow Core Data's rules —
+/// - one table per inheritance root, `Z` + the upper-cased name, starting with
+///   `Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER`; `<TABLE>_Z_ENT_INDEX` when it holds subentities;
+/// - attribute columns `Z` + the upper-cased name with `AttributeType.sqlColumnType`; a name already
+///   taken in the table (upper-casing, or sub-entities sharing the table) gets 1, 2, … appended. Names are
+///   claimed table by table, entity by entity in store order, own attributes then own to-ones;
+/// - a to-one: `Z<NAME>` INTEGER with `<TABLE>_<COLUMN>_INDEX`, plus `Z<n>_<NAME>` (the target's `Z_ENT`,
+///   n = the destination root's number) when the destination has subentities — the macOS Notes store shows
+///   this column only for such destinations (`ZTRASHFOLDER`, whose destination is a leaf, has none), plus
+///   `Z_FOK_<NAME>` when the inverse is an ordered to-many;
+/// - a one-to-many has no column on the to-many side; a one-to-one has a column on both tables;
+/// - a to-many without inverse: hidden column `Z<source entity number><NAME>` (indexed) on the destination's
+///   table (`Z_FOK_<n><NAME>` when ordered);
+/// - a many-to-many: a join table named after the side whose relationship name sorts last (on a tie, the
+///   side with the higher entity number): `Z_<its entity number><ITS RELATIONSHIP NAME>`, with one column
+///   per side, `Z_<entity number><name of the relationship pointing at that entity>` (Apple's
+///   `Z_12NOTES (Z_12FOLDERS, Z_9NOTES)`), primary key over both and an index on the second; an ordered side
+///   adds `Z_FOK_<column of the list's owner without Z_>` (unchecked against Apple's stores);
+/// - `Z_PRIMARYKEY`, `Z_METADATA`, `Z_MODELCACHE`.
+///
+/// **Reading** (`read(from:model:)`): entity numbers come from the store's `Z_PRIMARYKEY`, and every name
+/// computed by the rules is checked against the store's own schema; a name the store spells differently
+/// (another collision number, another entity number) is found among its columns, and a stored property
+/// with no column at all is an error naming the entity, the property and the table.
+public final class StoreLayout {
+    public struct TableDefinition {
+        public var name: String
+        /// Name and declared type, in order.
+        public var columns: [(name: String, type: String)]
+        /// For join tables: the composite primary key.
+        public var primaryKey: [String]
+        /// Index name and its columns.
+        public var indexes: [(name: String, columns: [String])]
+
+        /// The `CREATE TABLE` and `CREATE INDEX` statements, in Core Data's spelling.
+        public var createStatements: [String] {
+            var body = columns.map { column -> String in
+                column.name == "Z_PK" && primaryKey.isEmpty ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
+            }
+            if !primaryKey.isEmpty { body.append("PRIMARY KEY (\(primaryKey.joined(separator: ", ")))") }
+            var statements = ["CREATE TABLE \(name) ( \(body.joined(separator: ", ")) )"]
+            for index in indexes {
+                statements.append("CREATE INDEX \(index.name) ON \(name) (\(index.columns.joined(separator: ", ")))")
+            }
+            return statements
+        }
+    }
+
+    public let model: ManagedObjectModel
+    /// Entity tables then join tables, as planned (for a read layout, with the store's spellings).
+    public private(set) var tables: [TableDefinition] = []
+    /// Things a read layout noticed but could live with (e.g. a missing ordering column).
+    public private(set) var warnings: [String] = []
+
+    private var tableByEntity: [String: String] = [:]
+    private var numberByEntity: [String: Int] = [:]
+    private var entityByNumber: [Int: EntityDescription] = [:]
+    private var attributeColumns: [ObjectIdentifier: String] = [:]
+    private var storages: [ObjectIdentifier: RelationshipStorage] = [:]
+    /// Per table: how many model entities it holds (to leave out `Z_ENT IN (…)` when all of them are wanted).
+    private var entityCountByTable: [String: Int] = [:]
+
+    /// The layout of a new store for `model`, entity numbers from `entity.entityNumber`.
+    public init(model: ManagedObjectModel) {
+        self.model = model
+        var numbers: [String: Int] = [:]
+        for entity in model.entities { numbers[entity.name] = entity.entityNumber }
+        let plan = StoreLayout.plan(model: model, numbers: numbers)
+        install(plan, numbers: numbers)
+    }
+
+    private init(model: ManagedObjectModel, plan: Plan, numbers: [String: Int], warnings: [String], storeEntityCounts: [String: Int]) {
+        self.model = model
+        self.warnings = warnings
+        install(plan, numbers: numbers)
+        // A store may hold entities the model lacks (in the same tables): count those too, so
+        // their rows are never taken for the model's.
+        for (table, count) in storeEntityCounts { entityCountByTable[table] = max(entityCountByTable[table] ?? 0, count) }
+    }
+
+    private func install(_ plan: Plan, numbers: [String: Int]) {
+        tables = plan.tables
+        tableByEntity = plan.tableByEntity
+        attributeColumns = plan.attributeColumns
+        storages = plan.storages
+        numberByEntity = numbers
+        for entity in model.entities {
+            if let n = numbers[entity.name] { entityByNumber[n] = entity }
+            if let table = plan.tableByEntity[entity.name] { entityCountByTable[table, default: 0] += 1 }
+        }
+    }
+
+    // MARK: What the engine asks
+
+    /// The table holding the entity's rows (its root's table).
+    public func table(for entity: EntityDescription) -> String {
+        return tableByEntity[entity.name] ?? "Z" + entity.rootEntity.name.uppercased()
+    }
+
+    /// The entity's `Z_ENT`.
+    public func entityNumber(of entity: EntityDescription) -> Int {
+        return numberByEntity[entity.name] ?? entity.entityNumber
+    }
+
+    /// The entity a `Z_ENT` value stands for.
+    public func entity(forNumber number: Int) -> EntityDescription? { entityByNumber[number] }
+
+    /// The entity's number, and its descendants' when asked (depth-first order).
+    public func entityNumbers(of entity: EntityDescription, includingSubentities: Bool) -> [Int] {
+        let entities = includingSubentities ? entity.selfAndDescendants : [entity]
+        return entities.map { entityNumber(of: $0) }
+    }
+
+    /// `Z_ENT IN (…)` (or `= n`) selecting the entity's rows in its table, nil when every row of the
+    /// table qualifies. `qualifier` prefixes the column (e.g. "t." in a join).
+    public func entityRestriction(for entity: EntityDescription, includingSubentities: Bool, qualifier: String = "") -> String? {
+        let numbers = entityNumbers(of: entity, includingSubentities: includingSubentities)
+        if numbers.count == entityCountByTable[table(for: entity)] { return nil }
+        if numbers.count == 1 { return "\(qualifier)Z_ENT = \(numbers[0])" }
+        return "\(qualifier)Z_ENT IN (\(numbers.map(String.init).joined(separator: ", ")))"
+    }
+
+    /// The attribute's column; nil for a transient attribute (nothing stored).
+    public func column(for attribute: AttributeDescription) -> String? { attributeColumns[ObjectIdentifier(attribute)] }
+
+    /// How the relationship is stored.
+    public func storage(of relationship: RelationshipDescription) -> RelationshipStorage {
+        return storages[ObjectIdentifier(relationship)] ?? .transient
+    }
+
+    /// For the predicate-to-SQL translator: a key path that is one stored attribute of the entity →
+    /// its column and type; nil for anything else (relationships, key paths, transient attributes).
+    public func sqlColumn(forKeyPath keys: [String], of entity: EntityDescription) -> (sql: String, type: AttributeType)? {
+        guard keys.count == 1, let attribute = entity.attributesByName[keys[0]], let column = column(for: attribute) else { return nil }
+        return (column, attribute.attributeType)
+    }
+
+    /// What `PredicateSQLTranslator` needs to push a predicate on `entity` into a `WHERE` over its table.
+    public func columnResolver(for entity: EntityDescription) -> SQLColumnResolver {
+        return EntityColumns(layout: self, entity: entity)
+    }
+
+    private struct EntityColumns: SQLColumnResolver {
+        let layout: StoreLayout
+        let entity: EntityDescription
+        func sqlColumn(forKeyPath keys: [String]) -> (sql: String, type: AttributeType)? {
+            layout.sqlColumn(forKeyPath: keys, of: entity)
+        }
+    }
+
+    /// Every column of the entity's table that a row of this entity may fill from a relationship:
+    /// its to-one columns, and the hidden and ordering columns other entities' to-manys keep on it.
+    public func linkColumns(for entity: EntityDescription) -> [String] {
+        var columns: [String] = []
+        func add(_ name: String?) { if let n = name, !columns.contains(n) { columns.append(n) } }
+        for relationship in entity.relationships {
+            if case .foreignKey(let c, let e, let o) = storage(of: relationship) { add(c); add(e); add(o) }
+        }
+        for other in model.entities {
+            for relationship in other.ownRelationships {
+                guard let destination = relationship.destinationEntity, entity.isKind(of: destination) else { continue }
+                if case .hiddenColumn(_, let c, let o) = storage(of: relationship) { add(c); add(o) }
+            }
+        }
+        return columns
+    }
+
+    /// The statements creating every table and index of a new store, bookkeeping tables included.
+    public var createStatements: [String] {
+        var statements: [String] = []
+        for table in tables { statements += table.createStatements }
+        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
+        return statements
+    }
+
+    // MARK: Planning by the rules
+
+    private struct Plan {
+        var tables: [TableDefinition] = []
+        var tableByEntity: [String: String] = [:]
+        var attributeColumns: [ObjectIdentifier: String] = [:]
+        var storages: [ObjectIdentifier: RelationshipStorage] = [:]
+    }
+
+    /// A table being planned: its columns and the (upper-cased) names already taken.
+    private struct TableBuilder {
+        var definition: TableDefinition
+        var taken: Set<String>
+
+        init(name: String, entityTable: Bool) {
+            definition = TableDefinition(name: name, columns: [], primaryKey: [], indexes: [])
+            taken = []
+            if entityTable {
+                for column in ["Z_PK", "Z_ENT", "Z_OPT"] { _ = add(column, "INTEGER") }
+            }
+        }
+
+        /// Adds a column named `base`, or `base` + 1, 2, … when that is taken; returns the name used.
+        mutating func add(_ base: String, _ type: String) -> String {
+            var name = base
+            var n = 1
+            while taken.contains(name.uppercased()) { name = base + String(n); n += 1 }
+            taken.insert(name.uppercased())
+            definition.columns.append((name, type))
+            return name
+        }
+
+        mutating func index(_ column: String) {
+            definition.indexes.append(("\(definition.name)_\(column)_INDEX", [column]))
+        }
+    }
+
+    private static func plan(model: ManagedObjectModel, numbers: [String: Int]) -> Plan {
+        var plan = Plan()
+        func number(_ entity: EntityDescription) -> Int { numbers[entity.name] ?? entity.entityNumber }
+        var tableNames: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
+        func claimTable(_ base: String) -> String {
+            var name = base
+            var n = 1
+            while tableNames.contains(name.uppercased()) { name = base + String(n); n += 1 }
+            tableNames.insert(name.uppercased())
+            return name
+        }
+        let roots = model.entities.filter { $0.parent == nil }.sorted { number($0) < number($1) }
+        var builders: [TableBuilder] = []
+        var builderIndex: [String: Int] = [:]   // entity name → index in builders
+
+        // Pass 1: entity tables with attributes and to-one columns.
+        for root in roots {
+            var builder = TableBuilder(name: claimTable("Z" + root.name.uppercased()), entityTable: true)
+            let members = root.selfAndDescendants.sorted { number($0) < number($1) }
+            for entity in members {
+                plan.tableByEntity[entity.name] = builder.definition.name
+                builderIndex[entity.name] = builders.count
+                for attribute in entity.ownAttributes where !attribute.isTransient {
+                    plan.attributeColumns[ObjectIdentifier(attribute)] = builder.add("Z" + attribute.name.uppercased(), attribute.attributeType.sqlColumnType)
+                }
+                for relationship in entity.ownRelationships where !relationship.isTransient && !relationship.isToMany {
+                    let column = builder.add("Z" + relationship.name.uppercased(), "INTEGER")
+                    let suffix = String(column.dropFirst())
+                    var entityColumn: String? = nil
+                    if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
+                        entityColumn = builder.add("Z\(number(destination.rootEntity))_" + suffix, "INTEGER")
+                    }
+                    var orderColumn: String? = nil
+                    if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered, !inverse.isTransient {
+                        orderColumn = builder.add("Z_FOK_" + suffix, "INTEGER")
+                    }
+                    builder.index(column)
+                    plan.storages[ObjectIdentifier(relationship)] = .foreignKey(column: column, entityColumn: entityColumn, orderColumn: orderColumn)
+                }
+            }
+            if members.count > 1 { builder.index("Z_ENT") }
+            builders.append(builder)
+        }
+
+        // Pass 2: to-manys — hidden columns on their destinations' tables, and join tables.
+        var joinBuilders: [TableBuilder] = []
+        let all = model.entities.sorted { number($0) < number($1) }
+        for entity in all {
+            for relationship in entity.ownRelationships where relationship.isToMany && !relationship.isTransient {
+                let id = ObjectIdentifier(relationship)
+                guard plan.storages[id] == nil, let destination = relationship.destinationEntity else { continue }
+                guard let inverse = relationship.inverseRelationship, !inverse.isTransient else {
+                    // No inverse (or a transient one): Core Data's hidden column on the destination.
+                    guard let b = builderIndex[destination.name] else { continue }
+                    let column = builders[b].add("Z\(number(entity))" + relationship.name.uppercased(), "INTEGER")
+                    let order = relationship.isOrdered ? builders[b].add("Z_FOK_" + column.dropFirst(), "INTEGER") : nil
+                    builders[b].index(column)
+                    plan.storages[id] = .hiddenColumn(table: builders[b].definition.name, column: column, orderColumn: order)
+                    continue
+                }
+                if !inverse.isToMany {
+                    guard case .foreignKey(let column, let entityColumn, let orderColumn)? = plan.storages[ObjectIdentifier(inverse)],
+                          let inverseOwner = inverse.entity, let table = plan.tableByEntity[inverseOwner.name] else { continue }
+                    plan.storages[id] = .inverseForeignKey(table: table, column: column, entityColumn: entityColumn, orderColumn: orderColumn)
+                    continue
+                }
+                // Many-to-many: the side whose name sorts last names the table.
+                guard let owner = relationship.entity, let inverseOwner = inverse.entity else { continue }
+                let namerIsThis = relationship.name != inverse.name ? relationship.name > inverse.name : number(owner) >= number(inverseOwner)
+                let namer = namerIsThis ? relationship : inverse
+                let other = namerIsThis ? inverse : relationship
+                guard let namerEntity = namer.entity, let otherEntity = other.entity else { continue }
+                let table = claimTable("Z_\(number(namerEntity))" + namer.name.uppercased())
+                var builder = TableBuilder(name: table, entityTable: false)
+                let namerColumn = builder.add("Z_\(number(namerEntity))" + other.name.uppercased(), "INTEGER")
+                let otherColumn = builder.add("Z_\(number(otherEntity))" + namer.name.uppercased(), "INTEGER")
+                let namerOrder = namer.isOrdered ? builder.add("Z_FOK_" + namerColumn.dropFirst(2), "INTEGER") : nil
+                let otherOrder = other.isOrdered && other !== namer ? builder.add("Z_FOK_" + otherColumn.dropFirst(2), "INTEGER") : nil
+                builder.definition.primaryKey = [namerColumn, otherColumn]
+                builder.definition.indexes.append(("\(table)_\(otherColumn)_INDEX", [otherColumn, namerColumn]))
+                joinBuilders.append(builder)
+                plan.storages[ObjectIdentifier(namer)] = .joinTable(table: table, ownColumn: namerColumn, otherColumn: otherColumn, orderColumn: namerOrder, inverseOrderColumn: otherOrder)
+                if other !== namer {
+                    plan.storages[ObjectIdentifier(other)] = .joinTable(table: table, ownColumn: otherColumn, otherColumn: namerColumn, orderColumn: otherOrder, inverseOrderColumn: namerOrder)
+                }
+            }
+        }
+        plan.tables = builders.map { $0.definition } + joinBuilders.map { $0.definition }
+        return plan
+    }
+
+    // MARK: Reading an existing store
+
+    /// The layout of an existing store: numbers from its `Z_PRIMARYKEY`, names checked against its schema.
+    public static func read(from database: SQLiteDatabase, model: ManagedObjectModel) throws -> StoreLayout {
+        let where_ = "store '\(database.path)'"
+        guard try database.tableExists("Z_PRIMARYKEY") else {
+            throw MigrationError(.incompatibleVersionHash, "\(where_) is not a Core Data SQLite store: it has no Z_PRIMARYKEY table")
+        }
+        var storeNumbers: [String: (number: Int, superNumber: Int)] = [:]
+        for row in try database.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY") {
+            guard row.count == 3, let n = row[0].integer, let name = row[1].text else { continue }
+            storeNumbers[name] = (Int(n), Int(row[2].integer ?? 0))
+        }
+        var numbers: [String: Int] = [:]
+        var problems: [MigrationError] = []
+        for entity in model.entities {
+            guard let entry = storeNumbers[entity.name] else {
+                problems.append(MigrationError(.incompatibleVersionHash, "entity '\(entity.name)' of the model is not in the \(where_) (no Z_PRIMARYKEY row named '\(entity.name)')"))
+                continue
+            }
+            numbers[entity.name] = entry.number
+        }
+        for entity in model.entities {
+            guard let entry = storeNumbers[entity.name] else { continue }
+            let expected = entity.parent.flatMap { numbers[$0.name] } ?? 0
+            if entry.superNumber != expected {
+                let storeParent = storeNumbers.first(where: { $0.value.number == entry.superNumber })?.key
+                problems.append(MigrationError(.incompatibleVersionHash, "entity '\(entity.name)' has parent \(entity.parent.map { "'\($0.name)'" } ?? "none") in the model but \(storeParent.map { "'\($0)'" } ?? "none") in the \(where_)"))
+            }
+        }
+        if let error = MigrationError.collecting(problems, code: .incompatibleVersionHash, summary: "the model does not fit the \(where_)") { throw error }
+
+        // The store's tables and columns, by upper-cased name.
+        var schema: [String: (name: String, columns: [String])] = [:]
+        for row in try database.rows("SELECT name FROM sqlite_master WHERE type = 'table'") {
+            guard let name = row.first?.text else { continue }
+            schema[name.uppercased()] = (name, try database.columns(ofTable: name))
+        }
+        let plan = StoreLayout.plan(model: model, numbers: numbers)
+        var resolver = SchemaResolver(schema: schema, storePath: database.path)
+        let resolved = try resolver.resolve(plan, model: model)
+        // How many of the store's entities live in each table (following Z_SUPER up to the root).
+        var superByNumber: [Int: Int] = [:]
+        var nameByNumber: [Int: String] = [:]
+        for (name, entry) in storeNumbers { superByNumber[entry.number] = entry.superNumber; nameByNumber[entry.number] = name }
+        var storeEntityCounts: [String: Int] = [:]
+        for (_, entry) in storeNumbers {
+            var root = entry.number
+            var steps = 0
+            while let up = superByNumber[root], up != 0, steps < storeNumbers.count { root = up; steps += 1 }
+            if let rootName = nameByNumber[root], let table = resolved.tableByEntity[rootName] { storeEntityCounts[table, default: 0] += 1 }
+        }
+        return StoreLayout(model: model, plan: resolved, numbers: numbers, warnings: resolver.warnings, storeEntityCounts: storeEntityCounts)
+    }
+
+    /// Matches planned names to the store's own, claiming each real column once.
+    private struct SchemaResolver {
+        let schema: [String: (name: String, columns: [String])]
+        let storePath: String
+        var warnings: [String] = []
+        /// Upper-cased "TABLE.COLUMN" already matched.
+        var claimed: Set<String> = []
+        var problems: [MigrationError] = []
+
+        init(schema: [String: (name: String, columns: [String])], storePath: String) {
+            self.schema = schema
+            self.storePath = storePath
+        }
+
+        func realTable(_ planned: String) -> (name: String, columns: [String])? { schema[planned.uppercased()] }
+
+        /// The real spelling of a column that exists as planned.
+        func exact(_ column: String, in table: String) -> String? {
+            realTable(table)?.columns.first { $0.uppercased() == column.uppercased() }
+        }
+
+        /// The columns not matched yet whose names are `prefix` + digits + `suffix`.
+        func candidates(in table: String, prefix: String, suffix: String) -> [String] {
+            guard let real = realTable(table) else { return [] }
+            let p = prefix.uppercased(), s = suffix.uppercased()
+            return real.columns.filter { column in
+                let u = column.uppercased()
+                guard !claimed.contains(real.name.uppercased() + "." + u), u.hasPrefix(p), u.hasSuffix(s), u.count >= p.count + s.count else { return false }
+                let middle = u.dropFirst(p.count).dropLast(s.count)
+                return !middle.isEmpty && middle.allSatisfy { $0.isASCII && $0.isNumber }
+            }
+        }
+
+        mutating func claim(_ column: String, in table: String) {
+            claimed.insert((realTable(table)?.name ?? table).uppercased() + "." + column.uppercased())
+        }
+
+        /// Every planned name that exists is claimed first, so fallbacks only pick unmatched columns.
+        mutating func claimExisting(_ plan: Plan) {
+            for table in plan.tables {
+                for column in table.columns where exact(column.name, in: table.name) != nil { claim(column.name, in: table.name) }
+            }
+        }
+
+        /// The real column for a planned one: itself, or the single unmatched column of the same base name
+        /// with another collision number.
+        mutating func column(_ planned: String, base: String, in table: String, what: () -> String) -> String? {
+            if let real = exact(planned, in: table) { return real }
+            let found = candidates(in: table, prefix: base, suffix: "")
+            if found.count == 1 { claim(found[0], in: table); return found[0] }
+            problems.append(MigrationError(.incompatibleVersionHash, "\(what()) has no column in table '\(table)' of the store '\(storePath)' (looked for '\(planned)'\(found.count > 1 ? "; several candidates: \(found.joined(separator: ", "))" : ""))"))
+            return nil
+        }
+
+        mutating func resolve(_ plan: Plan, model: ManagedObjectModel) throws -> Plan {
+            claimExisting(plan)
+            var result = plan
+            var tableRename: [String: String] = [:]
+            for table in plan.tables where table.primaryKey.isEmpty {
+                if let real = realTable(table.name) {
+                    tableRename[table.name] = real.name
+                } else {
+                    let entities = model.entities.filter { plan.tableByEntity[$0.name] == table.name }.map { "'\($0.name)'" }
+                    problems.append(MigrationError(.incompatibleVersionHash, "entit\(entities.count == 1 ? "y" : "ies") \(entities.joined(separator: ", ")) of the model ha\(entities.count == 1 ? "s" : "ve") no table '\(table.name)' in the store '\(storePath)'"))
+                }
+            }
+            for (entity, table) in plan.tableByEntity { result.tableByEntity[entity] = tableRename[table] ?? table }
+
+            for entity in model.entities {
+                guard let table = plan.tableByEntity[entity.name], tableRename[table] != nil else { continue }
+                for attribute in entity.ownAttributes {
+                    guard let planned = plan.attributeColumns[ObjectIdentifier(attribute)] else { continue }
+                    result.attributeColumns[ObjectIdentifier(attribute)] = column(planned, base: "Z" + attribute.name.uppercased(), in: table) {
+                        "attribute '\(entity.name).\(attribute.name)'"
+                    }
+                }
+                for relationship in entity.ownRelationships {
+                    let id = ObjectIdentifier(relationship)
+                    guard let storage = plan.storages[id] else { continue }
+                    let what = { "relationship '\(entity.name).\(relationship.name)'" }
+                    switch storage {
+                    case .foreignKey(let planned, let entityColumn, let orderColumn):
+                        guard let real = column(planned, base: "Z" + relationship.name.uppercased(), in: table, what: what) else { continue }
+                        let suffix = String(real.dropFirst())
+                        var realEntity: String? = nil
+                        if let e = entityColumn {
+                            realEntity = exact(e, in: table) ?? exact(e.prefix(while: { $0 != "_" }) + "_" + suffix, in: table)
+                            if realEntity == nil {
+                                let found = candidates(in: table, prefix: "Z", suffix: "_" + suffix)
+                                if found.count == 1 { realEntity = found[0]; claim(found[0], in: table) }
+                            }
+                            if realEntity == nil { warnings.append("\(what()): no entity column '\(e)' in table '\(table)'; the target's entity is looked up") }
+                        }
+                        var realOrder: String? = nil
+                        if let o = orderColumn {
+                            realOrder = exact(o, in: table) ?? exact("Z_FOK_" + suffix, in: table)
+                            if realOrder == nil { warnings.append("\(what()): no ordering column '\(o)' in table '\(table)'; the inverse is read unordered") }
+                        }
+                        result.storages[id] = .foreignKey(column: real, entityColumn: realEntity, orderColumn: realOrder)
+                    case .hiddenColumn(let hiddenTable, let planned, let orderColumn):
+                        guard tableRename[hiddenTable] != nil, let real = exact(planned, in: hiddenTable) else {
+                            problems.append(MigrationError(.incompatibleVersionHash, "\(what()) (a to-many without inverse) has no column '\(planned)' in table '\(hiddenTable)' of the store '\(storePath)'"))
+                            continue
+                        }
+                        result.storages[id] = .hiddenColumn(table: tableRename[hiddenTable] ?? hiddenTable, column: real, orderColumn: orderColumn.flatMap { exact($0, in: hiddenTable) })
+                    case .joinTable, .inverseForeignKey, .transient:
+                        break
+                    }
+                }
+            }
+            // Second pass: what depends on the to-one columns resolved above, and join tables.
+            var joinRename: [String: String] = [:]
+            for entity in model.entities {
+                for relationship in entity.ownRelationships {
+                    let id = ObjectIdentifier(relationship)
+                    guard let storage = plan.storages[id] else { continue }
+                    switch storage {
+                    case .inverseForeignKey(let table, _, _, _):
+                        guard let inverse = relationship.inverseRelationship,
+                              case .foreignKey(let c, let e, let o)? = result.storages[ObjectIdentifier(inverse)] else { continue }
+                        result.storages[id] = .inverseForeignKey(table: tableRename[table] ?? table, column: c, entityColumn: e, orderColumn: o)
+                    case .joinTable(let table, let own, let other, let order, let inverseOrder):
+                        var realTable = joinRename[table]
+                        if realTable == nil {
+                            if let real = self.realTable(table), exact(own, in: table) != nil, exact(other, in: table) != nil {
+                                realTable = real.name
+                            } else {
+                                // Another spelling of the table: any Z_ table with both columns.
+                                realTable = schema.values.first { t in
+                                    t.name.uppercased().hasPrefix("Z_") && t.columns.contains { $0.uppercased() == own.uppercased() }
+                                        && t.columns.contains { $0.uppercased() == other.uppercased() }
+                                }?.name
+                            }
+                            joinRename[table] = realTable
+                        }
+                        guard let real = realTable else {
+                            problems.append(MigrationError(.incompatibleVersionHash, "relationship '\(entity.name).\(relationship.name)' (many-to-many) has no join table in the store '\(storePath)' (looked for '\(table)' with columns \(own), \(other))"))
+                            continue
+                        }
+                        func present(_ c: String?) -> String? { c.flatMap { exact($0, in: real) } }
+                        result.storages[id] = .joinTable(table: real, ownColumn: exact(own, in: real) ?? own, otherColumn: exact(other, in: real) ?? other,
+                                                         orderColumn: present(order), inverseOrderColumn: present(inverseOrder))
+                    default:
+                        break
+                    }
+                }
+            }
+            for i in result.tables.indices {
+                let name = result.tables[i].name
+                result.tables[i].name = tableRename[name] ?? joinRename[name] ?? name
+            }
+            if let error = MigrationError.collecting(problems, code: .incompatibleVersionHash, summary: "the model does not fit the store '\(storePath)'") { throw error }
+            return result
+        }
+    }
+}

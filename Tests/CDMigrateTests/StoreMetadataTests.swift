@@ -1,0 +1,102 @@
+import XCTest
+@testable import CDMigrate
+
+final class StoreMetadataTests: XCTestCase {
+    func testReadsRealStores() throws {
+        var hashes: [[UInt8]] = []
+        for store in PlistFixtures.storeNames {
+            let (uuid, plist) = try PlistFixtures.metadata(of: store)
+            let metadata = try StoreMetadata(storeUUID: uuid, plist: plist)
+            XCTAssertFalse(metadata.isEmpty, store)
+            XCTAssertEqual(metadata.storeUUID, uuid)
+            XCTAssertEqual(metadata.storeType, "SQLite", store)
+            XCTAssertEqual(metadata.versionIdentifiers, [""], store)
+            XCTAssertEqual(metadata.versionHashes["BasicEntity"]?.count, 32, store)
+            hashes.append(metadata.versionHashes["BasicEntity"] ?? [])
+            let otherKeys = Set(metadata.otherEntries.map { $0.key })
+            XCTAssertTrue(otherKeys.isSuperset(of: ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashesVersion",
+                                                    "_NSAutoVacuumLevel", "NSStoreModelVersionHashesDigest"]), store)
+            XCTAssertFalse(otherKeys.contains("NSStoreType"))
+            XCTAssertFalse(otherKeys.contains("NSStoreModelVersionHashes"))
+
+            // Written back and read again: nothing lost.
+            let written = metadata.plistBytes()
+            let reread = try StoreMetadata(storeUUID: uuid, plist: written)
+            XCTAssertEqual(reread, metadata, store)
+            let original = try BinaryPropertyList.decode(plist)
+            let rewritten = try BinaryPropertyList.decode(written)
+            guard case .dictionary(let a) = original, case .dictionary(let b) = rewritten else { return XCTFail("not dictionaries") }
+            XCTAssertEqual(Set(a.map { $0.key }), Set(b.map { $0.key }), store)
+            for (key, value) in a { XCTAssertEqual(rewritten[key], value, "\(store) \(key)") }
+        }
+        // v1.0.0 and v2.0.0 have different BasicEntity schemas.
+        XCTAssertNotEqual(hashes.first, hashes.last)
+    }
+
+    func testEmptyPlist() throws {
+        let metadata = try StoreMetadata(storeUUID: "U", plist: [])
+        XCTAssertTrue(metadata.isEmpty)
+        XCTAssertTrue(metadata.versionHashes.isEmpty)
+        XCTAssertTrue(metadata.versionIdentifiers.isEmpty)
+        XCTAssertEqual(metadata.plistBytes(), [], "empty metadata stays empty")
+    }
+
+    func testWritesCoreDataKeysForModel() throws {
+        let model = try ModelReader.model(fromJSON: """
+        {"name": "M", "entities": [{"name": "B", "attributes": [{"name": "x", "type": "integer64"}]},
+                                   {"name": "A", "attributes": [{"name": "y", "type": "string"}]}]}
+        """)
+        let metadata = StoreMetadata(storeUUID: "ABC", model: model)
+        let plist = try BinaryPropertyList.decode(metadata.plistBytes())
+        guard case .dictionary(let members) = plist else { return XCTFail("not a dictionary") }
+        XCTAssertEqual(Set(members.map { $0.key }), ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes",
+                                                     "NSStoreModelVersionHashesVersion", "NSStoreModelVersionIdentifiers",
+                                                     "NSStoreType", "_NSAutoVacuumLevel"])
+        XCTAssertEqual(plist["NSStoreType"], .string("SQLite"))
+        XCTAssertEqual(plist["NSStoreModelVersionHashesVersion"], .integer(3))
+        XCTAssertEqual(plist["_NSAutoVacuumLevel"], .string("2"))
+        XCTAssertEqual(plist["NSStoreModelVersionHashes"]?["A"], .data(model.entityVersionHashes["A"] ?? []))
+        XCTAssertEqual(plist["NSStoreModelVersionHashes"]?["B"], .data(model.entityVersionHashes["B"] ?? []))
+        let reread = try StoreMetadata(storeUUID: "ABC", plist: metadata.plistBytes())
+        XCTAssertEqual(reread, metadata)
+        XCTAssertEqual(reread.versionHashes, model.entityVersionHashes)
+    }
+
+    func testAddsMissingDefaultsAndKeepsOtherEntries() throws {
+        let plist = BinaryPropertyList.encode(.dictionary([
+            ("NSStoreType", .string("SQLite")),
+            ("Custom", .array([.string("x")])),
+            ("NSStoreModelVersionHashes", .dictionary([("E", .data(Array(repeating: 7, count: 32)))])),
+        ]))
+        let metadata = try StoreMetadata(storeUUID: "U", plist: plist)
+        XCTAssertEqual(metadata.otherEntries.map { $0.key }, ["Custom"])
+        XCTAssertEqual(metadata.versionIdentifiers, [])
+        let rewritten = try BinaryPropertyList.decode(metadata.plistBytes())
+        XCTAssertEqual(rewritten["Custom"], .array([.string("x")]))
+        XCTAssertEqual(rewritten["NSPersistenceFrameworkVersion"], .integer(847))
+        XCTAssertEqual(rewritten["NSStoreModelVersionIdentifiers"], .array([]))
+    }
+
+    func assertSourceStoreError(_ plist: [UInt8], mentions: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try StoreMetadata(storeUUID: "STORE-1", plist: plist), file: file, line: line) { error in
+            guard let error = error as? MigrationError else { return XCTFail("\(error)", file: file, line: line) }
+            XCTAssertEqual(error.code, .migrationManagerSourceStore, file: file, line: line)
+            XCTAssertTrue(error.message.contains("STORE-1"), error.message, file: file, line: line)
+            XCTAssertTrue(error.message.contains(mentions), error.message, file: file, line: line)
+        }
+    }
+
+    func testMalformedMetadata() throws {
+        assertSourceStoreError([1, 2, 3], mentions: "malformed binary property list")
+        assertSourceStoreError(BinaryPropertyList.encode(.array([])), mentions: "not a dictionary")
+        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreType", .integer(1))])), mentions: "NSStoreType")
+        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionHashes", .array([]))])),
+                               mentions: "NSStoreModelVersionHashes")
+        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionHashes", .dictionary([("Note", .data([1, 2]))]))])),
+                               mentions: "Note")
+        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionIdentifiers", .array([.integer(1)]))])),
+                               mentions: "NSStoreModelVersionIdentifiers")
+        let (_, real) = try PlistFixtures.metadata(of: "Example_v1.1.0")
+        assertSourceStoreError(Array(real.prefix(real.count - 1)), mentions: "malformed")
+    }
+}

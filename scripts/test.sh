@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Runs every test: the Swift suite (XCTest).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+swift build --build-tests
+swift test --skip-build --disable-swift-testing

@@ -33,7 +33,7 @@ public enum UnCloudNotes {
         case 2: return String(repeating: "x", count: 79 - String(i).count) + "#\(i)"
         case 3: return String(repeating: "y", count: 80 - String(i).count - 1) + "#\(i)" + "!"
         default:
-            var text = "Note \(i):"
+            var text = "Note \(i + 1):"
             for _ in 0..<random.int(3...60) { text += " " + random.pick(words) }
             return text
         }

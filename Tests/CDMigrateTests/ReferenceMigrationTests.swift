@@ -222,7 +222,14 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertThrowsError(try EventsTwoPasses.manager().migrateStore(from: source, to: directory + "/./Events.sqlite")) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .migrationManagerDestinationStore, "\(error)")
         }
-        XCTAssertEqual(try snapshot(directory), before)
+        let existing = path("existing.sqlite")
+        try Data("not a store".utf8).write(to: URL(fileURLWithPath: existing))
+        XCTAssertThrowsError(try EventsTwoPasses.manager().migrateStore(from: source, to: existing)) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .migrationManagerDestinationStore, "\(error)")
+            XCTAssertTrue("\(error)".contains("existing.sqlite"), "\(error)")
+        }
+        XCTAssertEqual(try snapshot(directory, except: ["existing.sqlite"]).filter { !$0.key.hasSuffix("-wal") && !$0.key.hasSuffix("-shm") }, before)
+        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: existing)), Data("not a store".utf8), "an existing file is never overwritten")
 
         // The example's way: migrate into a new file, then put it in the old one's place.
         let runDirectory = path("run")
@@ -238,6 +245,24 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertThrowsError(try PersistentStore.open(at: replaced, model: try EventsTwoPasses.sourceModel(), readOnly: true, checkVersion: true)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .incompatibleVersionHash, "the replaced store is a v2 store now: \(error)")
         }
+    }
+
+    func testEventsStepOneInRangesGivesTheSameResult() throws {
+        let source = path("Events.sqlite"), whole = path("whole.sqlite"), ranged = path("ranged.sqlite")
+        try EventsTwoPasses.generateSource(at: source)
+        try EventsTwoPasses.manager().migrateStore(from: source, to: whole)
+        let report = try EventsTwoPasses.manager(stepOneInRanges: true).migrateStore(from: source, to: ranged)
+        let stamps = EventsTwoPasses.timeStamps()
+        XCTAssertEqual(report.mappings.map { $0.entityMappingName }, ["EventToNumericEventBefore2001", "EventToNumericEventFrom2001", "EventToPrintedEvent"])
+        XCTAssertEqual(report.mappings.map { $0.sourceInstances }, [stamps.filter { $0 < 0 }.count, stamps.filter { $0 >= 0 }.count, 2_000])
+        XCTAssertTrue(report.untakenSourceInstances.isEmpty)
+        func rows(_ path: String) throws -> [String] {
+            try StoreAccess.readStore(at: path, model: try EventsTwoPasses.destinationModel()) { store in
+                (try StoreAccess.all("NumericEvent", in: store).map { "\(try $0.value(forKey: "timeStamp"))" }
+                    + StoreAccess.all("PrintedEvent", in: store).map { try $0.string("printedDate") ?? "" }).sorted()
+            }
+        }
+        XCTAssertEqual(try rows(ranged), try rows(whole))
     }
 
     func testEventsMigrateInPlace() throws {

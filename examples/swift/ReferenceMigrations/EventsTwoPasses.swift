@@ -11,10 +11,13 @@ public enum EventsTwoPasses {
     public static func destinationModel() throws -> ManagedObjectModel { try ReferenceMigrations.model(directory, "EventsV2.model.json") }
     public static func stepOne() throws -> MappingModel { try ReferenceMigrations.mapping(directory, "StepOne.mapping.json") }
     public static func stepTwo() throws -> MappingModel { try ReferenceMigrations.mapping(directory, "StepTwo.mapping.json") }
+    /// StepOne split into two source ranges by predicates (the way to bound each pass on huge stores).
+    public static func stepOneInRanges() throws -> MappingModel { try ReferenceMigrations.mapping(directory, "StepOneInRanges.mapping.json") }
 
-    /// A manager with both passes and the date formatting function registered.
-    public static func manager() throws -> MigrationManager {
-        let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [try stepOne(), try stepTwo()])
+    /// A manager with both passes (StepOne whole, or in two ranges) and the date formatting function registered.
+    public static func manager(stepOneInRanges ranges: Bool = false) throws -> MigrationManager {
+        let first = ranges ? try stepOneInRanges() : try stepOne()
+        let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [first, try stepTwo()])
         manager.registerFunction(className: formattingClass, selector: formattingSelector) { arguments in
             switch arguments.first ?? .null {
             case .date(let seconds): return .string(MediumDateFormat.string(fromReferenceSeconds: seconds))

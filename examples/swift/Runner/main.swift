@@ -52,7 +52,7 @@ for number in selected {
         if let keep = keepDirectory {
             directory = keep + "/scenario-\(number)"
             if FileIO.exists(directory) {
-                throw MigrationError(.invalidArgument, "'\(directory)' already exists; give --keep a new or empty directory")
+                throw MigrationError(.invalidArgument, "'\(directory)' already exists; give --keep a directory that has no scenario-\(number) in it")
             }
             try TemporaryDirectory.create(directory)
         } else {

@@ -38,3 +38,15 @@ func fetchAll(_ store: PersistentStore, _ entity: String, subentities: Bool = tr
     request.includesSubentities = subentities
     return try store.fetch(request)
 }
+
+/// Where the repository and `../shared/fixtures` are, found from this file's path so the tests run
+/// from any clone (CI clones the repository with shared/ beside it). `CDMIGRATE_FIXTURES` overrides.
+enum TestPaths {
+    static let repository: String = {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        parts.removeLast(3)  // Tests/CDMigrateTests/MigrationTestSupport.swift
+        return parts.joined(separator: "/")
+    }()
+    static let fixtures: String = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
+        ?? (URL(fileURLWithPath: repository).deletingLastPathComponent().appendingPathComponent("shared/fixtures").path)
+}

@@ -37,6 +37,8 @@ public final class MigrationManager {
     var currentPolicy: EntityMigrationPolicy?
     var currentSource: ManagedObject?
     var currentDestination: ManagedObject?
+    var lookupIndexes = Set<String>()
+    var lookupIndexNames: [String] = []
     private var cancelled = false
     private var stepsDone = 0
     private var totalSteps = 1
@@ -140,6 +142,8 @@ public final class MigrationManager {
             currentSource = nil
             currentDestination = nil
             mappingIDs = [:]
+            lookupIndexes = []
+            lookupIndexNames = []
             userInfo = [:]
         }
         do {
@@ -165,6 +169,7 @@ public final class MigrationManager {
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
             }
+            try dropLookupIndexes()
             try DestinationValidation(store: destination).validate()
             try collectCounts()
             try destination.save()

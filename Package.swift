@@ -19,6 +19,8 @@ let package = Package(
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
-        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"]),
+        // Prints speed and memory figures (never asserted in tests: machines are noisy).
+        .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),
+        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"], exclude: ["Fixtures"]),
     ]
 )

@@ -4,7 +4,7 @@ import Foundation
 
 /// Stores written by Apple's Core Data, read back through the store layer.
 final class AppleStoreFixtureTests: XCTestCase {
-    static let fixtures = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"] ?? "/work/shared/fixtures"
+    static let fixtures = TestPaths.fixtures
     static let modelDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/apple").path
     static let renameVersions = ["1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"]
 
@@ -22,7 +22,7 @@ final class AppleStoreFixtureTests: XCTestCase {
     /// Copies a fixture store with its -wal and -shm (SQLite may write beside a store it opens).
     func copyFixture(_ relativePath: String) throws -> String {
         let source = AppleStoreFixtureTests.fixtures + "/" + relativePath
-        guard FileManager.default.fileExists(atPath: source) else { throw XCTSkip("fixture \(source) is not available") }
+        guard FileManager.default.fileExists(atPath: source) else { XCTFail("fixture \(source) is missing: shared/ must sit beside the repository (or set CDMIGRATE_FIXTURES)"); throw CocoaError(.fileNoSuchFile) }
         // Each copy in a folder of its own: a test may open the same fixture twice.
         let folder = temporaryDirectory + "/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

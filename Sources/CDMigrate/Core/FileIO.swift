@@ -42,6 +42,13 @@ public enum FileIO {
 
     public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
+    /// The file's size in bytes; nil when it cannot be read.
+    public static func size(_ path: String) -> Int64? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Int64(info.st_size)
+    }
+
     /// Removes a file if it is there; a missing file is not an error.
     public static func remove(_ path: String) {
         unlink(path)

@@ -13,6 +13,8 @@ public struct FetchRequest {
     public var filter: ((ManagedObject) throws -> Bool)?
     public var fetchLimit: Int?
     public var fetchOffset = 0
+    /// The columns `sqlWhere` reads, when known (a migration indexes them for repeated lookups).
+    public var columnsUsed: [String] = []
 
     public init(entityName: String) {
         self.entityName = entityName

@@ -133,6 +133,20 @@ public final class ManagedObject: CustomStringConvertible {
         return entity.attributes.map { ($0.name, attributeValues[$0.index]) }
     }
 
+    /// `setValuesForKeysWithDictionary:` for attributes, skipping keys the entity does not have (and,
+    /// when `skippingNil`, nil values), as policies that copy "every attribute" generically need.
+    /// Returns the keys that were set.
+    @discardableResult
+    public func setAttributeValues(_ values: [(key: String, value: Value)], skippingNil: Bool = false) throws -> [String] {
+        var set: [String] = []
+        for (key, value) in values {
+            guard let attribute = entity.attributesByName[key], !(skippingNil && value.isNull) else { continue }
+            try setValue(value, for: attribute)
+            set.append(key)
+        }
+        return set
+    }
+
     public var description: String {
         let values = entity.attributes.map { "\($0.name) = \(attributeValues[$0.index])" }.joined(separator: "; ")
         return "<\(entity.name) \(objectID.uriRepresentation)> { \(values) }"

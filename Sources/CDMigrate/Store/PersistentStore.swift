@@ -39,6 +39,9 @@ public final class PersistentStore: ObjectContext {
 
     private let isNew: Bool
     private var isClosed = false
+    /// Companion files (`-wal`, `-shm`) that SQLite made beside a store opened read-only; removed
+    /// on close when the log is empty, so reading a store leaves its folder as it found it.
+    var companionsToTidy: [String] = []
     private var metadataNeedsSave: Bool
     /// The last `Z_PK` handed out, per table.
     private var maxPrimaryKeys: [String: Int64] = [:]
@@ -133,6 +136,7 @@ public final class PersistentStore: ObjectContext {
         guard FileIO.exists(path) else {
             throw MigrationError(.io, "cannot open the store '\(path)': no such file")
         }
+        let missingCompanions = readOnly ? ["-wal", "-shm"].map { path + $0 }.filter { !FileIO.exists($0) } : []
         let database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite)
         do {
             do {
@@ -175,12 +179,20 @@ public final class PersistentStore: ObjectContext {
             warnings += layout.warnings
             let store = PersistentStore(model: model, path: path, readOnly: readOnly, database: database, layout: layout,
                                         metadata: metadata, warnings: warnings, isNew: false)
+            store.companionsToTidy = missingCompanions
             try store.loadMaxPrimaryKeys()
             return store
         } catch {
             database.close()
+            tidyCompanions(missingCompanions)
             throw error
         }
+    }
+
+    /// Removes the `-wal` and `-shm` a read-only open made, when both were new and the log is empty.
+    static func tidyCompanions(_ created: [String]) {
+        guard created.count == 2, FileIO.exists(created[0]), FileIO.size(created[0]) == 0 else { return }
+        for file in created { FileIO.remove(file) }
     }
 
     private static func describe(_ model: ManagedObjectModel) -> String {
@@ -260,6 +272,7 @@ public final class PersistentStore: ObjectContext {
         insertPlans.removeAll()
         if !isReadOnly { try? database.rollback() }
         database.close()
+        PersistentStore.tidyCompanions(companionsToTidy)
     }
 
     // MARK: Guards
@@ -776,5 +789,15 @@ public final class PersistentStore: ObjectContext {
         // The primary key over both columns makes a second add of the same pair a no-op.
         try database.run("INSERT OR IGNORE INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))",
                          [primaryKeyValue(object), primaryKeyValue(target)])
+    }
+}
+
+extension PersistentStore {
+    /// Closes a store written as a private file so that it has the shape of a store Core Data
+    /// wrote (WAL journal mode), ready to be renamed into place.
+    func closeForHandOver() throws {
+        try save()
+        try database.exec("PRAGMA journal_mode=WAL")
+        close()
     }
 }

@@ -1,0 +1,84 @@
+/// Queries a policy can make during a migration, as Core Data policies do through
+/// `manager.sourceContext` and `manager.destinationContext`: fetch and count instances with an
+/// NSPredicate, and turn object IDs back into instances.
+///
+/// Destination fetches see every instance made so far, in this pass or an earlier one, including
+/// those still waiting in the write buffer. A destination column compared in a translated predicate
+/// gets an index for the rest of the migration (dropped before the store is handed over), so a
+/// lookup by value in a loop over a million source rows does not scan the destination each time.
+extension MigrationManager {
+    public func fetchDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+                                          includesSubentities: Bool = true, fetchLimit: Int? = nil) throws -> [ManagedObject] {
+        let store = try runningStore(destination: true, "fetchDestinationInstances")
+        let request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: true)
+        return try store.fetch(request)
+    }
+
+    public func countDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+                                          includesSubentities: Bool = true) throws -> Int {
+        let store = try runningStore(destination: true, "countDestinationInstances")
+        return try store.count(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: true))
+    }
+
+    public func fetchSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+                                     includesSubentities: Bool = true, fetchLimit: Int? = nil) throws -> [ManagedObject] {
+        let store = try runningStore(destination: false, "fetchSourceInstances")
+        return try store.fetch(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: false))
+    }
+
+    public func countSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+                                     includesSubentities: Bool = true) throws -> Int {
+        let store = try runningStore(destination: false, "countSourceInstances")
+        return try store.count(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: false))
+    }
+
+    /// The source or destination instance an object ID names (nil when there is no such row).
+    public func instance(with id: ObjectID) throws -> ManagedObject? {
+        if let destination = destinationStore, id.storeIdentifier == destination.storeIdentifier { return try destination.object(with: id) }
+        if let source = sourceStore, id.storeIdentifier == source.storeIdentifier { return try source.object(with: id) }
+        if destinationStore == nil && sourceStore == nil {
+            throw MigrationError(.invalidArgument, "instance(with:) is only available while a migration runs")
+        }
+        throw MigrationError(.invalidArgument, "object ID \(id) belongs to neither the source nor the destination store of this migration")
+    }
+
+    /// The instance a URI from `ObjectID.uriRepresentation` names.
+    public func instance(forURI uri: String) throws -> ManagedObject? {
+        guard let id = ObjectID(uri: uri) else {
+            throw MigrationError(.invalidArgument, "'\(uri)' is not an object ID URI (x-coredata://<store UUID>/<Entity>/p<number>)")
+        }
+        return try instance(with: id)
+    }
+
+    private func runningStore(destination: Bool, _ what: String) throws -> PersistentStore {
+        guard let store = destination ? destinationStore : sourceStore else {
+            throw MigrationError(.invalidArgument, "\(what) is only available while a migration runs")
+        }
+        return store
+    }
+
+    private func lookupRequest(_ store: PersistentStore, _ entityName: String, _ predicate: String?, _ arguments: [Value], _ variables: [String: Value],
+                               _ includesSubentities: Bool, _ fetchLimit: Int?, index: Bool) throws -> FetchRequest {
+        var request = try FetchRequest(entityName: entityName, predicate: predicate, arguments: arguments, variables: variables, in: store)
+        request.includesSubentities = includesSubentities
+        request.fetchLimit = fetchLimit
+        if index, let entity = store.model.entity(named: entityName) {
+            let table = store.layout.table(for: entity)
+            for column in request.columnsUsed where !lookupIndexes.contains(table + "." + column) {
+                let name = "cdm_lookup_\(table)_\(column)"
+                try store.database.exec("CREATE INDEX IF NOT EXISTS \(SQLiteDatabase.quote(name)) ON \(SQLiteDatabase.quote(table)) (\(SQLiteDatabase.quote(column)))")
+                lookupIndexes.insert(table + "." + column)
+                lookupIndexNames.append(name)
+            }
+        }
+        return request
+    }
+
+    /// Removes the lookup indexes: they are not part of Core Data's layout.
+    func dropLookupIndexes() throws {
+        guard let store = destinationStore else { return }
+        for name in lookupIndexNames { try store.database.exec("DROP INDEX IF EXISTS \(SQLiteDatabase.quote(name))") }
+        lookupIndexNames = []
+        lookupIndexes = []
+    }
+}

@@ -1,0 +1,320 @@
+/// NSMigrationManager: migrates a store from a source model to a destination model with one or
+/// more mapping models (passes), in Core Data's three stages.
+///
+/// Safety: the source is opened read-only and never written; the destination is built in a new
+/// private file beside the destination path and renamed into place only when everything
+/// succeeded; on any error or cancellation the partial file is deleted.
+///
+/// Memory: source rows are streamed, associations live in a table of the destination's database
+/// connection (not in memory), destination rows are written in batches.
+public final class MigrationManager {
+    public let sourceModel: ManagedObjectModel
+    public let destinationModel: ManagedObjectModel
+    /// One mapping model per pass, applied in order to the same source into one destination.
+    public let mappingModels: [MappingModel]
+
+    /// Values shared by all policies of one migration (Core Data's `userInfo`); cleared when a migration ends.
+    public var userInfo: [String: Any] = [:]
+    /// Called as the migration advances; returning false cancels it.
+    public var progressHandler: ((MigrationProgress) -> Bool)?
+    /// How often (in instances) the handler hears about progress within a step.
+    public var progressInterval = 500
+    /// Instances inserted between commits of the destination.
+    public var batchSize = 5_000
+
+    public private(set) var migrationProgress: Double = 0
+    public internal(set) var currentEntityMapping: EntityMapping?
+    /// The property mapping whose expression is being evaluated.
+    public internal(set) var currentPropertyMapping: PropertyMapping?
+    public private(set) var currentPass = 0
+    public private(set) var sourceStore: PersistentStore?
+    public private(set) var destinationStore: PersistentStore?
+
+    var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
+    var hostFunctions: [String: ([Value]) throws -> Value] = [:]
+    var associations: AssociationTable?
+    var mappingIDs: [ObjectIdentifier: Int] = [:]
+    var currentPolicy: EntityMigrationPolicy?
+    var currentSource: ManagedObject?
+    var currentDestination: ManagedObject?
+    var lookupIndexes = Set<String>()
+    var lookupIndexNames: [String] = []
+    private var cancelled = false
+    private var stepsDone = 0
+    private var totalSteps = 1
+    private var stage = 0
+    private var report = MigrationReport()
+
+    /// Checks every mapping model against the two models (errors name what does not fit).
+    public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
+        if mappingModels.isEmpty {
+            throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
+        }
+        for mapping in mappingModels { try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
+        self.sourceModel = sourceModel
+        self.destinationModel = destinationModel
+        self.mappingModels = mappingModels
+    }
+
+    public convenience init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModel: MappingModel) throws {
+        try self.init(sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: [mappingModel])
+    }
+
+    /// Registers the policy class for mappings whose `policy` is `name`: a new object per entity mapping and pass.
+    public func register(policyNamed name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
+        policyFactories[name] = factory
+    }
+
+    /// Registers the function `FUNCTION(CAST("className", "Class"), "selector", …)` calls.
+    public func registerFunction(className: String, selector: String, _ body: @escaping ([Value]) throws -> Value) {
+        hostFunctions[className + " " + selector] = body
+    }
+
+    /// Asks a running migration to stop; it ends with `.migrationCancelled` at the next instance.
+    public func cancel() { cancelled = true }
+
+    // MARK: Running
+
+    /// Migrates the store at `sourcePath` into a new store at `destinationPath` (which must not exist).
+    @discardableResult
+    public func migrateStore(from sourcePath: String, to destinationPath: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
+        if StorePaths.sameFile(sourcePath, destinationPath) {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; use migrateStoreInPlace(at:) to replace a store")
+        }
+        if FileIO.exists(destinationPath) {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' already exists; cdmigrate never overwrites a store it did not make in this run")
+        }
+        let partial = StorePaths.partialPath(for: destinationPath)
+        let result = try run(sourcePath: sourcePath, partialPath: partial, checkSourceVersion: checkSourceVersion)
+        do {
+            try FileIO.rename(partial, to: destinationPath)
+            FileIO.fsync(path: FileIO.directory(of: destinationPath))
+        } catch {
+            StorePaths.removeStoreFiles(partial)
+            throw error
+        }
+        return result
+    }
+
+    /// Migrates a store and replaces it by the result, only after everything succeeded: the new
+    /// store is written beside it, the old one's write-ahead log is folded in and removed, and the
+    /// new file is renamed over the old in one step.
+    @discardableResult
+    public func migrateStoreInPlace(at path: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
+        let partial = StorePaths.partialPath(for: path)
+        let result = try run(sourcePath: path, partialPath: partial, checkSourceVersion: checkSourceVersion)
+        do {
+            // A -wal left beside the new file would be replayed onto it: fold it into the old file first.
+            try StorePaths.checkpointAndRemoveLog(path)
+            try FileIO.rename(partial, to: path)
+            FileIO.fsync(path: FileIO.directory(of: path))
+        } catch {
+            StorePaths.removeStoreFiles(partial)
+            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(error); the source is unchanged")
+        }
+        return result
+    }
+
+    private func run(sourcePath: String, partialPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
+        for model in mappingModels {
+            for mapping in model.entityMappings {
+                if let name = mapping.entityMigrationPolicyClassName, policyFactories[name] == nil {
+                    throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)' names policy '\(name)', which is not registered", path: mapping.path + ".policy")
+                }
+            }
+        }
+        StorePaths.removeStoreFiles(partialPath)
+        cancelled = false
+        report = MigrationReport()
+        report.warnings = mappingModels.flatMap { $0.warnings }
+        stepsDone = 0
+        totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
+        migrationProgress = 0
+        defer {
+            associations = nil
+            destinationStore?.close()
+            destinationStore = nil
+            sourceStore?.close()
+            sourceStore = nil
+            currentEntityMapping = nil
+            currentPropertyMapping = nil
+            currentPolicy = nil
+            currentSource = nil
+            currentDestination = nil
+            mappingIDs = [:]
+            lookupIndexes = []
+            lookupIndexNames = []
+            userInfo = [:]
+        }
+        do {
+            let source: PersistentStore
+            do {
+                source = try PersistentStore.open(at: sourcePath, model: sourceModel, readOnly: true, checkVersion: checkSourceVersion)
+            } catch let error as MigrationError where error.code != .incompatibleVersionHash {
+                throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
+            }
+            sourceStore = source
+            report.warnings += source.warnings
+            var options = PersistentStore.CreateOptions()
+            options.privateFile = true
+            let destination: PersistentStore
+            do {
+                destination = try PersistentStore.create(at: partialPath, model: destinationModel, options: options)
+            } catch let error as MigrationError {
+                throw MigrationError(.migrationManagerDestinationStore, "cannot create the destination store '\(partialPath)': \(error.message)", underlying: [error])
+            }
+            destinationStore = destination
+            associations = try AssociationTable(database: destination.database)
+
+            for (pass, model) in mappingModels.enumerated() {
+                try runPass(pass, model)
+            }
+            try dropLookupIndexes()
+            try DestinationValidation(store: destination).validate()
+            try collectCounts()
+            try destination.save()
+            try destination.closeForHandOver()
+            FileIO.fsync(path: partialPath)
+            migrationProgress = 1
+            try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
+            return report
+        } catch {
+            destinationStore?.close()
+            destinationStore = nil
+            StorePaths.removeStoreFiles(partialPath)
+            throw MigrationManager.wrap(error)
+        }
+    }
+
+    private func runPass(_ pass: Int, _ model: MappingModel) throws {
+        currentPass = pass
+        let mappings = model.entityMappings
+        for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
+        let policies: [EntityMigrationPolicy] = mappings.map { mapping in
+            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactories[name] { return factory() }
+            return DefaultEntityMigrationPolicy()
+        }
+        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
+
+        // Stage 1: create destination instances.
+        stage = 1
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            try policies[index].begin(mapping, with: self)
+            var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
+            if let request = plans[index] {
+                let total = try source.count(request)
+                var processed = 0
+                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+                try source.enumerate(request) { sInstance in
+                    try checkCancelled()
+                    currentSource = sInstance
+                    try policies[index].createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+                    currentSource = nil
+                    processed += 1
+                    if processed % batchSize == 0 { try destination.save() }
+                    try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+                    return true
+                }
+                counts.sourceInstances = processed
+            }
+            try policies[index].endInstanceCreation(forMapping: mapping, manager: self)
+            try destination.save()
+            counts.associations = try associations.count(mapping: mappingID(mapping))
+            report.mappings.append(counts)
+            finishStep()
+        }
+
+        // Stage 2: create relationships.
+        stage = 2
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            let id = mappingID(mapping)
+            // The default policy with no relationship mappings has nothing to do per instance.
+            let idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            let total = idle ? 0 : try associations.count(mapping: id)
+            var processed = 0
+            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+            if !idle { try associations.forEach(mapping: id) { association in
+                try checkCancelled()
+                guard let dInstance = try destination.object(with: association.destinationID(in: destinationModel, store: destination)) else { return }
+                currentDestination = dInstance
+                currentSource = try source.object(with: association.sourceID(in: sourceModel, store: source))
+                try policies[index].createRelationships(forDestination: dInstance, in: mapping, manager: self)
+                currentSource = nil
+                currentDestination = nil
+                processed += 1
+                if processed % batchSize == 0 { try destination.save() }
+                try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            } }
+            try policies[index].endRelationshipCreation(forMapping: mapping, manager: self)
+            try destination.save()
+            finishStep()
+        }
+
+        // Stage 3: validate.
+        stage = 3
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
+            try policies[index].performCustomValidation(forMapping: mapping, manager: self)
+            try policies[index].end(mapping, manager: self)
+            try destination.save()
+            finishStep()
+        }
+        currentEntityMapping = nil
+        currentPolicy = nil
+    }
+
+    private func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {
+        try checkCancelled()
+        currentEntityMapping = mapping
+        currentPolicy = policy
+    }
+
+    private func finishStep() {
+        stepsDone += 1
+        migrationProgress = Double(stepsDone) / Double(totalSteps)
+    }
+
+    private func checkCancelled() throws {
+        if cancelled { throw MigrationError(.migrationCancelled, "the migration was cancelled") }
+    }
+
+    private func notifyProgress(entityMappingName: String, processed: Int, total: Int, force: Bool = false) throws {
+        guard let handler = progressHandler else { return }
+        guard force || processed % max(1, progressInterval) == 0 else { return }
+        let within = total > 0 ? min(1, Double(processed) / Double(total)) : 0
+        let fraction = min(1, (Double(stepsDone) + within) / Double(totalSteps))
+        migrationProgress = fraction
+        let progress = MigrationProgress(fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName, processed: processed, total: total)
+        if !handler(progress) { cancelled = true }
+        try checkCancelled()
+    }
+
+    private func collectCounts() throws {
+        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        let taken = try associations.distinctSourceCounts()
+        for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {
+            var request = FetchRequest(entityName: entity.name)
+            request.includesSubentities = false
+            let total = try source.count(request)
+            let left = total - (taken[entity.entityNumber] ?? 0)
+            if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
+        }
+        for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
+            var request = FetchRequest(entityName: entity.name)
+            request.includesSubentities = false
+            report.destinationCounts.append((entity.name, try destination.count(request)))
+        }
+    }
+
+    func mappingID(_ mapping: EntityMapping) -> Int { mappingIDs[ObjectIdentifier(mapping)] ?? -1 }
+
+    /// Errors thrown by host code become entity policy errors; cdmigrate's own pass through.
+    static func wrap(_ error: Error) -> MigrationError {
+        if let error = error as? MigrationError { return error }
+        return MigrationError(.entityMigrationPolicy, "a migration policy failed: \(error)")
+    }
+}

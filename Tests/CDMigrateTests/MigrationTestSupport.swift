@@ -1,0 +1,52 @@
+import XCTest
+@testable import CDMigrate
+
+/// A scratch directory per test, removed afterwards.
+final class ScratchDirectory {
+    let path: String
+    init() {
+        var template = Array("/tmp/cdmigrate-test-XXXXXX".utf8CString)
+        path = template.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress, mkdtemp(base) != nil else { return "/tmp/cdmigrate-test-fallback" }
+            return String(cString: base)
+        }
+    }
+    func file(_ name: String) -> String { path + "/" + name }
+    deinit { _ = try? FileManager.default.removeItem(atPath: path) }
+}
+
+func fileBytes(_ path: String) -> [UInt8]? {
+    (try? CDMigrate.FileIO.readBytes(path: path))
+}
+
+/// Runs `body` with a new store for `model` at `path`, saves and closes it.
+func makeStore(_ path: String, _ model: ManagedObjectModel, _ body: (PersistentStore) throws -> Void) throws {
+    let store = try PersistentStore.create(at: path, model: model)
+    try body(store)
+    try store.save()
+    store.close()
+}
+
+func insert(_ store: PersistentStore, _ entity: String, _ values: [String: Value]) throws -> ManagedObject {
+    let object = try store.insertObject(entityName: entity)
+    for (key, value) in values.sorted(by: { $0.key < $1.key }) { try object.setValue(value, forKey: key) }
+    return object
+}
+
+func fetchAll(_ store: PersistentStore, _ entity: String, subentities: Bool = true) throws -> [ManagedObject] {
+    var request = FetchRequest(entityName: entity)
+    request.includesSubentities = subentities
+    return try store.fetch(request)
+}
+
+/// Where the repository and `../shared/fixtures` are, found from this file's path so the tests run
+/// from any clone (CI clones the repository with shared/ beside it). `CDMIGRATE_FIXTURES` overrides.
+enum TestPaths {
+    static let repository: String = {
+        var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false).map(String.init)
+        parts.removeLast(3)  // Tests/CDMigrateTests/MigrationTestSupport.swift
+        return parts.joined(separator: "/")
+    }()
+    static let fixtures: String = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
+        ?? (URL(fileURLWithPath: repository).deletingLastPathComponent().appendingPathComponent("shared/fixtures").path)
+}

@@ -1,0 +1,27 @@
+import CDMigrate
+
+/// Scenario 2's policy for RecipeToCuisine (source Recipe, destination Cuisine): one Cuisine per
+/// distinct cuisine string. The first recipe of a cuisine makes it with the mapping's own value
+/// expression (`name = $source.cuisine`); later recipes of the same cuisine are only associated
+/// with it, so that in the relationship stage `recipes` (from RecipeToRecipe with `$source`)
+/// gathers every recipe of the cuisine, and each Recipe's `cuisines` finds its one Cuisine.
+/// A recipe without a cuisine (nil or empty) makes none.
+public final class RecipeToCuisineMigrationPolicy: EntityMigrationPolicy {
+    public static let name = "RecipeToCuisineMigrationPolicy"
+    private var cuisines: [String: ManagedObject] = [:]
+
+    public override init() { super.init() }
+
+    public override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let name = try sInstance.string("cuisine"), !name.isEmpty else { return }
+        if let cuisine = cuisines[name] {
+            try manager.associate(sourceInstance: sInstance, withDestinationInstance: cuisine, for: mapping)
+        } else if let cuisine = try defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: manager) {
+            cuisines[name] = cuisine
+        }
+    }
+
+    public override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        cuisines = [:]
+    }
+}

@@ -101,6 +101,7 @@ func guarded(_ sink: ErrorSink?, _ body: () throws -> Void) -> Int32 {
     }
 }
 
+@discardableResult
 func recordError(_ error: Error, _ sink: ErrorSink?) -> Int32 {
     let migrationError = error as? MigrationError ?? MigrationError(.entityMigrationPolicy, "\(error)")
     if let sink = sink { return sink.record(migrationError) }

@@ -1,0 +1,61 @@
+import CDMigrate
+
+/// An EntityMigrationPolicy whose hooks are the host's C functions; a NULL hook keeps the
+/// engine's default.
+final class CPolicy: EntityMigrationPolicy {
+    let registration: PolicyRegistration
+    unowned let migration: MigrationHandle
+
+    init(_ registration: PolicyRegistration, migration: MigrationHandle) {
+        self.registration = registration
+        self.migration = migration
+    }
+
+    private var user: UnsafeMutableRawPointer? { registration.user }
+
+    private func run(_ hook: HookFunction?, _ name: String, _ mapping: EntityMapping) throws {
+        guard let hook = hook else { return }
+        let user = self.user
+        try migration.callback(mapping, "\(registration.name).\(name)") { context, _ in hook(context, user) }
+    }
+
+    override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {
+        try run(registration.hooks.begin, "begin", mapping)
+    }
+
+    override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let hook = registration.hooks.createDestinationInstances else {
+            return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+        }
+        let user = self.user
+        try migration.callback(mapping, "\(registration.name).create_destination_instances") { context, scope in
+            hook(context, scope.handle(for: sInstance), user)
+        }
+    }
+
+    override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+        try run(registration.hooks.endInstanceCreation, "end_instance_creation", mapping)
+    }
+
+    override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let hook = registration.hooks.createRelationships else {
+            return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
+        }
+        let user = self.user
+        try migration.callback(mapping, "\(registration.name).create_relationships") { context, scope in
+            hook(context, scope.handle(for: dInstance), user)
+        }
+    }
+
+    override func endRelationshipCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+        try run(registration.hooks.endRelationshipCreation, "end_relationship_creation", mapping)
+    }
+
+    override func performCustomValidation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+        try run(registration.hooks.performCustomValidation, "perform_custom_validation", mapping)
+    }
+
+    override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        try run(registration.hooks.end, "end", mapping)
+    }
+}

@@ -1,0 +1,221 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import CDMigrate
+
+/// cdm_migration: a migration manager with the host's policies, functions and progress callback.
+final class MigrationHandle: LongLivedHandle {
+    var manager: MigrationManager?
+    private var policies: [String: PolicyRegistration] = [:]
+    private var functions: [String: FunctionRegistration] = [:]
+    private var progress: ProgressRegistration?
+    private(set) var running = false
+    var report: MigrationReport?
+
+    /// The manager, when the handle holds one and is not inside one of its own callbacks.
+    func idleManager() throws -> MigrationManager {
+        guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration (its creation failed)") }
+        if running { throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks") }
+        return manager
+    }
+
+    func register(_ registration: PolicyRegistration) throws {
+        let manager = try idleManager()
+        policies[registration.name] = registration
+        manager.register(policyNamed: registration.name) { [unowned self] in CPolicy(registration, migration: self) }
+    }
+
+    func register(_ registration: FunctionRegistration, className: String, selector: String) throws {
+        let manager = try idleManager()
+        functions[className + " " + selector] = registration
+        manager.registerFunction(className: className, selector: selector) { [unowned self] arguments in
+            try self.call(registration, arguments)
+        }
+    }
+
+    func setProgress(_ registration: ProgressRegistration?) throws {
+        let manager = try idleManager()
+        progress = registration
+        guard registration != nil else {
+            manager.progressHandler = nil
+            return
+        }
+        manager.progressHandler = { [unowned self] progress in self.report(progress) }
+    }
+
+    func run(_ body: (MigrationManager) throws -> MigrationReport) throws {
+        let manager = try idleManager()
+        running = true
+        defer { running = false }
+        report = nil
+        report = try body(manager)
+    }
+
+    /// Runs one host callback in a scope of its own: its handles die when it returns, and a
+    /// non-zero result becomes the error that stops the migration.
+    func callback(_ mapping: EntityMapping?, _ what: String, _ body: (OpaquePointer, Scope) -> Int32) throws {
+        guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration") }
+        let state = ThreadState.current
+        let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
+        let scope = state.openScope(sink: context)
+        context.scope = scope
+        let token = scope.handle(ContextEntry(context))
+        let code = body(token, scope)
+        state.table.close(scope)
+        context.scope = nil
+        if code != 0 { throw context.failure(code: code, in: what) }
+    }
+
+    private func call(_ registration: FunctionRegistration, _ arguments: [Value]) throws -> Value {
+        var result: Value = .null
+        try callback(manager?.currentEntityMapping, registration.label) { context, scope in
+            var handles: [OpaquePointer?] = arguments.map { scope.handle(ValueEntry($0, writable: false)) }
+            let resultEntry = ValueEntry(.null, writable: true)
+            let resultHandle = scope.handle(resultEntry)
+            let code = handles.withUnsafeMutableBufferPointer { buffer in
+                registration.function(context, Int32(arguments.count), UnsafePointer(buffer.baseAddress), resultHandle, registration.user)
+            }
+            result = resultEntry.value
+            return code
+        }
+        return result
+    }
+
+    private func report(_ progress: MigrationProgress) -> Bool {
+        guard let registration = self.progress else { return true }
+        let name = CString.copy(progress.entityMappingName)
+        defer { free(name) }
+        var record = ProgressRecord(fraction: progress.fraction, stage: Int32(progress.stage), pass: Int32(progress.pass),
+                                    entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total))
+        return withUnsafePointer(to: &record) { registration.callback(UnsafeRawPointer($0), registration.user) } == 0
+    }
+}
+
+// MARK: C entry points
+
+@_cdecl("cdm_migration_new")
+public func cdm_migration_new(_ source: OpaquePointer?, _ destination: OpaquePointer?, _ mappings: UnsafePointer<OpaquePointer?>?, _ count: Int,
+                              _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, MigrationHandle()) { handle in
+        let sourceModel = try ModelHandle.loaded(source, "source model")
+        let destinationModel = try ModelHandle.loaded(destination, "destination model")
+        if count > 0 && mappings == nil { throw MigrationError.misuse("the mappings array is NULL") }
+        var models: [MappingModel] = []
+        for i in 0..<max(count, 0) {
+            guard let pointer = mappings?[i] else { throw MigrationError.misuse("mapping \(i) of the mappings array is NULL") }
+            models.append(try MappingHandle.loaded(pointer))
+        }
+        handle.manager = try MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: models)
+    }
+}
+
+@_cdecl("cdm_migration_free")
+public func cdm_migration_free(_ migration: OpaquePointer?) -> Int32 {
+    guard let handle = MigrationHandle.unretained(migration) else { return 0 }
+    if handle.running {
+        return handle.record(MigrationError.misuse("cdm_migration_free was called from inside the migration's own callback; free it after cdm_migration_run returns"))
+    }
+    MigrationHandle.release(migration)
+    return 0
+}
+
+@_cdecl("cdm_migration_register_policy")
+public func cdm_migration_register_policy(_ migration: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ policy: UnsafeRawPointer?, _ size: Int,
+                                          _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+    var taken = false
+    let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
+        let policyName = try CString.argument(name, "the policy name")
+        guard let policy = policy else { throw MigrationError.misuse("the policy struct pointer is NULL") }
+        guard size > 0, size % MemoryLayout<UnsafeRawPointer>.size == 0 else {
+            throw MigrationError.misuse("policy_size \(size) is not the size of a cdm_policy: pass sizeof(cdm_policy)")
+        }
+        _ = try handle.idleManager()
+        taken = true
+        try handle.register(PolicyRegistration(name: policyName, hooks: PolicyHooks(copying: policy, size: size), user: user, destroy: destroy))
+    }
+    if !taken { destroy?(user) }
+    return code
+}
+
+@_cdecl("cdm_migration_register_function")
+public func cdm_migration_register_function(_ migration: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ selector: UnsafePointer<CChar>?,
+                                            _ function: HostFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+    var taken = false
+    let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
+        let classText = try CString.argument(className, "the class name")
+        let selectorText = try CString.argument(selector, "the selector")
+        guard let function = function else { throw MigrationError.misuse("the function pointer is NULL") }
+        _ = try handle.idleManager()
+        taken = true
+        try handle.register(FunctionRegistration(function: function, label: "function \(classText) \(selectorText)", user: user, destroy: destroy),
+                            className: classText, selector: selectorText)
+    }
+    if !taken { destroy?(user) }
+    return code
+}
+
+@_cdecl("cdm_migration_set_progress")
+public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: ProgressFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+    var taken = false
+    let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
+        _ = try handle.idleManager()
+        taken = true
+        try handle.setProgress(callback.map { ProgressRegistration(callback: $0, user: user, destroy: destroy) })
+        if callback == nil { destroy?(user) }
+    }
+    if !taken { destroy?(user) }
+    return code
+}
+
+@_cdecl("cdm_migration_set_progress_interval")
+public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ interval: Int32) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        guard interval > 0 else { throw MigrationError(.invalidArgument, "the progress interval must be at least 1, not \(interval)") }
+        try handle.idleManager().progressInterval = Int(interval)
+    }
+}
+
+@_cdecl("cdm_migration_run")
+public func cdm_migration_run(_ migration: OpaquePointer?, _ source: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        let sourcePath = try CString.argument(source, "the source path")
+        let destinationPath = try CString.argument(destination, "the destination path")
+        try handle.run { try $0.migrateStore(from: sourcePath, to: destinationPath) }
+    }
+}
+
+@_cdecl("cdm_migration_run_in_place")
+public func cdm_migration_run_in_place(_ migration: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        let storePath = try CString.argument(path, "the store path")
+        try handle.run { try $0.migrateStoreInPlace(at: storePath) }
+    }
+}
+
+@_cdecl("cdm_migration_report_json")
+public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        guard let report = handle.report else { throw MigrationError.misuse("there is no report: the migration has not run successfully") }
+        let mappings: [JSON] = report.mappings.map {
+            .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
+                     ("sourceInstances", .integer(Int64($0.sourceInstances))), ("associations", .integer(Int64($0.associations)))])
+        }
+        let json: JSON = .object([
+            ("mappings", .array(mappings)),
+            ("destinationCounts", .object(report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
+            ("untaken", .object(report.untakenSourceInstances.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
+            ("warnings", .array(report.warnings.map { .string($0) })),
+        ])
+        out.pointee = CString.copy(json.serialized())
+    }
+}
+
+@_cdecl("cdm_migration_errcode")
+public func cdm_migration_errcode(_ migration: OpaquePointer?) -> Int32 { MigrationHandle.unretained(migration)?.errcode ?? 101 }
+@_cdecl("cdm_migration_errmsg")
+public func cdm_migration_errmsg(_ migration: OpaquePointer?) -> UnsafePointer<CChar> { MigrationHandle.unretained(migration)?.errmsg ?? CString.interned("the migration handle is NULL") }
+@_cdecl("cdm_migration_error")
+public func cdm_migration_error(_ migration: OpaquePointer?) -> OpaquePointer? { MigrationHandle.unretained(migration)?.lastError?.pointer }

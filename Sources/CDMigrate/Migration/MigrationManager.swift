@@ -154,6 +154,9 @@ public final class MigrationManager {
                 throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
             }
             sourceStore = source
+            // One read transaction for the whole run: a consistent snapshot of the source, and no
+            // lock taken and released around every query.
+            try source.database.begin()
             report.warnings += source.warnings
             var options = PersistentStore.CreateOptions()
             options.privateFile = true

@@ -1,0 +1,61 @@
+"""cdmigrate — Core Data's heavyweight migration (mapping models, NSEntityMigrationPolicy,
+NSMigrationManager) for SQLite stores in Core Data's layout, driven from Python.
+
+The package loads the self-contained ``libcdmigrate.so`` through ctypes (found inside the package,
+or at the path in ``CDMIGRATE_LIBRARY``); no compiler or Swift toolchain is needed at run time.
+
+>>> import cdmigrate
+>>> source = cdmigrate.Model.from_file("UsersV1.model.json")
+>>> destination = cdmigrate.Model.from_file("UsersV2.model.json")
+>>> mapping = cdmigrate.MappingModel.from_file("UsersV1ToV2.mapping.json")
+>>> class SwedenUserMapping(cdmigrate.EntityMigrationPolicy):
+...     def create_destination_instances(self, source, mapping, manager):
+...         if source["country"] == "Sweden":
+...             user = manager.create("SwedenUser")
+...             user["name"] = source["name"]
+...             manager.associate(source, user)
+>>> with cdmigrate.Migration(source, destination, mapping) as migration:
+...     migration.run("Users.sqlite", "Users-v2.sqlite", policies={"SwedenUserMapping": SwedenUserMapping})
+"""
+
+from . import _lib
+from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicyError, ExpressionEvaluationError,
+                     ExpressionSyntaxError, FeatureUnavailableError, IncompatibleVersionHashError, InvalidArgumentError,
+                     InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
+                     MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
+                     NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
+from .instance import Instance
+from .migration import Migration, MigrationReport, Progress
+from .model import MappingModel, Model
+from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager
+from .store import Store
+from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, ValueType, date_from_reference_seconds, reference_seconds
+
+__version__ = "0.1.0"
+
+
+def library_version() -> str:
+    """The loaded libcdmigrate's version ("0.1.0")."""
+    return _lib.lib.cdm_libversion().decode()
+
+
+def sqlite_version() -> str:
+    """The version of the SQLite library libcdmigrate uses."""
+    return _lib.lib.cdm_sqlite_version().decode()
+
+
+def library_path() -> str:
+    """Where the package loaded libcdmigrate.so from."""
+    return _lib.library_path()
+
+
+__all__ = [
+    "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
+    "MigrationManager", "Instance", "Store", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
+    "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",
+    "MigrationError", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
+    "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
+    "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",
+    "MigrationCancelledError", "MissingSourceModelError", "MissingMappingModelError", "SourceStoreError",
+    "DestinationStoreError", "EntityMigrationPolicyError", "SQLiteError", "FeatureUnavailableError",
+]

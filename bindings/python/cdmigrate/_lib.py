@@ -1,0 +1,264 @@
+"""Loading libcdmigrate.so and declaring the C API of include/cdmigrate.h for ctypes.
+
+Everything here is private to the package: the public classes sit on top of it. The library is
+found, in order, at the path in the ``CDMIGRATE_LIBRARY`` environment variable, then beside this
+file (where ``make python-package`` copies it). It is self-contained (the Swift runtime is linked
+in statically), so no Swift toolchain is needed at run time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_long,
+                    c_size_t, c_ubyte, c_void_p)
+from typing import Optional
+
+LIBRARY_ENV = "CDMIGRATE_LIBRARY"
+LIBRARY_NAME = "libcdmigrate.so"
+
+# The header's version this binding was written against (CDM_VERSION_NUMBER's major part must match).
+HEADER_VERSION_NUMBER = 1000
+
+
+class LibraryNotFoundError(ImportError):
+    """libcdmigrate.so could not be found or loaded."""
+
+
+def library_path() -> str:
+    """The path the package loads libcdmigrate.so from (the environment variable wins)."""
+    override = os.environ.get(LIBRARY_ENV)
+    if override:
+        return override
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), LIBRARY_NAME)
+
+
+def _load() -> ctypes.CDLL:
+    path = library_path()
+    if not os.path.exists(path):
+        raise LibraryNotFoundError(
+            f"libcdmigrate.so not found at '{path}': build it with `make -C bindings/python python-package` "
+            f"(copies it into the package) or set {LIBRARY_ENV} to its path")
+    try:
+        return ctypes.CDLL(path)
+    except OSError as error:
+        raise LibraryNotFoundError(f"cannot load '{path}': {error}") from error
+
+
+lib = _load()
+
+# Opaque handles are plain void pointers; short-lived ones are tokens checked by the library, so a
+# stale one gives CDM_MISUSE instead of touching freed memory.
+handle = c_void_p
+handle_p = POINTER(c_void_p)
+
+
+class cdm_policy(Structure):
+    pass
+
+
+class cdm_progress(Structure):
+    _fields_ = [
+        ("fraction", c_double),
+        ("stage", c_int),
+        ("pass_", c_int),
+        ("entity_mapping", c_char_p),
+        ("processed", c_int64),
+        ("total", c_int64),
+    ]
+
+
+HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p)
+INSTANCE_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+FUNCTION = CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
+PROGRESS = CFUNCTYPE(c_int, POINTER(cdm_progress), c_void_p)
+DESTROY = CFUNCTYPE(None, c_void_p)
+
+cdm_policy._fields_ = [
+    ("begin", HOOK),
+    ("create_destination_instances", INSTANCE_HOOK),
+    ("end_instance_creation", HOOK),
+    ("create_relationships", INSTANCE_HOOK),
+    ("end_relationship_creation", HOOK),
+    ("perform_custom_validation", HOOK),
+    ("end", HOOK),
+]
+
+_out_ptr = POINTER(c_void_p)
+_out_str = POINTER(c_char_p)
+_out_int = POINTER(c_int)
+_out_size = POINTER(c_size_t)
+
+# name: (restype, argtypes). c_char_p results are turned into bytes by ctypes (a copy), which is
+# what we want for strings the library owns only until its next call.
+_PROTOTYPES = {
+    "cdm_libversion": (c_char_p, []),
+    "cdm_libversion_number": (c_int, []),
+    "cdm_sqlite_version": (c_char_p, []),
+    "cdm_free": (None, [c_void_p]),
+    "cdm_errstr": (c_char_p, [c_int]),
+    "cdm_error_code": (c_int, [c_void_p]),
+    "cdm_error_message": (c_char_p, [c_void_p]),
+    "cdm_error_path": (c_char_p, [c_void_p]),
+    "cdm_error_offset": (c_long, [c_void_p]),
+    "cdm_error_count": (c_size_t, [c_void_p]),
+    "cdm_error_at": (c_void_p, [c_void_p, c_size_t]),
+    "cdm_last_errcode": (c_int, []),
+    "cdm_last_errmsg": (c_char_p, []),
+    "cdm_last_error": (c_void_p, []),
+    # models
+    "cdm_model_from_json": (c_int, [c_char_p, _out_ptr]),
+    "cdm_model_from_file": (c_int, [c_char_p, _out_ptr]),
+    "cdm_model_free": (None, [c_void_p]),
+    "cdm_model_error": (c_void_p, [c_void_p]),
+    "cdm_model_entity_count": (c_int, [c_void_p, _out_size]),
+    "cdm_model_entity_name": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_model_attribute_index": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
+    "cdm_model_attribute_type": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
+    # mappings
+    "cdm_mapping_from_json": (c_int, [c_char_p, _out_ptr]),
+    "cdm_mapping_from_file": (c_int, [c_char_p, _out_ptr]),
+    "cdm_mapping_free": (None, [c_void_p]),
+    "cdm_mapping_validate": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "cdm_mapping_error": (c_void_p, [c_void_p]),
+    "cdm_mapping_entity_mapping_count": (c_int, [c_void_p, _out_size]),
+    "cdm_mapping_entity_mapping_name": (c_int, [c_void_p, c_size_t, _out_str]),
+    # migrations
+    "cdm_migration_new": (c_int, [c_void_p, c_void_p, POINTER(c_void_p), c_size_t, _out_ptr]),
+    "cdm_migration_free": (c_int, [c_void_p]),
+    "cdm_migration_register_policy": (c_int, [c_void_p, c_char_p, POINTER(cdm_policy), c_size_t, c_void_p, DESTROY]),
+    "cdm_migration_register_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION, c_void_p, DESTROY]),
+    "cdm_migration_set_progress": (c_int, [c_void_p, PROGRESS, c_void_p, DESTROY]),
+    "cdm_migration_set_progress_interval": (c_int, [c_void_p, c_int]),
+    "cdm_migration_run": (c_int, [c_void_p, c_char_p, c_char_p]),
+    "cdm_migration_run_in_place": (c_int, [c_void_p, c_char_p]),
+    "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "cdm_migration_error": (c_void_p, [c_void_p]),
+    # contexts
+    "cdm_context_error": (c_void_p, [c_void_p]),
+    "cdm_context_fail": (c_int, [c_void_p, c_int, c_char_p]),
+    "cdm_context_entity_mapping_name": (c_int, [c_void_p, _out_str]),
+    "cdm_context_source_entity_name": (c_int, [c_void_p, _out_str]),
+    "cdm_context_destination_entity_name": (c_int, [c_void_p, _out_str]),
+    "cdm_context_pass": (c_int, [c_void_p, _out_int]),
+    "cdm_context_create_instance": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_context_apply_attribute_mappings": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "cdm_context_associate": (c_int, [c_void_p, c_void_p, c_void_p]),
+    "cdm_context_destination_instances": (c_int, [c_void_p, c_char_p, POINTER(c_void_p), c_size_t,
+                                                  POINTER(POINTER(c_void_p)), _out_size]),
+    "cdm_context_source_instances": (c_int, [c_void_p, c_char_p, POINTER(c_void_p), c_size_t,
+                                             POINTER(POINTER(c_void_p)), _out_size]),
+    "cdm_context_evaluate": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, _out_ptr]),
+    # objects
+    "cdm_object_entity_name": (c_int, [c_void_p, _out_str]),
+    "cdm_object_attribute_index": (c_int, [c_void_p, c_char_p, _out_int]),
+    "cdm_object_attribute_type": (c_int, [c_void_p, c_char_p, _out_int]),
+    "cdm_object_uri": (c_int, [c_void_p, _out_str]),
+    "cdm_object_get_int64_at": (c_int, [c_void_p, c_int, POINTER(c_int64), _out_int]),
+    "cdm_object_get_double_at": (c_int, [c_void_p, c_int, POINTER(c_double), _out_int]),
+    "cdm_object_get_bool_at": (c_int, [c_void_p, c_int, _out_int, _out_int]),
+    "cdm_object_get_date_at": (c_int, [c_void_p, c_int, POINTER(c_double), _out_int]),
+    "cdm_object_get_text_at": (c_int, [c_void_p, c_int, POINTER(c_void_p), _out_size, _out_int]),
+    "cdm_object_get_blob_at": (c_int, [c_void_p, c_int, POINTER(c_void_p), _out_size, _out_int]),
+    "cdm_object_get_uuid_at": (c_int, [c_void_p, c_int, POINTER(c_ubyte * 16), _out_int]),
+    "cdm_object_get_value": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_object_get_object": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_object_get_objects": (c_int, [c_void_p, c_char_p, POINTER(POINTER(c_void_p)), _out_size]),
+    "cdm_object_set_null": (c_int, [c_void_p, c_char_p]),
+    "cdm_object_set_int64": (c_int, [c_void_p, c_char_p, c_int64]),
+    "cdm_object_set_double": (c_int, [c_void_p, c_char_p, c_double]),
+    "cdm_object_set_bool": (c_int, [c_void_p, c_char_p, c_int]),
+    "cdm_object_set_date": (c_int, [c_void_p, c_char_p, c_double]),
+    "cdm_object_set_text": (c_int, [c_void_p, c_char_p, c_char_p, c_long]),
+    "cdm_object_set_blob": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
+    "cdm_object_set_uuid": (c_int, [c_void_p, c_char_p, POINTER(c_ubyte * 16)]),
+    "cdm_object_set_null_at": (c_int, [c_void_p, c_int]),
+    "cdm_object_set_int64_at": (c_int, [c_void_p, c_int, c_int64]),
+    "cdm_object_set_double_at": (c_int, [c_void_p, c_int, c_double]),
+    "cdm_object_set_bool_at": (c_int, [c_void_p, c_int, c_int]),
+    "cdm_object_set_date_at": (c_int, [c_void_p, c_int, c_double]),
+    "cdm_object_set_text_at": (c_int, [c_void_p, c_int, c_char_p, c_long]),
+    "cdm_object_set_blob_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t]),
+    "cdm_object_set_uuid_at": (c_int, [c_void_p, c_int, POINTER(c_ubyte * 16)]),
+    "cdm_object_set_object": (c_int, [c_void_p, c_char_p, c_void_p]),
+    "cdm_object_add_object": (c_int, [c_void_p, c_char_p, c_void_p]),
+    "cdm_object_to_json": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "cdm_object_release": (None, [c_void_p]),
+    # values
+    "cdm_value_type": (c_int, [c_void_p]),
+    "cdm_value_int64": (c_int, [c_void_p, POINTER(c_int64)]),
+    "cdm_value_double": (c_int, [c_void_p, POINTER(c_double)]),
+    "cdm_value_bool": (c_int, [c_void_p, _out_int]),
+    "cdm_value_date": (c_int, [c_void_p, POINTER(c_double)]),
+    "cdm_value_text": (c_int, [c_void_p, POINTER(c_void_p), _out_size]),
+    "cdm_value_blob": (c_int, [c_void_p, POINTER(c_void_p), _out_size]),
+    "cdm_value_uuid": (c_int, [c_void_p, POINTER(c_ubyte * 16)]),
+    "cdm_value_object": (c_int, [c_void_p, _out_ptr]),
+    "cdm_value_count": (c_int, [c_void_p, _out_size]),
+    "cdm_value_element": (c_int, [c_void_p, c_size_t, _out_ptr]),
+    "cdm_value_to_json": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "cdm_value_set_null": (c_int, [c_void_p]),
+    "cdm_value_set_int64": (c_int, [c_void_p, c_int64]),
+    "cdm_value_set_double": (c_int, [c_void_p, c_double]),
+    "cdm_value_set_bool": (c_int, [c_void_p, c_int]),
+    "cdm_value_set_date": (c_int, [c_void_p, c_double]),
+    "cdm_value_set_text": (c_int, [c_void_p, c_char_p, c_long]),
+    "cdm_value_set_blob": (c_int, [c_void_p, c_char_p, c_size_t]),
+    "cdm_value_set_object": (c_int, [c_void_p, c_void_p]),
+    # stores
+    "cdm_store_create": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_store_insert": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_store_save": (c_int, [c_void_p]),
+    "cdm_store_close": (None, [c_void_p]),
+    "cdm_store_error": (c_void_p, [c_void_p]),
+    "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
+}
+
+# Functions of later versions of the C API (issue 10: fetches, object IDs, introspection, user
+# info, the default behaviour as super). Bound when the library has them; the binding's methods
+# that need them raise FeatureUnavailableError otherwise. See NEEDS_FROM_C_API.md.
+_OPTIONAL: dict = {}
+
+missing: list = []
+
+
+def _declare() -> None:
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        try:
+            function = getattr(lib, name)
+        except AttributeError:
+            missing.append(name)
+            continue
+        function.restype = restype
+        function.argtypes = argtypes
+    for name, (restype, argtypes) in _OPTIONAL.items():
+        function = getattr(lib, name, None)
+        if function is not None:
+            function.restype = restype
+            function.argtypes = argtypes
+
+
+_declare()
+if missing:
+    raise LibraryNotFoundError(f"'{library_path()}' lacks {', '.join(missing[:5])}: it is not a libcdmigrate of this version")
+
+if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_000:
+    raise LibraryNotFoundError(f"libcdmigrate {lib.cdm_libversion().decode()} does not match the binding (written for {HEADER_VERSION_NUMBER})")
+
+if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
+    raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
+
+
+def has(name: str) -> bool:
+    """Whether the loaded library has an (optional) C function."""
+    return getattr(lib, name, None) is not None
+
+
+def take_string(pointer: Optional[int]) -> str:
+    """A string the caller frees with cdm_free: decoded, then freed."""
+    if not pointer:
+        return ""
+    try:
+        return ctypes.string_at(pointer).decode("utf-8")
+    finally:
+        lib.cdm_free(pointer)

@@ -1,0 +1,260 @@
+"""The MigrationError hierarchy: one class per engine result code, carrying the engine's code,
+message, JSON path, expression offset and individual problems.
+
+Codes below 1000 are cdmigrate's own; the others are Core Data's NSCocoaErrorDomain codes
+(134110 "migration", 1570 "missing mandatory property", ...), with the same meaning.
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional, Type
+
+from . import _lib
+
+OK = 0
+INVALID_JSON = 1
+INVALID_MODEL = 2
+INVALID_MAPPING = 3
+EXPRESSION_SYNTAX = 4
+EXPRESSION_EVALUATION = 5
+INVALID_ARGUMENT = 6
+IO = 7
+MISUSE = 101
+NOTFOUND = 102
+MISMATCH = 103
+ENCODING = 104
+VALIDATION_MULTIPLE_ERRORS = 1560
+VALIDATION_MISSING_MANDATORY_PROPERTY = 1570
+VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT = 1580
+VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT = 1590
+VALIDATION_NUMBER_TOO_LARGE = 1610
+VALIDATION_NUMBER_TOO_SMALL = 1620
+INCOMPATIBLE_VERSION_HASH = 134100
+MIGRATION = 134110
+MIGRATION_CANCELLED = 134120
+MIGRATION_MISSING_SOURCE_MODEL = 134130
+MIGRATION_MISSING_MAPPING_MODEL = 134140
+MIGRATION_MANAGER_SOURCE_STORE = 134150
+MIGRATION_MANAGER_DESTINATION_STORE = 134160
+ENTITY_MIGRATION_POLICY = 134170
+SQLITE = 134180
+INFERRED_MAPPING_MODEL = 134190
+
+
+class Problem:
+    """One individual problem of a model, a mapping or a destination's validation."""
+
+    __slots__ = ("code", "message", "path", "offset")
+
+    def __init__(self, code: int, message: str, path: Optional[str] = None, offset: Optional[int] = None):
+        self.code = code
+        self.message = message
+        self.path = path
+        self.offset = offset
+
+    def __repr__(self) -> str:
+        where = f" at {self.path}" if self.path else ""
+        return f"Problem({self.code}, {self.message!r}{where})"
+
+
+class MigrationError(Exception):
+    """An error of the engine (or of its use).
+
+    Attributes: ``code`` (the engine's result code), ``message``, ``path`` (where in a JSON document,
+    ``"$.entities[2].attributes[0].type"``, or None), ``offset`` (zero-based character offset in an
+    expression or predicate, or None), ``problems`` (the individual problems of a validation).
+    """
+
+    code: int = MIGRATION
+
+    def __init__(self, message: str, code: Optional[int] = None, *, path: Optional[str] = None,
+                 offset: Optional[int] = None, problems: Optional[List[Problem]] = None):
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.path = path
+        self.offset = offset
+        self.problems: List[Problem] = problems or []
+
+    @property
+    def code_name(self) -> str:
+        """The engine's short English name of the code ("migration cancelled")."""
+        name = _lib.lib.cdm_errstr(self.code)
+        return name.decode("utf-8", "replace") if name else ""
+
+    def __str__(self) -> str:
+        return self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(code={self.code}, message={self.message!r})"
+
+
+class InvalidJSONError(MigrationError, ValueError):
+    """Text that is not well-formed JSON."""
+    code = INVALID_JSON
+
+
+class InvalidModelError(MigrationError, ValueError):
+    """A data model that fails validation (see ``problems``)."""
+    code = INVALID_MODEL
+
+
+class InvalidMappingError(MigrationError, ValueError):
+    """A mapping model that does not fit its models (see ``problems``)."""
+    code = INVALID_MAPPING
+
+
+class ExpressionSyntaxError(MigrationError, ValueError):
+    """A value expression or predicate that does not parse (see ``offset``)."""
+    code = EXPRESSION_SYNTAX
+
+
+class ExpressionEvaluationError(MigrationError):
+    """An expression that fails when evaluated."""
+    code = EXPRESSION_EVALUATION
+
+
+class InvalidArgumentError(MigrationError, ValueError):
+    """A value the engine refuses (wrong entity for a relationship, ...)."""
+    code = INVALID_ARGUMENT
+
+
+class MigrationIOError(MigrationError):
+    """A file that cannot be read or written."""
+    code = IO
+
+
+class MisuseError(MigrationError):
+    """A closed object, an instance used after its callback returned, a call in the wrong state."""
+    code = MISUSE
+
+
+class NotFoundError(MigrationError, KeyError):
+    """An unknown entity, attribute, relationship or mapping name. Also a KeyError, so that
+    ``instance.get("unknown")`` answers None as a mapping does."""
+    code = NOTFOUND
+
+
+class MismatchError(MigrationError, TypeError):
+    """A value of the wrong type for an attribute."""
+    code = MISMATCH
+
+
+class EncodingError(MigrationError, ValueError):
+    """A string that is not valid UTF-8."""
+    code = ENCODING
+
+
+class ValidationError(MigrationError):
+    """The destination failed Core Data's validation (1560–1620); see ``problems``."""
+    code = VALIDATION_MULTIPLE_ERRORS
+
+
+class IncompatibleVersionHashError(MigrationError):
+    """The store's version hashes do not match the source model (134100)."""
+    code = INCOMPATIBLE_VERSION_HASH
+
+
+class MigrationCancelledError(MigrationError):
+    """The progress callback returned False (134120)."""
+    code = MIGRATION_CANCELLED
+
+
+class MissingSourceModelError(MigrationError):
+    code = MIGRATION_MISSING_SOURCE_MODEL
+
+
+class MissingMappingModelError(MigrationError):
+    code = MIGRATION_MISSING_MAPPING_MODEL
+
+
+class SourceStoreError(MigrationError):
+    """The source store cannot be opened or read (134150)."""
+    code = MIGRATION_MANAGER_SOURCE_STORE
+
+
+class DestinationStoreError(MigrationError):
+    """The destination cannot be made (it exists, it is the source, ...) (134160)."""
+    code = MIGRATION_MANAGER_DESTINATION_STORE
+
+
+class EntityMigrationPolicyError(MigrationError):
+    """A policy or host function reported an error (134170)."""
+    code = ENTITY_MIGRATION_POLICY
+
+
+class SQLiteError(MigrationError):
+    code = SQLITE
+
+
+class FeatureUnavailableError(MisuseError, NotImplementedError):
+    """The loaded libcdmigrate has no C function for this feature (see NEEDS_FROM_C_API.md)."""
+
+
+_CLASSES: Dict[int, Type[MigrationError]] = {
+    INVALID_JSON: InvalidJSONError,
+    INVALID_MODEL: InvalidModelError,
+    INVALID_MAPPING: InvalidMappingError,
+    EXPRESSION_SYNTAX: ExpressionSyntaxError,
+    EXPRESSION_EVALUATION: ExpressionEvaluationError,
+    INVALID_ARGUMENT: InvalidArgumentError,
+    IO: MigrationIOError,
+    MISUSE: MisuseError,
+    NOTFOUND: NotFoundError,
+    MISMATCH: MismatchError,
+    ENCODING: EncodingError,
+    INCOMPATIBLE_VERSION_HASH: IncompatibleVersionHashError,
+    MIGRATION_CANCELLED: MigrationCancelledError,
+    MIGRATION_MISSING_SOURCE_MODEL: MissingSourceModelError,
+    MIGRATION_MISSING_MAPPING_MODEL: MissingMappingModelError,
+    MIGRATION_MANAGER_SOURCE_STORE: SourceStoreError,
+    MIGRATION_MANAGER_DESTINATION_STORE: DestinationStoreError,
+    ENTITY_MIGRATION_POLICY: EntityMigrationPolicyError,
+    SQLITE: SQLiteError,
+}
+for _code in (VALIDATION_MULTIPLE_ERRORS, VALIDATION_MISSING_MANDATORY_PROPERTY, VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT,
+              VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT, VALIDATION_NUMBER_TOO_LARGE, VALIDATION_NUMBER_TOO_SMALL):
+    _CLASSES[_code] = ValidationError
+
+
+def error_class(code: int) -> Type[MigrationError]:
+    """The exception class for an engine code (MigrationError for codes it does not know)."""
+    return _CLASSES.get(code, MigrationError)
+
+
+def _text(raw: Optional[bytes]) -> str:
+    return raw.decode("utf-8", "replace") if raw else ""
+
+
+def _problem(pointer: int) -> Problem:
+    lib = _lib.lib
+    path = lib.cdm_error_path(pointer)
+    offset = lib.cdm_error_offset(pointer)
+    return Problem(lib.cdm_error_code(pointer), _text(lib.cdm_error_message(pointer)),
+                   path.decode("utf-8", "replace") if path else None, offset if offset >= 0 else None)
+
+
+def from_record(code: int, pointer: Optional[int]) -> MigrationError:
+    """A MigrationError from a cdm_error (which the library owns; everything is copied at once)."""
+    lib = _lib.lib
+    if not pointer:
+        return error_class(code)(_text(lib.cdm_errstr(code)) or f"error {code}", code)
+    record_code = lib.cdm_error_code(pointer)
+    if record_code != code and code != 0:
+        # The record belongs to another call: keep the code we were given, say so plainly.
+        return error_class(code)(_text(lib.cdm_errstr(code)) or f"error {code}", code)
+    problem = _problem(pointer)
+    problems = [_problem(lib.cdm_error_at(pointer, i)) for i in range(lib.cdm_error_count(pointer))]
+    return error_class(record_code)(problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems)
+
+
+def last_error(code: int) -> MigrationError:
+    """The calling thread's last error (every failed call lands there) as an exception."""
+    return from_record(code, _lib.lib.cdm_last_error())
+
+
+def check(code: int) -> None:
+    """Raises the thread's last error when a C call returned a non-zero code."""
+    if code:
+        raise last_error(code)

@@ -1,0 +1,485 @@
+"""Instances (NSManagedObject) as Python mappings, and the values of expressions and host functions.
+
+An ``Instance`` wraps a short-lived handle of the library: valid during the callback that received
+or obtained it (or, for a ``Store``'s instances, until the store is closed). Afterwards every use
+raises ``MisuseError`` — never a crash.
+
+Reading costs one C call per value: attribute names are resolved to indexes once per entity and
+side (source or destination), so ``source["name"]`` is one typed getter by index.
+``instance.to_dict()`` reads every attribute in one call.
+"""
+
+from __future__ import annotations
+
+import base64
+import ctypes
+import datetime as _dt
+import decimal
+import json
+import uuid
+from collections.abc import MutableMapping
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+
+from . import _lib
+from .errors import NOTFOUND, MismatchError, from_record, last_error
+from .values import AttributeType as T
+from .values import ValueType as V
+from .values import date_from_reference_seconds, reference_seconds
+
+_lib_ = _lib.lib
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+class _Buffers:
+    """Out-parameters for the getters, made once per side (a side belongs to one thread)."""
+
+    __slots__ = ("i64", "dbl", "int", "isnull", "ptr", "size", "uuid", "handle", "text")
+
+    def __init__(self) -> None:
+        self.i64 = ctypes.c_int64()
+        self.dbl = ctypes.c_double()
+        self.int = ctypes.c_int()
+        self.isnull = ctypes.c_int()
+        self.ptr = ctypes.c_void_p()
+        self.size = ctypes.c_size_t()
+        self.uuid = (ctypes.c_ubyte * 16)()
+        self.handle = ctypes.c_void_p()
+        self.text = ctypes.c_char_p()
+
+
+class Side:
+    """The attributes of one model's entities as seen through instances: name → (index, type),
+    resolved on first use. One per model of a running migration or an open store."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.entities: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
+        self.names: Dict[str, List[str]] = {}
+        self.buffers = _Buffers()
+
+
+def _fail(code: int):
+    raise last_error(code)
+
+
+def _text(pointer: Optional[int], length: int) -> str:
+    return ctypes.string_at(pointer, length).decode("utf-8") if length else ""
+
+
+def _bytes(pointer: Optional[int], length: int) -> bytes:
+    return ctypes.string_at(pointer, length) if length else b""
+
+
+def _read(instance: "Instance", index: int, kind: int) -> Any:
+    """The attribute at `index` of type `kind` through its typed getter."""
+    h = instance._h
+    b = instance._buffers
+    isnull = ctypes.byref(b.isnull)
+    if kind in (T.INTEGER16, T.INTEGER32, T.INTEGER64):
+        code = _lib_.cdm_object_get_int64_at(h, index, ctypes.byref(b.i64), isnull)
+        value = b.i64.value
+    elif kind == T.STRING or kind == T.URI:
+        code = _lib_.cdm_object_get_text_at(h, index, ctypes.byref(b.ptr), ctypes.byref(b.size), isnull)
+        value = None if code or b.isnull.value else _text(b.ptr.value, b.size.value)
+    elif kind in (T.DOUBLE, T.FLOAT):
+        code = _lib_.cdm_object_get_double_at(h, index, ctypes.byref(b.dbl), isnull)
+        value = b.dbl.value
+    elif kind == T.DATE:
+        code = _lib_.cdm_object_get_date_at(h, index, ctypes.byref(b.dbl), isnull)
+        value = None if code or b.isnull.value else date_from_reference_seconds(b.dbl.value)
+    elif kind == T.BOOLEAN:
+        code = _lib_.cdm_object_get_bool_at(h, index, ctypes.byref(b.int), isnull)
+        value = bool(b.int.value)
+    elif kind in (T.BINARY, T.TRANSFORMABLE):
+        code = _lib_.cdm_object_get_blob_at(h, index, ctypes.byref(b.ptr), ctypes.byref(b.size), isnull)
+        value = None if code or b.isnull.value else _bytes(b.ptr.value, b.size.value)
+    elif kind == T.DECIMAL:
+        code = _lib_.cdm_object_get_text_at(h, index, ctypes.byref(b.ptr), ctypes.byref(b.size), isnull)
+        value = None if code or b.isnull.value else decimal.Decimal(_text(b.ptr.value, b.size.value))
+    elif kind == T.UUID:
+        code = _lib_.cdm_object_get_uuid_at(h, index, ctypes.byref(b.uuid), isnull)
+        value = uuid.UUID(bytes=bytes(b.uuid))
+    else:  # a type this binding does not know yet: the generic path
+        return None
+    if code:
+        _fail(code)
+    return None if b.isnull.value else value
+
+
+def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[int], value: Any) -> None:
+    """Sets an attribute through the setter that fits the Python type; the library checks that the
+    attribute takes it (MismatchError otherwise)."""
+    h = instance._h
+    by_index = index is not None
+    target = index if by_index else key.encode("utf-8", "surrogatepass")
+    suffix = "_at" if by_index else ""
+    if value is None:
+        code = getattr(_lib_, "cdm_object_set_null" + suffix)(h, target)
+    elif isinstance(value, bool):
+        code = getattr(_lib_, "cdm_object_set_bool" + suffix)(h, target, 1 if value else 0)
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise OverflowError(f"{value} does not fit the 64-bit integer attribute '{key}'")
+        code = getattr(_lib_, "cdm_object_set_int64" + suffix)(h, target, value)
+    elif isinstance(value, float):
+        code = getattr(_lib_, "cdm_object_set_double" + suffix)(h, target, value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        code = getattr(_lib_, "cdm_object_set_text" + suffix)(h, target, data, len(data))
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        code = getattr(_lib_, "cdm_object_set_blob" + suffix)(h, target, data, len(data))
+    elif isinstance(value, (_dt.datetime, _dt.date)):
+        code = getattr(_lib_, "cdm_object_set_date" + suffix)(h, target, reference_seconds(value))
+    elif isinstance(value, decimal.Decimal):
+        data = str(value).encode("ascii")
+        code = getattr(_lib_, "cdm_object_set_text" + suffix)(h, target, data, len(data))
+    elif isinstance(value, uuid.UUID):
+        if kind == T.UUID or kind is None:
+            raw = (ctypes.c_ubyte * 16).from_buffer_copy(value.bytes)
+            code = getattr(_lib_, "cdm_object_set_uuid" + suffix)(h, target, ctypes.byref(raw))
+        else:
+            data = str(value).encode("ascii")
+            code = getattr(_lib_, "cdm_object_set_text" + suffix)(h, target, data, len(data))
+    else:
+        raise MismatchError(f"cannot store a {type(value).__name__} in attribute '{key}' of '{instance.entity_name}'")
+    if code:
+        _fail(code)
+
+
+def value_from_handle(handle: Optional[int], side: Optional[Side]) -> Any:
+    """A cdm_value (an expression's result, a host function's argument) as a Python value."""
+    lib = _lib_
+    kind = lib.cdm_value_type(handle)
+    if kind == V.NULL:
+        return None
+    if kind == V.STRING or kind == V.URI or kind == V.DECIMAL:
+        ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
+        code = lib.cdm_value_text(handle, ctypes.byref(ptr), ctypes.byref(size))
+        if code:
+            _fail(code)
+        text = _text(ptr.value, size.value)
+        return decimal.Decimal(text) if kind == V.DECIMAL else text
+    if kind == V.INTEGER:
+        out = ctypes.c_int64()
+        code = lib.cdm_value_int64(handle, ctypes.byref(out))
+        result: Any = out.value
+    elif kind == V.DOUBLE or kind == V.DATE:
+        out_d = ctypes.c_double()
+        code = (lib.cdm_value_double if kind == V.DOUBLE else lib.cdm_value_date)(handle, ctypes.byref(out_d))
+        result = out_d.value if kind == V.DOUBLE else date_from_reference_seconds(out_d.value)
+    elif kind == V.BOOL:
+        out_i = ctypes.c_int()
+        code = lib.cdm_value_bool(handle, ctypes.byref(out_i))
+        result = bool(out_i.value)
+    elif kind == V.BINARY:
+        ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
+        code = lib.cdm_value_blob(handle, ctypes.byref(ptr), ctypes.byref(size))
+        result = None if code else _bytes(ptr.value, size.value)
+    elif kind == V.UUID:
+        raw = (ctypes.c_ubyte * 16)()
+        code = lib.cdm_value_uuid(handle, ctypes.byref(raw))
+        result = uuid.UUID(bytes=bytes(raw))
+    elif kind == V.OBJECT:
+        obj = ctypes.c_void_p()
+        code = lib.cdm_value_object(handle, ctypes.byref(obj))
+        result = Instance(obj.value, side) if obj.value else None
+    elif kind == V.COLLECTION:
+        count = ctypes.c_size_t()
+        code = lib.cdm_value_count(handle, ctypes.byref(count))
+        if code:
+            _fail(code)
+        element = ctypes.c_void_p()
+        result = []
+        for i in range(count.value):
+            code = lib.cdm_value_element(handle, i, ctypes.byref(element))
+            if code:
+                _fail(code)
+            result.append(value_from_handle(element.value, side))
+        return result
+    else:
+        # -1: a NULL or stale handle; the thread's last error says which.
+        raise from_record(101, None) if kind == -1 else MismatchError(f"unknown value type {kind}")
+    if code:
+        _fail(code)
+    return result
+
+
+def set_result(handle: int, value: Any) -> None:
+    """Writes a host function's result (a Python value) into its cdm_value."""
+    lib = _lib_
+    if value is None:
+        code = lib.cdm_value_set_null(handle)
+    elif isinstance(value, bool):
+        code = lib.cdm_value_set_bool(handle, 1 if value else 0)
+    elif isinstance(value, int):
+        if not _INT64_MIN <= value <= _INT64_MAX:
+            raise OverflowError(f"the function's result {value} does not fit 64 bits")
+        code = lib.cdm_value_set_int64(handle, value)
+    elif isinstance(value, float):
+        code = lib.cdm_value_set_double(handle, value)
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+        code = lib.cdm_value_set_text(handle, data, len(data))
+    elif isinstance(value, decimal.Decimal):
+        data = str(value).encode("ascii")
+        code = lib.cdm_value_set_text(handle, data, len(data))
+    elif isinstance(value, uuid.UUID):
+        data = str(value).encode("ascii")
+        code = lib.cdm_value_set_text(handle, data, len(data))
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        code = lib.cdm_value_set_blob(handle, data, len(data))
+    elif isinstance(value, (_dt.datetime, _dt.date)):
+        code = lib.cdm_value_set_date(handle, reference_seconds(value))
+    elif isinstance(value, Instance):
+        code = lib.cdm_value_set_object(handle, value._h)
+    else:
+        raise MismatchError(f"a host function cannot return a {type(value).__name__}")
+    if code:
+        _fail(code)
+
+
+class Instance(MutableMapping):
+    """An instance of the source or destination store, read and written like a dict.
+
+    ``source["name"]`` reads an attribute, a relationship (an Instance, None, or a list of
+    Instances) or a key path (``source["note.body"]``); ``get`` answers None for unknown keys and
+    nil values alike. ``destination["name"] = "x"`` sets an attribute (or a to-one relationship, or
+    adds a list of Instances to an empty to-many one). Iterating gives the attribute names.
+
+    Two Instance objects are equal when they stand for the same stored instance (the same object
+    ID URI), so instances can be dictionary keys within a callback.
+    """
+
+    __slots__ = ("_h", "_side", "_entity", "_local", "__weakref__")
+
+    def __init__(self, handle: int, side: Optional[Side]):
+        self._h = handle
+        self._side = side
+        self._entity: Optional[str] = None
+        self._local: Optional[Dict[str, Optional[Tuple[int, int]]]] = None
+
+    # -- identity -------------------------------------------------------------------------
+    @property
+    def _buffers(self) -> _Buffers:
+        return self._side.buffers if self._side is not None else _Buffers()
+
+    @property
+    def entity_name(self) -> str:
+        """The name of the instance's entity."""
+        name = self._entity
+        if name is None:
+            out = ctypes.c_char_p()
+            code = _lib_.cdm_object_entity_name(self._h, ctypes.byref(out))
+            if code:
+                _fail(code)
+            name = self._entity = (out.value or b"").decode("utf-8")
+        return name
+
+    @property
+    def uri(self) -> str:
+        """Core Data's object ID URI: ``x-coredata://<store UUID>/<Entity>/p<Z_PK>``."""
+        out = ctypes.c_char_p()
+        code = _lib_.cdm_object_uri(self._h, ctypes.byref(out))
+        if code:
+            _fail(code)
+        return (out.value or b"").decode("utf-8")
+
+    object_id = uri
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Instance):
+            return NotImplemented
+        return other is self or other.uri == self.uri
+
+    def __hash__(self) -> int:
+        return hash(self.uri)
+
+    def __repr__(self) -> str:
+        try:
+            return f"<Instance {self.entity_name} {self.uri}>"
+        except Exception:
+            return "<Instance (no longer valid)>"
+
+    def release(self) -> None:
+        """Ends this handle's validity now (to keep memory flat when one callback touches very
+        many instances). Harmless when it is already invalid."""
+        _lib_.cdm_object_release(self._h)
+
+    # -- attribute resolution ------------------------------------------------------------------
+    def _table(self) -> Dict[str, Optional[Tuple[int, int]]]:
+        side = self._side
+        if side is None:
+            if self._local is None:
+                self._local = {}
+            return self._local
+        entity = self.entity_name
+        table = side.entities.get(entity)
+        if table is None:
+            table = side.entities[entity] = {}
+        return table
+
+    def _attribute(self, key: str) -> Optional[Tuple[int, int]]:
+        """(index, type) of the attribute `key`, or None when `key` is a relationship, a key path
+        or unknown (those take the generic path, which reports unknown keys)."""
+        table = self._table()
+        try:
+            return table[key]
+        except KeyError:
+            pass
+        if not isinstance(key, str):
+            raise TypeError(f"instance keys are str, not {type(key).__name__}")
+        entry: Optional[Tuple[int, int]] = None
+        if "." not in key:
+            kind, index = ctypes.c_int(), ctypes.c_int()
+            name = key.encode("utf-8", "surrogatepass")
+            code = _lib_.cdm_object_attribute_type(self._h, name, ctypes.byref(kind))
+            if code == 0:
+                code = _lib_.cdm_object_attribute_index(self._h, name, ctypes.byref(index))
+                if code:
+                    _fail(code)
+                entry = (index.value, kind.value)
+            elif code != NOTFOUND:
+                _fail(code)
+        table[key] = entry
+        return entry
+
+    def attribute_names(self) -> List[str]:
+        """The entity's attribute names (inherited ones included), in the entity's order."""
+        side = self._side
+        entity = self.entity_name
+        if side is not None and entity in side.names:
+            return side.names[entity]
+        names = list(self._json()["attributes"].keys())
+        names.sort(key=lambda n: (self._attribute(n) or (1 << 30, 0))[0])
+        if side is not None:
+            side.names[entity] = names
+        return names
+
+    def _json(self) -> dict:
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_object_to_json(self._h, ctypes.byref(out))
+        if code:
+            _fail(code)
+        return json.loads(_lib.take_string(out.value))
+
+    # -- reading ------------------------------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        entry = self._attribute(key)
+        if entry is not None:
+            return _read(self, entry[0], entry[1])
+        out = self._buffers.handle
+        code = _lib_.cdm_object_get_value(self._h, key.encode("utf-8", "surrogatepass"), ctypes.byref(out))
+        if code:
+            _fail(code)
+        return value_from_handle(out.value, self._side)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.attribute_names())
+
+    def __len__(self) -> int:
+        return len(self.attribute_names())
+
+    def __contains__(self, key: object) -> bool:
+        if not isinstance(key, str):
+            return False
+        if self._attribute(key) is not None:
+            return True
+        try:
+            self[key]
+        except KeyError:
+            return False
+        return True
+
+    def to_dict(self, keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+        """The attribute values as a dict (``dictionaryWithValuesForKeys:``): all attributes in one
+        call to the library, or the given keys (which may name relationships and key paths)."""
+        if keys is not None:
+            return {key: self[key] for key in keys}
+        document = self._json()["attributes"]
+        result: Dict[str, Any] = {}
+        for name, raw in document.items():
+            entry = self._attribute(name)
+            kind = entry[1] if entry else None
+            if raw is None:
+                result[name] = None
+            elif kind == T.DATE:
+                # The JSON view has milliseconds only: read the exact value.
+                result[name] = _read(self, entry[0], kind)
+            elif kind in (T.BINARY, T.TRANSFORMABLE):
+                result[name] = base64.b64decode(raw)
+            elif kind == T.UUID:
+                result[name] = uuid.UUID(raw)
+            elif kind == T.DECIMAL:
+                result[name] = decimal.Decimal(raw)
+            elif kind in (T.DOUBLE, T.FLOAT):
+                result[name] = float(raw)
+            else:
+                result[name] = raw
+        return result
+
+    # -- writing ------------------------------------------------------------------------------
+    def __setitem__(self, key: str, value: Any) -> None:
+        entry = self._attribute(key)
+        if entry is not None:
+            _write(self, key, entry[0], entry[1], value)
+            return
+        name = key.encode("utf-8", "surrogatepass")
+        if isinstance(value, Instance):
+            code = _lib_.cdm_object_set_object(self._h, name, value._h)
+        elif value is None:
+            code = _lib_.cdm_object_set_null(self._h, name)
+        elif isinstance(value, (list, tuple)):
+            if self.get(key):
+                from .errors import FeatureUnavailableError
+                raise FeatureUnavailableError(
+                    f"'{self.entity_name}.{key}' already has instances: the C API cannot remove from a to-many "
+                    "relationship yet; use add() to append")
+            self.add(key, *value)
+            return
+        else:
+            # Not an attribute: let the library say what the key is.
+            _write(self, key, None, None, value)
+            return
+        if code:
+            _fail(code)
+
+    def __delitem__(self, key: str) -> None:
+        self[key] = None
+
+    def add(self, key: str, *targets: "Instance") -> None:
+        """Adds instances to a to-many relationship (appended when it is ordered)."""
+        name = key.encode("utf-8", "surrogatepass")
+        for target in targets:
+            if not isinstance(target, Instance):
+                raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
+            code = _lib_.cdm_object_add_object(self._h, name, target._h)
+            if code:
+                _fail(code)
+
+    def set_values(self, values: Dict[str, Any], skip_unknown: bool = True) -> List[str]:
+        """Sets values from a dict (``setValuesForKeysWithDictionary:``), skipping keys the entity
+        lacks unless ``skip_unknown`` is False. Returns the keys skipped."""
+        skipped = []
+        for key, value in values.items():
+            try:
+                self[key] = value
+            except KeyError:
+                if not skip_unknown:
+                    raise
+                skipped.append(key)
+        return skipped
+
+
+def instances_from_array(array, count: int, side: Optional[Side]) -> List[Instance]:
+    return [Instance(array[i], side) for i in range(count)]
+
+
+def handle_array(instances: Iterable[Instance]):
+    items = list(instances)
+    for item in items:
+        if not isinstance(item, Instance):
+            raise MismatchError(f"expected instances, not {type(item).__name__}")
+    array = (ctypes.c_void_p * max(len(items), 1))(*[item._h for item in items])
+    return array, len(items)

@@ -1,0 +1,499 @@
+"""Migrations (NSMigrationManager): policies, host functions and progress as Python callables.
+
+The C library calls back into Python through a handful of module-level trampolines that live as
+long as the module. What a registration needs (the policy class, the function, the progress
+callback) is kept in ``_registry`` under the integer passed to C as ``user``; the library's
+``destroy(user)`` removes it, so a Python callback lives exactly as long as the engine can call it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+
+from . import _lib
+from ._handle import LongLivedHandle
+from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, MigrationError, MisuseError, from_record,
+                     last_error)
+from .instance import Instance, Side, set_result, value_from_handle
+from .model import MappingModel, Model
+from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
+
+_lib_ = _lib.lib
+
+PathLike = Union[str, "os.PathLike[str]"]
+PolicySpec = Union[type, EntityMigrationPolicy, Callable[[], EntityMigrationPolicy]]
+FunctionKey = Union[str, Tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Where a migration stands, as handed to the progress callback."""
+    fraction: float         #: 0…1 over all stages and passes
+    stage: int              #: 1 create destination instances, 2 create relationships, 3 validate
+    pass_index: int         #: 0-based mapping model of a multi-pass migration
+    entity_mapping: str     #: the current entity mapping ("" at the very end)
+    processed: int          #: instances handled in this step so far
+    total: int              #: instances in this step (0 when not known)
+
+
+@dataclass
+class MigrationReport:
+    """What a successful run did."""
+    mappings: List[Dict[str, Any]] = field(default_factory=list)      #: per pass and entity mapping: sourceInstances, associations
+    destination_counts: Dict[str, int] = field(default_factory=dict)  #: instances per destination entity
+    untaken: Dict[str, int] = field(default_factory=dict)             #: source instances no entity mapping took, per entity
+    warnings: List[str] = field(default_factory=list)
+    raw: Dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------------------------
+# The registry of Python objects the library holds as `user` pointers.
+
+_registry: Dict[int, Any] = {}
+_registry_lock = threading.Lock()
+_next_key = [1]
+
+
+def _keep(obj: Any) -> int:
+    with _registry_lock:
+        key = _next_key[0]
+        _next_key[0] += 1
+        _registry[key] = obj
+    return key
+
+
+def _destroy(user: Optional[int]) -> None:
+    try:
+        _registry.pop(user or 0, None)
+    except Exception:  # pragma: no cover - interpreter shutdown
+        pass
+
+
+class _State:
+    """What the registrations of one Migration share: the run in progress (None between runs).
+    Deliberately holds no reference to the Migration, so that the Migration can be collected."""
+
+    __slots__ = ("run", "__weakref__")
+
+    def __init__(self) -> None:
+        self.run: Optional[_Run] = None
+
+
+class _PolicyRegistration:
+    __slots__ = ("name", "factory", "probe", "state")
+
+    def __init__(self, name: str, factory: Callable[[], EntityMigrationPolicy], probe: Optional[EntityMigrationPolicy], state: _State):
+        self.name = name
+        self.factory = factory
+        self.probe = probe
+        self.state = state
+
+
+class _FunctionRegistration:
+    __slots__ = ("label", "function", "state")
+
+    def __init__(self, label: str, function: Callable[..., Any], state: _State):
+        self.label = label
+        self.function = function
+        self.state = state
+
+
+class _ProgressRegistration:
+    __slots__ = ("callback", "state")
+
+    def __init__(self, callback: Optional[Callable[[Progress], Any]], state: _State):
+        self.callback = callback
+        self.state = state
+
+
+class _Run:
+    """One run: the manager, the policy objects (one per entity mapping and pass), the sides'
+    attribute caches, and the first Python exception that escaped a callback."""
+
+    def __init__(self) -> None:
+        self.manager = MigrationManager(self)
+        self.source_side = Side("source")
+        self.destination_side = Side("destination")
+        self.policies: Dict[Tuple[int, str, str], EntityMigrationPolicy] = {}
+        self.mappings: Dict[Tuple[int, str], EntityMapping] = {}
+        self.exception: Optional[BaseException] = None
+        self.pass_index = 0
+
+    def mapping_for(self, ctx: int) -> EntityMapping:
+        out = ctypes.c_char_p()
+        code = _lib_.cdm_context_entity_mapping_name(ctx, ctypes.byref(out))
+        if code:
+            raise last_error(code)
+        name = (out.value or b"").decode("utf-8")
+        key = (self.pass_index, name)
+        mapping = self.mappings.get(key)
+        if mapping is None:
+            passed = ctypes.c_int()
+            code = _lib_.cdm_context_pass(ctx, ctypes.byref(passed))
+            if code:
+                raise last_error(code)
+            self.pass_index = passed.value
+            key = (passed.value, name)
+            mapping = self.mappings.get(key)
+            if mapping is None:
+                mapping = self.mappings[key] = EntityMapping(name, passed.value, self.manager)
+        return mapping
+
+    def policy_for(self, registration: _PolicyRegistration, mapping: EntityMapping) -> EntityMigrationPolicy:
+        key = (mapping.pass_index, mapping.name, registration.name)
+        policy = self.policies.get(key)
+        if policy is None:
+            if registration.probe is not None:
+                policy, registration.probe = registration.probe, None
+            else:
+                policy = registration.factory()
+            self.policies[key] = policy
+        return policy
+
+    def fail(self, ctx: Optional[int], error: BaseException) -> int:
+        """Keeps the first exception of the callback nest and tells the library to stop."""
+        if self.exception is None:
+            self.exception = error
+        if isinstance(error, KeyboardInterrupt):
+            code = MIGRATION_CANCELLED
+        elif isinstance(error, MigrationError) and error.code:
+            code = error.code
+        else:
+            code = ENTITY_MIGRATION_POLICY
+        if ctx:
+            message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")
+            return _lib_.cdm_context_fail(ctx, code, message) or code
+        return code
+
+
+def _enter(state: _State, ctx: Optional[int]) -> Tuple[_Run, Optional[int]]:
+    run = state.run
+    if run is None:
+        raise MisuseError("a callback ran outside of a run")
+    manager = run.manager
+    previous = manager._ctx
+    manager._ctx = ctx
+    return run, previous
+
+
+def _leave(run: _Run, previous: Optional[int], succeeded: bool) -> None:
+    run.manager._ctx = previous
+    if succeeded and previous is None:
+        # An outermost callback finished well: any exception a nested callback raised was handled.
+        run.exception = None
+
+
+def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
+    try:
+        registration: _PolicyRegistration = _registry[user]
+        run, previous = _enter(registration.state, ctx)
+    except BaseException as error:  # a registry miss would be a binding bug: fail, never crash
+        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
+    ok = False
+    try:
+        mapping = run.mapping_for(ctx)
+        policy = run.policy_for(registration, mapping)
+        if obj is None:
+            getattr(policy, hook)(mapping, run.manager)
+        else:
+            side = run.source_side if hook == "create_destination_instances" else run.destination_side
+            getattr(policy, hook)(Instance(obj, side), mapping, run.manager)
+        ok = True
+        return 0
+    except BaseException as error:
+        return run.fail(ctx, error)
+    finally:
+        _leave(run, previous, ok)
+
+
+def _make_hook(name: str):
+    return _lib.HOOK(lambda ctx, user: _call_hook(user, name, ctx, None))
+
+
+def _make_instance_hook(name: str):
+    return _lib.INSTANCE_HOOK(lambda ctx, obj, user: _call_hook(user, name, ctx, obj or 0))
+
+
+_HOOKS = {
+    "begin_entity_mapping": _make_hook("begin_entity_mapping"),
+    "create_destination_instances": _make_instance_hook("create_destination_instances"),
+    "end_instance_creation": _make_hook("end_instance_creation"),
+    "create_relationships": _make_instance_hook("create_relationships"),
+    "end_relationship_creation": _make_hook("end_relationship_creation"),
+    "perform_custom_validation": _make_hook("perform_custom_validation"),
+    "end_entity_mapping": _make_hook("end_entity_mapping"),
+}
+_FIELDS = {
+    "begin_entity_mapping": "begin",
+    "create_destination_instances": "create_destination_instances",
+    "end_instance_creation": "end_instance_creation",
+    "create_relationships": "create_relationships",
+    "end_relationship_creation": "end_relationship_creation",
+    "perform_custom_validation": "perform_custom_validation",
+    "end_entity_mapping": "end",
+}
+
+
+def _function_trampoline(ctx, argc, argv, result, user) -> int:
+    try:
+        registration: _FunctionRegistration = _registry[user]
+        run, previous = _enter(registration.state, ctx)
+    except BaseException as error:
+        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
+    ok = False
+    try:
+        arguments = [value_from_handle(argv[i], None) for i in range(argc)]
+        set_result(result, registration.function(*arguments))
+        ok = True
+        return 0
+    except BaseException as error:
+        return run.fail(ctx, error)
+    finally:
+        _leave(run, previous, ok)
+
+
+def _progress_trampoline(record, user) -> int:
+    try:
+        registration: _ProgressRegistration = _registry[user]
+        run = registration.state.run
+        if run is None:
+            return 0
+        p = record.contents
+        run.pass_index = p.pass_
+        callback = registration.callback
+        if callback is None:
+            return 0
+        answer = callback(Progress(p.fraction, p.stage, p.pass_, (p.entity_mapping or b"").decode("utf-8", "replace"),
+                                   p.processed, p.total))
+        # None goes on (a callback that only prints); False (or 0) cancels.
+        return 1 if answer is not None and not answer else 0
+    except BaseException as error:  # KeyboardInterrupt included: cancel cleanly, re-raise after the run
+        try:
+            run = _registry[user].state.run
+            if run is not None and run.exception is None:
+                run.exception = error
+        except BaseException:
+            pass
+        return 1
+
+
+_FUNCTION = _lib.FUNCTION(_function_trampoline)
+_PROGRESS = _lib.PROGRESS(_progress_trampoline)
+_DESTROY = _lib.DESTROY(_destroy)
+
+
+def _encode_path(path: PathLike) -> bytes:
+    return os.fsencode(path)
+
+
+def _function_key(key: FunctionKey) -> Tuple[str, str]:
+    if isinstance(key, tuple) and len(key) == 2:
+        return key
+    if isinstance(key, str) and "." in key:
+        class_name, _, selector = key.partition(".")
+        return class_name, selector
+    raise TypeError(f"a function is registered under (class_name, selector) or 'ClassName.selector:', not {key!r}")
+
+
+class Migration(LongLivedHandle):
+    """A heavyweight migration from a source model to a destination model through one or more
+    mapping models (one per pass).
+
+    >>> with Migration(source_model, destination_model, [mapping]) as migration:
+    ...     report = migration.run("v1.sqlite", "v2.sqlite", policies={"MyPolicy": MyPolicy},
+    ...                            functions={("MigrationFunctions", "getFirstName:"): first_name},
+    ...                            progress=lambda p: print(p.fraction))
+
+    ``policies`` maps the names mappings give in their ``policy`` to EntityMigrationPolicy
+    subclasses (or factories, or a shared instance); ``functions`` maps
+    ``(class_name, selector)`` (or ``"ClassName.selector:"``) to callables that value expressions
+    call with ``FUNCTION(CAST("ClassName", "Class"), "selector:", ...)``. Registrations given to
+    the constructor or to ``run`` stay for later runs.
+
+    A Migration belongs to one thread at a time; separate migrations may run in parallel.
+    """
+
+    _kind = "migration"
+
+    def __init__(self, source_model: Model, destination_model: Model,
+                 mappings: Union[MappingModel, Sequence[MappingModel]], *,
+                 policies: Optional[Mapping[str, PolicySpec]] = None,
+                 functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
+                 progress: Optional[Callable[[Progress], Any]] = None,
+                 progress_interval: Optional[int] = None):
+        super().__init__(None)
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._report: Optional[MigrationReport] = None
+        if isinstance(mappings, MappingModel):
+            mappings = [mappings]
+        mappings = list(mappings)
+        for item in (source_model, destination_model):
+            if not isinstance(item, Model):
+                raise TypeError(f"models must be cdmigrate.Model, not {type(item).__name__}")
+        for item in mappings:
+            if not isinstance(item, MappingModel):
+                raise TypeError(f"mappings must be cdmigrate.MappingModel, not {type(item).__name__}")
+        array = (ctypes.c_void_p * max(len(mappings), 1))(*[m._ptr for m in mappings])
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_migration_new(source_model._ptr, destination_model._ptr, array, len(mappings), ctypes.byref(out))
+        self._pointer = out.value
+        if code:
+            error = from_record(code, _lib_.cdm_migration_error(out.value) if out.value else _lib_.cdm_last_error())
+            self.close()
+            raise error
+        self.set_progress(progress, progress_interval)
+        self._register(policies, functions)
+
+    # -- registrations ----------------------------------------------------------------------
+    def register_policy(self, name: str, policy: PolicySpec) -> None:
+        """Registers the policy mappings name in their ``policy``: an EntityMigrationPolicy subclass
+        (a new object per entity mapping and pass), a factory returning one, or one shared object."""
+        self._idle()
+        if isinstance(policy, type):
+            if not issubclass(policy, EntityMigrationPolicy):
+                raise TypeError(f"policy '{name}': {policy.__name__} is not an EntityMigrationPolicy subclass")
+            cls, factory, probe = policy, policy, None
+        elif isinstance(policy, EntityMigrationPolicy):
+            shared = policy
+            cls, factory, probe = type(policy), (lambda: shared), None
+        elif callable(policy):
+            probe = policy()
+            if not isinstance(probe, EntityMigrationPolicy):
+                raise TypeError(f"policy '{name}': the factory made a {type(probe).__name__}, not an EntityMigrationPolicy")
+            cls, factory = type(probe), policy
+        else:
+            raise TypeError(f"policy '{name}' must be an EntityMigrationPolicy subclass, instance or factory")
+        hooks = _lib.cdm_policy()
+        for hook in HOOK_NAMES:
+            # Hooks the class does not override stay NULL: the engine's default runs, and Python is not called.
+            if getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
+                setattr(hooks, _FIELDS[hook], _HOOKS[hook])
+        user = _keep(_PolicyRegistration(name, factory, probe, self._state))
+        code = _lib_.cdm_migration_register_policy(self._ptr, name.encode("utf-8", "surrogatepass"), ctypes.byref(hooks),
+                                                   ctypes.sizeof(hooks), user, _DESTROY)
+        if code:
+            raise last_error(code)
+
+    def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:
+        """Registers what ``FUNCTION(CAST("class_name", "Class"), "selector", args…)`` calls: a Python
+        callable taking the arguments as Python values and returning one."""
+        self._idle()
+        if not callable(function):
+            raise TypeError(f"function {class_name} {selector} is not callable")
+        user = _keep(_FunctionRegistration(f"{class_name} {selector}", function, self._state))
+        code = _lib_.cdm_migration_register_function(self._ptr, class_name.encode("utf-8", "surrogatepass"),
+                                                     selector.encode("utf-8", "surrogatepass"), _FUNCTION, user, _DESTROY)
+        if code:
+            raise last_error(code)
+
+    def set_progress(self, callback: Optional[Callable[[Progress], Any]], interval: Optional[int] = None) -> None:
+        """Sets the progress callback (None removes it), called at the start of every step and every
+        ``interval`` instances (default 500). Returning False cancels: ``run`` then raises
+        MigrationCancelledError. A KeyboardInterrupt cancels too and is re-raised."""
+        self._idle()
+        if callback is not None and not callable(callback):
+            raise TypeError("the progress callback is not callable")
+        if interval is not None:
+            code = _lib_.cdm_migration_set_progress_interval(self._ptr, interval)
+            if code:
+                raise last_error(code)
+        # Always installed: it tracks the pass and lets Ctrl-C reach Python during long runs.
+        user = _keep(_ProgressRegistration(callback, self._state))
+        code = _lib_.cdm_migration_set_progress(self._ptr, _PROGRESS, user, _DESTROY)
+        if code:
+            raise last_error(code)
+
+    def _register(self, policies, functions) -> None:
+        for name, policy in (policies or {}).items():
+            self.register_policy(name, policy)
+        for key, function in (functions or {}).items():
+            class_name, selector = _function_key(key)
+            self.register_function(class_name, selector, function)
+
+    def _idle(self) -> None:
+        self._ptr  # noqa: B018 - raises when closed
+        if self._state.run is not None:
+            raise MisuseError("the migration is running: it cannot be changed from its own callbacks")
+
+    # -- running ----------------------------------------------------------------------------
+    def run(self, source: PathLike, destination: PathLike, *,
+            policies: Optional[Mapping[str, PolicySpec]] = None,
+            functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
+            progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
+        """Migrates the store at ``source`` into a new store at ``destination`` (which must not
+        exist). The source is opened read-only and never written. On any error nothing is left
+        at ``destination``; an exception raised by a policy, host function or progress callback
+        is re-raised here with its original traceback."""
+        return self._run(lambda p: _lib_.cdm_migration_run(p, _encode_path(source), _encode_path(destination)),
+                         policies, functions, progress)
+
+    def run_in_place(self, path: PathLike, *,
+                     policies: Optional[Mapping[str, PolicySpec]] = None,
+                     functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
+                     progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
+        """Migrates a store and replaces it with the result only after everything succeeded; on
+        error the store is unchanged."""
+        return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, _encode_path(path)), policies, functions, progress)
+
+    def _run(self, call, policies, functions, progress) -> MigrationReport:
+        if not self._lock.acquire(blocking=False):
+            raise MisuseError("the migration is already running (a Migration belongs to one thread at a time)")
+        try:
+            self._idle()
+            self._register(policies, functions)
+            if progress is not None:
+                self.set_progress(progress)
+            run = self._state.run = _Run()
+            try:
+                code = call(self._ptr)
+            finally:
+                self._state.run = None
+                run.manager.user_info.clear()
+            if code:
+                error = run.exception
+                run.exception = None
+                if error is not None:
+                    raise error.with_traceback(error.__traceback__)
+                raise from_record(code, _lib_.cdm_migration_error(self._ptr))
+            self._report = self._read_report()
+            return self._report
+        finally:
+            self._lock.release()
+
+    @property
+    def report(self) -> Optional[MigrationReport]:
+        """The report of the last successful run (None before one)."""
+        return self._report
+
+    def _read_report(self) -> MigrationReport:
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_migration_report_json(self._ptr, ctypes.byref(out))
+        if code:
+            raise last_error(code)
+        raw = json.loads(_lib.take_string(out.value))
+        return MigrationReport(mappings=raw.get("mappings", []), destination_counts=raw.get("destinationCounts", {}),
+                               untaken=raw.get("untaken", {}), warnings=raw.get("warnings", []), raw=raw)
+
+    def close(self) -> None:
+        """Frees the migration and releases every callback registered with it."""
+        if self._pointer and self._state.run is not None:
+            raise MisuseError("a migration cannot be closed from its own callbacks")
+        pointer, self._pointer = self._pointer, None
+        if pointer:
+            _lib_.cdm_migration_free(pointer)
+
+    def __del__(self) -> None:
+        try:
+            if self._state.run is None:
+                self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return "<Migration closed>" if self.closed else "<Migration>"

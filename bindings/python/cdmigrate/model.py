@@ -1,0 +1,144 @@
+"""Data models (NSManagedObjectModel) and mapping models (NSMappingModel), read from the JSON of
+docs/model-format.md and docs/mapping-format.md."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+from typing import List, Union
+
+from . import _lib
+from ._handle import LongLivedHandle
+from .errors import from_record
+from .values import AttributeType
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _encode(text: str, what: str) -> bytes:
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a str, not {type(text).__name__}")
+    return text.encode("utf-8", "surrogatepass")
+
+
+class Model(LongLivedHandle):
+    """A data model. Immutable once made; may be shared by any number of migrations and threads.
+
+    >>> model = Model.from_file("examples/2-recipes/RecipesV1.model.json")
+    >>> model.entity_names
+    ['Chef', 'Ingredient', 'Recipe']
+    """
+
+    _kind = "model"
+    _free = staticmethod(lambda p: _lib.lib.cdm_model_free(p))
+
+    @classmethod
+    def from_json(cls, text: str) -> "Model":
+        """Reads a model from JSON text. Raises InvalidJSONError, InvalidModelError (every problem in
+        ``error.problems``) or EncodingError."""
+        return cls._make(_lib.lib.cdm_model_from_json, _encode(text, "the model JSON"))
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> "Model":
+        """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
+        return cls._make(_lib.lib.cdm_model_from_file, _encode(os.fspath(path), "the path"))
+
+    @classmethod
+    def _make(cls, constructor, argument: bytes) -> "Model":
+        out = ctypes.c_void_p()
+        code = constructor(argument, ctypes.byref(out))
+        model = cls(out.value)
+        if code:
+            error = from_record(code, _lib.lib.cdm_model_error(out.value) if out.value else _lib.lib.cdm_last_error())
+            model.close()
+            raise error
+        return model
+
+    @property
+    def entity_names(self) -> List[str]:
+        """The entities' names, in the model's order."""
+        lib, pointer = _lib.lib, self._ptr
+        count = ctypes.c_size_t()
+        _check(lib.cdm_model_entity_count(pointer, ctypes.byref(count)))
+        names = []
+        name = ctypes.c_char_p()
+        for i in range(count.value):
+            _check(lib.cdm_model_entity_name(pointer, i, ctypes.byref(name)))
+            names.append((name.value or b"").decode("utf-8"))
+        return names
+
+    def attribute_index(self, entity: str, attribute: str) -> int:
+        """An attribute's index in its entity (inherited attributes first); NotFoundError if unknown."""
+        index = ctypes.c_int()
+        _check(_lib.lib.cdm_model_attribute_index(self._ptr, _encode(entity, "the entity"), _encode(attribute, "the attribute"),
+                                                  ctypes.byref(index)))
+        return index.value
+
+    def attribute_type(self, entity: str, attribute: str) -> AttributeType:
+        """An attribute's type (Core Data's NSAttributeType); NotFoundError if unknown."""
+        kind = ctypes.c_int()
+        _check(_lib.lib.cdm_model_attribute_type(self._ptr, _encode(entity, "the entity"), _encode(attribute, "the attribute"),
+                                                 ctypes.byref(kind)))
+        return AttributeType(kind.value)
+
+    def __repr__(self) -> str:
+        return "<Model closed>" if self.closed else f"<Model {', '.join(self.entity_names)}>"
+
+
+class MappingModel(LongLivedHandle):
+    """A mapping model: entity mappings with value expressions in Core Data's syntax.
+
+    Used by one thread at a time. ``Migration`` copies what it needs, so a mapping may be closed
+    once the migration is made.
+    """
+
+    _kind = "mapping model"
+    _free = staticmethod(lambda p: _lib.lib.cdm_mapping_free(p))
+
+    @classmethod
+    def from_json(cls, text: str) -> "MappingModel":
+        """Reads a mapping from JSON text: InvalidJSONError, InvalidMappingError, ExpressionSyntaxError
+        (with ``offset``), EncodingError."""
+        return cls._make(_lib.lib.cdm_mapping_from_json, _encode(text, "the mapping JSON"))
+
+    @classmethod
+    def from_file(cls, path: PathLike) -> "MappingModel":
+        return cls._make(_lib.lib.cdm_mapping_from_file, _encode(os.fspath(path), "the path"))
+
+    @classmethod
+    def _make(cls, constructor, argument: bytes) -> "MappingModel":
+        out = ctypes.c_void_p()
+        code = constructor(argument, ctypes.byref(out))
+        mapping = cls(out.value)
+        if code:
+            error = from_record(code, _lib.lib.cdm_mapping_error(out.value) if out.value else _lib.lib.cdm_last_error())
+            mapping.close()
+            raise error
+        return mapping
+
+    def validate(self, source: Model, destination: Model) -> None:
+        """Checks the mapping against two models; InvalidMappingError with every problem."""
+        code = _lib.lib.cdm_mapping_validate(self._ptr, source._ptr, destination._ptr)
+        if code:
+            raise from_record(code, _lib.lib.cdm_mapping_error(self._ptr))
+
+    @property
+    def entity_mapping_names(self) -> List[str]:
+        """The entity mappings' names, in order."""
+        lib, pointer = _lib.lib, self._ptr
+        count = ctypes.c_size_t()
+        _check(lib.cdm_mapping_entity_mapping_count(pointer, ctypes.byref(count)))
+        names = []
+        name = ctypes.c_char_p()
+        for i in range(count.value):
+            _check(lib.cdm_mapping_entity_mapping_name(pointer, i, ctypes.byref(name)))
+            names.append((name.value or b"").decode("utf-8"))
+        return names
+
+    def __repr__(self) -> str:
+        return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"
+
+
+def _check(code: int) -> None:
+    if code:
+        raise from_record(code, _lib.lib.cdm_last_error())

@@ -1,0 +1,81 @@
+"""Types of attributes and values, and how Core Data's values look in Python.
+
+==========================  ==========================================================
+Core Data                   Python
+==========================  ==========================================================
+nil                         ``None``
+Integer 16/32/64            ``int``
+Double, Float               ``float``
+Decimal                     ``decimal.Decimal``
+String                      ``str``
+Boolean                     ``bool``
+Date                        ``datetime.datetime`` in UTC (stored as seconds since 2001)
+Binary, Transformable       ``bytes``
+UUID                        ``uuid.UUID``
+URI                         ``str``
+to-one relationship         an ``Instance`` or ``None``
+to-many relationship        a ``list`` of ``Instance``
+==========================  ==========================================================
+
+Naive datetimes given to the library are taken as UTC.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import enum
+
+REFERENCE_DATE = _dt.datetime(2001, 1, 1, tzinfo=_dt.timezone.utc)
+"""Core Data's reference date: dates are stored as seconds since this instant."""
+
+UNIX_TO_REFERENCE = 978_307_200.0
+"""Seconds from 1970-01-01 to 2001-01-01 (NSTimeIntervalSince1970)."""
+
+
+class AttributeType(enum.IntEnum):
+    """Core Data's NSAttributeType values (enum cdm_attribute_type)."""
+    INTEGER16 = 100
+    INTEGER32 = 200
+    INTEGER64 = 300
+    DECIMAL = 400
+    DOUBLE = 500
+    FLOAT = 600
+    STRING = 700
+    BOOLEAN = 800
+    DATE = 900
+    BINARY = 1000
+    UUID = 1100
+    URI = 1200
+    TRANSFORMABLE = 1800
+
+
+class ValueType(enum.IntEnum):
+    """The kinds of values of expressions and host functions (enum cdm_value_type)."""
+    NULL = 0
+    BOOL = 1
+    INTEGER = 2
+    DOUBLE = 3
+    DECIMAL = 4
+    STRING = 5
+    DATE = 6
+    BINARY = 7
+    UUID = 8
+    URI = 9
+    OBJECT = 10
+    COLLECTION = 11
+
+
+def date_from_reference_seconds(seconds: float) -> _dt.datetime:
+    """The UTC datetime of a Core Data date (seconds since 2001-01-01), to the microsecond."""
+    return REFERENCE_DATE + _dt.timedelta(seconds=seconds)
+
+
+def reference_seconds(value: "_dt.datetime | _dt.date") -> float:
+    """Seconds since 2001-01-01 UTC of a datetime (naive ones are UTC) or a date (at midnight UTC)."""
+    if not isinstance(value, _dt.datetime):
+        value = _dt.datetime(value.year, value.month, value.day)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=_dt.timezone.utc)
+    delta = value - REFERENCE_DATE
+    # Exact integer arithmetic first, one rounding at the end.
+    return (delta.days * 86_400 + delta.seconds) + delta.microseconds / 1_000_000

@@ -150,7 +150,10 @@ public final class MigrationManager {
             let source: PersistentStore
             do {
                 source = try PersistentStore.open(at: sourcePath, model: sourceModel, readOnly: true, checkVersion: checkSourceVersion)
-            } catch let error as MigrationError where error.code != .incompatibleVersionHash {
+            } catch let error as MigrationError where error.code == .incompatibleVersionHash {
+                // Core Data's word for "this store is not at the source model's version".
+                throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)", underlying: [error])
+            } catch let error as MigrationError {
                 throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
             }
             sourceStore = source

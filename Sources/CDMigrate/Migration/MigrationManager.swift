@@ -244,9 +244,9 @@ public final class MigrationManager {
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
             if !idle { try associations.forEach(mapping: id) { association in
                 try checkCancelled()
-                guard let dInstance = try destination.object(with: association.destinationID(in: destinationModel, store: destination)) else { return }
+                let dInstance = try association.destination(in: destinationModel, store: destination)
                 currentDestination = dInstance
-                currentSource = try source.object(with: association.sourceID(in: sourceModel, store: source))
+                currentSource = try association.source(in: sourceModel, store: source)
                 try policies[index].createRelationships(forDestination: dInstance, in: mapping, manager: self)
                 currentSource = nil
                 currentDestination = nil

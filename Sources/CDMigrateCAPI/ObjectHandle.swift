@@ -126,7 +126,7 @@ enum ObjectAccess {
             throw MigrationError.mismatch("key path '\(key)' goes through a to-many relationship and gives a collection: read it with cdm_object_get_value")
         }
         try check(attribute, accessor, reading: true)
-        let value = keys.count == 1 ? entry.object.value(for: attribute) : try entry.object.value(forKeyPath: key)
+        let value = keys.count == 1 ? try entry.object.value(for: attribute) : try entry.object.value(forKeyPath: key)
         return (attribute, value)
     }
 
@@ -174,7 +174,7 @@ private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: In
         if let index = index {
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
-            value = entry.object.value(for: attribute)
+            value = try entry.object.value(for: attribute)
         } else {
             let name = try CString.argument(key, "the key")
             (attribute, value) = try ObjectAccess.read(entry, key: name, accessor)

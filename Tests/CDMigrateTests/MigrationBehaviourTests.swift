@@ -261,3 +261,17 @@ final class MigrationBehaviourTests: XCTestCase {
         sqlite3_finalize(statement)
     }
 }
+
+extension MigrationBehaviourTests {
+    func testASourceStoreAtAnotherVersionIsAMissingSourceModel() throws {
+        let path = scratch.file("v2.sqlite")
+        try makeStore(path, v2) { store in _ = try insert(store, "Swede", ["name": "Anna"]) }
+        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())
+        XCTAssertThrowsError(try manager.migrateStore(from: path, to: scratch.file("out.sqlite"))) { error in
+            let e = error as? MigrationError
+            XCTAssertEqual(e?.code, .migrationMissingSourceModel)
+            XCTAssertTrue(e?.message.contains("does not match the source model") ?? false, "\(error)")
+            XCTAssertEqual(e?.underlying.first?.code, .incompatibleVersionHash)
+        }
+    }
+}

@@ -11,12 +11,13 @@ final class AssociationTable {
         let destinationEntity: Int
         let destinationPK: Int64
 
-        func sourceID(in model: ManagedObjectModel, store: PersistentStore) throws -> ObjectID {
-            try AssociationTable.objectID(entity: sourceEntity, pk: sourcePK, model: model, store: store)
+        /// The source instance, as a fault: its row is read only if the policy reads its attributes.
+        func source(in model: ManagedObjectModel, store: PersistentStore) throws -> ManagedObject {
+            store.fault(entity: try AssociationTable.entity(sourceEntity, in: model), primaryKey: sourcePK)
         }
 
-        func destinationID(in model: ManagedObjectModel, store: PersistentStore) throws -> ObjectID {
-            try AssociationTable.objectID(entity: destinationEntity, pk: destinationPK, model: model, store: store)
+        func destination(in model: ManagedObjectModel, store: PersistentStore) throws -> ManagedObject {
+            store.fault(entity: try AssociationTable.entity(destinationEntity, in: model), primaryKey: destinationPK)
         }
     }
 
@@ -103,10 +104,10 @@ final class AssociationTable {
         return result
     }
 
-    static func objectID(entity number: Int, pk: Int64, model: ManagedObjectModel, store: PersistentStore) throws -> ObjectID {
+    static func entity(_ number: Int, in model: ManagedObjectModel) throws -> EntityDescription {
         guard let entity = model.entitiesInStoreOrder.element(at: number - 1) else {
-            throw MigrationError(.migration, "association names entity number \(number), which the model does not have")
+            throw MigrationError(.migration, "an association names entity number \(number), which the model does not have")
         }
-        return ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: pk)
+        return entity
     }
 }

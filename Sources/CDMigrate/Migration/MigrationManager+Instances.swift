@@ -36,10 +36,7 @@ extension MigrationManager {
         var result: [ManagedObject] = []
         for destination in destinationInstances {
             for (entityNumber, pk) in try associations.sources(mapping: mappingID(mapping), destination: destination) {
-                guard let entity = sourceModel.entitiesInStoreOrder.element(at: entityNumber - 1) else { continue }
-                if let object = try source.object(with: ObjectID(storeIdentifier: source.metadata.storeUUID, entityName: entity.name, primaryKey: pk)) {
-                    result.append(object)
-                }
+                result.append(source.fault(entity: try AssociationTable.entity(entityNumber, in: sourceModel), primaryKey: pk))
             }
         }
         return result
@@ -77,10 +74,8 @@ extension MigrationManager {
                 throw MigrationError(.invalidArgument, "destination instances can only be looked up for instances of the source store, not for '\(source.objectID)'")
             }
             for (entityNumber, pk) in try associations.destinations(mappings: ids, source: source) {
-                guard let entity = destinationModel.entitiesInStoreOrder.element(at: entityNumber - 1) else { continue }
-                let id = ObjectID(storeIdentifier: destination.metadata.storeUUID, entityName: entity.name, primaryKey: pk)
-                guard seen.insert(id).inserted else { continue }
-                if let object = try destination.object(with: id) { result.append(object) }
+                let object = destination.fault(entity: try AssociationTable.entity(entityNumber, in: destinationModel), primaryKey: pk)
+                if seen.insert(object.objectID).inserted { result.append(object) }
             }
         }
         return result

@@ -150,7 +150,10 @@ public final class MigrationManager {
             let source: PersistentStore
             do {
                 source = try PersistentStore.open(at: sourcePath, model: sourceModel, readOnly: true, checkVersion: checkSourceVersion)
-            } catch let error as MigrationError where error.code != .incompatibleVersionHash {
+            } catch let error as MigrationError where error.code == .incompatibleVersionHash {
+                // Core Data's word for "this store is not at the source model's version".
+                throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)", underlying: [error])
+            } catch let error as MigrationError {
                 throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
             }
             sourceStore = source
@@ -241,9 +244,9 @@ public final class MigrationManager {
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
             if !idle { try associations.forEach(mapping: id) { association in
                 try checkCancelled()
-                guard let dInstance = try destination.object(with: association.destinationID(in: destinationModel, store: destination)) else { return }
+                let dInstance = try association.destination(in: destinationModel, store: destination)
                 currentDestination = dInstance
-                currentSource = try source.object(with: association.sourceID(in: sourceModel, store: source))
+                currentSource = try association.source(in: sourceModel, store: source)
                 try policies[index].createRelationships(forDestination: dInstance, in: mapping, manager: self)
                 currentSource = nil
                 currentDestination = nil

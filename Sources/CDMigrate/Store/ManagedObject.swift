@@ -10,6 +10,9 @@ public final class ManagedObject: CustomStringConvertible {
     public internal(set) weak var context: ObjectContext?
     /// Indexed like `entity.attributes`.
     var attributeValues: [Value]
+    /// A fault knows its identity but not yet its attribute values; the first access to an
+    /// attribute reads its row (as Core Data's faults do), so handing instances around is cheap.
+    public internal(set) var isFault = false
     /// Indexed like `entity.relationships`; used only when `context` is nil.
     var relationshipValues: [Value]
 
@@ -30,7 +33,10 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The value of an attribute or relationship (`valueForKey:`); to-many values are collections.
     public func value(forKey key: String) throws -> Value {
-        if let attribute = entity.attributesByName[key] { return attributeValues[attribute.index] }
+        if let attribute = entity.attributesByName[key] {
+            if isFault { try fireFault() }
+            return attributeValues[attribute.index]
+        }
         if let relationship = entity.relationshipsByName[key] { return try value(for: relationship) }
         throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
     }
@@ -60,7 +66,27 @@ public final class ManagedObject: CustomStringConvertible {
         }
     }
 
-    public func value(for attribute: AttributeDescription) -> Value { attributeValues[attribute.index] }
+    public func value(for attribute: AttributeDescription) throws -> Value {
+        try checkOwnAttribute(attribute)
+        if isFault { try fireFault() }
+        return attributeValues[attribute.index]
+    }
+
+    /// Reads the values of a fault.
+    func fireFault() throws {
+        guard isFault else { return }
+        guard let context = context else {
+            throw MigrationError(.invalidArgument, "instance \(objectID.uriRepresentation) belongs to a store that was closed")
+        }
+        try context.fulfillFault(self)
+        isFault = false
+    }
+
+    private func checkOwnAttribute(_ attribute: AttributeDescription) throws {
+        guard attribute.index < entity.attributes.count, entity.attributes[attribute.index] === attribute else {
+            throw MigrationError(.invalidArgument, "attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' is not an attribute of entity '\(entity.name)'")
+        }
+    }
 
     public func value(for relationship: RelationshipDescription) throws -> Value {
         if let context = context { return try context.relationshipValue(of: self, relationship) }
@@ -76,7 +102,9 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     public func setValue(_ value: Value, for attribute: AttributeDescription) throws {
+        try checkOwnAttribute(attribute)
         let coerced = try AttributeValueCoercion.coerce(value, to: attribute)
+        if isFault { try fireFault() }
         attributeValues[attribute.index] = coerced
         try context?.attributeDidChange(of: self, attribute)
     }
@@ -130,6 +158,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// `dictionaryWithValuesForKeys:` over all attributes (or the keys given).
     public func attributeDictionary(keys: [String]? = nil) throws -> [(key: String, value: Value)] {
         if let keys = keys { return try keys.map { ($0, try value(forKey: $0)) } }
+        if isFault { try fireFault() }
         return entity.attributes.map { ($0.name, attributeValues[$0.index]) }
     }
 
@@ -148,6 +177,7 @@ public final class ManagedObject: CustomStringConvertible {
     }
 
     public var description: String {
+        if isFault { return "<\(entity.name) \(objectID.uriRepresentation)> (fault)" }
         let values = entity.attributes.map { "\($0.name) = \(attributeValues[$0.index])" }.joined(separator: "; ")
         return "<\(entity.name) \(objectID.uriRepresentation)> { \(values) }"
     }
@@ -155,6 +185,8 @@ public final class ManagedObject: CustomStringConvertible {
 
 /// What a store does for the instances that belong to it.
 public protocol ObjectContext: AnyObject {
+    /// Fills a fault's attribute values from its row.
+    func fulfillFault(_ object: ManagedObject) throws
     func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value
     func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws
     func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]) throws

@@ -448,6 +448,30 @@ public final class PersistentStore: ObjectContext {
         return found
     }
 
+    /// A fault for a row known to exist (its concrete entity and `Z_PK`): no query now; the
+    /// attribute values are read on first use. The engine hands these around where most instances
+    /// are only linked, not read (relationship creation, association look-ups).
+    func fault(entity: EntityDescription, primaryKey: Int64) -> ManagedObject {
+        let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
+                                   context: self, values: [])
+        object.isFault = true
+        return object
+    }
+
+    public func fulfillFault(_ object: ManagedObject) throws {
+        try checkOpen()
+        try checkOwn(object)
+        var found: ManagedObject?
+        try query(object.entity, includesSubentities: false, condition: "t.Z_PK = ?", arguments: [.integer(object.objectID.primaryKey)], limit: 1) {
+            found = $0
+            return false
+        }
+        guard let row = found else {
+            throw MigrationError(.invalidArgument, "instance \(object.objectID.uriRepresentation) is no longer in the store '\(path)'")
+        }
+        object.attributeValues = row.attributeValues
+    }
+
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         var result: [ManagedObject] = []
         try enumerate(request) { result.append($0); return true }
@@ -521,10 +545,11 @@ public final class PersistentStore: ObjectContext {
     /// Runs a SELECT over the entity's rows (`t` is its table; `join` may add others) and hands
     /// each row to `body` as an instance of its concrete entity, until `body` returns false.
     private func query(_ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?, arguments: [Value],
-                       orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, _ body: (ManagedObject) throws -> Bool) throws {
+                       orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false,
+                       _ body: (ManagedObject) throws -> Bool) throws {
         try writeBuffer()
         let reader = reader(for: entity)
-        var sql = "SELECT \(reader.selectList) FROM \(reader.table) t"
+        var sql = "SELECT \(faults ? "t.Z_PK, t.Z_ENT" : reader.selectList) FROM \(reader.table) t"
         if let join = join { sql += " " + join }
         var conditions: [String] = []
         if let restriction = layout.entityRestriction(for: entity, includingSubentities: includesSubentities, qualifier: "t.") { conditions.append(restriction) }
@@ -539,6 +564,10 @@ public final class PersistentStore: ObjectContext {
             let number = Int(statement.int64(at: 1))
             guard let concrete = layout.entity(forNumber: number), let positions = reader.positions[number] else {
                 throw MigrationError(.sqlite, "row \(statement.int64(at: 0)) of table '\(reader.table)' in the store '\(path)' has Z_ENT \(number), which is not '\(entity.name)' or one of its subentities")
+            }
+            if faults {
+                guard try body(fault(entity: concrete, primaryKey: statement.int64(at: 0))) else { break }
+                continue
             }
             var values: [Value] = []
             values.reserveCapacity(concrete.attributes.count)
@@ -579,14 +608,14 @@ public final class PersistentStore: ObjectContext {
         case .foreignKey(let column, _, _):
             // The target's own row tells its concrete entity.
             let condition = "t.Z_PK = (SELECT \(column) FROM \(layout.table(for: object.entity)) WHERE Z_PK = ?)"
-            try query(destination, includesSubentities: true, condition: condition, arguments: [pk], limit: 1, collect)
+            try query(destination, includesSubentities: true, condition: condition, arguments: [pk], limit: 1, faults: true, collect)
             return members.first ?? .null
         case .inverseForeignKey(_, let column, _, let order), .hiddenColumn(_, let column, let order):
             try query(destination, includesSubentities: true, condition: "t.\(column) = ?", arguments: [pk],
-                      orderBy: order.map { "t.\($0), t.Z_PK" }, collect)
+                      orderBy: order.map { "t.\($0), t.Z_PK" }, faults: true, collect)
         case .joinTable(let table, let own, let other, let order, _):
             try query(destination, includesSubentities: true, join: "JOIN \(table) j ON j.\(other) = t.Z_PK", condition: "j.\(own) = ?",
-                      arguments: [pk], orderBy: order.map { "j.\($0), t.Z_PK" }, collect)
+                      arguments: [pk], orderBy: order.map { "j.\($0), t.Z_PK" }, faults: true, collect)
         case .transient:
             break
         }

@@ -1,0 +1,78 @@
+# Builds the C libraries, installs them with the header and pkg-config files, runs the C tests.
+#
+#   make                 build/lib/libcdmigrate.a and build/lib/libcdmigrate.so
+#   make install PREFIX=/usr/local
+#   make test-c          C tests against a temporary install, static and shared, under ASan+LSan
+#
+# libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from it
+# with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time.
+
+SWIFT        ?= swift
+CC           ?= cc
+PREFIX       ?= /usr/local
+# The toolchain's usr directory (where bin/swift lives).
+SWIFT_ROOT   ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(SWIFT) 2>/dev/null)))
+SWIFT_ROOT   := $(if $(SWIFT_ROOT),$(SWIFT_ROOT),/opt/swift/usr)
+SWIFT_SHARED := $(SWIFT_ROOT)/lib/swift/linux
+SWIFT_STATIC := $(SWIFT_ROOT)/lib/swift_static/linux
+ARCH         := $(shell uname -m)
+VERSION      := $(shell sed -n 's/^\#define CDM_VERSION  *"\(.*\)"/\1/p' include/cdmigrate.h)
+
+# The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay and the
+# regex engine (MATCHES predicates). Concurrency is listed too but nothing uses it.
+SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftGlibc -lswiftCore
+SYSTEM_LIBS  := -lsqlite3 -ljansson -lstdc++ -lm -lpthread -ldl
+
+BUILD        := build
+LIBA         := $(BUILD)/lib/libcdmigrate.a
+LIBSO        := $(BUILD)/lib/libcdmigrate.so
+SOURCES      := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
+
+.PHONY: all lib install uninstall test-c clean-c
+all: lib
+lib: $(LIBA) $(LIBSO)
+
+$(LIBA): $(SOURCES)
+	$(SWIFT) build -c release --product cdmigrate
+	mkdir -p $(BUILD)/lib
+	cp "$$($(SWIFT) build -c release --show-bin-path)/libcdmigrate.a" $@
+
+# swiftrt.o registers the library's Swift metadata with the runtime (as swiftc -static-stdlib does);
+# the version script keeps every symbol but cdm_* private (the runtime's included).
+$(LIBSO): $(LIBA) scripts/cdmigrate.map
+	$(CC) -shared -o $@ -Wl,-soname,libcdmigrate.so \
+	    $(SWIFT_STATIC)/$(ARCH)/swiftrt.o \
+	    -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive \
+	    -L$(SWIFT_STATIC) $(SWIFT_LIBS) $(SYSTEM_LIBS) \
+	    -Wl,--version-script=scripts/cdmigrate.map -Wl,-z,defs
+	@if ldd $@ | grep -q 'libswift'; then echo "error: $@ depends on a shared Swift library" >&2; ldd $@; exit 1; fi
+
+# cdmigrate.pc: the shared library (Libs), and what linking the archive needs (Libs.private, --static).
+# cdmigrate-static.pc: the archive by path, for hosts that have both installed and want the static one.
+$(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc: scripts/cdmigrate.pc.in scripts/cdmigrate-static.pc.in include/cdmigrate.h
+	mkdir -p $(BUILD)
+	for f in cdmigrate cdmigrate-static; do \
+	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SWIFT_SHARED@|$(SWIFT_SHARED)|g' \
+	      -e 's|@ARCH@|$(ARCH)|g' -e 's|@SWIFT_LIBS@|$(SWIFT_LIBS)|g' scripts/$$f.pc.in > $(BUILD)/$$f.pc; \
+	done
+
+install: lib $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 include/cdmigrate.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	install -m 644 $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/include/cdmigrate.h $(DESTDIR)$(PREFIX)/lib/libcdmigrate.a $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so \
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate-static.pc
+
+# The C tests, built with pkg-config from a temporary prefix: once against the archive, once
+# against the shared library, both under AddressSanitizer + LeakSanitizer.
+test-c:
+	@rm -rf $(BUILD)/test-prefix && $(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/test-prefix
+	$(MAKE) --no-print-directory -C Tests/c PREFIX=$(CURDIR)/$(BUILD)/test-prefix run
+
+clean-c:
+	rm -rf $(BUILD)
+	$(MAKE) -C Tests/c clean

@@ -1,0 +1,752 @@
+/* C tests of include/cdmigrate.h: every function, the error paths, a policy that fails half way,
+** and a full migration with a C policy checked row by row through sqlite3's own C API.
+** Prints "N passed, M failed" last; exits non-zero on any failure. */
+#include <cdmigrate.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+static int passed, failed;
+
+#define CHECK(cond) do { if (cond) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: %s\n", __FILE__, __LINE__, #cond); } } while (0)
+#define CHECK_RC(expr, code) do { int rc_ = (expr); if (rc_ == (code)) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: %s gave %d (%s), expected %d\n", __FILE__, __LINE__, #expr, rc_, cdm_last_errmsg(), (int)(code)); } } while (0)
+#define CHECK_STR(a, b) do { const char *a_ = (a), *b_ = (b); if (a_ && b_ && strcmp(a_, b_) == 0) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: %s is \"%s\", expected \"%s\"\n", __FILE__, __LINE__, #a, a_ ? a_ : "(null)", b_ ? b_ : "(null)"); } } while (0)
+#define CHECK_HAS(text, part) do { const char *t_ = (text); if (t_ && strstr(t_, part)) passed++; else { failed++; \
+    fprintf(stderr, "FAIL %s:%d: \"%s\" does not mention \"%s\"\n", __FILE__, __LINE__, t_ ? t_ : "(null)", part); } } while (0)
+
+static char dir[256];
+
+static const char *SOURCE_MODEL =
+    "{\"name\": \"V1\", \"entities\": ["
+    " {\"name\": \"Folder\", \"attributes\": [{\"name\": \"name\", \"type\": \"string\"}],"
+    "  \"relationships\": [{\"name\": \"notes\", \"destination\": \"Note\", \"inverse\": \"folder\", \"toMany\": true}]},"
+    " {\"name\": \"Note\", \"attributes\": ["
+    "   {\"name\": \"title\", \"type\": \"string\"}, {\"name\": \"body\", \"type\": \"string\"},"
+    "   {\"name\": \"count\", \"type\": \"integer32\"}, {\"name\": \"score\", \"type\": \"double\"},"
+    "   {\"name\": \"flag\", \"type\": \"boolean\"}, {\"name\": \"created\", \"type\": \"date\"},"
+    "   {\"name\": \"data\", \"type\": \"binary\"}, {\"name\": \"ident\", \"type\": \"uuid\"},"
+    "   {\"name\": \"price\", \"type\": \"decimal\"}, {\"name\": \"link\", \"type\": \"uri\"}],"
+    "  \"relationships\": [{\"name\": \"folder\", \"destination\": \"Folder\", \"inverse\": \"notes\"}]}]}";
+
+static const char *DESTINATION_MODEL =
+    "{\"name\": \"V2\", \"entities\": ["
+    " {\"name\": \"Category\", \"attributes\": [{\"name\": \"name\", \"type\": \"string\"}],"
+    "  \"relationships\": [{\"name\": \"notes\", \"destination\": \"Note\", \"inverse\": \"category\", \"toMany\": true}]},"
+    " {\"name\": \"Note\", \"attributes\": ["
+    "   {\"name\": \"title\", \"type\": \"string\"}, {\"name\": \"summary\", \"type\": \"string\"},"
+    "   {\"name\": \"count\", \"type\": \"integer64\"}, {\"name\": \"score\", \"type\": \"double\"},"
+    "   {\"name\": \"flag\", \"type\": \"boolean\"}, {\"name\": \"created\", \"type\": \"date\"},"
+    "   {\"name\": \"data\", \"type\": \"binary\"}, {\"name\": \"ident\", \"type\": \"uuid\"},"
+    "   {\"name\": \"price\", \"type\": \"decimal\"}, {\"name\": \"link\", \"type\": \"uri\"},"
+    "   {\"name\": \"folderName\", \"type\": \"string\"}],"
+    "  \"relationships\": [{\"name\": \"category\", \"destination\": \"Category\", \"inverse\": \"notes\"}]}]}";
+
+static const char *MAPPING =
+    "{\"name\": \"V1toV2\", \"entityMappings\": ["
+    " {\"name\": \"FolderToCategory\", \"sourceEntity\": \"Folder\", \"destinationEntity\": \"Category\", \"predicate\": \"TRUEPREDICATE\","
+    "  \"attributeMappings\": [{\"name\": \"name\", \"valueExpression\": \"$source.name\"}]},"
+    " {\"name\": \"NoteToNote\", \"type\": \"custom\", \"sourceEntity\": \"Note\", \"destinationEntity\": \"Note\", \"predicate\": \"TRUEPREDICATE\","
+    "  \"policy\": \"NotePolicy\","
+    "  \"attributeMappings\": ["
+    "   {\"name\": \"title\", \"valueExpression\": \"$source.title\"},"
+    "   {\"name\": \"summary\", \"valueExpression\": \"FUNCTION(CAST(\\\"Helpers\\\", \\\"Class\\\"), \\\"summarize:\\\", $source.body)\"},"
+    "   {\"name\": \"count\", \"valueExpression\": \"$source.count\"}, {\"name\": \"score\", \"valueExpression\": \"$source.score\"},"
+    "   {\"name\": \"created\", \"valueExpression\": \"$source.created\"}, {\"name\": \"data\", \"valueExpression\": \"$source.data\"},"
+    "   {\"name\": \"ident\", \"valueExpression\": \"$source.ident\"}, {\"name\": \"price\", \"valueExpression\": \"$source.price\"},"
+    "   {\"name\": \"link\", \"valueExpression\": \"$source.link\"}]}]}";
+
+#define NOTES 6
+static const unsigned char UUID0[16] = {0x12, 0x3E, 0x45, 0x67, 0xE8, 0x9B, 0x12, 0xD3, 0xA4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
+
+static char *path_in_dir(const char *name) {
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+static int write_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    fputs(text, f);
+    fclose(f);
+    return 1;
+}
+
+static unsigned char *read_file(const char *path, long *size) {
+    FILE *f = fopen(path, "rb");
+    if (!f) { *size = -1; return NULL; }
+    fseek(f, 0, SEEK_END);
+    *size = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *bytes = malloc(*size > 0 ? *size : 1);
+    if (fread(bytes, 1, *size, f) != (size_t)*size) *size = -1;
+    fclose(f);
+    return bytes;
+}
+
+static int exists(const char *path) { struct stat st; return stat(path, &st) == 0; }
+
+/* ------------------------------------------------------------------------------------------ */
+
+static void test_version_and_errors(void) {
+    CHECK_STR(cdm_libversion(), CDM_VERSION);
+    CHECK(cdm_libversion_number() == CDM_VERSION_NUMBER);
+    CHECK_STR(cdm_sqlite_version(), sqlite3_libversion());
+    CHECK_STR(cdm_errstr(CDM_MIGRATION_CANCELLED), "migration cancelled");
+    CHECK_STR(cdm_errstr(CDM_MISUSE), "misuse of the C API");
+    CHECK(cdm_internal_abi_check(sizeof(cdm_policy), sizeof(cdm_progress)) == 0);
+    cdm_free(NULL);
+    CHECK(cdm_error_code(NULL) == 0);
+    CHECK_STR(cdm_error_message(NULL), "");
+    CHECK(cdm_error_path(NULL) == NULL);
+    CHECK(cdm_error_offset(NULL) == -1);
+    CHECK(cdm_error_count(NULL) == 0);
+    CHECK(cdm_error_at(NULL, 0) == NULL);
+}
+
+static void test_models_and_mappings(void) {
+    cdm_model *m = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &m), CDM_OK);
+    CHECK(cdm_model_errcode(m) == CDM_OK);
+    size_t n = 0;
+    CHECK_RC(cdm_model_entity_count(m, &n), CDM_OK);
+    CHECK(n == 2);
+    const char *name = NULL;
+    CHECK_RC(cdm_model_entity_name(m, 1, &name), CDM_OK);
+    CHECK_STR(name, "Note");
+    CHECK_RC(cdm_model_entity_name(m, 7, &name), CDM_NOTFOUND);
+    int index = -1, type = 0;
+    CHECK_RC(cdm_model_attribute_index(m, "Note", "count", &index), CDM_OK);
+    CHECK(index == 2);
+    CHECK_RC(cdm_model_attribute_type(m, "Note", "ident", &type), CDM_OK);
+    CHECK(type == CDM_ATTR_UUID);
+    CHECK_RC(cdm_model_attribute_index(m, "Nope", "count", &index), CDM_NOTFOUND);
+    CHECK_HAS(cdm_last_errmsg(), "Nope");
+    CHECK_RC(cdm_model_attribute_index(m, "Note", "nope", &index), CDM_NOTFOUND);
+    CHECK_HAS(cdm_last_errmsg(), "nope");
+    CHECK(cdm_last_errcode() == CDM_NOTFOUND);
+    CHECK(cdm_error_code(cdm_last_error()) == CDM_NOTFOUND);
+    CHECK_RC(cdm_model_attribute_index(NULL, "Note", "count", &index), CDM_MISUSE);
+    cdm_model_free(m);
+    cdm_model_free(NULL);
+
+    /* Syntax error, validation errors with paths, invalid UTF-8, NULLs, files. */
+    CHECK_RC(cdm_model_from_json("{\"entities\": [", &m), CDM_INVALID_JSON);
+    CHECK_HAS(cdm_model_errmsg(m), "line");
+    CHECK_RC(cdm_model_entity_count(m, &n), CDM_MISUSE);
+    cdm_model_free(m);
+    CHECK_RC(cdm_model_from_json("{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"wat\"}]}]}", &m),
+             CDM_INVALID_MODEL);
+    CHECK_HAS(cdm_model_errmsg(m), "wat");
+    CHECK_STR(cdm_error_path(cdm_model_error(m)), "$.entities[0].attributes[0].type");
+    cdm_model_free(m);
+    CHECK_RC(cdm_model_from_json("{\"entities\": [{\"name\": \"A\", \"relationships\": [{\"name\": \"r\", \"destination\": \"Missing\"}]},"
+                                 " {\"name\": \"A\"}]}", &m), CDM_INVALID_MODEL);
+    const cdm_error *e = cdm_model_error(m);
+    CHECK(cdm_error_code(e) == CDM_INVALID_MODEL);
+    CHECK(cdm_error_count(e) >= 2);
+    int saw_path = 0;
+    for (size_t i = 0; i < cdm_error_count(e); i++) {
+        const char *p = cdm_error_path(cdm_error_at(e, i));
+        if (p && strstr(p, "$.entities[")) saw_path = 1;
+    }
+    CHECK(saw_path);
+    cdm_model_free(m);
+    CHECK_RC(cdm_model_from_json("{\"name\": \"\xff\xfe\"}", &m), CDM_ENCODING);
+    cdm_model_free(m);
+    CHECK_RC(cdm_model_from_json(NULL, &m), CDM_MISUSE);
+    cdm_model_free(m);
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_from_file(path_in_dir("missing.json"), &m), CDM_IO);
+    cdm_model_free(m);
+    CHECK(cdm_model_errcode(NULL) == CDM_MISUSE);
+    CHECK(cdm_model_error(NULL) == NULL);
+    CHECK(strlen(cdm_model_errmsg(NULL)) > 0);
+
+    /* Mappings. */
+    cdm_mapping *mp = NULL;
+    CHECK(write_file(path_in_dir("mapping.json"), MAPPING));
+    CHECK_RC(cdm_mapping_from_file(path_in_dir("mapping.json"), &mp), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
+    CHECK(n == 2);
+    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 1, &name), CDM_OK);
+    CHECK_STR(name, "NoteToNote");
+    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 2, &name), CDM_NOTFOUND);
+    cdm_model *src = NULL, *dst = NULL;
+    cdm_model_from_json(SOURCE_MODEL, &src);
+    cdm_model_from_json(DESTINATION_MODEL, &dst);
+    CHECK_RC(cdm_mapping_validate(mp, src, dst), CDM_OK);
+    CHECK_RC(cdm_mapping_validate(mp, dst, src), CDM_INVALID_MAPPING);
+    CHECK(cdm_mapping_errcode(mp) == CDM_INVALID_MAPPING);
+    CHECK(cdm_error_count(cdm_mapping_error(mp)) >= 1 || strlen(cdm_mapping_errmsg(mp)) > 0);
+    CHECK_RC(cdm_mapping_validate(mp, NULL, dst), CDM_MISUSE);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_mapping_from_json("{\"entityMappings\": [{\"name\": \"X\", \"sourceEntity\": \"Note\", \"destinationEntity\": \"Note\","
+                                   " \"attributeMappings\": [{\"name\": \"title\", \"valueExpression\": \"$source.(\"}]}]}", &mp),
+             CDM_EXPRESSION_SYNTAX);
+    CHECK(cdm_error_offset(cdm_mapping_error(mp)) >= 0);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_mapping_from_json("[1,", &mp), CDM_INVALID_JSON);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_MISUSE);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_mapping_from_file(NULL, &mp), CDM_MISUSE);
+    cdm_mapping_free(mp);
+    cdm_mapping_free(NULL);
+    CHECK(cdm_mapping_errcode(NULL) == CDM_MISUSE);
+    CHECK(cdm_mapping_error(NULL) == NULL);
+    CHECK(strlen(cdm_mapping_errmsg(NULL)) > 0);
+    cdm_model_free(src);
+    cdm_model_free(dst);
+}
+
+/* Makes the source store with the store API, setting every attribute type. Returns 1 on success. */
+static cdm_object *stale_store_object;
+static int make_source(const char *path) {
+    cdm_model *model = NULL;
+    CHECK(write_file(path_in_dir("v1.json"), SOURCE_MODEL));
+    CHECK_RC(cdm_model_from_file(path_in_dir("v1.json"), &model), CDM_OK);
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(model, path, &store), CDM_OK);
+    cdm_object *folders[2];
+    CHECK_RC(cdm_store_insert(store, "Folder", &folders[0]), CDM_OK);
+    CHECK_RC(cdm_store_insert(store, "Folder", &folders[1]), CDM_OK);
+    CHECK_RC(cdm_object_set_text(folders[0], "name", "Work", -1), CDM_OK);
+    CHECK_RC(cdm_object_set_text(folders[1], "name", "Home!", 4), CDM_OK);
+    CHECK_RC(cdm_store_insert(store, "Nope", &folders[0]), CDM_NOTFOUND);
+    CHECK(cdm_store_errcode(store) == CDM_NOTFOUND);
+    CHECK_HAS(cdm_store_errmsg(store), "Nope");
+    CHECK(cdm_error_code(cdm_store_error(store)) == CDM_NOTFOUND);
+    int flag_index = -1;
+    CHECK_RC(cdm_model_attribute_index(model, "Note", "flag", &flag_index), CDM_OK);
+    for (int i = 0; i < NOTES; i++) {
+        cdm_object *note = NULL;
+        char title[32], body[64];
+        snprintf(title, sizeof title, "Note %d", i);
+        snprintf(body, sizeof body, "Body of note %d, rather long", i);
+        CHECK_RC(cdm_store_insert(store, "Note", &note), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "title", title, -1), CDM_OK);
+        if (i != 2) CHECK_RC(cdm_object_set_text(note, "body", body, -1), CDM_OK);
+        CHECK_RC(cdm_object_set_int64(note, "count", i * 10), CDM_OK);
+        CHECK_RC(cdm_object_set_double(note, "score", i + 0.5), CDM_OK);
+        CHECK_RC(cdm_object_set_bool_at(note, flag_index, i % 2), CDM_OK);
+        CHECK_RC(cdm_object_set_date(note, "created", 700000000.0 + i), CDM_OK);
+        unsigned char data[3] = {1, 2, (unsigned char)i};
+        CHECK_RC(cdm_object_set_blob(note, "data", data, 3), CDM_OK);
+        unsigned char uuid[16];
+        memcpy(uuid, UUID0, 16);
+        uuid[15] = (unsigned char)i;
+        CHECK_RC(cdm_object_set_uuid(note, "ident", uuid), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "price", "12.75", -1), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "link", "https://example.com/n", -1), CDM_OK);
+        CHECK_RC(cdm_object_set_object(note, "folder", folders[i % 2]), CDM_OK);
+        if (i == 0) {
+            /* Setter error paths. */
+            CHECK_RC(cdm_object_set_int64(note, "title", 3), CDM_MISMATCH);
+            CHECK_HAS(cdm_store_errmsg(store), "title");
+            CHECK_RC(cdm_object_set_text(note, "price", "cheap", -1), CDM_MISMATCH);
+            CHECK_RC(cdm_object_set_text(note, "nope", "x", -1), CDM_NOTFOUND);
+            CHECK_RC(cdm_object_set_text(note, "title", "bad \xc3\x28 utf8", -1), CDM_ENCODING);
+            CHECK_RC(cdm_object_set_text(note, "title", NULL, -1), CDM_MISUSE);
+            CHECK_RC(cdm_object_set_object(note, "title", folders[0]), CDM_MISMATCH);
+            CHECK_RC(cdm_object_add_object(note, "folder", folders[0]), CDM_MISMATCH);
+            CHECK_RC(cdm_object_set_object(folders[0], "notes", note), CDM_MISMATCH);
+            CHECK_RC(cdm_object_set_double_at(note, 99, 1.0), CDM_NOTFOUND);
+            CHECK_RC(cdm_object_set_null(NULL, "title"), CDM_MISUSE);
+            CHECK_RC(cdm_object_set_blob(note, "data", NULL, 2), CDM_MISUSE);
+            stale_store_object = note;
+        }
+    }
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+    cdm_store_close(NULL);
+    /* Instances of a closed store are stale. */
+    CHECK_RC(cdm_object_set_int64(stale_store_object, "count", 1), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "no longer valid");
+    CHECK(cdm_store_errcode(NULL) == CDM_MISUSE);
+    CHECK(cdm_store_error(NULL) == NULL);
+    CHECK(strlen(cdm_store_errmsg(NULL)) > 0);
+    CHECK_RC(cdm_store_save(NULL), CDM_MISUSE);
+    cdm_store *again = NULL;
+    CHECK(cdm_store_create(model, path, &again) != CDM_OK); /* it exists now */
+    cdm_store_close(again);
+    cdm_model_free(model);
+    return exists(path);
+}
+
+/* ------------------------------------------------------------------------------------------ */
+/* The C policy. */
+
+typedef struct {
+    int begins, creates, ends_creation, relationships, ends_relationships, validations, ends;
+    int fail_at;              /* fail create_destination_instances at this source (-1: never) */
+    int destroyed;
+    int title_index;
+    cdm_object *kept_source;  /* kept past its callback to check that it goes stale */
+    cdm_context *kept_context;
+    int checks_done;
+} policy_state;
+
+static int note_begin(cdm_context *ctx, void *user) {
+    policy_state *s = user;
+    s->begins++;
+    const char *name = NULL;
+    CHECK_RC(cdm_context_entity_mapping_name(ctx, &name), CDM_OK);
+    CHECK_STR(name, "NoteToNote");
+    CHECK_RC(cdm_context_source_entity_name(ctx, &name), CDM_OK);
+    CHECK_STR(name, "Note");
+    CHECK_RC(cdm_context_destination_entity_name(ctx, &name), CDM_OK);
+    CHECK_STR(name, "Note");
+    int pass = -1;
+    CHECK_RC(cdm_context_pass(ctx, &pass), CDM_OK);
+    CHECK(pass == 0);
+    return CDM_OK;
+}
+
+/* Every getter and error path inside a callback, once. */
+static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
+    const char *text = NULL; size_t len = 0; int is_null = -1;
+    int64_t i64 = 0; double d = 0; int b = -1; const void *blob = NULL; unsigned char uuid[16];
+    CHECK_RC(cdm_object_get_text(src, "title", &text, &len, &is_null), CDM_OK);
+    CHECK_STR(text, "Note 0"); CHECK(len == 6); CHECK(is_null == 0);
+    CHECK_RC(cdm_object_get_text_at(src, s->title_index, &text, &len, &is_null), CDM_OK);
+    CHECK_STR(text, "Note 0");
+    CHECK_RC(cdm_object_get_int64(src, "count", &i64, &is_null), CDM_OK); CHECK(i64 == 0);
+    CHECK_RC(cdm_object_get_int64_at(src, 2, &i64, NULL), CDM_OK);
+    CHECK_RC(cdm_object_get_double(src, "score", &d, &is_null), CDM_OK); CHECK(d == 0.5);
+    CHECK_RC(cdm_object_get_double_at(src, 3, &d, &is_null), CDM_OK); CHECK(d == 0.5);
+    CHECK_RC(cdm_object_get_bool(src, "flag", &b, &is_null), CDM_OK); CHECK(b == 0);
+    CHECK_RC(cdm_object_get_bool_at(src, 4, &b, &is_null), CDM_OK);
+    CHECK_RC(cdm_object_get_date(src, "created", &d, &is_null), CDM_OK); CHECK(d == 700000000.0);
+    CHECK_RC(cdm_object_get_date_at(src, 5, &d, &is_null), CDM_OK);
+    CHECK_RC(cdm_object_get_blob(src, "data", &blob, &len, &is_null), CDM_OK);
+    CHECK(len == 3 && ((const unsigned char *)blob)[1] == 2);
+    CHECK_RC(cdm_object_get_blob_at(src, 6, &blob, &len, &is_null), CDM_OK);
+    CHECK_RC(cdm_object_get_uuid(src, "ident", uuid, &is_null), CDM_OK);
+    CHECK(memcmp(uuid, UUID0, 16) == 0);
+    CHECK_RC(cdm_object_get_uuid_at(src, 7, uuid, &is_null), CDM_OK);
+    CHECK_RC(cdm_object_get_text(src, "price", &text, &len, &is_null), CDM_OK); CHECK_STR(text, "12.75");
+    CHECK_RC(cdm_object_get_text(src, "link", &text, &len, &is_null), CDM_OK); CHECK_STR(text, "https://example.com/n");
+    /* Key path through a to-one. */
+    CHECK_RC(cdm_object_get_text(src, "folder.name", &text, &len, &is_null), CDM_OK); CHECK_STR(text, "Work");
+    /* Errors: wrong type, unknown names, relationship via a getter, NULLs, invalid UTF-8 key. */
+    CHECK_RC(cdm_object_get_int64(src, "title", &i64, &is_null), CDM_MISMATCH);
+    CHECK_HAS(cdm_context_errmsg(ctx), "title");
+    CHECK(cdm_context_errcode(ctx) == CDM_MISMATCH);
+    CHECK(cdm_error_code(cdm_context_error(ctx)) == CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_text(src, "count", &text, &len, &is_null), CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_double_at(src, 0, &d, &is_null), CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_text(src, "nope", &text, &len, &is_null), CDM_NOTFOUND);
+    CHECK_HAS(cdm_context_errmsg(ctx), "nope");
+    CHECK_RC(cdm_object_get_text(src, "folder.nope", &text, &len, &is_null), CDM_NOTFOUND);
+    CHECK_RC(cdm_object_get_text(src, "folder", &text, &len, &is_null), CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_text_at(src, 42, &text, &len, &is_null), CDM_NOTFOUND);
+    CHECK_RC(cdm_object_get_text(src, NULL, &text, &len, &is_null), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_text(NULL, "title", &text, &len, &is_null), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_text(src, "ti\xfftle", &text, &len, &is_null), CDM_ENCODING);
+    /* Introspection. */
+    const char *name = NULL;
+    CHECK_RC(cdm_object_entity_name(src, &name), CDM_OK); CHECK_STR(name, "Note");
+    int idx = -1, type = 0;
+    CHECK_RC(cdm_object_attribute_index(src, "body", &idx), CDM_OK); CHECK(idx == 1);
+    CHECK_RC(cdm_object_attribute_index(src, "nope", &idx), CDM_NOTFOUND);
+    CHECK_RC(cdm_object_attribute_type(src, "price", &type), CDM_OK); CHECK(type == CDM_ATTR_DECIMAL);
+    CHECK_RC(cdm_object_attribute_type(src, "nope", &type), CDM_NOTFOUND);
+    CHECK_RC(cdm_object_uri(src, &name), CDM_OK); CHECK_HAS(name, "x-coredata://");
+    CHECK_HAS(name, "/Note/p");
+    /* Traversal. */
+    cdm_object *folder = NULL;
+    CHECK_RC(cdm_object_get_object(src, "folder", &folder), CDM_OK);
+    CHECK(folder != NULL);
+    cdm_object *const *notes = NULL; size_t count = 0;
+    CHECK_RC(cdm_object_get_objects(folder, "notes", &notes, &count), CDM_OK);
+    CHECK(count == NOTES / 2);
+    CHECK_RC(cdm_object_get_objects(src, "folder.notes", &notes, &count), CDM_OK);
+    CHECK(count == NOTES / 2);
+    CHECK_RC(cdm_object_get_object(folder, "notes", &folder), CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_object(src, "title", &folder), CDM_MISMATCH);
+    CHECK_RC(cdm_object_get_object(src, "nope", &folder), CDM_NOTFOUND);
+    cdm_value *v = NULL;
+    CHECK_RC(cdm_object_get_value(src, "folder.notes.title", &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_COLLECTION);
+    CHECK_RC(cdm_value_count(v, &count), CDM_OK); CHECK(count == NOTES / 2);
+    cdm_value *el = NULL;
+    CHECK_RC(cdm_value_element(v, 0, &el), CDM_OK);
+    CHECK(cdm_value_type(el) == CDM_VALUE_STRING);
+    CHECK_RC(cdm_value_element(v, 99, &el), CDM_NOTFOUND);
+    CHECK_RC(cdm_object_get_value(src, "nope", &v), CDM_NOTFOUND);
+    /* JSON views. */
+    char *json = NULL;
+    CHECK_RC(cdm_object_to_json(src, &json), CDM_OK);
+    CHECK_HAS(json, "\"title\":\"Note 0\"");
+    CHECK_HAS(json, "\"entity\":\"Note\"");
+    cdm_free(json);
+    json_t *j = NULL;
+    CHECK_RC(cdm_object_to_jansson(src, &j), CDM_OK);
+    CHECK(j && json_integer_value(json_object_get(json_object_get(j, "attributes"), "count")) == 0);
+    CHECK_STR(json_string_value(json_object_get(json_object_get(j, "attributes"), "ident")), "123E4567-E89B-12D3-A456-426614174000");
+    json_decref(j);
+    CHECK_RC(cdm_object_to_json(src, NULL), CDM_MISUSE);
+    /* Expressions and values. */
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.count + 5", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_int64(v, &i64), CDM_OK); CHECK(i64 == 5);
+    CHECK_RC(cdm_value_double(v, &d), CDM_OK); CHECK(d == 5.0);
+    CHECK_RC(cdm_value_bool(v, &b), CDM_OK); CHECK(b == 1);
+    CHECK_RC(cdm_value_text(v, &text, &len), CDM_MISMATCH);
+    CHECK_RC(cdm_value_to_json(v, &json), CDM_OK); CHECK_STR(json, "5"); cdm_free(json);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.title", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_text(v, &text, &len), CDM_OK); CHECK_STR(text, "Note 0");
+    CHECK_RC(cdm_value_int64(v, &i64), CDM_MISMATCH);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.created", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_date(v, &d), CDM_OK); CHECK(d == 700000000.0);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.data", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_blob(v, &blob, &len), CDM_OK); CHECK(len == 3);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.ident", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_uuid(v, uuid), CDM_OK); CHECK(memcmp(uuid, UUID0, 16) == 0);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.folder", src, NULL, &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_OBJECT);
+    CHECK_RC(cdm_value_object(v, &folder), CDM_OK);
+    CHECK_RC(cdm_object_get_text(folder, "name", &text, &len, NULL), CDM_OK); CHECK_STR(text, "Work");
+    CHECK_RC(cdm_value_set_int64(v, 3), CDM_MISUSE); /* read-only */
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.title +", src, NULL, &v), CDM_EXPRESSION_SYNTAX);
+    CHECK(cdm_error_offset(cdm_context_error(ctx)) >= 0);
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.nope", src, NULL, &v), CDM_INVALID_ARGUMENT == CDM_INVALID_ARGUMENT ? cdm_context_errcode(ctx) : 0);
+    CHECK(cdm_context_errcode(ctx) != CDM_OK);
+    CHECK_RC(cdm_context_evaluate(ctx, NULL, src, NULL, &v), CDM_MISUSE);
+    CHECK(cdm_value_type(NULL) == -1);
+    /* Context errors. */
+    cdm_object *o = NULL;
+    CHECK_RC(cdm_context_create_instance(ctx, "Nope", &o), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_create_instance(NULL, "Note", &o), CDM_MISUSE);
+    CHECK_RC(cdm_context_associate(ctx, NULL, src), CDM_MISUSE);
+    CHECK_RC(cdm_context_destination_instances(ctx, "Nope", &src, 1, &notes, &count), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_destination_instances(ctx, "FolderToCategory", NULL, 1, &notes, &count), CDM_MISUSE);
+    CHECK_RC(cdm_context_source_instances(ctx, "Nope", &src, 1, &notes, &count), CDM_NOTFOUND);
+    s->checks_done = 1;
+}
+
+static int note_create(cdm_context *ctx, cdm_object *src, void *user) {
+    policy_state *s = user;
+    if (s->creates == s->fail_at) {
+        s->creates++;
+        return cdm_context_fail(ctx, 4242, "boom at the third note");
+    }
+    s->creates++;
+    if (!s->checks_done) {
+        check_getters(ctx, src, s);
+        s->kept_source = src;
+        s->kept_context = ctx;
+    }
+    cdm_object *dst = NULL;
+    int rc = cdm_context_create_instance(ctx, "Note", &dst);
+    if (rc) return rc;
+    if ((rc = cdm_context_apply_attribute_mappings(ctx, src, dst))) return rc;
+    /* Adjust: a flag by index, the folder's name through a key path, a null body noticed. */
+    int flag = 0, is_null = 0;
+    if ((rc = cdm_object_get_bool(src, "flag", &flag, NULL))) return rc;
+    if ((rc = cdm_object_set_bool(dst, "flag", !flag))) return rc;
+    const char *folder = NULL; size_t len = 0;
+    if ((rc = cdm_object_get_text(src, "folder.name", &folder, &len, &is_null))) return rc;
+    if ((rc = cdm_object_set_text(dst, "folderName", folder, (long)len))) return rc;
+    const char *body = NULL;
+    if ((rc = cdm_object_get_text(src, "body", &body, &len, &is_null))) return rc;
+    if (is_null) {
+        CHECK(body == NULL && len == 0);
+        if ((rc = cdm_object_set_null(dst, "summary"))) return rc;
+    }
+    return cdm_context_associate(ctx, src, dst);
+}
+
+static int note_end_creation(cdm_context *ctx, void *user) { (void)ctx; ((policy_state *)user)->ends_creation++; return CDM_OK; }
+
+static int note_relationships(cdm_context *ctx, cdm_object *dst, void *user) {
+    policy_state *s = user;
+    s->relationships++;
+    cdm_object *const *sources = NULL, *const *categories = NULL;
+    size_t n = 0, m = 0;
+    int rc = cdm_context_source_instances(ctx, "NoteToNote", &dst, 1, &sources, &n);
+    if (rc) return rc;
+    if (n != 1) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "no source for a destination note");
+    cdm_object *folder = NULL;
+    if ((rc = cdm_object_get_object(sources[0], "folder", &folder))) return rc;
+    if ((rc = cdm_context_destination_instances(ctx, "FolderToCategory", &folder, 1, &categories, &m))) return rc;
+    if (m != 1) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "no category for a folder");
+    return cdm_object_set_object(dst, "category", categories[0]);
+}
+
+static int note_end_relationships(cdm_context *ctx, void *user) { (void)ctx; ((policy_state *)user)->ends_relationships++; return CDM_OK; }
+static int note_validate(cdm_context *ctx, void *user) { (void)ctx; ((policy_state *)user)->validations++; return CDM_OK; }
+static int note_end(cdm_context *ctx, void *user) { (void)ctx; ((policy_state *)user)->ends++; return CDM_OK; }
+static void note_destroy(void *user) { ((policy_state *)user)->destroyed++; }
+
+/* The host function: the first 10 bytes of the body, upper-cased first letter; null stays null. */
+static int function_calls, function_destroyed;
+static int summarize(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+    (void)ctx; (void)user;
+    function_calls++;
+    if (argc != 1) return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "summarize: takes one argument");
+    if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
+    const char *text = NULL; size_t len = 0;
+    int rc = cdm_value_text(argv[0], &text, &len);
+    if (rc) return rc;
+    char buf[16];
+    size_t n = len < 10 ? len : 10;
+    memcpy(buf, text, n);
+    buf[n] = 0;
+    return cdm_value_set_text(result, buf, -1);
+}
+static void function_destroy(void *user) { (void)user; function_destroyed++; }
+
+typedef struct { int calls; int cancel_at; double last_fraction; int saw_mapping; } progress_state;
+static int on_progress(const cdm_progress *p, void *user) {
+    progress_state *s = user;
+    s->calls++;
+    s->last_fraction = p->fraction;
+    if (p->entity_mapping && strcmp(p->entity_mapping, "NoteToNote") == 0 && p->stage >= 1 && p->stage <= 3) s->saw_mapping = 1;
+    return s->cancel_at > 0 && s->calls >= s->cancel_at;
+}
+
+static cdm_migration *new_migration(policy_state *ps) {
+    cdm_model *src = NULL, *dst = NULL;
+    cdm_mapping *mp = NULL;
+    cdm_model_from_json(SOURCE_MODEL, &src);
+    cdm_model_from_json(DESTINATION_MODEL, &dst);
+    cdm_mapping_from_json(MAPPING, &mp);
+    cdm_migration *mig = NULL;
+    CHECK_RC(cdm_migration_new(src, dst, &mp, 1, &mig), CDM_OK);
+    /* The migration keeps what it needs. */
+    cdm_model_free(src);
+    cdm_model_free(dst);
+    cdm_mapping_free(mp);
+    cdm_policy policy = {note_begin, note_create, note_end_creation, note_relationships, note_end_relationships, note_validate, note_end};
+    CHECK_RC(cdm_migration_register_policy(mig, "NotePolicy", &policy, sizeof policy, ps, note_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_register_function(mig, "Helpers", "summarize:", summarize, NULL, function_destroy), CDM_OK);
+    return mig;
+}
+
+static void check_destination(const char *path) {
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_prepare_v2(db,
+        "SELECT n.ZTITLE, n.ZSUMMARY, n.ZCOUNT, n.ZSCORE, n.ZFLAG, n.ZCREATED, n.ZDATA, n.ZIDENT, n.ZPRICE, n.ZLINK, n.ZFOLDERNAME, c.ZNAME "
+        "FROM ZNOTE n LEFT JOIN ZCATEGORY c ON c.Z_PK = n.ZCATEGORY ORDER BY n.Z_PK", -1, &st, NULL) == SQLITE_OK);
+    int row = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW) {
+        char title[32], summary[32];
+        snprintf(title, sizeof title, "Note %d", row);
+        snprintf(summary, sizeof summary, "Body of no");
+        CHECK_STR((const char *)sqlite3_column_text(st, 0), title);
+        if (row == 2) CHECK(sqlite3_column_type(st, 1) == SQLITE_NULL);
+        else CHECK_STR((const char *)sqlite3_column_text(st, 1), summary);
+        CHECK(sqlite3_column_int64(st, 2) == row * 10);
+        CHECK(sqlite3_column_double(st, 3) == row + 0.5);
+        CHECK(sqlite3_column_int(st, 4) == !(row % 2));
+        CHECK(sqlite3_column_double(st, 5) == 700000000.0 + row);
+        const unsigned char *data = sqlite3_column_blob(st, 6);
+        CHECK(sqlite3_column_bytes(st, 6) == 3 && data && data[2] == row);
+        const unsigned char *uuid = sqlite3_column_blob(st, 7);
+        CHECK(sqlite3_column_bytes(st, 7) == 16 && uuid && uuid[15] == row && uuid[0] == 0x12);
+        CHECK(sqlite3_column_double(st, 8) == 12.75);
+        CHECK_STR((const char *)sqlite3_column_text(st, 9), "https://example.com/n");
+        CHECK_STR((const char *)sqlite3_column_text(st, 10), row % 2 ? "Home" : "Work");
+        CHECK_STR((const char *)sqlite3_column_text(st, 11), row % 2 ? "Home" : "Work");
+        row++;
+    }
+    CHECK(row == NOTES);
+    sqlite3_finalize(st);
+    st = NULL;
+    CHECK(sqlite3_prepare_v2(db, "SELECT COUNT(*) FROM ZCATEGORY", -1, &st, NULL) == SQLITE_OK);
+    CHECK(st && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 2);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+static void test_migration(const char *source) {
+    policy_state ps = {0};
+    ps.fail_at = -1;
+    function_calls = function_destroyed = 0;
+    cdm_model *src = NULL;
+    cdm_model_from_json(SOURCE_MODEL, &src);
+    cdm_model_attribute_index(src, "Note", "title", &ps.title_index);
+    cdm_model_free(src);
+
+    cdm_migration *mig = new_migration(&ps);
+    progress_state pr = {0};
+    CHECK_RC(cdm_migration_set_progress(mig, on_progress, &pr, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_set_progress_interval(mig, 1), CDM_OK);
+    CHECK_RC(cdm_migration_set_progress_interval(mig, 0), CDM_INVALID_ARGUMENT);
+    char *report = NULL;
+    CHECK_RC(cdm_migration_report_json(mig, &report), CDM_MISUSE);
+    char destination[512];
+    snprintf(destination, sizeof destination, "%s", path_in_dir("v2.sqlite"));
+    int run_rc = cdm_migration_run(mig, source, destination);
+    CHECK(run_rc == CDM_OK);
+    if (run_rc) fprintf(stderr, "  run: %s\n", cdm_migration_errmsg(mig));
+    CHECK(ps.begins == 1 && ps.creates == NOTES && ps.ends_creation == 1);
+    CHECK(ps.relationships == NOTES && ps.ends_relationships == 1 && ps.validations == 1 && ps.ends == 1);
+    CHECK(ps.checks_done);
+    CHECK(function_calls == NOTES);
+    CHECK(pr.calls > 3 && pr.saw_mapping && pr.last_fraction == 1.0);
+    /* Handles kept past their callback are stale, not dangling. */
+    const char *text = NULL;
+    CHECK_RC(cdm_object_get_text(ps.kept_source, "title", &text, NULL, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "no longer valid");
+    cdm_object *o = NULL;
+    CHECK_RC(cdm_context_create_instance(ps.kept_context, "Note", &o), CDM_MISUSE);
+    CHECK(cdm_context_errcode(ps.kept_context) == CDM_MISUSE);
+    CHECK(cdm_context_error(ps.kept_context) == NULL);
+    CHECK(strlen(cdm_context_errmsg(ps.kept_context)) > 0);
+    cdm_object_release(ps.kept_source); /* harmless */
+    CHECK_RC(cdm_migration_report_json(mig, &report), CDM_OK);
+    CHECK_HAS(report, "\"NoteToNote\"");
+    CHECK_HAS(report, "\"Category\":2");
+    cdm_free(report);
+    check_destination(destination);
+    /* The destination exists now: running again refuses, naming it. */
+    CHECK_RC(cdm_migration_run(mig, source, destination), CDM_MIGRATION_MANAGER_DESTINATION_STORE);
+    CHECK_HAS(cdm_migration_errmsg(mig), "v2.sqlite");
+    CHECK(cdm_error_code(cdm_migration_error(mig)) == CDM_MIGRATION_MANAGER_DESTINATION_STORE);
+    CHECK_RC(cdm_migration_run(mig, NULL, destination), CDM_MISUSE);
+    CHECK_RC(cdm_migration_run(NULL, source, destination), CDM_MISUSE);
+    CHECK_RC(cdm_migration_run(mig, path_in_dir("missing.sqlite"), path_in_dir("x.sqlite")), CDM_MIGRATION_MANAGER_SOURCE_STORE);
+    CHECK(!exists(path_in_dir("x.sqlite")));
+    CHECK(ps.destroyed == 0);
+    CHECK_RC(cdm_migration_free(mig), CDM_OK);
+    CHECK(ps.destroyed == 1);
+    CHECK(function_destroyed == 1);
+}
+
+static void test_failure_and_cancel(const char *source) {
+    long before_size = 0, after_size = 0;
+    unsigned char *before = read_file(source, &before_size);
+    policy_state ps = {0};
+    ps.fail_at = 2;
+    ps.checks_done = 1;
+    cdm_migration *mig = new_migration(&ps);
+    char destination[512];
+    snprintf(destination, sizeof destination, "%s", path_in_dir("failed.sqlite"));
+    CHECK_RC(cdm_migration_run(mig, source, destination), 4242);
+    CHECK_STR(cdm_migration_errmsg(mig), "boom at the third note");
+    CHECK(ps.creates == 3);
+    CHECK(!exists(destination));
+    CHECK(!exists(path_in_dir("failed.sqlite.cdmigrate-partial")));
+    unsigned char *after = read_file(source, &after_size);
+    CHECK(before_size > 0 && before_size == after_size && memcmp(before, after, before_size) == 0);
+    free(after);
+
+    /* A hook returning a code without a message: the message names the hook. */
+    ps.fail_at = 0;
+    ps.creates = 0;
+    cdm_migration_free(mig);
+    mig = new_migration(&ps);
+    progress_state pr = {0};
+    pr.cancel_at = 2;
+    CHECK_RC(cdm_migration_set_progress(mig, on_progress, &pr, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(mig, source, destination), CDM_MIGRATION_CANCELLED);
+    CHECK(!exists(destination));
+    CHECK_RC(cdm_migration_set_progress(mig, NULL, NULL, NULL), CDM_OK);
+
+    /* In place, failing: the store is unchanged. */
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", path_in_dir("inplace.sqlite"));
+    FILE *f = fopen(copy, "wb");
+    fwrite(before, 1, before_size, f);
+    fclose(f);
+    ps.fail_at = 4;
+    ps.creates = 0;
+    CHECK_RC(cdm_migration_run_in_place(mig, copy), 4242);
+    after = read_file(copy, &after_size);
+    CHECK(after_size == before_size && memcmp(before, after, before_size) == 0);
+    free(after);
+    /* In place, succeeding: the store now has the destination's tables. */
+    ps.fail_at = -1;
+    ps.creates = 0;
+    CHECK_RC(cdm_migration_run_in_place(mig, copy), CDM_OK);
+    check_destination(copy);
+    CHECK_RC(cdm_migration_run_in_place(mig, NULL), CDM_MISUSE);
+    cdm_migration_free(mig);
+    free(before);
+}
+
+static int destroyed_on_failure;
+static void count_destroy(void *user) { (void)user; destroyed_on_failure++; }
+
+static void test_migration_misuse(void) {
+    cdm_model *src = NULL, *dst = NULL;
+    cdm_mapping *mp = NULL;
+    cdm_model_from_json(SOURCE_MODEL, &src);
+    cdm_model_from_json(DESTINATION_MODEL, &dst);
+    cdm_mapping_from_json(MAPPING, &mp);
+    cdm_migration *mig = NULL;
+    CHECK_RC(cdm_migration_new(src, dst, &mp, 0, &mig), CDM_MIGRATION_MISSING_MAPPING_MODEL);
+    CHECK_RC(cdm_migration_run(mig, "a", "b"), CDM_MISUSE);
+    cdm_policy p = {0};
+    destroyed_on_failure = 0;
+    CHECK_RC(cdm_migration_register_policy(mig, "X", &p, sizeof p, NULL, count_destroy), CDM_MISUSE);
+    CHECK(destroyed_on_failure == 1);
+    CHECK_RC(cdm_migration_register_policy(NULL, "X", &p, sizeof p, NULL, count_destroy), CDM_MISUSE);
+    CHECK(destroyed_on_failure == 2);
+    CHECK_RC(cdm_migration_register_function(NULL, "A", "b:", summarize, NULL, count_destroy), CDM_MISUSE);
+    CHECK(destroyed_on_failure == 3);
+    CHECK_RC(cdm_migration_set_progress(NULL, on_progress, NULL, count_destroy), CDM_MISUSE);
+    CHECK(destroyed_on_failure == 4);
+    cdm_migration_free(mig);
+    CHECK_RC(cdm_migration_new(dst, src, &mp, 1, &mig), CDM_INVALID_MAPPING);
+    CHECK(strlen(cdm_migration_errmsg(mig)) > 0);
+    cdm_migration_free(mig);
+    CHECK_RC(cdm_migration_new(NULL, dst, &mp, 1, &mig), CDM_MISUSE);
+    cdm_migration_free(mig);
+    CHECK_RC(cdm_migration_new(src, dst, &mp, 1, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_migration_new(src, dst, &mp, 1, &mig), CDM_OK);
+    CHECK_RC(cdm_migration_register_policy(mig, "X", &p, 3, NULL, count_destroy), CDM_MISUSE);
+    CHECK_RC(cdm_migration_register_policy(mig, NULL, &p, sizeof p, NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_migration_register_function(mig, "A", "b:", NULL, NULL, NULL), CDM_MISUSE);
+    /* Registering a name again destroys the earlier user pointer. */
+    destroyed_on_failure = 0;
+    CHECK_RC(cdm_migration_register_policy(mig, "Y", &p, sizeof p, NULL, count_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_register_policy(mig, "Y", &p, sizeof p, NULL, count_destroy), CDM_OK);
+    CHECK(destroyed_on_failure == 1);
+    /* A smaller (older) policy struct is accepted. */
+    CHECK_RC(cdm_migration_register_policy(mig, "Z", &p, sizeof(void *) * 2, NULL, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_free(mig), CDM_OK);
+    CHECK(destroyed_on_failure == 2);
+    CHECK_RC(cdm_migration_free(NULL), CDM_OK);
+    CHECK(cdm_migration_errcode(NULL) == CDM_MISUSE);
+    CHECK(cdm_migration_error(NULL) == NULL);
+    CHECK(strlen(cdm_migration_errmsg(NULL)) > 0);
+    CHECK_RC(cdm_migration_report_json(NULL, NULL), CDM_MISUSE);
+    cdm_model_free(src);
+    cdm_model_free(dst);
+    cdm_mapping_free(mp);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/cdm-capi-test-XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    test_version_and_errors();
+    test_models_and_mappings();
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("v1.sqlite"));
+    if (make_source(source)) {
+        test_migration(source);
+        test_failure_and_cancel(source);
+    } else {
+        failed++;
+        fprintf(stderr, "FAIL: could not make the source store\n");
+    }
+    test_migration_misuse();
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

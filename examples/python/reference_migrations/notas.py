@@ -1,0 +1,78 @@
+"""Scenario 1: a Spanish notes app whose string `categoria` becomes a Categoria entity (v2 → v3).
+
+The policy finds the Categoria made for an earlier note with a destination fetch, as Core Data
+policies do through ``manager.destinationContext`` (an instance cannot be kept across callbacks:
+its handle lives only during the callback that obtained it)."""
+
+from __future__ import annotations
+
+import os
+
+import cdmigrate
+
+from .common import SeededGenerator, mapping, model, summary
+
+DIRECTORY = "1-notas-categorias"
+CATEGORIA_NAMES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
+                   "Películas", "Libros", "Cumpleaños", "Año nuevo"]
+SUBJECTS = ["Llamar a", "Comprar", "Revisar", "Enviar", "Preparar", "Leer", "Escribir a", "Reservar", "Pagar", "Pensar en"]
+OBJECTS = ["mamá", "el informe trimestral", "pan y leche", "la presentación", "el vuelo a Lima", "«Cien años de soledad»",
+           "el dentista", "la factura de la luz", "una idea para la app", "el regalo de Lucía", "la cena del sábado",
+           "los apuntes de cálculo"]
+TAGS = ["urgente", "casa", "oficina", "familia", "pendiente", "fin de semana", "#importante"]
+
+
+class CrearCategoriasMigrationPolicy(cdmigrate.EntityMigrationPolicy):
+    """NotaToNota: makes the destination Nota, copies contenido, fecha and etiquetas with the
+    mapping's own value expressions, and links the note to the Categoria of its old `categoria`
+    string, creating that Categoria the first time the string is seen. A nil or empty string means
+    no category; names are compared exactly."""
+
+    def create_destination_instances(self, source, mapping, manager):
+        nota = manager.create("Nota")
+        manager.apply_attribute_mappings(nota, source)
+        nombre = source["categoria"]
+        if nombre:
+            found = manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1)
+            if found:
+                categoria = found[0]
+            else:
+                categoria = manager.create("Categoria")
+                categoria["nombre"] = nombre
+            nota.add("categorias", categoria)
+        manager.associate(source, nota)
+
+
+POLICIES = {"CrearCategoriasMigrationPolicy": CrearCategoriasMigrationPolicy}
+
+
+def generate_source(path: str, count: int = 800, seed: int = 1) -> None:
+    random = SeededGenerator(seed)
+    with model(DIRECTORY, "NotasV2.model.json") as v2, cdmigrate.Store.create(v2, path) as store:
+        for i in range(count):
+            nota = store.insert("Nota", contenido=f"Nota {i + 1}: {random.pick(SUBJECTS)} {random.pick(OBJECTS)}",
+                                fecha=cdmigrate.date_from_reference_seconds(float(random.int(441_763_200, 631_152_000))))
+            if random.chance(0.6):
+                nota["etiquetas"] = ", ".join(random.pick(TAGS) for _ in range(random.int(1, 3)))
+            roll = random.unit()
+            if roll < 0.2:
+                pass  # no category
+            elif roll < 0.23:
+                nota["categoria"] = ""
+            else:
+                index = int(random.unit() * random.unit() * len(CATEGORIA_NAMES))
+                nota["categoria"] = CATEGORIA_NAMES[min(index, len(CATEGORIA_NAMES) - 1)]
+        store.save()
+
+
+def migrate(source: str, destination: str) -> cdmigrate.MigrationReport:
+    with model(DIRECTORY, "NotasV2.model.json") as v2, model(DIRECTORY, "NotasV3.model.json") as v3, \
+            mapping(DIRECTORY, "NotasV2ToV3.mapping.json") as notas, cdmigrate.Migration(v2, v3, notas) as migration:
+        return migration.run(source, destination, policies=POLICIES)
+
+
+def run(directory: str) -> str:
+    source = os.path.join(directory, "Notas-v2.sqlite")
+    generate_source(source)
+    report = migrate(source, os.path.join(directory, "Notas-v3.sqlite"))
+    return summary(1, "Notas: a string category becomes a Categoria entity", [report])

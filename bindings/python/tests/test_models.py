@@ -1,0 +1,177 @@
+"""Library, models, mappings and stores: every public call and its error paths."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+import cdmigrate
+from conftest import KITCHEN_V1, KITCHEN_V2, copy_mapping
+
+
+def test_library_versions_and_path():
+    assert cdmigrate.library_version() == "0.1.0"
+    assert cdmigrate.sqlite_version().startswith("3.")
+    assert os.path.exists(cdmigrate.library_path())
+
+
+def test_model_from_json_lists_entities_and_attributes(kitchen_models):
+    v1, _ = kitchen_models
+    assert v1.entity_names == ["Item", "Box"]
+    assert v1.attribute_type("Item", "when") is cdmigrate.AttributeType.DATE
+    assert v1.attribute_type("Item", "thing") == cdmigrate.AttributeType.TRANSFORMABLE
+    assert v1.attribute_index("Item", "i16") == 0
+    assert v1.attribute_index("Item", "thing") == 12
+    assert "Item" in repr(v1)
+
+
+def test_model_unknown_entity_or_attribute_is_not_found(kitchen_models):
+    v1, _ = kitchen_models
+    with pytest.raises(cdmigrate.NotFoundError) as error:
+        v1.attribute_type("Nope", "x")
+    assert "Nope" in str(error.value) and error.value.code == 102
+    with pytest.raises(KeyError):
+        v1.attribute_index("Item", "missing")
+
+
+def test_model_from_file(tmp_path):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(KITCHEN_V1))
+    with cdmigrate.Model.from_file(path) as model:
+        assert model.entity_names == ["Item", "Box"]
+    assert model.closed
+
+
+def test_model_invalid_json_has_code_and_message():
+    with pytest.raises(cdmigrate.InvalidJSONError) as error:
+        cdmigrate.Model.from_json("{ not json")
+    assert error.value.code == 1 and error.value.message
+    assert isinstance(error.value, ValueError)
+    assert error.value.code_name
+
+
+def test_model_invalid_lists_every_problem_with_paths():
+    bad = {"name": "Bad", "entities": [{"name": "A", "attributes": [
+        {"name": "x", "type": "nonsense"}, {"name": "n", "type": "integer16", "default": 40000}]}]}
+    with pytest.raises(cdmigrate.InvalidModelError) as error:
+        cdmigrate.Model.from_json(json.dumps(bad))
+    problems = error.value.problems
+    assert len(problems) >= 2
+    paths = [p.path for p in problems]
+    assert "$.entities[0].attributes[0].type" in paths
+    assert any("40000" in p.message for p in problems)
+    assert "Problem(" in repr(problems[0])
+
+
+def test_model_missing_file_is_io_error(tmp_path):
+    with pytest.raises(cdmigrate.MigrationIOError) as error:
+        cdmigrate.Model.from_file(tmp_path / "missing.json")
+    assert "missing.json" in str(error.value) and error.value.code == 7
+
+
+def test_invalid_utf8_is_encoding_error():
+    with pytest.raises(cdmigrate.EncodingError) as error:
+        cdmigrate.Model.from_json('{"name": "\ud800"}')
+    assert error.value.code == 104
+
+
+def test_model_wrong_argument_type():
+    with pytest.raises(TypeError):
+        cdmigrate.Model.from_json(b"{}")
+
+
+def test_closed_model_is_misuse_not_crash(kitchen_models):
+    model = cdmigrate.Model.from_json(json.dumps(KITCHEN_V1))
+    model.close()
+    model.close()  # harmless
+    with pytest.raises(cdmigrate.MisuseError, match="closed"):
+        model.entity_names
+    assert repr(model) == "<Model closed>"
+
+
+def test_mapping_from_json_and_file(tmp_path, kitchen_models):
+    v1, v2 = kitchen_models
+    mapping = cdmigrate.MappingModel.from_json(copy_mapping())
+    assert mapping.entity_mapping_names == ["BoxToBox", "ItemToItem"]
+    mapping.validate(v1, v2)
+    path = tmp_path / "map.json"
+    path.write_text(copy_mapping())
+    with cdmigrate.MappingModel.from_file(path) as again:
+        assert "ItemToItem" in repr(again)
+    mapping.close()
+    with pytest.raises(cdmigrate.MisuseError):
+        mapping.validate(v1, v2)
+
+
+def test_mapping_expression_syntax_error_has_offset():
+    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
+                                                      "destinationEntity": "Item",
+                                                      "attributeMappings": [{"name": "str", "valueExpression": "$source.str +* 2"}]}]})
+    with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
+        cdmigrate.MappingModel.from_json(text)
+    assert error.value.code == 4
+    assert error.value.offset is not None and error.value.offset >= 0
+
+
+def test_mapping_that_does_not_fit_the_models(kitchen_models):
+    v1, v2 = kitchen_models
+    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
+                                                      "destinationEntity": "Nowhere", "attributeMappings": [
+                                                          {"name": "nope", "valueExpression": "$source.alsoNope"}]}]})
+    with cdmigrate.MappingModel.from_json(text) as mapping:
+        with pytest.raises(cdmigrate.InvalidMappingError) as error:
+            mapping.validate(v1, v2)
+        assert "Nowhere" in str(error.value) or any("Nowhere" in p.message for p in error.value.problems)
+        with pytest.raises(cdmigrate.InvalidMappingError):
+            cdmigrate.Migration(v1, v2, mapping)
+
+
+def test_mapping_invalid_json():
+    with pytest.raises(cdmigrate.InvalidJSONError):
+        cdmigrate.MappingModel.from_json("[")
+    with pytest.raises(cdmigrate.MigrationIOError):
+        cdmigrate.MappingModel.from_file("/nonexistent/map.json")
+
+
+def test_store_create_insert_save_and_read_back(tmp_path, kitchen_models):
+    from conftest import rows
+    v1, _ = kitchen_models
+    path = str(tmp_path / "s.sqlite")
+    with cdmigrate.Store.create(v1, path) as store:
+        box = store.insert("Box", {"label": "a"})
+        item = store.insert("Item", str="x", box=box)
+        assert item["box"] == box and box["items"] == [item]
+        assert item.entity_name == "Item" and item.uri.startswith("x-coredata://")
+        store.save()
+    assert rows(path, "SELECT ZLABEL FROM ZBOX") == [("a",)]
+    assert rows(path, "SELECT ZSTR, ZBOX FROM ZITEM") == [("x", 1)]
+    with pytest.raises(cdmigrate.MisuseError):
+        item["str"]  # the store is closed: its instances are gone
+    assert "no longer valid" in repr(item)
+
+
+def test_store_errors(tmp_path, kitchen_models):
+    v1, _ = kitchen_models
+    path = str(tmp_path / "s.sqlite")
+    cdmigrate.Store.create(v1, path).close()
+    with pytest.raises(cdmigrate.MigrationError) as error:
+        cdmigrate.Store.create(v1, path)
+    assert "s.sqlite" in str(error.value)
+    with cdmigrate.Store.create(v1, str(tmp_path / "t.sqlite")) as store:
+        with pytest.raises(cdmigrate.NotFoundError, match="Nope"):
+            store.insert("Nope")
+        with pytest.raises(cdmigrate.NotFoundError):
+            store.insert("Item", nope=1)
+    with pytest.raises(cdmigrate.MisuseError):
+        store.save()
+    assert repr(store) == "<Store closed>"
+
+
+def test_error_classes_by_code():
+    assert cdmigrate.error_class(134120) is cdmigrate.MigrationCancelledError
+    assert cdmigrate.error_class(1570) is cdmigrate.ValidationError
+    assert cdmigrate.error_class(424242) is cdmigrate.MigrationError
+    error = cdmigrate.MigrationError("boom", 42)
+    assert error.code == 42 and str(error) == "boom" and "42" in repr(error)

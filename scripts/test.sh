@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
-# Runs every test: the Swift suite (XCTest), then the C API tests (under ASan + LSan).
+# Runs every test: the Swift suite (XCTest), then the C API tests (under ASan + LSan), then the
+# Python binding's tests (pytest, against the package installed into a virtualenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --disable-swift-testing
 make test-c
+# Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
+# pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
+make -C bindings/python test

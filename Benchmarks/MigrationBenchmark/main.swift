@@ -129,6 +129,52 @@ if results.count == 2 {
     print("  size ratio \(Value.format(Double(b.notes) / Double(a.notes)))x → time ratio \(Value.format((b.seconds / a.seconds * 10).rounded() / 10))x, "
           + "peak RSS ratio \(Value.format((b.peak / max(a.peak, 1) * 100).rounded() / 100))x (flat memory means ≈ 1)")
 }
+
+// A custom policy that finds a shared destination instance by value for every source row (the
+// "one Author per name" pattern): the lookup must not scan the destination each time, so the
+// time per row stays flat as the destination grows.
+let authorsModel = try ModelReader.model(fromJSON: """
+{"name": "Bench", "versionIdentifier": "3", "entities": [
+  {"name": "Folder", "attributes": [{"name": "title", "type": "string"}]},
+  {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
+   "relationships": [{"name": "tag", "destination": "Tag", "inverse": "notes"}]},
+  {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+   "relationships": [{"name": "notes", "destination": "Note", "inverse": "tag", "toMany": true}]}
+]}
+""")
+final class TagPerTitlePolicy: EntityMigrationPolicy {
+    override func createDestinationInstances(forSource note: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let created = try defaultCreateDestinationInstances(forSource: note, in: mapping, manager: manager) else { return }
+        // Every other note shares a tag with its neighbour: half the lookups find one, half make one.
+        let title = try note.value(forKey: "title").stringValue ?? ""
+        let number = Int(title.split(separator: " ").last ?? "") ?? 0
+        let name = Value.string("tag \(number / 2)")
+        let tag = try manager.fetchDestinationInstances(entityName: "Tag", predicate: "name == %@", arguments: [name], fetchLimit: 1).first ?? {
+            let tag = try manager.createDestinationInstance(entityName: "Tag")
+            try tag.setValue(name, forKey: "name")
+            return tag
+        }()
+        try created.setValue(.object(tag), forKey: "tag")
+    }
+}
+let lookupMapping = try MappingModel.fromJSON("""
+{"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+  "policy": "TagPerTitle", "attributeMappings": {"title": "$source.title"}}]}
+""")
+var lookupTimes: [Double] = []
+for notes in [small, large] {
+    let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: authorsModel, mappingModel: lookupMapping)
+    manager.register(policyNamed: "TagPerTitle") { TagPerTitlePolicy() }
+    let start = now()
+    try manager.migrateStore(from: "\(directory)/source-\(notes).sqlite", to: "\(directory)/lookup-\(notes).sqlite")
+    let perRow = (now() - start) / Double(notes) * 1e6
+    lookupTimes.append(perRow)
+    print("  destination lookup per row (policy fetching a Tag by name), \(notes) notes: \(Value.format((perRow * 10).rounded() / 10)) µs/note")
+    unlink("\(directory)/lookup-\(notes).sqlite")
+}
+if lookupTimes.count == 2 {
+    print("  lookup time per row, large/small: \(Value.format((lookupTimes[1] / lookupTimes[0] * 100).rounded() / 100))x (no scan per lookup means ≈ 1)")
+}
 for suffix in ["source", "destination", "raw"] {
     for notes in [small, large] { unlink("\(directory)/\(suffix)-\(notes).sqlite") }
 }

@@ -352,6 +352,33 @@ final class StoreTests: XCTestCase {
                        [[.integer(3), .integer(1)], [.integer(4), .integer(3)], [.integer(2), .integer(4)]])
     }
 
+    func testOrderedInsertAtAnIndexMovesAndRenumbers() throws {
+        let store = try newStore()
+        let note = try store.insertObject(entityName: "Note")
+        let pagesRelationship = try XCTUnwrap(note.entity.relationship(named: "pages"))
+        let pages = try (1...4).map { n -> ManagedObject in
+            let page = try store.insertObject(entityName: "Page")
+            try page.setValue(.integer(Int64(n)), forKey: "number")
+            return page
+        }
+        try note.add([pages[0], pages[1]], to: pagesRelationship)
+        try store.save()
+        try note.insert([pages[2]], at: 0, into: pagesRelationship)
+        XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 1, 2]))
+        try note.insert([pages[3], pages[0]], at: 1, into: pagesRelationship)   // pages[0] moves
+        XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 4, 1, 2]))
+        try note.insert([pages[1]], at: 99, into: pagesRelationship)             // clamped to the end
+        XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 4, 1, 2]))
+        XCTAssertThrowsError(try pages[0].entity.relationship(named: "note").map { try pages[0].insert([note], at: 0, into: $0) }) { error in
+            XCTAssertTrue("\(error)".contains("not an ordered to-many"))
+        }
+        let free = ManagedObject(entity: note.entity)
+        let a = ManagedObject(entity: pages[0].entity), b = ManagedObject(entity: pages[0].entity)
+        try free.insert([a], at: 0, into: pagesRelationship)
+        try free.insert([b], at: 0, into: pagesRelationship)
+        XCTAssertEqual(try free.value(forKey: "pages").elements.compactMap { $0.object }.map { ObjectIdentifier($0) }, [ObjectIdentifier(b), ObjectIdentifier(a)])
+    }
+
     func testManyToManyFromBothSides() throws {
         let store = try newStore()
         let items = try (0..<3).map { _ in try store.insertObject(entityName: "Item") }

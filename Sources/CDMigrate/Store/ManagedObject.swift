@@ -130,6 +130,23 @@ public final class ManagedObject: CustomStringConvertible {
         relationshipValues[relationship.index] = .collection(current)
     }
 
+    /// Inserts instances into an ordered to-many at `index` (clamped to the list), moving them there
+    /// when they are already members, like `insertObject:inValuesOfOrderedSetAtIndex:`.
+    public func insert(_ objects: [ManagedObject], at index: Int, into relationship: RelationshipDescription) throws {
+        guard relationship.isToMany && relationship.isOrdered else {
+            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is not an ordered to-many relationship; add to it instead")
+        }
+        var members = try value(for: relationship).elements.compactMap { $0.object }
+        members.removeAll { member in objects.contains { $0.isSameInstance(as: member) } }
+        members.insert(contentsOf: objects, at: min(max(index, 0), members.count))
+        try setValue(.collection(members.map { .object($0) }), for: relationship)
+    }
+
+    /// The same row of the same store (or, for free-standing instances, the same object).
+    func isSameInstance(as other: ManagedObject) -> Bool {
+        self === other || (context != nil && context === other.context && objectID == other.objectID)
+    }
+
     /// Removes instances from a to-many.
     public func remove(_ objects: [ManagedObject], from relationship: RelationshipDescription) throws {
         guard relationship.isToMany else {

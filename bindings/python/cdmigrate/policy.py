@@ -60,6 +60,10 @@ class MigrationManager:
     callback (MisuseError otherwise); instances they return are valid during that callback.
     """
 
+    #: Whether fetch_destination/count_destination/fetch_source/count_source/instance_for_uri work
+    #: with the loaded library (they need C functions of issue 10; see NEEDS_FROM_C_API.md).
+    fetch_available = False
+
     def __init__(self, run: "_Run"):
         self._run = run
         self._ctx: Optional[int] = None

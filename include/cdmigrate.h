@@ -173,6 +173,40 @@ int cdm_model_entity_name(const cdm_model *model, size_t i, const char **name);
 int cdm_model_attribute_index(const cdm_model *model, const char *entity, const char *attribute, int *index);
 int cdm_model_attribute_type(const cdm_model *model, const char *entity, const char *attribute, int *type);
 
+/* Introspection of an entity: its attributes and relationships, inherited ones first (so an
+** inherited property has the same index in every subentity). Names are interned by the library
+** and valid for the life of the process. CDM_NOTFOUND for an unknown entity, property or index. */
+typedef struct cdm_attribute_info {
+    const char *name;
+    const char *entity;        /* the entity that declares it (a parent for an inherited one) */
+    int index;                 /* for the *_at getters and setters and cdm_field.index */
+    int type;                  /* enum cdm_attribute_type */
+    int is_optional;
+    int is_transient;
+} cdm_attribute_info;
+
+typedef struct cdm_relationship_info {
+    const char *name;
+    const char *entity;              /* the declaring entity */
+    const char *destination_entity;
+    const char *inverse;             /* NULL when it has none */
+    int index;
+    int is_to_many;
+    int is_ordered;
+    int is_optional;
+    int min_count;                   /* 0: no minimum */
+    int max_count;                   /* 0: no maximum; 1 for a to-one */
+} cdm_relationship_info;
+
+/* The parent entity's name, NULL for a root entity. */
+int cdm_model_entity_parent(const cdm_model *model, const char *entity, const char **parent);
+int cdm_model_attribute_count(const cdm_model *model, const char *entity, size_t *count);
+int cdm_model_attribute_at(const cdm_model *model, const char *entity, size_t index, cdm_attribute_info *info);
+int cdm_model_attribute_info(const cdm_model *model, const char *entity, const char *attribute, cdm_attribute_info *info);
+int cdm_model_relationship_count(const cdm_model *model, const char *entity, size_t *count);
+int cdm_model_relationship_at(const cdm_model *model, const char *entity, size_t index, cdm_relationship_info *info);
+int cdm_model_relationship_info(const cdm_model *model, const char *entity, const char *relationship, cdm_relationship_info *info);
+
 /* ---------------------------------------------------------------------------------------------
 ** Mapping models (NSMappingModel), from the JSON of docs/mapping-format.md.
 */
@@ -203,13 +237,69 @@ int cdm_mapping_entity_mapping_name(const cdm_mapping *mapping, size_t i, const 
 ** cdm_object — an instance (NSManagedObject) of the source or the destination store. Valid only
 **   during the callback that received or obtained it (or, for a cdm_store's instances, until the
 **   store is closed), and only on that thread; afterwards every call with it gives CDM_MISUSE.
-**   To find an instance again in a later callback use cdm_context_destination_instances.
+**   To find an instance again in a later callback keep its cdm_object_uri or cdm_object_id and
+**   use cdm_context_instance_for_uri / _with_id, or fetch it (cdm_context_fetch_destination).
 ** cdm_value — a value (an expression's result, a host function's argument or result). Same
 **   lifetime as cdm_object.
 */
 typedef struct cdm_context cdm_context;
 typedef struct cdm_object cdm_object;
 typedef struct cdm_value cdm_value;
+
+/* Which store an instance belongs to (cdm_object_id, cdm_context_instance_with_id, cdm_context_model). */
+enum cdm_store_kind { CDM_STORE_OTHER = 0, CDM_STORE_SOURCE = 1, CDM_STORE_DESTINATION = 2 };
+
+/* A value with its name, for predicate arguments, bulk reads (cdm_object_get_fields) and bulk
+** writes (cdm_object_set_fields, cdm_context_create_instance_with_fields) — one call per instance
+** instead of one per value, which is what a host behind an FFI (Python's ctypes) needs.
+**   name    attribute name (writes: NULL means use `index`; arguments: NULL for a positional %@
+**           argument, else the $variable it binds, with or without the '$'). Reads fill it in.
+**   index   attribute index (cdm_model_attribute_index) when name is NULL; reads fill it in.
+**   type    enum cdm_value_type; then one of:
+**   integer BOOL (0/1), INTEGER
+**   number  DOUBLE, DATE (seconds since 2001-01-01 UTC)
+**   data, length   STRING, DECIMAL, URI (UTF-8; on input length -1 means NUL-terminated),
+**           BINARY, UUID (16 bytes; length ignored on input)
+**   object  OBJECT (arguments only; NULL means a null value)
+** CDM_VALUE_COLLECTION is not accepted (CDM_MISMATCH). Helpers: cdm_field_text, cdm_field_int64, … below. */
+typedef struct cdm_field {
+    const char *name;
+    int index;
+    int type;
+    int64_t integer;
+    double number;
+    const void *data;
+    long length;
+    cdm_object *object;
+} cdm_field;
+
+static inline cdm_field cdm_field_null(const char *name) {
+    cdm_field f = {name, -1, CDM_VALUE_NULL, 0, 0, NULL, 0, NULL}; return f; }
+static inline cdm_field cdm_field_int64(const char *name, int64_t v) {
+    cdm_field f = {name, -1, CDM_VALUE_INTEGER, v, 0, NULL, 0, NULL}; return f; }
+static inline cdm_field cdm_field_bool(const char *name, int v) {
+    cdm_field f = {name, -1, CDM_VALUE_BOOL, v != 0, 0, NULL, 0, NULL}; return f; }
+static inline cdm_field cdm_field_double(const char *name, double v) {
+    cdm_field f = {name, -1, CDM_VALUE_DOUBLE, 0, v, NULL, 0, NULL}; return f; }
+static inline cdm_field cdm_field_date(const char *name, double seconds_since_2001) {
+    cdm_field f = {name, -1, CDM_VALUE_DATE, 0, seconds_since_2001, NULL, 0, NULL}; return f; }
+static inline cdm_field cdm_field_text(const char *name, const char *text) {
+    cdm_field f = {name, -1, CDM_VALUE_STRING, 0, 0, text, -1, NULL}; return f; }
+static inline cdm_field cdm_field_blob(const char *name, const void *bytes, long length) {
+    cdm_field f = {name, -1, CDM_VALUE_BINARY, 0, 0, bytes, length, NULL}; return f; }
+static inline cdm_field cdm_field_object(const char *name, cdm_object *object) {
+    cdm_field f = {name, -1, CDM_VALUE_OBJECT, 0, 0, NULL, 0, object}; return f; }
+/* The same for an attribute index (name NULL): set .index after any helper, e.g.
+** cdm_field f = cdm_field_text(NULL, "x"); f.index = title_index; */
+
+/* Flags of the bulk writes. */
+enum cdm_fields_flag {
+    CDM_FIELDS_SKIP_UNKNOWN = 1,   /* skip names the entity lacks (and relationships), as setValuesForKeysWithDictionary: policies need */
+    CDM_FIELDS_SKIP_NULL = 2       /* skip CDM_VALUE_NULL fields */
+};
+
+/* cdm_list — the instances a fetch found. Same lifetime as cdm_object. */
+typedef struct cdm_list cdm_list;
 
 /* ---------------------------------------------------------------------------------------------
 ** Migrations (NSMigrationManager).
@@ -278,6 +368,10 @@ int cdm_migration_register_function(cdm_migration *migration, const char *class_
 int cdm_migration_set_progress(cdm_migration *migration, cdm_progress_callback callback, void *user,
                                void (*destroy)(void *user));
 int cdm_migration_set_progress_interval(cdm_migration *migration, int interval);
+/* The migration's userInfo from outside a run (e.g. configuration set before cdm_migration_run);
+** the same rules as cdm_context_set_user_info — what is set is released when the run ends. */
+int cdm_migration_set_user_info(cdm_migration *migration, const char *key, void *pointer, void (*destroy)(void *pointer));
+int cdm_migration_get_user_info(cdm_migration *migration, const char *key, void **pointer);
 
 /* Migrates the store at source_path into a new store at destination_path, which must not exist.
 ** The source is opened read-only and never written. On any error — including a hook's or host
@@ -337,6 +431,87 @@ int cdm_context_source_instances(cdm_context *ctx, const char *entity_mapping, c
 ** during the callback. CDM_EXPRESSION_SYNTAX (with cdm_error_offset), CDM_EXPRESSION_EVALUATION. */
 int cdm_context_evaluate(cdm_context *ctx, const char *expression, cdm_object *source, cdm_object *destination,
                          cdm_value **result);
+
+/* --- The current entity mapping (NSEntityMapping) --------------------------------------------
+** Strings are valid during the callback. CDM_MISUSE in a callback without an entity mapping. */
+/* userInfo[key]: *value is NULL when the key is absent (not an error). */
+int cdm_context_mapping_user_info(cdm_context *ctx, const char *key, const char **value);
+int cdm_context_mapping_user_info_count(cdm_context *ctx, size_t *count);
+/* The i-th entry, keys in byte order. */
+int cdm_context_mapping_user_info_at(cdm_context *ctx, size_t i, const char **key, const char **value);
+
+enum cdm_property_kind { CDM_PROPERTY_ATTRIBUTE = 1, CDM_PROPERTY_RELATIONSHIP = 2 };
+/* The attribute or relationship mappings: destination property name and value expression as
+** written (NULL for a mapping without one). By position, or by property name (CDM_NOTFOUND). */
+int cdm_context_property_mapping_count(cdm_context *ctx, int kind, size_t *count);
+int cdm_context_property_mapping_at(cdm_context *ctx, int kind, size_t i, const char **name, const char **expression);
+int cdm_context_property_mapping(cdm_context *ctx, int kind, const char *name, const char **expression);
+
+/* The source or destination model (CDM_STORE_SOURCE / CDM_STORE_DESTINATION), for the
+** cdm_model_* introspection. Borrowed: owned by the migration, never freed by the host. */
+int cdm_context_model(cdm_context *ctx, int store, const cdm_model **model);
+
+/* --- Core Data's default hooks, callable as `super` from any hook ----------------------------
+** createDestinationInstancesForSourceInstance: make an instance of the mapping's destination
+** entity, apply the attribute mappings, associate it with source. *out (may be NULL) is the
+** new instance, NULL for a mapping without a destination entity. */
+int cdm_context_default_create_destination_instances(cdm_context *ctx, cdm_object *source, cdm_object **out);
+/* createRelationshipsForDestinationInstance: apply the relationship mappings to destination. */
+int cdm_context_default_create_relationships(cdm_context *ctx, cdm_object *destination);
+
+/* Makes a destination instance and sets its attributes from `fields` (flags: enum
+** cdm_fields_flag) in one call; entity NULL means the current mapping's destination entity. When
+** source is not NULL the new instance is associated with it for the current mapping. On a bad
+** field the call fails naming it; the instance stays made. *out may be NULL. */
+int cdm_context_create_instance_with_fields(cdm_context *ctx, const char *entity, const cdm_field *fields, size_t count,
+                                            int flags, cdm_object *source, cdm_object **out);
+
+/* --- Querying the stores (manager.sourceContext / destinationContext) ------------------------
+** Fetches instances of `entity` (and its subentities unless flags has
+** CDM_FETCH_EXCLUDE_SUBENTITIES) matching an NSPredicate ("name == %@ AND year > $min"; NULL for
+** all), with `arguments` for its %@ (fields without a name, in order) and $variables (fields with
+** a name). limit 0: no limit. *out is a cdm_list valid during the callback.
+** The destination fetch sees every instance made so far in this migration — in any pass, also
+** those not yet written — and lookups stay fast: a destination column a predicate compares gets
+** an index for the rest of the migration (dropped before the store is handed over).
+** Errors: CDM_NOTFOUND (unknown entity), CDM_EXPRESSION_SYNTAX (with the offset in the predicate),
+** CDM_EXPRESSION_EVALUATION / CDM_INVALID_ARGUMENT (an unknown key, a missing argument), each
+** naming the entity and the predicate. */
+enum cdm_fetch_flag { CDM_FETCH_EXCLUDE_SUBENTITIES = 1 };
+int cdm_context_fetch_destination(cdm_context *ctx, const char *entity, const char *predicate, const cdm_field *arguments,
+                                  size_t argument_count, int flags, size_t limit, cdm_list **out);
+int cdm_context_fetch_source(cdm_context *ctx, const char *entity, const char *predicate, const cdm_field *arguments,
+                             size_t argument_count, int flags, size_t limit, cdm_list **out);
+int cdm_context_count_destination(cdm_context *ctx, const char *entity, const char *predicate, const cdm_field *arguments,
+                                  size_t argument_count, int flags, size_t *count);
+int cdm_context_count_source(cdm_context *ctx, const char *entity, const char *predicate, const cdm_field *arguments,
+                             size_t argument_count, int flags, size_t *count);
+
+int cdm_list_count(cdm_list *list, size_t *count);
+/* The i-th instance (CDM_NOTFOUND out of range). */
+int cdm_list_object(cdm_list *list, size_t i, cdm_object **object);
+/* All of them as an array of *count handles owned by the list. */
+int cdm_list_objects(cdm_list *list, cdm_object *const **objects, size_t *count);
+/* Ends the list's and its instances' handles early (to keep memory flat in a long loop). */
+void cdm_list_release(cdm_list *list);
+
+/* --- Identities (NSManagedObjectID) -----------------------------------------------------------
+** The instance a URI from cdm_object_uri names, source or destination (their store UUIDs differ).
+** CDM_NOTFOUND when there is no such row, CDM_INVALID_ARGUMENT for text that is not such a URI or
+** names another store. */
+int cdm_context_instance_for_uri(cdm_context *ctx, const char *uri, cdm_object **out);
+/* The same from cdm_object_id's parts, without text (for hot paths). */
+int cdm_context_instance_with_id(cdm_context *ctx, int store, const char *entity, int64_t primary_key, cdm_object **out);
+
+/* --- Shared state (NSMigrationManager.userInfo) -----------------------------------------------
+** Host pointers under string keys, shared by all policies and functions of one migration.
+** Setting a key passes ownership of `pointer`: destroy(pointer) (if not NULL) is called exactly
+** once — when the key is set again or removed (pointer NULL), when the migration ends (the
+** manager clears its userInfo after every run, successful or not), when the migration is freed,
+** or at once if the call fails. Get gives NULL for an absent key (not an error), CDM_MISMATCH
+** for a value set by Swift code. */
+int cdm_context_set_user_info(cdm_context *ctx, const char *key, void *pointer, void (*destroy)(void *pointer));
+int cdm_context_get_user_info(cdm_context *ctx, const char *key, void **pointer);
 
 /* ---------------------------------------------------------------------------------------------
 ** Instances. `key` is an attribute or relationship name, or for getters a key path ("note.body",
@@ -408,6 +583,29 @@ int cdm_object_set_uuid_at(cdm_object *object, int index, const unsigned char uu
 /* Relationships: set a to-one (target may be NULL), add to a to-many (appended when ordered). */
 int cdm_object_set_object(cdm_object *object, const char *key, cdm_object *target);
 int cdm_object_add_object(cdm_object *object, const char *key, cdm_object *target);
+/* Removes target from a to-many (harmless when it is not there). */
+int cdm_object_remove_object(cdm_object *object, const char *key, cdm_object *target);
+/* Inserts target at `index` of an ordered to-many (clamped to its count; a member already there
+** moves). The engine has no positional insert, so this rewrites the ordered relationship: O(n)
+** per call — append with cdm_object_add_object where order of arrival is enough. For an
+** unordered to-many the index is meaningless and this is cdm_object_add_object. */
+int cdm_object_insert_object(cdm_object *object, const char *key, cdm_object *target, size_t index);
+
+/* The instance's identity: which store (enum cdm_store_kind; CDM_STORE_OTHER for a cdm_store's
+** instances), its entity (an interned string) and its primary key. Any of the outputs may be NULL. */
+int cdm_object_id(cdm_object *object, int *store, const char **entity, int64_t *primary_key);
+
+/* All attribute values in one call (dictionaryWithValuesForKeys:), in index order: fills
+** min(capacity, count) fields and sets *count to the entity's attribute count (capacity 0 and
+** fields NULL just ask for the count). Names are interned; text and bytes point into one block
+** owned by the handle, each NUL-terminated, valid until the next cdm_object_get_fields on the same
+** handle or the end of its callback. */
+int cdm_object_get_fields(cdm_object *object, cdm_field *fields, size_t capacity, size_t *count);
+/* Sets attributes from fields by name or index (setValuesForKeysWithDictionary:), converting as
+** the engine does (numbers among numeric types, text to a decimal or UUID, …). flags: enum
+** cdm_fields_flag. Stops at the first bad field, naming it (fields before it stay set):
+** CDM_NOTFOUND unknown name/index, CDM_MISMATCH a value the attribute cannot take. */
+int cdm_object_set_fields(cdm_object *object, const cdm_field *fields, size_t count, int flags);
 
 /* The instance's attributes as a JSON object: {"entity": name, "uri": …, "attributes": {name:
 ** value}} with null, numbers, booleans, strings; dates as ISO 8601 text, binary as base64, UUIDs
@@ -473,6 +671,8 @@ const cdm_error *cdm_store_error(const cdm_store *store);
 
 /* Internal: lets the tests check that the header's structs and the library agree. */
 int cdm_internal_abi_check(size_t policy_size, size_t progress_size);
+/* The library's size of a struct of this header ("cdm_field", …); 0 for an unknown name. */
+size_t cdm_internal_struct_size(const char *name);
 
 #ifdef __cplusplus
 }

@@ -54,7 +54,7 @@ final class ContextEntry: HandleEntry {
     init(_ context: CallbackContext) { self.context = context }
 }
 
-private func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope) throws -> Void) -> Int32 {
+func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope) throws -> Void) -> Int32 {
     withEntry(ctx, ContextEntry.self, "context") { entry in
         guard let scope = entry.context.scope else { throw MigrationError.misuse("the context's callback has returned") }
         try body(entry.context, scope)

@@ -13,6 +13,19 @@ final class MigrationHandle: LongLivedHandle {
     private var progress: ProgressRegistration?
     private(set) var running = false
     var report: MigrationReport?
+    /// cdm_model handles for the manager's models, lent to callbacks by cdm_context_model.
+    private var modelHandles: [ModelHandle?] = [nil, nil]
+
+    /// A borrowed cdm_model for the source or destination model, owned by this migration.
+    func modelHandle(destination: Bool) -> OpaquePointer? {
+        let slot = destination ? 1 : 0
+        if modelHandles[slot] == nil, let manager = manager {
+            let handle = ModelHandle()
+            handle.model = destination ? manager.destinationModel : manager.sourceModel
+            modelHandles[slot] = handle
+        }
+        return modelHandles[slot].map { OpaquePointer(Unmanaged.passUnretained($0).toOpaque()) }
+    }
 
     /// The manager, when the handle holds one and is not inside one of its own callbacks.
     func idleManager() throws -> MigrationManager {

@@ -12,10 +12,20 @@ final class ObjectEntry: HandleEntry {
     let object: ManagedObject
     private var attributeBuffers: [Int: UnsafeMutableRawPointer] = [:]
     private var pathBuffers: [String: UnsafeMutableRawPointer] = [:]
+    /// The text and bytes of the last cdm_object_get_fields, in one block.
+    private var fieldsBuffer: UnsafeMutableRawPointer?
 
     init(_ object: ManagedObject) { self.object = object }
 
+    /// Replaces the block of the last bulk read by a new one of `size` bytes.
+    func newFieldsBuffer(_ size: Int) -> UnsafeMutableRawPointer? {
+        free(fieldsBuffer)
+        fieldsBuffer = malloc(max(size, 1))
+        return fieldsBuffer
+    }
+
     deinit {
+        free(fieldsBuffer)
         for (_, buffer) in attributeBuffers { free(buffer) }
         for (_, buffer) in pathBuffers { free(buffer) }
     }

@@ -1,0 +1,138 @@
+/* Scenario 1 in C: a free-text Nota.categoria becomes Categoria entities (many-to-many), made by
+** the custom policy CrearCategoriasMigrationPolicy, which keeps its state (name → the Categoria it
+** made) across calls — as the Swift version keeps a dictionary. C cannot keep instance handles
+** past a callback, so it keeps the instance's primary key and gets it back with
+** cdm_context_instance_with_id. */
+#include "example.h"
+
+#define NOTES 800
+static const char *CATEGORIES[] = {"Trabajo", "Personal", "Ideas", "Compras", "Viajes", "Recetas", "Música", "Año nuevo",
+                                   "Lecturas", "Salud", "Familia", "Proyectos", "Películas", "Deportes"};
+#define CATEGORY_COUNT 14
+static const char *WORDS[] = {"reunión", "mañana", "comprar", "llamar", "revisar", "el", "la", "proyecto", "café", "libro",
+                              "canción", "viaje", "a", "Sevilla", "informe", "pendiente", "lista", "de", "ideas", "nuevo"};
+
+/* What the generator made, to check the destination against. */
+static char categoria_of[NOTES][32];   /* "" = none (nil or empty) */
+static int has_categoria[NOTES];       /* 0 nil, 1 set (possibly empty) */
+
+static void generate(const char *path) {
+    cdm_model *model = load_model("1-notas-categorias/NotasV2.model.json");
+    cdm_store *store = NULL;
+    MUST(cdm_store_create(model, path, &store));
+    rng r = {2015};
+    for (int i = 0; i < NOTES; i++) {
+        char contenido[256];
+        int n = snprintf(contenido, sizeof contenido, "Nota %d:", i);
+        for (int w = 0, words = 3 + rng_below(&r, 12); w < words; w++)
+            n += snprintf(contenido + n, sizeof contenido - (size_t)n, " %s", WORDS[rng_below(&r, 20)]);
+        double fecha = 441763200.0 + rng_unit(&r) * (6 * 365.25 * 86400);   /* 2015–2020, seconds since 2001 */
+        char etiquetas[64] = "";
+        if (rng_below(&r, 3)) snprintf(etiquetas, sizeof etiquetas, "%s,%s", WORDS[rng_below(&r, 20)], WORDS[rng_below(&r, 20)]);
+        int roll = rng_below(&r, 100);
+        const char *categoria = NULL;
+        if (roll < 20) categoria = NULL;
+        else if (roll < 23) categoria = "";
+        else {
+            /* Skewed: the first categories are much more common. */
+            double u = rng_unit(&r);
+            categoria = CATEGORIES[(int)(u * u * CATEGORY_COUNT)];
+        }
+        cdm_object *nota = NULL;
+        MUST(cdm_store_insert(store, "Nota", &nota));
+        cdm_field fields[4] = {cdm_field_text("contenido", contenido), cdm_field_date("fecha", fecha),
+                               *etiquetas ? cdm_field_text("etiquetas", etiquetas) : cdm_field_null("etiquetas"),
+                               categoria ? cdm_field_text("categoria", categoria) : cdm_field_null("categoria")};
+        MUST(cdm_object_set_fields(nota, fields, 4, 0));
+        cdm_object_release(nota);
+        has_categoria[i] = categoria != NULL;
+        snprintf(categoria_of[i], sizeof categoria_of[i], "%s", categoria ? categoria : "");
+    }
+    MUST(cdm_store_save(store));
+    cdm_store_close(store);
+    cdm_model_free(model);
+}
+
+/* The policy: name → primary key of the Categoria made for it, for the whole migration. */
+typedef struct { char name[32]; int64_t pk; } made_categoria;
+typedef struct { made_categoria made[64]; int count; } crear_categorias;
+
+static int crear_create(cdm_context *ctx, cdm_object *source, void *user) {
+    crear_categorias *policy = user;
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    const char *name = NULL; size_t length = 0; int is_null = 0;
+    TRY(cdm_object_get_text(source, "categoria", &name, &length, &is_null));
+    if (!is_null && length > 0) {
+        cdm_object *categoria = NULL;
+        for (int i = 0; i < policy->count && !categoria; i++)
+            if (!strcmp(policy->made[i].name, name))
+                TRY(cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, "Categoria", policy->made[i].pk, &categoria));
+        if (!categoria) {
+            if (policy->count == 64 || length >= sizeof policy->made[0].name)
+                return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "too many or too long categories for this example");
+            TRY(cdm_context_create_instance(ctx, "Categoria", &categoria));
+            TRY(cdm_object_set_text(categoria, "nombre", name, (long)length));
+            made_categoria *m = &policy->made[policy->count++];
+            snprintf(m->name, sizeof m->name, "%s", name);
+            TRY(cdm_object_id(categoria, NULL, NULL, &m->pk));
+        }
+        TRY(cdm_object_add_object(nota, "categorias", categoria));
+    }
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void check(const char *path) {
+    sqlite3 *db = open_result(path);
+    int distinct = 0;
+    for (int c = 0; c < CATEGORY_COUNT; c++) {
+        int used = 0;
+        for (int i = 0; i < NOTES && !used; i++) used = !strcmp(categoria_of[i], CATEGORIES[c]);
+        distinct += used;
+    }
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZCATEGORIA") == distinct);
+    CHECK(scalar(db, "SELECT COUNT(DISTINCT ZNOMBRE) FROM ZCATEGORIA") == distinct);   /* no duplicates */
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA") == NOTES);
+    /* Every note: its category, and only that one (Z_1NOTAS is the join table of Nota.categorias ↔ Categoria.notas). */
+    sqlite3_stmt *st = query(db,
+        "SELECT n.ZCONTENIDO, (SELECT group_concat(c.ZNOMBRE, '|') FROM Z_1NOTAS j JOIN ZCATEGORIA c ON c.Z_PK = j.Z_1CATEGORIAS WHERE j.Z_2NOTAS = n.Z_PK) "
+        "FROM ZNOTA n ORDER BY n.Z_PK");
+    int row = 0;
+    while (st && sqlite3_step(st) == SQLITE_ROW && row < NOTES) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "Nota %d:", row);
+        CHECK(column_text(st, 0) && !strncmp(column_text(st, 0), prefix, strlen(prefix)));
+        CHECK_STR(column_text(st, 1), *categoria_of[row] ? categoria_of[row] : NULL);
+        row++;
+    }
+    CHECK(row == NOTES);
+    sqlite3_finalize(st);
+    /* The inverse: each Categoria.notas is exactly the notes that had its string. */
+    for (int c = 0; c < CATEGORY_COUNT; c++) {
+        int expected = 0;
+        for (int i = 0; i < NOTES; i++) expected += !strcmp(categoria_of[i], CATEGORIES[c]);
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT COUNT(*) FROM Z_1NOTAS j JOIN ZCATEGORIA c ON c.Z_PK = j.Z_1CATEGORIAS WHERE c.ZNOMBRE = '%s'", CATEGORIES[c]);
+        CHECK(scalar(db, sql) == expected);
+    }
+    int without = 0;
+    for (int i = 0; i < NOTES; i++) without += !*categoria_of[i];
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA n WHERE NOT EXISTS (SELECT 1 FROM Z_1NOTAS j WHERE j.Z_2NOTAS = n.Z_PK)") == without);
+    sqlite3_close(db);
+}
+
+int main(void) {
+    example_begin();
+    const char *source = store_path("Notas-v2.sqlite"), *destination = store_path("Notas-v3.sqlite");
+    generate(source);
+    const char *mappings[] = {"1-notas-categorias/NotasV2ToV3.mapping.json"};
+    cdm_migration *migration = load_migration("1-notas-categorias/NotasV2.model.json", "1-notas-categorias/NotasV3.model.json", mappings, 1);
+    static crear_categorias policy;
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = crear_create;
+    MUST(cdm_migration_register_policy(migration, "CrearCategoriasMigrationPolicy", &hooks, sizeof hooks, &policy, NULL));
+    if (run_migration(migration, source, destination) == CDM_OK) check(destination);
+    cdm_migration_free(migration);
+    return example_end("1 notas-categorias");
+}

@@ -2,7 +2,9 @@
 #
 #   make                 build/lib/libcdmigrate.a and build/lib/libcdmigrate.so
 #   make install PREFIX=/usr/local
-#   make test-c          C tests against a temporary install, static and shared, under ASan+LSan
+#   make test-c          C tests against a temporary install, static and shared, under ASan+LSan,
+#                        then the C examples (make examples-c)
+#   make examples-c      the five reference migrations in C (examples/c), each checking its result
 #
 # libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from it
 # with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time.
@@ -28,7 +30,7 @@ LIBA         := $(BUILD)/lib/libcdmigrate.a
 LIBSO        := $(BUILD)/lib/libcdmigrate.so
 SOURCES      := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
 
-.PHONY: all lib install uninstall test-c clean-c
+.PHONY: all lib install uninstall test-c examples-c test-prefix clean-c
 all: lib
 lib: $(LIBA) $(LIBSO)
 
@@ -69,10 +71,18 @@ uninstall:
 
 # The C tests, built with pkg-config from a temporary prefix: once against the archive, once
 # against the shared library, both under AddressSanitizer + LeakSanitizer.
-test-c:
+test-prefix:
 	@rm -rf $(BUILD)/test-prefix && $(MAKE) --no-print-directory install PREFIX=$(CURDIR)/$(BUILD)/test-prefix
+
+test-c: test-prefix
 	$(MAKE) --no-print-directory -C Tests/c PREFIX=$(CURDIR)/$(BUILD)/test-prefix run
+	$(MAKE) --no-print-directory -C examples/c PREFIX=$(CURDIR)/$(BUILD)/test-prefix run
+
+# The C examples against a temporary install; the last line is "N passed, M failed".
+examples-c: test-prefix
+	$(MAKE) --no-print-directory -C examples/c PREFIX=$(CURDIR)/$(BUILD)/test-prefix run
 
 clean-c:
 	rm -rf $(BUILD)
 	$(MAKE) -C Tests/c clean
+	$(MAKE) -C examples/c clean

@@ -82,6 +82,7 @@ final class MappingModelTests: XCTestCase {
            "attributeMappings": {"titel": "$source.title", "text": "$source.bdy", "tags": "$source.tags"},
            "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTags\\", $source.tags)"}},
           {"name": "X", "sourceEntity": "Nope", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE"},
+          {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "lable == 'x'"},
           {"name": "X", "sourceEntity": "Tag", "destinationEntity": "Gone"}
         ]}
         """)
@@ -97,6 +98,8 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue(messages.contains("source entity 'Nope'"), messages)
             XCTAssertTrue(messages.contains("destination entity 'Gone'"), messages)
             XCTAssertTrue(messages.contains("duplicate entity mapping name 'X'"), messages)
+            XCTAssertTrue(messages.contains("entity 'Tag' has no property 'lable' (did you mean 'label'?)"), messages)
+            XCTAssertTrue((e?.underlying ?? []).contains { $0.path == "$.entityMappings[2].predicate" }, messages)
             XCTAssertTrue((e?.underlying ?? []).allSatisfy { $0.path != nil })
         }
         XCTAssertEqual(mapping.warnings.count, 1, "the mapping without a source expression takes nothing and says so")

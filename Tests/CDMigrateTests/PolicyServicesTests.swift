@@ -184,3 +184,20 @@ final class PolicyServicesTests: XCTestCase {
         XCTAssertTrue(indexes.isEmpty, "no index outside Core Data's layout is left in the store")
     }
 }
+
+extension PolicyServicesTests {
+    func testFetchPredicatesNameUnknownKeysEvenWithoutRows() throws {
+        let scratch = ScratchDirectory()
+        let model = try ModelReader.model(fromJSON: Self.v2)
+        let store = try PersistentStore.create(at: scratch.file("empty.sqlite"), model: model)
+        defer { store.close() }
+        XCTAssertThrowsError(try FetchRequest(entityName: "Book", predicate: "titel == 'x'", in: store)) { error in
+            let message = (error as? MigrationError)?.message ?? ""
+            XCTAssertTrue(message.contains("entity 'Book' has no property 'titel'") && message.contains("did you mean 'title'"), message)
+        }
+        XCTAssertThrowsError(try FetchRequest(entityName: "Book", predicate: "author.nam BEGINSWITH 'F'", in: store)) { error in
+            XCTAssertTrue("\(error)".contains("entity 'Author' has no property 'nam'"), "\(error)")
+        }
+        XCTAssertNoThrow(try FetchRequest(entityName: "Book", predicate: "author.name BEGINSWITH 'F' AND year > 1 AND author.books.@count > 0", in: store))
+    }
+}

@@ -48,6 +48,11 @@ extension MappingModel {
                 problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is not in the destination model\(MappingModel.suggestion(name, among: destinationModel.entities.map { $0.name }))", path: mapping.path + ".destinationEntity"))
             }
         }
+        if let entity = mapping.sourceEntity, let predicate = mapping.sourceExpression?.predicate,
+           let problem = KeyPathCheck(entity: entity).problem(in: predicate) {
+            let key = mapping.sourceExpressionText.map { $0.hasPrefix("FETCH") } == true ? "sourceExpression" : "predicate"
+            problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': the source predicate '\(predicate)' names a key that does not exist: \(problem)", path: mapping.path + "." + key))
+        }
         if mapping.sourceExpression == nil, mapping.sourceEntityName != nil, mapping.mappingType != .add, mapping.mappingType != .remove {
             addWarning("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
         }

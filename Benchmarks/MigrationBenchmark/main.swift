@@ -124,6 +124,17 @@ for notes in [small, large] {
           + "\(Value.format((seconds / Double(notes) * 1e6 * 10).rounded() / 10)) µs/note; raw SQLite \(Value.format((raw * 1000).rounded())) ms "
           + "(cdmigrate/raw = \(Value.format((seconds / raw * 10).rounded() / 10))x); peak RSS \(Value.format(peak.rounded())) MiB (before: \(Value.format(before.rounded())) MiB)")
 }
+do {
+    // The same mapping with the SQL push-down turned off: every row through Swift objects.
+    let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel, mappingModel: mapping)
+    manager.pushDownSQL = false
+    let start = now()
+    try manager.migrateStore(from: "\(directory)/source-\(large).sqlite", to: "\(directory)/rowwise-\(large).sqlite")
+    let seconds = now() - start
+    print("  \(large) notes row by row (pushDownSQL off): \(Value.format((seconds * 1000).rounded())) ms, "
+          + "\(Value.format((seconds / Double(large) * 1e6 * 10).rounded() / 10)) µs/note; push-down speed-up \(Value.format(((seconds / (results.last?.seconds ?? seconds)) * 10).rounded() / 10))x")
+    unlink("\(directory)/rowwise-\(large).sqlite")
+}
 if results.count == 2 {
     let a = results[0], b = results[1]
     print("  size ratio \(Value.format(Double(b.notes) / Double(a.notes)))x → time ratio \(Value.format((b.seconds / a.seconds * 10).rounded() / 10))x, "

@@ -130,6 +130,7 @@ final class MigrationBehaviourTests: XCTestCase {
     func testProgressFollowsCoreDataStepsAndCancellationCleansUp() throws {
         let source = try makePeople((0..<50).map { ("P\($0)", $0 % 2 == 0 ? "Sweden" : "Finland", Int64($0)) })
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())
+        manager.pushDownSQL = false   // row by row, so progress moves within a step
         manager.progressInterval = 5
         var fractions: [Double] = []
         var stages = Set<Int>()
@@ -145,6 +146,7 @@ final class MigrationBehaviourTests: XCTestCase {
         XCTAssertTrue(fractions.contains { $0 > 0 && $0 < 1.0 / 6 }, "row counts advance within the first step")
 
         let cancelling = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())
+        cancelling.pushDownSQL = false
         cancelling.progressInterval = 1
         var calls = 0
         cancelling.progressHandler = { _ in calls += 1; return calls < 10 }
@@ -273,5 +275,63 @@ extension MigrationBehaviourTests {
             XCTAssertTrue(e?.message.contains("does not match the source model") ?? false, "\(error)")
             XCTAssertEqual(e?.underlying.first?.code, .incompatibleVersionHash)
         }
+    }
+}
+
+extension MigrationBehaviourTests {
+    /// Declarative mappings may run as one SQL statement; the result must be the row-by-row one.
+    func testSQLPushDownGivesTheRowByRowResult() throws {
+        let countries = ["Sweden", "finland", "Finland", "Norway"]
+        var rows: [(String?, String, Int64)] = []
+        for i in 0..<300 {
+            let name: String? = i % 7 == 0 ? nil : "P'\(i)"
+            rows.append((name, countries[i % 4], Int64(i * 3 - 100)))
+        }
+        let source = try makePeople(rows)
+        let text = """
+        {"entityMappings": [
+          {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden' OR age > 500",
+           "attributeMappings": {"name": "$source.name", "age": "$source.age * 2 - 1"}},
+          {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country ==[c] 'FINLAND'",
+           "attributeMappings": {"name": "FUNCTION($source, \\"valueForKey:\\", \\"name\\")", "age": "7"}}
+        ]}
+        """
+        var dumps: [[String]] = []
+        for pushDown in [false, true] {
+            let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+            manager.pushDownSQL = pushDown
+            let out = scratch.file("out-\(pushDown).sqlite")
+            XCTAssertThrowsError(try manager.migrateStore(from: source, to: out)) { error in
+                XCTAssertEqual((error as? MigrationError)?.code, .validationMultipleErrors, "nil names are refused either way: \(error)")
+            }
+            // Without the nil names, the same migration succeeds: compare every row.
+            let named = scratch.file("named-\(pushDown).sqlite")
+            try makeStore(named, v1) { store in
+                for (name, country, age) in rows where name != nil {
+                    _ = try insert(store, "Person", ["name": .string(name ?? ""), "country": .string(country), "age": .integer(age)])
+                }
+            }
+            let report = try manager.migrateStore(from: named, to: out)
+            XCTAssertEqual(report.mappings.map { $0.associations }, report.mappings.map { $0.sourceInstances })
+            var db: OpaquePointer?
+            XCTAssertEqual(sqlite3_open(out, &db), SQLITE_OK)
+            var dump: [String] = []
+            for sql in ["SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE FROM ZSWEDE ORDER BY Z_PK", "SELECT Z_PK, Z_ENT, Z_OPT, ZNAME, ZAGE FROM ZFINN ORDER BY Z_PK",
+                        "SELECT Z_ENT, Z_NAME, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT"] {
+                var statement: OpaquePointer?
+                XCTAssertEqual(sqlite3_prepare_v2(db, sql, -1, &statement, nil), SQLITE_OK)
+                while sqlite3_step(statement) == SQLITE_ROW {
+                    dump.append((0..<sqlite3_column_count(statement)).map { i in
+                        sqlite3_column_type(statement, i) == SQLITE_NULL ? "NULL" : "\(sqlite3_column_type(statement, i)):" + String(cString: sqlite3_column_text(statement, i))
+                    }.joined(separator: "|"))
+                }
+                sqlite3_finalize(statement)
+            }
+            sqlite3_close(db)
+            dumps.append(dump)
+        }
+        XCTAssertEqual(dumps[0].count, dumps[1].count)
+        XCTAssertGreaterThan(dumps[0].count, 200)
+        XCTAssertEqual(dumps[0], dumps[1], "SQL and row-by-row paths store the same rows")
     }
 }

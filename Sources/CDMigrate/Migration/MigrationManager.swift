@@ -21,6 +21,8 @@ public final class MigrationManager {
     public var progressInterval = 500
     /// Instances inserted between commits of the destination.
     public var batchSize = 5_000
+    /// Whether declarative entity mappings may run as one SQL statement (off: every mapping row by row).
+    public var pushDownSQL = true
 
     public private(set) var migrationProgress: Double = 0
     public internal(set) var currentEntityMapping: EntityMapping?
@@ -40,6 +42,7 @@ public final class MigrationManager {
     var lookupIndexes = Set<String>()
     var lookupIndexNames: [String] = []
     private var cancelled = false
+    private var sourceAttached = false
     private var stepsDone = 0
     private var totalSteps = 1
     private var stage = 0
@@ -132,6 +135,7 @@ public final class MigrationManager {
         migrationProgress = 0
         defer {
             associations = nil
+            sourceAttached = false
             destinationStore?.close()
             destinationStore = nil
             sourceStore?.close()
@@ -175,6 +179,7 @@ public final class MigrationManager {
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
             }
+            try detachSource()
             try dropLookupIndexes()
             try DestinationValidation(store: destination).validate()
             try collectCounts()
@@ -213,6 +218,11 @@ public final class MigrationManager {
                 let total = try source.count(request)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+                if pushDownSQL, policies[index] is DefaultEntityMigrationPolicy,
+                   try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
+                    processed = total
+                    try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
+                } else {
                 try source.enumerate(request) { sInstance in
                     try checkCancelled()
                     currentSource = sInstance
@@ -222,6 +232,7 @@ public final class MigrationManager {
                     if processed % batchSize == 0 { try destination.save() }
                     try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
                     return true
+                }
                 }
                 counts.sourceInstances = processed
             }
@@ -271,6 +282,38 @@ public final class MigrationManager {
         }
         currentEntityMapping = nil
         currentPolicy = nil
+    }
+
+    /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
+    /// mapping needs the row-by-row path.
+    private func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
+                                  source: PersistentStore, destination: PersistentStore) throws -> Bool {
+        let id = mappingID(mapping)
+        guard total > 0, let destinationEntity = mapping.destinationEntity,
+              DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: 1, source: source, destination: destination) != nil
+        else { return false }
+        // ATTACH and DETACH cannot run inside a transaction.
+        try destination.save()
+        if !sourceAttached {
+            let uri = "file:" + StorePaths.uriEscaped(source.path) + "?mode=ro"
+            try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
+            sourceAttached = true
+        }
+        let first = destination.allocatePrimaryKeys(for: destinationEntity, count: total)
+        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: first,
+                                                     source: source, destination: destination) else { return false }
+        try destination.database.begin()
+        try destination.database.run(plan.insertRows, plan.arguments)
+        try destination.database.run(plan.insertAssociations, plan.arguments)
+        try destination.save()
+        return true
+    }
+
+    private func detachSource() throws {
+        guard sourceAttached, let destination = destinationStore else { return }
+        try destination.save()
+        try destination.database.exec("DETACH DATABASE \(DeclarativeMappingSQL.sourceSchema)")
+        sourceAttached = false
     }
 
     private func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {

@@ -28,6 +28,20 @@ enum StorePaths {
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
 
+    /// A path as the path part of a `file:` URI: `%`, `?` and `#` percent-escaped.
+    static func uriEscaped(_ path: String) -> String {
+        var text = ""
+        for c in path.unicodeScalars {
+            switch c {
+            case "%": text += "%25"
+            case "?": text += "%3f"
+            case "#": text += "%23"
+            default: text.unicodeScalars.append(c)
+            }
+        }
+        return text
+    }
+
     /// Folds a store's write-ahead log into its main file and removes the log, so that renaming
     /// another file over it cannot leave a stale -wal to be replayed onto the new store.
     static func checkpointAndRemoveLog(_ path: String) throws {

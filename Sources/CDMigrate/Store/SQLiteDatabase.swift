@@ -29,7 +29,8 @@ public final class SQLiteDatabase {
         switch mode {
         case .readOnly: flags = SQLITE_OPEN_READONLY
         case .readWrite: flags = SQLITE_OPEN_READWRITE
-        case .create: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        // URI names are on for stores this library creates, so a migration can ATTACH its source with mode=ro.
+        case .create: flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI
         }
         // One connection per store, used from one thread at a time: no mutex needed.
         flags |= SQLITE_OPEN_NOMUTEX

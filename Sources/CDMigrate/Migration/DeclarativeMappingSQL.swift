@@ -1,0 +1,122 @@
+/// Stage 1 of a declarative entity mapping as one `INSERT … SELECT` from the attached source:
+/// when the mapping has no custom policy, its source predicate translates to SQL and every
+/// attribute mapping is a plain copy, a constant or `+ - *` arithmetic on numbers between
+/// attributes of matching types, SQLite makes the destination rows and the associations itself,
+/// without a Swift object per row. Anything else runs the row-by-row path, with the same result.
+struct DeclarativeMappingSQL {
+    /// The INSERT making the destination rows, and the INSERT recording the associations; both
+    /// number the source rows the same way (`ROW_NUMBER() OVER (ORDER BY Z_PK)`), so row n of the
+    /// source becomes primary key `first + n - 1`.
+    let insertRows: String
+    let insertAssociations: String
+    let arguments: [Value]
+
+    static let sourceSchema = "cdm_source"
+
+    /// nil when the mapping needs the row-by-row path.
+    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, firstPrimaryKey: Int64,
+                     source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+        guard mapping.entityMigrationPolicyClassName == nil, request.filter == nil,
+              let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
+              !destinationEntity.isAbstract else { return nil }
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var values = ["\(firstPrimaryKey - 1) + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
+        for attribute in destinationEntity.attributes where !attribute.isTransient {
+            guard let column = destination.layout.column(for: attribute) else { continue }
+            let sql: String
+            if let property = mapping.attributeMapping(named: attribute.name), let expression = property.valueExpression {
+                guard let translated = translate(expression, into: attribute, from: sourceEntity, layout: source.layout) else { return nil }
+                sql = translated
+            } else {
+                guard let literal = literal(attribute.defaultValue) else { return nil }
+                sql = literal
+            }
+            columns.append(SQLiteDatabase.quote(column))
+            values.append(sql)
+        }
+        let table = "\(sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
+        var conditions: [String] = []
+        if let restriction = source.layout.entityRestriction(for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.") {
+            conditions.append(restriction)
+        }
+        if let condition = request.sqlWhere { conditions.append("(\(condition))") }
+        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        // Associations name entities by the models' numbers; a store written by Core Data may number them otherwise.
+        let entityCase = "CASE t.Z_ENT " + sourceEntity.selfAndDescendants.map {
+            "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
+        }.joined(separator: " ") + " END"
+        return DeclarativeMappingSQL(
+            insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
+                + "SELECT \(values.joined(separator: ", ")) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
+            insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+                + "\(firstPrimaryKey - 1) + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
+            arguments: request.arguments)
+    }
+
+    /// SQL computing `expression` for `attribute` from the source row `t`, or nil.
+    static func translate(_ expression: ValueExpression, into attribute: AttributeDescription, from entity: EntityDescription, layout: StoreLayout) -> String? {
+        guard let (sql, type) = value(expression, entity: entity, layout: layout) else { return nil }
+        return fits(type, into: attribute.attributeType) ? sql : nil
+    }
+
+    /// The kinds of value SQL can carry over unchanged (nil type: a NULL literal, fitting anything).
+    private static func value(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType?)? {
+        switch expression {
+        case .keyPath(.variable("source"), let keys) where keys.count == 1:
+            return column(keys[0], entity: entity, layout: layout)
+        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1:
+            guard let key = arguments[0].constantValue?.stringValue else { return nil }
+            return column(key, entity: entity, layout: layout)
+        case .constant(let v):
+            guard let text = literal(v) else { return nil }
+            switch v {
+            case .null: return (text, nil)
+            case .integer: return (text, .integer64)
+            case .double: return (text, .double)
+            case .string: return (text, .string)
+            case .bool: return (text, .boolean)
+            default: return nil
+            }
+        case .binary(let op, let lhs, let rhs) where op == .add || op == .subtract || op == .multiply:
+            guard let (l, lt) = value(lhs, entity: entity, layout: layout), let (r, rt) = value(rhs, entity: entity, layout: layout),
+                  let lType = lt, let rType = rt, isArithmetic(lType), isArithmetic(rType) else { return nil }
+            let resultType: AttributeType = lType.isInteger && rType.isInteger ? .integer64 : .double
+            return ("(\(l) \(op.rawValue) \(r))", resultType)
+        default:
+            return nil
+        }
+    }
+
+    private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType?)? {
+        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
+        return ("t." + SQLiteDatabase.quote(column), attribute.attributeType)
+    }
+
+    private static func isArithmetic(_ type: AttributeType) -> Bool { type.isInteger || type == .double || type == .float }
+
+    /// Whether values of `source` type are stored exactly as `destination` stores them.
+    private static func fits(_ source: AttributeType?, into destination: AttributeType) -> Bool {
+        guard let source = source else { return true }
+        if source == destination { return true }
+        if source.isInteger && destination.isInteger { return true }   // ranges are checked in stage 3
+        if (source == .double || source == .float) && (destination == .double || destination == .float) { return true }
+        if source.isInteger && (destination == .double || destination == .float) { return true }
+        if source == .string && destination == .uri { return true }
+        return false
+    }
+
+    /// A constant as an SQL literal, stored as the row-by-row path stores it.
+    static func literal(_ value: Value) -> String? {
+        switch value {
+        case .null: return "NULL"
+        case .bool(let b): return b ? "1" : "0"
+        case .integer(let i): return String(i)
+        case .double(let d), .date(let d): return d.isFinite ? String(d) : nil
+        case .string(let s), .uri(let s):
+            // SQL text goes through a C string: a NUL would cut it short.
+            guard !s.utf8.contains(0) else { return nil }
+            return "'" + s.replacingAll("'", with: "''") + "'"
+        case .decimal, .binary, .uuid, .object, .collection: return nil
+        }
+    }
+}

@@ -313,6 +313,7 @@ extension MigrationBehaviourTests {
             }
             let report = try manager.migrateStore(from: named, to: out)
             XCTAssertEqual(report.mappings.map { $0.associations }, report.mappings.map { $0.sourceInstances })
+            XCTAssertEqual(report.mappings.map { $0.instancesBySQL }, [pushDown, pushDown])
             var db: OpaquePointer?
             XCTAssertEqual(sqlite3_open(out, &db), SQLITE_OK)
             var dump: [String] = []

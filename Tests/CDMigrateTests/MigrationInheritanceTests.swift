@@ -1,4 +1,5 @@
 import XCTest
+import CSQLite
 @testable import CDMigrate
 
 /// Inheritance in source fetches and relationship coercion (Core Data's rules).
@@ -95,5 +96,66 @@ final class MigrationInheritanceTests: XCTestCase {
             XCTAssertTrue(e?.message.contains("noSuchSelector") ?? false, "\(error)")
             XCTAssertEqual(e?.path, "$.entityMappings[0].attributeMappings.title")
         }
+    }
+}
+
+extension MigrationInheritanceTests {
+    /// Every row of the listed queries, as text with SQLite's storage class, for byte-level comparisons.
+    func dump(_ path: String, _ queries: [String]) -> [String] {
+        var db: OpaquePointer?
+        guard sqlite3_open(path, &db) == SQLITE_OK else { return ["cannot open \(path)"] }
+        defer { sqlite3_close(db) }
+        var rows: [String] = []
+        for sql in queries {
+            var statement: OpaquePointer?
+            guard sqlite3_prepare_v2(db, sql, -1, &statement, nil) == SQLITE_OK else { rows.append("cannot run \(sql)"); continue }
+            while sqlite3_step(statement) == SQLITE_ROW {
+                rows.append((0..<sqlite3_column_count(statement)).map { i -> String in
+                    let type = sqlite3_column_type(statement, i)
+                    return type == SQLITE_NULL ? "NULL" : "\(type):" + String(cString: sqlite3_column_text(statement, i))
+                }.joined(separator: "|"))
+            }
+            sqlite3_finalize(statement)
+        }
+        return rows
+    }
+
+    func testRelationshipsSetBySQLMatchThePerInstancePath() throws {
+        let scratch = ScratchDirectory()
+        let v1 = try ModelReader.model(fromJSON: Self.source), v2 = try ModelReader.model(fromJSON: Self.destination)
+        let path = scratch.file("media.sqlite")
+        try makeStore(path, v1) { store in
+            let shelves = try (0..<3).map { try insert(store, "Shelf", ["label": .string("S\($0)")]) }
+            for i in 0..<40 {
+                let item = try insert(store, i % 3 == 0 ? "Photo" : "Item", ["title": .string("i\(i)")])
+                if i % 5 != 0 { try item.setValue(.object(shelves[i % 3]), forKey: "shelf") }
+            }
+        }
+        let text = #"""
+        {"entityMappings": [
+          {"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.title", "kind": "'item'"},
+           "relationshipMappings": {"shelf": "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"shelf\", FUNCTION($source, \"valueForKey:\", \"shelf\"))"}},
+          {"name": "PhotoToPhoto", "sourceEntity": "Photo", "destinationEntity": "Photo", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.title", "kind": "'photo'"},
+           "relationshipMappings": {"shelf": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"ShelfToShelf\", $source.shelf)"}},
+          {"name": "ShelfToShelf", "sourceEntity": "Shelf", "destinationEntity": "Shelf", "predicate": "label != 'S2'",
+           "attributeMappings": {"label": "$source.label"}}
+        ]}
+        """#
+        var dumps: [[String]] = []
+        for pushDown in [false, true] {
+            let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+            manager.pushDownSQL = pushDown
+            let out = scratch.file("out-\(pushDown).sqlite")
+            let report = try manager.migrateStore(from: path, to: out)
+            XCTAssertEqual(report.mappings.map { $0.instancesBySQL }, [pushDown, pushDown, pushDown])
+            XCTAssertEqual(report.mappings.map { $0.relationshipsBySQL }, [pushDown, pushDown, false])
+            dumps.append(dump(out, ["SELECT * FROM ZITEM ORDER BY Z_PK", "SELECT * FROM ZSHELF ORDER BY Z_PK", "SELECT * FROM Z_PRIMARYKEY ORDER BY Z_ENT"]))
+        }
+        XCTAssertEqual(dumps[0], dumps[1])
+        XCTAssertEqual(dumps[0].count, 40 + 2 + 3)
+        // 40 items, 32 with a shelf, 10 of those on shelf S2, which is not migrated: 22 links.
+        XCTAssertEqual(dump(scratch.file("out-true.sqlite"), ["SELECT COUNT(*) FROM ZITEM WHERE ZSHELF IS NOT NULL"]), ["1:22"])
     }
 }

@@ -54,7 +54,13 @@ extension MigrationManager {
             throw MigrationError(.expressionEvaluation, "destinationInstancesForSourceRelationshipNamed: source entity '\(sourceEntity.name)' has no relationship '\(relationshipName)' (entity mapping '\(mapping.name)')")
         }
         let destinationName = currentPropertyMapping?.name ?? relationshipName
-        let destinationTarget = mapping.destinationEntity?.relationship(named: destinationName)?.destinationEntity
+        let ids = mappingIDs(from: sourceTarget, to: mapping.destinationEntity?.relationship(named: destinationName)?.destinationEntity)
+        return try lookUpDestinations(mappings: ids, sources: sourceInstances)
+    }
+
+    /// The entity mappings of the current pass whose source entity matches `sourceTarget` (either
+    /// way along the hierarchy) and whose destination entity is a kind of `destinationTarget`.
+    func mappingIDs(from sourceTarget: EntityDescription, to destinationTarget: EntityDescription?) -> [Int] {
         var ids: [Int] = []
         for candidate in mappingModels[currentPass].entityMappings {
             guard let s = candidate.sourceEntity, let d = candidate.destinationEntity else { continue }
@@ -62,7 +68,7 @@ extension MigrationManager {
             if let target = destinationTarget, !(d.isKind(of: target)) { continue }
             ids.append(mappingID(candidate))
         }
-        return try lookUpDestinations(mappings: ids, sources: sourceInstances)
+        return ids
     }
 
     private func lookUpDestinations(mappings ids: [Int], sources: [ManagedObject]) throws -> [ManagedObject] {

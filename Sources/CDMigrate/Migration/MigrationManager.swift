@@ -221,6 +221,7 @@ public final class MigrationManager {
                 if pushDownSQL, policies[index] is DefaultEntityMigrationPolicy,
                    try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
                     processed = total
+                    counts.instancesBySQL = true
                     try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
                 } else {
                 try source.enumerate(request) { sInstance in
@@ -248,8 +249,14 @@ public final class MigrationManager {
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             let id = mappingID(mapping)
-            // The default policy with no relationship mappings has nothing to do per instance.
-            let idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            // The default policy with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
+            var idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            if !idle && pushDownSQL && policies[index] is DefaultEntityMigrationPolicy {
+                idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
+                if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
+                    report.mappings[i].relationshipsBySQL = true
+                }
+            }
             let total = idle ? 0 : try associations.count(mapping: id)
             var processed = 0
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
@@ -292,13 +299,7 @@ public final class MigrationManager {
         guard total > 0, let destinationEntity = mapping.destinationEntity,
               DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: 1, source: source, destination: destination) != nil
         else { return false }
-        // ATTACH and DETACH cannot run inside a transaction.
-        try destination.save()
-        if !sourceAttached {
-            let uri = "file:" + StorePaths.uriEscaped(source.path) + "?mode=ro"
-            try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
-            sourceAttached = true
-        }
+        try attachSource(source, to: destination)
         let first = destination.allocatePrimaryKeys(for: destinationEntity, count: total)
         guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: first,
                                                      source: source, destination: destination) else { return false }
@@ -307,6 +308,27 @@ public final class MigrationManager {
         try destination.database.run(plan.insertAssociations, plan.arguments)
         try destination.save()
         return true
+    }
+
+    /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
+    /// needs the per-instance path.
+    private func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
+        try destination.save()
+        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
+        try attachSource(source, to: destination)
+        try destination.database.begin()
+        for statement in statements { try destination.database.run(statement) }
+        try destination.save()
+        return true
+    }
+
+    private func attachSource(_ source: PersistentStore, to destination: PersistentStore) throws {
+        // ATTACH and DETACH cannot run inside a transaction.
+        try destination.save()
+        guard !sourceAttached else { return }
+        let uri = "file:" + StorePaths.uriEscaped(source.path) + "?mode=ro"
+        try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
+        sourceAttached = true
     }
 
     private func detachSource() throws {

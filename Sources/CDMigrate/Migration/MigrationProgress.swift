@@ -22,6 +22,9 @@ public struct MigrationReport {
         public var sourceInstances: Int
         /// Associations it made (one per destination instance for the default policy).
         public var associations: Int
+        /// Whether stage 1 (instances) and stage 2 (relationships) ran as SQL statements rather than per instance.
+        public var instancesBySQL = false
+        public var relationshipsBySQL = false
     }
     public var mappings: [MappingCounts] = []
     /// Source entities with instances that no entity mapping took, and how many (Core Data says nothing).

@@ -9,4 +9,4 @@ swift test --skip-build --disable-swift-testing
 make test-c
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
-make -C bindings/python test
+make --no-print-directory -C bindings/python test

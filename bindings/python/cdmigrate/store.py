@@ -31,7 +31,7 @@ class Store(LongLivedHandle):
     def __init__(self, pointer: Optional[int], model: Model):
         super().__init__(pointer)
         self.model = model
-        self._side = Side("store")
+        self._side = Side("store", model)
 
     @classmethod
     def create(cls, model: Model, path: PathLike) -> "Store":

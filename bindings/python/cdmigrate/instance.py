@@ -84,6 +84,15 @@ def _fail(code: int):
     raise last_error(code)
 
 
+def _fail_relating(code: int, key: str):
+    """A relationship change's error, worded for Python (the library suggests the C setter)."""
+    error = last_error(code)
+    if "cdm_object_set_object" in error.message:
+        error.message = error.message.replace("cdm_object_set_object", f"instance['{key}'] = target")
+        error.args = (error.message,)
+    raise error
+
+
 def _text(pointer: Optional[int], length: int) -> str:
     return ctypes.string_at(pointer, length).decode("utf-8") if length else ""
 
@@ -548,7 +557,7 @@ class Instance(MutableMapping):
             raise IndexError(f"index {index} of '{self.entity_name}.{key}' is negative")
         code = _lib_.cdm_object_insert_object(self._h, key.encode("utf-8", "surrogatepass"), target._h, index)
         if code:
-            _fail(code)
+            _fail_relating(code, key)
 
     def _relate(self, function, key: str, targets: Iterable["Instance"]) -> None:
         name = key.encode("utf-8", "surrogatepass")
@@ -557,7 +566,7 @@ class Instance(MutableMapping):
                 raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
             code = function(self._h, name, target._h)
             if code:
-                _fail(code)
+                _fail_relating(code, key)
 
     def _split(self, values: Dict[str, Any], skip_unknown: bool) -> Tuple[list, list, List[str]]:
         """(attribute fields, relationship items, skipped keys) of a dict of values."""

@@ -100,15 +100,16 @@ def read_row(handle: int, buffer: FieldBuffer) -> List[Tuple[int, int, int, int,
     return list(FIELD.iter_unpack(memoryview(buffer.array).cast("B")[:count * FIELD.size]))
 
 
-def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]], kinds: Sequence[Optional[int]],
-               only: Optional[Iterable[int]] = None) -> Dict[str, Any]:
-    """Python values of raw fields, by attribute name; `kinds` are the attributes' types (by
-    index) so that a boolean stays a bool and a double a float whatever the stored value."""
+def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
+               kinds: Sequence[Optional[int]] = ()) -> Dict[str, Any]:
+    """Python values of raw fields, by attribute name. `kinds` (attribute types by index) are
+    optional: the library already reports booleans as BOOL and doubles as DOUBLE; with them an
+    INTEGER value of a boolean or floating-point attribute still becomes a bool or a float."""
     # One copy of every text and byte value: they sit in one block of the library's.
     low = high = 0
     for field in raw:
-        if field[2] in _WITH_DATA and field[5]:
-            start = field[5]
+        start = field[5]
+        if start:
             end = start + field[6]
             if not low or start < low:
                 low = start
@@ -116,19 +117,24 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]], k
                 high = end
     block = ctypes.string_at(low, high - low) if low else b""
     result: Dict[str, Any] = {}
+    names = _interned
     for name, index, kind, integer, number, data, length, _ in raw:
-        attribute_type = kinds[index] if index < len(kinds) else None
-        if kind == _NULL:
-            value: Any = None
-        elif kind == _STRING or kind == _URI:
-            value = block[data - low:data - low + length].decode("utf-8") if length else ""
+        if kind == _STRING or kind == _URI:
+            value: Any = block[data - low:data - low + length].decode("utf-8") if length else ""
         elif kind == _INTEGER:
-            value = bool(integer) if attribute_type == T.BOOLEAN else (
-                float(integer) if attribute_type in (T.DOUBLE, T.FLOAT) else integer)
+            value = integer
+            if kinds and index < len(kinds):
+                attribute_type = kinds[index]
+                if attribute_type == T.BOOLEAN:
+                    value = bool(integer)
+                elif attribute_type == T.DOUBLE or attribute_type == T.FLOAT:
+                    value = float(integer)
+        elif kind == _NULL:
+            value = None
         elif kind == _DOUBLE:
             value = number
         elif kind == _BOOL:
-            value = bool(integer)
+            value = integer != 0
         elif kind == _DATE:
             value = date_from_reference_seconds(number)
         elif kind == _DECIMAL:
@@ -139,8 +145,15 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]], k
             value = uuid.UUID(bytes=block[data - low:data - low + 16])
         else:
             raise MismatchError(f"attribute '{interned(name)}' has a value of unknown type {kind}")
-        result[interned(name)] = value
+        key = names.get(name)
+        if key is None:
+            key = interned(name)
+        result[key] = value
     return result
+
+
+_STR, _INT, _FLOAT, _BOOLEAN, _NONE, _BYTES = str, int, float, bool, type(None), bytes
+_DATETIMES = (_dt.datetime, _dt.date)
 
 
 def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -> Tuple[Any, int, List[Any]]:
@@ -149,31 +162,37 @@ def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -
     keep: List[Any] = []
     prepared = []
     blob = bytearray()
+    names = _names
     for name, index, value in items:
-        address = name_address(name, keep) if name is not None else 0
+        if name is None:
+            address = 0
+        else:
+            entry = names.get(name)
+            address = entry[1] if entry is not None else name_address(name, keep)
+        t = type(value)
         integer, number, offset, length, obj = 0, 0.0, -1, 0, 0
-        if value is None:
-            kind = _NULL
-        elif isinstance(value, bool):
-            kind, integer = _BOOL, 1 if value else 0
-        elif isinstance(value, int):
-            if not _INT64_MIN <= value <= _INT64_MAX:
-                raise OverflowError(f"{value} does not fit 64 bits ({what} '{name if name is not None else index}')")
-            kind, integer = _INTEGER, value
-        elif isinstance(value, float):
-            kind, number = _DOUBLE, value
-        elif isinstance(value, str):
+        if t is _STR:
             data = value.encode("utf-8", "surrogatepass")
             kind, offset, length = _STRING, len(blob), len(data)
             blob += data
             blob.append(0)
+        elif t is _INT:
+            if not _INT64_MIN <= value <= _INT64_MAX:
+                raise OverflowError(f"{value} does not fit 64 bits ({what} '{name if name is not None else index}')")
+            kind, integer = _INTEGER, value
+        elif t is _FLOAT:
+            kind, number = _DOUBLE, value
+        elif t is _NONE:
+            kind = _NULL
+        elif t is _BOOLEAN:
+            kind, integer = _BOOL, 1 if value else 0
+        elif isinstance(value, _DATETIMES):
+            kind, number = _DATE, reference_seconds(value)
         elif isinstance(value, decimal.Decimal):
             data = str(value).encode("ascii")
             kind, offset, length = _DECIMAL, len(blob), len(data)
             blob += data
             blob.append(0)
-        elif isinstance(value, (_dt.datetime, _dt.date)):
-            kind, number = _DATE, reference_seconds(value)
         elif isinstance(value, (bytes, bytearray, memoryview)):
             data = bytes(value)
             kind, offset, length = _BINARY, len(blob), len(data)
@@ -182,23 +201,36 @@ def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -
         elif isinstance(value, uuid.UUID):
             kind, offset, length = _UUID, len(blob), 16
             blob += value.bytes
+        elif isinstance(value, bool):
+            kind, integer = _BOOL, 1 if value else 0
+        elif isinstance(value, int):
+            if not _INT64_MIN <= value <= _INT64_MAX:
+                raise OverflowError(f"{value} does not fit 64 bits ({what} '{name if name is not None else index}')")
+            kind, integer = _INTEGER, int(value)
+        elif isinstance(value, float):
+            kind, number = _DOUBLE, float(value)
+        elif isinstance(value, str):
+            data = str(value).encode("utf-8", "surrogatepass")
+            kind, offset, length = _STRING, len(blob), len(data)
+            blob += data
+            blob.append(0)
         elif hasattr(value, "_h") and hasattr(value, "entity_name"):  # an Instance (predicate arguments)
             kind, obj = _OBJECT, value._h
         else:
             label = name if name is not None else (f"argument {index + 1}" if index >= 0 else "?")
             raise MismatchError(f"cannot pass a {type(value).__name__} as {what} '{label}'")
         prepared.append((address, index, kind, integer, number, offset, length, obj))
+    # One buffer: the field array, then every text and byte value it points at.
     count = len(prepared)
-    array = (_lib.cdm_field * max(count, 1))()
-    base = 0
+    size = FIELD.size
+    head = max(count, 1) * size
+    buffer = bytearray(head + len(blob))
+    array = (_lib.cdm_field * max(count, 1)).from_buffer(buffer)
+    keep.append(buffer)
+    base = ctypes.addressof(array) + head
     if blob:
-        holder = (ctypes.c_char * len(blob)).from_buffer(blob)
-        keep.append(holder)
-        keep.append(blob)
-        base = ctypes.addressof(holder)
-    view = memoryview(array).cast("B")
+        buffer[head:] = blob
+    pack_into = FIELD.pack_into
     for i, (address, index, kind, integer, number, offset, length, obj) in enumerate(prepared):
-        FIELD.pack_into(view, i * FIELD.size, address, index, kind, integer, number,
-                        base + offset if offset >= 0 else 0, length, obj)
-    view.release()
+        pack_into(buffer, i * size, address, index, kind, integer, number, base + offset if offset >= 0 else 0, length, obj)
     return array, count, keep

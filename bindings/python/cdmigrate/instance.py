@@ -497,7 +497,7 @@ class Instance(MutableMapping):
         one call to the library, or the given keys (which may also name relationships and key
         paths; NotFoundError for a key the entity lacks)."""
         side = self._side
-        row = decode_row(read_row(self._h, side.fields if side is not None else FieldBuffer()), self._kinds())
+        row = decode_row(read_row(self._h, side.fields if side is not None else FieldBuffer()))
         if keys is None:
             return row
         result: Dict[str, Any] = {}

@@ -28,6 +28,7 @@ class PropertyMapping:
 
 
 _ATTRIBUTE, _RELATIONSHIP = 1, 2  # enum cdm_property_kind
+_PLAIN = frozenset((str, int, float, bool, type(None), bytes))  # values that are never relationships
 
 
 class EntityMapping:
@@ -198,9 +199,15 @@ class MigrationManager:
             instance = Instance(out.value, self._run.destination_side)
             instance._entity = entity
             return instance
-        items = list(values.items()) if values else []
-        relationships = [(k, v) for k, v in items if isinstance(v, (Instance, list, tuple, set, frozenset))]
-        attributes = [(k, -1, v) for k, v in items if not isinstance(v, (Instance, list, tuple, set, frozenset))]
+        attributes, relationships = [], []
+        if values:
+            for key, value in values.items():
+                if type(value) in _PLAIN:
+                    attributes.append((key, -1, value))
+                elif isinstance(value, (Instance, list, tuple, set, frozenset)):
+                    relationships.append((key, value))
+                else:
+                    attributes.append((key, -1, value))
         array, count, keep = pack(attributes, "attribute")
         code = _lib_.cdm_context_create_instance_with_fields(ctx, name, array, count, 1 if skip_unknown else 0,
                                                              source._h if source is not None else None, ctypes.byref(out))

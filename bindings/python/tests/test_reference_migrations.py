@@ -201,8 +201,10 @@ def test_5_a_policy_failing_half_way_leaves_the_source_byte_identical_and_no_des
     assert leftovers(str(tmp_path), "Users") == ["Users.sqlite"]
 
 
-def test_examples_runner_runs_the_scenarios_it_can(tmp_path, capsys):
+def test_examples_runner_runs_every_scenario(tmp_path, capsys):
     from reference_migrations.__main__ import main
-    assert main(["--scenario", "5", "--keep", str(tmp_path)]) == 0
-    assert "SwedenUser" in capsys.readouterr().out
+    assert main(["--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{n}. " in out for n in range(1, 6)) and "Categoria" in out and "SwedenUser" in out
     assert os.path.exists(tmp_path / "scenario-5" / "Users-v2-nocode.sqlite")
+    assert os.path.exists(tmp_path / "scenario-1" / "Notas-v3.sqlite")

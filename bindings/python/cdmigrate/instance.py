@@ -12,7 +12,6 @@ dict in one call (fields.py), which is the cheap way through ctypes.
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import datetime as _dt
 import decimal
@@ -24,7 +23,7 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tu
 from . import _lib
 from .errors import NOTFOUND, MismatchError, NotFoundError, from_record, last_error
 from .fields import FieldBuffer, decode_row, interned, pack, read_row
-from .introspection import EntityCache, EntityDescription, kinds_by_index
+from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
 from .values import ValueType as V
 from .values import date_from_reference_seconds, reference_seconds
@@ -74,7 +73,6 @@ class Side:
         self.label = label
         self.entities: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
         self.names: Dict[str, List[str]] = {}
-        self.kinds: Dict[str, Tuple[Optional[int], ...]] = {}
         self.buffers = _Buffers()
         self.fields = FieldBuffer()
         self.model = EntityCache(model)
@@ -414,28 +412,6 @@ class Instance(MutableMapping):
         if side is None or side.model.model is None:
             return None
         return side.model.entity(self.entity_name)
-
-    def _kinds(self) -> Tuple[Optional[int], ...]:
-        """The attributes' types by index, for decoding a bulk read."""
-        side = self._side
-        entity = self.entity_name
-        if side is not None:
-            kinds = side.kinds.get(entity)
-            if kinds is not None:
-                return kinds
-        description = self._description()
-        if description is not None:
-            kinds = kinds_by_index(description)
-        else:
-            raw = read_row(self._h, side.fields if side is not None else FieldBuffer())
-            table = [None] * len(raw)
-            for field in raw:
-                entry = self._attribute(interned(field[0]))
-                table[field[1]] = entry[1] if entry else None
-            kinds = tuple(table)
-        if side is not None:
-            side.kinds[entity] = kinds
-        return kinds
 
     def attribute_names(self) -> List[str]:
         """The entity's attribute names (inherited ones included), in the entity's order."""

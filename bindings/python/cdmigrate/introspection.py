@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional
 
 from . import _lib
 from .errors import last_error
@@ -125,11 +125,3 @@ class EntityCache:
             pointer = model if isinstance(model, int) else model._ptr
             description = self.entities[name] = describe(pointer, name)
         return description
-
-
-def kinds_by_index(description: EntityDescription) -> Tuple[Optional[int], ...]:
-    kinds: List[Optional[int]] = [None] * len(description.attributes)
-    for attribute in description.attributes.values():
-        if 0 <= attribute.index < len(kinds):
-            kinds[attribute.index] = int(attribute.type)
-    return tuple(kinds)

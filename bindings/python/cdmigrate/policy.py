@@ -269,7 +269,7 @@ class MigrationManager:
                                           destination._h if destination is not None else None, ctypes.byref(out))
         if code:
             raise last_error(code)
-        return value_from_handle(out.value, None)
+        return value_from_handle(out.value, None, self._run.sides)
 
     # -- querying the stores (manager.destinationContext / sourceContext) ------------------
     def _query(self, function, entity: str, predicate: Optional[str], arguments, variables, include_subentities: bool):

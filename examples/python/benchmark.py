@@ -8,7 +8,9 @@ Each run migrates the same generated store (N rows of six attributes) with one e
   per value          a policy reading and writing value by value (one C call per value)
   bulk               source.to_dict() and manager.create(values=..., source=source): two C calls
   bulk + fetch       the bulk policy plus a find-or-create of a shared Tag by a destination
-                     fetch per row ("name == %@", limit 1)
+                     fetch per row ("name == %@", limit 1; 500 distinct tags)
+  bulk + fetch*      the same with a new Tag for every row (N tags at the end): about the same
+                     cost per row shows that the fetch does not scan the destination
 
 The Python cost of a policy is its time minus the declarative time, per row.
 """
@@ -78,8 +80,21 @@ class BulkFetch(cdmigrate.EntityMigrationPolicy):
         return made
 
 
+class BulkFetchUnique(cdmigrate.EntityMigrationPolicy):
+    """A lookup that never finds: the Tags grow to one per row, so a fetch that scanned the
+    destination would make the cost per row grow with the row number."""
+
+    def create_destination_instances(self, source, mapping, manager):
+        row = source.to_dict()
+        del row["group"]
+        made = manager.create(values=row, source=source)
+        if not manager.fetch_destination("Tag", "name == %@", row["name"], limit=1):
+            manager.create("Tag", {"name": row["name"]})
+        return made
+
+
 CASES = [("declarative", None, None), ("super()", "Super", Super), ("per value", "PerValue", PerValue),
-         ("bulk", "Bulk", Bulk), ("bulk + fetch", "BulkFetch", BulkFetch)]
+         ("bulk", "Bulk", Bulk), ("bulk + fetch", "BulkFetch", BulkFetch), ("bulk + fetch*", "BulkFetchUnique", BulkFetchUnique)]
 
 
 def generate(path: str, rows: int) -> None:

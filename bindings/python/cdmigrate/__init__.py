@@ -24,10 +24,11 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
                      InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
                      MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
                      NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
-from .instance import Instance
+from .instance import Instance, ObjectID
+from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .migration import Migration, MigrationReport, Progress
 from .model import MappingModel, Model
-from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager
+from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
 from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, ValueType, date_from_reference_seconds, reference_seconds
 
@@ -51,7 +52,8 @@ def library_path() -> str:
 
 __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
-    "MigrationManager", "Instance", "Store", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
+    "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
+    "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
     "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",
     "MigrationError", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
     "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",

@@ -68,6 +68,48 @@ class cdm_progress(Structure):
     ]
 
 
+class cdm_field(Structure):
+    """A named value (predicate arguments, bulk reads and writes). `name` and `data` are plain
+    pointers: names the library hands out are interned (cached by address), data is read with
+    string_at and written from bytes objects the caller keeps alive during the call."""
+    _fields_ = [
+        ("name", c_void_p),
+        ("index", c_int),
+        ("type", c_int),
+        ("integer", c_int64),
+        ("number", c_double),
+        ("data", c_void_p),
+        ("length", c_long),
+        ("object", c_void_p),
+    ]
+
+
+class cdm_attribute_info(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("entity", c_char_p),
+        ("index", c_int),
+        ("type", c_int),
+        ("is_optional", c_int),
+        ("is_transient", c_int),
+    ]
+
+
+class cdm_relationship_info(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("entity", c_char_p),
+        ("destination_entity", c_char_p),
+        ("inverse", c_char_p),
+        ("index", c_int),
+        ("is_to_many", c_int),
+        ("is_ordered", c_int),
+        ("is_optional", c_int),
+        ("min_count", c_int),
+        ("max_count", c_int),
+    ]
+
+
 HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p)
 INSTANCE_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 FUNCTION = CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
@@ -88,6 +130,8 @@ _out_ptr = POINTER(c_void_p)
 _out_str = POINTER(c_char_p)
 _out_int = POINTER(c_int)
 _out_size = POINTER(c_size_t)
+_fields = POINTER(cdm_field)
+_objects = POINTER(POINTER(c_void_p))
 
 # name: (restype, argtypes). c_char_p results are turned into bytes by ctypes (a copy), which is
 # what we want for strings the library owns only until its next call.
@@ -212,11 +256,46 @@ _PROTOTYPES = {
     "cdm_store_close": (None, [c_void_p]),
     "cdm_store_error": (c_void_p, [c_void_p]),
     "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
+    "cdm_internal_struct_size": (c_size_t, [c_char_p]),
+    # issue 10: model introspection
+    "cdm_model_entity_parent": (c_int, [c_void_p, c_char_p, _out_str]),
+    "cdm_model_attribute_count": (c_int, [c_void_p, c_char_p, _out_size]),
+    "cdm_model_attribute_at": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(cdm_attribute_info)]),
+    "cdm_model_attribute_info": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(cdm_attribute_info)]),
+    "cdm_model_relationship_count": (c_int, [c_void_p, c_char_p, _out_size]),
+    "cdm_model_relationship_at": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(cdm_relationship_info)]),
+    "cdm_model_relationship_info": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(cdm_relationship_info)]),
+    # issue 10: the current entity mapping, the models, super
+    "cdm_context_mapping_user_info": (c_int, [c_void_p, c_char_p, _out_str]),
+    "cdm_context_mapping_user_info_count": (c_int, [c_void_p, _out_size]),
+    "cdm_context_mapping_user_info_at": (c_int, [c_void_p, c_size_t, _out_str, _out_str]),
+    "cdm_context_property_mapping_count": (c_int, [c_void_p, c_int, _out_size]),
+    "cdm_context_property_mapping_at": (c_int, [c_void_p, c_int, c_size_t, _out_str, _out_str]),
+    "cdm_context_property_mapping": (c_int, [c_void_p, c_int, c_char_p, _out_str]),
+    "cdm_context_model": (c_int, [c_void_p, c_int, _out_ptr]),
+    "cdm_context_default_create_destination_instances": (c_int, [c_void_p, c_void_p, _out_ptr]),
+    "cdm_context_default_create_relationships": (c_int, [c_void_p, c_void_p]),
+    "cdm_context_create_instance_with_fields": (c_int, [c_void_p, c_char_p, _fields, c_size_t, c_int, c_void_p, _out_ptr]),
+    # issue 10: queries and identities
+    "cdm_context_fetch_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
+    "cdm_context_fetch_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
+    "cdm_context_count_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
+    "cdm_context_count_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
+    "cdm_list_count": (c_int, [c_void_p, _out_size]),
+    "cdm_list_objects": (c_int, [c_void_p, _objects, _out_size]),
+    "cdm_list_release": (None, [c_void_p]),
+    "cdm_context_instance_for_uri": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_context_instance_with_id": (c_int, [c_void_p, c_int, c_char_p, c_int64, _out_ptr]),
+    # issue 10: instances
+    "cdm_object_remove_object": (c_int, [c_void_p, c_char_p, c_void_p]),
+    "cdm_object_insert_object": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t]),
+    "cdm_object_id": (c_int, [c_void_p, _out_int, POINTER(c_void_p), POINTER(c_int64)]),
+    "cdm_object_get_fields": (c_int, [c_void_p, _fields, c_size_t, _out_size]),
+    "cdm_object_set_fields": (c_int, [c_void_p, _fields, c_size_t, c_int]),
 }
 
-# Functions of later versions of the C API (issue 10: fetches, object IDs, introspection, user
-# info, the default behaviour as super). Bound when the library has them; the binding's methods
-# that need them raise FeatureUnavailableError otherwise. See NEEDS_FROM_C_API.md.
+# Functions of later versions of the C API, bound when the library has them (none at the moment;
+# see NEEDS_FROM_C_API.md).
 _OPTIONAL: dict = {}
 
 missing: list = []
@@ -247,6 +326,10 @@ if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_00
 
 if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
     raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
+
+for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info):
+    if lib.cdm_internal_struct_size(_struct.__name__.encode()) != ctypes.sizeof(_struct):
+        raise LibraryNotFoundError(f"libcdmigrate's {_struct.__name__} layout differs from the binding's")
 
 
 def has(name: str) -> bool:

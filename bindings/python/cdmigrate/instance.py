@@ -6,22 +6,24 @@ raises ``MisuseError`` — never a crash.
 
 Reading costs one C call per value: attribute names are resolved to indexes once per entity and
 side (source or destination), so ``source["name"]`` is one typed getter by index.
-``instance.to_dict()`` reads every attribute in one call.
+``instance.to_dict()`` reads every attribute in one call and ``instance.set_values(d)`` writes a
+dict in one call (fields.py), which is the cheap way through ctypes.
 """
 
 from __future__ import annotations
 
-import base64
 import ctypes
 import datetime as _dt
 import decimal
 import json
 import uuid
 from collections.abc import MutableMapping
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, from_record, last_error
+from .errors import NOTFOUND, MismatchError, NotFoundError, from_record, last_error
+from .fields import FieldBuffer, decode_row, interned, pack, read_row
+from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
 from .values import ValueType as V
 from .values import date_from_reference_seconds, reference_seconds
@@ -47,19 +49,46 @@ class _Buffers:
         self.text = ctypes.c_char_p()
 
 
+SOURCE, DESTINATION, OTHER = 1, 2, 0  # enum cdm_store_kind
+
+
+class ObjectID(NamedTuple):
+    """An instance's identity without text (NSManagedObjectID): which store (``"source"``,
+    ``"destination"`` or ``"store"``), the entity and the primary key. Hashable, comparable, and
+    valid for the whole run: ``manager.instance_with_id(object_id)`` gives the instance back."""
+    store: str
+    entity: str
+    primary_key: int
+
+
+_STORE_NAMES = {SOURCE: "source", DESTINATION: "destination", OTHER: "store"}
+_STORE_KINDS = {"source": SOURCE, "destination": DESTINATION, "store": OTHER}
+
+
 class Side:
     """The attributes of one model's entities as seen through instances: name → (index, type),
     resolved on first use. One per model of a running migration or an open store."""
 
-    def __init__(self, label: str) -> None:
+    def __init__(self, label: str, model: Optional[int] = None) -> None:
         self.label = label
         self.entities: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
         self.names: Dict[str, List[str]] = {}
         self.buffers = _Buffers()
+        self.fields = FieldBuffer()
+        self.model = EntityCache(model)
 
 
 def _fail(code: int):
     raise last_error(code)
+
+
+def _fail_relating(code: int, key: str):
+    """A relationship change's error, worded for Python (the library suggests the C setter)."""
+    error = last_error(code)
+    if "cdm_object_set_object" in error.message:
+        error.message = error.message.replace("cdm_object_set_object", f"instance['{key}'] = target")
+        error.args = (error.message,)
+    raise error
 
 
 def _text(pointer: Optional[int], length: int) -> str:
@@ -147,8 +176,19 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
         _fail(code)
 
 
-def value_from_handle(handle: Optional[int], side: Optional[Side]) -> Any:
-    """A cdm_value (an expression's result, a host function's argument) as a Python value."""
+def side_of(handle: int, sides: Optional[Dict[int, Side]]) -> Optional[Side]:
+    """The side (source or destination) an instance handle belongs to, by its store."""
+    if not sides:
+        return None
+    store = ctypes.c_int()
+    if _lib_.cdm_object_id(handle, ctypes.byref(store), None, None):
+        return None
+    return sides.get(store.value)
+
+
+def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Optional[Dict[int, Side]] = None) -> Any:
+    """A cdm_value (an expression's result, a host function's argument) as a Python value.
+    Instances get `side`, or with `sides` ({store kind: Side}) the side of their store."""
     lib = _lib_
     kind = lib.cdm_value_type(handle)
     if kind == V.NULL:
@@ -183,7 +223,7 @@ def value_from_handle(handle: Optional[int], side: Optional[Side]) -> Any:
     elif kind == V.OBJECT:
         obj = ctypes.c_void_p()
         code = lib.cdm_value_object(handle, ctypes.byref(obj))
-        result = Instance(obj.value, side) if obj.value else None
+        result = Instance(obj.value, side if sides is None else side_of(obj.value, sides)) if obj.value else None
     elif kind == V.COLLECTION:
         count = ctypes.c_size_t()
         code = lib.cdm_value_count(handle, ctypes.byref(count))
@@ -195,7 +235,7 @@ def value_from_handle(handle: Optional[int], side: Optional[Side]) -> Any:
             code = lib.cdm_value_element(handle, i, ctypes.byref(element))
             if code:
                 _fail(code)
-            result.append(value_from_handle(element.value, side))
+            result.append(value_from_handle(element.value, side, sides))
         return result
     else:
         # -1: a NULL or stale handle; the thread's last error says which.
@@ -245,11 +285,15 @@ class Instance(MutableMapping):
 
     ``source["name"]`` reads an attribute, a relationship (an Instance, None, or a list of
     Instances) or a key path (``source["note.body"]``); ``get`` answers None for unknown keys and
-    nil values alike. ``destination["name"] = "x"`` sets an attribute (or a to-one relationship, or
-    adds a list of Instances to an empty to-many one). Iterating gives the attribute names.
+    nil values alike. ``destination["name"] = "x"`` sets an attribute, a to-one relationship (an
+    Instance or None) or the whole contents of a to-many one (a list of Instances);
+    ``add``/``remove``/``insert`` change a to-many relationship. Iterating gives the attribute
+    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each.
 
-    Two Instance objects are equal when they stand for the same stored instance (the same object
-    ID URI), so instances can be dictionary keys within a callback.
+    Two Instance objects are equal when they stand for the same stored instance (the same
+    ``object_id``), so instances can be dictionary keys; to find an instance again in a later
+    callback keep its ``object_id`` (or ``uri``) and use ``manager.instance_with_id`` (or
+    ``manager.instance_for_uri``).
     """
 
     __slots__ = ("_h", "_side", "_entity", "_local", "__weakref__")
@@ -278,23 +322,41 @@ class Instance(MutableMapping):
         return name
 
     @property
+    def entity(self) -> EntityDescription:
+        """The instance's entity (``instance.entity``): its attributes and relationships, inherited
+        ones included, with name, type, optional, to-many and destination entity."""
+        side = self._side
+        if side is None or side.model.model is None:
+            raise NotFoundError(f"no model is known for this instance of '{self.entity_name}'")
+        return side.model.entity(self.entity_name)
+
+    @property
     def uri(self) -> str:
-        """Core Data's object ID URI: ``x-coredata://<store UUID>/<Entity>/p<Z_PK>``."""
+        """Core Data's object ID URI: ``x-coredata://<store UUID>/<Entity>/p<Z_PK>``; source and
+        destination URIs differ. ``manager.instance_for_uri(uri)`` gives the instance back."""
         out = ctypes.c_char_p()
         code = _lib_.cdm_object_uri(self._h, ctypes.byref(out))
         if code:
             _fail(code)
         return (out.value or b"").decode("utf-8")
 
-    object_id = uri
+    @property
+    def object_id(self) -> ObjectID:
+        """The instance's identity as a hashable ObjectID (store, entity, primary key), read
+        without text; source and destination IDs differ."""
+        store, entity, key = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int64()
+        code = _lib_.cdm_object_id(self._h, ctypes.byref(store), ctypes.byref(entity), ctypes.byref(key))
+        if code:
+            _fail(code)
+        return ObjectID(_STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Instance):
             return NotImplemented
-        return other is self or other.uri == self.uri
+        return other is self or other._h == self._h or other.object_id == self.object_id
 
     def __hash__(self) -> int:
-        return hash(self.uri)
+        return hash(self.object_id)
 
     def __repr__(self) -> str:
         try:
@@ -345,19 +407,33 @@ class Instance(MutableMapping):
         table[key] = entry
         return entry
 
+    def _description(self) -> Optional[EntityDescription]:
+        side = self._side
+        if side is None or side.model.model is None:
+            return None
+        return side.model.entity(self.entity_name)
+
     def attribute_names(self) -> List[str]:
         """The entity's attribute names (inherited ones included), in the entity's order."""
         side = self._side
         entity = self.entity_name
         if side is not None and entity in side.names:
             return side.names[entity]
-        names = list(self._json()["attributes"].keys())
-        names.sort(key=lambda n: (self._attribute(n) or (1 << 30, 0))[0])
+        description = self._description()
+        if description is not None:
+            names = list(description.attributes)
+        else:
+            names = [interned(field[0]) for field in read_row(self._h, side.fields if side is not None else FieldBuffer())]
         if side is not None:
             side.names[entity] = names
         return names
 
-    def _json(self) -> dict:
+    def relationship_names(self) -> List[str]:
+        description = self._description()
+        return list(description.relationships) if description is not None else []
+
+    def to_json(self) -> dict:
+        """The instance as the library's JSON view: {"entity", "uri", "attributes"}."""
         out = ctypes.c_void_p()
         code = _lib_.cdm_object_to_json(self._h, ctypes.byref(out))
         if code:
@@ -393,30 +469,16 @@ class Instance(MutableMapping):
         return True
 
     def to_dict(self, keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
-        """The attribute values as a dict (``dictionaryWithValuesForKeys:``): all attributes in one
-        call to the library, or the given keys (which may name relationships and key paths)."""
-        if keys is not None:
-            return {key: self[key] for key in keys}
-        document = self._json()["attributes"]
+        """The attribute values as a dict (``dictionaryWithValuesForKeys:``): every attribute in
+        one call to the library, or the given keys (which may also name relationships and key
+        paths; NotFoundError for a key the entity lacks)."""
+        side = self._side
+        row = decode_row(read_row(self._h, side.fields if side is not None else FieldBuffer()))
+        if keys is None:
+            return row
         result: Dict[str, Any] = {}
-        for name, raw in document.items():
-            entry = self._attribute(name)
-            kind = entry[1] if entry else None
-            if raw is None:
-                result[name] = None
-            elif kind == T.DATE:
-                # The JSON view has milliseconds only: read the exact value.
-                result[name] = _read(self, entry[0], kind)
-            elif kind in (T.BINARY, T.TRANSFORMABLE):
-                result[name] = base64.b64decode(raw)
-            elif kind == T.UUID:
-                result[name] = uuid.UUID(raw)
-            elif kind == T.DECIMAL:
-                result[name] = decimal.Decimal(raw)
-            elif kind in (T.DOUBLE, T.FLOAT):
-                result[name] = float(raw)
-            else:
-                result[name] = raw
+        for key in keys:
+            result[key] = row[key] if key in row else self[key]
         return result
 
     # -- writing ------------------------------------------------------------------------------
@@ -430,13 +492,18 @@ class Instance(MutableMapping):
             code = _lib_.cdm_object_set_object(self._h, name, value._h)
         elif value is None:
             code = _lib_.cdm_object_set_null(self._h, name)
-        elif isinstance(value, (list, tuple)):
-            if self.get(key):
-                from .errors import FeatureUnavailableError
-                raise FeatureUnavailableError(
-                    f"'{self.entity_name}.{key}' already has instances: the C API cannot remove from a to-many "
-                    "relationship yet; use add() to append")
-            self.add(key, *value)
+        elif isinstance(value, (list, tuple, set, frozenset)):
+            # The whole contents of a to-many relationship: what is no longer there goes, the rest
+            # is (re)added in the given order.
+            targets = list(value)
+            for target in targets:
+                if not isinstance(target, Instance):
+                    raise MismatchError(f"'{self.entity_name}.{key}' takes instances, not {type(target).__name__}")
+            current = self[key]
+            if not isinstance(current, list):
+                raise MismatchError(f"'{self.entity_name}.{key}' is not a to-many relationship")
+            self.remove(key, *current)
+            self.add(key, *targets)
             return
         else:
             # Not an attribute: let the library say what the key is.
@@ -449,20 +516,67 @@ class Instance(MutableMapping):
         self[key] = None
 
     def add(self, key: str, *targets: "Instance") -> None:
-        """Adds instances to a to-many relationship (appended when it is ordered)."""
+        """Adds instances to a to-many relationship (``mutableSetValueForKey:`` add; appended
+        when it is ordered)."""
+        self._relate(_lib_.cdm_object_add_object, key, targets)
+
+    def remove(self, key: str, *targets: "Instance") -> None:
+        """Removes instances from a to-many relationship (harmless for one that is not there)."""
+        self._relate(_lib_.cdm_object_remove_object, key, targets)
+
+    def insert(self, key: str, index: int, target: "Instance") -> None:
+        """Inserts an instance at ``index`` of an ordered to-many relationship (clamped to its
+        count; a member already there moves). O(n) per call: ``add`` appends."""
+        if not isinstance(target, Instance):
+            raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
+        if index < 0:
+            raise IndexError(f"index {index} of '{self.entity_name}.{key}' is negative")
+        code = _lib_.cdm_object_insert_object(self._h, key.encode("utf-8", "surrogatepass"), target._h, index)
+        if code:
+            _fail_relating(code, key)
+
+    def _relate(self, function, key: str, targets: Iterable["Instance"]) -> None:
         name = key.encode("utf-8", "surrogatepass")
         for target in targets:
             if not isinstance(target, Instance):
                 raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
-            code = _lib_.cdm_object_add_object(self._h, name, target._h)
+            code = function(self._h, name, target._h)
             if code:
-                _fail(code)
+                _fail_relating(code, key)
+
+    def _split(self, values: Dict[str, Any], skip_unknown: bool) -> Tuple[list, list, List[str]]:
+        """(attribute fields, relationship items, skipped keys) of a dict of values."""
+        attributes, relationships, skipped = [], [], []
+        description = None
+        for key, value in values.items():
+            entry = self._attribute(key)
+            if entry is not None and not isinstance(value, (Instance, list, tuple, set, frozenset)):
+                attributes.append((None, entry[0], value))
+                continue
+            if description is None:
+                description = self._description()
+            if entry is None and description is not None and key not in description.relationships:
+                if skip_unknown:
+                    skipped.append(key)
+                else:
+                    attributes.append((key, -1, value))  # the library names the unknown key
+            else:
+                relationships.append((key, value))
+        return attributes, relationships, skipped
 
     def set_values(self, values: Dict[str, Any], skip_unknown: bool = True) -> List[str]:
-        """Sets values from a dict (``setValuesForKeysWithDictionary:``), skipping keys the entity
-        lacks unless ``skip_unknown`` is False. Returns the keys skipped."""
-        skipped = []
-        for key, value in values.items():
+        """Sets values from a dict (``setValuesForKeysWithDictionary:``): the attributes in one
+        call, relationships (Instances, lists of Instances, None) one by one; keys the entity
+        lacks are skipped unless ``skip_unknown`` is False (NotFoundError naming the key).
+        Returns the keys skipped."""
+        attributes, relationships, skipped = self._split(values, skip_unknown)
+        if attributes:
+            array, count, keep = pack(attributes, "attribute")
+            code = _lib_.cdm_object_set_fields(self._h, array, count, 0)
+            del keep
+            if code:
+                _fail(code)
+        for key, value in relationships:
             try:
                 self[key] = value
             except KeyError:

@@ -119,12 +119,25 @@ class _Run:
         self.manager = MigrationManager(self)
         self.source_side = Side("source")
         self.destination_side = Side("destination")
+        self.sides = {1: self.source_side, 2: self.destination_side}  # by enum cdm_store_kind
+        self.models_known = False
         self.policies: Dict[Tuple[int, str, str], EntityMigrationPolicy] = {}
         self.mappings: Dict[Tuple[int, str], EntityMapping] = {}
         self.exception: Optional[BaseException] = None
         self.pass_index = 0
 
+    def know_models(self, ctx: int) -> None:
+        """The run's models (borrowed from the migration, valid for the whole run), for
+        introspection and the binding's caches."""
+        self.models_known = True
+        for kind, side in self.sides.items():
+            model = ctypes.c_void_p()
+            if _lib_.cdm_context_model(ctx, kind, ctypes.byref(model)) == 0 and model.value:
+                side.model.model = model.value
+
     def mapping_for(self, ctx: int) -> EntityMapping:
+        if not self.models_known:
+            self.know_models(ctx)
         out = ctypes.c_char_p()
         code = _lib_.cdm_context_entity_mapping_name(ctx, ctypes.byref(out))
         if code:
@@ -247,7 +260,9 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
         return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
     ok = False
     try:
-        arguments = [value_from_handle(argv[i], None) for i in range(argc)]
+        if not run.models_known:
+            run.know_models(ctx)
+        arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
         set_result(result, registration.function(*arguments))
         ok = True
         return 0

@@ -12,6 +12,9 @@ from ._handle import LongLivedHandle
 from .errors import from_record
 from .values import AttributeType
 
+if False:  # pragma: no cover - typing only
+    from .introspection import EntityDescription
+
 PathLike = Union[str, "os.PathLike[str]"]
 
 
@@ -80,6 +83,12 @@ class Model(LongLivedHandle):
         _check(_lib.lib.cdm_model_attribute_type(self._ptr, _encode(entity, "the entity"), _encode(attribute, "the attribute"),
                                                  ctypes.byref(kind)))
         return AttributeType(kind.value)
+
+    def entity(self, name: str) -> "EntityDescription":
+        """An entity's description: attributes and relationships (inherited ones included) with
+        name, type, optional, to-many, destination entity; NotFoundError naming an unknown one."""
+        from .introspection import describe
+        return describe(self._ptr, _encode(name, "the entity") and name)
 
     def __repr__(self) -> str:
         return "<Model closed>" if self.closed else f"<Model {', '.join(self.entity_names)}>"

@@ -4,11 +4,14 @@
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
 
 from . import _lib
-from .errors import FeatureUnavailableError, MisuseError, last_error
-from .instance import Instance, Side, handle_array, instances_from_array, value_from_handle
+from .errors import NOTFOUND, MismatchError, MisuseError, last_error
+from .fields import pack
+from .instance import DESTINATION, SOURCE, _STORE_KINDS, Instance, ObjectID, Side, handle_array, instances_from_array, side_of, value_from_handle
+from .introspection import EntityDescription
 
 if TYPE_CHECKING:  # pragma: no cover
     from .migration import _Run
@@ -16,11 +19,28 @@ if TYPE_CHECKING:  # pragma: no cover
 _lib_ = _lib.lib
 
 
-class EntityMapping:
-    """The entity mapping a hook runs for: its name, source and destination entity names and pass
-    (0-based mapping model of a multi-pass migration)."""
+@dataclass(frozen=True)
+class PropertyMapping:
+    """An attribute or relationship mapping: the destination property's name and its value
+    expression as written (None for a mapping without one)."""
+    name: str
+    value_expression: Optional[str]
 
-    __slots__ = ("name", "pass_index", "_source", "_destination", "_manager")
+
+_ATTRIBUTE, _RELATIONSHIP = 1, 2  # enum cdm_property_kind
+_PLAIN = frozenset((str, int, float, bool, type(None), bytes))  # values that are never relationships
+
+
+class EntityMapping:
+    """The entity mapping a hook runs for (NSEntityMapping): its name, source and destination
+    entity names, pass (0-based mapping model of a multi-pass migration), ``user_info`` (str to
+    str), and its ``attribute_mappings`` and ``relationship_mappings`` (PropertyMapping, by
+    destination property name, in the mapping's order).
+
+    Everything is read from the library the first time it is asked for, which has to happen in
+    a callback of this very mapping (MisuseError otherwise); afterwards it is kept."""
+
+    __slots__ = ("name", "pass_index", "_source", "_destination", "_manager", "_user_info", "_attributes", "_relationships")
 
     def __init__(self, name: str, pass_index: int, manager: "MigrationManager"):
         self.name = name
@@ -28,11 +48,22 @@ class EntityMapping:
         self._manager = manager
         self._source: Optional[str] = None
         self._destination: Optional[str] = None
+        self._user_info: Optional[Dict[str, str]] = None
+        self._attributes: Optional[Dict[str, PropertyMapping]] = None
+        self._relationships: Optional[Dict[str, PropertyMapping]] = None
+
+    def _context(self) -> int:
+        manager = self._manager
+        ctx = manager._context
+        if manager._run.mapping_for(ctx) is not self:
+            raise MisuseError(f"entity mapping '{self.name}' (pass {self.pass_index}) is read only from its own callbacks")
+        return ctx
 
     @property
     def source_entity_name(self) -> Optional[str]:
         """The source entity's name (None for a mapping without one)."""
         if self._source is None:
+            self._context()
             self._source = self._manager._context_string(_lib_.cdm_context_source_entity_name) or ""
         return self._source or None
 
@@ -40,29 +71,69 @@ class EntityMapping:
     def destination_entity_name(self) -> Optional[str]:
         """The destination entity's name (None for a mapping without one)."""
         if self._destination is None:
+            self._context()
             self._destination = self._manager._context_string(_lib_.cdm_context_destination_entity_name) or ""
         return self._destination or None
 
     @property
     def user_info(self) -> Dict[str, str]:
-        """The entity mapping's userInfo (needs a later C API: FeatureUnavailableError for now)."""
-        raise FeatureUnavailableError("the C API has no accessor for an entity mapping's userInfo yet (see NEEDS_FROM_C_API.md)")
+        """The entity mapping's userInfo (``mapping.userInfo["modelVersion"]``), as a new dict."""
+        if self._user_info is None:
+            ctx = self._context()
+            count = ctypes.c_size_t()
+            _check(_lib_.cdm_context_mapping_user_info_count(ctx, ctypes.byref(count)))
+            key, value = ctypes.c_char_p(), ctypes.c_char_p()
+            info: Dict[str, str] = {}
+            for i in range(count.value):
+                _check(_lib_.cdm_context_mapping_user_info_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
+                info[(key.value or b"").decode("utf-8")] = (value.value or b"").decode("utf-8")
+            self._user_info = info
+        return dict(self._user_info)
+
+    def _properties(self, kind: int) -> Dict[str, PropertyMapping]:
+        ctx = self._context()
+        count = ctypes.c_size_t()
+        _check(_lib_.cdm_context_property_mapping_count(ctx, kind, ctypes.byref(count)))
+        name, expression = ctypes.c_char_p(), ctypes.c_char_p()
+        result: Dict[str, PropertyMapping] = {}
+        for i in range(count.value):
+            _check(_lib_.cdm_context_property_mapping_at(ctx, kind, i, ctypes.byref(name), ctypes.byref(expression)))
+            key = (name.value or b"").decode("utf-8")
+            result[key] = PropertyMapping(key, expression.value.decode("utf-8") if expression.value is not None else None)
+        return result
+
+    @property
+    def attribute_mappings(self) -> Dict[str, PropertyMapping]:
+        if self._attributes is None:
+            self._attributes = self._properties(_ATTRIBUTE)
+        return dict(self._attributes)
+
+    @property
+    def relationship_mappings(self) -> Dict[str, PropertyMapping]:
+        if self._relationships is None:
+            self._relationships = self._properties(_RELATIONSHIP)
+        return dict(self._relationships)
 
     def __repr__(self) -> str:
         return f"<EntityMapping {self.name} pass {self.pass_index}>"
 
 
+def _check(code: int) -> None:
+    if code:
+        raise last_error(code)
+
+
 class MigrationManager:
     """The running migration as policies and host functions see it (NSMigrationManager).
 
-    One per run: ``user_info`` is a dict shared by every policy and host function of the run,
-    holding any Python objects, emptied when the run ends. The other methods work only inside a
-    callback (MisuseError otherwise); instances they return are valid during that callback.
+    One per run: ``user_info`` is a dict shared by every policy and host function of the run
+    (and of every pass), holding any Python objects, emptied when the run ends — successful or
+    not — so what it holds is released then. The other methods work only inside a callback
+    (MisuseError otherwise); instances they return are valid during that callback.
     """
 
-    #: Whether fetch_destination/count_destination/fetch_source/count_source/instance_for_uri work
-    #: with the loaded library (they need C functions of issue 10; see NEEDS_FROM_C_API.md).
-    fetch_available = False
+    #: Whether the fetches, counts and object-ID lookups work (always, since the C API has them).
+    fetch_available = True
 
     def __init__(self, run: "_Run"):
         self._run = run
@@ -107,15 +178,47 @@ class MigrationManager:
         return out.value
 
     # -- instances ---------------------------------------------------------------------------
-    def create(self, entity: str) -> Instance:
-        """A new destination instance of a (concrete) entity, with its default values
-        (``NSEntityDescription.insertNewObject(forEntityName:into: manager.destinationContext)``)."""
+    def create(self, entity: Optional[str] = None, values: Optional[Dict[str, Any]] = None, *,
+               source: Optional[Instance] = None, skip_unknown: bool = False) -> Instance:
+        """A new destination instance of a (concrete) entity — the current mapping's destination
+        entity when ``entity`` is None — with its default values
+        (``NSEntityDescription.insertNewObject(forEntityName:into: manager.destinationContext)``).
+
+        ``values`` (attribute values; relationships too, set one by one) are set in the same
+        call, and with ``source`` the instance is associated with it for the current mapping:
+        ``manager.create(values={...}, source=source)`` is the whole of a copying
+        create_destination_instances in one C call. Unknown keys raise NotFoundError naming them
+        unless ``skip_unknown``."""
+        ctx = self._context
         out = ctypes.c_void_p()
-        code = _lib_.cdm_context_create_instance(self._context, entity.encode("utf-8", "surrogatepass"), ctypes.byref(out))
+        name = entity.encode("utf-8", "surrogatepass") if entity is not None else None
+        if values is None and source is None and name is not None:
+            code = _lib_.cdm_context_create_instance(ctx, name, ctypes.byref(out))
+            if code:
+                raise last_error(code)
+            instance = Instance(out.value, self._run.destination_side)
+            instance._entity = entity
+            return instance
+        attributes, relationships = [], []
+        if values:
+            for key, value in values.items():
+                if type(value) in _PLAIN:
+                    attributes.append((key, -1, value))
+                elif isinstance(value, (Instance, list, tuple, set, frozenset)):
+                    relationships.append((key, value))
+                else:
+                    attributes.append((key, -1, value))
+        array, count, keep = pack(attributes, "attribute")
+        code = _lib_.cdm_context_create_instance_with_fields(ctx, name, array, count, 1 if skip_unknown else 0,
+                                                             source._h if source is not None else None, ctypes.byref(out))
+        del keep
         if code:
             raise last_error(code)
         instance = Instance(out.value, self._run.destination_side)
-        instance._entity = entity
+        if entity is not None:
+            instance._entity = entity
+        if relationships:
+            instance.set_values(dict(relationships), skip_unknown=skip_unknown)
         return instance
 
     def apply_attribute_mappings(self, destination: Instance, source: Optional[Instance] = None) -> None:
@@ -166,30 +269,134 @@ class MigrationManager:
                                           destination._h if destination is not None else None, ctypes.byref(out))
         if code:
             raise last_error(code)
-        return value_from_handle(out.value, None)
+        return value_from_handle(out.value, None, self._run.sides)
 
-    # -- issue 10: queries, identities (need a later C API) ----------------------------------------
+    # -- querying the stores (manager.destinationContext / sourceContext) ------------------
+    def _query(self, function, entity: str, predicate: Optional[str], arguments, variables, include_subentities: bool):
+        items = [(None, i, value) for i, value in enumerate(arguments)]
+        items += [(name, -1, value) for name, value in (variables or {}).items()]
+        array, count, keep = pack(items, "predicate argument")
+        return (self._context, entity.encode("utf-8", "surrogatepass"),
+                predicate.encode("utf-8", "surrogatepass") if predicate is not None else None,
+                array, count, 0 if include_subentities else 1), keep
+
+    def _fetch(self, function, side: Side, entity, predicate, arguments, variables, include_subentities, limit) -> List[Instance]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative ({limit})")
+        call, keep = self._query(function, entity, predicate, arguments, variables, include_subentities)
+        out = ctypes.c_void_p()
+        code = function(*call, limit or 0, ctypes.byref(out))
+        del keep
+        if code:
+            raise last_error(code)
+        array, count = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
+        code = _lib_.cdm_list_objects(out.value, ctypes.byref(array), ctypes.byref(count))
+        if code:
+            raise last_error(code)
+        return instances_from_array(array, count.value, side)
+
+    def _count(self, function, entity, predicate, arguments, variables, include_subentities) -> int:
+        call, keep = self._query(function, entity, predicate, arguments, variables, include_subentities)
+        out = ctypes.c_size_t()
+        code = function(*call, ctypes.byref(out))
+        del keep
+        if code:
+            raise last_error(code)
+        return out.value
+
     def fetch_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                          include_subentities: bool = True, limit: Optional[int] = None) -> List[Instance]:
-        """Destination instances of an entity matching an NSPredicate string with ``%@`` arguments
-        (``manager.destinationContext.fetch``), including those made earlier in this migration."""
-        raise FeatureUnavailableError("the C API cannot fetch destination instances yet (see NEEDS_FROM_C_API.md)")
+                          variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
+                          limit: Optional[int] = None) -> List[Instance]:
+        """Destination instances of ``entity`` (and its subentities unless
+        ``include_subentities=False``) matching an NSPredicate string, with ``arguments`` for its
+        ``%@`` in order and ``variables`` for its ``$NAME``s (``manager.destinationContext``
+        fetch). Every instance made so far in this migration is seen — in any pass, also those not
+        yet written — and a compared column is indexed, so a lookup per source row stays fast.
+
+        >>> manager.fetch_destination("Genre", "name == %@", "Fiction", limit=1)
+
+        Arguments may be None, bool, int, float, str, Decimal, datetime, bytes, UUID or an
+        Instance. Errors name the entity and predicate: NotFoundError (unknown entity),
+        ExpressionSyntaxError (with ``offset``), ExpressionEvaluationError/InvalidArgumentError."""
+        return self._fetch(_lib_.cdm_context_fetch_destination, self._run.destination_side, entity, predicate, arguments,
+                           variables, include_subentities, limit)
 
     def count_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                          include_subentities: bool = True) -> int:
-        raise FeatureUnavailableError("the C API cannot count destination instances yet (see NEEDS_FROM_C_API.md)")
+                          variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
+        """How many destination instances fetch_destination would give."""
+        return self._count(_lib_.cdm_context_count_destination, entity, predicate, arguments, variables, include_subentities)
 
     def fetch_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                     include_subentities: bool = True, limit: Optional[int] = None) -> List[Instance]:
-        raise FeatureUnavailableError("the C API cannot fetch source instances yet (see NEEDS_FROM_C_API.md)")
+                     variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
+                     limit: Optional[int] = None) -> List[Instance]:
+        """Source instances of any entity matching a predicate (``manager.sourceContext`` fetch)."""
+        return self._fetch(_lib_.cdm_context_fetch_source, self._run.source_side, entity, predicate, arguments,
+                           variables, include_subentities, limit)
 
     def count_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                     include_subentities: bool = True) -> int:
-        raise FeatureUnavailableError("the C API cannot count source instances yet (see NEEDS_FROM_C_API.md)")
+                     variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
+        return self._count(_lib_.cdm_context_count_source, entity, predicate, arguments, variables, include_subentities)
 
-    def instance_for_uri(self, uri: str) -> Optional[Instance]:
-        """The source or destination instance an object ID URI names (``existingObject(with:)``)."""
-        raise FeatureUnavailableError("the C API cannot turn an object ID URI back into an instance yet (see NEEDS_FROM_C_API.md)")
+    # -- identities -----------------------------------------------------------------------------
+    def _found(self, code: int, out: ctypes.c_void_p) -> Optional[Instance]:
+        if code == NOTFOUND:
+            return None
+        if code:
+            raise last_error(code)
+        return Instance(out.value, side_of(out.value, self._run.sides))
+
+    def instance_for_uri(self, uri: Union[str, ObjectID]) -> Optional[Instance]:
+        """The source or destination instance an object ID URI names (``existingObject(with:)``),
+        including destination instances not yet written; None when there is no such row.
+        InvalidArgumentError for text that is not such a URI or names another store. An ObjectID
+        is accepted too."""
+        if isinstance(uri, ObjectID):
+            return self.instance_with_id(uri)
+        if not isinstance(uri, str):
+            raise TypeError(f"an object ID URI is a str, not {type(uri).__name__}")
+        out = ctypes.c_void_p()
+        return self._found(_lib_.cdm_context_instance_for_uri(self._context, uri.encode("utf-8", "surrogatepass"), ctypes.byref(out)), out)
+
+    def instance_with_id(self, object_id: ObjectID) -> Optional[Instance]:
+        """The instance an ObjectID (``instance.object_id``) names, without text; None when there
+        is no such row."""
+        if not isinstance(object_id, ObjectID):
+            raise TypeError(f"expected an ObjectID, not {type(object_id).__name__}")
+        store = _STORE_KINDS.get(object_id.store)
+        if store not in (SOURCE, DESTINATION):
+            raise MismatchError(f"{object_id} is not an instance of this migration's stores")
+        out = ctypes.c_void_p()
+        return self._found(_lib_.cdm_context_instance_with_id(self._context, store, object_id.entity.encode("utf-8", "surrogatepass"),
+                                                               object_id.primary_key, ctypes.byref(out)), out)
+
+    # -- introspection ------------------------------------------------------------------------
+    def source_entity(self, name: str) -> EntityDescription:
+        """An entity of the source model (attributes and relationships, inherited ones included)."""
+        self._context  # noqa: B018 - only inside a callback
+        return self._run.source_side.model.entity(name)
+
+    def destination_entity(self, name: str) -> EntityDescription:
+        """An entity of the destination model."""
+        self._context  # noqa: B018
+        return self._run.destination_side.model.entity(name)
+
+    # -- Core Data's default hooks, for `super` ----------------------------------------------
+    def default_create_destination_instances(self, source: Instance) -> Optional[Instance]:
+        """Core Data's createDestinationInstancesForSourceInstance: make an instance of the
+        mapping's destination entity, apply the attribute mappings, associate it with ``source``.
+        Returns the instance (None for a mapping without a destination entity)."""
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_context_default_create_destination_instances(self._context, source._h, ctypes.byref(out))
+        if code:
+            raise last_error(code)
+        return Instance(out.value, self._run.destination_side) if out.value else None
+
+    def default_create_relationships(self, destination: Instance) -> None:
+        """Core Data's createRelationshipsForDestinationInstance: apply the mapping's relationship
+        mappings to ``destination``."""
+        code = _lib_.cdm_context_default_create_relationships(self._context, destination._h)
+        if code:
+            raise last_error(code)
 
 
 class EntityMigrationPolicy:
@@ -221,13 +428,7 @@ class EntityMigrationPolicy:
         attribute mappings and associates it with ``source``; it returns that instance (None for a
         mapping without a destination entity), so an override can call ``super()`` and adjust it.
         """
-        entity = mapping.destination_entity_name
-        if entity is None:
-            return None
-        destination = manager.create(entity)
-        manager.apply_attribute_mappings(destination, source)
-        manager.associate(source, destination)
-        return destination
+        return manager.default_create_destination_instances(source)
 
     def end_instance_creation(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         """endInstanceCreationForEntityMapping:manager:error:"""
@@ -235,10 +436,10 @@ class EntityMigrationPolicy:
     def create_relationships(self, destination: Instance, mapping: EntityMapping, manager: MigrationManager) -> None:
         """createRelationshipsForDestinationInstance:entityMapping:manager:error:
 
-        The engine's default applies the mapping's relationship mappings; an override cannot call
-        it as ``super()`` until the C API offers it (FeatureUnavailableError).
+        The default applies the mapping's relationship mappings; an override can call it as
+        ``super()`` and then adjust the result.
         """
-        raise FeatureUnavailableError("the C API cannot run the default create_relationships from a hook yet (see NEEDS_FROM_C_API.md)")
+        manager.default_create_relationships(destination)
 
     def end_relationship_creation(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         """endRelationshipCreationForEntityMapping:manager:error:"""

@@ -31,7 +31,7 @@ class Store(LongLivedHandle):
     def __init__(self, pointer: Optional[int], model: Model):
         super().__init__(pointer)
         self.model = model
-        self._side = Side("store")
+        self._side = Side("store", model)
 
     @classmethod
     def create(cls, model: Model, path: PathLike) -> "Store":
@@ -55,8 +55,9 @@ class Store(LongLivedHandle):
             raise last_error(code)
         instance = Instance(out.value, self._side)
         instance._entity = entity
-        for key, value in {**(values or {}), **more}.items():
-            instance[key] = value
+        values = {**(values or {}), **more}
+        if values:
+            instance.set_values(values, skip_unknown=False)  # the attributes in one call
         return instance
 
     def save(self) -> None:

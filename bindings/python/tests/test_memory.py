@@ -22,6 +22,14 @@ class Touching(cdmigrate.EntityMigrationPolicy):
         destination = super().create_destination_instances(source, mapping, manager)
         destination["str"] = f"{source['str']}/{source['i64']}"
         manager.user_info.setdefault("rows", []).append(source["i64"])
+        # The issue 10 paths too: bulk read and write, a fetch, an object ID kept in user info.
+        row = source.to_dict()
+        destination.set_values({"i32": row["i32"], "unknown": 1})
+        if source["i64"] % 10 == 0:
+            manager.user_info.setdefault("ids", {})[source.object_id] = destination.uri
+            manager.user_info["payload"] = bytearray(64 * 1024)  # released when the run ends
+            assert manager.count_destination("Item", "i64 == %@", source["i64"]) == 1
+            assert manager.instance_for_uri(destination.uri) == destination
         return destination
 
 

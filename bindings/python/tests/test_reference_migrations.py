@@ -16,14 +16,7 @@ from reference_migrations import events, notas, png, recipes, uncloudnotes, user
 REF = cdmigrate.UNIX_TO_REFERENCE
 
 
-def _needs_fetch():
-    """Scenarios 1 and 2 find instances made earlier with a destination fetch."""
-    if not getattr(cdmigrate.MigrationManager, "fetch_available", False):
-        pytest.skip("the C API has no destination fetch yet (bindings/python/NEEDS_FROM_C_API.md)")
-
-
 def test_1_notas_each_distinct_categoria_string_becomes_one_categoria(tmp_path):
-    _needs_fetch()
     source, destination = str(tmp_path / "Notas-v2.sqlite"), str(tmp_path / "Notas-v3.sqlite")
     notas.generate_source(source)
     before = sha256(source)
@@ -51,7 +44,6 @@ def test_1_notas_each_distinct_categoria_string_becomes_one_categoria(tmp_path):
 
 
 def test_2_recipes_names_split_relationships_repointed_one_cuisine_per_string(tmp_path):
-    _needs_fetch()
     source, destination = str(tmp_path / "Recipes-v1.sqlite"), str(tmp_path / "Recipes-v2.sqlite")
     recipes.generate_source(source)
     recipes.migrate(source, destination)
@@ -209,8 +201,10 @@ def test_5_a_policy_failing_half_way_leaves_the_source_byte_identical_and_no_des
     assert leftovers(str(tmp_path), "Users") == ["Users.sqlite"]
 
 
-def test_examples_runner_runs_the_scenarios_it_can(tmp_path, capsys):
+def test_examples_runner_runs_every_scenario(tmp_path, capsys):
     from reference_migrations.__main__ import main
-    assert main(["--scenario", "5", "--keep", str(tmp_path)]) == 0
-    assert "SwedenUser" in capsys.readouterr().out
+    assert main(["--keep", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert all(f"{n}. " in out for n in range(1, 6)) and "Categoria" in out and "SwedenUser" in out
     assert os.path.exists(tmp_path / "scenario-5" / "Users-v2-nocode.sqlite")
+    assert os.path.exists(tmp_path / "scenario-1" / "Notas-v3.sqlite")

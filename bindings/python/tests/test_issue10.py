@@ -437,7 +437,7 @@ def test_errors_inside_a_policy_abort_the_migration_cleanly(tmp_path, kitchen_mo
     before = sha256(kitchen_store)
     with pytest.raises(cdmigrate.MigrationError) as error:
         run_kitchen(tmp_path, kitchen_models, kitchen_store, {"F": Fails}, item_policy="F")
-    culprit = {"fetch": "'Item' has no property named 'colour'", "count": "Nowhere", "uri": "x-coredata://nope", "set_values": "i32", "insert": "'Item.box' is to-one: set it with instance['box']",
+    culprit = {"fetch": "entity 'Item' has no property 'colour'", "count": "Nowhere", "uri": "x-coredata://nope", "set_values": "i32", "insert": "'Item.box' is to-one: set it with instance['box']",
                "super": "read-only", "mapping": "nothere"}[failure]
     assert culprit in error.value.message
     assert sha256(kitchen_store) == before

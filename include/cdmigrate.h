@@ -647,6 +647,9 @@ int cdm_value_set_double(cdm_value *value, double v);
 int cdm_value_set_bool(cdm_value *value, int v);
 int cdm_value_set_date(cdm_value *value, double seconds_since_2001);
 int cdm_value_set_text(cdm_value *value, const char *text, long text_length);
+/* An exact decimal number given as plain decimal text ("-12.50", "3e-2"), for decimal attributes;
+** other text gives CDM_MISMATCH. */
+int cdm_value_set_decimal(cdm_value *value, const char *text);
 int cdm_value_set_blob(cdm_value *value, const void *bytes, size_t length);
 int cdm_value_set_object(cdm_value *value, cdm_object *object);
 

@@ -187,6 +187,16 @@ public func cdm_value_set_date(_ v: OpaquePointer?, _ x: Double) -> Int32 { writ
 public func cdm_value_set_text(_ v: OpaquePointer?, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 {
     write(v) { .string(try CString.argument(text, length: length, "the text")) }
 }
+@_cdecl("cdm_value_set_decimal")
+public func cdm_value_set_decimal(_ v: OpaquePointer?, _ text: UnsafePointer<CChar>?) -> Int32 {
+    write(v) {
+        let digits = try CString.argument(text, "the decimal text")
+        guard ModelReader.isDecimalText(digits) else {
+            throw MigrationError.mismatch("'\(digits)' is not a decimal number (plain decimal notation, like -12.50 or 3e-2)")
+        }
+        return .decimal(digits)
+    }
+}
 @_cdecl("cdm_value_set_blob")
 public func cdm_value_set_blob(_ v: OpaquePointer?, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 {
     write(v) {

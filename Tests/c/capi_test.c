@@ -493,6 +493,17 @@ static int summarize(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
     (void)ctx; (void)user;
     function_calls++;
     if (argc != 1) return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "summarize: takes one argument");
+    if (function_calls == 1) {
+        CHECK_RC(cdm_value_set_decimal(result, "1e"), CDM_MISMATCH);
+        CHECK_RC(cdm_value_set_decimal(result, "nan"), CDM_MISMATCH);
+        CHECK_RC(cdm_value_set_decimal(result, NULL), CDM_MISUSE);
+        CHECK_RC(cdm_value_set_decimal(argv[0], "1"), CDM_MISUSE); /* arguments are read-only */
+        CHECK_RC(cdm_value_set_decimal(result, "-12.50"), CDM_OK);
+        char *json = NULL;
+        CHECK_RC(cdm_value_to_json(result, &json), CDM_OK);
+        CHECK_HAS(json, "-12.5");
+        cdm_free(json);
+    }
     if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
     const char *text = NULL; size_t len = 0;
     int rc = cdm_value_text(argv[0], &text, &len);

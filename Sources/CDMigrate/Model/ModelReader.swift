@@ -155,7 +155,7 @@ public enum ModelReader {
 
     /// Plain decimal notation (`-12.5`, `3e-2`): what NSDecimalNumber reads, without the
     /// `nan`, `inf` and hexadecimal forms that `Double(_:)` would also take.
-    static func isDecimalText(_ s: String) -> Bool {
+    public static func isDecimalText(_ s: String) -> Bool {
         var chars = Array(s.utf8)[...]
         func digits() -> Int {
             var n = 0

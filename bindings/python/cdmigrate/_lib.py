@@ -247,6 +247,7 @@ _PROTOTYPES = {
     "cdm_value_set_bool": (c_int, [c_void_p, c_int]),
     "cdm_value_set_date": (c_int, [c_void_p, c_double]),
     "cdm_value_set_text": (c_int, [c_void_p, c_char_p, c_long]),
+    "cdm_value_set_decimal": (c_int, [c_void_p, c_char_p]),
     "cdm_value_set_blob": (c_int, [c_void_p, c_char_p, c_size_t]),
     "cdm_value_set_object": (c_int, [c_void_p, c_void_p]),
     # stores

@@ -262,8 +262,9 @@ def set_result(handle: int, value: Any) -> None:
         data = value.encode("utf-8", "surrogatepass")
         code = lib.cdm_value_set_text(handle, data, len(data))
     elif isinstance(value, decimal.Decimal):
-        data = str(value).encode("ascii")
-        code = lib.cdm_value_set_text(handle, data, len(data))
+        if not value.is_finite():
+            raise MismatchError(f"a host function cannot return the decimal {value}")
+        code = lib.cdm_value_set_decimal(handle, str(value).encode("ascii"))
     elif isinstance(value, uuid.UUID):
         data = str(value).encode("ascii")
         code = lib.cdm_value_set_text(handle, data, len(data))

@@ -356,8 +356,8 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
         calls.append(args)
         return args[0]
 
-    results = {"i16": 5, "i32": True, "dbl": 1, "flt": 2.5, "str": decimal.Decimal("1.25"), "blob": b"\x01", "when": dt.datetime(2030, 1, 1),
-               "dec": 1.25, "link": uuid.UUID(int=3), "i64": None}
+    results = {"i16": 5, "i32": True, "dbl": 1, "flt": 2.5, "str": "1.25", "blob": b"\x01", "when": dt.datetime(2030, 1, 1),
+               "dec": decimal.Decimal("1.25"), "link": uuid.UUID(int=3), "i64": None}
     attribute_mappings = [{"name": k, "valueExpression": f'FUNCTION(CAST("Py", "Class"), "f:", "{k}")'} for k in results]
     attribute_mappings.append({"name": "thing", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "d:a:b:c:e:f:g:h:i:", $source.when, $source.i64, $source.str, $source.flag, $source.dec, $source.blob, $source.ident, $source.box, $source.dbl)'})
     text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "predicate": "TRUEPREDICATE",

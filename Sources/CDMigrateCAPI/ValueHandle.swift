@@ -27,22 +27,7 @@ final class ValueEntry: HandleEntry {
         return buffer
     }
 
-    var typeCode: Int32 {
-        switch value {
-        case .null: return 0
-        case .bool: return 1
-        case .integer: return 2
-        case .double: return 3
-        case .decimal: return 4
-        case .string: return 5
-        case .date: return 6
-        case .binary: return 7
-        case .uuid: return 8
-        case .uri: return 9
-        case .object: return 10
-        case .collection: return 11
-        }
-    }
+    var typeCode: Int32 { ValueTypeCode.of(value) }
 
     func mismatch(_ wanted: String) -> MigrationError {
         MigrationError.mismatch("the value is \(value.typeName == "nil" ? "null" : "a \(value.typeName)"), not \(wanted)")

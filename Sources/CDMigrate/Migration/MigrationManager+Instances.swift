@@ -159,8 +159,12 @@ extension MigrationManager {
         currentDestination = destination
         if let mapping = mapping { currentEntityMapping = mapping }
         defer { (currentPropertyMapping, currentSource, currentDestination, currentEntityMapping) = saved }
+        // A host function may evaluate again while an evaluation runs: that one gets its own evaluator.
+        let shared = evaluationDepth == 0 ? evaluator : nil
+        evaluationDepth += 1
+        defer { evaluationDepth -= 1 }
         do {
-            return try ExpressionEvaluator(environment: self).evaluate(expression, object: source.map { .object($0) } ?? .null)
+            return try (shared ?? ExpressionEvaluator(environment: self)).evaluate(expression, object: source.map { .object($0) } ?? .null)
         } catch let error as MigrationError where error.code == .expressionEvaluation {
             let owner = mapping.map { "entity mapping '\($0.name)'" } ?? "expression"
             let target = property.map { ", property '\($0.name)'" } ?? ""

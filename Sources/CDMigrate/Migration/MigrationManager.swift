@@ -39,6 +39,10 @@ public final class MigrationManager {
     var currentPolicy: EntityMigrationPolicy?
     var currentSource: ManagedObject?
     var currentDestination: ManagedObject?
+    /// One evaluator per run (it caches compiled MATCHES patterns); released when the run ends,
+    /// since it holds the manager as its environment.
+    var evaluator: ExpressionEvaluator?
+    var evaluationDepth = 0
     var lookupIndexes = Set<String>()
     var lookupIndexNames: [String] = []
     private var cancelled = false
@@ -130,6 +134,7 @@ public final class MigrationManager {
         cancelled = false
         report = MigrationReport()
         report.warnings = mappingModels.flatMap { $0.warnings }
+        evaluator = ExpressionEvaluator(environment: self)
         stepsDone = 0
         totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
         migrationProgress = 0
@@ -148,6 +153,7 @@ public final class MigrationManager {
             mappingIDs = [:]
             lookupIndexes = []
             lookupIndexNames = []
+            evaluator = nil
             userInfo = [:]
         }
         do {

@@ -27,6 +27,7 @@ func makeStore(_ path: String, _ model: ManagedObjectModel, _ body: (PersistentS
     store.close()
 }
 
+@discardableResult
 func insert(_ store: PersistentStore, _ entity: String, _ values: [String: Value]) throws -> ManagedObject {
     let object = try store.insertObject(entityName: entity)
     for (key, value) in values.sorted(by: { $0.key < $1.key }) { try object.setValue(value, forKey: key) }

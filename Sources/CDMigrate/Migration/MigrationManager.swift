@@ -230,16 +230,8 @@ public final class MigrationManager {
                     counts.instancesBySQL = true
                     try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
                 } else {
-                try source.enumerate(request) { sInstance in
-                    try checkCancelled()
-                    currentSource = sInstance
-                    try policies[index].createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
-                    currentSource = nil
-                    processed += 1
-                    if processed % batchSize == 0 { try destination.save() }
-                    try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
-                    return true
-                }
+                    processed = try createInstancesPerSource(mapping, policy: policies[index], request: request, total: total,
+                                                             source: source, destination: destination)
                 }
                 counts.sourceInstances = processed
             }
@@ -254,7 +246,6 @@ public final class MigrationManager {
         stage = 2
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
-            let id = mappingID(mapping)
             // The default policy with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
             var idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
             if !idle && pushDownSQL && policies[index] is DefaultEntityMigrationPolicy {
@@ -263,21 +254,12 @@ public final class MigrationManager {
                     report.mappings[i].relationshipsBySQL = true
                 }
             }
-            let total = idle ? 0 : try associations.count(mapping: id)
-            var processed = 0
-            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-            if !idle { try associations.forEach(mapping: id) { association in
-                try checkCancelled()
-                let dInstance = try association.destination(in: destinationModel, store: destination)
-                currentDestination = dInstance
-                currentSource = try association.source(in: sourceModel, store: source)
-                try policies[index].createRelationships(forDestination: dInstance, in: mapping, manager: self)
-                currentSource = nil
-                currentDestination = nil
-                processed += 1
-                if processed % batchSize == 0 { try destination.save() }
-                try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
-            } }
+            if !idle {
+                try createRelationshipsPerDestination(mapping, policy: policies[index], associations: associations,
+                                                      source: source, destination: destination)
+            } else {
+                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
+            }
             try policies[index].endRelationshipCreation(forMapping: mapping, manager: self)
             try destination.save()
             finishStep()
@@ -295,6 +277,44 @@ public final class MigrationManager {
         }
         currentEntityMapping = nil
         currentPolicy = nil
+    }
+
+    /// Stage 1 row by row: the policy's `createDestinationInstances` for each source instance.
+    private func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
+                                          source: PersistentStore, destination: PersistentStore) throws -> Int {
+        var processed = 0
+        try source.enumerate(request) { sInstance in
+            try checkCancelled()
+            currentSource = sInstance
+            try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            currentSource = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            return true
+        }
+        return processed
+    }
+
+    /// Stage 2 per instance: the policy's `createRelationships` for each destination instance the
+    /// mapping made, with `$source` the instance it was made from (both as faults).
+    private func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+                                                   source: PersistentStore, destination: PersistentStore) throws {
+        let total = try associations.count(mapping: mappingID(mapping))
+        var processed = 0
+        try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+        try associations.forEach(mapping: mappingID(mapping)) { association in
+            try checkCancelled()
+            let dInstance = try association.destination(in: destinationModel, store: destination)
+            currentDestination = dInstance
+            currentSource = try association.source(in: sourceModel, store: source)
+            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
+            currentSource = nil
+            currentDestination = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+        }
     }
 
     /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the

@@ -6,21 +6,24 @@
 struct DeclarativeMappingSQL {
     /// The INSERT making the destination rows, and the INSERT recording the associations; both
     /// number the source rows the same way (`ROW_NUMBER() OVER (ORDER BY Z_PK)`), so row n of the
-    /// source becomes primary key `first + n - 1`.
+    /// source becomes primary key `first + n - 1`. The first `?` of each is `first - 1`.
     let insertRows: String
     let insertAssociations: String
-    let arguments: [Value]
+    /// The predicate's arguments, after the first key's.
+    let predicateArguments: [Value]
+
+    func arguments(firstPrimaryKey: Int64) -> [Value] { [.integer(firstPrimaryKey - 1)] + predicateArguments }
 
     static let sourceSchema = "cdm_source"
 
     /// nil when the mapping needs the row-by-row path.
-    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, firstPrimaryKey: Int64,
+    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int,
                      source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
         guard mapping.entityMigrationPolicyClassName == nil, request.filter == nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values = ["\(firstPrimaryKey - 1) + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
+        var values = ["? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
             let sql: String
@@ -49,8 +52,8 @@ struct DeclarativeMappingSQL {
             insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
             insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
-                + "\(firstPrimaryKey - 1) + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
-            arguments: request.arguments)
+                + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
+            predicateArguments: request.arguments)
     }
 
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.

@@ -321,17 +321,14 @@ public final class MigrationManager {
     /// mapping needs the row-by-row path.
     private func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
                                   source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        let id = mappingID(mapping)
         guard total > 0, let destinationEntity = mapping.destinationEntity,
-              DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: 1, source: source, destination: destination) != nil
+              let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), source: source, destination: destination)
         else { return false }
         try attachSource(source, to: destination)
-        let first = destination.allocatePrimaryKeys(for: destinationEntity, count: total)
-        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: id, firstPrimaryKey: first,
-                                                     source: source, destination: destination) else { return false }
+        let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
         try destination.database.begin()
-        try destination.database.run(plan.insertRows, plan.arguments)
-        try destination.database.run(plan.insertAssociations, plan.arguments)
+        try destination.database.run(plan.insertRows, arguments)
+        try destination.database.run(plan.insertAssociations, arguments)
         try destination.save()
         return true
     }
@@ -339,7 +336,6 @@ public final class MigrationManager {
     /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
     /// needs the per-instance path.
     private func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        try destination.save()
         guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
         try attachSource(source, to: destination)
         try destination.database.begin()

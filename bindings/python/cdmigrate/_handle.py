@@ -6,12 +6,17 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from .errors import MisuseError
+import ctypes
+
+from . import _lib
+from .errors import MisuseError, from_record
 
 
 class LongLivedHandle:
     _kind = "object"
     _free: Optional[Callable[[int], Any]] = None
+    # cdm_<object>_error: the structured error a failed constructor left on its handle.
+    _error: Optional[Callable[[int], Any]] = None
 
     def __init__(self, pointer: Optional[int]):
         self._pointer: Optional[int] = pointer
@@ -23,6 +28,26 @@ class LongLivedHandle:
         if not pointer:
             raise MisuseError(f"the {self._kind} is closed")
         return pointer
+
+    @classmethod
+    def _make(cls, constructor, *arguments):
+        """Calls a C constructor `constructor(*arguments, &out)` and wraps the handle it gives."""
+        out = ctypes.c_void_p()
+        code = constructor(*arguments, ctypes.byref(out))
+        handle = cls(out.value)
+        handle._raise_if_failed(code)
+        return handle
+
+    def _raise_if_failed(self, code: int) -> None:
+        """C constructors hand back a handle even when they fail (like sqlite3_open), carrying the
+        error: read it, free the handle, raise it."""
+        if not code:
+            return
+        pointer = self._pointer
+        error_of = type(self)._error
+        error = from_record(code, error_of(pointer) if pointer and error_of else _lib.lib.cdm_last_error())
+        self.close()
+        raise error
 
     @property
     def closed(self) -> bool:

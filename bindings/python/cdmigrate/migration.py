@@ -334,6 +334,7 @@ class Migration(LongLivedHandle):
     """
 
     _kind = "migration"
+    _error = staticmethod(lambda p: _lib_.cdm_migration_error(p))
 
     def __init__(self, source_model: Model, destination_model: Model,
                  mappings: Union[MappingModel, Sequence[MappingModel]], *,
@@ -358,10 +359,7 @@ class Migration(LongLivedHandle):
         out = ctypes.c_void_p()
         code = _lib_.cdm_migration_new(source_model._ptr, destination_model._ptr, array, len(mappings), ctypes.byref(out))
         self._pointer = out.value
-        if code:
-            error = from_record(code, _lib_.cdm_migration_error(out.value) if out.value else _lib_.cdm_last_error())
-            self.close()
-            raise error
+        self._raise_if_failed(code)
         self.set_progress(progress, progress_interval)
         self._register(policies, functions)
 

@@ -34,6 +34,7 @@ class Model(LongLivedHandle):
 
     _kind = "model"
     _free = staticmethod(lambda p: _lib.lib.cdm_model_free(p))
+    _error = staticmethod(lambda p: _lib.lib.cdm_model_error(p))
 
     @classmethod
     def from_json(cls, text: str) -> "Model":
@@ -45,17 +46,6 @@ class Model(LongLivedHandle):
     def from_file(cls, path: PathLike) -> "Model":
         """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
         return cls._make(_lib.lib.cdm_model_from_file, _encode(os.fspath(path), "the path"))
-
-    @classmethod
-    def _make(cls, constructor, argument: bytes) -> "Model":
-        out = ctypes.c_void_p()
-        code = constructor(argument, ctypes.byref(out))
-        model = cls(out.value)
-        if code:
-            error = from_record(code, _lib.lib.cdm_model_error(out.value) if out.value else _lib.lib.cdm_last_error())
-            model.close()
-            raise error
-        return model
 
     @property
     def entity_names(self) -> List[str]:
@@ -103,6 +93,7 @@ class MappingModel(LongLivedHandle):
 
     _kind = "mapping model"
     _free = staticmethod(lambda p: _lib.lib.cdm_mapping_free(p))
+    _error = staticmethod(lambda p: _lib.lib.cdm_mapping_error(p))
 
     @classmethod
     def from_json(cls, text: str) -> "MappingModel":
@@ -113,17 +104,6 @@ class MappingModel(LongLivedHandle):
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":
         return cls._make(_lib.lib.cdm_mapping_from_file, _encode(os.fspath(path), "the path"))
-
-    @classmethod
-    def _make(cls, constructor, argument: bytes) -> "MappingModel":
-        out = ctypes.c_void_p()
-        code = constructor(argument, ctypes.byref(out))
-        mapping = cls(out.value)
-        if code:
-            error = from_record(code, _lib.lib.cdm_mapping_error(out.value) if out.value else _lib.lib.cdm_last_error())
-            mapping.close()
-            raise error
-        return mapping
 
     def validate(self, source: Model, destination: Model) -> None:
         """Checks the mapping against two models; InvalidMappingError with every problem."""

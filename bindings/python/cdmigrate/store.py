@@ -27,6 +27,7 @@ class Store(LongLivedHandle):
 
     _kind = "store"
     _free = staticmethod(lambda p: _lib.lib.cdm_store_close(p))
+    _error = staticmethod(lambda p: _lib.lib.cdm_store_error(p))
 
     def __init__(self, pointer: Optional[int], model: Model):
         super().__init__(pointer)
@@ -40,10 +41,7 @@ class Store(LongLivedHandle):
         out = ctypes.c_void_p()
         code = _lib.lib.cdm_store_create(model._ptr, os.fsencode(path), ctypes.byref(out))
         store = cls(out.value, model)
-        if code:
-            error = from_record(code, _lib.lib.cdm_store_error(out.value) if out.value else _lib.lib.cdm_last_error())
-            store.close()
-            raise error
+        store._raise_if_failed(code)
         return store
 
     def insert(self, entity: str, values: Optional[Dict[str, Any]] = None, **more: Any) -> Instance:

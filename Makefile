@@ -23,7 +23,7 @@ VERSION      := $(shell sed -n 's/^\#define CDM_VERSION  *"\(.*\)"/\1/p' include
 # The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay and the
 # regex engine (MATCHES predicates). Concurrency is listed too but nothing uses it.
 SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftGlibc -lswiftCore
-SYSTEM_LIBS  := -lsqlite3 -ljansson -lstdc++ -lm -lpthread -ldl
+SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
 
 BUILD        := build
 LIBA         := $(BUILD)/lib/libcdmigrate.a

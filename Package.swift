@@ -2,7 +2,8 @@
 import PackageDescription
 
 // The engine (CDMigrate) imports no Foundation: the static library must link into C programs
-// with only the Swift core runtime, sqlite3 and jansson (see DEVELOPERS notes in README).
+// with only the Swift core runtime and system C libraries: sqlite3 (stores), jansson (JSON),
+// libxml2 (Xcode's XML files) and zlib (model caches).
 let package = Package(
     name: "cdmigrate",
     products: [
@@ -12,7 +13,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CJansson", pkgConfig: "jansson", providers: [.apt(["libjansson-dev"])]),
-        .target(name: "CDMigrate", dependencies: ["CSQLite", "CJansson"]),
+        .systemLibrary(name: "CLibXML2", pkgConfig: "libxml-2.0", providers: [.apt(["libxml2-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .target(name: "CDMigrate", dependencies: ["CSQLite", "CJansson", "CLibXML2", "CZlib"]),
         // The C API (include/cdmigrate.h): @_cdecl functions over the engine, no engine logic.
         .target(name: "CDMigrateCAPI", dependencies: ["CDMigrate", "CSQLite", "CJansson"], path: "Sources/CDMigrateCAPI"),
         // The reference migrations of shared/scenarios.md: models, mappings, generators and
@@ -21,6 +24,6 @@ let package = Package(
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
         // Prints speed and memory figures (never asserted in tests: machines are noisy).
         .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),
-        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"], exclude: ["Fixtures"]),
+        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"]),
     ]
 )

@@ -2,7 +2,7 @@
 # Installs the system packages cdmigrate builds against (Debian/Ubuntu), when they are missing.
 set -euo pipefail
 need=()
-for pkg in libsqlite3-dev libjansson-dev pkg-config sqlite3 make gcc g++; do
+for pkg in libsqlite3-dev libjansson-dev libxml2-dev zlib1g-dev pkg-config sqlite3 make gcc g++; do
     dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if [ ${#need[@]} -gt 0 ]; then

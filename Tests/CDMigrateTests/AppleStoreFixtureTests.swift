@@ -5,7 +5,7 @@ import Foundation
 /// Stores written by Apple's Core Data, read back through the store layer.
 final class AppleStoreFixtureTests: XCTestCase {
     static let fixtures = TestPaths.fixtures
-    static let modelDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/apple").path
+    static let modelDirectory = TestPaths.fixtures + "/json-models"
     static let renameVersions = ["1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"]
 
     var temporaryDirectory: String = ""
@@ -22,7 +22,7 @@ final class AppleStoreFixtureTests: XCTestCase {
     /// Copies a fixture store with its -wal and -shm (SQLite may write beside a store it opens).
     func copyFixture(_ relativePath: String) throws -> String {
         let source = AppleStoreFixtureTests.fixtures + "/" + relativePath
-        guard FileManager.default.fileExists(atPath: source) else { XCTFail("fixture \(source) is missing: shared/ must sit beside the repository (or set CDMIGRATE_FIXTURES)"); throw CocoaError(.fileNoSuchFile) }
+        guard FileManager.default.fileExists(atPath: source) else { XCTFail("fixture \(source) is missing: Tests/Fixtures is incomplete (or CDMIGRATE_FIXTURES points elsewhere)"); throw CocoaError(.fileNoSuchFile) }
         // Each copy in a folder of its own: a test may open the same fixture twice.
         let folder = temporaryDirectory + "/" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

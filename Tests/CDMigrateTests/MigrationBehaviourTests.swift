@@ -239,7 +239,7 @@ final class MigrationBehaviourTests: XCTestCase {
         for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: fixture + suffix) {
             try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy + suffix)
         }
-        let fixtures = TestPaths.repository + "/Tests/CDMigrateTests/Fixtures/apple/"
+        let fixtures = TestPaths.fixtures + "/json-models/"
         let v100 = try ModelReader.model(fromFile: fixtures + "renames-v1.0.0.json")
         let v200 = try ModelReader.model(fromFile: fixtures + "renames-v2.0.0.json")
         let mapping = try MappingModel.fromJSON("""

@@ -40,8 +40,8 @@ func fetchAll(_ store: PersistentStore, _ entity: String, subentities: Bool = tr
     return try store.fetch(request)
 }
 
-/// Where the repository and `../shared/fixtures` are, found from this file's path so the tests run
-/// from any clone (CI clones the repository with shared/ beside it). `CDMIGRATE_FIXTURES` overrides.
+/// Where the repository and its test fixtures (`Tests/Fixtures`, see its README) are, found from
+/// this file's path so the tests run from any clone. `CDMIGRATE_FIXTURES` overrides.
 enum TestPaths {
     static let repository: String = {
         var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false).map(String.init)
@@ -49,5 +49,5 @@ enum TestPaths {
         return parts.joined(separator: "/")
     }()
     static let fixtures: String = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
-        ?? (URL(fileURLWithPath: repository).deletingLastPathComponent().appendingPathComponent("shared/fixtures").path)
+        ?? (repository + "/Tests/Fixtures")
 }

@@ -21,7 +21,7 @@ enum PlistFixtures {
         var db: OpaquePointer?
         guard sqlite3_open_v2(copy, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
             sqlite3_close(db)
-            throw NSError(domain: "PlistFixtures", code: 2, userInfo: [NSLocalizedDescriptionKey: "cannot open \(copy): is shared/fixtures beside the repository?"])
+            throw NSError(domain: "PlistFixtures", code: 2, userInfo: [NSLocalizedDescriptionKey: "cannot open \(copy): is Tests/Fixtures complete?"])
         }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?

@@ -1,5 +1,5 @@
 /* C tests of the query, identity, introspection, user-info, `super` and bulk-field API
-** (issue 10), through a library-shaped app migrated in two model steps with policies written in C:
+** through a library-shaped app migrated in two model steps with policies written in C:
 **   step 1 (V1 → V2): Book.genre, a free-text string, becomes a shared Genre entity that the
 **     policy finds with a destination fetch (no policy-side dictionary);
 **   step 2 (V2 → V3): two mapping models in two passes; pass 1 makes genres and authors and keeps

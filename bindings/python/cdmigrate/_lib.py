@@ -258,7 +258,7 @@ _PROTOTYPES = {
     "cdm_store_error": (c_void_p, [c_void_p]),
     "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
     "cdm_internal_struct_size": (c_size_t, [c_char_p]),
-    # issue 10: model introspection
+    # model introspection
     "cdm_model_entity_parent": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_model_attribute_count": (c_int, [c_void_p, c_char_p, _out_size]),
     "cdm_model_attribute_at": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(cdm_attribute_info)]),
@@ -266,7 +266,7 @@ _PROTOTYPES = {
     "cdm_model_relationship_count": (c_int, [c_void_p, c_char_p, _out_size]),
     "cdm_model_relationship_at": (c_int, [c_void_p, c_char_p, c_size_t, POINTER(cdm_relationship_info)]),
     "cdm_model_relationship_info": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(cdm_relationship_info)]),
-    # issue 10: the current entity mapping, the models, super
+    # the current entity mapping, the models, super
     "cdm_context_mapping_user_info": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_context_mapping_user_info_count": (c_int, [c_void_p, _out_size]),
     "cdm_context_mapping_user_info_at": (c_int, [c_void_p, c_size_t, _out_str, _out_str]),
@@ -277,7 +277,7 @@ _PROTOTYPES = {
     "cdm_context_default_create_destination_instances": (c_int, [c_void_p, c_void_p, _out_ptr]),
     "cdm_context_default_create_relationships": (c_int, [c_void_p, c_void_p]),
     "cdm_context_create_instance_with_fields": (c_int, [c_void_p, c_char_p, _fields, c_size_t, c_int, c_void_p, _out_ptr]),
-    # issue 10: queries and identities
+    # queries and identities
     "cdm_context_fetch_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
     "cdm_context_fetch_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
     "cdm_context_count_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
@@ -287,7 +287,7 @@ _PROTOTYPES = {
     "cdm_list_release": (None, [c_void_p]),
     "cdm_context_instance_for_uri": (c_int, [c_void_p, c_char_p, _out_ptr]),
     "cdm_context_instance_with_id": (c_int, [c_void_p, c_int, c_char_p, c_int64, _out_ptr]),
-    # issue 10: instances
+    # instances
     "cdm_object_remove_object": (c_int, [c_void_p, c_char_p, c_void_p]),
     "cdm_object_insert_object": (c_int, [c_void_p, c_char_p, c_void_p, c_size_t]),
     "cdm_object_id": (c_int, [c_void_p, _out_int, POINTER(c_void_p), POINTER(c_int64)]),
@@ -295,8 +295,7 @@ _PROTOTYPES = {
     "cdm_object_set_fields": (c_int, [c_void_p, _fields, c_size_t, c_int]),
 }
 
-# Functions of later versions of the C API, bound when the library has them (none at the moment;
-# see NEEDS_FROM_C_API.md).
+# Functions of later versions of the C API, bound when the library has them (none at the moment).
 _OPTIONAL: dict = {}
 
 missing: list = []

@@ -189,7 +189,7 @@ class SQLiteError(MigrationError):
 
 
 class FeatureUnavailableError(MisuseError, NotImplementedError):
-    """The loaded libcdmigrate has no C function for this feature (see NEEDS_FROM_C_API.md)."""
+    """The loaded libcdmigrate has no C function for this feature."""
 
 
 _CLASSES: Dict[int, Type[MigrationError]] = {

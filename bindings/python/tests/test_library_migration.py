@@ -1,4 +1,4 @@
-"""Issue 10's library-shaped app, migrated in two model steps with policies written in Python, and
+"""A library-shaped app, migrated in two model steps with policies written in Python, and
 checked row by row with Python's own sqlite3 (the same app as Tests/c/library_test.c):
 
   step 1 (V1 → V2): ``Book.genre``, a free-text string, becomes a shared ``Genre`` entity that the

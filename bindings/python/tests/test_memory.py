@@ -22,7 +22,7 @@ class Touching(cdmigrate.EntityMigrationPolicy):
         destination = super().create_destination_instances(source, mapping, manager)
         destination["str"] = f"{source['str']}/{source['i64']}"
         manager.user_info.setdefault("rows", []).append(source["i64"])
-        # The issue 10 paths too: bulk read and write, a fetch, an object ID kept in user info.
+        # The policy-service paths too: bulk read and write, a fetch, an object ID kept in user info.
         row = source.to_dict()
         destination.set_values({"i32": row["i32"], "unknown": 1})
         if source["i64"] % 10 == 0:

@@ -1,4 +1,4 @@
-"""Issue 10, bullet by bullet, through the Python binding: querying the destination and the
+"""The policy services, one by one, through the Python binding: querying the destination and the
 source, changing destination instances made earlier, stable identities, introspection, the
 dictionary view, the default behaviour as super, shared user info, and errors that name their
 culprit and abort the migration cleanly."""

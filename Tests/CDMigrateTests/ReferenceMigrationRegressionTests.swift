@@ -3,9 +3,9 @@ import Foundation
 @testable import CDMigrate
 import ReferenceMigrations
 
-/// Engine behaviour that the reference migrations ran into. Each test is minimal; a test stays
+/// Engine behaviour that the reference migrations ran into, kept as regression tests. Each test is minimal; a test stays
 /// here as a regression test once the engine is fixed.
-final class EngineIssuesFromExamplesTests: XCTestCase {
+final class ReferenceMigrationRegressionTests: XCTestCase {
     /// A migration opens its source read-only; the source is a WAL store (as every store the
     /// engine creates is), so SQLite created `-wal` (empty) and `-shm` beside it, which a read-only
     /// connection cannot remove when it closes: after a migration the user found two files beside

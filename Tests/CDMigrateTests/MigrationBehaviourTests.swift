@@ -336,3 +336,57 @@ extension MigrationBehaviourTests {
         XCTAssertEqual(dumps[0], dumps[1], "SQL and row-by-row paths store the same rows")
     }
 }
+
+/// Relationship counts are checked as Core Data checks them: an optional relationship may be
+/// empty whatever its minimum count; its bounds apply once it holds something.
+final class RelationshipCountValidationTests: XCTestCase {
+    static let model = """
+    {"name": "Shelf", "entities": [
+      {"name": "Box", "attributes": [{"name": "label", "type": "string"}], "relationships": [
+        {"name": "owner", "destination": "Owner", "inverse": "boxes", "minCount": 1, "maxCount": 1},
+        {"name": "tags", "destination": "Tag", "inverse": "box", "toMany": true, "minCount": 2}]},
+      {"name": "Owner", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+        {"name": "boxes", "destination": "Box", "inverse": "owner", "toMany": true}]},
+      {"name": "Tag", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+        {"name": "box", "destination": "Box", "inverse": "tags"}]}
+    ]}
+    """
+    static let mapping = """
+    {"entityMappings": [
+      {"name": "BoxToBox", "sourceEntity": "Box", "destinationEntity": "Box", "predicate": "TRUEPREDICATE", "attributeMappings": {"label": "$source.label"},
+       "relationshipMappings": {"owner": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"OwnerToOwner\\", $source.owner)",
+                                "tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTag\\", $source.tags)"}},
+      {"name": "OwnerToOwner", "sourceEntity": "Owner", "destinationEntity": "Owner", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}},
+      {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}}
+    ]}
+    """
+
+    func migrate(tagsPerBox: [Int]) throws -> MigrationReport {
+        let scratch = ScratchDirectory()
+        let model = try ModelReader.model(fromJSON: Self.model)
+        let source = scratch.file("shelf.sqlite")
+        try makeStore(source, model) { store in
+            for (i, count) in tagsPerBox.enumerated() {
+                let box = try insert(store, "Box", ["label": .string("box \(i)")])
+                var tags: [Value] = []
+                for t in 0..<count { tags.append(.object(try insert(store, "Tag", ["name": .string("tag \(i).\(t)")]))) }
+                try box.setValue(.collection(tags), forKey: "tags")
+            }
+        }
+        let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(Self.mapping))
+        return try manager.migrateStore(from: source, to: scratch.file("out.sqlite"), checkSourceVersion: false)
+    }
+
+    func testOptionalRelationshipsWithAMinimumCountMayBeEmpty() throws {
+        let report = try migrate(tagsPerBox: [0, 2, 3])
+        XCTAssertEqual(report.destinationCounts.first { $0.entityName == "Box" }?.count, 3)
+    }
+
+    func testANonEmptyOptionalToManyBelowItsMinimumFails() {
+        XCTAssertThrowsError(try migrate(tagsPerBox: [0, 1, 2])) { error in
+            let e = error as? MigrationError
+            XCTAssertEqual(e?.code, .validationRelationshipLacksMinimumCount, "\(error)")
+            XCTAssertTrue(e?.message.contains("Box.tags has fewer than 2 instances in 1 instance") == true, "\(error)")
+        }
+    }
+}

@@ -39,12 +39,15 @@ struct DestinationValidation {
             }
             for relationship in entity.relationships where !relationship.isTransient {
                 let name = "\(entity.name).\(relationship.name)"
-                let minimum = max(relationship.minCount, relationship.isOptional ? 0 : 1)
+                // As Core Data: an optional relationship may be empty whatever its minimum count
+                // (Xcode writes `optional="YES" minCount="1"` on to-ones); the count bounds apply
+                // only to a non-empty one. A required one must be non-empty.
+                let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
                 let maximum = relationship.maxCount
                 let count: String
                 switch layout.storage(of: relationship) {
                 case .foreignKey(let column, _, _):
-                    if minimum > 0 {
+                    if !relationship.isOptional {
                         try check(entity, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL", .validationMissingMandatoryProperty,
                                   "\(name) is required but nil", &problems)
                     }
@@ -56,10 +59,15 @@ struct DestinationValidation {
                 case .transient:
                     continue
                 }
-                if minimum > 0 {
-                    let code: MigrationError.Code = relationship.isOptional || relationship.minCount > 1 ? .validationRelationshipLacksMinimumCount : .validationMissingMandatoryProperty
+                if relationship.isOptional {
+                    if minimum > 1 {
+                        try check(entity, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)", .validationRelationshipLacksMinimumCount,
+                                  "\(name) has fewer than \(minimum) instances", &problems)
+                    }
+                } else {
+                    let code: MigrationError.Code = relationship.minCount > 1 ? .validationRelationshipLacksMinimumCount : .validationMissingMandatoryProperty
                     try check(entity, table, "\(own) AND \(count) < \(minimum)", code,
-                              minimum == 1 && code == .validationMissingMandatoryProperty ? "\(name) is required but empty" : "\(name) has fewer than \(minimum) instances", &problems)
+                              code == .validationMissingMandatoryProperty ? "\(name) is required but empty" : "\(name) has fewer than \(minimum) instances", &problems)
                 }
                 if relationship.isToMany && maximum > 0 {
                     try check(entity, table, "\(own) AND \(count) > \(maximum)", .validationRelationshipExceedsMaximumCount,

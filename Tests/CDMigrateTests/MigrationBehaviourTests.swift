@@ -390,3 +390,97 @@ final class RelationshipCountValidationTests: XCTestCase {
         }
     }
 }
+
+/// Stage 2 as Core Data runs it: `createRelationships` once per destination instance, and the
+/// default refusing a destination made from several sources.
+final class RelationshipStageTests: XCTestCase {
+    static let people = """
+    {"name": "People", "entities": [{"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "team", "type": "string"}]}]}
+    """
+    static let teams = """
+    {"name": "Teams", "entities": [
+      {"name": "Team", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+        {"name": "members", "destination": "Member", "inverse": "team", "toMany": true}]},
+      {"name": "Member", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+        {"name": "team", "destination": "Team", "inverse": "members"}]}
+    ]}
+    """
+    static let mapping = """
+    {"entityMappings": [
+      {"name": "PersonToTeam", "sourceEntity": "Person", "destinationEntity": "Team", "predicate": "TRUEPREDICATE", "policy": "OneTeamPerName",
+       "attributeMappings": {"name": "$source.team"},
+       "relationshipMappings": {"members": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"PersonToMember\\", $source)"}},
+      {"name": "PersonToMember", "sourceEntity": "Person", "destinationEntity": "Member", "predicate": "TRUEPREDICATE",
+       "attributeMappings": {"name": "$source.name"}}
+    ]}
+    """
+
+    /// Makes one Team per distinct name; counts the relationship-stage calls.
+    final class OneTeamPerName: EntityMigrationPolicy {
+        var teams: [String: ManagedObject] = [:]
+        var relationshipCalls = 0
+        let setsRelationshipsItself: Bool
+        init(setsRelationshipsItself: Bool) { self.setsRelationshipsItself = setsRelationshipsItself }
+
+        override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+            guard case .string(let name) = try sInstance.value(forKey: "team") else { return }
+            if let team = teams[name] {
+                try manager.associate(sourceInstance: sInstance, withDestinationInstance: team, for: mapping)
+            } else {
+                teams[name] = try defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
+            }
+        }
+
+        override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+            relationshipCalls += 1
+            guard setsRelationshipsItself else { return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager) }
+            let people = try manager.sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [dInstance])
+            let members = try manager.destinationInstances(forEntityMappingName: "PersonToMember", sourceInstances: people)
+            try dInstance.setValue(.collection(members.map { .object($0) }), forKey: "members")
+        }
+    }
+
+    func migrate(_ policy: OneTeamPerName, _ scratch: ScratchDirectory) throws -> String {
+        let source = scratch.file("people.sqlite"), destination = scratch.file("teams.sqlite")
+        let people = try ModelReader.model(fromJSON: Self.people)
+        try makeStore(source, people) { store in
+            for (name, team) in [("Ada", "red"), ("Bo", "blue"), ("Cy", "red"), ("Di", "red"), ("Ed", "green")] {
+                try insert(store, "Person", ["name": .string(name), "team": .string(team)])
+            }
+        }
+        let manager = try MigrationManager(sourceModel: people, destinationModel: try ModelReader.model(fromJSON: Self.teams),
+                                           mappingModel: try MappingModel.fromJSON(Self.mapping))
+        manager.register(policyNamed: "OneTeamPerName") { policy }
+        _ = try manager.migrateStore(from: source, to: destination, checkSourceVersion: false)
+        return destination
+    }
+
+    func testCreateRelationshipsRunsOncePerDestinationInstance() throws {
+        let scratch = ScratchDirectory()
+        let policy = OneTeamPerName(setsRelationshipsItself: true)
+        let destination = try migrate(policy, scratch)
+        XCTAssertEqual(policy.relationshipCalls, 3, "three teams made from five people")
+        let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromJSON: Self.teams))
+        defer { store.close() }
+        var members: [String: Set<String>] = [:]
+        for team in try fetchAll(store, "Team") {
+            guard case .string(let name) = try team.value(forKey: "name") else { continue }
+            members[name] = Set(try team.value(forKey: "members").elements.compactMap { element -> String? in
+                guard let object = element.object, case .string(let member) = try object.value(forKey: "name") else { return nil }
+                return member
+            })
+        }
+        XCTAssertEqual(members, ["red": ["Ada", "Cy", "Di"], "blue": ["Bo"], "green": ["Ed"]])
+    }
+
+    func testTheDefaultRefusesADestinationMadeFromSeveralSources() {
+        let scratch = ScratchDirectory()
+        XCTAssertThrowsError(try migrate(OneTeamPerName(setsRelationshipsItself: false), scratch)) { error in
+            let e = error as? MigrationError
+            XCTAssertEqual(e?.code, .migration, "\(error)")
+            XCTAssertTrue(e?.message.contains("more than one source for destination in default mapping policy") == true, "\(error)")
+            XCTAssertTrue(e?.message.contains("PersonToTeam") == true, "\(error)")
+        }
+        XCTAssertNil(fileBytes(scratch.file("teams.sqlite")), "nothing is left at the destination")
+    }
+}

@@ -94,7 +94,8 @@ static int name_part(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
 }
 
 /* RecipeToCuisineMigrationPolicy: one Cuisine per distinct non-empty string; every other recipe of
-** that cuisine is associated with the same instance, so the relationship stage gathers them all. */
+** that cuisine is associated with the same instance. A Cuisine thus has several sources, which the
+** default relationship stage refuses (134110, as Core Data), so cuisine_relationships sets recipes. */
 static int cuisine_create(cdm_context *ctx, cdm_object *source, void *user) {
     (void)user;
     const char *name = NULL; size_t length = 0; int is_null = 0;
@@ -109,6 +110,17 @@ static int cuisine_create(cdm_context *ctx, cdm_object *source, void *user) {
     cdm_object *cuisine = NULL;
     TRY(cdm_list_object(found, 0, &cuisine));
     return cdm_context_associate(ctx, source, cuisine);
+}
+
+/* The Cuisine's recipes: the RecipeToRecipe destinations of all the recipes it was made from. */
+static int cuisine_relationships(cdm_context *ctx, cdm_object *cuisine, void *user) {
+    (void)user;
+    cdm_object *const *recipes = NULL, *const *migrated = NULL;
+    size_t recipe_count = 0, migrated_count = 0;
+    TRY(cdm_context_source_instances(ctx, "RecipeToCuisine", &cuisine, 1, &recipes, &recipe_count));
+    TRY(cdm_context_destination_instances(ctx, "RecipeToRecipe", recipes, recipe_count, &migrated, &migrated_count));
+    for (size_t i = 0; i < migrated_count; i++) TRY(cdm_object_add_object(cuisine, "recipes", migrated[i]));
+    return CDM_OK;
 }
 
 static void check(const char *path) {
@@ -193,6 +205,7 @@ int main(void) {
     MUST(cdm_migration_register_function(migration, "MigrationFunctions", "getLastName:", name_part, &last_half, NULL));
     cdm_policy hooks = {0};
     hooks.create_destination_instances = cuisine_create;
+    hooks.create_relationships = cuisine_relationships;
     MUST(cdm_migration_register_policy(migration, "RecipeToCuisineMigrationPolicy", &hooks, sizeof hooks, NULL, NULL));
     if (run_migration(migration, source, destination) == CDM_OK) check(destination);
     cdm_migration_free(migration);

@@ -48,21 +48,36 @@ final class AssociationTable {
         Int(try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?.integer ?? 0)
     }
 
-    /// Walks a mapping's associations in the order they were made, a chunk at a time, so the body
-    /// may write to the destination (and add associations) while the walk goes on.
-    func forEach(mapping: Int, _ body: (Association) throws -> Void) throws {
+    /// How many distinct destination instances a mapping made.
+    func destinationCount(mapping: Int) throws -> Int {
+        Int(try database.scalar("SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = ?)",
+                                [.integer(Int64(mapping))])?.integer ?? 0)
+    }
+
+    /// Walks the distinct destination instances a mapping made, once each, in the order they were
+    /// first associated, a chunk at a time (the body may write while the walk goes on). Each comes
+    /// with its first association and whether it has more than one source.
+    func forEachDestination(mapping: Int, _ body: (Association, _ hasSeveralSources: Bool) throws -> Void) throws {
         var lastRowID: Int64 = 0
         while true {
+            // An association is the first of its destination when none for the same destination and
+            // mapping came before it (one index probe each, through the destination index).
             let rows = try database.rows("""
-                SELECT rowid, source_ent, source_pk, destination_ent, destination_pk FROM cdm_association
-                WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT \(chunkSize)
+                SELECT a.rowid, a.source_ent, a.source_pk, a.destination_ent, a.destination_pk,
+                       (SELECT COUNT(*) FROM (SELECT 1 FROM cdm_association b WHERE b.destination_ent = a.destination_ent
+                            AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping LIMIT 2))
+                FROM cdm_association a
+                WHERE a.mapping = ? AND a.rowid > ? AND NOT EXISTS (SELECT 1 FROM cdm_association b
+                    WHERE b.destination_ent = a.destination_ent AND b.destination_pk = a.destination_pk
+                      AND b.mapping = a.mapping AND b.rowid < a.rowid)
+                ORDER BY a.rowid LIMIT \(chunkSize)
                 """, [.integer(Int64(mapping)), .integer(lastRowID)])
             if rows.isEmpty { return }
             for row in rows {
-                guard row.count == 5, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
-                      let de = row[3].integer, let dp = row[4].integer else { continue }
+                guard row.count == 6, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
+                      let de = row[3].integer, let dp = row[4].integer, let sources = row[5].integer else { continue }
                 lastRowID = rowID
-                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp))
+                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp), sources > 1)
             }
         }
     }

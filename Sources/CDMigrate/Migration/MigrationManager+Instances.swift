@@ -118,10 +118,18 @@ extension MigrationManager {
     /// source instance it was made from, and sets the results as Core Data does: a collection into a
     /// to-many is added to what is there (appended for an ordered one); into a to-one, no item gives
     /// nil, one item gives the item, more is an error.
+    ///
+    /// - Throws: 134110 when the destination instance was made from more than one source instance
+    ///   (Core Data's "more than one source for destination in default mapping policy"): which
+    ///   source `$source` should be is then the policy's decision, in its own `createRelationships`.
     public func applyRelationshipMappings(of mapping: EntityMapping, destination: ManagedObject) throws {
         var source = currentSource
         if source == nil || currentDestination !== destination {
-            source = try sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [destination]).first
+            let sources = try sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [destination])
+            if sources.count > 1 {
+                throw MigrationError(.migration, "more than one source for destination in default mapping policy: entity mapping '\(mapping.name)' made \(destination.objectID) from \(sources.count) source instances; override createRelationships in the mapping's policy to set its relationships")
+            }
+            source = sources.first
         }
         for property in mapping.relationshipMappings {
             guard let expression = property.valueExpression else { continue }

@@ -296,18 +296,19 @@ public final class MigrationManager {
         return processed
     }
 
-    /// Stage 2 per instance: the policy's `createRelationships` for each destination instance the
-    /// mapping made, with `$source` the instance it was made from (both as faults).
+    /// Stage 2 per instance, as Core Data runs it: the policy's `createRelationships` once for each
+    /// destination instance the mapping made (however many sources it was associated with), with
+    /// `$source` the instance it was made from when there is exactly one (both as faults).
     private func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
                                                    source: PersistentStore, destination: PersistentStore) throws {
-        let total = try associations.count(mapping: mappingID(mapping))
+        let total = try associations.destinationCount(mapping: mappingID(mapping))
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-        try associations.forEach(mapping: mappingID(mapping)) { association in
+        try associations.forEachDestination(mapping: mappingID(mapping)) { association, hasSeveralSources in
             try checkCancelled()
             let dInstance = try association.destination(in: destinationModel, store: destination)
             currentDestination = dInstance
-            currentSource = try association.source(in: sourceModel, store: source)
+            currentSource = hasSeveralSources ? nil : try association.source(in: sourceModel, store: source)
             try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
             currentSource = nil
             currentDestination = nil

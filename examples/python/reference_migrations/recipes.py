@@ -49,8 +49,9 @@ class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
     """RecipeToCuisine (source Recipe, destination Cuisine): one Cuisine per distinct string. The
     first recipe of a cuisine makes it with the default behaviour (``super()``: the mapping's own
     ``name = $source.cuisine``); later recipes find it with a destination fetch and are only
-    associated with it, so that the relationship stage gathers every recipe of the cuisine. A
-    recipe without a cuisine (nil or empty) makes none."""
+    associated with it. A Cuisine thus has several sources, which Core Data's default relationship
+    stage refuses (134110), so the policy sets ``recipes`` itself: the RecipeToRecipe destinations of
+    all its source recipes. A recipe without a cuisine (nil or empty) makes none."""
 
     def create_destination_instances(self, source, mapping, manager):
         name = source["cuisine"]
@@ -61,6 +62,10 @@ class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
             manager.associate(source, found[0])
             return found[0]
         return super().create_destination_instances(source, mapping, manager)
+
+    def create_relationships(self, destination, mapping, manager):
+        recipes = manager.source_instances(mapping.name, [destination])
+        destination.add("recipes", *manager.destination_instances("RecipeToRecipe", recipes))
 
 
 POLICIES = {"RecipeToCuisineMigrationPolicy": RecipeToCuisineMigrationPolicy}

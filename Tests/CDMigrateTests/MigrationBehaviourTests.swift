@@ -69,13 +69,19 @@ final class MigrationBehaviourTests: XCTestCase {
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: destination)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .validationMultipleErrors, "\(error)")
-            let codes = Set((e?.underlying ?? []).map { $0.code })
-            XCTAssertEqual(codes, [.validationMissingMandatoryProperty, .validationNumberTooLarge, .validationNumberTooSmall])
-            let text = (e?.underlying ?? []).map { $0.message }.joined(separator: "\n")
+            // One individual error per instance and property, as Core Data gives them.
+            let codes = (e?.underlying ?? []).map { $0.code }
+            XCTAssertEqual(codes.sorted { $0.rawValue < $1.rawValue },
+                           [.validationMissingMandatoryProperty, .validationMissingMandatoryProperty, .validationNumberTooLarge, .validationNumberTooSmall])
+            for individual in e?.underlying ?? [] {
+                XCTAssertEqual(individual.message.components(separatedBy: "x-coredata://").count, 2, "one instance each: \(individual.message)")
+            }
+            // The message groups them.
+            let text = e?.message ?? ""
+            XCTAssertTrue(text.contains("3 problems"), text)
             XCTAssertTrue(text.contains("Swede.name is required but nil in 2 instances"), text)
             XCTAssertTrue(text.contains("Swede.age is above its maximum 32767"), text)
             XCTAssertTrue(text.contains("Swede.age is below its minimum -32768 in 1 instance"), text)
-            XCTAssertTrue(text.contains("x-coredata://"), text)
         }
         XCTAssertEqual(fileBytes(source), before)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
@@ -386,7 +392,7 @@ final class RelationshipCountValidationTests: XCTestCase {
         XCTAssertThrowsError(try migrate(tagsPerBox: [0, 1, 2])) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .validationRelationshipLacksMinimumCount, "\(error)")
-            XCTAssertTrue(e?.message.contains("Box.tags has fewer than 2 instances in 1 instance") == true, "\(error)")
+            XCTAssertTrue(e?.message.contains("Box.tags has fewer than 2 instances (x-coredata://") == true, "\(error)")
         }
     }
 }
@@ -482,5 +488,50 @@ final class RelationshipStageTests: XCTestCase {
             XCTAssertTrue(e?.message.contains("PersonToTeam") == true, "\(error)")
         }
         XCTAssertNil(fileBytes(scratch.file("teams.sqlite")), "nothing is left at the destination")
+    }
+}
+
+/// Stage 3 in Core Data's order: every instance is validated before the policies'
+/// `performCustomValidation` and `end`, which do not run when validation fails.
+final class ValidationStageTests: XCTestCase {
+    final class Recording: EntityMigrationPolicy {
+        var calls: [String] = []
+        override func performCustomValidation(forMapping mapping: EntityMapping, manager: MigrationManager) throws { calls.append("validate") }
+        override func end(_ mapping: EntityMapping, manager: MigrationManager) throws { calls.append("end") }
+    }
+
+    func run(names: [String?]) throws -> (Recording, Error?) {
+        let scratch = ScratchDirectory()
+        let v1 = try ModelReader.model(fromJSON: MigrationBehaviourTests.people)
+        let v2 = try ModelReader.model(fromJSON: MigrationBehaviourTests.split)
+        let source = scratch.file("people.sqlite")
+        try makeStore(source, v1) { store in
+            for name in names { try insert(store, "Person", ["name": name.map { .string($0) } ?? .null, "country": .string("Sweden"), "age": .integer(3)]) }
+        }
+        let mapping = try MappingModel.fromJSON("""
+        {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
+          "policy": "Recording", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
+        """)
+        let policy = Recording()
+        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
+        manager.register(policyNamed: "Recording") { policy }
+        do { _ = try manager.migrateStore(from: source, to: scratch.file("out.sqlite")); return (policy, nil) } catch { return (policy, error) }
+    }
+
+    func testCustomValidationAndEndRunOnlyAfterTheInstancesValidate() throws {
+        let (passing, noError) = try run(names: ["Anna", "Ebba"])
+        XCTAssertNil(noError)
+        XCTAssertEqual(passing.calls, ["validate", "end"])
+        let (failing, error) = try run(names: ["Anna", nil])
+        XCTAssertEqual(failing.calls, [], "neither hook runs when validation fails")
+        XCTAssertEqual((error as? MigrationError)?.code, .validationMissingMandatoryProperty, "a single failure comes as itself: \(String(describing: error))")
+    }
+
+    func testIndividualErrorsAreBoundedWhileTheCountStaysExact() throws {
+        let (_, error) = try run(names: Array(repeating: nil, count: 1_200) + ["Anna"])
+        let e = try XCTUnwrap(error as? MigrationError)
+        XCTAssertEqual(e.code, .validationMultipleErrors, "\(e)")
+        XCTAssertEqual(e.underlying.count, 1_000)
+        XCTAssertTrue(e.message.contains("Swede.name is required but nil in 1200 instances"), e.message)
     }
 }

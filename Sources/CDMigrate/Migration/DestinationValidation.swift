@@ -1,15 +1,26 @@
 /// Stage 3's store-wide check of the destination, as SQL over the finished tables rather than
 /// object by object: required attributes and relationships present, to-many counts within their
-/// bounds, numbers within their type's size and their min/max. Every problem is collected; more
-/// than one comes back as 1560 with the details.
+/// bounds, numbers within their type's size and their min/max.
+///
+/// As in Core Data, a single failure is thrown as itself (1570, 1580, …) and several as one 1560
+/// whose underlying errors are the individual ones, one per instance and property (at most
+/// `maximumIndividualErrors` of them); its message groups them by property and problem.
 struct DestinationValidation {
     let store: PersistentStore
-    /// Instances named per problem in the message.
+    /// Instances named per problem in the grouped message.
     var examplesPerProblem = 3
+    /// Individual errors kept in all; a store failing on millions of rows gives this many.
+    var maximumIndividualErrors = 1_000
+
+    /// A failing rule: what it checks, in how many instances, and the individual errors.
+    private struct Problem {
+        let summary: String
+        let individual: [MigrationError]
+    }
 
     func validate() throws {
         try store.flush()
-        var problems: [MigrationError] = []
+        var problems: [Problem] = []
         let layout = store.layout
         for entity in store.model.entitiesInStoreOrder where !entity.isAbstract {
             let table = SQLiteDatabase.quote(layout.table(for: entity))
@@ -75,22 +86,32 @@ struct DestinationValidation {
                 }
             }
         }
-        if let error = MigrationError.collecting(problems, code: .validationMultipleErrors, summary: "the migrated store does not validate") {
-            throw error
+        let individual = problems.flatMap { $0.individual }
+        if problems.count == 1, individual.count == 1 { throw individual[0] }
+        if !problems.isEmpty {
+            let total = problems.count
+            throw MigrationError(.validationMultipleErrors,
+                                 "the migrated store does not validate: \(total) problem\(total == 1 ? "" : "s"): " + problems.map { $0.summary }.joined(separator: "; "),
+                                 underlying: individual)
         }
     }
 
-    /// Adds a problem when rows of `entity` match `condition`, naming how many and a few of them.
+    /// Adds a problem when rows of `entity` match `condition`: one error per instance (while the
+    /// budget lasts) and a summary naming how many and a few of them.
     private func check(_ entity: EntityDescription, _ table: String, _ condition: String, _ code: MigrationError.Code,
-                       _ what: String, _ problems: inout [MigrationError]) throws {
-        let rows = try store.database.rows("SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(examplesPerProblem + 1)")
+                       _ what: String, _ problems: inout [Problem]) throws {
+        let budget = max(examplesPerProblem, maximumIndividualErrors - problems.reduce(0) { $0 + $1.individual.count })
+        let rows = try store.database.rows("SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(budget + 1)")
         guard !rows.isEmpty else { return }
-        let total = rows.count > examplesPerProblem
+        let total = rows.count > budget
             ? Int(try store.database.scalar("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.integer ?? 0)
             : rows.count
-        let examples = rows.prefix(examplesPerProblem).compactMap { $0.first?.integer }.map {
+        let uris = rows.prefix(budget).compactMap { $0.first?.integer }.map {
             ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: $0).uriRepresentation
         }
-        problems.append(MigrationError(code, "\(what) in \(total) instance\(total == 1 ? "" : "s") (\(examples.joined(separator: ", "))\(total > examples.count ? ", …" : ""))"))
+        let examples = uris.prefix(examplesPerProblem)
+        problems.append(Problem(
+            summary: "\(what) in \(total) instance\(total == 1 ? "" : "s") (\(examples.joined(separator: ", "))\(total > examples.count ? ", …" : ""))",
+            individual: uris.map { MigrationError(code, "\(what) (\($0))") }))
     }
 }

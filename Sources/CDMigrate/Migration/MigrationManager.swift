@@ -185,9 +185,9 @@ public final class MigrationManager {
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
             }
+            // Hooks of the last stage may have fetched (and so indexed) again.
             try detachSource()
             try dropLookupIndexes()
-            try DestinationValidation(store: destination).validate()
             try collectCounts()
             try destination.save()
             try destination.closeForHandOver()
@@ -265,8 +265,15 @@ public final class MigrationManager {
             finishStep()
         }
 
-        // Stage 3: validate.
+        // Stage 3: validate. As Core Data, every destination instance is validated before any
+        // policy's performCustomValidation and end, which do not run when validation fails. The
+        // passes share one destination, so it is validated once whole, in the last pass.
         stage = 3
+        if pass == mappingModels.count - 1 {
+            try detachSource()
+            try dropLookupIndexes()
+            try DestinationValidation(store: destination).validate()
+        }
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)

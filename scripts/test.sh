@@ -1,11 +1,18 @@
 #!/usr/bin/env bash
-# Runs every test: the Swift suite (XCTest), then the C API tests (under ASan + LSan), then the
-# Python binding's tests (pytest, against the package installed into a virtualenv).
+# Runs every test: the Swift suite (XCTest; again under AddressSanitizer, the threaded tests under
+# ThreadSanitizer), then the C API tests (under ASan + LSan), then the Python binding's tests
+# (pytest, against the package installed into a virtualenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 swift build --build-tests
 swift test --skip-build --disable-swift-testing
+# The Swift suite again under AddressSanitizer, and the threaded tests under ThreadSanitizer
+# (each in a build folder of its own).
+swift build --build-tests --sanitize=address --scratch-path .build-asan
+swift test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan
+swift build --build-tests --sanitize=thread --scratch-path .build-tsan
+swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan --filter '^CDMigrateTests\.Concurrent'
 make test-c
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.

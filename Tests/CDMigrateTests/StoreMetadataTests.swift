@@ -100,3 +100,46 @@ final class StoreMetadataTests: XCTestCase {
         assertSourceStoreError(Array(real.prefix(real.count - 1)), mentions: "malformed")
     }
 }
+
+/// A store's metadata and entities read without a model.
+final class StoreInfoTests: XCTestCase {
+    func testReadsMetadataHierarchyAndRowCountsOfAnAppleStore() throws {
+        let scratch = ScratchDirectory()
+        let copy = scratch.file("NotesV7.storedata")
+        try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/apple-stores/macos-notes/NotesV7.storedata", toPath: copy)
+        let info = try StoreInfo.read(at: copy)
+        XCTAssertEqual(info.entities.count, 22)
+        XCTAssertTrue(info.metadata.isEmpty, "the Notes store has an empty Z_PLIST")
+        let database = try SQLiteDatabase(path: copy, mode: .readOnly)
+        defer { database.close() }
+        for entity in info.entities {
+            XCTAssertGreaterThan(entity.entityNumber, 0)
+            if let parent = entity.superentityName { XCTAssertTrue(info.entities.contains { $0.name == parent }, parent) }
+        }
+        let total = info.entities.reduce(0) { $0 + $1.rowCount }
+        XCTAssertGreaterThan(total, 0)
+        XCTAssertTrue(info.entities.contains { $0.superentityName != nil }, "the Notes store has inheritance")
+    }
+
+    func testReadsTheVersionHashesOfARealStore() throws {
+        let scratch = ScratchDirectory()
+        let copy = scratch.file("Example.sqlite")
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: TestPaths.fixtures + "/apple-stores/renames/Example_v1.0.0.sqlite" + suffix) {
+            try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/apple-stores/renames/Example_v1.0.0.sqlite" + suffix, toPath: copy + suffix)
+        }
+        let info = try StoreInfo.read(at: copy)
+        XCTAssertEqual(info.metadata.versionHashes["BasicEntity"].map(Base64.encode), "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=")
+        XCTAssertEqual(info.entities.map { $0.name }, ["BasicEntity"])
+        XCTAssertEqual(info.entities.first?.rowCount, 1)
+    }
+
+    func testRefusesAFileThatIsNoStore() throws {
+        let scratch = ScratchDirectory()
+        XCTAssertThrowsError(try StoreInfo.read(at: scratch.file("missing.sqlite"))) { XCTAssertEqual(($0 as? MigrationError)?.code, .io) }
+        let empty = scratch.file("empty.sqlite")
+        let database = try SQLiteDatabase(path: empty, mode: .create)
+        try database.exec("CREATE TABLE t (x)")
+        database.close()
+        XCTAssertThrowsError(try StoreInfo.read(at: empty)) { XCTAssertEqual(($0 as? MigrationError)?.code, .incompatibleVersionHash) }
+    }
+}

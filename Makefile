@@ -35,9 +35,9 @@ all: lib
 lib: $(LIBA) $(LIBSO)
 
 $(LIBA): $(SOURCES)
-	$(SWIFT) build -c release --product cdmigrate
+	$(SWIFT) build -c release --product CDMigrate
 	mkdir -p $(BUILD)/lib
-	cp "$$($(SWIFT) build -c release --show-bin-path)/libcdmigrate.a" $@
+	cp "$$($(SWIFT) build -c release --show-bin-path)/libCDMigrate.a" $@
 
 # swiftrt.o registers the library's Swift metadata with the runtime (as swiftc -static-stdlib does);
 # the version script keeps every symbol but cdm_* private (the runtime's included).

@@ -7,8 +7,12 @@ import PackageDescription
 let package = Package(
     name: "cdmigrate",
     products: [
-        .library(name: "cdmigrate", type: .static, targets: ["CDMigrate", "CDMigrateCAPI"]),
+        .library(name: "CDMigrate", type: .static, targets: ["CDMigrate", "CDMigrateCAPI"]),
         .executable(name: "cdmigrate-examples", targets: ["cdmigrate-examples"]),
+        .executable(name: "cdmigrate", targets: ["CDMigrateCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -21,6 +25,9 @@ let package = Package(
         // The reference migrations of shared/scenarios.md: models, mappings, generators and
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
+        // The command line (`cdmigrate`); executables may use Foundation.
+        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrate", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          path: "Sources/CDMigrateCLI"),
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
         // Prints speed and memory figures (never asserted in tests: machines are noisy).
         .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),

@@ -1,0 +1,43 @@
+import ArgumentParser
+import CDMigrate
+
+/// The documented exit codes, one per kind of failure a script may want to tell apart.
+enum ExitStatus: Int32, CaseIterable {
+    case success = 0
+    /// The migration ran and failed: validation of the result, a policy, an expression's value.
+    case migrationFailed = 1
+    /// Wrong command-line arguments (argument-parser's own code).
+    case usage = 64
+    /// A model, mapping model or expression is invalid.
+    case invalidInput = 65
+    /// The store is not at the source model's version (or not a Core Data store).
+    case incompatibleStore = 66
+    /// A file could not be read or written, or the destination exists or is busy.
+    case io = 74
+    /// Cancelled (Ctrl-C).
+    case cancelled = 130
+
+    static let table = """
+    Exit codes: 0 success; 1 the migration failed (validation, a policy, an expression); \
+    64 usage; 65 invalid model, mapping model or expression; 66 the store is not at the source \
+    model's version or is not a Core Data store; 74 a file could not be read or written; \
+    130 cancelled.
+    """
+
+    init(_ error: MigrationError) {
+        switch error.code {
+        case .invalidJSON, .invalidModel, .invalidMapping, .expressionSyntax, .invalidArgument, .inferredMappingModel:
+            self = .invalidInput
+        case .incompatibleVersionHash, .migrationMissingSourceModel:
+            self = .incompatibleStore
+        case .io, .migrationManagerSourceStore, .migrationManagerDestinationStore:
+            self = .io
+        case .migrationCancelled:
+            self = .cancelled
+        default:
+            self = .migrationFailed
+        }
+    }
+
+    var exitCode: ExitCode { ExitCode(rawValue) }
+}

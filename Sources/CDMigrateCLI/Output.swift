@@ -1,0 +1,46 @@
+import Foundation
+import CDMigrate
+
+/// What a command prints: human lines on standard output (errors on standard error), or one
+/// JSON document with `--json`.
+struct Output {
+    var json: Bool
+    var quiet: Bool
+
+    func line(_ text: String) {
+        if !json && !quiet { print(text) }
+    }
+
+    func warning(_ text: String) {
+        if !json { FileHandle.standardError.write(Data("warning: \(text)\n".utf8)) }
+    }
+
+    func error(_ error: MigrationError) {
+        if !json { FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8)) }
+    }
+
+    /// Prints `object` as JSON (keys sorted, so output is stable).
+    func document(_ object: [String: Any]) {
+        guard json else { return }
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+            print(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// An error as JSON: code, name, message, path, offset and the underlying errors.
+    static func errorObject(_ error: MigrationError) -> [String: Any] {
+        var object: [String: Any] = ["code": Int(error.code.rawValue), "name": error.code.name, "message": error.message]
+        if let path = error.path { object["path"] = path }
+        if let offset = error.offset { object["offset"] = offset }
+        if !error.underlying.isEmpty { object["errors"] = error.underlying.map(errorObject) }
+        return object
+    }
+}
+
+extension MigrationError {
+    /// Any error as a MigrationError (Foundation's file errors become I/O errors).
+    static func from(_ error: Error) -> MigrationError {
+        if let error = error as? MigrationError { return error }
+        return MigrationError(.io, "\(error)")
+    }
+}

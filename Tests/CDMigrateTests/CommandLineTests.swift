@@ -1,0 +1,135 @@
+import XCTest
+import Foundation
+@testable import CDMigrate
+
+/// The `cdmigrate` command, run as a process: its output, its JSON and its exit codes.
+final class CommandLineTests: XCTestCase {
+    var scratch: ScratchDirectory!
+    var source: String!
+
+    /// The executable, built beside the test bundle by `swift build --build-tests`.
+    static let executable: String = {
+        let bundle = Bundle(for: CommandLineTests.self).bundleURL
+        let folders = [bundle.deletingLastPathComponent(), bundle, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        let candidates = folders.map { $0.appendingPathComponent("cdmigrate").path }
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
+    }()
+
+    override func setUpWithError() throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
+            XCTFail("\(Self.executable) is not built (swift build --build-tests builds it)")
+            throw CocoaError(.fileNoSuchFile)
+        }
+        scratch = ScratchDirectory()
+        try MigrationBehaviourTests.people.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
+        try MigrationBehaviourTests.split.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
+        try """
+        {"entityMappings": [
+          {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+           "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
+          {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
+           "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+        ]}
+        """.write(toFile: scratch.file("map.json"), atomically: true, encoding: .utf8)
+        source = scratch.file("people.sqlite")
+        try makeStore(source, try ModelReader.model(fromFile: scratch.file("v1.json"))) { store in
+            for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland"), ("Ebba", "Sweden")] {
+                try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
+            }
+        }
+    }
+
+    /// Runs the command; returns its exit status, standard output and standard error.
+    func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Self.executable)
+        process.arguments = arguments
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    }
+
+    var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }
+
+    func json(_ text: String) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
+    }
+
+    func testMigrateWritesTheStoreAndReportsAsJSON() throws {
+        let destination = scratch.file("out.sqlite")
+        let result = try run(["migrate", source, "--to", destination, "--json"] + models)
+        XCTAssertEqual(result.status, 0, result.err)
+        let report = try json(result.out)
+        XCTAssertEqual(report["ok"] as? Bool, true)
+        let counts = (report["report"] as? [String: Any])?["destinationCounts"] as? [String: Int]
+        XCTAssertEqual(counts, ["Swede": 2, "Finn": 1])
+        let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
+        defer { store.close() }
+        XCTAssertEqual(try fetchAll(store, "Swede").count, 2)
+    }
+
+    func testMigrateInPlaceAndPlainOutput() throws {
+        let result = try run(["migrate", source, "--in-place"] + models)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("Swede: 2"), result.out)
+        XCTAssertNoThrow(try PersistentStore.open(at: source, model: try ModelReader.model(fromFile: scratch.file("v2.json"))).close())
+    }
+
+    func testDryRunWritesNothing() throws {
+        let destination = scratch.file("out.sqlite")
+        let result = try run(["migrate", source, "--to", destination, "--dry-run"] + models)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("Person: 3"), result.out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
+    }
+
+    func testExitCodesSayWhatWentWrong() throws {
+        // Usage: neither --to nor --in-place.
+        XCTAssertEqual(try run(["migrate", source] + models).status, 64)
+        // An existing destination is never overwritten.
+        try Data().write(to: URL(fileURLWithPath: scratch.file("taken.sqlite")))
+        let taken = try run(["migrate", source, "--to", scratch.file("taken.sqlite"), "--json"] + models)
+        XCTAssertEqual(taken.status, 74, taken.out)
+        XCTAssertEqual((try json(taken.out)["error"] as? [String: Any])?["code"] as? Int, 134160)
+        // A store at another version: the models swapped.
+        let swapped = try run(["migrate", source, "--to", scratch.file("x.sqlite"), "--source-model", scratch.file("v2.json"),
+                               "--destination-model", scratch.file("v1.json"), "--mapping", scratch.file("map.json")])
+        XCTAssertEqual(swapped.status, 65, "the mapping does not fit the swapped models: \(swapped.err)")
+        // A broken mapping names its file.
+        try #"{"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}"#.write(toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
+        let bad = try run(["validate", "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("bad.json")])
+        XCTAssertEqual(bad.status, 65)
+        XCTAssertTrue(bad.err.contains("Nobody"), bad.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("x.sqlite")))
+    }
+
+    func testAStoreAtAnotherVersionExitsWith66() throws {
+        let other = scratch.file("other.sqlite")
+        try makeStore(other, try ModelReader.model(fromFile: scratch.file("v2.json"))) { _ in }
+        let result = try run(["migrate", other, "--to", scratch.file("x.sqlite")] + models)
+        XCTAssertEqual(result.status, 66, result.err)
+    }
+
+    func testValidateReportsOK() throws {
+        let result = try run(["validate", "--json"] + models)
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertEqual(try json(result.out)["entityMappings"] as? Int, 2)
+    }
+
+    func testInspectShowsEntitiesRowsAndVersion() throws {
+        let result = try run(["inspect", source, "--json", "--model", scratch.file("v2.json")])
+        XCTAssertEqual(result.status, 0, result.err)
+        let document = try json(result.out)
+        let entities = try XCTUnwrap(document["entities"] as? [[String: Any]])
+        XCTAssertEqual(entities.first?["name"] as? String, "Person")
+        XCTAssertEqual(entities.first?["rows"] as? Int, 3)
+        XCTAssertEqual(document["compatible"] as? Bool, false)
+        XCTAssertEqual(try json(try run(["inspect", source, "--json", "--model", scratch.file("v1.json")]).out)["compatible"] as? Bool, true)
+        XCTAssertEqual(try run(["inspect", scratch.file("missing.sqlite")]).status, 74)
+    }
+}

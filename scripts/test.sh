@@ -14,6 +14,8 @@ swift test --skip-build --disable-swift-testing --sanitize=address --scratch-pat
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan --filter '^CDMigrateTests\.Concurrent'
 make test-c
+# The benchmark at 2,000 rows: every path runs and gives the same rows (figures are not judged).
+python3 bench/run.py --quick
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
 make --no-print-directory -C bindings/python test

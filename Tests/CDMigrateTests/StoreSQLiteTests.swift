@@ -149,3 +149,22 @@ final class StoreSQLiteTests: XCTestCase {
         }
     }
 }
+
+final class SQLiteErrorCodeTests: XCTestCase {
+    func testSQLiteErrorsCarrySQLitesResultCode() throws {
+        let scratch = ScratchDirectory()
+        let database = try SQLiteDatabase(path: scratch.file("a.sqlite"), mode: .create)
+        defer { database.close() }
+        try database.exec("CREATE TABLE t (x NOT NULL)")
+        XCTAssertThrowsError(try database.run("INSERT INTO t VALUES (NULL)")) { error in
+            XCTAssertEqual((error as? MigrationError)?.sqliteResultCode, 1299, "SQLITE_CONSTRAINT_NOTNULL: \(error)")
+        }
+        XCTAssertThrowsError(try database.exec("SELECT * FROM missing")) { error in
+            XCTAssertEqual((error as? MigrationError)?.sqliteResultCode, 1, "SQLITE_ERROR: \(error)")
+        }
+        XCTAssertThrowsError(try SQLiteDatabase(path: scratch.file("none/b.sqlite"), mode: .readOnly)) { error in
+            XCTAssertEqual((error as? MigrationError)?.sqliteResultCode, 14, "SQLITE_CANTOPEN: \(error)")
+        }
+        XCTAssertNil(MigrationError(.io, "x").sqliteResultCode)
+    }
+}

@@ -85,6 +85,9 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     public var offset: Int?
     /// The individual problems, for `validationMultipleErrors` and for model/mapping validation.
     public var underlying: [MigrationError]
+    /// SQLite's (extended) result code, for errors SQLite reported (`SQLITE_BUSY` is 5,
+    /// `SQLITE_CORRUPT` 11, …); nil otherwise.
+    public var sqliteResultCode: Int32?
 
     public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, underlying: [MigrationError] = []) {
         self.code = code

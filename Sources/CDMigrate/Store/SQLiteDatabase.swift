@@ -39,7 +39,9 @@ public final class SQLiteDatabase {
         if rc != SQLITE_OK {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)
-            throw MigrationError(.sqlite, "cannot open SQLite database '\(path)': \(message)")
+            var error = MigrationError(.sqlite, "cannot open SQLite database '\(path)': \(message)")
+            error.sqliteResultCode = rc
+            throw error
         }
         handle = db
         sqlite3_extended_result_codes(db, 1)
@@ -70,7 +72,9 @@ public final class SQLiteDatabase {
         if message.isEmpty || message == "not an error" { message = String(cString: sqlite3_errstr(rc)) }
         var text = "\(what ?? "SQLite error") in '\(path)': \(message) (code \(rc))"
         if let sql = sql { text += " — SQL: \(sql)" }
-        return MigrationError(.sqlite, text)
+        var error = MigrationError(.sqlite, text)
+        error.sqliteResultCode = rc
+        return error
     }
 
     func openHandle(sql: String?) throws -> OpaquePointer {
@@ -93,7 +97,9 @@ public final class SQLiteDatabase {
         if rc != SQLITE_OK {
             let message = errorMessage.map { String(cString: $0) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_free(errorMessage)
-            throw MigrationError(.sqlite, "SQLite error in '\(path)': \(message) (code \(rc)) — SQL: \(sql)")
+            var error = MigrationError(.sqlite, "SQLite error in '\(path)': \(message) (code \(rc)) — SQL: \(sql)")
+            error.sqliteResultCode = rc
+            throw error
         }
     }
 

@@ -20,9 +20,9 @@ SWIFT_STATIC := $(SWIFT_ROOT)/lib/swift_static/linux
 ARCH         := $(shell uname -m)
 VERSION      := $(shell sed -n 's/^\#define CDM_VERSION  *"\(.*\)"/\1/p' include/cdmigrate.h)
 
-# The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay and the
-# regex engine (MATCHES predicates). Concurrency is listed too but nothing uses it.
-SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftGlibc -lswiftCore
+# The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay, the
+# regex engine (MATCHES predicates) and Synchronization (atomics).
+SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftSynchronization -lswiftGlibc -lswiftCore
 SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
 
 BUILD        := build

@@ -65,3 +65,28 @@ final class ConcurrentMigrationTests: XCTestCase {
         return lines
     }
 }
+
+/// `cancel()` from another thread stops a running migration, which removes what it wrote.
+final class ConcurrentCancellationTests: XCTestCase {
+    func testCancelFromAnotherThreadStopsTheMigration() throws {
+        let scratch = ScratchDirectory()
+        let source = scratch.file("notas.sqlite"), destination = scratch.file("out.sqlite")
+        try NotasCategorias.generateSource(at: source, count: 3_000)
+        let manager = try NotasCategorias.manager()
+        manager.progressInterval = 1
+        let started = DispatchSemaphore(value: 0)
+        var signalled = false
+        manager.progressHandler = { progress in
+            if !signalled && progress.processed > 0 { signalled = true; started.signal(); usleep(20_000) }
+            return true
+        }
+        DispatchQueue.global().async {
+            started.wait()
+            manager.cancel()
+        }
+        XCTAssertThrowsError(try manager.migrateStore(from: source, to: destination)) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .migrationCancelled, "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
+    }
+}

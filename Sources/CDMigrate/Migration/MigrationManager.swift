@@ -1,3 +1,5 @@
+import Synchronization
+
 /// NSMigrationManager: migrates a store from a source model to a destination model with one or
 /// more mapping models (passes), in Core Data's three stages.
 ///
@@ -45,7 +47,8 @@ public final class MigrationManager {
     var evaluationDepth = 0
     var lookupIndexes = Set<String>()
     var lookupIndexNames: [String] = []
-    private var cancelled = false
+    /// Set by `cancel()` from any thread, read by the migration's thread.
+    private let cancelRequest = Atomic<Bool>(false)
     private var sourceAttached = false
     private var stepsDone = 0
     private var totalSteps = 1
@@ -78,7 +81,8 @@ public final class MigrationManager {
     }
 
     /// Asks a running migration to stop; it ends with `.migrationCancelled` at the next instance.
-    public func cancel() { cancelled = true }
+    /// Safe to call from any thread (Core Data: `cancelMigrationWithError:`).
+    public func cancel() { cancelRequest.store(true, ordering: .relaxed) }
 
     // MARK: Running
 
@@ -131,7 +135,7 @@ public final class MigrationManager {
             }
         }
         StorePaths.removeStoreFiles(partialPath)
-        cancelled = false
+        cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
         report.warnings = mappingModels.flatMap { $0.warnings }
         evaluator = ExpressionEvaluator(environment: self)
@@ -380,7 +384,7 @@ public final class MigrationManager {
     }
 
     private func checkCancelled() throws {
-        if cancelled { throw MigrationError(.migrationCancelled, "the migration was cancelled") }
+        if cancelRequest.load(ordering: .relaxed) { throw MigrationError(.migrationCancelled, "the migration was cancelled") }
     }
 
     private func notifyProgress(entityMappingName: String, processed: Int, total: Int, force: Bool = false) throws {
@@ -390,7 +394,7 @@ public final class MigrationManager {
         let fraction = min(1, (Double(stepsDone) + within) / Double(totalSteps))
         migrationProgress = fraction
         let progress = MigrationProgress(fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName, processed: processed, total: total)
-        if !handler(progress) { cancelled = true }
+        if !handler(progress) { cancelRequest.store(true, ordering: .relaxed) }
         try checkCancelled()
     }
 

@@ -288,6 +288,11 @@ final class ModelValidationTests: XCTestCase {
         XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\"}, {\"name\": \"body\", \"type\": \"string\"}").entity, plain.entity)
         XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\", \"versionHashModifier\": \"2\"}").entity, plain.entity)
         XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\"}", extra: ", \"abstract\": true").entity, plain.entity)
+        XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\", \"allowsExternalBinaryDataStorage\": true}").entity, plain.entity)
+        XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\", \"preservesValueInHistoryOnDeletion\": true}").entity, plain.entity)
+        XCTAssertNotEqual(try hashes("{\"name\": \"title\", \"type\": \"string\"}", extra: ", \"uniquenessConstraints\": [[\"title\"]]").entity, plain.entity)
+        XCTAssertEqual(try hashes("{\"name\": \"title\", \"type\": \"string\", \"valueTransformerName\": \"T\"}").entity, plain.entity)
+        XCTAssertEqual(try hashes("{\"name\": \"title\", \"type\": \"string\"}", extra: ", \"className\": \"NoteClass\"").entity, plain.entity)
 
         // Changes Core Data needs no migration for keep it.
         for same in ["{\"name\": \"title\", \"type\": \"string\", \"renamingIdentifier\": \"name\"}",
@@ -307,6 +312,17 @@ final class ModelValidationTests: XCTestCase {
         XCTAssertNotEqual(try childHash("{\"name\": \"a\", \"type\": \"string\"}"), try childHash("{\"name\": \"a\", \"type\": \"date\"}"))
     }
 
+    func testTypesWithoutStorageMustBeTransientAndConstraintsNameProperties() throws {
+        for type in ["undefined", "objectID", "Composite"] {
+            assertProblem(model(entity("Note", "{\"name\": \"x\", \"type\": \"\(type)\"}")), path: "$.entities[0].attributes[0].type", mentions: ["must be transient"])
+            XCTAssertNoThrow(try ModelReader.model(fromJSON: model(entity("Note", "{\"name\": \"x\", \"type\": \"\(type)\", \"transient\": true}"))))
+        }
+        assertProblem(model(entity("Note", "{\"name\": \"title\", \"type\": \"string\"}", extra: ", \"uniquenessConstraints\": [[\"nmae\"]]")),
+                      path: "$.entities[0].uniquenessConstraints[0]", mentions: ["'nmae'", "not one of its properties"])
+        assertProblem(model(entity("Note", extra: ", \"uniquenessConstraints\": [\"title\"]")),
+                      path: "$.entities[0].uniquenessConstraints[0]", mentions: ["array of property names"])
+    }
+
     func testExplicitVersionHashes() throws {
         let bytes: [UInt8] = (0..<32).map { UInt8($0 * 7 & 0xFF) }
         let hex = VersionHash.hex(bytes)
@@ -318,6 +334,7 @@ final class ModelValidationTests: XCTestCase {
             XCTAssertEqual(note.versionHash, bytes, text)
             XCTAssertEqual(note.attribute(named: "t")?.versionHash, bytes, text)
             XCTAssertEqual(m.entityVersionHashes["Note"], bytes)
+            XCTAssertEqual(m.warnings.count, 2, "entity and attribute hashes differ from Core Data's: \(m.warnings)")
         }
         // The Apple-written store's BasicEntity hash, as base64 from its metadata.
         let apple = "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw="
@@ -339,5 +356,7 @@ final class ModelValidationTests: XCTestCase {
         XCTAssertEqual(m.entitiesInStoreOrder.map { $0.name }, ["Attachment", "ImageAttachment", "Note"])
         XCTAssertEqual(m.entity(named: "ImageAttachment")?.attributes.map { $0.name }, ["dateCreated", "identifier", "width", "thumbnail"])
         XCTAssertEqual(m.entity(named: "Note")?.versionHash.prefix(2), [0xB2, 0x6D])
+        XCTAssertEqual(m.warnings.count, 1, "the explicit hash differs from Core Data's: \(m.warnings)")
+        XCTAssertTrue(m.warnings.first?.contains("entity 'Note'") ?? false)
     }
 }

@@ -33,6 +33,28 @@ final class StoreMetadataTests: XCTestCase {
         XCTAssertNotEqual(hashes.first, hashes.last)
     }
 
+    /// A store created here from Xcode's v1.0.0 model carries what Core Data wrote into the real one.
+    func testCreatedStoreMetadataEqualsAppleWrittenStore() throws {
+        let model = try XCTUnwrap(try XcodeModelBundle(contentsOf: PlistFixtures.renamesDirectory + "/Model.xcdatamodeld").model(named: "v1.0.0"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-meta-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = directory.appendingPathComponent("new.sqlite").path
+        let store = try PersistentStore.create(at: path, model: model)
+        store.close()
+        let written = try PersistentStore.open(at: path, model: model).metadata
+        let (uuid, plist) = try PlistFixtures.metadata(of: "Example_v1.0.0")
+        let apple = try StoreMetadata(storeUUID: uuid, plist: plist)
+        XCTAssertEqual(written.versionHashes, apple.versionHashes)
+        XCTAssertEqual(written.versionHashesDigest, apple.versionHashesDigest)
+        XCTAssertEqual(written.versionIdentifiers, apple.versionIdentifiers)
+        XCTAssertEqual(written.storeType, apple.storeType)
+        XCTAssertEqual(written.versionChecksum, "/cy6buHSotM6orWEBzxQWSvI1l1ZyxuG9xeVykNdfjY=")
+        XCTAssertNil(apple.versionChecksum, "the real store predates the checksum key")
+        let version = written.otherEntries.first { $0.key == "NSStoreModelVersionHashesVersion" }?.value
+        XCTAssertEqual(version, .integer(3))
+    }
+
     func testEmptyPlist() throws {
         let metadata = try StoreMetadata(storeUUID: "U", plist: [])
         XCTAssertTrue(metadata.isEmpty)
@@ -51,7 +73,11 @@ final class StoreMetadataTests: XCTestCase {
         guard case .dictionary(let members) = plist else { return XCTFail("not a dictionary") }
         XCTAssertEqual(Set(members.map { $0.key }), ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes",
                                                      "NSStoreModelVersionHashesVersion", "NSStoreModelVersionIdentifiers",
-                                                     "NSStoreType", "_NSAutoVacuumLevel"])
+                                                     "NSStoreType", "_NSAutoVacuumLevel",
+                                                     "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey"])
+        XCTAssertEqual(plist["NSStoreModelVersionHashesDigest"], .string(model.versionHashesDigestBase64))
+        XCTAssertEqual(plist["NSStoreModelVersionChecksumKey"], .string(model.versionChecksum))
+        XCTAssertEqual(plist["NSStoreModelVersionIdentifiers"], .array([.string("")]), "a model without identifier writes [\"\"]")
         XCTAssertEqual(plist["NSStoreType"], .string("SQLite"))
         XCTAssertEqual(plist["NSStoreModelVersionHashesVersion"], .integer(3))
         XCTAssertEqual(plist["_NSAutoVacuumLevel"], .string("2"))

@@ -1,6 +1,11 @@
 /// Core Data's attribute types (NSAttributeType), with the names the model JSON uses.
+///
+/// `undefined` and `objectID` are only for transient attributes (as in Core Data); `composite`
+/// (iOS 17's NSCompositeAttributeDescription) is read so that a model naming it loads, but only a
+/// transient one is accepted: cdmigrate does not store composite attributes.
 public enum AttributeType: String, CaseIterable {
     case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri, transformable
+    case undefined, objectID, composite
 
     /// Core Data's NSAttributeType raw value, which goes into version hashes.
     public var coreDataCode: Int {
@@ -18,6 +23,9 @@ public enum AttributeType: String, CaseIterable {
         case .uuid: return 1100
         case .uri: return 1200
         case .transformable: return 1800
+        case .undefined: return 0
+        case .objectID: return 2000
+        case .composite: return 2100
         }
     }
 
@@ -30,6 +38,7 @@ public enum AttributeType: String, CaseIterable {
         case .string, .uri: return "VARCHAR"
         case .date: return "TIMESTAMP"
         case .binary, .transformable, .uuid: return "BLOB"
+        case .undefined, .objectID, .composite: return "BLOB"   // transient only: never a column
         }
     }
 
@@ -46,7 +55,11 @@ public enum AttributeType: String, CaseIterable {
         }
     }
 
-    /// Accepts the JSON names and Core Data's own spellings ("Integer 16", "String", "Binary Data", "UUID", …).
+    /// Whether a stored (non-transient) attribute may have this type.
+    public var isStorable: Bool { self != .undefined && self != .objectID && self != .composite }
+
+    /// Accepts the JSON names and Core Data's own spellings ("Integer 16", "String", "Binary Data", "UUID",
+    /// and every `attributeType` Xcode writes: "Undefined", "ObjectID", "Composite", …).
     public init?(name: String) {
         if let t = AttributeType(rawValue: name) { self = t; return }
         let folded = String(name.lowercased().filter { $0 != " " && $0 != "_" })
@@ -64,6 +77,9 @@ public enum AttributeType: String, CaseIterable {
         case "uuid": self = .uuid
         case "uri": self = .uri
         case "transformable": self = .transformable
+        case "undefined": self = .undefined
+        case "objectid": self = .objectID
+        case "composite": self = .composite
         default: return nil
         }
     }

@@ -74,6 +74,8 @@ enum AttributeValueCoercion {
             case .string(let s): return .uri(s)
             default: throw fail()
             }
+        case .undefined, .objectID, .composite:
+            return value   // transient attributes of these types hold whatever the code puts there
         }
     }
 }

@@ -8,6 +8,11 @@ public final class EntityDescription {
     public internal(set) var renamingIdentifier: String?
     public internal(set) var versionHashModifier: String?
     public internal(set) var userInfo: [String: String]
+    /// NSEntityDescription.managedObjectClassName (Xcode's `representedClassName`); not part of the hash.
+    public internal(set) var managedObjectClassName: String?
+    /// NSEntityDescription.uniquenessConstraints: each constraint is a list of property names
+    /// (the entity's own constraints, as declared). Part of the version hash.
+    public internal(set) var uniquenessConstraints: [[String]] = []
 
     /// Properties declared by this entity itself.
     public internal(set) var ownAttributes: [AttributeDescription]
@@ -22,6 +27,7 @@ public final class EntityDescription {
     /// The store's entity number (`Z_ENT`): depth-first over the hierarchy, roots alphabetically,
     /// as Core Data numbers them.
     public internal(set) var entityNumber: Int = 0
+    /// Apple's version hash of the entity (`NSStoreModelVersionHashes`), or the explicit hash the model file wrote.
     public internal(set) var versionHash: [UInt8] = []
     var explicitVersionHash: [UInt8]?
     var subentityList: [Weak<EntityDescription>] = []

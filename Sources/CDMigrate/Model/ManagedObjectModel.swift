@@ -11,8 +11,25 @@ public final class ManagedObjectModel {
     public let entitiesByName: [String: EntityDescription]
     /// Entities in store numbering order (`entityNumber` 1, 2, …).
     public private(set) var entitiesInStoreOrder: [EntityDescription] = []
-    /// The model's version hash: SHA-256 over the entity hashes sorted by entity name.
+    /// The model's version hash (`-[NSManagedObjectModel versionHash]`): SHA-256 over the entity
+    /// hashes in entity-name order. Its base64 form is the store metadata's `NSStoreModelVersionChecksumKey`.
     public internal(set) var versionHash: [UInt8] = []
+    /// SHA-512 over each entity's name and hash in entity-name order; its base64 form is the store
+    /// metadata's `NSStoreModelVersionHashesDigest`.
+    public internal(set) var versionHashesDigest: [UInt8] = []
+    /// What loading noticed but did not refuse: explicit version hashes that differ from Core Data's,
+    /// and parts of a model file cdmigrate does not keep (fetch indexes, fetch requests, configurations).
+    public internal(set) var warnings: [String] = []
+    /// NSManagedObjectModel.configurations: configuration name → the names of its entities
+    /// (read from Xcode models; cdmigrate stores every entity whatever its configuration).
+    public internal(set) var configurations: [String: [String]] = [:]
+    /// NSManagedObjectModel.fetchRequestTemplatesByName, as the model file writes them.
+    public internal(set) var fetchRequestTemplates: [String: FetchRequestTemplate] = [:]
+
+    /// `NSStoreModelVersionChecksumKey`: the model's version hash in base64.
+    public var versionChecksum: String { Base64.encode(versionHash) }
+    /// `NSStoreModelVersionHashesDigest`: the digest in base64 (88 characters).
+    public var versionHashesDigestBase64: String { Base64.encode(versionHashesDigest) }
 
     public init(name: String? = nil, versionIdentifier: String? = nil, entities: [EntityDescription]) throws {
         self.name = name
@@ -33,7 +50,7 @@ public final class ManagedObjectModel {
             throw error
         }
         number()
-        VersionHash.computeHashes(of: self)
+        warnings = VersionHash.computeHashes(of: self)
     }
 
     public func entity(named name: String) -> EntityDescription? { entitiesByName[name] }
@@ -120,6 +137,10 @@ public final class ManagedObjectModel {
                 if let problem = ManagedObjectModel.checkDefault(attribute) {
                     problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)': \(problem)", path: p + ".default"))
                 }
+                if !attribute.isTransient && !attribute.attributeType.isStorable {
+                    let why = attribute.attributeType == .composite ? "cdmigrate does not store composite attributes" : "Core Data stores no value of that type"
+                    problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)' of type \(attribute.attributeType.rawValue) must be transient (\(why))", path: p + ".type"))
+                }
                 if let min = attribute.minValue, let max = attribute.maxValue, min > max {
                     problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)' has minValue \(Value.format(min)) above maxValue \(Value.format(max))", path: p + ".minValue"))
                 }
@@ -170,6 +191,16 @@ public final class ManagedObjectModel {
             for (k, r) in entity.relationships.enumerated() where r.entity === entity { r.index = k }
             entity.attributesByName = Dictionary(entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
             entity.relationshipsByName = Dictionary(entity.relationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+        for (i, entity) in entities.enumerated() {
+            for (j, constraint) in entity.uniquenessConstraints.enumerated() {
+                if constraint.isEmpty {
+                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has an empty uniqueness constraint", path: path(i) + ".uniquenessConstraints[\(j)]"))
+                }
+                for name in constraint where entity.property(named: name) == nil {
+                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has a uniqueness constraint on '\(name)', which is not one of its properties", path: path(i) + ".uniquenessConstraints[\(j)]"))
+                }
+            }
         }
         return problems
     }

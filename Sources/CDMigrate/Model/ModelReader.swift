@@ -1,12 +1,57 @@
 /// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
-/// with its JSON path.
+/// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`).
 public enum ModelReader {
     public static func model(fromJSON text: String) throws -> ManagedObjectModel {
         return try model(from: try JSON.parse(text))
     }
 
+    /// Reads a model file: Xcode's `.xcdatamodeld` (its current version) or `.xcdatamodel` (a
+    /// folder, or its `contents` file), told apart by the path; anything else is read as model JSON.
+    ///
+    /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)`.
+    /// - Parameter path: the file or folder.
+    /// - Throws: `MigrationError` `.io` when it cannot be read, `.invalidJSON` for text that is not
+    ///   JSON, `.invalidModel` for a model that is not valid (naming the JSON path, or the XML file,
+    ///   element and line).
     public static func model(fromFile path: String) throws -> ManagedObjectModel {
+        if isXcodeModelPath(path) { return try model(fromXcodeModel: path) }
         return try model(from: try JSON.load(path: path))
+    }
+
+    /// Reads an Xcode model: a `.xcdatamodeld` bundle gives its current version (see
+    /// `XcodeModelBundle` for the others), a `.xcdatamodel` folder (or its `contents` file) that version.
+    ///
+    /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)` on the compiled `.momd` / `.mom`.
+    /// - Parameter path: a `.xcdatamodeld` or `.xcdatamodel` folder, or a `contents` file.
+    /// - Throws: `MigrationError` `.io` when a file cannot be read, `.invalidModel` naming the file,
+    ///   the element and its line.
+    public static func model(fromXcodeModel path: String) throws -> ManagedObjectModel {
+        if trimmedExtension(path) == "xcdatamodeld" {
+            let bundle = try XcodeModelBundle(contentsOf: path)
+            guard let current = bundle.currentModel else {
+                throw MigrationError(.invalidModel, "'\(path)' has no current model version")
+            }
+            current.warnings = bundle.warnings + current.warnings
+            return current
+        }
+        return try XcodeModelReader.model(xcdatamodel: path)
+    }
+
+    /// Whether the path names an Xcode model (by its extension, or a `contents` file in a `.xcdatamodel`).
+    static func isXcodeModelPath(_ path: String) -> Bool {
+        let ext = trimmedExtension(path)
+        if ext == "xcdatamodeld" || ext == "xcdatamodel" { return true }
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
+        return trimmed.hasSuffix(".xcdatamodel/contents")
+    }
+
+    private static func trimmedExtension(_ path: String) -> String {
+        var trimmed = Substring(path)
+        while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
+        let last = trimmed.split(separator: "/").last ?? trimmed
+        guard let dot = last.lastIndex(of: ".") else { return "" }
+        return String(last[last.index(after: dot)...])
     }
 
     public static func model(from json: JSON) throws -> ManagedObjectModel {
@@ -39,6 +84,15 @@ public enum ModelReader {
         let modifier = r.string("versionHashModifier")
         let hash = r.hash("versionHash")
         let userInfo = r.userInfo()
+        let className = r.string("className")
+        var constraints: [[String]] = []
+        for (j, c) in r.array("uniquenessConstraints").enumerated() {
+            guard let names = c.arrayValue, names.allSatisfy({ $0.stringValue != nil }) else {
+                problems.append(MigrationError(.invalidModel, "a uniqueness constraint of entity '\(name)' must be an array of property names", path: path + ".uniquenessConstraints[\(j)]"))
+                continue
+            }
+            constraints.append(names.compactMap { $0.stringValue })
+        }
         _ = r.value("comment")
         var attributes: [AttributeDescription] = []
         for (j, a) in r.array("attributes").enumerated() {
@@ -53,6 +107,8 @@ public enum ModelReader {
         let entity = EntityDescription(name: name, parent: parent, isAbstract: abstract, attributes: attributes, relationships: relationships,
                                        renamingIdentifier: renamingIdentifier, versionHashModifier: modifier, userInfo: userInfo)
         entity.explicitVersionHash = hash
+        entity.managedObjectClassName = className
+        entity.uniquenessConstraints = constraints
         return entity
     }
 
@@ -78,6 +134,9 @@ public enum ModelReader {
             defaultValue: defaultValue, minValue: r.number("minValue"), maxValue: r.number("maxValue"),
             renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
         attribute.explicitVersionHash = r.hash("versionHash")
+        attribute.allowsExternalBinaryDataStorage = r.bool("allowsExternalBinaryDataStorage", default: false)
+        attribute.preservesValueInHistoryOnDeletion = r.bool("preservesValueInHistoryOnDeletion", default: false)
+        attribute.valueTransformerName = r.string("valueTransformerName")
         _ = r.value("comment")
         r.rejectUnknownKeys(what: "attribute '\(entity).\(name)'")
         problems += r.problems
@@ -150,6 +209,8 @@ public enum ModelReader {
         case .uri:
             guard let s = json.stringValue else { return wrong("a string") }
             return .success(.uri(s))
+        case .undefined, .objectID, .composite:
+            return .failure(DefaultValueProblem("type \(type.rawValue) takes no default value"))
         }
     }
 

@@ -8,7 +8,7 @@ public class PropertyDescription {
     public internal(set) var userInfo: [String: String]
     /// The entity that declares the property (for an inherited one, the ancestor).
     public internal(set) weak var entity: EntityDescription?
-    /// SHA-256 of the property's structure (see `VersionHash`), or the explicit hash from the JSON.
+    /// Apple's version hash of the property (see `VersionHash`), or the explicit hash the model file wrote.
     public internal(set) var versionHash: [UInt8] = []
     var explicitVersionHash: [UInt8]?
 
@@ -30,6 +30,18 @@ public final class AttributeDescription: PropertyDescription {
     /// Optional bounds (Core Data's min/max value validation); integer types are always bounded by their size.
     public internal(set) var minValue: Double?
     public internal(set) var maxValue: Double?
+    /// Whether large values may live outside the store (NSAttributeDescription.allowsExternalBinaryDataStorage);
+    /// part of the version hash.
+    public internal(set) var allowsExternalBinaryDataStorage: Bool = false
+    /// Whether persistent history keeps the value of a deleted object (preservesValueInHistoryOnDeletion);
+    /// part of the version hash.
+    public internal(set) var preservesValueInHistoryOnDeletion: Bool = false
+    /// NSAttributeDescription.valueTransformerName (for transformable attributes); not part of the hash.
+    public internal(set) var valueTransformerName: String?
+    /// For a derived attribute (NSDerivedAttributeDescription), the derivation expression as written in
+    /// the model, and its filtering predicate. cdmigrate does not recompute derived values.
+    public internal(set) var derivationExpression: String?
+    public internal(set) var filteringPredicate: String?
     /// Position in `entity.attributes` of every entity that has it (inherited attributes come first,
     /// so the index is the same in the declaring entity and in all its subentities).
     public internal(set) var index: Int = 0

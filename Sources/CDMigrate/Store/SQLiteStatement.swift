@@ -246,6 +246,8 @@ public final class SQLiteStatement {
             case .text(let s): return Value.uuidBytes(s).map { .uuid($0) } ?? .null
             default: return .null
             }
+        case .undefined, .objectID, .composite:
+            return raw.bytes.map { .binary($0) } ?? .null   // transient only: no column holds them
         }
     }
 }

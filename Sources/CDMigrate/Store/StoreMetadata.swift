@@ -19,7 +19,9 @@ public struct StoreMetadata: Equatable {
             && PropertyListValue.dictionary(lhs.otherEntries) == PropertyListValue.dictionary(rhs.otherEntries)
     }
 
-    /// Metadata for a new store written for `model`.
+    /// Metadata for a new store written for `model`: Apple's entity version hashes
+    /// (`NSStoreModelVersionHashes`, version 3), the model digest and checksum, and the model's
+    /// version identifiers (`[""]` when it has none), as Core Data writes them.
     public init(storeUUID: String, model: ManagedObjectModel) {
         self.storeUUID = storeUUID
         self.storeType = "SQLite"
@@ -27,12 +29,27 @@ public struct StoreMetadata: Equatable {
         self.versionIdentifiers = [model.versionIdentifier ?? ""]
         self.otherEntries = [
             ("NSStoreModelVersionHashesVersion", .integer(3)),
+            (StoreMetadata.digestKey, .string(model.versionHashesDigestBase64)),
+            (StoreMetadata.checksumKey, .string(model.versionChecksum)),
             ("NSPersistenceFrameworkVersion", .integer(847)),
             ("_NSAutoVacuumLevel", .string("2")),
         ]
         self.isEmpty = false
     }
 
+    /// `NSStoreModelVersionHashesDigest`: base64 of the model's SHA-512 digest (see `VersionHash`), if the store has one.
+    public var versionHashesDigest: String? { stringEntry(StoreMetadata.digestKey) }
+    /// `NSStoreModelVersionChecksumKey`: base64 of the model's version hash, if the store has one
+    /// (Core Data writes it from framework versions of about 2020 on).
+    public var versionChecksum: String? { stringEntry(StoreMetadata.checksumKey) }
+
+    private func stringEntry(_ key: String) -> String? {
+        guard let entry = otherEntries.first(where: { $0.key == key }), case .string(let text) = entry.value else { return nil }
+        return text
+    }
+
+    static let digestKey = "NSStoreModelVersionHashesDigest"
+    static let checksumKey = "NSStoreModelVersionChecksumKey"
     /// Keys this struct keeps in its own fields.
     static let storeTypeKey = "NSStoreType"
     static let versionHashesKey = "NSStoreModelVersionHashes"

@@ -1,0 +1,16 @@
+/// A stored fetch request of a model (Xcode's `<fetchRequest>`; Core Data's
+/// `NSManagedObjectModel.fetchRequestTemplate(forName:)`), kept as written: cdmigrate does not run
+/// them, but a model read from Xcode keeps them so nothing of the file is lost.
+public struct FetchRequestTemplate: Equatable {
+    public var name: String
+    /// The entity the request fetches.
+    public var entityName: String
+    /// The predicate's text as the model file writes it (`predicateString`), if any.
+    public var predicateFormat: String?
+
+    public init(name: String, entityName: String, predicateFormat: String? = nil) {
+        self.name = name
+        self.entityName = entityName
+        self.predicateFormat = predicateFormat
+    }
+}

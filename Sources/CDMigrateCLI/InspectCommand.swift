@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import CDMigrate
 
 /// `cdmigrate inspect`: what a store says about itself.
@@ -8,7 +9,8 @@ struct InspectCommand: ParsableCommand {
         abstract: "Show a store's metadata, entities and row counts.",
         discussion: """
         The store is only read. With --model, says whether the store is at that model's version \
-        and, when it is not, which entities differ.
+        and, when it is not, which entities differ (the store's hash and the model's); with \
+        --models, which version of an .xcdatamodeld or a folder of JSON models wrote it.
 
         \(ExitStatus.table)
         """
@@ -19,6 +21,9 @@ struct InspectCommand: ParsableCommand {
 
     @Option(help: ArgumentHelp("A model to compare the store's version hashes with.", valueName: "path"))
     var model: String?
+
+    @Option(help: ArgumentHelp("A model's versions (an .xcdatamodeld or a folder of JSON models): names the one the store was written with.", valueName: "path"))
+    var models: String?
 
     @Flag(help: "Print the result as JSON on standard output.")
     var json = false
@@ -48,10 +53,19 @@ struct InspectCommand: ParsableCommand {
                 },
             ]
             if let path = model {
-                let differences = try Self.differences(metadata, try ModelReader.model(fromFile: path))
+                let differences = try ModelReader.model(fromFile: path).versionDifferences(fromStoreMetadata: metadata).map { $0.description }
                 output.line(differences.isEmpty ? "at the version of \(path)" : "not at the version of \(path): " + differences.joined(separator: "; "))
                 document["compatible"] = differences.isEmpty
                 document["differences"] = differences
+            }
+            if let path = models {
+                let set = try ModelVersionSet(contentsOf: path)
+                for warning in set.warnings { output.warning(warning) }
+                let version = set.versionName(forStoreMetadata: metadata)
+                output.line(version.map { "written with version \($0) of \(path) (current: \(set.currentVersionName))" }
+                            ?? "written with none of the versions in \(path) (\(set.versionNames.joined(separator: ", ")))")
+                document["version"] = version ?? NSNull()
+                document["currentVersion"] = set.currentVersionName
             }
             output.document(document)
         } catch {
@@ -60,20 +74,5 @@ struct InspectCommand: ParsableCommand {
             output.document(["ok": false, "error": Output.errorObject(error)])
             throw ExitStatus(error).exitCode
         }
-    }
-
-    /// Entities whose version hashes differ between a store and a model.
-    static func differences(_ metadata: StoreMetadata, _ model: ManagedObjectModel) throws -> [String] {
-        let modelHashes = model.entityVersionHashes
-        var differences: [String] = []
-        for name in Set(modelHashes.keys).union(metadata.versionHashes.keys).sorted() {
-            switch (modelHashes[name], metadata.versionHashes[name]) {
-            case (let m?, let s?) where m != s: differences.append("\(name): store \(Base64.encode(s)), model \(Base64.encode(m))")
-            case (_?, nil): differences.append("\(name) is not in the store")
-            case (nil, _?): differences.append("\(name) is only in the store")
-            default: break
-            }
-        }
-        return differences
     }
 }

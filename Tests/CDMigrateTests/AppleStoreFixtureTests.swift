@@ -76,7 +76,7 @@ final class AppleStoreFixtureTests: XCTestCase {
         XCTAssertThrowsError(try PersistentStore.open(at: path, model: try model("renames-v2.0.0.json"), readOnly: true, checkVersion: true)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .incompatibleVersionHash)
-            XCTAssertTrue(e?.message.contains("'BasicEntity' has another version hash") ?? false, e?.message ?? "")
+            XCTAssertTrue(e?.message.contains("BasicEntity: store sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=, model R48GqGb21ihZo4TIoWA+npEdk1F9o67l8ewBFun8Ls4=") ?? false, e?.message ?? "")
             XCTAssertTrue(e?.message.contains("v2.0.0") ?? false, e?.message ?? "")
         }
     }

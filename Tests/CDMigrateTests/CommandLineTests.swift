@@ -131,5 +131,13 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(document["compatible"] as? Bool, false)
         XCTAssertEqual(try json(try run(["inspect", source, "--json", "--model", scratch.file("v1.json")]).out)["compatible"] as? Bool, true)
         XCTAssertEqual(try run(["inspect", scratch.file("missing.sqlite")]).status, 74)
+        // Which version of a set wrote the store.
+        let versions = scratch.file("versions")
+        try FileManager.default.createDirectory(atPath: versions, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: scratch.file("v1.json"), toPath: versions + "/v1.model.json")
+        try FileManager.default.copyItem(atPath: scratch.file("v2.json"), toPath: versions + "/v2.model.json")
+        let named = try json(try run(["inspect", source, "--json", "--models", versions]).out)
+        XCTAssertEqual(named["version"] as? String, "v1")
+        XCTAssertEqual(named["currentVersion"] as? String, "v2")
     }
 }

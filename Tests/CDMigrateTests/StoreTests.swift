@@ -166,7 +166,7 @@ final class StoreTests: XCTestCase {
         XCTAssertThrowsError(try PersistentStore.open(at: store.path, model: changed, readOnly: true)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .incompatibleVersionHash)
-            XCTAssertTrue(e?.message.contains("'Cover' has another version hash") ?? false, e?.message ?? "")
+            XCTAssertTrue(e?.message.contains("Cover: store ") ?? false, e?.message ?? "")
             XCTAssertTrue(e?.message.contains("'1'") ?? false && e?.message.contains("'2'") ?? false, e?.message ?? "")
         }
         // Unchecked, the same store opens.

@@ -46,7 +46,7 @@ public enum ModelReader {
         return trimmed.hasSuffix(".xcdatamodel/contents")
     }
 
-    private static func trimmedExtension(_ path: String) -> String {
+    static func trimmedExtension(_ path: String) -> String {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
         let last = trimmed.split(separator: "/").last ?? trimmed

@@ -201,23 +201,15 @@ public final class PersistentStore: ObjectContext {
         return text
     }
 
-    /// NSPersistentStoreIncompatibleVersionHashError, naming both versions and the entities that differ.
+    /// NSPersistentStoreIncompatibleVersionHashError, naming both versions and, per entity that
+    /// differs, the store's hash and the model's.
     private static func checkVersionHashes(_ metadata: StoreMetadata, model: ManagedObjectModel, path: String) throws {
-        let modelHashes = model.entityVersionHashes
-        var differences: [String] = []
-        for name in Set(modelHashes.keys).union(metadata.versionHashes.keys).sorted() {
-            switch (modelHashes[name], metadata.versionHashes[name]) {
-            case (let m?, let s?) where m != s: differences.append("'\(name)' has another version hash")
-            case (_?, nil): differences.append("'\(name)' is not in the store")
-            case (nil, _?): differences.append("'\(name)' is only in the store")
-            default: break
-            }
-        }
+        let differences = model.versionDifferences(fromStoreMetadata: metadata)
         guard !differences.isEmpty else { return }
         let storeVersion = metadata.versionIdentifiers.filter { !$0.isEmpty }
         let storeText = storeVersion.isEmpty ? "a model version with no identifier" : "model version \(storeVersion.map { "'\($0)'" }.joined(separator: ", "))"
         throw MigrationError(.incompatibleVersionHash,
-                             "the store '\(path)' was written with \(storeText), which is not model \(describe(model)): \(differences.joined(separator: "; "))")
+                             "the store '\(path)' was written with \(storeText), which is not model \(describe(model)): \(differences.map { $0.description }.joined(separator: "; "))")
     }
 
     /// A read-only WAL store needs its `-shm` file: say so when SQLite could not make one.

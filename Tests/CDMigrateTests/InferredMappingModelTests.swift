@@ -120,6 +120,30 @@ final class InferredMappingModelTests: XCTestCase {
         XCTAssertEqual(problems[1].path, "$.entities[0].attributes[2]")
     }
 
+    /// The default makes the change inferable; it does not replace nil values, which the mapping
+    /// copies: an instance that had none fails validation (1570) naming the attribute.
+    func testAnAttributeBecomingNonOptionalKeepsItsValuesAndRefusesNilOnes() throws {
+        let scratch = ScratchDirectory()
+        let v1 = try model("1", #"{"name": "E", "attributes": [{"name": "a", "type": "string"}]}"#)
+        let v2 = try model("2", #"{"name": "E", "attributes": [{"name": "a", "type": "string", "optional": false, "default": "none"}]}"#)
+        let mapping = try MappingModel.inferred(from: v1, to: v2)
+        for (name, values) in [("full", [Value.string("x"), "y"]), ("holey", ["x", .null])] {
+            try makeStore(scratch.file("\(name).sqlite"), v1) { store in
+                for value in values { try insert(store, "E", ["a": value]) }
+            }
+        }
+        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
+        try manager.migrateStore(from: scratch.file("full.sqlite"), to: scratch.file("full-v2.sqlite"))
+        let store = try PersistentStore.open(at: scratch.file("full-v2.sqlite"), model: v2)
+        XCTAssertEqual(Set(try fetchAll(store, "E").map { try $0.value(forKey: "a") }), ["x", "y"])
+        store.close()
+        XCTAssertThrowsError(try manager.migrateStore(from: scratch.file("holey.sqlite"), to: scratch.file("holey-v2.sqlite"))) { error in
+            let e = error as? MigrationError
+            XCTAssertEqual(e?.code, .validationMissingMandatoryProperty, "\(error)")
+            XCTAssertTrue(e?.message.contains("E.a is required but nil") ?? false, "\(error)")
+        }
+    }
+
     func testAcceptedTypeChangesKeepEveryValue() throws {
         let accepted: [(AttributeType, AttributeType)] = [(.integer16, .integer32), (.integer16, .integer64), (.integer32, .integer64),
                                                         (.integer16, .double), (.integer32, .double), (.float, .double)]
@@ -226,6 +250,11 @@ final class InferredMappingModelTests: XCTestCase {
         XCTAssertEqual(taken["IEM_Transform_Photo"], 2)
         XCTAssertEqual(taken["IEM_Remove_Draft"], 1)
         XCTAssertEqual(report.mappings.first { $0.entityMappingName == "IEM_Remove_Draft" }?.associations, 0)
+        // Stage 1 runs as SQL for every mapping that makes instances; the removed draft is read
+        // row by row (a mapping without a destination entity has no INSERT to run).
+        let byName = Dictionary(report.mappings.map { ($0.entityMappingName, $0) }, uniquingKeysWith: { a, _ in a })
+        XCTAssertEqual(["IEM_Transform_Item", "IEM_Transform_Photo", "IEM_Copy_Shelf", "IEM_Remove_Draft"].map { byName[$0]?.instancesBySQL }, [true, true, true, false])
+        XCTAssertEqual(["IEM_Transform_Item", "IEM_Transform_Photo", "IEM_Copy_Shelf"].map { byName[$0]?.relationshipsBySQL }, [true, true, false], "to-one shelf by UPDATE; to-many items per instance")
         let store = try PersistentStore.open(at: scratch.file("v2.sqlite"), model: v2)
         defer { store.close() }
         XCTAssertEqual(try fetchAll(store, "Item", subentities: false).map { try $0.value(forKey: "title") }.sorted { "\($0)" < "\($1)" },

@@ -185,6 +185,21 @@ final class InferredMappingModelTests: XCTestCase {
             #"{"name": "Author", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "books", "destination": "Book", "inverse": "writers", "toMany": true, "ordered": true}]}, {"name": "Book", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "writers", "destination": "Author", "inverse": "books", "toMany": true, "renamingIdentifier": "author"}]}"#)
         XCTAssertEqual(mapping.entityMapping(named: "IEM_Transform_Book")?.relationshipMapping(named: "writers")?.valueExpressionText,
                        #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "author", FUNCTION($source, "valueForKey:", "author"))"#)
+        let scratch = ScratchDirectory()
+        let v1 = try model("1", Self.library)
+        let v2 = try model("2", #"{"name": "Author", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "books", "destination": "Book", "inverse": "writers", "toMany": true, "ordered": true}]}, {"name": "Book", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "writers", "destination": "Author", "inverse": "books", "toMany": true, "renamingIdentifier": "author"}]}"#)
+        try makeStore(scratch.file("v1.sqlite"), v1) { store in
+            let ann = try insert(store, "Author", ["name": "Ann"])
+            for title in ["One", "Two"] { try insert(store, "Book", ["title": .string(title), "author": .object(ann)]) }
+            try insert(store, "Book", ["title": "Alone"])
+        }
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))
+        let store = try PersistentStore.open(at: scratch.file("v2.sqlite"), model: v2)
+        defer { store.close() }
+        let writers = Dictionary(try fetchAll(store, "Book").map { (try $0.value(forKey: "title").stringValue ?? "?", try $0.value(forKey: "writers").elements.count) }, uniquingKeysWith: +)
+        XCTAssertEqual(writers, ["One": 1, "Two": 1, "Alone": 0], "each to-one became a to-many of one (or none)")
+        let ann = try XCTUnwrap(fetchAll(store, "Author").first)
+        XCTAssertEqual(Set(try ann.value(forKey: "books").elements.map { try $0.object?.value(forKey: "title") }), [.string("One"), .string("Two")])
     }
 
     func testRelationshipRulesThatCannotBeInferred() throws {

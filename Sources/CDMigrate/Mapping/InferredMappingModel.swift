@@ -1,0 +1,258 @@
+/// Inferred ("lightweight") mapping models, as Core Data's
+/// `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)` builds them.
+extension MappingModel {
+    /// The mapping model Core Data would infer between two models: one entity mapping per entity,
+    /// named and typed as Core Data names them (`IEM_Copy_<Entity>` for an unchanged entity,
+    /// `IEM_Transform_<Entity>` for a changed one, `IEM_Add_<Entity>`, `IEM_Remove_<Entity>`),
+    /// entities and properties matched by name or renaming identifier, attributes copied with
+    /// `FUNCTION($source, "valueForKey:", "<name>")` and relationships with
+    /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", …)`.
+    ///
+    /// The result is an ordinary, declarative mapping model (no policies): it runs as SQL where the
+    /// engine can push it down, and it can be written out with `jsonText()`, edited and read back
+    /// with `fromJSON(_:)`. docs/mapping-format.md ("Inferred mapping models") lists the rules.
+    ///
+    /// - Parameters:
+    ///   - sourceModel: the model of the store to migrate.
+    ///   - destinationModel: the model to migrate it to.
+    /// - Returns: the inferred mapping model, already validated against both models.
+    /// - Throws: `MigrationError` with code `.inferredMappingModel` (134190, Core Data's
+    ///   `NSInferredMappingModelError`) when a change cannot be inferred; every problem is listed
+    ///   in `underlying`, each naming the entity, the property and the rule it breaks, with the
+    ///   property's path in the destination model's JSON.
+    ///
+    /// Core Data counterpart: `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)`.
+    public static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel) throws -> MappingModel {
+        var inference = MappingInference(source: sourceModel, destination: destinationModel)
+        let model = inference.run()
+        let name = "'\(sourceModel.versionIdentifier ?? sourceModel.name ?? "source")' to '\(destinationModel.versionIdentifier ?? destinationModel.name ?? "destination")'"
+        if !inference.problems.isEmpty {
+            let count = inference.problems.count
+            let summary = count == 1 ? inference.problems[0].message : "\(count) changes cannot be inferred"
+            throw MigrationError(.inferredMappingModel, "cannot infer a mapping model from \(name): \(summary)", underlying: inference.problems)
+        }
+        do {
+            try model.validate(sourceModel: sourceModel, destinationModel: destinationModel)
+        } catch let error as MigrationError {
+            throw MigrationError(.inferredMappingModel, "the mapping model inferred from \(name) does not fit its models: \(error.message)", underlying: [error])
+        }
+        return model
+    }
+}
+
+/// Builds an inferred mapping model and collects what cannot be inferred.
+struct MappingInference {
+    let source: ManagedObjectModel
+    let destination: ManagedObjectModel
+    private(set) var problems: [MigrationError] = []
+
+    init(source: ManagedObjectModel, destination: ManagedObjectModel) {
+        self.source = source
+        self.destination = destination
+    }
+
+    static func sourceExpression(for entity: EntityDescription) -> String {
+        "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"\(entity.name)\", \"TRUEPREDICATE\"), $manager.sourceContext, NO)"
+    }
+
+    static func attributeExpression(_ sourceName: String) -> String {
+        "FUNCTION($source, \"valueForKey:\", \"\(sourceName)\")"
+    }
+
+    static func relationshipExpression(_ sourceName: String) -> String {
+        "FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\(sourceName)\", FUNCTION($source, \"valueForKey:\", \"\(sourceName)\"))"
+    }
+
+    mutating func run() -> MappingModel {
+        let match = RenamingMatch(destination: destination.entities, source: source.entities,
+                                  name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        for (sourceEntity, claimants) in match.conflicts {
+            fail(claimants.first, nil, "entities \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) both take source entity '\(sourceEntity.name)' by their renaming identifiers; only one entity can continue it")
+        }
+        // Destination entity → source entity, by identity.
+        var sourceOf: [ObjectIdentifier: EntityDescription] = [:]
+        var destinationOf: [ObjectIdentifier: EntityDescription] = [:]
+        for (entity, sourceEntity) in zip(destination.entities, match.sources) {
+            guard let sourceEntity = sourceEntity else { continue }
+            sourceOf[ObjectIdentifier(entity)] = sourceEntity
+            if destinationOf[ObjectIdentifier(sourceEntity)] == nil { destinationOf[ObjectIdentifier(sourceEntity)] = entity }
+        }
+        checkHierarchies(sourceOf: sourceOf)
+
+        var mappings: [EntityMapping] = []
+        func path() -> String { "$.entityMappings[\(mappings.count)]" }
+        for entity in destination.entities {
+            guard let sourceEntity = sourceOf[ObjectIdentifier(entity)] else {
+                // New: no source instances; its properties' defaults apply to instances made later.
+                mappings.append(EntityMapping(
+                    name: "IEM_Add_" + entity.name, mappingType: .add, sourceEntityName: nil, destinationEntityName: entity.name,
+                    sourceExpressionText: nil, sourceExpression: nil, attributeMappings: [], relationshipMappings: [],
+                    entityMigrationPolicyClassName: nil, userInfo: [:], sourceEntityVersionHash: nil,
+                    destinationEntityVersionHash: MappingInference.recordable(entity.versionHash), sourceEntitySnapshot: nil,
+                    destinationEntitySnapshot: EntityMapping.snapshot(of: entity), path: path()))
+                continue
+            }
+            if entity.isAbstract {
+                if !sourceEntity.isAbstract {
+                    fail(entity, nil, "entity '\(entity.name)' becomes abstract, but the source store may hold instances of '\(sourceEntity.name)', which an abstract entity cannot take")
+                }
+                // Both abstract: no instances of their own; the sub-entities' mappings carry their rows.
+                continue
+            }
+            let mappingPath = path()
+            let attributes = inferAttributes(entity, from: sourceEntity, path: mappingPath)
+            let relationships = inferRelationships(entity, from: sourceEntity, destinationOf: destinationOf, path: mappingPath)
+            let unchanged = entity.name == sourceEntity.name && entity.versionHash == sourceEntity.versionHash
+            let text = MappingInference.sourceExpression(for: sourceEntity)
+            mappings.append(EntityMapping(
+                name: (unchanged ? "IEM_Copy_" : "IEM_Transform_") + entity.name, mappingType: unchanged ? .copy : .transform,
+                sourceEntityName: sourceEntity.name, destinationEntityName: entity.name,
+                sourceExpressionText: text, sourceExpression: try? SourceExpression.parse(text),
+                attributeMappings: attributes, relationshipMappings: relationships,
+                entityMigrationPolicyClassName: nil, userInfo: [:],
+                sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash),
+                destinationEntityVersionHash: MappingInference.recordable(entity.versionHash),
+                sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: EntityMapping.snapshot(of: entity),
+                path: mappingPath))
+        }
+        for sourceEntity in source.entities where destinationOf[ObjectIdentifier(sourceEntity)] == nil {
+            // A removed sub-entity's rows would otherwise be fetched with its parent's: its remove
+            // mapping takes them (and makes nothing of them), as the rows of a removed entity go.
+            let takesRows = sourceEntity.parent != nil
+            let text = takesRows ? MappingInference.sourceExpression(for: sourceEntity) : nil
+            mappings.append(EntityMapping(
+                name: "IEM_Remove_" + sourceEntity.name, mappingType: .remove, sourceEntityName: sourceEntity.name, destinationEntityName: nil,
+                sourceExpressionText: text, sourceExpression: text.flatMap { try? SourceExpression.parse($0) },
+                attributeMappings: [], relationshipMappings: [], entityMigrationPolicyClassName: nil, userInfo: [:],
+                sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash), destinationEntityVersionHash: nil,
+                sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: nil, path: path()))
+        }
+        let name = "Inferred_" + MappingInference.label(source, "source") + "_to_" + MappingInference.label(destination, "destination")
+        return MappingModel(name: name, entityMappings: mappings)
+    }
+
+    // MARK: Entities
+
+    /// Apple: "if two existing entities do not share a common parent in the source, they cannot
+    /// share a common parent in the destination" (entity hierarchies cannot be merged).
+    private mutating func checkHierarchies(sourceOf: [ObjectIdentifier: EntityDescription]) {
+        for root in destination.entities where root.parent == nil {
+            var seen: [ObjectIdentifier: (EntityDescription, EntityDescription)] = [:]
+            var order: [ObjectIdentifier] = []
+            for entity in root.selfAndDescendants {
+                guard let sourceEntity = sourceOf[ObjectIdentifier(entity)] else { continue }
+                let key = ObjectIdentifier(sourceEntity.rootEntity)
+                if seen[key] == nil { seen[key] = (entity, sourceEntity); order.append(key) }
+            }
+            guard order.count > 1 else { continue }
+            let pairs = order.compactMap { seen[$0] }
+            let listed = pairs.map { "'\($0.0.name)' (from '\($0.1.name)' under '\($0.1.rootEntity.name)')" }.joined(separator: ", ")
+            fail(root, nil, "entity hierarchy '\(root.name)' merges entities of separate source hierarchies: \(listed); entities that share no parent in the source cannot share one in the destination")
+        }
+    }
+
+    // MARK: Attributes
+
+    private mutating func inferAttributes(_ entity: EntityDescription, from sourceEntity: EntityDescription, path: String) -> [PropertyMapping] {
+        let wanted = entity.attributes.filter { !$0.isTransient }
+        let candidates = sourceEntity.attributes.filter { !$0.isTransient }
+        let match = RenamingMatch(destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        for (attribute, claimants) in match.conflicts {
+            fail(entity, claimants.first, "attributes \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source attribute '\(sourceEntity.name).\(attribute.name)' by their renaming identifiers")
+        }
+        var result: [PropertyMapping] = []
+        for (attribute, sourceAttribute) in zip(wanted, match.sources) {
+            let propertyPath = path + ".attributeMappings[\(result.count)]"
+            guard let sourceAttribute = sourceAttribute else {
+                if sourceEntity.relationship(named: attribute.renamingIdentifier ?? attribute.name) != nil {
+                    fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' was a relationship of '\(sourceEntity.name)'; a property cannot change between relationship and attribute")
+                } else if !attribute.isOptional && attribute.defaultValue.isNull {
+                    fail(entity, attribute, "new attribute '\(entity.name).\(attribute.name)' is non-optional and has no default value, so the migrated instances would have none")
+                }
+                // New: no expression, the default value applies.
+                result.append(PropertyMapping(name: attribute.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                continue
+            }
+            if !InferredTypeChange.isAccepted(from: sourceAttribute.attributeType, to: attribute.attributeType) {
+                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue) (source attribute '\(sourceEntity.name).\(sourceAttribute.name)'); an inferred mapping accepts only changes that keep every value: \(InferredTypeChange.acceptedText)")
+            }
+            if sourceAttribute.isOptional && !attribute.isOptional && attribute.defaultValue.isNull {
+                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional); give it a default value")
+            }
+            let text = MappingInference.attributeExpression(sourceAttribute.name)
+            result.append(PropertyMapping(name: attribute.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+        }
+        return result
+    }
+
+    // MARK: Relationships
+
+    private mutating func inferRelationships(_ entity: EntityDescription, from sourceEntity: EntityDescription,
+                                             destinationOf: [ObjectIdentifier: EntityDescription], path: String) -> [PropertyMapping] {
+        let wanted = entity.relationships.filter { !$0.isTransient }
+        let candidates = sourceEntity.relationships.filter { !$0.isTransient }
+        let match = RenamingMatch(destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        for (relationship, claimants) in match.conflicts {
+            fail(entity, claimants.first, "relationships \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source relationship '\(sourceEntity.name).\(relationship.name)' by their renaming identifiers")
+        }
+        var result: [PropertyMapping] = []
+        for (relationship, sourceRelationship) in zip(wanted, match.sources) {
+            let propertyPath = path + ".relationshipMappings[\(result.count)]"
+            guard let sourceRelationship = sourceRelationship else {
+                if sourceEntity.attribute(named: relationship.renamingIdentifier ?? relationship.name) != nil {
+                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)'; a property cannot change between attribute and relationship")
+                } else if !relationship.isOptional {
+                    fail(entity, relationship, "new relationship '\(entity.name).\(relationship.name)' is non-optional; the migrated instances would have no object for it")
+                }
+                result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                continue
+            }
+            if let sourceTarget = sourceRelationship.destinationEntity, let target = relationship.destinationEntity {
+                if let mappedTarget = destinationOf[ObjectIdentifier(sourceTarget)] {
+                    if !mappedTarget.isKind(of: target) {
+                        fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to '\(sourceTarget.name)', which becomes '\(mappedTarget.name)', not a kind of '\(target.name)'")
+                    }
+                } else if !sourceTarget.isAbstract || sourceTarget.subentities.isEmpty {
+                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' continues source relationship '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' has no counterpart in the destination model")
+                } else if !sourceTarget.selfAndDescendants.allSatisfy({ e in e.isAbstract || (destinationOf[ObjectIdentifier(e)].map { $0.isKind(of: target) } ?? false) }) {
+                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'")
+                }
+            }
+            if sourceRelationship.isOptional && !relationship.isOptional {
+                fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' becomes non-optional (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' is optional); a relationship has no default value to fill the instances where it is empty")
+            }
+            let text = MappingInference.relationshipExpression(sourceRelationship.name)
+            result.append(PropertyMapping(name: relationship.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+        }
+        return result
+    }
+
+    // MARK: Reporting
+
+    /// Records a problem with `entity` (and `property`), with the path where the destination
+    /// model's JSON declares it.
+    private mutating func fail(_ entity: EntityDescription?, _ property: PropertyDescription?, _ message: String) {
+        problems.append(MigrationError(.inferredMappingModel, message, path: modelPath(entity, property)))
+    }
+
+    private func modelPath(_ entity: EntityDescription?, _ property: PropertyDescription?) -> String? {
+        let declaring = property?.entity ?? entity
+        guard let owner = declaring, let i = destination.entities.firstIndex(where: { $0 === owner }) else { return nil }
+        let entityPath = "$.entities[\(i)]"
+        if let attribute = property as? AttributeDescription, let j = owner.ownAttributes.firstIndex(where: { $0 === attribute }) {
+            return entityPath + ".attributes[\(j)]"
+        }
+        if let relationship = property as? RelationshipDescription, let j = owner.ownRelationships.firstIndex(where: { $0 === relationship }) {
+            return entityPath + ".relationships[\(j)]"
+        }
+        return entityPath
+    }
+
+    /// A hash the mapping JSON can carry (32 bytes), or nil.
+    static func recordable(_ hash: [UInt8]) -> [UInt8]? { hash.count == 32 ? hash : nil }
+
+    static func label(_ model: ManagedObjectModel, _ fallback: String) -> String {
+        let text = model.versionIdentifier ?? model.name ?? fallback
+        return String(text.map { $0.isLetter || $0.isNumber || $0 == "_" || $0 == "." ? $0 : "_" })
+    }
+}

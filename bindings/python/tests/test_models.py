@@ -183,4 +183,3 @@ def test_io_errors_are_os_errors(tmp_path):
         cdmigrate.Model.from_file(tmp_path / "missing.json")
     assert isinstance(error.value, cdmigrate.MigrationIOError) and error.value.code == 7
     assert "missing.json" in str(error.value)
-    assert not hasattr(cdmigrate, "FeatureUnavailableError")

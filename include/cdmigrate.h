@@ -28,10 +28,20 @@
 **    pointers (CDM_MISUSE), unknown entity/attribute/mapping names (CDM_NOTFOUND), a getter or
 **    setter of the wrong type (CDM_MISMATCH), a short-lived handle used after its callback
 **    returned (CDM_MISUSE). Using a long-lived handle after freeing it is undefined, as in C.
+**  - Every handle's kind is checked: a handle of another kind (a cdm_mapping passed as a
+**    cdm_model, a cdm_object as a cdm_store, a cdm_model as a cdm_object, …) gives CDM_MISUSE
+**    with a message naming both kinds ("the model handle is a cdm_mapping, not a cdm_model"),
+**    and the *_free functions free nothing when given another kind.
+**  - Out-pointers (the pointers a function writes its results to) are required unless the
+**    function says one "may be NULL" (is_null and length of the getters, cdm_object_id's,
+**    *out of cdm_context_default_create_destination_instances and
+**    cdm_context_create_instance_with_fields): a NULL one gives CDM_MISUSE naming it. The
+**    handle is checked first, so a bad handle is reported as such.
 **
 ** Threads: cdm_model handles are immutable once made and may be shared by any number of threads
-** and migrations. A cdm_mapping may be used by one thread at a time (cdm_migration_new links it
-** to the models). A cdm_migration, a cdm_store, and every cdm_context/cdm_object/cdm_value they
+** and migrations. A cdm_mapping may be used by one thread at a time (its last error changes);
+** checking it (cdm_mapping_validate, cdm_migration_new) never changes the mapping itself, so one
+** mapping may serve migrations between different models. A cdm_migration, a cdm_store, and every cdm_context/cdm_object/cdm_value they
 ** hand out belong to one thread at a time; callbacks run on the thread that called
 ** cdm_migration_run, and short-lived handles are valid only on that thread. Separate migrations
 ** may run in parallel on separate threads.
@@ -218,8 +228,10 @@ int cdm_mapping_from_json(const char *json, cdm_mapping **out);
 int cdm_mapping_from_file(const char *path, cdm_mapping **out);
 void cdm_mapping_free(cdm_mapping *mapping);
 /* Checks the mapping against a source and a destination model (cdm_migration_new does too);
-** CDM_INVALID_MAPPING with every problem in cdm_mapping_error. */
-int cdm_mapping_validate(cdm_mapping *mapping, const cdm_model *source, const cdm_model *destination);
+** CDM_INVALID_MAPPING with every problem in cdm_mapping_error. The mapping is not changed (only
+** its last error): checking it against other models, or using it in other migrations, leaves
+** earlier migrations as they were. */
+int cdm_mapping_validate(const cdm_mapping *mapping, const cdm_model *source, const cdm_model *destination);
 
 int cdm_mapping_errcode(const cdm_mapping *mapping);
 const char *cdm_mapping_errmsg(const cdm_mapping *mapping);
@@ -343,8 +355,9 @@ typedef int (*cdm_progress_callback)(const cdm_progress *progress, void *user);
 
 /* Makes a migration from a source model, a destination model and `count` mapping models (one per
 ** pass, in order), checking every mapping against the models. Always sets *out; caller frees with
-** cdm_migration_free. The migration keeps what it needs: the models and mappings may be freed
-** afterwards. CDM_INVALID_MAPPING (problems in cdm_migration_error), CDM_MIGRATION_MISSING_MAPPING_MODEL
+** cdm_migration_free. The migration keeps what it needs — its own copy of each mapping, bound to
+** these models — so the models and mappings may be freed afterwards, and a mapping may be
+** shared with migrations between other models. CDM_INVALID_MAPPING (problems in cdm_migration_error), CDM_MIGRATION_MISSING_MAPPING_MODEL
 ** (count 0), CDM_MISUSE (NULL or failed handles). */
 int cdm_migration_new(const cdm_model *source, const cdm_model *destination,
                       cdm_mapping *const *mappings, size_t count, cdm_migration **out);

@@ -50,6 +50,7 @@ final class CallbackContext: ErrorSink {
 }
 
 final class ContextEntry: HandleEntry {
+    override class var kind: String { "cdm_context" }
     let context: CallbackContext
     init(_ context: CallbackContext) { self.context = context }
 }
@@ -117,22 +118,22 @@ public func cdm_context_fail(_ ctx: OpaquePointer?, _ code: Int32, _ message: Un
 
 @_cdecl("cdm_context_entity_mapping_name")
 public func cdm_context_entity_mapping_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in name?.pointee = context.string(try context.currentMapping().name) }
+    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().name) }
 }
 
 @_cdecl("cdm_context_source_entity_name")
 public func cdm_context_source_entity_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in name?.pointee = context.string(try context.currentMapping().sourceEntityName) }
+    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().sourceEntityName) }
 }
 
 @_cdecl("cdm_context_destination_entity_name")
 public func cdm_context_destination_entity_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in name?.pointee = context.string(try context.currentMapping().destinationEntityName) }
+    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().destinationEntityName) }
 }
 
 @_cdecl("cdm_context_pass")
 public func cdm_context_pass(_ ctx: OpaquePointer?, _ pass: UnsafeMutablePointer<Int32>?) -> Int32 {
-    withContext(ctx) { context, _ in pass?.pointee = Int32(context.manager.currentPass) }
+    withContext(ctx) { context, _ in try required(pass, "pass").pointee = Int32(context.manager.currentPass) }
 }
 
 @_cdecl("cdm_context_create_instance")
@@ -168,11 +169,12 @@ public func cdm_context_destination_instances(_ ctx: OpaquePointer?, _ mapping: 
                                               _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
+        let count = try required(count, "count")
         let name = try CString.argument(mapping, "the entity mapping name")
         try mappingOfCurrentPass(context, name)
         let found = try context.manager.destinationInstances(forEntityMappingName: name, sourceInstances: try objects(sources, sourceCount, "source"))
         out.pointee = scope.handleArray(found)
-        count?.pointee = found.count
+        count.pointee = found.count
     }
 }
 
@@ -181,11 +183,12 @@ public func cdm_context_source_instances(_ ctx: OpaquePointer?, _ mapping: Unsaf
                                          _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
+        let count = try required(count, "count")
         let name = try CString.argument(mapping, "the entity mapping name")
         try mappingOfCurrentPass(context, name)
         let found = try context.manager.sourceInstances(forEntityMappingName: name, destinationInstances: try objects(destinations, destinationCount, "destination"))
         out.pointee = scope.handleArray(found)
-        count?.pointee = found.count
+        count.pointee = found.count
     }
 }
 

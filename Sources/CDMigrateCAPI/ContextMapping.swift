@@ -40,10 +40,11 @@ public func cdm_context_mapping_user_info_count(_ ctx: OpaquePointer?, _ count: 
 public func cdm_context_mapping_user_info_at(_ ctx: OpaquePointer?, _ i: Int, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
                                              _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     withContext(ctx) { context, _ in
+        let key = try required(key, "key"), value = try required(value, "value")
         let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
         guard i >= 0, i < entries.count else { throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)") }
-        key?.pointee = context.string(entries[i].key)
-        value?.pointee = context.string(entries[i].value)
+        key.pointee = context.string(entries[i].key)
+        value.pointee = context.string(entries[i].value)
     }
 }
 
@@ -59,12 +60,13 @@ public func cdm_context_property_mapping_count(_ ctx: OpaquePointer?, _ kind: In
 public func cdm_context_property_mapping_at(_ ctx: OpaquePointer?, _ kind: Int32, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
                                             _ expression: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     withContext(ctx) { context, _ in
+        let name = try required(name, "name"), expression = try required(expression, "expression")
         let mappings = try propertyMappings(context, kind)
         guard i >= 0, i < mappings.count else {
             throw MigrationError.notFound("property mapping \(i) is out of range: entity mapping '\(try context.currentMapping().name)' has \(mappings.count)")
         }
-        name?.pointee = context.string(mappings[i].name)
-        expression?.pointee = context.string(mappings[i].valueExpressionText)
+        name.pointee = context.string(mappings[i].name)
+        expression.pointee = context.string(mappings[i].valueExpressionText)
     }
 }
 
@@ -72,11 +74,12 @@ public func cdm_context_property_mapping_at(_ ctx: OpaquePointer?, _ kind: Int32
 public func cdm_context_property_mapping(_ ctx: OpaquePointer?, _ kind: Int32, _ name: UnsafePointer<CChar>?,
                                          _ expression: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     withContext(ctx) { context, _ in
+        let expression = try required(expression, "expression")
         let wanted = try CString.argument(name, "the property name")
         guard let found = try propertyMappings(context, kind).first(where: { $0.name == wanted }) else {
             throw MigrationError.notFound("entity mapping '\(try context.currentMapping().name)' has no \(kind == PropertyKind.attribute ? "attribute" : "relationship") mapping for '\(wanted)'")
         }
-        expression?.pointee = context.string(found.valueExpressionText)
+        expression.pointee = context.string(found.valueExpressionText)
     }
 }
 

@@ -9,7 +9,11 @@ import CDMigrate
 /// number and that slot's generation, looked up in the calling thread's table. When a callback
 /// returns, its slots are freed and their generations move on, so a handle kept past its
 /// callback finds a different generation and gives CDM_MISUSE instead of touching freed memory.
+/// Tokens have their top bit set, which no user-space address has, so a long-lived handle (a
+/// pointer) is never taken for a token, nor a token for a pointer.
 final class HandleTable {
+    private static let tag: UInt = 1 << (UInt.bitWidth - 1)
+
     private var entries: [HandleEntry?] = []
     private var generations: [UInt32] = []
     private var freeSlots: [Int32] = []
@@ -27,16 +31,17 @@ final class HandleTable {
         entry.slot = slot
         entry.scope = scope
         scope.slots.append(slot)
-        let token = UInt(generations[Int(slot)]) << 32 | UInt(slot + 1)
-        // Never NULL: slot + 1 ≥ 1.
+        let token = HandleTable.tag | UInt(generations[Int(slot)]) << 32 | UInt(slot + 1)
+        // Never NULL: the tag bit is set.
         return OpaquePointer(bitPattern: token).unsafelyUnwrapped
     }
 
     func lookup(_ handle: OpaquePointer?) -> HandleEntry? {
         guard let handle = handle else { return nil }
         let token = UInt(bitPattern: handle)
+        guard token & HandleTable.tag != 0 else { return nil }
         let index = Int(token & 0xFFFF_FFFF) - 1
-        let generation = UInt32(truncatingIfNeeded: token >> 32)
+        let generation = UInt32(truncatingIfNeeded: (token & ~HandleTable.tag) >> 32)
         guard index >= 0, index < entries.count, generations[index] == generation else { return nil }
         return entries[index]
     }
@@ -45,8 +50,8 @@ final class HandleTable {
         let index = Int(entry.slot)
         guard index >= 0, index < entries.count, entries[index] === entry else { return }
         entries[index] = nil
-        generations[index] &+= 1
-        if generations[index] == 0 { generations[index] = 1 }
+        // Generations live in the 31 bits below the tag.
+        generations[index] = generations[index] & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generations[index] + 1
         freeSlots.append(entry.slot)
         entry.slot = -1
     }
@@ -101,6 +106,9 @@ final class Scope {
 
 /// A live short-lived handle.
 class HandleEntry {
+    /// The C type's name ("cdm_object"), for messages.
+    class var kind: String { "short-lived handle" }
+
     var slot: Int32 = -1
     unowned(unsafe) var scope: Scope?
     var sink: ErrorSink? { scope?.sink }
@@ -135,9 +143,12 @@ final class ThreadState {
     func entry<T: HandleEntry>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
         guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
         guard let entry = table.lookup(handle) else {
+            if let live = LiveHandles.handle(handle) {
+                throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: live).kind), not a \(T.kind)")
+            }
             throw MigrationError.misuse("the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread")
         }
-        guard let typed = entry as? T else { throw MigrationError.misuse("the handle passed as a \(what) is a different kind of handle") }
+        guard let typed = entry as? T else { throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(T.kind)") }
         return typed
     }
 }

@@ -3,6 +3,7 @@ import CDMigrate
 /// cdm_list: the instances a fetch found, valid during the callback. Handles for them are made
 /// on first access, all at once, so cdm_list_objects and cdm_list_object agree.
 final class ListEntry: HandleEntry {
+    override class var kind: String { "cdm_list" }
     let objects: [ManagedObject]
     private(set) var handles: UnsafeMutablePointer<OpaquePointer?>?
 
@@ -39,8 +40,9 @@ public func cdm_list_object(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMutab
 public func cdm_list_objects(_ list: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withEntry(list, ListEntry.self, "list") { entry in
         guard let out = out else { throw MigrationError.misuse("the objects pointer is NULL") }
+        let count = try required(count, "count")
         out.pointee = try entry.objectHandles()
-        count?.pointee = entry.objects.count
+        count.pointee = entry.objects.count
     }
 }
 

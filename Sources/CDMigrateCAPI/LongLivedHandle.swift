@@ -1,32 +1,101 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 import CDMigrate
 
 /// What cdm_model, cdm_mapping, cdm_migration and cdm_store share: a retained Swift object behind
-/// an opaque pointer, which keeps its last error.
+/// an opaque pointer, which keeps its last error. Every live one is in `LiveHandles`, so a pointer
+/// of another kind (a mapping passed as a model, a callback's short-lived handle, a freed
+/// handle) is told apart and refused with CDM_MISUSE instead of being used as the wrong object.
 class LongLivedHandle: ErrorSink {
+    /// The C type's name ("cdm_model"), for messages.
+    class var kind: String { "cdm handle" }
+
+    override init() {
+        super.init()
+        LiveHandles.insert(self)
+    }
+
+    deinit { LiveHandles.remove(self) }
+
     var pointer: OpaquePointer { OpaquePointer(Unmanaged.passRetained(self).toOpaque()) }
 
+    /// The live handle of this kind, or nil (NULL, another kind, not a live handle). No error is recorded.
     static func unretained(_ pointer: OpaquePointer?) -> Self? {
-        guard let pointer = pointer else { return nil }
-        return Unmanaged<Self>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+        LiveHandles.handle(pointer) as? Self
     }
 
-    static func release(_ pointer: OpaquePointer?) {
-        guard let pointer = pointer else { return }
-        Unmanaged<LongLivedHandle>.fromOpaque(UnsafeRawPointer(pointer)).release()
+    /// Frees a handle of this kind; NULL is harmless, anything else is refused (as the thread's last error).
+    static func release(_ pointer: OpaquePointer?, _ what: String) {
+        guard pointer != nil else { return }
+        do {
+            _ = try required(pointer, what)
+            Unmanaged<LongLivedHandle>.fromOpaque(UnsafeRawPointer(pointer.unsafelyUnwrapped)).release()
+        } catch {
+            recordError(error, nil)
+        }
     }
 
-    /// The handle, or CDM_MISUSE (kept as the thread's last error) for NULL.
+    /// The handle, or CDM_MISUSE (kept as the thread's last error) naming what is wrong: NULL,
+    /// a handle of another kind (naming both kinds), or no live handle at all.
     static func required(_ pointer: OpaquePointer?, _ what: String) throws -> Self {
-        guard let handle = unretained(pointer) else { throw MigrationError.misuse("the \(what) handle is NULL") }
-        return handle
+        guard let pointer = pointer else { throw MigrationError.misuse("the \(what) handle is NULL") }
+        if let live = LiveHandles.handle(pointer) {
+            if let handle = live as? Self { return handle }
+            throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: live).kind), not a \(kind)")
+        }
+        if let entry = ThreadState.current.table.lookup(pointer) {
+            throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(kind)")
+        }
+        throw MigrationError.misuse("the \(what) handle is not a live \(kind) (freed, or not a handle of this library)")
     }
 }
 
-/// Runs a C entry point on a long-lived handle: errors are kept by the handle and the thread.
+/// The addresses of every live long-lived handle, shared by all threads.
+enum LiveHandles {
+    private static var handles: Set<UInt> = []
+    private static var lock = pthread_mutex_t()
+    private static let lockReady: Bool = { pthread_mutex_init(&lock, nil); return true }()
+
+    private static func address(_ handle: LongLivedHandle) -> UInt { UInt(bitPattern: Unmanaged.passUnretained(handle).toOpaque()) }
+
+    static func insert(_ handle: LongLivedHandle) {
+        _ = lockReady
+        pthread_mutex_lock(&lock)
+        handles.insert(address(handle))
+        pthread_mutex_unlock(&lock)
+    }
+
+    static func remove(_ handle: LongLivedHandle) {
+        _ = lockReady
+        pthread_mutex_lock(&lock)
+        handles.remove(address(handle))
+        pthread_mutex_unlock(&lock)
+    }
+
+    /// The live handle at `pointer`, or nil when no live handle is there.
+    static func handle(_ pointer: OpaquePointer?) -> LongLivedHandle? {
+        guard let pointer = pointer else { return nil }
+        _ = lockReady
+        pthread_mutex_lock(&lock)
+        let live = handles.contains(UInt(bitPattern: pointer))
+        pthread_mutex_unlock(&lock)
+        guard live else { return nil }
+        return Unmanaged<LongLivedHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    }
+}
+
+/// Runs a C entry point on a long-lived handle: errors are kept by the handle and the thread; a
+/// NULL handle, or one of another kind, only by the thread.
 @inline(__always)
 func withHandle<T: LongLivedHandle>(_ pointer: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void) -> Int32 {
-    guard let handle = T.unretained(pointer) else {
-        return recordError(MigrationError.misuse("the \(what) handle is NULL"), nil)
+    let handle: T
+    do {
+        handle = try T.required(pointer, what)
+    } catch {
+        return recordError(error, nil)
     }
     return guarded(handle) { try body(handle) }
 }
@@ -39,4 +108,11 @@ func construct<T: LongLivedHandle>(_ out: UnsafeMutablePointer<OpaquePointer?>?,
     let code = guarded(handle) { try body(handle) }
     out.pointee = handle.pointer
     return code
+}
+
+/// A required out-pointer: NULL is CDM_MISUSE naming it.
+@inline(__always)
+func required<T>(_ pointer: UnsafeMutablePointer<T>?, _ what: String) throws -> UnsafeMutablePointer<T> {
+    guard let pointer = pointer else { throw MigrationError.misuse("the \(what) pointer is NULL") }
+    return pointer
 }

@@ -2,6 +2,7 @@ import CDMigrate
 
 /// cdm_mapping: a mapping model, or the errors of one that failed to load.
 final class MappingHandle: LongLivedHandle {
+    override class var kind: String { "cdm_mapping" }
     var mapping: MappingModel?
     private(set) lazy var names: [UnsafeMutablePointer<CChar>] = (mapping?.entityMappings ?? []).map { CString.copy($0.name) }
 
@@ -25,7 +26,7 @@ public func cdm_mapping_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMu
 }
 
 @_cdecl("cdm_mapping_free")
-public func cdm_mapping_free(_ mapping: OpaquePointer?) { MappingHandle.release(mapping) }
+public func cdm_mapping_free(_ mapping: OpaquePointer?) { MappingHandle.release(mapping, "mapping") }
 
 @_cdecl("cdm_mapping_validate")
 public func cdm_mapping_validate(_ mapping: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?) -> Int32 {
@@ -38,22 +39,26 @@ public func cdm_mapping_validate(_ mapping: OpaquePointer?, _ source: OpaquePoin
 @_cdecl("cdm_mapping_errcode")
 public func cdm_mapping_errcode(_ mapping: OpaquePointer?) -> Int32 { MappingHandle.unretained(mapping)?.errcode ?? 101 }
 @_cdecl("cdm_mapping_errmsg")
-public func cdm_mapping_errmsg(_ mapping: OpaquePointer?) -> UnsafePointer<CChar> { MappingHandle.unretained(mapping)?.errmsg ?? CString.interned("the mapping handle is NULL") }
+public func cdm_mapping_errmsg(_ mapping: OpaquePointer?) -> UnsafePointer<CChar> { MappingHandle.unretained(mapping)?.errmsg ?? CString.interned("the mapping handle is NULL or not a live cdm_mapping") }
 @_cdecl("cdm_mapping_error")
 public func cdm_mapping_error(_ mapping: OpaquePointer?) -> OpaquePointer? { MappingHandle.unretained(mapping)?.lastError?.pointer }
 
 @_cdecl("cdm_mapping_entity_mapping_count")
 public func cdm_mapping_entity_mapping_count(_ mapping: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) { count?.pointee = try MappingHandle.loaded(mapping).entityMappings.count }
+    guarded(nil) {
+        let loaded = try MappingHandle.loaded(mapping)
+        try required(count, "count").pointee = loaded.entityMappings.count
+    }
 }
 
 @_cdecl("cdm_mapping_entity_mapping_name")
 public func cdm_mapping_entity_mapping_name(_ mapping: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guarded(nil) {
+        let handle = try MappingHandle.required(mapping, "mapping")
         _ = try MappingHandle.loaded(mapping)
-        guard let handle = MappingHandle.unretained(mapping) else { return }
+        let out = try required(name, "name")
         let names = handle.names
         guard i >= 0, i < names.count else { throw MigrationError.notFound("entity mapping index \(i) is out of range: the mapping model has \(names.count)") }
-        name?.pointee = UnsafePointer(names[i])
+        out.pointee = UnsafePointer(names[i])
     }
 }

@@ -7,6 +7,7 @@ import CDMigrate
 
 /// cdm_migration: a migration manager with the host's policies, functions and progress callback.
 final class MigrationHandle: LongLivedHandle {
+    override class var kind: String { "cdm_migration" }
     var manager: MigrationManager?
     private var policies: [String: PolicyRegistration] = [:]
     private var functions: [String: FunctionRegistration] = [:]
@@ -126,11 +127,13 @@ public func cdm_migration_new(_ source: OpaquePointer?, _ destination: OpaquePoi
 
 @_cdecl("cdm_migration_free")
 public func cdm_migration_free(_ migration: OpaquePointer?) -> Int32 {
-    guard let handle = MigrationHandle.unretained(migration) else { return 0 }
+    guard migration != nil else { return 0 }
+    let handle: MigrationHandle
+    do { handle = try MigrationHandle.required(migration, "migration") } catch { return recordError(error, nil) }
     if handle.running {
         return handle.record(MigrationError.misuse("cdm_migration_free was called from inside the migration's own callback; free it after cdm_migration_run returns"))
     }
-    MigrationHandle.release(migration)
+    MigrationHandle.release(migration, "migration")
     return 0
 }
 
@@ -229,6 +232,6 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
 @_cdecl("cdm_migration_errcode")
 public func cdm_migration_errcode(_ migration: OpaquePointer?) -> Int32 { MigrationHandle.unretained(migration)?.errcode ?? 101 }
 @_cdecl("cdm_migration_errmsg")
-public func cdm_migration_errmsg(_ migration: OpaquePointer?) -> UnsafePointer<CChar> { MigrationHandle.unretained(migration)?.errmsg ?? CString.interned("the migration handle is NULL") }
+public func cdm_migration_errmsg(_ migration: OpaquePointer?) -> UnsafePointer<CChar> { MigrationHandle.unretained(migration)?.errmsg ?? CString.interned("the migration handle is NULL or not a live cdm_migration") }
 @_cdecl("cdm_migration_error")
 public func cdm_migration_error(_ migration: OpaquePointer?) -> OpaquePointer? { MigrationHandle.unretained(migration)?.lastError?.pointer }

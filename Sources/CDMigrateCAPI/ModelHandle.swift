@@ -2,6 +2,7 @@ import CDMigrate
 
 /// cdm_model: a data model, or the errors of one that failed to load.
 final class ModelHandle: LongLivedHandle {
+    override class var kind: String { "cdm_model" }
     var model: ManagedObjectModel?
     /// C strings of entity names, made on first request (models are shared read-only, so made once).
     private(set) lazy var entityNames: [UnsafeMutablePointer<CChar>] = (model?.entities ?? []).map { CString.copy($0.name) }
@@ -26,12 +27,12 @@ public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMuta
 }
 
 @_cdecl("cdm_model_free")
-public func cdm_model_free(_ model: OpaquePointer?) { ModelHandle.release(model) }
+public func cdm_model_free(_ model: OpaquePointer?) { ModelHandle.release(model, "model") }
 
 @_cdecl("cdm_model_errcode")
 public func cdm_model_errcode(_ model: OpaquePointer?) -> Int32 { ModelHandle.unretained(model)?.errcode ?? 101 }
 @_cdecl("cdm_model_errmsg")
-public func cdm_model_errmsg(_ model: OpaquePointer?) -> UnsafePointer<CChar> { ModelHandle.unretained(model)?.errmsg ?? CString.interned("the model handle is NULL") }
+public func cdm_model_errmsg(_ model: OpaquePointer?) -> UnsafePointer<CChar> { ModelHandle.unretained(model)?.errmsg ?? CString.interned("the model handle is NULL or not a live cdm_model") }
 @_cdecl("cdm_model_error")
 public func cdm_model_error(_ model: OpaquePointer?) -> OpaquePointer? { ModelHandle.unretained(model)?.lastError?.pointer }
 
@@ -39,17 +40,21 @@ public func cdm_model_error(_ model: OpaquePointer?) -> OpaquePointer? { ModelHa
 
 @_cdecl("cdm_model_entity_count")
 public func cdm_model_entity_count(_ model: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) { count?.pointee = try ModelHandle.loaded(model).entities.count }
+    guarded(nil) {
+        let loaded = try ModelHandle.loaded(model)
+        try required(count, "count").pointee = loaded.entities.count
+    }
 }
 
 @_cdecl("cdm_model_entity_name")
 public func cdm_model_entity_name(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guarded(nil) {
+        let handle = try ModelHandle.required(model, "model")
         _ = try ModelHandle.loaded(model)
-        guard let handle = ModelHandle.unretained(model) else { return }
+        let out = try required(name, "name")
         let names = handle.entityNames
         guard i >= 0, i < names.count else { throw MigrationError.notFound("entity index \(i) is out of range: the model has \(names.count) entities") }
-        name?.pointee = UnsafePointer(names[i])
+        out.pointee = UnsafePointer(names[i])
     }
 }
 
@@ -68,10 +73,18 @@ private func attribute(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
 
 @_cdecl("cdm_model_attribute_index")
 public func cdm_model_attribute_index(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guarded(nil) { index?.pointee = Int32(try attribute(model, entity, name).index) }
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        let out = try required(index, "index")
+        out.pointee = Int32(try attribute(model, entity, name).index)
+    }
 }
 
 @_cdecl("cdm_model_attribute_type")
 public func cdm_model_attribute_type(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guarded(nil) { type?.pointee = Int32(try attribute(model, entity, name).attributeType.coreDataCode) }
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        let out = try required(type, "type")
+        out.pointee = Int32(try attribute(model, entity, name).attributeType.coreDataCode)
+    }
 }

@@ -55,17 +55,27 @@ private func out<T>(_ pointer: UnsafeMutableRawPointer?, _ value: T) throws {
 
 @_cdecl("cdm_model_entity_parent")
 public func cdm_model_entity_parent(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ parent: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guarded(nil) { parent?.pointee = try entity(model, name).parent.map { CString.interned($0.name) } }
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        let out = try required(parent, "parent")
+        out.pointee = try entity(model, name).parent.map { CString.interned($0.name) }
+    }
 }
 
 @_cdecl("cdm_model_attribute_count")
 public func cdm_model_attribute_count(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) { count?.pointee = try entity(model, name).attributes.count }
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        let out = try required(count, "count")
+        out.pointee = try entity(model, name).attributes.count
+    }
 }
 
 @_cdecl("cdm_model_attribute_at")
 public func cdm_model_attribute_at(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ i: Int, _ result: UnsafeMutableRawPointer?) -> Int32 {
     guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
         let e = try entity(model, name)
         guard i >= 0, i < e.attributes.count else { throw MigrationError.notFound("attribute index \(i) is out of range: entity '\(e.name)' has \(e.attributes.count) attributes") }
         try out(result, info(e.attributes[i]))
@@ -75,6 +85,8 @@ public func cdm_model_attribute_at(_ model: OpaquePointer?, _ name: UnsafePointe
 @_cdecl("cdm_model_attribute_info")
 public func cdm_model_attribute_info(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ attribute: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?) -> Int32 {
     guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
         let e = try entity(model, name)
         let key = try CString.argument(attribute, "the attribute name")
         guard let found = e.attribute(named: key) else { throw MigrationError.notFound("entity '\(e.name)' has no attribute '\(key)'") }
@@ -84,12 +96,18 @@ public func cdm_model_attribute_info(_ model: OpaquePointer?, _ name: UnsafePoin
 
 @_cdecl("cdm_model_relationship_count")
 public func cdm_model_relationship_count(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) { count?.pointee = try entity(model, name).relationships.count }
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        let out = try required(count, "count")
+        out.pointee = try entity(model, name).relationships.count
+    }
 }
 
 @_cdecl("cdm_model_relationship_at")
 public func cdm_model_relationship_at(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ i: Int, _ result: UnsafeMutableRawPointer?) -> Int32 {
     guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
         let e = try entity(model, name)
         guard i >= 0, i < e.relationships.count else { throw MigrationError.notFound("relationship index \(i) is out of range: entity '\(e.name)' has \(e.relationships.count) relationships") }
         try out(result, info(e.relationships[i]))
@@ -99,6 +117,8 @@ public func cdm_model_relationship_at(_ model: OpaquePointer?, _ name: UnsafePoi
 @_cdecl("cdm_model_relationship_info")
 public func cdm_model_relationship_info(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ relationship: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?) -> Int32 {
     guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
         let e = try entity(model, name)
         let key = try CString.argument(relationship, "the relationship name")
         guard let found = e.relationship(named: key) else { throw MigrationError.notFound("entity '\(e.name)' has no relationship '\(key)'") }

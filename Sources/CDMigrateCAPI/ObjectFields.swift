@@ -20,8 +20,9 @@ private func payload(_ value: Value) -> [UInt8]? {
 @_cdecl("cdm_object_get_fields")
 public func cdm_object_get_fields(_ o: OpaquePointer?, _ fields: UnsafeMutableRawPointer?, _ capacity: Int, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
+        let count = try required(count, "count")
         let attributes = entry.object.entity.attributes
-        count?.pointee = attributes.count
+        count.pointee = attributes.count
         let n = min(max(capacity, 0), attributes.count)
         guard n > 0 else { return }
         guard let fields = fields?.bindMemory(to: CField.self, capacity: n) else { throw MigrationError.misuse("the fields array is NULL") }

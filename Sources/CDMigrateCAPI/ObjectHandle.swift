@@ -9,6 +9,7 @@ import CDMigrate
 /// cdm_object: an instance handed to C. Text and blob values read through it are copied into
 /// buffers it keeps per attribute, so their pointers stay valid while the handle lives.
 final class ObjectEntry: HandleEntry {
+    override class var kind: String { "cdm_object" }
     let object: ManagedObject
     private var attributeBuffers: [Int: UnsafeMutableRawPointer] = [:]
     private var pathBuffers: [String: UnsafeMutableRawPointer] = [:]
@@ -175,9 +176,10 @@ enum ObjectAccess {
 
 /// Reads an attribute (by key or index) for a typed getter; `write` gets nil for null.
 private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
-                 _ isNull: UnsafeMutablePointer<Int32>?,
+                 _ isNull: UnsafeMutablePointer<Int32>?, _ hasOut: Bool,
                  _ write: (ObjectEntry, Value?, _ index: Int, _ path: String?) throws -> Void) -> Int32 {
     withEntry(handle, ObjectEntry.self, "object") { entry in
+        guard hasOut else { throw MigrationError.misuse("the value pointer is NULL") }
         let attribute: AttributeDescription
         let value: Value
         var path: String? = nil
@@ -204,16 +206,16 @@ private func bytes(of value: Value) -> [UInt8]? {
 }
 
 private func getInt64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
-    get(o, key: key, index: index, .int64, isNull) { _, value, _, _ in out?.pointee = value?.integerValue ?? 0 }
+    get(o, key: key, index: index, .int64, isNull, out != nil) { _, value, _, _ in out?.pointee = value?.integerValue ?? 0 }
 }
 private func getDouble(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
-    get(o, key: key, index: index, accessor, isNull) { _, value, _, _ in out?.pointee = value?.doubleValue ?? 0 }
+    get(o, key: key, index: index, accessor, isNull, out != nil) { _, value, _, _ in out?.pointee = value?.doubleValue ?? 0 }
 }
 private func getBool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
-    get(o, key: key, index: index, .bool, isNull) { _, value, _, _ in out?.pointee = (value?.boolValue ?? false) ? 1 : 0 }
+    get(o, key: key, index: index, .bool, isNull, out != nil) { _, value, _, _ in out?.pointee = (value?.boolValue ?? false) ? 1 : 0 }
 }
 private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
-    get(o, key: key, index: index, accessor, isNull) { entry, value, index, path in
+    get(o, key: key, index: index, accessor, isNull, out != nil) { entry, value, index, path in
         guard let value = value, let data = bytes(of: value) else {
             out?.pointee = nil
             length?.pointee = 0
@@ -224,7 +226,7 @@ private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index
     }
 }
 private func getUUID(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
-    get(o, key: key, index: index, .uuid, isNull) { _, value, _, _ in
+    get(o, key: key, index: index, .uuid, isNull, out != nil) { _, value, _, _ in
         guard let out = out else { return }
         let data = value.flatMap(bytes(of:)) ?? []
         for i in 0..<16 { out[i] = i < data.count ? data[i] : 0 }
@@ -274,22 +276,24 @@ public func cdm_object_entity_name(_ o: OpaquePointer?, _ name: UnsafeMutablePoi
 @_cdecl("cdm_object_attribute_index")
 public func cdm_object_attribute_index(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
+        let index = try required(index, "index")
         let name = try CString.argument(key, "the attribute name")
         guard let attribute = entry.object.entity.attribute(named: name) else {
             throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
         }
-        index?.pointee = Int32(attribute.index)
+        index.pointee = Int32(attribute.index)
     }
 }
 
 @_cdecl("cdm_object_attribute_type")
 public func cdm_object_attribute_type(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
+        let type = try required(type, "type")
         let name = try CString.argument(key, "the attribute name")
         guard let attribute = entry.object.entity.attribute(named: name) else {
             throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
         }
-        type?.pointee = Int32(attribute.attributeType.coreDataCode)
+        type.pointee = Int32(attribute.attributeType.coreDataCode)
     }
 }
 
@@ -346,10 +350,11 @@ public func cdm_object_get_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the targets pointer is NULL") }
+        let count = try required(count, "count")
         let value = try traverse(entry, try CString.argument(key, "the key"), toOne: false)
         let objects = value.elements.compactMap { $0.object }
         out.pointee = scope.handleArray(objects)
-        count?.pointee = objects.count
+        count.pointee = objects.count
     }
 }
 

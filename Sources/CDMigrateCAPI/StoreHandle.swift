@@ -3,6 +3,7 @@ import CDMigrate
 /// cdm_store: a store a host fills (source stores for tests and generators). Its instances are
 /// short-lived handles in the store's own scope, freed when the store closes.
 final class StoreHandle: LongLivedHandle {
+    override class var kind: String { "cdm_store" }
     var store: PersistentStore?
     private(set) lazy var scope: Scope = ThreadState.current.openScope(sink: self)
 
@@ -48,14 +49,14 @@ public func cdm_store_save(_ store: OpaquePointer?) -> Int32 {
 
 @_cdecl("cdm_store_close")
 public func cdm_store_close(_ store: OpaquePointer?) {
-    guard let handle = StoreHandle.unretained(store) else { return }
-    handle.close()
-    StoreHandle.release(store)
+    guard store != nil else { return }
+    do { try StoreHandle.required(store, "store").close() } catch { recordError(error, nil); return }
+    StoreHandle.release(store, "store")
 }
 
 @_cdecl("cdm_store_errcode")
 public func cdm_store_errcode(_ store: OpaquePointer?) -> Int32 { StoreHandle.unretained(store)?.errcode ?? 101 }
 @_cdecl("cdm_store_errmsg")
-public func cdm_store_errmsg(_ store: OpaquePointer?) -> UnsafePointer<CChar> { StoreHandle.unretained(store)?.errmsg ?? CString.interned("the store handle is NULL") }
+public func cdm_store_errmsg(_ store: OpaquePointer?) -> UnsafePointer<CChar> { StoreHandle.unretained(store)?.errmsg ?? CString.interned("the store handle is NULL or not a live cdm_store") }
 @_cdecl("cdm_store_error")
 public func cdm_store_error(_ store: OpaquePointer?) -> OpaquePointer? { StoreHandle.unretained(store)?.lastError?.pointer }

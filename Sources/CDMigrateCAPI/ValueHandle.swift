@@ -8,6 +8,7 @@ import CDMigrate
 /// cdm_value: an expression's result or a host function's argument (read-only), or a host
 /// function's result (writable).
 final class ValueEntry: HandleEntry {
+    override class var kind: String { "cdm_value" }
     var value: Value
     let writable: Bool
     private var buffer: UnsafeMutableRawPointer?
@@ -38,6 +39,11 @@ private func read(_ v: OpaquePointer?, _ body: (ValueEntry) throws -> Void) -> I
     withEntry(v, ValueEntry.self, "value", body)
 }
 
+/// A reader with a required out-pointer, checked before the value is.
+private func read<T>(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<T>?, _ what: String, _ body: (ValueEntry, UnsafeMutablePointer<T>) throws -> Void) -> Int32 {
+    withEntry(v, ValueEntry.self, "value") { entry in try body(entry, try required(out, what)) }
+}
+
 private func write(_ v: OpaquePointer?, _ make: () throws -> Value) -> Int32 {
     withEntry(v, ValueEntry.self, "value") { entry in
         guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
@@ -54,11 +60,11 @@ public func cdm_value_type(_ v: OpaquePointer?) -> Int32 {
 
 @_cdecl("cdm_value_int64")
 public func cdm_value_int64(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "out") { entry, out in
         switch entry.value {
         case .integer, .bool, .double, .decimal:
             guard let i = entry.value.integerValue else { throw MigrationError.mismatch("the value \(entry.value) does not fit in 64 bits") }
-            out?.pointee = i
+            out.pointee = i
         default: throw entry.mismatch("a number")
         }
     }
@@ -66,9 +72,9 @@ public func cdm_value_int64(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int
 
 @_cdecl("cdm_value_double")
 public func cdm_value_double(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "out") { entry, out in
         switch entry.value {
-        case .integer, .bool, .double, .decimal: out?.pointee = entry.value.doubleValue ?? 0
+        case .integer, .bool, .double, .decimal: out.pointee = entry.value.doubleValue ?? 0
         default: throw entry.mismatch("a number")
         }
     }
@@ -76,9 +82,9 @@ public func cdm_value_double(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Do
 
 @_cdecl("cdm_value_bool")
 public func cdm_value_bool(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "out") { entry, out in
         switch entry.value {
-        case .integer, .bool, .double, .decimal: out?.pointee = entry.value.boolValue ? 1 : 0
+        case .integer, .bool, .double, .decimal: out.pointee = entry.value.boolValue ? 1 : 0
         default: throw entry.mismatch("a number or boolean")
         }
     }
@@ -86,19 +92,19 @@ public func cdm_value_bool(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int3
 
 @_cdecl("cdm_value_date")
 public func cdm_value_date(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Double>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "out") { entry, out in
         guard case .date(let d) = entry.value else { throw entry.mismatch("a date") }
-        out?.pointee = d
+        out.pointee = d
     }
 }
 
 @_cdecl("cdm_value_text")
 public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "text") { entry, out in
         switch entry.value {
         case .string(let s), .uri(let s), .decimal(let s):
             let bytes = Array(s.utf8)
-            out?.pointee = UnsafeRawPointer(entry.keep(bytes))
+            out.pointee = UnsafeRawPointer(entry.keep(bytes))
             length?.pointee = bytes.count
         default: throw entry.mismatch("text")
         }
@@ -107,10 +113,10 @@ public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Unsa
 
 @_cdecl("cdm_value_blob")
 public func cdm_value_blob(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "bytes") { entry, out in
         switch entry.value {
         case .binary(let bytes), .uuid(let bytes):
-            out?.pointee = UnsafeRawPointer(entry.keep(bytes))
+            out.pointee = UnsafeRawPointer(entry.keep(bytes))
             length?.pointee = bytes.count
         default: throw entry.mismatch("binary data")
         }
@@ -119,33 +125,32 @@ public func cdm_value_blob(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Unsa
 
 @_cdecl("cdm_value_uuid")
 public func cdm_value_uuid(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UInt8>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "UUID") { entry, out in
         guard case .uuid(let bytes) = entry.value, bytes.count == 16 else { throw entry.mismatch("a UUID") }
-        guard let out = out else { throw MigrationError.misuse("the UUID pointer is NULL") }
         for i in 0..<16 { out[i] = bytes[i] }
     }
 }
 
 @_cdecl("cdm_value_object")
 public func cdm_value_object(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "object") { entry, out in
         guard case .object(let object) = entry.value else { throw entry.mismatch("an instance") }
-        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the object pointer is NULL") }
+        guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
         out.pointee = scope.handle(for: object)
     }
 }
 
 @_cdecl("cdm_value_count")
 public func cdm_value_count(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
-    read(v) { out?.pointee = $0.value.elements.count }
+    read(v, out, "count") { entry, out in out.pointee = entry.value.elements.count }
 }
 
 @_cdecl("cdm_value_element")
 public func cdm_value_element(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    read(v) { entry in
+    read(v, out, "element") { entry, out in
         let elements = entry.value.elements
         guard i >= 0, i < elements.count else { throw MigrationError.notFound("element \(i) is out of range: the value has \(elements.count)") }
-        guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the element pointer is NULL") }
+        guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
         out.pointee = scope.handle(ValueEntry(elements[i], writable: false))
     }
 }

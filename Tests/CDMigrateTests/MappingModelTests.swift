@@ -35,18 +35,18 @@ final class MappingModelTests: XCTestCase {
         ]}
         """)
         let (source, destination) = try models()
-        try mapping.validate(sourceModel: source, destinationModel: destination)
-        let note = try XCTUnwrap(mapping.entityMapping(named: "NoteToNote"))
+        let bound = try mapping.validate(sourceModel: source, destinationModel: destination)
+        let note = try XCTUnwrap(bound.entityMapping(named: "NoteToNote"))
         XCTAssertEqual(note.sourceEntityName, "Note")
         XCTAssertEqual(note.sourceExpression?.entityName, "Note")
         XCTAssertEqual(note.mappingType, .transform)
         XCTAssertEqual(note.attributeMappings.map { $0.name }, ["title", "text"])
         XCTAssertEqual(note.relationshipMappings.map { $0.name }, ["tags"])
         XCTAssertTrue(note.sourceEntity === source.entity(named: "Note"))
-        let tag = try XCTUnwrap(mapping.entityMapping(named: "TagToTag"))
+        let tag = try XCTUnwrap(bound.entityMapping(named: "TagToTag"))
         XCTAssertEqual(tag.userInfo["modelVersion"], "2")
         XCTAssertEqual(tag.sourceExpression?.entityName, "Tag")
-        XCTAssertTrue(mapping.warnings.isEmpty)
+        XCTAssertTrue(bound.warnings.isEmpty)
     }
 
     func testSyntaxErrorsCarryPathAndOffset() {
@@ -102,7 +102,11 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue((e?.underlying ?? []).contains { $0.path == "$.entityMappings[2].predicate" }, messages)
             XCTAssertTrue((e?.underlying ?? []).allSatisfy { $0.path != nil })
         }
-        XCTAssertEqual(mapping.warnings.count, 1, "the mapping without a source expression takes nothing and says so")
+        let takesNothing = try MappingModel.fromJSON("""
+        {"entityMappings": [{"name": "X", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}
+        """)
+        let bound = try takesNothing.validate(sourceModel: source, destinationModel: destination)
+        XCTAssertEqual(bound.warnings.count, 1, "the mapping without a source expression takes nothing and says so")
     }
 
     func testVersionHashMismatchSaysWhatChanged() throws {

@@ -302,6 +302,87 @@ static int note_begin(cdm_context *ctx, void *user) {
     return CDM_OK;
 }
 
+/* A NULL out-pointer is CDM_MISUSE naming it, never CDM_OK with nothing done. */
+static void check_callback_out_pointers(cdm_context *ctx, cdm_object *src) {
+    CHECK_RC(cdm_context_entity_mapping_name(ctx, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "name pointer is NULL");
+    CHECK_RC(cdm_context_source_entity_name(ctx, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_destination_entity_name(ctx, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_pass(ctx, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_pass(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "context handle is NULL");
+    const char *text = NULL; size_t n = 0;
+    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 0, NULL, &text), CDM_MISUSE);
+    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 0, &text, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_property_mapping_at(ctx, CDM_PROPERTY_ATTRIBUTE, 0, NULL, &text), CDM_MISUSE);
+    CHECK_RC(cdm_context_property_mapping_at(ctx, CDM_PROPERTY_ATTRIBUTE, 0, &text, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_property_mapping(ctx, CDM_PROPERTY_ATTRIBUTE, "title", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_property_mapping(ctx, CDM_PROPERTY_ATTRIBUTE, "nope", NULL), CDM_MISUSE);
+    cdm_object *const *objects = NULL;
+    CHECK_RC(cdm_context_destination_instances(ctx, "FolderToCategory", &src, 0, &objects, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_source_instances(ctx, "FolderToCategory", &src, 0, &objects, NULL), CDM_MISUSE);
+    int64_t i64 = 0; double d = 0; int b = 0; const void *bytes = NULL;
+    CHECK_RC(cdm_object_get_int64(src, "count", NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "value pointer is NULL");
+    CHECK_RC(cdm_object_get_int64(src, "nope", NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_double(src, "score", NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_bool(src, "flag", NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_date(src, "created", NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_text(src, "title", NULL, &n, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_blob(src, "data", NULL, &n, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_uuid(src, "ident", NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_int64_at(src, 2, NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_text_at(src, 0, NULL, NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_attribute_index(src, "title", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_attribute_type(src, "title", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_objects(src, "folder.notes", &objects, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_fields(src, NULL, 0, NULL), CDM_MISUSE);
+    cdm_value *v = NULL;
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.count", src, NULL, &v), CDM_OK);
+    CHECK_RC(cdm_value_int64(v, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "pointer is NULL");
+    CHECK_RC(cdm_value_double(v, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_bool(v, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_date(v, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_text(v, NULL, &n), CDM_MISUSE);
+    CHECK_RC(cdm_value_blob(v, NULL, &n), CDM_MISUSE);
+    CHECK_RC(cdm_value_count(v, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_object(v, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_element(v, 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_int64(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "value handle is NULL");
+    cdm_list *list = NULL;
+    CHECK_RC(cdm_context_fetch_source(ctx, "Note", NULL, NULL, 0, 0, 0, &list), CDM_OK);
+    CHECK_RC(cdm_list_count(list, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_list_objects(list, &objects, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_list_objects(list, &objects, &n), CDM_OK); CHECK(n == NOTES);
+    (void)i64; (void)d; (void)b; (void)bytes;
+}
+
+/* Short-lived handles of the wrong kind, and long-lived ones where short-lived ones belong. */
+static void check_callback_handle_kinds(cdm_context *ctx, cdm_object *src) {
+    cdm_value *v = NULL;
+    CHECK_RC(cdm_context_evaluate(ctx, "$source.count", src, NULL, &v), CDM_OK);
+    cdm_list *list = NULL;
+    CHECK_RC(cdm_context_fetch_source(ctx, "Note", NULL, NULL, 0, 0, 0, &list), CDM_OK);
+    int64_t i64 = 0; size_t n = 0; const char *name = NULL;
+    CHECK_RC(cdm_object_get_int64((cdm_object *)v, "count", &i64, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_value, not a cdm_object");
+    CHECK_RC(cdm_value_int64((cdm_value *)src, &i64), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_value");
+    CHECK_RC(cdm_list_count((cdm_list *)ctx, &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_context, not a cdm_list");
+    CHECK_RC(cdm_context_pass((cdm_context *)list, (int *)&n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_list, not a cdm_context");
+    /* A short-lived handle where a long-lived one belongs, and the other way round. */
+    CHECK_RC(cdm_model_entity_count((const cdm_model *)src, &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_model");
+    CHECK_RC(cdm_model_entity_name((const cdm_model *)v, 0, &name), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_value, not a cdm_model");
+    const cdm_model *model = NULL;
+    CHECK_RC(cdm_context_model(ctx, CDM_STORE_SOURCE, &model), CDM_OK);
+    CHECK_RC(cdm_object_get_int64((cdm_object *)model, "count", &i64, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_model, not a cdm_object");
+    CHECK_RC(cdm_list_count((cdm_list *)model, &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_model, not a cdm_list");
+    CHECK_RC(cdm_model_entity_count(model, &n), CDM_OK); CHECK(n == 2);
+}
+
 /* Every getter and error path inside a callback, once. */
 static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
     const char *text = NULL; size_t len = 0; int is_null = -1;
@@ -421,6 +502,8 @@ static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
     CHECK_RC(cdm_context_destination_instances(ctx, "Nope", &src, 1, &notes, &count), CDM_NOTFOUND);
     CHECK_RC(cdm_context_destination_instances(ctx, "FolderToCategory", NULL, 1, &notes, &count), CDM_MISUSE);
     CHECK_RC(cdm_context_source_instances(ctx, "Nope", &src, 1, &notes, &count), CDM_NOTFOUND);
+    check_callback_out_pointers(ctx, src);
+    check_callback_handle_kinds(ctx, src);
     s->checks_done = 1;
 }
 
@@ -731,6 +814,185 @@ static void test_migration_misuse(void) {
     cdm_mapping_free(mp);
 }
 
+/* One mapping shared by two migrations to different destination models: each keeps its own
+** binding, so the first one still migrates every attribute after the second was made. */
+static const char *CATEGORY_MODEL =
+    "{\"entities\": [{\"name\": \"Category\", \"attributes\": [{\"name\": \"name\", \"type\": \"string\"}]}]}";
+static const char *RANKED_CATEGORY_MODEL =
+    "{\"entities\": [{\"name\": \"Category\", \"attributes\": [{\"name\": \"rank\", \"type\": \"integer32\"},"
+    " {\"name\": \"label\", \"type\": \"string\"}, {\"name\": \"name\", \"type\": \"string\"}]}]}";
+static const char *FOLDER_MAPPING =
+    "{\"entityMappings\": [{\"name\": \"FolderToCategory\", \"sourceEntity\": \"Folder\", \"destinationEntity\": \"Category\","
+    " \"predicate\": \"TRUEPREDICATE\", \"attributeMappings\": {\"name\": \"$source.name\"}}]}";
+
+static int count_named_categories(const char *path) {
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int named = -1;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT count(ZNAME) FROM ZCATEGORY WHERE ZNAME IN ('Work', 'Home')", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW) named = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return named;
+}
+
+static void test_shared_mapping(const char *source) {
+    cdm_model *src = NULL, *plain = NULL, *ranked = NULL;
+    cdm_mapping *mp = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &src), CDM_OK);
+    CHECK_RC(cdm_model_from_json(CATEGORY_MODEL, &plain), CDM_OK);
+    CHECK_RC(cdm_model_from_json(RANKED_CATEGORY_MODEL, &ranked), CDM_OK);
+    CHECK_RC(cdm_mapping_from_json(FOLDER_MAPPING, &mp), CDM_OK);
+    cdm_migration *first = NULL, *second = NULL;
+    CHECK_RC(cdm_migration_new(src, plain, (cdm_mapping *const *)&mp, 1, &first), CDM_OK);
+    CHECK_RC(cdm_migration_new(src, ranked, (cdm_mapping *const *)&mp, 1, &second), CDM_OK);
+    CHECK_RC(cdm_mapping_validate(mp, src, ranked), CDM_OK);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_migration_run(first, source, path_in_dir("shared-first.sqlite")), CDM_OK);
+    CHECK_RC(cdm_migration_run(second, source, path_in_dir("shared-second.sqlite")), CDM_OK);
+    char *report = NULL;
+    CHECK_RC(cdm_migration_report_json(first, &report), CDM_OK);
+    CHECK_HAS(report, "\"sourceInstances\":2");
+    cdm_free(report);
+    CHECK(count_named_categories(path_in_dir("shared-first.sqlite")) == 2);
+    CHECK(count_named_categories(path_in_dir("shared-second.sqlite")) == 2);
+    cdm_migration_free(first);
+    cdm_migration_free(second);
+    cdm_model_free(src);
+    cdm_model_free(plain);
+    cdm_model_free(ranked);
+}
+
+/* Every function with an out-pointer outside callbacks: NULL is CDM_MISUSE naming it, and the
+** handle is still checked first. */
+static void test_null_out_pointers(void) {
+    cdm_model *m = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &m), CDM_OK);
+    CHECK_RC(cdm_model_entity_count(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "model handle is NULL");
+    CHECK_RC(cdm_model_entity_count(m, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
+    CHECK_RC(cdm_model_entity_name(m, 0, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "name pointer is NULL");
+    CHECK_RC(cdm_model_attribute_index(m, "Note", "title", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "index pointer is NULL");
+    CHECK_RC(cdm_model_attribute_type(m, "Note", "title", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "type pointer is NULL");
+    CHECK_RC(cdm_model_attribute_count(m, "NoSuchEntity", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
+    CHECK_RC(cdm_model_attribute_count(m, "Note", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_relationship_count(m, "Note", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_entity_parent(m, "Note", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "parent pointer is NULL");
+    CHECK_RC(cdm_model_attribute_at(m, "Note", 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_attribute_info(m, "Note", "title", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_relationship_at(m, "Note", 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_model_relationship_info(m, "Note", "folder", NULL), CDM_MISUSE);
+    cdm_mapping *mp = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mp), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
+    CHECK_RC(cdm_mapping_entity_mapping_count(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "mapping handle is NULL");
+    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_mapping_from_json(MAPPING, NULL), CDM_MISUSE);
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(m, path_in_dir("out-pointers.sqlite"), &store), CDM_OK);
+    CHECK_RC(cdm_store_insert(store, "Note", NULL), CDM_MISUSE);
+    cdm_object *note = NULL;
+    CHECK_RC(cdm_store_insert(store, "Note", &note), CDM_OK);
+    CHECK_RC(cdm_object_entity_name(note, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_uri(note, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_text(note, "title", NULL, NULL, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_fields(note, NULL, 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_object(note, "folder", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_get_value(note, "title", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_object_to_json(note, NULL), CDM_MISUSE);
+    cdm_store_close(store);
+    cdm_migration *mig = NULL;
+    CHECK_RC(cdm_migration_new(m, m, &mp, 1, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_migration_new(m, m, &mp, 1, &mig), CDM_INVALID_MAPPING);
+    cdm_migration_free(mig);
+    CHECK_RC(cdm_migration_report_json(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "migration handle is NULL");
+    cdm_mapping_free(mp);
+    cdm_model_free(m);
+}
+
+/* Every kind of long-lived handle passed where another kind belongs: CDM_MISUSE naming both. */
+static void test_wrong_kind_handles(void) {
+    cdm_model *m = NULL, *dst = NULL;
+    cdm_mapping *mp = NULL;
+    cdm_migration *mig = NULL;
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &m), CDM_OK);
+    CHECK_RC(cdm_model_from_json(CATEGORY_MODEL, &dst), CDM_OK);
+    CHECK_RC(cdm_mapping_from_json(FOLDER_MAPPING, &mp), CDM_OK);
+    CHECK_RC(cdm_migration_new(m, dst, &mp, 1, &mig), CDM_OK);
+    CHECK_RC(cdm_store_create(m, path_in_dir("kinds.sqlite"), &store), CDM_OK);
+    cdm_object *note = NULL;
+    CHECK_RC(cdm_store_insert(store, "Note", &note), CDM_OK);
+    size_t n = 0; int index = 0; char *json = NULL; const char *name = NULL;
+
+    /* As a model. */
+    CHECK_RC(cdm_model_entity_count((cdm_model *)mp, &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the model handle is a cdm_mapping, not a cdm_model");
+    CHECK_RC(cdm_model_attribute_index((cdm_model *)mig, "Note", "title", &index), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_migration, not a cdm_model");
+    CHECK_RC(cdm_model_attribute_count((cdm_model *)store, "Note", &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_store, not a cdm_model");
+    CHECK_RC(cdm_model_entity_name((cdm_model *)note, 0, &name), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_model");
+    cdm_store *never = NULL;
+    CHECK_RC(cdm_store_create((cdm_model *)mp, path_in_dir("never.sqlite"), &never), CDM_MISUSE);
+    CHECK_HAS(cdm_store_errmsg(never), "is a cdm_mapping, not a cdm_model");
+    cdm_store_close(never);
+    CHECK(!exists(path_in_dir("never.sqlite")));
+    CHECK(cdm_model_errcode((cdm_model *)mp) == CDM_MISUSE);
+    CHECK(cdm_model_error((cdm_model *)mp) == NULL);
+    CHECK_HAS(cdm_model_errmsg((cdm_model *)mp), "not a live cdm_model");
+    /* As a mapping. */
+    CHECK_RC(cdm_mapping_entity_mapping_count((cdm_mapping *)m, &n), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the mapping handle is a cdm_model, not a cdm_mapping");
+    CHECK_RC(cdm_mapping_validate((cdm_mapping *)mig, m, dst), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_migration, not a cdm_mapping");
+    CHECK_RC(cdm_mapping_validate(mp, (cdm_model *)mp, dst), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the source model handle is a cdm_mapping, not a cdm_model");
+    cdm_mapping *not_mappings[1] = {(cdm_mapping *)m};
+    cdm_migration *other = NULL;
+    CHECK_RC(cdm_migration_new(m, dst, not_mappings, 1, &other), CDM_MISUSE);
+    CHECK_HAS(cdm_migration_errmsg(other), "is a cdm_model, not a cdm_mapping");
+    cdm_migration_free(other);
+    CHECK_RC(cdm_migration_new((cdm_model *)mig, dst, &mp, 1, &other), CDM_MISUSE);
+    CHECK_HAS(cdm_migration_errmsg(other), "the source model handle is a cdm_migration, not a cdm_model");
+    cdm_migration_free(other);
+    /* As a migration. */
+    CHECK_RC(cdm_migration_run((cdm_migration *)m, "a", "b"), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the migration handle is a cdm_model, not a cdm_migration");
+    CHECK_RC(cdm_migration_report_json((cdm_migration *)store, &json), CDM_MISUSE);
+    CHECK_RC(cdm_migration_set_progress_interval((cdm_migration *)mp, 3), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_mapping, not a cdm_migration");
+    CHECK_RC(cdm_migration_free((cdm_migration *)mp), CDM_MISUSE);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK); /* not freed */
+    CHECK_RC(cdm_migration_set_user_info((cdm_migration *)note, "k", NULL, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_migration");
+    /* As a store, and a long-lived handle as an object. */
+    CHECK_RC(cdm_store_save((cdm_store *)mig), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the store handle is a cdm_migration, not a cdm_store");
+    CHECK_RC(cdm_store_insert((cdm_store *)m, "Note", &note), CDM_MISUSE);
+    CHECK_RC(cdm_object_set_text((cdm_object *)store, "title", "x", -1), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_store, not a cdm_object");
+    CHECK_RC(cdm_object_set_object(note, "folder", (cdm_object *)mp), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_mapping, not a cdm_object");
+    /* Freeing with the wrong function frees nothing. */
+    cdm_model_free((cdm_model *)mp);
+    cdm_mapping_free((cdm_mapping *)m);
+    cdm_store_close((cdm_store *)mig);
+    CHECK_HAS(cdm_last_errmsg(), "is a cdm_migration, not a cdm_store");
+    CHECK_RC(cdm_model_entity_count(m, &n), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
+    CHECK_RC(cdm_migration_set_progress_interval(mig, 3), CDM_OK);
+    /* Everything still works with the right kinds. */
+    CHECK_RC(cdm_object_set_text(note, "title", "x", -1), CDM_OK);
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+    cdm_migration_free(mig);
+    cdm_mapping_free(mp);
+    cdm_model_free(m);
+    cdm_model_free(dst);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/cdm-capi-test-XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
@@ -741,11 +1003,14 @@ int main(void) {
     if (make_source(source)) {
         test_migration(source);
         test_failure_and_cancel(source);
+        test_shared_mapping(source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");
     }
     test_migration_misuse();
+    test_null_out_pointers();
+    test_wrong_kind_handles();
     char command[600];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
     if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);

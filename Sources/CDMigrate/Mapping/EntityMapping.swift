@@ -22,15 +22,17 @@ public final class EntityMapping {
     /// Where the mapping stands in the mapping JSON.
     public let path: String
 
-    /// Resolved by `MappingModel.validate(sourceModel:destinationModel:)`.
-    public internal(set) var sourceEntity: EntityDescription?
-    public internal(set) var destinationEntity: EntityDescription?
+    /// The entities of the models the mapping was checked against: set only on the bound copy
+    /// `MappingModel.validate(sourceModel:destinationModel:)` returns, nil on a mapping as read.
+    public let sourceEntity: EntityDescription?
+    public let destinationEntity: EntityDescription?
 
     init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
          sourceExpressionText: String?, sourceExpression: SourceExpression?, attributeMappings: [PropertyMapping],
          relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: String],
          sourceEntityVersionHash: [UInt8]?, destinationEntityVersionHash: [UInt8]?,
-         sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String) {
+         sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String,
+         sourceEntity: EntityDescription? = nil, destinationEntity: EntityDescription? = nil) {
         self.name = name
         self.mappingType = mappingType
         self.sourceEntityName = sourceEntityName
@@ -46,6 +48,19 @@ public final class EntityMapping {
         self.sourceEntitySnapshot = sourceEntitySnapshot
         self.destinationEntitySnapshot = destinationEntitySnapshot
         self.path = path
+        self.sourceEntity = sourceEntity
+        self.destinationEntity = destinationEntity
+    }
+
+    /// A copy bound to the given entities of a source and a destination model (the original stays as it is).
+    func binding(sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> EntityMapping {
+        EntityMapping(name: name, mappingType: mappingType, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
+                      sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
+                      attributeMappings: attributeMappings, relationshipMappings: relationshipMappings,
+                      entityMigrationPolicyClassName: entityMigrationPolicyClassName, userInfo: userInfo,
+                      sourceEntityVersionHash: sourceEntityVersionHash, destinationEntityVersionHash: destinationEntityVersionHash,
+                      sourceEntitySnapshot: sourceEntitySnapshot, destinationEntitySnapshot: destinationEntitySnapshot, path: path,
+                      sourceEntity: sourceEntity, destinationEntity: destinationEntity)
     }
 
     public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }

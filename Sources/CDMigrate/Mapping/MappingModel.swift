@@ -2,16 +2,25 @@
 ///
 /// Expressions are parsed when the mapping loads, so a syntax error is reported with its JSON path
 /// and character before anything runs; `validate(sourceModel:destinationModel:)` then checks the
-/// mapping against the two models.
+/// mapping against the two models and returns a copy bound to them. A mapping model as read is
+/// never changed, so one may be shared by any number of migrations between different models.
 public final class MappingModel {
     public let name: String?
     public let entityMappings: [EntityMapping]
     /// Problems that do not stop a migration but that a user should hear about.
-    public private(set) var warnings: [String] = []
+    /// Set on the bound copy `validate(sourceModel:destinationModel:)` returns.
+    public let warnings: [String]
 
     public init(name: String?, entityMappings: [EntityMapping]) {
         self.name = name
         self.entityMappings = entityMappings
+        self.warnings = []
+    }
+
+    init(name: String?, entityMappings: [EntityMapping], warnings: [String]) {
+        self.name = name
+        self.entityMappings = entityMappings
+        self.warnings = warnings
     }
 
     public func entityMapping(named name: String) -> EntityMapping? { entityMappings.first { $0.name == name } }
@@ -157,6 +166,4 @@ public final class MappingModel {
         }
         return snapshot
     }
-
-    func addWarning(_ warning: String) { warnings.append(warning) }
 }

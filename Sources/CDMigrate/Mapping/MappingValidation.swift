@@ -4,8 +4,21 @@
 /// here name the entity mapping, the property and, when the mapping recorded the entity's version
 /// hash and properties, what changed since it was written.
 extension MappingModel {
-    public func validate(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws {
+    /// Checks the mapping against a source and a destination model and returns a copy whose
+    /// entity mappings are bound to those models' entities (with the warnings of the check).
+    /// The mapping itself is not changed, so it may be checked against other models, or shared
+    /// by migrations between different models (NSMigrationManager's init does this check).
+    ///
+    /// - Parameters:
+    ///   - sourceModel: the model of the stores the mapping reads.
+    ///   - destinationModel: the model of the stores the mapping writes.
+    /// - Returns: the bound copy, which `MigrationManager` runs.
+    /// - Throws: `MigrationError` `.invalidMapping` with every problem as an underlying error.
+    @discardableResult
+    public func validate(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws -> MappingModel {
         var problems: [MigrationError] = []
+        var warnings: [String] = []
+        var bound: [EntityMapping] = []
         var names: [String: String] = [:]
         for mapping in entityMappings {
             if let earlier = names[mapping.name] {
@@ -14,20 +27,23 @@ extension MappingModel {
             names[mapping.name] = mapping.path
         }
         for mapping in entityMappings {
-            problems += validate(mapping, sourceModel: sourceModel, destinationModel: destinationModel)
+            let (boundMapping, mappingProblems) = validate(mapping, sourceModel: sourceModel, destinationModel: destinationModel, warnings: &warnings)
+            bound.append(boundMapping)
+            problems += mappingProblems
         }
         if let error = MigrationError.collecting(problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")does not fit its models") {
             throw error
         }
+        return MappingModel(name: name, entityMappings: bound, warnings: warnings)
     }
 
-    private func validate(_ mapping: EntityMapping, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) -> [MigrationError] {
+    private func validate(_ unbound: EntityMapping, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
+                          warnings: inout [String]) -> (EntityMapping, [MigrationError]) {
         var problems: [MigrationError] = []
-        mapping.sourceEntity = nil
-        mapping.destinationEntity = nil
+        let mapping = unbound.binding(sourceEntity: unbound.sourceEntityName.flatMap { sourceModel.entity(named: $0) },
+                                      destinationEntity: unbound.destinationEntityName.flatMap { destinationModel.entity(named: $0) })
         if let name = mapping.sourceEntityName {
-            if let entity = sourceModel.entity(named: name) {
-                mapping.sourceEntity = entity
+            if let entity = mapping.sourceEntity {
                 if let problem = MappingModel.versionProblem(mapping: mapping, recorded: mapping.sourceEntityVersionHash, snapshot: mapping.sourceEntitySnapshot, entity: entity, side: "source") {
                     problems.append(MigrationError(.invalidMapping, problem, path: mapping.path + ".sourceEntityVersionHash"))
                 }
@@ -36,8 +52,7 @@ extension MappingModel {
             }
         }
         if let name = mapping.destinationEntityName {
-            if let entity = destinationModel.entity(named: name) {
-                mapping.destinationEntity = entity
+            if let entity = mapping.destinationEntity {
                 if entity.isAbstract && mapping.sourceExpression != nil && mapping.entityMigrationPolicyClassName == nil {
                     problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is abstract, so the default policy cannot create instances of it", path: mapping.path + ".destinationEntity"))
                 }
@@ -54,7 +69,7 @@ extension MappingModel {
             problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': the source predicate '\(predicate)' names a key that does not exist: \(problem)", path: mapping.path + "." + key))
         }
         if mapping.sourceExpression == nil, mapping.sourceEntityName != nil, mapping.mappingType != .add, mapping.mappingType != .remove {
-            addWarning("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
+            warnings.append("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
         }
         if let destination = mapping.destinationEntity {
             for property in mapping.attributeMappings {
@@ -78,7 +93,7 @@ extension MappingModel {
             guard let expression = property.valueExpression else { continue }
             problems += ExpressionChecker(mappingModel: self, mapping: mapping, property: property).check(expression)
         }
-        return problems
+        return (mapping, problems)
     }
 
     /// Why a recorded version hash no longer matches the model's entity, or nil when it does.

@@ -55,15 +55,16 @@ public final class MigrationManager {
     private var stage = 0
     private var report = MigrationReport()
 
-    /// Checks every mapping model against the two models (errors name what does not fit).
+    /// Checks every mapping model against the two models (errors name what does not fit) and
+    /// keeps its own copies bound to them: the mapping models given are not changed, so they may
+    /// be shared with other migrations.
     public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
         }
-        for mapping in mappingModels { try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
+        self.mappingModels = try mappingModels.map { try $0.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
-        self.mappingModels = mappingModels
     }
 
     public convenience init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModel: MappingModel) throws {

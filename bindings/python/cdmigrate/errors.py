@@ -120,8 +120,8 @@ class InvalidArgumentError(MigrationError, ValueError):
     code = INVALID_ARGUMENT
 
 
-class MigrationIOError(MigrationError):
-    """A file that cannot be read or written."""
+class MigrationIOError(MigrationError, OSError):
+    """A file that cannot be read or written. Also an OSError, so ``except OSError`` catches it."""
     code = IO
 
 
@@ -186,10 +186,6 @@ class EntityMigrationPolicyError(MigrationError):
 
 class SQLiteError(MigrationError):
     code = SQLITE
-
-
-class FeatureUnavailableError(MisuseError, NotImplementedError):
-    """The loaded libcdmigrate has no C function for this feature."""
 
 
 _CLASSES: Dict[int, Type[MigrationError]] = {

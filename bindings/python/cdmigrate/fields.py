@@ -19,7 +19,8 @@ import uuid
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import _lib
-from .errors import MismatchError
+from .errors import MismatchError, check
+from ._text import c_text
 from .values import AttributeType as T
 from .values import ValueType as V
 from .values import date_from_reference_seconds, reference_seconds
@@ -57,7 +58,7 @@ def name_address(name: str, keep: List[Any]) -> int:
     if entry is None:
         if not isinstance(name, str):
             raise TypeError(f"field names are str, not {type(name).__name__}")
-        buffer = ctypes.create_string_buffer(name.encode("utf-8", "surrogatepass"))
+        buffer = ctypes.create_string_buffer(c_text(name, "a field name"))
         entry = (buffer, ctypes.addressof(buffer))
         if len(_names) < _NAME_CACHE_LIMIT:
             _names[name] = entry
@@ -85,16 +86,12 @@ def read_row(handle: int, buffer: FieldBuffer) -> List[Tuple[int, int, int, int,
     """The raw fields of an instance's attributes, in index order: one C call (two when the
     buffer has to grow)."""
     code = _lib_.cdm_object_get_fields(handle, buffer.array, buffer.capacity, ctypes.byref(buffer.count))
-    if code:
-        from .errors import last_error
-        raise last_error(code)
+    check(code)
     count = buffer.count.value
     if count > buffer.capacity:
         buffer.grow(max(count, buffer.capacity * 2))
         code = _lib_.cdm_object_get_fields(handle, buffer.array, buffer.capacity, ctypes.byref(buffer.count))
-        if code:
-            from .errors import last_error
-            raise last_error(code)
+        check(code)
     if not count:
         return []
     return list(FIELD.iter_unpack(memoryview(buffer.array).cast("B")[:count * FIELD.size]))

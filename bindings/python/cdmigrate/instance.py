@@ -21,7 +21,8 @@ from collections.abc import MutableMapping
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, NotFoundError, from_record, last_error
+from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
+from ._text import c_text
 from .fields import FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
@@ -78,9 +79,6 @@ class Side:
         self.model = EntityCache(model)
 
 
-def _fail(code: int):
-    raise last_error(code)
-
 
 def _fail_relating(code: int, key: str):
     """A relationship change's error, worded for Python (the library suggests the C setter)."""
@@ -130,8 +128,7 @@ def _read(instance: "Instance", index: int, kind: int) -> Any:
         value = uuid.UUID(bytes=bytes(b.uuid))
     else:  # a type this binding does not know yet: the generic path
         return None
-    if code:
-        _fail(code)
+    check(code)
     return None if b.isnull.value else value
 
 
@@ -140,7 +137,7 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
     attribute takes it (MismatchError otherwise)."""
     h = instance._h
     by_index = index is not None
-    target = index if by_index else key.encode("utf-8", "surrogatepass")
+    target = index if by_index else c_text(key, "the key")
     suffix = "_at" if by_index else ""
     if value is None:
         code = getattr(_lib_, "cdm_object_set_null" + suffix)(h, target)
@@ -172,8 +169,7 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
             code = getattr(_lib_, "cdm_object_set_text" + suffix)(h, target, data, len(data))
     else:
         raise MismatchError(f"cannot store a {type(value).__name__} in attribute '{key}' of '{instance.entity_name}'")
-    if code:
-        _fail(code)
+    check(code)
 
 
 def side_of(handle: int, sides: Optional[Dict[int, Side]]) -> Optional[Side]:
@@ -196,8 +192,7 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
     if kind == V.STRING or kind == V.URI or kind == V.DECIMAL:
         ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
         code = lib.cdm_value_text(handle, ctypes.byref(ptr), ctypes.byref(size))
-        if code:
-            _fail(code)
+        check(code)
         text = _text(ptr.value, size.value)
         return decimal.Decimal(text) if kind == V.DECIMAL else text
     if kind == V.INTEGER:
@@ -227,21 +222,18 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
     elif kind == V.COLLECTION:
         count = ctypes.c_size_t()
         code = lib.cdm_value_count(handle, ctypes.byref(count))
-        if code:
-            _fail(code)
+        check(code)
         element = ctypes.c_void_p()
         result = []
         for i in range(count.value):
             code = lib.cdm_value_element(handle, i, ctypes.byref(element))
-            if code:
-                _fail(code)
+            check(code)
             result.append(value_from_handle(element.value, side, sides))
         return result
     else:
         # -1: a NULL or stale handle; the thread's last error says which.
         raise from_record(101, None) if kind == -1 else MismatchError(f"unknown value type {kind}")
-    if code:
-        _fail(code)
+    check(code)
     return result
 
 
@@ -277,8 +269,7 @@ def set_result(handle: int, value: Any) -> None:
         code = lib.cdm_value_set_object(handle, value._h)
     else:
         raise MismatchError(f"a host function cannot return a {type(value).__name__}")
-    if code:
-        _fail(code)
+    check(code)
 
 
 class Instance(MutableMapping):
@@ -317,8 +308,7 @@ class Instance(MutableMapping):
         if name is None:
             out = ctypes.c_char_p()
             code = _lib_.cdm_object_entity_name(self._h, ctypes.byref(out))
-            if code:
-                _fail(code)
+            check(code)
             name = self._entity = (out.value or b"").decode("utf-8")
         return name
 
@@ -337,8 +327,7 @@ class Instance(MutableMapping):
         destination URIs differ. ``manager.instance_for_uri(uri)`` gives the instance back."""
         out = ctypes.c_char_p()
         code = _lib_.cdm_object_uri(self._h, ctypes.byref(out))
-        if code:
-            _fail(code)
+        check(code)
         return (out.value or b"").decode("utf-8")
 
     @property
@@ -347,8 +336,7 @@ class Instance(MutableMapping):
         without text; source and destination IDs differ."""
         store, entity, key = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int64()
         code = _lib_.cdm_object_id(self._h, ctypes.byref(store), ctypes.byref(entity), ctypes.byref(key))
-        if code:
-            _fail(code)
+        check(code)
         return ObjectID(_STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value)
 
     def __eq__(self, other: object) -> bool:
@@ -396,15 +384,14 @@ class Instance(MutableMapping):
         entry: Optional[Tuple[int, int]] = None
         if "." not in key:
             kind, index = ctypes.c_int(), ctypes.c_int()
-            name = key.encode("utf-8", "surrogatepass")
+            name = c_text(key, "the key")
             code = _lib_.cdm_object_attribute_type(self._h, name, ctypes.byref(kind))
             if code == 0:
                 code = _lib_.cdm_object_attribute_index(self._h, name, ctypes.byref(index))
-                if code:
-                    _fail(code)
+                check(code)
                 entry = (index.value, kind.value)
             elif code != NOTFOUND:
-                _fail(code)
+                check(code)
         table[key] = entry
         return entry
 
@@ -437,8 +424,7 @@ class Instance(MutableMapping):
         """The instance as the library's JSON view: {"entity", "uri", "attributes"}."""
         out = ctypes.c_void_p()
         code = _lib_.cdm_object_to_json(self._h, ctypes.byref(out))
-        if code:
-            _fail(code)
+        check(code)
         return json.loads(_lib.take_string(out.value))
 
     # -- reading ------------------------------------------------------------------------------
@@ -447,9 +433,8 @@ class Instance(MutableMapping):
         if entry is not None:
             return _read(self, entry[0], entry[1])
         out = self._buffers.handle
-        code = _lib_.cdm_object_get_value(self._h, key.encode("utf-8", "surrogatepass"), ctypes.byref(out))
-        if code:
-            _fail(code)
+        code = _lib_.cdm_object_get_value(self._h, c_text(key, "the key"), ctypes.byref(out))
+        check(code)
         return value_from_handle(out.value, self._side)
 
     def __iter__(self) -> Iterator[str]:
@@ -488,7 +473,7 @@ class Instance(MutableMapping):
         if entry is not None:
             _write(self, key, entry[0], entry[1], value)
             return
-        name = key.encode("utf-8", "surrogatepass")
+        name = c_text(key, "the key")
         if isinstance(value, Instance):
             code = _lib_.cdm_object_set_object(self._h, name, value._h)
         elif value is None:
@@ -510,8 +495,7 @@ class Instance(MutableMapping):
             # Not an attribute: let the library say what the key is.
             _write(self, key, None, None, value)
             return
-        if code:
-            _fail(code)
+        check(code)
 
     def __delitem__(self, key: str) -> None:
         self[key] = None
@@ -532,12 +516,12 @@ class Instance(MutableMapping):
             raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
         if index < 0:
             raise IndexError(f"index {index} of '{self.entity_name}.{key}' is negative")
-        code = _lib_.cdm_object_insert_object(self._h, key.encode("utf-8", "surrogatepass"), target._h, index)
+        code = _lib_.cdm_object_insert_object(self._h, c_text(key, "the key"), target._h, index)
         if code:
             _fail_relating(code, key)
 
     def _relate(self, function, key: str, targets: Iterable["Instance"]) -> None:
-        name = key.encode("utf-8", "surrogatepass")
+        name = c_text(key, "the key")
         for target in targets:
             if not isinstance(target, Instance):
                 raise MismatchError(f"'{key}' takes instances, not {type(target).__name__}")
@@ -575,8 +559,7 @@ class Instance(MutableMapping):
             array, count, keep = pack(attributes, "attribute")
             code = _lib_.cdm_object_set_fields(self._h, array, count, 0)
             del keep
-            if code:
-                _fail(code)
+            check(code)
         for key, value in relationships:
             try:
                 self[key] = value

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
 from . import _lib
-from .errors import last_error
+from .errors import check
+from ._text import c_text
 from .values import AttributeType
 
 _lib_ = _lib.lib
@@ -66,20 +67,17 @@ def _text(value: Optional[bytes]) -> Optional[str]:
 
 def describe(model: int, entity: str) -> EntityDescription:
     """Reads an entity of a cdm_model (NotFoundError naming it when the model lacks it)."""
-    name = entity.encode("utf-8", "surrogatepass")
+    name = c_text(entity, "the entity")
     parent, count = ctypes.c_char_p(), ctypes.c_size_t()
     code = _lib_.cdm_model_entity_parent(model, name, ctypes.byref(parent))
-    if code:
-        raise last_error(code)
+    check(code)
     code = _lib_.cdm_model_attribute_count(model, name, ctypes.byref(count))
-    if code:
-        raise last_error(code)
+    check(code)
     attributes: Dict[str, AttributeDescription] = {}
     info = _lib.cdm_attribute_info()
     for i in range(count.value):
         code = _lib_.cdm_model_attribute_at(model, name, i, ctypes.byref(info))
-        if code:
-            raise last_error(code)
+        check(code)
         try:
             kind = AttributeType(info.type)
         except ValueError:  # a type this binding does not know yet
@@ -88,14 +86,12 @@ def describe(model: int, entity: str) -> EntityDescription:
                                          info.index, _text(info.entity) or entity)
         attributes[attribute.name] = attribute
     code = _lib_.cdm_model_relationship_count(model, name, ctypes.byref(count))
-    if code:
-        raise last_error(code)
+    check(code)
     relationships: Dict[str, RelationshipDescription] = {}
     rinfo = _lib.cdm_relationship_info()
     for i in range(count.value):
         code = _lib_.cdm_model_relationship_at(model, name, i, ctypes.byref(rinfo))
-        if code:
-            raise last_error(code)
+        check(code)
         relationship = RelationshipDescription(
             _text(rinfo.name) or "", _text(rinfo.destination_entity) or "", _text(rinfo.inverse), bool(rinfo.is_to_many),
             bool(rinfo.is_ordered), bool(rinfo.is_optional), rinfo.min_count, rinfo.max_count, rinfo.index,

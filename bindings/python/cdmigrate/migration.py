@@ -10,22 +10,21 @@ from __future__ import annotations
 
 import ctypes
 import json
-import os
+import signal
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, MigrationError, MisuseError, from_record,
-                     last_error)
+from .errors import ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, MigrationError, MisuseError, check
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
+from ._text import PathLike, c_path, c_text
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
 
 _lib_ = _lib.lib
 
-PathLike = Union[str, "os.PathLike[str]"]
 PolicySpec = Union[type, EntityMigrationPolicy, Callable[[], EntityMigrationPolicy]]
 FunctionKey = Union[str, Tuple[str, str]]
 
@@ -125,6 +124,8 @@ class _Run:
         self.mappings: Dict[Tuple[int, str], EntityMapping] = {}
         self.exception: Optional[BaseException] = None
         self.pass_index = 0
+        #: Set by the run's SIGINT handler: the next callback stops the run, which then raises KeyboardInterrupt.
+        self.interrupted = False
 
     def know_models(self, ctx: int) -> None:
         """The run's models (borrowed from the migration, valid for the whole run), for
@@ -140,16 +141,14 @@ class _Run:
             self.know_models(ctx)
         out = ctypes.c_char_p()
         code = _lib_.cdm_context_entity_mapping_name(ctx, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         name = (out.value or b"").decode("utf-8")
         key = (self.pass_index, name)
         mapping = self.mappings.get(key)
         if mapping is None:
             passed = ctypes.c_int()
             code = _lib_.cdm_context_pass(ctx, ctypes.byref(passed))
-            if code:
-                raise last_error(code)
+            check(code)
             self.pass_index = passed.value
             key = (passed.value, name)
             mapping = self.mappings.get(key)
@@ -209,6 +208,8 @@ def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
         return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
     ok = False
     try:
+        if run.interrupted:
+            raise KeyboardInterrupt
         mapping = run.mapping_for(ctx)
         policy = run.policy_for(registration, mapping)
         if obj is None:
@@ -260,6 +261,8 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
         return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
     ok = False
     try:
+        if run.interrupted:
+            raise KeyboardInterrupt
         if not run.models_known:
             run.know_models(ctx)
         arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
@@ -273,6 +276,7 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
 
 
 def _progress_trampoline(record, user) -> int:
+    run: Optional[_Run] = None
     try:
         registration: _ProgressRegistration = _registry[user]
         run = registration.state.run
@@ -281,29 +285,40 @@ def _progress_trampoline(record, user) -> int:
         p = record.contents
         run.pass_index = p.pass_
         callback = registration.callback
-        if callback is None:
-            return 0
-        answer = callback(Progress(p.fraction, p.stage, p.pass_, (p.entity_mapping or b"").decode("utf-8", "replace"),
-                                   p.processed, p.total))
-        # None goes on (a callback that only prints); False (or 0) cancels.
-        return 1 if answer is not None and not answer else 0
-    except BaseException as error:  # KeyboardInterrupt included: cancel cleanly, re-raise after the run
-        try:
-            run = _registry[user].state.run
-            if run is not None and run.exception is None:
-                run.exception = error
-        except BaseException:
-            pass
+        answer = None
+        if callback is not None:
+            answer = callback(Progress(p.fraction, p.stage, p.pass_, (p.entity_mapping or b"").decode("utf-8", "replace"),
+                                       p.processed, p.total))
+        # None goes on (a callback that only prints); False (or 0) cancels; so does Ctrl-C.
+        return 1 if (answer is not None and not answer) or run.interrupted else 0
+    except BaseException as error:  # an exception of the callback: cancel cleanly, re-raise after the run
+        if run is not None and run.exception is None:
+            run.exception = error
         return 1
+
+
+def _catch_interrupts(run: _Run) -> Callable[[], None]:
+    """While the C library runs, Ctrl-C (SIGINT) only marks the run as interrupted: the next
+    callback stops it, and ``run`` raises KeyboardInterrupt once the library has cleaned up.
+    A KeyboardInterrupt raised inside a ctypes callback could not propagate (Python prints
+    "Exception ignored" and goes on). Only on the main thread, and only when SIGINT has Python's
+    default handler (a host's own handler is left alone). Returns what restores the handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.default_int_handler:
+        return lambda: None
+
+    def interrupted(signum, frame) -> None:
+        run.interrupted = True
+
+    signal.signal(signal.SIGINT, interrupted)
+    return lambda: signal.signal(signal.SIGINT, previous)
 
 
 _FUNCTION = _lib.FUNCTION(_function_trampoline)
 _PROGRESS = _lib.PROGRESS(_progress_trampoline)
 _DESTROY = _lib.DESTROY(_destroy)
-
-
-def _encode_path(path: PathLike) -> bytes:
-    return os.fsencode(path)
 
 
 def _function_key(key: FunctionKey) -> Tuple[str, str]:
@@ -388,10 +403,9 @@ class Migration(LongLivedHandle):
             if getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
                 setattr(hooks, _FIELDS[hook], _HOOKS[hook])
         user = _keep(_PolicyRegistration(name, factory, probe, self._state))
-        code = _lib_.cdm_migration_register_policy(self._ptr, name.encode("utf-8", "surrogatepass"), ctypes.byref(hooks),
+        code = _lib_.cdm_migration_register_policy(self._ptr, c_text(name, "the policy name"), ctypes.byref(hooks),
                                                    ctypes.sizeof(hooks), user, _DESTROY)
-        if code:
-            raise last_error(code)
+        check(code)
 
     def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:
         """Registers what ``FUNCTION(CAST("class_name", "Class"), "selector", args…)`` calls: a Python
@@ -400,27 +414,25 @@ class Migration(LongLivedHandle):
         if not callable(function):
             raise TypeError(f"function {class_name} {selector} is not callable")
         user = _keep(_FunctionRegistration(f"{class_name} {selector}", function, self._state))
-        code = _lib_.cdm_migration_register_function(self._ptr, class_name.encode("utf-8", "surrogatepass"),
-                                                     selector.encode("utf-8", "surrogatepass"), _FUNCTION, user, _DESTROY)
-        if code:
-            raise last_error(code)
+        code = _lib_.cdm_migration_register_function(self._ptr, c_text(class_name, "the class name"),
+                                                     c_text(selector, "the selector"), _FUNCTION, user, _DESTROY)
+        check(code)
 
     def set_progress(self, callback: Optional[Callable[[Progress], Any]], interval: Optional[int] = None) -> None:
         """Sets the progress callback (None removes it), called at the start of every step and every
         ``interval`` instances (default 500). Returning False cancels: ``run`` then raises
-        MigrationCancelledError. A KeyboardInterrupt cancels too and is re-raised."""
+        MigrationCancelledError. Ctrl-C (KeyboardInterrupt) stops the run too, which then raises
+        KeyboardInterrupt, with or without a callback."""
         self._idle()
         if callback is not None and not callable(callback):
             raise TypeError("the progress callback is not callable")
         if interval is not None:
             code = _lib_.cdm_migration_set_progress_interval(self._ptr, interval)
-            if code:
-                raise last_error(code)
+            check(code)
         # Always installed: it tracks the pass and lets Ctrl-C reach Python during long runs.
         user = _keep(_ProgressRegistration(callback, self._state))
         code = _lib_.cdm_migration_set_progress(self._ptr, _PROGRESS, user, _DESTROY)
-        if code:
-            raise last_error(code)
+        check(code)
 
     def _register(self, policies, functions) -> None:
         for name, policy in (policies or {}).items():
@@ -443,7 +455,7 @@ class Migration(LongLivedHandle):
         exist). The source is opened read-only and never written. On any error nothing is left
         at ``destination``; an exception raised by a policy, host function or progress callback
         is re-raised here with its original traceback."""
-        return self._run(lambda p: _lib_.cdm_migration_run(p, _encode_path(source), _encode_path(destination)),
+        return self._run(lambda p: _lib_.cdm_migration_run(p, c_path(source, "the source path"), c_path(destination, "the destination path")),
                          policies, functions, progress)
 
     def run_in_place(self, path: PathLike, *,
@@ -452,7 +464,7 @@ class Migration(LongLivedHandle):
                      progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
         """Migrates a store and replaces it with the result only after everything succeeded; on
         error the store is unchanged."""
-        return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, _encode_path(path)), policies, functions, progress)
+        return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress)
 
     def _run(self, call, policies, functions, progress) -> MigrationReport:
         if not self._lock.acquire(blocking=False):
@@ -463,17 +475,20 @@ class Migration(LongLivedHandle):
             if progress is not None:
                 self.set_progress(progress)
             run = self._state.run = _Run()
+            restore_interrupts = _catch_interrupts(run)
             try:
                 code = call(self._ptr)
             finally:
+                restore_interrupts()
                 self._state.run = None
                 run.manager.user_info.clear()
+            error, run.exception = run.exception, None
+            if run.interrupted and not isinstance(error, KeyboardInterrupt):
+                raise KeyboardInterrupt
             if code:
-                error = run.exception
-                run.exception = None
                 if error is not None:
                     raise error.with_traceback(error.__traceback__)
-                raise from_record(code, _lib_.cdm_migration_error(self._ptr))
+                check(code)
             self._report = self._read_report()
             return self._report
         finally:
@@ -487,8 +502,7 @@ class Migration(LongLivedHandle):
     def _read_report(self) -> MigrationReport:
         out = ctypes.c_void_p()
         code = _lib_.cdm_migration_report_json(self._ptr, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         raw = json.loads(_lib.take_string(out.value))
         return MigrationReport(mappings=raw.get("mappings", []), destination_counts=raw.get("destinationCounts", {}),
                                untaken=raw.get("untaken", {}), warnings=raw.get("warnings", []), raw=raw)

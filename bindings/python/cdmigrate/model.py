@@ -4,24 +4,17 @@ docs/model-format.md and docs/mapping-format.md."""
 from __future__ import annotations
 
 import ctypes
-import os
-from typing import List, Union
+from typing import TYPE_CHECKING, List
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import from_record
+from .errors import check
 from .values import AttributeType
+from ._text import PathLike, c_path, c_text
 
-if False:  # pragma: no cover - typing only
+if TYPE_CHECKING:  # pragma: no cover - typing only
     from .introspection import EntityDescription
 
-PathLike = Union[str, "os.PathLike[str]"]
-
-
-def _encode(text: str, what: str) -> bytes:
-    if not isinstance(text, str):
-        raise TypeError(f"{what} must be a str, not {type(text).__name__}")
-    return text.encode("utf-8", "surrogatepass")
 
 
 class Model(LongLivedHandle):
@@ -40,37 +33,37 @@ class Model(LongLivedHandle):
     def from_json(cls, text: str) -> "Model":
         """Reads a model from JSON text. Raises InvalidJSONError, InvalidModelError (every problem in
         ``error.problems``) or EncodingError."""
-        return cls._make(_lib.lib.cdm_model_from_json, _encode(text, "the model JSON"))
+        return cls._make(_lib.lib.cdm_model_from_json, c_text(text, "the model JSON"))
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Model":
         """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
-        return cls._make(_lib.lib.cdm_model_from_file, _encode(os.fspath(path), "the path"))
+        return cls._make(_lib.lib.cdm_model_from_file, c_path(path))
 
     @property
     def entity_names(self) -> List[str]:
         """The entities' names, in the model's order."""
         lib, pointer = _lib.lib, self._ptr
         count = ctypes.c_size_t()
-        _check(lib.cdm_model_entity_count(pointer, ctypes.byref(count)))
+        check(lib.cdm_model_entity_count(pointer, ctypes.byref(count)))
         names = []
         name = ctypes.c_char_p()
         for i in range(count.value):
-            _check(lib.cdm_model_entity_name(pointer, i, ctypes.byref(name)))
+            check(lib.cdm_model_entity_name(pointer, i, ctypes.byref(name)))
             names.append((name.value or b"").decode("utf-8"))
         return names
 
     def attribute_index(self, entity: str, attribute: str) -> int:
         """An attribute's index in its entity (inherited attributes first); NotFoundError if unknown."""
         index = ctypes.c_int()
-        _check(_lib.lib.cdm_model_attribute_index(self._ptr, _encode(entity, "the entity"), _encode(attribute, "the attribute"),
+        check(_lib.lib.cdm_model_attribute_index(self._ptr, c_text(entity, "the entity"), c_text(attribute, "the attribute"),
                                                   ctypes.byref(index)))
         return index.value
 
     def attribute_type(self, entity: str, attribute: str) -> AttributeType:
         """An attribute's type (Core Data's NSAttributeType); NotFoundError if unknown."""
         kind = ctypes.c_int()
-        _check(_lib.lib.cdm_model_attribute_type(self._ptr, _encode(entity, "the entity"), _encode(attribute, "the attribute"),
+        check(_lib.lib.cdm_model_attribute_type(self._ptr, c_text(entity, "the entity"), c_text(attribute, "the attribute"),
                                                  ctypes.byref(kind)))
         return AttributeType(kind.value)
 
@@ -78,7 +71,8 @@ class Model(LongLivedHandle):
         """An entity's description: attributes and relationships (inherited ones included) with
         name, type, optional, to-many, destination entity; NotFoundError naming an unknown one."""
         from .introspection import describe
-        return describe(self._ptr, _encode(name, "the entity") and name)
+        c_text(name, "the entity")
+        return describe(self._ptr, name)
 
     def __repr__(self) -> str:
         return "<Model closed>" if self.closed else f"<Model {', '.join(self.entity_names)}>"
@@ -99,35 +93,29 @@ class MappingModel(LongLivedHandle):
     def from_json(cls, text: str) -> "MappingModel":
         """Reads a mapping from JSON text: InvalidJSONError, InvalidMappingError, ExpressionSyntaxError
         (with ``offset``), EncodingError."""
-        return cls._make(_lib.lib.cdm_mapping_from_json, _encode(text, "the mapping JSON"))
+        return cls._make(_lib.lib.cdm_mapping_from_json, c_text(text, "the mapping JSON"))
 
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":
-        return cls._make(_lib.lib.cdm_mapping_from_file, _encode(os.fspath(path), "the path"))
+        return cls._make(_lib.lib.cdm_mapping_from_file, c_path(path))
 
     def validate(self, source: Model, destination: Model) -> None:
         """Checks the mapping against two models; InvalidMappingError with every problem."""
-        code = _lib.lib.cdm_mapping_validate(self._ptr, source._ptr, destination._ptr)
-        if code:
-            raise from_record(code, _lib.lib.cdm_mapping_error(self._ptr))
+        check(_lib.lib.cdm_mapping_validate(self._ptr, source._ptr, destination._ptr))
 
     @property
     def entity_mapping_names(self) -> List[str]:
         """The entity mappings' names, in order."""
         lib, pointer = _lib.lib, self._ptr
         count = ctypes.c_size_t()
-        _check(lib.cdm_mapping_entity_mapping_count(pointer, ctypes.byref(count)))
+        check(lib.cdm_mapping_entity_mapping_count(pointer, ctypes.byref(count)))
         names = []
         name = ctypes.c_char_p()
         for i in range(count.value):
-            _check(lib.cdm_mapping_entity_mapping_name(pointer, i, ctypes.byref(name)))
+            check(lib.cdm_mapping_entity_mapping_name(pointer, i, ctypes.byref(name)))
             names.append((name.value or b"").decode("utf-8"))
         return names
 
     def __repr__(self) -> str:
         return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"
 
-
-def _check(code: int) -> None:
-    if code:
-        raise from_record(code, _lib.lib.cdm_last_error())

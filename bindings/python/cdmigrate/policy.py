@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, MisuseError, last_error
+from .errors import NOTFOUND, MismatchError, MisuseError, check
+from ._text import c_optional_text, c_text
 from .fields import pack
 from .instance import DESTINATION, SOURCE, _STORE_KINDS, Instance, ObjectID, Side, handle_array, instances_from_array, side_of, value_from_handle
 from .introspection import EntityDescription
@@ -81,11 +82,11 @@ class EntityMapping:
         if self._user_info is None:
             ctx = self._context()
             count = ctypes.c_size_t()
-            _check(_lib_.cdm_context_mapping_user_info_count(ctx, ctypes.byref(count)))
+            check(_lib_.cdm_context_mapping_user_info_count(ctx, ctypes.byref(count)))
             key, value = ctypes.c_char_p(), ctypes.c_char_p()
             info: Dict[str, str] = {}
             for i in range(count.value):
-                _check(_lib_.cdm_context_mapping_user_info_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
+                check(_lib_.cdm_context_mapping_user_info_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
                 info[(key.value or b"").decode("utf-8")] = (value.value or b"").decode("utf-8")
             self._user_info = info
         return dict(self._user_info)
@@ -93,11 +94,11 @@ class EntityMapping:
     def _properties(self, kind: int) -> Dict[str, PropertyMapping]:
         ctx = self._context()
         count = ctypes.c_size_t()
-        _check(_lib_.cdm_context_property_mapping_count(ctx, kind, ctypes.byref(count)))
+        check(_lib_.cdm_context_property_mapping_count(ctx, kind, ctypes.byref(count)))
         name, expression = ctypes.c_char_p(), ctypes.c_char_p()
         result: Dict[str, PropertyMapping] = {}
         for i in range(count.value):
-            _check(_lib_.cdm_context_property_mapping_at(ctx, kind, i, ctypes.byref(name), ctypes.byref(expression)))
+            check(_lib_.cdm_context_property_mapping_at(ctx, kind, i, ctypes.byref(name), ctypes.byref(expression)))
             key = (name.value or b"").decode("utf-8")
             result[key] = PropertyMapping(key, expression.value.decode("utf-8") if expression.value is not None else None)
         return result
@@ -118,10 +119,6 @@ class EntityMapping:
         return f"<EntityMapping {self.name} pass {self.pass_index}>"
 
 
-def _check(code: int) -> None:
-    if code:
-        raise last_error(code)
-
 
 class MigrationManager:
     """The running migration as policies and host functions see it (NSMigrationManager).
@@ -131,9 +128,6 @@ class MigrationManager:
     not — so what it holds is released then. The other methods work only inside a callback
     (MisuseError otherwise); instances they return are valid during that callback.
     """
-
-    #: Whether the fetches, counts and object-ID lookups work (always, since the C API has them).
-    fetch_available = True
 
     def __init__(self, run: "_Run"):
         self._run = run
@@ -151,8 +145,7 @@ class MigrationManager:
     def _context_string(self, function) -> Optional[str]:
         out = ctypes.c_char_p()
         code = function(self._context, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         return out.value.decode("utf-8") if out.value is not None else None
 
     @property
@@ -173,8 +166,7 @@ class MigrationManager:
     def current_pass(self) -> int:
         out = ctypes.c_int()
         code = _lib_.cdm_context_pass(self._context, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         return out.value
 
     # -- instances ---------------------------------------------------------------------------
@@ -191,11 +183,10 @@ class MigrationManager:
         unless ``skip_unknown``."""
         ctx = self._context
         out = ctypes.c_void_p()
-        name = entity.encode("utf-8", "surrogatepass") if entity is not None else None
+        name = c_optional_text(entity, "the entity")
         if values is None and source is None and name is not None:
             code = _lib_.cdm_context_create_instance(ctx, name, ctypes.byref(out))
-            if code:
-                raise last_error(code)
+            check(code)
             instance = Instance(out.value, self._run.destination_side)
             instance._entity = entity
             return instance
@@ -212,8 +203,7 @@ class MigrationManager:
         code = _lib_.cdm_context_create_instance_with_fields(ctx, name, array, count, 1 if skip_unknown else 0,
                                                              source._h if source is not None else None, ctypes.byref(out))
         del keep
-        if code:
-            raise last_error(code)
+        check(code)
         instance = Instance(out.value, self._run.destination_side)
         if entity is not None:
             instance._entity = entity
@@ -225,15 +215,13 @@ class MigrationManager:
         """Evaluates the current entity mapping's attribute value expressions with ``$source`` and
         ``$destination`` and sets the results on ``destination``."""
         code = _lib_.cdm_context_apply_attribute_mappings(self._context, source._h if source is not None else None, destination._h)
-        if code:
-            raise last_error(code)
+        check(code)
 
     def associate(self, source: Instance, destination: Instance) -> None:
         """Records that ``destination`` was made from ``source`` by the current entity mapping
         (``associateSourceInstance:withDestinationInstance:forEntityMapping:``)."""
         code = _lib_.cdm_context_associate(self._context, source._h, destination._h)
-        if code:
-            raise last_error(code)
+        check(code)
 
     def destination_instances(self, entity_mapping: str, sources: Iterable[Instance]) -> List[Instance]:
         """``destinationInstancesForEntityMappingNamed:sourceInstances:`` — what the named entity
@@ -242,10 +230,9 @@ class MigrationManager:
             sources = [sources]
         array, count = handle_array(sources)
         out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
-        code = _lib_.cdm_context_destination_instances(self._context, entity_mapping.encode("utf-8", "surrogatepass"), array, count,
+        code = _lib_.cdm_context_destination_instances(self._context, c_text(entity_mapping, "the entity mapping name"), array, count,
                                                       ctypes.byref(out), ctypes.byref(found))
-        if code:
-            raise last_error(code)
+        check(code)
         return instances_from_array(out, found.value, self._run.destination_side)
 
     def source_instances(self, entity_mapping: str, destinations: Iterable[Instance]) -> List[Instance]:
@@ -254,21 +241,19 @@ class MigrationManager:
             destinations = [destinations]
         array, count = handle_array(destinations)
         out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
-        code = _lib_.cdm_context_source_instances(self._context, entity_mapping.encode("utf-8", "surrogatepass"), array, count,
+        code = _lib_.cdm_context_source_instances(self._context, c_text(entity_mapping, "the entity mapping name"), array, count,
                                                  ctypes.byref(out), ctypes.byref(found))
-        if code:
-            raise last_error(code)
+        check(code)
         return instances_from_array(out, found.value, self._run.source_side)
 
     def evaluate(self, expression: str, source: Optional[Instance] = None, destination: Optional[Instance] = None) -> Any:
         """Evaluates a value expression (``"FUNCTION($source.name, 'uppercaseString')"``) with
         ``$source``/``$destination`` bound. ExpressionSyntaxError carries the offset."""
         out = ctypes.c_void_p()
-        code = _lib_.cdm_context_evaluate(self._context, expression.encode("utf-8", "surrogatepass"),
+        code = _lib_.cdm_context_evaluate(self._context, c_text(expression, "the expression"),
                                           source._h if source is not None else None,
                                           destination._h if destination is not None else None, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         return value_from_handle(out.value, None, self._run.sides)
 
     # -- querying the stores (manager.destinationContext / sourceContext) ------------------
@@ -276,8 +261,7 @@ class MigrationManager:
         items = [(None, i, value) for i, value in enumerate(arguments)]
         items += [(name, -1, value) for name, value in (variables or {}).items()]
         array, count, keep = pack(items, "predicate argument")
-        return (self._context, entity.encode("utf-8", "surrogatepass"),
-                predicate.encode("utf-8", "surrogatepass") if predicate is not None else None,
+        return (self._context, c_text(entity, "the entity"), c_optional_text(predicate, "the predicate"),
                 array, count, 0 if include_subentities else 1), keep
 
     def _fetch(self, function, side: Side, entity, predicate, arguments, variables, include_subentities, limit) -> List[Instance]:
@@ -287,12 +271,10 @@ class MigrationManager:
         out = ctypes.c_void_p()
         code = function(*call, limit or 0, ctypes.byref(out))
         del keep
-        if code:
-            raise last_error(code)
+        check(code)
         array, count = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
         code = _lib_.cdm_list_objects(out.value, ctypes.byref(array), ctypes.byref(count))
-        if code:
-            raise last_error(code)
+        check(code)
         return instances_from_array(array, count.value, side)
 
     def _count(self, function, entity, predicate, arguments, variables, include_subentities) -> int:
@@ -300,8 +282,7 @@ class MigrationManager:
         out = ctypes.c_size_t()
         code = function(*call, ctypes.byref(out))
         del keep
-        if code:
-            raise last_error(code)
+        check(code)
         return out.value
 
     def fetch_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
@@ -341,8 +322,7 @@ class MigrationManager:
     def _found(self, code: int, out: ctypes.c_void_p) -> Optional[Instance]:
         if code == NOTFOUND:
             return None
-        if code:
-            raise last_error(code)
+        check(code)
         return Instance(out.value, side_of(out.value, self._run.sides))
 
     def instance_for_uri(self, uri: Union[str, ObjectID]) -> Optional[Instance]:
@@ -355,7 +335,7 @@ class MigrationManager:
         if not isinstance(uri, str):
             raise TypeError(f"an object ID URI is a str, not {type(uri).__name__}")
         out = ctypes.c_void_p()
-        return self._found(_lib_.cdm_context_instance_for_uri(self._context, uri.encode("utf-8", "surrogatepass"), ctypes.byref(out)), out)
+        return self._found(_lib_.cdm_context_instance_for_uri(self._context, c_text(uri, "the URI"), ctypes.byref(out)), out)
 
     def instance_with_id(self, object_id: ObjectID) -> Optional[Instance]:
         """The instance an ObjectID (``instance.object_id``) names, without text; None when there
@@ -366,7 +346,7 @@ class MigrationManager:
         if store not in (SOURCE, DESTINATION):
             raise MismatchError(f"{object_id} is not an instance of this migration's stores")
         out = ctypes.c_void_p()
-        return self._found(_lib_.cdm_context_instance_with_id(self._context, store, object_id.entity.encode("utf-8", "surrogatepass"),
+        return self._found(_lib_.cdm_context_instance_with_id(self._context, store, c_text(object_id.entity, "the entity"),
                                                                object_id.primary_key, ctypes.byref(out)), out)
 
     # -- introspection ------------------------------------------------------------------------
@@ -387,16 +367,14 @@ class MigrationManager:
         Returns the instance (None for a mapping without a destination entity)."""
         out = ctypes.c_void_p()
         code = _lib_.cdm_context_default_create_destination_instances(self._context, source._h, ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        check(code)
         return Instance(out.value, self._run.destination_side) if out.value else None
 
     def default_create_relationships(self, destination: Instance) -> None:
         """Core Data's createRelationshipsForDestinationInstance: apply the mapping's relationship
         mappings to ``destination``."""
         code = _lib_.cdm_context_default_create_relationships(self._context, destination._h)
-        if code:
-            raise last_error(code)
+        check(code)
 
 
 class EntityMigrationPolicy:

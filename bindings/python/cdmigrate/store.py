@@ -4,16 +4,15 @@ Data's layout, filled with instances and saved."""
 from __future__ import annotations
 
 import ctypes
-import os
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import from_record, last_error
+from .errors import check
 from .instance import Instance, Side
 from .model import Model
+from ._text import PathLike, c_path, c_text
 
-PathLike = Union[str, "os.PathLike[str]"]
 
 
 class Store(LongLivedHandle):
@@ -39,7 +38,7 @@ class Store(LongLivedHandle):
         """Creates an empty store at ``path`` (which must not exist): DestinationStoreError,
         SQLiteError or MigrationIOError otherwise."""
         out = ctypes.c_void_p()
-        code = _lib.lib.cdm_store_create(model._ptr, os.fsencode(path), ctypes.byref(out))
+        code = _lib.lib.cdm_store_create(model._ptr, c_path(path), ctypes.byref(out))
         store = cls(out.value, model)
         store._raise_if_failed(code)
         return store
@@ -48,9 +47,8 @@ class Store(LongLivedHandle):
         """Inserts an instance of ``entity`` and sets the given values (attributes, to-one
         relationships as Instances, to-many ones as lists of Instances)."""
         out = ctypes.c_void_p()
-        code = _lib.lib.cdm_store_insert(self._ptr, entity.encode("utf-8", "surrogatepass"), ctypes.byref(out))
-        if code:
-            raise last_error(code)
+        code = _lib.lib.cdm_store_insert(self._ptr, c_text(entity, "the entity"), ctypes.byref(out))
+        check(code)
         instance = Instance(out.value, self._side)
         instance._entity = entity
         values = {**(values or {}), **more}
@@ -61,8 +59,7 @@ class Store(LongLivedHandle):
     def save(self) -> None:
         """Writes everything inserted and changed so far, with Core Data's bookkeeping, and commits."""
         code = _lib.lib.cdm_store_save(self._ptr)
-        if code:
-            raise from_record(code, _lib.lib.cdm_store_error(self._ptr))
+        check(code)
 
     def __repr__(self) -> str:
         return "<Store closed>" if self.closed else "<Store>"

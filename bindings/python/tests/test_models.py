@@ -175,3 +175,11 @@ def test_error_classes_by_code():
     assert cdmigrate.error_class(424242) is cdmigrate.MigrationError
     error = cdmigrate.MigrationError("boom", 42)
     assert error.code == 42 and str(error) == "boom" and "42" in repr(error)
+
+
+def test_io_errors_are_os_errors(tmp_path):
+    assert issubclass(cdmigrate.MigrationIOError, OSError)
+    with pytest.raises(OSError) as error:
+        cdmigrate.Model.from_file(tmp_path / "missing.json")
+    assert isinstance(error.value, cdmigrate.MigrationIOError) and error.value.code == 7
+    assert "missing.json" in str(error.value)

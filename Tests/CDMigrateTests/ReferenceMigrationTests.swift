@@ -177,6 +177,11 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 604_627_200 + 3_600 * 13 + 0.25), "Feb 29, 2020 at 1:00:00 PM")
         // The scenario's own example: 2017-09-12 12:55:13 UTC.
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 1_505_220_913 - 978_307_200), "Sep 12, 2017 at 12:55:13 PM")
+        // Past DateFormatter's usual years: seconds since 2001 as a Double, no calendar limit.
+        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 252_423_993_600), "Jan 1, 10000 at 12:00:00 AM")
+        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 299_985_683_696.75), "Mar 4, 11507 at 12:34:56 PM")
+        XCTAssertNil(MediumDateFormat.string(fromReferenceSeconds: .infinity))
+        XCTAssertNil(MediumDateFormat.string(fromReferenceSeconds: 1e300))
     }
 
     func testEventsTwoPassesDoubleTheRowsAndConvertExactly() throws {
@@ -206,7 +211,7 @@ final class ReferenceMigrationTests: XCTestCase {
             let printed = try StoreAccess.all("PrintedEvent", in: store).map { try $0.string("printedDate") ?? "" }
             XCTAssertEqual(numeric.count + printed.count, 2 * stamps.count, "twice as many rows as the source")
             XCTAssertEqual(numeric.sorted(), stamps.map { $0 + 978_307_200 }.sorted(), "seconds since 1970, exactly")
-            XCTAssertEqual(printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) }.sorted())
+            XCTAssertEqual(printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) ?? "" }.sorted())
             XCTAssertTrue(printed.contains("Dec 31, 1969 at 11:59:59 PM"))
             XCTAssertTrue(printed.contains("Feb 29, 2020 at 1:00:00 PM"))
         }

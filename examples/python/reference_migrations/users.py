@@ -42,7 +42,10 @@ class CountryUserMapping(cdmigrate.EntityMigrationPolicy):
             return
         user = manager.create(self.entity)
         user["name"] = source["name"]
-        user["city"] = (source["city"] or "").replace(self.city_to_replace, self.replacement)
+        city = source["city"]
+        # A nil city stays nil, as the no-code mapping's FUNCTION gives: v2's city is not
+        # optional, so such a user fails validation (1570) in every language.
+        user["city"] = None if city is None else city.replace(self.city_to_replace, self.replacement)
         manager.associate(source, user)
 
 

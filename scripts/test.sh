@@ -8,5 +8,7 @@ swift build --build-tests
 swift test --skip-build --disable-swift-testing
 make test-c
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
+# The cross-language test drives the Swift runner and the C examples built above, and fails
+# (rather than skips) when they are missing.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
-make --no-print-directory -C bindings/python test
+CDMIGRATE_CROSS_LANGUAGE=required make --no-print-directory -C bindings/python test

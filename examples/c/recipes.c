@@ -109,18 +109,26 @@ static int name_part(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
 ** default relationship stage refuses (134110, as Core Data), so cuisine_relationships sets recipes. */
 static int cuisine_create(cdm_context *ctx, cdm_object *source, void *user) {
     (void)user;
-    const char *name = NULL; size_t length = 0; int is_null = 0;
-    TRY(cdm_object_get_text(source, "cuisine", &name, &length, &is_null));
+    const char *text = NULL; size_t length = 0; int is_null = 0;
+    TRY(cdm_object_get_text(source, "cuisine", &text, &length, &is_null));
     if (is_null || length == 0) return CDM_OK;
+    char *name = text_nfc(text, length);   /* names are NFC, compared and stored (as Swift and Python) */
+    if (!name) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "out of memory");
     cdm_field argument = cdm_field_text(NULL, name);
     cdm_list *found = NULL;
-    TRY(cdm_context_fetch_destination(ctx, "Cuisine", "name == %@", &argument, 1, 0, 1, &found));
     size_t count = 0;
-    TRY(cdm_list_count(found, &count));
-    if (count == 0) return cdm_context_default_create_destination_instances(ctx, source, NULL);   /* super */
     cdm_object *cuisine = NULL;
-    TRY(cdm_list_object(found, 0, &cuisine));
-    return cdm_context_associate(ctx, source, cuisine);
+    int rc = cdm_context_fetch_destination(ctx, "Cuisine", "name == %@", &argument, 1, 0, 1, &found);
+    if (rc == CDM_OK) rc = cdm_list_count(found, &count);
+    if (rc == CDM_OK && count == 0) {   /* super, then the NFC name */
+        rc = cdm_context_default_create_destination_instances(ctx, source, &cuisine);
+        if (rc == CDM_OK && cuisine) rc = cdm_object_set_text(cuisine, "name", name, -1);
+    } else if (rc == CDM_OK) {
+        rc = cdm_list_object(found, 0, &cuisine);
+        if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, cuisine);
+    }
+    free(name);
+    return rc;
 }
 
 /* The Cuisine's recipes: the RecipeToRecipe destinations of all the recipes it was made from. */

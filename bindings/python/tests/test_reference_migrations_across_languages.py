@@ -133,6 +133,10 @@ CHEF_NAMES = ["  Gordon   Ramsay ", "Jiro\tOno", "山田\u3000太郎", "\u3000\u
               "Josée\u0301 Combining", "Thin\u2009Space\u202fNarrow", "Next\u0085Line"]
 
 
+# Canonically equivalent spellings are one Cuisine (the engine's == and Swift's String agree), named as first seen.
+CUISINES = ["Japanese", "和食", "Péruvian", "Pe\u0301ruvian", "Thai", " Thai", "thai"]
+
+
 def test_2_recipes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
     source = str(tmp_path / "source.sqlite")
     with common.model(recipes.DIRECTORY, "RecipesV1.model.json") as v1, cdmigrate.Store.create(v1, source) as store:
@@ -146,7 +150,7 @@ def test_2_recipes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
         for i in range(40):
             recipe = store.insert("Recipe", name=f"Recipe {i}", directions="d")
             if i % 7:
-                recipe["cuisine"] = recipes.CUISINE_NAMES[i % len(recipes.CUISINE_NAMES)] if i % 5 else ""
+                recipe["cuisine"] = CUISINES[i % len(CUISINES)] if i % 5 else ""
             if i % 4:
                 recipe["chef"] = chefs[i % len(chefs)]
             recipe.add("ingredients", *ingredients[: 1 + i % 5])
@@ -157,6 +161,10 @@ def test_2_recipes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
     split = {(r[first], r[last]) for r in chef_rows}
     assert ("Gordon", "Ramsay") in split and ("小野", "二郎") in split and ("Ana", "María  López") in split
     assert ("", "") in split and ("Zero\u200bWidth", "Space") in split and ("Next", "Line") in split
+    columns, cuisines = rows["ZCUISINE"]
+    used = {CUISINES[i % len(CUISINES)] for i in range(40) if i % 7 and i % 5}
+    assert sorted(r[columns.index("ZNAME")] for r in cuisines) == sorted({notas.nfc(c) for c in used})
+    assert "Pe\u0301ruvian" in used and "Péruvian" in used
 
 
 # ---- 3. Events: any year prints, 11507 too.

@@ -9,7 +9,7 @@ from typing import List, Optional, Tuple
 import cdmigrate
 
 from .common import SeededGenerator, mapping, model, summary
-from .text import is_white_space
+from .text import is_white_space, nfc
 
 DIRECTORY = "2-recipes"
 CUISINE_NAMES = ["Japanese", "French", "Italian", "Mexican", "Thai", "Indian", "Spanish", "和食", "Peruvian"]
@@ -58,17 +58,22 @@ class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
     ``name = $source.cuisine``); later recipes find it with a destination fetch and are only
     associated with it. A Cuisine thus has several sources, which Core Data's default relationship
     stage refuses (134110), so the policy sets ``recipes`` itself: the RecipeToRecipe destinations of
-    all its source recipes. A recipe without a cuisine (nil or empty) makes none."""
+    all its source recipes. A recipe without a cuisine (nil or empty) makes none. Cuisine names are
+    NFC, compared and stored (as in Swift and C)."""
 
     def create_destination_instances(self, source, mapping, manager):
         name = source["cuisine"]
         if not name:
             return None
+        name = nfc(name)
         found = manager.fetch_destination("Cuisine", "name == %@", name, limit=1)
         if found:
             manager.associate(source, found[0])
             return found[0]
-        return super().create_destination_instances(source, mapping, manager)
+        cuisine = super().create_destination_instances(source, mapping, manager)
+        if cuisine is not None:
+            cuisine["name"] = name
+        return cuisine
 
     def create_relationships(self, destination, mapping, manager):
         recipes = manager.source_instances(mapping.name, [destination])

@@ -86,6 +86,33 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(MigrationFunctions.lastName("山田　太郎"), "太郎")
         XCTAssertEqual(MigrationFunctions.firstName("  Gordon   Ramsay "), "Gordon")
         XCTAssertEqual(MigrationFunctions.lastName("  Gordon   Ramsay "), "Ramsay")
+        // Every White_Space scalar separates (tab, no-break space, line breaks, U+3000); U+200B does not.
+        XCTAssertEqual(MigrationFunctions.firstName("\tJiro\u{A0}\u{3000}Ono\n"), "Jiro")
+        XCTAssertEqual(MigrationFunctions.lastName("\tJiro\u{A0}\u{3000}Ono\n"), "Ono")
+        XCTAssertEqual(MigrationFunctions.firstName("Zero\u{200B}Width"), "Zero\u{200B}Width")
+        XCTAssertEqual(MigrationFunctions.lastName("Line\r\nBreak"), "Break")
+        XCTAssertEqual(MigrationFunctions.firstName(" \u{3000} "), "")
+        // Scalars, not Characters: a space before a combining mark still separates (as in C and Python).
+        XCTAssertEqual(MigrationFunctions.lastName("Jos \u{301}e"), "\u{301}e")
+    }
+
+    func testCategoriaNamesAreComparedAndStoredInNFC() throws {
+        let source = path("Notas-v2.sqlite"), destination = path("Notas-v3.sqlite")
+        try StoreAccess.createStore(at: source, model: try NotasCategorias.sourceModel()) { store in
+            for (i, categoria) in ["Mu\u{301}sica", "Música", "An\u{303}o nuevo", "Trabajo", "trabajo"].enumerated() {
+                let nota = try store.insertObject(entityName: "Nota")
+                try nota.setValue(.string("Nota \(i)"), forKey: "contenido")
+                try nota.setValue(.date(Double(i)), forKey: "fecha")
+                try nota.setValue(.string(categoria), forKey: "categoria")
+            }
+        }
+        _ = try NotasCategorias.manager().migrateStore(from: source, to: destination)
+        let names: [[UInt8]] = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) { store in
+            try StoreAccess.all("Categoria", in: store).map { Array((try $0.string("nombre") ?? "").utf8) }
+        }
+        // Compared as bytes: Swift's == would take NFD for NFC.
+        XCTAssertEqual(Set(names), Set(["Música", "Año nuevo", "Trabajo", "trabajo"].map { Array($0.utf8) }))
+        XCTAssertEqual(names.count, 4)
     }
 
     func testRecipesNamesSplitRelationshipsRepointedOneCuisinePerString() throws {
@@ -429,6 +456,20 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertTrue(rows.contains { $0.entity == "FinlandUser" && $0.city == "Trosa" }, "Trosa is replaced only for Swedish users")
         }
         XCTAssertEqual(Set(try users(in: withPolicies)), Set(try users(in: withoutCode)), "the no-code mapping gives the same result")
+    }
+
+    func testANilCityStaysNilSoValidationFailsWithAndWithoutCode() throws {
+        let source = path("Users-v1.sqlite")
+        try StoreAccess.createStore(at: source, model: try InternationalUsers.sourceModel()) { store in
+            let user = try store.insertObject(entityName: "InternationalUser")
+            try user.setValue(.string("Astrid"), forKey: "name")
+            try user.setValue(.string("Sweden"), forKey: "country")
+        }
+        for (label, manager) in [("policies", try InternationalUsers.policyManager()), ("no code", try InternationalUsers.noCodeManager())] {
+            XCTAssertThrowsError(try manager.migrateStore(from: source, to: path("Users-v2-\(label).sqlite")), label) { error in
+                XCTAssertEqual((error as? MigrationError)?.code.rawValue, 1570, "\(label): \(error)")
+            }
+        }
     }
 
     // MARK: Safety

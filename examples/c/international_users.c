@@ -7,6 +7,7 @@
 ** (the migration, made from the file, checks the store's version hashes). */
 #include "example.h"
 #include <jansson.h>
+#include "unicode_text.h"
 
 #define USERS 2000
 static const char *COUNTRIES[] = {"Sweden", "Finland", "Norway", "Denmark", "Estonia"};
@@ -73,18 +74,23 @@ static int country_begin(cdm_context *ctx, void *user) {
     return CDM_OK;
 }
 
-/* Every occurrence of `target` in text replaced by `replacement`, left to right (NSString's
-** stringByReplacingOccurrencesOfString:withString:, literal); a new string to free, NULL when out of memory. */
+/* Every occurrence of `target` in text replaced by `replacement`, left to right, where an
+** occurrence starts and ends on grapheme cluster boundaries (as Swift's String and the engine's
+** stringByReplacingOccurrencesOfString:withString: compare whole characters: "Trosa" is replaced
+** in "Östra Trosa", not in "Trosa\u0301"). A new string to free; NULL when out of memory. */
 static char *replace_all(const char *text, size_t length, const char *target, const char *replacement) {
-    size_t t = strlen(target), r = strlen(replacement), count = 0;
-    for (size_t i = 0; i + t <= length; ) { if (!memcmp(text + i, target, t)) { count++; i += t; } else i++; }
-    char *out = malloc(length + count * (r > t ? r - t : 0) + 1), *o = out;
-    if (!out) return NULL;
+    size_t t = strlen(target), r = strlen(replacement);
+    char *boundary = calloc(length + 1, 1);
+    char *out = malloc(length * (r > t ? r : 1) + 1), *o = out;
+    if (!boundary || !out) { free(boundary); free(out); return NULL; }
+    for (size_t i = 0; i < length; i += text_prefix_graphemes(text + i, length - i, 1)) boundary[i] = 1;
+    boundary[length] = 1;
     for (size_t i = 0; i < length; ) {
-        if (i + t <= length && !memcmp(text + i, target, t)) { memcpy(o, replacement, r); o += r; i += t; }
-        else *o++ = text[i++];
+        if (t && i + t <= length && boundary[i + t] && !memcmp(text + i, target, t)) { memcpy(o, replacement, r); o += r; i += t; }
+        else { size_t n = text_prefix_graphemes(text + i, length - i, 1); memcpy(o, text + i, n); o += n; i += n; }
     }
     *o = 0;
+    free(boundary);
     return out;
 }
 

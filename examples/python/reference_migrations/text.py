@@ -112,3 +112,38 @@ def prefix_graphemes(text: str, characters: int) -> str:
         ri_run = ri_run + 1 if prop == RI else 0
         previous = prop
     return text
+
+
+def graphemes(text: str) -> list:
+    """The extended grapheme clusters of text, in order."""
+    out = []
+    while text:
+        cluster = prefix_graphemes(text, 1)
+        out.append(cluster)
+        text = text[len(cluster):]
+    return out
+
+
+def replace_all(text: str, target: str, replacement: str) -> str:
+    """Every occurrence of target replaced, left to right, where an occurrence starts and ends on
+    grapheme cluster boundaries (as Swift's String and the engine's
+    stringByReplacingOccurrencesOfString:withString: compare whole characters): "Trosa" is
+    replaced in "Östra Trosa" but not in "Trosa\u0301" (whose last character is "á")."""
+    if not target:
+        return text
+    clusters = graphemes(text)
+    starts = [0]
+    for cluster in clusters:
+        starts.append(starts[-1] + len(cluster))
+    boundaries = set(starts)
+    out, k = [], 0
+    while k < len(clusters):
+        position = starts[k]
+        end = position + len(target)
+        if text.startswith(target, position) and end in boundaries:
+            out.append(replacement)
+            k = starts.index(end)
+        else:
+            out.append(clusters[k])
+            k += 1
+    return "".join(out)

@@ -147,6 +147,14 @@ int main(int argc, char **argv) {
         return status;
     }
     example_begin();
+    /* NFC on its own: a combining accent composed, Hangul jamo made a syllable, the rest untouched. */
+    const char *nfc_cases[][2] = {{"Mu\xcc\x81sica", "Música"}, {"An\xcc\x83o nuevo", "Año nuevo"}, {"Música", "Música"},
+                                  {"\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "한"}, {"a\xcc\xa3\xcc\x82", "ậ"}, {"🎵 x\xcc\x81", "🎵 x\xcc\x81"}};
+    for (size_t i = 0; i < sizeof nfc_cases / sizeof nfc_cases[0]; i++) {
+        char *nfc = text_nfc(nfc_cases[i][0], strlen(nfc_cases[i][0]));
+        CHECK_STR(nfc, nfc_cases[i][1]);
+        free(nfc);
+    }
     source = store_path("Notas-v2.sqlite");
     destination = store_path("Notas-v3.sqlite");
     generate(source);

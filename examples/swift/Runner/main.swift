@@ -67,7 +67,7 @@ if sourcePath != nil || destinationPath != nil {
         try ReferenceMigrations.migrate(scenario: selected[0], source: source, destination: destination)
         exit(0)
     } catch let error as MigrationError {
-        fputs("error \(error.code.rawValue): \(error)\n", stderr)
+        fputs("error \(error.code.rawValue): \(error.message)\n", stderr)
         exit(1)
     } catch {
         fputs("error: \(error)\n", stderr)

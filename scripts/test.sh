@@ -17,5 +17,7 @@ make test-c
 # The benchmark at 2,000 rows: every path runs and gives the same rows (figures are not judged).
 python3 bench/run.py --quick
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
+# The cross-language test drives the Swift runner and the C examples built above, and fails
+# (rather than skips) when they are missing.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
-make --no-print-directory -C bindings/python test
+CDMIGRATE_CROSS_LANGUAGE=required make --no-print-directory -C bindings/python test

@@ -86,6 +86,33 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(MigrationFunctions.lastName("山田　太郎"), "太郎")
         XCTAssertEqual(MigrationFunctions.firstName("  Gordon   Ramsay "), "Gordon")
         XCTAssertEqual(MigrationFunctions.lastName("  Gordon   Ramsay "), "Ramsay")
+        // Every White_Space scalar separates (tab, no-break space, line breaks, U+3000); U+200B does not.
+        XCTAssertEqual(MigrationFunctions.firstName("\tJiro\u{A0}\u{3000}Ono\n"), "Jiro")
+        XCTAssertEqual(MigrationFunctions.lastName("\tJiro\u{A0}\u{3000}Ono\n"), "Ono")
+        XCTAssertEqual(MigrationFunctions.firstName("Zero\u{200B}Width"), "Zero\u{200B}Width")
+        XCTAssertEqual(MigrationFunctions.lastName("Line\r\nBreak"), "Break")
+        XCTAssertEqual(MigrationFunctions.firstName(" \u{3000} "), "")
+        // Scalars, not Characters: a space before a combining mark still separates (as in C and Python).
+        XCTAssertEqual(MigrationFunctions.lastName("Jos \u{301}e"), "\u{301}e")
+    }
+
+    func testCategoriaNamesAreComparedAndStoredInNFC() throws {
+        let source = path("Notas-v2.sqlite"), destination = path("Notas-v3.sqlite")
+        try StoreAccess.createStore(at: source, model: try NotasCategorias.sourceModel()) { store in
+            for (i, categoria) in ["Mu\u{301}sica", "Música", "An\u{303}o nuevo", "Trabajo", "trabajo"].enumerated() {
+                let nota = try store.insertObject(entityName: "Nota")
+                try nota.setValue(.string("Nota \(i)"), forKey: "contenido")
+                try nota.setValue(.date(Double(i)), forKey: "fecha")
+                try nota.setValue(.string(categoria), forKey: "categoria")
+            }
+        }
+        _ = try NotasCategorias.manager().migrateStore(from: source, to: destination)
+        let names: [[UInt8]] = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) { store in
+            try StoreAccess.all("Categoria", in: store).map { Array((try $0.string("nombre") ?? "").utf8) }
+        }
+        // Compared as bytes: Swift's == would take NFD for NFC.
+        XCTAssertEqual(Set(names), Set(["Música", "Año nuevo", "Trabajo", "trabajo"].map { Array($0.utf8) }))
+        XCTAssertEqual(names.count, 4)
     }
 
     func testRecipesNamesSplitRelationshipsRepointedOneCuisinePerString() throws {
@@ -177,6 +204,11 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 604_627_200 + 3_600 * 13 + 0.25), "Feb 29, 2020 at 1:00:00 PM")
         // The scenario's own example: 2017-09-12 12:55:13 UTC.
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 1_505_220_913 - 978_307_200), "Sep 12, 2017 at 12:55:13 PM")
+        // Past DateFormatter's usual years: seconds since 2001 as a Double, no calendar limit.
+        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 252_423_993_600), "Jan 1, 10000 at 12:00:00 AM")
+        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 299_985_683_696.75), "Mar 4, 11507 at 12:34:56 PM")
+        XCTAssertNil(MediumDateFormat.string(fromReferenceSeconds: .infinity))
+        XCTAssertNil(MediumDateFormat.string(fromReferenceSeconds: 1e300))
     }
 
     func testEventsTwoPassesDoubleTheRowsAndConvertExactly() throws {
@@ -206,7 +238,7 @@ final class ReferenceMigrationTests: XCTestCase {
             let printed = try StoreAccess.all("PrintedEvent", in: store).map { try $0.string("printedDate") ?? "" }
             XCTAssertEqual(numeric.count + printed.count, 2 * stamps.count, "twice as many rows as the source")
             XCTAssertEqual(numeric.sorted(), stamps.map { $0 + 978_307_200 }.sorted(), "seconds since 1970, exactly")
-            XCTAssertEqual(printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) }.sorted())
+            XCTAssertEqual(printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) ?? "" }.sorted())
             XCTAssertTrue(printed.contains("Dec 31, 1969 at 11:59:59 PM"))
             XCTAssertTrue(printed.contains("Feb 29, 2020 at 1:00:00 PM"))
         }
@@ -424,6 +456,20 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertTrue(rows.contains { $0.entity == "FinlandUser" && $0.city == "Trosa" }, "Trosa is replaced only for Swedish users")
         }
         XCTAssertEqual(Set(try users(in: withPolicies)), Set(try users(in: withoutCode)), "the no-code mapping gives the same result")
+    }
+
+    func testANilCityStaysNilSoValidationFailsWithAndWithoutCode() throws {
+        let source = path("Users-v1.sqlite")
+        try StoreAccess.createStore(at: source, model: try InternationalUsers.sourceModel()) { store in
+            let user = try store.insertObject(entityName: "InternationalUser")
+            try user.setValue(.string("Astrid"), forKey: "name")
+            try user.setValue(.string("Sweden"), forKey: "country")
+        }
+        for (label, manager) in [("policies", try InternationalUsers.policyManager()), ("no code", try InternationalUsers.noCodeManager())] {
+            XCTAssertThrowsError(try manager.migrateStore(from: source, to: path("Users-v2-\(label).sqlite")), label) { error in
+                XCTAssertEqual((error as? MigrationError)?.code.rawValue, 1570, "\(label): \(error)")
+            }
+        }
     }
 
     // MARK: Safety

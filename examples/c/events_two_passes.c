@@ -11,9 +11,12 @@
 static double stamps[EVENTS];     /* seconds since 2001 */
 
 /* What DateFormatter (en_US, medium date and time, UTC) prints: "Sep 12, 2017 at 12:55:13 PM".
-** Fractions of a second are dropped (towards the past). */
-static void medium_date(double since2001, char *out, size_t size) {
+** Fractions of a second are dropped (towards the past).
+** Any year prints (a date is a double of seconds since 2001: year 11507 too); returns 0 (no text)
+** when the time stamp is not finite or more than 1e15 seconds from 2001, as Swift and Python. */
+static int medium_date(double since2001, char *out, size_t size) {
     static const char *months[] = {"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    if (!isfinite(since2001) || fabs(since2001) > 1e15) return 0;
     int64_t total = (int64_t)floor(since2001 + UNIX_OFFSET);
     int64_t days = total >= 0 ? total / 86400 : (total - 86399) / 86400;
     int64_t second_of_day = total - days * 86400;
@@ -26,6 +29,7 @@ static void medium_date(double since2001, char *out, size_t size) {
     int hour = (int)(second_of_day / 3600), minute = (int)(second_of_day / 60 % 60), second = (int)(second_of_day % 60);
     snprintf(out, size, "%s %d, %lld at %d:%02d:%02d %s", months[month - 1], day, (long long)year,
              hour % 12 == 0 ? 12 : hour % 12, minute, second, hour < 12 ? "AM" : "PM");
+    return 1;
 }
 
 static int printed_date(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
@@ -34,8 +38,9 @@ static int printed_date(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_
     if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
     double seconds = 0;
     TRY(cdm_value_date(argv[0], &seconds));
-    char text[64];
-    medium_date(seconds, text, sizeof text);
+    char text[96];
+    if (!medium_date(seconds, text, sizeof text))
+        return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "EventFormatting printedDate: the date is out of range");
     return cdm_value_set_text(result, text, -1);
 }
 
@@ -74,7 +79,7 @@ static void check(const char *path) {
     sqlite3_stmt *st = query(db, "SELECT n.ZTIMESTAMP, p.ZPRINTEDDATE FROM ZNUMERICEVENT n JOIN ZPRINTEDEVENT p ON p.Z_PK = n.Z_PK ORDER BY n.Z_PK");
     int row = 0;
     while (st && sqlite3_step(st) == SQLITE_ROW && row < EVENTS) {
-        char text[64];
+        char text[96];
         medium_date(stamps[row], text, sizeof text);
         CHECK(sqlite3_column_double(st, 0) == stamps[row] + UNIX_OFFSET);   /* exactly */
         CHECK_STR(column_text(st, 1), text);
@@ -85,9 +90,16 @@ static void check(const char *path) {
     sqlite3_close(db);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *source, *destination;
+    if (source_mode(argc, argv, &source, &destination)) {
+        cdm_migration *migration = events_migration();
+        int status = source_mode_status(cdm_migration_run(migration, source, destination), migration);
+        cdm_migration_free(migration);
+        return status;
+    }
     example_begin();
-    char text[64];
+    char text[96];
     medium_date(0, text, sizeof text);
     CHECK_STR(text, "Jan 1, 2001 at 12:00:00 AM");
     medium_date(-UNIX_OFFSET - 0.5, text, sizeof text);
@@ -96,8 +108,12 @@ int main(void) {
     CHECK_STR(text, "Sep 12, 2017 at 12:55:13 PM");
     medium_date(99705600.0 + 13 * 3600 + 0.25, text, sizeof text);
     CHECK_STR(text, "Feb 29, 2004 at 1:00:00 PM");
+    medium_date(299985683696.75, text, sizeof text);
+    CHECK_STR(text, "Mar 4, 11507 at 12:34:56 PM");
+    CHECK(!medium_date(1e300, text, sizeof text));
 
-    const char *source = store_path("Events.sqlite"), *destination = store_path("Events-v2.sqlite");
+    source = store_path("Events.sqlite");
+    destination = store_path("Events-v2.sqlite");
     generate(source);
     long before_size = 0, after_size = 0;
     unsigned char *before = read_whole_file(source, &before_size);

@@ -108,6 +108,28 @@ static inline int run_migration(cdm_migration *migration, const char *source, co
     return rc;
 }
 
+/* `prog --source PATH --destination PATH`: migrate an existing store with the example's policies
+** and host functions (no generator, no checks), as the cross-language test runs it. Returns 1 in
+** that mode, 0 when run without arguments; exits with 2 on other arguments. */
+static inline int source_mode(int argc, char **argv, const char **source, const char **destination) {
+    if (argc == 5 && !strcmp(argv[1], "--source") && !strcmp(argv[3], "--destination")) {
+        *source = argv[2];
+        *destination = argv[4];
+        return 1;
+    }
+    if (argc != 1) {
+        fprintf(stderr, "usage: %s [--source PATH --destination PATH]\n", argv[0]);
+        exit(2);
+    }
+    return 0;
+}
+
+/* The exit status of a run in source mode: 0, or 1 after printing "error CODE: message". */
+static inline int source_mode_status(int rc, cdm_migration *migration) {
+    if (rc != CDM_OK) fprintf(stderr, "error %d: %s\n", rc, migration ? cdm_migration_errmsg(migration) : cdm_last_errmsg());
+    return rc == CDM_OK && checks_failed == 0 ? 0 : 1;
+}
+
 /* SplitMix64: the same numbers on every machine. */
 typedef struct { uint64_t state; } rng;
 static inline uint64_t rng_next(rng *r) {

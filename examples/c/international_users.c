@@ -7,6 +7,7 @@
 ** (the migration, made from the file, checks the store's version hashes). */
 #include "example.h"
 #include <jansson.h>
+#include "unicode_text.h"
 
 #define USERS 2000
 static const char *COUNTRIES[] = {"Sweden", "Finland", "Norway", "Denmark", "Estonia"};
@@ -73,15 +74,45 @@ static int country_begin(cdm_context *ctx, void *user) {
     return CDM_OK;
 }
 
+/* Every occurrence of `target` in text replaced by `replacement`, left to right, where an
+** occurrence starts and ends on grapheme cluster boundaries (as Swift's String and the engine's
+** stringByReplacingOccurrencesOfString:withString: compare whole characters: "Trosa" is replaced
+** in "Östra Trosa", not in "Trosa\u0301"). A new string to free; NULL when out of memory. */
+static char *replace_all(const char *text, size_t length, const char *target, const char *replacement) {
+    size_t t = strlen(target), r = strlen(replacement);
+    char *boundary = calloc(length + 1, 1);
+    char *out = malloc(length * (r > t ? r : 1) + 1), *o = out;
+    if (!boundary || !out) { free(boundary); free(out); return NULL; }
+    for (size_t i = 0; i < length; i += text_prefix_graphemes(text + i, length - i, 1)) boundary[i] = 1;
+    boundary[length] = 1;
+    for (size_t i = 0; i < length; ) {
+        if (t && i + t <= length && boundary[i + t] && !memcmp(text + i, target, t)) { memcpy(o, replacement, r); o += r; i += t; }
+        else { size_t n = text_prefix_graphemes(text + i, length - i, 1); memcpy(o, text + i, n); o += n; i += n; }
+    }
+    *o = 0;
+    free(boundary);
+    return out;
+}
+
 static int country_create(cdm_context *ctx, cdm_object *source, void *user) {
     country_policy *p = user;
     cdm_field fields[3];
     size_t n = 0;
     TRY(cdm_object_get_fields(source, fields, 3, &n));           /* the whole row in one call */
-    if (strcmp(fields[p->index_country].data, p->country) != 0) return CDM_OK;
-    if (!strcmp(fields[p->index_city].data, p->city)) fields[p->index_city] = cdm_field_text("city", p->replacement);
+    const cdm_field *country = &fields[p->index_country], *city = &fields[p->index_city];
+    if (country->type != CDM_VALUE_STRING || strcmp(country->data, p->country) != 0) return CDM_OK;
+    /* A nil city stays nil (v2's city is not optional: validation then fails with 1570, as the
+    ** no-code mapping does); a city has every occurrence of the name replaced. */
+    char *replaced = NULL;
+    if (city->type == CDM_VALUE_STRING) {
+        replaced = replace_all(city->data, (size_t)city->length, p->city, p->replacement);
+        if (!replaced) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "out of memory");
+        fields[p->index_city] = cdm_field_text("city", replaced);
+    }
     /* Make the mapping's entity, fill it (country is not in v2: skipped), associate — one call. */
-    return cdm_context_create_instance_with_fields(ctx, NULL, fields, n, CDM_FIELDS_SKIP_UNKNOWN, source, NULL);
+    int rc = cdm_context_create_instance_with_fields(ctx, NULL, fields, n, CDM_FIELDS_SKIP_UNKNOWN, source, NULL);
+    free(replaced);
+    return rc;
 }
 
 static void check(cdm_migration *migration, const char *path) {
@@ -119,10 +150,9 @@ static void check(cdm_migration *migration, const char *path) {
     cdm_free(report);
 }
 
-int main(void) {
-    example_begin();
-    const char *source = store_path("Users.sqlite");
-    generate(source);
+int main(int argc, char **argv) {
+    const char *source, *destination;
+    int given = source_mode(argc, argv, &source, &destination);
     static country_policy sweden = {"Sweden", "Trosa", "Nora", 0, 0}, finland = {"Finland", "Turku", "Åbo", 0, 0};
     /* With the policies. */
     const char *with_code[] = {"5-international-users/UsersV1ToV2.mapping.json"};
@@ -132,6 +162,21 @@ int main(void) {
     hooks.create_destination_instances = country_create;
     MUST(cdm_migration_register_policy(migration, "SwedenUserMapping", &hooks, sizeof hooks, &sweden, NULL));
     MUST(cdm_migration_register_policy(migration, "FinlandUserMapping", &hooks, sizeof hooks, &finland, NULL));
+    if (given) {   /* with the policies into destination, with no code into destination.no-code */
+        int status = source_mode_status(cdm_migration_run(migration, source, destination), migration);
+        cdm_migration_free(migration);
+        if (status) return status;
+        const char *no_code[] = {"5-international-users/UsersV1ToV2NoCode.mapping.json"};
+        migration = load_migration("5-international-users/UsersV1.model.json", "5-international-users/UsersV2.model.json", no_code, 1);
+        char path[1024];
+        snprintf(path, sizeof path, "%s.no-code", destination);
+        status = source_mode_status(cdm_migration_run(migration, source, path), migration);
+        cdm_migration_free(migration);
+        return status;
+    }
+    example_begin();
+    source = store_path("Users.sqlite");
+    generate(source);
     if (run_migration(migration, source, store_path("Users-v2.sqlite")) == CDM_OK) check(migration, store_path("Users-v2.sqlite"));
     cdm_migration_free(migration);
     /* With no code: a source predicate and a value expression per entity mapping. */

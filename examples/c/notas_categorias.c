@@ -2,8 +2,10 @@
 ** the custom policy CrearCategoriasMigrationPolicy, which keeps its state (name → the Categoria it
 ** made) across calls — as the Swift version keeps a dictionary. C cannot keep instance handles
 ** past a callback, so it keeps the instance's primary key and gets it back with
-** cdm_context_instance_with_id. */
+** cdm_context_instance_with_id. Names are compared and stored in Unicode NFC (unicode_text.h), so
+** "Música" precomposed and with a combining accent are one Categoria, as in Swift and Python. */
 #include "example.h"
+#include "unicode_text.h"
 
 #define NOTES 800
 static const char *CATEGORIES[] = {"Trabajo", "Personal", "Ideas", "Compras", "Viajes", "Recetas", "Música", "Año nuevo",
@@ -54,8 +56,8 @@ static void generate(const char *path) {
 }
 
 /* The policy: name → primary key of the Categoria made for it, for the whole migration. */
-typedef struct { char name[32]; int64_t pk; } made_categoria;
-typedef struct { made_categoria made[64]; int count; } crear_categorias;
+typedef struct { char name[128]; int64_t pk; } made_categoria;
+typedef struct { made_categoria made[256]; int count; } crear_categorias;
 
 static int crear_create(cdm_context *ctx, cdm_object *source, void *user) {
     crear_categorias *policy = user;
@@ -65,19 +67,26 @@ static int crear_create(cdm_context *ctx, cdm_object *source, void *user) {
     const char *name = NULL; size_t length = 0; int is_null = 0;
     TRY(cdm_object_get_text(source, "categoria", &name, &length, &is_null));
     if (!is_null && length > 0) {
+        char *nombre = text_nfc(name, length);
+        if (!nombre) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "out of memory");
         cdm_object *categoria = NULL;
-        for (int i = 0; i < policy->count && !categoria; i++)
-            if (!strcmp(policy->made[i].name, name))
-                TRY(cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, "Categoria", policy->made[i].pk, &categoria));
-        if (!categoria) {
-            if (policy->count == 64 || length >= sizeof policy->made[0].name)
-                return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "too many or too long categories for this example");
-            TRY(cdm_context_create_instance(ctx, "Categoria", &categoria));
-            TRY(cdm_object_set_text(categoria, "nombre", name, (long)length));
-            made_categoria *m = &policy->made[policy->count++];
-            snprintf(m->name, sizeof m->name, "%s", name);
-            TRY(cdm_object_id(categoria, NULL, NULL, &m->pk));
+        int rc = CDM_OK;
+        for (int i = 0; i < policy->count && !categoria && rc == CDM_OK; i++)
+            if (!strcmp(policy->made[i].name, nombre))
+                rc = cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, "Categoria", policy->made[i].pk, &categoria);
+        if (rc == CDM_OK && !categoria) {
+            if (policy->count == 256 || strlen(nombre) >= sizeof policy->made[0].name)
+                rc = cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "too many or too long categories for this example");
+            if (rc == CDM_OK) rc = cdm_context_create_instance(ctx, "Categoria", &categoria);
+            if (rc == CDM_OK) rc = cdm_object_set_text(categoria, "nombre", nombre, -1);
+            if (rc == CDM_OK) {
+                made_categoria *m = &policy->made[policy->count++];
+                snprintf(m->name, sizeof m->name, "%s", nombre);
+                rc = cdm_object_id(categoria, NULL, NULL, &m->pk);
+            }
         }
+        free(nombre);
+        TRY(rc);
         TRY(cdm_object_add_object(nota, "categorias", categoria));
     }
     return cdm_context_associate(ctx, source, nota);
@@ -122,16 +131,33 @@ static void check(const char *path) {
     sqlite3_close(db);
 }
 
-int main(void) {
-    example_begin();
-    const char *source = store_path("Notas-v2.sqlite"), *destination = store_path("Notas-v3.sqlite");
-    generate(source);
+int main(int argc, char **argv) {
+    const char *source, *destination;
+    int given = source_mode(argc, argv, &source, &destination);
     const char *mappings[] = {"1-notas-categorias/NotasV2ToV3.mapping.json"};
     cdm_migration *migration = load_migration("1-notas-categorias/NotasV2.model.json", "1-notas-categorias/NotasV3.model.json", mappings, 1);
     static crear_categorias policy;
     cdm_policy hooks = {0};
     hooks.create_destination_instances = crear_create;
     MUST(cdm_migration_register_policy(migration, "CrearCategoriasMigrationPolicy", &hooks, sizeof hooks, &policy, NULL));
+    if (given) {
+        int rc = cdm_migration_run(migration, source, destination);
+        int status = source_mode_status(rc, migration);
+        cdm_migration_free(migration);
+        return status;
+    }
+    example_begin();
+    /* NFC on its own: a combining accent composed, Hangul jamo made a syllable, the rest untouched. */
+    const char *nfc_cases[][2] = {{"Mu\xcc\x81sica", "Música"}, {"An\xcc\x83o nuevo", "Año nuevo"}, {"Música", "Música"},
+                                  {"\xe1\x84\x92\xe1\x85\xa1\xe1\x86\xab", "한"}, {"a\xcc\xa3\xcc\x82", "ậ"}, {"🎵 x\xcc\x81", "🎵 x\xcc\x81"}};
+    for (size_t i = 0; i < sizeof nfc_cases / sizeof nfc_cases[0]; i++) {
+        char *nfc = text_nfc(nfc_cases[i][0], strlen(nfc_cases[i][0]));
+        CHECK_STR(nfc, nfc_cases[i][1]);
+        free(nfc);
+    }
+    source = store_path("Notas-v2.sqlite");
+    destination = store_path("Notas-v3.sqlite");
+    generate(source);
     if (run_migration(migration, source, destination) == CDM_OK) check(destination);
     cdm_migration_free(migration);
     return example_end("1 notas-categorias");

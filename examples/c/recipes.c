@@ -4,6 +4,7 @@
 ** keeps a dictionary, this one asks the destination (cdm_context_fetch_destination), which also
 ** finds the cuisines made earlier in the same pass that are not yet written. */
 #include "example.h"
+#include "unicode_text.h"
 
 #define CHEFS 20
 #define INGREDIENTS 90
@@ -17,18 +18,28 @@ static const char *FOODS[] = {"tomate", "ajo", "cebolla", "pimiento", "bacalao",
 
 static struct { int chef; const char *cuisine; int ingredients[6]; int count; } recipe[RECIPES];
 
-/* "Juan Mari Arzak" → "Juan" / "Mari Arzak": split at the first run of spaces (ASCII or U+3000). */
-static size_t space_at(const char *s, size_t i) {
-    if (s[i] == ' ') return 1;
-    if ((unsigned char)s[i] == 0xE3 && (unsigned char)s[i + 1] == 0x80 && (unsigned char)s[i + 2] == 0x80) return 3;
-    return 0;
+/* The name trimmed of white space, split at its first run of white space (Unicode White_Space, as
+** in Swift and Python): "Juan Mari Arzak" → "Juan" / "Mari Arzak"; "  Gordon   Ramsay " → "Gordon" /
+** "Ramsay"; "山田　太郎" → "山田" / "太郎". Returns the byte length of the white space at s[i] (0: none). */
+static size_t space_at(const char *s, size_t length, size_t i) {
+    size_t size;
+    return i < length && text_is_white_space(text_decode((const unsigned char *)s + i, length - i, &size)) ? size : 0;
+}
+static size_t next_at(const char *s, size_t length, size_t i) {
+    size_t size;
+    text_decode((const unsigned char *)s + i, length - i, &size);
+    return i + size;
 }
 static void split_name(const char *name, char *first, char *last, size_t size) {
-    size_t i = 0, n;
-    while (name[i] && !space_at(name, i)) i++;
-    snprintf(first, size, "%.*s", (int)i, name);
-    while (name[i] && (n = space_at(name, i))) i += n;
-    snprintf(last, size, "%s", name + i);
+    size_t length = strlen(name), start = 0, end = 0, gap, rest, n;
+    while ((n = space_at(name, length, start))) start += n;
+    for (size_t i = start; i < length; i = next_at(name, length, i))   /* end: after the last non-space */
+        if (!space_at(name, length, i)) end = next_at(name, length, i);
+    if (end < start) end = start;
+    for (gap = start; gap < end && !space_at(name, length, gap); gap = next_at(name, length, gap)) {}
+    for (rest = gap; rest < end && (n = space_at(name, length, rest)); rest += n) {}
+    snprintf(first, size, "%.*s", (int)(gap - start), name + start);
+    snprintf(last, size, "%.*s", (int)(end - rest), name + rest);
 }
 
 static void generate(const char *path) {
@@ -88,7 +99,7 @@ static int name_part(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
     if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
     const char *name = NULL;
     TRY(cdm_value_text(argv[0], &name, NULL));
-    char first[128], last[128];
+    char first[512], last[512];
     split_name(name, first, last, sizeof first);
     return cdm_value_set_text(result, user ? last : first, -1);
 }
@@ -98,18 +109,26 @@ static int name_part(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
 ** default relationship stage refuses (134110, as Core Data), so cuisine_relationships sets recipes. */
 static int cuisine_create(cdm_context *ctx, cdm_object *source, void *user) {
     (void)user;
-    const char *name = NULL; size_t length = 0; int is_null = 0;
-    TRY(cdm_object_get_text(source, "cuisine", &name, &length, &is_null));
+    const char *text = NULL; size_t length = 0; int is_null = 0;
+    TRY(cdm_object_get_text(source, "cuisine", &text, &length, &is_null));
     if (is_null || length == 0) return CDM_OK;
+    char *name = text_nfc(text, length);   /* names are NFC, compared and stored (as Swift and Python) */
+    if (!name) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "out of memory");
     cdm_field argument = cdm_field_text(NULL, name);
     cdm_list *found = NULL;
-    TRY(cdm_context_fetch_destination(ctx, "Cuisine", "name == %@", &argument, 1, 0, 1, &found));
     size_t count = 0;
-    TRY(cdm_list_count(found, &count));
-    if (count == 0) return cdm_context_default_create_destination_instances(ctx, source, NULL);   /* super */
     cdm_object *cuisine = NULL;
-    TRY(cdm_list_object(found, 0, &cuisine));
-    return cdm_context_associate(ctx, source, cuisine);
+    int rc = cdm_context_fetch_destination(ctx, "Cuisine", "name == %@", &argument, 1, 0, 1, &found);
+    if (rc == CDM_OK) rc = cdm_list_count(found, &count);
+    if (rc == CDM_OK && count == 0) {   /* super, then the NFC name */
+        rc = cdm_context_default_create_destination_instances(ctx, source, &cuisine);
+        if (rc == CDM_OK && cuisine) rc = cdm_object_set_text(cuisine, "name", name, -1);
+    } else if (rc == CDM_OK) {
+        rc = cdm_list_object(found, 0, &cuisine);
+        if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, cuisine);
+    }
+    free(name);
+    return rc;
 }
 
 /* The Cuisine's recipes: the RecipeToRecipe destinations of all the recipes it was made from. */
@@ -148,6 +167,12 @@ static void check(const char *path) {
     split_name("山田　太郎", first, last, sizeof first);
     CHECK_STR(first, "山田");
     CHECK_STR(last, "太郎");
+    split_name("  Gordon \t Ramsay ", first, last, sizeof first);
+    CHECK_STR(first, "Gordon");
+    CHECK_STR(last, "Ramsay");
+    split_name(" \xe3\x80\x80 ", first, last, sizeof first);
+    CHECK_STR(first, "");
+    CHECK_STR(last, "");
     /* Recipes: attributes, chef, exactly its cuisine, exactly its ingredients; rating empty. */
     st = query(db,
         "SELECT r.ZNAME, r.ZRATING, c.Z_PK, "
@@ -194,10 +219,9 @@ static void check(const char *path) {
     sqlite3_close(db);
 }
 
-int main(void) {
-    example_begin();
-    const char *source = store_path("Recipes.sqlite"), *destination = store_path("Recipes-v2.sqlite");
-    generate(source);
+int main(int argc, char **argv) {
+    const char *source, *destination;
+    int given = source_mode(argc, argv, &source, &destination);
     const char *mappings[] = {"2-recipes/RecipesV1ToV2.mapping.json"};
     cdm_migration *migration = load_migration("2-recipes/RecipesV1.model.json", "2-recipes/RecipesV2.model.json", mappings, 1);
     static int last_half = 1;
@@ -207,6 +231,15 @@ int main(void) {
     hooks.create_destination_instances = cuisine_create;
     hooks.create_relationships = cuisine_relationships;
     MUST(cdm_migration_register_policy(migration, "RecipeToCuisineMigrationPolicy", &hooks, sizeof hooks, NULL, NULL));
+    if (given) {
+        int status = source_mode_status(cdm_migration_run(migration, source, destination), migration);
+        cdm_migration_free(migration);
+        return status;
+    }
+    example_begin();
+    source = store_path("Recipes.sqlite");
+    destination = store_path("Recipes-v2.sqlite");
+    generate(source);
     if (run_migration(migration, source, destination) == CDM_OK) check(destination);
     cdm_migration_free(migration);
     return example_end("2 recipes");

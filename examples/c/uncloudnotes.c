@@ -6,6 +6,7 @@
 ** model (CDM_MIGRATION_MISSING_SOURCE_MODEL means "not this version") and the steps are chained
 ** through intermediate files. Images are real PNGs made by a tiny encoder (stored deflate). */
 #include "example.h"
+#include "unicode_text.h"
 
 #define NOTES 240
 #define DIR_ "4-uncloudnotes/"
@@ -69,25 +70,10 @@ static void png_size(const unsigned char *p, size_t n, int *w, int *h) {
     *h = (int)((uint32_t)p[20] << 24 | (uint32_t)p[21] << 16 | (uint32_t)p[22] << 8 | p[23]);
 }
 
-/* The first 80 characters: code points, never cutting a combining mark, a variation selector, a
-** skin tone or a zero-width joiner sequence off the character before it. */
-static int extends(const unsigned char *p) {
-    uint32_t c = p[0] < 0x80 ? p[0] : p[0] < 0xE0 ? (uint32_t)(p[0] & 0x1F) << 6 | (p[1] & 0x3F)
-               : p[0] < 0xF0 ? (uint32_t)(p[0] & 0x0F) << 12 | (uint32_t)(p[1] & 0x3F) << 6 | (p[2] & 0x3F)
-               : (uint32_t)(p[0] & 0x07) << 18 | (uint32_t)(p[1] & 0x3F) << 12 | (uint32_t)(p[2] & 0x3F) << 6 | (p[3] & 0x3F);
-    return (c >= 0x300 && c <= 0x36F) || c == 0x200D || (c >= 0xFE00 && c <= 0xFE0F) || (c >= 0x1F3FB && c <= 0x1F3FF);
-}
+/* The first 80 characters: extended grapheme clusters (unicode_text.h), as Swift's Character and
+** the Python policy count them, so a flag, an emoji sequence or an accent is never cut. */
 static size_t prefix_bytes(const char *text, size_t length, int characters) {
-    const unsigned char *p = (const unsigned char *)text;
-    size_t i = 0;
-    int count = 0, joined = 0;
-    while (i < length) {
-        if (!extends(p + i) && !joined) { if (count == characters) break; count++; }
-        joined = p[i] == 0xE2 && p[i + 1] == 0x80 && p[i + 2] == 0x8D;   /* after a ZWJ the next one joins */
-        i++;
-        while (i < length && (p[i] & 0xC0) == 0x80) i++;
-    }
-    return i;
+    return text_prefix_graphemes(text, length, (size_t)characters);
 }
 
 /* ---- The policy. */
@@ -208,7 +194,7 @@ static int migrate_to_v4(const char *path, const char *destination) {
         int rc = cdm_migration_run(migration, current, from == 3 ? destination : next);
         cdm_migration_free(migration);
         if (rc == CDM_OK) found = from;
-        else if (rc != CDM_MIGRATION_MISSING_SOURCE_MODEL) { fprintf(stderr, "v%d → v%d: %d\n", from, from + 1, rc); return 0; }
+        else if (rc != CDM_MIGRATION_MISSING_SOURCE_MODEL) { fprintf(stderr, "error %d: v%d → v%d\n", rc, from, from + 1); return 0; }
     }
     for (int from = found + 1; found && found < 3 && from <= 3; from++) {
         snprintf(current, sizeof current, "%s.v%d", destination, from);
@@ -259,12 +245,21 @@ static void check(const char *path) {
     sqlite3_close(db);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+    const char *given_source, *given_destination;
+    if (source_mode(argc, argv, &given_source, &given_destination)) {
+        int found = migrate_to_v4(given_source, given_destination);
+        if (!found) fprintf(stderr, "error: %s was not migrated to v4\n", given_source);
+        return found ? 0 : 1;
+    }
     example_begin();
     /* The caption rule on its own: short bodies whole, emoji never cut. */
     CHECK(prefix_bytes("short", 5, 80) == 5);
     CHECK(prefix_bytes("👩‍💻x", strlen("👩‍💻x"), 1) == strlen("👩‍💻"));
     CHECK(prefix_bytes("e\xcc\x81x", 4, 1) == 3);
+    CHECK(prefix_bytes("🇸🇪🇫🇮x", strlen("🇸🇪🇫🇮x"), 1) == strlen("🇸🇪"));
+    CHECK(prefix_bytes("🇸🇪🇫🇮x", strlen("🇸🇪🇫🇮x"), 2) == strlen("🇸🇪🇫🇮"));
+    CHECK(prefix_bytes("\r\nx", 3, 1) == 2);
     for (int version = 1; version <= 3; version++) {
         char source[64], destination[64];
         snprintf(source, sizeof source, "UnCloudNotes-v%d.sqlite", version);

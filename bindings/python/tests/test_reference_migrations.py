@@ -12,6 +12,7 @@ import pytest
 import cdmigrate
 from conftest import entity_number, leftovers, rows, sha256
 from reference_migrations import events, notas, png, recipes, uncloudnotes, users
+from reference_migrations.text import prefix_graphemes
 
 REF = cdmigrate.UNIX_TO_REFERENCE
 
@@ -60,6 +61,9 @@ def test_split_name():
     assert recipes.split_name("") == ("", "")
     assert recipes.split_name("山田\u3000太郎") == ("山田", "太郎")
     assert recipes.split_name("  Gordon   Ramsay ") == ("Gordon", "Ramsay")
+    assert recipes.split_name("\tJiro\u00a0\u3000Ono\n") == ("Jiro", "Ono")            # every White_Space character
+    assert recipes.split_name("Zero\u200bWidth") == ("Zero\u200bWidth", "")             # U+200B is not white space
+    assert recipes.split_name("File\x1cSeparator") == ("File\x1cSeparator", "")          # nor U+001C (str.isspace says it is)
     assert recipes.get_first_name(None) is None and recipes.get_last_name(None) is None
 
 
@@ -82,6 +86,8 @@ def test_3_events_two_passes_double_the_rows_and_convert_exactly(tmp_path):
     assert events.medium_date(43_200) == "Jan 1, 2001 at 12:00:00 PM"
     assert events.medium_date(-978_307_200.5) == "Dec 31, 1969 at 11:59:59 PM"
     assert events.medium_date(86_399.999) == "Jan 1, 2001 at 11:59:59 PM"
+    assert events.medium_date(299_985_683_696.75) == "Mar 4, 11507 at 12:34:56 PM"   # past datetime's year 9999
+    assert events.medium_date(float("inf")) is None and events.medium_date(1e300) is None
     # after success the old store can be replaced by the new one
     events.replace_store(source, migrated)
     assert not os.path.exists(migrated)
@@ -128,7 +134,7 @@ def test_4_uncloudnotes_v3_to_v4_image_attachments_with_size_and_caption(tmp_pat
             expected.append((0, date, None, title, None, None, None))
         else:
             width, height = png.size(image)
-            expected.append((1, date, image, title, (body or "")[:80], float(width), float(height)))
+            expected.append((1, date, image, title, prefix_graphemes(body or "", 80), float(width), float(height)))
     actual = _v4_attachments(destination)
     assert sorted(actual, key=repr) == sorted(expected, key=repr)
     captions = [a[4] for a in actual if a[0]]
@@ -149,7 +155,7 @@ def test_4_uncloudnotes_any_version_reaches_v4(tmp_path, version):
     assert notes == [(g.title, g.body, g.display_index) for g in generated]
     images = [(a[3], a[2], a[5], a[6], a[4]) for a in _v4_attachments(destination) if a[0]]
     bodies = {g.title: g.body for g in generated}
-    expected = [(g.title, img, float(png.size(img)[0]), float(png.size(img)[1]), g.body[:80]) for g in generated for img in g.images if img]
+    expected = [(g.title, img, float(png.size(img)[0]), float(png.size(img)[1]), prefix_graphemes(g.body, 80)) for g in generated for img in g.images if img]
     assert sorted(images, key=repr) == sorted(expected, key=repr)
     assert len(images) == sum(1 for g in generated for img in g.images if img) and bodies
 

@@ -3,11 +3,14 @@ StepTwo) run as two passes into the same destination; then the new store replace
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
+import math
 import os
 from typing import List, Optional
 
 import cdmigrate
+from cdmigrate import _lib
 
 from .common import SeededGenerator, mapping, model, remove_store, summary
 
@@ -17,15 +20,37 @@ FORMATTING_SELECTOR = "printedDate:"
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
-def medium_date(reference_seconds: float) -> str:
+#: Beyond this many seconds from 2001 (about 31.7 million years) a date has no text, as in Swift and C.
+LIMIT = 1e15
+
+
+def civil_from_days(days: int):
+    """Year, month, day of a day count since 1970-01-01 (Howard Hinnant's algorithm, as Swift's
+    DateConversion.civilFromDays and the C example): no year limit, unlike datetime."""
+    z = days + 719468
+    era = (z if z >= 0 else z - 146096) // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    return yoe + era * 400 + (1 if month <= 2 else 0), month, day
+
+
+def medium_date(reference_seconds: float) -> Optional[str]:
     """What DateFormatter with medium date and time styles prints for en_US, in UTC:
     "Sep 12, 2017 at 12:55:13 PM" (fractions of a second dropped, a plain space before AM/PM),
-    as examples/swift/ReferenceMigrations/MediumDateFormat.swift."""
-    unix = int((reference_seconds + cdmigrate.UNIX_TO_REFERENCE) // 1)
-    moment = dt.datetime(1970, 1, 1) + dt.timedelta(seconds=unix)
-    hour12 = moment.hour % 12 or 12
-    return (f"{MONTHS[moment.month - 1]} {moment.day}, {moment.year} at {hour12}:{moment.minute:02d}:{moment.second:02d} "
-            f"{'AM' if moment.hour < 12 else 'PM'}")
+    as examples/swift/ReferenceMigrations/MediumDateFormat.swift. Any year prints (11507 too);
+    None when the time stamp is not finite or more than LIMIT seconds from 2001."""
+    if not math.isfinite(reference_seconds) or abs(reference_seconds) > LIMIT:
+        return None
+    total = int(math.floor(reference_seconds + cdmigrate.UNIX_TO_REFERENCE))
+    days, second_of_day = divmod(total, 86_400)
+    year, month, day = civil_from_days(days)
+    hour, minute, second = second_of_day // 3600, second_of_day // 60 % 60, second_of_day % 60
+    hour12 = hour % 12 or 12
+    return f"{MONTHS[month - 1]} {day}, {year} at {hour12}:{minute:02d}:{second:02d} {'AM' if hour < 12 else 'PM'}"
 
 
 def printed_date(value) -> Optional[str]:
@@ -41,6 +66,51 @@ def printed_date(value) -> Optional[str]:
 
 
 FUNCTIONS = {(FORMATTING_CLASS, FORMATTING_SELECTOR): printed_date}
+
+_EXPRESSION_EVALUATION = 5
+_VALUE_NULL, _VALUE_INTEGER, _VALUE_DOUBLE, _VALUE_DATE = 0, 2, 3, 6
+
+
+def _printed_date_raw(ctx, argc, argv, result, user) -> int:
+    """printedDate: on the C API's values: the binding gives dates as datetime, which ends at year
+    9999, so the seconds since 2001 are read as they are stored (a double) and formatted here."""
+    lib = _lib.lib
+    try:
+        if argc != 1:
+            raise ValueError("printedDate: takes one date")
+        kind = lib.cdm_value_type(argv[0])
+        if kind == _VALUE_NULL:
+            return lib.cdm_value_set_null(result)
+        if kind == _VALUE_INTEGER:
+            number = ctypes.c_int64()
+            code = lib.cdm_value_int64(argv[0], ctypes.byref(number))
+            seconds = float(number.value)
+        elif kind in (_VALUE_DATE, _VALUE_DOUBLE):
+            value = ctypes.c_double()
+            code = (lib.cdm_value_date if kind == _VALUE_DATE else lib.cdm_value_double)(argv[0], ctypes.byref(value))
+            seconds = value.value
+        else:
+            raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR} takes a date")
+        if code:
+            return code
+        text = medium_date(seconds)
+        if text is None:
+            raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR}: the date {seconds!r} (seconds since 2001) is out of range")
+        data = text.encode("utf-8")
+        return lib.cdm_value_set_text(result, data, len(data))
+    except Exception as error:  # noqa: BLE001 - reported to the engine, which fails the migration
+        return lib.cdm_context_fail(ctx, _EXPRESSION_EVALUATION, str(error).encode("utf-8")) or _EXPRESSION_EVALUATION
+
+
+_PRINTED_DATE_RAW = _lib.FUNCTION(_printed_date_raw)
+
+
+def register_printed_date(events: cdmigrate.Migration) -> None:
+    """Registers EventFormatting printedDate: through the C API (see _printed_date_raw)."""
+    code = _lib.lib.cdm_migration_register_function(events._ptr, FORMATTING_CLASS.encode(), FORMATTING_SELECTOR.encode(),
+                                                    _PRINTED_DATE_RAW, None, ctypes.cast(None, _lib.DESTROY))
+    if code:
+        raise cdmigrate.MigrationError(f"cannot register {FORMATTING_CLASS} {FORMATTING_SELECTOR}: {code}")
 
 
 def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
@@ -58,11 +128,20 @@ def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
 
 def generate_source(path: str, count: int = 2000, seed: int = 3) -> List[float]:
     stamps = time_stamps(count, seed)
+    write_source(path, stamps)
+    return stamps
+
+
+def write_source(path: str, stamps: List[float]) -> None:
+    """A v1 store with one Event per time stamp (seconds since 2001, written as they are)."""
     with model(DIRECTORY, "EventsV1.model.json") as v1, cdmigrate.Store.create(v1, path) as store:
         for t in stamps:
-            store.insert("Event", timeStamp=cdmigrate.date_from_reference_seconds(t))
+            event = store.insert("Event")
+            # Through the C API: a datetime cannot hold year 10000 and later.
+            code = _lib.lib.cdm_object_set_date(event._h, b"timeStamp", t)
+            if code:
+                raise cdmigrate.MigrationError(f"cannot set timeStamp to {t}: {code}")
         store.save()
-    return stamps
 
 
 def migration(step_one_in_ranges: bool = False) -> cdmigrate.Migration:
@@ -70,7 +149,9 @@ def migration(step_one_in_ranges: bool = False) -> cdmigrate.Migration:
     first = "StepOneInRanges.mapping.json" if step_one_in_ranges else "StepOne.mapping.json"
     with model(DIRECTORY, "EventsV1.model.json") as v1, model(DIRECTORY, "EventsV2.model.json") as v2, \
             mapping(DIRECTORY, first) as one, mapping(DIRECTORY, "StepTwo.mapping.json") as two:
-        return cdmigrate.Migration(v1, v2, [one, two], functions=FUNCTIONS)
+        events = cdmigrate.Migration(v1, v2, [one, two])
+    register_printed_date(events)
+    return events
 
 
 def replace_store(path: str, new_path: str) -> None:
@@ -83,6 +164,11 @@ def replace_store(path: str, new_path: str) -> None:
     for suffix in ("-wal", "-shm", "-journal"):
         if os.path.exists(new_path + suffix):
             os.replace(new_path + suffix, path + suffix)
+
+
+def migrate(source: str, destination: str) -> cdmigrate.MigrationReport:
+    with migration() as events:
+        return events.run(source, destination)
 
 
 def run(directory: str) -> str:

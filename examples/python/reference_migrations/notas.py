@@ -11,6 +11,7 @@ import os
 import cdmigrate
 
 from .common import SeededGenerator, mapping, model, summary
+from .text import nfc
 
 DIRECTORY = "1-notas-categorias"
 CATEGORIA_NAMES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
@@ -26,13 +27,15 @@ class CrearCategoriasMigrationPolicy(cdmigrate.EntityMigrationPolicy):
     """NotaToNota: makes the destination Nota, copies contenido, fecha and etiquetas with the
     mapping's own value expressions, and links the note to the Categoria of its old `categoria`
     string, creating that Categoria the first time the string is seen. A nil or empty string means
-    no category; names are compared exactly."""
+    no category; names are compared and stored in Unicode NFC (examples/1-notas-categorias/README.md),
+    so "Música" typed precomposed or with a combining accent is one Categoria."""
 
     def create_destination_instances(self, source, mapping, manager):
         nota = manager.create("Nota")
         manager.apply_attribute_mappings(nota, source)
         nombre = source["categoria"]
         if nombre:
+            nombre = nfc(nombre)
             found = manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1)
             if found:
                 categoria = found[0]

@@ -9,6 +9,7 @@ from typing import List, Optional, Tuple
 import cdmigrate
 
 from .common import SeededGenerator, mapping, model, summary
+from .text import is_white_space, nfc
 
 DIRECTORY = "2-recipes"
 CUISINE_NAMES = ["Japanese", "French", "Italian", "Mexican", "Thai", "Indian", "Spanish", "和食", "Peruvian"]
@@ -18,17 +19,23 @@ CHEF_NAMES: List[Optional[str]] = [
     "Ferran Adrià", "Massimo Bottura", "Gastón Acurio", "Madonna", "Nigella", "", "山田　太郎", "小野 二郎",
     "Marie-Antoine Carême", "Auguste Escoffier", "  Gordon   Ramsay ", "Yotam Ottolenghi", "Dominique Crenn", None,
 ]
-_SPACES = " \u3000\t"
-
-
 def split_name(name: str) -> Tuple[str, str]:
-    """A name splits at its first run of spaces (ASCII, tab or the ideographic space U+3000):
-    "Juan Mari Arzak" → ("Juan", "Mari Arzak"); "Madonna" → ("Madonna", ""); "" → ("", "")."""
-    trimmed = name.strip(_SPACES)
-    for i, c in enumerate(trimmed):
-        if c in _SPACES:
-            return trimmed[:i], trimmed[i:].lstrip(_SPACES)
-    return trimmed, ""
+    """The name trimmed of white space, split at its first run of white space (code points with
+    Unicode's White_Space property: ASCII space, tab, line breaks, no-break space, U+3000 …), as
+    in Swift and C: "Juan Mari Arzak" → ("Juan", "Mari Arzak"); "  Gordon   Ramsay " →
+    ("Gordon", "Ramsay"); "Madonna" → ("Madonna", ""); "" → ("", "")."""
+    start, end = 0, len(name)
+    while start < end and is_white_space(name[start]):
+        start += 1
+    while end > start and is_white_space(name[end - 1]):
+        end -= 1
+    gap = start
+    while gap < end and not is_white_space(name[gap]):
+        gap += 1
+    rest = gap
+    while rest < end and is_white_space(name[rest]):
+        rest += 1
+    return name[start:gap], name[rest:end]
 
 
 def get_first_name(name: Optional[str]) -> Optional[str]:
@@ -51,17 +58,22 @@ class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
     ``name = $source.cuisine``); later recipes find it with a destination fetch and are only
     associated with it. A Cuisine thus has several sources, which Core Data's default relationship
     stage refuses (134110), so the policy sets ``recipes`` itself: the RecipeToRecipe destinations of
-    all its source recipes. A recipe without a cuisine (nil or empty) makes none."""
+    all its source recipes. A recipe without a cuisine (nil or empty) makes none. Cuisine names are
+    NFC, compared and stored (as in Swift and C)."""
 
     def create_destination_instances(self, source, mapping, manager):
         name = source["cuisine"]
         if not name:
             return None
+        name = nfc(name)
         found = manager.fetch_destination("Cuisine", "name == %@", name, limit=1)
         if found:
             manager.associate(source, found[0])
             return found[0]
-        return super().create_destination_instances(source, mapping, manager)
+        cuisine = super().create_destination_instances(source, mapping, manager)
+        if cuisine is not None:
+            cuisine["name"] = name
+        return cuisine
 
     def create_relationships(self, destination, mapping, manager):
         recipes = manager.source_instances(mapping.name, [destination])

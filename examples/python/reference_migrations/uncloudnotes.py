@@ -11,6 +11,7 @@ import cdmigrate
 
 from . import png
 from .common import SeededGenerator, mapping, model, remove_store, summary
+from .text import prefix_graphemes
 
 DIRECTORY = "4-uncloudnotes"
 CAPTION_LENGTH = 80
@@ -22,8 +23,9 @@ class AttachmentToImageAttachmentMigrationPolicyV3toV4(cdmigrate.EntityMigration
     """The course's policy: makes an ImageAttachment, applies the mapping's own attribute value
     expressions (dateCreated, image), sets width and height from the PNG header, and caption to
     the first 80 characters of the note's body. Unlike the course's ``body.substring(to: 80)``, a
-    shorter body (or no note) works. Python slices code points where Swift counts grapheme
-    clusters; the reference data keeps multi-code-point emoji clear of the 80th position."""
+    shorter body (or no note) works. Characters are extended grapheme clusters, as Swift's
+    Character and the C policy count them (text.py), so a flag, an emoji sequence or an accent is
+    never cut."""
 
     def create_destination_instances(self, source, mapping, manager):
         attachment = manager.create("ImageAttachment")
@@ -32,7 +34,7 @@ class AttachmentToImageAttachmentMigrationPolicyV3toV4(cdmigrate.EntityMigration
         if dimensions is not None:
             attachment["width"], attachment["height"] = float(dimensions[0]), float(dimensions[1])
         body = source.get("note.body") or ""
-        attachment["caption"] = body[:CAPTION_LENGTH]
+        attachment["caption"] = prefix_graphemes(body, CAPTION_LENGTH)
         manager.associate(source, attachment)
 
 

@@ -10,6 +10,7 @@ from typing import Optional
 import cdmigrate
 
 from .common import SeededGenerator, mapping, model, summary
+from .text import replace_all
 
 DIRECTORY = "5-international-users"
 CITIES_BY_COUNTRY = [
@@ -30,7 +31,8 @@ LAST_NAMES = ["Andersson", "Lindqvist", "Virtanen", "Korhonen", "Nieminen", "Han
 class CountryUserMapping(cdmigrate.EntityMigrationPolicy):
     """Makes `entity` only for users of `country`, copying the name and replacing one city (a
     literal replacement, as stringByReplacingOccurrencesOfString:withString: does). Users it does
-    not make an instance for are not associated, so the report counts them as not taken."""
+    not make an instance for are not associated, so the report counts them as not taken. The
+    replacement takes whole characters only (text.replace_all), as Swift and the no-code mapping."""
 
     country = ""
     entity = ""
@@ -42,7 +44,10 @@ class CountryUserMapping(cdmigrate.EntityMigrationPolicy):
             return
         user = manager.create(self.entity)
         user["name"] = source["name"]
-        user["city"] = (source["city"] or "").replace(self.city_to_replace, self.replacement)
+        city = source["city"]
+        # A nil city stays nil, as the no-code mapping's FUNCTION gives: v2's city is not
+        # optional, so such a user fails validation (1570) in every language.
+        user["city"] = None if city is None else replace_all(city, self.city_to_replace, self.replacement)
         manager.associate(source, user)
 
 

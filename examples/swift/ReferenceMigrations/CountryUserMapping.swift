@@ -23,8 +23,11 @@ open class CountryUserMapping: EntityMigrationPolicy {
         guard try sInstance.string("country") == country else { return }
         let user = try manager.createDestinationInstance(entityName: entityName)
         try user.setValue(try sInstance.value(forKey: "name"), forKey: "name")
-        let city = try sInstance.string("city") ?? ""
-        try user.setValue(.string(city.replacingAll(cityToReplace, with: replacement)), forKey: "city")
+        // A nil city stays nil (as the no-code mapping's FUNCTION on nil gives nil): v2's city is
+        // not optional, so such a user fails validation (1570) in every language.
+        if let city = try sInstance.string("city") {
+            try user.setValue(.string(city.replacingAll(cityToReplace, with: replacement)), forKey: "city")
+        }
         try manager.associate(sourceInstance: sInstance, withDestinationInstance: user, for: mapping)
     }
 }

@@ -19,15 +19,20 @@ public enum EventsTwoPasses {
         let first = ranges ? try stepOneInRanges() : try stepOne()
         let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [first, try stepTwo()])
         manager.registerFunction(className: formattingClass, selector: formattingSelector) { arguments in
+            let seconds: Double
             switch arguments.first ?? .null {
-            case .date(let seconds): return .string(MediumDateFormat.string(fromReferenceSeconds: seconds))
+            case .date(let value): seconds = value
             case .null: return .null
             case let other:
-                guard let seconds = other.doubleValue else {
+                guard let value = other.doubleValue else {
                     throw MigrationError(.expressionEvaluation, "\(formattingClass) \(formattingSelector) takes a date, not a \(other.typeName) value")
                 }
-                return .string(MediumDateFormat.string(fromReferenceSeconds: seconds))
+                seconds = value
             }
+            guard let text = MediumDateFormat.string(fromReferenceSeconds: seconds) else {
+                throw MigrationError(.expressionEvaluation, "\(formattingClass) \(formattingSelector): the date \(seconds) (seconds since 2001) is out of range")
+            }
+            return .string(text)
         }
         return manager
     }

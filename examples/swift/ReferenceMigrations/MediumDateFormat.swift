@@ -5,11 +5,19 @@ import CDMigrate
 ///
 /// Fractions of a second are dropped (as the formatter does); the space before AM/PM is a plain
 /// space (recent ICU versions print U+202F there), so the text is the same on every platform.
+///
+/// A date is a Double of seconds since 2001 (as Core Data stores it), so any year prints: year
+/// 11507 is "Jan 1, 11507 at …" in Swift, C and Python alike (no calendar type with a year
+/// limit is involved). Only what no calendar can print — not finite, or more than
+/// `limit` seconds (about 31.7 million years) from 2001 — has no text (nil).
 public enum MediumDateFormat {
     static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
     /// `referenceSeconds`: seconds since 2001-01-01 00:00:00 UTC, as Core Data stores dates.
-    public static func string(fromReferenceSeconds referenceSeconds: Double) -> String {
+    public static let limit = 1e15
+
+    public static func string(fromReferenceSeconds referenceSeconds: Double) -> String? {
+        guard referenceSeconds.isFinite, abs(referenceSeconds) <= limit else { return nil }
         let unix = (referenceSeconds + Value.referenceDateOffset).rounded(.down)
         let total = Int(unix)
         let days = total >= 0 ? total / 86_400 : (total - 86_399) / 86_400

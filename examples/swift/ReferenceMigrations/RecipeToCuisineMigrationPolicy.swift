@@ -7,6 +7,10 @@ import CDMigrate
 /// `createRelationships` refuses such a destination with 134110) the policy sets its `recipes`
 /// itself: the RecipeToRecipe destinations of all its source recipes. Each Recipe's `cuisines`
 /// finds its one Cuisine. A recipe without a cuisine (nil or empty) makes none.
+///
+/// Cuisine names are Unicode NFC, compared and stored, as in C and Python (whose policies find
+/// the Cuisine with a destination fetch): "Péruvian" precomposed and with a combining accent are
+/// one Cuisine named in NFC.
 public final class RecipeToCuisineMigrationPolicy: EntityMigrationPolicy {
     public static let name = "RecipeToCuisineMigrationPolicy"
     private var cuisines: [String: ManagedObject] = [:]
@@ -14,10 +18,12 @@ public final class RecipeToCuisineMigrationPolicy: EntityMigrationPolicy {
     public override init() { super.init() }
 
     public override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
-        guard let name = try sInstance.string("cuisine"), !name.isEmpty else { return }
+        guard let text = try sInstance.string("cuisine"), !text.isEmpty else { return }
+        let name = CrearCategoriasMigrationPolicy.nfc(text)
         if let cuisine = cuisines[name] {
             try manager.associate(sourceInstance: sInstance, withDestinationInstance: cuisine, for: mapping)
         } else if let cuisine = try defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: manager) {
+            try cuisine.setValue(.string(name), forKey: "name")
             cuisines[name] = cuisine
         }
     }

@@ -97,3 +97,23 @@ public struct ScenarioResult {
         return out
     }
 }
+
+extension ReferenceMigrations {
+    /// Migrates an existing source store of scenario `number` into `destination` with the
+    /// scenario's Swift policies and host functions (what the cross-language test compares with C
+    /// and Python): 1–3 one migration; 4 any UnCloudNotes version up to v4; 5 with the policies
+    /// into `destination` and with the no-code mapping into `destination + ".no-code"`.
+    public static func migrate(scenario number: Int, source: String, destination: String) throws {
+        switch number {
+        case 1: _ = try NotasCategorias.manager().migrateStore(from: source, to: destination)
+        case 2: _ = try Recipes.manager().migrateStore(from: source, to: destination)
+        case 3: _ = try EventsTwoPasses.manager().migrateStore(from: source, to: destination)
+        case 4: _ = try UnCloudNotes.migrateToV4(storeAt: source, destination: destination)
+        case 5:
+            _ = try InternationalUsers.policyManager().migrateStore(from: source, to: destination)
+            _ = try InternationalUsers.noCodeManager().migrateStore(from: source, to: destination + ".no-code")
+        default:
+            throw MigrationError(.invalidArgument, "there is no scenario \(number) (there are \(scenarios.count))")
+        }
+    }
+}

@@ -32,11 +32,10 @@ extension MappingModel {
             throw MigrationError(.inferredMappingModel, "cannot infer a mapping model from \(name): \(summary)", underlying: inference.problems)
         }
         do {
-            try model.validate(sourceModel: sourceModel, destinationModel: destinationModel)
+            return try model.validate(sourceModel: sourceModel, destinationModel: destinationModel)
         } catch let error as MigrationError {
             throw MigrationError(.inferredMappingModel, "the mapping model inferred from \(name) does not fit its models: \(error.message)", underlying: [error])
         }
-        return model
     }
 }
 

@@ -11,7 +11,12 @@ public final class ExpressionEvaluator {
     public let environment: ExpressionEnvironment?
     /// SUBQUERY variables in scope, innermost last.
     private var locals: [(name: String, value: Value)] = []
-    var regexCache: [String: Regex<AnyRegexOutput>] = [:]
+    /// Compiled MATCHES patterns (at most `regexCacheLimit`, so that data full of distinct patterns cannot grow it without end).
+    var regexCache: [String: RegularExpression] = [:]
+    static let regexCacheLimit = 256
+    /// Polled during long work (regular expression matching); returning true ends it with a
+    /// `.migrationCancelled` error. The migration manager sets it to its own cancellation.
+    public var isCancelled: (() -> Bool)?
 
     public init(environment: ExpressionEnvironment? = nil) {
         self.environment = environment

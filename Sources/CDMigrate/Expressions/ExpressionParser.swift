@@ -41,6 +41,8 @@ public struct ExpressionParser {
     ]
 
     private let text: String
+    /// The text as messages quote it, cut once: "(" tries and discards errors many times.
+    private let quotedText: String
     private let tokens: [ExpressionToken]
     private var position = 0
     private let arguments: [Value]
@@ -53,6 +55,7 @@ public struct ExpressionParser {
 
     private init(text: String, arguments: [Value], variables: [String: Value]) throws {
         self.text = text
+        self.quotedText = ExpressionParser.excerpt(text)
         self.tokens = try ExpressionLexer.tokenize(text)
         self.arguments = arguments
         self.variables = variables
@@ -94,7 +97,7 @@ public struct ExpressionParser {
 
     private func error(_ expected: String, at token: ExpressionToken? = nil) -> MigrationError {
         let t = token ?? current
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(ExpressionParser.excerpt(text))'", offset: t.offset)
+        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset)
     }
 
     /// The text as error messages quote it: long texts are cut short.
@@ -109,7 +112,7 @@ public struct ExpressionParser {
         guard depth <= ExpressionParser.maximumDepth else {
             let t = current
             throw MigrationError(.expressionSyntax,
-                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(ExpressionParser.excerpt(text))' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
+                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
                                  offset: t.offset)
         }
     }

@@ -11,7 +11,12 @@ public final class ExpressionEvaluator {
     public let environment: ExpressionEnvironment?
     /// SUBQUERY variables in scope, innermost last.
     private var locals: [(name: String, value: Value)] = []
-    var regexCache: [String: Regex<AnyRegexOutput>] = [:]
+    /// Compiled MATCHES patterns (at most `regexCacheLimit`, so that data full of distinct patterns cannot grow it without end).
+    var regexCache: [String: RegularExpression] = [:]
+    static let regexCacheLimit = 256
+    /// Polled during long work (regular expression matching); returning true ends it with a
+    /// `.migrationCancelled` error. The migration manager sets it to its own cancellation.
+    public var isCancelled: (() -> Bool)?
 
     public init(environment: ExpressionEnvironment? = nil) {
         self.environment = environment
@@ -51,34 +56,44 @@ public final class ExpressionEvaluator {
             for item in items { values.append(try evaluate(item, object: object)) }
             return .collection(values)
         case .subquery(let collection, let name, let predicate):
-            let items = try evaluate(collection, object: object).elements
-            let predicates = PredicateEvaluator(expressions: self)
-            var result: [Value] = []
-            locals.append((name, .null))
-            defer { locals.removeLast() }
-            for item in items {
-                locals[locals.count - 1].value = item
-                if try predicates.evaluate(predicate, object: item) { result.append(item) }
-            }
-            return .collection(result)
+            return try subquery(collection, name, predicate, object: object)
         case .index(let collection, let index):
-            let items = try evaluate(collection, object: object)
-            if items.isNull { return .null }
-            let elements = items.elements
-            if case .constant(.string(let word)) = index {
-                switch word {
-                case "FIRST": return elements.first ?? .null
-                case "LAST": return elements.last ?? .null
-                case "SIZE": return .integer(Int64(elements.count))
-                default: break
-                }
-            }
-            let position = try evaluate(index, object: object)
-            guard let i = position.integerValue, i >= 0, i < Int64(elements.count) else {
-                throw MigrationError(.expressionEvaluation, "index \(position) is outside a collection of \(elements.count) in '\(expression)'")
-            }
-            return elements[Int(i)]
+            return try self.index(collection, index, expression, object: object)
         }
+    }
+
+    // The cases below live apart from `evaluate`, which recursion passes through, to keep its stack frame small.
+
+    private func subquery(_ collection: ValueExpression, _ name: String, _ predicate: FilterPredicate, object: Value) throws -> Value {
+        let items = try evaluate(collection, object: object).elements
+        let predicates = PredicateEvaluator(expressions: self)
+        var result: [Value] = []
+        locals.append((name, .null))
+        defer { locals.removeLast() }
+        for item in items {
+            locals[locals.count - 1].value = item
+            if try predicates.evaluate(predicate, object: item) { result.append(item) }
+        }
+        return .collection(result)
+    }
+
+    private func index(_ collection: ValueExpression, _ index: ValueExpression, _ expression: ValueExpression, object: Value) throws -> Value {
+        let items = try evaluate(collection, object: object)
+        if items.isNull { return .null }
+        let elements = items.elements
+        if case .constant(.string(let word)) = index {
+            switch word {
+            case "FIRST": return elements.first ?? .null
+            case "LAST": return elements.last ?? .null
+            case "SIZE": return .integer(Int64(elements.count))
+            default: break
+            }
+        }
+        let position = try evaluate(index, object: object)
+        guard let i = position.integerValue, i >= 0, i < Int64(elements.count) else {
+            throw MigrationError(.expressionEvaluation, "index \(position) is outside a collection of \(elements.count) in '\(expression)'")
+        }
+        return elements[Int(i)]
     }
 
     private func local(_ name: String) -> Value? {
@@ -169,6 +184,12 @@ public final class ExpressionEvaluator {
         }
         let values = try evaluateAll(args, object: object)
         if values.contains(where: { $0.isNull }) { return .null }
+        return try scalarFunction(name, values)
+    }
+
+    /// The functions of plain values (arithmetic, bitwise, math, strings): apart from `builtin`,
+    /// which recursion passes through, to keep its stack frame small.
+    private func scalarFunction(_ name: String, _ values: [Value]) throws -> Value {
         switch name {
         case "add:to:": return try Arithmetic.apply(.add, values[0], values[1])
         case "from:subtract:": return try Arithmetic.apply(.subtract, values[0], values[1])

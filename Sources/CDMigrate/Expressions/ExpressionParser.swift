@@ -12,7 +12,17 @@
 ///   postfix     := primary ("." key | "[" index "]")*
 /// Format arguments (`%@`, `%K`, `%d`, `%f`) are substituted while parsing; predicate `$variables`
 /// found in `variables` become constants.
+///
+/// Nesting is limited to `maximumDepth` levels, far below what any thread's stack holds, so that
+/// hostile text gives an `.expressionSyntax` error instead of overflowing the stack. Every step
+/// that nests counts one level: a parenthesis, `{…}`, a function's or SUBQUERY's arguments, NOT,
+/// unary minus, `**`, an index `[…]`, and each operator of a `+ - * /` chain (such a chain builds
+/// a left-nested tree). AND and OR lists, `{…}` members and key paths are flat and do not count.
+/// Because the parsed tree is never deeper than the limit, everything that walks it recursively
+/// (evaluation, the SQL translation, mapping checks, printing, equality, freeing) is bounded too.
 public struct ExpressionParser {
+    /// The deepest nesting the parser accepts (see the type's documentation).
+    public static let maximumDepth = 64
     /// Words that are keywords wherever they appear (case-insensitive); a key spelled like one is written `#key`.
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "BEGINSWITH", "ENDSWITH", "CONTAINS", "BETWEEN",
@@ -31,6 +41,8 @@ public struct ExpressionParser {
     ]
 
     private let text: String
+    /// The text as messages quote it, cut once: "(" tries and discards errors many times.
+    private let quotedText: String
     private let tokens: [ExpressionToken]
     private var position = 0
     private let arguments: [Value]
@@ -38,9 +50,12 @@ public struct ExpressionParser {
     private let variables: [String: Value]
     /// SUBQUERY variables in scope: never substituted.
     private var boundVariables: [String] = []
+    /// The current nesting level (see `maximumDepth`).
+    private var depth = 0
 
     private init(text: String, arguments: [Value], variables: [String: Value]) throws {
         self.text = text
+        self.quotedText = ExpressionParser.excerpt(text)
         self.tokens = try ExpressionLexer.tokenize(text)
         self.arguments = arguments
         self.variables = variables
@@ -82,7 +97,24 @@ public struct ExpressionParser {
 
     private func error(_ expected: String, at token: ExpressionToken? = nil) -> MigrationError {
         let t = token ?? current
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(text)'", offset: t.offset)
+        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset)
+    }
+
+    /// The text as error messages quote it: long texts are cut short.
+    static func excerpt(_ text: String) -> String {
+        let limit = 200
+        return text.count <= limit ? text : String(text.prefix(limit)) + "…"
+    }
+
+    /// Enters one more nesting level; the caller restores `depth` when it leaves.
+    private mutating func nest() throws {
+        depth += 1
+        guard depth <= ExpressionParser.maximumDepth else {
+            let t = current
+            throw MigrationError(.expressionSyntax,
+                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
+                                 offset: t.offset)
+        }
     }
 
     private mutating func expectSymbol(_ s: String, _ what: String? = nil) throws {
@@ -97,6 +129,9 @@ public struct ExpressionParser {
     // MARK: Predicates
 
     private mutating func predicate() throws -> FilterPredicate {
+        let level = depth
+        defer { depth = level }
+        try nest()
         var items = [try andPredicate()]
         while isKeyword("OR") || isSymbol("||") {
             advance()
@@ -117,6 +152,9 @@ public struct ExpressionParser {
     }
 
     private mutating func notPredicate() throws -> FilterPredicate {
+        let level = depth
+        defer { depth = level }
+        try nest()
         if isKeyword("NOT") || isSymbol("!") {
             advance()
             return .not(try notPredicate())
@@ -126,6 +164,8 @@ public struct ExpressionParser {
         if isSymbol("(") {
             // "(" opens either a nested predicate or an expression such as "(a + b) * 2 > 3":
             // try the predicate first and fall back, reporting whichever attempt got further.
+            // Both tries can reach a nested SUBQUERY's predicate, so nested SUBQUERYs in
+            // parentheses double the work per level; the depth limit keeps that small.
             let saved = (position, argumentIndex)
             do {
                 advance()
@@ -202,26 +242,36 @@ public struct ExpressionParser {
     // MARK: Expressions
 
     private mutating func expression() throws -> ValueExpression {
+        let level = depth
+        defer { depth = level }
+        try nest()
         var lhs = try term()
         while true {
             let op: ValueExpression.ArithmeticOperator
             if isSymbol("+") { op = .add } else if isSymbol("-") { op = .subtract } else { return lhs }
             advance()
+            try nest() // the chain nests to the left
             lhs = .binary(op, lhs, try term())
         }
     }
 
     private mutating func term() throws -> ValueExpression {
+        let level = depth
+        defer { depth = level }
         var lhs = try unary()
         while true {
             let op: ValueExpression.ArithmeticOperator
             if isSymbol("*") { op = .multiply } else if isSymbol("/") { op = .divide } else { return lhs }
             advance()
+            try nest() // the chain nests to the left
             lhs = .binary(op, lhs, try unary())
         }
     }
 
     private mutating func unary() throws -> ValueExpression {
+        let level = depth
+        defer { depth = level }
+        if isSymbol("-") || isSymbol("+") { try nest() }
         if isSymbol("-") {
             advance()
             let operand = try unary()
@@ -239,6 +289,9 @@ public struct ExpressionParser {
     private mutating func power() throws -> ValueExpression {
         let base = try postfix()
         if isSymbol("**") {
+            let level = depth
+            defer { depth = level }
+            try nest()
             advance()
             return .binary(.power, base, try unary())
         }
@@ -246,13 +299,24 @@ public struct ExpressionParser {
     }
 
     private mutating func postfix() throws -> ValueExpression {
+        let level = depth
+        defer { depth = level }
         var result = try primary()
         while true {
             if isSymbol(".") {
-                advance()
-                let key = try self.key()
-                if case .keyPath(let base, let keys) = result { result = .keyPath(base, keys + key) } else { result = .keyPath(result, key) }
+                // Consecutive keys extend one key path.
+                var base = result
+                var keys: [String] = []
+                if case .keyPath(let b, let k) = result { (base, keys) = (b, k) } else {
+                    try nest() // a key path on an index or function result nests
+                }
+                while isSymbol(".") {
+                    advance()
+                    keys += try self.key()
+                }
+                result = .keyPath(base, keys)
             } else if isSymbol("[") {
+                try nest() // indexes chain to the left
                 advance()
                 let index: ValueExpression
                 if let word = keyword, ["FIRST", "LAST", "SIZE"].contains(word) {
@@ -323,25 +387,15 @@ public struct ExpressionParser {
             return .variable(name)
         case .format(let conversion):
             advance()
-            switch conversion {
-            case "K": return .keyPath(.evaluatedObject, try keyPathArgument(token))
-            case "d":
-                let value = try nextArgument(token)
-                guard let i = value.integerValue else { throw error("a number as the argument for '%d', not \(value.typeName) '\(value)'", at: token) }
-                return .constant(.integer(i))
-            case "f":
-                let value = try nextArgument(token)
-                guard let d = value.doubleValue else { throw error("a number as the argument for '%f', not \(value.typeName) '\(value)'", at: token) }
-                return .constant(.double(d))
-            default:
-                return .constant(try nextArgument(token))
-            }
+            return try formatArgument(conversion, token)
         case .symbol("("):
             advance()
             let inner = try expression()
             try expectSymbol(")", "')' or an operator")
             return inner
         case .symbol("{"):
+            try nest()
+            defer { depth -= 1 }
             advance()
             return .aggregate(try argumentList(close: "}"))
         case .escapedIdentifier(let name):
@@ -354,6 +408,23 @@ public struct ExpressionParser {
         }
     }
 
+    /// A substituted format argument (`%@`, `%K`, `%d`, `%f`); apart from `primary` to keep its stack frame small.
+    private mutating func formatArgument(_ conversion: Character, _ token: ExpressionToken) throws -> ValueExpression {
+        switch conversion {
+        case "K": return .keyPath(.evaluatedObject, try keyPathArgument(token))
+        case "d":
+            let value = try nextArgument(token)
+            guard let i = value.integerValue else { throw error("a number as the argument for '%d', not \(value.typeName) '\(value)'", at: token) }
+            return .constant(.integer(i))
+        case "f":
+            let value = try nextArgument(token)
+            guard let d = value.doubleValue else { throw error("a number as the argument for '%f', not \(value.typeName) '\(value)'", at: token) }
+            return .constant(.double(d))
+        default:
+            return .constant(try nextArgument(token))
+        }
+    }
+
     private mutating func identifierExpression(_ name: String, _ token: ExpressionToken) throws -> ValueExpression {
         let upper = name.uppercased()
         switch upper {
@@ -362,6 +433,8 @@ public struct ExpressionParser {
         case "NO", "FALSE": advance(); return .constant(.bool(false))
         case "SELF": advance(); return .evaluatedObject
         case "FUNCTION":
+            try nest()
+            defer { depth -= 1 }
             advance()
             try expectSymbol("(", "'(' after FUNCTION")
             let target = try expression()
@@ -385,6 +458,8 @@ public struct ExpressionParser {
             }
             return .function(target, selector, args)
         case "CAST", "FETCH":
+            try nest()
+            defer { depth -= 1 }
             advance()
             try expectSymbol("(", "'(' after \(upper)")
             let args = try argumentList(close: ")")
@@ -394,6 +469,8 @@ public struct ExpressionParser {
             }
             return .builtin(upper, args)
         case "SUBQUERY":
+            try nest()
+            defer { depth -= 1 }
             advance()
             try expectSymbol("(", "'(' after SUBQUERY")
             let collection = try expression()
@@ -425,6 +502,8 @@ public struct ExpressionParser {
             guard let arity = ExpressionParser.builtinArity[function] else {
                 throw error("a known function (such as sum:, count:, now)", at: token)
             }
+            try nest()
+            defer { depth -= 1 }
             try expectSymbol("(", "'(' after \(function)")
             let args = try argumentList(close: ")")
             if let arity = arity, args.count != arity {

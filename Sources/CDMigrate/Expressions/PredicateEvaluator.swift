@@ -2,7 +2,7 @@
 /// - `==` / `!=`: nil equals only nil (so `name != "x"` holds for a nil name); numbers compare by value.
 /// - `<`, `<=`, `>`, `>=`: false when either side is nil or the two cannot be ordered.
 /// - BEGINSWITH, ENDSWITH, CONTAINS, LIKE, MATCHES: false for nil or an empty pattern, as
-///   Foundation answers; CONTAINS on a collection tests membership.
+///   Foundation answers; MATCHES runs a bounded automaton (see `RegularExpression`); CONTAINS on a collection tests membership.
 /// - IN: membership in a collection, or substring of a string; BETWEEN {low, high} inclusive.
 /// - ANY / SOME / ALL / NONE: over the members of the left side (a single value counts as one
 ///   member, nil as none); ALL holds for an empty collection.
@@ -87,7 +87,7 @@ public struct PredicateEvaluator {
         case .matches:
             return try strings(lhs, rhs, op) { text, pattern in
                 let regex = try self.regex(pattern, options)
-                return ValueComparison.fold(text, options.subtracting(.caseInsensitive)).wholeMatch(of: regex) != nil
+                return try regex.wholeMatch(ValueComparison.fold(text, options.subtracting(.caseInsensitive)), isCancelled: self.expressions.isCancelled)
             }
         }
     }
@@ -107,16 +107,12 @@ public struct PredicateEvaluator {
     }
 
     /// The compiled pattern, cached in the expression evaluator so that rows do not recompile it.
-    private func regex(_ pattern: String, _ options: FilterPredicate.ComparisonOptions) throws -> Regex<AnyRegexOutput> {
+    private func regex(_ pattern: String, _ options: FilterPredicate.ComparisonOptions) throws -> RegularExpression {
         let key = (options.contains(.caseInsensitive) ? "i:" : "s:") + pattern
         if let cached = expressions.regexCache[key] { return cached }
-        do {
-            var regex = try Regex(pattern)
-            if options.contains(.caseInsensitive) { regex = regex.ignoresCase() }
-            expressions.regexCache[key] = regex
-            return regex
-        } catch {
-            throw MigrationError(.expressionEvaluation, "MATCHES has an invalid regular expression '\(pattern)': \(error)")
-        }
+        let regex = try RegularExpression(pattern, caseInsensitive: options.contains(.caseInsensitive))
+        if expressions.regexCache.count >= ExpressionEvaluator.regexCacheLimit { expressions.regexCache.removeAll() }
+        expressions.regexCache[key] = regex
+        return regex
     }
 }

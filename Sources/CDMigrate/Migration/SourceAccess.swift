@@ -134,10 +134,12 @@ final class SourceAccess {
         guard let text = try? FileIO.readText(path: "/proc/locks") else { return nil }
         for line in text.split(separator: "\n") {
             // "1: POSIX  ADVISORY  READ 15252 fe:00:16228765 128 128"
-            let fields = line.split(separator: " ")
-            if fields.count >= 6, identities.contains(String(fields[5])) { return true }
-            // Lines for blocked waiters read "1: -> POSIX ...": the identity is one field later.
-            if fields.count >= 7, fields[1] == "->", identities.contains(String(fields[6])) { return true }
+            // (waiters read "1: -> POSIX ..."). SQLite's locks are POSIX (fcntl) ones; flock
+            // locks — such as DestinationLock's, should a source be named like its lock file — are not.
+            var fields = line.split(separator: " ").dropFirst()
+            if fields.first == "->" { fields = fields.dropFirst() }
+            let values = Array(fields)
+            if values.count >= 5, values[0] != "FLOCK", identities.contains(String(values[4])) { return true }
         }
         return false
     }

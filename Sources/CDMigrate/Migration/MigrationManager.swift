@@ -168,7 +168,7 @@ public final class MigrationManager {
     /// In-place migration needs the store to itself: a process writing it meanwhile would lose its writes.
     private func refuseIfOpenElsewhere(_ path: String) throws {
         if SourceAccess.isOpenElsewhere(path) == true {
-            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another process has it open; close it there before migrating it in place")
+            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
         }
     }
 

@@ -222,6 +222,47 @@ final class StoreFilesTests: XCTestCase {
         exec(other, "ROLLBACK")
     }
 
+    func testASourceChangedByAnotherWriterDuringAnUnlockedReadFailsAsBusy() throws {
+        let source = try makeSource(sourceFolder + "/a.sqlite")
+        let destination = destinationFolder + "/b.sqlite"
+        let m = try manager()
+        var wrote = false
+        m.progressHandler = { progress in
+            // Another program writes and checkpoints into the main file while the run reads it.
+            if progress.fraction >= 1, !wrote, let other = try? self.connect(source) {
+                wrote = true
+                self.exec(other, "UPDATE ZITEM SET ZNAME = 'changed' WHERE Z_PK = 1")
+                self.exec(other, "PRAGMA wal_checkpoint(TRUNCATE)")
+                sqlite3_close(other)
+            }
+            return true
+        }
+        XCTAssertThrowsError(try m.migrateStore(from: source, to: destination)) { error in
+            let error = error as? MigrationError
+            XCTAssertEqual(error?.code, .migrationManagerSourceStore)
+            XCTAssertTrue(error?.message.contains("busy") == true && error?.message.contains(source) == true, error?.message ?? "")
+        }
+        XCTAssertTrue(wrote)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), [], "nothing is handed over")
+    }
+
+    func testAHotRollbackJournalIsExplained() throws {
+        let source = try makeSource(sourceFolder + "/a.sqlite")
+        let db = try connect(source)
+        exec(db, "PRAGMA journal_mode = DELETE")
+        sqlite3_close(db)
+        // A journal whose header is valid makes it hot; a writer killed mid-transaction leaves one.
+        var header = [UInt8](repeating: 0, count: 512)
+        header.replaceSubrange(0..<8, with: [0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7])
+        _ = FileManager.default.createFile(atPath: source + "-journal", contents: Data(header))
+        let before = try listing(sourceFolder)
+        XCTAssertThrowsError(try manager().migrateStore(from: source, to: destinationFolder + "/b.sqlite")) { error in
+            let message = (error as? MigrationError)?.message ?? ""
+            XCTAssertTrue(message.contains("hot rollback journal"), message)
+        }
+        XCTAssertEqual(try listing(sourceFolder), before)
+    }
+
     func testARollbackJournalSourceGetsNoFileBesideIt() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let db = try connect(source)

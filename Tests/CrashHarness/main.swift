@@ -220,6 +220,41 @@ for run in 0..<runs {
     }
 }
 
+// Two processes migrating to one destination at once: one wins, the other fails as busy (or,
+// when it starts after the winner finished, because the destination exists); the store is whole.
+var busyRefusals = 0
+let races = max(5, runs / 10)
+for race in 0..<races {
+    let source = root + "/race/src", destination = root + "/race/dst"
+    copyFolder(pristine, source)
+    reset(destination)
+    let final = destination + "/b.sqlite"
+    var outputs: [Pipe] = []
+    var children: [Process] = []
+    for _ in 0..<2 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: me)
+        process.arguments = ["--child", "new", source + "/a.sqlite", final]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        outputs.append(pipe)
+        children.append(process)
+    }
+    for child in children { try child.run() }
+    for child in children { child.waitUntilExit() }
+    let texts = outputs.map { String(decoding: $0.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self) }
+    let winners = children.filter { $0.terminationStatus == 0 }.count
+    let label = "race \(race)"
+    if winners != 1 { failures.append("\(label): \(winners) migrations succeeded: \(texts)") }
+    for (child, text) in zip(children, texts) where child.terminationStatus != 0 {
+        if text.contains("is busy") { busyRefusals += 1 } else if !text.contains("already exists") { failures.append("\(label): unexpected failure: \(text)") }
+    }
+    if migratedCount(final) != items { failures.append("\(label): the destination is not whole") }
+    if Array(listing(destination).keys) != ["b.sqlite"] { failures.append("\(label): files left: \(listing(destination).keys.sorted())") }
+    if listing(source) != listing(pristine) { failures.append("\(label): the source folder changed") }
+}
+print("two processes to one destination: \(races) races, one winner each; the other refused as busy \(busyRefusals) times, as existing \(races - busyRefusals) times")
+
 print("runs: \(runs); killed during the run: \(killedBeforeEnd); finished before the kill: \(finishedBeforeKill)")
 print("temporary or lock files left by killed runs (all named <destination>.cdmigrate-*): \(leftovers)")
 if failures.isEmpty {

@@ -119,6 +119,19 @@ final class StoreFilesTests: XCTestCase {
         try second.migrateStore(from: source, to: destinationFolder + "/c.sqlite")
     }
 
+    func testALockFileLeftByAKilledRunNeitherBlocksNorStays() throws {
+        let source = try makeSource(sourceFolder + "/a.sqlite")
+        let destination = destinationFolder + "/b.sqlite"
+        _ = FileManager.default.createFile(atPath: destination + ".cdmigrate-lock", contents: Data(DestinationLock.marker))
+        try manager().migrateStore(from: source, to: destination)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), ["b.sqlite"])
+        // Any other file under the lock's name is locked, never removed.
+        let other = Data("not a lock".utf8)
+        _ = FileManager.default.createFile(atPath: destinationFolder + "/c.sqlite.cdmigrate-lock", contents: other)
+        try manager().migrateStore(from: source, to: destinationFolder + "/c.sqlite")
+        XCTAssertEqual(FileManager.default.contents(atPath: destinationFolder + "/c.sqlite.cdmigrate-lock"), other)
+    }
+
     func testADestinationCreatedDuringTheRunIsNeverOverwritten() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let destination = destinationFolder + "/b.sqlite"

@@ -31,6 +31,9 @@ let package = Package(
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
         // Prints speed and memory figures (never asserted in tests: machines are noisy).
         .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),
+        // Kills migrations with SIGKILL at random moments and checks the store files after each
+        // (docs/reliability.md; run by scripts/crash-harness.sh).
+        .executableTarget(name: "cdmigrate-crash-harness", dependencies: ["CDMigrate"], path: "Tests/CrashHarness"),
         .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"]),
     ]
 )

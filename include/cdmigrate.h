@@ -386,13 +386,17 @@ int cdm_migration_set_progress_interval(cdm_migration *migration, int interval);
 int cdm_migration_set_user_info(cdm_migration *migration, const char *key, void *pointer, void (*destroy)(void *pointer));
 int cdm_migration_get_user_info(cdm_migration *migration, const char *key, void **pointer);
 
-/* Migrates the store at source_path into a new store at destination_path, which must not exist.
-** The source is opened read-only and never written. On any error — including a hook's or host
+/* Migrates the store at source_path into a new store at destination_path, which must not exist
+** (nor appear during the run, nor have -wal/-shm/-journal files beside it); another migration to
+** the same destination fails as busy. The source is never written and nothing is created beside
+** it (docs/reliability.md). On any error — including a hook's or host
 ** function's code and a cancellation — nothing is left at destination_path and the code comes
 ** back here, with the message in cdm_migration_errmsg. Not reentrant: CDM_MISUSE from a callback. */
 int cdm_migration_run(cdm_migration *migration, const char *source_path, const char *destination_path);
 /* Migrates a store and replaces it with the result, only after everything succeeded (atomic
-** rename; the old store's write-ahead log is folded in first). On error the store is unchanged. */
+** rename; committed transactions still in the old store's -wal are checkpointed into its main
+** file first). On error the store's contents are unchanged; the message says whether that
+** checkpoint happened. A store open in another process, or being migrated, fails as busy. */
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
 ** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},

@@ -109,7 +109,8 @@ final class MigrationBehaviourTests: XCTestCase {
         }
         XCTAssertEqual(fileBytes(source), before)
         XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
-        XCTAssertFalse(FileManager.default.fileExists(atPath: destination + ".cdmigrate-partial"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains(".cdmigrate-") }, [],
+                       "no temporary or lock file is left")
     }
 
     func testUnregisteredPolicyAndExistingDestinationAreRefusedBeforeAnythingRuns() throws {

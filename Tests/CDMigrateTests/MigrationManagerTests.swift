@@ -95,7 +95,8 @@ final class MigrationManagerTests: XCTestCase {
         let destinationPath = scratch.file("destination.sqlite")
         let report = try manager.migrateStore(from: sourcePath, to: destinationPath)
         XCTAssertEqual(fileBytes(sourcePath), before, "the source is never modified")
-        XCTAssertFalse(FileManager.default.fileExists(atPath: destinationPath + ".cdmigrate-partial"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: scratch.path).filter { $0.contains(".cdmigrate-") }, [],
+                       "no temporary or lock file is left")
 
         let store = try PersistentStore.open(at: destinationPath, model: destination)
         defer { store.close() }

@@ -3,9 +3,10 @@ import Synchronization
 /// NSMigrationManager: migrates a store from a source model to a destination model with one or
 /// more mapping models (passes), in Core Data's three stages.
 ///
-/// Safety: the source is opened read-only and never written; the destination is built in a new
-/// private file beside the destination path and renamed into place only when everything
-/// succeeded; on any error or cancellation the partial file is deleted.
+/// Safety (docs/reliability.md): the source is never written and nothing is created beside it;
+/// the destination name is locked for the run; the new store is built in a unique temporary file
+/// beside the destination and moved into place in one step only when everything succeeded; on
+/// any error or cancellation the temporary file is deleted.
 ///
 /// Memory: source rows are streamed, associations live in a table of the destination's database
 /// connection (not in memory), destination rows are written in batches.
@@ -50,6 +51,8 @@ public final class MigrationManager {
     /// Set by `cancel()` from any thread, read by the migration's thread.
     private let cancelRequest = Atomic<Bool>(false)
     private var sourceAttached = false
+    /// How this run reads its source; its private snapshot (if any) goes with it.
+    private var sourceAccess: SourceAccess?
     private var stepsDone = 0
     private var totalSteps = 1
     private var stage = 0
@@ -87,47 +90,96 @@ public final class MigrationManager {
 
     // MARK: Running
 
-    /// Migrates the store at `sourcePath` into a new store at `destinationPath` (which must not exist).
+    /// Migrates the store at `sourcePath` into a new store at `destinationPath`, which must not
+    /// exist — neither before nor when the new store is moved there (the move refuses, atomically,
+    /// a destination that appeared meanwhile) — and must have no `-wal`, `-shm` or `-journal`
+    /// beside it (SQLite would replay a stale log onto the new store).
+    ///
+    /// The destination name is locked for the run (`<destination>.cdmigrate-lock`): a second
+    /// migration to it fails at once with a "busy" error. The new store is written to a unique
+    /// temporary file beside the destination and renamed onto it only when everything succeeded.
+    /// The source is read without creating or changing any file beside it (see `SourceAccess`).
+    ///
+    /// - Throws: `MigrationError` — `.migrationManagerDestinationStore` for a destination that
+    ///   exists, is busy or has stale companion files; `.migrationManagerSourceStore` for a source
+    ///   that cannot be read or that another process changed meanwhile; any error of the run.
+    /// - Core Data: `NSMigrationManager.migrateStore(from:type:options:mapping:to:type:options:)`.
     @discardableResult
     public func migrateStore(from sourcePath: String, to destinationPath: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
-        if StorePaths.sameFile(sourcePath, destinationPath) {
+        if StoreFiles.sameFile(sourcePath, destinationPath) {
             throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; use migrateStoreInPlace(at:) to replace a store")
         }
+        let lock = try DestinationLock.acquire(for: destinationPath)
+        defer { lock.release() }
         if FileIO.exists(destinationPath) {
             throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' already exists; cdmigrate never overwrites a store it did not make in this run")
         }
-        let partial = StorePaths.partialPath(for: destinationPath)
-        let result = try run(sourcePath: sourcePath, partialPath: partial, checkSourceVersion: checkSourceVersion)
-        do {
-            try FileIO.rename(partial, to: destinationPath)
-            FileIO.fsync(path: FileIO.directory(of: destinationPath))
-        } catch {
-            StorePaths.removeStoreFiles(partial)
-            throw error
+        let stale = StoreFiles.presentCompanions(of: destinationPath)
+        if !stale.isEmpty {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); SQLite would replay them onto the new store — remove them (or move them away with the store they belong to) and run the migration again")
         }
-        return result
+        let temporary = try StoreFiles.makeTemporaryFile(beside: destinationPath)
+        do {
+            let result = try run(sourcePath: sourcePath, temporaryPath: temporary, checkSourceVersion: checkSourceVersion)
+            try StoreFiles.handOver(temporary, to: destinationPath, replacing: false)
+            return result
+        } catch {
+            StoreFiles.removeTemporaryStore(temporary)
+            throw MigrationManager.wrap(error)
+        }
     }
 
     /// Migrates a store and replaces it by the result, only after everything succeeded: the new
-    /// store is written beside it, the old one's write-ahead log is folded in and removed, and the
-    /// new file is renamed over the old in one step.
+    /// store is written to a unique temporary file beside it and renamed over the old one in one
+    /// step. The old store is not touched before that step, with one exception, stated in every
+    /// error after it: committed transactions waiting in its `-wal` are first checkpointed into
+    /// its main file (same contents, other bytes), since a `-wal` left beside the new file would
+    /// be replayed onto it. Fails with a "busy" error while another process has the store open
+    /// or another migration holds its name.
+    ///
+    /// - Throws: `MigrationError` as `migrateStore(from:to:)`.
+    /// - Core Data: what `NSPersistentStoreCoordinator` does on opening a store with
+    ///   `NSMigratePersistentStoresAutomaticallyOption`.
     @discardableResult
     public func migrateStoreInPlace(at path: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
-        let partial = StorePaths.partialPath(for: path)
-        let result = try run(sourcePath: path, partialPath: partial, checkSourceVersion: checkSourceVersion)
+        let lock = try DestinationLock.acquire(for: path)
+        defer { lock.release() }
+        try refuseIfOpenElsewhere(path)
+        let temporary = try StoreFiles.makeTemporaryFile(beside: path)
+        let result: MigrationReport
         do {
-            // A -wal left beside the new file would be replayed onto it: fold it into the old file first.
-            try StorePaths.checkpointAndRemoveLog(path)
-            try FileIO.rename(partial, to: path)
-            FileIO.fsync(path: FileIO.directory(of: path))
+            result = try run(sourcePath: path, temporaryPath: temporary, checkSourceVersion: checkSourceVersion)
         } catch {
-            StorePaths.removeStoreFiles(partial)
-            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(error); the source is unchanged")
+            StoreFiles.removeTemporaryStore(temporary)
+            throw MigrationManager.wrap(error)
+        }
+        var changed = "the store is unchanged"
+        do {
+            try refuseIfOpenElsewhere(path)
+            if (FileIO.size(path + "-wal") ?? 0) > 0 {
+                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' may have been checkpointed into its main file"
+                try StoreFiles.checkpointLog(path)
+                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
+            }
+            try StoreFiles.handOver(temporary, to: path, replacing: true)
+        } catch {
+            StoreFiles.removeTemporaryStore(temporary)
+            let reason = (error as? MigrationError)?.message ?? "\(error)"
+            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)")
         }
         return result
     }
 
-    private func run(sourcePath: String, partialPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
+    /// In-place migration needs the store to itself: a process writing it meanwhile would lose its writes.
+    private func refuseIfOpenElsewhere(_ path: String) throws {
+        if SourceAccess.isOpenElsewhere(path) == true {
+            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
+        }
+    }
+
+    /// The run proper: reads the source (see `SourceAccess`) and writes the new store into
+    /// `temporaryPath`, an empty file this run created; the caller hands it over or removes it.
+    private func run(sourcePath: String, temporaryPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
         for model in mappingModels {
             for mapping in model.entityMappings {
                 if let name = mapping.entityMigrationPolicyClassName, policyFactories[name] == nil {
@@ -135,17 +187,18 @@ public final class MigrationManager {
                 }
             }
         }
-        StorePaths.removeStoreFiles(partialPath)
         cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
         report.warnings = mappingModels.flatMap { $0.warnings }
         evaluator = ExpressionEvaluator(environment: self)
+        evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
         stepsDone = 0
         totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
         migrationProgress = 0
         defer {
             associations = nil
             sourceAttached = false
+            sourceAccess = nil
             destinationStore?.close()
             destinationStore = nil
             sourceStore?.close()
@@ -162,9 +215,11 @@ public final class MigrationManager {
             userInfo = [:]
         }
         do {
+            let access = try SourceAccess.prepare(source: sourcePath, scratchBeside: temporaryPath)
+            sourceAccess = access
             let source: PersistentStore
             do {
-                source = try PersistentStore.open(at: sourcePath, model: sourceModel, readOnly: true, checkVersion: checkSourceVersion)
+                source = try PersistentStore.openSource(at: sourcePath, uri: access.uri, model: sourceModel, checkVersion: checkSourceVersion)
             } catch let error as MigrationError where error.code == .incompatibleVersionHash {
                 // Core Data's word for "this store is not at the source model's version".
                 throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)", underlying: [error])
@@ -172,17 +227,18 @@ public final class MigrationManager {
                 throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
             }
             sourceStore = source
-            // One read transaction for the whole run: a consistent snapshot of the source, and no
-            // lock taken and released around every query.
-            try source.database.begin()
+            // One read transaction for the whole run (begun by openSource): a consistent snapshot
+            // of the source, and no lock taken and released around every query.
+            if !source.database.isInTransaction { try source.database.begin() }
             report.warnings += source.warnings
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
+            options.adoptsEmptyFile = true
             let destination: PersistentStore
             do {
-                destination = try PersistentStore.create(at: partialPath, model: destinationModel, options: options)
+                destination = try PersistentStore.create(at: temporaryPath, model: destinationModel, options: options)
             } catch let error as MigrationError {
-                throw MigrationError(.migrationManagerDestinationStore, "cannot create the destination store '\(partialPath)': \(error.message)", underlying: [error])
+                throw MigrationError(.migrationManagerDestinationStore, "cannot create the destination store '\(temporaryPath)': \(error.message)", underlying: [error])
             }
             destinationStore = destination
             associations = try AssociationTable(database: destination.database)
@@ -196,14 +252,16 @@ public final class MigrationManager {
             try collectCounts()
             try destination.save()
             try destination.closeForHandOver()
-            FileIO.fsync(path: partialPath)
+            FileIO.fsync(path: temporaryPath)
             migrationProgress = 1
             try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
+            // Last: the source read without locks must not have changed under the run.
+            sourceStore?.close()
+            try access.checkUnchanged()
             return report
         } catch {
             destinationStore?.close()
             destinationStore = nil
-            StorePaths.removeStoreFiles(partialPath)
             throw MigrationManager.wrap(error)
         }
     }
@@ -229,7 +287,7 @@ public final class MigrationManager {
                 let total = try source.count(request)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-                if pushDownSQL, policies[index] is DefaultEntityMigrationPolicy,
+                if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
                    try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
                     processed = total
                     counts.instancesBySQL = true
@@ -253,7 +311,7 @@ public final class MigrationManager {
             try enter(mapping, policy: policies[index])
             // The default policy with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
             var idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
-            if !idle && pushDownSQL && policies[index] is DefaultEntityMigrationPolicy {
+            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true && policies[index] is DefaultEntityMigrationPolicy {
                 idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
                 if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
                     report.mappings[i].relationshipsBySQL = true
@@ -360,8 +418,7 @@ public final class MigrationManager {
     private func attachSource(_ source: PersistentStore, to destination: PersistentStore) throws {
         // ATTACH and DETACH cannot run inside a transaction.
         try destination.save()
-        guard !sourceAttached else { return }
-        let uri = "file:" + StorePaths.uriEscaped(source.path) + "?mode=ro"
+        guard !sourceAttached, let uri = sourceAccess?.uri else { return }
         try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
         sourceAttached = true
     }

@@ -29,6 +29,9 @@ public final class PersistentStore: ObjectContext {
         public var storeUUID: String? = nil
         /// A temporary file nobody else sees: no journal, no fsync (a crash just loses the file).
         public var privateFile = false
+        /// The path may be an empty file the caller created for this store (e.g. with `mkstemp`,
+        /// to own a unique name); any other existing file is still refused.
+        public var adoptsEmptyFile = false
         public init() {}
     }
 
@@ -98,7 +101,7 @@ public final class PersistentStore: ObjectContext {
 
     /// Creates a new store for `model` (tables, indexes, bookkeeping rows); the file must not exist.
     public static func create(at path: String, model: ManagedObjectModel, options: CreateOptions = .init()) throws -> PersistentStore {
-        if FileIO.exists(path) {
+        if FileIO.exists(path) && !(options.adoptsEmptyFile && FileIO.size(path) == 0) {
             throw MigrationError(.io, "cannot create a store at '\(path)': the file already exists")
         }
         let uuid = options.storeUUID ?? randomUUID()
@@ -133,13 +136,25 @@ public final class PersistentStore: ObjectContext {
     /// through its WAL (SQLite reads `-wal` beside it) and is never written.
     /// `checkVersion` compares the store's version hashes with the model's.
     public static func open(at path: String, model: ManagedObjectModel, readOnly: Bool = true, checkVersion: Bool = true) throws -> PersistentStore {
+        return try open(at: path, model: model, readOnly: readOnly, checkVersion: checkVersion, uri: nil)
+    }
+
+    /// Opens a store read-only through a `file:` URI (see `SourceAccess`) inside one read
+    /// transaction, begun before the first read so that everything read is one snapshot; it
+    /// stays open until the store closes. Nothing beside the file is tidied (SQLite created nothing).
+    static func openSource(at path: String, uri: String, model: ManagedObjectModel, checkVersion: Bool) throws -> PersistentStore {
+        return try open(at: path, model: model, readOnly: true, checkVersion: checkVersion, uri: uri)
+    }
+
+    private static func open(at path: String, model: ManagedObjectModel, readOnly: Bool, checkVersion: Bool, uri: String?) throws -> PersistentStore {
         guard FileIO.exists(path) else {
             throw MigrationError(.io, "cannot open the store '\(path)': no such file")
         }
-        let missingCompanions = readOnly ? ["-wal", "-shm"].map { path + $0 }.filter { !FileIO.exists($0) } : []
-        let database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite)
+        let missingCompanions = readOnly && uri == nil ? ["-wal", "-shm"].map { path + $0 }.filter { !FileIO.exists($0) } : []
+        let database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite, uri: uri)
         do {
             do {
+                if uri != nil { try database.begin() }
                 _ = try database.scalar("SELECT COUNT(*) FROM sqlite_master")
             } catch let error as MigrationError {
                 throw explainOpenFailure(error, path: path, readOnly: readOnly)
@@ -214,6 +229,11 @@ public final class PersistentStore: ObjectContext {
 
     /// A read-only WAL store needs its `-shm` file: say so when SQLite could not make one.
     private static func explainOpenFailure(_ error: MigrationError, path: String, readOnly: Bool) -> MigrationError {
+        if readOnly, !isWALFile(path), (FileIO.size(path + "-journal") ?? 0) > 0 {
+            var explained = error
+            explained.message += ". '\(path)-journal' is a hot rollback journal (a writer stopped in the middle of a transaction), which a read-only connection cannot roll back; open the store once read-write with SQLite to roll it back"
+            return explained
+        }
         guard readOnly, isWALFile(path) else { return error }
         var message = error.message
         message += ". The store is in WAL mode: reading it needs its '-shm' file beside it, which SQLite must be able to create or open"

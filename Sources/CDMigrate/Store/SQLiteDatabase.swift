@@ -22,7 +22,9 @@ public final class SQLiteDatabase {
     /// Statements prepared outside the cache (kept by their owner, or a cached one was busy); finalized on close.
     private var extraStatements: [Weak<SQLiteStatement>] = []
 
-    public init(path: String, mode: OpenMode) throws {
+    /// Opens `path`; with `uri` (a `file:` URI naming that file with query options such as
+    /// `mode=ro` or `immutable=1`), SQLite opens the URI and `path` names it in messages.
+    public init(path: String, mode: OpenMode, uri: String? = nil) throws {
         self.path = path
         self.mode = mode
         var flags: Int32
@@ -34,8 +36,9 @@ public final class SQLiteDatabase {
         }
         // One connection per store, used from one thread at a time: no mutex needed.
         flags |= SQLITE_OPEN_NOMUTEX
+        if uri != nil { flags |= SQLITE_OPEN_URI }
         var db: OpaquePointer?
-        let rc = sqlite3_open_v2(path, &db, flags, nil)
+        let rc = sqlite3_open_v2(uri ?? path, &db, flags, nil)
         if rc != SQLITE_OK {
             let message = db.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
             sqlite3_close_v2(db)

@@ -452,7 +452,8 @@ class Migration(LongLivedHandle):
             functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
             progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
         """Migrates the store at ``source`` into a new store at ``destination`` (which must not
-        exist). The source is opened read-only and never written. On any error nothing is left
+        exist, nor appear during the run). The source is never written and nothing is created
+        beside it; another migration to ``destination`` fails as busy. On any error nothing is left
         at ``destination``; an exception raised by a policy, host function or progress callback
         is re-raised here with its original traceback."""
         return self._run(lambda p: _lib_.cdm_migration_run(p, c_path(source, "the source path"), c_path(destination, "the destination path")),
@@ -463,7 +464,8 @@ class Migration(LongLivedHandle):
                      functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
                      progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
         """Migrates a store and replaces it with the result only after everything succeeded; on
-        error the store is unchanged."""
+        error the store's contents are unchanged (the message says whether committed transactions
+        of its -wal were checkpointed into its main file first)."""
         return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress)
 
     def _run(self, call, policies, functions, progress) -> MigrationReport:

@@ -1,0 +1,172 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// File handling around a store: its companion files, the private files a migration writes
+/// beside its destination, and the hand-over that puts a new store in place.
+///
+/// Every file a run writes is named after the destination and created with `O_EXCL` under a
+/// unique name (`<destination>.cdmigrate-XXXXXX`), so a run never opens, overwrites or deletes a
+/// file it did not create — not even a source named like one of its temporaries.
+enum StoreFiles {
+    /// SQLite's companion files: a store is these and the main file, as one.
+    static let companionSuffixes = ["-wal", "-shm", "-journal"]
+
+    /// The companion files beside `path` that exist now.
+    static func presentCompanions(of path: String) -> [String] {
+        companionSuffixes.map { path + $0 }.filter { FileIO.exists($0) }
+    }
+
+    /// Creates a new empty file with a unique name beside `destination` (same folder, so that
+    /// renaming it onto the destination is atomic) and returns its path. `mkstemp` opens it with
+    /// `O_CREAT | O_EXCL`: the name belongs to this run alone.
+    static func makeTemporaryFile(beside destination: String) throws -> String {
+        var template = Array((destination + ".cdmigrate-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
+            guard let base = buffer.baseAddress else { return -1 }
+            return mkstemp(base)
+        }
+        if fd < 0 {
+            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary file beside '\(destination)' (in '\(FileIO.directory(of: destination))'): \(String(cString: strerror(errno)))")
+        }
+        close(fd)
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Creates `path` with `O_EXCL` (it must not exist) and copies `source`'s bytes into it.
+    static func copyExclusively(_ source: String, to path: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard output >= 0 else { throw MigrationError(.io, "cannot create '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { break }
+            var written = 0
+            while written < n {
+                let w = buffer.withUnsafeBytes { bytes -> Int in
+                    guard let base = bytes.baseAddress else { return -1 }
+                    return write(output, base + written, n - written)
+                }
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw MigrationError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))")
+                }
+                written += w
+            }
+        }
+    }
+
+    /// Removes a temporary store this run created: the file and the companions SQLite made
+    /// beside it (their names derive from a name unique to this run).
+    static func removeTemporaryStore(_ path: String) {
+        FileIO.remove(path)
+        for suffix in companionSuffixes { FileIO.remove(path + suffix) }
+    }
+
+    /// Moves the finished temporary store onto `destination` in one step. With `replacing` false
+    /// the move refuses, atomically, a destination that exists by then (`renameat2` with
+    /// `RENAME_NOREPLACE`; where the kernel or C library lacks it, `link` then `unlink`, which
+    /// fails the same way). With `replacing` true it is a plain `rename(2)`.
+    static func handOver(_ temporary: String, to destination: String, replacing: Bool) throws {
+        if replacing {
+            try FileIO.rename(temporary, to: destination)
+        } else if !renameWithoutReplacing(temporary, to: destination) {
+            if errno == EEXIST {
+                throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' appeared while the migration ran; cdmigrate never overwrites a store it did not make in this run (the migrated store was discarded)")
+            }
+            throw MigrationError(.io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
+        }
+        FileIO.fsync(path: FileIO.directory(of: destination))
+    }
+
+    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+
+    /// glibc's `renameat2`, looked up at run time (glibc ≥ 2.28 has it; older ones and musl do not).
+    private static let renameat2Function: RenameAt2? = {
+        guard let symbol = dlsym(nil, "renameat2") else { return nil }
+        return unsafeBitCast(symbol, to: RenameAt2.self)
+    }()
+
+    /// `rename` that fails with `EEXIST` instead of replacing; false with `errno` set on failure.
+    static func renameWithoutReplacing(_ source: String, to destination: String) -> Bool {
+        if let renameat2 = renameat2Function {
+            if renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1 /* RENAME_NOREPLACE */) == 0 { return true }
+            // Kernels or file systems without the flag: fall back below; any other error is final.
+            if errno != EINVAL && errno != ENOSYS && errno != ENOTSUP { return false }
+        }
+        guard link(source, destination) == 0 else { return false }
+        unlink(source)
+        return true
+    }
+
+    /// Whether two paths name the same file (by device and inode when both exist).
+    static func sameFile(_ a: String, _ b: String) -> Bool {
+        if a == b { return true }
+        var sa = stat(), sb = stat()
+        guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
+    }
+
+    /// A path as the path part of a `file:` URI: `%`, `?` and `#` percent-escaped.
+    static func uriEscaped(_ path: String) -> String {
+        var text = ""
+        for c in path.unicodeScalars {
+            switch c {
+            case "%": text += "%25"
+            case "?": text += "%3f"
+            case "#": text += "%23"
+            default: text.unicodeScalars.append(c)
+            }
+        }
+        return text
+    }
+
+    /// Folds a WAL store's write-ahead log into its main file (same contents, other bytes) and
+    /// leaves the log empty, so that renaming another file over the main file cannot leave
+    /// committed transactions in a `-wal` to be replayed onto the new store. The store stays in
+    /// WAL mode; SQLite removes the emptied `-wal` and the `-shm` when this last connection closes.
+    static func checkpointLog(_ path: String) throws {
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(path: path, mode: .readWrite)
+        } catch let error as MigrationError {
+            throw MigrationError(.sqlite, "cannot open '\(path)' to fold in its write-ahead log: \(error.message)")
+        }
+        defer { database.close() }
+        let rows = try database.rows("PRAGMA wal_checkpoint(TRUNCATE)")
+        // (busy, log frames, checkpointed frames): busy means a reader kept part of the log.
+        if let row = rows.first, row.first?.integer != 0 {
+            throw MigrationError(.migrationManagerDestinationStore, "cannot fold in the write-ahead log of '\(path)': the store is busy (another connection is reading it)")
+        }
+    }
+
+    /// A file's identity and last change, to tell whether another process wrote it meanwhile.
+    struct Fingerprint: Equatable {
+        var exists = false
+        var device: UInt64 = 0, inode: UInt64 = 0, size: Int64 = 0
+        var modified: Int = 0, modifiedNanoseconds: Int = 0, changed: Int = 0, changedNanoseconds: Int = 0
+
+        init(_ path: String) {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return }
+            exists = true
+            device = UInt64(info.st_dev)
+            inode = UInt64(info.st_ino)
+            size = Int64(info.st_size)
+            modified = Int(info.st_mtim.tv_sec)
+            modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+            changed = Int(info.st_ctim.tv_sec)
+            changedNanoseconds = Int(info.st_ctim.tv_nsec)
+        }
+    }
+}

@@ -5,8 +5,17 @@ public enum ModelReader {
         return try model(from: try JSON.parse(text))
     }
 
+    /// Reads a model file: JSON, or a compiled model (`.mom`, `.momd`) through `CompiledModelReader`.
     public static func model(fromFile path: String) throws -> ManagedObjectModel {
+        if isCompiledModelPath(path) { return try CompiledModelReader.model(contentsOf: path) }
         return try model(from: try JSON.load(path: path))
+    }
+
+    /// `.mom` files and `.momd` folders.
+    static func isCompiledModelPath(_ path: String) -> Bool {
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed.hasSuffix(".mom") || trimmed.hasSuffix(".momd")
     }
 
     public static func model(from json: JSON) throws -> ManagedObjectModel {

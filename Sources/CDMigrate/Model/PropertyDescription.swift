@@ -30,6 +30,10 @@ public final class AttributeDescription: PropertyDescription {
     /// Optional bounds (Core Data's min/max value validation); integer types are always bounded by their size.
     public internal(set) var minValue: Double?
     public internal(set) var maxValue: Double?
+    /// For a transformable attribute: the NSValueTransformer's name (kept, never applied).
+    public internal(set) var valueTransformerName: String? = nil
+    /// Whether Core Data may keep large values in files beside the store (NSAttributeDescription.allowsExternalBinaryDataStorage).
+    public internal(set) var allowsExternalBinaryDataStorage = false
     /// Position in `entity.attributes` of every entity that has it (inherited attributes come first,
     /// so the index is the same in the declaring entity and in all its subentities).
     public internal(set) var index: Int = 0

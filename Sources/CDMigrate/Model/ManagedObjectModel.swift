@@ -13,6 +13,11 @@ public final class ManagedObjectModel {
     public private(set) var entitiesInStoreOrder: [EntityDescription] = []
     /// The model's version hash: SHA-256 over the entity hashes sorted by entity name.
     public internal(set) var versionHash: [UInt8] = []
+    /// Set when the model was rebuilt from a store's schema rather than read (see
+    /// `StoreModelRecovery`): what the schema could not tell, so a reader knows the model is a guess.
+    public internal(set) var recoveryNotes: [String]? = nil
+    /// Whether the model was rebuilt from a store's schema.
+    public var isRecovered: Bool { recoveryNotes != nil }
 
     public init(name: String? = nil, versionIdentifier: String? = nil, entities: [EntityDescription]) throws {
         self.name = name

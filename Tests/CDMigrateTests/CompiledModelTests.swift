@@ -118,6 +118,27 @@ final class CompiledModelTests: XCTestCase {
         }
     }
 
+    func testMappingModelArchivesOpenThroughTheKeyedArchiveReader() throws {
+        for version in ["1_1_0", "2_0_0"] {
+            let path = TestPaths.fixtures + "/xcode/XcodeServer/\(version)/MappingModel.cdm_precompiled"
+            let archive = try KeyedArchive(bytes: try FileIO.readBytes(path: path), code: .invalidMapping, what: path)
+            let root = try archive.object(try archive.topReference())
+            XCTAssertEqual(root.className, "NSMappingModel")
+            let mappings = try XCTUnwrap(try root.array("NSEntityMappings"))
+            XCTAssertEqual(mappings.count, 23, version)
+            let first = try archive.object(try XCTUnwrap(mappings.first?.reference))
+            XCTAssertEqual(first.className, "NSEntityMapping")
+            // Xcode's mapping types: 4 copy (1_1_0's mappings), 5 transform (2_0_0's, which rename the entities).
+            XCTAssertEqual(try first.integer("NSMappingType"), version == "1_1_0" ? 4 : 5)
+            guard case .data(let hash) = try first.value("NSSourceEntityVersionHash") else { return XCTFail("no source hash") }
+            XCTAssertEqual(hash.count, 32)
+            let classes = archive.classKeys()
+            XCTAssertEqual(classes.first(where: { $0.className == "NSPropertyMapping" })?.keys,
+                           ["NSDestinationPropertyName", "NSPropertyTransforms", "NSUserInfo", "NSValueExpression"])
+            XCTAssertEqual(classes.count, 12, "\(classes.map { $0.className })")
+        }
+    }
+
     // MARK: A hand-written archive with every flag
 
     /// An archive like momc's, with inheritance, an abstract entity, an ordered to-many, a

@@ -272,6 +272,18 @@ package final class KeyedArchive {
         }
     }
 
+    /// Every class instantiated in the archive with the union of its instances' keys, by class
+    /// name: what a reader for a new archive kind needs to know first.
+    package func classKeys() -> [(className: String, keys: [String])] {
+        var keysByClass: [String: Set<String>] = [:]
+        for index in objects.indices {
+            guard case .dictionary(let fields) = objects[index], objects[index]["$class"] != nil,
+                  let object = try? self.object(Reference(index)) else { continue }
+            keysByClass[object.className, default: []].formUnion(fields.map { $0.key }.filter { $0 != "$class" })
+        }
+        return keysByClass.sorted { $0.key < $1.key }.map { (className: $0.key, keys: $0.value.sorted()) }
+    }
+
     static func kind(of value: PropertyListValue) -> String {
         switch value {
         case .string: return "string"

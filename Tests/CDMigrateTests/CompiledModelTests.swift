@@ -177,6 +177,7 @@ final class CompiledModelTests: XCTestCase {
         let colour = b.instance(attributeChain, [
             ("NSPropertyName", b.string("colour")), ("NSEntity", childSlot), ("NSAttributeType", .integer(1800)),
             ("NSValueTransformerName", b.string("NSSecureUnarchiveFromData")),
+            ("NSDefaultValue", b.instance(["UIColor"], [("UIRed", .real(1))])),
         ] + flags(optional: true))
         let rank = b.instance(attributeChain, [
             ("NSPropertyName", b.string("rank")), ("NSEntity", childSlot), ("NSAttributeType", .integer(200)),
@@ -367,6 +368,14 @@ final class CompiledModelTests: XCTestCase {
             (b.string("set"), b.array([.integer(1), .bool(true), .real(2.5)], chain: ["NSOrderedSet"])),
             (b.string("text"), b.instance(["NSMutableString", "NSString"], [("NS.string", .string("é"))])),
             (b.string("custom"), b.instance(["XYZThing"], [("k", .integer(1))])),
+            (b.string("price"), b.instance(["NSDecimalNumber", "NSNumber"], [
+                ("NS.exponent", .integer(-2)), ("NS.length", .integer(1)), ("NS.negative", .bool(true)), ("NS.compact", .bool(true)),
+                ("NS.mantissa.bo", .integer(1)), ("NS.mantissa", .data([0x39, 0x30] + [UInt8](repeating: 0, count: 14)))])),
+            (b.string("huge"), b.instance(["NSDecimalNumber", "NSNumber"], [
+                ("NS.exponent", .integer(1)), ("NS.length", .integer(5)), ("NS.negative", .bool(false)),
+                ("NS.mantissa.bo", .integer(1)), ("NS.mantissa", .data([0, 0, 0, 0, 0, 0, 0, 0, 1, 0] + [UInt8](repeating: 0, count: 6)))])),
+            (b.string("small"), b.instance(["NSDecimalNumber", "NSNumber"], [
+                ("NS.exponent", .integer(-4)), ("NS.length", .integer(1)), ("NS.mantissa", .data([5, 0] + [UInt8](repeating: 0, count: 14)))])),
         ], chain: ["NSMutableDictionary", "NSDictionary"])
         let archive = try KeyedArchive(bytes: b.archive(root: root), code: .invalidModel, what: "values")
         let value = try archive.decode(try archive.topReference())
@@ -377,6 +386,9 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertEqual(value["null"], .null)
         XCTAssertEqual(value["set"], .array([.integer(1), .bool(true), .real(2.5)]))
         XCTAssertEqual(value["text"], .string("é"))
+        XCTAssertEqual(value["price"], .decimal("-123.45"))
+        XCTAssertEqual(value["huge"], .decimal("184467440737095516160"))
+        XCTAssertEqual(value["small"], .decimal("0.0005"))
         guard case .object(let reference, "XYZThing")? = value["custom"] else { return XCTFail("\(value)") }
         XCTAssertEqual(try archive.object(reference).integer("k"), 1)
         XCTAssertEqual(try archive.object(reference).keys, ["k"])

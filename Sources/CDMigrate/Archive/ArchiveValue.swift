@@ -10,6 +10,8 @@ package indirect enum ArchiveValue: Equatable, CustomStringConvertible {
     case string(String)
     case integer(Int64)
     case real(Double)
+    /// NSDecimalNumber, in plain decimal notation (`-12.5`).
+    case decimal(String)
     case bool(Bool)
     case data([UInt8])
     /// NSDate: seconds since 2001-01-01 UTC.
@@ -31,6 +33,7 @@ package indirect enum ArchiveValue: Equatable, CustomStringConvertible {
         case (.string(let a), .string(let b)): return a == b
         case (.integer(let a), .integer(let b)): return a == b
         case (.real(let a), .real(let b)): return a == b
+        case (.decimal(let a), .decimal(let b)): return a == b
         case (.bool(let a), .bool(let b)): return a == b
         case (.data(let a), .data(let b)): return a == b
         case (.date(let a), .date(let b)): return a == b
@@ -91,6 +94,7 @@ package indirect enum ArchiveValue: Equatable, CustomStringConvertible {
         case .string: return "string"
         case .integer: return "integer"
         case .real: return "real"
+        case .decimal: return "decimal"
         case .bool: return "boolean"
         case .data: return "data"
         case .date: return "date"
@@ -108,6 +112,7 @@ package indirect enum ArchiveValue: Equatable, CustomStringConvertible {
         case .string(let s): return "\"\(s)\""
         case .integer(let i): return String(i)
         case .real(let d): return String(d)
+        case .decimal(let s): return s
         case .bool(let b): return b ? "true" : "false"
         case .data(let bytes): return "<\(bytes.count) bytes>"
         case .date(let d): return "date(\(d))"

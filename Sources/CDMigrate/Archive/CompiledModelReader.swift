@@ -203,6 +203,16 @@ public enum CompiledModelReader {
 
     /// A default value, converted as the JSON reader converts one.
     private static func defaultValue(_ value: ArchiveValue, type: AttributeType, object: ArchivedObject, owner: String) throws -> Value {
+        if type == .transformable {
+            switch value {
+            case .array, .dictionary, .object:
+                // A transformable's default is an archived object of the app's classes: kept by Core
+                // Data, meaningless here (a migration never writes defaults), so left out.
+                return .null
+            default:
+                break
+            }
+        }
         let json: JSON
         switch value {
         case .null: return .null
@@ -212,6 +222,7 @@ public enum CompiledModelReader {
         case .integer(let i): json = type == .boolean ? .bool(i != 0) : .integer(i)
         case .real(let d): json = type.isInteger && d.rounded() == d && abs(d) < 9.2e18 ? .integer(Int64(d)) : .double(d)
         case .string(let s): json = .string(s)
+        case .decimal(let s): json = type == .decimal ? .string(s) : (Double(s).map { JSON.double($0) } ?? .string(s))
         case .date(let d): json = .double(d)
         case .data(let bytes): json = .string(Base64.encode(bytes))
         case .uuid, .url, .array, .dictionary, .object:

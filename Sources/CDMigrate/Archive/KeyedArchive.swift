@@ -176,12 +176,13 @@ package final class KeyedArchive {
 
     /// The Foundation classes decoded into values, found anywhere in an object's `$classes`.
     private enum FoundationKind {
-        case knownKeysDictionary, dictionary, array, string, data, date, uuid, url, null
+        case knownKeysDictionary, dictionary, array, string, data, date, uuid, url, null, decimalNumber
 
         init?(classes: [String]) {
             for name in classes {
                 switch name {
                 case "NSKnownKeysDictionary1": self = .knownKeysDictionary; return
+                case "NSDecimalNumber": self = .decimalNumber; return
                 case "NSDictionary": self = .dictionary; return
                 case "NSArray", "NSSet", "NSOrderedSet": self = .array; return
                 case "NSString": self = .string; return
@@ -269,7 +270,50 @@ package final class KeyedArchive {
             return .url(relative)
         case .null:
             return .null
+        case .decimalNumber:
+            return .decimal(try decimalText(object))
         }
+    }
+
+    /// NSDecimalNumber's keyed form: `NS.mantissa` (16 bytes, `NS.length` 16-bit words in the
+    /// byte order of `NS.mantissa.bo`, 1 little-endian), `NS.exponent`, `NS.negative`.
+    private func decimalText(_ object: ArchivedObject) throws -> String {
+        let exponent = Int(clamping: try object.integer("NS.exponent") ?? 0)
+        let negative = try object.bool("NS.negative")
+        let length = Int(clamping: try object.integer("NS.length") ?? 0)
+        let littleEndian = (try object.integer("NS.mantissa.bo") ?? 1) == 1
+        guard case .data(let bytes) = try object.value("NS.mantissa"), length >= 0, length <= 8, bytes.count >= 2 * length else {
+            throw object.error("NS.mantissa", "is not \(max(0, min(length, 8)) * 2) bytes of mantissa")
+        }
+        guard exponent >= -128, exponent <= 127 else { throw object.error("NS.exponent", "is \(exponent), outside -128…127") }
+        if length == 0 { return negative ? "NaN" : "0" }
+        var words: [UInt32] = (0..<length).map { i in
+            let a = UInt32(bytes[2 * i]), b = UInt32(bytes[2 * i + 1])
+            return littleEndian ? a | b << 8 : a << 8 | b
+        }
+        // The 128-bit mantissa in decimal, by repeated division of its 16-bit words (most significant last).
+        var digits: [UInt8] = []
+        while words.contains(where: { $0 != 0 }) {
+            var remainder: UInt32 = 0
+            for i in words.indices.reversed() {
+                let current = remainder << 16 | words[i]
+                words[i] = current / 10
+                remainder = current % 10
+            }
+            digits.append(UInt8(remainder))
+        }
+        var text = String(digits.reversed().map { Character(Unicode.Scalar(48 + $0)) })
+        if text.isEmpty { text = "0" }
+        if exponent > 0 {
+            text += String(repeating: "0", count: exponent)
+        } else if exponent < 0 {
+            let shift = -exponent
+            if text.count <= shift { text = String(repeating: "0", count: shift - text.count + 1) + text }
+            text.insert(".", at: text.index(text.endIndex, offsetBy: -shift))
+            while text.hasSuffix("0") { text.removeLast() }
+            if text.hasSuffix(".") { text.removeLast() }
+        }
+        return (negative && text != "0" ? "-" : "") + text
     }
 
     /// Every class instantiated in the archive with the union of its instances' keys, by class

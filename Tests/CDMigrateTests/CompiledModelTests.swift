@@ -398,3 +398,55 @@ final class CompiledModelTests: XCTestCase {
         XCTAssertThrowsError(try KeyedArchive(bytes: Array("not a plist".utf8), code: .invalidModel, what: "text"))
     }
 }
+
+/// The Xcode source of the same models, read just enough for a structural comparison (the real
+/// `.xcdatamodel` reader lives elsewhere; this one knows only what the XcodeServer models use).
+final class CompiledModelSourceComparisonTests: XCTestCase {
+    static func sourceModel(_ version: String) throws -> ManagedObjectModel {
+        let path = TestPaths.fixtures + "/xcode/XcodeServer/\(version)/XcodeServer.xcdatamodeld/XcodeServer.xcdatamodel/contents"
+        let root = try XMLElement.parse(file: path)
+        var entities: [EntityDescription] = []
+        for e in root.children(named: "entity") {
+            let entityName = e["name"] ?? ""
+            var attributes: [AttributeDescription] = []
+            for a in e.children(named: "attribute") {
+                let type = try XCTUnwrap(AttributeType(name: a["attributeType"] ?? ""), a["attributeType"] ?? "")
+                var value = Value.null
+                if let text = a["defaultValueString"] {
+                    let json: JSON
+                    switch type {
+                    case .boolean: json = .bool(text == "YES")
+                    case .integer16, .integer32, .integer64: json = .integer(Int64(text) ?? 0)
+                    case .double, .float: json = .double(Double(text) ?? 0)
+                    default: json = .string(text)
+                    }
+                    if case .success(let v) = ModelReader.convertDefault(json, type: type) { value = v }
+                }
+                attributes.append(AttributeDescription(name: a["name"] ?? "", type: type, isOptional: a["optional"] == "YES",
+                                                       isTransient: a["transient"] == "YES", defaultValue: value, renamingIdentifier: a["elementID"]))
+            }
+            var relationships: [RelationshipDescription] = []
+            for r in e.children(named: "relationship") {
+                let toMany = r["toMany"] == "YES"
+                let rules: [String: DeleteRule] = ["Nullify": .nullify, "Cascade": .cascade, "Deny": .deny, "No Action": .noAction]
+                relationships.append(RelationshipDescription(
+                    name: r["name"] ?? "", destination: r["destinationEntity"] ?? "", inverse: r["inverseName"], isToMany: toMany,
+                    isOrdered: r["ordered"] == "YES", deleteRule: rules[r["deletionRule"] ?? "Nullify"] ?? .nullify,
+                    minCount: Int(r["minCount"] ?? "0") ?? 0, maxCount: r["maxCount"].flatMap { Int($0) } ?? (toMany ? 0 : 1),
+                    isOptional: r["optional"] == "YES", renamingIdentifier: r["elementID"]))
+            }
+            entities.append(EntityDescription(name: entityName, parent: e["parentEntity"], isAbstract: e["isAbstract"] == "YES",
+                                              attributes: attributes, relationships: relationships, renamingIdentifier: e["elementID"]))
+        }
+        return try ManagedObjectModel(name: "XcodeServer", entities: entities)
+    }
+
+    func testCompiledModelsMatchTheirXcodeSources() throws {
+        for version in CompiledModelTests.xcodeServerVersions {
+            let source = try CompiledModelSourceComparisonTests.sourceModel(version)
+            let compiled = try CompiledModelReader.model(contentsOf: CompiledModelTests.bundlePath(version) + "/XcodeServer.mom")
+            XCTAssertEqual(ModelStructure.lines(compiled), ModelStructure.lines(source), version + "\n" + ModelStructure.difference(compiled, source))
+            XCTAssertGreaterThan(ModelStructure.lines(compiled).count, 290)
+        }
+    }
+}

@@ -1,7 +1,7 @@
 /// One instance in a keyed archive: its class and its keys, read with the types the reader
 /// expects (each mismatch an error naming the object, its class and the key).
 package struct ArchivedObject {
-    package unowned let archive: KeyedArchive
+    package let archive: KeyedArchive
     package let reference: KeyedArchive.Reference
     /// `$classname`.
     package let className: String

@@ -27,6 +27,7 @@ enum Inflate {
 
     private static func run(_ bytes: [UInt8], windowBits: Int32, limit: Int, code: MigrationError.Code, what: String) throws -> [UInt8] {
         guard !bytes.isEmpty else { throw MigrationError(code, "\(what) is empty: there is nothing to inflate") }
+        guard UInt64(bytes.count) <= UInt64(UInt32.max) else { throw MigrationError(code, "\(what) is \(bytes.count) bytes, more than zlib takes at once") }
         var stream = z_stream()
         guard cdm_inflate_init2(&stream, windowBits) == Z_OK else {
             throw MigrationError(code, "\(what): zlib could not start inflating")

@@ -139,6 +139,25 @@ final class StoreModelRecoveryTests: XCTestCase {
         XCTAssertEqual(try post2.value(for: related).elements.count, 1)
     }
 
+    func testEntitiesWithoutARootOrATableAreLeftOutAndNoted() throws {
+        let path = temporaryDirectory + "/odd.sqlite"
+        let database = try SQLiteDatabase(path: path, mode: .create)
+        try database.exec("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        try database.exec("INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 0), (2, 'Loop', 3, 0), (3, 'Back', 2, 0), (4, 'Lost', 0, 0), (5, 'Bad Name', 0, 0), (6, 'Special', 1, 0)")
+        try database.exec("CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZPRICE DECIMAL, Z1OTHERS INTEGER, Z_FOK_1OTHERS INTEGER)")
+        database.close()
+        let model = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
+        XCTAssertEqual(model.entities.map { $0.name }.sorted(), ["Item", "Special"])
+        let notes = (model.recoveryNotes ?? []).joined(separator: "\n")
+        XCTAssertTrue(notes.contains("'Loop'") && notes.contains("'Back'") && notes.contains("does not reach a root"), notes)
+        XCTAssertTrue(notes.contains("'Lost'") && notes.contains("no table ZLOST"), notes)
+        XCTAssertEqual(model.entity(named: "Item")?.attribute(named: "price")?.attributeType, .decimal)
+        // Z1OTHERS: entity 1's to-many without inverse, onto the table's own entities, ordered by Z_FOK_1OTHERS.
+        let others = try XCTUnwrap(model.entity(named: "Item")?.relationship(named: "others"))
+        XCTAssertTrue(others.isToMany && others.isOrdered && others.inverseName == nil)
+        XCTAssertEqual(model.entity(named: "Special")?.parent?.name, "Item")
+    }
+
     func testAFileThatIsNotACoreDataStoreIsAnError() throws {
         let path = temporaryDirectory + "/plain.sqlite"
         let database = try SQLiteDatabase(path: path, mode: .create)

@@ -30,6 +30,11 @@ public final class ManagedObjectModel {
     public var versionChecksum: String { Base64.encode(versionHash) }
     /// `NSStoreModelVersionHashesDigest`: the digest in base64 (88 characters).
     public var versionHashesDigestBase64: String { Base64.encode(versionHashesDigest) }
+    /// Set when the model was rebuilt from a store's schema rather than read (see
+    /// `StoreModelRecovery`): what the schema could not tell, so a reader knows the model is a guess.
+    public internal(set) var recoveryNotes: [String]? = nil
+    /// Whether the model was rebuilt from a store's schema.
+    public var isRecovered: Bool { recoveryNotes != nil }
 
     public init(name: String? = nil, versionIdentifier: String? = nil, entities: [EntityDescription]) throws {
         self.name = name

@@ -6,7 +6,8 @@ public enum ModelReader {
     }
 
     /// Reads a model file: Xcode's `.xcdatamodeld` (its current version) or `.xcdatamodel` (a
-    /// folder, or its `contents` file), told apart by the path; anything else is read as model JSON.
+    /// folder, or its `contents` file), a compiled `.mom` or `.momd` (through `CompiledModelReader`),
+    /// told apart by the path; anything else is read as model JSON.
     ///
     /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)`.
     /// - Parameter path: the file or folder.
@@ -15,6 +16,7 @@ public enum ModelReader {
     ///   element and line).
     public static func model(fromFile path: String) throws -> ManagedObjectModel {
         if isXcodeModelPath(path) { return try model(fromXcodeModel: path) }
+        if isCompiledModelPath(path) { return try CompiledModelReader.model(contentsOf: path) }
         return try model(from: try JSON.load(path: path))
     }
 
@@ -35,6 +37,13 @@ public enum ModelReader {
             return current
         }
         return try XcodeModelReader.model(xcdatamodel: path)
+    }
+
+    /// `.mom` files and `.momd` folders.
+    static func isCompiledModelPath(_ path: String) -> Bool {
+        var trimmed = path
+        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
+        return trimmed.hasSuffix(".mom") || trimmed.hasSuffix(".momd")
     }
 
     /// Whether the path names an Xcode model (by its extension, or a `contents` file in a `.xcdatamodel`).

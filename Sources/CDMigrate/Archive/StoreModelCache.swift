@@ -1,0 +1,58 @@
+/// The model a Core Data SQLite store keeps of itself: table `Z_MODELCACHE`, one row whose
+/// `Z_CONTENT` is the keyed archive of the store's NSManagedObjectModel, compressed as raw
+/// DEFLATE (no zlib header, no length prefix: the blob is the stream).
+///
+/// Core Data writes the cache with every store it creates or migrates (macOS 10.12, iOS 10 and
+/// later) and reads it back when no model in the app's bundles matches the store. Older stores
+/// have the table but an empty cache; `StoreModelRecovery` rebuilds a model from their schema.
+public enum StoreModelCache {
+    /// The default cap on the inflated archive: 64 MiB, far above any real model (Apple's
+    /// caches inflate to kilobytes).
+    public static let defaultLimit = 64 << 20
+
+    /// Reads the cached model of a store.
+    ///
+    /// - Parameters:
+    ///   - path: the SQLite store (opened read-only).
+    ///   - limit: the most bytes the inflated archive may have (a guard against decompression bombs).
+    /// - Returns: the model, or nil when the store has no cache (no `Z_MODELCACHE` table, no row,
+    ///   or an empty blob).
+    /// - Throws: `MigrationError` `.sqlite` when the store cannot be read, `.invalidModel` when
+    ///   the cache cannot be inflated or decoded, or exceeds `limit`.
+    ///
+    /// Core Data counterpart: none public; Core Data reads the cache itself when migrating a store
+    /// whose source model is not in any bundle.
+    public static func model(fromStoreAt path: String, limit: Int = defaultLimit) throws -> ManagedObjectModel? {
+        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        defer { database.close() }
+        return try model(from: database, limit: limit)
+    }
+
+    /// The cached model of an open store, nil when it has none.
+    package static func model(from database: SQLiteDatabase, limit: Int = defaultLimit) throws -> ManagedObjectModel? {
+        guard let bytes = try compressedArchive(in: database) else { return nil }
+        let what = "the model cache (Z_MODELCACHE.Z_CONTENT) of store '\(database.path)'"
+        let archive = try Inflate.inflate(bytes, limit: limit, code: .invalidModel, what: what)
+        return try CompiledModelReader.model(fromArchive: archive, name: nil, what: what)
+    }
+
+    /// The raw (still compressed) cache, nil when there is none.
+    package static func compressedArchive(in database: SQLiteDatabase) throws -> [UInt8]? {
+        guard try database.tableExists("Z_MODELCACHE") else { return nil }
+        let columns = try database.columns(ofTable: "Z_MODELCACHE")
+        guard let column = columns.first(where: { $0.uppercased() == "Z_CONTENT" }) ?? columns.first(where: { $0.uppercased() == "ZCONTENT" }) else {
+            throw MigrationError(.invalidModel, "the Z_MODELCACHE table of store '\(database.path)' has no Z_CONTENT column (it has \(columns.joined(separator: ", ")))")
+        }
+        for row in try database.rows("SELECT \(SQLiteDatabase.quote(column)) FROM Z_MODELCACHE") {
+            guard let value = row.first else { continue }
+            switch value {
+            case .null: continue
+            case .blob(let bytes) where bytes.isEmpty: continue
+            case .blob(let bytes): return bytes
+            default:
+                throw MigrationError(.invalidModel, "the model cache of store '\(database.path)' is not a blob")
+            }
+        }
+        return nil
+    }
+}

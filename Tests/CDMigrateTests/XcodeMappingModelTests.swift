@@ -251,6 +251,18 @@ final class XcodeMappingModelTests: XCTestCase {
         }
     }
 
+    func testFromFileWithModelsTakesEitherKindOfMapping() throws {
+        let v3 = try UnCloudNotes.model(version: 3), v4 = try UnCloudNotes.model(version: 4)
+        let json = try MappingModel.fromFile(ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json", sourceModel: v3, destinationModel: v4)
+        XCTAssertEqual(json.entityMappings[0].sourceExpression?.predicate.description, "image == nil")
+        let xcode = try MappingModel.fromFile(uncloudMapping(3), sourceModel: v3, destinationModel: v4)
+        XCTAssertEqual(xcode.entityMappings[0].sourceExpression?.predicate.description, "TRUEPREDICATE")
+        XCTAssertTrue(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.xcmappingmodel/"))
+        XCTAssertFalse(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.mapping.json"))
+        // The JSON mapping is checked against the models too.
+        XCTAssertThrowsError(try MappingModel.fromFile(ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json", sourceModel: v4, destinationModel: v3))
+    }
+
     func testMappingThatDoesNotFitTheModelsIsRejected() throws {
         // The v2 → v3 mapping against v3 → v4's models: Note has no image in v3.
         XCTAssertThrowsError(try MappingModel.fromXcodeMappingModel(uncloudMapping(2), sourceModel: try UnCloudNotes.model(version: 3), destinationModel: try UnCloudNotes.model(version: 4))) { error in
@@ -323,6 +335,22 @@ final class XcodeMappingModelTests: XCTestCase {
             XCTAssertEqual((error as? MigrationError)?.code, .invalidMapping)
             XCTAssertTrue((error as? MigrationError)?.message.contains("<plist>") == true)
         }
+    }
+
+    func testAttributeWithoutSourceCounterpartGetsNoExpressionAndAnUnmappedOneIsNamed() throws {
+        let source = try ModelReader.model(fromJSON: """
+        {"name": "a", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"}]}]}
+        """)
+        let destination = try ModelReader.model(fromJSON: """
+        {"name": "b", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"},
+                                                                 {"name": "summary", "type": "string"}]}]}
+        """)
+        let body = Self.validBody.replacingOccurrences(of: "idrefs=\"z3\"", with: "idrefs=\"z3 z4\"")
+            + "\n<object type=\"XDDEVATTRIBUTEMAPPING\" id=\"z4\"><attribute name=\"name\" type=\"string\">summary</attribute></object>"
+        let mapping = try MappingModel.fromXcodeMappingModel(try write(document(body)), sourceModel: source, destinationModel: destination)
+        XCTAssertEqual(mapping.entityMappings[0].attributeMappings.map { [$0.name, $0.valueExpressionText] }, [["summary", nil], ["title", "$source.title"]])
+        XCTAssertEqual(mapping.warnings.filter { $0.contains("'body'") }.count, 1, "\(mapping.warnings)")
+        XCTAssertFalse(mapping.warnings.contains { $0.contains("'summary'") })
     }
 
     func testOrphanEntityMappingIsDroppedWithAWarning() throws {

@@ -84,6 +84,44 @@ final class XcodeMappingModelTests: XCTestCase {
         }
     }
 
+    /// The entities, attribute names and relationship targets of an Xcode model (`.xcdatamodel/contents`),
+    /// every attribute typed as a string: all the mapping compiler looks at. (Reading Xcode models
+    /// in full is the model reader's job; this skeleton only feeds the mapping tests.)
+    func skeletonModel(_ version: String) throws -> ManagedObjectModel {
+        let root = try XMLElement.parse(file: Self.xcodeServer + version + "/XcodeServer.xcdatamodeld/XcodeServer.xcdatamodel/contents")
+        let entities = root.children(named: "entity").map { entity in
+            EntityDescription(name: entity["name"] ?? "", parent: entity["parentEntity"], isAbstract: entity["isAbstract"] == "YES",
+                              attributes: entity.children(named: "attribute").map { AttributeDescription(name: $0["name"] ?? "", type: .string) },
+                              relationships: entity.children(named: "relationship").map {
+                                  RelationshipDescription(name: $0["name"] ?? "", destination: $0["destinationEntity"] ?? "", inverse: $0["inverseName"],
+                                                          isToMany: $0["toMany"] == "YES", isOrdered: $0["ordered"] == "YES")
+                              })
+        }
+        return try ManagedObjectModel(name: "XcodeServer " + version, entities: entities)
+    }
+
+    func testXcodeServer1_1_0WithItsModelsIsExactlyWhatXcodeCompiled() throws {
+        // Here the relationship mappings name no entity mapping: it is found in the models, from the
+        // source relationship's target to the destination relationship's target.
+        let source = try skeletonModel("1_0_0"), destination = try skeletonModel("1_1_0")
+        let mapping = try XcodeMappingModelReader.read(path: Self.xcodeServer + "1_1_0/MappingModel.xcmappingmodel", sourceModel: source, destinationModel: destination)
+        try mapping.validate(sourceModel: source, destinationModel: destination)
+        let compiled = try compiledSummary("1_1_0")
+        XCTAssertEqual(mapping.entityMappings.count, compiled.count)
+        var relationshipExpressions = 0
+        for (m, c) in zip(mapping.entityMappings, compiled) {
+            XCTAssertEqual(m.name, c["name"]?.stringValue)
+            XCTAssertEqual(m.mappingType.rawValue, c["type"]?.stringValue, m.name)
+            XCTAssertEqual(m.sourceExpressionText, c["sourceExpression"]?.stringValue, m.name)
+            XCTAssertEqual(m.attributeMappings.map { [$0.name, $0.valueExpressionText] }, pairs(c["attributeMappings"]), m.name)
+            XCTAssertEqual(m.relationshipMappings.map { [$0.name, $0.valueExpressionText] }, pairs(c["relationshipMappings"]), m.name)
+            relationshipExpressions += m.relationshipMappings.filter { $0.valueExpressionText != nil }.count
+        }
+        // triggerErrors and inverseTriggerErrors are new in 1_1_0: no source relationship, no expression.
+        XCTAssertEqual(relationshipExpressions, 106)
+        XCTAssertNil(mapping.entityMapping(named: "IssueToIssue")?.relationshipMapping(named: "inverseTriggerErrors")?.valueExpressionText)
+    }
+
     // MARK: UnCloudNotes: the course's mapping models against reference migration 4's models
 
     func testUnCloudNotesV2ToV3CompilesAgainstTheJSONModels() throws {

@@ -213,7 +213,8 @@ int cdm_model_relationship_info(const cdm_model *model, const char *entity, cons
 typedef struct cdm_mapping cdm_mapping;
 
 /* Always sets *out; caller frees with cdm_mapping_free. CDM_INVALID_JSON, CDM_INVALID_MAPPING,
-** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING. */
+** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING; CDM_INVALID_ARGUMENT for an Xcode
+** .xcmappingmodel (or .xml) path, which cdm_mapping_from_xcode_file reads. */
 int cdm_mapping_from_json(const char *json, cdm_mapping **out);
 int cdm_mapping_from_file(const char *path, cdm_mapping **out);
 /* An Xcode mapping model (the .xcmappingmodel folder or its xcmapping.xml), compiled against the

@@ -297,6 +297,11 @@ final class XcodeMappingModelTests: XCTestCase {
         XCTAssertEqual(xcode.entityMappings[0].sourceExpression?.predicate.description, "TRUEPREDICATE")
         XCTAssertTrue(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.xcmappingmodel/"))
         XCTAssertFalse(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.mapping.json"))
+        // Without the models an Xcode mapping cannot be compiled: the JSON reader says which call to use.
+        XCTAssertThrowsError(try MappingModel.fromFile(uncloudMapping(3))) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .invalidArgument)
+            XCTAssertTrue((error as? MigrationError)?.message.contains("fromXcodeMappingModel") == true)
+        }
         // The JSON mapping is checked against the models too.
         XCTAssertThrowsError(try MappingModel.fromFile(ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json", sourceModel: v4, destinationModel: v3))
     }
@@ -389,6 +394,39 @@ final class XcodeMappingModelTests: XCTestCase {
         XCTAssertEqual(mapping.entityMappings[0].attributeMappings.map { [$0.name, $0.valueExpressionText] }, [["summary", nil], ["title", "$source.title"]])
         XCTAssertEqual(mapping.warnings.filter { $0.contains("'body'") }.count, 1, "\(mapping.warnings)")
         XCTAssertFalse(mapping.warnings.contains { $0.contains("'summary'") })
+    }
+
+    /// Truncated and garbled copies of a real document: each loads or fails with `.invalidMapping`, none traps.
+    func testGarbledCopiesOfARealDocumentNeverTrap() throws {
+        let original = Array(try FileIO.readText(path: uncloudMapping(3) + "/xcmapping.xml").utf8)
+        let v3 = try UnCloudNotes.model(version: 3), v4 = try UnCloudNotes.model(version: 4)
+        // Mutate where the structure is: markup characters outside the base64 model data.
+        let marks = original.indices.filter { [UInt8(ascii: "<"), UInt8(ascii: "\""), UInt8(ascii: ">"), UInt8(ascii: "z")].contains(original[$0]) }
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next(_ bound: Int) -> Int { state = state &* 6364136223846793005 &+ 1442695040888963407; return Int((state >> 33) % UInt64(bound)) }
+        var loaded = 0, rejected = 0
+        for round in 0..<120 {
+            var bytes = original
+            let at = marks[next(marks.count)]
+            switch round % 4 {
+            case 0: bytes.removeSubrange(at...)
+            case 1: bytes.remove(at: at)
+            case 2: bytes[at] = [UInt8(ascii: "x"), UInt8(ascii: "9"), UInt8(ascii: " "), UInt8(ascii: "'")][next(4)]
+            default: bytes.insert(contentsOf: Array(" z\(next(200))".utf8), at: at)
+            }
+            let folder = directory + "/G\(round).xcmappingmodel"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            try FileIO.write(bytes, path: folder + "/xcmapping.xml")
+            do {
+                _ = try MappingModel.fromXcodeMappingModel(folder, sourceModel: v3, destinationModel: v4)
+                loaded += 1
+            } catch let error as MigrationError {
+                XCTAssertEqual(error.code, .invalidMapping, error.description)
+                rejected += 1
+            }
+        }
+        XCTAssertGreaterThan(rejected, 40)
+        XCTAssertEqual(loaded + rejected, 120)
     }
 
     func testOrphanEntityMappingIsDroppedWithAWarning() throws {

@@ -255,6 +255,11 @@ static void test_xcode_mapping(void) {
     CHECK_RC(cdm_mapping_from_xcode_file(file, src, dst, &mp), CDM_OK);
     cdm_mapping_free(mp);
 
+    /* The JSON reader points to cdm_mapping_from_xcode_file. */
+    CHECK_RC(cdm_mapping_from_file(folder, &mp), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_mapping_errmsg(mp), "cdm_mapping_from_xcode_file");
+    cdm_mapping_free(mp);
+
     /* Models the other way round: the mapping does not fit them. */
     CHECK_RC(cdm_mapping_from_xcode_file(folder, dst, src, &mp), CDM_INVALID_MAPPING);
     CHECK(cdm_mapping_errcode(mp) == CDM_INVALID_MAPPING);

@@ -223,9 +223,17 @@ int cdm_model_relationship_info(const cdm_model *model, const char *entity, cons
 typedef struct cdm_mapping cdm_mapping;
 
 /* Always sets *out; caller frees with cdm_mapping_free. CDM_INVALID_JSON, CDM_INVALID_MAPPING,
-** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING. */
+** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING; CDM_INVALID_ARGUMENT for an Xcode
+** .xcmappingmodel (or .xml) path, which cdm_mapping_from_xcode_file reads. */
 int cdm_mapping_from_json(const char *json, cdm_mapping **out);
 int cdm_mapping_from_file(const char *path, cdm_mapping **out);
+/* An Xcode mapping model (the .xcmappingmodel folder or its xcmapping.xml), compiled against the
+** two models as Xcode's mapping model compiler does and checked against them (docs/mapping-format.md,
+** "From Xcode"). Always sets *out. CDM_INVALID_MAPPING naming the object (id and line) of a
+** malformed document or every problem of a mapping that does not fit the models, CDM_IO,
+** CDM_MISUSE for a NULL path or model. */
+int cdm_mapping_from_xcode_file(const char *path, const cdm_model *source_model, const cdm_model *destination_model,
+                                cdm_mapping **out);
 void cdm_mapping_free(cdm_mapping *mapping);
 /* Checks the mapping against a source and a destination model (cdm_migration_new does too);
 ** CDM_INVALID_MAPPING with every problem in cdm_mapping_error. The mapping is not changed (only

@@ -25,6 +25,16 @@ public func cdm_mapping_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMu
     construct(out, MappingHandle()) { $0.mapping = try MappingModel.fromFile(try CString.argument(path, "the mapping path")) }
 }
 
+@_cdecl("cdm_mapping_from_xcode_file")
+public func cdm_mapping_from_xcode_file(_ path: UnsafePointer<CChar>?, _ source: OpaquePointer?, _ destination: OpaquePointer?,
+                                        _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, MappingHandle()) {
+        $0.mapping = try MappingModel.fromXcodeMappingModel(try CString.argument(path, "the mapping path"),
+                                                            sourceModel: try ModelHandle.loaded(source, "source model"),
+                                                            destinationModel: try ModelHandle.loaded(destination, "destination model"))
+    }
+}
+
 @_cdecl("cdm_mapping_free")
 public func cdm_mapping_free(_ mapping: OpaquePointer?) { MappingHandle.release(mapping, "mapping") }
 

@@ -210,6 +210,98 @@ static void test_models_and_mappings(void) {
     cdm_model_free(dst);
 }
 
+/* An Xcode mapping model (.xcmappingmodel/xcmapping.xml, a Core Data XML store) compiled against
+** the two models: order by mappingnumber, names <Source>To<Destination>, relationship expressions
+** found in the models; a garbled document names its object. */
+static const char *XCODE_MAPPING =
+    "<?xml version=\"1.0\" standalone=\"yes\"?>\n<database>\n<databaseInfo><version>1</version></databaseInfo>\n"
+    "<object type=\"XDDEVMAPPINGMODEL\" id=\"z1\">\n"
+    "  <relationship name=\"entitymappings\" type=\"0/0\" destination=\"XDDEVENTITYMAPPING\" idrefs=\"z3 z2\"></relationship>\n"
+    "</object>\n"
+    "<object type=\"XDDEVENTITYMAPPING\" id=\"z2\">\n"
+    "  <attribute name=\"sourcename\" type=\"string\">Folder</attribute>\n"
+    "  <attribute name=\"destinationname\" type=\"string\">Category</attribute>\n"
+    "  <attribute name=\"mappingtypename\" type=\"string\">Undefined</attribute>\n"
+    "  <attribute name=\"mappingnumber\" type=\"int16\">1</attribute>\n"
+    "  <relationship name=\"attributemappings\" type=\"0/0\" destination=\"XDDEVATTRIBUTEMAPPING\" idrefs=\"z4\"></relationship>\n"
+    "  <relationship name=\"relationshipmappings\" type=\"0/0\" destination=\"XDDEVRELATIONSHIPMAPPING\" idrefs=\"z5\"></relationship>\n"
+    "</object>\n"
+    "<object type=\"XDDEVENTITYMAPPING\" id=\"z3\">\n"
+    "  <attribute name=\"sourcename\" type=\"string\">Note</attribute>\n"
+    "  <attribute name=\"destinationname\" type=\"string\">Note</attribute>\n"
+    "  <attribute name=\"mappingtypename\" type=\"string\">Undefined</attribute>\n"
+    "  <attribute name=\"mappingnumber\" type=\"int16\">2</attribute>\n"
+    "  <attribute name=\"migrationpolicyclassname\" type=\"string\">App.NotePolicy</attribute>\n"
+    "  <relationship name=\"attributemappings\" type=\"0/0\" destination=\"XDDEVATTRIBUTEMAPPING\" idrefs=\"z6\"></relationship>\n"
+    "</object>\n"
+    "<object type=\"XDDEVATTRIBUTEMAPPING\" id=\"z4\"><attribute name=\"name\" type=\"string\">name</attribute></object>\n"
+    "<object type=\"XDDEVRELATIONSHIPMAPPING\" id=\"z5\"><attribute name=\"autogenerateexpression\" type=\"bool\">1</attribute>"
+    "<attribute name=\"name\" type=\"string\">notes</attribute></object>\n"
+    "<object type=\"XDDEVATTRIBUTEMAPPING\" id=\"z6\"><attribute name=\"name\" type=\"string\">title</attribute></object>\n"
+    "</database>\n";
+
+static void test_xcode_mapping(void) {
+    cdm_model *src = NULL, *dst = NULL;
+    cdm_model_from_json(SOURCE_MODEL, &src);
+    cdm_model_from_json(DESTINATION_MODEL, &dst);
+    static char folder[600], file[700];
+    snprintf(folder, sizeof folder, "%s", path_in_dir("V1ToV2.xcmappingmodel"));
+    CHECK(mkdir(folder, 0700) == 0);
+    snprintf(file, sizeof file, "%s/xcmapping.xml", folder);
+    CHECK(write_file(file, XCODE_MAPPING));
+
+    cdm_mapping *mp = NULL;
+    size_t n = 0;
+    const char *name = NULL;
+    CHECK_RC(cdm_mapping_from_xcode_file(folder, src, dst, &mp), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
+    CHECK(n == 2);
+    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 0, &name), CDM_OK);
+    CHECK_STR(name, "FolderToCategory");
+    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 1, &name), CDM_OK);
+    CHECK_STR(name, "NoteToNote");
+    CHECK_RC(cdm_mapping_validate(mp, src, dst), CDM_OK);
+    cdm_mapping_free(mp);
+    /* The xml file itself, too. */
+    CHECK_RC(cdm_mapping_from_xcode_file(file, src, dst, &mp), CDM_OK);
+    cdm_mapping_free(mp);
+
+    /* The JSON reader points to cdm_mapping_from_xcode_file. */
+    CHECK_RC(cdm_mapping_from_file(folder, &mp), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_mapping_errmsg(mp), "cdm_mapping_from_xcode_file");
+    cdm_mapping_free(mp);
+
+    /* Models the other way round: the mapping does not fit them. */
+    CHECK_RC(cdm_mapping_from_xcode_file(folder, dst, src, &mp), CDM_INVALID_MAPPING);
+    CHECK(cdm_mapping_errcode(mp) == CDM_INVALID_MAPPING);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_MISUSE);
+    cdm_mapping_free(mp);
+
+    /* A garbled mappingnumber: the message names the object and the line. */
+    char garbled[4096];
+    snprintf(garbled, sizeof garbled, "%s", XCODE_MAPPING);
+    char *number = strstr(garbled, ">2</attribute>");
+    CHECK(number != NULL);
+    if (number) number[1] = 'x';
+    CHECK(write_file(file, garbled));
+    CHECK_RC(cdm_mapping_from_xcode_file(folder, src, dst, &mp), CDM_INVALID_MAPPING);
+    CHECK_HAS(cdm_mapping_errmsg(mp), "z3");
+    CHECK_HAS(cdm_mapping_errmsg(mp), "line 19");
+    cdm_mapping_free(mp);
+    CHECK(write_file(file, "<database><object"));
+    CHECK_RC(cdm_mapping_from_xcode_file(folder, src, dst, &mp), CDM_INVALID_MAPPING);
+    cdm_mapping_free(mp);
+
+    CHECK_RC(cdm_mapping_from_xcode_file(path_in_dir("missing.xcmappingmodel"), src, dst, &mp), CDM_IO);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_mapping_from_xcode_file(NULL, src, dst, &mp), CDM_MISUSE);
+    cdm_mapping_free(mp);
+    CHECK_RC(cdm_mapping_from_xcode_file(folder, NULL, dst, &mp), CDM_MISUSE);
+    cdm_mapping_free(mp);
+    cdm_model_free(src);
+    cdm_model_free(dst);
+}
+
 /* Makes the source store with the store API, setting every attribute type. Returns 1 on success. */
 static cdm_object *stale_store_object;
 static int make_source(const char *path) {
@@ -1009,6 +1101,7 @@ int main(void) {
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
     test_version_and_errors();
     test_models_and_mappings();
+    test_xcode_mapping();
     static char source[512];
     snprintf(source, sizeof source, "%s", path_in_dir("v1.sqlite"));
     if (make_source(source)) {

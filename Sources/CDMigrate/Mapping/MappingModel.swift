@@ -27,7 +27,14 @@ public final class MappingModel {
 
     public static func fromJSON(_ text: String) throws -> MappingModel { try from(try JSON.parse(text)) }
 
-    public static func fromFile(_ path: String) throws -> MappingModel { try from(try JSON.load(path: path)) }
+    /// Reads the JSON mapping at `path`. An Xcode `.xcmappingmodel` needs its models to be compiled:
+    /// `fromFile(_:sourceModel:destinationModel:)` reads either kind.
+    public static func fromFile(_ path: String) throws -> MappingModel {
+        if XcodeMappingModelReader.isXcodeMappingModelPath(path) {
+            throw MigrationError(.invalidArgument, "'\(path)' is an Xcode mapping model, which is compiled against its source and destination models: read it with fromXcodeMappingModel(_:sourceModel:destinationModel:) (C: cdm_mapping_from_xcode_file)")
+        }
+        return try from(try JSON.load(path: path))
+    }
 
     public static func from(_ json: JSON) throws -> MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")

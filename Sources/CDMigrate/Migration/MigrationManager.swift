@@ -75,8 +75,19 @@ public final class MigrationManager {
     }
 
     /// Registers the policy class for mappings whose `policy` is `name`: a new object per entity mapping and pass.
+    /// A module-qualified name (`UnCloudNotes.AttachmentPolicy`, as Xcode's editor shows a Swift class)
+    /// and the bare class name find each other, whichever of the two the mapping and the registration use.
     public func register(policyNamed name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
         policyFactories[name] = factory
+    }
+
+    /// The factory registered for `name`: under that very name, else under the same class name with
+    /// or without a module prefix.
+    func policyFactory(named name: String) -> (() -> EntityMigrationPolicy)? {
+        if let factory = policyFactories[name] { return factory }
+        let bare = XcodeMappingModelReader.unqualified(name)
+        if let factory = policyFactories[bare] { return factory }
+        return policyFactories.keys.sorted().first { XcodeMappingModelReader.unqualified($0) == bare }.flatMap { policyFactories[$0] }
     }
 
     /// Registers the function `FUNCTION(CAST("className", "Class"), "selector", …)` calls.
@@ -182,7 +193,7 @@ public final class MigrationManager {
     private func run(sourcePath: String, temporaryPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
         for model in mappingModels {
             for mapping in model.entityMappings {
-                if let name = mapping.entityMigrationPolicyClassName, policyFactories[name] == nil {
+                if let name = mapping.entityMigrationPolicyClassName, policyFactory(named: name) == nil {
                     throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)' names policy '\(name)', which is not registered", path: mapping.path + ".policy")
                 }
             }
@@ -271,7 +282,7 @@ public final class MigrationManager {
         let mappings = model.entityMappings
         for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
         let policies: [EntityMigrationPolicy] = mappings.map { mapping in
-            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactories[name] { return factory() }
+            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) { return factory() }
             return DefaultEntityMigrationPolicy()
         }
         guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }

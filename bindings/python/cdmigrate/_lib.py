@@ -162,6 +162,7 @@ _PROTOTYPES = {
     # mappings
     "cdm_mapping_from_json": (c_int, [c_char_p, _out_ptr]),
     "cdm_mapping_from_file": (c_int, [c_char_p, _out_ptr]),
+    "cdm_mapping_from_xcode_file": (c_int, [c_char_p, c_void_p, c_void_p, _out_ptr]),
     "cdm_mapping_free": (None, [c_void_p]),
     "cdm_mapping_validate": (c_int, [c_void_p, c_void_p, c_void_p]),
     "cdm_mapping_error": (c_void_p, [c_void_p]),

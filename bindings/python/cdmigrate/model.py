@@ -99,6 +99,17 @@ class MappingModel(LongLivedHandle):
     def from_file(cls, path: PathLike) -> "MappingModel":
         return cls._make(_lib.lib.cdm_mapping_from_file, c_path(path))
 
+    @classmethod
+    def from_xcode(cls, path: PathLike, source_model: Model, destination_model: Model) -> "MappingModel":
+        """Reads an Xcode mapping model (the ``.xcmappingmodel`` folder or its ``xcmapping.xml``) and
+        compiles it against the two models as Xcode's mapping model compiler does, then checks it
+        against them (docs/mapping-format.md, "From Xcode"). InvalidMappingError naming the object
+        (id and line) of a malformed document or every problem of a mapping that does not fit,
+        MigrationIOError when the file cannot be read. A custom policy is named by its class name
+        without the module prefix; ``Migration.run(policies=...)`` finds it under either name."""
+        return cls._make(_lib.lib.cdm_mapping_from_xcode_file, _encode(os.fspath(path), "the path"),
+                         source_model._ptr, destination_model._ptr)
+
     def validate(self, source: Model, destination: Model) -> None:
         """Checks the mapping against two models; InvalidMappingError with every problem."""
         check(_lib.lib.cdm_mapping_validate(self._ptr, source._ptr, destination._ptr))

@@ -34,7 +34,8 @@ extension MappingModel {
         if let error = MigrationError.collecting(problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")does not fit its models") {
             throw error
         }
-        return MappingModel(name: name, entityMappings: bound, warnings: warnings)
+        // The reader's warnings stay; a copy validated again does not repeat them.
+        return MappingModel(name: name, entityMappings: bound, warnings: self.warnings + warnings.filter { !self.warnings.contains($0) })
     }
 
     private func validate(_ unbound: EntityMapping, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,

@@ -25,8 +25,7 @@ extension MappingModel {
     /// `.xcmappingmodel`.
     public static func fromXcodeMappingModel(_ path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws -> MappingModel {
         let mapping = try XcodeMappingModelReader.read(path: path, sourceModel: sourceModel, destinationModel: destinationModel)
-        try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
-        return mapping
+        return try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
     }
 
     /// Reads a mapping model file of either kind: an Xcode mapping model (a path ending in
@@ -103,9 +102,7 @@ package struct XcodeMappingModelReader {
         let document = try XcodeStoreDocument.read(file: file, code: .invalidMapping)
         var reader = XcodeMappingModelReader(document: document, sourceModel: sourceModel, destinationModel: destinationModel)
         let mappings = try reader.compile()
-        let model = MappingModel(name: modelName(file), entityMappings: mappings)
-        for warning in reader.warnings { model.addWarning(warning) }
-        return model
+        return MappingModel(name: modelName(file), entityMappings: mappings, warnings: reader.warnings)
     }
 
     func fail(_ object: XcodeStoreDocument.Object, _ message: String, underlying: [MigrationError] = []) -> MigrationError {

@@ -14,6 +14,13 @@ swift test --skip-build --disable-swift-testing --sanitize=address --scratch-pat
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan --filter '^CDMigrateTests\.Concurrent'
 make test-c
+# Robustness: the crash harness (short: 20 SIGKILLed migrations, 5 races for one destination) and
+# each libFuzzer target for 10 seconds (docs/reliability.md has the full runs).
+scripts/crash-harness.sh short
+for target in value-expression predicate regular-expression model-json mapping-json binary-plist; do
+    scripts/fuzz.sh "$target" 10 >/dev/null 2>&1 || { echo "fuzz target $target failed: scripts/fuzz.sh $target 10" >&2; exit 1; }
+    echo "fuzz $target: 10 s, no crash"
+done
 # The benchmark at 2,000 rows: every path runs and gives the same rows (figures are not judged).
 python3 bench/run.py --quick
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.

@@ -10,7 +10,9 @@ swift test --skip-build --disable-swift-testing
 # The Swift suite again under AddressSanitizer, and the threaded tests under ThreadSanitizer
 # (each in a build folder of its own).
 swift build --build-tests --sanitize=address --scratch-path .build-asan
-swift test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan
+# Leak detection stays off here: LeakSanitizer reports allocations still reachable through
+# reference cycles in parsed expressions (docs/reliability.md); the C suite runs with it on.
+ASAN_OPTIONS=detect_leaks=0 swift test --skip-build --disable-swift-testing --sanitize=address --scratch-path .build-asan
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan --filter '^CDMigrateTests\.Concurrent'
 make test-c

@@ -107,7 +107,7 @@ class MappingModel(LongLivedHandle):
         (id and line) of a malformed document or every problem of a mapping that does not fit,
         MigrationIOError when the file cannot be read. A custom policy is named by its class name
         without the module prefix; ``Migration.run(policies=...)`` finds it under either name."""
-        return cls._make(_lib.lib.cdm_mapping_from_xcode_file, _encode(os.fspath(path), "the path"),
+        return cls._make(_lib.lib.cdm_mapping_from_xcode_file, c_path(path),
                          source_model._ptr, destination_model._ptr)
 
     def validate(self, source: Model, destination: Model) -> None:

@@ -10,6 +10,7 @@ import pytest
 import cdmigrate
 from conftest import EXAMPLES, ROOT, entity_number, rows
 from reference_migrations import uncloudnotes
+from reference_migrations.text import prefix_graphemes
 
 FIXTURES = os.environ.get("CDMIGRATE_FIXTURES", os.path.join(ROOT, "Tests", "Fixtures"))
 V3_TO_V4 = os.path.join(FIXTURES, "xcode", "UnCloudNotes", "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel")
@@ -46,7 +47,7 @@ def test_from_xcode_migrates_with_the_policy_under_its_xcode_name(tmp_path):
     assert rows(destination, f"SELECT COUNT(*) FROM ZATTACHMENT WHERE Z_ENT != {image_entity}") == [(attachments,)]
     captions = rows(destination, f"""SELECT a.ZCAPTION, n.ZBODY FROM ZATTACHMENT a JOIN ZNOTE n ON n.Z_PK = a.ZNOTE
                                     WHERE a.Z_ENT = {image_entity}""")
-    assert captions and all(caption == (body or "")[:80] for caption, body in captions)
+    assert captions and all(caption == prefix_graphemes(body or "", 80) for caption, body in captions)
 
 
 def test_from_xcode_names_the_object_and_line_of_a_malformed_document(tmp_path):

@@ -19,20 +19,8 @@ final class AppleStoreFixtureTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: temporaryDirectory)
     }
 
-    /// Copies a fixture store with its -wal and -shm (SQLite may write beside a store it opens).
     func copyFixture(_ relativePath: String) throws -> String {
-        let source = AppleStoreFixtureTests.fixtures + "/" + relativePath
-        guard FileManager.default.fileExists(atPath: source) else { XCTFail("fixture \(source) is missing: Tests/Fixtures is incomplete (or CDMIGRATE_FIXTURES points elsewhere)"); throw CocoaError(.fileNoSuchFile) }
-        // Each copy in a folder of its own: a test may open the same fixture twice.
-        let folder = temporaryDirectory + "/" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let destination = folder + "/" + (relativePath as NSString).lastPathComponent
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
-            try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
-            // Fixtures are read-only files; the copies must be writable for SQLite's -shm handling.
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination + suffix)
-        }
-        return destination
+        try copyFixtureStore(relativePath, into: temporaryDirectory)
     }
 
     func model(_ name: String) throws -> ManagedObjectModel {

@@ -51,3 +51,23 @@ enum TestPaths {
     static let fixtures: String = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
         ?? (repository + "/Tests/Fixtures")
 }
+
+/// A writable copy of a fixture store (`Tests/Fixtures/<relativePath>`) with its -wal and -shm, in a
+/// folder of its own under `directory`: SQLite may write beside a store it opens, and a test may
+/// open the same fixture twice.
+func copyFixtureStore(_ relativePath: String, into directory: String) throws -> String {
+    let source = TestPaths.fixtures + "/" + relativePath
+    guard FileManager.default.fileExists(atPath: source) else {
+        XCTFail("fixture \(source) is missing: Tests/Fixtures is incomplete (or CDMIGRATE_FIXTURES points elsewhere)")
+        throw CocoaError(.fileNoSuchFile)
+    }
+    let folder = directory + "/" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let destination = folder + "/" + (relativePath as NSString).lastPathComponent
+    for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
+        try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
+        // Fixtures are read-only files; the copies must be writable for SQLite's -shm handling.
+        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination + suffix)
+    }
+    return destination
+}

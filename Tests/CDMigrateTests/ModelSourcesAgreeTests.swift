@@ -20,8 +20,7 @@ final class ModelSourcesAgreeTests: XCTestCase {
     func testTheRenamesStoresCachedModelsHashAsTheStoresRecord() throws {
         let scratch = ScratchDirectory()
         for version in ["v1.0.0", "v1.1.0", "v1.1.2", "v1.2.0", "v2.0.0"] {
-            let copy = scratch.file("Example_\(version).sqlite")
-            try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/apple-stores/renames/Example_\(version).sqlite", toPath: copy)
+            let copy = try copyFixtureStore("apple-stores/renames/Example_\(version).sqlite", into: scratch.path)
             let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: copy))
             let metadata = try StoreInfo.read(at: copy).metadata
             XCTAssertTrue(cached.isCompatible(withStoreMetadata: metadata), "\(version): \(cached.versionDifferences(fromStoreMetadata: metadata))")

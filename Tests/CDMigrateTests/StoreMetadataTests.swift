@@ -131,8 +131,7 @@ final class StoreMetadataTests: XCTestCase {
 final class StoreInfoTests: XCTestCase {
     func testReadsMetadataHierarchyAndRowCountsOfAnAppleStore() throws {
         let scratch = ScratchDirectory()
-        let copy = scratch.file("NotesV7.storedata")
-        try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/apple-stores/macos-notes/NotesV7.storedata", toPath: copy)
+        let copy = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)
         let info = try StoreInfo.read(at: copy)
         XCTAssertEqual(info.entities.count, 22)
         XCTAssertTrue(info.metadata.isEmpty, "the Notes store has an empty Z_PLIST")
@@ -149,10 +148,7 @@ final class StoreInfoTests: XCTestCase {
 
     func testReadsTheVersionHashesOfARealStore() throws {
         let scratch = ScratchDirectory()
-        let copy = scratch.file("Example.sqlite")
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: TestPaths.fixtures + "/apple-stores/renames/Example_v1.0.0.sqlite" + suffix) {
-            try FileManager.default.copyItem(atPath: TestPaths.fixtures + "/apple-stores/renames/Example_v1.0.0.sqlite" + suffix, toPath: copy + suffix)
-        }
+        let copy = try copyFixtureStore("apple-stores/renames/Example_v1.0.0.sqlite", into: scratch.path)
         let info = try StoreInfo.read(at: copy)
         XCTAssertEqual(info.metadata.versionHashes["BasicEntity"].map(Base64.encode), "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=")
         XCTAssertEqual(info.entities.map { $0.name }, ["BasicEntity"])

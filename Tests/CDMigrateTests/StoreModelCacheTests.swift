@@ -16,17 +16,8 @@ final class StoreModelCacheTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: temporaryDirectory)
     }
 
-    /// A writable copy of a fixture store (SQLite may write beside a store it opens).
     func copyFixture(_ relativePath: String) throws -> String {
-        let source = TestPaths.fixtures + "/" + relativePath
-        let folder = temporaryDirectory + "/" + UUID().uuidString
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let destination = folder + "/" + (relativePath as NSString).lastPathComponent
-        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: source + suffix) {
-            try FileManager.default.copyItem(atPath: source + suffix, toPath: destination + suffix)
-            try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination + suffix)
-        }
-        return destination
+        try copyFixtureStore(relativePath, into: temporaryDirectory)
     }
 
     func testRenamesStoresCacheTheModelsTheirJSONDescribes() throws {

@@ -16,11 +16,7 @@ final class StoreModelRecoveryTests: XCTestCase {
     }
 
     func copyFixture(_ relativePath: String) throws -> String {
-        let source = TestPaths.fixtures + "/" + relativePath
-        let destination = temporaryDirectory + "/" + (relativePath as NSString).lastPathComponent
-        try FileManager.default.copyItem(atPath: source, toPath: destination)
-        try FileManager.default.setAttributes([.posixPermissions: 0o644], ofItemAtPath: destination)
-        return destination
+        try copyFixtureStore(relativePath, into: temporaryDirectory)
     }
 
     func testNotesModelIsRecoveredAndReadsEveryRow() throws {

@@ -109,6 +109,8 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         Row(title: "a*b[c]", body: "a?b", displayIndex: 100, rating: 4.25, archived: false, date: .date(1e9)),
         Row(title: "café", body: "CAFÉ", displayIndex: 3, rating: 3, archived: true, date: .date(30)),
         Row(title: "xabcx", body: "zzz", displayIndex: 4, rating: 2.5, archived: nil, date: .date(25)),
+        // The same word decomposed ("e" + U+0301): literally a different string from row 7's.
+        Row(title: "cafe\u{301}", body: "cafe\u{301}s", displayIndex: 5, rating: 1, archived: false, date: .date(40)),
     ]
 
     private func check(_ rc: Int32, _ db: OpaquePointer?, file: StaticString = #filePath, line: UInt = #line) throws {
@@ -172,10 +174,14 @@ final class PredicateSQLTranslatorTests: XCTestCase {
             ("title == body", []), ("title != body", []), ("displayIndex > rating", []), ("NOT displayIndex > rating", []),
             (#"title == "abc" OR displayIndex > 50"#, []), (#"NOT (title == "abc" OR displayIndex > 50)"#, []),
             (#"(title BEGINSWITH "a" AND rating > 1) OR archived == NO"#, []), ("TRUEPREDICATE", []), ("NOT FALSEPREDICATE", []),
+            (#"title == "café""#, []), ("title == \"cafe\u{301}\"", []), (#"title BEGINSWITH "cafe""#, []),
+            ("title ENDSWITH \"e\u{301}\"", []), (#"title CONTAINS "fe""#, []), (#"title > "café""#, []), ("title < \"cafe\u{301}\"", []),
             ("displayIndex == %@", [.double(2.0)]), ("rating == %@", [2]), ("displayIndex < %@", [.decimal("2.5")]),
         ]
         let evaluator = PredicateEvaluator()
-        var results: [String: [Int64]] = [:]
+        // Keyed by code points: a Swift dictionary would merge the two spellings of "café".
+        var results: [[UInt32]: [Int64]] = [:]
+        func selectedRows(_ text: String) -> [Int64]? { results[text.unicodeScalars.map(\.value)] }
         for (text, args) in predicates {
             let predicate = try ExpressionParser.parsePredicate(text, arguments: args)
             guard let t = PredicateSQLTranslator.translate(predicate, resolver: NoteColumns()) else {
@@ -190,13 +196,18 @@ final class PredicateSQLTranslatorTests: XCTestCase {
             sqlite3_finalize(statement)
             let expected = try objects.filter { try evaluator.evaluate(predicate, object: .object($0)) }.map { $0.objectID.primaryKey }
             XCTAssertEqual(selected, expected, "\(text) → \(t.sql) \(t.arguments)")
-            results[text] = selected
+            results[text.unicodeScalars.map(\.value)] = selected
         }
         // Spot checks that the rows exercise the edge cases (nil row 3, empty row 4).
-        XCTAssertEqual(results[#"title ==[c] "abc""#], [1, 2])
-        XCTAssertEqual(results[#"title != "abc""#], [2, 3, 4, 5, 6, 7, 8])
-        XCTAssertEqual(results[#"NOT title CONTAINS """#], [1, 2, 3, 4, 5, 6, 7, 8])
-        XCTAssertEqual(results[#"title LIKE """#], [4])
-        XCTAssertEqual(results["archived != YES"], [2, 3, 4, 6, 8])
+        XCTAssertEqual(selectedRows(#"title ==[c] "abc""#), [1, 2])
+        XCTAssertEqual(selectedRows(#"title != "abc""#), [2, 3, 4, 5, 6, 7, 8, 9])
+        XCTAssertEqual(selectedRows(#"NOT title CONTAINS """#), [1, 2, 3, 4, 5, 6, 7, 8, 9])
+        XCTAssertEqual(selectedRows(#"title LIKE """#), [4])
+        XCTAssertEqual(selectedRows("archived != YES"), [2, 3, 4, 6, 8, 9])
+        // Literal comparison: the precomposed and the decomposed "café" are different strings.
+        XCTAssertEqual(selectedRows(#"title == "café""#), [7])
+        XCTAssertEqual(selectedRows("title == \"cafe\u{301}\""), [9])
+        XCTAssertEqual(selectedRows(#"title BEGINSWITH "cafe""#), [9])
+        XCTAssertEqual(selectedRows("title ENDSWITH \"e\u{301}\""), [9])
     }
 }

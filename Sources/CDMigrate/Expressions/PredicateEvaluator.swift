@@ -79,9 +79,9 @@ public struct PredicateEvaluator {
             if case .collection(let items) = lhs { return items.contains { ValueComparison.equal($0, rhs, options) } }
             return try strings(lhs, rhs, op) { contains($0, $1, options) }
         case .beginsWith:
-            return try strings(lhs, rhs, op) { !$1.isEmpty && ValueComparison.fold($0, options).hasPrefix(ValueComparison.fold($1, options)) }
+            return try strings(lhs, rhs, op) { ValueComparison.hasPrefix($0, $1, options) }
         case .endsWith:
-            return try strings(lhs, rhs, op) { !$1.isEmpty && ValueComparison.fold($0, options).hasSuffix(ValueComparison.fold($1, options)) }
+            return try strings(lhs, rhs, op) { ValueComparison.hasSuffix($0, $1, options) }
         case .like:
             return try strings(lhs, rhs, op) { ValueComparison.like($0, $1, options) }
         case .matches:
@@ -93,7 +93,7 @@ public struct PredicateEvaluator {
     }
 
     private func contains(_ haystack: String, _ needle: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        return !needle.isEmpty && ValueComparison.fold(haystack, options).contains(ValueComparison.fold(needle, options))
+        return ValueComparison.contains(haystack, needle, options)
     }
 
     /// String operators: nil on either side is false; anything else that is not a string is an error.

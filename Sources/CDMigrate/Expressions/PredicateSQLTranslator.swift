@@ -16,9 +16,9 @@ public protocol SQLColumnResolver {
 /// - String operators are case-sensitive (`instr`, `substr`, `GLOB`); `[c]` translates only for
 ///   ASCII constants (SQLite's `lower()` folds ASCII only); `[d]`, MATCHES, ANY/ALL/NONE, SUBQUERY,
 ///   functions and to-many paths never translate.
-/// Known differences at the edges: SQLite compares code points while Swift compares grapheme
-/// clusters under canonical equivalence (a column holding a decomposed "é" may match differently),
-/// and non-ASCII characters whose lower case is ASCII (KELVIN SIGN) fold only in Swift.
+/// Both sides compare strings literally, code point by code point (see `ValueComparison`). Known
+/// difference at the edges: non-ASCII characters whose lower case is ASCII (KELVIN SIGN) fold only
+/// in Swift, which is why `[c]` translates only for ASCII constants.
 public enum PredicateSQLTranslator {
     public static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
         var builder = Builder(resolver: resolver)

@@ -1,13 +1,15 @@
 /// How predicates compare values: NSPredicate's `==` and ordering with `[c]` / `[d]`.
 ///
-/// Numbers of any kind compare by value, dates with dates, strings with strings (by Unicode
-/// scalars after canonical equivalence, as Swift compares them), instances by identity.
-/// `[c]` lower-cases (Unicode-aware); `[d]` folds diacritics (see `foldDiacritics`).
+/// Numbers of any kind compare by value, dates with dates, strings with strings, instances by
+/// identity. Strings compare literally, code point by code point, as `NSString.isEqual(_:)` and
+/// Core Data's SQLite store do: a precomposed "é" and "e" + U+0301 differ (Swift's own `==` would
+/// call them equal), so a predicate selects the same rows whether it runs as SQL or in memory.
+/// `[c]` lower-cases (Unicode-aware) and `[d]` folds diacritics (see `foldDiacritics`) before the
+/// literal comparison; `[d]` thereby makes the two forms of "é" equal.
 enum ValueComparison {
     static func equal(_ a: Value, _ b: Value, _ options: FilterPredicate.ComparisonOptions = []) -> Bool {
         if case .string(let x) = a, case .string(let y) = b {
-            if options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]) { return x == y }
-            return fold(x, options) == fold(y, options)
+            return literallyEqual(fold(x, options), fold(y, options))
         }
         return a == b
     }
@@ -16,9 +18,7 @@ enum ValueComparison {
     static func compare(_ a: Value, _ b: Value, _ options: FilterPredicate.ComparisonOptions = []) -> Int? {
         switch (a, b) {
         case (.string(let x), .string(let y)):
-            if options.isDisjoint(with: [.caseInsensitive, .diacriticInsensitive]) { return x < y ? -1 : (x == y ? 0 : 1) }
-            let fx = fold(x, options), fy = fold(y, options)
-            return fx < fy ? -1 : (fx == fy ? 0 : 1)
+            return literalOrder(fold(x, options), fold(y, options))
         case (.date(let x), .date(let y)):
             return x < y ? -1 : (x == y ? 0 : 1)
         case (.integer(let x), .integer(let y)):
@@ -31,6 +31,44 @@ enum ValueComparison {
         default:
             return nil
         }
+    }
+
+    /// Equal code point sequences.
+    static func literallyEqual(_ a: String, _ b: String) -> Bool {
+        a.unicodeScalars.elementsEqual(b.unicodeScalars)
+    }
+
+    /// Code point order (the order of UTF-8 bytes, SQLite's BINARY collation): -1, 0 or 1.
+    static func literalOrder(_ a: String, _ b: String) -> Int {
+        var i = a.unicodeScalars.makeIterator(), j = b.unicodeScalars.makeIterator()
+        while true {
+            switch (i.next(), j.next()) {
+            case (nil, nil): return 0
+            case (nil, _): return -1
+            case (_, nil): return 1
+            case let (x?, y?): if x != y { return x.value < y.value ? -1 : 1 }
+            }
+        }
+    }
+
+    /// BEGINSWITH, ENDSWITH and CONTAINS on code points, after folding.
+    static func hasPrefix(_ s: String, _ prefix: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
+        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(prefix, options).unicodeScalars)
+        return !p.isEmpty && text.starts(with: p)
+    }
+
+    static func hasSuffix(_ s: String, _ suffix: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
+        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(suffix, options).unicodeScalars)
+        return !p.isEmpty && text.count >= p.count && text[(text.count - p.count)...].elementsEqual(p)
+    }
+
+    static func contains(_ s: String, _ needle: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
+        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(needle, options).unicodeScalars)
+        guard !p.isEmpty, text.count >= p.count else { return false }
+        for start in 0...(text.count - p.count) where text[start] == p[0] {
+            if text[start..<(start + p.count)].elementsEqual(p) { return true }
+        }
+        return false
     }
 
     static func fold(_ s: String, _ options: FilterPredicate.ComparisonOptions) -> String {

@@ -30,7 +30,7 @@ from .migration import Migration, MigrationReport, Progress
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
-from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, ValueType, date_from_reference_seconds, reference_seconds
+from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, CoreDataDate, ValueType, date_from_reference_seconds, reference_seconds
 
 __version__ = "0.1.0"
 
@@ -54,7 +54,7 @@ __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
-    "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",
+    "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",
     "MigrationError", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
     "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
     "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",

@@ -23,7 +23,7 @@ from .errors import MismatchError, check
 from ._text import c_text
 from .values import AttributeType as T
 from .values import ValueType as V
-from .values import date_from_reference_seconds, reference_seconds
+from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
 
 _lib_ = _lib.lib
 
@@ -150,7 +150,7 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
 
 
 _STR, _INT, _FLOAT, _BOOLEAN, _NONE, _BYTES = str, int, float, bool, type(None), bytes
-_DATETIMES = (_dt.datetime, _dt.date)
+_DATETIMES = (_dt.datetime, _dt.date, CoreDataDate)
 
 
 def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -> Tuple[Any, int, List[Any]]:

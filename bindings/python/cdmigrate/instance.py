@@ -27,7 +27,7 @@ from .fields import FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
 from .values import ValueType as V
-from .values import date_from_reference_seconds, reference_seconds
+from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
 
 _lib_ = _lib.lib
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -147,6 +147,8 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise OverflowError(f"{value} does not fit the 64-bit integer attribute '{key}'")
         code = getattr(_lib_, "cdm_object_set_int64" + suffix)(h, target, value)
+    elif isinstance(value, CoreDataDate):
+        code = getattr(_lib_, "cdm_object_set_date" + suffix)(h, target, float(value))
     elif isinstance(value, float):
         code = getattr(_lib_, "cdm_object_set_double" + suffix)(h, target, value)
     elif isinstance(value, str):
@@ -248,6 +250,8 @@ def set_result(handle: int, value: Any) -> None:
         if not _INT64_MIN <= value <= _INT64_MAX:
             raise OverflowError(f"the function's result {value} does not fit 64 bits")
         code = lib.cdm_value_set_int64(handle, value)
+    elif isinstance(value, CoreDataDate):
+        code = lib.cdm_value_set_date(handle, float(value))
     elif isinstance(value, float):
         code = lib.cdm_value_set_double(handle, value)
     elif isinstance(value, str):

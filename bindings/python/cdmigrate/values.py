@@ -9,7 +9,8 @@ Double, Float               ``float``
 Decimal                     ``decimal.Decimal``
 String                      ``str``
 Boolean                     ``bool``
-Date                        ``datetime.datetime`` in UTC (stored as seconds since 2001)
+Date                        ``datetime.datetime`` in UTC (stored as seconds since 2001);
+                            a ``CoreDataDate`` outside ``datetime``'s years 1–9999
 Binary, Transformable       ``bytes``
 UUID                        ``uuid.UUID``
 URI                         ``str``
@@ -17,7 +18,9 @@ to-one relationship         an ``Instance`` or ``None``
 to-many relationship        a ``list`` of ``Instance``
 ==========================  ==========================================================
 
-Naive datetimes given to the library are taken as UTC.
+Naive datetimes given to the library are taken as UTC. A Core Data date is a double of seconds
+since 2001 and reaches far beyond year 9999; such a date reads as a ``CoreDataDate`` (a ``float``
+of those seconds), and a ``CoreDataDate`` can be written wherever a date is taken.
 """
 
 from __future__ import annotations
@@ -65,13 +68,40 @@ class ValueType(enum.IntEnum):
     COLLECTION = 11
 
 
-def date_from_reference_seconds(seconds: float) -> _dt.datetime:
-    """The UTC datetime of a Core Data date (seconds since 2001-01-01), to the microsecond."""
-    return REFERENCE_DATE + _dt.timedelta(seconds=seconds)
+class CoreDataDate(float):
+    """A Core Data date as it is stored: seconds since 2001-01-01 00:00 UTC, as a ``float``.
+
+    Dates read as ``datetime.datetime`` where ``datetime`` can hold them (years 1 to 9999) and as
+    ``CoreDataDate`` elsewhere (a Core Data date is a double and may lie in year 11507 or before
+    year 1). Writing a ``CoreDataDate`` to a date attribute, or returning one from a host
+    function, stores exactly these seconds; a plain ``float`` would be taken as a number.
+    """
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"CoreDataDate({float(self)!r})"
+
+    def to_datetime(self) -> _dt.datetime:
+        """The UTC datetime; raises ``OverflowError`` outside ``datetime``'s years 1 to 9999."""
+        return REFERENCE_DATE + _dt.timedelta(seconds=float(self))
 
 
-def reference_seconds(value: "_dt.datetime | _dt.date") -> float:
-    """Seconds since 2001-01-01 UTC of a datetime (naive ones are UTC) or a date (at midnight UTC)."""
+def date_from_reference_seconds(seconds: float) -> "_dt.datetime | CoreDataDate":
+    """The UTC datetime of a Core Data date (seconds since 2001-01-01), to the microsecond, or a
+    ``CoreDataDate`` holding the seconds when ``datetime`` cannot hold the date (not finite, or
+    outside years 1 to 9999)."""
+    try:
+        return REFERENCE_DATE + _dt.timedelta(seconds=seconds)
+    except (OverflowError, ValueError):
+        return CoreDataDate(seconds)
+
+
+def reference_seconds(value: "_dt.datetime | _dt.date | CoreDataDate") -> float:
+    """Seconds since 2001-01-01 UTC of a datetime (naive ones are UTC), a date (at midnight UTC) or
+    a ``CoreDataDate``."""
+    if isinstance(value, CoreDataDate):
+        return float(value)
     if not isinstance(value, _dt.datetime):
         value = _dt.datetime(value.year, value.month, value.day)
     if value.tzinfo is None:

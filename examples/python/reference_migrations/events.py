@@ -3,14 +3,12 @@ StepTwo) run as two passes into the same destination; then the new store replace
 
 from __future__ import annotations
 
-import ctypes
 import datetime as dt
 import math
 import os
 from typing import List, Optional
 
 import cdmigrate
-from cdmigrate import _lib
 
 from .common import SeededGenerator, mapping, model, remove_store, summary
 
@@ -54,63 +52,28 @@ def medium_date(reference_seconds: float) -> Optional[str]:
 
 
 def printed_date(value) -> Optional[str]:
-    """The host function EventFormatting printedDate: (dates arrive as datetimes; numbers are
-    seconds since 2001)."""
+    """The host function EventFormatting printedDate: dates arrive as datetimes, or as
+    cdmigrate.CoreDataDate (seconds since 2001) beyond datetime's year 9999; numbers are seconds
+    since 2001. A time stamp with no text fails the migration, as in Swift and C."""
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        return medium_date(cdmigrate.reference_seconds(value))
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return medium_date(float(value))
-    raise TypeError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR} takes a date, not {type(value).__name__}")
+    if isinstance(value, (dt.datetime, cdmigrate.CoreDataDate)):
+        seconds = cdmigrate.reference_seconds(value)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        seconds = float(value)
+    else:
+        raise TypeError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR} takes a date, not {type(value).__name__}")
+    text = medium_date(seconds)
+    if text is None:
+        raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR}: the date {seconds!r} (seconds since 2001) is out of range")
+    return text
 
 
 FUNCTIONS = {(FORMATTING_CLASS, FORMATTING_SELECTOR): printed_date}
 
-_EXPRESSION_EVALUATION = 5
-_VALUE_NULL, _VALUE_INTEGER, _VALUE_DOUBLE, _VALUE_DATE = 0, 2, 3, 6
-
-
-def _printed_date_raw(ctx, argc, argv, result, user) -> int:
-    """printedDate: on the C API's values: the binding gives dates as datetime, which ends at year
-    9999, so the seconds since 2001 are read as they are stored (a double) and formatted here."""
-    lib = _lib.lib
-    try:
-        if argc != 1:
-            raise ValueError("printedDate: takes one date")
-        kind = lib.cdm_value_type(argv[0])
-        if kind == _VALUE_NULL:
-            return lib.cdm_value_set_null(result)
-        if kind == _VALUE_INTEGER:
-            number = ctypes.c_int64()
-            code = lib.cdm_value_int64(argv[0], ctypes.byref(number))
-            seconds = float(number.value)
-        elif kind in (_VALUE_DATE, _VALUE_DOUBLE):
-            value = ctypes.c_double()
-            code = (lib.cdm_value_date if kind == _VALUE_DATE else lib.cdm_value_double)(argv[0], ctypes.byref(value))
-            seconds = value.value
-        else:
-            raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR} takes a date")
-        if code:
-            return code
-        text = medium_date(seconds)
-        if text is None:
-            raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR}: the date {seconds!r} (seconds since 2001) is out of range")
-        data = text.encode("utf-8")
-        return lib.cdm_value_set_text(result, data, len(data))
-    except Exception as error:  # noqa: BLE001 - reported to the engine, which fails the migration
-        return lib.cdm_context_fail(ctx, _EXPRESSION_EVALUATION, str(error).encode("utf-8")) or _EXPRESSION_EVALUATION
-
-
-_PRINTED_DATE_RAW = _lib.FUNCTION(_printed_date_raw)
-
-
 def register_printed_date(events: cdmigrate.Migration) -> None:
-    """Registers EventFormatting printedDate: through the C API (see _printed_date_raw)."""
-    code = _lib.lib.cdm_migration_register_function(events._ptr, FORMATTING_CLASS.encode(), FORMATTING_SELECTOR.encode(),
-                                                    _PRINTED_DATE_RAW, None, ctypes.cast(None, _lib.DESTROY))
-    if code:
-        raise cdmigrate.MigrationError(f"cannot register {FORMATTING_CLASS} {FORMATTING_SELECTOR}: {code}")
+    """Registers EventFormatting printedDate: (see printed_date)."""
+    events.register_function(FORMATTING_CLASS, FORMATTING_SELECTOR, printed_date)
 
 
 def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
@@ -137,10 +100,8 @@ def write_source(path: str, stamps: List[float]) -> None:
     with model(DIRECTORY, "EventsV1.model.json") as v1, cdmigrate.Store.create(v1, path) as store:
         for t in stamps:
             event = store.insert("Event")
-            # Through the C API: a datetime cannot hold year 10000 and later.
-            code = _lib.lib.cdm_object_set_date(event._h, b"timeStamp", t)
-            if code:
-                raise cdmigrate.MigrationError(f"cannot set timeStamp to {t}: {code}")
+            # Exactly the seconds, whatever the year (a datetime ends at year 9999).
+            event["timeStamp"] = cdmigrate.CoreDataDate(t)
         store.save()
 
 

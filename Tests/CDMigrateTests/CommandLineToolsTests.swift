@@ -302,6 +302,12 @@ final class CommandLineToolsTests: XCTestCase {
         XCTAssertEqual(missing.status, 65, "a library without cdm_register_policies")
         XCTAssertTrue(missing.err.contains("cdm_register_policies"), missing.err)
         XCTAssertEqual(try run(["validate", "--policies", scratch.file("nothing.so")] + models).status, 74)
+        // The handle belongs to the command: a library that frees it is refused, not obeyed.
+        let freeing = try write("#include \"cdmigrate.h\"\nint cdm_register_policies(cdm_migration *m) { return cdm_migration_free(m); }\n", "freeing.c")
+        XCTAssertEqual(try exec(gcc, ["-shared", "-fPIC", "-I", TestPaths.repository + "/include", "-o", scratch.file("libfreeing.so"), freeing]).status, 0)
+        let refused = try run(["validate", "--policies", scratch.file("libfreeing.so")] + models)
+        XCTAssertEqual(refused.status, 65, refused.err)
+        XCTAssertTrue(refused.err.contains("returned 101") && refused.err.contains("belongs to the program"), refused.err)
 
         // migrate: the C hook runs.
         let destination = scratch.file("out.sqlite")

@@ -25,9 +25,11 @@ let package = Package(
         // The reference migrations of shared/scenarios.md: models, mappings, generators and
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
-        // The command line (`cdmigrate`); executables may use Foundation.
-        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrate", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                          path: "Sources/CDMigrateCLI"),
+        // The command line (`cdmigrate`); executables may use Foundation. It links the C API and
+        // exports its symbols, so that the policy libraries `--policies` loads call the C API.
+        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrate", "CDMigrateCAPI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                          path: "Sources/CDMigrateCLI",
+                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
         // Prints speed and memory figures (never asserted in tests: machines are noisy).
         .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),

@@ -13,6 +13,8 @@ final class MigrationHandle: LongLivedHandle {
     private var functions: [String: FunctionRegistration] = [:]
     private var progress: ProgressRegistration?
     private(set) var running = false
+    /// Made by a Swift host around its own manager (`HostedMigration`): only the host frees it.
+    var ownedByHost = false
     var report: MigrationReport?
     /// cdm_model handles for the manager's models, lent to callbacks by cdm_context_model.
     private var modelHandles: [ModelHandle?] = [nil, nil]
@@ -132,6 +134,9 @@ public func cdm_migration_free(_ migration: OpaquePointer?) -> Int32 {
     do { handle = try MigrationHandle.required(migration, "migration") } catch { return recordError(error, nil) }
     if handle.running {
         return handle.record(MigrationError.misuse("cdm_migration_free was called from inside the migration's own callback; free it after cdm_migration_run returns"))
+    }
+    if handle.ownedByHost {
+        return handle.record(MigrationError.misuse("this cdm_migration belongs to the program that loaded the policy library, which frees it"))
     }
     MigrationHandle.release(migration, "migration")
     return 0

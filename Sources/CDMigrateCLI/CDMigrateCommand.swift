@@ -8,10 +8,18 @@ struct CDMigrateCommand: ParsableCommand {
         abstract: "Migrate Core Data SQLite stores from one model version to the next, on Linux.",
         discussion: """
         Models are cdmigrate's JSON models (docs/model-format.md); mapping models are JSON \
-        (docs/mapping-format.md). Several --mapping options run as passes, in the order given.
+        (docs/mapping-format.md); Xcode's .xcdatamodel, .xcdatamodeld, .mom and .momd are read \
+        as models too, and `import` converts them (and .xcmappingmodel) to JSON. Several --mapping \
+        options run as passes, in the order given. `cdmigrate help <command>` explains each command.
+
+        Shell completion (subcommands, options, file arguments):
+          cdmigrate --generate-completion-script bash > cdmigrate.bash   # source it
+          cdmigrate --generate-completion-script zsh > ~/.zfunc/_cdmigrate
+          cdmigrate --generate-completion-script fish \\
+              > ~/.config/fish/completions/cdmigrate.fish
 
         \(ExitStatus.table)
         """,
-        subcommands: [MigrateCommand.self, ValidateCommand.self, InspectCommand.self]
+        subcommands: [MigrateCommand.self, ValidateCommand.self, InspectCommand.self, InferCommand.self, ImportCommand.self]
     )
 }

@@ -17,11 +17,16 @@ enum ExitStatus: Int32, CaseIterable {
     /// Cancelled (Ctrl-C).
     case cancelled = 130
 
+    /// The exit codes as every command's help lists them.
     static let table = """
-    Exit codes: 0 success; 1 the migration failed (validation, a policy, an expression); \
-    64 usage; 65 invalid model, mapping model or expression; 66 the store is not at the source \
-    model's version or is not a Core Data store; 74 a file could not be read or written; \
-    130 cancelled.
+    Exit codes:
+      0    success
+      1    the migration ran and failed: validation, a policy, an expression
+      64   wrong command-line arguments
+      65   an invalid model, mapping model or expression
+      66   the store is not at the source model's version, or not a Core Data store
+      74   a file could not be read or written, or the destination exists
+      130  cancelled (Ctrl-C)
     """
 
     init(_ error: MigrationError) {

@@ -6,18 +6,29 @@ import CDMigrate
 struct InspectCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Show a store's metadata, entities and row counts.",
+        abstract: "Show a store's metadata, entities and row counts, or a model as a Graphviz graph.",
         discussion: """
         The store is only read. With --model, says whether the store is at that model's version \
         and, when it is not, which entities differ (the store's hash and the model's); with \
         --models, which version of an .xcdatamodeld or a folder of JSON models wrote it.
 
+        With --dot, prints a Graphviz digraph instead: of --model when given (no store needed), \
+        else of the store's own model (its model cache, or the model rebuilt from its schema). \
+        Entities are record nodes with their attributes and types; relationships are edges \
+        labelled with their name and "to-many"; inheritance is a dashed edge to the parent.
+
+        Examples:
+          cdmigrate inspect Notes.sqlite
+          cdmigrate inspect Notes.sqlite --model v2.json --json
+          cdmigrate inspect Notes.sqlite --models Model.xcdatamodeld
+          cdmigrate inspect --dot --model Model.xcdatamodeld | dot -Tsvg > model.svg
+
         \(ExitStatus.table)
         """
     )
 
-    @Argument(help: ArgumentHelp("The store to inspect.", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store to inspect (optional with --dot --model).", valueName: "store"))
+    var store: String?
 
     @Option(help: ArgumentHelp("A model to compare the store's version hashes with.", valueName: "path"))
     var model: String?
@@ -28,9 +39,24 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON on standard output.")
     var json = false
 
+    @Flag(help: "Print the model (--model, else the store's own) as a Graphviz digraph.")
+    var dot = false
+
+    func validate() throws {
+        if dot && json { throw ValidationError("--dot and --json cannot be combined") }
+        if dot && models != nil { throw ValidationError("--dot draws one model: give --model, not --models") }
+        if store == nil && !(dot && model != nil) { throw ValidationError("give the store to inspect (only --dot --model needs none)") }
+    }
+
     func run() throws {
         let output = Output(json: json, quiet: false)
         do {
+            if dot {
+                let drawn = try model.map { try ModelReader.model(fromFile: $0) } ?? StoreModelRecovery.storeModel(at: store ?? "")
+                print(ModelGraph.dot(drawn, title: drawn.name ?? model ?? store ?? "model"), terminator: "")
+                return
+            }
+            let store = self.store ?? ""
             let info = try StoreInfo.read(at: store)
             let metadata = info.metadata
             output.line("store \(store)")

@@ -12,6 +12,20 @@ struct MigrateCommand: ParsableCommand {
         not exist; with --in-place it replaces the store only after the migration has succeeded. \
         Either way nothing is left behind on failure or Ctrl-C.
 
+        Entity mappings that name a policy need it registered: --policies LIBRARY loads a shared \
+        library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
+        which registers them with cdm_migration_register_policy.
+
+        Examples:
+          cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\
+                    --destination-model v2.json --mapping v1-v2.json
+          cdmigrate migrate Notes.sqlite --in-place --json --source-model v1.json \\
+                    --destination-model v2.json --mapping v1-v2.json
+          cdmigrate migrate Notes.sqlite --to out.sqlite \\
+                    --policies ./libnotepolicies.so --source-model v1.json \\
+                    --destination-model v2.json --mapping v1-v2.json
+          cdmigrate migrate Notes.sqlite --to out.sqlite --dry-run ...
+
         \(ExitStatus.table)
         """
     )
@@ -26,6 +40,8 @@ struct MigrateCommand: ParsableCommand {
     var inPlace = false
 
     @OptionGroup var models: ModelOptions
+
+    @OptionGroup var policies: PolicyOptions
 
     @Flag(name: .customLong("dry-run"), help: "Check the models, the mapping models and the store's version; write nothing.")
     var dryRun = false
@@ -47,6 +63,7 @@ struct MigrateCommand: ParsableCommand {
         let output = Output(json: json, quiet: quiet)
         do {
             let manager = try models.manager()
+            let hosted = try policies.register(on: manager)
             for warning in manager.mappingModels.flatMap({ $0.warnings }) { output.warning(warning) }
             if dryRun { return try checkOnly(manager, output) }
             let progress = ProgressDisplay(enabled: !quiet && !json)
@@ -55,9 +72,14 @@ struct MigrateCommand: ParsableCommand {
                 return !Interrupt.requested
             }
             Interrupt.install()
-            let report = inPlace
-                ? try manager.migrateStoreInPlace(at: store, checkSourceVersion: !noVersionCheck)
-                : try manager.migrateStore(from: store, to: destination ?? "", checkSourceVersion: !noVersionCheck)
+            let migrate = { (manager: MigrationManager) throws -> MigrationReport in
+                inPlace
+                    ? try manager.migrateStoreInPlace(at: store, checkSourceVersion: !noVersionCheck)
+                    : try manager.migrateStore(from: store, to: destination ?? "", checkSourceVersion: !noVersionCheck)
+            }
+            // With policy libraries, the run goes through their cdm_migration, as cdm_migration_run's does.
+            let report = try hosted.map { try $0.run(migrate) } ?? migrate(manager)
+            withExtendedLifetime(hosted) {}
             progress.finish()
             let written = inPlace ? store : destination ?? ""
             output.line("migrated \(store) → \(written)")

@@ -15,6 +15,11 @@ struct Output {
         if !json { FileHandle.standardError.write(Data("warning: \(text)\n".utf8)) }
     }
 
+    /// A line about what was done, on standard error (standard output may carry the result).
+    func note(_ text: String) {
+        if !json && !quiet { FileHandle.standardError.write(Data("\(text)\n".utf8)) }
+    }
+
     func error(_ error: MigrationError) {
         if !json { FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8)) }
     }
@@ -24,6 +29,20 @@ struct Output {
         guard json else { return }
         if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
             print(String(decoding: data, as: UTF8.self))
+        }
+    }
+
+    /// Writes `text` to the file at `path`, or to standard output when `path` is nil or "-".
+    /// - Throws: `MigrationError` `.io` naming the file when it cannot be written.
+    static func write(_ text: String, to path: String?) throws {
+        guard let path = path, path != "-" else {
+            FileHandle.standardOutput.write(Data(text.utf8))
+            return
+        }
+        do {
+            try Data(text.utf8).write(to: URL(fileURLWithPath: path))
+        } catch {
+            throw MigrationError(.io, "cannot write '\(path)': \(error.localizedDescription)")
         }
     }
 

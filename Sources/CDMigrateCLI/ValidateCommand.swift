@@ -9,13 +9,23 @@ struct ValidateCommand: ParsableCommand {
         discussion: """
         Every problem is reported with the file and the JSON path at fault; warnings (a mapping \
         without a source expression, a version hash that differs from the computed one, …) are \
-        printed but do not fail.
+        printed but do not fail. With --policies, the libraries are loaded and every policy an \
+        entity mapping names must be registered by one of them.
+
+        Examples:
+          cdmigrate validate --source-model Model.xcdatamodeld/v1.xcdatamodel \\
+                    --destination-model Model.xcdatamodeld/v2.xcdatamodel \\
+                    --mapping v1-v2.json
+          cdmigrate validate --source-model v1.json --destination-model v2.json \\
+                    --mapping v1-v2.json --policies ./libnotepolicies.so --json
 
         \(ExitStatus.table)
         """
     )
 
     @OptionGroup var models: ModelOptions
+
+    @OptionGroup var policies: PolicyOptions
 
     @Flag(help: "Print the result as JSON on standard output.")
     var json = false
@@ -24,6 +34,11 @@ struct ValidateCommand: ParsableCommand {
         let output = Output(json: json, quiet: false)
         do {
             let manager = try models.manager()
+            let hosted = try policies.register(on: manager)
+            if hosted != nil, let error = MigrationError.collecting(PolicyOptions.unregistered(manager), code: .invalidMapping,
+                                                                   summary: "policies are missing") {
+                throw error
+            }
             let warnings = manager.mappingModels.flatMap { $0.warnings }
             for warning in warnings { output.warning(warning) }
             let entityMappings = manager.mappingModels.reduce(0) { $0 + $1.entityMappings.count }

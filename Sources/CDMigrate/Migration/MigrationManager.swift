@@ -81,6 +81,13 @@ public final class MigrationManager {
         policyFactories[name] = factory
     }
 
+    /// Whether a policy is registered for mappings whose `policy` is `name` (under that name, or
+    /// the same class name with or without a module prefix): what a migration would find.
+    ///
+    /// Core Data counterpart: none (Core Data looks the class up with `NSClassFromString`).
+    /// - Parameter name: the policy name an entity mapping gives.
+    public func isPolicyRegistered(named name: String) -> Bool { policyFactory(named: name) != nil }
+
     /// The factory registered for `name`: under that very name, else under the same class name with
     /// or without a module prefix.
     func policyFactory(named name: String) -> (() -> EntityMigrationPolicy)? {

@@ -1,0 +1,174 @@
+"""``python -m cdmigrate``: the command line through the binding — migrate, validate and inspect
+with the flags and exit codes of docs/cli.md, and policies from a Python module."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import cdmigrate
+from conftest import rows
+
+PEOPLE = {"name": "People", "versionIdentifier": "1", "entities": [
+    {"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "country", "type": "string"},
+                                      {"name": "age", "type": "integer64"}]}]}
+SPLIT = {"name": "People", "versionIdentifier": "2", "entities": [
+    {"name": "Swede", "attributes": [{"name": "name", "type": "string", "optional": False}, {"name": "age", "type": "integer16"}]},
+    {"name": "Finn", "attributes": [{"name": "name", "type": "string", "optional": False}, {"name": "age", "type": "integer16"}]}]}
+
+
+def mapping(swede_policy=None):
+    swede = {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+             "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+    if swede_policy:
+        swede["policy"] = swede_policy
+    finn = {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
+            "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+    return {"entityMappings": [swede, finn]}
+
+
+POLICY_MODULE = '''
+import cdmigrate
+
+class OlderSwedes(cdmigrate.EntityMigrationPolicy):
+    """Core Data's default, then every Swede is 99."""
+    def create_destination_instances(self, source, mapping, manager):
+        swede = super().create_destination_instances(source, mapping, manager)
+        swede["age"] = 99
+        return swede
+
+class NotAPolicy:
+    pass
+'''
+
+
+@pytest.fixture
+def people(tmp_path):
+    """Models, mappings and a v1 store with two Swedes and a Finn, in tmp_path."""
+    files = {}
+    for name, document in (("v1.json", PEOPLE), ("v2.json", SPLIT), ("map.json", mapping()),
+                           ("policy-map.json", mapping("OlderSwedes"))):
+        path = tmp_path / name
+        path.write_text(json.dumps(document))
+        files[name] = str(path)
+    (tmp_path / "olderswedes.py").write_text(POLICY_MODULE)
+    files["module"] = str(tmp_path / "olderswedes.py")
+    store = str(tmp_path / "people.sqlite")
+    with cdmigrate.Store.create(cdmigrate.Model.from_file(files["v1.json"]), store) as s:
+        for name, country in (("Anna", "Sweden"), ("Matti", "Finland"), ("Ebba", "Sweden")):
+            s.insert("Person", name=name, country=country, age=30)
+        s.save()
+    files["store"] = store
+    files["dir"] = str(tmp_path)
+    return files
+
+
+def cli(*arguments, cwd=None):
+    result = subprocess.run([sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True, cwd=cwd,
+                            env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    return result
+
+
+def models(files, mapping_file="map.json"):
+    return ["--source-model", files["v1.json"], "--destination-model", files["v2.json"], "--mapping", files[mapping_file]]
+
+
+def test_migrate_to_a_new_file_reports_as_json(people, tmp_path):
+    destination = str(tmp_path / "out.sqlite")
+    result = cli("migrate", people["store"], "--to", destination, "--json", *models(people))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["ok"] is True
+    assert report["report"]["destinationCounts"] == {"Swede": 2, "Finn": 1}
+    assert rows(destination, "SELECT ZNAME FROM ZSWEDE ORDER BY ZNAME") == [("Anna",), ("Ebba",)]
+
+
+def test_migrate_in_place_plain_and_quiet(people):
+    result = cli("migrate", people["store"], "--in-place", "--quiet", *models(people))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert rows(people["store"], "SELECT COUNT(*) FROM ZFINN") == [(1,)]
+
+
+def test_policies_module_registers_its_classes_by_name(people, tmp_path):
+    destination = str(tmp_path / "out.sqlite")
+    # By file path.
+    result = cli("migrate", people["store"], "--to", destination, "--policies", people["module"], *models(people, "policy-map.json"))
+    assert result.returncode == 0, result.stderr
+    assert "Swede: 2" in result.stdout
+    assert rows(destination, "SELECT ZAGE FROM ZSWEDE") == [(99,), (99,)]
+    assert rows(destination, "SELECT ZAGE FROM ZFINN") == [(30,)]
+    # By module name, importable from the current folder.
+    again = str(tmp_path / "again.sqlite")
+    result = cli("migrate", people["store"], "--to", again, "--policies", "olderswedes", *models(people, "policy-map.json"),
+                 cwd=people["dir"])
+    assert result.returncode == 0, result.stderr
+    assert rows(again, "SELECT ZAGE FROM ZSWEDE") == [(99,), (99,)]
+    # Without the module the policy is missing: the migration fails and writes nothing.
+    missing = str(tmp_path / "missing.sqlite")
+    result = cli("migrate", people["store"], "--to", missing, *models(people, "policy-map.json"))
+    assert result.returncode == 1
+    assert "OlderSwedes" in result.stderr
+    assert not os.path.exists(missing)
+
+
+def test_validate_checks_models_mappings_and_policies(people, tmp_path):
+    result = cli("validate", "--json", *models(people))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["entityMappings"] == 2
+    assert cli("validate", "--policies", people["module"], *models(people, "policy-map.json")).returncode == 0
+    empty = tmp_path / "empty.py"
+    empty.write_text("X = 1\n")
+    unregistered = cli("validate", "--policies", str(empty), *models(people, "policy-map.json"))
+    assert unregistered.returncode == 65
+    assert "OlderSwedes" in unregistered.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}))
+    result = cli("validate", "--json", "--source-model", people["v1.json"], "--destination-model", people["v2.json"], "--mapping", str(bad))
+    assert result.returncode == 65
+    assert "Nobody" in json.dumps(json.loads(result.stdout)["error"])
+
+
+def test_exit_codes_follow_the_command(people, tmp_path):
+    # Usage: neither --to nor --in-place, and an unknown flag.
+    assert cli("migrate", people["store"], *models(people)).returncode == 64
+    assert cli("migrate", people["store"], "--bogus", *models(people)).returncode == 64
+    # An existing destination is never overwritten.
+    taken = tmp_path / "taken.sqlite"
+    taken.write_bytes(b"")
+    result = cli("migrate", people["store"], "--to", str(taken), "--json", *models(people))
+    assert result.returncode == 74
+    assert json.loads(result.stdout)["error"]["code"] == 134160
+    # A store at another version.
+    other = str(tmp_path / "other.sqlite")
+    with cdmigrate.Store.create(cdmigrate.Model.from_file(people["v2.json"]), other) as s:
+        s.save()
+    assert cli("migrate", other, "--to", str(tmp_path / "x.sqlite"), *models(people)).returncode == 66
+    # A missing model file, and a policy module that cannot be imported.
+    assert cli("validate", "--source-model", str(tmp_path / "none.json"), "--destination-model", people["v2.json"],
+               "--mapping", people["map.json"]).returncode == 74
+    assert cli("validate", "--policies", "no_such_module_here", *models(people)).returncode == 74
+
+
+def test_inspect_shows_entities_rows_and_hashes(people, tmp_path):
+    result = cli("inspect", people["store"], "--json")
+    assert result.returncode == 0, result.stderr
+    info = json.loads(result.stdout)
+    assert [(e["name"], e["rows"]) for e in info["entities"]] == [("Person", 3)]
+    assert info["versionIdentifiers"] == ["1"]
+    assert len(info["entities"][0]["versionHash"]) == 44   # 32 bytes in base64
+    plain = cli("inspect", people["store"])
+    assert "Person: 3 rows" in plain.stdout
+    assert cli("inspect", str(tmp_path / "missing.sqlite")).returncode == 74
+
+
+def test_help_lists_the_commands_and_exit_codes():
+    result = cli("--help")
+    assert result.returncode == 0
+    for command in ("migrate", "validate", "inspect"):
+        assert command in result.stdout
+    assert "exit codes" in result.stdout

@@ -9,19 +9,19 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Migrate every store in a folder to the current version and check the results.",
         discussion: """
-        For a release check: keep one or more stores per released version in FOLDER, then run \\
-        cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \\
-        -wal, -shm and -journal companions and hidden files) is migrated as \\
-        cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \\
-        result is then opened against the current model (its entity version hashes must equal the \\
+        For a release check: keep one or more stores per released version in FOLDER, then run \
+        cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \
+        -wal, -shm and -journal companions and hidden files) is migrated as \
+        cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \
+        result is then opened against the current model (its entity version hashes must equal the \
         model's) and its instances are counted. The stores themselves are only read.
 
-        A report line per store: its version, the steps and their mapping models (or "inferred"), \\
-        and the destination's instance counts, or the error. The exit code is 0 when every store \\
-        passes, else the code of the first failure (see below); --json prints one document with a \\
+        A report line per store: its version, the steps and their mapping models (or "inferred"), \
+        and the destination's instance counts, or the error. The exit code is 0 when every store \
+        passes, else the code of the first failure (see below); --json prints one document with a \
         result per store.
 
-        \\(ExitStatus.table)
+        \(ExitStatus.table)
         """
     )
 

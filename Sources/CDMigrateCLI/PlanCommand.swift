@@ -8,24 +8,24 @@ struct PlanCommand: ParsableCommand {
         commandName: "plan",
         abstract: "Show the version-by-version migration a store needs, without running it.",
         discussion: """
-        The store's version is the model version of --models whose entity version hashes equal \\
-        the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \\
-        134130, listing the store's hashes and how each version differs. From there each step \\
-        goes to the next version in the set's order (natural order of the version names; an \\
+        The store's version is the model version of --models whose entity version hashes equal \
+        the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \
+        134130, listing the store's hashes and how each version differs. From there each step \
+        goes to the next version in the set's order (natural order of the version names; an \
         .xcdatamodeld's or a JSON folder's current version is the default target).
 
-        For each step, the mapping models that record the step's versions are used: a JSON \\
-        mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), an \\
-        Xcode mapping's embedded models (or its model paths). Several run as passes in file-name \\
-        order, unless migration-passes.json lists them. A step without one uses Core Data's \\
+        For each step, the mapping models that record the step's versions are used: a JSON \
+        mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), the \
+        versions an Xcode mapping's model paths name. Several run as passes in file-name \
+        order, unless migration-passes.json lists them. A step without one uses Core Data's \
         inferred mapping; when a change cannot be inferred the error names entity, property and rule.
 
-        --dot prints a Graphviz digraph: versions as nodes (the store's version highlighted), a solid \\
+        --dot prints a Graphviz digraph: versions as nodes (the store's version highlighted), a solid \
         edge per step with mapping models, a dashed one per inferred step.
 
         Only the store's metadata is read.
 
-        \\(ExitStatus.table)
+        \(ExitStatus.table)
         """
     )
 

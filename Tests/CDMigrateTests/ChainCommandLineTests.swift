@@ -61,6 +61,15 @@ final class ChainCommandLineTests: XCTestCase {
         XCTAssertFalse(dot.out.contains("\"v1.0.0\" ->"), "no step before the store's version")
     }
 
+    func testHelpOfPlanAndCheckIsProseWithTheExitCodes() throws {
+        for command in ["plan", "check"] {
+            let help = try run(["help", command])
+            XCTAssertEqual(help.status, 0)
+            XCTAssertTrue(help.out.contains("Exit codes: 0 success"), help.out)
+            XCTAssertFalse(help.out.contains("\\"), "no stray backslashes: \(help.out)")
+        }
+    }
+
     func testPlanNamesTheMappingModelsOfEachStep() throws {
         let store = scratch.file("notes-v1.sqlite")
         _ = try UnCloudNotes.generateSource(version: 1, at: store, count: 5)

@@ -207,6 +207,26 @@ final class StagedMigrationTests: XCTestCase {
         XCTAssertEqual(try files(in: scratch.path), before)
     }
 
+    /// cancel() during the second step stops it; nothing is left.
+    func testCancelDuringAStepStopsTheChainAndLeavesNothing() throws {
+        let set = try ModelSet(contentsOf: Self.uncloudNotesExample)
+        let source = scratch.file("store.sqlite")
+        _ = try UnCloudNotes.generateSource(version: 1, at: source, count: 20)
+        let before = try files(in: scratch.path)
+        let manager = try StagedMigrationManager(storeAt: source, models: set, targetVersion: "UnCloudNotes_v3")
+        var stagesSeen = Set<Int>()
+        manager.progressHandler = { index, _ in
+            stagesSeen.insert(index)
+            if index == 1 { manager.cancel() }
+            return true
+        }
+        XCTAssertThrowsError(try manager.migrateStore(to: scratch.file("out.sqlite"))) { error in
+            XCTAssertEqual((error as? MigrationError)?.code, .migrationCancelled, "\(error)")
+        }
+        XCTAssertEqual(stagesSeen, [0, 1])
+        XCTAssertEqual(try files(in: scratch.path), before)
+    }
+
     func testStoreThatMatchesNoVersionIsMissingSourceModelNamingItsHashes() throws {
         let set = try ModelSet(contentsOf: Self.uncloudNotesExample)
         let store = scratch.file("other.sqlite")

@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import Synchronization
 
 /// Runs a `MigrationPlan`: one `MigrationManager` per stage, each reading the previous stage's
 /// store, through temporary stores in a private folder beside the destination; the final store
@@ -21,8 +22,8 @@ public final class StagedMigrationManager {
 
     private var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     private var hostFunctions: [(className: String, selector: String, body: ([Value]) throws -> Value)] = []
-    private var currentManager: MigrationManager?
-    private var cancelled = false
+    /// Set by `cancel()` from any thread; read by the running stage's progress handler.
+    private let cancelRequest = Atomic<Bool>(false)
 
     public init(plan: MigrationPlan) { self.plan = plan }
 
@@ -42,11 +43,9 @@ public final class StagedMigrationManager {
         hostFunctions.append((className, selector, body))
     }
 
-    /// Stops the running stage (it ends with `.migrationCancelled`) and the stages after it.
-    public func cancel() {
-        cancelled = true
-        currentManager?.cancel()
-    }
+    /// Stops the running stage at its next progress step (it ends with `.migrationCancelled`) and
+    /// the stages after it. Safe to call from any thread.
+    public func cancel() { cancelRequest.store(true, ordering: .relaxed) }
 
     /// Migrates the plan's store into a new store at `destinationPath`, which must not exist (as
     /// `MigrationManager.migrateStore(from:to:)`). A store already at the target version is copied
@@ -113,7 +112,7 @@ public final class StagedMigrationManager {
     /// One manager per stage, with the registered policies and functions; refuses a plan whose
     /// mappings name a policy that is not registered before any stage runs.
     private func prepareManagers() throws -> [MigrationManager] {
-        cancelled = false
+        cancelRequest.store(false, ordering: .relaxed)
         var managers: [MigrationManager] = []
         for stage in plan.stages {
             let manager = try MigrationManager(sourceModel: stage.sourceModel, destinationModel: stage.destinationModel, mappingModels: stage.mappingModels)
@@ -137,12 +136,16 @@ public final class StagedMigrationManager {
             return copy
         }
         var input = plan.storePath
-        defer { currentManager = nil }
         for (index, manager) in managers.enumerated() {
             let stage = plan.stages[index]
-            if cancelled { throw MigrationError(.migrationCancelled, "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)") }
-            if let handler = progressHandler { manager.progressHandler = { handler(index, $0) } }
-            currentManager = manager
+            if cancelRequest.load(ordering: .relaxed) {
+                throw MigrationError(.migrationCancelled, "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)")
+            }
+            let handler = progressHandler
+            manager.progressHandler = { [unowned self] progress in
+                if self.cancelRequest.load(ordering: .relaxed) { return false }
+                return handler?(index, progress) ?? true
+            }
             let output = folder + "/stage-\(index + 1).sqlite"
             do {
                 let result = try manager.migrateStore(from: input, to: output)

@@ -49,10 +49,10 @@ def test_migrate_store_reaches_the_current_version_and_leaves_only_the_result(tm
     assert report.store_version == "v1.0.0" and len(report.steps) == 4
     assert all(step.inferred for step in report.steps)
     assert report.steps[-1].destination_counts == {"BasicEntity": 1}
+    assert sorted(os.listdir(tmp_path)) == ["current.sqlite", "store-1.0.0"]
+    assert open(store, "rb").read() == before
     with sqlite3.connect(destination) as db:
         assert db.execute("SELECT ZV2_0_0_NAME FROM ZBASICENTITY").fetchall() == [("A Known Value",)]
-    assert open(store, "rb").read() == before
-    assert sorted(os.listdir(tmp_path)) == ["current.sqlite", "store-1.0.0"]
 
 
 def test_a_store_at_the_target_is_copied_or_left_alone_in_place(tmp_path):

@@ -121,7 +121,7 @@ public struct MigrationPlan {
         }
         return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .lightweight,
                               mappingModelNames: ["inferred"], mappingModels: [inferred],
-                              reason: "no mapping model records these versions: inferred (lightweight)",
+                              reason: "no mapping model records these versions, so Core Data's inferred mapping is used",
                               sourceModel: sourceModel, destinationModel: destinationModel)
     }
 

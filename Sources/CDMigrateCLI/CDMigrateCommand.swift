@@ -10,7 +10,9 @@ struct CDMigrateCommand: ParsableCommand {
         Models are cdmigrate's JSON models (docs/model-format.md); mapping models are JSON \
         (docs/mapping-format.md); Xcode's .xcdatamodel, .xcdatamodeld, .mom and .momd are read \
         as models too, and `import` converts them (and .xcmappingmodel) to JSON. Several --mapping \
-        options run as passes, in the order given. `cdmigrate help <command>` explains each command.
+        options run as passes, in the order given. With --models (an .xcdatamodeld, a folder of \
+        JSON models or a .momd, with its mapping models) a store is migrated version by version: \
+        see cdmigrate plan and cdmigrate check. `cdmigrate help <command>` explains each command.
 
         Shell completion (subcommands, options, file arguments):
           cdmigrate --generate-completion-script bash > cdmigrate.bash   # source it
@@ -20,6 +22,7 @@ struct CDMigrateCommand: ParsableCommand {
 
         \(ExitStatus.table)
         """,
-        subcommands: [MigrateCommand.self, ValidateCommand.self, InspectCommand.self, InferCommand.self, ImportCommand.self]
+        subcommands: [MigrateCommand.self, PlanCommand.self, CheckCommand.self, ValidateCommand.self, InspectCommand.self,
+                      InferCommand.self, ImportCommand.self]
     )
 }

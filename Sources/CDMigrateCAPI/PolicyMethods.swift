@@ -58,7 +58,8 @@ extension MigrationHandle {
             if code == notAnswered { answered = false; return 0 }
             return code
         }
-        return answered ? result : nil
+        guard answered else { return nil }
+        return result
     }
 }
 

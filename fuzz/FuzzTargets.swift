@@ -25,13 +25,15 @@ enum FuzzTarget: String, CaseIterable {
 
     func run(_ bytes: [UInt8]) {
         let text = String(decoding: bytes, as: UTF8.self)
+        // No more format arguments than '%'s: left-over arguments are refused.
+        let specifiers = text.utf8.filter { $0 == UInt8(ascii: "%") }.count
         switch self {
         case .valueExpression:
-            guard let expression = try? ExpressionParser.parseExpression(text, arguments: ["x", 1, 2.5]) else { return }
+            guard let expression = try? ExpressionParser.parseExpression(text, arguments: Array((["x", 1, 2.5] as [Value]).prefix(specifiers))) else { return }
             _ = try? ExpressionEvaluator().evaluate(expression, object: .string("self"))
             _ = try? ExpressionParser.parseExpression(expression.description)
         case .predicate:
-            guard let predicate = try? ExpressionParser.parsePredicate(text, arguments: ["name", 1], variables: ["v": 3]) else { return }
+            guard let predicate = try? ExpressionParser.parsePredicate(text, arguments: Array((["name", 1] as [Value]).prefix(specifiers)), variables: ["v": 3]) else { return }
             _ = try? PredicateEvaluator().evaluate(predicate, object: .string("self"))
             _ = PredicateSQLTranslator.translate(predicate, resolver: Columns())
             _ = try? ExpressionParser.parsePredicate(predicate.description)

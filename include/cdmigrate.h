@@ -383,6 +383,20 @@ int cdm_migration_register_policy(cdm_migration *migration, const char *name, co
 ** of `user` as for cdm_migration_register_policy. */
 int cdm_migration_register_function(cdm_migration *migration, const char *class_name, const char *selector,
                                     cdm_function function, void *user, void (*destroy)(void *user));
+/* A method of a policy, for FUNCTION($entityPolicy, "selector:", args…) in the value expressions of
+** the entity mappings whose "policy" is `policy_name` (Core Data sends the message to the
+** mapping's NSEntityMigrationPolicy object). As a cdm_function, plus the selector it was called
+** for. Return CDM_NOTFOUND to say the policy has no method for `selector`: the evaluation then
+** fails with CDM_EXPRESSION_EVALUATION naming the policy and the selector, as it does for a
+** selector nothing is registered for. */
+typedef int (*cdm_policy_method)(cdm_context *ctx, const char *selector, int argc, cdm_value *const *argv, cdm_value *result,
+                                 void *user);
+/* Registers the method of the policy `policy_name` for `selector` ("fooWithBar:baz:"), or with
+** selector NULL for every selector without a method of its own. Registering again for the same
+** policy and selector replaces the method (destroying the old user). Ownership of `user` as for
+** cdm_migration_register_policy. */
+int cdm_migration_register_policy_method(cdm_migration *migration, const char *policy_name, const char *selector,
+                                         cdm_policy_method method, void *user, void (*destroy)(void *user));
 /* Sets (or with NULL removes) the progress callback, called at the start of every step and every
 ** `interval` instances within one (cdm_migration_set_progress_interval, default 500). Ownership of
 ** `user` as for cdm_migration_register_policy. */
@@ -537,6 +551,27 @@ int cdm_context_count_destination(cdm_context *ctx, const char *entity, const ch
                                   size_t argument_count, int flags, size_t *count);
 int cdm_context_count_source(cdm_context *ctx, const char *entity, const char *predicate, const cdm_field *arguments,
                              size_t argument_count, int flags, size_t *count);
+
+/* A sort descriptor (NSSortDescriptor with the default compare:): an attribute of the fetched
+** entity and a direction (non-zero ascending). */
+typedef struct cdm_sort_descriptor {
+    const char *key;
+    int ascending;
+} cdm_sort_descriptor;
+
+/* The general fetch: instances of `entity` in the source or the destination (store:
+** CDM_STORE_SOURCE or CDM_STORE_DESTINATION), as cdm_context_fetch_source / _destination, ordered
+** by `sort` (sort_count descriptors; sort may be NULL when sort_count is 0). Sorting runs in SQL:
+** ORDER BY the attributes' columns, then Z_PK ascending. Without descriptors, and between ties,
+** instances come in Z_PK order (the order they were made in; what the other fetches give too).
+** Strings sort by Unicode code point, case-sensitively ("B" before "a"), as NSString's compare:
+** does for text in one normalization form (docs/c-api.md has the details); null sorts first
+** ascending. CDM_INVALID_ARGUMENT naming the descriptor's position for a key that is not a stored
+** attribute of the entity (relationships and key paths are not sortable), CDM_MISUSE for a NULL
+** key or array. */
+int cdm_context_fetch(cdm_context *ctx, int store, const char *entity, const char *predicate, const cdm_field *arguments,
+                      size_t argument_count, const cdm_sort_descriptor *sort, size_t sort_count, int flags, size_t limit,
+                      cdm_list **out);
 
 int cdm_list_count(cdm_list *list, size_t *count);
 /* The i-th instance (CDM_NOTFOUND out of range). */

@@ -58,4 +58,8 @@ final class CPolicy: EntityMigrationPolicy {
     override func end(_ mapping: EntityMapping, manager: MigrationManager) throws {
         try run(registration.hooks.end, "end", mapping)
     }
+
+    override func perform(selector: String, arguments: [Value], manager: MigrationManager) throws -> Value? {
+        try migration.performPolicyMethod(policy: registration.name, selector: selector, arguments: arguments)
+    }
 }

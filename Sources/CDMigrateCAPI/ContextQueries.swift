@@ -46,7 +46,7 @@ private func count(_ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePoi
 }
 
 /// An unknown entity is CDM_NOTFOUND naming it and the model.
-private func checkEntity(_ manager: MigrationManager, _ name: String, destination: Bool) throws {
+func checkEntity(_ manager: MigrationManager, _ name: String, destination: Bool) throws {
     let model = destination ? manager.destinationModel : manager.sourceModel
     guard model.entity(named: name) != nil else {
         throw MigrationError.notFound("the \(destination ? "destination" : "source") model has no entity named '\(name)'")

@@ -11,6 +11,8 @@ final class MigrationHandle: LongLivedHandle {
     var manager: MigrationManager?
     private var policies: [String: PolicyRegistration] = [:]
     private var functions: [String: FunctionRegistration] = [:]
+    /// The methods FUNCTION($entityPolicy, …) calls (PolicyMethods.swift).
+    var policyMethods = PolicyMethodTable()
     private var progress: ProgressRegistration?
     private(set) var running = false
     /// Made by a Swift host around its own manager (`HostedMigration`): only the host frees it.

@@ -132,6 +132,7 @@ public func cdm_internal_struct_size(_ name: UnsafePointer<CChar>?) -> Int {
     case "cdm_field": return MemoryLayout<CField>.size
     case "cdm_attribute_info": return MemoryLayout<AttributeInfo>.size
     case "cdm_relationship_info": return MemoryLayout<RelationshipInfo>.size
+    case "cdm_sort_descriptor": return MemoryLayout<CSortDescriptor>.stride
     default: return 0
     }
 }

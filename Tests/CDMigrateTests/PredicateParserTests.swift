@@ -124,7 +124,7 @@ final class PredicateParserTests: XCTestCase {
         assertSyntaxError("(a == 1 OR b == 2", expected: "')' or a logical operator", offset: 17)
         assertSyntaxError("name BEGINSWITH[x] \"a\"", expected: "comparison options made of c, d, n", offset: 16)
         assertSyntaxError("n BETWEEN {1, 2, 3}", expected: "two values {low, high} after BETWEEN", offset: 10)
-        assertSyntaxError("a == %@", expected: "a format argument for '%@' (only 0 given)", offset: 5)
+        assertSyntaxError("a == %@", expected: "format argument 1 for '%@' (only 0 given)", offset: 5)
         assertSyntaxError("NOT", expected: "an expression", offset: 3)
         assertSyntaxError("ANY == 1", expected: "an expression", offset: 4)
         assertSyntaxError("name == \"unterminated", expected: "a closing \" for the string at character 8", offset: 21)

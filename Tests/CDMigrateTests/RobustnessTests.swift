@@ -49,12 +49,14 @@ final class RobustnessTests: XCTestCase {
                           #"SUBQUERY(items, $i, $i.price > 3).@count == 0"#, #"date < CAST(0, "NSDate") || %K == %@"#]
         var outcomes = (parsed: 0, refused: 0)
         for text in mutations(of: expressions, count: 3_000, seed: 1) + mutations(of: predicates, count: 3_000, seed: 2) {
+            // One argument per '%' at most: left-over arguments are refused.
+            let specifiers = text.filter { $0 == "%" }.count
             let evaluateExpression = {
-                let expression = try ExpressionParser.parseExpression(text, arguments: ["x"])
+                let expression = try ExpressionParser.parseExpression(text, arguments: Array(repeating: "x", count: specifiers))
                 do { _ = try ExpressionEvaluator().evaluate(expression, object: .null) } catch is MigrationError {}
             }
             let evaluatePredicate = {
-                let predicate = try ExpressionParser.parsePredicate(text, arguments: ["name", 1])
+                let predicate = try ExpressionParser.parsePredicate(text, arguments: Array((["name", 1] as [Value]).prefix(specifiers)))
                 do { _ = try PredicateEvaluator().evaluate(predicate, object: .null) } catch is MigrationError {}
             }
             for parse in [evaluateExpression, evaluatePredicate] {

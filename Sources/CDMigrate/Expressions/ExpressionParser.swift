@@ -65,6 +65,7 @@ public struct ExpressionParser {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let expression = try parser.expression()
         try parser.expectEnd()
+        try parser.expectEveryArgumentUsed()
         return expression
     }
 
@@ -72,6 +73,7 @@ public struct ExpressionParser {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let predicate = try parser.predicate()
         try parser.expectEnd()
+        try parser.expectEveryArgumentUsed()
         return predicate
     }
 
@@ -350,16 +352,23 @@ public struct ExpressionParser {
 
     private mutating func nextArgument(_ token: ExpressionToken) throws -> Value {
         guard argumentIndex < arguments.count else {
-            throw error("a format argument for \(token.display) (only \(arguments.count) given)", at: token)
+            throw error("format argument \(argumentIndex + 1) for \(token.display) (only \(arguments.count) given)", at: token)
         }
         defer { argumentIndex += 1 }
         return arguments[argumentIndex]
     }
 
+    /// More format arguments than specifiers is a mistake (Foundation ignores the extra ones).
+    private func expectEveryArgumentUsed() throws {
+        guard argumentIndex < arguments.count else { return }
+        throw MigrationError(.expressionSyntax, "format argument \(argumentIndex + 1) of \(arguments.count) is left over: '\(quotedText)' has \(argumentIndex) format specifier\(argumentIndex == 1 ? "" : "s") (%@, %K, %d, %f)")
+    }
+
     private mutating func keyPathArgument(_ token: ExpressionToken) throws -> [String] {
+        let position = argumentIndex + 1
         let value = try nextArgument(token)
         guard case .string(let path) = value, !path.isEmpty else {
-            throw error("a key path string as the argument for '%K', not \(value.typeName) '\(value)'", at: token)
+            throw error("a key path string as format argument \(position) for '%K', not \(value.typeName) '\(value)'", at: token)
         }
         return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
@@ -413,12 +422,14 @@ public struct ExpressionParser {
         switch conversion {
         case "K": return .keyPath(.evaluatedObject, try keyPathArgument(token))
         case "d":
+            let position = argumentIndex + 1
             let value = try nextArgument(token)
-            guard let i = value.integerValue else { throw error("a number as the argument for '%d', not \(value.typeName) '\(value)'", at: token) }
+            guard let i = value.integerValue else { throw error("a number as format argument \(position) for '%d', not \(value.typeName) '\(value)'", at: token) }
             return .constant(.integer(i))
         case "f":
+            let position = argumentIndex + 1
             let value = try nextArgument(token)
-            guard let d = value.doubleValue else { throw error("a number as the argument for '%f', not \(value.typeName) '\(value)'", at: token) }
+            guard let d = value.doubleValue else { throw error("a number as format argument \(position) for '%f', not \(value.typeName) '\(value)'", at: token) }
             return .constant(.double(d))
         default:
             return .constant(try nextArgument(token))

@@ -80,7 +80,8 @@ extension MigrationManager: ExpressionEnvironment {
         case "entityPolicy":
             guard let policy = currentPolicy else { return nil }
             if let value = try policy.perform(selector: selector, arguments: arguments, manager: self) { return value }
-            throw MigrationError(.expressionEvaluation, "the entity policy of '\(currentEntityMapping?.name ?? "?")' does not answer '\(selector)'")
+            let className = currentEntityMapping?.entityMigrationPolicyClassName ?? "NSEntityMigrationPolicy"
+            throw MigrationError(.expressionEvaluation, "the entity policy \(className) of entity mapping '\(currentEntityMapping?.name ?? "?")' has no method for the selector '\(selector)'")
         default:
             return nil
         }

@@ -7,10 +7,14 @@
 /// gets an index for the rest of the migration (dropped before the store is handed over), so a
 /// lookup by value in a loop over a million source rows does not scan the destination each time.
 extension MigrationManager {
+    /// `sortDescriptors` order the result in SQL (see `FetchSortDescriptor`); without them instances
+    /// come in `Z_PK` order, the order they were made in.
     public func fetchDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                          includesSubentities: Bool = true, fetchLimit: Int? = nil) throws -> [ManagedObject] {
+                                          includesSubentities: Bool = true, fetchLimit: Int? = nil,
+                                          sortDescriptors: [FetchSortDescriptor] = []) throws -> [ManagedObject] {
         let store = try runningStore(destination: true, "fetchDestinationInstances")
-        let request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: true)
+        var request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: true)
+        try request.sort(by: sortDescriptors, in: store)
         return try store.fetch(request)
     }
 
@@ -21,9 +25,12 @@ extension MigrationManager {
     }
 
     public func fetchSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                     includesSubentities: Bool = true, fetchLimit: Int? = nil) throws -> [ManagedObject] {
+                                     includesSubentities: Bool = true, fetchLimit: Int? = nil,
+                                     sortDescriptors: [FetchSortDescriptor] = []) throws -> [ManagedObject] {
         let store = try runningStore(destination: false, "fetchSourceInstances")
-        return try store.fetch(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: false))
+        var request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: false)
+        try request.sort(by: sortDescriptors, in: store)
+        return try store.fetch(request)
     }
 
     public func countSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],

@@ -113,6 +113,7 @@ class cdm_relationship_info(Structure):
 HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p)
 INSTANCE_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 FUNCTION = CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
+POLICY_METHOD = CFUNCTYPE(c_int, c_void_p, c_char_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
 PROGRESS = CFUNCTYPE(c_int, POINTER(cdm_progress), c_void_p)
 DESTROY = CFUNCTYPE(None, c_void_p)
 
@@ -132,6 +133,12 @@ _out_int = POINTER(c_int)
 _out_size = POINTER(c_size_t)
 _fields = POINTER(cdm_field)
 _objects = POINTER(POINTER(c_void_p))
+
+
+class cdm_sort_descriptor(Structure):
+    """An attribute key and a direction (non-zero ascending), for cdm_context_fetch."""
+    _fields_ = [("key", c_char_p), ("ascending", c_int)]
+
 
 # name: (restype, argtypes). c_char_p results are turned into bytes by ctypes (a copy), which is
 # what we want for strings the library owns only until its next call.
@@ -173,6 +180,7 @@ _PROTOTYPES = {
     "cdm_migration_free": (c_int, [c_void_p]),
     "cdm_migration_register_policy": (c_int, [c_void_p, c_char_p, POINTER(cdm_policy), c_size_t, c_void_p, DESTROY]),
     "cdm_migration_register_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION, c_void_p, DESTROY]),
+    "cdm_migration_register_policy_method": (c_int, [c_void_p, c_char_p, c_char_p, POLICY_METHOD, c_void_p, DESTROY]),
     "cdm_migration_set_progress": (c_int, [c_void_p, PROGRESS, c_void_p, DESTROY]),
     "cdm_migration_set_progress_interval": (c_int, [c_void_p, c_int]),
     "cdm_migration_run": (c_int, [c_void_p, c_char_p, c_char_p]),
@@ -283,6 +291,8 @@ _PROTOTYPES = {
     # queries and identities
     "cdm_context_fetch_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
     "cdm_context_fetch_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
+    "cdm_context_fetch": (c_int, [c_void_p, c_int, c_char_p, c_char_p, _fields, c_size_t, POINTER(cdm_sort_descriptor), c_size_t,
+                                  c_int, c_size_t, _out_ptr]),
     "cdm_context_count_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_context_count_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_list_count": (c_int, [c_void_p, _out_size]),
@@ -330,7 +340,7 @@ if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_00
 if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
     raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
 
-for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info):
+for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor):
     if lib.cdm_internal_struct_size(_struct.__name__.encode()) != ctypes.sizeof(_struct):
         raise LibraryNotFoundError(f"libcdmigrate's {_struct.__name__} layout differs from the binding's")
 

@@ -17,11 +17,12 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, MigrationError, MisuseError, check
+from .errors import ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, MigrationError, MisuseError, check
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
+from .policy_methods import find_method
 
 _lib_ = _lib.lib
 
@@ -275,6 +276,33 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
         _leave(run, previous, ok)
 
 
+def _policy_method_trampoline(ctx, selector, argc, argv, result, user) -> int:
+    """FUNCTION($entityPolicy, "selector:", …): the method of the mapping's policy object
+    (policy_methods.py); CDM_NOTFOUND when it has none, so the engine names policy and selector."""
+    try:
+        registration: _PolicyRegistration = _registry[user]
+        run, previous = _enter(registration.state, ctx)
+    except BaseException as error:
+        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
+    ok = False
+    try:
+        if run.interrupted:
+            raise KeyboardInterrupt
+        policy = run.policy_for(registration, run.mapping_for(ctx))
+        method = find_method(policy, (selector or b"").decode("utf-8"))
+        if method is None:
+            ok = True
+            return NOTFOUND
+        arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
+        set_result(result, method(*arguments))
+        ok = True
+        return 0
+    except BaseException as error:
+        return run.fail(ctx, error)
+    finally:
+        _leave(run, previous, ok)
+
+
 def _progress_trampoline(record, user) -> int:
     run: Optional[_Run] = None
     try:
@@ -317,6 +345,7 @@ def _catch_interrupts(run: _Run) -> Callable[[], None]:
 
 
 _FUNCTION = _lib.FUNCTION(_function_trampoline)
+_POLICY_METHOD = _lib.POLICY_METHOD(_policy_method_trampoline)
 _PROGRESS = _lib.PROGRESS(_progress_trampoline)
 _DESTROY = _lib.DESTROY(_destroy)
 
@@ -402,9 +431,14 @@ class Migration(LongLivedHandle):
             # Hooks the class does not override stay NULL: the engine's default runs, and Python is not called.
             if getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
                 setattr(hooks, _FIELDS[hook], _HOOKS[hook])
-        user = _keep(_PolicyRegistration(name, factory, probe, self._state))
+        registration = _PolicyRegistration(name, factory, probe, self._state)
+        user = _keep(registration)
         code = _lib_.cdm_migration_register_policy(self._ptr, c_text(name, "the policy name"), ctypes.byref(hooks),
                                                    ctypes.sizeof(hooks), user, _DESTROY)
+        check(code)
+        # Every selector of FUNCTION($entityPolicy, …) goes to the policy object's methods.
+        code = _lib_.cdm_migration_register_policy_method(self._ptr, c_text(name, "the policy name"), None, _POLICY_METHOD,
+                                                          _keep(registration), _DESTROY)
         check(code)
 
     def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:

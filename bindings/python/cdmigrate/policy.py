@@ -13,6 +13,7 @@ from ._text import c_optional_text, c_text
 from .fields import pack
 from .instance import DESTINATION, SOURCE, _STORE_KINDS, Instance, ObjectID, Side, handle_array, instances_from_array, side_of, value_from_handle
 from .introspection import EntityDescription
+from .sorting import SortSpec, sort_descriptors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .migration import _Run
@@ -264,13 +265,20 @@ class MigrationManager:
         return (self._context, c_text(entity, "the entity"), c_optional_text(predicate, "the predicate"),
                 array, count, 0 if include_subentities else 1), keep
 
-    def _fetch(self, function, side: Side, entity, predicate, arguments, variables, include_subentities, limit) -> List[Instance]:
+    def _fetch(self, function, side: Side, entity, predicate, arguments, variables, include_subentities, limit,
+               sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
+        descriptors, sort_count, sort_keep = sort_descriptors(sort)
         call, keep = self._query(function, entity, predicate, arguments, variables, include_subentities)
         out = ctypes.c_void_p()
-        code = function(*call, limit or 0, ctypes.byref(out))
-        del keep
+        if sort_count:
+            ctx, *rest = call
+            code = _lib_.cdm_context_fetch(ctx, DESTINATION if side is self._run.destination_side else SOURCE, *rest[:4],
+                                           descriptors, sort_count, rest[4], limit or 0, ctypes.byref(out))
+        else:
+            code = function(*call, limit or 0, ctypes.byref(out))
+        del keep, sort_keep
         check(code)
         array, count = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
         code = _lib_.cdm_list_objects(out.value, ctypes.byref(array), ctypes.byref(count))
@@ -287,20 +295,27 @@ class MigrationManager:
 
     def fetch_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                           variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
-                          limit: Optional[int] = None) -> List[Instance]:
+                          limit: Optional[int] = None, sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
         """Destination instances of ``entity`` (and its subentities unless
         ``include_subentities=False``) matching an NSPredicate string, with ``arguments`` for its
-        ``%@`` in order and ``variables`` for its ``$NAME``s (``manager.destinationContext``
-        fetch). Every instance made so far in this migration is seen — in any pass, also those not
-        yet written — and a compared column is indexed, so a lookup per source row stays fast.
+        ``%@``, ``%K`` (a key path), ``%d``/``%i`` and ``%f`` in order and ``variables`` for its
+        ``$NAME``s (``manager.destinationContext`` fetch). Every instance made so far in this
+        migration is seen — in any pass, also those not yet written — and a compared column is
+        indexed, so a lookup per source row stays fast.
+
+        ``sort`` orders the result in SQL (NSSortDescriptor with ``compare:``):
+        ``[("name", True), ("date", False)]``, a plain key meaning ascending; strings sort by
+        code point, case-sensitively, null first ascending; ties and a fetch without ``sort``
+        come in Z_PK order (the order instances were made in).
 
         >>> manager.fetch_destination("Genre", "name == %@", "Fiction", limit=1)
+        >>> manager.fetch_destination("Book", "%K > %d", "year", 1990, sort=[("year", False), "title"])
 
         Arguments may be None, bool, int, float, str, Decimal, datetime, bytes, UUID or an
         Instance. Errors name the entity and predicate: NotFoundError (unknown entity),
         ExpressionSyntaxError (with ``offset``), ExpressionEvaluationError/InvalidArgumentError."""
         return self._fetch(_lib_.cdm_context_fetch_destination, self._run.destination_side, entity, predicate, arguments,
-                           variables, include_subentities, limit)
+                           variables, include_subentities, limit, sort)
 
     def count_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                           variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
@@ -309,10 +324,11 @@ class MigrationManager:
 
     def fetch_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                      variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
-                     limit: Optional[int] = None) -> List[Instance]:
-        """Source instances of any entity matching a predicate (``manager.sourceContext`` fetch)."""
+                     limit: Optional[int] = None, sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
+        """Source instances of any entity matching a predicate (``manager.sourceContext`` fetch),
+        with ``arguments``, ``variables`` and ``sort`` as for fetch_destination."""
         return self._fetch(_lib_.cdm_context_fetch_source, self._run.source_side, entity, predicate, arguments,
-                           variables, include_subentities, limit)
+                           variables, include_subentities, limit, sort)
 
     def count_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
                      variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:

@@ -1,0 +1,294 @@
+/* C tests of policy methods (FUNCTION($entityPolicy, "selector:", …) answered by
+** cdm_migration_register_policy_method) and of sorted fetches with format specifiers
+** (cdm_context_fetch). Prints "N passed, M failed" last; exits non-zero on any failure. */
+#include <cdmigrate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+static char dir[256];
+
+static const char *SOURCE_MODEL =
+    "{\"name\": \"V1\", \"entities\": [{\"name\": \"Person\", \"attributes\": ["
+    " {\"name\": \"name\", \"type\": \"string\"}, {\"name\": \"age\", \"type\": \"integer64\"}],"
+    " \"relationships\": [{\"name\": \"friend\", \"destination\": \"Person\"}]}]}";
+static const char *DESTINATION_MODEL =
+    "{\"name\": \"V2\", \"entities\": [{\"name\": \"Copy\", \"attributes\": ["
+    " {\"name\": \"name\", \"type\": \"string\"}, {\"name\": \"label\", \"type\": \"string\"}, {\"name\": \"age\", \"type\": \"integer64\"}]}]}";
+/* %s: the label's value expression. */
+static const char *MAPPING_FORMAT =
+    "{\"entityMappings\": [{\"name\": \"PersonToCopy\", \"sourceEntity\": \"Person\", \"destinationEntity\": \"Copy\","
+    " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"CopyPolicy\", \"attributeMappings\": {\"name\": \"$source.name\", \"age\": \"$source.age\", \"label\": \"%s\"}}]}";
+
+static char *path_in_dir(const char *name) {
+    static char paths[8][512];
+    static int next;
+    char *p = paths[next++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+/* Rows in Z_PK order, chosen so that primary-key and case-sensitive orders differ. */
+static const char *NAMES[] = {"bob", "Anna", NULL, "Cecil", "anna"};
+static const int AGES[] = {30, 30, 20, 40, 10};
+
+static int make_source(cdm_model *model, const char *path) {
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(model, path, &store), CDM_OK);
+    for (int i = 0; i < 5; i++) {
+        cdm_object *person = NULL;
+        CHECK_RC(cdm_store_insert(store, "Person", &person), CDM_OK);
+        if (NAMES[i]) CHECK_RC(cdm_object_set_text(person, "name", NAMES[i], -1), CDM_OK);
+        CHECK_RC(cdm_object_set_int64(person, "age", AGES[i]), CDM_OK);
+    }
+    int rc = cdm_store_save(store);
+    cdm_store_close(store);
+    return rc == CDM_OK;
+}
+
+/* The names of a list, "nil" for null, joined by ","; into buf. */
+static const char *names(cdm_list *list, char *buf, size_t size) {
+    buf[0] = 0;
+    cdm_object *const *objects = NULL;
+    size_t count = 0;
+    if (cdm_list_objects(list, &objects, &count) != CDM_OK) return "(error)";
+    for (size_t i = 0; i < count; i++) {
+        const char *text = NULL; int is_null = 0;
+        if (cdm_object_get_text(objects[i], "name", &text, NULL, &is_null) != CDM_OK) return "(error)";
+        if (i) strncat(buf, ",", size - strlen(buf) - 1);
+        strncat(buf, is_null ? "nil" : text, size - strlen(buf) - 1);
+    }
+    return buf;
+}
+
+/* --- Policy methods ------------------------------------------------------------------------- */
+
+typedef struct { int calls; int destroyed; int fallback_calls; char last_selector[64]; } method_state;
+
+/* labelFor:age: — "<name>/<age>", null for a null name. */
+static int label_for_age(cdm_context *ctx, const char *selector, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+    method_state *s = user;
+    s->calls++;
+    snprintf(s->last_selector, sizeof s->last_selector, "%s", selector);
+    if (argc != 2) return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "labelFor:age: takes two arguments");
+    if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
+    const char *text = NULL; size_t length = 0; int64_t age = 0;
+    int rc = cdm_value_text(argv[0], &text, &length);
+    if (rc) return rc;
+    rc = cdm_value_int64(argv[1], &age);
+    if (rc) return rc;
+    char buf[128];
+    snprintf(buf, sizeof buf, "%.*s/%lld", (int)length, text, (long long)age);
+    return cdm_value_set_text(result, buf, -1);
+}
+
+/* Every other selector: answers "!" to "shout"; the others are not answered (CDM_NOTFOUND). */
+static int fallback(cdm_context *ctx, const char *selector, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+    (void)ctx; (void)argc; (void)argv;
+    method_state *s = user;
+    s->fallback_calls++;
+    snprintf(s->last_selector, sizeof s->last_selector, "%s", selector);
+    if (strcmp(selector, "shout") == 0) return cdm_value_set_text(result, "!", -1);
+    return CDM_NOTFOUND;
+}
+
+static void method_destroy(void *user) { ((method_state *)user)->destroyed++; }
+
+static cdm_migration *make_migration(cdm_model *src, cdm_model *dst, const char *label_expression, const cdm_policy *policy, void *policy_user) {
+    char json[2048];
+    snprintf(json, sizeof json, MAPPING_FORMAT, label_expression);
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(json, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    cdm_policy empty;
+    memset(&empty, 0, sizeof empty);
+    CHECK_RC(cdm_migration_register_policy(migration, "CopyPolicy", policy ? policy : &empty, sizeof(cdm_policy), policy_user, NULL), CDM_OK);
+    return migration;
+}
+
+static void test_policy_methods(cdm_model *src, cdm_model *dst, const char *source) {
+    method_state state = {0, 0, 0, ""};
+    cdm_migration *migration = make_migration(src, dst, "FUNCTION($entityPolicy, \\\"labelFor:age:\\\", $source.name, $source.age)", NULL, NULL);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", "labelFor:age:", label_for_age, &state, method_destroy), CDM_OK);
+    /* Misuse: NULL function, empty selector, NULL policy name; each destroys the user at once. */
+    method_state misuse = {0, 0, 0, ""};
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", "x:", NULL, &misuse, method_destroy), CDM_MISUSE);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", "", label_for_age, &misuse, method_destroy), CDM_INVALID_ARGUMENT);
+    CHECK_RC(cdm_migration_register_policy_method(migration, NULL, "x:", label_for_age, &misuse, method_destroy), CDM_MISUSE);
+    CHECK_RC(cdm_migration_register_policy_method(NULL, "CopyPolicy", "x:", label_for_age, &misuse, method_destroy), CDM_MISUSE);
+    CHECK(misuse.destroyed == 4);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("methods.sqlite")), CDM_OK);
+    CHECK(state.calls == 5);
+    CHECK_STR(state.last_selector, "labelFor:age:");
+    CHECK(state.destroyed == 0);
+    cdm_migration_free(migration);
+    CHECK(state.destroyed == 1);
+}
+
+static const char *first_label;
+static int read_label(cdm_context *ctx, void *user) {
+    (void)user;
+    cdm_list *list = NULL;
+    cdm_sort_descriptor by_name = {"name", 1};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_DESTINATION, "Copy", "name != nil", NULL, 0, &by_name, 1, 0, 1, &list), CDM_OK);
+    cdm_object *first = NULL;
+    CHECK_RC(cdm_list_object(list, 0, &first), CDM_OK);
+    const char *text = NULL;
+    CHECK_RC(cdm_object_get_text(first, "label", &text, NULL, NULL), CDM_OK);
+    static char kept[64];
+    snprintf(kept, sizeof kept, "%s", text ? text : "(null)");
+    first_label = kept;
+    return CDM_OK;
+}
+
+static void test_policy_method_results_and_unknown_selectors(cdm_model *src, cdm_model *dst, const char *source) {
+    /* The result is what the destination gets; read back in a hook through a sorted fetch. */
+    method_state state = {0, 0, 0, ""};
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.end_instance_creation = read_label;
+    cdm_migration *migration = make_migration(src, dst, "FUNCTION($entityPolicy, \\\"labelFor:age:\\\", $source.name, $source.age)", &hooks, NULL);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", "labelFor:age:", label_for_age, &state, method_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("labels.sqlite")), CDM_OK);
+    CHECK_STR(first_label, "Anna/30");
+    cdm_migration_free(migration);
+
+    /* A selector nothing answers: the policy class and the selector are named. */
+    migration = make_migration(src, dst, "FUNCTION($entityPolicy, \\\"nope:\\\", $source.name)", NULL, NULL);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", "labelFor:age:", label_for_age, &state, method_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("unknown.sqlite")), CDM_EXPRESSION_EVALUATION);
+    CHECK_HAS(cdm_migration_errmsg(migration), "CopyPolicy");
+    CHECK_HAS(cdm_migration_errmsg(migration), "'nope:'");
+    CHECK(access(path_in_dir("unknown.sqlite"), F_OK) != 0);
+
+    /* A method for every selector gets the selector; CDM_NOTFOUND means "no such method". */
+    method_state any = {0, 0, 0, ""};
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", NULL, fallback, &any, method_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("fallback.sqlite")), CDM_EXPRESSION_EVALUATION);
+    CHECK(any.fallback_calls == 1);
+    CHECK_STR(any.last_selector, "nope:");
+    CHECK_HAS(cdm_migration_errmsg(migration), "has no method for the selector 'nope:'");
+    cdm_migration_free(migration);
+    CHECK(any.destroyed == 1);
+
+    migration = make_migration(src, dst, "FUNCTION($entityPolicy, \\\"shout\\\")", NULL, NULL);
+    method_state shout = {0, 0, 0, ""};
+    CHECK_RC(cdm_migration_register_policy_method(migration, "CopyPolicy", NULL, fallback, &shout, method_destroy), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("shout.sqlite")), CDM_OK);
+    CHECK(shout.fallback_calls == 5);
+    CHECK_STR(shout.last_selector, "shout");
+    cdm_migration_free(migration);
+    CHECK(state.destroyed == 2);
+}
+
+/* --- Sorted fetches and format specifiers ------------------------------------------------- */
+
+static int fetch_checks(cdm_context *ctx, void *user) {
+    (void)user;
+    char buf[256];
+    cdm_list *list = NULL;
+    /* Z_PK order without descriptors, in both fetches. */
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "bob,Anna,nil,Cecil,anna");
+    CHECK_RC(cdm_context_fetch_source(ctx, "Person", NULL, NULL, 0, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "bob,Anna,nil,Cecil,anna");
+    /* Case-sensitive, null first; descending; two keys with Z_PK breaking ties. */
+    cdm_sort_descriptor by_name[] = {{"name", 1}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, by_name, 1, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "nil,Anna,Cecil,anna,bob");
+    cdm_sort_descriptor by_name_down[] = {{"name", 0}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, by_name_down, 1, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "bob,anna,Cecil,Anna,nil");
+    cdm_sort_descriptor by_age_down[] = {{"age", 0}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, by_age_down, 1, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "Cecil,bob,Anna,nil,anna");
+    /* The destination, instances not yet written included, with a limit. */
+    cdm_sort_descriptor by_age_name[] = {{"age", 1}, {"name", 1}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_DESTINATION, "Copy", NULL, NULL, 0, by_age_name, 2, 0, 3, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "anna,nil,Anna");
+
+    /* %K, %d, %i, %f substitute as %@ does. */
+    cdm_field args[] = {cdm_field_text(NULL, "age"), cdm_field_int64(NULL, 25), cdm_field_double(NULL, 35.5)};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", "%K > %d AND age < %f", args, 3, by_name, 1, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "Anna,bob");
+    size_t count = 0;
+    cdm_field thirty[] = {cdm_field_int64(NULL, 30)};
+    CHECK_RC(cdm_context_count_source(ctx, "Person", "age == %i", thirty, 1, 0, &count), CDM_OK);
+    CHECK(count == 2);
+    cdm_field key_and_prefix[] = {cdm_field_text(NULL, "name"), cdm_field_text(NULL, "a")};
+    CHECK_RC(cdm_context_fetch_destination(ctx, "Copy", "%K BEGINSWITH %@", key_and_prefix, 2, 0, 0, &list), CDM_OK);
+    CHECK_STR(names(list, buf, sizeof buf), "anna");
+
+    /* Argument errors name the position. */
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", "%K > %d", args, 1, NULL, 0, 0, 0, &list), CDM_EXPRESSION_SYNTAX);
+    CHECK_HAS(cdm_context_errmsg(ctx), "format argument 2 for '%d' (only 1 given)");
+    CHECK(cdm_error_offset(cdm_context_error(ctx)) == 5);
+    cdm_field wrong[] = {cdm_field_text(NULL, "age"), cdm_field_text(NULL, "old")};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", "%K > %d", wrong, 2, NULL, 0, 0, 0, &list), CDM_EXPRESSION_SYNTAX);
+    CHECK_HAS(cdm_context_errmsg(ctx), "a number as format argument 2 for '%d', not string 'old'");
+    CHECK_RC(cdm_context_fetch_source(ctx, "Person", "name == %@", key_and_prefix, 2, 0, 0, &list), CDM_EXPRESSION_SYNTAX);
+    CHECK_HAS(cdm_context_errmsg(ctx), "format argument 2 of 2 is left over");
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", "%K == 1", thirty, 1, NULL, 0, 0, 0, &list), CDM_EXPRESSION_SYNTAX);
+    CHECK_HAS(cdm_context_errmsg(ctx), "a key path string as format argument 1 for '%K'");
+
+    /* Bad sort descriptors and stores. */
+    cdm_sort_descriptor bad[] = {{"age", 1}, {"nmae", 1}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, bad, 2, 0, 0, &list), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_context_errmsg(ctx), "sort descriptor 2 ('nmae')");
+    CHECK_HAS(cdm_context_errmsg(ctx), "did you mean 'name'");
+    cdm_sort_descriptor relationship[] = {{"friend", 1}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, relationship, 1, 0, 0, &list), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_context_errmsg(ctx), "is a relationship");
+    cdm_sort_descriptor null_key[] = {{NULL, 1}};
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, null_key, 1, 0, 0, &list), CDM_MISUSE);
+    CHECK_HAS(cdm_context_errmsg(ctx), "sort descriptor 1");
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, NULL, 2, 0, 0, &list), CDM_MISUSE);
+    CHECK_RC(cdm_context_fetch(ctx, 7, "Person", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_INVALID_ARGUMENT);
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_DESTINATION, "Person", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, NULL, 0, 0, 0, NULL), CDM_MISUSE);
+    return CDM_OK;
+}
+
+static void test_sorted_fetches(cdm_model *src, cdm_model *dst, const char *source) {
+    CHECK(cdm_internal_struct_size("cdm_sort_descriptor") == sizeof(cdm_sort_descriptor));
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.end_instance_creation = fetch_checks;
+    cdm_migration *migration = make_migration(src, dst, "$source.name", &hooks, NULL);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("sorted.sqlite")), CDM_OK);
+    cdm_migration_free(migration);
+    /* Outside a callback the context is stale. */
+    cdm_list *list = NULL;
+    CHECK_RC(cdm_context_fetch(NULL, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_MISUSE);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/cdm-policy-calls-XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    cdm_model *src = NULL, *dst = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &src), CDM_OK);
+    CHECK_RC(cdm_model_from_json(DESTINATION_MODEL, &dst), CDM_OK);
+    const char *source = path_in_dir("v1.sqlite");
+    static char source_path[512];
+    snprintf(source_path, sizeof source_path, "%s", source);
+    if (make_source(src, source_path)) {
+        test_policy_methods(src, dst, source_path);
+        test_policy_method_results_and_unknown_selectors(src, dst, source_path);
+        test_sorted_fetches(src, dst, source_path);
+    } else {
+        failed++;
+        fprintf(stderr, "FAIL: could not make the source store\n");
+    }
+    cdm_model_free(src);
+    cdm_model_free(dst);
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

@@ -76,6 +76,18 @@ final class ForwardingSink: ErrorSink {
     }
 }
 
+extension ObjectEntry {
+    /// The manager of the migration the instance came from (nil for a cdm_store's instances),
+    /// whether the handle is its callback's or retained.
+    var migrationManager: MigrationManager? {
+        switch scope?.sink {
+        case let context as CallbackContext: return context.manager
+        case let forwarding as ForwardingSink: return forwarding.migration.manager
+        default: return nil
+        }
+    }
+}
+
 enum ObjectRetention {
     /// Appended to the message about a stale cdm_object handle: how to keep one.
     static let staleHint = "; call cdm_object_retain to keep it (until cdm_object_release or the end of the migration run), or keep its object ID (cdm_object_id, cdm_object_uri) and look it up again"

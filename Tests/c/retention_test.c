@@ -187,6 +187,11 @@ static int table_relationships(cdm_context *ctx, cdm_object *book, void *user) {
     TRY(cdm_object_get_object(book, "author", &back));
     const char *uri = NULL;
     TRY(cdm_object_uri(author, &uri));
+    int store = -1;
+    const char *entity = NULL;
+    TRY(cdm_object_id(author, &store, &entity, NULL));
+    CHECK(store == CDM_STORE_DESTINATION);
+    CHECK_STR(entity, "Author");
     /* An error on a retained handle goes to this callback's context. */
     CHECK_RC(cdm_object_set_int64(author, "nope", 1), CDM_NOTFOUND);
     CHECK(cdm_context_errcode(ctx) == CDM_NOTFOUND);

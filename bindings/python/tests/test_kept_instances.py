@@ -86,6 +86,8 @@ def test_a_policy_keeps_a_name_to_author_dict_across_hooks_and_passes(tmp_path, 
             [source] = manager.source_instances("BookToBook", destination)
             author = self.authors[source["authorName"]]
             assert author["name"] == source["authorName"]
+            assert author.object_id.store == "destination" and source.object_id.store == "source"
+            assert manager.instance_with_id(author.object_id) == author
             destination["author"] = author
             seen["related"] += 1
 

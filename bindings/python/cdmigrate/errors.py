@@ -277,6 +277,11 @@ def _problem(pointer: int) -> Problem:
                    primary_key=lib.cdm_error_primary_key(pointer) if entity is not None else None)
 
 
+_RETAIN_HINT = "; call cdm_object_retain"
+_PYTHON_HINT = ("; an Instance stays usable while Python references it, until instance.release() or the end of its "
+                "migration run (a Store's until the store is closed)")
+
+
 def from_record(code: int, pointer: Optional[int]) -> MigrationError:
     """A MigrationError from a cdm_error (which the library owns; everything is copied at once)."""
     lib = _lib.lib
@@ -288,6 +293,9 @@ def from_record(code: int, pointer: Optional[int]) -> MigrationError:
         return error_class(code)(_text(lib.cdm_errstr(code)) or f"error {code}", code)
     problem = _problem(pointer)
     problems = [_problem(lib.cdm_error_at(pointer, i)) for i in range(lib.cdm_error_count(pointer))]
+    if record_code == MISUSE and _RETAIN_HINT in problem.message:
+        # The binding retains every Instance it makes: tell Python users what applies to them.
+        problem.message = problem.message[:problem.message.index(_RETAIN_HINT)] + _PYTHON_HINT
     error = error_class(record_code)(problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems)
     error._entity, error._uri, error._key, error._primary_key = problem.entity, problem.uri, problem.key, problem.primary_key
     return error

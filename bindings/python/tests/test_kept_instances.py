@@ -114,8 +114,10 @@ def test_a_policy_keeps_a_name_to_author_dict_across_hooks_and_passes(tmp_path, 
     # After the run the kept instances are gone: MisuseError, never a crash.
     assert len(kept) == AUTHORS
     for author in kept:
-        with pytest.raises(cdmigrate.MisuseError, match="no longer valid"):
+        with pytest.raises(cdmigrate.MisuseError, match="no longer valid") as caught:
             author["name"]
+        assert "until instance.release() or the end of its migration run" in str(caught.value)
+        assert "cdm_object_retain" not in str(caught.value)
         with pytest.raises(cdmigrate.MisuseError):
             author["rank"] = 1
         author.release()  # harmless

@@ -6,7 +6,8 @@
 **
 **  - Objects are opaque handles: cdm_model, cdm_mapping, cdm_migration, cdm_store (long-lived,
 **    made and freed by the host) and cdm_context, cdm_object, cdm_value (short-lived, handed to
-**    callbacks by the library; never freed by the host).
+**    callbacks by the library; never freed by the host; a cdm_object may be kept for the rest of
+**    its migration run with cdm_object_retain).
 **  - Functions are named cdm_<object>_<verb>. Nearly all return an int result code (CDM_OK, 0, on
 **    success; see enum cdm_result). Outputs go through pointer arguments.
 **  - Constructors (cdm_model_from_json, cdm_mapping_from_file, cdm_migration_new, cdm_store_create)
@@ -27,7 +28,8 @@
 **  - Wrong use gives a result code and a message, never a crash: NULL handles and NULL required
 **    pointers (CDM_MISUSE), unknown entity/attribute/mapping names (CDM_NOTFOUND), a getter or
 **    setter of the wrong type (CDM_MISMATCH), a short-lived handle used after its callback
-**    returned (CDM_MISUSE). Using a long-lived handle after freeing it is undefined, as in C.
+**    returned, or a retained one after its release or the end of its run (CDM_MISUSE). Using a
+**    long-lived handle after freeing it is undefined, as in C.
 **  - Every handle's kind is checked: a handle of another kind (a cdm_mapping passed as a
 **    cdm_model, a cdm_object as a cdm_store, a cdm_model as a cdm_object, …) gives CDM_MISUSE
 **    with a message naming both kinds ("the model handle is a cdm_mapping, not a cdm_model"),
@@ -133,6 +135,14 @@ long cdm_error_offset(const cdm_error *error);
 size_t cdm_error_count(const cdm_error *error);
 /* The i-th problem, NULL when i is out of range; owned by `error`. */
 const cdm_error *cdm_error_at(const cdm_error *error, size_t i);
+/* What an individual validation error (1570–1620, alone or as a problem of a 1560) is about —
+** Core Data's NSValidationObjectErrorKey and NSValidationKeyErrorKey: the destination instance's
+** entity, object ID URI and primary key, and the attribute or relationship that failed. NULL
+** (0 for the key) for any other error. */
+const char *cdm_error_entity(const cdm_error *error);
+const char *cdm_error_object_uri(const cdm_error *error);
+int64_t cdm_error_primary_key(const cdm_error *error);
+const char *cdm_error_key(const cdm_error *error);
 
 /* The calling thread's last error (of any handle), CDM_OK / "" / NULL when there was none. */
 int cdm_last_errcode(void);
@@ -257,8 +267,10 @@ int cdm_mapping_entity_mapping_name(const cdm_mapping *mapping, size_t i, const 
 ** cdm_object — an instance (NSManagedObject) of the source or the destination store. Valid only
 **   during the callback that received or obtained it (or, for a cdm_store's instances, until the
 **   store is closed), and only on that thread; afterwards every call with it gives CDM_MISUSE.
-**   To find an instance again in a later callback keep its cdm_object_uri or cdm_object_id and
-**   use cdm_context_instance_for_uri / _with_id, or fetch it (cdm_context_fetch_destination).
+**   To keep an instance across callbacks (as a policy keeps a name → instance dictionary),
+**   cdm_object_retain it: it then lives until cdm_object_release or the end of the migration run.
+**   Or keep its cdm_object_uri or cdm_object_id and use cdm_context_instance_for_uri / _with_id,
+**   or fetch it (cdm_context_fetch_destination).
 ** cdm_value — a value (an expression's result, a host function's argument or result). Same
 **   lifetime as cdm_object.
 */
@@ -598,6 +610,23 @@ int cdm_context_instance_with_id(cdm_context *ctx, int store, const char *entity
 ** for a value set by Swift code. */
 int cdm_context_set_user_info(cdm_context *ctx, const char *key, void *pointer, void (*destroy)(void *pointer));
 int cdm_context_get_user_info(cdm_context *ctx, const char *key, void **pointer);
+/* Typed values under string keys in the same userInfo (what Core Data policies keep there:
+** counters, names, flags, instances), shared by every policy, host function and pass of the run
+** and emptied when the run ends. They are engine values, so value expressions read them too
+** ($manager.userInfo.key). Setting a key replaces whatever it held (a host pointer is destroyed);
+** cdm_context_set_user_info(ctx, key, NULL, NULL) removes it. text_length -1 means NUL-terminated.
+** An instance is kept as the instance itself (a NULL object stores null); reading it back gives
+** a cdm_value of type CDM_VALUE_OBJECT whose cdm_value_object is valid in that callback.
+** cdm_context_get_user_info_value: *value (valid during the callback; cdm_value_type tells the
+** type) is NULL for an absent key (not an error); CDM_MISMATCH for a key holding a host pointer
+** (and cdm_context_get_user_info gives CDM_MISMATCH for a typed value). */
+int cdm_context_set_user_info_null(cdm_context *ctx, const char *key);
+int cdm_context_set_user_info_int64(cdm_context *ctx, const char *key, int64_t value);
+int cdm_context_set_user_info_double(cdm_context *ctx, const char *key, double value);
+int cdm_context_set_user_info_bool(cdm_context *ctx, const char *key, int value);
+int cdm_context_set_user_info_text(cdm_context *ctx, const char *key, const char *text, long text_length);
+int cdm_context_set_user_info_object(cdm_context *ctx, const char *key, cdm_object *object);
+int cdm_context_get_user_info_value(cdm_context *ctx, const char *key, cdm_value **value);
 
 /* ---------------------------------------------------------------------------------------------
 ** Instances. `key` is an attribute or relationship name, or for getters a key path ("note.body",
@@ -701,8 +730,20 @@ int cdm_object_to_json(cdm_object *object, char **json);
 struct json_t;
 int cdm_object_to_jansson(cdm_object *object, struct json_t **json);
 
+/* Keeps an instance handle beyond its callback (Core Data policies keep managed objects across
+** calls, e.g. a name → Author dictionary made in createDestinationInstances and used in
+** createRelationships). The same handle (the host's copies stay good) then stays valid in every
+** later callback and pass of the same run, on the same thread, until cdm_object_release or the end
+** of the run (cdm_migration_run / _run_in_place returning, successful or not); afterwards every
+** call with it gives CDM_MISUSE. Retains count: each is balanced by one cdm_object_release. What
+** a retained handle hands out (strings, related instances, values) is valid during the callback
+** that asked for it, as for any handle. Errors of calls on it go to the running callback's
+** context. On a cdm_store's instances (valid until the store is closed) it does nothing.
+** CDM_MISUSE for a NULL or stale handle (retain it in the callback that got it). */
+int cdm_object_retain(cdm_object *object);
 /* Ends a handle's validity before its callback returns (to keep memory flat when one callback
-** touches very many instances). Harmless on NULL or stale handles. */
+** touches very many instances), or undoes one cdm_object_retain — the last one ends the handle.
+** Harmless on NULL or stale handles. */
 void cdm_object_release(cdm_object *object);
 
 /* ---------------------------------------------------------------------------------------------
@@ -762,6 +803,9 @@ const cdm_error *cdm_store_error(const cdm_store *store);
 int cdm_internal_abi_check(size_t policy_size, size_t progress_size);
 /* The library's size of a struct of this header ("cdm_field", …); 0 for an unknown name. */
 size_t cdm_internal_struct_size(const char *name);
+/* How many short-lived handles are live on the calling thread (lets the tests check that memory
+** stays flat). */
+size_t cdm_internal_handle_count(void);
 
 #ifdef __cplusplus
 }

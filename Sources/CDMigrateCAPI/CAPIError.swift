@@ -39,6 +39,8 @@ final class ErrorRecord {
     let path: UnsafeMutablePointer<CChar>?
     let offset: Int
     let underlying: [ErrorRecord]
+    /// The instance and property of an individual validation error (ValidationErrorSubject.swift).
+    let subject: SubjectStrings?
 
     init(_ error: MigrationError) {
         code = error.code.rawValue
@@ -46,6 +48,7 @@ final class ErrorRecord {
         path = error.path.map { CString.copy($0) }
         offset = error.offset ?? -1
         underlying = error.underlying.map { ErrorRecord($0) }
+        subject = error.validationSubject.map { SubjectStrings($0) }
     }
 
     deinit {

@@ -18,6 +18,9 @@ final class HandleTable {
     private var generations: [UInt32] = []
     private var freeSlots: [Int32] = []
 
+    /// How many handles are live (for cdm_internal_handle_count).
+    var liveCount: Int { entries.count - freeSlots.count }
+
     func allocate(_ entry: HandleEntry, in scope: Scope) -> OpaquePointer {
         let slot: Int32
         if let reused = freeSlots.popLast() {
@@ -67,8 +70,9 @@ final class HandleTable {
     }
 }
 
-/// What a group of short-lived handles lives and dies with: one callback, or one cdm_store.
-final class Scope {
+/// What a group of short-lived handles lives and dies with: one callback, or one cdm_store (or,
+/// for retained instances, one migration run: `RetainedScope`).
+class Scope {
     var slots: [Int32] = []
     /// malloc'd memory handed out in this scope (arrays of handles, strings), freed with it.
     var allocations: [UnsafeMutableRawPointer] = []
@@ -146,7 +150,7 @@ final class ThreadState {
             if let live = LiveHandles.handle(handle) {
                 throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: live).kind), not a \(T.kind)")
             }
-            throw MigrationError.misuse("the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread")
+            throw MigrationError.misuse("the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread" + (T.self == ObjectEntry.self ? ObjectRetention.staleHint : ""))
         }
         guard let typed = entry as? T else { throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(T.kind)") }
         return typed

@@ -52,7 +52,7 @@ public func cdm_list_release(_ list: OpaquePointer?) {
     guard let entry = table.lookup(list) as? ListEntry else { return }
     if let handles = entry.handles {
         for i in 0..<entry.objects.count {
-            if let object = table.lookup(handles[i]) { table.release(object) }
+            if let object = table.lookup(handles[i]), !ObjectRetention.isRetained(object) { table.release(object) }
         }
     }
     table.release(entry)

@@ -20,6 +20,10 @@ final class MigrationHandle: LongLivedHandle {
     var report: MigrationReport?
     /// cdm_model handles for the manager's models, lent to callbacks by cdm_context_model.
     private var modelHandles: [ModelHandle?] = [nil, nil]
+    /// The context of the callback running now (the innermost one), where errors of retained
+    /// instances go; and the scope of the run's retained instances (ObjectRetention.swift).
+    private(set) var activeContext: CallbackContext?
+    var retainedScope: RetainedScope?
 
     /// A borrowed cdm_model for the source or destination model, owned by this migration.
     func modelHandle(destination: Bool) -> OpaquePointer? {
@@ -66,7 +70,10 @@ final class MigrationHandle: LongLivedHandle {
     func run(_ body: (MigrationManager) throws -> MigrationReport) throws {
         let manager = try idleManager()
         running = true
-        defer { running = false }
+        defer {
+            running = false
+            endRetention()
+        }
         report = nil
         report = try body(manager)
     }
@@ -80,7 +87,10 @@ final class MigrationHandle: LongLivedHandle {
         let scope = state.openScope(sink: context)
         context.scope = scope
         let token = scope.handle(ContextEntry(context))
+        let outer = activeContext
+        activeContext = context
         let code = body(token, scope)
+        activeContext = outer
         state.table.close(scope)
         context.scope = nil
         if code != 0 { throw context.failure(code: code, in: what) }

@@ -75,7 +75,7 @@ public func cdm_object_id(_ o: OpaquePointer?, _ store: UnsafeMutablePointer<Int
     withEntry(o, ObjectEntry.self, "object") { entry in
         let id = entry.object.objectID
         var kind = StoreKind.other
-        if let manager = (entry.sink as? CallbackContext)?.manager {
+        if let manager = entry.migrationManager {
             if let destination = manager.destinationStore, destination.storeIdentifier == id.storeIdentifier { kind = StoreKind.destination }
             else if let source = manager.sourceStore, source.storeIdentifier == id.storeIdentifier { kind = StoreKind.source }
         }

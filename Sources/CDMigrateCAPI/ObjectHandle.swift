@@ -482,10 +482,3 @@ public func cdm_object_to_jansson(_ o: OpaquePointer?, _ out: UnsafeMutablePoint
         out.pointee = try ValueJSON.json(of: entry.object).makeJansson()
     }
 }
-
-@_cdecl("cdm_object_release")
-public func cdm_object_release(_ o: OpaquePointer?) {
-    let table = ThreadState.current.table
-    guard let entry = table.lookup(o) as? ObjectEntry else { return }
-    table.release(entry)
-}

@@ -31,6 +31,9 @@ enum UserInfo {
         let name = try CString.argument(key, "the user info key")
         guard let entry = manager.userInfo[name] else { return }
         guard let box = entry as? HostPointer else {
+            if entry is Value {
+                throw MigrationError.mismatch("user info '\(name)' holds a typed value: read it with cdm_context_get_user_info_value")
+            }
             throw MigrationError.mismatch("user info '\(name)' holds a \(type(of: entry)) set by Swift code, not a host pointer")
         }
         out.pointee = box.pointer

@@ -75,7 +75,13 @@ final class MigrationBehaviourTests: XCTestCase {
                            [.validationMissingMandatoryProperty, .validationMissingMandatoryProperty, .validationNumberTooLarge, .validationNumberTooSmall])
             for individual in e?.underlying ?? [] {
                 XCTAssertEqual(individual.message.components(separatedBy: "x-coredata://").count, 2, "one instance each: \(individual.message)")
+                // Which instance and property, as NSValidationObjectErrorKey / NSValidationKeyErrorKey.
+                let subject = individual.validationSubject
+                XCTAssertEqual(subject?.entityName, "Swede")
+                XCTAssertEqual(subject?.key, individual.code == .validationMissingMandatoryProperty ? "name" : "age")
+                XCTAssertTrue(subject.map { individual.message.contains($0.objectURI) && $0.objectURI.hasSuffix("/Swede/p\($0.primaryKey)") } ?? false, individual.message)
             }
+            XCTAssertNil(e?.validationSubject, "the 1560 itself is about no single instance")
             // The message groups them.
             let text = e?.message ?? ""
             XCTAssertTrue(text.contains("3 problems"), text)

@@ -88,6 +88,8 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// SQLite's (extended) result code, for errors SQLite reported (`SQLITE_BUSY` is 5,
     /// `SQLITE_CORRUPT` 11, …); nil otherwise.
     public var sqliteResultCode: Int32?
+    /// For an individual validation error (1570–1620): the instance and property at fault.
+    public var validationSubject: ValidationSubject?
 
     public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, underlying: [MigrationError] = []) {
         self.code = code

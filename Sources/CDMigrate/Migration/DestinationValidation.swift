@@ -29,7 +29,7 @@ struct DestinationValidation {
                 guard let column = layout.column(for: attribute).map(SQLiteDatabase.quote) else { continue }
                 let name = "\(entity.name).\(attribute.name)"
                 if !attribute.isOptional {
-                    try check(entity, table, "\(own) AND \(column) IS NULL", .validationMissingMandatoryProperty,
+                    try check(entity, attribute.name, table, "\(own) AND \(column) IS NULL", .validationMissingMandatoryProperty,
                               "\(name) is required but nil", &problems)
                 }
                 var lower = attribute.minValue
@@ -40,11 +40,11 @@ struct DestinationValidation {
                 }
                 guard attribute.attributeType.isNumeric else { continue }
                 if let upper = upper {
-                    try check(entity, table, "\(own) AND \(column) > \(Value.format(upper))", .validationNumberTooLarge,
+                    try check(entity, attribute.name, table, "\(own) AND \(column) > \(Value.format(upper))", .validationNumberTooLarge,
                               "\(name) is above its maximum \(Value.format(upper))", &problems)
                 }
                 if let lower = lower {
-                    try check(entity, table, "\(own) AND \(column) < \(Value.format(lower))", .validationNumberTooSmall,
+                    try check(entity, attribute.name, table, "\(own) AND \(column) < \(Value.format(lower))", .validationNumberTooSmall,
                               "\(name) is below its minimum \(Value.format(lower))", &problems)
                 }
             }
@@ -59,7 +59,7 @@ struct DestinationValidation {
                 switch layout.storage(of: relationship) {
                 case .foreignKey(let column, _, _):
                     if !relationship.isOptional {
-                        try check(entity, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL", .validationMissingMandatoryProperty,
+                        try check(entity, relationship.name, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL", .validationMissingMandatoryProperty,
                                   "\(name) is required but nil", &problems)
                     }
                     continue
@@ -72,16 +72,16 @@ struct DestinationValidation {
                 }
                 if relationship.isOptional {
                     if minimum > 1 {
-                        try check(entity, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)", .validationRelationshipLacksMinimumCount,
+                        try check(entity, relationship.name, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)", .validationRelationshipLacksMinimumCount,
                                   "\(name) has fewer than \(minimum) instances", &problems)
                     }
                 } else {
                     let code: MigrationError.Code = relationship.minCount > 1 ? .validationRelationshipLacksMinimumCount : .validationMissingMandatoryProperty
-                    try check(entity, table, "\(own) AND \(count) < \(minimum)", code,
+                    try check(entity, relationship.name, table, "\(own) AND \(count) < \(minimum)", code,
                               code == .validationMissingMandatoryProperty ? "\(name) is required but empty" : "\(name) has fewer than \(minimum) instances", &problems)
                 }
                 if relationship.isToMany && maximum > 0 {
-                    try check(entity, table, "\(own) AND \(count) > \(maximum)", .validationRelationshipExceedsMaximumCount,
+                    try check(entity, relationship.name, table, "\(own) AND \(count) > \(maximum)", .validationRelationshipExceedsMaximumCount,
                               "\(name) has more than \(maximum) instances", &problems)
                 }
             }
@@ -98,7 +98,7 @@ struct DestinationValidation {
 
     /// Adds a problem when rows of `entity` match `condition`: one error per instance (while the
     /// budget lasts) and a summary naming how many and a few of them.
-    private func check(_ entity: EntityDescription, _ table: String, _ condition: String, _ code: MigrationError.Code,
+    private func check(_ entity: EntityDescription, _ key: String, _ table: String, _ condition: String, _ code: MigrationError.Code,
                        _ what: String, _ problems: inout [Problem]) throws {
         let budget = max(examplesPerProblem, maximumIndividualErrors - problems.reduce(0) { $0 + $1.individual.count })
         let rows = try store.database.rows("SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(budget + 1)")
@@ -106,12 +106,19 @@ struct DestinationValidation {
         let total = rows.count > budget
             ? Int(try store.database.scalar("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.integer ?? 0)
             : rows.count
-        let uris = rows.prefix(budget).compactMap { $0.first?.integer }.map {
-            ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: $0).uriRepresentation
+        let subjects = rows.prefix(budget).compactMap { $0.first?.integer }.map {
+            ValidationSubject(entityName: entity.name,
+                              objectURI: ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: $0).uriRepresentation,
+                              primaryKey: $0, key: key)
         }
+        let uris = subjects.map { $0.objectURI }
         let examples = uris.prefix(examplesPerProblem)
         problems.append(Problem(
             summary: "\(what) in \(total) instance\(total == 1 ? "" : "s") (\(examples.joined(separator: ", "))\(total > examples.count ? ", …" : ""))",
-            individual: uris.map { MigrationError(code, "\(what) (\($0))") }))
+            individual: subjects.map {
+                var error = MigrationError(code, "\(what) (\($0.objectURI))")
+                error.validationSubject = $0
+                return error
+            }))
     }
 }

@@ -154,6 +154,10 @@ _PROTOTYPES = {
     "cdm_error_offset": (c_long, [c_void_p]),
     "cdm_error_count": (c_size_t, [c_void_p]),
     "cdm_error_at": (c_void_p, [c_void_p, c_size_t]),
+    "cdm_error_entity": (c_char_p, [c_void_p]),
+    "cdm_error_object_uri": (c_char_p, [c_void_p]),
+    "cdm_error_primary_key": (c_int64, [c_void_p]),
+    "cdm_error_key": (c_char_p, [c_void_p]),
     "cdm_last_errcode": (c_int, []),
     "cdm_last_errmsg": (c_char_p, []),
     "cdm_last_error": (c_void_p, []),
@@ -239,6 +243,7 @@ _PROTOTYPES = {
     "cdm_object_add_object": (c_int, [c_void_p, c_char_p, c_void_p]),
     "cdm_object_to_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_object_release": (None, [c_void_p]),
+    "cdm_object_retain": (c_int, [c_void_p]),
     # values
     "cdm_value_type": (c_int, [c_void_p]),
     "cdm_value_int64": (c_int, [c_void_p, POINTER(c_int64)]),
@@ -269,6 +274,7 @@ _PROTOTYPES = {
     "cdm_store_error": (c_void_p, [c_void_p]),
     "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
     "cdm_internal_struct_size": (c_size_t, [c_char_p]),
+    "cdm_internal_handle_count": (c_size_t, []),
     # model introspection
     "cdm_model_entity_parent": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_model_attribute_count": (c_int, [c_void_p, c_char_p, _out_size]),

@@ -42,18 +42,39 @@ INFERRED_MAPPING_MODEL = 134190
 
 
 class Problem:
-    """One individual problem of a model, a mapping or a destination's validation."""
+    """One individual problem of a model, a mapping or a destination's validation.
 
-    __slots__ = ("code", "message", "path", "offset")
+    For a validation error (1570–1620) it also says what failed, as Core Data's
+    NSValidationObjectErrorKey and NSValidationKeyErrorKey do: ``entity``, ``object_id`` (an
+    ObjectID of the destination instance: store ``"destination"``, entity, primary key), ``uri``
+    (its object ID URI) and ``key`` (the attribute or relationship); None for other problems."""
 
-    def __init__(self, code: int, message: str, path: Optional[str] = None, offset: Optional[int] = None):
+    __slots__ = ("code", "message", "path", "offset", "entity", "uri", "key", "primary_key")
+
+    def __init__(self, code: int, message: str, path: Optional[str] = None, offset: Optional[int] = None, *,
+                 entity: Optional[str] = None, uri: Optional[str] = None, key: Optional[str] = None,
+                 primary_key: Optional[int] = None):
         self.code = code
         self.message = message
         self.path = path
         self.offset = offset
+        self.entity = entity
+        self.uri = uri
+        self.key = key
+        self.primary_key = primary_key
+
+    @property
+    def object_id(self):
+        """The failing destination instance's ObjectID (None when the problem names none)."""
+        if self.entity is None or self.primary_key is None:
+            return None
+        from .instance import ObjectID  # instance.py imports this module
+        return ObjectID("destination", self.entity, self.primary_key)
 
     def __repr__(self) -> str:
         where = f" at {self.path}" if self.path else ""
+        if self.uri:
+            where += f" ({self.entity}.{self.key} of {self.uri})"
         return f"Problem({self.code}, {self.message!r}{where})"
 
 
@@ -76,6 +97,23 @@ class MigrationError(Exception):
         self.path = path
         self.offset = offset
         self.problems: List[Problem] = problems or []
+        # What a single validation error is about (Problem's fields), when the library says.
+        self._entity: Optional[str] = None
+        self._uri: Optional[str] = None
+        self._key: Optional[str] = None
+        self._primary_key: Optional[int] = None
+
+    @property
+    def errors(self) -> List[Problem]:
+        """The individual errors: for a validation that failed on several instances (1560,
+        NSValidationMultipleErrorsError) one per instance and property, as Core Data's
+        NSDetailedErrorsKey, each with ``code``, ``message``, ``entity``, ``object_id``, ``uri``
+        and ``key``; for a single validation failure (1570–1620) the error itself as one
+        Problem; otherwise ``problems``."""
+        if self.problems or not 1560 <= self.code < 1700:
+            return list(self.problems)
+        return [Problem(self.code, self.message, self.path, self.offset, entity=self._entity, uri=self._uri,
+                        key=self._key, primary_key=self._primary_key)]
 
     @property
     def code_name(self) -> str:
@@ -223,12 +261,25 @@ def _text(raw: Optional[bytes]) -> str:
     return raw.decode("utf-8", "replace") if raw else ""
 
 
+def _optional_text(raw: Optional[bytes]) -> Optional[str]:
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
 def _problem(pointer: int) -> Problem:
     lib = _lib.lib
     path = lib.cdm_error_path(pointer)
     offset = lib.cdm_error_offset(pointer)
+    entity = _optional_text(lib.cdm_error_entity(pointer))
     return Problem(lib.cdm_error_code(pointer), _text(lib.cdm_error_message(pointer)),
-                   path.decode("utf-8", "replace") if path else None, offset if offset >= 0 else None)
+                   path.decode("utf-8", "replace") if path else None, offset if offset >= 0 else None,
+                   entity=entity, uri=_optional_text(lib.cdm_error_object_uri(pointer)),
+                   key=_optional_text(lib.cdm_error_key(pointer)),
+                   primary_key=lib.cdm_error_primary_key(pointer) if entity is not None else None)
+
+
+_RETAIN_HINT = "; call cdm_object_retain"
+_PYTHON_HINT = ("; an Instance stays usable while Python references it, until instance.release() or the end of its "
+                "migration run (a Store's until the store is closed)")
 
 
 def from_record(code: int, pointer: Optional[int]) -> MigrationError:
@@ -242,7 +293,12 @@ def from_record(code: int, pointer: Optional[int]) -> MigrationError:
         return error_class(code)(_text(lib.cdm_errstr(code)) or f"error {code}", code)
     problem = _problem(pointer)
     problems = [_problem(lib.cdm_error_at(pointer, i)) for i in range(lib.cdm_error_count(pointer))]
-    return error_class(record_code)(problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems)
+    if record_code == MISUSE and _RETAIN_HINT in problem.message:
+        # The binding retains every Instance it makes: tell Python users what applies to them.
+        problem.message = problem.message[:problem.message.index(_RETAIN_HINT)] + _PYTHON_HINT
+    error = error_class(record_code)(problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems)
+    error._entity, error._uri, error._key, error._primary_key = problem.entity, problem.uri, problem.key, problem.primary_key
+    return error
 
 
 def last_error(code: int) -> MigrationError:

@@ -1,8 +1,11 @@
 """Instances (NSManagedObject) as Python mappings, and the values of expressions and host functions.
 
-An ``Instance`` wraps a short-lived handle of the library: valid during the callback that received
-or obtained it (or, for a ``Store``'s instances, until the store is closed). Afterwards every use
-raises ``MisuseError`` — never a crash.
+An ``Instance`` wraps a handle of the library that it retains (``cdm_object_retain``) while the
+Python object lives: a policy may keep instances across hooks and passes (a name → Author dict made
+in ``create_destination_instances`` and used in ``create_relationships``), as Core Data policies
+keep managed objects. When the Python object goes, so does the handle, so policies that keep
+nothing keep memory flat. When the migration run ends (or, for a ``Store``'s instances, the store
+is closed), every use raises ``MisuseError`` — never a crash.
 
 Reading costs one C call per value: attribute names are resolved to indexes once per entity and
 side (source or destination), so ``source["name"]`` is one typed getter by index.
@@ -17,6 +20,7 @@ import datetime as _dt
 import decimal
 import json
 import uuid
+from _thread import get_ident
 from collections.abc import MutableMapping
 from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
 
@@ -287,18 +291,30 @@ class Instance(MutableMapping):
     names; ``to_dict()`` and ``set_values()`` read and write them all in one call each.
 
     Two Instance objects are equal when they stand for the same stored instance (the same
-    ``object_id``), so instances can be dictionary keys; to find an instance again in a later
-    callback keep its ``object_id`` (or ``uri``) and use ``manager.instance_with_id`` (or
-    ``manager.instance_for_uri``).
+    ``object_id``), so instances can be dictionary keys. An Instance stays usable in later hooks
+    and passes of the same run as long as it is referenced (keep it in the policy, in a dict, in
+    ``manager.user_info``); after the run it raises MisuseError. Its ``object_id`` (or ``uri``)
+    with ``manager.instance_with_id`` (or ``manager.instance_for_uri``) finds it again too.
     """
 
-    __slots__ = ("_h", "_side", "_entity", "_local", "__weakref__")
+    __slots__ = ("_h", "_side", "_entity", "_local", "_thread", "__weakref__")
 
     def __init__(self, handle: int, side: Optional[Side]):
         self._h = handle
         self._side = side
         self._entity: Optional[str] = None
         self._local: Optional[Dict[str, Optional[Tuple[int, int]]]] = None
+        # Kept while this object lives; released by __del__ on the thread that retained it (a
+        # handle belongs to its thread's table: elsewhere the same token could name another).
+        self._thread = get_ident() if handle and not _lib_.cdm_object_retain(handle) else 0
+
+    def __del__(self) -> None:
+        try:
+            if self._thread and self._thread == get_ident():
+                self._thread = 0
+                _lib_.cdm_object_release(self._h)
+        except Exception:  # interpreter shutdown
+            pass
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -358,8 +374,12 @@ class Instance(MutableMapping):
             return "<Instance (no longer valid)>"
 
     def release(self) -> None:
-        """Ends this handle's validity now (to keep memory flat when one callback touches very
-        many instances). Harmless when it is already invalid."""
+        """Ends this handle's validity now, before the Python object goes (to keep memory flat
+        when something still references very many instances). Harmless when it is already
+        invalid."""
+        if self._thread:
+            self._thread = 0
+            _lib_.cdm_object_release(self._h)
         _lib_.cdm_object_release(self._h)
 
     # -- attribute resolution ------------------------------------------------------------------

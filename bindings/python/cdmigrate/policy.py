@@ -127,7 +127,7 @@ class MigrationManager:
     One per run: ``user_info`` is a dict shared by every policy and host function of the run
     (and of every pass), holding any Python objects, emptied when the run ends — successful or
     not — so what it holds is released then. The other methods work only inside a callback
-    (MisuseError otherwise); instances they return are valid during that callback.
+    (MisuseError otherwise); instances they return stay usable while referenced, until the run ends.
     """
 
     def __init__(self, run: "_Run"):

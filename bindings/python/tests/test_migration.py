@@ -252,7 +252,7 @@ def test_instances_read_and_write_every_type(tmp_path, kitchen_models, kitchen_s
     assert row[7] == 0.5 and row[8] == "x:y" and row[9] == b"ba" and row[10] == uuid.UUID(int=99).bytes
 
 
-def test_instances_are_invalid_after_their_callback(tmp_path, kitchen_models, kitchen_store):
+def test_kept_instances_stay_valid_until_released_or_the_run_ends(tmp_path, kitchen_models, kitchen_store):
     kept = []
 
     class Keep(cdmigrate.EntityMigrationPolicy):
@@ -261,13 +261,14 @@ def test_instances_are_invalid_after_their_callback(tmp_path, kitchen_models, ki
             destination = super().create_destination_instances(source, mapping, manager)
             kept.append(destination)
             if len(kept) == 4:
-                with pytest.raises(cdmigrate.MisuseError, match="no longer valid"):
-                    kept[0]["str"]
-                with pytest.raises(cdmigrate.MisuseError):
-                    manager.associate(kept[0], destination)
+                # The previous call's instances were kept (referenced), so they still work.
+                assert kept[0]["str"] == kept[1]["str"]
+                assert manager.source_instances("ItemToItem", kept[1]) == [kept[0]]
                 source.release()
-                with pytest.raises(cdmigrate.MisuseError):
+                with pytest.raises(cdmigrate.MisuseError, match="no longer valid"):
                     source["str"]
+                with pytest.raises(cdmigrate.MisuseError):
+                    manager.associate(source, destination)
             return destination
 
     with migration(kitchen_models, item_policy="Keep") as m:

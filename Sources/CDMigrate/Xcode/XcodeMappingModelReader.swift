@@ -28,9 +28,10 @@ extension MappingModel {
         return try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
     }
 
-    /// Reads a mapping model file of either kind: an Xcode mapping model (a path ending in
-    /// `.xcmappingmodel` or `.xml`, compiled against the models by `fromXcodeMappingModel`) or the
-    /// JSON of docs/mapping-format.md (then checked against the models).
+    /// Reads a mapping model file of any kind: an Xcode mapping model (a path ending in
+    /// `.xcmappingmodel` or `.xml`, compiled against the models by `fromXcodeMappingModel`), a
+    /// compiled mapping model (`.cdm`, as Xcode builds it into an app) or the JSON of
+    /// docs/mapping-format.md (both then checked against the models).
     ///
     /// - Parameters:
     ///   - path: the mapping model file or `.xcmappingmodel` folder.
@@ -251,12 +252,6 @@ package struct XcodeMappingModelReader {
             if keyPath == nil, this.sourceModel != nil, sourceEntity?.relationship(named: name) == nil { return nil }
             guard let target = this.nonEmpty(property.string("sourcemappingname")) ?? this.targetMapping(of: name, head: head, all: heads) else { return nil }
             return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(Self.quoted(target)), \(keyPath ?? "$source." + name))"
-        }
-        if let source = sourceEntity, let destination = destinationEntity {
-            let mapped = Set(attributes.map { $0.name })
-            for attribute in destination.attributes where !mapped.contains(attribute.name) && source.property(named: attribute.name) != nil {
-                warnings.append("entity mapping '\(head.name)': destination attribute '\(attribute.name)' is filled by no mapping while the source entity '\(source.name)' has a property of that name")
-            }
         }
         return EntityMapping(name: head.name, mappingType: head.type, sourceEntityName: head.source, destinationEntityName: head.destination,
                              sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,

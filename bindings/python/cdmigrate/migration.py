@@ -497,6 +497,16 @@ class Migration(LongLivedHandle):
             self._lock.release()
 
     @property
+    def warnings(self) -> List[str]:
+        """What checking the models and mapping models noticed, before any run (a run's report
+        starts with the same lines): a destination property no mapping fills while the source
+        entity has one of that name, an entity mapping without a source expression, a model's
+        ``versionHash`` that differs from the computed one, what an Xcode mapping model dropped."""
+        out = ctypes.c_void_p()
+        check(_lib_.cdm_migration_warnings_json(self._ptr, ctypes.byref(out)))
+        return json.loads(_lib.take_string(out.value))
+
+    @property
     def report(self) -> Optional[MigrationReport]:
         """The report of the last successful run (None before one)."""
         return self._report

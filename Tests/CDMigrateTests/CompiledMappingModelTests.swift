@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 @testable import CDMigrate
+import ReferenceMigrations
 
 /// Compiled mapping models (`.cdm`): XcodeServer's, compiled by Xcode, read into the same mapping as
 /// its `.xcmappingmodel` source; expressions and user info decoded from archives written by hand.
@@ -110,6 +111,43 @@ final class CompiledMappingModelTests: XCTestCase {
         }
         XCTAssertEqual(try CompiledMappingModelReader.mapping(fromArchive: aggregate, name: nil, what: "test").entityMappings.first?.attributeMappings.first?.valueExpressionText,
                        #"{2, YES, "2"}"#)
+    }
+
+    /// A copy of UnCloudNotes' v2→v3 document whose 'title' mapping (z105) holds a typed-in
+    /// expression as Xcode keeps one: `valueexpressiondata`, an archived NSExpression in base64.
+    func documentWithTypedInExpression(_ encoded: String) throws -> String {
+        let original = TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel/xcmapping.xml"
+        let text = try String(contentsOfFile: original, encoding: .utf8)
+        let anchor = "<attribute name=\"name\" type=\"string\">title</attribute>"
+        XCTAssertTrue(text.contains(anchor))
+        let changed = text.replacingOccurrences(of: anchor, with: anchor + "\n        <attribute name=\"valueexpressiondata\" type=\"binary\">\(encoded)</attribute>")
+        let directory = try TemporaryDirectory.make(prefix: "cdmigrate-typed-in")
+        addTeardownBlock { TemporaryDirectory.remove(directory) }
+        let path = directory + "/Typed.xcmappingmodel"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try changed.write(toFile: path + "/xcmapping.xml", atomically: true, encoding: .utf8)
+        return path
+    }
+
+    func testTypedInExpressionOfAnXcodeMappingIsDecodedExactly() throws {
+        let b = KeyedArchiveBuilder()
+        let root = b.instance(["NSFunctionExpression", "NSExpression"], [("NSOperand", keyPath(b, variable(b, "source"), "title")),
+                                                                          ("NSSelectorName", b.string("stringByAppendingString:")),
+                                                                          ("NSArguments", b.array([constant(b, b.string(" (copy)"))]))])
+        let encoded = Data(b.archive(root: root)).base64EncodedString(options: .lineLength64Characters)
+        let mapping = try XcodeMappingModelReader.read(path: try documentWithTypedInExpression(encoded), sourceModel: nil, destinationModel: nil)
+        let title = try XCTUnwrap(mapping.entityMapping(named: "NoteToNote")?.attributeMapping(named: "title"))
+        XCTAssertEqual(title.valueExpressionText, #"FUNCTION($source.title, "stringByAppendingString:", " (copy)")"#)
+        XCTAssertNotNil(title.valueExpression)
+        // The others keep their generated expressions, and nothing is reported as not understood.
+        XCTAssertEqual(mapping.entityMapping(named: "NoteToNote")?.attributeMapping(named: "body")?.valueExpressionText, "$source.body")
+        XCTAssertFalse(mapping.warnings.contains { $0.contains("valueexpressiondata") }, "\(mapping.warnings)")
+
+        XCTAssertThrowsError(try XcodeMappingModelReader.read(path: try documentWithTypedInExpression("not*base64"), sourceModel: nil, destinationModel: nil)) { error in
+            let e = error as? MigrationError
+            XCTAssertEqual(e?.code, .invalidMapping)
+            XCTAssertTrue(e?.message.contains("z105") ?? false, e?.message ?? "")
+        }
     }
 
     func testUserInfoStringsStayStringsAndNumbersAreWrittenAsNumbers() throws {

@@ -73,7 +73,7 @@ extension MappingModel {
             warnings.append("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
         }
         if let source = mapping.sourceEntity, let destination = mapping.destinationEntity {
-            MappingModel.warnUnfilled(mapping, source: source, destination: destination, warnings: &warnings)
+            warnUnfilled(mapping, source: source, destination: destination, warnings: &warnings)
         }
         if let destination = mapping.destinationEntity {
             for property in mapping.attributeMappings {
@@ -104,8 +104,9 @@ extension MappingModel {
     /// source entity has a property of the same name, so its value is lost without a word (Core
     /// Data's mapping editor leaves such a property out when it was added after the mapping was
     /// made). Transient properties are left alone; so are mappings with a custom policy class,
-    /// which may fill the property itself.
-    static func warnUnfilled(_ mapping: EntityMapping, source: EntityDescription, destination: EntityDescription, warnings: inout [String]) {
+    /// which may fill the property itself, and relationships whose inverse some entity mapping
+    /// fills (setting one side sets the other, as in Core Data).
+    func warnUnfilled(_ mapping: EntityMapping, source: EntityDescription, destination: EntityDescription, warnings: inout [String]) {
         guard mapping.entityMigrationPolicyClassName == nil, mapping.sourceExpression != nil else { return }
         let attributes = Set(mapping.attributeMappings.map { $0.name }), relationships = Set(mapping.relationshipMappings.map { $0.name })
         for attribute in destination.attributes where !attribute.isTransient && !attributes.contains(attribute.name) {
@@ -114,6 +115,8 @@ extension MappingModel {
             }
         }
         for relationship in destination.relationships where !relationships.contains(relationship.name) {
+            if let inverse = relationship.inverseName,
+               entityMappings.contains(where: { $0.relationshipMappings.contains { $0.name == inverse && $0.valueExpression != nil } }) { continue }
             if let property = source.property(named: relationship.name), !property.isTransient {
                 warnings.append("entity mapping '\(mapping.name)': destination relationship '\(relationship.name)' is filled by no mapping while the source entity '\(source.name)' has a property of that name")
             }

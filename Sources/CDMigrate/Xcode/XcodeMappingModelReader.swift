@@ -65,7 +65,7 @@ package struct XcodeMappingModelReader {
 
     static let entityMappingAttributes: Set<String> = ["name", "sourcename", "destinationname", "mappingtypename", "mappingnumber",
                                                        "migrationpolicyclassname", "sourcefilterpredicatestring", "autogenerateexpression"]
-    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname"]
+    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname", "valueexpressiondata"]
     static let mappingModelAttributes: Set<String> = ["sourcemodelpath", "sourcemodeldata", "destinationmodelpath", "destinationmodeldata"]
 
     let document: XcodeStoreDocument
@@ -273,7 +273,8 @@ package struct XcodeMappingModelReader {
             guard let name = nonEmpty(property.string("name")) else { throw fail(property, "the property mapping has no name") }
             if let earlier = seen[name] { throw fail(property, "entity mapping '\(head.name)' maps '\(name)' twice (also \(earlier))") }
             seen[name] = property.id
-            let text = expression(property, name)
+            // A typed-in expression is kept as an archived NSExpression; the rules make the rest.
+            let text = try nonEmpty(property.string("valueexpressiondata")).map { try typedInExpression($0, of: property) } ?? expression(property, name)
             var parsed: ValueExpression?
             if let text {
                 do {
@@ -285,6 +286,18 @@ package struct XcodeMappingModelReader {
             result.append(PropertyMapping(name: name, valueExpressionText: text, valueExpression: parsed, userInfo: [:], path: "\(property.id) (line \(property.line))"))
         }
         return result.sorted { Self.precedes($0.name, $1.name) }
+    }
+
+    /// The text of a value expression typed into the mapping editor, which the document keeps as
+    /// `valueexpressiondata`: base64 of a keyed archive of the NSExpression (read exactly, by
+    /// `ArchivedExpressionDecoder`, as the `.cdm` reader reads its expressions).
+    func typedInExpression(_ encoded: String, of property: XcodeStoreDocument.Object) throws -> String {
+        let line = property.attributes["valueexpressiondata"]?.line ?? property.line
+        guard let bytes = Base64.decode(String(encoded.filter { !$0.isWhitespace })) else {
+            throw fail(property, "'valueexpressiondata' (line \(line)) is not base64")
+        }
+        let archive = try KeyedArchive(bytes: bytes, code: .invalidMapping, what: "'\(document.name)': \(property.label): 'valueexpressiondata' (line \(line))")
+        return try ArchivedExpressionDecoder(archive: archive).text(of: try archive.object(try archive.topReference()))
     }
 
     /// Xcode's compiler writes property mappings sorted by name ignoring case

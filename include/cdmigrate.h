@@ -424,6 +424,11 @@ int cdm_migration_report_json(cdm_migration *migration, char **json);
 ** Xcode mapping model dropped. A run adds entity mappings that took no source instances.
 ** Caller frees with cdm_free. */
 int cdm_migration_warnings_json(cdm_migration *migration, char **json);
+/* The versions of the source model (an .xcdatamodeld or a folder of JSON models): when the source
+** store does not match the source model, the CDM_MIGRATION_MISSING_SOURCE_MODEL message names the
+** version it does match. NULL forgets them. CDM_IO, CDM_INVALID_MODEL when the set cannot be read;
+** CDM_MISUSE from a callback. */
+int cdm_migration_set_model_versions(cdm_migration *migration, const char *model_set_path);
 
 int cdm_migration_errcode(const cdm_migration *migration);
 const char *cdm_migration_errmsg(const cdm_migration *migration);
@@ -762,7 +767,8 @@ int cdm_store_metadata_entity_count(const cdm_store_metadata *metadata, size_t *
 int cdm_store_metadata_entity_at(const cdm_store_metadata *metadata, size_t index, cdm_store_entity_info *info);
 /* Whether model can open the store without a migration (*compatible 1 or 0), and how many entities'
 ** version hashes differ; cdm_store_metadata_difference_at reads them (name order) until the next
-** check. Empty metadata is compatible with no model (and shows no difference). */
+** check. Empty metadata (an empty Z_PLIST) is compatible with no model; every model entity is
+** then a difference without a store hash. */
 int cdm_store_metadata_check_model(cdm_store_metadata *metadata, const cdm_model *model, int *compatible, size_t *difference_count);
 int cdm_store_metadata_difference_at(const cdm_store_metadata *metadata, size_t index, cdm_version_difference *difference);
 /* The version of the model set at model_set_path (an .xcdatamodeld or a folder of JSON models) the

@@ -177,6 +177,33 @@ static void test_warnings_before_a_run(void) {
     cdm_model_free(model);
 }
 
+static void test_missing_source_model_names_the_version(void) {
+    const char *path = copy_store("Example_v1.0.0.sqlite");
+    if (!path) { failed++; return; }
+    char store[512], out[512];
+    snprintf(store, sizeof store, "%s", path);
+    snprintf(out, sizeof out, "%s/out.sqlite", dir);
+    cdm_model *v110 = NULL, *v120 = NULL;
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v1.1.0.json", &v110), CDM_OK);
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v1.2.0.json", &v120), CDM_OK);
+    CHECK_RC(cdm_mapping_from_json("{\"entityMappings\": []}", &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(v110, v120, &mapping, 1, &migration), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, store, out), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK_HAS(cdm_migration_errmsg(migration), "BasicEntity: store hash ");
+    CHECK_RC(cdm_migration_set_model_versions(migration, RENAMES "Model.xcdatamodeld"), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, store, out), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK_HAS(cdm_migration_errmsg(migration), "The store matches version 'v1.0.0' of");
+    CHECK_RC(cdm_migration_set_model_versions(migration, "/nonexistent/Model.xcdatamodeld"), CDM_IO);
+    CHECK_RC(cdm_migration_set_model_versions(migration, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_set_model_versions(NULL, NULL), CDM_MISUSE);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    cdm_model_free(v110);
+    cdm_model_free(v120);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/cdm-metadata-test-XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
@@ -188,6 +215,7 @@ int main(void) {
     test_metadata();
     test_compiled_mapping();
     test_warnings_before_a_run();
+    test_missing_source_model_names_the_version();
     char command[600];
     snprintf(command, sizeof command, "rm -rf '%s'", dir);
     if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);

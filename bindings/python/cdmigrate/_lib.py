@@ -200,6 +200,7 @@ _PROTOTYPES = {
     "cdm_migration_run_in_place": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_migration_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts
     "cdm_context_error": (c_void_p, [c_void_p]),

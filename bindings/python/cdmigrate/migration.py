@@ -496,6 +496,14 @@ class Migration(LongLivedHandle):
         finally:
             self._lock.release()
 
+    def set_model_versions(self, path: Optional[PathLike]) -> None:
+        """The versions of the source model (an ``.xcdatamodeld`` or a folder of JSON models): when
+        the source store is not at the source model's version, MissingSourceModelError names the
+        version it does match. None forgets them. MigrationIOError, InvalidModelError when the set
+        cannot be read."""
+        self._idle()
+        check(_lib_.cdm_migration_set_model_versions(self._ptr, None if path is None else c_path(path, "the model set path")))
+
     @property
     def warnings(self) -> List[str]:
         """What checking the models and mapping models noticed, before any run (a run's report

@@ -104,3 +104,19 @@ def test_transient_only_attribute_types_have_core_datas_values():
     with model:
         assert model.attribute_type("E", "scratch") is cdmigrate.AttributeType.UNDEFINED
         assert model.entity("E").attributes["scratch"].type is cdmigrate.AttributeType.UNDEFINED
+
+
+def test_missing_source_model_error_names_hashes_in_hex_and_the_version_the_store_matches(tmp_path):
+    store = copied_store(tmp_path, "1.0.0")
+    with json_model("1.1.0") as v110, json_model("1.2.0") as v120, cdmigrate.store_metadata(store) as metadata:
+        with cdmigrate.MappingModel.from_json('{"entityMappings": []}') as empty, cdmigrate.Migration(v110, v120, empty) as migration:
+            with pytest.raises(cdmigrate.MissingSourceModelError) as error:
+                migration.run(store, str(tmp_path / "out.sqlite"))
+            [difference] = v110.version_differences(metadata)
+            assert f"store hash {difference.store_hash.hex()}, model hash {difference.model_hash.hex()}" in str(error.value)
+            migration.set_model_versions(os.path.join(RENAMES, "Model.xcdatamodeld"))
+            with pytest.raises(cdmigrate.MissingSourceModelError) as error:
+                migration.run(store, str(tmp_path / "out.sqlite"))
+            assert "matches version 'v1.0.0'" in str(error.value)
+            with pytest.raises(cdmigrate.MigrationIOError):
+                migration.set_model_versions(str(tmp_path / "missing.xcdatamodeld"))

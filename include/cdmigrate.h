@@ -150,13 +150,17 @@ const char *cdm_last_errmsg(void);
 const cdm_error *cdm_last_error(void);
 
 /* ---------------------------------------------------------------------------------------------
-** Types of attributes (Core Data's NSAttributeType values) and of values.
+** Types of attributes (Core Data's NSAttributeType values) and of values. UNDEFINED, OBJECT_ID and
+** COMPOSITE are only ever transient attributes (cdmigrate stores none of them; their values are
+** not read or written through the typed getters and setters).
 */
 enum cdm_attribute_type {
+    CDM_ATTR_UNDEFINED = 0,
     CDM_ATTR_INTEGER16 = 100, CDM_ATTR_INTEGER32 = 200, CDM_ATTR_INTEGER64 = 300,
     CDM_ATTR_DECIMAL = 400, CDM_ATTR_DOUBLE = 500, CDM_ATTR_FLOAT = 600, CDM_ATTR_STRING = 700,
     CDM_ATTR_BOOLEAN = 800, CDM_ATTR_DATE = 900, CDM_ATTR_BINARY = 1000, CDM_ATTR_UUID = 1100,
-    CDM_ATTR_URI = 1200, CDM_ATTR_TRANSFORMABLE = 1800
+    CDM_ATTR_URI = 1200, CDM_ATTR_TRANSFORMABLE = 1800, CDM_ATTR_OBJECT_ID = 2000,
+    CDM_ATTR_COMPOSITE = 2100
 };
 
 enum cdm_value_type {
@@ -228,18 +232,21 @@ int cdm_model_relationship_at(const cdm_model *model, const char *entity, size_t
 int cdm_model_relationship_info(const cdm_model *model, const char *entity, const char *relationship, cdm_relationship_info *info);
 
 /* ---------------------------------------------------------------------------------------------
-** Mapping models (NSMappingModel), from the JSON of docs/mapping-format.md.
+** Mapping models (NSMappingModel), from the JSON of docs/mapping-format.md, from Xcode's
+** .xcmappingmodel, or from the compiled .cdm Xcode builds into an app (docs/compiled-models.md).
 */
 typedef struct cdm_mapping cdm_mapping;
 
 /* Always sets *out; caller frees with cdm_mapping_free. CDM_INVALID_JSON, CDM_INVALID_MAPPING,
 ** CDM_EXPRESSION_SYNTAX (with the offset), CDM_IO, CDM_ENCODING; CDM_INVALID_ARGUMENT for an Xcode
-** .xcmappingmodel (or .xml) path, which cdm_mapping_from_xcode_file reads. */
+** .xcmappingmodel (or .xml) path, which cdm_mapping_from_xcode_file reads. A path ending in .cdm
+** (or Xcode's .cdm_precompiled) is read as a compiled mapping model. */
 int cdm_mapping_from_json(const char *json, cdm_mapping **out);
 int cdm_mapping_from_file(const char *path, cdm_mapping **out);
 /* An Xcode mapping model (the .xcmappingmodel folder or its xcmapping.xml), compiled against the
 ** two models as Xcode's mapping model compiler does and checked against them (docs/mapping-format.md,
-** "From Xcode"). Always sets *out. CDM_INVALID_MAPPING naming the object (id and line) of a
+** "From Xcode"). A compiled .cdm (or a JSON mapping) is read and checked against the two models the
+** same way. Always sets *out. CDM_INVALID_MAPPING naming the object (id and line) of a
 ** malformed document or every problem of a mapping that does not fit the models, CDM_IO,
 ** CDM_MISUSE for a NULL path or model. */
 int cdm_mapping_from_xcode_file(const char *path, const cdm_model *source_model, const cdm_model *destination_model,
@@ -436,6 +443,18 @@ int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 ** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
 ** "warnings": […]}. Caller frees with cdm_free. CDM_MISUSE before a successful run. */
 int cdm_migration_report_json(cdm_migration *migration, char **json);
+/* What checking the models and mapping models noticed, before any run (the report's warnings
+** start with the same lines): a JSON array of strings — a destination attribute or relationship
+** no property mapping fills while the source entity has one of that name, an entity mapping
+** without a source expression, a model's versionHash that differs from the computed one, what an
+** Xcode mapping model dropped. A run adds entity mappings that took no source instances.
+** Caller frees with cdm_free. */
+int cdm_migration_warnings_json(cdm_migration *migration, char **json);
+/* The versions of the source model (an .xcdatamodeld or a folder of JSON models): when the source
+** store does not match the source model, the CDM_MIGRATION_MISSING_SOURCE_MODEL message names the
+** version it does match. NULL forgets them. CDM_IO, CDM_INVALID_MODEL when the set cannot be read;
+** CDM_MISUSE from a callback. */
+int cdm_migration_set_model_versions(cdm_migration *migration, const char *model_set_path);
 
 int cdm_migration_errcode(const cdm_migration *migration);
 const char *cdm_migration_errmsg(const cdm_migration *migration);
@@ -798,6 +817,66 @@ void cdm_store_close(cdm_store *store);
 int cdm_store_errcode(const cdm_store *store);
 const char *cdm_store_errmsg(const cdm_store *store);
 const cdm_error *cdm_store_error(const cdm_store *store);
+
+/* ---------------------------------------------------------------------------------------------
+** Store metadata: what a store says about itself, read without a model and without migrating
+** (Core Data's metadataForPersistentStore(ofType:at:)), and whether a model or a version of a model
+** set can open it (isConfiguration(withName:compatibleWithStoreMetadata:),
+** mergedModel(from:forStoreMetadata:)). The store is opened read-only and closed again.
+** Strings and hashes handed out belong to the handle and stay valid until it is freed.
+*/
+typedef struct cdm_store_metadata cdm_store_metadata;
+
+/* One entity the store names: in its version hashes (NSStoreModelVersionHashes) or in Z_PRIMARYKEY. */
+typedef struct cdm_store_entity_info {
+    const char *name;
+    const char *superentity;       /* NULL for a root entity or one Z_PRIMARYKEY does not list */
+    int entity_number;             /* Z_ENT; 0 when Z_PRIMARYKEY does not list the entity */
+    int64_t row_count;             /* rows of this entity itself; -1 when Z_PRIMARYKEY does not list it */
+    const uint8_t *version_hash;   /* the store's hash (32 bytes), NULL when it records none */
+    size_t version_hash_length;
+} cdm_store_entity_info;
+
+/* One entity whose version hash differs between a store and a model. */
+typedef struct cdm_version_difference {
+    const char *entity;
+    const uint8_t *store_hash;     /* NULL: the entity is not in the store */
+    size_t store_hash_length;
+    const uint8_t *model_hash;     /* NULL: the entity is not in the model */
+    size_t model_hash_length;
+} cdm_version_difference;
+
+/* Reads the metadata (Z_METADATA) and entities with their row counts (Z_PRIMARYKEY) of the store at
+** path. Always sets *out; caller frees with cdm_store_metadata_free. CDM_IO for a missing or
+** unreadable file, CDM_INCOMPATIBLE_VERSION_HASH for a file that is not a Core Data SQLite store,
+** CDM_MIGRATION_MANAGER_SOURCE_STORE for malformed metadata, CDM_MISUSE for a NULL path. */
+int cdm_store_metadata_read(const char *path, cdm_store_metadata **out);
+void cdm_store_metadata_free(cdm_store_metadata *metadata);
+int cdm_store_metadata_errcode(const cdm_store_metadata *metadata);
+const char *cdm_store_metadata_errmsg(const cdm_store_metadata *metadata);
+const cdm_error *cdm_store_metadata_error(const cdm_store_metadata *metadata);
+
+/* Z_METADATA.Z_UUID (NSStoreUUIDKey) and NSStoreType ("SQLite"). */
+int cdm_store_metadata_uuid(const cdm_store_metadata *metadata, const char **uuid);
+int cdm_store_metadata_type(const cdm_store_metadata *metadata, const char **type);
+/* 1 when Z_PLIST is empty (macOS Notes writes such stores): the version cannot be checked. */
+int cdm_store_metadata_is_empty(const cdm_store_metadata *metadata, int *empty);
+/* NSStoreModelVersionIdentifiers, in order. CDM_NOTFOUND for an index out of range. */
+int cdm_store_metadata_identifier_count(const cdm_store_metadata *metadata, size_t *count);
+int cdm_store_metadata_identifier_at(const cdm_store_metadata *metadata, size_t index, const char **identifier);
+/* The entities, in Core Data's name order. CDM_NOTFOUND for an index out of range. */
+int cdm_store_metadata_entity_count(const cdm_store_metadata *metadata, size_t *count);
+int cdm_store_metadata_entity_at(const cdm_store_metadata *metadata, size_t index, cdm_store_entity_info *info);
+/* Whether model can open the store without a migration (*compatible 1 or 0), and how many entities'
+** version hashes differ; cdm_store_metadata_difference_at reads them (name order) until the next
+** check. Empty metadata (an empty Z_PLIST) is compatible with no model; every model entity is
+** then a difference without a store hash. */
+int cdm_store_metadata_check_model(cdm_store_metadata *metadata, const cdm_model *model, int *compatible, size_t *difference_count);
+int cdm_store_metadata_difference_at(const cdm_store_metadata *metadata, size_t index, cdm_version_difference *difference);
+/* The version of the model set at model_set_path (an .xcdatamodeld or a folder of JSON models) the
+** store was written with: *version is its name, or NULL when no version matches. CDM_IO and
+** CDM_INVALID_MODEL when the set cannot be read. */
+int cdm_store_metadata_version_in(cdm_store_metadata *metadata, const char *model_set_path, const char **version);
 
 /* Internal: lets the tests check that the header's structs and the library agree. */
 int cdm_internal_abi_check(size_t policy_size, size_t progress_size);

@@ -29,9 +29,9 @@ public func cdm_mapping_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMu
 public func cdm_mapping_from_xcode_file(_ path: UnsafePointer<CChar>?, _ source: OpaquePointer?, _ destination: OpaquePointer?,
                                         _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, MappingHandle()) {
-        $0.mapping = try MappingModel.fromXcodeMappingModel(try CString.argument(path, "the mapping path"),
-                                                            sourceModel: try ModelHandle.loaded(source, "source model"),
-                                                            destinationModel: try ModelHandle.loaded(destination, "destination model"))
+        $0.mapping = try MappingModel.fromFile(try CString.argument(path, "the mapping path"),
+                                               sourceModel: try ModelHandle.loaded(source, "source model"),
+                                               destinationModel: try ModelHandle.loaded(destination, "destination model"))
     }
 }
 

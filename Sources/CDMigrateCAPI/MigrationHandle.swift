@@ -246,6 +246,24 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
     }
 }
 
+@_cdecl("cdm_migration_set_model_versions")
+public func cdm_migration_set_model_versions(_ migration: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        let manager = try handle.idleManager()
+        guard let path = path else { manager.modelVersions = nil; return }
+        manager.modelVersions = try ModelVersionSet(contentsOf: try CString.argument(path, "the model set path"))
+    }
+}
+
+@_cdecl("cdm_migration_warnings_json")
+public func cdm_migration_warnings_json(_ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        guard let manager = handle.manager else { throw MigrationError.misuse("the migration handle holds no migration (its creation failed)") }
+        out.pointee = CString.copy(JSON.array(manager.warnings.map { .string($0) }).serialized())
+    }
+}
+
 @_cdecl("cdm_migration_errcode")
 public func cdm_migration_errcode(_ migration: OpaquePointer?) -> Int32 { MigrationHandle.unretained(migration)?.errcode ?? 101 }
 @_cdecl("cdm_migration_errmsg")

@@ -133,6 +133,8 @@ public func cdm_internal_struct_size(_ name: UnsafePointer<CChar>?) -> Int {
     case "cdm_attribute_info": return MemoryLayout<AttributeInfo>.size
     case "cdm_relationship_info": return MemoryLayout<RelationshipInfo>.size
     case "cdm_sort_descriptor": return MemoryLayout<CSortDescriptor>.stride
+    case "cdm_store_entity_info": return MemoryLayout<StoreEntityInfo>.size
+    case "cdm_version_difference": return MemoryLayout<VersionDifferenceInfo>.size
     default: return 0
     }
 }

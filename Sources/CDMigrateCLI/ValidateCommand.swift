@@ -41,7 +41,7 @@ struct ValidateCommand: ParsableCommand {
                                                                    summary: "policies are missing") {
                 throw error
             }
-            let warnings = manager.mappingModels.flatMap { $0.warnings }
+            let warnings = manager.warnings
             for warning in warnings { output.warning(warning) }
             let entityMappings = manager.mappingModels.reduce(0) { $0 + $1.entityMappings.count }
             output.line("ok: \(manager.mappingModels.count) mapping model(s), \(entityMappings) entity mappings fit both models")

@@ -72,6 +72,9 @@ extension MappingModel {
         if mapping.sourceExpression == nil, mapping.sourceEntityName != nil, mapping.mappingType != .add, mapping.mappingType != .remove {
             warnings.append("entity mapping '\(mapping.name)' has a source entity but no source expression or predicate, so it takes no source instances (as in Core Data); add \"predicate\": \"TRUEPREDICATE\" to take them all")
         }
+        if let source = mapping.sourceEntity, let destination = mapping.destinationEntity {
+            warnUnfilled(mapping, source: source, destination: destination, warnings: &warnings)
+        }
         if let destination = mapping.destinationEntity {
             for property in mapping.attributeMappings {
                 if destination.attribute(named: property.name) == nil {
@@ -95,6 +98,29 @@ extension MappingModel {
             problems += ExpressionChecker(mappingModel: self, mapping: mapping, property: property).check(expression)
         }
         return (mapping, problems)
+    }
+
+    /// A silent trap: a destination attribute or relationship no property mapping fills while the
+    /// source entity has a property of the same name, so its value is lost without a word (Core
+    /// Data's mapping editor leaves such a property out when it was added after the mapping was
+    /// made). Transient properties are left alone; so are mappings with a custom policy class,
+    /// which may fill the property itself, and relationships whose inverse some entity mapping
+    /// fills (setting one side sets the other, as in Core Data).
+    func warnUnfilled(_ mapping: EntityMapping, source: EntityDescription, destination: EntityDescription, warnings: inout [String]) {
+        guard mapping.entityMigrationPolicyClassName == nil, mapping.sourceExpression != nil else { return }
+        let attributes = Set(mapping.attributeMappings.map { $0.name }), relationships = Set(mapping.relationshipMappings.map { $0.name })
+        for attribute in destination.attributes where !attribute.isTransient && !attributes.contains(attribute.name) {
+            if let property = source.property(named: attribute.name), !property.isTransient {
+                warnings.append("entity mapping '\(mapping.name)': destination attribute '\(attribute.name)' is filled by no mapping while the source entity '\(source.name)' has a property of that name")
+            }
+        }
+        for relationship in destination.relationships where !relationships.contains(relationship.name) {
+            if let inverse = relationship.inverseName,
+               entityMappings.contains(where: { $0.relationshipMappings.contains { $0.name == inverse && $0.valueExpression != nil } }) { continue }
+            if let property = source.property(named: relationship.name), !property.isTransient {
+                warnings.append("entity mapping '\(mapping.name)': destination relationship '\(relationship.name)' is filled by no mapping while the source entity '\(source.name)' has a property of that name")
+            }
+        }
     }
 
     /// Why a recorded version hash no longer matches the model's entity, or nil when it does.

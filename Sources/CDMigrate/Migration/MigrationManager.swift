@@ -26,6 +26,10 @@ public final class MigrationManager {
     public var batchSize = 5_000
     /// Whether declarative entity mappings may run as one SQL statement (off: every mapping row by row).
     public var pushDownSQL = true
+    /// The versions of the model the source store may have been written with (an `.xcdatamodeld`
+    /// or a folder of JSON models): when the store does not match the source model, the error
+    /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.
+    public var modelVersions: ModelVersionSet?
 
     public private(set) var migrationProgress: Double = 0
     public internal(set) var currentEntityMapping: EntityMapping?
@@ -61,6 +65,33 @@ public final class MigrationManager {
     /// Checks every mapping model against the two models (errors name what does not fit) and
     /// keeps its own copies bound to them: the mapping models given are not changed, so they may
     /// be shared with other migrations.
+    /// What reading and checking the models and mapping models noticed, available before a run (the
+    /// `validate` path) and repeated at the start of every report's warnings: each model's explicit
+    /// `versionHash` that differs from the computed one, and each mapping model's warnings (a
+    /// destination property no mapping fills while the source has one of that name, an entity
+    /// mapping without a source expression, what an Xcode mapping model dropped). Core Data says
+    /// none of this.
+    public var warnings: [String] {
+        var result: [String] = []
+        for (side, model) in [("source", sourceModel), ("destination", destinationModel)] {
+            for warning in model.warnings {
+                let line = "\(side) model \(model.name.map { "'\($0)'" } ?? "(unnamed)"): \(warning)"
+                if !result.contains(line) { result.append(line) }
+            }
+        }
+        for warning in mappingModels.flatMap({ $0.warnings }) where !result.contains(warning) { result.append(warning) }
+        return result
+    }
+
+    /// For the 134130 message: which version of `modelVersions` the store at `path` matches.
+    func storeVersionNote(_ path: String) -> String {
+        guard let versions = modelVersions, let info = try? StoreInfo.read(at: path), !info.metadata.isEmpty else { return "" }
+        if let name = versions.versionName(forStoreMetadata: info.metadata) {
+            return ". The store matches version '\(name)' of '\(versions.path)': migrate from that version"
+        }
+        return ". The store matches no version of '\(versions.path)' (\(versions.versionNames.joined(separator: ", ")))"
+    }
+
     public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
@@ -207,7 +238,7 @@ public final class MigrationManager {
         }
         cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
-        report.warnings = mappingModels.flatMap { $0.warnings }
+        report.warnings = warnings
         evaluator = ExpressionEvaluator(environment: self)
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
         stepsDone = 0
@@ -240,7 +271,7 @@ public final class MigrationManager {
                 source = try PersistentStore.openSource(at: sourcePath, uri: access.uri, model: sourceModel, checkVersion: checkSourceVersion)
             } catch let error as MigrationError where error.code == .incompatibleVersionHash {
                 // Core Data's word for "this store is not at the source model's version".
-                throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)", underlying: [error])
+                throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)\(storeVersionNote(sourcePath))", underlying: [error])
             } catch let error as MigrationError {
                 throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
             }
@@ -320,6 +351,15 @@ public final class MigrationManager {
             try destination.save()
             counts.associations = try associations.count(mapping: mappingID(mapping))
             report.mappings.append(counts)
+            if plans[index] != nil, counts.sourceInstances == 0, let entityName = mapping.sourceEntityName {
+                // A mapping that took nothing: a predicate or an entity name that no longer fits the store.
+                var all = FetchRequest(entityName: entityName)
+                all.includesSubentities = true
+                let available = (try? source.count(all)) ?? 0
+                report.warnings.append(available == 0
+                    ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
+                    : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances")
+            }
             finishStep()
         }
 

@@ -9,9 +9,10 @@ extension ManagedObjectModel {
         /// The hash the model computes (nil: the entity is not in the model).
         public var modelHash: [UInt8]?
 
+        /// The entity with the store's hash and the model's in hexadecimal, or which side lacks it.
         public var description: String {
             switch (storeHash, modelHash) {
-            case (let s?, let m?): return "\(entityName): store \(Base64.encode(s)), model \(Base64.encode(m))"
+            case (let s?, let m?): return "\(entityName): store hash \(VersionHash.hex(s)), model hash \(VersionHash.hex(m))"
             case (nil, _?): return "\(entityName) is not in the store"
             case (_?, nil): return "\(entityName) is only in the store"
             case (nil, nil): return entityName

@@ -28,9 +28,10 @@ extension MappingModel {
         return try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
     }
 
-    /// Reads a mapping model file of either kind: an Xcode mapping model (a path ending in
-    /// `.xcmappingmodel` or `.xml`, compiled against the models by `fromXcodeMappingModel`) or the
-    /// JSON of docs/mapping-format.md (then checked against the models).
+    /// Reads a mapping model file of any kind: an Xcode mapping model (a path ending in
+    /// `.xcmappingmodel` or `.xml`, compiled against the models by `fromXcodeMappingModel`), a
+    /// compiled mapping model (`.cdm`, as Xcode builds it into an app) or the JSON of
+    /// docs/mapping-format.md (both then checked against the models).
     ///
     /// - Parameters:
     ///   - path: the mapping model file or `.xcmappingmodel` folder.
@@ -64,7 +65,7 @@ package struct XcodeMappingModelReader {
 
     static let entityMappingAttributes: Set<String> = ["name", "sourcename", "destinationname", "mappingtypename", "mappingnumber",
                                                        "migrationpolicyclassname", "sourcefilterpredicatestring", "autogenerateexpression"]
-    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname"]
+    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname", "valueexpressiondata"]
     static let mappingModelAttributes: Set<String> = ["sourcemodelpath", "sourcemodeldata", "destinationmodelpath", "destinationmodeldata"]
 
     let document: XcodeStoreDocument
@@ -252,12 +253,6 @@ package struct XcodeMappingModelReader {
             guard let target = this.nonEmpty(property.string("sourcemappingname")) ?? this.targetMapping(of: name, head: head, all: heads) else { return nil }
             return "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(Self.quoted(target)), \(keyPath ?? "$source." + name))"
         }
-        if let source = sourceEntity, let destination = destinationEntity {
-            let mapped = Set(attributes.map { $0.name })
-            for attribute in destination.attributes where !mapped.contains(attribute.name) && source.property(named: attribute.name) != nil {
-                warnings.append("entity mapping '\(head.name)': destination attribute '\(attribute.name)' is filled by no mapping while the source entity '\(source.name)' has a property of that name")
-            }
-        }
         return EntityMapping(name: head.name, mappingType: head.type, sourceEntityName: head.source, destinationEntityName: head.destination,
                              sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
                              attributeMappings: attributes, relationshipMappings: relationships,
@@ -278,7 +273,8 @@ package struct XcodeMappingModelReader {
             guard let name = nonEmpty(property.string("name")) else { throw fail(property, "the property mapping has no name") }
             if let earlier = seen[name] { throw fail(property, "entity mapping '\(head.name)' maps '\(name)' twice (also \(earlier))") }
             seen[name] = property.id
-            let text = expression(property, name)
+            // A typed-in expression is kept as an archived NSExpression; the rules make the rest.
+            let text = try nonEmpty(property.string("valueexpressiondata")).map { try typedInExpression($0, of: property) } ?? expression(property, name)
             var parsed: ValueExpression?
             if let text {
                 do {
@@ -290,6 +286,18 @@ package struct XcodeMappingModelReader {
             result.append(PropertyMapping(name: name, valueExpressionText: text, valueExpression: parsed, userInfo: [:], path: "\(property.id) (line \(property.line))"))
         }
         return result.sorted { Self.precedes($0.name, $1.name) }
+    }
+
+    /// The text of a value expression typed into the mapping editor, which the document keeps as
+    /// `valueexpressiondata`: base64 of a keyed archive of the NSExpression (read exactly, by
+    /// `ArchivedExpressionDecoder`, as the `.cdm` reader reads its expressions).
+    func typedInExpression(_ encoded: String, of property: XcodeStoreDocument.Object) throws -> String {
+        let line = property.attributes["valueexpressiondata"]?.line ?? property.line
+        guard let bytes = Base64.decode(String(encoded.filter { !$0.isWhitespace })) else {
+            throw fail(property, "'valueexpressiondata' (line \(line)) is not base64")
+        }
+        let archive = try KeyedArchive(bytes: bytes, code: .invalidMapping, what: "'\(document.name)': \(property.label): 'valueexpressiondata' (line \(line))")
+        return try ArchivedExpressionDecoder(archive: archive).text(of: try archive.object(try archive.topReference()))
     }
 
     /// Xcode's compiler writes property mappings sorted by name ignoring case

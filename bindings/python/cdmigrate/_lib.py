@@ -110,6 +110,27 @@ class cdm_relationship_info(Structure):
     ]
 
 
+class cdm_store_entity_info(Structure):
+    _fields_ = [
+        ("name", c_char_p),
+        ("superentity", c_char_p),
+        ("entity_number", c_int),
+        ("row_count", c_int64),
+        ("version_hash", POINTER(ctypes.c_uint8)),
+        ("version_hash_length", c_size_t),
+    ]
+
+
+class cdm_version_difference(Structure):
+    _fields_ = [
+        ("entity", c_char_p),
+        ("store_hash", POINTER(ctypes.c_uint8)),
+        ("store_hash_length", c_size_t),
+        ("model_hash", POINTER(ctypes.c_uint8)),
+        ("model_hash_length", c_size_t),
+    ]
+
+
 HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p)
 INSTANCE_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 FUNCTION = CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
@@ -192,6 +213,8 @@ _PROTOTYPES = {
     "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_chain_plan": (c_int, [c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migrate_chain": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cdm_migration_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
+    "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts
     "cdm_context_error": (c_void_p, [c_void_p]),
@@ -272,6 +295,20 @@ _PROTOTYPES = {
     "cdm_store_save": (c_int, [c_void_p]),
     "cdm_store_close": (None, [c_void_p]),
     "cdm_store_error": (c_void_p, [c_void_p]),
+    # store metadata
+    "cdm_store_metadata_read": (c_int, [c_char_p, _out_ptr]),
+    "cdm_store_metadata_free": (None, [c_void_p]),
+    "cdm_store_metadata_error": (c_void_p, [c_void_p]),
+    "cdm_store_metadata_uuid": (c_int, [c_void_p, _out_str]),
+    "cdm_store_metadata_type": (c_int, [c_void_p, _out_str]),
+    "cdm_store_metadata_is_empty": (c_int, [c_void_p, _out_int]),
+    "cdm_store_metadata_identifier_count": (c_int, [c_void_p, _out_size]),
+    "cdm_store_metadata_identifier_at": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_store_metadata_entity_count": (c_int, [c_void_p, _out_size]),
+    "cdm_store_metadata_entity_at": (c_int, [c_void_p, c_size_t, POINTER(cdm_store_entity_info)]),
+    "cdm_store_metadata_check_model": (c_int, [c_void_p, c_void_p, _out_int, _out_size]),
+    "cdm_store_metadata_difference_at": (c_int, [c_void_p, c_size_t, POINTER(cdm_version_difference)]),
+    "cdm_store_metadata_version_in": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
     "cdm_internal_struct_size": (c_size_t, [c_char_p]),
     "cdm_internal_handle_count": (c_size_t, []),
@@ -346,7 +383,7 @@ if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_00
 if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
     raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
 
-for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor):
+for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor, cdm_store_entity_info, cdm_version_difference):
     if lib.cdm_internal_struct_size(_struct.__name__.encode()) != ctypes.sizeof(_struct):
         raise LibraryNotFoundError(f"libcdmigrate's {_struct.__name__} layout differs from the binding's")
 

@@ -530,6 +530,24 @@ class Migration(LongLivedHandle):
         finally:
             self._lock.release()
 
+    def set_model_versions(self, path: Optional[PathLike]) -> None:
+        """The versions of the source model (an ``.xcdatamodeld`` or a folder of JSON models): when
+        the source store is not at the source model's version, MissingSourceModelError names the
+        version it does match. None forgets them. MigrationIOError, InvalidModelError when the set
+        cannot be read."""
+        self._idle()
+        check(_lib_.cdm_migration_set_model_versions(self._ptr, None if path is None else c_path(path, "the model set path")))
+
+    @property
+    def warnings(self) -> List[str]:
+        """What checking the models and mapping models noticed, before any run (a run's report
+        starts with the same lines): a destination property no mapping fills while the source
+        entity has one of that name, an entity mapping without a source expression, a model's
+        ``versionHash`` that differs from the computed one, what an Xcode mapping model dropped."""
+        out = ctypes.c_void_p()
+        check(_lib_.cdm_migration_warnings_json(self._ptr, ctypes.byref(out)))
+        return json.loads(_lib.take_string(out.value))
+
     @property
     def report(self) -> Optional[MigrationReport]:
         """The report of the last successful run (None before one)."""

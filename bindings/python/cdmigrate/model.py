@@ -14,6 +14,7 @@ from ._text import PathLike, c_path, c_text
 
 if TYPE_CHECKING:  # pragma: no cover - typing only
     from .introspection import EntityDescription
+    from .metadata import StoreLike, VersionDifference
 
 
 
@@ -39,6 +40,30 @@ class Model(LongLivedHandle):
     def from_file(cls, path: PathLike) -> "Model":
         """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
         return cls._make(_lib.lib.cdm_model_from_file, c_path(path))
+
+    def is_compatible(self, store: "StoreLike") -> bool:
+        """Whether this model opens the store without a migration: the store's entity version hashes
+        are exactly this model's (Core Data's ``isConfiguration(withName:compatibleWithStoreMetadata:)``).
+        ``store`` is a path or a :class:`StoreMetadata`; a store with empty metadata is compatible
+        with no model."""
+        from .metadata import _metadata
+        metadata = _metadata(store)
+        try:
+            return metadata.is_compatible(self)
+        finally:
+            if metadata is not store:
+                metadata.close()
+
+    def version_differences(self, store: "StoreLike") -> "List[VersionDifference]":
+        """The entities whose version hashes differ between the store and this model, in Core Data's
+        name order, each with the store's and the model's hash (None where the entity is missing)."""
+        from .metadata import _metadata
+        metadata = _metadata(store)
+        try:
+            return metadata.version_differences(self)
+        finally:
+            if metadata is not store:
+                metadata.close()
 
     @property
     def entity_names(self) -> List[str]:
@@ -97,13 +122,17 @@ class MappingModel(LongLivedHandle):
 
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":
+        """Reads a mapping from a JSON file, or a compiled mapping model (a path ending in ``.cdm`` or
+        Xcode's ``.cdm_precompiled``: the keyed archive an app loads with NSMappingModel).
+        MigrationIOError, InvalidMappingError naming the JSON path or archived object at fault."""
         return cls._make(_lib.lib.cdm_mapping_from_file, c_path(path))
 
     @classmethod
     def from_xcode(cls, path: PathLike, source_model: Model, destination_model: Model) -> "MappingModel":
         """Reads an Xcode mapping model (the ``.xcmappingmodel`` folder or its ``xcmapping.xml``) and
         compiles it against the two models as Xcode's mapping model compiler does, then checks it
-        against them (docs/mapping-format.md, "From Xcode"). InvalidMappingError naming the object
+        against them (docs/mapping-format.md, "From Xcode"). A compiled ``.cdm`` is read and checked
+        the same way. InvalidMappingError naming the object
         (id and line) of a malformed document or every problem of a mapping that does not fit,
         MigrationIOError when the file cannot be read. A custom policy is named by its class name
         without the module prefix; ``Migration.run(policies=...)`` finds it under either name."""

@@ -36,7 +36,9 @@ UNIX_TO_REFERENCE = 978_307_200.0
 
 
 class AttributeType(enum.IntEnum):
-    """Core Data's NSAttributeType values (enum cdm_attribute_type)."""
+    """Core Data's NSAttributeType values (enum cdm_attribute_type). UNDEFINED, OBJECT_ID and
+    COMPOSITE are only ever transient attributes: cdmigrate stores none of them."""
+    UNDEFINED = 0
     INTEGER16 = 100
     INTEGER32 = 200
     INTEGER64 = 300
@@ -50,6 +52,8 @@ class AttributeType(enum.IntEnum):
     UUID = 1100
     URI = 1200
     TRANSFORMABLE = 1800
+    OBJECT_ID = 2000
+    COMPOSITE = 2100
 
 
 class ValueType(enum.IntEnum):

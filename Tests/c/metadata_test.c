@@ -1,0 +1,224 @@
+/* C tests of store metadata and version detection (cdm_store_metadata_*), of compiled mapping
+** models (.cdm) through cdm_mapping_from_file and cdm_mapping_from_xcode_file, and of the
+** attribute type constants. Reads fixtures from ../Fixtures (run from Tests/c); stores are copied
+** to a temporary folder first. Prints "N passed, M failed" last. */
+#include <cdmigrate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+
+#define FIXTURES "../Fixtures/"
+#define RENAMES FIXTURES "apple-stores/renames/"
+
+static char dir[256];
+
+static int copy_file(const char *from, const char *to) {
+    FILE *in = fopen(from, "rb");
+    if (!in) return 0;
+    FILE *out = fopen(to, "wb");
+    if (!out) { fclose(in); return 0; }
+    char buffer[8192];
+    size_t n;
+    while ((n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, out);
+    fclose(in);
+    fclose(out);
+    return 1;
+}
+
+/* Copies a fixture store with its -wal and -shm (when present) into the temporary folder. */
+static const char *copy_store(const char *name) {
+    static char path[512];
+    char from[512], to[512];
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, RENAMES "%s%s", name, suffixes[i]);
+        snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
+        if (!copy_file(from, to) && i == 0) return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
+static void test_metadata(void) {
+    const char *path = copy_store("Example_v1.0.0.sqlite");
+    CHECK(path != NULL);
+    if (!path) return;
+    cdm_store_metadata *metadata = NULL;
+    CHECK_RC(cdm_store_metadata_read(path, &metadata), CDM_OK);
+
+    const char *text = NULL;
+    CHECK_RC(cdm_store_metadata_uuid(metadata, &text), CDM_OK);
+    CHECK(text != NULL && strlen(text) == 36);
+    CHECK_RC(cdm_store_metadata_type(metadata, &text), CDM_OK);
+    CHECK_STR(text, "SQLite");
+    int empty = -1;
+    CHECK_RC(cdm_store_metadata_is_empty(metadata, &empty), CDM_OK);
+    CHECK(empty == 0);
+    size_t count = 0;
+    CHECK_RC(cdm_store_metadata_identifier_count(metadata, &count), CDM_OK);
+    CHECK(count == 1);
+    CHECK_RC(cdm_store_metadata_identifier_at(metadata, 0, &text), CDM_OK);
+    CHECK(text != NULL);
+    CHECK_RC(cdm_store_metadata_identifier_at(metadata, 5, &text), CDM_NOTFOUND);
+
+    CHECK_RC(cdm_store_metadata_entity_count(metadata, &count), CDM_OK);
+    CHECK(count == 1);
+    cdm_store_entity_info entity;
+    memset(&entity, 0, sizeof entity);
+    CHECK_RC(cdm_store_metadata_entity_at(metadata, 0, &entity), CDM_OK);
+    CHECK_STR(entity.name, "BasicEntity");
+    CHECK(entity.superentity == NULL);
+    CHECK(entity.entity_number == 1);
+    CHECK(entity.row_count == 1);
+    CHECK(entity.version_hash != NULL && entity.version_hash_length == 32);
+    CHECK_RC(cdm_store_metadata_entity_at(metadata, 1, &entity), CDM_NOTFOUND);
+    CHECK_RC(cdm_store_metadata_entity_at(metadata, 0, NULL), CDM_MISUSE);
+
+    /* The model the store was written with, and a later one. */
+    cdm_model *v1 = NULL, *v2 = NULL;
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v1.0.0.json", &v1), CDM_OK);
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v2.0.0.json", &v2), CDM_OK);
+    int compatible = -1;
+    size_t differences = 99;
+    CHECK_RC(cdm_store_metadata_check_model(metadata, v1, &compatible, &differences), CDM_OK);
+    CHECK(compatible == 1);
+    CHECK(differences == 0);
+    CHECK_RC(cdm_store_metadata_check_model(metadata, v2, &compatible, &differences), CDM_OK);
+    CHECK(compatible == 0);
+    CHECK(differences == 1);
+    cdm_version_difference difference;
+    memset(&difference, 0, sizeof difference);
+    CHECK_RC(cdm_store_metadata_difference_at(metadata, 0, &difference), CDM_OK);
+    CHECK_STR(difference.entity, "BasicEntity");
+    CHECK(difference.store_hash != NULL && difference.store_hash_length == 32);
+    CHECK(difference.model_hash != NULL && difference.model_hash_length == 32);
+    CHECK(difference.store_hash && difference.model_hash && memcmp(difference.store_hash, difference.model_hash, 32) != 0);
+    CHECK(difference.store_hash && memcmp(difference.store_hash, entity.version_hash, 32) == 0);
+    CHECK_RC(cdm_store_metadata_difference_at(metadata, 1, &difference), CDM_NOTFOUND);
+    CHECK_RC(cdm_store_metadata_check_model(metadata, NULL, &compatible, &differences), CDM_MISUSE);
+    CHECK_RC(cdm_store_metadata_check_model(metadata, v1, NULL, &differences), CDM_MISUSE);
+    CHECK_HAS(cdm_store_metadata_errmsg(metadata), "NULL");
+
+    /* The version of a model set the store was written with. */
+    const char *version = "unset";
+    CHECK_RC(cdm_store_metadata_version_in(metadata, RENAMES "Model.xcdatamodeld", &version), CDM_OK);
+    CHECK_STR(version, "v1.0.0");
+    CHECK_RC(cdm_store_metadata_version_in(metadata, FIXTURES "xcode/XcodeServer/1_0_0/XcodeServer.xcdatamodeld", &version), CDM_OK);
+    CHECK(version == NULL);
+    CHECK_RC(cdm_store_metadata_version_in(metadata, "/nonexistent/Model.xcdatamodeld", &version), CDM_IO);
+
+    /* A handle of another kind is refused. */
+    CHECK_RC(cdm_store_metadata_entity_count((const cdm_store_metadata *)v1, &count), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "cdm_model");
+    cdm_model_free(v1);
+    cdm_model_free(v2);
+    cdm_store_metadata_free(metadata);
+
+    /* A store that is not there: the handle is set and says why. */
+    metadata = NULL;
+    CHECK_RC(cdm_store_metadata_read("/nonexistent/store.sqlite", &metadata), CDM_IO);
+    CHECK(metadata != NULL);
+    CHECK(cdm_store_metadata_errcode(metadata) == CDM_IO);
+    CHECK_HAS(cdm_store_metadata_errmsg(metadata), "/nonexistent/store.sqlite");
+    CHECK_RC(cdm_store_metadata_entity_count(metadata, &count), CDM_MISUSE);
+    cdm_store_metadata_free(metadata);
+    CHECK_RC(cdm_store_metadata_read(NULL, &metadata), CDM_MISUSE);
+    cdm_store_metadata_free(metadata);
+    CHECK_RC(cdm_store_metadata_read(path, NULL), CDM_MISUSE);
+    cdm_store_metadata_free(NULL);
+}
+
+static void test_compiled_mapping(void) {
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_file(FIXTURES "xcode/XcodeServer/2_0_0/MappingModel.cdm_precompiled", &mapping), CDM_OK);
+    size_t count = 0;
+    CHECK_RC(cdm_mapping_entity_mapping_count(mapping, &count), CDM_OK);
+    CHECK(count == 23);
+    const char *name = NULL;
+    CHECK_RC(cdm_mapping_entity_mapping_name(mapping, 0, &name), CDM_OK);
+    CHECK_STR(name, "CommitContributorToManagedCommitContributor");
+    cdm_mapping_free(mapping);
+
+    cdm_model *source = NULL, *destination = NULL;
+    CHECK_RC(cdm_model_from_file(FIXTURES "xcode/XcodeServer/1_0_0/XcodeServer.xcdatamodeld", &source), CDM_OK);
+    CHECK_RC(cdm_model_from_file(FIXTURES "xcode/XcodeServer/1_1_0/XcodeServer.xcdatamodeld", &destination), CDM_OK);
+    mapping = NULL;
+    CHECK_RC(cdm_mapping_from_xcode_file(FIXTURES "xcode/XcodeServer/1_1_0/MappingModel.cdm_precompiled", source, destination, &mapping), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(mapping, &count), CDM_OK);
+    CHECK(count == 23);
+    cdm_mapping_free(mapping);
+    cdm_model_free(source);
+    cdm_model_free(destination);
+}
+
+static void test_warnings_before_a_run(void) {
+    const char *model_json =
+        "{\"name\": \"Notes\", \"entities\": [{\"name\": \"Note\", \"attributes\": ["
+        "{\"name\": \"title\", \"type\": \"string\"}, {\"name\": \"body\", \"type\": \"string\"}]}]}";
+    const char *mapping_json =
+        "{\"entityMappings\": [{\"name\": \"NoteToNote\", \"sourceEntity\": \"Note\", \"destinationEntity\": \"Note\","
+        " \"predicate\": \"TRUEPREDICATE\", \"attributeMappings\": {\"title\": \"$source.title\"}}]}";
+    cdm_model *model = NULL;
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_model_from_json(model_json, &model), CDM_OK);
+    CHECK_RC(cdm_mapping_from_json(mapping_json, &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(model, model, &mapping, 1, &migration), CDM_OK);
+    char *json = NULL;
+    CHECK_RC(cdm_migration_warnings_json(migration, &json), CDM_OK);
+    CHECK_HAS(json, "destination attribute 'body' is filled by no mapping while the source entity 'Note' has a property of that name");
+    cdm_free(json);
+    CHECK_RC(cdm_migration_warnings_json(migration, NULL), CDM_MISUSE);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    cdm_model_free(model);
+}
+
+static void test_missing_source_model_names_the_version(void) {
+    const char *path = copy_store("Example_v1.0.0.sqlite");
+    if (!path) { failed++; return; }
+    char store[512], out[512];
+    snprintf(store, sizeof store, "%s", path);
+    snprintf(out, sizeof out, "%s/out.sqlite", dir);
+    cdm_model *v110 = NULL, *v120 = NULL;
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v1.1.0.json", &v110), CDM_OK);
+    CHECK_RC(cdm_model_from_file(FIXTURES "json-models/renames-v1.2.0.json", &v120), CDM_OK);
+    CHECK_RC(cdm_mapping_from_json("{\"entityMappings\": []}", &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(v110, v120, &mapping, 1, &migration), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, store, out), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK_HAS(cdm_migration_errmsg(migration), "BasicEntity: store hash ");
+    CHECK_RC(cdm_migration_set_model_versions(migration, RENAMES "Model.xcdatamodeld"), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, store, out), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK_HAS(cdm_migration_errmsg(migration), "The store matches version 'v1.0.0' of");
+    CHECK_RC(cdm_migration_set_model_versions(migration, "/nonexistent/Model.xcdatamodeld"), CDM_IO);
+    CHECK_RC(cdm_migration_set_model_versions(migration, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_set_model_versions(NULL, NULL), CDM_MISUSE);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    cdm_model_free(v110);
+    cdm_model_free(v120);
+}
+
+int main(void) {
+    snprintf(dir, sizeof dir, "/tmp/cdm-metadata-test-XXXXXX");
+    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    CHECK(cdm_internal_struct_size("cdm_store_entity_info") == sizeof(cdm_store_entity_info));
+    CHECK(cdm_internal_struct_size("cdm_version_difference") == sizeof(cdm_version_difference));
+    /* Core Data's NSAttributeType values, the three transient-only ones included. */
+    CHECK(CDM_ATTR_UNDEFINED == 0 && CDM_ATTR_OBJECT_ID == 2000 && CDM_ATTR_COMPOSITE == 2100);
+    CHECK(CDM_ATTR_TRANSFORMABLE == 1800 && CDM_ATTR_INTEGER16 == 100);
+    test_metadata();
+    test_compiled_mapping();
+    test_warnings_before_a_run();
+    test_missing_source_model_names_the_version();
+    char command[600];
+    snprintf(command, sizeof command, "rm -rf '%s'", dir);
+    if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}

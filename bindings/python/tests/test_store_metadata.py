@@ -1,0 +1,122 @@
+"""Store metadata without migrating (cdmigrate.store_metadata), model compatibility and version
+detection on stores Apple's Core Data wrote; compiled mapping models (.cdm); the attribute types
+Core Data keeps for transient attributes only."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import cdmigrate
+from conftest import ROOT
+
+FIXTURES = os.environ.get("CDMIGRATE_FIXTURES", os.path.join(ROOT, "Tests", "Fixtures"))
+RENAMES = os.path.join(FIXTURES, "apple-stores", "renames")
+XCODE_SERVER = os.path.join(FIXTURES, "xcode", "XcodeServer")
+
+
+def copied_store(tmp_path, version):
+    name = f"Example_v{version}.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        source = os.path.join(RENAMES, name + suffix)
+        if os.path.exists(source):
+            shutil.copy(source, tmp_path / (name + suffix))
+    return str(tmp_path / name)
+
+
+def json_model(version):
+    return cdmigrate.Model.from_file(os.path.join(FIXTURES, "json-models", f"renames-v{version}.json"))
+
+
+def test_store_metadata_reads_hashes_identifiers_uuid_type_and_row_counts(tmp_path):
+    with cdmigrate.store_metadata(copied_store(tmp_path, "1.0.0")) as metadata:
+        assert metadata.store_type == "SQLite"
+        assert len(metadata.uuid) == 36
+        assert metadata.is_empty is False
+        assert len(metadata.version_identifiers) == 1
+        assert [e.name for e in metadata.entities] == ["BasicEntity"]
+        entity = metadata.entities[0]
+        assert (entity.superentity, entity.entity_number, entity.row_count) == (None, 1, 1)
+        assert len(entity.version_hash) == 32
+        assert metadata.version_hashes == {"BasicEntity": entity.version_hash}
+
+
+def test_model_is_compatible_with_the_store_it_wrote_and_names_the_differences_of_another(tmp_path):
+    store = copied_store(tmp_path, "1.0.0")
+    with json_model("1.0.0") as v1, json_model("2.0.0") as v2, cdmigrate.store_metadata(store) as metadata:
+        assert v1.is_compatible(store) is True
+        assert v1.is_compatible(metadata) is True
+        assert v1.version_differences(metadata) == []
+        assert v2.is_compatible(metadata) is False
+        [difference] = v2.version_differences(store)
+        assert difference.entity == "BasicEntity"
+        assert difference.store_hash == metadata.version_hashes["BasicEntity"]
+        assert len(difference.model_hash) == 32 and difference.model_hash != difference.store_hash
+        assert difference.store_hash.hex() in str(difference)
+
+
+def test_model_version_set_finds_the_version_each_store_was_written_with(tmp_path):
+    versions = cdmigrate.ModelVersionSet(os.path.join(RENAMES, "Model.xcdatamodeld"))
+    for version in ("1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"):
+        assert versions.version_for_store(copied_store(tmp_path, version)) == "v" + version
+    other = cdmigrate.ModelVersionSet(os.path.join(XCODE_SERVER, "1_0_0", "XcodeServer.xcdatamodeld"))
+    with cdmigrate.store_metadata(copied_store(tmp_path, "1.0.0")) as metadata:
+        assert other.version_for_store(metadata) is None
+        with pytest.raises(cdmigrate.MigrationIOError):
+            cdmigrate.ModelVersionSet(str(tmp_path / "missing.xcdatamodeld")).version_for_store(metadata)
+
+
+def test_store_metadata_errors_name_the_file(tmp_path):
+    missing = str(tmp_path / "missing.sqlite")
+    with pytest.raises(cdmigrate.MigrationIOError) as error:
+        cdmigrate.store_metadata(missing)
+    assert missing in str(error.value)
+    not_a_store = tmp_path / "text.sqlite"
+    not_a_store.write_text("hello")
+    with pytest.raises(cdmigrate.MigrationError):
+        cdmigrate.store_metadata(str(not_a_store))
+    metadata = cdmigrate.store_metadata(copied_store(tmp_path, "1.0.0"))
+    metadata.close()
+    with pytest.raises(cdmigrate.MisuseError):
+        metadata.is_compatible(json_model("1.0.0"))
+
+
+def test_compiled_mapping_model_loads_through_from_file_and_from_xcode():
+    cdm = os.path.join(XCODE_SERVER, "2_0_0", "MappingModel.cdm_precompiled")
+    with cdmigrate.MappingModel.from_file(cdm) as mapping:
+        names = mapping.entity_mapping_names
+    assert len(names) == 23 and names[0] == "CommitContributorToManagedCommitContributor"
+    source = cdmigrate.Model.from_file(os.path.join(XCODE_SERVER, "1_1_0", "XcodeServer.xcdatamodeld"))
+    destination = cdmigrate.Model.from_file(os.path.join(XCODE_SERVER, "2_0_0", "XcodeServer.xcdatamodeld"))
+    with source, destination:
+        with cdmigrate.MappingModel.from_xcode(cdm, source, destination) as compiled, \
+             cdmigrate.MappingModel.from_xcode(os.path.join(XCODE_SERVER, "2_0_0", "MappingModel.xcmappingmodel"), source, destination) as written:
+            assert compiled.entity_mapping_names == written.entity_mapping_names
+
+
+def test_transient_only_attribute_types_have_core_datas_values():
+    assert (cdmigrate.AttributeType.UNDEFINED, cdmigrate.AttributeType.OBJECT_ID, cdmigrate.AttributeType.COMPOSITE) == (0, 2000, 2100)
+    model = cdmigrate.Model.from_json('{"name": "T", "entities": [{"name": "E", "attributes": ['
+                                      '{"name": "scratch", "type": "undefined", "transient": true},'
+                                      '{"name": "title", "type": "string"}]}]}')
+    with model:
+        assert model.attribute_type("E", "scratch") is cdmigrate.AttributeType.UNDEFINED
+        assert model.entity("E").attributes["scratch"].type is cdmigrate.AttributeType.UNDEFINED
+
+
+def test_missing_source_model_error_names_hashes_in_hex_and_the_version_the_store_matches(tmp_path):
+    store = copied_store(tmp_path, "1.0.0")
+    with json_model("1.1.0") as v110, json_model("1.2.0") as v120, cdmigrate.store_metadata(store) as metadata:
+        with cdmigrate.MappingModel.from_json('{"entityMappings": []}') as empty, cdmigrate.Migration(v110, v120, empty) as migration:
+            with pytest.raises(cdmigrate.MissingSourceModelError) as error:
+                migration.run(store, str(tmp_path / "out.sqlite"))
+            [difference] = v110.version_differences(metadata)
+            assert f"store hash {difference.store_hash.hex()}, model hash {difference.model_hash.hex()}" in str(error.value)
+            migration.set_model_versions(os.path.join(RENAMES, "Model.xcdatamodeld"))
+            with pytest.raises(cdmigrate.MissingSourceModelError) as error:
+                migration.run(store, str(tmp_path / "out.sqlite"))
+            assert "matches version 'v1.0.0'" in str(error.value)
+            with pytest.raises(cdmigrate.MigrationIOError):
+                migration.set_model_versions(str(tmp_path / "missing.xcdatamodeld"))

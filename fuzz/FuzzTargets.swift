@@ -13,6 +13,9 @@ enum FuzzTarget: String, CaseIterable {
     case modelJSON = "model-json"
     case mappingJSON = "mapping-json"
     case binaryPlist = "binary-plist"
+    case xcodeModel = "xcode-model"
+    case xcodeMapping = "xcode-mapping"
+    case compiledModel = "compiled-model"
 
     static let selected: FuzzTarget = {
         guard let name = getenv("CDMIGRATE_FUZZ_TARGET").map({ String(cString: $0) }), let target = FuzzTarget(rawValue: name) else {
@@ -30,11 +33,11 @@ enum FuzzTarget: String, CaseIterable {
         switch self {
         case .valueExpression:
             guard let expression = try? ExpressionParser.parseExpression(text, arguments: Array((["x", 1, 2.5] as [Value]).prefix(specifiers))) else { return }
-            _ = try? ExpressionEvaluator().evaluate(expression, object: .string("self"))
+            FuzzTarget.checkNotTooDeep { try ExpressionEvaluator().evaluate(expression, object: .string("self")) }
             _ = try? ExpressionParser.parseExpression(expression.description)
         case .predicate:
             guard let predicate = try? ExpressionParser.parsePredicate(text, arguments: Array((["name", 1] as [Value]).prefix(specifiers)), variables: ["v": 3]) else { return }
-            _ = try? PredicateEvaluator().evaluate(predicate, object: .string("self"))
+            FuzzTarget.checkNotTooDeep { try PredicateEvaluator().evaluate(predicate, object: .string("self")) }
             _ = PredicateSQLTranslator.translate(predicate, resolver: Columns())
             _ = try? ExpressionParser.parsePredicate(predicate.description)
         case .regularExpression:
@@ -53,8 +56,41 @@ enum FuzzTarget: String, CaseIterable {
             if let value = try? BinaryPropertyList.decode(bytes) {
                 _ = try? BinaryPropertyList.decode(BinaryPropertyList.encode(value))
             }
+        case .xcodeModel:
+            guard let root = try? XMLElement.parse(bytes: bytes, name: "contents") else { return }
+            _ = try? XcodeModelReader.model(document: root, file: "contents", name: "Model")
+        case .xcodeMapping:
+            guard let root = try? XMLElement.parse(bytes: bytes, name: "xcmapping.xml", code: .invalidMapping),
+                  let document = try? XcodeStoreDocument.read(root: root, name: "xcmapping.xml", code: .invalidMapping) else { return }
+            // Without models (names only), then against the seeds' models, as Xcode's compiler checks them.
+            for (source, destination) in [(nil, nil), FuzzTarget.mappingModels] {
+                var reader = XcodeMappingModelReader(document: document, sourceModel: source, destinationModel: destination)
+                _ = try? reader.compile()
+            }
+        case .compiledModel:
+            // A keyed archive (`.mom`), or a DEFLATE stream holding one (a store's model cache).
+            _ = try? CompiledModelReader.model(fromArchive: bytes, name: "Model")
+            if let archive = try? Inflate.inflate(bytes, limit: 1 << 20, code: .invalidModel, what: "the model cache") {
+                _ = try? CompiledModelReader.model(fromArchive: archive, name: nil)
+            }
         }
     }
+
+    /// Runs an evaluation of a parsed expression: the evaluator's depth limit counts no more levels
+    /// than the parser does, so it must never refuse what the parser accepted.
+    static func checkNotTooDeep(_ body: () throws -> Any) {
+        do { _ = try body() } catch let error as MigrationError where error.message.contains("levels (an expression or predicate built by hand") {
+            fatalError("a parsed expression was refused by the evaluator's depth limit: \(error.message)")
+        } catch {}
+    }
+
+    /// The source and destination models of the mapping seeds (UnCloudNotes v2 and v3, from the
+    /// fixtures; the fuzzer runs at the repository's root), nil when they cannot be read.
+    static let mappingModels: (ManagedObjectModel?, ManagedObjectModel?) = {
+        let folder = "Tests/Fixtures/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/"
+        return (try? XcodeModelReader.model(xcdatamodel: folder + "UnCloudNotesDataModel_v2.xcdatamodel"),
+                try? XcodeModelReader.model(xcdatamodel: folder + "UnCloudNotesDataModel_v3.xcdatamodel"))
+    }()
 
     /// Every key path is an integer column, so that comparisons translate.
     struct Columns: SQLColumnResolver {

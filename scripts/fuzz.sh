@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs a libFuzzer target over the engine: scripts/fuzz.sh TARGET [SECONDS] [extra libFuzzer flags…]
-# Targets: value-expression, predicate, regular-expression, model-json, mapping-json, binary-plist.
+# Targets: value-expression, predicate, regular-expression, model-json, mapping-json, binary-plist,
+# xcode-model, xcode-mapping, compiled-model.
 # The engine's sources and fuzz/FuzzTargets.swift are compiled into one instrumented binary
 # (.build/fuzz/cdmigrate-fuzz, rebuilt when a source is newer). Seeds come from fuzz/corpus/TARGET;
 # new inputs go to .build/fuzz/corpus/TARGET, crashes to .build/fuzz/artifacts/.
@@ -24,6 +25,12 @@ if [ ! -x "$binary" ] || [ -n "$(find Sources/CDMigrate fuzz/FuzzTargets.swift -
         $sources fuzz/FuzzTargets.swift -o "$binary" \
         -lsqlite3 -ljansson -lxml2 -lz
 fi
+# The document and archive targets' seeds are tens of kilobytes; mutations stay within 8 KiB (the
+# small seeds — short models, the UnCloudNotes mappings, a model cache — fit whole), or each run
+# would cost milliseconds. A later -max_len among the extra flags wins.
+case $target in
+    xcode-model|xcode-mapping|compiled-model) set -- -max_len=8192 "$@" ;;
+esac
 CDMIGRATE_FUZZ_TARGET=$target exec "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="$out/artifacts/$target-" "$@" \
     "$out/corpus/$target" "fuzz/corpus/$target"

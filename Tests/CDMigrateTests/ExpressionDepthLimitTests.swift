@@ -31,13 +31,13 @@ final class ExpressionDepthLimitTests: XCTestCase {
             do {
                 if predicate {
                     let parsed = try ExpressionParser.parsePredicate(text)
-                    _ = try? PredicateEvaluator().evaluate(parsed, object: .null)
+                    notRefusedForDepth { try PredicateEvaluator().evaluate(parsed, object: .null) }
                     _ = PredicateSQLTranslator.translate(parsed, resolver: NoColumns())
                     _ = parsed.description
                     _ = parsed == parsed
                 } else {
                     let parsed = try ExpressionParser.parseExpression(text)
-                    _ = try? ExpressionEvaluator().evaluate(parsed, object: .null)
+                    notRefusedForDepth { try ExpressionEvaluator().evaluate(parsed, object: .null) }
                     _ = parsed.description
                     _ = parsed == parsed
                 }
@@ -48,6 +48,16 @@ final class ExpressionDepthLimitTests: XCTestCase {
             }
         }
         return outcome
+    }
+
+    /// Evaluates a parsed expression: it may fail, but never on the evaluator's depth limit,
+    /// which counts no more levels than the parser does.
+    static func notRefusedForDepth(_ body: () throws -> Any) {
+        do { _ = try body() } catch let error as MigrationError {
+            XCTAssertFalse(error.message.contains("limit of"), "the evaluator refused a parsed expression: \(error.message)")
+        } catch {
+            XCTFail("not a MigrationError: \(error)")
+        }
     }
 
     struct NoColumns: SQLColumnResolver {
@@ -141,5 +151,132 @@ final class ExpressionDepthLimitTests: XCTestCase {
         // And the values are right at that depth.
         let sum = try ExpressionParser.parseExpression(Array(repeating: "1", count: sums + 1).joined(separator: " + "))
         XCTAssertEqual(try ExpressionEvaluator().evaluate(sum), .integer(Int64(sums + 1)))
+    }
+
+    // MARK: Trees built by hand
+
+    /// Frees a tree without recursion: each node is let go while the stack array holds its
+    /// children, so no release reaches more than one level down. (Swift frees an indirect enum
+    /// recursively; a chain of 100,000 levels would overflow any thread's stack when its last
+    /// reference goes.) The tree must not share nodes with anything else.
+    static func dismantle(_ root: consuming ValueExpression) {
+        var pending: [ValueExpression] = [consume root]
+        var predicates: [FilterPredicate] = []
+        while !pending.isEmpty || !predicates.isEmpty {
+            if let node = pending.popLast() {
+                switch node {
+                case .constant, .variable, .evaluatedObject: break
+                case .keyPath(let base, _), .negation(let base): pending.append(base)
+                case .function(let target, _, let args): pending.append(target); pending += args
+                case .builtin(_, let args), .aggregate(let args): pending += args
+                case .binary(_, let lhs, let rhs), .index(let lhs, let rhs): pending.append(lhs); pending.append(rhs)
+                case .subquery(let collection, _, let predicate): pending.append(collection); predicates.append(predicate)
+                }
+            } else if let node = predicates.popLast() {
+                switch node {
+                case .constant: break
+                case .not(let inner): predicates.append(inner)
+                case .and(let items), .or(let items): predicates += items
+                case .comparison(let c): pending.append(c.lhs); pending.append(c.rhs)
+                }
+            }
+        }
+    }
+
+    /// Hand-built chains of each nesting kind, `levels` deep.
+    static func handBuiltChains(_ levels: Int) -> [ValueExpression] {
+        var chains: [ValueExpression] = []
+        let kinds: [(ValueExpression) -> ValueExpression] = [
+            { .binary(.add, $0, .constant(.integer(1))) },
+            { .negation($0) },
+            { .function($0, "uppercaseString", []) },
+            { .builtin("abs:", [$0]) },
+            { .aggregate([$0]) },
+            { .index($0, .constant(.string("FIRST"))) },
+            { .keyPath($0, ["count"]) },
+            { .subquery(.aggregate([.constant(.integer(1))]), "x", .comparison(.init($0, .equal, .constant(.integer(1))))) },
+        ]
+        for wrap in kinds {
+            var e = ValueExpression.constant(.integer(1))
+            for _ in 0..<levels { e = wrap(e) }
+            chains.append(e)
+        }
+        return chains
+    }
+
+    static func handBuiltPredicateChains(_ levels: Int) -> [FilterPredicate] {
+        let leaf = FilterPredicate.comparison(.init(.constant(.integer(1)), .equal, .constant(.integer(1))))
+        var not = leaf, and = leaf, or = leaf
+        for _ in 0..<levels {
+            not = .not(not)
+            and = .and([leaf, and])
+            or = .or([.constant(false), or])
+        }
+        return [not, and, or]
+    }
+
+    static func dismantle(_ predicate: consuming FilterPredicate) {
+        dismantle(.subquery(.constant(.null), "x", consume predicate))
+    }
+
+    func testHandBuiltTreesOf100000LevelsAreRefusedWhenEvaluatedOnASmallStack() {
+        var outcomes: [String] = []
+        Self.onSmallStack {
+            // Each tree is taken out of its array, so that dismantling it frees it.
+            var trees = Self.handBuiltChains(100_000)
+            while let tree = trees.popLast() {
+                do {
+                    let value = try ExpressionEvaluator().evaluate(tree, object: .null)
+                    outcomes.append("evaluated to \(value)")
+                } catch let error as MigrationError {
+                    outcomes.append(error.code == .expressionEvaluation && error.message.contains("nests deeper than the limit of 64 levels") ? "refused" : error.message)
+                } catch {
+                    outcomes.append("\(error)")
+                }
+                Self.dismantle(consume tree)
+            }
+            var predicates = Self.handBuiltPredicateChains(100_000)
+            while let predicate = predicates.popLast() {
+                do {
+                    let result = try PredicateEvaluator().evaluate(predicate, object: .null)
+                    outcomes.append("evaluated to \(result)")
+                } catch let error as MigrationError {
+                    outcomes.append(error.message.contains("nests deeper than the limit of 64 levels") ? "refused" : error.message)
+                } catch {
+                    outcomes.append("\(error)")
+                }
+                outcomes.append(PredicateSQLTranslator.translate(predicate, resolver: NoColumns()) == nil ? "no SQL" : "SQL")
+                Self.dismantle(consume predicate)
+            }
+        }
+        XCTAssertEqual(outcomes, Array(repeating: "refused", count: 8) + Array(repeating: ["refused", "no SQL"], count: 3).flatMap { $0 })
+        // Freeing a chain that deep is left to `dismantle` above: Swift releases an indirect enum
+        // recursively (docs/reliability.md).
+    }
+
+    func testHandBuiltTreesEvaluateUpToTheLimitAndNoFurther() throws {
+        // One level is the chain's node; the innermost constant counts none.
+        // (A subquery counts two levels per wrap: itself and its comparison.)
+        for tree in Self.handBuiltChains(ExpressionParser.maximumDepth).dropLast() {
+            Self.notRefusedForDepth { try ExpressionEvaluator().evaluate(tree) }
+        }
+        for (kind, tree) in Self.handBuiltChains(ExpressionParser.maximumDepth + 1).enumerated() {
+            XCTAssertThrowsError(try ExpressionEvaluator().evaluate(tree), "kind \(kind)") { error in
+                XCTAssertTrue((error as? MigrationError)?.message.contains("limit of 64 levels") == true, "\(error)")
+            }
+        }
+        let sum = Self.handBuiltChains(ExpressionParser.maximumDepth)[0]
+        XCTAssertEqual(try ExpressionEvaluator().evaluate(sum), .integer(Int64(ExpressionParser.maximumDepth + 1)))
+        // A predicate: each NOT and the comparison count one level.
+        var predicate = FilterPredicate.comparison(.init(.constant(.integer(1)), .equal, .constant(.integer(1))))
+        for _ in 0..<(ExpressionParser.maximumDepth - 1) { predicate = .not(predicate) }
+        XCTAssertNoThrow(try PredicateEvaluator().evaluate(predicate, object: .null))
+        XCTAssertNotNil(PredicateSQLTranslator.translate(predicate, resolver: NoColumns()))
+        XCTAssertThrowsError(try PredicateEvaluator().evaluate(.not(predicate), object: .null))
+        XCTAssertNil(PredicateSQLTranslator.translate(.not(predicate), resolver: NoColumns()))
+        // The evaluator is usable again after refusing (its depth is back to zero).
+        let evaluator = ExpressionEvaluator()
+        XCTAssertThrowsError(try evaluator.evaluate(Self.handBuiltChains(100)[1]))
+        XCTAssertEqual(try evaluator.evaluate(sum), .integer(Int64(ExpressionParser.maximumDepth + 1)))
     }
 }

@@ -54,6 +54,17 @@ final class ExpressionFixture {
         try note.setValue(.collection(tags.map { .object($0) }), forKey: "tags")
         emptyNote = ManagedObject(entity: noteEntity, primaryKey: 2)
     }
+
+    /// Free-standing instances keep their relationship values themselves, strongly (as
+    /// NSManagedObjects do): the note and its attachments point at each other, a reference cycle
+    /// that only clearing one side breaks. Tests may have set more; every side is cleared.
+    deinit {
+        for object in [note, emptyNote] + attachments + tags {
+            for relationship in object.entity.relationships {
+                try? object.setValue(relationship.isToMany ? .collection([]) : .null, forKey: relationship.name)
+            }
+        }
+    }
 }
 
 /// An environment like the migration manager's: $source, $destination, $manager (answering two

@@ -259,6 +259,76 @@ final class StoreFilesTests: XCTestCase {
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), [], "nothing is handed over")
     }
 
+    /// Another process (python3's sqlite3) commits transactions into the WAL source the whole
+    /// time: every run either migrates one committed state (each transaction adds item
+    /// "written k" and sets the first item's rank to k, so a torn read would break the pairing) or
+    /// fails as busy; nothing else is left beside the destinations.
+    func testASourceAnotherProcessIsWritingMigratesACommittedStateOrFailsAsBusy() throws {
+        let source = try makeSource(sourceFolder + "/a.sqlite")
+        let script = """
+        import sqlite3, sys, time
+        db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+        k = 0
+        while True:
+            k += 1
+            db.execute("BEGIN IMMEDIATE")
+            db.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) VALUES (?, 1, 1, ?, ?)", (1000 + k, "written %d" % k, k))
+            db.execute("UPDATE ZITEM SET ZRANK = ? WHERE ZNAME = 'item 0'", (k,))
+            db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ?", (1000 + k,))
+            db.execute("COMMIT")
+            if k == 1:
+                print("ready", flush=True)
+            if k % 100 == 0:
+                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            time.sleep(0.001)
+        """
+        let writer = Process()
+        writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        writer.arguments = ["python3", "-c", script, source]
+        let output = Pipe()
+        writer.standardOutput = output
+        try writer.run()
+        defer { writer.terminate(); writer.waitUntilExit() }
+        var started = ""
+        while !started.contains("\n") {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            started += String(decoding: chunk, as: UTF8.self)
+        }
+        XCTAssertEqual(started, "ready\n", "the writer started after its first commit")
+
+        var migrated: [Int] = [], busy = 0
+        for run in 0..<6 {
+            let destination = destinationFolder + "/b\(run).sqlite"
+            do {
+                try manager().migrateStore(from: source, to: destination)
+            } catch let error as MigrationError {
+                XCTAssertEqual(error.code, .migrationManagerSourceStore, error.message)
+                XCTAssertTrue(error.message.contains("busy") && error.message.contains(source), error.message)
+                XCTAssertFalse(FileManager.default.fileExists(atPath: destination))
+                busy += 1
+                continue
+            }
+            let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromJSON: Self.v2))
+            defer { store.close() }
+            var written: [Int] = [], firstRank: Int64?
+            for item in try fetchAll(store, "Item") {
+                let title = try item.value(forKey: "title").stringValue ?? ""
+                if title.hasPrefix("written "), let k = Int(title.dropFirst("written ".count)) { written.append(k) }
+                if title == "item 0", case .integer(let rank) = try item.value(forKey: "rank") { firstRank = rank }
+            }
+            XCTAssertEqual(written.sorted(), Array(1..<(written.count + 1)), "run \(run): a prefix of the writer's transactions")
+            XCTAssertEqual(firstRank, Int64(written.count), "run \(run): the first item's rank belongs to the same transaction as the last written item")
+            XCTAssertGreaterThanOrEqual(written.count, 1)
+            migrated.append(written.count)
+        }
+        XCTAssertTrue(writer.isRunning, "the writer kept writing the whole time")
+        XCTAssertGreaterThan(migrated.count, 0, "a store open in another process is read at its committed state (\(busy) busy)")
+        XCTAssertEqual(migrated, migrated.sorted(), "each run sees at least what the run before it saw")
+        let left = try FileManager.default.contentsOfDirectory(atPath: destinationFolder).filter { $0.contains(".cdmigrate-") }
+        XCTAssertEqual(left, [], "no lock, temporary store or snapshot is left")
+    }
+
     func testAHotRollbackJournalIsExplained() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let db = try connect(source)

@@ -17,6 +17,9 @@ public final class ExpressionEvaluator {
     /// Polled during long work (regular expression matching); returning true ends it with a
     /// `.migrationCancelled` error. The migration manager sets it to its own cancellation.
     public var isCancelled: (() -> Bool)?
+    /// How many nested expressions and predicates (`PredicateEvaluator` counts here too) the
+    /// evaluation is inside; see `enterLevel()`.
+    var depth = 0
 
     public init(environment: ExpressionEnvironment? = nil) {
         self.environment = environment
@@ -26,7 +29,39 @@ public final class ExpressionEvaluator {
         return try ExpressionEvaluator(environment: environment).evaluate(expression, object: object)
     }
 
+    /// - Throws: `MigrationError` `.expressionEvaluation` when the expression fails, among others
+    ///   when it nests deeper than `ExpressionParser.maximumDepth` levels (a tree built by hand;
+    ///   parsed ones never do), before the stack could overflow.
     public func evaluate(_ expression: ValueExpression, object: Value = .null) throws -> Value {
+        switch expression {
+        case .constant(let value):
+            return value
+        case .evaluatedObject:
+            return object
+        case .variable(let name):
+            return try variable(name)
+        default:
+            try enterLevel()
+            defer { depth -= 1 }
+            return try evaluateNested(expression, object: object)
+        }
+    }
+
+    /// Counts one more level of nesting: every expression but a constant, a variable and `SELF`,
+    /// and every predicate but TRUEPREDICATE/FALSEPREDICATE. The parser counts at least one
+    /// level for each of them, so a parsed expression never reaches the limit here; one built by
+    /// hand stops at the same limit as text. The caller lowers `depth` when it leaves.
+    func enterLevel() throws {
+        depth += 1
+        guard depth <= ExpressionParser.maximumDepth else {
+            depth -= 1
+            throw MigrationError(.expressionEvaluation,
+                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels (an expression or predicate built by hand: each function, aggregate, key path, operator, index, subquery, NOT, AND/OR and comparison counts one level)")
+        }
+    }
+
+    /// The nodes that nest (everything but a constant, a variable and `SELF`).
+    private func evaluateNested(_ expression: ValueExpression, object: Value) throws -> Value {
         switch expression {
         case .constant(let value):
             return value

@@ -21,7 +21,16 @@ public struct PredicateEvaluator {
         return try PredicateEvaluator(environment: environment).evaluate(predicate, object: object)
     }
 
+    /// - Throws: `MigrationError` `.expressionEvaluation` when an expression fails, among others
+    ///   when the predicate nests deeper than `ExpressionParser.maximumDepth` levels (built by hand).
     public func evaluate(_ predicate: FilterPredicate, object: Value) throws -> Bool {
+        if case .constant(let b) = predicate { return b }
+        try expressions.enterLevel()
+        defer { expressions.depth -= 1 }
+        return try evaluateNested(predicate, object: object)
+    }
+
+    private func evaluateNested(_ predicate: FilterPredicate, object: Value) throws -> Bool {
         switch predicate {
         case .constant(let b): return b
         case .and(let items):

@@ -20,6 +20,8 @@ public protocol SQLColumnResolver {
 /// difference at the edges: non-ASCII characters whose lower case is ASCII (KELVIN SIGN) fold only
 /// in Swift, which is why `[c]` translates only for ASCII constants.
 public enum PredicateSQLTranslator {
+    /// The SQL of `predicate`, nil when it has none (the caller then evaluates it in memory), also
+    /// when it nests deeper than `ExpressionParser.maximumDepth` levels (built by hand).
     public static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
         var builder = Builder(resolver: resolver)
         guard let sql = builder.predicate(predicate) else { return nil }
@@ -29,10 +31,15 @@ public enum PredicateSQLTranslator {
     private struct Builder {
         let resolver: SQLColumnResolver
         var arguments: [Value] = []
+        /// Nested NOT / AND / OR levels, bounded as the parser bounds them.
+        var depth = 0
 
         init(resolver: SQLColumnResolver) { self.resolver = resolver }
 
         mutating func predicate(_ p: FilterPredicate) -> String? {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= ExpressionParser.maximumDepth else { return nil }
             switch p {
             case .constant(let b): return b ? "1" : "0"
             case .not(let inner):

@@ -12,12 +12,20 @@ struct MigrateCommand: ParsableCommand {
         not exist; with --in-place it replaces the store only after the migration has succeeded. \
         Either way nothing is left behind on failure or Ctrl-C.
 
+        Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
+        with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
+        at a time; one result line per store (with --json, one JSON object per line), then a \
+        summary; the exit code is 1 when any store failed.
+
         \(ExitStatus.table)
         """
     )
 
-    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too).", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).", valueName: "store"))
+    var stores: [String] = []
+
+    /// The one store of a single-store run.
+    var store: String { stores.first ?? "" }
 
     @Option(name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"))
     var destination: String?
@@ -26,6 +34,8 @@ struct MigrateCommand: ParsableCommand {
     var inPlace = false
 
     @OptionGroup var models: ModelOptions
+
+    @OptionGroup var fleet: FleetOptions
 
     @Flag(name: .customLong("dry-run"), help: "Check the models, the mapping models and the store's version; write nothing.")
     var dryRun = false
@@ -40,10 +50,11 @@ struct MigrateCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
+        if isFleet { try validateFleet() } else if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
     }
 
     func run() throws {
+        if isFleet { return try FleetRun(self).run() }
         let output = Output(json: json, quiet: quiet)
         do {
             let manager = try models.manager()

@@ -24,6 +24,7 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
                      InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
                      MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
                      NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
+from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .migration import Migration, MigrationReport, Progress
@@ -51,7 +52,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
+    "Model", "MappingModel", "Migration", "migrate_many", "migrate_one", "StoreResult", "FleetPlan", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
     "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",

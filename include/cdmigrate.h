@@ -416,6 +416,32 @@ const char *cdm_migration_errmsg(const cdm_migration *migration);
 const cdm_error *cdm_migration_error(const cdm_migration *migration);
 
 /* ---------------------------------------------------------------------------------------------
+** Progressive migration (Core Data's staged migration; docs/c-api.md, "Progressive migration").
+** `models_path` is a model set: an .xcdatamodeld, a folder of JSON models or a .momd, with the
+** mapping models beside it. The store's version is found by its entity hashes; each step to the
+** next version uses the mapping models that record its versions, else Core Data's inferred
+** mapping. `target_version` NULL means the set's current version. Errors are the thread's last
+** error (cdm_last_error): CDM_MIGRATION_MISSING_SOURCE_MODEL when no version matches the store
+** (the message lists its hashes), CDM_INFERRED_MAPPING_MODEL for a step that cannot be inferred,
+** CDM_ENTITY_MIGRATION_POLICY for a step whose mapping names a policy (host policies are not
+** available to chains: use cdm_migration_* per step for those). */
+
+/* The plan as JSON {"store", "storeVersion", "targetVersion", "currentVersion", "versions": […],
+** "steps": [{"from", "to", "inferred", "mappingModels": […], "reason", "policies": […]}],
+** "warnings": […]}; empty "steps" when the store is at the target. Only the store's metadata is
+** read. Caller frees *plan_json with cdm_free. */
+int cdm_chain_plan(const char *models_path, const char *store_path, const char *target_version, char **plan_json);
+/* Runs the plan: into a new store at destination_path (which must not exist; a store already at
+** the target is copied), or, with destination_path NULL, in place (a store at the target is left
+** as it is). Intermediate stores live in a private folder beside the destination and are removed;
+** on any error nothing is left and the source is untouched. report_json (may be NULL) receives
+** {"storeVersion", "targetVersion", "alreadyAtTarget", "copied", "steps": [{"from", "to",
+** "inferred", "mappingModels", "mappings": […], "destinationCounts": {…}, "warnings"}]}; caller
+** frees it with cdm_free. */
+int cdm_migrate_chain(const char *models_path, const char *store_path, const char *target_version,
+                      const char *destination_path, char **report_json);
+
+/* ---------------------------------------------------------------------------------------------
 ** Inside a callback: the context (NSMigrationManager and the current NSEntityMapping).
 ** Strings returned are valid during the callback. Errors are kept by the context.
 */

@@ -8,3 +8,26 @@ scripts/setup.sh
 swift build -c release --product cdmigrate-examples
 make --no-print-directory -C bindings/python python-package >/dev/null
 ".build/release/cdmigrate-examples" "$@"
+
+# Progressive migration with the command line: Apple's own stores of five model versions (each
+# version renames the attribute, so every step is inferred) planned, migrated and checked.
+swift build -c release --product cdmigrate >/dev/null
+cli=.build/release/cdmigrate
+renames=Tests/Fixtures/apple-stores/renames
+demo=$(mktemp -d)
+trap 'rm -rf "$demo"' EXIT
+mkdir "$demo/released"
+for v in 1.0.0 1.1.0 1.2.0 2.0.0; do
+  for suffix in "" -wal -shm; do
+    if [ -e "$renames/Example_v$v.sqlite$suffix" ]; then cp "$renames/Example_v$v.sqlite$suffix" "$demo/released/"; fi
+  done
+done
+chmod u+w "$demo/released/"*
+echo "== cdmigrate plan (text and Graphviz)"
+"$cli" plan "$demo/released/Example_v1.0.0.sqlite" --models "$renames/Model.xcdatamodeld"
+"$cli" plan "$demo/released/Example_v1.0.0.sqlite" --models "$renames/Model.xcdatamodeld" --dot
+echo "== cdmigrate migrate --models"
+"$cli" migrate "$demo/released/Example_v1.0.0.sqlite" --models "$renames/Model.xcdatamodeld" --to "$demo/current.sqlite" --quiet
+echo "migrated to $demo/current.sqlite"
+echo "== cdmigrate check"
+"$cli" check "$demo/released" --models "$renames/Model.xcdatamodeld"

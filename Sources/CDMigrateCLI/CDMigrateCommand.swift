@@ -8,10 +8,12 @@ struct CDMigrateCommand: ParsableCommand {
         abstract: "Migrate Core Data SQLite stores from one model version to the next, on Linux.",
         discussion: """
         Models are cdmigrate's JSON models (docs/model-format.md); mapping models are JSON \
-        (docs/mapping-format.md). Several --mapping options run as passes, in the order given.
+        (docs/mapping-format.md). Several --mapping options run as passes, in the order given. \
+        With --models (an .xcdatamodeld, a folder of JSON models or a .momd, with its mapping \
+        models) a store is migrated version by version: see cdmigrate plan and cdmigrate check.
 
         \(ExitStatus.table)
         """,
-        subcommands: [MigrateCommand.self, ValidateCommand.self, InspectCommand.self]
+        subcommands: [MigrateCommand.self, PlanCommand.self, CheckCommand.self, ValidateCommand.self, InspectCommand.self]
     )
 }

@@ -209,17 +209,19 @@ extension MigrateCommand {
         if stores.isEmpty && fleet.listFiles.isEmpty { throw ValidationError("give the stores to migrate") }
     }
 
-    /// Reads the models once before any child starts.
+    /// Reads the models (or the model set) once before any child starts.
     func checkFleetModels() throws {
-        _ = try models.manager()
+        if let modelSet = modelSet { _ = try ModelSet(contentsOf: modelSet) } else { _ = try models.manager() }
     }
 
     /// The one-store command a child runs: the same model options, JSON on standard output.
     func childArguments(store: String, destination: String) -> [String] {
         var arguments = ["migrate", store] + (inPlace ? ["--in-place"] : ["--to", destination]) + ["--json", "--quiet"]
-        if let model = models.sourceModel as String? { arguments += ["--source-model", model] }
-        if let model = models.destinationModel as String? { arguments += ["--destination-model", model] }
+        if let model = models.sourceModel { arguments += ["--source-model", model] }
+        if let model = models.destinationModel { arguments += ["--destination-model", model] }
         for mapping in models.mappings { arguments += ["--mapping", mapping] }
+        if let modelSet = modelSet { arguments += ["--models", modelSet] }
+        if let version = targetVersion { arguments += ["--to-version", version] }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
         return arguments

@@ -6,8 +6,18 @@ import Foundation
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Migrate a store to the destination model.",
+        abstract: "Migrate a store to the destination model, or through every version of a model set.",
         discussion: """
+        One step: --source-model, --destination-model and one or more --mapping (passes, in order).
+
+        Progressive: --models PATH (an .xcdatamodeld, a folder of JSON models or a .momd, with the \
+        mapping models beside them) finds the store's version by its entity hashes and migrates it \
+        one version at a time up to --to-version (default: the current version), each step with \
+        the mapping models that record its versions, else Core Data's inferred mapping. \
+        `cdmigrate plan` shows the steps first. Intermediate stores live in a temporary folder \
+        beside the destination and are removed; a store already at the target is copied (with \
+        --in-place: left as it is).
+
         The source store is only read. With --to the result is written to a new file, which must \
         not exist; with --in-place it replaces the store only after the migration has succeeded. \
         Either way nothing is left behind on failure or Ctrl-C.
@@ -35,6 +45,12 @@ struct MigrateCommand: ParsableCommand {
 
     @OptionGroup var models: ModelOptions
 
+    @Option(name: .customLong("models"), help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"))
+    var modelSet: String?
+
+    @Option(name: .customLong("to-version"), help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
+    var targetVersion: String?
+
     @OptionGroup var fleet: FleetOptions
 
     @Flag(name: .customLong("dry-run"), help: "Check the models, the mapping models and the store's version; write nothing.")
@@ -51,11 +67,19 @@ struct MigrateCommand: ParsableCommand {
 
     func validate() throws {
         if isFleet { try validateFleet() } else if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
+        if modelSet != nil {
+            if models.isGiven { throw ValidationError("give either --models or --source-model/--destination-model/--mapping, not both") }
+            if dryRun || noVersionCheck { throw ValidationError("--dry-run and --no-version-check go with a single step; with --models use cdmigrate plan") }
+        } else {
+            if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
+            try models.validateStep()
+        }
     }
 
     func run() throws {
         if isFleet { return try FleetRun(self).run() }
         let output = Output(json: json, quiet: quiet)
+        if let modelSet = modelSet { return try runStaged(modelSet, output) }
         do {
             let manager = try models.manager()
             for warning in manager.mappingModels.flatMap({ $0.warnings }) { output.warning(warning) }
@@ -76,6 +100,47 @@ struct MigrateCommand: ParsableCommand {
             for untaken in report.untakenSourceInstances { output.warning("\(untaken.count) \(untaken.entityName) instances were taken by no entity mapping") }
             for warning in report.warnings { output.warning(warning) }
             output.document(["ok": true, "source": store, "destination": written, "report": ReportJSON.object(report)])
+        } catch {
+            let error = MigrationError.from(error)
+            output.error(error)
+            output.document(["ok": false, "source": store, "error": Output.errorObject(error)])
+            throw ExitStatus(error).exitCode
+        }
+    }
+
+    /// `--models`: the staged migration of `cdmigrate plan`.
+    private func runStaged(_ modelSet: String, _ output: Output) throws {
+        do {
+            let set = try ModelSet(contentsOf: modelSet)
+            let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
+            for warning in manager.plan.warnings { output.warning(warning) }
+            let progress = ProgressDisplay(enabled: !quiet && !json)
+            manager.progressHandler = { _, p in
+                progress.show(p)
+                return !Interrupt.requested
+            }
+            Interrupt.install()
+            let report = inPlace ? try manager.migrateStoreInPlace() : try manager.migrateStore(to: destination ?? "")
+            progress.finish()
+            let written = inPlace ? store : destination ?? ""
+            if report.wasAtTarget {
+                output.line(inPlace ? "\(store) is already at version \(report.targetVersionName); nothing to do"
+                                    : "\(store) is already at version \(report.targetVersionName); copied to \(written)")
+            } else {
+                output.line("migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stages.count) step\(report.stages.count == 1 ? "" : "s")")
+            }
+            for step in report.stages {
+                output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))")
+                for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
+                for untaken in step.report.untakenSourceInstances { output.warning("\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(untaken.count) \(untaken.entityName) instances were taken by no entity mapping") }
+                for warning in step.report.warnings { output.warning(warning) }
+            }
+            output.document(["ok": true, "source": store, "destination": written, "storeVersion": report.storeVersionName,
+                             "targetVersion": report.targetVersionName, "alreadyAtTarget": report.wasAtTarget,
+                             "steps": report.stages.map { s -> [String: Any] in
+                                 ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
+                                  "mappingModels": s.stage.mappingModelNames, "report": ReportJSON.object(s.report)]
+                             }])
         } catch {
             let error = MigrationError.from(error)
             output.error(error)

@@ -1,26 +1,31 @@
 import ArgumentParser
 import CDMigrate
 
-/// The models and mapping models a migration needs.
+/// The models and mapping models of one migration step.
 struct ModelOptions: ParsableArguments {
     @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the store was written with.", valueName: "path"))
-    var sourceModel: String
+    var sourceModel: String?
 
     @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"))
-    var destinationModel: String
+    var destinationModel: String?
 
     @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model; several run as passes, in order.", valueName: "path"))
     var mappings: [String] = []
 
-    func validate() throws {
+    /// Whether any of the options was given.
+    var isGiven: Bool { sourceModel != nil || destinationModel != nil || !mappings.isEmpty }
+
+    /// Checks that the step is complete: both models and at least one mapping model.
+    func validateStep() throws {
+        if sourceModel == nil || destinationModel == nil { throw ValidationError("give --source-model and --destination-model") }
         if mappings.isEmpty { throw ValidationError("give at least one --mapping") }
     }
 
     /// Loads the models and mapping models and checks them against each other.
     /// - Throws: `MigrationError` naming the file and what is wrong in it.
     func manager() throws -> MigrationManager {
-        let source = try ModelReader.model(fromFile: sourceModel)
-        let destination = try ModelReader.model(fromFile: destinationModel)
+        let source = try ModelReader.model(fromFile: sourceModel ?? "")
+        let destination = try ModelReader.model(fromFile: destinationModel ?? "")
         let mappingModels = try mappings.map { try MappingModel.fromFile($0) }
         return try MigrationManager(sourceModel: source, destinationModel: destination, mappingModels: mappingModels)
     }

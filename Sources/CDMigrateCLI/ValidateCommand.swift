@@ -20,6 +20,8 @@ struct ValidateCommand: ParsableCommand {
     @Flag(help: "Print the result as JSON on standard output.")
     var json = false
 
+    func validate() throws { try models.validateStep() }
+
     func run() throws {
         let output = Output(json: json, quiet: false)
         do {

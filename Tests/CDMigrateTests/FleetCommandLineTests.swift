@@ -1,6 +1,7 @@
 import XCTest
 import Foundation
 @testable import CDMigrate
+import ReferenceMigrations
 
 /// `cdmigrate migrate --jobs N STORE… --out-dir DIR`: many stores, each in a child process.
 final class FleetCommandLineTests: XCTestCase {
@@ -139,5 +140,32 @@ final class FleetCommandLineTests: XCTestCase {
         // --to names one destination only.
         XCTAssertEqual(try run(["migrate", scratch.file("a/people.sqlite"), scratch.file("b/people.sqlite"), "--to", out] + models).status, 64)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
+    }
+
+    func testStoresOfMixedVersionsEachRunTheirChainAndNameTheirVersion() throws {
+        let folder = scratch.file("notes")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        var expected: [String: (version: Int, notes: Int)] = [:]
+        for (i, version) in [1, 2, 3, 1, 2].enumerated() {
+            let name = "notes\(i).sqlite"
+            let notes = try UnCloudNotes.generateSource(version: version, at: folder + "/" + name, count: 5 + i, seed: UInt64(i + 1))
+            expected[name] = (version, notes.count)
+        }
+        let models = ReferenceMigrations.examplesDirectory + "/" + UnCloudNotes.directory
+        let out = scratch.file("out")
+        // v3 → v4 names a policy, which the command cannot register: stop at v3.
+        let result = try run(["migrate", folder, "--out-dir", out, "--models", models, "--to-version", "UnCloudNotes_v3", "--json", "--jobs", "2"])
+        XCTAssertEqual(result.status, 0, result.out + result.err)
+        let objects = try lines(result.out)
+        XCTAssertEqual(objects.count, expected.count + 1, result.out)
+        for object in objects.dropLast() {
+            let name = URL(fileURLWithPath: object["store"] as? String ?? "").lastPathComponent
+            let want = try XCTUnwrap(expected[name], name)
+            XCTAssertEqual(object["status"] as? String, "migrated", "\(object)")
+            XCTAssertEqual(object["version"] as? String, "UnCloudNotes_v\(want.version)")
+            XCTAssertEqual(object["targetVersion"] as? String, "UnCloudNotes_v3")
+            let notes = try StoreAccess.readStore(at: out + "/" + name, model: try UnCloudNotes.model(version: 3)) { try StoreAccess.all("Note", in: $0).count }
+            XCTAssertEqual(notes, want.notes, name)
+        }
     }
 }

@@ -22,13 +22,15 @@ public struct StoreInfo {
 
     /// Reads a store's metadata and entities. The store is opened read-only.
     ///
-    /// - Parameter path: the store's main file.
+    /// - Parameters:
+    ///   - path: the store's main file.
+    ///   - uri: what SQLite opens instead of `path` (a `file:` URI with options), when given.
     /// - Throws: `MigrationError` `.io` when the file is missing or unreadable,
     ///   `.incompatibleVersionHash` (134100) when it is not a Core Data SQLite store,
     ///   `.migrationManagerSourceStore` when its metadata is malformed.
-    public static func read(at path: String) throws -> StoreInfo {
+    public static func read(at path: String, uri: String? = nil) throws -> StoreInfo {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
-        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        let database = try SQLiteDatabase(path: path, mode: .readOnly, uri: uri)
         defer { database.close() }
         guard try database.tableExists("Z_METADATA") else {
             throw MigrationError(.incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")

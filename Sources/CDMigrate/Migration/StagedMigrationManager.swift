@@ -1,0 +1,228 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Runs a `MigrationPlan`: one `MigrationManager` per stage, each reading the previous stage's
+/// store, through temporary stores in a private folder beside the destination; the final store
+/// is put in place only at the end, with the same no-replace hand-over (or in-place replacement)
+/// as a single migration. The source is never modified; on any failure or cancellation every
+/// temporary store is removed and the destination is not created.
+///
+/// Core Data counterpart: `NSStagedMigrationManager` (and the progressive migration apps write
+/// by hand with `NSMigrationManager` before it).
+public final class StagedMigrationManager {
+    public let plan: MigrationPlan
+    /// Called as each stage advances, with the stage's index; returning false cancels.
+    public var progressHandler: ((Int, MigrationProgress) -> Bool)?
+    /// Passed on to every stage's manager.
+    public var pushDownSQL = true
+
+    private var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
+    private var hostFunctions: [(className: String, selector: String, body: ([Value]) throws -> Value)] = []
+    private var currentManager: MigrationManager?
+    private var cancelled = false
+
+    public init(plan: MigrationPlan) { self.plan = plan }
+
+    /// Plans and prepares the migration of the store at `path` (see `MigrationPlan`).
+    public convenience init(storeAt path: String, models: ModelSet, targetVersion: String? = nil) throws {
+        self.init(plan: try MigrationPlan(storeAt: path, models: models, targetVersion: targetVersion))
+    }
+
+    /// Registers a policy class for every stage whose mapping names it (see
+    /// `MigrationManager.register(policyNamed:_:)`).
+    public func register(policyNamed name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
+        policyFactories[name] = factory
+    }
+
+    /// Registers a host function for every stage (see `MigrationManager.registerFunction`).
+    public func registerFunction(className: String, selector: String, _ body: @escaping ([Value]) throws -> Value) {
+        hostFunctions.append((className, selector, body))
+    }
+
+    /// Stops the running stage (it ends with `.migrationCancelled`) and the stages after it.
+    public func cancel() {
+        cancelled = true
+        currentManager?.cancel()
+    }
+
+    /// Migrates the plan's store into a new store at `destinationPath`, which must not exist (as
+    /// `MigrationManager.migrateStore(from:to:)`). A store already at the target version is copied
+    /// (a consistent snapshot, its `-wal` folded in).
+    ///
+    /// - Throws: `MigrationError` — a stage's error, prefixed with the stage (`v2 → v3: …`);
+    ///   `.entityMigrationPolicy` before anything runs when a stage names an unregistered policy;
+    ///   `.migrationManagerDestinationStore` as a single migration.
+    @discardableResult
+    public func migrateStore(to destinationPath: String) throws -> StagedMigrationReport {
+        if StoreFiles.sameFile(plan.storePath, destinationPath) {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; migrate it in place instead")
+        }
+        let managers = try prepareManagers()
+        let lock = try DestinationLock.acquire(for: destinationPath)
+        defer { lock.release() }
+        if FileIO.exists(destinationPath) {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' already exists; cdmigrate never overwrites a store it did not make in this run")
+        }
+        let stale = StoreFiles.presentCompanions(of: destinationPath)
+        if !stale.isEmpty {
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); remove them and run the migration again")
+        }
+        let folder = try StagedMigrationManager.makeWorkFolder(beside: destinationPath)
+        defer { StagedMigrationManager.removeWorkFolder(folder) }
+        var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
+        let result = try run(managers, folder: folder, report: &report)
+        try StoreFiles.handOver(result, to: destinationPath, replacing: false)
+        return report
+    }
+
+    /// Migrates the plan's store and replaces it by the result, only after every stage succeeded
+    /// (as `MigrationManager.migrateStoreInPlace(at:)`). A store already at the target is left
+    /// untouched.
+    @discardableResult
+    public func migrateStoreInPlace() throws -> StagedMigrationReport {
+        let path = plan.storePath
+        var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
+        if plan.isAtTarget { return report }
+        let managers = try prepareManagers()
+        let lock = try DestinationLock.acquire(for: path)
+        defer { lock.release() }
+        try StagedMigrationManager.refuseIfOpenElsewhere(path)
+        let folder = try StagedMigrationManager.makeWorkFolder(beside: path)
+        defer { StagedMigrationManager.removeWorkFolder(folder) }
+        let result = try run(managers, folder: folder, report: &report)
+        var changed = "the store is unchanged"
+        do {
+            try StagedMigrationManager.refuseIfOpenElsewhere(path)
+            if (FileIO.size(path + "-wal") ?? 0) > 0 {
+                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log may have been checkpointed into its main file"
+                try StoreFiles.checkpointLog(path)
+            }
+            try StoreFiles.handOver(result, to: path, replacing: true)
+        } catch {
+            let reason = (error as? MigrationError)?.message ?? "\(error)"
+            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)")
+        }
+        return report
+    }
+
+    // MARK: Running
+
+    /// One manager per stage, with the registered policies and functions; refuses a plan whose
+    /// mappings name a policy that is not registered before any stage runs.
+    private func prepareManagers() throws -> [MigrationManager] {
+        cancelled = false
+        var managers: [MigrationManager] = []
+        for stage in plan.stages {
+            let manager = try MigrationManager(sourceModel: stage.sourceModel, destinationModel: stage.destinationModel, mappingModels: stage.mappingModels)
+            for (name, factory) in policyFactories { manager.register(policyNamed: name, factory) }
+            for function in hostFunctions { manager.registerFunction(className: function.className, selector: function.selector, function.body) }
+            manager.pushDownSQL = pushDownSQL
+            for name in stage.policyNames where manager.policyFactory(named: name) == nil {
+                throw MigrationError(.entityMigrationPolicy, "\(stage.sourceVersionName) → \(stage.destinationVersionName): mapping model \(stage.mappingModelNames.joined(separator: ", ")) names policy '\(name)', which is not registered")
+            }
+            managers.append(manager)
+        }
+        return managers
+    }
+
+    /// Runs every stage into the work folder; returns the last store's path (in the folder).
+    private func run(_ managers: [MigrationManager], folder: String, report: inout StagedMigrationReport) throws -> String {
+        if managers.isEmpty {
+            let copy = folder + "/store.sqlite"
+            try StagedMigrationManager.copySnapshot(of: plan.storePath, to: copy)
+            report.copied = true
+            return copy
+        }
+        var input = plan.storePath
+        defer { currentManager = nil }
+        for (index, manager) in managers.enumerated() {
+            let stage = plan.stages[index]
+            if cancelled { throw MigrationError(.migrationCancelled, "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)") }
+            if let handler = progressHandler { manager.progressHandler = { handler(index, $0) } }
+            currentManager = manager
+            let output = folder + "/stage-\(index + 1).sqlite"
+            do {
+                let result = try manager.migrateStore(from: input, to: output)
+                report.stages.append(.init(stage: stage, report: result))
+            } catch {
+                var error = MigrationManager.wrap(error)
+                error.message = "\(stage.sourceVersionName) → \(stage.destinationVersionName) (\(stage.mappingModelNames.joined(separator: ", "))): " + error.message
+                throw error
+            }
+            if index > 0 { StoreFiles.removeTemporaryStore(input) }
+            input = output
+        }
+        return input
+    }
+
+    /// A private folder beside `destination` (same file system, so the hand-over is one rename),
+    /// unique to this run: `<destination>.cdmigrate-stages-XXXXXX`.
+    static func makeWorkFolder(beside destination: String) throws -> String {
+        var template = Array((destination + ".cdmigrate-stages-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
+            guard let base = buffer.baseAddress else { return false }
+            return mkdtemp(base) != nil
+        }
+        if !made {
+            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary folder beside '\(destination)': \(String(cString: strerror(errno)))")
+        }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// Removes the work folder and what this run wrote in it (every name in it is this run's).
+    static func removeWorkFolder(_ folder: String) {
+        for entry in (try? FileIO.directoryEntries(path: folder)) ?? [] { FileIO.remove(folder + "/" + entry) }
+        rmdir(folder)
+    }
+
+    private static func refuseIfOpenElsewhere(_ path: String) throws {
+        if SourceAccess.isOpenElsewhere(path) == true {
+            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
+        }
+    }
+
+    /// A consistent copy of a store (its `-wal` folded in), read as a migration reads its source.
+    static func copySnapshot(of source: String, to path: String) throws {
+        let access = try SourceAccess.prepare(source: source, scratchBeside: path)
+        defer { access.removeSnapshot() }
+        let database: SQLiteDatabase
+        do {
+            database = try SQLiteDatabase(path: source, mode: .readOnly, uri: access.uri)
+        } catch let error as MigrationError {
+            throw MigrationError(.migrationManagerSourceStore, "cannot open the store '\(source)': \(error.message)")
+        }
+        do {
+            try database.run("VACUUM INTO ?", [.string(path)])
+            database.close()
+        } catch let error as MigrationError {
+            database.close()
+            throw MigrationError(.migrationManagerDestinationStore, "cannot copy the store '\(source)' to '\(path)': \(error.message)")
+        }
+        try access.checkUnchanged()
+    }
+}
+
+/// What a staged migration did: per stage, its mapping models and the single migration's report.
+public struct StagedMigrationReport {
+    public struct Stage {
+        public var stage: MigrationStage
+        public var report: MigrationReport
+    }
+
+    public var storeVersionName: String
+    public var targetVersionName: String
+    public var stages: [Stage] = []
+    /// Whether the store was already at the target and was copied unchanged.
+    public var copied = false
+
+    /// True when the store was already at the target version.
+    public var wasAtTarget: Bool { stages.isEmpty }
+
+    public init(storeVersionName: String, targetVersionName: String) {
+        self.storeVersionName = storeVersionName
+        self.targetVersionName = targetVersionName
+    }
+}

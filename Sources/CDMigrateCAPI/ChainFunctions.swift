@@ -1,0 +1,83 @@
+import CDMigrate
+
+/// Progressive migration from C: plan and run a model set's version-by-version migration
+/// (`ModelSet`, `MigrationPlan`, `StagedMigrationManager`). Stateless calls; errors are the
+/// thread's last error (cdm_last_error). Host policies are not available to chains: a step whose
+/// mapping names a policy fails with CDM_ENTITY_MIGRATION_POLICY before anything runs.
+enum ChainJSON {
+    static func plan(_ plan: MigrationPlan, _ set: ModelSet) -> JSON {
+        .object([
+            ("store", .string(plan.storePath)), ("storeVersion", .string(plan.storeVersionName)),
+            ("targetVersion", .string(plan.targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
+            ("versions", .array(set.versionNames.map { .string($0) })),
+            ("steps", .array(plan.stages.map(stage))),
+            ("warnings", .array(plan.warnings.map { .string($0) })),
+        ])
+    }
+
+    static func stage(_ s: MigrationStage) -> JSON {
+        .object([
+            ("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)), ("inferred", .bool(s.isInferred)),
+            ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
+            ("policies", .array(s.policyNames.map { .string($0) })),
+        ])
+    }
+
+    static func report(_ r: StagedMigrationReport) -> JSON {
+        .object([
+            ("storeVersion", .string(r.storeVersionName)), ("targetVersion", .string(r.targetVersionName)),
+            ("alreadyAtTarget", .bool(r.wasAtTarget)), ("copied", .bool(r.copied)),
+            ("steps", .array(r.stages.map { s in
+                .object([
+                    ("from", .string(s.stage.sourceVersionName)), ("to", .string(s.stage.destinationVersionName)),
+                    ("inferred", .bool(s.stage.isInferred)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
+                    ("mappings", .array(s.report.mappings.map {
+                        .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
+                                 ("sourceInstances", .integer(Int64($0.sourceInstances)))])
+                    })),
+                    ("destinationCounts", .object(s.report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
+                    ("warnings", .array(s.report.warnings.map { .string($0) })),
+                ])
+            })),
+        ])
+    }
+}
+
+/// Runs `body`, turning any error into the thread's last error and its code.
+private func chainCall(_ body: () throws -> Void) -> Int32 {
+    do {
+        try body()
+        return 0
+    } catch {
+        return recordError(error, nil)
+    }
+}
+
+@_cdecl("cdm_chain_plan")
+public func cdm_chain_plan(_ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+                           _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    chainCall {
+        let out = try required(out, "plan_json")
+        out.pointee = nil
+        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"))
+        let storePath = try CString.argument(store, "the store path")
+        let targetVersion = try target.map { try CString.argument($0, "the target version") }
+        let plan = try MigrationPlan(storeAt: storePath, models: set, targetVersion: targetVersion)
+        out.pointee = CString.copy(ChainJSON.plan(plan, set).serialized())
+    }
+}
+
+@_cdecl("cdm_migrate_chain")
+public func cdm_migrate_chain(_ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+                              _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    chainCall {
+        out?.pointee = nil
+        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"))
+        let storePath = try CString.argument(store, "the store path")
+        let targetVersion = try target.map { try CString.argument($0, "the target version") }
+        let destinationPath = try destination.map { try CString.argument($0, "the destination path") }
+        let manager = try StagedMigrationManager(storeAt: storePath, models: set, targetVersion: targetVersion)
+        let report = try destinationPath.map { try manager.migrateStore(to: $0) } ?? manager.migrateStoreInPlace()
+        out?.pointee = CString.copy(ChainJSON.report(report).serialized())
+    }
+}

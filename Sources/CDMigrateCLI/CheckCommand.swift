@@ -1,0 +1,123 @@
+import ArgumentParser
+import CDMigrate
+import Foundation
+
+/// `cdmigrate check`: every store of a folder (say one per released version) migrated to the
+/// current version in a scratch folder and opened against the current model.
+struct CheckCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "check",
+        abstract: "Migrate every store in a folder to the current version and check the results.",
+        discussion: """
+        For a release check: keep one or more stores per released version in FOLDER, then run \\
+        cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \\
+        -wal, -shm and -journal companions and hidden files) is migrated as \\
+        cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \\
+        result is then opened against the current model (its entity version hashes must equal the \\
+        model's) and its instances are counted. The stores themselves are only read.
+
+        A report line per store: its version, the steps and their mapping models (or "inferred"), \\
+        and the destination's instance counts, or the error. The exit code is 0 when every store \\
+        passes, else the code of the first failure (see below); --json prints one document with a \\
+        result per store.
+
+        \\(ExitStatus.table)
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The folder of stores.", valueName: "folder"))
+    var folder: String
+
+    @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"))
+    var modelSet: String
+
+    @Flag(help: "Print the results as JSON on standard output.")
+    var json = false
+
+    @Flag(help: "Print nothing but failures.")
+    var quiet = false
+
+    func run() throws {
+        let output = Output(json: json, quiet: quiet)
+        let set: ModelSet
+        let stores: [String]
+        do {
+            set = try ModelSet(contentsOf: modelSet)
+            stores = try CheckCommand.stores(in: folder)
+        } catch {
+            let error = MigrationError.from(error)
+            output.error(error)
+            output.document(["ok": false, "error": Output.errorObject(error)])
+            throw ExitStatus(error).exitCode
+        }
+        for warning in set.warnings { output.warning(warning) }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-check-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        var results: [[String: Any]] = []
+        var firstFailure: ExitStatus?
+        Interrupt.install()
+        do {
+            try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        } catch {
+            let error = MigrationError(.io, "cannot create a scratch folder '\(scratch)': \(error)")
+            output.error(error)
+            throw ExitStatus(error).exitCode
+        }
+        for (index, store) in stores.enumerated() {
+            if Interrupt.requested { firstFailure = firstFailure ?? .cancelled; break }
+            let name = (store as NSString).lastPathComponent
+            let destination = scratch + "/\(index)-" + name
+            do {
+                let manager = try StagedMigrationManager(storeAt: store, models: set)
+                manager.progressHandler = { _, _ in !Interrupt.requested }
+                let report = try manager.migrateStore(to: destination)
+                let counts = try CheckCommand.openAndCount(destination, model: set.currentModel)
+                let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? "inferred" : $0.stage.mappingModelNames.joined(separator: ", ")))" }
+                output.line("ok    \(name): \(report.storeVersionName)" + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
+                            + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                results.append(["store": store, "ok": true, "version": report.storeVersionName,
+                                "steps": report.stages.map { s -> [String: Any] in
+                                    ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
+                                     "mappingModels": s.stage.mappingModelNames]
+                                },
+                                "counts": counts])
+            } catch {
+                let error = MigrationError.from(error)
+                if !json { FileHandle.standardError.write(Data("FAIL  \(name): \(error.description)\n".utf8)) }
+                results.append(["store": store, "ok": false, "error": Output.errorObject(error)])
+                firstFailure = firstFailure ?? ExitStatus(error)
+            }
+            try? FileManager.default.removeItem(atPath: destination)
+        }
+        let failed = results.filter { ($0["ok"] as? Bool) != true }.count
+        output.line("\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)")
+        output.document(["ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results])
+        if let failure = firstFailure {
+            throw failure.exitCode
+        }
+    }
+
+    /// The stores of a folder: every regular file but SQLite's companions and hidden files.
+    static func stores(in folder: String) throws -> [String] {
+        guard FileIO.isDirectory(folder) else { throw MigrationError(.io, "'\(folder)' is not a folder") }
+        return try FileIO.directoryEntries(path: folder).filter { name in
+            !name.hasPrefix(".") && !["-wal", "-shm", "-journal"].contains { name.hasSuffix($0) }
+                && !name.contains(".cdmigrate-") && !FileIO.isDirectory(folder + "/" + name)
+        }.map { folder + "/" + $0 }
+    }
+
+    /// Opens the migrated store against the current model (its hashes must match) and counts
+    /// each entity's own instances.
+    static func openAndCount(_ path: String, model: ManagedObjectModel?) throws -> [String: Int] {
+        guard let model = model else { throw MigrationError(.invalidModel, "the model set has no current model") }
+        let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: true)
+        defer { store.close() }
+        var counts: [String: Int] = [:]
+        for entity in model.entities where !entity.isAbstract {
+            var request = FetchRequest(entityName: entity.name)
+            request.includesSubentities = false
+            counts[entity.name] = try store.count(request)
+        }
+        return counts
+    }
+}

@@ -1,0 +1,112 @@
+import ArgumentParser
+import CDMigrate
+import Foundation
+
+/// `cdmigrate plan`: the steps a progressive migration of a store would take, and why.
+struct PlanCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plan",
+        abstract: "Show the version-by-version migration a store needs, without running it.",
+        discussion: """
+        The store's version is the model version of --models whose entity version hashes equal \\
+        the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \\
+        134130, listing the store's hashes and how each version differs. From there each step \\
+        goes to the next version in the set's order (natural order of the version names; an \\
+        .xcdatamodeld's or a JSON folder's current version is the default target).
+
+        For each step, the mapping models that record the step's versions are used: a JSON \\
+        mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), an \\
+        Xcode mapping's embedded models (or its model paths). Several run as passes in file-name \\
+        order, unless migration-passes.json lists them. A step without one uses Core Data's \\
+        inferred mapping; when a change cannot be inferred the error names entity, property and rule.
+
+        --dot prints a Graphviz digraph: versions as nodes (the store's version highlighted), a solid \\
+        edge per step with mapping models, a dashed one per inferred step.
+
+        Only the store's metadata is read.
+
+        \\(ExitStatus.table)
+        """
+    )
+
+    @Argument(help: ArgumentHelp("The store to plan for.", valueName: "store"))
+    var store: String
+
+    @Option(name: .customLong("models"), help: ArgumentHelp("The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.", valueName: "path"))
+    var modelSet: String
+
+    @Option(name: .customLong("to-version"), help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
+    var targetVersion: String?
+
+    @Flag(help: "Print the plan as JSON on standard output.")
+    var json = false
+
+    @Flag(help: "Print the plan as a Graphviz digraph.")
+    var dot = false
+
+    func validate() throws {
+        if json && dot { throw ValidationError("give --json or --dot, not both") }
+    }
+
+    func run() throws {
+        let output = Output(json: json, quiet: dot)
+        do {
+            let set = try ModelSet(contentsOf: modelSet)
+            let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: targetVersion)
+            for warning in plan.warnings { output.warning(warning) }
+            if dot { return print(PlanCommand.dot(plan, set)) }
+            output.line("store \(store) is at version \(plan.storeVersionName)")
+            output.line("target version \(plan.targetVersionName)\(plan.targetVersionName == set.currentVersionName ? " (current)" : "")")
+            if plan.isAtTarget {
+                output.line("nothing to migrate")
+            } else {
+                output.line("\(plan.stages.count) step\(plan.stages.count == 1 ? "" : "s"):")
+                for (i, stage) in plan.stages.enumerated() {
+                    let what = stage.isInferred ? "inferred (lightweight)" : stage.mappingModelNames.joined(separator: " then ")
+                    output.line("  \(i + 1). \(stage.sourceVersionName) → \(stage.destinationVersionName): \(what)")
+                    output.line("     why: \(stage.reason)")
+                    if !stage.policyNames.isEmpty { output.line("     policies: \(stage.policyNames.joined(separator: ", "))") }
+                }
+            }
+            output.document(PlanCommand.object(plan, set))
+        } catch {
+            let error = MigrationError.from(error)
+            output.error(error)
+            output.document(["ok": false, "store": store, "error": Output.errorObject(error)])
+            throw ExitStatus(error).exitCode
+        }
+    }
+
+    static func object(_ plan: MigrationPlan, _ set: ModelSet) -> [String: Any] {
+        [
+            "ok": true, "store": plan.storePath, "storeVersion": plan.storeVersionName, "targetVersion": plan.targetVersionName,
+            "currentVersion": set.currentVersionName, "versions": set.versionNames, "warnings": plan.warnings,
+            "steps": plan.stages.map { s -> [String: Any] in
+                ["from": s.sourceVersionName, "to": s.destinationVersionName, "inferred": s.isInferred,
+                 "mappingModels": s.mappingModelNames, "reason": s.reason, "policies": s.policyNames,
+                 "entityMappings": s.mappingModels.flatMap { $0.entityMappings.map { $0.name } }]
+            },
+        ]
+    }
+
+    /// The set's versions as nodes, the plan's steps as edges (dashed when inferred).
+    static func dot(_ plan: MigrationPlan, _ set: ModelSet) -> String {
+        func quoted(_ text: String) -> String {
+            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        }
+        var lines = ["digraph migration {", "  rankdir=LR;", "  node [shape=box];"]
+        for name in set.versionNames {
+            var attributes: [String] = []
+            if name == plan.storeVersionName { attributes += ["style=filled", "fillcolor=lightblue", "xlabel=\"store\""] }
+            if name == plan.targetVersionName { attributes.append("peripheries=2") }
+            lines.append("  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
+        }
+        for stage in plan.stages {
+            let label = stage.isInferred ? "inferred" : stage.mappingModelNames.joined(separator: " + ")
+            let style = stage.isInferred ? ", style=dashed" : ""
+            lines.append("  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -53,12 +53,13 @@ struct FleetRun {
         let results = try runChildren(jobs, width: width)
         let seconds = (ContinuousClock.now - started).seconds
         let tally = Dictionary(grouping: results, by: \.status).mapValues(\.count)
-        let migrated = tally[.migrated] ?? 0, failed = tally[.failed] ?? 0, crashed = tally[.crashed] ?? 0, skipped = tally[.skipped] ?? 0
+        let migrated = tally[.migrated] ?? 0, checked = tally[.checked] ?? 0, failed = tally[.failed] ?? 0, crashed = tally[.crashed] ?? 0, skipped = tally[.skipped] ?? 0
         if command.json {
-            emit(["summary": ["stores": results.count, "migrated": migrated, "failed": failed, "crashed": crashed, "skipped": skipped,
+            emit(["summary": ["stores": results.count, "migrated": migrated, "checked": checked, "failed": failed, "crashed": crashed, "skipped": skipped,
                               "duration": (seconds * 1000).rounded() / 1000, "jobs": width]])
         } else if !command.quiet || failed + crashed + skipped > 0 {
-            let text = "\(migrated) of \(results.count) stores migrated, \(failed) failed, \(crashed) crashed, \(skipped) skipped; "
+            let text = (checked > 0 ? "\(checked) of \(results.count) stores checked, " : "\(migrated) of \(results.count) stores migrated, ")
+                + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
                 + String(format: "%.2f s with %d job%@", seconds, width, width == 1 ? "" : "s")
             if command.quiet { FileHandle.standardError.write(Data((text + "\n").utf8)) } else { print(text) }
         }
@@ -136,7 +137,7 @@ struct FleetRun {
     private func report(_ result: FleetStoreResult) {
         if command.json {
             emit(result.jsonObject)
-        } else if result.status == .migrated {
+        } else if result.status == .migrated || result.status == .checked {
             if !command.quiet { print(result.line) }
         } else {
             if command.quiet { FileHandle.standardError.write(Data((result.line + "\n").utf8)) } else { print(result.line) }

@@ -4,8 +4,10 @@ import Foundation
 /// document it printed (`cdmigrate migrate STORE --json`).
 struct FleetStoreResult {
     enum Status: String {
-        /// Migrated (or, with --dry-run, checked).
+        /// Migrated.
         case migrated
+        /// With --dry-run: the models, the mappings and the store's version check out.
+        case checked
         /// The migration failed: `error` says why; the child removed what it wrote.
         case failed
         /// The child process died (a signal) or printed no report.
@@ -52,7 +54,7 @@ struct FleetStoreResult {
             status = .crashed
             errorMessage = "the process migrating it was killed by signal \(signal)" + Self.lastLine(errorText)
         } else if exitStatus == 0, object?["ok"] as? Bool == true {
-            status = .migrated
+            status = object?["dryRun"] as? Bool == true ? .checked : .migrated
         } else if object?["ok"] as? Bool == false {
             status = .failed
         } else {
@@ -90,7 +92,7 @@ struct FleetStoreResult {
         if let exitStatus = exitStatus { object["exitStatus"] = Int(exitStatus) }
         if let version = version { object["version"] = version }
         if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }
-        if status != .migrated {
+        if status != .migrated && status != .checked {
             var error: [String: Any] = ["message": errorMessage ?? ""]
             if let code = errorCode { error["code"] = code }
             if let name = errorName { error["name"] = name }
@@ -106,6 +108,8 @@ struct FleetStoreResult {
         switch status {
         case .migrated:
             return "migrated \(store)\(versions) → \(destination)  \(seconds)"
+        case .checked:
+            return "checked  \(store): nothing written  \(seconds)"
         case .failed:
             let code = errorCode.map { " \($0)" + (errorName.map { " \($0)" } ?? "") } ?? ""
             return "failed   \(store):\(code) \(errorMessage ?? "")  \(seconds)"

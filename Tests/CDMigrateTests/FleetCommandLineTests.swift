@@ -109,6 +109,12 @@ final class FleetCommandLineTests: XCTestCase {
         }
         try "# two stores\n\(stores[0])\n\n\(stores[1])\n".write(toFile: scratch.file("list.txt"), atomically: true, encoding: .utf8)
         try "\(stores[2])\n".write(toFile: scratch.file("more.txt"), atomically: true, encoding: .utf8)
+        // --dry-run checks each store and writes nothing.
+        let before = stores.map(fileBytes)
+        let dry = try run(["migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place", "--dry-run", "--json"] + models)
+        XCTAssertEqual(dry.status, 0, dry.out + dry.err)
+        XCTAssertEqual(try lines(dry.out).dropLast().map { $0["status"] as? String }, ["checked", "checked", "checked"], dry.out)
+        XCTAssertEqual(stores.map(fileBytes), before)
         let result = try run(["migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place", "--jobs", "3"] + models)
         XCTAssertEqual(result.status, 0, result.out + result.err)
         let output = result.out.split(separator: "\n")

@@ -26,6 +26,7 @@ import concurrent.futures
 import importlib
 import multiprocessing
 import os
+import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -44,6 +45,7 @@ class FleetPlan:
     destination_model: Optional[str] = None
     mappings: Tuple[str, ...] = ()
     models: Optional[str] = None
+    to_version: Optional[str] = None
     policies_module: Optional[str] = None
     in_place: bool = False
 
@@ -53,6 +55,11 @@ class FleetPlan:
             raise ValueError("give either models= or source_model=, destination_model= and mappings=, not both")
         if self.models is None and (self.source_model is None or self.destination_model is None or not self.mappings):
             raise ValueError("give models= (a model set) or source_model=, destination_model= and at least one mapping")
+        if self.models is None and self.to_version is not None:
+            raise ValueError("to_version= goes with models=")
+        if self.models is not None and self.policies_module is not None:
+            raise ValueError("a model set's steps run without policies (cdmigrate.migrate_store refuses a step that names one); "
+                             "give source_model=, destination_model= and mappings= with policies_module=")
 
 
 @dataclass
@@ -71,9 +78,10 @@ class StoreResult:
 
 
 # ---------------------------------------------------------------------------------------------
-# In each worker: what the plan needs, loaded once per process.
+# In each worker: what the plan needs, loaded once per process and thread (a Migration belongs to
+# one thread at a time; schedulers such as Dask may run several tasks of a process at once).
 
-_loaded: Dict[FleetPlan, Any] = {}
+_loaded = threading.local()
 
 
 def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
@@ -88,7 +96,8 @@ def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any
 
 def _one_step(plan: FleetPlan) -> Any:
     """The plan's Migration (one step), made on first use in this process and kept."""
-    migration = _loaded.get(plan)
+    cache: Dict[FleetPlan, Any] = _loaded.__dict__.setdefault("migrations", {})
+    migration = cache.get(plan)
     if migration is None:
         from .migration import Migration
         from .model import MappingModel, Model
@@ -96,13 +105,16 @@ def _one_step(plan: FleetPlan) -> Any:
         source = Model.from_file(plan.source_model)
         destination = Model.from_file(plan.destination_model)
         mappings = [MappingModel.from_file(m) for m in plan.mappings]
-        migration = _loaded[plan] = Migration(source, destination, mappings, policies=policies, functions=functions)
+        migration = cache[plan] = Migration(source, destination, mappings, policies=policies, functions=functions)
     return migration
 
 
 def _run_chain(plan: FleetPlan, store: str, destination: str) -> StoreResult:
-    """A model set: the store's version is found and its chain run (cdmigrate.chain)."""
-    raise NotImplementedError("models= (model sets) needs cdmigrate's version chains")
+    """A model set: the store's version is found and its steps run (cdmigrate.migrate_store)."""
+    from .chain import migrate_store
+    report = migrate_store(store, plan.models, None if plan.in_place else destination, in_place=plan.in_place, to_version=plan.to_version)
+    counts = dict(report.steps[-1].destination_counts) if report.steps else {}
+    return StoreResult(store, destination, True, counts=counts, version=report.store_version, target_version=report.target_version)
 
 
 def migrate_one(store: PathLike, destination: PathLike, plan: FleetPlan) -> StoreResult:
@@ -141,7 +153,7 @@ def _isolated(store: str, destination: str, plan: FleetPlan) -> StoreResult:
 
 
 def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike], *,
-                 models: Optional[PathLike] = None,
+                 models: Optional[PathLike] = None, to_version: Optional[str] = None,
                  source_model: Optional[PathLike] = None, destination_model: Optional[PathLike] = None,
                  mappings: Sequence[PathLike] = (),
                  policies_module: Optional[str] = None,
@@ -154,10 +166,13 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     - ``destination_dir``: each store is written there under its file name (the folder is made
       if missing; destinations must not exist). ``None`` with ``in_place=True``: each store is
       replaced by its migrated version, only after its own migration succeeded.
-    - ``models``: a model set (each store's version is found and its chain run), or
+    - ``models``: a model set (an ``.xcdatamodeld``, a folder of JSON models or a ``.momd``, as
+      ``cdmigrate.ModelSet`` takes): each store's version is found and its steps run up to
+      ``to_version`` (default: the current version), as ``cdmigrate.migrate_store`` does; or
       ``source_model``, ``destination_model`` and ``mappings`` (one step, passes in order).
     - ``policies_module``: the name of an importable module with ``POLICIES`` (and optionally
-      ``FUNCTIONS``); workers import it, so it must be importable there (on ``sys.path``).
+      ``FUNCTIONS``); workers import it, so it must be importable there (on ``sys.path``). One
+      step only: a model set's steps run without policies.
     - ``jobs``: worker processes (default: ``os.cpu_count()``).
     - ``on_result``: called in this process with each result as it comes in.
 
@@ -170,7 +185,7 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     plan = FleetPlan(source_model=None if source_model is None else os.fsdecode(source_model),
                      destination_model=None if destination_model is None else os.fsdecode(destination_model),
                      mappings=tuple(os.fsdecode(m) for m in mappings),
-                     models=None if models is None else os.fsdecode(models),
+                     models=None if models is None else os.fsdecode(models), to_version=to_version,
                      policies_module=policies_module, in_place=in_place)
     if in_place != (destination_dir is None):
         raise ValueError("give either destination_dir or in_place=True")
@@ -191,8 +206,9 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     # What would fail every store alike fails here, once.
     if plan.models is None:
         _one_step(plan)
-    else:
-        _policies(plan.policies_module)
+    elif not os.path.exists(plan.models):
+        from .errors import MigrationIOError
+        raise MigrationIOError(f"the model set {plan.models} does not exist")
     if destination_dir is not None:
         os.makedirs(os.fsdecode(destination_dir), exist_ok=True)
 

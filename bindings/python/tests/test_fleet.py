@@ -126,3 +126,23 @@ def test_what_would_fail_every_store_raises_before_any_starts(tmp_path):
         cdmigrate.migrate_many([store], None, **ONE_STEP)
     assert not out.exists()
     assert cdmigrate.migrate_many([], out, **ONE_STEP) == []
+
+
+def test_a_model_set_runs_each_stores_chain_from_the_version_it_is_at(tmp_path):
+    from reference_migrations import uncloudnotes
+    stores, expected = [], []
+    for i, version in enumerate([1, 2, 3, 2, 1]):
+        store = tmp_path / f"notes{i}.sqlite"
+        notes = uncloudnotes.generate_source(version, str(store), count=4 + i, seed=i + 1)
+        stores.append(store)
+        expected.append((f"UnCloudNotes_v{version}", len(notes)))
+    # v3 → v4 names a policy, which a model set's steps cannot run: stop at v3.
+    results = cdmigrate.migrate_many(stores, tmp_path / "out", models=example_path(uncloudnotes.DIRECTORY, ""),
+                                     to_version="UnCloudNotes_v3", jobs=2)
+    assert [(r.ok, r.version, r.target_version) for r in results] == [(True, v, "UnCloudNotes_v3") for v, _ in expected]
+    for result, (_, notes) in zip(results, expected):
+        assert result.counts["Note"] == notes
+        with sqlite3.connect(f"file:{result.destination}?mode=ro", uri=True) as db:
+            assert db.execute("SELECT COUNT(*) FROM ZNOTE").fetchone()[0] == notes
+    with pytest.raises(ValueError, match="without policies"):
+        cdmigrate.migrate_many(stores, tmp_path / "out2", models=example_path(uncloudnotes.DIRECTORY, ""), policies_module="fleet_policies")

@@ -49,11 +49,12 @@ def run_fleet(client: Any, stores: Sequence[str], out_dir: Optional[str], plan: 
 
 
 def table(results: Sequence[StoreResult]) -> str:
-    """The results as a text table: store, status, versions, instances, seconds, error."""
+    """The results as a text table: store, status, versions, instances written ("copied" for a
+    store already at the target), seconds, error."""
     rows = [("store", "status", "version", "to", "instances", "seconds", "error")]
     for r in results:
         rows.append((os.path.basename(r.store), "ok" if r.ok else "FAILED", r.version or "", r.target_version or "",
-                     str(sum(r.counts.values())), f"{r.duration:.3f}",
+                     str(sum(r.counts.values())) if r.counts or not r.ok else "copied", f"{r.duration:.3f}",
                      "" if r.ok else f"{r.code or ''} {r.error_type or ''}: {r.message}".strip()))
     widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]) - 1)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths)) + "  " + row[-1] for row in rows)

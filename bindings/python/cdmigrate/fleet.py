@@ -71,7 +71,9 @@ class StoreResult:
     code: Optional[int] = None      #: the engine's error code (None when ok, or for a non-engine error)
     message: str = ""               #: what went wrong ("" when ok)
     error_type: Optional[str] = None  #: the exception's class name ("IncompatibleVersionHashError", "ValueError", …)
-    counts: Dict[str, int] = field(default_factory=dict)  #: instances per destination entity
+    #: instances per destination entity (with a model set: after the last step; {} for a store
+    #: already at the target, which is only copied)
+    counts: Dict[str, int] = field(default_factory=dict)
     duration: float = 0.0           #: seconds spent on this store (in its worker)
     version: Optional[str] = None   #: the store's version, when a model set found it
     target_version: Optional[str] = None  #: the version reached, with a model set

@@ -140,8 +140,9 @@ def test_a_model_set_runs_each_stores_chain_from_the_version_it_is_at(tmp_path):
     results = cdmigrate.migrate_many(stores, tmp_path / "out", models=example_path(uncloudnotes.DIRECTORY, ""),
                                      to_version="UnCloudNotes_v3", jobs=2)
     assert [(r.ok, r.version, r.target_version) for r in results] == [(True, v, "UnCloudNotes_v3") for v, _ in expected]
-    for result, (_, notes) in zip(results, expected):
-        assert result.counts["Note"] == notes
+    for result, (version, notes) in zip(results, expected):
+        # A store already at the target is copied: no step ran, so no counts.
+        assert result.counts == ({} if version == "UnCloudNotes_v3" else {"Note": notes, "Attachment": result.counts.get("Attachment")})
         with sqlite3.connect(f"file:{result.destination}?mode=ro", uri=True) as db:
             assert db.execute("SELECT COUNT(*) FROM ZNOTE").fetchone()[0] == notes
     with pytest.raises(ValueError, match="without policies"):

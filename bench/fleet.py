@@ -100,6 +100,7 @@ def main() -> None:
             users.generate_source(path, count=args.users, seed=i + 1)
             stores.append(path)
         seconds = {(p, w): [] for p in PATHS for w in WORKERS}
+        load_before = os.getloadavg()[0]
         reference = None
         for round_ in range(args.rounds):
             for path in PATHS:
@@ -116,8 +117,10 @@ def main() -> None:
                     elif counts != reference:
                         sys.exit(f"{path} with {workers} worker(s) gave other destination counts than the first run")
                     shutil.rmtree(out)
+        load = os.getloadavg()[0]
         print(f"fleet: {args.stores} stores of {args.users} users (reference migration 5), {args.rounds} round(s), "
-              f"{os.cpu_count()} cores; cli: {os.path.relpath(binary, ROOT)}; cdmigrate {cdmigrate.library_version()}")
+              f"{os.cpu_count()} cores, load average {load_before:.1f} before and {load:.1f} after; "
+              f"cli: {os.path.relpath(binary, ROOT)}; cdmigrate {cdmigrate.library_version()}")
         print(f"{'path':<16} {'workers':>7} {'stores/h median':>16} {'min':>10} {'max':>10}   {'2 ÷ 1 workers (paired) median, min, max':<40}")
         for path in PATHS:
             for workers in WORKERS:

@@ -96,18 +96,24 @@ def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any
     return dict(policies), dict(getattr(module, "FUNCTIONS", None) or {})
 
 
+def _migration(plan: FleetPlan) -> Any:
+    """A new Migration for a one-step plan (models, mapping models and policies loaded)."""
+    from .migration import Migration
+    from .model import MappingModel, Model
+    policies, functions = _policies(plan.policies_module)
+    source = Model.from_file(plan.source_model)
+    destination = Model.from_file(plan.destination_model)
+    mappings = [MappingModel.from_file(m) for m in plan.mappings]
+    return Migration(source, destination, mappings, policies=policies, functions=functions)
+
+
 def _one_step(plan: FleetPlan) -> Any:
-    """The plan's Migration (one step), made on first use in this process and kept."""
+    """The plan's Migration (one step), made on first use in this worker thread and kept for
+    the worker's next stores."""
     cache: Dict[FleetPlan, Any] = _loaded.__dict__.setdefault("migrations", {})
     migration = cache.get(plan)
     if migration is None:
-        from .migration import Migration
-        from .model import MappingModel, Model
-        policies, functions = _policies(plan.policies_module)
-        source = Model.from_file(plan.source_model)
-        destination = Model.from_file(plan.destination_model)
-        mappings = [MappingModel.from_file(m) for m in plan.mappings]
-        migration = cache[plan] = Migration(source, destination, mappings, policies=policies, functions=functions)
+        migration = cache[plan] = _migration(plan)
     return migration
 
 
@@ -207,13 +213,14 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
         return []
     # What would fail every store alike fails here, once.
     if plan.models is None:
-        _one_step(plan)
+        _migration(plan).close()  # checked, and nothing kept in this process
     elif not os.path.exists(plan.models):
         from .errors import MigrationIOError
         raise MigrationIOError(f"the model set {plan.models} does not exist")
     if destination_dir is not None:
         os.makedirs(os.fsdecode(destination_dir), exist_ok=True)
 
+    existed = [os.path.lexists(destination) for _, destination in pairs]
     results: List[Optional[StoreResult]] = [None] * len(pairs)
     broken: List[int] = []
     context = multiprocessing.get_context("spawn")
@@ -231,12 +238,23 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
                 on_result(results[index])  # type: ignore[arg-type]
     # A worker died: every store it left unfinished runs again in a process of its own, so that
     # only the store that kills its process fails.
+    # A store whose destination appeared during the run was migrated before the pool broke (the
+    # hand-over is atomic: a destination appears only whole); only its report was lost.
+    finished = [i for i in broken if not in_place and not existed[i] and os.path.lexists(pairs[i][1])]
+    for index in finished:
+        results[index] = StoreResult(pairs[index][0], pairs[index][1], True,
+                                     message="migrated; its report was lost when another store's worker process died (counts unknown)")
+        if on_result is not None:
+            on_result(results[index])  # type: ignore[arg-type]
+    broken = [i for i in broken if i not in finished]
     if broken:
         with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as threads:
             retried = {threads.submit(_isolated, pairs[i][0], pairs[i][1], plan): i for i in sorted(broken)}
             for future in concurrent.futures.as_completed(retried):
                 index = retried[future]
-                results[index] = future.result()
+                result = results[index] = future.result()
+                if in_place and not result.ok:
+                    result.message += " (its first attempt was cut short when a worker process died; it may have been migrated then)"
                 if on_result is not None:
                     on_result(results[index])  # type: ignore[arg-type]
     return [result for result in results if result is not None]

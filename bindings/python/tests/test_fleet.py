@@ -86,7 +86,7 @@ def test_a_worker_that_dies_fails_only_its_own_store(tmp_path):
         make_users(store, ["Aino", "die" if i == 1 else "Mikko"])
         stores.append(store)
     results = cdmigrate.migrate_many(stores, tmp_path / "out", policies_module="fleet_policies", jobs=2, **ONE_STEP)
-    assert [r.ok for r in results] == [True, False, True, True]
+    assert [r.ok for r in results] == [True, False, True, True], results
     assert results[1].error_type == "BrokenProcessPool"
     assert "died" in results[1].message
     for i in (0, 2, 3):

@@ -26,8 +26,11 @@ for target in value-expression predicate regular-expression model-json mapping-j
 done
 # The benchmark at 2,000 rows: every path runs and gives the same rows (figures are not judged).
 python3 bench/run.py --quick
+# The fleet benchmark on a few stores: the CLI and Python fleets run with 1 and 2 workers.
+python3 bench/fleet.py --quick
 # Python: builds libcdmigrate.so into the package, installs it into build/python-venv, runs pytest.
 # The cross-language test drives the Swift runner and the C examples built above, and fails
 # (rather than skips) when they are missing.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
-CDMIGRATE_CROSS_LANGUAGE=required make --no-print-directory -C bindings/python test
+# FLEET=1 installs dask and distributed into the virtualenv: the Dask example's test must run.
+CDMIGRATE_CROSS_LANGUAGE=required CDMIGRATE_FLEET=required make --no-print-directory -C bindings/python test FLEET=1

@@ -26,6 +26,11 @@ struct MigrateCommand: ParsableCommand {
         library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
         which registers them with cdm_migration_register_policy.
 
+        Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
+        with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
+        at a time; one result line per store (with --json, one JSON object per line), then a \
+        summary; the exit code is 1 when any store failed.
+
         Examples:
           cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\
                     --destination-model v2.json --mapping v1-v2.json
@@ -40,8 +45,11 @@ struct MigrateCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too).", valueName: "store"))
-    var store: String
+    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).", valueName: "store"))
+    var stores: [String] = []
+
+    /// The one store of a single-store run.
+    var store: String { stores.first ?? "" }
 
     @Option(name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"))
     var destination: String?
@@ -59,6 +67,8 @@ struct MigrateCommand: ParsableCommand {
     @Option(name: .customLong("to-version"), help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
+    @OptionGroup var fleet: FleetOptions
+
     @Flag(name: .customLong("dry-run"), help: "Check the models, the mapping models and the store's version; write nothing.")
     var dryRun = false
 
@@ -72,7 +82,7 @@ struct MigrateCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
+        if isFleet { try validateFleet() } else if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
         if modelSet != nil {
             if models.isGiven { throw ValidationError("give either --models or --source-model/--destination-model/--mapping, not both") }
             if dryRun || noVersionCheck { throw ValidationError("--dry-run and --no-version-check go with a single step; with --models use cdmigrate plan") }
@@ -83,6 +93,7 @@ struct MigrateCommand: ParsableCommand {
     }
 
     func run() throws {
+        if isFleet { return try FleetRun(self).run() }
         let output = Output(json: json, quiet: quiet)
         if let modelSet = modelSet { return try runStaged(modelSet, output) }
         do {

@@ -24,6 +24,7 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
                      InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
                      MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
                      NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
+from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .chain import MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
@@ -56,6 +57,7 @@ __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
     "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
+    "migrate_many", "migrate_one", "StoreResult", "FleetPlan",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
     "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",

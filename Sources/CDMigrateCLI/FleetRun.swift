@@ -1,0 +1,230 @@
+import ArgumentParser
+import CDMigrate
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `cdmigrate migrate --jobs N STORE… --out-dir DIR` (or `--in-place`): many stores, each migrated
+/// by a child process of this executable running the one-store command
+/// (`cdmigrate migrate STORE --to DEST --json --quiet` with the same model options), at most N at
+/// a time. A child that fails or crashes harms no other store; sources are only read (with
+/// --in-place a store is replaced only after its own migration succeeded). One result line per
+/// store as it finishes, then a summary; exit 0 when every store migrated, 1 when any failed or
+/// crashed, 130 when interrupted.
+struct FleetRun {
+    let command: MigrateCommand
+    let output: Output
+
+    init(_ command: MigrateCommand) {
+        self.command = command
+        output = Output(json: command.json, quiet: command.quiet)
+    }
+
+    /// A store and where it goes.
+    struct Job {
+        var index: Int
+        var store: String
+        var destination: String
+    }
+
+    func run() throws {
+        let jobs: [Job]
+        do {
+            jobs = try plannedJobs()
+        } catch let error as FleetUsageError {
+            FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8))
+            throw ExitStatus.usage.exitCode
+        }
+        // Models that cannot be read fail every store alike: say so once, before starting.
+        do {
+            try command.checkFleetModels()
+        } catch {
+            let error = MigrationError.from(error)
+            if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
+            throw ExitStatus(error).exitCode
+        }
+        if let folder = command.fleet.outDirectory {
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        }
+        let width = max(1, command.fleet.jobs ?? ProcessInfo.processInfo.activeProcessorCount)
+        let started = ContinuousClock.now
+        Interrupt.install()
+        let results = try runChildren(jobs, width: width)
+        let seconds = (ContinuousClock.now - started).seconds
+        let tally = Dictionary(grouping: results, by: \.status).mapValues(\.count)
+        let migrated = tally[.migrated] ?? 0, checked = tally[.checked] ?? 0, failed = tally[.failed] ?? 0, crashed = tally[.crashed] ?? 0, skipped = tally[.skipped] ?? 0
+        if command.json {
+            emit(["summary": ["stores": results.count, "migrated": migrated, "checked": checked, "failed": failed, "crashed": crashed, "skipped": skipped,
+                              "duration": (seconds * 1000).rounded() / 1000, "jobs": width]])
+        } else if !command.quiet || failed + crashed + skipped > 0 {
+            let text = (checked > 0 ? "\(checked) of \(results.count) stores checked, " : "\(migrated) of \(results.count) stores migrated, ")
+                + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
+                + String(format: "%.2f s with %d job%@", seconds, width, width == 1 ? "" : "s")
+            if command.quiet { FileHandle.standardError.write(Data((text + "\n").utf8)) } else { print(text) }
+        }
+        if skipped > 0 { throw ExitStatus.cancelled.exitCode }
+        if failed + crashed > 0 { throw ExitStatus.migrationFailed.exitCode }
+    }
+
+    /// The stores and their destinations; refuses two stores with one destination.
+    func plannedJobs() throws -> [Job] {
+        let stores = try FleetStoreList.stores(arguments: command.stores, listFiles: command.fleet.listFiles)
+        if stores.isEmpty { throw FleetUsageError("no stores to migrate") }
+        var seen: [String: String] = [:]
+        return try stores.enumerated().map { index, store in
+            let destination: String
+            if let folder = command.fleet.outDirectory {
+                let name = URL(fileURLWithPath: store).lastPathComponent
+                destination = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+            } else {
+                destination = store
+            }
+            let key = URL(fileURLWithPath: destination).standardizedFileURL.path
+            if let other = seen[key] { throw FleetUsageError("\(other) and \(store) would both be written to \(destination)") }
+            seen[key] = store
+            return Job(index: index, store: store, destination: destination)
+        }
+    }
+
+    /// Runs the children, at most `width` at a time; prints each result as it comes.
+    private func runChildren(_ jobs: [Job], width: Int) throws -> [FleetStoreResult] {
+        let scratch = try ScratchFolder()
+        defer { scratch.remove() }
+        let executable = Self.executable
+        var running: [pid_t: (job: Job, started: ContinuousClock.Instant)] = [:]
+        var results = [FleetStoreResult?](repeating: nil, count: jobs.count)
+        var next = 0
+        while next < jobs.count || !running.isEmpty {
+            while running.count < width && next < jobs.count && !Interrupt.requested {
+                let job = jobs[next]
+                next += 1
+                let arguments = [executable] + command.childArguments(store: job.store, destination: job.destination)
+                let started = ContinuousClock.now
+                do {
+                    let pid = try Self.spawn(executable, arguments, stdout: scratch.file("\(job.index).out"), stderr: scratch.file("\(job.index).err"))
+                    running[pid] = (job, started)
+                } catch {
+                    let result = FleetStoreResult(store: job.store, destination: job.destination, exitStatus: nil, signal: nil, document: Data(),
+                                                  errorText: "\(error)", duration: 0)
+                    report(result)
+                    results[job.index] = result
+                }
+            }
+            if running.isEmpty {
+                if Interrupt.requested { break }
+                continue
+            }
+            var status: Int32 = 0
+            let pid = waitpid(-1, &status, 0)
+            if pid < 0 {
+                if errno == EINTR { continue }
+                throw MigrationError(.io, "waiting for the migrations: \(String(cString: strerror(errno)))")
+            }
+            guard let (job, started) = running.removeValue(forKey: pid) else { continue }
+            let document = FileManager.default.contents(atPath: scratch.file("\(job.index).out")) ?? Data()
+            let errorText = String(decoding: FileManager.default.contents(atPath: scratch.file("\(job.index).err")) ?? Data(), as: UTF8.self)
+            let exited = status & 0x7f == 0
+            let result = FleetStoreResult(store: job.store, destination: job.destination,
+                                          exitStatus: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f,
+                                          document: document, errorText: errorText, duration: (ContinuousClock.now - started).seconds)
+            report(result)
+            results[job.index] = result
+        }
+        return jobs.map { job in results[job.index] ?? FleetStoreResult(skipped: job.store, destination: job.destination) }
+    }
+
+    private func report(_ result: FleetStoreResult) {
+        if command.json {
+            emit(result.jsonObject)
+        } else if result.status == .migrated || result.status == .checked {
+            if !command.quiet { print(result.line) }
+        } else {
+            if command.quiet { FileHandle.standardError.write(Data((result.line + "\n").utf8)) } else { print(result.line) }
+        }
+        fflush(stdout)
+    }
+
+    /// One JSON object on one line.
+    private func emit(_ object: [String: Any]) {
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
+            print(String(decoding: data, as: UTF8.self))
+            fflush(stdout)
+        }
+    }
+
+    /// This executable (children run the same binary).
+    static var executable: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    /// Starts `arguments` with standard input from /dev/null and standard output and error into files.
+    static func spawn(_ executable: String, _ arguments: [String], stdout: String, stderr: String) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderr, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: pid_t = 0
+        let code = posix_spawn(&pid, executable, &actions, nil, argv, environ)
+        if code != 0 { throw MigrationError(.io, "cannot start \(executable): \(String(cString: strerror(code)))") }
+        return pid
+    }
+}
+
+/// A private temporary folder for the children's output, removed afterwards.
+private struct ScratchFolder {
+    let path: String
+
+    init() throws {
+        var template = Array((NSTemporaryDirectory() + "/cdmigrate-fleet-XXXXXX").utf8CString)
+        guard let made = mkdtemp(&template) else { throw MigrationError(.io, "cannot make a temporary folder: \(String(cString: strerror(errno)))") }
+        path = String(cString: made)
+    }
+
+    func file(_ name: String) -> String { path + "/" + name }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}
+
+private extension Duration {
+    var seconds: Double {
+        let (whole, attoseconds) = components
+        return Double(whole) + Double(attoseconds) / 1e18
+    }
+}
+
+extension MigrateCommand {
+    /// Whether this is a fleet run: fleet options, several stores, a folder or a list of stores.
+    var isFleet: Bool {
+        fleet.isGiven || stores.count != 1 || stores.contains(where: FleetStoreList.isList)
+    }
+
+    func validateFleet() throws {
+        if destination != nil { throw ValidationError("--to names one store's destination; with several stores give --out-dir DIR or --in-place") }
+        if inPlace == (fleet.outDirectory != nil) { throw ValidationError("give either --out-dir DIR or --in-place") }
+        if let jobs = fleet.jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
+        if stores.isEmpty && fleet.listFiles.isEmpty { throw ValidationError("give the stores to migrate") }
+    }
+
+    /// Reads the models (or the model set) once before any child starts.
+    func checkFleetModels() throws {
+        if let modelSet = modelSet { _ = try ModelSet(contentsOf: modelSet) } else { _ = try models.manager() }
+    }
+
+    /// The one-store command a child runs: the same model options, JSON on standard output.
+    func childArguments(store: String, destination: String) -> [String] {
+        var arguments = ["migrate", store] + (inPlace ? ["--in-place"] : ["--to", destination]) + ["--json", "--quiet"]
+        if let model = models.sourceModel { arguments += ["--source-model", model] }
+        if let model = models.destinationModel { arguments += ["--destination-model", model] }
+        for mapping in models.mappings { arguments += ["--mapping", mapping] }
+        if let modelSet = modelSet { arguments += ["--models", modelSet] }
+        if let version = targetVersion { arguments += ["--to-version", version] }
+        if dryRun { arguments.append("--dry-run") }
+        if noVersionCheck { arguments.append("--no-version-check") }
+        return arguments
+    }
+}

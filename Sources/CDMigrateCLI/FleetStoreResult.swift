@@ -1,0 +1,122 @@
+import Foundation
+
+/// How one store of a fleet run ended, read from its child process: its exit status and the JSON
+/// document it printed (`cdmigrate migrate STORE --json`).
+struct FleetStoreResult {
+    enum Status: String {
+        /// Migrated.
+        case migrated
+        /// With --dry-run: the models, the mappings and the store's version check out.
+        case checked
+        /// The migration failed: `error` says why; the child removed what it wrote.
+        case failed
+        /// The child process died (a signal) or printed no report.
+        case crashed
+        /// Not started: the run was interrupted first.
+        case skipped
+    }
+
+    var store: String
+    var destination: String
+    var status: Status
+    /// The child's exit status (nil when it died of a signal or never ran).
+    var exitStatus: Int32?
+    /// The store's version and the version reached, when the child named them (model sets).
+    var version: String?
+    var targetVersion: String?
+    /// Instances per destination entity.
+    var counts: [String: Int] = [:]
+    var errorCode: Int?
+    var errorName: String?
+    var errorMessage: String?
+    /// Seconds from the child's start to its end.
+    var duration: Double
+
+    /// Reads a child's result: `document` is what it printed on standard output, `errorText`
+    /// what it printed on standard error (kept for crashes, which print no JSON).
+    init(store: String, destination: String, exitStatus: Int32?, signal: Int32?, document: Data, errorText: String, duration: Double) {
+        self.store = store
+        self.destination = destination
+        self.exitStatus = exitStatus
+        self.duration = duration
+        let object = (try? JSONSerialization.jsonObject(with: document)) as? [String: Any]
+        if let object = object {
+            version = object["storeVersion"] as? String
+            targetVersion = object["targetVersion"] as? String
+            counts = Self.counts(object)
+            if let error = object["error"] as? [String: Any] {
+                errorCode = error["code"] as? Int
+                errorName = error["name"] as? String
+                errorMessage = error["message"] as? String
+            }
+        }
+        if let signal = signal {
+            status = .crashed
+            errorMessage = "the process migrating it was killed by signal \(signal)" + Self.lastLine(errorText)
+        } else if exitStatus == 0, object?["ok"] as? Bool == true {
+            status = object?["dryRun"] as? Bool == true ? .checked : .migrated
+        } else if object?["ok"] as? Bool == false {
+            status = .failed
+        } else {
+            status = .crashed
+            errorMessage = "the process migrating it exited with \(exitStatus ?? -1) and no report" + Self.lastLine(errorText)
+        }
+    }
+
+    /// A store the run never started.
+    init(skipped store: String, destination: String) {
+        self.store = store
+        self.destination = destination
+        status = .skipped
+        duration = 0
+        errorMessage = "not started: the run was interrupted"
+    }
+
+    /// The destination counts of a one-step report, or of a model set's last step.
+    private static func counts(_ object: [String: Any]) -> [String: Int] {
+        if let report = object["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int] { return counts }
+        if let steps = object["steps"] as? [[String: Any]], let last = steps.last,
+           let report = last["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int] { return counts }
+        return [:]
+    }
+
+    private static func lastLine(_ text: String) -> String {
+        guard let line = text.split(whereSeparator: \.isNewline).last else { return "" }
+        return ": " + line
+    }
+
+    /// One line of JSON (keys sorted).
+    var jsonObject: [String: Any] {
+        var object: [String: Any] = ["store": store, "destination": destination, "status": status.rawValue,
+                                     "duration": (duration * 1000).rounded() / 1000, "counts": counts]
+        if let exitStatus = exitStatus { object["exitStatus"] = Int(exitStatus) }
+        if let version = version { object["version"] = version }
+        if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }
+        if status != .migrated && status != .checked {
+            var error: [String: Any] = ["message": errorMessage ?? ""]
+            if let code = errorCode { error["code"] = code }
+            if let name = errorName { error["name"] = name }
+            object["error"] = error
+        }
+        return object
+    }
+
+    /// One line for people.
+    var line: String {
+        let seconds = String(format: "%.2f s", duration)
+        let versions = version.map { v in " (\(v) → \(targetVersion ?? "?"))" } ?? ""
+        switch status {
+        case .migrated:
+            return "migrated \(store)\(versions) → \(destination)  \(seconds)"
+        case .checked:
+            return "checked  \(store): nothing written  \(seconds)"
+        case .failed:
+            let code = errorCode.map { " \($0)" + (errorName.map { " \($0)" } ?? "") } ?? ""
+            return "failed   \(store):\(code) \(errorMessage ?? "")  \(seconds)"
+        case .crashed:
+            return "crashed  \(store): \(errorMessage ?? "")  \(seconds)"
+        case .skipped:
+            return "skipped  \(store): \(errorMessage ?? "")"
+        }
+    }
+}

@@ -68,8 +68,10 @@ enum FuzzTarget: String, CaseIterable {
                 _ = try? reader.compile()
             }
         case .compiledModel:
-            // A keyed archive (`.mom`), or a DEFLATE stream holding one (a store's model cache).
+            // A keyed archive (`.mom`, or `.cdm` read as a mapping model), or a DEFLATE stream
+            // holding one (a store's model cache).
             _ = try? CompiledModelReader.model(fromArchive: bytes, name: "Model")
+            _ = try? CompiledMappingModelReader.mapping(fromArchive: bytes, name: "Mapping", what: "the mapping model")
             if let archive = try? Inflate.inflate(bytes, limit: 1 << 20, code: .invalidModel, what: "the model cache") {
                 _ = try? CompiledModelReader.model(fromArchive: archive, name: nil)
             }

@@ -175,6 +175,7 @@ final class PredicateSQLTranslatorTests: XCTestCase {
             (#"title == "abc" OR displayIndex > 50"#, []), (#"NOT (title == "abc" OR displayIndex > 50)"#, []),
             (#"(title BEGINSWITH "a" AND rating > 1) OR archived == NO"#, []), ("TRUEPREDICATE", []), ("NOT FALSEPREDICATE", []),
             (#"title == "café""#, []), ("title == \"cafe\u{301}\"", []), (#"title BEGINSWITH "cafe""#, []),
+            (#"title LIKE "caf?""#, []), (#"title LIKE "caf??""#, []),
             ("title ENDSWITH \"e\u{301}\"", []), (#"title CONTAINS "fe""#, []), (#"title > "café""#, []), ("title < \"cafe\u{301}\"", []),
             ("displayIndex == %@", [.double(2.0)]), ("rating == %@", [2]), ("displayIndex < %@", [.decimal("2.5")]),
         ]
@@ -208,6 +209,8 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         XCTAssertEqual(selectedRows(#"title == "café""#), [7])
         XCTAssertEqual(selectedRows("title == \"cafe\u{301}\""), [9])
         XCTAssertEqual(selectedRows(#"title BEGINSWITH "cafe""#), [9])
+        XCTAssertEqual(selectedRows(#"title LIKE "caf?""#), [7], "? matches one code point")
+        XCTAssertEqual(selectedRows(#"title LIKE "caf??""#), [9])
         XCTAssertEqual(selectedRows("title ENDSWITH \"e\u{301}\""), [9])
     }
 }

@@ -111,10 +111,12 @@ enum ValueComparison {
     }
 
     /// LIKE: `*` matches any run, `?` one character, `\` escapes the next one.
+    /// Works on code points, as the other string operators and SQLite's GLOB (its SQL form) do:
+    /// `?` matches one code point.
     static func like(_ text: String, _ pattern: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        let t = Array(fold(text, options)), p = Array(fold(pattern, options))
-        // Pattern items: (character, isWildcard).
-        var items: [(Character, Bool)] = []
+        let t = Array(fold(text, options).unicodeScalars), p = Array(fold(pattern, options).unicodeScalars)
+        // Pattern items: (code point, isWildcard).
+        var items: [(Unicode.Scalar, Bool)] = []
         var i = 0
         while i < p.count {
             if p[i] == "\\" && i + 1 < p.count { items.append((p[i + 1], false)); i += 2; continue }

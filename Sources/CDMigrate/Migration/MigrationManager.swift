@@ -26,6 +26,9 @@ public final class MigrationManager {
     public var batchSize = 5_000
     /// Whether declarative entity mappings may run as one SQL statement (off: every mapping row by row).
     public var pushDownSQL = true
+    /// Whether a declarative mapping that takes its source entity whole into an empty table keeps
+    /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
+    var keepsSourceKeys = true
 
     public private(set) var migrationProgress: Double = 0
     public internal(set) var currentEntityMapping: EntityMapping?
@@ -320,8 +323,8 @@ public final class MigrationManager {
         stage = 2
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
-            // The default policy with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
-            var idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            // The default createRelationships with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
+            var idle = policies[index].createsRelationshipsByDefault && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
             if !idle && pushDownSQL && sourceAccess?.allowsAttach == true && policies[index] is DefaultEntityMigrationPolicy {
                 idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
                 if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
@@ -403,14 +406,32 @@ public final class MigrationManager {
     /// mapping needs the row-by-row path.
     private func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
                                   source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        guard total > 0, let destinationEntity = mapping.destinationEntity,
-              let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), source: source, destination: destination)
+        guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
+              let associations = associations else { return false }
+        let keepsKeys = keepsSourceKeys && DeclarativeMappingSQL.canKeepSourceKeys(
+            mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
+        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
+                                                    source: source, destination: destination)
         else { return false }
         try attachSource(source, to: destination)
-        let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
         try destination.database.begin()
-        try destination.database.run(plan.insertRows, arguments)
-        try destination.database.run(plan.insertAssociations, arguments)
+        if let insertAssociations = plan.insertAssociations {
+            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
+            try destination.database.run(plan.insertRows, arguments)
+            try destination.database.run(insertAssociations, arguments)
+        } else {
+            try destination.database.run(plan.insertRows, plan.predicateArguments)
+            let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
+            // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
+            guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
+                  let high = try destination.database.scalar("SELECT MAX(Z_PK) FROM main.\(table)")?.integer else {
+                throw MigrationError(.migration, "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted")
+            }
+            destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
+            try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                                            destinationEntity: destinationEntity.entityNumber, destinationTable: table,
+                                            low: low, high: high, count: total)
+        }
         try destination.save()
         return true
     }

@@ -9,8 +9,15 @@ extension PersistentStore {
             throw MigrationError(.invalidArgument, "object ID \(id.uriRepresentation) belongs to another store than '\(path)' (\(storeIdentifier))")
         }
         let entity = try self.entity(named: id.entityName)
+        // An instance inserted and still buffered is that row's whole state: it is the answer, and
+        // the buffer stays unwritten. Any other row is already in the table: no need to flush.
+        let rowKey = RowKey(table: layout.table(for: entity), primaryKey: id.primaryKey)
+        if let i = pendingIndex[rowKey] {
+            let object = pending[i].object
+            return object.entity.isKind(of: entity) ? object : nil
+        }
         var found: ManagedObject? = nil
-        try query(entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1) {
+        try query(entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1, flushing: false) {
             found = $0
             return false
         }
@@ -114,9 +121,9 @@ extension PersistentStore {
     /// Runs a SELECT over the entity's rows (`t` is its table; `join` may add others) and hands
     /// each row to `body` as an instance of its concrete entity, until `body` returns false.
     func query(_ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?, arguments: [Value],
-                       orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false,
+                       orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false, flushing: Bool = true,
                        _ body: (ManagedObject) throws -> Bool) throws {
-        try writeBuffer()
+        if flushing { try writeBuffer() }
         let reader = reader(for: entity)
         var sql = "SELECT \(faults ? "t.Z_PK, t.Z_ENT" : reader.selectList) FROM \(reader.table) t"
         if let join = join { sql += " " + join }

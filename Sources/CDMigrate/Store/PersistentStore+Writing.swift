@@ -25,6 +25,18 @@ extension PersistentStore {
         return first
     }
 
+    /// The last primary key handed out in the entity's table (0 when none yet).
+    func lastAllocatedPrimaryKey(for entity: EntityDescription) -> Int64 {
+        maxPrimaryKeys[layout.table(for: entity)] ?? 0
+    }
+
+    /// Marks every key up to `key` in the entity's table as used (rows written there by SQL with
+    /// keys of their own): later allocations start above it.
+    func reservePrimaryKeys(for entity: EntityDescription, upTo key: Int64) {
+        let table = layout.table(for: entity)
+        maxPrimaryKeys[table] = max(maxPrimaryKeys[table] ?? 0, key)
+    }
+
     /// Writes the inserted instances still buffered into the open transaction.
     public func flush() throws {
         try checkWritable("write changes")

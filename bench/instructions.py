@@ -22,19 +22,22 @@ import run  # noqa: E402
 def drivers(prefix: str, work: str) -> dict:
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True).stdout.split()
+    flags = [f for f in flags if "rpath" not in f]
     tag = str(abs(hash(os.path.realpath(prefix))))
     built = {}
     for name in ("c_migrate", "c_policy"):
         out = os.path.join(work, f"{name}-{tag}")
-        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", out, os.path.join(run.ROOT, "bench", f"{name}.c"), *flags,
-                        f"-Wl,-rpath,{os.path.join(prefix, 'lib')}"], check=True)
+        subprocess.run([os.environ.get("CC", "cc"), "-O2", "-o", out, os.path.join(run.ROOT, "bench", f"{name}.c"),
+                        f"-L{os.path.join(prefix, 'lib')}", *flags, "-Wl,--disable-new-dtags", f"-Wl,-rpath,{os.path.join(prefix, 'lib')}"], check=True)
         built[name] = out
     return built
 
 
-def instructions(command: list, out: str) -> int:
+def instructions(command: list, out: str, prefix: str) -> int:
+    # The prefix's library, whatever paths its pkg-config file carries.
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     with open(out) as f:
         for line in f:
             if line.startswith(("summary:", "totals:")):
@@ -61,7 +64,7 @@ def main() -> None:
                 command = [tools["c_policy"], run.EXAMPLES, source, destination]
             else:
                 command = [tools["c_migrate"], *run.SHAPES[shape]["models"], run.SHAPES[shape]["copy"], source, destination]
-            ir = instructions(command, destination + ".callgrind")
+            ir = instructions(command, destination + ".callgrind", args.prefix)
             print(f"{shape:<12} {path:<12} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
 
 

@@ -34,8 +34,13 @@ SOURCES      := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.
 all: lib
 lib: $(LIBA) $(LIBSO)
 
-$(LIBA): $(SOURCES)
-	$(SWIFT) build -c release --product CDMigrate
+# Release only: no run-time exclusivity checks (swift_beginAccess was about a tenth of a policy
+# migration's instructions). SwiftPM refuses unsafe flags in a package others depend on, so the
+# flag is given here, for the library this Makefile builds, not in Package.swift.
+RELEASE_FLAGS ?= -Xswiftc -enforce-exclusivity=unchecked
+
+$(LIBA): $(SOURCES) Makefile
+	$(SWIFT) build -c release --product CDMigrate $(RELEASE_FLAGS)
 	mkdir -p $(BUILD)/lib
 	cp "$$($(SWIFT) build -c release --show-bin-path)/libCDMigrate.a" $@
 

@@ -9,6 +9,8 @@ final class CPolicy: EntityMigrationPolicy {
     init(_ registration: PolicyRegistration, migration: MigrationHandle) {
         self.registration = registration
         self.migration = migration
+        super.init()
+        createsRelationshipsByDefault = registration.hooks.createRelationships == nil
     }
 
     private var user: UnsafeMutableRawPointer? { registration.user }

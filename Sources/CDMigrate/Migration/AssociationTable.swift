@@ -4,6 +4,13 @@
 ///
 /// Entity numbers are the models' own (`EntityDescription.entityNumber`): a concrete entity and
 /// a primary key name one row of one store.
+///
+/// Two things keep a bulk migration from paying for associations nobody reads:
+/// - A declarative mapping that kept its source keys (`IdentityRange`: destination `Z_PK` =
+///   source `Z_PK`) records nothing: its associations are implied by the destination table, and
+///   are written into the table only when something reads them row by row (`materialize`), at
+///   rowids reserved when the mapping ran, so "the order made" stays the order made.
+/// - The table's indexes are built at the first read, after the bulk of the inserts.
 final class AssociationTable {
     struct Association {
         let sourceEntity: Int
@@ -21,9 +28,28 @@ final class AssociationTable {
         }
     }
 
+    /// The associations of a declarative mapping that kept its source keys: one per row of
+    /// `destinationTable` (in the destination's main schema) with `Z_PK` in `low...high`, each
+    /// from the source instance of `sourceEntity` with the same key. Nothing else writes keys in
+    /// that range of that table (it was empty, and later keys are allocated above `high`).
+    struct IdentityRange {
+        let mapping: Int
+        let sourceEntity: Int
+        let destinationEntity: Int
+        /// Quoted table name.
+        let destinationTable: String
+        let low: Int64
+        let high: Int64
+        let count: Int
+        /// The rowid of the association of key `low`; key k's is `firstRowID + k - low`.
+        let firstRowID: Int64
+    }
+
     private let database: SQLiteDatabase
     /// Rows read per query while walking a mapping's associations.
     private let chunkSize = 2_000
+    private(set) var identities: [Int: IdentityRange] = [:]
+    private var hasIndexes = false
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -31,13 +57,49 @@ final class AssociationTable {
             CREATE TEMP TABLE IF NOT EXISTS cdm_association (
                 mapping INTEGER NOT NULL, source_ent INTEGER NOT NULL, source_pk INTEGER NOT NULL,
                 destination_ent INTEGER NOT NULL, destination_pk INTEGER NOT NULL);
+            """)
+    }
+
+    /// Builds the indexes (once, at the first read: cheaper after a bulk insert than during it).
+    private func ensureIndexes() throws {
+        guard !hasIndexes else { return }
+        try database.exec("""
             CREATE INDEX IF NOT EXISTS temp.cdm_association_source ON cdm_association (source_ent, source_pk, mapping);
             CREATE INDEX IF NOT EXISTS temp.cdm_association_destination ON cdm_association (destination_ent, destination_pk, mapping);
             CREATE INDEX IF NOT EXISTS temp.cdm_association_mapping ON cdm_association (mapping);
             """)
+        hasIndexes = true
+    }
+
+    /// Records that `mapping` made the rows `low...high` of `destinationTable` from the source rows
+    /// with the same keys, without writing a row per association: it reserves the rowids the rows
+    /// would have had (a placeholder of mapping -1 holds the last one until `materialize`).
+    func recordIdentity(mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
+                        low: Int64, high: Int64, count: Int) throws {
+        let first = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) + 1 FROM cdm_association")?.integer) ?? 1
+        try database.run("INSERT INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk) VALUES (?, -1, 0, 0, 0, 0)",
+                         [.integer(first + high - low)])
+        identities[mapping] = IdentityRange(mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
+                                            destinationTable: destinationTable, low: low, high: high, count: count, firstRowID: first)
+    }
+
+    /// Writes the implied associations of the identity mappings among `mappings` into the table,
+    /// at their reserved rowids (the placeholder gives way to the row of key `high`), and builds
+    /// the indexes: after this the table alone answers for `mappings`.
+    func materialize(_ mappings: [Int]) throws {
+        for id in mappings {
+            guard let range = identities.removeValue(forKey: id) else { continue }
+            try database.run("""
+                INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
+                SELECT ? + Z_PK - ?, ?, ?, Z_PK, ?, Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
+                """, [.integer(range.firstRowID), .integer(range.low), .integer(Int64(range.mapping)), .integer(Int64(range.sourceEntity)),
+                     .integer(Int64(range.destinationEntity)), .integer(range.low), .integer(range.high)])
+        }
+        try ensureIndexes()
     }
 
     func insert(mapping: Int, source: ManagedObject, destination: ManagedObject) throws {
+        if identities[mapping] != nil { try materialize([mapping]) }
         try database.prepare("INSERT INTO cdm_association VALUES (?, ?, ?, ?, ?)").run([
             .integer(Int64(mapping)), .integer(Int64(source.entity.entityNumber)), .integer(source.objectID.primaryKey),
             .integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey),
@@ -45,12 +107,16 @@ final class AssociationTable {
     }
 
     func count(mapping: Int) throws -> Int {
-        Int(try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?.integer ?? 0)
+        if let range = identities[mapping] { return range.count }
+        try ensureIndexes()
+        return Int(try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?.integer ?? 0)
     }
 
     /// How many distinct destination instances a mapping made.
     func destinationCount(mapping: Int) throws -> Int {
-        Int(try database.scalar("SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = ?)",
+        if let range = identities[mapping] { return range.count }
+        try ensureIndexes()
+        return Int(try database.scalar("SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = ?)",
                                 [.integer(Int64(mapping))])?.integer ?? 0)
     }
 
@@ -58,6 +124,7 @@ final class AssociationTable {
     /// first associated, a chunk at a time (the body may write while the walk goes on). Each comes
     /// with its first association and whether it has more than one source.
     func forEachDestination(mapping: Int, _ body: (Association, _ hasSeveralSources: Bool) throws -> Void) throws {
+        try materialize([mapping])
         var lastRowID: Int64 = 0
         while true {
             // An association is the first of its destination when none for the same destination and
@@ -84,6 +151,7 @@ final class AssociationTable {
 
     /// (entity number, primary key) of the destinations made from `source` by any of `mappings`, in the order made.
     func destinations(mappings: [Int], source: ManagedObject) throws -> [(Int, Int64)] {
+        try materialize(mappings)
         let statement: SQLiteStatement
         var arguments: [Value] = [.integer(Int64(source.entity.entityNumber)), .integer(source.objectID.primaryKey)]
         if mappings.count == 1 {
@@ -98,17 +166,33 @@ final class AssociationTable {
 
     /// (entity number, primary key) of the sources `mapping` made `destination` from.
     func sources(mapping: Int, destination: ManagedObject) throws -> [(Int, Int64)] {
+        try materialize([mapping])
         let statement = try database.prepare("SELECT source_ent, source_pk FROM cdm_association WHERE destination_ent = ? AND destination_pk = ? AND mapping = ? ORDER BY rowid")
         return try pairs(statement, [.integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey), .integer(Int64(mapping))])
     }
 
     /// Per source entity number, how many distinct source instances some mapping took.
+    /// An identity mapping adds its count as it is, unless another mapping took instances of the
+    /// same source entity (which could be the same ones): then it is written out and counted in SQL.
     func distinctSourceCounts() throws -> [Int: Int] {
-        var counts: [Int: Int] = [:]
-        for row in try database.rows("SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association GROUP BY source_ent") {
-            if row.count == 2, let entity = row[0].integer, let count = row[1].integer { counts[Int(entity)] = Int(count) }
+        while true {
+            var counts: [Int: Int] = [:]
+            for row in try database.rows("SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent") {
+                if row.count == 2, let entity = row[0].integer, let count = row[1].integer { counts[Int(entity)] = Int(count) }
+            }
+            var shared: [Int] = []
+            var bySource: [Int: Int] = [:]
+            for range in identities.values { bySource[range.sourceEntity, default: 0] += 1 }
+            for range in identities.values where counts[range.sourceEntity] != nil || (bySource[range.sourceEntity] ?? 0) > 1 {
+                shared.append(range.mapping)
+            }
+            if !shared.isEmpty {
+                try materialize(shared)
+                continue
+            }
+            for range in identities.values { counts[range.sourceEntity] = range.count }
+            return counts
         }
-        return counts
     }
 
     private func pairs(_ statement: SQLiteStatement, _ arguments: [Value]) throws -> [(Int, Int64)] {

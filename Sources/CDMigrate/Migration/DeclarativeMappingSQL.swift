@@ -7,23 +7,37 @@ struct DeclarativeMappingSQL {
     /// The INSERT making the destination rows, and the INSERT recording the associations; both
     /// number the source rows the same way (`ROW_NUMBER() OVER (ORDER BY Z_PK)`), so row n of the
     /// source becomes primary key `first + n - 1`. The first `?` of each is `first - 1`.
+    /// When the plan keeps the source keys (`keepsSourceKeys`), the INSERT copies `Z_PK` as it is,
+    /// has no `?` of its own, and `insertAssociations` is nil: the associations are identities
+    /// (see `AssociationTable.IdentityRange`).
     let insertRows: String
-    let insertAssociations: String
+    let insertAssociations: String?
     /// The predicate's arguments, after the first key's.
     let predicateArguments: [Value]
+    let keepsSourceKeys: Bool
 
     func arguments(firstPrimaryKey: Int64) -> [Value] { [.integer(firstPrimaryKey - 1)] + predicateArguments }
+
+    /// Whether a mapping may keep its source keys: every source row it takes becomes one
+    /// destination row of the same key when the mapping takes its source entity whole (no
+    /// predicate, no sub-entities: one source entity number) and the destination table is still
+    /// empty (`destinationTableIsEmpty`: no key allocated in it yet).
+    static func canKeepSourceKeys(mapping: EntityMapping, request: FetchRequest, destinationTableIsEmpty: Bool) -> Bool {
+        guard destinationTableIsEmpty, request.sqlWhere == nil, request.filter == nil, request.arguments.isEmpty,
+              let sourceEntity = mapping.sourceEntity, sourceEntity.subentities.isEmpty else { return false }
+        return true
+    }
 
     static let sourceSchema = "cdm_source"
 
     /// nil when the mapping needs the row-by-row path.
-    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int,
+    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
                      source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
         guard mapping.entityMigrationPolicyClassName == nil, request.filter == nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values = ["? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
+        var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
             let sql: String
@@ -51,9 +65,9 @@ struct DeclarativeMappingSQL {
         return DeclarativeMappingSQL(
             insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
-            insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+            insertAssociations: keepsSourceKeys ? nil : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
                 + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
-            predicateArguments: request.arguments)
+            predicateArguments: request.arguments, keepsSourceKeys: keepsSourceKeys)
     }
 
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.

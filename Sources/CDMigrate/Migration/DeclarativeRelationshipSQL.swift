@@ -3,8 +3,10 @@
 /// destination instances another mapping made of the source's to-one target —
 /// `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "M", $source.rel)` or
 /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "rel", FUNCTION($source, "valueForKey:", "rel"))`.
-/// One `UPDATE` looks the targets up in the association table for every destination row at once.
-/// Anything else — to-manys, ordered inverses, targets with sub-entities, sources made into
+/// One `UPDATE` looks the targets up in the association table for every destination row at once
+/// (or, where both mappings kept their source keys, takes the source's foreign key as it is).
+/// A to-many whose inverse to-one the target mapping sets from this mapping's instances needs
+/// nothing (`isSetByInverse`). Anything else — other to-manys, ordered inverses, targets with sub-entities, sources made into
 /// several destinations — runs per instance, with the same result.
 enum DeclarativeRelationshipSQL {
     /// The UPDATE statements for every relationship mapping of `mapping`, or nil when one of them
@@ -12,10 +14,17 @@ enum DeclarativeRelationshipSQL {
     static func plan(mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore) throws -> [String]? {
         guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return nil }
         var statements: [String] = []
+        guard let associations = manager.associations else { return nil }
+        let ownID = manager.mappingID(mapping)
         for property in mapping.relationshipMappings {
             guard let expression = property.valueExpression else { continue }
-            guard let relationship = destinationEntity.relationship(named: property.name), !relationship.isToMany,
-                  relationship.inverseRelationship?.isToMany ?? true,
+            guard let relationship = destinationEntity.relationship(named: property.name) else { return nil }
+            if relationship.isToMany {
+                // Set already, from the other side, by the mapping that sets the inverse to-one.
+                if isSetByInverse(relationship, expression, property: property, mapping: mapping, sourceEntity: sourceEntity, manager: manager) { continue }
+                return nil
+            }
+            guard relationship.inverseRelationship?.isToMany ?? true,
                   case .foreignKey(let column, nil, nil) = destination.layout.storage(of: relationship),
                   let (sourceRelationship, mappingIDs) = lookup(expression, property: property, sourceEntity: sourceEntity,
                                                                destinationRelationship: relationship, manager: manager),
@@ -23,24 +32,66 @@ enum DeclarativeRelationshipSQL {
                   case .foreignKey(let sourceColumn, _, _) = source.layout.storage(of: sourceRelationship),
                   let sourceTarget = sourceRelationship.destinationEntity, !mappingIDs.isEmpty
             else { return nil }
-            let ids = mappingIDs.map(String.init).joined(separator: ", ")
-            // Core Data refuses several instances for a to-one: leave that case to the per-instance path, which says so.
-            let ambiguous = try destination.database.scalar(
-                "SELECT 1 FROM cdm_association WHERE mapping IN (\(ids)) GROUP BY source_ent, source_pk HAVING COUNT(*) > 1 LIMIT 1")
-            if ambiguous != nil { return nil }
-            let targetNumbers = sourceTarget.rootEntity.selfAndDescendants.map { String($0.entityNumber) }.joined(separator: ", ")
+            let targetNumbers = sourceTarget.rootEntity.selfAndDescendants.map { $0.entityNumber }
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
             let sourceTable = "\(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
-            statements.append("""
-                UPDATE main.\(table) SET \(SQLiteDatabase.quote(column)) = (
+            let target: String
+            if mappingIDs.count == 1, let range = associations.identities[mappingIDs[0]], targetNumbers.contains(range.sourceEntity) {
+                // The target mapping kept its source keys: the target's key is the source's foreign key, if it made that row.
+                target = "SELECT d.Z_PK FROM main.\(range.destinationTable) d WHERE d.Z_PK = s.\(SQLiteDatabase.quote(sourceColumn)) AND d.Z_PK BETWEEN \(range.low) AND \(range.high)"
+            } else {
+                try associations.materialize(mappingIDs)
+                let ids = mappingIDs.map(String.init).joined(separator: ", ")
+                // Core Data refuses several instances for a to-one: leave that case to the per-instance path, which says so.
+                let ambiguous = try destination.database.scalar(
+                    "SELECT 1 FROM cdm_association WHERE mapping IN (\(ids)) GROUP BY source_ent, source_pk HAVING COUNT(*) > 1 LIMIT 1")
+                if ambiguous != nil { return nil }
+                target = """
                     SELECT t.destination_pk FROM cdm_association t
-                    WHERE t.mapping IN (\(ids)) AND t.source_ent IN (\(targetNumbers)) AND t.source_pk = s.\(SQLiteDatabase.quote(sourceColumn)))
-                FROM cdm_association a JOIN \(sourceTable) s ON s.Z_PK = a.source_pk
-                WHERE a.mapping = \(manager.mappingID(mapping)) AND a.destination_ent = \(destinationEntity.entityNumber)
-                  AND \(table).Z_PK = a.destination_pk
-                """)
+                    WHERE t.mapping IN (\(ids)) AND t.source_ent IN (\(targetNumbers.map(String.init).joined(separator: ", "))) AND t.source_pk = s.\(SQLiteDatabase.quote(sourceColumn))
+                    """
+            }
+            let rows: String
+            if let own = associations.identities[ownID] {
+                // This mapping kept its source keys: each of its rows has the key of the source row it was made from.
+                rows = "FROM \(sourceTable) s WHERE s.Z_PK = \(table).Z_PK AND \(table).Z_PK BETWEEN \(own.low) AND \(own.high)"
+            } else {
+                try associations.materialize([ownID])
+                rows = """
+                    FROM cdm_association a JOIN \(sourceTable) s ON s.Z_PK = a.source_pk
+                    WHERE a.mapping = \(ownID) AND a.destination_ent = \(destinationEntity.entityNumber)
+                      AND \(table).Z_PK = a.destination_pk
+                    """
+            }
+            statements.append("UPDATE main.\(table) SET \(SQLiteDatabase.quote(column)) = (\(target))\n\(rows)")
         }
         return statements
+    }
+
+    /// Whether the to-many `relationship`, mapped by `expression`, gets exactly the members the
+    /// mapping of its targets gives by setting the inverse to-one: the expression takes the
+    /// destinations of one entity mapping (default policy: one destination per source) of the
+    /// source to-many, and that mapping sets the inverse to-one from the destinations this
+    /// mapping made of the source to-many's inverse to-one. A member belongs to an owner on
+    /// either side exactly when its source belongs to the owner's source. Unordered only.
+    static func isSetByInverse(_ relationship: RelationshipDescription, _ expression: ValueExpression, property: PropertyMapping,
+                               mapping: EntityMapping, sourceEntity: EntityDescription, manager: MigrationManager) -> Bool {
+        let form = "destinationInstancesForEntityMappingNamed:sourceInstances:"
+        guard !relationship.isOrdered, let inverse = relationship.inverseRelationship, !inverse.isToMany,
+              let wanted = relationship.destinationEntity,
+              case .function(.variable("manager"), form, let arguments) = expression, arguments.count == 2,
+              let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),
+              let sourceRelationship = sourceEntity.relationship(named: key), sourceRelationship.isToMany, !sourceRelationship.isOrdered,
+              let sourceInverse = sourceRelationship.inverseRelationship, !sourceInverse.isToMany,
+              let other = try? manager.entityMappingOfCurrentPass(named: name), other !== mapping,
+              other.entityMigrationPolicyClassName == nil,
+              other.sourceEntity === sourceRelationship.destinationEntity,
+              let made = other.destinationEntity, made.isKind(of: wanted),
+              let back = other.relationshipMappings.first(where: { $0.name == inverse.name })?.valueExpression,
+              case .function(.variable("manager"), form, let backArguments) = back, backArguments.count == 2,
+              backArguments[0].constantValue?.stringValue == mapping.name, sourceKey(backArguments[1]) == sourceInverse.name
+        else { return false }
+        return true
     }
 
     /// The source relationship and the entity mappings an expression of the two supported forms looks through.

@@ -25,12 +25,14 @@ struct DestinationValidation {
         for entity in store.model.entitiesInStoreOrder where !entity.isAbstract {
             let table = SQLiteDatabase.quote(layout.table(for: entity))
             let own = layout.entityRestriction(for: entity, includingSubentities: false) ?? "1"
+            // The attribute rules, each a condition on a row's columns: one scan for all of them
+            // first, and a query per rule only when some row breaks one.
+            var rules: [(key: String, condition: String, code: MigrationError.Code, what: String)] = []
             for attribute in entity.attributes where !attribute.isTransient {
                 guard let column = layout.column(for: attribute).map(SQLiteDatabase.quote) else { continue }
                 let name = "\(entity.name).\(attribute.name)"
                 if !attribute.isOptional {
-                    try check(entity, attribute.name, table, "\(own) AND \(column) IS NULL", .validationMissingMandatoryProperty,
-                              "\(name) is required but nil", &problems)
+                    rules.append((attribute.name, "\(column) IS NULL", .validationMissingMandatoryProperty, "\(name) is required but nil"))
                 }
                 var lower = attribute.minValue
                 var upper = attribute.maxValue
@@ -40,12 +42,18 @@ struct DestinationValidation {
                 }
                 guard attribute.attributeType.isNumeric else { continue }
                 if let upper = upper {
-                    try check(entity, attribute.name, table, "\(own) AND \(column) > \(Value.format(upper))", .validationNumberTooLarge,
-                              "\(name) is above its maximum \(Value.format(upper))", &problems)
+                    rules.append((attribute.name, "\(column) > \(Value.format(upper))", .validationNumberTooLarge, "\(name) is above its maximum \(Value.format(upper))"))
                 }
                 if let lower = lower {
-                    try check(entity, attribute.name, table, "\(own) AND \(column) < \(Value.format(lower))", .validationNumberTooSmall,
-                              "\(name) is below its minimum \(Value.format(lower))", &problems)
+                    rules.append((attribute.name, "\(column) < \(Value.format(lower))", .validationNumberTooSmall, "\(name) is below its minimum \(Value.format(lower))"))
+                }
+            }
+            if !rules.isEmpty {
+                let any = rules.map { "(\($0.condition))" }.joined(separator: " OR ")
+                if try store.database.scalar("SELECT 1 FROM \(table) WHERE \(own) AND (\(any)) LIMIT 1") != nil {
+                    for rule in rules {
+                        try check(entity, rule.key, table, "\(own) AND \(rule.condition)", rule.code, rule.what, &problems)
+                    }
                 }
             }
             for relationship in entity.relationships where !relationship.isTransient {

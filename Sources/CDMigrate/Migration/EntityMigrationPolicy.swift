@@ -15,6 +15,11 @@
 open class EntityMigrationPolicy {
     public init() {}
 
+    /// Whether `createRelationships` is known to be the default's (a subclass in this package that
+    /// keeps it says so): for a mapping without relationship mappings the migration then skips
+    /// stage 2's walk over its destination instances, which would do nothing.
+    package var createsRelationshipsByDefault = false
+
     open func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {}
 
     /// The default makes a destination instance of the mapping's destination entity, applies the
@@ -57,4 +62,9 @@ open class EntityMigrationPolicy {
 }
 
 /// The policy used for mappings that name none.
-final class DefaultEntityMigrationPolicy: EntityMigrationPolicy {}
+final class DefaultEntityMigrationPolicy: EntityMigrationPolicy {
+    override init() {
+        super.init()
+        createsRelationshipsByDefault = true
+    }
+}

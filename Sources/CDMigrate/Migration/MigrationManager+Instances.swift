@@ -105,7 +105,14 @@ extension MigrationManager {
             guard let attribute = destination.entity.attribute(named: property.name) else {
                 throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no attribute '\(property.name)'", path: property.path)
             }
-            let value = try evaluate(expression, property: property, mapping: mapping, source: source, destination: destination)
+            let value: Value
+            if case .keyPath(.variable("source"), let keys) = expression, keys.count == 1, let source = source,
+               source.entity.attributesByName[keys[0]] != nil {
+                // `$source.attribute`, the commonest mapping: what the evaluator would answer, without it.
+                value = try source.value(forKey: keys[0])
+            } else {
+                value = try evaluate(expression, property: property, mapping: mapping, source: source, destination: destination)
+            }
             do {
                 try destination.setValue(value, for: attribute)
             } catch let error as MigrationError {

@@ -30,12 +30,15 @@ public final class MigrationManager {
     /// or a folder of JSON models): when the store does not match the source model, the error
     /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.
     public var modelVersions: ModelVersionSet?
+    /// Whether a declarative mapping that takes its source entity whole into an empty table keeps
+    /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
+    var keepsSourceKeys = true
 
     public private(set) var migrationProgress: Double = 0
     public internal(set) var currentEntityMapping: EntityMapping?
     /// The property mapping whose expression is being evaluated.
     public internal(set) var currentPropertyMapping: PropertyMapping?
-    public private(set) var currentPass = 0
+    public internal(set) var currentPass = 0
     public private(set) var sourceStore: PersistentStore?
     public private(set) var destinationStore: PersistentStore?
 
@@ -53,18 +56,15 @@ public final class MigrationManager {
     var lookupIndexes = Set<String>()
     var lookupIndexNames: [String] = []
     /// Set by `cancel()` from any thread, read by the migration's thread.
-    private let cancelRequest = Atomic<Bool>(false)
-    private var sourceAttached = false
+    let cancelRequest = Atomic<Bool>(false)
+    var sourceAttached = false
     /// How this run reads its source; its private snapshot (if any) goes with it.
-    private var sourceAccess: SourceAccess?
-    private var stepsDone = 0
-    private var totalSteps = 1
-    private var stage = 0
-    private var report = MigrationReport()
+    var sourceAccess: SourceAccess?
+    var stepsDone = 0
+    var totalSteps = 1
+    var stage = 0
+    var report = MigrationReport()
 
-    /// Checks every mapping model against the two models (errors name what does not fit) and
-    /// keeps its own copies bound to them: the mapping models given are not changed, so they may
-    /// be shared with other migrations.
     /// What reading and checking the models and mapping models noticed, available before a run (the
     /// `validate` path) and repeated at the start of every report's warnings: each model's explicit
     /// `versionHash` that differs from the computed one, and each mapping model's warnings (a
@@ -92,6 +92,9 @@ public final class MigrationManager {
         return ". The store matches no version of '\(versions.path)' (\(versions.versionNames.joined(separator: ", ")))"
     }
 
+    /// Checks every mapping model against the two models (errors name what does not fit) and
+    /// keeps its own copies bound to them: the mapping models given are not changed, so they may
+    /// be shared with other migrations.
     public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
@@ -220,7 +223,7 @@ public final class MigrationManager {
     }
 
     /// In-place migration needs the store to itself: a process writing it meanwhile would lose its writes.
-    private func refuseIfOpenElsewhere(_ path: String) throws {
+    func refuseIfOpenElsewhere(_ path: String) throws {
         if SourceAccess.isOpenElsewhere(path) == true {
             throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
         }
@@ -228,7 +231,7 @@ public final class MigrationManager {
 
     /// The run proper: reads the source (see `SourceAccess`) and writes the new store into
     /// `temporaryPath`, an empty file this run created; the caller hands it over or removes it.
-    private func run(sourcePath: String, temporaryPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
+    func run(sourcePath: String, temporaryPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
         for model in mappingModels {
             for mapping in model.entityMappings {
                 if let name = mapping.entityMigrationPolicyClassName, policyFactory(named: name) == nil {
@@ -315,195 +318,22 @@ public final class MigrationManager {
         }
     }
 
-    private func runPass(_ pass: Int, _ model: MappingModel) throws {
-        currentPass = pass
-        let mappings = model.entityMappings
-        for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
-        let policies: [EntityMigrationPolicy] = mappings.map { mapping in
-            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) { return factory() }
-            return DefaultEntityMigrationPolicy()
-        }
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
-        let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
-
-        // Stage 1: create destination instances.
-        stage = 1
-        for (index, mapping) in mappings.enumerated() {
-            try enter(mapping, policy: policies[index])
-            try policies[index].begin(mapping, with: self)
-            var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
-            if let request = plans[index] {
-                let total = try source.count(request)
-                var processed = 0
-                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-                if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
-                   try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
-                    processed = total
-                    counts.instancesBySQL = true
-                    try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
-                } else {
-                    processed = try createInstancesPerSource(mapping, policy: policies[index], request: request, total: total,
-                                                             source: source, destination: destination)
-                }
-                counts.sourceInstances = processed
-            }
-            try policies[index].endInstanceCreation(forMapping: mapping, manager: self)
-            try destination.save()
-            counts.associations = try associations.count(mapping: mappingID(mapping))
-            report.mappings.append(counts)
-            if plans[index] != nil, counts.sourceInstances == 0, let entityName = mapping.sourceEntityName {
-                // A mapping that took nothing: a predicate or an entity name that no longer fits the store.
-                var all = FetchRequest(entityName: entityName)
-                all.includesSubentities = true
-                let available = (try? source.count(all)) ?? 0
-                report.warnings.append(available == 0
-                    ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
-                    : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances")
-            }
-            finishStep()
-        }
-
-        // Stage 2: create relationships.
-        stage = 2
-        for (index, mapping) in mappings.enumerated() {
-            try enter(mapping, policy: policies[index])
-            // The default policy with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
-            var idle = policies[index] is DefaultEntityMigrationPolicy && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
-            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true && policies[index] is DefaultEntityMigrationPolicy {
-                idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
-                if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
-                    report.mappings[i].relationshipsBySQL = true
-                }
-            }
-            if !idle {
-                try createRelationshipsPerDestination(mapping, policy: policies[index], associations: associations,
-                                                      source: source, destination: destination)
-            } else {
-                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
-            }
-            try policies[index].endRelationshipCreation(forMapping: mapping, manager: self)
-            try destination.save()
-            finishStep()
-        }
-
-        // Stage 3: validate. As Core Data, every destination instance is validated before any
-        // policy's performCustomValidation and end, which do not run when validation fails. The
-        // passes share one destination, so it is validated once whole, in the last pass.
-        stage = 3
-        if pass == mappingModels.count - 1 {
-            try detachSource()
-            try dropLookupIndexes()
-            try DestinationValidation(store: destination).validate()
-        }
-        for (index, mapping) in mappings.enumerated() {
-            try enter(mapping, policy: policies[index])
-            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
-            try policies[index].performCustomValidation(forMapping: mapping, manager: self)
-            try policies[index].end(mapping, manager: self)
-            try destination.save()
-            finishStep()
-        }
-        currentEntityMapping = nil
-        currentPolicy = nil
-    }
-
-    /// Stage 1 row by row: the policy's `createDestinationInstances` for each source instance.
-    private func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
-                                          source: PersistentStore, destination: PersistentStore) throws -> Int {
-        var processed = 0
-        try source.enumerate(request) { sInstance in
-            try checkCancelled()
-            currentSource = sInstance
-            try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
-            currentSource = nil
-            processed += 1
-            if processed % batchSize == 0 { try destination.save() }
-            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
-            return true
-        }
-        return processed
-    }
-
-    /// Stage 2 per instance, as Core Data runs it: the policy's `createRelationships` once for each
-    /// destination instance the mapping made (however many sources it was associated with), with
-    /// `$source` the instance it was made from when there is exactly one (both as faults).
-    private func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
-                                                   source: PersistentStore, destination: PersistentStore) throws {
-        let total = try associations.destinationCount(mapping: mappingID(mapping))
-        var processed = 0
-        try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-        try associations.forEachDestination(mapping: mappingID(mapping)) { association, hasSeveralSources in
-            try checkCancelled()
-            let dInstance = try association.destination(in: destinationModel, store: destination)
-            currentDestination = dInstance
-            currentSource = hasSeveralSources ? nil : try association.source(in: sourceModel, store: source)
-            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
-            currentSource = nil
-            currentDestination = nil
-            processed += 1
-            if processed % batchSize == 0 { try destination.save() }
-            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
-        }
-    }
-
-    /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
-    /// mapping needs the row-by-row path.
-    private func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
-                                  source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        guard total > 0, let destinationEntity = mapping.destinationEntity,
-              let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), source: source, destination: destination)
-        else { return false }
-        try attachSource(source, to: destination)
-        let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
-        try destination.database.begin()
-        try destination.database.run(plan.insertRows, arguments)
-        try destination.database.run(plan.insertAssociations, arguments)
-        try destination.save()
-        return true
-    }
-
-    /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
-    /// needs the per-instance path.
-    private func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
-        try attachSource(source, to: destination)
-        try destination.database.begin()
-        for statement in statements { try destination.database.run(statement) }
-        try destination.save()
-        return true
-    }
-
-    private func attachSource(_ source: PersistentStore, to destination: PersistentStore) throws {
-        // ATTACH and DETACH cannot run inside a transaction.
-        try destination.save()
-        guard !sourceAttached, let uri = sourceAccess?.uri else { return }
-        try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
-        sourceAttached = true
-    }
-
-    private func detachSource() throws {
-        guard sourceAttached, let destination = destinationStore else { return }
-        try destination.save()
-        try destination.database.exec("DETACH DATABASE \(DeclarativeMappingSQL.sourceSchema)")
-        sourceAttached = false
-    }
-
-    private func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {
+    func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {
         try checkCancelled()
         currentEntityMapping = mapping
         currentPolicy = policy
     }
 
-    private func finishStep() {
+    func finishStep() {
         stepsDone += 1
         migrationProgress = Double(stepsDone) / Double(totalSteps)
     }
 
-    private func checkCancelled() throws {
+    func checkCancelled() throws {
         if cancelRequest.load(ordering: .relaxed) { throw MigrationError(.migrationCancelled, "the migration was cancelled") }
     }
 
-    private func notifyProgress(entityMappingName: String, processed: Int, total: Int, force: Bool = false) throws {
+    func notifyProgress(entityMappingName: String, processed: Int, total: Int, force: Bool = false) throws {
         guard let handler = progressHandler else { return }
         guard force || processed % max(1, progressInterval) == 0 else { return }
         let within = total > 0 ? min(1, Double(processed) / Double(total)) : 0
@@ -514,7 +344,7 @@ public final class MigrationManager {
         try checkCancelled()
     }
 
-    private func collectCounts() throws {
+    func collectCounts() throws {
         guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
         let taken = try associations.distinctSourceCounts()
         for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {

@@ -1,0 +1,195 @@
+/// The three stages of a pass, as Core Data runs them: instances (row by row through the policy,
+/// or as one `INSERT … SELECT` for a declarative mapping), relationships (per destination instance
+/// or as SQL), validation; and attaching the source for the SQL paths.
+extension MigrationManager {
+    func runPass(_ pass: Int, _ model: MappingModel) throws {
+        currentPass = pass
+        let mappings = model.entityMappings
+        for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
+        let policies: [EntityMigrationPolicy] = mappings.map { mapping in
+            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) { return factory() }
+            return DefaultEntityMigrationPolicy()
+        }
+        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
+
+        // Stage 1: create destination instances.
+        stage = 1
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            try policies[index].begin(mapping, with: self)
+            var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
+            if let request = plans[index] {
+                let total = try source.count(request)
+                var processed = 0
+                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+                if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
+                   try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
+                    processed = total
+                    counts.instancesBySQL = true
+                    try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
+                } else {
+                    processed = try createInstancesPerSource(mapping, policy: policies[index], request: request, total: total,
+                                                             source: source, destination: destination)
+                }
+                counts.sourceInstances = processed
+            }
+            try policies[index].endInstanceCreation(forMapping: mapping, manager: self)
+            try destination.save()
+            counts.associations = try associations.count(mapping: mappingID(mapping))
+            report.mappings.append(counts)
+            if plans[index] != nil, counts.sourceInstances == 0, let entityName = mapping.sourceEntityName {
+                // A mapping that took nothing: a predicate or an entity name that no longer fits the store.
+                var all = FetchRequest(entityName: entityName)
+                all.includesSubentities = true
+                let available = (try? source.count(all)) ?? 0
+                report.warnings.append(available == 0
+                    ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
+                    : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances")
+            }
+            finishStep()
+        }
+
+        // Stage 2: create relationships.
+        stage = 2
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            // The default createRelationships with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
+            var idle = policies[index].createsRelationshipsByDefault && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true && policies[index] is DefaultEntityMigrationPolicy {
+                idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
+                if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
+                    report.mappings[i].relationshipsBySQL = true
+                }
+            }
+            if !idle {
+                try createRelationshipsPerDestination(mapping, policy: policies[index], associations: associations,
+                                                      source: source, destination: destination)
+            } else {
+                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
+            }
+            try policies[index].endRelationshipCreation(forMapping: mapping, manager: self)
+            try destination.save()
+            finishStep()
+        }
+
+        // Stage 3: validate. As Core Data, every destination instance is validated before any
+        // policy's performCustomValidation and end, which do not run when validation fails. The
+        // passes share one destination, so it is validated once whole, in the last pass.
+        stage = 3
+        if pass == mappingModels.count - 1 {
+            try detachSource()
+            try dropLookupIndexes()
+            try DestinationValidation(store: destination).validate()
+        }
+        for (index, mapping) in mappings.enumerated() {
+            try enter(mapping, policy: policies[index])
+            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
+            try policies[index].performCustomValidation(forMapping: mapping, manager: self)
+            try policies[index].end(mapping, manager: self)
+            try destination.save()
+            finishStep()
+        }
+        currentEntityMapping = nil
+        currentPolicy = nil
+    }
+
+    /// Stage 1 row by row: the policy's `createDestinationInstances` for each source instance.
+    func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
+                                          source: PersistentStore, destination: PersistentStore) throws -> Int {
+        var processed = 0
+        try source.enumerate(request) { sInstance in
+            try checkCancelled()
+            currentSource = sInstance
+            try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            currentSource = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            return true
+        }
+        return processed
+    }
+
+    /// Stage 2 per instance, as Core Data runs it: the policy's `createRelationships` once for each
+    /// destination instance the mapping made (however many sources it was associated with), with
+    /// `$source` the instance it was made from when there is exactly one (both as faults).
+    func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+                                                   source: PersistentStore, destination: PersistentStore) throws {
+        let total = try associations.destinationCount(mapping: mappingID(mapping))
+        var processed = 0
+        try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+        try associations.forEachDestination(mapping: mappingID(mapping)) { association, hasSeveralSources in
+            try checkCancelled()
+            let dInstance = try association.destination(in: destinationModel, store: destination)
+            currentDestination = dInstance
+            currentSource = hasSeveralSources ? nil : try association.source(in: sourceModel, store: source)
+            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
+            currentSource = nil
+            currentDestination = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+        }
+    }
+
+    /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
+    /// mapping needs the row-by-row path.
+    func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
+                                  source: PersistentStore, destination: PersistentStore) throws -> Bool {
+        guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
+              let associations = associations else { return false }
+        let keepsKeys = keepsSourceKeys && DeclarativeMappingSQL.canKeepSourceKeys(
+            mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
+        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
+                                                    source: source, destination: destination)
+        else { return false }
+        try attachSource(source, to: destination)
+        try destination.database.begin()
+        if let insertAssociations = plan.insertAssociations {
+            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
+            try destination.database.run(plan.insertRows, arguments)
+            try destination.database.run(insertAssociations, arguments)
+        } else {
+            try destination.database.run(plan.insertRows, plan.predicateArguments)
+            let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
+            // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
+            guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
+                  let high = try destination.database.scalar("SELECT MAX(Z_PK) FROM main.\(table)")?.integer else {
+                throw MigrationError(.migration, "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted")
+            }
+            destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
+            try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                                            destinationEntity: destinationEntity.entityNumber, destinationTable: table,
+                                            low: low, high: high, count: total)
+        }
+        try destination.save()
+        return true
+    }
+
+    /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
+    /// needs the per-instance path.
+    func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
+        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
+        try attachSource(source, to: destination)
+        try destination.database.begin()
+        for statement in statements { try destination.database.run(statement) }
+        try destination.save()
+        return true
+    }
+
+    func attachSource(_ source: PersistentStore, to destination: PersistentStore) throws {
+        // ATTACH and DETACH cannot run inside a transaction.
+        try destination.save()
+        guard !sourceAttached, let uri = sourceAccess?.uri else { return }
+        try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
+        sourceAttached = true
+    }
+
+    func detachSource() throws {
+        guard sourceAttached, let destination = destinationStore else { return }
+        try destination.save()
+        try destination.database.exec("DETACH DATABASE \(DeclarativeMappingSQL.sourceSchema)")
+        sourceAttached = false
+    }
+}

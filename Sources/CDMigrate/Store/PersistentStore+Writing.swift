@@ -1,0 +1,148 @@
+/// Inserting instances (buffered, written by prepared INSERTs), attribute changes, saving and bookkeeping.
+extension PersistentStore {
+    // MARK: Inserting and saving
+
+    /// A new instance of a concrete entity, with its attributes' default values and a new `Z_PK`.
+    public func insertObject(entityName: String) throws -> ManagedObject {
+        try checkWritable("insert a '\(entityName)'")
+        let entity = try self.entity(named: entityName)
+        if entity.isAbstract {
+            throw MigrationError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))")
+        }
+        if pending.count >= insertBatchSize { try writeBuffer() }
+        let primaryKey = allocatePrimaryKeys(for: entity, count: 1)
+        let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey), context: self)
+        pendingIndex[key(object)] = pending.count
+        pending.append(PendingRow(object: object, links: [:]))
+        return object
+    }
+
+    /// Reserves `count` consecutive primary keys in the entity's table; returns the first.
+    func allocatePrimaryKeys(for entity: EntityDescription, count: Int) -> Int64 {
+        let table = layout.table(for: entity)
+        let first = (maxPrimaryKeys[table] ?? 0) + 1
+        maxPrimaryKeys[table] = first + Int64(max(count, 1)) - 1
+        return first
+    }
+
+    /// The last primary key handed out in the entity's table (0 when none yet).
+    func lastAllocatedPrimaryKey(for entity: EntityDescription) -> Int64 {
+        maxPrimaryKeys[layout.table(for: entity)] ?? 0
+    }
+
+    /// Marks every key up to `key` in the entity's table as used (rows written there by SQL with
+    /// keys of their own): later allocations start above it.
+    func reservePrimaryKeys(for entity: EntityDescription, upTo key: Int64) {
+        let table = layout.table(for: entity)
+        maxPrimaryKeys[table] = max(maxPrimaryKeys[table] ?? 0, key)
+    }
+
+    /// Writes the inserted instances still buffered into the open transaction.
+    public func flush() throws {
+        try checkWritable("write changes")
+        try writeBuffer()
+    }
+
+    /// Writes the buffer (a no-op when empty, as it always is in a read-only store); every read runs this first.
+    func writeBuffer() throws {
+        guard !pending.isEmpty else { return }
+        try beginIfNeeded()
+        var written = 0
+        defer {
+            // Rows already written leave the buffer even when a later one fails.
+            if written == pending.count {
+                pending.removeAll(keepingCapacity: true)
+                pendingIndex.removeAll(keepingCapacity: true)
+            } else if written > 0 {
+                for row in pending[0..<written] { pendingIndex[key(row.object)] = nil }
+                pending.removeFirst(written)
+                for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
+            }
+        }
+        for row in pending {
+            let object = row.object
+            let plan = try insertPlan(for: object.entity)
+            let statement = plan.statement
+            try statement.bind(.integer(object.objectID.primaryKey), at: 1)
+            try statement.bind(.integer(Int64(layout.entityNumber(of: object.entity))), at: 2)
+            try statement.bind(.integer(1), at: 3)
+            var position: Int32 = 4
+            for index in plan.attributeIndexes {
+                try statement.bind(object.attributeValues[index], at: position)
+                position += 1
+            }
+            for column in plan.linkColumns {
+                try statement.bind(row.links[column] ?? .null, at: position)
+                position += 1
+            }
+            try statement.step()
+            statement.reset()
+            written += 1
+        }
+    }
+
+    func insertPlan(for entity: EntityDescription) throws -> InsertPlan {
+        if let plan = insertPlans[entity.name] { return plan }
+        var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
+        var indexes: [Int] = []
+        for attribute in entity.attributes {
+            guard let column = layout.column(for: attribute) else { continue }
+            columns.append(column)
+            indexes.append(attribute.index)
+        }
+        let links = layout.linkColumns(for: entity)
+        columns += links
+        let sql = "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        let plan = InsertPlan(statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
+        insertPlans[entity.name] = plan
+        return plan
+    }
+
+    /// Writes everything: the buffer, `Z_PRIMARYKEY` (`Z_MAX`), `Z_METADATA` for a new store; commits.
+    public func save() throws {
+        try checkWritable("save")
+        try writeBuffer()
+        try beginIfNeeded()
+        try writeBookkeeping()
+        try database.commit()
+    }
+
+    /// Replaces the metadata written by the next `save()`.
+    public func setMetadata(_ metadata: StoreMetadata) throws {
+        try checkWritable("change its metadata")
+        self.metadata = metadata
+        metadataNeedsSave = true
+    }
+
+    func writeBookkeeping() throws {
+        if isNew {
+            for entity in model.entitiesInStoreOrder {
+                let maxKey: Int64 = entity.parent == nil ? maxPrimaryKeys[layout.table(for: entity)] ?? 0 : 0
+                try database.run("INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)", [
+                    .integer(Int64(layout.entityNumber(of: entity))), .string(entity.name),
+                    .integer(Int64(entity.parent.map { layout.entityNumber(of: $0) } ?? 0)), .integer(maxKey)])
+            }
+        } else {
+            for root in model.entities where root.parent == nil {
+                let maxKey = maxPrimaryKeys[layout.table(for: root)] ?? 0
+                try database.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND (Z_MAX IS NULL OR Z_MAX < ?)",
+                                 [.integer(maxKey), .integer(Int64(layout.entityNumber(of: root))), .integer(maxKey)])
+            }
+        }
+        if metadataNeedsSave {
+            try database.run("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                             [.string(metadata.storeUUID), .binary(metadata.plistBytes())])
+            metadataNeedsSave = false
+        }
+    }
+    // MARK: ObjectContext: attributes
+
+    public func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
+        try checkWritable("change '\(object.entity.name).\(attribute.name)'")
+        try checkOwn(object)
+        guard pendingIndex[key(object)] == nil, let column = layout.column(for: attribute) else { return }
+        try beginIfNeeded()
+        try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
+                         [object.attributeValues[attribute.index], .integer(object.objectID.primaryKey)])
+    }
+}

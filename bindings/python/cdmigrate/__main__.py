@@ -3,13 +3,16 @@ with custom policies written in Python.
 
     python -m cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite \\
         --source-model v1.json --destination-model v2.json --mapping v1-v2.json --policies notepolicies
+    python -m cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models UnCloudNotes --policies notepolicies
     python -m cdmigrate validate --source-model v1.json --destination-model v2.json --mapping v1-v2.json
     python -m cdmigrate inspect Notes.sqlite --json
 
 ``--policies MODULE`` imports a module (a dotted name, importable from the current folder, or a
 ``.py`` file) and registers every ``cdmigrate.EntityMigrationPolicy`` subclass it defines under
 its class name, which is what a mapping's ``policy`` names; a module-level ``FUNCTIONS`` dict
-(``{("ClassName", "selector:"): callable}``) registers host functions too.
+(``{("ClassName", "selector:"): callable}``) registers host functions too. With ``--models PATH``
+(a model set, as ``cdmigrate migrate --models``) the store is brought to the set's current version
+(or ``--to-version``) one version at a time, the modules' policies serving every step.
 
 Exit codes are the command's: 0 success, 1 the migration failed, 64 usage, 65 an invalid model,
 mapping model or expression, 66 the store is not at the source model's version, 74 a file could
@@ -27,7 +30,7 @@ import sqlite3
 import sys
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import MappingModel, Migration, Model
+from . import MappingModel, Migration, MigrationChain, Model
 from .errors import MigrationError
 from .policy import EntityMigrationPolicy
 
@@ -194,6 +197,15 @@ def _unqualified(name: str) -> str:
 def run_migrate(args) -> int:
     if args.in_place == (args.to is not None):
         raise UsageError("give either --to PATH or --in-place")
+    step_given = bool(args.source_model or args.destination_model or args.mapping)
+    if args.models is not None:
+        if step_given:
+            raise UsageError("give either --models or --source-model/--destination-model/--mapping, not both")
+        return run_migrate_chain(args)
+    if args.to_version is not None:
+        raise UsageError("--to-version goes with --models")
+    if not (args.source_model and args.destination_model and args.mapping):
+        raise UsageError("give --source-model, --destination-model and --mapping, or --models")
     out = Output(args.json, args.quiet)
     try:
         policies, functions = collect_policies(args.policies)
@@ -212,6 +224,37 @@ def run_migrate(args) -> int:
         for warning in report.warnings:
             out.warning(warning)
         out.document({"ok": True, "source": args.store, "destination": written, "report": report.raw})
+        return EXIT_SUCCESS
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "source": args.store, "error": error_object(error)})
+        return exit_status(error)
+
+
+def run_migrate_chain(args) -> int:
+    """``migrate --models``: the store's version found by its entity hashes, then every step to
+    the target, with the policy modules registered once for all of them (MigrationChain)."""
+    out = Output(args.json, args.quiet)
+    try:
+        policies, functions = collect_policies(args.policies)
+        with MigrationChain(args.models, args.to_version, policies=policies, functions=functions) as chain:
+            report = chain.run_in_place(args.store) if args.in_place else chain.run(args.store, args.to)
+        written = args.store if args.in_place else args.to
+        if report.already_at_target:
+            out.line(f"{args.store} is already at version {report.target_version}; "
+                     + ("nothing to do" if args.in_place else f"copied to {written}"))
+        else:
+            count = len(report.steps)
+            out.line(f"migrated {args.store} ({report.store_version}) → {written} ({report.target_version}) "
+                     f"in {count} step{'' if count == 1 else 's'}")
+        for step in report.steps:
+            out.line(f"  {step.source_version} → {step.destination_version}: "
+                     + ("inferred" if step.inferred else ", ".join(step.mapping_models)))
+            for entity, number in step.destination_counts.items():
+                out.line(f"    {entity}: {number}")
+        out.document({"ok": True, "source": args.store, "destination": written, "storeVersion": report.store_version,
+                      "targetVersion": report.target_version, "alreadyAtTarget": report.already_at_target,
+                      "steps": report.raw.get("steps", [])})
         return EXIT_SUCCESS
     except (Exception, KeyboardInterrupt) as error:
         out.error(error)
@@ -311,10 +354,10 @@ def run_inspect(args) -> int:
 
 # -- arguments ----------------------------------------------------------------------------------
 
-def _add_models(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source-model", required=True, metavar="path", help="the model the store was written with")
-    parser.add_argument("--destination-model", required=True, metavar="path", help="the model to migrate to")
-    parser.add_argument("--mapping", action="append", required=True, metavar="path",
+def _add_models(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--source-model", required=required, metavar="path", help="the model the store was written with")
+    parser.add_argument("--destination-model", required=required, metavar="path", help="the model to migrate to")
+    parser.add_argument("--mapping", action="append", required=required, default=None if required else [], metavar="path",
                         help="a mapping model (JSON or .xcmappingmodel); several run as passes, in order")
     parser.add_argument("--policies", action="append", default=[], metavar="module",
                         help="a Python module (or .py file) defining EntityMigrationPolicy subclasses, "
@@ -336,7 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("store", help="the store to migrate")
     migrate.add_argument("--to", metavar="path", help="where to write the migrated store (must not exist)")
     migrate.add_argument("--in-place", action="store_true", help="replace the store with the migrated one")
-    _add_models(migrate)
+    _add_models(migrate, required=False)
+    migrate.add_argument("--models", metavar="path",
+                         help="a model set (an .xcdatamodeld, a folder of JSON models or a .momd, with its mapping "
+                              "models): migrate through its versions instead of one step")
+    migrate.add_argument("--to-version", metavar="name", help="with --models: the version to reach (default: the current one)")
     migrate.add_argument("--json", action="store_true", help="print the report as JSON")
     migrate.add_argument("--quiet", action="store_true", help="print nothing but errors")
     migrate.set_defaults(run=run_migrate)

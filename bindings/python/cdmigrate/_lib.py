@@ -192,6 +192,7 @@ _PROTOTYPES = {
     "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_chain_plan": (c_int, [c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migrate_chain": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cdm_migration_new_chain": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts
     "cdm_context_error": (c_void_p, [c_void_p]),

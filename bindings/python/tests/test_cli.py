@@ -172,3 +172,31 @@ def test_help_lists_the_commands_and_exit_codes():
     for command in ("migrate", "validate", "inspect"):
         assert command in result.stdout
     assert "exit codes" in result.stdout
+
+
+def test_migrate_with_models_runs_the_chain_with_the_policy_modules(tmp_path):
+    from reference_migrations import uncloudnotes
+    from test_chain import UNCLOUDNOTES
+    from test_chain import rows as all_rows
+    store = str(tmp_path / "v1.sqlite")
+    uncloudnotes.generate_source(1, store, count=20)
+    destination = str(tmp_path / "v4.sqlite")
+    result = cli("migrate", store, "--to", destination, "--models", UNCLOUDNOTES, "--policies", "reference_migrations.uncloudnotes", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] and document["storeVersion"] == "UnCloudNotes_v1" and document["targetVersion"] == "UnCloudNotes_v4"
+    assert [s["to"] for s in document["steps"]] == ["UnCloudNotes_v2", "UnCloudNotes_v3", "UnCloudNotes_v4"]
+    uncloudnotes.migrate_to_v4(store, str(tmp_path / "steps.sqlite"))
+    assert all_rows(destination) == all_rows(str(tmp_path / "steps.sqlite"))
+    text = cli("migrate", store, "--to", str(tmp_path / "again.sqlite"), "--models", UNCLOUDNOTES, "--to-version", "UnCloudNotes_v2")
+    assert text.returncode == 0, text.stderr
+    assert "(UnCloudNotes_v1) → " in text.stdout and "in 1 step" in text.stdout
+    # Without the module the v3 -> v4 step is refused before anything runs, naming the policy.
+    without = cli("migrate", store, "--to", str(tmp_path / "without.sqlite"), "--models", UNCLOUDNOTES)
+    assert without.returncode == 1
+    assert "AttachmentToImageAttachmentMigrationPolicyV3toV4" in without.stderr
+    assert not os.path.exists(tmp_path / "without.sqlite")
+    # --models goes alone; --to-version only with it.
+    assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--models", UNCLOUDNOTES,
+               "--source-model", "a.json").returncode == 64
+    assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--to-version", "UnCloudNotes_v2").returncode == 64

@@ -37,16 +37,17 @@ static int same_rows(const char *a, const char *b) {
             n += (size_t)snprintf(columns + n, sizeof columns - n, "%s\"%s\"", n ? ", " : "", column);
         }
         sqlite3_finalize(info);
-        snprintf(sql, sizeof sql,
-                 "SELECT (SELECT COUNT(*) FROM main.\"%1$s\") - (SELECT COUNT(*) FROM other.\"%1$s\"), "
-                 "(SELECT COUNT(*) FROM (SELECT %2$s FROM main.\"%1$s\" EXCEPT SELECT %2$s FROM other.\"%1$s\")), "
-                 "(SELECT COUNT(*) FROM (SELECT %2$s FROM other.\"%1$s\" EXCEPT SELECT %2$s FROM main.\"%1$s\"))",
-                 table, columns);
+        char *compare = sqlite3_mprintf(
+            "SELECT (SELECT COUNT(*) FROM main.\"%w\") - (SELECT COUNT(*) FROM other.\"%w\"), "
+            "(SELECT COUNT(*) FROM (SELECT %s FROM main.\"%w\" EXCEPT SELECT %s FROM other.\"%w\")), "
+            "(SELECT COUNT(*) FROM (SELECT %s FROM other.\"%w\" EXCEPT SELECT %s FROM main.\"%w\"))",
+            table, table, columns, table, columns, table, columns, table, columns, table);
         sqlite3_stmt *diff = NULL;
-        int ok = sqlite3_prepare_v2(db, sql, -1, &diff, NULL) == SQLITE_OK && sqlite3_step(diff) == SQLITE_ROW
+        int ok = compare && sqlite3_prepare_v2(db, compare, -1, &diff, NULL) == SQLITE_OK && sqlite3_step(diff) == SQLITE_ROW
                  && sqlite3_column_int(diff, 0) == 0 && sqlite3_column_int(diff, 1) == 0 && sqlite3_column_int(diff, 2) == 0;
         if (!ok) fprintf(stderr, "table %s differs between %s and %s\n", table, a, b);
         sqlite3_finalize(diff);
+        sqlite3_free(compare);
         if (!ok) { compared = -1; break; }
         compared++;
     }
@@ -187,6 +188,8 @@ int main(void) {
 
         /* In place, with the same handle: the store is at v4 afterwards. */
         if (version == 2) {
+            MUST(cdm_migration_set_user_info(chain, "run-flag", flag, NULL));
+            last_fraction = 0;
             MUST(cdm_migration_run_in_place(chain, source));
             CHECK(same_rows(source, destination) > 3);
             MUST(cdm_migration_run_in_place(chain, source));   /* at the target: left as it is */

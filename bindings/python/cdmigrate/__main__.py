@@ -6,6 +6,8 @@ with custom policies written in Python.
     python -m cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models UnCloudNotes --policies notepolicies
     python -m cdmigrate validate --source-model v1.json --destination-model v2.json --mapping v1-v2.json
     python -m cdmigrate inspect Notes.sqlite --json
+    python -m cdmigrate plan Notes.sqlite --models UnCloudNotes
+    python -m cdmigrate check released-stores --models UnCloudNotes --policies notepolicies
 
 ``--policies MODULE`` imports a module (a dotted name, importable from the current folder, or a
 ``.py`` file) and registers every ``cdmigrate.EntityMigrationPolicy`` subclass it defines under
@@ -28,9 +30,10 @@ import os
 import plistlib
 import sqlite3
 import sys
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import MappingModel, Migration, MigrationChain, Model
+from . import MappingModel, Migration, MigrationChain, Model, ModelSet
 from .errors import MigrationError
 from .policy import EntityMigrationPolicy
 
@@ -262,6 +265,94 @@ def run_migrate_chain(args) -> int:
         return exit_status(error)
 
 
+def _step_json(step) -> Dict[str, Any]:
+    return {"from": step.source_version, "to": step.destination_version, "inferred": step.inferred,
+            "mappingModels": step.mapping_models, "reason": step.reason, "policies": step.policies}
+
+
+def run_plan(args) -> int:
+    """``plan STORE --models PATH``: the steps ``migrate --models`` would run; nothing is written."""
+    out = Output(args.json)
+    try:
+        plan = ModelSet(args.models).plan(args.store, to_version=args.to_version)
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "store": args.store, "error": error_object(error)})
+        return exit_status(error)
+    out.line(f"{args.store}: version {plan.store_version}; target {plan.target_version}"
+             + (" (already there: nothing to do)" if plan.is_at_target else f", {len(plan.steps)} step{'' if len(plan.steps) == 1 else 's'}"))
+    for number, step in enumerate(plan.steps, 1):
+        out.line(f"  {number}. {step.source_version} → {step.destination_version}: "
+                 + ("inferred (lightweight)" if step.inferred else ", ".join(step.mapping_models)))
+        if step.reason:
+            out.line(f"     {step.reason}")
+        if step.policies:
+            out.line(f"     policies: {', '.join(step.policies)}")
+    for warning in plan.warnings:
+        out.warning(warning)
+    out.document({"ok": True, "store": args.store, "storeVersion": plan.store_version, "targetVersion": plan.target_version,
+                  "currentVersion": plan.current_version, "versions": plan.versions,
+                  "steps": [_step_json(step) for step in plan.steps], "warnings": plan.warnings})
+    return EXIT_SUCCESS
+
+
+def _folder_stores(folder: str) -> List[str]:
+    """Every regular file of the folder but SQLite's companions and hidden files, as ``cdmigrate check`` takes them."""
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"'{folder}' is not a folder")
+    return [os.path.join(folder, name) for name in sorted(os.listdir(folder))
+            if not name.startswith(".") and not name.endswith(("-wal", "-shm", "-journal")) and ".cdmigrate-" not in name
+            and not os.path.isdir(os.path.join(folder, name))]
+
+
+def run_check(args) -> int:
+    """``check FOLDER --models PATH``: every store migrated to the current version in a scratch
+    folder (the policy modules registered once, on one MigrationChain), the result checked to be
+    at the current version."""
+    out = Output(args.json, args.quiet)
+    try:
+        policies, functions = collect_policies(args.policies)
+        stores = _folder_stores(args.folder)
+        models = ModelSet(args.models)
+        chain = MigrationChain(models, policies=policies, functions=functions)
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "error": error_object(error)})
+        return exit_status(error)
+    results: List[Dict[str, Any]] = []
+    first_failure: Optional[int] = None
+    current = None
+    with chain, tempfile.TemporaryDirectory(prefix="cdmigrate-check-") as scratch:
+        for index, store in enumerate(stores):
+            name = os.path.basename(store)
+            try:
+                report = chain.run(store, os.path.join(scratch, f"{index}-{name}"))
+                result = models.plan(os.path.join(scratch, f"{index}-{name}"))
+                current = result.current_version
+                if result.store_version != result.current_version:
+                    raise MigrationError(f"the result is at version {result.store_version}, not {result.current_version}")
+                counts = report.steps[-1].destination_counts if report.steps else {}
+                steps = [f"{s.source_version} → {s.destination_version} ({'inferred' if s.inferred else ', '.join(s.mapping_models)})"
+                         for s in report.steps]
+                out.line(f"ok    {name}: {report.store_version}" + (": " + ", ".join(steps) if steps else ", already current")
+                         + ("; " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else ""))
+                results.append({"store": store, "ok": True, "version": report.store_version,
+                                "steps": [_step_json(s) for s in report.steps], "counts": counts})
+            except (Exception, KeyboardInterrupt) as error:
+                if not args.json:
+                    code = getattr(error, "code", None)
+                    print(f"FAIL  {name}: " + (f"error {code}: " if isinstance(code, int) else "") + str(error), file=sys.stderr)
+                results.append({"store": store, "ok": False, "error": error_object(error)})
+                if first_failure is None:
+                    first_failure = exit_status(error)
+                if isinstance(error, KeyboardInterrupt):
+                    break
+    passed = sum(1 for r in results if r["ok"])
+    out.line(f"{passed} of {len(stores)} store{'' if len(stores) == 1 else 's'} reach version {current or 'the current one'}")
+    out.document({"ok": first_failure is None, "currentVersion": current, "stores": results})
+    return first_failure if first_failure is not None else EXIT_SUCCESS
+
+
 def run_validate(args) -> int:
     out = Output(args.json)
     try:
@@ -392,6 +483,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_models(validate)
     validate.add_argument("--json", action="store_true", help="print the result as JSON")
     validate.set_defaults(run=run_validate)
+
+    plan = commands.add_parser("plan", help="show the version-by-version migration a store needs (--models)", epilog=EPILOG)
+    plan.add_argument("store", help="the store")
+    plan.add_argument("--models", required=True, metavar="path", help="the model set")
+    plan.add_argument("--to-version", metavar="name", help="the version to reach (default: the current one)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.set_defaults(run=run_plan)
+
+    check = commands.add_parser("check", help="migrate every store of a folder to the current version and check the results",
+                                epilog=EPILOG)
+    check.add_argument("folder", help="the folder of stores (one or more per released version)")
+    check.add_argument("--models", required=True, metavar="path", help="the model set")
+    check.add_argument("--policies", action="append", default=[], metavar="module",
+                       help="a Python module (or .py file) defining EntityMigrationPolicy subclasses; may be repeated")
+    check.add_argument("--json", action="store_true", help="print the results as JSON")
+    check.add_argument("--quiet", action="store_true", help="print nothing but failures")
+    check.set_defaults(run=run_check)
 
     inspect = commands.add_parser("inspect", help="show a store's metadata, entities and row counts", epilog=EPILOG)
     inspect.add_argument("store", help="the store to inspect")

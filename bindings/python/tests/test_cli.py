@@ -200,3 +200,32 @@ def test_migrate_with_models_runs_the_chain_with_the_policy_modules(tmp_path):
     assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--models", UNCLOUDNOTES,
                "--source-model", "a.json").returncode == 64
     assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--to-version", "UnCloudNotes_v2").returncode == 64
+
+
+def test_plan_and_check_with_models_and_policy_modules(tmp_path):
+    from reference_migrations import uncloudnotes
+    from test_chain import UNCLOUDNOTES
+    folder = tmp_path / "released"
+    folder.mkdir()
+    for version in (1, 2, 3):
+        uncloudnotes.generate_source(version, str(folder / f"v{version}.sqlite"), count=12)
+    plan = cli("plan", str(folder / "v1.sqlite"), "--models", UNCLOUDNOTES)
+    assert plan.returncode == 0, plan.stderr
+    assert "version UnCloudNotes_v1; target UnCloudNotes_v4, 3 steps" in plan.stdout
+    assert "3. UnCloudNotes_v3 → UnCloudNotes_v4: UnCloudNotes_v3_to_v4" in plan.stdout
+    assert "policies: AttachmentToImageAttachmentMigrationPolicyV3toV4" in plan.stdout
+    document = json.loads(cli("plan", str(folder / "v2.sqlite"), "--models", UNCLOUDNOTES, "--json").stdout)
+    assert document["storeVersion"] == "UnCloudNotes_v2" and [s["from"] for s in document["steps"]] == ["UnCloudNotes_v2", "UnCloudNotes_v3"]
+    before = sorted(os.listdir(folder))
+
+    passing = cli("check", str(folder), "--models", UNCLOUDNOTES, "--policies", "reference_migrations.uncloudnotes")
+    assert passing.returncode == 0, passing.stderr
+    assert "3 of 3 stores reach version UnCloudNotes_v4" in passing.stdout
+    assert "ok    v3.sqlite: UnCloudNotes_v3: UnCloudNotes_v3 → UnCloudNotes_v4 (UnCloudNotes_v3_to_v4); " in passing.stdout
+    # Without the module every store needs the v3 -> v4 policy: each fails with 134170 (exit 1).
+    failing = cli("check", str(folder), "--models", UNCLOUDNOTES, "--json")
+    assert failing.returncode == 1
+    result = json.loads(failing.stdout)
+    assert not result["ok"] and [s["error"]["code"] for s in result["stores"]] == [134170] * 3
+    assert sorted(os.listdir(folder)) == before
+    assert cli("check", str(tmp_path / "none"), "--models", UNCLOUDNOTES).returncode == 74

@@ -441,7 +441,8 @@ int cdm_migration_run(cdm_migration *migration, const char *source_path, const c
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
 ** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
-** "warnings": […]}. Caller frees with cdm_free. CDM_MISUSE before a successful run. */
+** "warnings": […]} (for a chain handle, cdm_migrate_chain's report). Caller frees with cdm_free.
+** CDM_MISUSE before a successful run. */
 int cdm_migration_report_json(cdm_migration *migration, char **json);
 /* What checking the models and mapping models noticed, before any run (the report's warnings
 ** start with the same lines): a JSON array of strings — a destination attribute or relationship
@@ -468,8 +469,8 @@ const cdm_error *cdm_migration_error(const cdm_migration *migration);
 ** mapping. `target_version` NULL means the set's current version. Errors are the thread's last
 ** error (cdm_last_error): CDM_MIGRATION_MISSING_SOURCE_MODEL when no version matches the store
 ** (the message lists its hashes), CDM_INFERRED_MAPPING_MODEL for a step that cannot be inferred,
-** CDM_ENTITY_MIGRATION_POLICY for a step whose mapping names a policy (host policies are not
-** available to chains: use cdm_migration_* per step for those). */
+** CDM_ENTITY_MIGRATION_POLICY for a step whose mapping names a policy (cdm_migrate_chain takes
+** no host policies: a chain handle, cdm_migration_new_chain, does). */
 
 /* The plan as JSON {"store", "storeVersion", "targetVersion", "currentVersion", "versions": […],
 ** "steps": [{"from", "to", "inferred", "mappingModels": […], "reason", "policies": […]}],
@@ -485,6 +486,22 @@ int cdm_chain_plan(const char *models_path, const char *store_path, const char *
 ** frees it with cdm_free. */
 int cdm_migrate_chain(const char *models_path, const char *store_path, const char *target_version,
                       const char *destination_path, char **report_json);
+
+/* A chain as a cdm_migration: every registration of a single migration works on it
+** (cdm_migration_register_policy, _register_function, _register_policy_method, _set_progress,
+** _set_progress_interval, _set_user_info) and applies to every step, as NSStagedMigrationManager's
+** stages share the app's policy classes. cdm_migration_run / cdm_migration_run_in_place then
+** migrate a store at any version of the set to target_version (NULL: the current one) in one
+** call: the store's version is found anew on every run, then the steps run as cdm_migrate_chain's
+** do, each step's callbacks getting a cdm_context of that step (its models, mapping and
+** userInfo). Before any step runs, a step whose mapping names a policy that is not registered
+** fails with CDM_ENTITY_MIGRATION_POLICY naming the step and the policy. The progress fraction is
+** over the whole chain; a cancellation stops it. User info set with cdm_migration_set_user_info
+** between runs is what every step's userInfo starts with (released when the run ends); objects
+** retained with cdm_object_retain live until the end of their step. cdm_migration_report_json
+** gives cdm_migrate_chain's report. Always sets *out (a constructor); caller frees with
+** cdm_migration_free. CDM_INVALID_ARGUMENT for an unknown target version; the model set's errors. */
+int cdm_migration_new_chain(const char *models_path, const char *target_version, cdm_migration **out);
 
 /* ---------------------------------------------------------------------------------------------
 ** Inside a callback: the context (NSMigrationManager and the current NSEntityMapping).

@@ -15,6 +15,17 @@ package final class HostedMigration {
         handle.ownedByHost = true
     }
 
+    /// A chain handle, as `cdm_migration_new_chain` makes, for a staged migration through
+    /// `models`: what the library registers applies to every step (`runChain`).
+    /// - Parameters:
+    ///   - models: the model set the chain goes through.
+    ///   - targetVersion: the version to reach; nil for the set's current one.
+    package init(chainThrough models: ModelSet, targetVersion: String? = nil) {
+        handle = MigrationHandle()
+        handle.chain = ChainSetup(models: models, targetVersion: targetVersion)
+        handle.ownedByHost = true
+    }
+
     /// The `cdm_migration *` to pass to the library (valid while this object lives).
     package var pointer: UnsafeMutableRawPointer { Unmanaged.passUnretained(handle).toOpaque() }
 
@@ -28,5 +39,18 @@ package final class HostedMigration {
         try handle.run(body)
         guard let report = handle.report else { throw MigrationError(.invalidArgument, "the migration gave no report") }
         return report
+    }
+
+    /// Runs a staged migration with the policies and functions the library registered on this
+    /// chain handle (`init(chainThrough:targetVersion:)`), as `cdm_migration_run` runs a chain.
+    /// - Parameters:
+    ///   - staged: the planned migration (its own policy registrations are kept).
+    ///   - destination: the new store; nil migrates in place.
+    ///   - progress: called on every progress step with the step's index; false cancels.
+    /// - Throws: `MigrationError` as `StagedMigrationManager.migrateStore(to:)`; `.misuse` for a
+    ///   handle that is not a chain.
+    package func runChain(_ staged: StagedMigrationManager, destination: String?,
+                          progress: ((Int, MigrationProgress) -> Bool)? = nil) throws -> StagedMigrationReport {
+        try handle.runChain(staged, destination: destination, progress: progress)
     }
 }

@@ -8,13 +8,16 @@ import CDMigrate
 /// cdm_migration: a migration manager with the host's policies, functions and progress callback.
 final class MigrationHandle: LongLivedHandle {
     override class var kind: String { "cdm_migration" }
+    /// The migration; for a chain (ChainMigration.swift), the running step's, nil between runs.
     var manager: MigrationManager?
-    private var policies: [String: PolicyRegistration] = [:]
-    private var functions: [String: FunctionRegistration] = [:]
+    /// Set for a handle of cdm_migration_new_chain: the model set its runs go through.
+    var chain: ChainSetup?
+    private(set) var policies: [String: PolicyRegistration] = [:]
+    private(set) var functions: [String: (className: String, selector: String, registration: FunctionRegistration)] = [:]
     /// The methods FUNCTION($entityPolicy, …) calls (PolicyMethods.swift).
     var policyMethods = PolicyMethodTable()
     private var progress: ProgressRegistration?
-    private(set) var running = false
+    var running = false
     /// Made by a Swift host around its own manager (`HostedMigration`): only the host frees it.
     var ownedByHost = false
     var report: MigrationReport?
@@ -28,12 +31,20 @@ final class MigrationHandle: LongLivedHandle {
     /// A borrowed cdm_model for the source or destination model, owned by this migration.
     func modelHandle(destination: Bool) -> OpaquePointer? {
         let slot = destination ? 1 : 0
-        if modelHandles[slot] == nil, let manager = manager {
+        if let manager = manager, modelHandles[slot]?.model !== (destination ? manager.destinationModel : manager.sourceModel) {
             let handle = ModelHandle()
             handle.model = destination ? manager.destinationModel : manager.sourceModel
             modelHandles[slot] = handle
         }
         return modelHandles[slot].map { OpaquePointer(Unmanaged.passUnretained($0).toOpaque()) }
+    }
+
+    /// Throws unless the handle holds a migration or a chain and is not inside one of its own
+    /// callbacks: when registrations may be made.
+    func checkIdle() throws {
+        if chain == nil { _ = try idleManager() } else if running {
+            throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks")
+        }
     }
 
     /// The manager, when the handle holds one and is not inside one of its own callbacks.
@@ -44,22 +55,25 @@ final class MigrationHandle: LongLivedHandle {
     }
 
     func register(_ registration: PolicyRegistration) throws {
-        let manager = try idleManager()
+        try checkIdle()
         policies[registration.name] = registration
+        guard chain == nil, let manager = manager else { return }
         manager.register(policyNamed: registration.name) { [unowned self] in CPolicy(registration, migration: self) }
     }
 
     func register(_ registration: FunctionRegistration, className: String, selector: String) throws {
-        let manager = try idleManager()
-        functions[className + " " + selector] = registration
+        try checkIdle()
+        functions[className + " " + selector] = (className, selector, registration)
+        guard chain == nil, let manager = manager else { return }
         manager.registerFunction(className: className, selector: selector) { [unowned self] arguments in
             try self.call(registration, arguments)
         }
     }
 
     func setProgress(_ registration: ProgressRegistration?) throws {
-        let manager = try idleManager()
+        try checkIdle()
         progress = registration
+        guard chain == nil, let manager = manager else { return }
         guard registration != nil else {
             manager.progressHandler = nil
             return
@@ -96,7 +110,7 @@ final class MigrationHandle: LongLivedHandle {
         if code != 0 { throw context.failure(code: code, in: what) }
     }
 
-    private func call(_ registration: FunctionRegistration, _ arguments: [Value]) throws -> Value {
+    func call(_ registration: FunctionRegistration, _ arguments: [Value]) throws -> Value {
         var result: Value = .null
         try callback(manager?.currentEntityMapping, registration.label) { context, scope in
             var handles: [OpaquePointer?] = arguments.map { scope.handle(ValueEntry($0, writable: false)) }
@@ -111,7 +125,7 @@ final class MigrationHandle: LongLivedHandle {
         return result
     }
 
-    private func report(_ progress: MigrationProgress) -> Bool {
+    func report(_ progress: MigrationProgress) -> Bool {
         guard let registration = self.progress else { return true }
         let name = CString.copy(progress.entityMappingName)
         defer { free(name) }
@@ -164,7 +178,7 @@ public func cdm_migration_register_policy(_ migration: OpaquePointer?, _ name: U
         guard size > 0, size % MemoryLayout<UnsafeRawPointer>.size == 0 else {
             throw MigrationError.misuse("policy_size \(size) is not the size of a cdm_policy: pass sizeof(cdm_policy)")
         }
-        _ = try handle.idleManager()
+        try handle.checkIdle()
         taken = true
         try handle.register(PolicyRegistration(name: policyName, hooks: PolicyHooks(copying: policy, size: size), user: user, destroy: destroy))
     }
@@ -180,7 +194,7 @@ public func cdm_migration_register_function(_ migration: OpaquePointer?, _ class
         let classText = try CString.argument(className, "the class name")
         let selectorText = try CString.argument(selector, "the selector")
         guard let function = function else { throw MigrationError.misuse("the function pointer is NULL") }
-        _ = try handle.idleManager()
+        try handle.checkIdle()
         taken = true
         try handle.register(FunctionRegistration(function: function, label: "function \(classText) \(selectorText)", user: user, destroy: destroy),
                             className: classText, selector: selectorText)
@@ -193,7 +207,7 @@ public func cdm_migration_register_function(_ migration: OpaquePointer?, _ class
 public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: ProgressFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
-        _ = try handle.idleManager()
+        try handle.checkIdle()
         taken = true
         try handle.setProgress(callback.map { ProgressRegistration(callback: $0, user: user, destroy: destroy) })
         if callback == nil { destroy?(user) }
@@ -206,7 +220,12 @@ public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: 
 public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ interval: Int32) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         guard interval > 0 else { throw MigrationError(.invalidArgument, "the progress interval must be at least 1, not \(interval)") }
-        try handle.idleManager().progressInterval = Int(interval)
+        if let chain = handle.chain {
+            try handle.checkIdle()
+            chain.progressInterval = Int(interval)
+        } else {
+            try handle.idleManager().progressInterval = Int(interval)
+        }
     }
 }
 
@@ -215,6 +234,7 @@ public func cdm_migration_run(_ migration: OpaquePointer?, _ source: UnsafePoint
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let sourcePath = try CString.argument(source, "the source path")
         let destinationPath = try CString.argument(destination, "the destination path")
+        if handle.chain != nil { return try handle.runChain(source: sourcePath, destination: destinationPath) }
         try handle.run { try $0.migrateStore(from: sourcePath, to: destinationPath) }
     }
 }
@@ -223,6 +243,7 @@ public func cdm_migration_run(_ migration: OpaquePointer?, _ source: UnsafePoint
 public func cdm_migration_run_in_place(_ migration: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let storePath = try CString.argument(path, "the store path")
+        if handle.chain != nil { return try handle.runChain(source: storePath, destination: nil) }
         try handle.run { try $0.migrateStoreInPlace(at: storePath) }
     }
 }
@@ -231,6 +252,11 @@ public func cdm_migration_run_in_place(_ migration: OpaquePointer?, _ path: Unsa
 public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
+        if let chain = handle.chain {
+            guard let report = chain.report else { throw MigrationError.misuse("there is no report: the chain has not run successfully") }
+            out.pointee = CString.copy(ChainJSON.report(report).serialized())
+            return
+        }
         guard let report = handle.report else { throw MigrationError.misuse("there is no report: the migration has not run successfully") }
         let mappings: [JSON] = report.mappings.map {
             .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),

@@ -73,7 +73,7 @@ public func cdm_migration_register_policy_method(_ migration: OpaquePointer?, _ 
         let selectorText = try selector.map { try CString.argument($0, "the selector") }
         if selectorText?.isEmpty == true { throw MigrationError(.invalidArgument, "the selector is empty (NULL stands for every selector)") }
         guard let function = function else { throw MigrationError.misuse("the method function pointer is NULL") }
-        _ = try handle.idleManager()
+        try handle.checkIdle()
         taken = true
         handle.policyMethods.register(PolicyMethodRegistration(function: function, user: user, destroy: destroy),
                                       policy: policyName, selector: selectorText)

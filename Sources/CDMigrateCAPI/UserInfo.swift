@@ -24,12 +24,24 @@ enum UserInfo {
         manager.userInfo[name] = box
     }
 
+    /// Between the runs of a chain: into what every step's userInfo starts with.
+    static func set(_ chain: ChainSetup, _ key: UnsafePointer<CChar>?, _ pointer: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) throws {
+        let box = pointer.map { HostPointer($0, destroy) }
+        let name = try CString.argument(key, "the user info key")
+        chain.userInfo[name] = box
+    }
+
     static func get(_ manager: MigrationManager?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) throws {
         guard let out = out else { throw MigrationError.misuse("the pointer out is NULL") }
         out.pointee = nil
         guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration") }
+        try get(manager.userInfo, key, out)
+    }
+
+    static func get(_ userInfo: [String: Any], _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>) throws {
+        out.pointee = nil
         let name = try CString.argument(key, "the user info key")
-        guard let entry = manager.userInfo[name] else { return }
+        guard let entry = userInfo[name] else { return }
         guard let box = entry as? HostPointer else {
             if entry is Value {
                 throw MigrationError.mismatch("user info '\(name)' holds a typed value: read it with cdm_context_get_user_info_value")
@@ -61,6 +73,7 @@ public func cdm_migration_set_user_info(_ migration: OpaquePointer?, _ key: Unsa
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
         taken = true
+        if let chain = handle.chain, !handle.running { return try UserInfo.set(chain, key, pointer, destroy) }
         try UserInfo.set(handle.manager, key, pointer, destroy)
     }
     if !taken, let pointer = pointer { destroy?(pointer) }
@@ -69,5 +82,11 @@ public func cdm_migration_set_user_info(_ migration: OpaquePointer?, _ key: Unsa
 
 @_cdecl("cdm_migration_get_user_info")
 public func cdm_migration_get_user_info(_ migration: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> Int32 {
-    withHandle(migration, MigrationHandle.self, "migration") { handle in try UserInfo.get(handle.manager, key, out) }
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        if let chain = handle.chain, !handle.running {
+            guard let out = out else { throw MigrationError.misuse("the pointer out is NULL") }
+            return try UserInfo.get(chain.userInfo, key, out)
+        }
+        try UserInfo.get(handle.manager, key, out)
+    }
 }

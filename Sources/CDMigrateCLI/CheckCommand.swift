@@ -1,5 +1,6 @@
 import ArgumentParser
 import CDMigrate
+import CDMigrateCAPI
 import Foundation
 
 /// `cdmigrate check`: every store of a folder (say one per released version) migrated to the
@@ -14,7 +15,9 @@ struct CheckCommand: ParsableCommand {
         -wal, -shm and -journal companions and hidden files) is migrated as \
         cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \
         result is then opened against the current model (its entity version hashes must equal the \
-        model's) and its instances are counted. The stores themselves are only read.
+        model's) and its instances are counted. The stores themselves are only read. Steps whose \
+        mappings name a policy need it: --policies LIBRARY loads a shared library of C policies \
+        (docs/c-api.md), registered once for every store and step.
 
         A report line per store: its version, the steps and their mapping models (or "inferred"), \
         and the destination's instance counts, or the error. The exit code is 0 when every store \
@@ -31,6 +34,8 @@ struct CheckCommand: ParsableCommand {
     @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"))
     var modelSet: String
 
+    @OptionGroup var policies: PolicyOptions
+
     @Flag(help: "Print the results as JSON on standard output.")
     var json = false
 
@@ -41,9 +46,12 @@ struct CheckCommand: ParsableCommand {
         let output = Output(json: json, quiet: quiet)
         let set: ModelSet
         let stores: [String]
+        let hosted: HostedMigration?
         do {
             set = try ModelSet(contentsOf: modelSet)
             stores = try CheckCommand.stores(in: folder)
+            // Registered once, on a chain handle: the policies serve every store's steps.
+            hosted = try policies.registerChain(through: set)
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
@@ -69,8 +77,10 @@ struct CheckCommand: ParsableCommand {
             let destination = scratch + "/\(index)-" + name
             do {
                 let manager = try StagedMigrationManager(storeAt: store, models: set)
-                manager.progressHandler = { _, _ in !Interrupt.requested }
-                let report = try manager.migrateStore(to: destination)
+                let onProgress = { (_: Int, _: MigrationProgress) in !Interrupt.requested }
+                manager.progressHandler = onProgress
+                let report = try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
+                    ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: set.currentModel)
                 let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? "inferred" : $0.stage.mappingModelNames.joined(separator: ", ")))" }
                 output.line("ok    \(name): \(report.storeVersionName)" + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
@@ -92,6 +102,7 @@ struct CheckCommand: ParsableCommand {
         let failed = results.filter { ($0["ok"] as? Bool) != true }.count
         output.line("\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)")
         output.document(["ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results])
+        withExtendedLifetime(hosted) {}
         if let failure = firstFailure {
             throw failure.exitCode
         }

@@ -24,7 +24,8 @@ struct MigrateCommand: ParsableCommand {
 
         Entity mappings that name a policy need it registered: --policies LIBRARY loads a shared \
         library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
-        which registers them with cdm_migration_register_policy.
+        which registers them with cdm_migration_register_policy. With --models the library \
+        registers once, on a chain handle, and its policies serve every step that names them.
 
         Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
         with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
@@ -34,6 +35,8 @@ struct MigrateCommand: ParsableCommand {
         Examples:
           cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\
                     --destination-model v2.json --mapping v1-v2.json
+          cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models Notes.xcdatamodeld \\
+                    --policies ./libnotepolicies.so
           cdmigrate migrate Notes.sqlite --in-place --json --source-model v1.json \\
                     --destination-model v2.json --mapping v1-v2.json
           cdmigrate migrate Notes.sqlite --to out.sqlite \\
@@ -135,14 +138,19 @@ struct MigrateCommand: ParsableCommand {
         do {
             let set = try ModelSet(contentsOf: modelSet)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
+            let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
             for warning in manager.plan.warnings { output.warning(warning) }
             let progress = ProgressDisplay(enabled: !quiet && !json)
-            manager.progressHandler = { _, p in
+            let onProgress = { (_: Int, p: MigrationProgress) -> Bool in
                 progress.show(p)
                 return !Interrupt.requested
             }
+            manager.progressHandler = onProgress
             Interrupt.install()
-            let report = inPlace ? try manager.migrateStoreInPlace() : try manager.migrateStore(to: destination ?? "")
+            // With policy libraries, every step goes through their chain handle, as cdm_migration_run's does.
+            let report = try hosted.map { try $0.runChain(manager, destination: inPlace ? nil : destination ?? "", progress: onProgress) }
+                ?? (inPlace ? try manager.migrateStoreInPlace() : try manager.migrateStore(to: destination ?? ""))
+            withExtendedLifetime(hosted) {}
             progress.finish()
             let written = inPlace ? store : destination ?? ""
             if report.wasAtTarget {

@@ -29,7 +29,19 @@ struct PolicyOptions: ParsableArguments {
     ///   lacks the registration function or that function fails.
     func register(on manager: MigrationManager) throws -> HostedMigration? {
         guard !libraries.isEmpty else { return nil }
-        let host = HostedMigration(manager: manager)
+        return try load(into: HostedMigration(manager: manager))
+    }
+
+    /// Loads every library and lets it register its policies on a chain handle through `models`:
+    /// they apply to every step of the staged migrations run with `HostedMigration.runChain`.
+    /// - Returns: the chain handle, or nil when no library was given.
+    /// - Throws: as `register(on:)`.
+    func registerChain(through models: ModelSet, targetVersion: String? = nil) throws -> HostedMigration? {
+        guard !libraries.isEmpty else { return nil }
+        return try load(into: HostedMigration(chainThrough: models, targetVersion: targetVersion))
+    }
+
+    private func load(into host: HostedMigration) throws -> HostedMigration {
         for library in libraries {
             // A bare name would be searched for on the library path: a path is meant.
             let path = library.contains("/") ? library : "./" + library

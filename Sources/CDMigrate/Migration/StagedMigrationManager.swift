@@ -19,6 +19,10 @@ public final class StagedMigrationManager {
     public var progressHandler: ((Int, MigrationProgress) -> Bool)?
     /// Passed on to every stage's manager.
     public var pushDownSQL = true
+    /// Called just before each stage runs, with its index and manager (after the manager's
+    /// progress handler is set): what a host needs to see each stage's manager, as the C API's
+    /// chain handle does to give its callbacks the running stage.
+    package var stageWillBegin: ((Int, MigrationManager) -> Void)?
 
     private var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     private var hostFunctions: [(className: String, selector: String, body: ([Value]) throws -> Value)] = []
@@ -147,6 +151,7 @@ public final class StagedMigrationManager {
                 return handler?(index, progress) ?? true
             }
             let output = folder + "/stage-\(index + 1).sqlite"
+            stageWillBegin?(index, manager)
             do {
                 let result = try manager.migrateStore(from: input, to: output)
                 report.stages.append(.init(stage: stage, report: result))

@@ -27,7 +27,7 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
-from .chain import MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
+from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import Migration, MigrationReport, Progress
 from .model import MappingModel, Model
@@ -55,7 +55,7 @@ def library_path() -> str:
 
 __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
-    "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
+    "MigrationChain", "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",

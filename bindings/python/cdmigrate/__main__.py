@@ -3,13 +3,18 @@ with custom policies written in Python.
 
     python -m cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite \\
         --source-model v1.json --destination-model v2.json --mapping v1-v2.json --policies notepolicies
+    python -m cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models UnCloudNotes --policies notepolicies
     python -m cdmigrate validate --source-model v1.json --destination-model v2.json --mapping v1-v2.json
     python -m cdmigrate inspect Notes.sqlite --json
+    python -m cdmigrate plan Notes.sqlite --models UnCloudNotes
+    python -m cdmigrate check released-stores --models UnCloudNotes --policies notepolicies
 
 ``--policies MODULE`` imports a module (a dotted name, importable from the current folder, or a
 ``.py`` file) and registers every ``cdmigrate.EntityMigrationPolicy`` subclass it defines under
 its class name, which is what a mapping's ``policy`` names; a module-level ``FUNCTIONS`` dict
-(``{("ClassName", "selector:"): callable}``) registers host functions too.
+(``{("ClassName", "selector:"): callable}``) registers host functions too. With ``--models PATH``
+(a model set, as ``cdmigrate migrate --models``) the store is brought to the set's current version
+(or ``--to-version``) one version at a time, the modules' policies serving every step.
 
 Exit codes are the command's: 0 success, 1 the migration failed, 64 usage, 65 an invalid model,
 mapping model or expression, 66 the store is not at the source model's version, 74 a file could
@@ -25,9 +30,10 @@ import os
 import plistlib
 import sqlite3
 import sys
+import tempfile
 from typing import Any, Dict, List, Optional, Sequence
 
-from . import MappingModel, Migration, Model
+from . import MappingModel, Migration, MigrationChain, Model, ModelSet
 from .errors import MigrationError
 from .policy import EntityMigrationPolicy
 
@@ -194,6 +200,15 @@ def _unqualified(name: str) -> str:
 def run_migrate(args) -> int:
     if args.in_place == (args.to is not None):
         raise UsageError("give either --to PATH or --in-place")
+    step_given = bool(args.source_model or args.destination_model or args.mapping)
+    if args.models is not None:
+        if step_given:
+            raise UsageError("give either --models or --source-model/--destination-model/--mapping, not both")
+        return run_migrate_chain(args)
+    if args.to_version is not None:
+        raise UsageError("--to-version goes with --models")
+    if not (args.source_model and args.destination_model and args.mapping):
+        raise UsageError("give --source-model, --destination-model and --mapping, or --models")
     out = Output(args.json, args.quiet)
     try:
         policies, functions = collect_policies(args.policies)
@@ -217,6 +232,125 @@ def run_migrate(args) -> int:
         out.error(error)
         out.document({"ok": False, "source": args.store, "error": error_object(error)})
         return exit_status(error)
+
+
+def run_migrate_chain(args) -> int:
+    """``migrate --models``: the store's version found by its entity hashes, then every step to
+    the target, with the policy modules registered once for all of them (MigrationChain)."""
+    out = Output(args.json, args.quiet)
+    try:
+        policies, functions = collect_policies(args.policies)
+        with MigrationChain(args.models, args.to_version, policies=policies, functions=functions) as chain:
+            report = chain.run_in_place(args.store) if args.in_place else chain.run(args.store, args.to)
+        written = args.store if args.in_place else args.to
+        if report.already_at_target:
+            out.line(f"{args.store} is already at version {report.target_version}; "
+                     + ("nothing to do" if args.in_place else f"copied to {written}"))
+        else:
+            count = len(report.steps)
+            out.line(f"migrated {args.store} ({report.store_version}) → {written} ({report.target_version}) "
+                     f"in {count} step{'' if count == 1 else 's'}")
+        for step in report.steps:
+            out.line(f"  {step.source_version} → {step.destination_version}: "
+                     + ("inferred" if step.inferred else ", ".join(step.mapping_models)))
+            for entity, number in step.destination_counts.items():
+                out.line(f"    {entity}: {number}")
+        out.document({"ok": True, "source": args.store, "destination": written, "storeVersion": report.store_version,
+                      "targetVersion": report.target_version, "alreadyAtTarget": report.already_at_target,
+                      "steps": report.raw.get("steps", [])})
+        return EXIT_SUCCESS
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "source": args.store, "error": error_object(error)})
+        return exit_status(error)
+
+
+def _step_json(step) -> Dict[str, Any]:
+    return {"from": step.source_version, "to": step.destination_version, "inferred": step.inferred,
+            "mappingModels": step.mapping_models, "reason": step.reason, "policies": step.policies}
+
+
+def run_plan(args) -> int:
+    """``plan STORE --models PATH``: the steps ``migrate --models`` would run; nothing is written."""
+    out = Output(args.json)
+    try:
+        plan = ModelSet(args.models).plan(args.store, to_version=args.to_version)
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "store": args.store, "error": error_object(error)})
+        return exit_status(error)
+    out.line(f"{args.store}: version {plan.store_version}; target {plan.target_version}"
+             + (" (already there: nothing to do)" if plan.is_at_target else f", {len(plan.steps)} step{'' if len(plan.steps) == 1 else 's'}"))
+    for number, step in enumerate(plan.steps, 1):
+        out.line(f"  {number}. {step.source_version} → {step.destination_version}: "
+                 + ("inferred (lightweight)" if step.inferred else ", ".join(step.mapping_models)))
+        if step.reason:
+            out.line(f"     {step.reason}")
+        if step.policies:
+            out.line(f"     policies: {', '.join(step.policies)}")
+    for warning in plan.warnings:
+        out.warning(warning)
+    out.document({"ok": True, "store": args.store, "storeVersion": plan.store_version, "targetVersion": plan.target_version,
+                  "currentVersion": plan.current_version, "versions": plan.versions,
+                  "steps": [_step_json(step) for step in plan.steps], "warnings": plan.warnings})
+    return EXIT_SUCCESS
+
+
+def _folder_stores(folder: str) -> List[str]:
+    """Every regular file of the folder but SQLite's companions and hidden files, as ``cdmigrate check`` takes them."""
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(f"'{folder}' is not a folder")
+    return [os.path.join(folder, name) for name in sorted(os.listdir(folder))
+            if not name.startswith(".") and not name.endswith(("-wal", "-shm", "-journal")) and ".cdmigrate-" not in name
+            and not os.path.isdir(os.path.join(folder, name))]
+
+
+def run_check(args) -> int:
+    """``check FOLDER --models PATH``: every store migrated to the current version in a scratch
+    folder (the policy modules registered once, on one MigrationChain), the result checked to be
+    at the current version."""
+    out = Output(args.json, args.quiet)
+    try:
+        policies, functions = collect_policies(args.policies)
+        stores = _folder_stores(args.folder)
+        models = ModelSet(args.models)
+        chain = MigrationChain(models, policies=policies, functions=functions)
+    except (Exception, KeyboardInterrupt) as error:
+        out.error(error)
+        out.document({"ok": False, "error": error_object(error)})
+        return exit_status(error)
+    results: List[Dict[str, Any]] = []
+    first_failure: Optional[int] = None
+    current = None
+    with chain, tempfile.TemporaryDirectory(prefix="cdmigrate-check-") as scratch:
+        for index, store in enumerate(stores):
+            name = os.path.basename(store)
+            try:
+                report = chain.run(store, os.path.join(scratch, f"{index}-{name}"))
+                result = models.plan(os.path.join(scratch, f"{index}-{name}"))
+                current = result.current_version
+                if result.store_version != result.current_version:
+                    raise MigrationError(f"the result is at version {result.store_version}, not {result.current_version}")
+                counts = report.steps[-1].destination_counts if report.steps else {}
+                steps = [f"{s.source_version} → {s.destination_version} ({'inferred' if s.inferred else ', '.join(s.mapping_models)})"
+                         for s in report.steps]
+                out.line(f"ok    {name}: {report.store_version}" + (": " + ", ".join(steps) if steps else ", already current")
+                         + ("; " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())) if counts else ""))
+                results.append({"store": store, "ok": True, "version": report.store_version,
+                                "steps": [_step_json(s) for s in report.steps], "counts": counts})
+            except (Exception, KeyboardInterrupt) as error:
+                if not args.json:
+                    code = getattr(error, "code", None)
+                    print(f"FAIL  {name}: " + (f"error {code}: " if isinstance(code, int) else "") + str(error), file=sys.stderr)
+                results.append({"store": store, "ok": False, "error": error_object(error)})
+                if first_failure is None:
+                    first_failure = exit_status(error)
+                if isinstance(error, KeyboardInterrupt):
+                    break
+    passed = sum(1 for r in results if r["ok"])
+    out.line(f"{passed} of {len(stores)} store{'' if len(stores) == 1 else 's'} reach version {current or 'the current one'}")
+    out.document({"ok": first_failure is None, "currentVersion": current, "stores": results})
+    return first_failure if first_failure is not None else EXIT_SUCCESS
 
 
 def run_validate(args) -> int:
@@ -311,10 +445,10 @@ def run_inspect(args) -> int:
 
 # -- arguments ----------------------------------------------------------------------------------
 
-def _add_models(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--source-model", required=True, metavar="path", help="the model the store was written with")
-    parser.add_argument("--destination-model", required=True, metavar="path", help="the model to migrate to")
-    parser.add_argument("--mapping", action="append", required=True, metavar="path",
+def _add_models(parser: argparse.ArgumentParser, required: bool = True) -> None:
+    parser.add_argument("--source-model", required=required, metavar="path", help="the model the store was written with")
+    parser.add_argument("--destination-model", required=required, metavar="path", help="the model to migrate to")
+    parser.add_argument("--mapping", action="append", required=required, default=None if required else [], metavar="path",
                         help="a mapping model (JSON or .xcmappingmodel); several run as passes, in order")
     parser.add_argument("--policies", action="append", default=[], metavar="module",
                         help="a Python module (or .py file) defining EntityMigrationPolicy subclasses, "
@@ -336,7 +470,11 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("store", help="the store to migrate")
     migrate.add_argument("--to", metavar="path", help="where to write the migrated store (must not exist)")
     migrate.add_argument("--in-place", action="store_true", help="replace the store with the migrated one")
-    _add_models(migrate)
+    _add_models(migrate, required=False)
+    migrate.add_argument("--models", metavar="path",
+                         help="a model set (an .xcdatamodeld, a folder of JSON models or a .momd, with its mapping "
+                              "models): migrate through its versions instead of one step")
+    migrate.add_argument("--to-version", metavar="name", help="with --models: the version to reach (default: the current one)")
     migrate.add_argument("--json", action="store_true", help="print the report as JSON")
     migrate.add_argument("--quiet", action="store_true", help="print nothing but errors")
     migrate.set_defaults(run=run_migrate)
@@ -345,6 +483,23 @@ def build_parser() -> argparse.ArgumentParser:
     _add_models(validate)
     validate.add_argument("--json", action="store_true", help="print the result as JSON")
     validate.set_defaults(run=run_validate)
+
+    plan = commands.add_parser("plan", help="show the version-by-version migration a store needs (--models)", epilog=EPILOG)
+    plan.add_argument("store", help="the store")
+    plan.add_argument("--models", required=True, metavar="path", help="the model set")
+    plan.add_argument("--to-version", metavar="name", help="the version to reach (default: the current one)")
+    plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.set_defaults(run=run_plan)
+
+    check = commands.add_parser("check", help="migrate every store of a folder to the current version and check the results",
+                                epilog=EPILOG)
+    check.add_argument("folder", help="the folder of stores (one or more per released version)")
+    check.add_argument("--models", required=True, metavar="path", help="the model set")
+    check.add_argument("--policies", action="append", default=[], metavar="module",
+                       help="a Python module (or .py file) defining EntityMigrationPolicy subclasses; may be repeated")
+    check.add_argument("--json", action="store_true", help="print the results as JSON")
+    check.add_argument("--quiet", action="store_true", help="print nothing but failures")
+    check.set_defaults(run=run_check)
 
     inspect = commands.add_parser("inspect", help="show a store's metadata, entities and row counts", epilog=EPILOG)
     inspect.add_argument("store", help="the store to inspect")

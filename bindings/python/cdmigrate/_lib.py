@@ -215,6 +215,7 @@ _PROTOTYPES = {
     "cdm_migrate_chain": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),
+    "cdm_migration_new_chain": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts
     "cdm_context_error": (c_void_p, [c_void_p]),

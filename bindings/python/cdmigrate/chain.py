@@ -3,20 +3,31 @@ to the current one, one version at a time, with the mapping models found beside 
 
 >>> models = cdmigrate.ModelSet("UnCloudNotes.xcdatamodeld")
 >>> models.plan("Notes.sqlite").steps          # what would run, and why
->>> cdmigrate.migrate_store("Notes.sqlite", models, to="Notes-current.sqlite")
+>>> cdmigrate.migrate_store("Notes.sqlite", models, to="Notes-current.sqlite",
+...                         policies={"AttachmentToImageAttachment": AttachmentToImageAttachment})
+
+A ``MigrationChain`` is a ``Migration`` through a model set: policies, host functions and the
+progress callback are registered once, as on a Migration, and serve every step of every run.
 """
 
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import os
+import threading
+import types
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _lib
+from ._handle import LongLivedHandle
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
+from .instance import Side
+from .migration import FunctionKey, Migration, PolicySpec, Progress, _Run, _State
+from .policy import EntityMigrationPolicy
 
 _lib_ = _lib.lib
 
@@ -91,21 +102,116 @@ class ModelSet:
         return f"ModelSet({self.path!r})"
 
 
+def _report(raw: Dict[str, Any]) -> StagedMigrationReport:
+    return StagedMigrationReport(raw["storeVersion"], raw["targetVersion"], bool(raw["alreadyAtTarget"]), bool(raw["copied"]),
+                                 [MigrationStep._from(s) for s in raw["steps"]], raw)
+
+
+def module_registrations(module: types.ModuleType) -> Tuple[Dict[str, type], Dict[Any, Callable[..., Any]]]:
+    """The policies a module defines — every EntityMigrationPolicy subclass defined in it, under
+    its class name, which is what a mapping's ``policy`` names — and its host functions (a
+    module-level ``FUNCTIONS`` dict ``{("ClassName", "selector:"): callable}``)."""
+    policies: Dict[str, type] = {}
+    for value in vars(module).values():
+        if (inspect.isclass(value) and issubclass(value, EntityMigrationPolicy) and value is not EntityMigrationPolicy
+                and value.__module__ == module.__name__):
+            policies[value.__name__] = value
+    return policies, dict(getattr(module, "FUNCTIONS", {}) or {})
+
+
+class _ChainRun(_Run):
+    """A chain's run: each step has its own models, entity mappings and policy objects, so the
+    caches of the run start afresh when a callback comes from a step with other models."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._step_model: Optional[int] = None
+
+    def entering(self, ctx: Optional[int]) -> None:
+        if not ctx:
+            return
+        model = ctypes.c_void_p()
+        if _lib_.cdm_context_model(ctx, 2, ctypes.byref(model)) != 0 or model.value == self._step_model:
+            return
+        if self._step_model is not None:
+            self.source_side = Side("source")
+            self.destination_side = Side("destination")
+            self.sides = {1: self.source_side, 2: self.destination_side}
+            self.models_known = False
+            self.policies = {}
+            self.mappings = {}
+            self.pass_index = 0
+        self._step_model = model.value
+
+
+class MigrationChain(Migration):
+    """A progressive migration as a Migration: a store at any version of ``models`` is brought
+    to ``to_version`` (default: the current one) in one ``run`` (or ``run_in_place``), version by
+    version, with the policies, host functions and progress callback registered on it — once,
+    for every step (each step gets its own policy objects). The store's version is found anew on
+    every run, so one chain serves stores of every released version. ``run`` returns a
+    StagedMigrationReport. A step whose mapping names a policy that is not registered is refused
+    with EntityMigrationPolicyError (134170) before anything runs. The progress fraction is over
+    the whole chain.
+
+    >>> with MigrationChain("UnCloudNotes", policies={"AttachmentToImageAttachment": Policy}) as chain:
+    ...     chain.run("v1.sqlite", "v4.sqlite")
+
+    Core Data counterpart: ``NSStagedMigrationManager`` with ``NSCustomMigrationStage``s.
+    """
+
+    def __init__(self, models: Union[ModelSet, PathLike], to_version: Optional[str] = None, *,
+                 policies: Optional[Union[Mapping[str, PolicySpec], types.ModuleType]] = None,
+                 functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
+                 progress: Optional[Callable[[Progress], Any]] = None,
+                 progress_interval: Optional[int] = None):
+        LongLivedHandle.__init__(self, None)
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._report = None
+        self.models = models if isinstance(models, ModelSet) else ModelSet(models)
+        self.to_version = to_version
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_migration_new_chain(c_path(self.models.path, "the model set path"),
+                                             c_optional_text(to_version, "the target version"), ctypes.byref(out))
+        self._pointer = out.value
+        self._raise_if_failed(code)
+        self.set_progress(progress, progress_interval)
+        self._register(policies, functions)
+
+    def _register(self, policies, functions) -> None:
+        if isinstance(policies, types.ModuleType):
+            policies, defined = module_registrations(policies)
+            functions = {**defined, **(functions or {})}
+        super()._register(policies, functions)
+
+    def _new_run(self) -> _Run:
+        return _ChainRun()
+
+    def _read_report(self) -> StagedMigrationReport:  # type: ignore[override]
+        out = ctypes.c_void_p()
+        check(_lib_.cdm_migration_report_json(self._ptr, ctypes.byref(out)))
+        return _report(json.loads(_lib.take_string(out.value)))
+
+    def __repr__(self) -> str:
+        return "<MigrationChain closed>" if self.closed else f"<MigrationChain {self.models.path!r}>"
+
+
 def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Optional[PathLike] = None, *,
-                  in_place: bool = False, to_version: Optional[str] = None) -> StagedMigrationReport:
+                  in_place: bool = False, to_version: Optional[str] = None,
+                  policies: Optional[Union[Mapping[str, PolicySpec], types.ModuleType]] = None,
+                  functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
+                  progress: Optional[Callable[[Progress], Any]] = None) -> StagedMigrationReport:
     """Migrates ``store`` version by version to ``to_version`` (default: the current one) into a
     new store at ``to`` (which must not exist), or with ``in_place=True`` replaces it once every
     step succeeded. Intermediate stores are removed; on error nothing is left and the store is
-    untouched. Steps whose mapping names a policy are refused: use Migration per step for those.
+    untouched. ``policies`` (a dict as Migration takes, or a module whose EntityMigrationPolicy
+    subclasses are registered by class name, with its ``FUNCTIONS``), ``functions`` and
+    ``progress`` serve every step, as on a MigrationChain; a step whose mapping names a policy
+    that is not registered is refused (EntityMigrationPolicyError, 134170) before anything runs.
 
     Core Data counterpart: ``NSStagedMigrationManager``."""
     if (to is None) == (not in_place):
         raise ValueError("give either to=PATH or in_place=True")
-    model_set = models if isinstance(models, ModelSet) else ModelSet(models)
-    out = ctypes.c_void_p()
-    check(_lib_.cdm_migrate_chain(c_path(model_set.path, "the model set path"), c_path(store, "the store path"),
-                                  c_optional_text(to_version, "the target version"),
-                                  None if in_place else c_path(to, "the destination path"), ctypes.byref(out)))
-    raw = json.loads(_lib.take_string(out.value))
-    return StagedMigrationReport(raw["storeVersion"], raw["targetVersion"], bool(raw["alreadyAtTarget"]), bool(raw["copied"]),
-                                 [MigrationStep._from(s) for s in raw["steps"]], raw)
+    with MigrationChain(models, to_version, policies=policies, functions=functions, progress=progress) as chain:
+        return chain.run_in_place(store) if in_place else chain.run(store, to)  # type: ignore[return-value]

@@ -128,6 +128,9 @@ class _Run:
         #: Set by the run's SIGINT handler: the next callback stops the run, which then raises KeyboardInterrupt.
         self.interrupted = False
 
+    def entering(self, ctx: Optional[int]) -> None:
+        """Called as every callback begins (a chain's run starts a step's caches afresh here)."""
+
     def know_models(self, ctx: int) -> None:
         """The run's models (borrowed from the migration, valid for the whole run), for
         introspection and the binding's caches."""
@@ -188,6 +191,7 @@ def _enter(state: _State, ctx: Optional[int]) -> Tuple[_Run, Optional[int]]:
     run = state.run
     if run is None:
         raise MisuseError("a callback ran outside of a run")
+    run.entering(ctx)
     manager = run.manager
     previous = manager._ctx
     manager._ctx = ctx
@@ -510,7 +514,7 @@ class Migration(LongLivedHandle):
             self._register(policies, functions)
             if progress is not None:
                 self.set_progress(progress)
-            run = self._state.run = _Run()
+            run = self._state.run = self._new_run()
             restore_interrupts = _catch_interrupts(run)
             try:
                 code = call(self._ptr)
@@ -547,6 +551,8 @@ class Migration(LongLivedHandle):
         out = ctypes.c_void_p()
         check(_lib_.cdm_migration_warnings_json(self._ptr, ctypes.byref(out)))
         return json.loads(_lib.take_string(out.value))
+    def _new_run(self) -> _Run:
+        return _Run()
 
     @property
     def report(self) -> Optional[MigrationReport]:

@@ -78,7 +78,7 @@ def test_a_store_no_version_matches_is_missing_source_model_with_its_hashes(tmp_
 
 
 def test_a_step_naming_a_policy_is_refused_before_anything_runs(tmp_path):
-    # A v3 UnCloudNotes store needs the v3 -> v4 policy, which C chains cannot register.
+    # A v3 UnCloudNotes store needs the v3 -> v4 policy, and none is given.
     db = str(tmp_path / "v3.sqlite")
     model = cdmigrate.Model.from_file(os.path.join(UNCLOUDNOTES, "UnCloudNotes_v3.model.json"))
     with cdmigrate.Store.create(model, db) as store:
@@ -86,8 +86,10 @@ def test_a_step_naming_a_policy_is_refused_before_anything_runs(tmp_path):
     plan = cdmigrate.ModelSet(UNCLOUDNOTES).plan(db)
     assert [s.mapping_models for s in plan.steps] == [["UnCloudNotes_v3_to_v4"]]
     assert plan.steps[0].policies == ["AttachmentToImageAttachmentMigrationPolicyV3toV4"]
-    with pytest.raises(cdmigrate.EntityMigrationPolicyError):
+    with pytest.raises(cdmigrate.EntityMigrationPolicyError) as caught:
         cdmigrate.migrate_store(db, UNCLOUDNOTES, to=str(tmp_path / "v4.sqlite"))
+    assert caught.value.code == 134170
+    assert "AttachmentToImageAttachmentMigrationPolicyV3toV4" in str(caught.value)
     assert sorted(os.listdir(tmp_path)) == ["v3.sqlite"]
 
 
@@ -96,3 +98,101 @@ def test_arguments_are_checked():
         cdmigrate.migrate_store("a.sqlite", RENAMES_MODELS)
     with pytest.raises(ValueError):
         cdmigrate.migrate_store("a.sqlite", RENAMES_MODELS, to="b.sqlite", in_place=True)
+
+
+# -- chains with policies ---------------------------------------------------------------------
+
+SWIFT_RUNNER = os.environ.get("CDMIGRATE_EXAMPLES_RUNNER") or os.path.join(ROOT, ".build", "debug", "cdmigrate-examples")
+
+
+def rows(path: str) -> dict:
+    """Every table's rows (sorted), all columns but Z_OPT; Z_METADATA without its UUID and plist."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        result = {}
+        for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
+            columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')
+                       if c[1] != "Z_OPT" and not (table == "Z_METADATA" and c[1] in ("Z_UUID", "Z_PLIST"))]
+            select = ", ".join(f'"{c}"' for c in columns)
+            result[table] = sorted(db.execute(f'SELECT {select} FROM "{table}"').fetchall(), key=repr)
+        return result
+    finally:
+        db.close()
+
+
+def swift_rows(source: str, destination: str):
+    """The Swift runner's result for the same store (None when it is not built)."""
+    if not os.access(SWIFT_RUNNER, os.X_OK):
+        return None
+    import subprocess
+    done = subprocess.run([SWIFT_RUNNER, "--scenario", "4", "--source", source, "--destination", destination],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return rows(destination)
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_stores_at_v1_v2_v3_reach_v4_in_one_call_with_the_python_policy(tmp_path, version):
+    from reference_migrations import uncloudnotes
+    source = str(tmp_path / f"v{version}.sqlite")
+    uncloudnotes.generate_source(version, source, count=40)
+    destination = str(tmp_path / "chain.sqlite")
+    report = cdmigrate.migrate_store(source, UNCLOUDNOTES, to=destination, policies=uncloudnotes.POLICIES)
+    # Nothing but the result is left (no intermediate store).
+    assert sorted(n for n in os.listdir(tmp_path) if not n.endswith(("-wal", "-shm"))) == ["chain.sqlite", f"v{version}.sqlite"]
+    assert report.store_version == f"UnCloudNotes_v{version}" and report.target_version == "UnCloudNotes_v4"
+    assert [s.source_version for s in report.steps] == [f"UnCloudNotes_v{v}" for v in range(version, 4)]
+    result = rows(destination)
+    assert result["ZATTACHMENT"] or version == 1
+    # The same rows as the Python policy's step-by-step migration and as Swift's.
+    uncloudnotes.migrate_to_v4(source, str(tmp_path / "steps.sqlite"))
+    assert result == rows(str(tmp_path / "steps.sqlite"))
+    swift = swift_rows(source, str(tmp_path / "swift.sqlite"))
+    if swift is not None:
+        assert result == swift
+
+
+def test_a_chain_registers_a_module_once_for_every_run_and_step(tmp_path):
+    from reference_migrations import uncloudnotes
+    fractions, calls = [], []
+
+    def note(name):
+        calls.append(name)
+        return name
+
+    with cdmigrate.MigrationChain(UNCLOUDNOTES, policies=uncloudnotes, progress=lambda p: fractions.append(p.fraction)) as chain:
+        assert isinstance(chain, cdmigrate.Migration)
+        for version in (1, 3):
+            source = str(tmp_path / f"v{version}.sqlite")
+            uncloudnotes.generate_source(version, source, count=12)
+            fractions.clear()
+            report = chain.run(source, str(tmp_path / f"v{version}-v4.sqlite"))
+            assert isinstance(report, cdmigrate.StagedMigrationReport) and chain.report is report
+            assert len(report.steps) == 4 - version
+            assert fractions == sorted(fractions) and fractions[-1] > 0.99
+        # In place: the store is at v4 afterwards; again, nothing to do.
+        in_place = str(tmp_path / "v2.sqlite")
+        uncloudnotes.generate_source(2, in_place, count=12)
+        assert chain.run_in_place(in_place).store_version == "UnCloudNotes_v2"
+        assert chain.run_in_place(in_place).already_at_target
+    assert cdmigrate.ModelSet(UNCLOUDNOTES).plan(in_place).is_at_target
+
+
+def test_a_policy_exception_in_a_later_step_comes_back_and_leaves_nothing(tmp_path):
+    from reference_migrations import uncloudnotes
+
+    class Broken(uncloudnotes.AttachmentToImageAttachmentMigrationPolicyV3toV4):
+        def create_destination_instances(self, source, mapping, manager):
+            raise LookupError("no image today")
+
+    source = str(tmp_path / "v1.sqlite")
+    uncloudnotes.generate_source(1, source, count=5)
+    uncloudnotes.generate_source(2, str(tmp_path / "v2.sqlite"), count=20)
+    with pytest.raises(LookupError, match="no image today"):
+        cdmigrate.migrate_store(str(tmp_path / "v2.sqlite"), UNCLOUDNOTES, to=str(tmp_path / "out.sqlite"),
+                                policies={"AttachmentToImageAttachmentMigrationPolicyV3toV4": Broken})
+    assert sorted(os.listdir(tmp_path)) == ["v1.sqlite", "v2.sqlite"]
+    # A chain to v3 does not need the policy; an unknown target is refused when the chain is made.
+    assert cdmigrate.migrate_store(source, UNCLOUDNOTES, to=str(tmp_path / "v3.sqlite"), to_version="UnCloudNotes_v3").target_version == "UnCloudNotes_v3"
+    with pytest.raises(cdmigrate.InvalidArgumentError, match="UnCloudNotes_v9"):
+        cdmigrate.MigrationChain(UNCLOUDNOTES, "UnCloudNotes_v9")

@@ -172,3 +172,60 @@ def test_help_lists_the_commands_and_exit_codes():
     for command in ("migrate", "validate", "inspect"):
         assert command in result.stdout
     assert "exit codes" in result.stdout
+
+
+def test_migrate_with_models_runs_the_chain_with_the_policy_modules(tmp_path):
+    from reference_migrations import uncloudnotes
+    from test_chain import UNCLOUDNOTES
+    from test_chain import rows as all_rows
+    store = str(tmp_path / "v1.sqlite")
+    uncloudnotes.generate_source(1, store, count=20)
+    destination = str(tmp_path / "v4.sqlite")
+    result = cli("migrate", store, "--to", destination, "--models", UNCLOUDNOTES, "--policies", "reference_migrations.uncloudnotes", "--json")
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document["ok"] and document["storeVersion"] == "UnCloudNotes_v1" and document["targetVersion"] == "UnCloudNotes_v4"
+    assert [s["to"] for s in document["steps"]] == ["UnCloudNotes_v2", "UnCloudNotes_v3", "UnCloudNotes_v4"]
+    uncloudnotes.migrate_to_v4(store, str(tmp_path / "steps.sqlite"))
+    assert all_rows(destination) == all_rows(str(tmp_path / "steps.sqlite"))
+    text = cli("migrate", store, "--to", str(tmp_path / "again.sqlite"), "--models", UNCLOUDNOTES, "--to-version", "UnCloudNotes_v2")
+    assert text.returncode == 0, text.stderr
+    assert "(UnCloudNotes_v1) → " in text.stdout and "in 1 step" in text.stdout
+    # Without the module the v3 -> v4 step is refused before anything runs, naming the policy.
+    without = cli("migrate", store, "--to", str(tmp_path / "without.sqlite"), "--models", UNCLOUDNOTES)
+    assert without.returncode == 1
+    assert "AttachmentToImageAttachmentMigrationPolicyV3toV4" in without.stderr
+    assert not os.path.exists(tmp_path / "without.sqlite")
+    # --models goes alone; --to-version only with it.
+    assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--models", UNCLOUDNOTES,
+               "--source-model", "a.json").returncode == 64
+    assert cli("migrate", store, "--to", str(tmp_path / "x.sqlite"), "--to-version", "UnCloudNotes_v2").returncode == 64
+
+
+def test_plan_and_check_with_models_and_policy_modules(tmp_path):
+    from reference_migrations import uncloudnotes
+    from test_chain import UNCLOUDNOTES
+    folder = tmp_path / "released"
+    folder.mkdir()
+    for version in (1, 2, 3):
+        uncloudnotes.generate_source(version, str(folder / f"v{version}.sqlite"), count=12)
+    plan = cli("plan", str(folder / "v1.sqlite"), "--models", UNCLOUDNOTES)
+    assert plan.returncode == 0, plan.stderr
+    assert "version UnCloudNotes_v1; target UnCloudNotes_v4, 3 steps" in plan.stdout
+    assert "3. UnCloudNotes_v3 → UnCloudNotes_v4: UnCloudNotes_v3_to_v4" in plan.stdout
+    assert "policies: AttachmentToImageAttachmentMigrationPolicyV3toV4" in plan.stdout
+    document = json.loads(cli("plan", str(folder / "v2.sqlite"), "--models", UNCLOUDNOTES, "--json").stdout)
+    assert document["storeVersion"] == "UnCloudNotes_v2" and [s["from"] for s in document["steps"]] == ["UnCloudNotes_v2", "UnCloudNotes_v3"]
+    before = sorted(os.listdir(folder))
+
+    passing = cli("check", str(folder), "--models", UNCLOUDNOTES, "--policies", "reference_migrations.uncloudnotes")
+    assert passing.returncode == 0, passing.stderr
+    assert "3 of 3 stores reach version UnCloudNotes_v4" in passing.stdout
+    assert "ok    v3.sqlite: UnCloudNotes_v3: UnCloudNotes_v3 → UnCloudNotes_v4 (UnCloudNotes_v3_to_v4); " in passing.stdout
+    # Without the module every store needs the v3 -> v4 policy: each fails with 134170 (exit 1).
+    failing = cli("check", str(folder), "--models", UNCLOUDNOTES, "--json")
+    assert failing.returncode == 1
+    result = json.loads(failing.stdout)
+    assert not result["ok"] and [s["error"]["code"] for s in result["stores"]] == [134170] * 3
+    assert sorted(os.listdir(folder)) == before
+    assert cli("check", str(tmp_path / "none"), "--models", UNCLOUDNOTES).returncode == 74

@@ -27,7 +27,7 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .chain import MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
-from .migration import Migration, MigrationReport, Progress
+from .migration import EntityMappingReport, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
@@ -52,7 +52,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
+    "Model", "MappingModel", "Migration", "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
     "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",

@@ -25,7 +25,7 @@ import os
 import plistlib
 import sqlite3
 import sys
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import MappingModel, Migration, Model
 from .errors import MigrationError
@@ -124,7 +124,7 @@ def _is_xcode_mapping(path: str) -> bool:
     return trimmed.endswith(".xcmappingmodel") or trimmed.endswith(".xml")
 
 
-def load_models(args) -> (Model, Model, List[MappingModel]):
+def load_models(args: argparse.Namespace) -> Tuple[Model, Model, List[MappingModel]]:
     source = Model.from_file(args.source_model)
     destination = Model.from_file(args.destination_model)
     mappings = []

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Union
 
 from . import _lib
+from ._document import NOT_IN_DOCUMENT, Document
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
 
@@ -22,7 +23,7 @@ _lib_ = _lib.lib
 
 
 @dataclass(frozen=True)
-class MigrationStep:
+class MigrationStep(Document):
     """One step of a plan or a run: a store at one version becomes a store at the next."""
     source_version: str
     destination_version: str
@@ -39,7 +40,7 @@ class MigrationStep:
 
 
 @dataclass(frozen=True)
-class MigrationPlan:
+class MigrationPlan(Document):
     """What a progressive migration of a store would do."""
     store: str
     store_version: str
@@ -55,14 +56,14 @@ class MigrationPlan:
 
 
 @dataclass(frozen=True)
-class StagedMigrationReport:
-    """What a progressive migration did."""
+class StagedMigrationReport(Document):
+    """What a progressive migration did (``to_dict()``/``to_json()`` as for MigrationReport)."""
     store_version: str
     target_version: str
     already_at_target: bool
     copied: bool
     steps: List[MigrationStep]
-    raw: Dict[str, Any]
+    raw: Dict[str, Any] = field(repr=False, compare=False, metadata=NOT_IN_DOCUMENT)  #: the library's JSON document (camelCase)
 
 
 class ModelSet:

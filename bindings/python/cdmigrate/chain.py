@@ -106,7 +106,7 @@ def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Option
     out = ctypes.c_void_p()
     check(_lib_.cdm_migrate_chain(c_path(model_set.path, "the model set path"), c_path(store, "the store path"),
                                   c_optional_text(to_version, "the target version"),
-                                  None if in_place else c_path(to, "the destination path"), ctypes.byref(out)))
+                                  c_path(to, "the destination path") if to is not None else None, ctypes.byref(out)))
     raw = json.loads(_lib.take_string(out.value))
     return StagedMigrationReport(raw["storeVersion"], raw["targetVersion"], bool(raw["alreadyAtTarget"]), bool(raw["copied"]),
                                  [MigrationStep._from(s) for s in raw["steps"]], raw)

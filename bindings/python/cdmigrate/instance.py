@@ -290,7 +290,9 @@ class Instance(MutableMapping):
     nil values alike. ``destination["name"] = "x"`` sets an attribute, a to-one relationship (an
     Instance or None) or the whole contents of a to-many one (a list of Instances);
     ``add``/``remove``/``insert`` change a to-many relationship. Iterating gives the attribute
-    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each.
+    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each. Every
+    property of the entity is always there, so ``del``, ``pop``, ``popitem`` and ``clear`` raise
+    TypeError (KeyError for a key the entity lacks); ``instance[key] = None`` makes a value nil.
 
     Two Instance objects are equal when they stand for the same stored instance (the same
     ``object_id``), so instances can be dictionary keys. An Instance stays usable in later hooks

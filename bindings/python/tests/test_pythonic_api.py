@@ -235,3 +235,9 @@ def test_failed_calls_raise_through_the_one_checked_call_helper():
     raising = [name for name, text in sources.items() for _ in re.finditer(r"if code:\s*\n\s*raise last_error", text)]
     assert raising == ["errors.py"]
     assert not hasattr(cdmigrate, "FeatureUnavailableError")
+
+
+def test_the_package_type_checks_with_mypy_where_it_is_installed():
+    api = pytest.importorskip("mypy.api")
+    out, err, status = api.run(["--cache-dir", os.devnull, "--no-error-summary", PACKAGE])
+    assert status == 0, out + err

@@ -600,7 +600,8 @@ class Migration(LongLivedHandle):
                      progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
         """Migrates a store and replaces it with the result only after everything succeeded; on
         error the store's contents are unchanged (the message says whether committed transactions
-        of its -wal were checkpointed into its main file first)."""
+        of its -wal were checkpointed into its main file first). ``policies``, ``functions`` and
+        ``progress`` apply to this run only, as for ``run``."""
         return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress)
 
     def _run(self, call: Callable[[int], int], policies: Optional[Mapping[str, PolicySpec]],

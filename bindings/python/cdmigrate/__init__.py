@@ -29,7 +29,7 @@ from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
-from .migration import Migration, MigrationReport, Progress
+from .migration import EntityMappingReport, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
@@ -54,7 +54,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "MigrationReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
+    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
     "MigrationChain", "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",

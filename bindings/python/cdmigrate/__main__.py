@@ -31,7 +31,7 @@ import plistlib
 import sqlite3
 import sys
 import tempfile
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import MappingModel, Migration, MigrationChain, Model, ModelSet
 from .errors import MigrationError
@@ -130,7 +130,7 @@ def _is_xcode_mapping(path: str) -> bool:
     return trimmed.endswith(".xcmappingmodel") or trimmed.endswith(".xml")
 
 
-def load_models(args) -> (Model, Model, List[MappingModel]):
+def load_models(args: argparse.Namespace) -> Tuple[Model, Model, List[MappingModel]]:
     source = Model.from_file(args.source_model)
     destination = Model.from_file(args.destination_model)
     mappings = []

@@ -4,12 +4,15 @@ in Python first."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Type, TypeVar
 
 import ctypes
 
 from . import _lib
 from .errors import MisuseError, from_record
+
+
+_Handle = TypeVar("_Handle", bound="LongLivedHandle")
 
 
 class LongLivedHandle:
@@ -30,7 +33,7 @@ class LongLivedHandle:
         return pointer
 
     @classmethod
-    def _make(cls, constructor, *arguments):
+    def _make(cls: Type[_Handle], constructor: Callable[..., int], *arguments: Any) -> _Handle:
         """Calls a C constructor `constructor(*arguments, &out)` and wraps the handle it gives."""
         out = ctypes.c_void_p()
         code = constructor(*arguments, ctypes.byref(out))
@@ -56,13 +59,14 @@ class LongLivedHandle:
     def close(self) -> None:
         """Frees the C object. Harmless when already closed."""
         pointer, self._pointer = self._pointer, None
-        if pointer and type(self)._free is not None:
-            type(self)._free(pointer)
+        free = type(self)._free
+        if pointer and free is not None:
+            free(pointer)
 
-    def __enter__(self):
+    def __enter__(self: _Handle) -> _Handle:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: Any) -> None:
         self.close()
 
     def __del__(self) -> None:

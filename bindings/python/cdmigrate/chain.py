@@ -16,24 +16,24 @@ import ctypes
 import inspect
 import json
 import os
-import threading
 import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 from . import _lib
 from ._handle import LongLivedHandle
+from ._document import NOT_IN_DOCUMENT, Document
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
 from .instance import Side
-from .migration import FunctionKey, Migration, PolicySpec, Progress, _Run, _State
+from .migration import FunctionKey, Migration, PolicySpec, Progress, _Run
 from .policy import EntityMigrationPolicy
 
 _lib_ = _lib.lib
 
 
 @dataclass(frozen=True)
-class MigrationStep:
+class MigrationStep(Document):
     """One step of a plan or a run: a store at one version becomes a store at the next."""
     source_version: str
     destination_version: str
@@ -50,7 +50,7 @@ class MigrationStep:
 
 
 @dataclass(frozen=True)
-class MigrationPlan:
+class MigrationPlan(Document):
     """What a progressive migration of a store would do."""
     store: str
     store_version: str
@@ -66,14 +66,14 @@ class MigrationPlan:
 
 
 @dataclass(frozen=True)
-class StagedMigrationReport:
-    """What a progressive migration did."""
+class StagedMigrationReport(Document):
+    """What a progressive migration did (``to_dict()``/``to_json()`` as for MigrationReport)."""
     store_version: str
     target_version: str
     already_at_target: bool
     copied: bool
     steps: List[MigrationStep]
-    raw: Dict[str, Any]
+    raw: Dict[str, Any] = field(repr=False, compare=False, metadata=NOT_IN_DOCUMENT)  #: the library's JSON document (camelCase)
 
 
 class ModelSet:
@@ -166,9 +166,7 @@ class MigrationChain(Migration):
                  progress: Optional[Callable[[Progress], Any]] = None,
                  progress_interval: Optional[int] = None):
         LongLivedHandle.__init__(self, None)
-        self._state = _State()
-        self._lock = threading.Lock()
-        self._report = None
+        self._init_state()
         self.models = models if isinstance(models, ModelSet) else ModelSet(models)
         self.to_version = to_version
         out = ctypes.c_void_p()

@@ -7,9 +7,14 @@ Codes below 1000 are cdmigrate's own; the others are Core Data's NSCocoaErrorDom
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Type
+import os
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Type
 
 from . import _lib
+
+if TYPE_CHECKING:  # pragma: no cover - typing only
+    from .instance import ObjectID
 
 OK = 0
 INVALID_JSON = 1
@@ -41,6 +46,19 @@ SQLITE = 134180
 INFERRED_MAPPING_MODEL = 134190
 
 
+# The library's I/O messages: "cannot open 'PATH': No such file or directory", "cannot rename 'A' to 'B': ...".
+_IO_MESSAGE = re.compile(r"cannot \w+ '(?P<file>[^']*)'(?: to '(?P<file2>[^']*)')?(?:: (?P<reason>[^:]+))?$")
+_ERRNOS: Dict[str, int] = {}
+
+
+def _errno_of(reason: str) -> Optional[int]:
+    """The errno whose strerror text is `reason` (the library's C library is the one Python uses)."""
+    if not _ERRNOS:
+        for number in range(1, 256):
+            _ERRNOS.setdefault(os.strerror(number), number)
+    return _ERRNOS.get(reason)
+
+
 class Problem:
     """One individual problem of a model, a mapping or a destination's validation.
 
@@ -64,7 +82,7 @@ class Problem:
         self.primary_key = primary_key
 
     @property
-    def object_id(self):
+    def object_id(self) -> Optional["ObjectID"]:
         """The failing destination instance's ObjectID (None when the problem names none)."""
         if self.entity is None or self.primary_key is None:
             return None
@@ -159,8 +177,21 @@ class InvalidArgumentError(MigrationError, ValueError):
 
 
 class MigrationIOError(MigrationError, OSError):
-    """A file that cannot be read or written. Also an OSError, so ``except OSError`` catches it."""
+    """A file that cannot be read or written. Also an OSError, so ``except OSError`` catches it,
+    with OSError's ``errno``, ``strerror``, ``filename`` (and ``filename2`` for a rename) where the
+    library names them (None otherwise)."""
     code = IO
+
+    def __init__(self, message: str, code: Optional[int] = None, **details: Any):
+        super().__init__(message, code, **details)
+        found = _IO_MESSAGE.search(message)
+        if found:
+            self.filename = found.group("file")
+            self.filename2 = found.group("file2")
+            reason = found.group("reason")
+            if reason:
+                self.strerror = reason
+                self.errno = _errno_of(reason)
 
 
 class MisuseError(MigrationError):

@@ -22,7 +22,7 @@ import json
 import uuid
 from _thread import get_ident
 from collections.abc import MutableMapping
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, NoReturn, Optional, Tuple
 
 from . import _lib
 from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
@@ -74,7 +74,8 @@ class Side:
     """The attributes of one model's entities as seen through instances: name → (index, type),
     resolved on first use. One per model of a running migration or an open store."""
 
-    def __init__(self, label: str, model: Optional[int] = None) -> None:
+    def __init__(self, label: str, model: Any = None) -> None:
+        """`model`: a cdm_model pointer or a Model, as EntityCache takes."""
         self.label = label
         self.entities: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
         self.names: Dict[str, List[str]] = {}
@@ -94,11 +95,11 @@ def _fail_relating(code: int, key: str):
 
 
 def _text(pointer: Optional[int], length: int) -> str:
-    return ctypes.string_at(pointer, length).decode("utf-8") if length else ""
+    return ctypes.string_at(pointer, length).decode("utf-8") if pointer and length else ""
 
 
 def _bytes(pointer: Optional[int], length: int) -> bytes:
-    return ctypes.string_at(pointer, length) if length else b""
+    return ctypes.string_at(pointer, length) if pointer and length else b""
 
 
 def _read(instance: "Instance", index: int, kind: int) -> Any:
@@ -106,6 +107,7 @@ def _read(instance: "Instance", index: int, kind: int) -> Any:
     h = instance._h
     b = instance._buffers
     isnull = ctypes.byref(b.isnull)
+    value: Any
     if kind in (T.INTEGER16, T.INTEGER32, T.INTEGER64):
         code = _lib_.cdm_object_get_int64_at(h, index, ctypes.byref(b.i64), isnull)
         value = b.i64.value
@@ -178,7 +180,7 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
     check(code)
 
 
-def side_of(handle: int, sides: Optional[Dict[int, Side]]) -> Optional[Side]:
+def side_of(handle: Optional[int], sides: Optional[Dict[int, Side]]) -> Optional[Side]:
     """The side (source or destination) an instance handle belongs to, by its store."""
     if not sides:
         return None
@@ -288,7 +290,9 @@ class Instance(MutableMapping):
     nil values alike. ``destination["name"] = "x"`` sets an attribute, a to-one relationship (an
     Instance or None) or the whole contents of a to-many one (a list of Instances);
     ``add``/``remove``/``insert`` change a to-many relationship. Iterating gives the attribute
-    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each.
+    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each. Every
+    property of the entity is always there, so ``del``, ``pop``, ``popitem`` and ``clear`` raise
+    TypeError (KeyError for a key the entity lacks); ``instance[key] = None`` makes a value nil.
 
     Two Instance objects are equal when they stand for the same stored instance (the same
     ``object_id``), so instances can be dictionary keys. An Instance stays usable in later hooks
@@ -299,8 +303,8 @@ class Instance(MutableMapping):
 
     __slots__ = ("_h", "_side", "_entity", "_local", "_thread", "__weakref__")
 
-    def __init__(self, handle: int, side: Optional[Side]):
-        self._h = handle
+    def __init__(self, handle: Optional[int], side: Optional[Side]) -> None:
+        self._h: int = handle or 0  # 0 (NULL): every call says misuse
         self._side = side
         self._entity: Optional[str] = None
         self._local: Optional[Dict[str, Optional[Tuple[int, int]]]] = None
@@ -444,12 +448,13 @@ class Instance(MutableMapping):
         description = self._description()
         return list(description.relationships) if description is not None else []
 
-    def to_json(self) -> dict:
-        """The instance as the library's JSON view: {"entity", "uri", "attributes"}."""
+    def to_json(self) -> str:
+        """The instance as JSON text, the library's view of it: ``{"entity", "uri",
+        "attributes"}`` (``json.loads(instance.to_json())`` for a dict; ``to_dict()`` gives the
+        attribute values as Python values)."""
         out = ctypes.c_void_p()
-        code = _lib_.cdm_object_to_json(self._h, ctypes.byref(out))
-        check(code)
-        return json.loads(_lib.take_string(out.value))
+        check(_lib_.cdm_object_to_json(self._h, ctypes.byref(out)))
+        return _lib.take_string(out.value)
 
     # -- reading ------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
@@ -521,8 +526,44 @@ class Instance(MutableMapping):
             return
         check(code)
 
+    # -- removing: an entity's properties cannot be removed ---------------------------------------
+    # Every instance has every property of its entity, so nothing can be deleted from it: these
+    # raise TypeError for a property the entity has (set it to None to make it nil) and
+    # KeyError, as a dict does, for a key it lacks. So `k in i` stays true for every property,
+    # and pop/popitem/clear never loop or half-succeed.
+    def _refuse_removal(self, key: object, operation: str) -> NoReturn:
+        if not isinstance(key, str) or key not in self:
+            raise NotFoundError(f"'{self.entity_name}' has no property {key!r}")
+        raise TypeError(f"{operation}: the properties of an instance of '{self.entity_name}' cannot be removed; "
+                        f"set instance[{key!r}] = None to make {key!r} nil")
+
     def __delitem__(self, key: str) -> None:
-        self[key] = None
+        """Refused: TypeError for a property of the entity, KeyError for a key it lacks."""
+        self._refuse_removal(key, f"del instance[{key!r}]")
+
+    def pop(self, key: str, *default: Any) -> Any:
+        """Refused like ``del``; with a default, a key the entity lacks gives the default (as a
+        dict's pop does)."""
+        if len(default) > 1:
+            raise TypeError(f"pop expected at most 2 arguments, got {1 + len(default)}")
+        if default and (not isinstance(key, str) or key not in self):
+            return default[0]
+        self._refuse_removal(key, f"instance.pop({key!r})")
+
+    def popitem(self) -> Tuple[str, Any]:
+        """Refused: TypeError (KeyError for an entity without attributes, as for an empty dict)."""
+        names = self.attribute_names()
+        if not names:
+            raise NotFoundError(f"popitem(): '{self.entity_name}' has no attributes")
+        self._refuse_removal(names[-1], "instance.popitem()")
+
+    def clear(self) -> None:
+        """Refused: TypeError (an entity's properties cannot be removed). Harmless for an
+        entity without attributes, as for an empty dict. To make every attribute nil:
+        ``instance.set_values(dict.fromkeys(instance, None))``."""
+        names = self.attribute_names()
+        if names:
+            self._refuse_removal(names[0], "instance.clear()")
 
     def add(self, key: str, *targets: "Instance") -> None:
         """Adds instances to a to-many relationship (``mutableSetValueForKey:`` add; appended
@@ -555,7 +596,9 @@ class Instance(MutableMapping):
 
     def _split(self, values: Dict[str, Any], skip_unknown: bool) -> Tuple[list, list, List[str]]:
         """(attribute fields, relationship items, skipped keys) of a dict of values."""
-        attributes, relationships, skipped = [], [], []
+        attributes: List[Tuple[Optional[str], int, Any]] = []
+        relationships: List[Tuple[str, Any]] = []
+        skipped: List[str] = []
         description = None
         for key, value in values.items():
             entry = self._attribute(key)

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _lib
+from ._document import NOT_IN_DOCUMENT, Document
 from ._handle import LongLivedHandle
-from .errors import ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, MigrationError, MisuseError, check
+from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, EntityMigrationPolicyError, ExpressionEvaluationError,
+                     MigrationError, MisuseError, check)
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
@@ -41,14 +43,25 @@ class Progress:
     total: int              #: instances in this step (0 when not known)
 
 
+@dataclass(frozen=True)
+class EntityMappingReport(Document):
+    """What one entity mapping did in one pass."""
+    pass_index: int         #: 0-based mapping model of a multi-pass migration
+    entity_mapping: str     #: the entity mapping's name
+    source_instances: int   #: source instances it took
+    associations: int       #: source–destination associations it recorded
+
+
 @dataclass
-class MigrationReport:
-    """What a successful run did."""
-    mappings: List[Dict[str, Any]] = field(default_factory=list)      #: per pass and entity mapping: sourceInstances, associations
-    destination_counts: Dict[str, int] = field(default_factory=dict)  #: instances per destination entity
-    untaken: Dict[str, int] = field(default_factory=dict)             #: source instances no entity mapping took, per entity
+class MigrationReport(Document):
+    """What a successful run did (Core Data's migration manager has no such report). ``to_dict()``
+    and ``to_json()`` give it with these attribute names as keys."""
+    mappings: List[EntityMappingReport] = field(default_factory=list)  #: per pass and entity mapping, in order
+    destination_counts: Dict[str, int] = field(default_factory=dict)   #: instances per destination entity
+    untaken: Dict[str, int] = field(default_factory=dict)              #: source instances no entity mapping took, per entity
     warnings: List[str] = field(default_factory=list)
-    raw: Dict[str, Any] = field(default_factory=dict)
+    #: The library's JSON document as it gave it (camelCase keys, as the C API and the command line give it).
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,10 +97,18 @@ class _State:
         self.run: Optional[_Run] = None
 
 
+_RUN_SCOPED = ("registrations given to run() last only for that run: register it with Migration(...), "
+               "register_policy or register_function to keep it, or pass it to this run")
+
+
 class _PolicyRegistration:
+    """A policy name's registration; `factory` None stands for a name whose policy was given to an
+    earlier run only (the C library cannot unregister a name): its hooks raise."""
+
     __slots__ = ("name", "factory", "probe", "state")
 
-    def __init__(self, name: str, factory: Callable[[], EntityMigrationPolicy], probe: Optional[EntityMigrationPolicy], state: _State):
+    def __init__(self, name: str, factory: Optional[Callable[[], EntityMigrationPolicy]], probe: Optional[EntityMigrationPolicy],
+                 state: _State):
         self.name = name
         self.factory = factory
         self.probe = probe
@@ -97,7 +118,7 @@ class _PolicyRegistration:
 class _FunctionRegistration:
     __slots__ = ("label", "function", "state")
 
-    def __init__(self, label: str, function: Callable[..., Any], state: _State):
+    def __init__(self, label: str, function: Optional[Callable[..., Any]], state: _State):
         self.label = label
         self.function = function
         self.state = state
@@ -164,6 +185,9 @@ class _Run:
         key = (mapping.pass_index, mapping.name, registration.name)
         policy = self.policies.get(key)
         if policy is None:
+            if registration.factory is None:
+                raise EntityMigrationPolicyError(f"entity mapping '{mapping.name}' names policy '{registration.name}', "
+                                                 f"which is not registered ({_RUN_SCOPED})")
             if registration.probe is not None:
                 policy, registration.probe = registration.probe, None
             else:
@@ -270,8 +294,11 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
             raise KeyboardInterrupt
         if not run.models_known:
             run.know_models(ctx)
+        function = registration.function
+        if function is None:
+            raise ExpressionEvaluationError(f"no function is registered for {registration.label} ({_RUN_SCOPED})")
         arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
-        set_result(result, registration.function(*arguments))
+        set_result(result, function(*arguments))
         ok = True
         return 0
     except BaseException as error:
@@ -345,7 +372,10 @@ def _catch_interrupts(run: _Run) -> Callable[[], None]:
         run.interrupted = True
 
     signal.signal(signal.SIGINT, interrupted)
-    return lambda: signal.signal(signal.SIGINT, previous)
+
+    def restore() -> None:
+        signal.signal(signal.SIGINT, previous)
+    return restore
 
 
 _FUNCTION = _lib.FUNCTION(_function_trampoline)
@@ -376,7 +406,11 @@ class Migration(LongLivedHandle):
     subclasses (or factories, or a shared instance); ``functions`` maps
     ``(class_name, selector)`` (or ``"ClassName.selector:"``) to callables that value expressions
     call with ``FUNCTION(CAST("ClassName", "Class"), "selector:", ...)``. Registrations given to
-    the constructor or to ``run`` stay for later runs.
+    the constructor (or made with ``register_policy``, ``register_function``, ``set_progress``)
+    stay for every run, like ``sqlite3.Connection.create_function``; those given to ``run`` last
+    for that run only: afterwards the migration has what it had before (a later run whose mapping
+    names a policy only an earlier run had fails with EntityMigrationPolicyError, "not
+    registered").
 
     A Migration belongs to one thread at a time; separate migrations may run in parallel.
     """
@@ -391,31 +425,47 @@ class Migration(LongLivedHandle):
                  progress: Optional[Callable[[Progress], Any]] = None,
                  progress_interval: Optional[int] = None):
         super().__init__(None)
-        self._state = _State()
-        self._lock = threading.Lock()
-        self._report: Optional[MigrationReport] = None
-        if isinstance(mappings, MappingModel):
-            mappings = [mappings]
-        mappings = list(mappings)
-        for item in (source_model, destination_model):
-            if not isinstance(item, Model):
-                raise TypeError(f"models must be cdmigrate.Model, not {type(item).__name__}")
-        for item in mappings:
-            if not isinstance(item, MappingModel):
-                raise TypeError(f"mappings must be cdmigrate.MappingModel, not {type(item).__name__}")
-        array = (ctypes.c_void_p * max(len(mappings), 1))(*[m._ptr for m in mappings])
+        self._init_state()
+        passes: List[MappingModel] = [mappings] if isinstance(mappings, MappingModel) else list(mappings)
+        for model in (source_model, destination_model):
+            if not isinstance(model, Model):
+                raise TypeError(f"models must be cdmigrate.Model, not {type(model).__name__}")
+        for mapping in passes:
+            if not isinstance(mapping, MappingModel):
+                raise TypeError(f"mappings must be cdmigrate.MappingModel, not {type(mapping).__name__}")
+        array = (ctypes.c_void_p * max(len(passes), 1))(*[m._ptr for m in passes])
         out = ctypes.c_void_p()
-        code = _lib_.cdm_migration_new(source_model._ptr, destination_model._ptr, array, len(mappings), ctypes.byref(out))
+        code = _lib_.cdm_migration_new(source_model._ptr, destination_model._ptr, array, len(passes), ctypes.byref(out))
         self._pointer = out.value
         self._raise_if_failed(code)
         self.set_progress(progress, progress_interval)
         self._register(policies, functions)
 
     # -- registrations ----------------------------------------------------------------------
+    def _init_state(self) -> None:
+        """The Python side of a migration handle (Migration and MigrationChain alike)."""
+        self._state = _State()
+        self._lock = threading.Lock()
+        self._report: Optional[MigrationReport] = None
+        # What the migration keeps between runs, to restore after a run with its own registrations.
+        self._policies: Dict[str, Tuple[type, Callable[[], EntityMigrationPolicy]]] = {}
+        self._functions: Dict[Tuple[str, str], Callable[..., Any]] = {}
+        self._progress: Optional[Callable[[Progress], Any]] = None
+
     def register_policy(self, name: str, policy: PolicySpec) -> None:
-        """Registers the policy mappings name in their ``policy``: an EntityMigrationPolicy subclass
-        (a new object per entity mapping and pass), a factory returning one, or one shared object."""
+        """Registers the policy mappings name in their ``policy``, for every later run: an
+        EntityMigrationPolicy subclass (a new object per entity mapping and pass), a factory
+        returning one, or one shared object."""
         self._idle()
+        cls, factory, probe = self._resolve_policy(name, policy)
+        self._install_policy(name, cls, factory, probe)
+        self._policies[name] = (cls, factory)
+
+    @staticmethod
+    def _resolve_policy(name: str, policy: PolicySpec) -> Tuple[type, Callable[[], EntityMigrationPolicy], Optional[EntityMigrationPolicy]]:
+        """(class, factory, first object made to find the class) of a policy specification."""
+        factory: Callable[[], EntityMigrationPolicy]
+        probe: Optional[EntityMigrationPolicy]
         if isinstance(policy, type):
             if not issubclass(policy, EntityMigrationPolicy):
                 raise TypeError(f"policy '{name}': {policy.__name__} is not an EntityMigrationPolicy subclass")
@@ -430,10 +480,16 @@ class Migration(LongLivedHandle):
             cls, factory = type(probe), policy
         else:
             raise TypeError(f"policy '{name}' must be an EntityMigrationPolicy subclass, instance or factory")
+        return cls, factory, probe
+
+    def _install_policy(self, name: str, cls: Optional[type], factory: Optional[Callable[[], EntityMigrationPolicy]],
+                        probe: Optional[EntityMigrationPolicy]) -> None:
+        """Registers a policy with the library; with `factory` None, one whose every hook raises
+        "not registered" (the library cannot unregister a name)."""
         hooks = _lib.cdm_policy()
         for hook in HOOK_NAMES:
             # Hooks the class does not override stay NULL: the engine's default runs, and Python is not called.
-            if getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
+            if cls is None or getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
                 setattr(hooks, _FIELDS[hook], _HOOKS[hook])
         registration = _PolicyRegistration(name, factory, probe, self._state)
         user = _keep(registration)
@@ -446,12 +502,18 @@ class Migration(LongLivedHandle):
         check(code)
 
     def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:
-        """Registers what ``FUNCTION(CAST("class_name", "Class"), "selector", args…)`` calls: a Python
-        callable taking the arguments as Python values and returning one."""
+        """Registers what ``FUNCTION(CAST("class_name", "Class"), "selector", args…)`` calls, for
+        every later run: a Python callable taking the arguments as Python values and returning one."""
         self._idle()
         if not callable(function):
             raise TypeError(f"function {class_name} {selector} is not callable")
-        user = _keep(_FunctionRegistration(f"{class_name} {selector}", function, self._state))
+        self._install_function(class_name, selector, function)
+        self._functions[(class_name, selector)] = function
+
+    def _install_function(self, class_name: str, selector: str, function: Optional[Callable[..., Any]]) -> None:
+        """Registers a function with the library; None for one that raises "not registered"."""
+        label = f'FUNCTION(CAST("{class_name}", "Class"), "{selector}", …)'
+        user = _keep(_FunctionRegistration(label, function, self._state))
         code = _lib_.cdm_migration_register_function(self._ptr, c_text(class_name, "the class name"),
                                                      c_text(selector, "the selector"), _FUNCTION, user, _DESTROY)
         check(code)
@@ -465,19 +527,59 @@ class Migration(LongLivedHandle):
         if callback is not None and not callable(callback):
             raise TypeError("the progress callback is not callable")
         if interval is not None:
-            code = _lib_.cdm_migration_set_progress_interval(self._ptr, interval)
-            check(code)
+            check(_lib_.cdm_migration_set_progress_interval(self._ptr, interval))
+        self._install_progress(callback)
+        self._progress = callback
+
+    def _install_progress(self, callback: Optional[Callable[[Progress], Any]]) -> None:
         # Always installed: it tracks the pass and lets Ctrl-C reach Python during long runs.
         user = _keep(_ProgressRegistration(callback, self._state))
         code = _lib_.cdm_migration_set_progress(self._ptr, _PROGRESS, user, _DESTROY)
         check(code)
 
-    def _register(self, policies, functions) -> None:
+    def _register(self, policies: Optional[Mapping[str, PolicySpec]],
+                  functions: Optional[Mapping[FunctionKey, Callable[..., Any]]]) -> None:
         for name, policy in (policies or {}).items():
             self.register_policy(name, policy)
         for key, function in (functions or {}).items():
             class_name, selector = _function_key(key)
             self.register_function(class_name, selector, function)
+
+    def _register_for_run(self, policies: Optional[Mapping[str, PolicySpec]],
+                          functions: Optional[Mapping[FunctionKey, Callable[..., Any]]],
+                          progress: Optional[Callable[[Progress], Any]]) -> Callable[[], None]:
+        """Installs a run's own registrations; returns what puts the migration's back afterwards."""
+        names: List[str] = []
+        keys: List[Tuple[str, str]] = []
+        if progress is not None and not callable(progress):
+            raise TypeError("the progress callback is not callable")
+
+        def restore() -> None:
+            for name in names:
+                kept = self._policies.get(name)
+                self._install_policy(name, kept[0] if kept else None, kept[1] if kept else None, None)
+            for key in keys:
+                self._install_function(key[0], key[1], self._functions.get(key))
+            if progress is not None:
+                self._install_progress(self._progress)
+
+        try:
+            for name, policy in (policies or {}).items():
+                cls, factory, probe = self._resolve_policy(name, policy)
+                names.append(name)
+                self._install_policy(name, cls, factory, probe)
+            for key, function in (functions or {}).items():
+                class_name, selector = _function_key(key)
+                if not callable(function):
+                    raise TypeError(f"function {class_name} {selector} is not callable")
+                keys.append((class_name, selector))
+                self._install_function(class_name, selector, function)
+            if progress is not None:
+                self._install_progress(progress)
+        except BaseException:
+            restore()
+            raise
+        return restore
 
     def _idle(self) -> None:
         self._ptr  # noqa: B018 - raises when closed
@@ -493,7 +595,10 @@ class Migration(LongLivedHandle):
         exist, nor appear during the run). The source is never written and nothing is created
         beside it; another migration to ``destination`` fails as busy. On any error nothing is left
         at ``destination``; an exception raised by a policy, host function or progress callback
-        is re-raised here with its original traceback."""
+        is re-raised here with its original traceback.
+
+        ``policies``, ``functions`` and ``progress`` apply to this run only (added to, or in
+        place of, the migration's own registrations of the same names)."""
         return self._run(lambda p: _lib_.cdm_migration_run(p, c_path(source, "the source path"), c_path(destination, "the destination path")),
                          policies, functions, progress)
 
@@ -503,34 +608,22 @@ class Migration(LongLivedHandle):
                      progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
         """Migrates a store and replaces it with the result only after everything succeeded; on
         error the store's contents are unchanged (the message says whether committed transactions
-        of its -wal were checkpointed into its main file first)."""
+        of its -wal were checkpointed into its main file first). ``policies``, ``functions`` and
+        ``progress`` apply to this run only, as for ``run``."""
         return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress)
 
-    def _run(self, call, policies, functions, progress) -> MigrationReport:
+    def _run(self, call: Callable[[int], int], policies: Optional[Mapping[str, PolicySpec]],
+             functions: Optional[Mapping[FunctionKey, Callable[..., Any]]],
+             progress: Optional[Callable[[Progress], Any]]) -> MigrationReport:
         if not self._lock.acquire(blocking=False):
             raise MisuseError("the migration is already running (a Migration belongs to one thread at a time)")
         try:
             self._idle()
-            self._register(policies, functions)
-            if progress is not None:
-                self.set_progress(progress)
-            run = self._state.run = self._new_run()
-            restore_interrupts = _catch_interrupts(run)
+            restore_registrations = self._register_for_run(policies, functions, progress)
             try:
-                code = call(self._ptr)
+                return self._run_registered(call)
             finally:
-                restore_interrupts()
-                self._state.run = None
-                run.manager.user_info.clear()
-            error, run.exception = run.exception, None
-            if run.interrupted and not isinstance(error, KeyboardInterrupt):
-                raise KeyboardInterrupt
-            if code:
-                if error is not None:
-                    raise error.with_traceback(error.__traceback__)
-                check(code)
-            self._report = self._read_report()
-            return self._report
+                restore_registrations()
         finally:
             self._lock.release()
 
@@ -551,8 +644,28 @@ class Migration(LongLivedHandle):
         out = ctypes.c_void_p()
         check(_lib_.cdm_migration_warnings_json(self._ptr, ctypes.byref(out)))
         return json.loads(_lib.take_string(out.value))
+
     def _new_run(self) -> _Run:
         return _Run()
+
+    def _run_registered(self, call: Callable[[int], int]) -> MigrationReport:
+        run = self._state.run = self._new_run()
+        restore_interrupts = _catch_interrupts(run)
+        try:
+            code = call(self._ptr)
+        finally:
+            restore_interrupts()
+            self._state.run = None
+            run.manager.user_info.clear()
+        error, run.exception = run.exception, None
+        if run.interrupted and not isinstance(error, KeyboardInterrupt):
+            raise KeyboardInterrupt
+        if code:
+            if error is not None:
+                raise error.with_traceback(error.__traceback__)
+            check(code)
+        self._report = self._read_report()
+        return self._report
 
     @property
     def report(self) -> Optional[MigrationReport]:
@@ -564,8 +677,10 @@ class Migration(LongLivedHandle):
         code = _lib_.cdm_migration_report_json(self._ptr, ctypes.byref(out))
         check(code)
         raw = json.loads(_lib.take_string(out.value))
-        return MigrationReport(mappings=raw.get("mappings", []), destination_counts=raw.get("destinationCounts", {}),
-                               untaken=raw.get("untaken", {}), warnings=raw.get("warnings", []), raw=raw)
+        mappings = [EntityMappingReport(int(m.get("pass", 0)), str(m.get("entityMapping", "")), int(m.get("sourceInstances", 0)),
+                                        int(m.get("associations", 0))) for m in raw.get("mappings", [])]
+        return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
+                               untaken=dict(raw.get("untaken", {})), warnings=list(raw.get("warnings", [])), raw=raw)
 
     def close(self) -> None:
         """Frees the migration and releases every callback registered with it."""

@@ -121,6 +121,21 @@ class EntityMapping:
 
 
 
+def _check_sides(run: "_Run", source: Optional[Instance], destination: Instance) -> None:
+    """TypeError for a destination instance given as the source or a source one as the
+    destination: every method taking both takes the source first."""
+    if source is not None and not isinstance(source, Instance):
+        raise TypeError(f"source must be an Instance or None, not {type(source).__name__}")
+    if not isinstance(destination, Instance):
+        raise TypeError(f"destination must be an Instance, not {type(destination).__name__}")
+    if source is not None and source._side is run.destination_side:
+        raise TypeError("the source argument is a destination instance: the source comes first, "
+                        "as in associate(source, destination)")
+    if destination._side is run.source_side:
+        raise TypeError("the destination argument is a source instance: the source comes first, "
+                        "as in associate(source, destination)")
+
+
 class MigrationManager:
     """The running migration as policies and host functions see it (NSMigrationManager).
 
@@ -212,17 +227,21 @@ class MigrationManager:
             instance.set_values(dict(relationships), skip_unknown=skip_unknown)
         return instance
 
-    def apply_attribute_mappings(self, destination: Instance, source: Optional[Instance] = None) -> None:
+    def apply_attribute_mappings(self, source: Optional[Instance], destination: Instance) -> None:
         """Evaluates the current entity mapping's attribute value expressions with ``$source`` and
-        ``$destination`` and sets the results on ``destination``."""
-        code = _lib_.cdm_context_apply_attribute_mappings(self._context, source._h if source is not None else None, destination._h)
-        check(code)
+        ``$destination`` and sets the results on ``destination``. Source first, as everywhere in
+        the binding (``associate(source, destination)``); ``source`` may be None for a mapping
+        without a source entity. TypeError when the two are the wrong way round."""
+        _check_sides(self._run, source, destination)
+        check(_lib_.cdm_context_apply_attribute_mappings(self._context, source._h if source is not None else None, destination._h))
 
     def associate(self, source: Instance, destination: Instance) -> None:
         """Records that ``destination`` was made from ``source`` by the current entity mapping
-        (``associateSourceInstance:withDestinationInstance:forEntityMapping:``)."""
-        code = _lib_.cdm_context_associate(self._context, source._h, destination._h)
-        check(code)
+        (``associateSourceInstance:withDestinationInstance:forEntityMapping:``). TypeError when
+        the two are the wrong way round."""
+        _check_sides(self._run, source, destination)
+        check(_lib_.cdm_context_associate(self._context, source._h, destination._h))
+
 
     def destination_instances(self, entity_mapping: str, sources: Iterable[Instance]) -> List[Instance]:
         """``destinationInstancesForEntityMappingNamed:sourceInstances:`` — what the named entity

@@ -258,7 +258,7 @@ def test_library_in_two_steps_row_by_row(tmp_path):
     report = migrate(v2, v3, LIB_V3, [STEP2_PASS1, STEP2_PASS2],
                      {"RememberPolicy": RememberPolicy, "LinkPolicy": Watching2})
     assert report.destination_counts == {"Author": AUTHORS, "Translator": TRANSLATORS, "Genre": 4, "Book": BOOKS}
-    assert [m["pass"] for m in report.mappings] == [0, 0, 0, 1]
+    assert [m.pass_index for m in report.mappings] == [0, 0, 0, 1]
     assert Watching2.seen["begin"] == (1, 4, 1, "Translator", "Ortiz, Olga")
     assert Watching2.seen["order"] == [True] * 4
     assert Watching2.seen["removed"] == len([i for i in range(BOOKS) if withdrawn(i)])

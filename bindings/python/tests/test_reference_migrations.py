@@ -75,7 +75,7 @@ def test_3_events_two_passes_double_the_rows_and_convert_exactly(tmp_path):
         report = migration.run(source, migrated)
     assert sha256(source) == before  # the destination is never the source
     assert report.destination_counts == {"NumericEvent": 2000, "PrintedEvent": 2000}
-    assert [m["pass"] for m in report.mappings] == [0, 1]
+    assert [m.pass_index for m in report.mappings] == [0, 1]
     stored = [t for (t,) in rows(source, "SELECT ZTIMESTAMP FROM ZEVENT ORDER BY Z_PK")]
     assert stored == stamps
     numeric = sorted(t for (t,) in rows(migrated, "SELECT ZTIMESTAMP FROM ZNUMERICEVENT"))

@@ -32,7 +32,7 @@ class CrearCategoriasMigrationPolicy(cdmigrate.EntityMigrationPolicy):
 
     def create_destination_instances(self, source, mapping, manager):
         nota = manager.create("Nota")
-        manager.apply_attribute_mappings(nota, source)
+        manager.apply_attribute_mappings(source, nota)
         nombre = source["categoria"]
         if nombre:
             nombre = nfc(nombre)

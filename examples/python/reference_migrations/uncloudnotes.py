@@ -29,7 +29,7 @@ class AttachmentToImageAttachmentMigrationPolicyV3toV4(cdmigrate.EntityMigration
 
     def create_destination_instances(self, source, mapping, manager):
         attachment = manager.create("ImageAttachment")
-        manager.apply_attribute_mappings(attachment, source)
+        manager.apply_attribute_mappings(source, attachment)
         dimensions = png.size(source["image"])
         if dimensions is not None:
             attachment["width"], attachment["height"] = float(dimensions[0]), float(dimensions[1])

@@ -85,6 +85,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--in-place", action="store_true", help="replace each store with its migrated version")
     parser.add_argument("--models", default=os.path.join(EXAMPLES, "4-uncloudnotes"), help="a model set (default: examples/4-uncloudnotes)")
     parser.add_argument("--to-version", default="UnCloudNotes_v3", help="the version to reach (default: UnCloudNotes_v3)")
+    parser.add_argument("--policies-module", help="an importable module with POLICIES (and FUNCTIONS) for steps that name "
+                        "policies, e.g. reference_migrations.uncloudnotes with --to-version UnCloudNotes_v4")
     parser.add_argument("--scheduler", help="a Dask scheduler's address (tcp://scheduler:8786); default: a LocalCluster")
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="LocalCluster worker processes")
     args = parser.parse_args(argv)
@@ -98,7 +100,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
     from distributed import Client, LocalCluster
 
-    plan = FleetPlan(models=args.models, to_version=args.to_version, in_place=args.in_place)
+    plan = FleetPlan(models=args.models, to_version=args.to_version, in_place=args.in_place, policies_module=args.policies_module)
     if args.scheduler:
         client = Client(args.scheduler)
         cluster = None

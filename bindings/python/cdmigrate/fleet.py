@@ -57,9 +57,6 @@ class FleetPlan:
             raise ValueError("give models= (a model set) or source_model=, destination_model= and at least one mapping")
         if self.models is None and self.to_version is not None:
             raise ValueError("to_version= goes with models=")
-        if self.models is not None and self.policies_module is not None:
-            raise ValueError("a model set's steps run without policies (cdmigrate.migrate_store refuses a step that names one); "
-                             "give source_model=, destination_model= and mappings= with policies_module=")
 
 
 @dataclass
@@ -97,19 +94,23 @@ def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any
 
 
 def _migration(plan: FleetPlan) -> Any:
-    """A new Migration for a one-step plan (models, mapping models and policies loaded)."""
+    """A new Migration for the plan (models, mapping models and policies loaded): a
+    MigrationChain over a model set, else one step."""
+    from .chain import MigrationChain
     from .migration import Migration
     from .model import MappingModel, Model
     policies, functions = _policies(plan.policies_module)
+    if plan.models is not None:
+        return MigrationChain(plan.models, plan.to_version, policies=policies, functions=functions)
     source = Model.from_file(plan.source_model)
     destination = Model.from_file(plan.destination_model)
     mappings = [MappingModel.from_file(m) for m in plan.mappings]
     return Migration(source, destination, mappings, policies=policies, functions=functions)
 
 
-def _one_step(plan: FleetPlan) -> Any:
-    """The plan's Migration (one step), made on first use in this worker thread and kept for
-    the worker's next stores."""
+def _loaded_migration(plan: FleetPlan) -> Any:
+    """The plan's Migration (or MigrationChain), made on first use in this worker thread and kept
+    for the worker's next stores."""
     cache: Dict[FleetPlan, Any] = _loaded.__dict__.setdefault("migrations", {})
     migration = cache.get(plan)
     if migration is None:
@@ -118,9 +119,9 @@ def _one_step(plan: FleetPlan) -> Any:
 
 
 def _run_chain(plan: FleetPlan, store: str, destination: str) -> StoreResult:
-    """A model set: the store's version is found and its steps run (cdmigrate.migrate_store)."""
-    from .chain import migrate_store
-    report = migrate_store(store, plan.models, None if plan.in_place else destination, in_place=plan.in_place, to_version=plan.to_version)
+    """A model set: the store's version is found and its steps run, with the plan's policies."""
+    chain = _loaded_migration(plan)
+    report = chain.run_in_place(store) if plan.in_place else chain.run(store, destination)
     counts = dict(report.steps[-1].destination_counts) if report.steps else {}
     return StoreResult(store, destination, True, counts=counts, version=report.store_version, target_version=report.target_version)
 
@@ -135,7 +136,7 @@ def migrate_one(store: PathLike, destination: PathLike, plan: FleetPlan) -> Stor
         if plan.models is not None:
             result = _run_chain(plan, store_text, destination_text)
         else:
-            migration = _one_step(plan)
+            migration = _loaded_migration(plan)
             report = migration.run_in_place(store_text) if plan.in_place else migration.run(store_text, destination_text)
             result = StoreResult(store_text, destination_text, True, counts=dict(report.destination_counts))
     except Exception as error:  # one store's failure is its result
@@ -179,8 +180,8 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
       ``to_version`` (default: the current version), as ``cdmigrate.migrate_store`` does; or
       ``source_model``, ``destination_model`` and ``mappings`` (one step, passes in order).
     - ``policies_module``: the name of an importable module with ``POLICIES`` (and optionally
-      ``FUNCTIONS``); workers import it, so it must be importable there (on ``sys.path``). One
-      step only: a model set's steps run without policies.
+      ``FUNCTIONS``); workers import it, so it must be importable there (on ``sys.path``). With a
+      model set, every step whose mapping names a policy uses it.
     - ``jobs``: worker processes (default: ``os.cpu_count()``).
     - ``on_result``: called in this process with each result as it comes in.
 

@@ -136,7 +136,7 @@ def test_a_model_set_runs_each_stores_chain_from_the_version_it_is_at(tmp_path):
         notes = uncloudnotes.generate_source(version, str(store), count=4 + i, seed=i + 1)
         stores.append(store)
         expected.append((f"UnCloudNotes_v{version}", len(notes)))
-    # v3 → v4 names a policy, which a model set's steps cannot run: stop at v3.
+    # To v3: no step names a policy.
     results = cdmigrate.migrate_many(stores, tmp_path / "out", models=example_path(uncloudnotes.DIRECTORY, ""),
                                      to_version="UnCloudNotes_v3", jobs=2)
     assert [(r.ok, r.version, r.target_version) for r in results] == [(True, v, "UnCloudNotes_v3") for v, _ in expected]
@@ -145,5 +145,13 @@ def test_a_model_set_runs_each_stores_chain_from_the_version_it_is_at(tmp_path):
         assert result.counts == ({} if version == "UnCloudNotes_v3" else {"Note": notes, "Attachment": result.counts.get("Attachment")})
         with sqlite3.connect(f"file:{result.destination}?mode=ro", uri=True) as db:
             assert db.execute("SELECT COUNT(*) FROM ZNOTE").fetchone()[0] == notes
-    with pytest.raises(ValueError, match="without policies"):
-        cdmigrate.migrate_many(stores, tmp_path / "out2", models=example_path(uncloudnotes.DIRECTORY, ""), policies_module="fleet_policies")
+    # To the current version: v3 → v4 runs the reference migration's policy, imported by each worker.
+    results = cdmigrate.migrate_many(stores, tmp_path / "out2", models=example_path(uncloudnotes.DIRECTORY, ""),
+                                     policies_module="reference_migrations.uncloudnotes", jobs=2)
+    assert [(r.ok, r.version, r.target_version) for r in results] == [(True, v, "UnCloudNotes_v4") for v, _ in expected], results
+    for result, (version, notes) in zip(results, expected):
+        with sqlite3.connect(f"file:{result.destination}?mode=ro", uri=True) as db:
+            assert db.execute("SELECT COUNT(*) FROM ZNOTE").fetchone()[0] == notes
+    # Without the policies module the v3 → v4 step is refused before anything runs, store by store.
+    results = cdmigrate.migrate_many(stores, tmp_path / "out3", models=example_path(uncloudnotes.DIRECTORY, ""), jobs=2)
+    assert not any(r.ok for r in results) and all("AttachmentToImageAttachment" in r.message for r in results)

@@ -6,6 +6,7 @@ CDMIGRATE_FLEET=required (scripts/test.sh), which makes that a failure."""
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import sys
 
@@ -35,10 +36,16 @@ def test_a_dask_cluster_migrates_every_store_of_mixed_versions(tmp_path):
     plan = cdmigrate.FleetPlan(models=os.path.join(EXAMPLES, "4-uncloudnotes"), to_version="UnCloudNotes_v3")
     out = tmp_path / "out"
 
-    with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
-        assert len(client.scheduler_info()["workers"]) == 3
-        results = fleet_dask.run_fleet(client, stores, str(out), plan)
+    # distributed installs a SIGINT handler of its own and leaves it: put Python's back for the
+    # tests that follow (the binding turns Ctrl-C into KeyboardInterrupt only under Python's own).
+    sigint = signal.getsignal(signal.SIGINT)
+    try:
+        with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+                distributed.Client(cluster) as client:
+            assert len(client.scheduler_info()["workers"]) == 3
+            results = fleet_dask.run_fleet(client, stores, str(out), plan)
+    finally:
+        signal.signal(signal.SIGINT, sigint)
 
     assert [r.store for r in results] == stores
     for result in results[:-1]:

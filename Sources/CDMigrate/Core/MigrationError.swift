@@ -83,6 +83,9 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     public var path: String?
     /// Zero-based character offset in the expression or predicate text at fault.
     public var offset: Int?
+    /// The same position as a zero-based UTF-8 byte offset (what the C API's `cdm_error_offset`
+    /// reports, as `sqlite3_error_offset` does); set wherever `offset` is.
+    public var byteOffset: Int?
     /// The individual problems, for `validationMultipleErrors` and for model/mapping validation.
     public var underlying: [MigrationError]
     /// SQLite's (extended) result code, for errors SQLite reported (`SQLITE_BUSY` is 5,
@@ -91,11 +94,13 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// For an individual validation error (1570–1620): the instance and property at fault.
     public var validationSubject: ValidationSubject?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, underlying: [MigrationError] = []) {
+    public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, byteOffset: Int? = nil,
+                underlying: [MigrationError] = []) {
         self.code = code
         self.message = message
         self.path = path
         self.offset = offset
+        self.byteOffset = byteOffset
         self.underlying = underlying
     }
 
@@ -105,6 +110,12 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         if let offset = offset { text += " (at character \(offset))" }
         for error in underlying { text += "\n  - " + error.description.replacingAll("\n", with: "\n    ") }
         return text
+    }
+
+    /// The UTF-8 byte offset of the character at `characterOffset` in `text` (the text's UTF-8
+    /// length when the offset is at or past its end).
+    public static func utf8Offset(ofCharacter characterOffset: Int, in text: String) -> Int {
+        text.prefix(max(characterOffset, 0)).utf8.count
     }
 
     /// Several problems as one error: the single one itself, or `code` with all of them underlying.

@@ -26,7 +26,7 @@
 **    bytes; CDM_NUL_TERMINATED as the length means up to the NUL); invalid UTF-8 gives
 **    CDM_ENCODING. Strings handed out are NUL-terminated UTF-8 owned by the library unless the
 **    function says "caller frees with cdm_free". JSON is handed out as such text too: no
-**    third-party type (jansson's json_t, …) crosses this interface.
+**    third-party type (a JSON library's value, …) crosses this interface.
 **  - Types, decided once for the whole interface:
 **      size_t   every length (bytes of text or blobs), count, capacity and position in a sequence
 **               (the i of cdm_<object>_<thing>_at and cdm_error_at, list and array indexes).

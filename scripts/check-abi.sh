@@ -14,7 +14,9 @@ found=$(readelf -d "$lib" | sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
 [ "$found" = "$soname" ] || fail "$lib has SONAME '$found', not '$soname'"
 
 # objdump -T: the defined dynamic symbols (not *UND*), as "version name".
-exports=$(objdump -T "$lib" | awk '$0 ~ /^[0-9a-f]+ / && $0 !~ /\*UND\*/ { print $(NF-1), $NF }')
+# A visibility mark (".protected", which Swift's @_cdecl functions get) may sit between the two.
+exports=$(objdump -T "$lib" | awk '$0 ~ /^[0-9a-f]+ / && $0 !~ /\*UND\*/ {
+  v = $(NF-1); if (v ~ /^\.(protected|hidden)$/) v = $(NF-2); print v, $NF }')
 [ -n "$exports" ] || fail "$lib exports nothing"
 echo "$exports" | while read -r version name; do
   if [ "$name" = "$node" ] && [ "$version" = "$node" ]; then continue; fi   # the node's own entry

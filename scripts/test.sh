@@ -30,3 +30,6 @@ python3 bench/run.py --quick
 # (rather than skips) when they are missing.
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
 CDMIGRATE_CROSS_LANGUAGE=required make --no-print-directory -C bindings/python test
+# The wheel: platform-tagged, carrying the library, installed into a fresh virtualenv and called;
+# the sdist: sources only.
+make --no-print-directory -C bindings/python test-wheel

@@ -320,6 +320,13 @@ static int make_source(const char *path) {
     CHECK_RC(cdm_store_insert(store, "Folder", &folders[1]), CDM_OK);
     CHECK_RC(cdm_object_set_text(folders[0], "name", "Work", CDM_NUL_TERMINATED), CDM_OK);
     CHECK_RC(cdm_object_set_text(folders[1], "name", "Home!", 4), CDM_OK);
+    /* Lengths are size_t: CDM_NUL_TERMINATED is the only length past SIZE_MAX / 2 (a negative
+    ** long cast to size_t, say) that the library takes; others are refused, never read. */
+    CHECK_RC(cdm_object_set_text(folders[1], "name", "Home", (size_t)-2), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_store_errmsg(store), "CDM_NUL_TERMINATED");
+    const char *text0 = NULL;
+    CHECK_RC(cdm_object_get_text(folders[1], "name", &text0, NULL, NULL), CDM_OK);
+    CHECK_STR(text0, "Home");
     CHECK_RC(cdm_store_insert(store, "Nope", &folders[0]), CDM_NOTFOUND);
     CHECK(cdm_store_errcode(store) == CDM_NOTFOUND);
     CHECK_HAS(cdm_store_errmsg(store), "Nope");
@@ -339,6 +346,7 @@ static int make_source(const char *path) {
         CHECK_RC(cdm_object_set_bool_at(note, flag_index, i % 2), CDM_OK);
         CHECK_RC(cdm_object_set_date(note, "created", 700000000.0 + i), CDM_OK);
         unsigned char data[3] = {1, 2, (unsigned char)i};
+        if (i == 0) CHECK_RC(cdm_object_set_blob(note, "data", data, (size_t)-1), CDM_INVALID_ARGUMENT);
         CHECK_RC(cdm_object_set_blob(note, "data", data, 3), CDM_OK);
         unsigned char uuid[16];
         memcpy(uuid, UUID0, 16);

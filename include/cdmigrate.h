@@ -22,9 +22,25 @@
 **    calling thread's last error (cdm_last_errmsg), which is where errors about NULL or stale
 **    handles go. Error strings are owned by the library and valid until the next failing call on
 **    the same handle (or, for cdm_last_*, the next failing call on the same thread).
-**  - Strings passed in are NUL-terminated UTF-8; invalid UTF-8 gives CDM_ENCODING. Strings handed
-**    out are NUL-terminated UTF-8 owned by the library unless the function says "caller frees with
-**    cdm_free".
+**  - Strings passed in are NUL-terminated UTF-8 (or, where a length comes with them, that many
+**    bytes; CDM_NUL_TERMINATED as the length means up to the NUL); invalid UTF-8 gives
+**    CDM_ENCODING. Strings handed out are NUL-terminated UTF-8 owned by the library unless the
+**    function says "caller frees with cdm_free". JSON is handed out as such text too: no
+**    third-party type (a JSON library's value, …) crosses this interface.
+**  - Types, decided once for the whole interface:
+**      size_t   every length (bytes of text or blobs), count, capacity and position in a sequence
+**               (the i of cdm_<object>_<thing>_at and cdm_error_at, list and array indexes).
+**      int      an attribute index (cdm_model_attribute_index; -1 for none in cdm_field.index), as
+**               SQLite's column indexes; the argc of a host function, as SQLite's functions; an
+**               error offset (cdm_error_offset, UTF-8 bytes, -1 for none), as sqlite3_error_offset;
+**               result codes, booleans (0/1) and the numbers of a model (min_count, max_count).
+**      int64_t  stored integers and primary keys.
+**      enum     a parameter taking one value of an enum is declared with the enum type (enum
+**               cdm_store_kind, enum cdm_property_kind); flags (a set of enum values or-ed
+**               together) and out-parameters are int.
+**  - Indexed access is named cdm_<object>_<thing>_at(object, …, size_t i, …) with a
+**    cdm_<object>_<thing>_count beside it; CDM_NOTFOUND when i is out of range. The *_at getters
+**    and setters of instances take an attribute index instead of a name.
 **  - Wrong use gives a result code and a message, never a crash: NULL handles and NULL required
 **    pointers (CDM_MISUSE), unknown entity/attribute/mapping names (CDM_NOTFOUND), a getter or
 **    setter of the wrong type (CDM_MISMATCH), a short-lived handle used after its callback
@@ -63,8 +79,11 @@ extern "C" {
 /* ---------------------------------------------------------------------------------------------
 ** Version
 */
+/* Generated from the repository's VERSION file by scripts/version.py; do not edit. */
 #define CDM_VERSION        "0.1.0"
-#define CDM_VERSION_NUMBER 1000 /* major * 1000000 + minor * 1000 + patch */
+#define CDM_VERSION_NUMBER 1000
+/* CDM_VERSION_NUMBER is major * 1000000 + minor * 1000 + patch. The shared library's SONAME is
+** libcdmigrate.so.<major>; its symbols carry the version node CDMIGRATE_<major>. */
 
 /* The library's version, as CDM_VERSION; a static string. */
 const char *cdm_libversion(void);
@@ -75,6 +94,9 @@ const char *cdm_sqlite_version(void);
 
 /* Frees memory the library handed out with "caller frees with cdm_free". NULL is harmless. */
 void cdm_free(void *pointer);
+
+/* The length of text that ends at its NUL, wherever a function takes a text with a length. */
+#define CDM_NUL_TERMINATED ((size_t)-1)
 
 /* ---------------------------------------------------------------------------------------------
 ** Result codes. Codes below 1000 are cdmigrate's own; the others are Core Data's
@@ -129,8 +151,9 @@ int cdm_error_code(const cdm_error *error);
 const char *cdm_error_message(const cdm_error *error);
 /* Where in the JSON document the problem is ("$.entities[2].attributes[0].type"); NULL if nowhere. */
 const char *cdm_error_path(const cdm_error *error);
-/* Zero-based character offset in the expression or predicate at fault; -1 if none. */
-long cdm_error_offset(const cdm_error *error);
+/* Zero-based offset in UTF-8 bytes (as sqlite3_error_offset) of where the expression or
+** predicate at fault goes wrong; -1 if none. */
+int cdm_error_offset(const cdm_error *error);
 /* The individual problems (of a model, a mapping or the destination's validation). */
 size_t cdm_error_count(const cdm_error *error);
 /* The i-th problem, NULL when i is out of range; owned by `error`. */
@@ -189,7 +212,7 @@ const cdm_error *cdm_model_error(const cdm_model *model);
 
 /* Entities, in the model's order; the name is owned by the model. */
 int cdm_model_entity_count(const cdm_model *model, size_t *count);
-int cdm_model_entity_name(const cdm_model *model, size_t i, const char **name);
+int cdm_model_entity_at(const cdm_model *model, size_t i, const char **name);
 /* The index of an attribute in an entity (inherited attributes first, so an inherited attribute
 ** has the same index in every subentity), for the *_at getters and setters; and its type
 ** (enum cdm_attribute_type). CDM_NOTFOUND for an unknown entity or attribute. These never change
@@ -264,7 +287,7 @@ const cdm_error *cdm_mapping_error(const cdm_mapping *mapping);
 
 /* Entity mappings, in order; the name is owned by the mapping. */
 int cdm_mapping_entity_mapping_count(const cdm_mapping *mapping, size_t *count);
-int cdm_mapping_entity_mapping_name(const cdm_mapping *mapping, size_t i, const char **name);
+int cdm_mapping_entity_mapping_at(const cdm_mapping *mapping, size_t i, const char **name);
 
 /* ---------------------------------------------------------------------------------------------
 ** Short-lived handles handed to callbacks.
@@ -297,7 +320,7 @@ enum cdm_store_kind { CDM_STORE_OTHER = 0, CDM_STORE_SOURCE = 1, CDM_STORE_DESTI
 **   type    enum cdm_value_type; then one of:
 **   integer BOOL (0/1), INTEGER
 **   number  DOUBLE, DATE (seconds since 2001-01-01 UTC)
-**   data, length   STRING, DECIMAL, URI (UTF-8; on input length -1 means NUL-terminated),
+**   data, length   STRING, DECIMAL, URI (UTF-8; on input length CDM_NUL_TERMINATED means up to the NUL),
 **           BINARY, UUID (16 bytes; length ignored on input)
 **   object  OBJECT (arguments only; NULL means a null value)
 ** CDM_VALUE_COLLECTION is not accepted (CDM_MISMATCH). Helpers: cdm_field_text, cdm_field_int64, … below. */
@@ -308,7 +331,7 @@ typedef struct cdm_field {
     int64_t integer;
     double number;
     const void *data;
-    long length;
+    size_t length;
     cdm_object *object;
 } cdm_field;
 
@@ -323,8 +346,8 @@ static inline cdm_field cdm_field_double(const char *name, double v) {
 static inline cdm_field cdm_field_date(const char *name, double seconds_since_2001) {
     cdm_field f = {name, -1, CDM_VALUE_DATE, 0, seconds_since_2001, NULL, 0, NULL}; return f; }
 static inline cdm_field cdm_field_text(const char *name, const char *text) {
-    cdm_field f = {name, -1, CDM_VALUE_STRING, 0, 0, text, -1, NULL}; return f; }
-static inline cdm_field cdm_field_blob(const char *name, const void *bytes, long length) {
+    cdm_field f = {name, -1, CDM_VALUE_STRING, 0, 0, text, CDM_NUL_TERMINATED, NULL}; return f; }
+static inline cdm_field cdm_field_blob(const char *name, const void *bytes, size_t length) {
     cdm_field f = {name, -1, CDM_VALUE_BINARY, 0, 0, bytes, length, NULL}; return f; }
 static inline cdm_field cdm_field_object(const char *name, cdm_object *object) {
     cdm_field f = {name, -1, CDM_VALUE_OBJECT, 0, 0, NULL, 0, object}; return f; }
@@ -421,7 +444,7 @@ int cdm_migration_register_policy_method(cdm_migration *migration, const char *p
 ** `user` as for cdm_migration_register_policy. */
 int cdm_migration_set_progress(cdm_migration *migration, cdm_progress_callback callback, void *user,
                                void (*destroy)(void *user));
-int cdm_migration_set_progress_interval(cdm_migration *migration, int interval);
+int cdm_migration_set_progress_interval(cdm_migration *migration, size_t interval);
 /* The migration's userInfo from outside a run (e.g. configuration set before cdm_migration_run);
 ** the same rules as cdm_context_set_user_info — what is set is released when the run ends. */
 int cdm_migration_set_user_info(cdm_migration *migration, const char *key, void *pointer, void (*destroy)(void *pointer));
@@ -556,13 +579,13 @@ int cdm_context_mapping_user_info_at(cdm_context *ctx, size_t i, const char **ke
 enum cdm_property_kind { CDM_PROPERTY_ATTRIBUTE = 1, CDM_PROPERTY_RELATIONSHIP = 2 };
 /* The attribute or relationship mappings: destination property name and value expression as
 ** written (NULL for a mapping without one). By position, or by property name (CDM_NOTFOUND). */
-int cdm_context_property_mapping_count(cdm_context *ctx, int kind, size_t *count);
-int cdm_context_property_mapping_at(cdm_context *ctx, int kind, size_t i, const char **name, const char **expression);
-int cdm_context_property_mapping(cdm_context *ctx, int kind, const char *name, const char **expression);
+int cdm_context_property_mapping_count(cdm_context *ctx, enum cdm_property_kind kind, size_t *count);
+int cdm_context_property_mapping_at(cdm_context *ctx, enum cdm_property_kind kind, size_t i, const char **name, const char **expression);
+int cdm_context_property_mapping(cdm_context *ctx, enum cdm_property_kind kind, const char *name, const char **expression);
 
 /* The source or destination model (CDM_STORE_SOURCE / CDM_STORE_DESTINATION), for the
 ** cdm_model_* introspection. Borrowed: owned by the migration, never freed by the host. */
-int cdm_context_model(cdm_context *ctx, int store, const cdm_model **model);
+int cdm_context_model(cdm_context *ctx, enum cdm_store_kind store, const cdm_model **model);
 
 /* --- Core Data's default hooks, callable as `super` from any hook ----------------------------
 ** createDestinationInstancesForSourceInstance: make an instance of the mapping's destination
@@ -617,13 +640,13 @@ typedef struct cdm_sort_descriptor {
 ** ascending. CDM_INVALID_ARGUMENT naming the descriptor's position for a key that is not a stored
 ** attribute of the entity (relationships and key paths are not sortable), CDM_MISUSE for a NULL
 ** key or array. */
-int cdm_context_fetch(cdm_context *ctx, int store, const char *entity, const char *predicate, const cdm_field *arguments,
+int cdm_context_fetch(cdm_context *ctx, enum cdm_store_kind store, const char *entity, const char *predicate, const cdm_field *arguments,
                       size_t argument_count, const cdm_sort_descriptor *sort, size_t sort_count, int flags, size_t limit,
                       cdm_list **out);
 
 int cdm_list_count(cdm_list *list, size_t *count);
 /* The i-th instance (CDM_NOTFOUND out of range). */
-int cdm_list_object(cdm_list *list, size_t i, cdm_object **object);
+int cdm_list_object_at(cdm_list *list, size_t i, cdm_object **object);
 /* All of them as an array of *count handles owned by the list. */
 int cdm_list_objects(cdm_list *list, cdm_object *const **objects, size_t *count);
 /* Ends the list's and its instances' handles early (to keep memory flat in a long loop). */
@@ -635,7 +658,7 @@ void cdm_list_release(cdm_list *list);
 ** names another store. */
 int cdm_context_instance_for_uri(cdm_context *ctx, const char *uri, cdm_object **out);
 /* The same from cdm_object_id's parts, without text (for hot paths). */
-int cdm_context_instance_with_id(cdm_context *ctx, int store, const char *entity, int64_t primary_key, cdm_object **out);
+int cdm_context_instance_with_id(cdm_context *ctx, enum cdm_store_kind store, const char *entity, int64_t primary_key, cdm_object **out);
 
 /* --- Shared state (NSMigrationManager.userInfo) -----------------------------------------------
 ** Host pointers under string keys, shared by all policies and functions of one migration.
@@ -650,7 +673,7 @@ int cdm_context_get_user_info(cdm_context *ctx, const char *key, void **pointer)
 ** counters, names, flags, instances), shared by every policy, host function and pass of the run
 ** and emptied when the run ends. They are engine values, so value expressions read them too
 ** ($manager.userInfo.key). Setting a key replaces whatever it held (a host pointer is destroyed);
-** cdm_context_set_user_info(ctx, key, NULL, NULL) removes it. text_length -1 means NUL-terminated.
+** cdm_context_set_user_info(ctx, key, NULL, NULL) removes it. text_length may be CDM_NUL_TERMINATED.
 ** An instance is kept as the instance itself (a NULL object stores null); reading it back gives
 ** a cdm_value of type CDM_VALUE_OBJECT whose cdm_value_object is valid in that callback.
 ** cdm_context_get_user_info_value: *value (valid during the callback; cdm_value_type tells the
@@ -660,7 +683,7 @@ int cdm_context_set_user_info_null(cdm_context *ctx, const char *key);
 int cdm_context_set_user_info_int64(cdm_context *ctx, const char *key, int64_t value);
 int cdm_context_set_user_info_double(cdm_context *ctx, const char *key, double value);
 int cdm_context_set_user_info_bool(cdm_context *ctx, const char *key, int value);
-int cdm_context_set_user_info_text(cdm_context *ctx, const char *key, const char *text, long text_length);
+int cdm_context_set_user_info_text(cdm_context *ctx, const char *key, const char *text, size_t text_length);
 int cdm_context_set_user_info_object(cdm_context *ctx, const char *key, cdm_object *object);
 int cdm_context_get_user_info_value(cdm_context *ctx, const char *key, cdm_value **value);
 
@@ -712,13 +735,13 @@ int cdm_object_get_objects(cdm_object *object, const char *key, cdm_object *cons
 /* Setters. The attribute's type decides what it takes: int64/double/bool setters any numeric
 ** attribute (integer, decimal, double, float, boolean), text a string, URI, decimal or UUID
 ** ("8-4-4-4-12") attribute, date a date, blob a binary or transformable (or a 16-byte UUID),
-** uuid a UUID attribute; otherwise CDM_MISMATCH. text_length -1 means NUL-terminated. */
+** uuid a UUID attribute; otherwise CDM_MISMATCH. text_length may be CDM_NUL_TERMINATED. */
 int cdm_object_set_null(cdm_object *object, const char *key);
 int cdm_object_set_int64(cdm_object *object, const char *key, int64_t value);
 int cdm_object_set_double(cdm_object *object, const char *key, double value);
 int cdm_object_set_bool(cdm_object *object, const char *key, int value);
 int cdm_object_set_date(cdm_object *object, const char *key, double seconds_since_2001);
-int cdm_object_set_text(cdm_object *object, const char *key, const char *text, long text_length);
+int cdm_object_set_text(cdm_object *object, const char *key, const char *text, size_t text_length);
 int cdm_object_set_blob(cdm_object *object, const char *key, const void *bytes, size_t length);
 int cdm_object_set_uuid(cdm_object *object, const char *key, const unsigned char uuid[16]);
 
@@ -727,7 +750,7 @@ int cdm_object_set_int64_at(cdm_object *object, int index, int64_t value);
 int cdm_object_set_double_at(cdm_object *object, int index, double value);
 int cdm_object_set_bool_at(cdm_object *object, int index, int value);
 int cdm_object_set_date_at(cdm_object *object, int index, double seconds_since_2001);
-int cdm_object_set_text_at(cdm_object *object, int index, const char *text, long text_length);
+int cdm_object_set_text_at(cdm_object *object, int index, const char *text, size_t text_length);
 int cdm_object_set_blob_at(cdm_object *object, int index, const void *bytes, size_t length);
 int cdm_object_set_uuid_at(cdm_object *object, int index, const unsigned char uuid[16]);
 
@@ -762,9 +785,6 @@ int cdm_object_set_fields(cdm_object *object, const cdm_field *fields, size_t co
 ** value}} with null, numbers, booleans, strings; dates as ISO 8601 text, binary as base64, UUIDs
 ** in 8-4-4-4-12 form, decimals as their text. Caller frees *json with cdm_free. */
 int cdm_object_to_json(cdm_object *object, char **json);
-/* The same as a jansson value: a new reference, caller releases it with json_decref. */
-struct json_t;
-int cdm_object_to_jansson(cdm_object *object, struct json_t **json);
 
 /* Keeps an instance handle beyond its callback (Core Data policies keep managed objects across
 ** calls, e.g. a name → Author dictionary made in createDestinationInstances and used in
@@ -799,7 +819,7 @@ int cdm_value_uuid(cdm_value *value, unsigned char uuid[16]);
 int cdm_value_object(cdm_value *value, cdm_object **object);
 /* A collection's elements (a single value counts as one, null as none). */
 int cdm_value_count(cdm_value *value, size_t *count);
-int cdm_value_element(cdm_value *value, size_t i, cdm_value **element);
+int cdm_value_element_at(cdm_value *value, size_t i, cdm_value **element);
 /* Any value as JSON text (instances as their URI). Caller frees *json with cdm_free. */
 int cdm_value_to_json(cdm_value *value, char **json);
 
@@ -809,7 +829,7 @@ int cdm_value_set_int64(cdm_value *value, int64_t v);
 int cdm_value_set_double(cdm_value *value, double v);
 int cdm_value_set_bool(cdm_value *value, int v);
 int cdm_value_set_date(cdm_value *value, double seconds_since_2001);
-int cdm_value_set_text(cdm_value *value, const char *text, long text_length);
+int cdm_value_set_text(cdm_value *value, const char *text, size_t text_length);
 /* An exact decimal number given as plain decimal text ("-12.50", "3e-2"), for decimal attributes;
 ** other text gives CDM_MISMATCH. */
 int cdm_value_set_decimal(cdm_value *value, const char *text);
@@ -895,13 +915,13 @@ int cdm_store_metadata_difference_at(const cdm_store_metadata *metadata, size_t 
 ** CDM_INVALID_MODEL when the set cannot be read. */
 int cdm_store_metadata_version_in(cdm_store_metadata *metadata, const char *model_set_path, const char **version);
 
-/* Internal: lets the tests check that the header's structs and the library agree. */
-int cdm_internal_abi_check(size_t policy_size, size_t progress_size);
-/* The library's size of a struct of this header ("cdm_field", …); 0 for an unknown name. */
-size_t cdm_internal_struct_size(const char *name);
-/* How many short-lived handles are live on the calling thread (lets the tests check that memory
-** stays flat). */
-size_t cdm_internal_handle_count(void);
+/*
+** Names of earlier versions, kept as aliases of the *_at names (the indexed-access pattern).
+*/
+#define cdm_model_entity_name cdm_model_entity_at
+#define cdm_mapping_entity_mapping_name cdm_mapping_entity_mapping_at
+#define cdm_list_object cdm_list_object_at
+#define cdm_value_element cdm_value_element_at
 
 #ifdef __cplusplus
 }

@@ -34,3 +34,6 @@ python3 bench/fleet.py --quick
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
 # FLEET=1 installs dask and distributed into the virtualenv: the Dask example's test must run.
 CDMIGRATE_CROSS_LANGUAGE=required CDMIGRATE_FLEET=required make --no-print-directory -C bindings/python test FLEET=1
+# The wheel: platform-tagged, carrying the library, installed into a fresh virtualenv and called;
+# the sdist: sources only.
+make --no-print-directory -C bindings/python test-wheel

@@ -37,7 +37,8 @@ final class ErrorRecord {
     let code: Int32
     let message: UnsafeMutablePointer<CChar>
     let path: UnsafeMutablePointer<CChar>?
-    let offset: Int
+    /// The UTF-8 byte offset in the expression or predicate at fault, -1 for none.
+    let offset: Int32
     let underlying: [ErrorRecord]
     /// The instance and property of an individual validation error (ValidationErrorSubject.swift).
     let subject: SubjectStrings?
@@ -46,7 +47,7 @@ final class ErrorRecord {
         code = error.code.rawValue
         message = CString.copy(error.description(withUnderlying: false))
         path = error.path.map { CString.copy($0) }
-        offset = error.offset ?? -1
+        offset = error.byteOffset.map { Int32(clamping: $0) } ?? -1
         underlying = error.underlying.map { ErrorRecord($0) }
         subject = error.validationSubject.map { SubjectStrings($0) }
     }
@@ -134,7 +135,7 @@ public func cdm_error_path(_ error: OpaquePointer?) -> UnsafePointer<CChar>? {
 }
 
 @_cdecl("cdm_error_offset")
-public func cdm_error_offset(_ error: OpaquePointer?) -> Int { ErrorRecord.from(error)?.offset ?? -1 }
+public func cdm_error_offset(_ error: OpaquePointer?) -> Int32 { ErrorRecord.from(error)?.offset ?? -1 }
 
 @_cdecl("cdm_error_count")
 public func cdm_error_count(_ error: OpaquePointer?) -> Int { ErrorRecord.from(error)?.underlying.count ?? 0 }

@@ -50,10 +50,14 @@ enum CString {
         return try decode(UnsafeRawBufferPointer(start: pointer, count: strlen(pointer)), what())
     }
 
-    /// A string argument with a length (-1: NUL-terminated).
+    /// A string argument with a size_t length: CDM_NUL_TERMINATED ((size_t)-1, -1 as an Int)
+    /// means up to the NUL; any other length past Int.max is refused.
     static func argument(_ pointer: UnsafePointer<CChar>?, length: Int, _ what: @autoclosure () -> String) throws -> String {
         guard let pointer = pointer else { throw MigrationError.misuse("\(what()) is NULL") }
-        let count = length < 0 ? strlen(pointer) : length
+        guard length >= -1 else {
+            throw MigrationError(.invalidArgument, "the length of \(what()) (\(UInt(bitPattern: length)) bytes) is not a length: pass CDM_NUL_TERMINATED or the byte count")
+        }
+        let count = length == -1 ? strlen(pointer) : length
         return try decode(UnsafeRawBufferPointer(start: pointer, count: count), what())
     }
 

@@ -46,9 +46,7 @@ enum FieldConversion {
             try CString.argument(field.data?.assumingMemoryBound(to: CChar.self), length: field.length, "the text of \(what())")
         }
         func bytes() throws -> [UInt8] {
-            guard field.length > 0 else { return [] }
-            guard let data = field.data else { throw MigrationError.misuse("the data pointer of \(what()) is NULL") }
-            return Array(UnsafeRawBufferPointer(start: data, count: field.length))
+            try HostBytes.copy(field.data, length: field.length, "the data pointer of \(what())")
         }
         switch field.type {
         case 0: return .null

@@ -1,7 +1,7 @@
 import CDMigrate
 
 /// cdm_list: the instances a fetch found, valid during the callback. Handles for them are made
-/// on first access, all at once, so cdm_list_objects and cdm_list_object agree.
+/// on first access, all at once, so cdm_list_objects and cdm_list_object_at agree.
 final class ListEntry: HandleEntry {
     override class var kind: String { "cdm_list" }
     let objects: [ManagedObject]
@@ -25,8 +25,8 @@ public func cdm_list_count(_ list: OpaquePointer?, _ count: UnsafeMutablePointer
     }
 }
 
-@_cdecl("cdm_list_object")
-public func cdm_list_object(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+@_cdecl("cdm_list_object_at")
+public func cdm_list_object_at(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     withEntry(list, ListEntry.self, "list") { entry in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         guard i >= 0, i < entry.objects.count else {

@@ -61,8 +61,8 @@ public func cdm_mapping_entity_mapping_count(_ mapping: OpaquePointer?, _ count:
     }
 }
 
-@_cdecl("cdm_mapping_entity_mapping_name")
-public func cdm_mapping_entity_mapping_name(_ mapping: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+@_cdecl("cdm_mapping_entity_mapping_at")
+public func cdm_mapping_entity_mapping_at(_ mapping: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guarded(nil) {
         let handle = try MappingHandle.required(mapping, "mapping")
         _ = try MappingHandle.loaded(mapping)

@@ -217,14 +217,14 @@ public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: 
 }
 
 @_cdecl("cdm_migration_set_progress_interval")
-public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ interval: Int32) -> Int32 {
+public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ interval: Int) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
-        guard interval > 0 else { throw MigrationError(.invalidArgument, "the progress interval must be at least 1, not \(interval)") }
+        guard interval > 0 else { throw MigrationError(.invalidArgument, "the progress interval must be at least 1, not \(UInt(bitPattern: interval))") }
         if let chain = handle.chain {
             try handle.checkIdle()
-            chain.progressInterval = Int(interval)
+            chain.progressInterval = interval
         } else {
-            try handle.idleManager().progressInterval = Int(interval)
+            try handle.idleManager().progressInterval = interval
         }
     }
 }

@@ -46,8 +46,8 @@ public func cdm_model_entity_count(_ model: OpaquePointer?, _ count: UnsafeMutab
     }
 }
 
-@_cdecl("cdm_model_entity_name")
-public func cdm_model_entity_name(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+@_cdecl("cdm_model_entity_at")
+public func cdm_model_entity_at(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     guarded(nil) {
         let handle = try ModelHandle.required(model, "model")
         _ = try ModelHandle.loaded(model)

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import CJansson
 import CDMigrate
 
 /// cdm_object: an instance handed to C. Text and blob values read through it are copied into
@@ -389,9 +388,7 @@ private func textValue(_ text: UnsafePointer<CChar>?, _ length: Int, _ attribute
 }
 
 private func blobValue(_ bytes: UnsafeRawPointer?, _ length: Int) throws -> [UInt8] {
-    guard length > 0 else { return [] }
-    guard let bytes = bytes else { throw MigrationError.misuse("the bytes pointer is NULL") }
-    return Array(UnsafeRawBufferPointer(start: bytes, count: length))
+    try HostBytes.copy(bytes, length: length, "the bytes pointer")
 }
 
 private func uuidValue(_ bytes: UnsafePointer<UInt8>?) throws -> Value {
@@ -475,10 +472,3 @@ public func cdm_object_to_json(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<
     }
 }
 
-@_cdecl("cdm_object_to_jansson")
-public func cdm_object_to_jansson(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<json_t>?>?) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
-        out.pointee = try ValueJSON.json(of: entry.object).makeJansson()
-    }
-}

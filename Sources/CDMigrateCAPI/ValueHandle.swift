@@ -145,8 +145,8 @@ public func cdm_value_count(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int
     read(v, out, "count") { entry, out in out.pointee = entry.value.elements.count }
 }
 
-@_cdecl("cdm_value_element")
-public func cdm_value_element(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+@_cdecl("cdm_value_element_at")
+public func cdm_value_element_at(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     read(v, out, "element") { entry, out in
         let elements = entry.value.elements
         guard i >= 0, i < elements.count else { throw MigrationError.notFound("element \(i) is out of range: the value has \(elements.count)") }
@@ -189,11 +189,7 @@ public func cdm_value_set_decimal(_ v: OpaquePointer?, _ text: UnsafePointer<CCh
 }
 @_cdecl("cdm_value_set_blob")
 public func cdm_value_set_blob(_ v: OpaquePointer?, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 {
-    write(v) {
-        guard length > 0 else { return .binary([]) }
-        guard let bytes = bytes else { throw MigrationError.misuse("the bytes pointer is NULL") }
-        return .binary(Array(UnsafeRawBufferPointer(start: bytes, count: length)))
-    }
+    write(v) { .binary(try HostBytes.copy(bytes, length: length, "the bytes pointer")) }
 }
 @_cdecl("cdm_value_set_object")
 public func cdm_value_set_object(_ v: OpaquePointer?, _ object: OpaquePointer?) -> Int32 {

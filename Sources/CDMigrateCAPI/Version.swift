@@ -5,12 +5,6 @@ import Musl
 #endif
 import CSQLite
 
-/// The library's version; keep in step with CDM_VERSION and CDM_VERSION_NUMBER in cdmigrate.h.
-enum LibraryVersion {
-    static let text = "0.1.0"
-    static let number: Int32 = 1000
-}
-
 @_cdecl("cdm_libversion")
 public func cdm_libversion() -> UnsafePointer<CChar> { CString.interned(LibraryVersion.text) }
 

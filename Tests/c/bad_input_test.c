@@ -93,14 +93,14 @@ static int call_with_handle(const char *function, void *h) {
 
 static int call_with_null_out(const char *f) {
     if (strcmp(f, "model_entity_count") == 0) return cdm_model_entity_count(notes, NULL);
-    if (strcmp(f, "model_entity_name") == 0) return cdm_model_entity_name(notes, 0, NULL);
+    if (strcmp(f, "model_entity_name") == 0) return cdm_model_entity_at(notes, 0, NULL);
     if (strcmp(f, "model_attribute_index") == 0) return cdm_model_attribute_index(notes, "Note", "title", NULL);
     if (strcmp(f, "model_attribute_type") == 0) return cdm_model_attribute_type(notes, "Note", "title", NULL);
     if (strcmp(f, "model_attribute_count") == 0) return cdm_model_attribute_count(notes, "Note", NULL);
     if (strcmp(f, "model_relationship_count") == 0) return cdm_model_relationship_count(notes, "Note", NULL);
     if (strcmp(f, "model_entity_parent") == 0) return cdm_model_entity_parent(notes, "Note", NULL);
     if (strcmp(f, "mapping_entity_mapping_count") == 0) return cdm_mapping_entity_mapping_count(copy_mapping, NULL);
-    if (strcmp(f, "mapping_entity_mapping_name") == 0) return cdm_mapping_entity_mapping_name(copy_mapping, 0, NULL);
+    if (strcmp(f, "mapping_entity_mapping_name") == 0) return cdm_mapping_entity_mapping_at(copy_mapping, 0, NULL);
     if (strcmp(f, "store_insert") == 0) return cdm_store_insert(store, "Note", NULL);
     if (strcmp(f, "object_entity_name") == 0) return cdm_object_entity_name(note, NULL);
     if (strcmp(f, "object_uri") == 0) return cdm_object_uri(note, NULL);
@@ -118,7 +118,7 @@ static int model_call(json_t *c) {
     if (strcmp(f, "attribute_index") == 0) rc = cdm_model_attribute_index(notes, entity, property, &i);
     else if (strcmp(f, "attribute_type") == 0) rc = cdm_model_attribute_type(notes, entity, property, &i);
     else if (strcmp(f, "relationship_info") == 0) rc = cdm_model_relationship_info(notes, entity, property, &ri);
-    else if (strcmp(f, "entity_name") == 0) rc = cdm_model_entity_name(notes, index, &name);
+    else if (strcmp(f, "entity_name") == 0) rc = cdm_model_entity_at(notes, index, &name);
     else if (strcmp(f, "attribute_at") == 0) rc = cdm_model_attribute_at(notes, entity, index, &ai);
     else if (strcmp(f, "attribute_count") == 0) rc = cdm_model_attribute_count(notes, entity, &n);
     free(entity);
@@ -131,7 +131,7 @@ static int store_call(json_t *c) {
     char *key = c_string(c, "key"), *text = c_string(c, "text"), *entity = c_string(c, "entity");
     const char *out = NULL; size_t length = 0; cdm_object *o = NULL; int rc = -1;
     if (strcmp(f, "insert") == 0) rc = cdm_store_insert(store, entity, &o);
-    else if (strcmp(f, "set_text") == 0) rc = cdm_object_set_text(note, key, text, -1);
+    else if (strcmp(f, "set_text") == 0) rc = cdm_object_set_text(note, key, text, CDM_NUL_TERMINATED);
     else if (strcmp(f, "set_int64") == 0) rc = cdm_object_set_int64(note, key, json_integer_value(json_object_get(c, "value")));
     else if (strcmp(f, "get_text") == 0) rc = cdm_object_get_text(note, key, &out, &length, NULL);
     free(key); free(text); free(entity);
@@ -198,7 +198,7 @@ int main(int argc, char **argv) {
     cdm_object *folder = NULL;
     CHECK_RC(cdm_store_insert(store, "Folder", &folder), CDM_OK);
     CHECK_RC(cdm_store_insert(store, "Note", &note), CDM_OK);
-    CHECK_RC(cdm_object_set_text(note, "title", "first", -1), CDM_OK);
+    CHECK_RC(cdm_object_set_text(note, "title", "first", CDM_NUL_TERMINATED), CDM_OK);
     CHECK_RC(cdm_object_set_object(note, "folder", folder), CDM_OK);
     CHECK_RC(cdm_store_save(store), CDM_OK);
 

@@ -12,6 +12,7 @@
 #include <dirent.h>
 
 #include "check.h"
+#include "cdmigrate_internal.h"
 
 static char dir[256];
 
@@ -123,9 +124,13 @@ static void test_models_and_mappings(void) {
     CHECK_RC(cdm_model_entity_count(m, &n), CDM_OK);
     CHECK(n == 2);
     const char *name = NULL;
+    CHECK_RC(cdm_model_entity_at(m, 1, &name), CDM_OK);
+    CHECK_STR(name, "Note");
+    CHECK_RC(cdm_model_entity_at(m, 7, &name), CDM_NOTFOUND);
+    /* The earlier name is an alias of the *_at one (source compatibility). */
+    name = NULL;
     CHECK_RC(cdm_model_entity_name(m, 1, &name), CDM_OK);
     CHECK_STR(name, "Note");
-    CHECK_RC(cdm_model_entity_name(m, 7, &name), CDM_NOTFOUND);
     int index = -1, type = 0;
     CHECK_RC(cdm_model_attribute_index(m, "Note", "count", &index), CDM_OK);
     CHECK(index == 2);
@@ -180,9 +185,9 @@ static void test_models_and_mappings(void) {
     CHECK_RC(cdm_mapping_from_file(path_in_dir("mapping.json"), &mp), CDM_OK);
     CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
     CHECK(n == 2);
-    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 1, &name), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mp, 1, &name), CDM_OK);
     CHECK_STR(name, "NoteToNote");
-    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 2, &name), CDM_NOTFOUND);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mp, 2, &name), CDM_NOTFOUND);
     cdm_model *src = NULL, *dst = NULL;
     cdm_model_from_json(SOURCE_MODEL, &src);
     cdm_model_from_json(DESTINATION_MODEL, &dst);
@@ -256,9 +261,9 @@ static void test_xcode_mapping(void) {
     CHECK_RC(cdm_mapping_from_xcode_file(folder, src, dst, &mp), CDM_OK);
     CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
     CHECK(n == 2);
-    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 0, &name), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mp, 0, &name), CDM_OK);
     CHECK_STR(name, "FolderToCategory");
-    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 1, &name), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mp, 1, &name), CDM_OK);
     CHECK_STR(name, "NoteToNote");
     CHECK_RC(cdm_mapping_validate(mp, src, dst), CDM_OK);
     cdm_mapping_free(mp);
@@ -313,8 +318,15 @@ static int make_source(const char *path) {
     cdm_object *folders[2];
     CHECK_RC(cdm_store_insert(store, "Folder", &folders[0]), CDM_OK);
     CHECK_RC(cdm_store_insert(store, "Folder", &folders[1]), CDM_OK);
-    CHECK_RC(cdm_object_set_text(folders[0], "name", "Work", -1), CDM_OK);
+    CHECK_RC(cdm_object_set_text(folders[0], "name", "Work", CDM_NUL_TERMINATED), CDM_OK);
     CHECK_RC(cdm_object_set_text(folders[1], "name", "Home!", 4), CDM_OK);
+    /* Lengths are size_t: CDM_NUL_TERMINATED is the only length past SIZE_MAX / 2 (a negative
+    ** long cast to size_t, say) that the library takes; others are refused, never read. */
+    CHECK_RC(cdm_object_set_text(folders[1], "name", "Home", (size_t)-2), CDM_INVALID_ARGUMENT);
+    CHECK_HAS(cdm_store_errmsg(store), "CDM_NUL_TERMINATED");
+    const char *text0 = NULL;
+    CHECK_RC(cdm_object_get_text(folders[1], "name", &text0, NULL, NULL), CDM_OK);
+    CHECK_STR(text0, "Home");
     CHECK_RC(cdm_store_insert(store, "Nope", &folders[0]), CDM_NOTFOUND);
     CHECK(cdm_store_errcode(store) == CDM_NOTFOUND);
     CHECK_HAS(cdm_store_errmsg(store), "Nope");
@@ -327,29 +339,30 @@ static int make_source(const char *path) {
         snprintf(title, sizeof title, "Note %d", i);
         snprintf(body, sizeof body, "Body of note %d, rather long", i);
         CHECK_RC(cdm_store_insert(store, "Note", &note), CDM_OK);
-        CHECK_RC(cdm_object_set_text(note, "title", title, -1), CDM_OK);
-        if (i != 2) CHECK_RC(cdm_object_set_text(note, "body", body, -1), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "title", title, CDM_NUL_TERMINATED), CDM_OK);
+        if (i != 2) CHECK_RC(cdm_object_set_text(note, "body", body, CDM_NUL_TERMINATED), CDM_OK);
         CHECK_RC(cdm_object_set_int64(note, "count", i * 10), CDM_OK);
         CHECK_RC(cdm_object_set_double(note, "score", i + 0.5), CDM_OK);
         CHECK_RC(cdm_object_set_bool_at(note, flag_index, i % 2), CDM_OK);
         CHECK_RC(cdm_object_set_date(note, "created", 700000000.0 + i), CDM_OK);
         unsigned char data[3] = {1, 2, (unsigned char)i};
+        if (i == 0) CHECK_RC(cdm_object_set_blob(note, "data", data, (size_t)-1), CDM_INVALID_ARGUMENT);
         CHECK_RC(cdm_object_set_blob(note, "data", data, 3), CDM_OK);
         unsigned char uuid[16];
         memcpy(uuid, UUID0, 16);
         uuid[15] = (unsigned char)i;
         CHECK_RC(cdm_object_set_uuid(note, "ident", uuid), CDM_OK);
-        CHECK_RC(cdm_object_set_text(note, "price", "12.75", -1), CDM_OK);
-        CHECK_RC(cdm_object_set_text(note, "link", "https://example.com/n", -1), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "price", "12.75", CDM_NUL_TERMINATED), CDM_OK);
+        CHECK_RC(cdm_object_set_text(note, "link", "https://example.com/n", CDM_NUL_TERMINATED), CDM_OK);
         CHECK_RC(cdm_object_set_object(note, "folder", folders[i % 2]), CDM_OK);
         if (i == 0) {
             /* Setter error paths. */
             CHECK_RC(cdm_object_set_int64(note, "title", 3), CDM_MISMATCH);
             CHECK_HAS(cdm_store_errmsg(store), "title");
-            CHECK_RC(cdm_object_set_text(note, "price", "cheap", -1), CDM_MISMATCH);
-            CHECK_RC(cdm_object_set_text(note, "nope", "x", -1), CDM_NOTFOUND);
-            CHECK_RC(cdm_object_set_text(note, "title", "bad \xc3\x28 utf8", -1), CDM_ENCODING);
-            CHECK_RC(cdm_object_set_text(note, "title", NULL, -1), CDM_MISUSE);
+            CHECK_RC(cdm_object_set_text(note, "price", "cheap", CDM_NUL_TERMINATED), CDM_MISMATCH);
+            CHECK_RC(cdm_object_set_text(note, "nope", "x", CDM_NUL_TERMINATED), CDM_NOTFOUND);
+            CHECK_RC(cdm_object_set_text(note, "title", "bad \xc3\x28 utf8", CDM_NUL_TERMINATED), CDM_ENCODING);
+            CHECK_RC(cdm_object_set_text(note, "title", NULL, CDM_NUL_TERMINATED), CDM_MISUSE);
             CHECK_RC(cdm_object_set_object(note, "title", folders[0]), CDM_MISMATCH);
             CHECK_RC(cdm_object_add_object(note, "folder", folders[0]), CDM_MISMATCH);
             CHECK_RC(cdm_object_set_object(folders[0], "notes", note), CDM_MISMATCH);
@@ -447,7 +460,7 @@ static void check_callback_out_pointers(cdm_context *ctx, cdm_object *src) {
     CHECK_RC(cdm_value_blob(v, NULL, &n), CDM_MISUSE);
     CHECK_RC(cdm_value_count(v, NULL), CDM_MISUSE);
     CHECK_RC(cdm_value_object(v, NULL), CDM_MISUSE);
-    CHECK_RC(cdm_value_element(v, 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_value_element_at(v, 0, NULL), CDM_MISUSE);
     CHECK_RC(cdm_value_int64(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "value handle is NULL");
     cdm_list *list = NULL;
     CHECK_RC(cdm_context_fetch_source(ctx, "Note", NULL, NULL, 0, 0, 0, &list), CDM_OK);
@@ -475,7 +488,7 @@ static void check_callback_handle_kinds(cdm_context *ctx, cdm_object *src) {
     /* A short-lived handle where a long-lived one belongs, and the other way round. */
     CHECK_RC(cdm_model_entity_count((const cdm_model *)src, &n), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_model");
-    CHECK_RC(cdm_model_entity_name((const cdm_model *)v, 0, &name), CDM_MISUSE);
+    CHECK_RC(cdm_model_entity_at((const cdm_model *)v, 0, &name), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_value, not a cdm_model");
     const cdm_model *model = NULL;
     CHECK_RC(cdm_context_model(ctx, CDM_STORE_SOURCE, &model), CDM_OK);
@@ -554,9 +567,9 @@ static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
     CHECK(cdm_value_type(v) == CDM_VALUE_COLLECTION);
     CHECK_RC(cdm_value_count(v, &count), CDM_OK); CHECK(count == NOTES / 2);
     cdm_value *el = NULL;
-    CHECK_RC(cdm_value_element(v, 0, &el), CDM_OK);
+    CHECK_RC(cdm_value_element_at(v, 0, &el), CDM_OK);
     CHECK(cdm_value_type(el) == CDM_VALUE_STRING);
-    CHECK_RC(cdm_value_element(v, 99, &el), CDM_NOTFOUND);
+    CHECK_RC(cdm_value_element_at(v, 99, &el), CDM_NOTFOUND);
     CHECK_RC(cdm_object_get_value(src, "nope", &v), CDM_NOTFOUND);
     /* JSON views. */
     char *json = NULL;
@@ -564,8 +577,10 @@ static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
     CHECK_HAS(json, "\"title\":\"Note 0\"");
     CHECK_HAS(json, "\"entity\":\"Note\"");
     cdm_free(json);
-    json_t *j = NULL;
-    CHECK_RC(cdm_object_to_jansson(src, &j), CDM_OK);
+    /* JSON crosses the interface as text only: a host parses it with its own library. */
+    CHECK_RC(cdm_object_to_json(src, &json), CDM_OK);
+    json_t *j = json_loads(json, 0, NULL);
+    cdm_free(json);
     CHECK(j && json_integer_value(json_object_get(json_object_get(j, "attributes"), "count")) == 0);
     CHECK_STR(json_string_value(json_object_get(json_object_get(j, "attributes"), "ident")), "123E4567-E89B-12D3-A456-426614174000");
     json_decref(j);
@@ -592,7 +607,15 @@ static void check_getters(cdm_context *ctx, cdm_object *src, policy_state *s) {
     CHECK_RC(cdm_object_get_text(folder, "name", &text, &len, NULL), CDM_OK); CHECK_STR(text, "Work");
     CHECK_RC(cdm_value_set_int64(v, 3), CDM_MISUSE); /* read-only */
     CHECK_RC(cdm_context_evaluate(ctx, "$source.title +", src, NULL, &v), CDM_EXPRESSION_SYNTAX);
-    CHECK(cdm_error_offset(cdm_context_error(ctx)) >= 0);
+    CHECK(cdm_error_offset(cdm_context_error(ctx)) == 15);
+    /* Error offsets count UTF-8 bytes, as sqlite3_error_offset: the end of this text is
+    ** character 11 (👍🏽 is one character) but byte 20 (ü, ß: 2 bytes each; 👍🏽: 8). */
+    CHECK_RC(cdm_context_evaluate(ctx, "'Grüße 👍🏽' +", src, NULL, &v), CDM_EXPRESSION_SYNTAX);
+    CHECK(cdm_error_offset(cdm_context_error(ctx)) == 20);
+    CHECK(cdm_error_offset(cdm_last_error()) == 20);
+    CHECK_HAS(cdm_context_errmsg(ctx), "at character 11");
+    /* Where the offset points, the host's text continues: bytes 0..20 are the whole text. */
+    CHECK(strlen("'Grüße 👍🏽' +") == 20);
     CHECK_RC(cdm_context_evaluate(ctx, "$source.nope", src, NULL, &v), CDM_INVALID_ARGUMENT == CDM_INVALID_ARGUMENT ? cdm_context_errcode(ctx) : 0);
     CHECK(cdm_context_errcode(ctx) != CDM_OK);
     CHECK_RC(cdm_context_evaluate(ctx, NULL, src, NULL, &v), CDM_MISUSE);
@@ -689,7 +712,7 @@ static int summarize(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
     size_t n = len < 10 ? len : 10;
     memcpy(buf, text, n);
     buf[n] = 0;
-    return cdm_value_set_text(result, buf, -1);
+    return cdm_value_set_text(result, buf, CDM_NUL_TERMINATED);
 }
 static void function_destroy(void *user) { (void)user; function_destroyed++; }
 
@@ -974,7 +997,7 @@ static void test_null_out_pointers(void) {
     CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &m), CDM_OK);
     CHECK_RC(cdm_model_entity_count(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "model handle is NULL");
     CHECK_RC(cdm_model_entity_count(m, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
-    CHECK_RC(cdm_model_entity_name(m, 0, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "name pointer is NULL");
+    CHECK_RC(cdm_model_entity_at(m, 0, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "name pointer is NULL");
     CHECK_RC(cdm_model_attribute_index(m, "Note", "title", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "index pointer is NULL");
     CHECK_RC(cdm_model_attribute_type(m, "Note", "title", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "type pointer is NULL");
     CHECK_RC(cdm_model_attribute_count(m, "NoSuchEntity", NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
@@ -989,7 +1012,7 @@ static void test_null_out_pointers(void) {
     CHECK_RC(cdm_mapping_from_json(MAPPING, &mp), CDM_OK);
     CHECK_RC(cdm_mapping_entity_mapping_count(mp, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "count pointer is NULL");
     CHECK_RC(cdm_mapping_entity_mapping_count(NULL, NULL), CDM_MISUSE); CHECK_HAS(cdm_last_errmsg(), "mapping handle is NULL");
-    CHECK_RC(cdm_mapping_entity_mapping_name(mp, 0, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mp, 0, NULL), CDM_MISUSE);
     CHECK_RC(cdm_mapping_from_json(MAPPING, NULL), CDM_MISUSE);
     cdm_store *store = NULL;
     CHECK_RC(cdm_store_create(m, path_in_dir("out-pointers.sqlite"), &store), CDM_OK);
@@ -1035,7 +1058,7 @@ static void test_wrong_kind_handles(void) {
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_migration, not a cdm_model");
     CHECK_RC(cdm_model_attribute_count((cdm_model *)store, "Note", &n), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_store, not a cdm_model");
-    CHECK_RC(cdm_model_entity_name((cdm_model *)note, 0, &name), CDM_MISUSE);
+    CHECK_RC(cdm_model_entity_at((cdm_model *)note, 0, &name), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_object, not a cdm_model");
     cdm_store *never = NULL;
     CHECK_RC(cdm_store_create((cdm_model *)mp, path_in_dir("never.sqlite"), &never), CDM_MISUSE);
@@ -1074,7 +1097,7 @@ static void test_wrong_kind_handles(void) {
     CHECK_RC(cdm_store_save((cdm_store *)mig), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "the store handle is a cdm_migration, not a cdm_store");
     CHECK_RC(cdm_store_insert((cdm_store *)m, "Note", &note), CDM_MISUSE);
-    CHECK_RC(cdm_object_set_text((cdm_object *)store, "title", "x", -1), CDM_MISUSE);
+    CHECK_RC(cdm_object_set_text((cdm_object *)store, "title", "x", CDM_NUL_TERMINATED), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_store, not a cdm_object");
     CHECK_RC(cdm_object_set_object(note, "folder", (cdm_object *)mp), CDM_MISUSE);
     CHECK_HAS(cdm_last_errmsg(), "is a cdm_mapping, not a cdm_object");
@@ -1087,7 +1110,7 @@ static void test_wrong_kind_handles(void) {
     CHECK_RC(cdm_mapping_entity_mapping_count(mp, &n), CDM_OK);
     CHECK_RC(cdm_migration_set_progress_interval(mig, 3), CDM_OK);
     /* Everything still works with the right kinds. */
-    CHECK_RC(cdm_object_set_text(note, "title", "x", -1), CDM_OK);
+    CHECK_RC(cdm_object_set_text(note, "title", "x", CDM_NUL_TERMINATED), CDM_OK);
     CHECK_RC(cdm_store_save(store), CDM_OK);
     cdm_store_close(store);
     cdm_migration_free(mig);

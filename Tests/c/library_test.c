@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cdmigrate_internal.h"
 /* Inside hooks: a failed call stops the hook with its code (the migration reports it). */
 #define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) { fprintf(stderr, "  %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cdm_last_errmsg()); return rc_; } } while (0)
 
@@ -200,7 +201,7 @@ static int genre_create(cdm_context *ctx, cdm_object *src, void *user) {
     TRY(cdm_list_count(found, &count));
     cdm_object *genre = NULL;
     if (count) {
-        TRY(cdm_list_object(found, 0, &genre));
+        TRY(cdm_list_object_at(found, 0, &genre));
     } else {
         cdm_field field = cdm_field_text("name", name);
         TRY(cdm_context_create_instance_with_fields(ctx, "Genre", &field, 1, 0, NULL, &genre));
@@ -403,9 +404,9 @@ static void probe_step1(cdm_context *ctx, cdm_object *src, cdm_object *book) {
     CHECK_RC(cdm_object_get_int64(objects[9], "year", &year, NULL), CDM_OK);
     CHECK(year >= 1960 && year <= 1964);
     cdm_object *first = NULL;
-    CHECK_RC(cdm_list_object(list, 0, &first), CDM_OK);
+    CHECK_RC(cdm_list_object_at(list, 0, &first), CDM_OK);
     CHECK(first == objects[0]);
-    CHECK_RC(cdm_list_object(list, 10, &first), CDM_NOTFOUND);
+    CHECK_RC(cdm_list_object_at(list, 10, &first), CDM_NOTFOUND);
     CHECK_RC(cdm_list_count(list, NULL), CDM_MISUSE);
     cdm_list_release(list);
     CHECK_RC(cdm_list_count(list, &n), CDM_MISUSE);          /* released: stale */
@@ -508,7 +509,7 @@ static int remember_create(cdm_context *ctx, cdm_object *src, void *user) {
         const char *name = fields[0].data;
         char code[4] = {0};
         for (int i = 0; i < 3 && name && name[i]; i++) code[i] = (char)toupper((unsigned char)name[i]);
-        TRY(cdm_object_set_text(dst, "code", code, -1));
+        TRY(cdm_object_set_text(dst, "code", code, CDM_NUL_TERMINATED));
     } else {
         TRY(cdm_context_default_create_destination_instances(ctx, src, &dst));   /* super */
         p->super_calls++;
@@ -518,7 +519,7 @@ static int remember_create(cdm_context *ctx, cdm_object *src, void *user) {
         char sort[128];
         if (space) snprintf(sort, sizeof sort, "%s, %.*s", space + 1, (int)(space - name), name);
         else snprintf(sort, sizeof sort, "%s", name);
-        TRY(cdm_object_set_text(dst, "sortName", sort, -1));
+        TRY(cdm_object_set_text(dst, "sortName", sort, CDM_NUL_TERMINATED));
     }
     return remember(ctx, src, dst, p);
 }
@@ -539,7 +540,7 @@ static int link_begin(cdm_context *ctx, void *user) {
     size_t n = 0;
     TRY(cdm_list_count(found, &n));
     cdm_object *olga = NULL;
-    if (n == 1) TRY(cdm_list_object(found, 0, &olga));
+    if (n == 1) TRY(cdm_list_object_at(found, 0, &olga));
     const char *entity = NULL, *sort = NULL;
     if (olga) {
         TRY(cdm_object_entity_name(olga, &entity));

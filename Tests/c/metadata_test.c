@@ -3,6 +3,7 @@
 ** attribute type constants. Reads fixtures from ../Fixtures (run from Tests/c); stores are copied
 ** to a temporary folder first. Prints "N passed, M failed" last. */
 #include <cdmigrate.h>
+#include "cdmigrate_internal.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

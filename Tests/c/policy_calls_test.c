@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cdmigrate_internal.h"
 
 static char dir[256];
 
@@ -41,7 +42,7 @@ static int make_source(cdm_model *model, const char *path) {
     for (int i = 0; i < 5; i++) {
         cdm_object *person = NULL;
         CHECK_RC(cdm_store_insert(store, "Person", &person), CDM_OK);
-        if (NAMES[i]) CHECK_RC(cdm_object_set_text(person, "name", NAMES[i], -1), CDM_OK);
+        if (NAMES[i]) CHECK_RC(cdm_object_set_text(person, "name", NAMES[i], CDM_NUL_TERMINATED), CDM_OK);
         CHECK_RC(cdm_object_set_int64(person, "age", AGES[i]), CDM_OK);
     }
     int rc = cdm_store_save(store);
@@ -82,7 +83,7 @@ static int label_for_age(cdm_context *ctx, const char *selector, int argc, cdm_v
     if (rc) return rc;
     char buf[128];
     snprintf(buf, sizeof buf, "%.*s/%lld", (int)length, text, (long long)age);
-    return cdm_value_set_text(result, buf, -1);
+    return cdm_value_set_text(result, buf, CDM_NUL_TERMINATED);
 }
 
 /* Every other selector: answers "!" to "shout"; the others are not answered (CDM_NOTFOUND). */
@@ -91,7 +92,7 @@ static int fallback(cdm_context *ctx, const char *selector, int argc, cdm_value 
     method_state *s = user;
     s->fallback_calls++;
     snprintf(s->last_selector, sizeof s->last_selector, "%s", selector);
-    if (strcmp(selector, "shout") == 0) return cdm_value_set_text(result, "!", -1);
+    if (strcmp(selector, "shout") == 0) return cdm_value_set_text(result, "!", CDM_NUL_TERMINATED);
     return CDM_NOTFOUND;
 }
 
@@ -137,7 +138,7 @@ static int read_label(cdm_context *ctx, void *user) {
     cdm_sort_descriptor by_name = {"name", 1};
     CHECK_RC(cdm_context_fetch(ctx, CDM_STORE_DESTINATION, "Copy", "name != nil", NULL, 0, &by_name, 1, 0, 1, &list), CDM_OK);
     cdm_object *first = NULL;
-    CHECK_RC(cdm_list_object(list, 0, &first), CDM_OK);
+    CHECK_RC(cdm_list_object_at(list, 0, &first), CDM_OK);
     const char *text = NULL;
     CHECK_RC(cdm_object_get_text(first, "label", &text, NULL, NULL), CDM_OK);
     static char kept[64];

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "cdmigrate_internal.h"
 #define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) { fprintf(stderr, "  %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cdm_last_errmsg()); return rc_; } } while (0)
 
 static char dir[256];
@@ -75,8 +76,8 @@ static int make_source(const char *path) {
         snprintf(title, sizeof title, "Book %d", i);
         author_name(i, name, sizeof name);
         CHECK_RC(cdm_store_insert(store, "Book", &book), CDM_OK);
-        CHECK_RC(cdm_object_set_text(book, "title", title, -1), CDM_OK);
-        CHECK_RC(cdm_object_set_text(book, "authorName", name, -1), CDM_OK);
+        CHECK_RC(cdm_object_set_text(book, "title", title, CDM_NUL_TERMINATED), CDM_OK);
+        CHECK_RC(cdm_object_set_text(book, "authorName", name, CDM_NUL_TERMINATED), CDM_OK);
         /* A cdm_store's instances live until the store is closed: retain does nothing to them. */
         if (i == 0) {
             CHECK_RC(cdm_object_retain(book), CDM_OK);
@@ -119,7 +120,7 @@ static int table_begin(cdm_context *ctx, void *user) {
     TRY(cdm_context_set_user_info_int64(ctx, "made", 0));
     /* Errors: a NULL key, invalid UTF-8, a stale object. */
     CHECK_RC(cdm_context_set_user_info_int64(ctx, NULL, 1), CDM_MISUSE);
-    CHECK_RC(cdm_context_set_user_info_text(ctx, "bad", "\xff", -1), CDM_ENCODING);
+    CHECK_RC(cdm_context_set_user_info_text(ctx, "bad", "\xff", CDM_NUL_TERMINATED), CDM_ENCODING);
     CHECK_RC(cdm_context_get_user_info_value(ctx, "batch", NULL), CDM_MISUSE);
     return CDM_OK;
 }
@@ -137,7 +138,7 @@ static int table_create(cdm_context *ctx, cdm_object *source, void *user) {
     cdm_object *author = find_author(t, name);
     if (!author) {
         TRY(cdm_context_create_instance(ctx, "Author", &author));
-        TRY(cdm_object_set_text(author, "name", name, -1));
+        TRY(cdm_object_set_text(author, "name", name, CDM_NUL_TERMINATED));
         TRY(cdm_object_retain(author));
         snprintf(t->names[t->count], sizeof t->names[0], "%s", name);
         t->authors[t->count++] = author;

@@ -41,7 +41,7 @@ static int printed_date(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_
     char text[96];
     if (!medium_date(seconds, text, sizeof text))
         return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "EventFormatting printedDate: the date is out of range");
-    return cdm_value_set_text(result, text, -1);
+    return cdm_value_set_text(result, text, CDM_NUL_TERMINATED);
 }
 
 static void generate(const char *path) {

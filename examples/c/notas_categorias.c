@@ -78,7 +78,7 @@ static int crear_create(cdm_context *ctx, cdm_object *source, void *user) {
             if (policy->count == 256 || strlen(nombre) >= sizeof policy->made[0].name)
                 rc = cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "too many or too long categories for this example");
             if (rc == CDM_OK) rc = cdm_context_create_instance(ctx, "Categoria", &categoria);
-            if (rc == CDM_OK) rc = cdm_object_set_text(categoria, "nombre", nombre, -1);
+            if (rc == CDM_OK) rc = cdm_object_set_text(categoria, "nombre", nombre, CDM_NUL_TERMINATED);
             if (rc == CDM_OK) {
                 made_categoria *m = &policy->made[policy->count++];
                 snprintf(m->name, sizeof m->name, "%s", nombre);

@@ -50,8 +50,8 @@ static void generate(const char *path) {
     cdm_object *chefs[CHEFS], *ingredients[INGREDIENTS];
     for (int i = 0; i < CHEFS; i++) {
         MUST(cdm_store_insert(store, "Chef", &chefs[i]));
-        if (CHEF_NAMES[i]) MUST(cdm_object_set_text(chefs[i], "name", CHEF_NAMES[i], -1));
-        MUST(cdm_object_set_text(chefs[i], "training", i % 2 ? "Escuela de Hostelería" : "autodidacta", -1));
+        if (CHEF_NAMES[i]) MUST(cdm_object_set_text(chefs[i], "name", CHEF_NAMES[i], CDM_NUL_TERMINATED));
+        MUST(cdm_object_set_text(chefs[i], "training", i % 2 ? "Escuela de Hostelería" : "autodidacta", CDM_NUL_TERMINATED));
     }
     for (int i = 0; i < INGREDIENTS; i++) {
         char name[64], amount[32];
@@ -101,7 +101,7 @@ static int name_part(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
     TRY(cdm_value_text(argv[0], &name, NULL));
     char first[512], last[512];
     split_name(name, first, last, sizeof first);
-    return cdm_value_set_text(result, user ? last : first, -1);
+    return cdm_value_set_text(result, user ? last : first, CDM_NUL_TERMINATED);
 }
 
 /* RecipeToCuisineMigrationPolicy: one Cuisine per distinct non-empty string; every other recipe of
@@ -122,9 +122,9 @@ static int cuisine_create(cdm_context *ctx, cdm_object *source, void *user) {
     if (rc == CDM_OK) rc = cdm_list_count(found, &count);
     if (rc == CDM_OK && count == 0) {   /* super, then the NFC name */
         rc = cdm_context_default_create_destination_instances(ctx, source, &cuisine);
-        if (rc == CDM_OK && cuisine) rc = cdm_object_set_text(cuisine, "name", name, -1);
+        if (rc == CDM_OK && cuisine) rc = cdm_object_set_text(cuisine, "name", name, CDM_NUL_TERMINATED);
     } else if (rc == CDM_OK) {
-        rc = cdm_list_object(found, 0, &cuisine);
+        rc = cdm_list_object_at(found, 0, &cuisine);
         if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, cuisine);
     }
     free(name);

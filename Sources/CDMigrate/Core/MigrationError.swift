@@ -82,7 +82,22 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// Where in a JSON document the problem is, as a path like `$.entities[2].attributes[0].type`.
     public var path: String?
     /// Zero-based character offset in the expression or predicate text at fault.
-    public var offset: Int?
+    public var offset: Int? {
+        get { position.map { Int($0.character) } }
+        set { position = newValue.map { TextPosition(character: Int32(clamping: $0), byte: position?.byte ?? -1) } }
+    }
+    /// The same position as a zero-based UTF-8 byte offset (what the C API's `cdm_error_offset`
+    /// reports, as `sqlite3_error_offset` does); set wherever `offset` is.
+    public var byteOffset: Int? {
+        get { position.flatMap { $0.byte >= 0 ? Int($0.byte) : nil } }
+        set {
+            guard let value = newValue else { position?.byte = -1; return }
+            position = TextPosition(character: position?.character ?? 0, byte: Int32(clamping: value))
+        }
+    }
+    /// Both offsets in the space of one `Int?`: errors travel up deep parser recursions, so
+    /// MigrationError stays as small as it was before byte offsets.
+    private var position: TextPosition?
     /// The individual problems, for `validationMultipleErrors` and for model/mapping validation.
     public var underlying: [MigrationError]
     /// SQLite's (extended) result code, for errors SQLite reported (`SQLITE_BUSY` is 5,
@@ -91,11 +106,12 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// For an individual validation error (1570–1620): the instance and property at fault.
     public var validationSubject: ValidationSubject?
 
-    public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, underlying: [MigrationError] = []) {
+    public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, byteOffset: Int? = nil,
+                underlying: [MigrationError] = []) {
         self.code = code
         self.message = message
         self.path = path
-        self.offset = offset
+        self.position = offset.map { TextPosition(character: Int32(clamping: $0), byte: byteOffset.map { Int32(clamping: $0) } ?? -1) }
         self.underlying = underlying
     }
 
@@ -105,6 +121,12 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         if let offset = offset { text += " (at character \(offset))" }
         for error in underlying { text += "\n  - " + error.description.replacingAll("\n", with: "\n    ") }
         return text
+    }
+
+    /// The UTF-8 byte offset of the character at `characterOffset` in `text` (the text's UTF-8
+    /// length when the offset is at or past its end).
+    public static func utf8Offset(ofCharacter characterOffset: Int, in text: String) -> Int {
+        text.prefix(max(characterOffset, 0)).utf8.count
     }
 
     /// Several problems as one error: the single one itself, or `code` with all of them underlying.
@@ -128,4 +150,11 @@ extension String {
         }
         return result + rest
     }
+}
+
+/// Where in an expression or predicate text an error is: a character and a UTF-8 byte offset
+/// (-1: not known).
+struct TextPosition: Equatable {
+    var character: Int32
+    var byte: Int32
 }

@@ -61,7 +61,8 @@ struct ExpressionLexer {
     }
 
     func error(expected: String, found: String, at offset: Int) -> MigrationError {
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(found) at character \(offset) in '\(text)'", offset: offset)
+        return MigrationError(.expressionSyntax, "expected \(expected) but found \(found) at character \(offset) in '\(text)'", offset: offset,
+                              byteOffset: MigrationError.utf8Offset(ofCharacter: offset, in: text))
     }
 
     private func peek(_ ahead: Int = 0) -> Character? {

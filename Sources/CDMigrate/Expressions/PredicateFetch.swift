@@ -10,7 +10,7 @@ extension FetchRequest {
         do {
             parsed = try ExpressionParser.parsePredicate(text, arguments: arguments, variables: variables)
         } catch let error as MigrationError {
-            throw MigrationError(error.code, "predicate for a fetch of '\(entityName)': \(error.message)", offset: error.offset)
+            throw MigrationError(error.code, "predicate for a fetch of '\(entityName)': \(error.message)", offset: error.offset, byteOffset: error.byteOffset)
         }
         try self.init(entityName: entityName, predicate: parsed, in: store)
     }

@@ -21,7 +21,7 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
                   requestArgs.count == 2,
                   case .constant(.string(let entity)) = requestArgs[0],
                   case .constant(.string(let predicateText)) = requestArgs[1] else {
-                throw MigrationError(.expressionSyntax, "expected FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"<Entity>\", \"<predicate>\"), $manager.sourceContext, NO) but found '\(text)'", offset: 0)
+                throw MigrationError(.expressionSyntax, "expected FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"<Entity>\", \"<predicate>\"), $manager.sourceContext, NO) but found '\(text)'", offset: 0, byteOffset: 0)
             }
             do {
                 return SourceExpression(entityName: entity, predicate: try ExpressionParser.parsePredicate(predicateText))
@@ -29,6 +29,7 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
                 // Point into the outer text: the predicate string starts after its quote.
                 if let inner = error.offset, let start = literalOffset(of: predicateText, in: text) {
                     error.offset = start + inner
+                    error.byteOffset = MigrationError.utf8Offset(ofCharacter: start + inner, in: text)
                     error.message = error.message.replacingAll(" at character \(inner) in '\(predicateText)'", with: " at character \(start + inner) in '\(text)'")
                 }
                 throw error

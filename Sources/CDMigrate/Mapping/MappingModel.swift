@@ -100,7 +100,7 @@ public final class MappingModel {
                 }
                 sourceExpression = parsed
             } catch let error as MigrationError {
-                problems.append(MigrationError(error.code, "entity mapping '\(name)': \(error.message)", path: r.memberPath(key), offset: error.offset))
+                problems.append(MigrationError(error.code, "entity mapping '\(name)': \(error.message)", path: r.memberPath(key), offset: error.offset, byteOffset: error.byteOffset))
             } catch {
                 r.fail(key, "entity mapping '\(name)': \(error)")
             }
@@ -164,7 +164,7 @@ public final class MappingModel {
                 do {
                     parsed = try ExpressionParser.parseExpression(text)
                 } catch let error as MigrationError {
-                    problems.append(MigrationError(error.code, "value expression for '\(mapping).\(entry.name)': \(error.message)", path: entry.path + (value.arrayValue != nil ? ".valueExpression" : ""), offset: error.offset))
+                    problems.append(MigrationError(error.code, "value expression for '\(mapping).\(entry.name)': \(error.message)", path: entry.path + (value.arrayValue != nil ? ".valueExpression" : ""), offset: error.offset, byteOffset: error.byteOffset))
                 } catch {
                     problems.append(MigrationError(.expressionSyntax, "value expression for '\(mapping).\(entry.name)': \(error)", path: entry.path))
                 }

@@ -183,7 +183,7 @@ extension MigrationManager {
         } catch let error as MigrationError where error.code == .expressionEvaluation {
             let owner = mapping.map { "entity mapping '\($0.name)'" } ?? "expression"
             let target = property.map { ", property '\($0.name)'" } ?? ""
-            throw MigrationError(.expressionEvaluation, "\(owner)\(target): \(error.message) in '\(expression)'", path: property?.path, offset: error.offset)
+            throw MigrationError(.expressionEvaluation, "\(owner)\(target): \(error.message) in '\(expression)'", path: property?.path, offset: error.offset, byteOffset: error.byteOffset)
         }
     }
 

@@ -103,7 +103,7 @@ public struct MigrationPlan {
                 do {
                     bound.append(try file.mappingModel(source: sourceModel, destination: destinationModel))
                 } catch let error as MigrationError {
-                    throw MigrationError(error.code, "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)", path: error.path, offset: error.offset, underlying: error.underlying)
+                    throw MigrationError(error.code, "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)", path: error.path, offset: error.offset, byteOffset: error.byteOffset, underlying: error.underlying)
                 }
             }
             let how = chosen.map { "'\($0.name)' (\(describeMatch($0)))" }.joined(separator: ", ")

@@ -35,7 +35,7 @@ from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, Prop
 from .store import Store
 from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, CoreDataDate, ValueType, date_from_reference_seconds, reference_seconds
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 
 def library_version() -> str:

@@ -2,23 +2,30 @@
 
 Everything here is private to the package: the public classes sit on top of it. The library is
 found, in order, at the path in the ``CDMIGRATE_LIBRARY`` environment variable, then beside this
-file (where ``make python-package`` copies it). It is self-contained (the Swift runtime is linked
-in statically), so no Swift toolchain is needed at run time.
+file (where ``make python-package`` copies it, and where the wheel carries it). It is
+self-contained (the Swift runtime is linked in statically), so no Swift toolchain is needed at run
+time.
+
+The prototypes follow the header's type rules: lengths, counts and positions are size_t
+(``c_size_t``), attribute indexes, host function argc and error offsets int. Error offsets are
+UTF-8 byte offsets (as sqlite3_error_offset); the binding reports them as such.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import (CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_long,
-                    c_size_t, c_ubyte, c_void_p)
+from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_ubyte, c_void_p
 from typing import Optional
+
+from ._version import VERSION_NUMBER
 
 LIBRARY_ENV = "CDMIGRATE_LIBRARY"
 LIBRARY_NAME = "libcdmigrate.so"
 
-# The header's version this binding was written against (CDM_VERSION_NUMBER's major part must match).
-HEADER_VERSION_NUMBER = 1000
+# The header's version this binding was written against (CDM_VERSION_NUMBER's major part must
+# match); generated with the package's version from the repository's VERSION file.
+HEADER_VERSION_NUMBER = VERSION_NUMBER
 
 
 class LibraryNotFoundError(ImportError):
@@ -79,7 +86,7 @@ class cdm_field(Structure):
         ("integer", c_int64),
         ("number", c_double),
         ("data", c_void_p),
-        ("length", c_long),
+        ("length", c_size_t),
         ("object", c_void_p),
     ]
 
@@ -172,7 +179,7 @@ _PROTOTYPES = {
     "cdm_error_code": (c_int, [c_void_p]),
     "cdm_error_message": (c_char_p, [c_void_p]),
     "cdm_error_path": (c_char_p, [c_void_p]),
-    "cdm_error_offset": (c_long, [c_void_p]),
+    "cdm_error_offset": (c_int, [c_void_p]),
     "cdm_error_count": (c_size_t, [c_void_p]),
     "cdm_error_at": (c_void_p, [c_void_p, c_size_t]),
     "cdm_error_entity": (c_char_p, [c_void_p]),
@@ -188,7 +195,7 @@ _PROTOTYPES = {
     "cdm_model_free": (None, [c_void_p]),
     "cdm_model_error": (c_void_p, [c_void_p]),
     "cdm_model_entity_count": (c_int, [c_void_p, _out_size]),
-    "cdm_model_entity_name": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_model_entity_at": (c_int, [c_void_p, c_size_t, _out_str]),
     "cdm_model_attribute_index": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
     "cdm_model_attribute_type": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
     # mappings
@@ -199,7 +206,7 @@ _PROTOTYPES = {
     "cdm_mapping_validate": (c_int, [c_void_p, c_void_p, c_void_p]),
     "cdm_mapping_error": (c_void_p, [c_void_p]),
     "cdm_mapping_entity_mapping_count": (c_int, [c_void_p, _out_size]),
-    "cdm_mapping_entity_mapping_name": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_mapping_entity_mapping_at": (c_int, [c_void_p, c_size_t, _out_str]),
     # migrations
     "cdm_migration_new": (c_int, [c_void_p, c_void_p, POINTER(c_void_p), c_size_t, _out_ptr]),
     "cdm_migration_free": (c_int, [c_void_p]),
@@ -207,7 +214,7 @@ _PROTOTYPES = {
     "cdm_migration_register_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION, c_void_p, DESTROY]),
     "cdm_migration_register_policy_method": (c_int, [c_void_p, c_char_p, c_char_p, POLICY_METHOD, c_void_p, DESTROY]),
     "cdm_migration_set_progress": (c_int, [c_void_p, PROGRESS, c_void_p, DESTROY]),
-    "cdm_migration_set_progress_interval": (c_int, [c_void_p, c_int]),
+    "cdm_migration_set_progress_interval": (c_int, [c_void_p, c_size_t]),
     "cdm_migration_run": (c_int, [c_void_p, c_char_p, c_char_p]),
     "cdm_migration_run_in_place": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
@@ -252,7 +259,7 @@ _PROTOTYPES = {
     "cdm_object_set_double": (c_int, [c_void_p, c_char_p, c_double]),
     "cdm_object_set_bool": (c_int, [c_void_p, c_char_p, c_int]),
     "cdm_object_set_date": (c_int, [c_void_p, c_char_p, c_double]),
-    "cdm_object_set_text": (c_int, [c_void_p, c_char_p, c_char_p, c_long]),
+    "cdm_object_set_text": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "cdm_object_set_blob": (c_int, [c_void_p, c_char_p, c_char_p, c_size_t]),
     "cdm_object_set_uuid": (c_int, [c_void_p, c_char_p, POINTER(c_ubyte * 16)]),
     "cdm_object_set_null_at": (c_int, [c_void_p, c_int]),
@@ -260,7 +267,7 @@ _PROTOTYPES = {
     "cdm_object_set_double_at": (c_int, [c_void_p, c_int, c_double]),
     "cdm_object_set_bool_at": (c_int, [c_void_p, c_int, c_int]),
     "cdm_object_set_date_at": (c_int, [c_void_p, c_int, c_double]),
-    "cdm_object_set_text_at": (c_int, [c_void_p, c_int, c_char_p, c_long]),
+    "cdm_object_set_text_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t]),
     "cdm_object_set_blob_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t]),
     "cdm_object_set_uuid_at": (c_int, [c_void_p, c_int, POINTER(c_ubyte * 16)]),
     "cdm_object_set_object": (c_int, [c_void_p, c_char_p, c_void_p]),
@@ -279,14 +286,14 @@ _PROTOTYPES = {
     "cdm_value_uuid": (c_int, [c_void_p, POINTER(c_ubyte * 16)]),
     "cdm_value_object": (c_int, [c_void_p, _out_ptr]),
     "cdm_value_count": (c_int, [c_void_p, _out_size]),
-    "cdm_value_element": (c_int, [c_void_p, c_size_t, _out_ptr]),
+    "cdm_value_element_at": (c_int, [c_void_p, c_size_t, _out_ptr]),
     "cdm_value_to_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_value_set_null": (c_int, [c_void_p]),
     "cdm_value_set_int64": (c_int, [c_void_p, c_int64]),
     "cdm_value_set_double": (c_int, [c_void_p, c_double]),
     "cdm_value_set_bool": (c_int, [c_void_p, c_int]),
     "cdm_value_set_date": (c_int, [c_void_p, c_double]),
-    "cdm_value_set_text": (c_int, [c_void_p, c_char_p, c_long]),
+    "cdm_value_set_text": (c_int, [c_void_p, c_char_p, c_size_t]),
     "cdm_value_set_decimal": (c_int, [c_void_p, c_char_p]),
     "cdm_value_set_blob": (c_int, [c_void_p, c_char_p, c_size_t]),
     "cdm_value_set_object": (c_int, [c_void_p, c_void_p]),
@@ -310,6 +317,7 @@ _PROTOTYPES = {
     "cdm_store_metadata_check_model": (c_int, [c_void_p, c_void_p, _out_int, _out_size]),
     "cdm_store_metadata_difference_at": (c_int, [c_void_p, c_size_t, POINTER(cdm_version_difference)]),
     "cdm_store_metadata_version_in": (c_int, [c_void_p, c_char_p, _out_str]),
+    # test hooks (include/cdmigrate_internal.h, not part of the API): the layout checks below
     "cdm_internal_abi_check": (c_int, [c_size_t, c_size_t]),
     "cdm_internal_struct_size": (c_size_t, [c_char_p]),
     "cdm_internal_handle_count": (c_size_t, []),

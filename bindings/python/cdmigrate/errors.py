@@ -100,8 +100,9 @@ class MigrationError(Exception):
     """An error of the engine (or of its use).
 
     Attributes: ``code`` (the engine's result code), ``message``, ``path`` (where in a JSON document,
-    ``"$.entities[2].attributes[0].type"``, or None), ``offset`` (zero-based character offset in an
-    expression or predicate, or None), ``problems`` (the individual problems of a validation).
+    ``"$.entities[2].attributes[0].type"``, or None), ``offset`` (where in the expression or predicate
+    at fault, as a zero-based UTF-8 byte offset like the C API's and sqlite3_error_offset's —
+    ``text.encode()[:offset].decode()`` is the text before it — or None), ``problems`` (the individual problems of a validation).
     """
 
     code: int = MIGRATION

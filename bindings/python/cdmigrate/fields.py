@@ -28,7 +28,7 @@ from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
 _lib_ = _lib.lib
 
 #: The layout of struct cdm_field (checked against the library's size at import).
-FIELD = struct.Struct("@PiiqdPlP")
+FIELD = struct.Struct("@PiiqdPNP")
 assert FIELD.size == ctypes.sizeof(_lib.cdm_field)
 
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1

@@ -234,7 +234,7 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
         element = ctypes.c_void_p()
         result = []
         for i in range(count.value):
-            code = lib.cdm_value_element(handle, i, ctypes.byref(element))
+            code = lib.cdm_value_element_at(handle, i, ctypes.byref(element))
             check(code)
             result.append(value_from_handle(element.value, side, sides))
         return result

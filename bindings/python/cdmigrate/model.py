@@ -74,7 +74,7 @@ class Model(LongLivedHandle):
         names = []
         name = ctypes.c_char_p()
         for i in range(count.value):
-            check(lib.cdm_model_entity_name(pointer, i, ctypes.byref(name)))
+            check(lib.cdm_model_entity_at(pointer, i, ctypes.byref(name)))
             names.append((name.value or b"").decode("utf-8"))
         return names
 
@@ -152,7 +152,7 @@ class MappingModel(LongLivedHandle):
         names = []
         name = ctypes.c_char_p()
         for i in range(count.value):
-            check(lib.cdm_mapping_entity_mapping_name(pointer, i, ctypes.byref(name)))
+            check(lib.cdm_mapping_entity_mapping_at(pointer, i, ctypes.byref(name)))
             names.append((name.value or b"").decode("utf-8"))
         return names
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from ctypes import c_char_p, c_int, c_int64, c_long, c_size_t, c_void_p
+from ctypes import c_char_p, c_int, c_int64, c_size_t, c_void_p
 
 import pytest
 
@@ -31,7 +31,7 @@ _P = c_void_p
 _SIGNATURES = {
     "cdm_last_errmsg": (c_char_p, []),
     "cdm_model_entity_count": (c_int, [_P, _P]),
-    "cdm_model_entity_name": (c_int, [_P, c_size_t, _P]),
+    "cdm_model_entity_at": (c_int, [_P, c_size_t, _P]),
     "cdm_model_attribute_index": (c_int, [_P, c_char_p, c_char_p, _P]),
     "cdm_model_attribute_type": (c_int, [_P, c_char_p, c_char_p, _P]),
     "cdm_model_attribute_count": (c_int, [_P, c_char_p, _P]),
@@ -40,15 +40,15 @@ _SIGNATURES = {
     "cdm_model_attribute_at": (c_int, [_P, c_char_p, c_size_t, _P]),
     "cdm_model_relationship_info": (c_int, [_P, c_char_p, c_char_p, _P]),
     "cdm_mapping_entity_mapping_count": (c_int, [_P, _P]),
-    "cdm_mapping_entity_mapping_name": (c_int, [_P, c_size_t, _P]),
-    "cdm_migration_set_progress_interval": (c_int, [_P, c_int]),
+    "cdm_mapping_entity_mapping_at": (c_int, [_P, c_size_t, _P]),
+    "cdm_migration_set_progress_interval": (c_int, [_P, c_size_t]),
     "cdm_migration_report_json": (c_int, [_P, _P]),
     "cdm_store_save": (c_int, [_P]),
     "cdm_store_insert": (c_int, [_P, c_char_p, _P]),
     "cdm_object_entity_name": (c_int, [_P, _P]),
     "cdm_object_uri": (c_int, [_P, _P]),
     "cdm_object_get_text": (c_int, [_P, c_char_p, _P, _P, _P]),
-    "cdm_object_set_text": (c_int, [_P, c_char_p, c_char_p, c_long]),
+    "cdm_object_set_text": (c_int, [_P, c_char_p, c_char_p, c_size_t]),
     "cdm_object_set_int64": (c_int, [_P, c_char_p, c_int64]),
 }
 for _name, (_restype, _argtypes) in _SIGNATURES.items():
@@ -125,7 +125,7 @@ def _raw(case, fixtures):
             "attribute_index": lambda: RAW.cdm_model_attribute_index(model, entity, prop, _out(c_int)),
             "attribute_type": lambda: RAW.cdm_model_attribute_type(model, entity, prop, _out(c_int)),
             "relationship_info": lambda: RAW.cdm_model_relationship_info(model, entity, prop, _out(cdmigrate._lib.cdm_relationship_info)),
-            "entity_name": lambda: RAW.cdm_model_entity_name(model, index, _out(c_char_p)),
+            "entity_name": lambda: RAW.cdm_model_entity_at(model, index, _out(c_char_p)),
             "attribute_at": lambda: RAW.cdm_model_attribute_at(model, entity, index, _out(cdmigrate._lib.cdm_attribute_info)),
             "attribute_count": lambda: RAW.cdm_model_attribute_count(model, entity, _out(c_size_t)),
         }[f]()
@@ -150,14 +150,14 @@ def _raw(case, fixtures):
         m, mp, s, o = fixtures.model._ptr, fixtures.mapping._ptr, fixtures.store._ptr, fixtures.note._h
         code = {
             "model_entity_count": lambda: RAW.cdm_model_entity_count(m, None),
-            "model_entity_name": lambda: RAW.cdm_model_entity_name(m, 0, None),
+            "model_entity_name": lambda: RAW.cdm_model_entity_at(m, 0, None),
             "model_attribute_index": lambda: RAW.cdm_model_attribute_index(m, b"Note", b"title", None),
             "model_attribute_type": lambda: RAW.cdm_model_attribute_type(m, b"Note", b"title", None),
             "model_attribute_count": lambda: RAW.cdm_model_attribute_count(m, b"Note", None),
             "model_relationship_count": lambda: RAW.cdm_model_relationship_count(m, b"Note", None),
             "model_entity_parent": lambda: RAW.cdm_model_entity_parent(m, b"Note", None),
             "mapping_entity_mapping_count": lambda: RAW.cdm_mapping_entity_mapping_count(mp, None),
-            "mapping_entity_mapping_name": lambda: RAW.cdm_mapping_entity_mapping_name(mp, 0, None),
+            "mapping_entity_mapping_name": lambda: RAW.cdm_mapping_entity_mapping_at(mp, 0, None),
             "store_insert": lambda: RAW.cdm_store_insert(s, b"Note", None),
             "object_entity_name": lambda: RAW.cdm_object_entity_name(o, None),
             "object_uri": lambda: RAW.cdm_object_uri(o, None),

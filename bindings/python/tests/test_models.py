@@ -115,6 +115,19 @@ def test_mapping_expression_syntax_error_has_offset():
     assert error.value.offset is not None and error.value.offset >= 0
 
 
+def test_expression_error_offset_counts_utf8_bytes():
+    # The end of this text is character 11 ("👍🏽" is one character, four code points) but UTF-8
+    # byte 20, which is what the offset is, as in the C API and sqlite3_error_offset.
+    expression = "'Grüße 👍🏽' +"
+    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
+                                                      "destinationEntity": "Item",
+                                                      "attributeMappings": [{"name": "str", "valueExpression": expression}]}]})
+    with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
+        cdmigrate.MappingModel.from_json(text)
+    assert error.value.offset == 20
+    assert expression.encode("utf-8")[:error.value.offset].decode("utf-8") == expression
+
+
 def test_mapping_that_does_not_fit_the_models(kitchen_models):
     v1, v2 = kitchen_models
     text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",

@@ -570,11 +570,17 @@ int cdm_context_evaluate(cdm_context *ctx, const char *expression, cdm_object *s
 
 /* --- The current entity mapping (NSEntityMapping) --------------------------------------------
 ** Strings are valid during the callback. CDM_MISUSE in a callback without an entity mapping. */
-/* userInfo[key]: *value is NULL when the key is absent (not an error). */
+/* userInfo[key] as text: *value is NULL when the key is absent (not an error). Values that are not
+** strings are given as text: numbers in decimal, booleans YES/NO, dates in ISO 8601, data in base64. */
 int cdm_context_mapping_user_info(cdm_context *ctx, const char *key, const char **value);
 int cdm_context_mapping_user_info_count(cdm_context *ctx, size_t *count);
 /* The i-th entry, keys in byte order. */
 int cdm_context_mapping_user_info_at(cdm_context *ctx, size_t i, const char **key, const char **value);
+/* userInfo[key] with its type (CDM_VALUE_STRING, _INTEGER, _DOUBLE, _DECIMAL, _BOOL, _DATE, _BINARY,
+** _UUID, _URI: a number 2 and a string "2" stay apart), read-only and valid during the callback;
+** *value is NULL when the key is absent (not an error). By key, or the i-th entry in byte order. */
+int cdm_context_mapping_user_info_value(cdm_context *ctx, const char *key, cdm_value **value);
+int cdm_context_mapping_user_info_value_at(cdm_context *ctx, size_t i, const char **key, cdm_value **value);
 
 enum cdm_property_kind { CDM_PROPERTY_ATTRIBUTE = 1, CDM_PROPERTY_RELATIONSHIP = 2 };
 /* The attribute or relationship mappings: destination property name and value expression as

@@ -24,7 +24,7 @@ public func cdm_context_mapping_user_info(_ ctx: OpaquePointer?, _ key: UnsafePo
     withContext(ctx) { context, _ in
         guard let value = value else { throw MigrationError.misuse("the value pointer is NULL") }
         let name = try CString.argument(key, "the key")
-        value.pointee = context.string(try context.currentMapping().userInfo[name])
+        value.pointee = context.string(try context.currentMapping().userInfo[name].map(MappingUserInfo.text))
     }
 }
 
@@ -44,7 +44,30 @@ public func cdm_context_mapping_user_info_at(_ ctx: OpaquePointer?, _ i: Int, _ 
         let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
         guard i >= 0, i < entries.count else { throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)") }
         key.pointee = context.string(entries[i].key)
-        value.pointee = context.string(entries[i].value)
+        value.pointee = context.string(MappingUserInfo.text(entries[i].value))
+    }
+}
+
+@_cdecl("cdm_context_mapping_user_info_value")
+public func cdm_context_mapping_user_info_value(_ ctx: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    withContext(ctx) { context, scope in
+        let out = try required(out, "value")
+        out.pointee = nil
+        let name = try CString.argument(key, "the key")
+        guard let value = try context.currentMapping().userInfo[name] else { return }
+        out.pointee = scope.handle(ValueEntry(value, writable: false))
+    }
+}
+
+@_cdecl("cdm_context_mapping_user_info_value_at")
+public func cdm_context_mapping_user_info_value_at(_ ctx: OpaquePointer?, _ i: Int, _ key: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    withContext(ctx) { context, scope in
+        let key = try required(key, "key"), out = try required(out, "value")
+        let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
+        guard i >= 0, i < entries.count else { throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)") }
+        key.pointee = context.string(entries[i].key)
+        out.pointee = scope.handle(ValueEntry(entries[i].value, writable: false))
     }
 }
 

@@ -150,13 +150,18 @@ final class CompiledMappingModelTests: XCTestCase {
         }
     }
 
-    func testUserInfoStringsStayStringsAndNumbersAreWrittenAsNumbers() throws {
+    func testUserInfoValuesKeepTheTypesTheyWereArchivedAsAndRoundTripThroughJSON() throws {
         let bytes = archive(expression: { self.constant($0, .integer(1)) },
-                            userInfo: [("text", .string("2")), ("count", .integer(2)), ("flag", .bool(true)), ("ratio", .real(0.5))])
+                            userInfo: [("text", .string("2")), ("count", .integer(2)), ("flag", .bool(true)), ("ratio", .real(0.5)),
+                                       ("whole", .real(2)), ("bytes", .data([1, 2, 3]))])
         let mapping = try CompiledMappingModelReader.mapping(fromArchive: bytes, name: nil, what: "test")
-        let expected = ["text": "2", "count": "2", "flag": "YES", "ratio": "0.5"]
-        XCTAssertEqual(mapping.entityMappings.first?.userInfo, expected)
-        XCTAssertEqual(mapping.entityMappings.first?.attributeMappings.first?.userInfo, expected)
+        func typed(_ info: [String: Value]?) -> [String: String] { (info ?? [:]).mapValues { "\($0.typeName) \(MappingUserInfo.text($0))" } }
+        let expected = ["text": "string 2", "count": "integer 2", "flag": "boolean YES", "ratio": "double 0.5", "whole": "double 2", "bytes": "binary AQID"]
+        XCTAssertEqual(typed(mapping.entityMappings.first?.userInfo), expected)
+        XCTAssertEqual(typed(mapping.entityMappings.first?.attributeMappings.first?.userInfo), expected)
+        let again = try MappingModel.fromJSON(mapping.jsonText())
+        XCTAssertEqual(typed(again.entityMappings.first?.userInfo), expected)
+        XCTAssertEqual(typed(again.entityMappings.first?.attributeMappings.first?.userInfo), expected)
     }
 
     func testDamagedArchivesAreErrorsNamingTheObject() throws {

@@ -181,10 +181,10 @@ final class MigrationBehaviourTests: XCTestCase {
         let source = try makePeople([("Anna Berg", "Sweden", 30)])
         let model = try MappingModel.fromJSON("""
         {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
-          "policy": "P", "userInfo": {"suffix": "!"},
+          "policy": "P", "userInfo": {"suffix": "!", "factor": 2},
           "attributeMappings": {
             "name": "FUNCTION(CAST(\\"MigrationFunctions\\", \\"Class\\"), \\"join:with:\\", FUNCTION($entityPolicy, \\"initialOf:\\", $source.name), $entityMapping.userInfo.suffix)",
-            "age": "$source.age * 2 + 1"}}]}
+            "age": "$source.age * $entityMapping.userInfo.factor + 1"}}]}
         """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: model)
         manager.register(policyNamed: "P") { Policy() }

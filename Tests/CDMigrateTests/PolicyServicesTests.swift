@@ -62,7 +62,8 @@ final class PolicyServicesTests: XCTestCase {
     final class BookToBookLinkingPolicy: EntityMigrationPolicy {
         var linked = 0
         override func createDestinationInstances(forSource book: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
-            XCTAssertEqual(mapping.userInfo["modelVersion"], "3")
+            XCTAssertEqual(mapping.userInfo["modelVersion"], .integer(3))
+            XCTAssertEqual(mapping.userInfo["modelVersion"]?.typeName, "integer", "written as the number 3")
             XCTAssertEqual(mapping.destinationEntity?.attributes.map { $0.name }, ["title", "year", "isbn"], "inherited attributes first")
             XCTAssertEqual(mapping.attributeMappings.map { $0.name }, ["title", "year"])
             guard let created = try defaultCreateDestinationInstances(forSource: book, in: mapping, manager: manager) else { return }

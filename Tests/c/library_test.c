@@ -76,7 +76,7 @@ static const char *STEP1 =
     "  \"attributeMappings\": [{\"name\": \"name\", \"valueExpression\": \"$source.name\"}, {\"name\": \"language\", \"valueExpression\": \"$source.language\"}],"
     "  \"relationshipMappings\": [{\"name\": \"books\", \"valueExpression\": \"" DI("BookToBook", "$source.books") "\"}]},"
     " {\"name\": \"BookToBook\", \"type\": \"custom\", \"sourceEntity\": \"Book\", \"destinationEntity\": \"Book\", \"predicate\": \"TRUEPREDICATE\","
-    "  \"policy\": \"GenrePolicy\", \"userInfo\": {\"modelVersion\": \"2\", \"genreEntity\": \"Genre\"},"
+    "  \"policy\": \"GenrePolicy\", \"userInfo\": {\"modelVersion\": 2, \"genreEntity\": \"Genre\", \"label\": \"2\", \"ratio\": 0.5, \"strict\": true},"
     "  \"attributeMappings\": [{\"name\": \"title\", \"valueExpression\": \"$source.title\"}, {\"name\": \"year\", \"valueExpression\": \"$source.year\"},"
     "   {\"name\": \"isbn\", \"valueExpression\": \"$source.isbn\"}, {\"name\": \"price\", \"valueExpression\": \"$source.price\"}],"
     "  \"relationshipMappings\": [{\"name\": \"genre\"}]}]}";
@@ -228,11 +228,48 @@ static void probe_step1(cdm_context *ctx, cdm_object *src, cdm_object *book) {
     CHECK(s == NULL);
     CHECK_RC(cdm_context_mapping_user_info(ctx, NULL, &s), CDM_MISUSE);
     CHECK_RC(cdm_context_mapping_user_info_count(ctx, &n), CDM_OK);
-    CHECK(n == 2);
-    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 1, &k, &s), CDM_OK);
+    CHECK(n == 5);
+    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 2, &k, &s), CDM_OK);
     CHECK_STR(k, "modelVersion");
+    CHECK_STR(s, "2");   /* the number 2, given as text */
+    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 5, &k, &s), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_mapping_user_info(ctx, "ratio", &s), CDM_OK);
+    CHECK_STR(s, "0.5");
+    CHECK_RC(cdm_context_mapping_user_info(ctx, "strict", &s), CDM_OK);
+    CHECK_STR(s, "YES");
+    /* Typed: the number 2 and the string "2" stay apart. */
+    cdm_value *v = NULL;
+    int64_t i64 = 0; double d = 0; int flag = 0; size_t length = 0;
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "modelVersion", &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_INTEGER);
+    CHECK_RC(cdm_value_int64(v, &i64), CDM_OK);
+    CHECK(i64 == 2);
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "label", &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_STRING);
+    CHECK_RC(cdm_value_text(v, &s, &length), CDM_OK);
     CHECK_STR(s, "2");
-    CHECK_RC(cdm_context_mapping_user_info_at(ctx, 2, &k, &s), CDM_NOTFOUND);
+    CHECK(length == 1);
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "ratio", &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_DOUBLE);
+    CHECK_RC(cdm_value_double(v, &d), CDM_OK);
+    CHECK(d == 0.5);
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "strict", &v), CDM_OK);
+    CHECK(cdm_value_type(v) == CDM_VALUE_BOOL);
+    CHECK_RC(cdm_value_bool(v, &flag), CDM_OK);
+    CHECK(flag == 1);
+    CHECK_RC(cdm_value_set_int64(v, 3), CDM_MISUSE);   /* read-only */
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "absent", &v), CDM_OK);
+    CHECK(v == NULL);
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, NULL, &v), CDM_MISUSE);
+    CHECK_RC(cdm_context_mapping_user_info_value(ctx, "label", NULL), CDM_MISUSE);
+    CHECK_RC(cdm_context_mapping_user_info_value_at(ctx, 0, &k, &v), CDM_OK);
+    CHECK_STR(k, "genreEntity");
+    CHECK(cdm_value_type(v) == CDM_VALUE_STRING);
+    CHECK_RC(cdm_context_mapping_user_info_value_at(ctx, 4, &k, &v), CDM_OK);
+    CHECK_STR(k, "strict");
+    CHECK(cdm_value_type(v) == CDM_VALUE_BOOL);
+    CHECK_RC(cdm_context_mapping_user_info_value_at(ctx, 5, &k, &v), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_mapping_user_info_value_at(ctx, 0, NULL, &v), CDM_MISUSE);
     CHECK_RC(cdm_context_property_mapping_count(ctx, CDM_PROPERTY_ATTRIBUTE, &n), CDM_OK);
     CHECK(n == 4);
     CHECK_RC(cdm_context_property_mapping_at(ctx, CDM_PROPERTY_ATTRIBUTE, 1, &k, &s), CDM_OK);

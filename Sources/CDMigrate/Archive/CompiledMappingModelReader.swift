@@ -119,22 +119,9 @@ package enum CompiledMappingModelReader {
         }
     }
 
-    /// `NSUserInfo`, its values written as the JSON mapping format keeps them (numbers in decimal,
-    /// booleans YES/NO).
-    static func userInfo(_ object: ArchivedObject) throws -> [String: String] {
+    /// `NSUserInfo`, each value of the type it was archived as (see `MappingUserInfo`).
+    static func userInfo(_ object: ArchivedObject) throws -> [String: Value] {
         guard let entries = try object.dictionary("NSUserInfo") else { return [:] }
-        var info: [String: String] = [:]
-        for (key, value) in entries {
-            guard case .string(let name) = key else { throw object.error("NSUserInfo", "has a \(key.typeName) key, not a string") }
-            switch value {
-            case .string(let s): info[name] = s
-            case .integer(let i): info[name] = String(i)
-            case .real(let d): info[name] = Value.format(d)
-            case .decimal(let s): info[name] = s
-            case .bool(let b): info[name] = b ? "YES" : "NO"
-            default: throw object.error("NSUserInfo", "holds '\(name)' as a \(value.typeName), not a string, number or boolean")
-            }
-        }
-        return info
+        return try MappingUserInfo.fromArchive(entries) { object.error("NSUserInfo", $0) }
     }
 }

@@ -11,7 +11,8 @@ public final class EntityMapping {
     public let relationshipMappings: [PropertyMapping]
     /// The custom policy's name (Core Data's entityMigrationPolicyClassName).
     public let entityMigrationPolicyClassName: String?
-    public let userInfo: [String: String]
+    /// Values for policies and value expressions (`$entityMapping.userInfo.key`), each of the type it was written as.
+    public let userInfo: [String: Value]
     /// The version hashes of the entities the mapping was written for, when recorded.
     public let sourceEntityVersionHash: [UInt8]?
     public let destinationEntityVersionHash: [UInt8]?
@@ -29,7 +30,7 @@ public final class EntityMapping {
 
     init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
          sourceExpressionText: String?, sourceExpression: SourceExpression?, attributeMappings: [PropertyMapping],
-         relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: String],
+         relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: Value],
          sourceEntityVersionHash: [UInt8]?, destinationEntityVersionHash: [UInt8]?,
          sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String,
          sourceEntity: EntityDescription? = nil, destinationEntity: EntityDescription? = nil) {

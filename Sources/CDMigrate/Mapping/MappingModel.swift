@@ -108,7 +108,7 @@ public final class MappingModel {
         let attributeMappings = readPropertyMappings(&r, key: "attributeMappings", mapping: name, problems: &problems)
         let relationshipMappings = readPropertyMappings(&r, key: "relationshipMappings", mapping: name, problems: &problems)
         let policy = r.string("policy") ?? r.string("entityMigrationPolicyClassName")
-        let userInfo = r.userInfo()
+        let userInfo = r.mappingUserInfo()
         let sourceHash = r.hash("sourceEntityVersionHash")
         let destinationHash = r.hash("destinationEntityVersionHash")
         let sourceSnapshot = readSnapshot(&r, key: "sourceEntityProperties")
@@ -128,7 +128,7 @@ public final class MappingModel {
     /// `{"destinationProperty": "expression"}` (order kept either way).
     private static func readPropertyMappings(_ r: inout JSONReader, key: String, mapping: String, problems: inout [MigrationError]) -> [PropertyMapping] {
         guard let value = r.value(key) else { return [] }
-        var entries: [(name: String, expression: String?, userInfo: [String: String], path: String)] = []
+        var entries: [(name: String, expression: String?, userInfo: [String: Value], path: String)] = []
         switch value {
         case .object(let members):
             for (name, v) in members {
@@ -144,7 +144,7 @@ public final class MappingModel {
                 var m = JSONReader(item, path: r.memberPath(key) + "[\(i)]", code: .invalidMapping, what: "a property mapping")
                 let name = m.string("name", required: true, what: "property mapping of '\(mapping)'") ?? ""
                 let expression = m.string("valueExpression")
-                let info = m.userInfo()
+                let info = m.mappingUserInfo()
                 _ = m.value("comment")
                 m.rejectUnknownKeys(what: "property mapping '\(name)' of '\(mapping)'")
                 problems += m.problems

@@ -25,7 +25,7 @@ extension MappingModel {
         if let d = mapping.destinationEntityName { members.append(("destinationEntity", .string(d))) }
         if let text = mapping.sourceExpressionText { members.append(("sourceExpression", .string(text))) }
         if let policy = mapping.entityMigrationPolicyClassName { members.append(("policy", .string(policy))) }
-        if !mapping.userInfo.isEmpty { members.append(("userInfo", stringObject(mapping.userInfo))) }
+        if !mapping.userInfo.isEmpty { members.append(("userInfo", MappingUserInfo.json(mapping.userInfo))) }
         members.append(("attributeMappings", .array(mapping.attributeMappings.map(jsonValue(of:)))))
         members.append(("relationshipMappings", .array(mapping.relationshipMappings.map(jsonValue(of:)))))
         if let hash = mapping.sourceEntityVersionHash { members.append(("sourceEntityVersionHash", .string(VersionHash.hex(hash)))) }
@@ -38,7 +38,7 @@ extension MappingModel {
     static func jsonValue(of property: PropertyMapping) -> JSON {
         var members: [(key: String, value: JSON)] = [("name", .string(property.name))]
         if let text = property.valueExpressionText { members.append(("valueExpression", .string(text))) }
-        if !property.userInfo.isEmpty { members.append(("userInfo", stringObject(property.userInfo))) }
+        if !property.userInfo.isEmpty { members.append(("userInfo", MappingUserInfo.json(property.userInfo))) }
         return .object(members)
     }
 

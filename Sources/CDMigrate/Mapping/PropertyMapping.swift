@@ -6,11 +6,12 @@ public final class PropertyMapping {
     public let valueExpressionText: String?
     /// Parsed once when the mapping model loads.
     public let valueExpression: ValueExpression?
-    public let userInfo: [String: String]
+    /// Values for policies and value expressions (`$propertyMapping.userInfo.key`), each of the type it was written as.
+    public let userInfo: [String: Value]
     /// Where the mapping stands in the mapping JSON, for error messages.
     public let path: String
 
-    init(name: String, valueExpressionText: String?, valueExpression: ValueExpression?, userInfo: [String: String], path: String) {
+    init(name: String, valueExpressionText: String?, valueExpression: ValueExpression?, userInfo: [String: Value], path: String) {
         self.name = name
         self.valueExpressionText = valueExpressionText
         self.valueExpression = valueExpression

@@ -22,7 +22,7 @@ extension MigrationManager: ExpressionEnvironment {
             case "entityMigrationPolicyClassName": return mapping.entityMigrationPolicyClassName.map { .string($0) } ?? .null
             case "userInfo":
                 guard keys.count > 1 else { return .null }
-                return mapping.userInfo[keys[1]].map { .string($0) } ?? .null
+                return mapping.userInfo[keys[1]] ?? .null
             default:
                 throw MigrationError(.expressionEvaluation, "$entityMapping has no key '\(first)'")
             }
@@ -33,7 +33,7 @@ extension MigrationManager: ExpressionEnvironment {
             case "valueExpression": return property.valueExpressionText.map { .string($0) } ?? .null
             case "userInfo":
                 guard keys.count > 1 else { return .null }
-                return property.userInfo[keys[1]].map { .string($0) } ?? .null
+                return property.userInfo[keys[1]] ?? .null
             default:
                 throw MigrationError(.expressionEvaluation, "$propertyMapping has no key '\(first)'")
             }

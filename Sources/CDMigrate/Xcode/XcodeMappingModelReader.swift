@@ -64,8 +64,8 @@ package struct XcodeMappingModelReader {
     static let objectTypes: Set<String> = [mappingModelType, entityMappingType, attributeMappingType, relationshipMappingType]
 
     static let entityMappingAttributes: Set<String> = ["name", "sourcename", "destinationname", "mappingtypename", "mappingnumber",
-                                                       "migrationpolicyclassname", "sourcefilterpredicatestring", "autogenerateexpression"]
-    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname", "valueexpressiondata"]
+                                                       "migrationpolicyclassname", "sourcefilterpredicatestring", "autogenerateexpression", "userinfodata"]
+    static let propertyMappingAttributes: Set<String> = ["name", "autogenerateexpression", "sourcekeypath", "sourcemappingname", "valueexpressiondata", "userinfodata"]
     static let mappingModelAttributes: Set<String> = ["sourcemodelpath", "sourcemodeldata", "destinationmodelpath", "destinationmodeldata"]
 
     let document: XcodeStoreDocument
@@ -256,7 +256,7 @@ package struct XcodeMappingModelReader {
         return EntityMapping(name: head.name, mappingType: head.type, sourceEntityName: head.source, destinationEntityName: head.destination,
                              sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
                              attributeMappings: attributes, relationshipMappings: relationships,
-                             entityMigrationPolicyClassName: policy, userInfo: [:],
+                             entityMigrationPolicyClassName: policy, userInfo: try userInfo(of: object),
                              sourceEntityVersionHash: sourceEntity?.versionHash, destinationEntityVersionHash: destinationEntity?.versionHash,
                              sourceEntitySnapshot: sourceEntity.map(EntityMapping.snapshot(of:)),
                              destinationEntitySnapshot: destinationEntity.map(EntityMapping.snapshot(of:)), path: path)
@@ -283,7 +283,7 @@ package struct XcodeMappingModelReader {
                     throw fail(property, "the value expression '\(text)' for '\(head.name).\(name)' does not parse: \(error.message)", underlying: [error])
                 }
             }
-            result.append(PropertyMapping(name: name, valueExpressionText: text, valueExpression: parsed, userInfo: [:], path: "\(property.id) (line \(property.line))"))
+            result.append(PropertyMapping(name: name, valueExpressionText: text, valueExpression: parsed, userInfo: try userInfo(of: property), path: "\(property.id) (line \(property.line))"))
         }
         return result.sorted { Self.precedes($0.name, $1.name) }
     }
@@ -298,6 +298,22 @@ package struct XcodeMappingModelReader {
         }
         let archive = try KeyedArchive(bytes: bytes, code: .invalidMapping, what: "'\(document.name)': \(property.label): 'valueexpressiondata' (line \(line))")
         return try ArchivedExpressionDecoder(archive: archive).text(of: try archive.object(try archive.topReference()))
+    }
+
+    /// The user info the mapping editor keeps as `userinfodata`: base64 of a keyed archive of the
+    /// NSDictionary, whose values keep the types they were archived as (see `MappingUserInfo`).
+    func userInfo(of object: XcodeStoreDocument.Object) throws -> [String: Value] {
+        guard let encoded = nonEmpty(object.string("userinfodata")) else { return [:] }
+        let line = object.attributes["userinfodata"]?.line ?? object.line
+        guard let bytes = Base64.decode(String(encoded.filter { !$0.isWhitespace })) else {
+            throw fail(object, "'userinfodata' (line \(line)) is not base64")
+        }
+        let archive = try KeyedArchive(bytes: bytes, code: .invalidMapping, what: "'\(document.name)': \(object.label): 'userinfodata' (line \(line))")
+        let root = try archive.decode(try archive.topReference())
+        guard let entries = root.dictionaryValue else {
+            throw fail(object, "'userinfodata' (line \(line)) holds a \(root.typeName), not a dictionary")
+        }
+        return try MappingUserInfo.fromArchive(entries) { fail(object, "the user info in 'userinfodata' (line \(line)) \($0)") }
     }
 
     /// Xcode's compiler writes property mappings sorted by name ignoring case

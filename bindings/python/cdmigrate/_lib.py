@@ -333,6 +333,8 @@ _PROTOTYPES = {
     "cdm_context_mapping_user_info": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_context_mapping_user_info_count": (c_int, [c_void_p, _out_size]),
     "cdm_context_mapping_user_info_at": (c_int, [c_void_p, c_size_t, _out_str, _out_str]),
+    "cdm_context_mapping_user_info_value": (c_int, [c_void_p, c_char_p, _out_ptr]),
+    "cdm_context_mapping_user_info_value_at": (c_int, [c_void_p, c_size_t, _out_str, _out_ptr]),
     "cdm_context_property_mapping_count": (c_int, [c_void_p, c_int, _out_size]),
     "cdm_context_property_mapping_at": (c_int, [c_void_p, c_int, c_size_t, _out_str, _out_str]),
     "cdm_context_property_mapping": (c_int, [c_void_p, c_int, c_char_p, _out_str]),

@@ -36,7 +36,7 @@ _PLAIN = frozenset((str, int, float, bool, type(None), bytes))  # values that ar
 class EntityMapping:
     """The entity mapping a hook runs for (NSEntityMapping): its name, source and destination
     entity names, pass (0-based mapping model of a multi-pass migration), ``user_info`` (str to
-    str), and its ``attribute_mappings`` and ``relationship_mappings`` (PropertyMapping, by
+    the value as written: str, int, float, bool, datetime, bytes, Decimal, UUID), and its ``attribute_mappings`` and ``relationship_mappings`` (PropertyMapping, by
     destination property name, in the mapping's order).
 
     Everything is read from the library the first time it is asked for, which has to happen in
@@ -50,7 +50,7 @@ class EntityMapping:
         self._manager = manager
         self._source: Optional[str] = None
         self._destination: Optional[str] = None
-        self._user_info: Optional[Dict[str, str]] = None
+        self._user_info: Optional[Dict[str, Any]] = None
         self._attributes: Optional[Dict[str, PropertyMapping]] = None
         self._relationships: Optional[Dict[str, PropertyMapping]] = None
 
@@ -78,17 +78,19 @@ class EntityMapping:
         return self._destination or None
 
     @property
-    def user_info(self) -> Dict[str, str]:
-        """The entity mapping's userInfo (``mapping.userInfo["modelVersion"]``), as a new dict."""
+    def user_info(self) -> Dict[str, Any]:
+        """The entity mapping's userInfo (``mapping.userInfo["modelVersion"]``), as a new dict. Each
+        value keeps the type it was written as: str, int, float, bool, datetime (UTC), bytes, and
+        Decimal, UUID or str (a URI) from an Xcode or compiled mapping model; ``2`` and ``"2"`` differ."""
         if self._user_info is None:
             ctx = self._context()
             count = ctypes.c_size_t()
             check(_lib_.cdm_context_mapping_user_info_count(ctx, ctypes.byref(count)))
-            key, value = ctypes.c_char_p(), ctypes.c_char_p()
-            info: Dict[str, str] = {}
+            key, value = ctypes.c_char_p(), ctypes.c_void_p()
+            info: Dict[str, Any] = {}
             for i in range(count.value):
-                check(_lib_.cdm_context_mapping_user_info_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
-                info[(key.value or b"").decode("utf-8")] = (value.value or b"").decode("utf-8")
+                check(_lib_.cdm_context_mapping_user_info_value_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
+                info[(key.value or b"").decode("utf-8")] = value_from_handle(value.value, None)
             self._user_info = info
         return dict(self._user_info)
 

@@ -231,6 +231,31 @@ def test_object_ids_and_uris(tmp_path, kitchen_models, kitchen_store):
 
 # -- introspection ----------------------------------------------------------------------------
 
+def test_mapping_user_info_keeps_the_types_it_was_written_with(tmp_path):
+    seen = {}
+
+    class Look(cdmigrate.EntityMigrationPolicy):
+        def begin_entity_mapping(self, mapping, manager):
+            seen["info"] = mapping.user_info
+
+    step = json.loads(json.dumps(STEP1))
+    step["entityMappings"][2]["userInfo"] = {
+        "count": 2, "label": "2", "ratio": 0.5, "whole": 2.0, "strict": True,
+        "when": {"date": "2024-05-01T12:00:00Z"}, "bytes": {"data": "AQID"}, "price": {"decimal": "12.30"}}
+    v1, v2 = str(tmp_path / "Library-v1.sqlite"), str(tmp_path / "Library-v2.sqlite")
+    make_v1(v1)
+    with model(LIB_V1) as a, model(LIB_V2) as b, cdmigrate.MappingModel.from_json(json.dumps(step)) as mapping, \
+            cdmigrate.Migration(a, b, mapping) as migration:
+        migration.run(v1, v2, policies={"GenrePolicy": Look})
+    info = seen["info"]
+    assert {k: type(v) for k, v in info.items()} == {
+        "count": int, "label": str, "ratio": float, "whole": float, "strict": bool, "when": dt.datetime, "bytes": bytes,
+        "price": decimal.Decimal}
+    assert info["count"] == 2 and info["label"] == "2" and info["ratio"] == 0.5 and info["whole"] == 2.0 and info["strict"] is True
+    assert info["when"] == dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
+    assert info["bytes"] == b"\x01\x02\x03" and info["price"] == decimal.Decimal("12.30")
+
+
 def test_introspection_of_entities_and_the_current_mapping(tmp_path):
     seen = {}
 

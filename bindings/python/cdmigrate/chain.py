@@ -18,7 +18,7 @@ import json
 import os
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, cast
 
 from . import _lib
 from ._handle import LongLivedHandle
@@ -183,6 +183,15 @@ class MigrationChain(Migration):
             functions = {**defined, **(functions or {})}
         super()._register(policies, functions)
 
+    def run(self, source: PathLike, destination: PathLike, **kwargs: Any) -> StagedMigrationReport:  # type: ignore[override]
+        """As ``Migration.run``: migrates the store at ``source``, whatever its version, to a new store at
+        ``destination``; returns the StagedMigrationReport."""
+        return cast(StagedMigrationReport, super().run(source, destination, **kwargs))
+
+    def run_in_place(self, path: PathLike, **kwargs: Any) -> StagedMigrationReport:  # type: ignore[override]
+        """As ``Migration.run_in_place``, version by version; returns the StagedMigrationReport."""
+        return cast(StagedMigrationReport, super().run_in_place(path, **kwargs))
+
     def _new_run(self) -> _Run:
         return _ChainRun()
 
@@ -212,4 +221,7 @@ def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Option
     if (to is None) == (not in_place):
         raise ValueError("give either to=PATH or in_place=True")
     with MigrationChain(models, to_version, policies=policies, functions=functions, progress=progress) as chain:
-        return chain.run_in_place(store) if in_place else chain.run(store, to)  # type: ignore[return-value]
+        if in_place:
+            return chain.run_in_place(store)
+        assert to is not None
+        return chain.run(store, to)

@@ -102,6 +102,7 @@ def _migration(plan: FleetPlan) -> Any:
     policies, functions = _policies(plan.policies_module)
     if plan.models is not None:
         return MigrationChain(plan.models, plan.to_version, policies=policies, functions=functions)
+    assert plan.source_model is not None and plan.destination_model is not None  # FleetPlan checks it
     source = Model.from_file(plan.source_model)
     destination = Model.from_file(plan.destination_model)
     mappings = [MappingModel.from_file(m) for m in plan.mappings]

@@ -13,7 +13,7 @@ False
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Union
+from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
 from ._handle import LongLivedHandle
@@ -121,14 +121,14 @@ class StoreMetadata(LongLivedHandle):
 
     def version_differences(self, model: "Model") -> List[VersionDifference]:
         """The entities whose version hashes differ between this store and ``model``, in name order."""
-        return self._check(model)[1]
+        return self._comparison(model)[1]
 
     def is_compatible(self, model: "Model") -> bool:
         """Whether ``model`` opens this store without a migration (Core Data's
         ``isConfiguration(withName:compatibleWithStoreMetadata:)``); never for empty metadata."""
-        return self._check(model)[0]
+        return self._comparison(model)[0]
 
-    def _check(self, model: "Model"):
+    def _comparison(self, model: "Model") -> Tuple[bool, List[VersionDifference]]:
         lib, pointer = _lib.lib, self._ptr
         compatible, count = ctypes.c_int(), ctypes.c_size_t()
         self._checked(lib.cdm_store_metadata_check_model(pointer, model._ptr, ctypes.byref(compatible), ctypes.byref(count)))

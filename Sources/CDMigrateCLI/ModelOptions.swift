@@ -9,7 +9,7 @@ struct ModelOptions: ParsableArguments {
     @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"))
     var destinationModel: String?
 
-    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model; several run as passes, in order.", valueName: "path"))
+    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (JSON, .xcmappingmodel or .cdm); several run as passes, in order.", valueName: "path"))
     var mappings: [String] = []
 
     /// Whether any of the options was given.
@@ -26,7 +26,8 @@ struct ModelOptions: ParsableArguments {
     func manager() throws -> MigrationManager {
         let source = try ModelReader.model(fromFile: sourceModel ?? "")
         let destination = try ModelReader.model(fromFile: destinationModel ?? "")
-        let mappingModels = try mappings.map { try MappingModel.fromFile($0) }
+        // JSON, Xcode's .xcmappingmodel (compiled against the two models) or a compiled .cdm.
+        let mappingModels = try mappings.map { try MappingModel.fromFile($0, sourceModel: source, destinationModel: destination) }
         return try MigrationManager(sourceModel: source, destinationModel: destination, mappingModels: mappingModels)
     }
 }

@@ -146,6 +146,21 @@ final class CommandLineToolsTests: XCTestCase {
         XCTAssertEqual(try run(["import", momd]).status, 64)
     }
 
+    func testMappingOptionTakesXcodeMappingModelsAsTheyAre() throws {
+        let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
+        let models = fixtures + "/UnCloudNotesDataModel.xcdatamodeld"
+        let result = try run(["validate", "--json", "--source-model", models + "/UnCloudNotesDataModel_v2.xcdatamodel",
+                              "--destination-model", models + "/UnCloudNotesDataModel_v3.xcdatamodel",
+                              "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"])
+        XCTAssertEqual(result.status, 0, result.err + result.out)
+        XCTAssertTrue(result.out.contains("\"ok\" : true") || result.out.contains("\"ok\":true"), result.out)
+        // Against models it was not made for, the Xcode mapping model is refused as invalid input.
+        let wrong = try run(["validate", "--source-model", models + "/UnCloudNotesDataModel.xcdatamodel",
+                             "--destination-model", models + "/UnCloudNotesDataModel_v4.xcdatamodel",
+                             "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"])
+        XCTAssertEqual(wrong.status, 65, wrong.err)
+    }
+
     func testImportCompilesAnXcodeMappingModelWithItsExpressionsWrittenOut() throws {
         let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
         let models = scratch.file("models")

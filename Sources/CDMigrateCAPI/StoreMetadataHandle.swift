@@ -85,7 +85,7 @@ final class StoreMetadataHandle: LongLivedHandle {
 @_cdecl("cdm_store_metadata_read")
 public func cdm_store_metadata_read(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, StoreMetadataHandle()) { handle in
-        handle.load(try StoreInfo.read(at: try CString.argument(path, "the store path")))
+        handle.load(try StoreInfo.readSource(at: try CString.argument(path, "the store path")))
     }
 }
 

@@ -57,7 +57,7 @@ struct InspectCommand: ParsableCommand {
                 return
             }
             let store = self.store ?? ""
-            let info = try StoreInfo.read(at: store)
+            let info = try StoreInfo.readSource(at: store)
             let metadata = info.metadata
             output.line("store \(store)")
             output.line("  UUID \(metadata.storeUUID), type \(metadata.storeType)")

@@ -39,7 +39,7 @@ public struct MigrationPlan {
     ///   changes cannot be inferred (naming entity, property and rule); `.invalidMapping` for a
     ///   matching mapping model that does not fit its models; the store's read errors.
     public init(storeAt storePath: String, models: ModelSet, targetVersion: String? = nil) throws {
-        let info = try MigrationPlan.readStore(storePath)
+        let info = try StoreInfo.readSource(at: storePath)
         guard let storeVersion = models.versionName(forStoreMetadata: info.metadata) else {
             throw MigrationPlan.unmatchedStore(storePath, metadata: info.metadata, models: models)
         }
@@ -123,16 +123,6 @@ public struct MigrationPlan {
                               mappingModelNames: ["inferred"], mappingModels: [inferred],
                               reason: "no mapping model records these versions, so Core Data's inferred mapping is used",
                               sourceModel: sourceModel, destinationModel: destinationModel)
-    }
-
-    /// The store's metadata, read as a migration reads its source: nothing is created beside it
-    /// (a WAL store's committed log is read from a private snapshot in the temporary folder).
-    static func readStore(_ path: String) throws -> StoreInfo {
-        guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
-        let scratch = (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/cdmigrate-plan"
-        let access = try SourceAccess.prepare(source: path, scratchBeside: scratch)
-        defer { access.removeSnapshot() }
-        return try StoreInfo.read(at: path, uri: access.uri)
     }
 
     static func describeMatch(_ file: MappingModelFile) -> String {

@@ -33,8 +33,8 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import MappingModel, Migration, MigrationChain, Model, ModelSet
-from .errors import MigrationError
+from . import MappingModel, Migration, MigrationChain, Model, ModelSet, store_metadata
+from .errors import DestinationStoreError, MigrationError, MissingSourceModelError
 from .policy import EntityMigrationPolicy
 
 EXIT_SUCCESS, EXIT_FAILED, EXIT_USAGE, EXIT_INVALID, EXIT_INCOMPATIBLE, EXIT_IO, EXIT_CANCELLED = 0, 1, 64, 65, 66, 74, 130
@@ -214,6 +214,8 @@ def run_migrate(args) -> int:
         policies, functions = collect_policies(args.policies)
         source, destination, mappings = load_models(args)
         with Migration(source, destination, mappings, policies=policies, functions=functions) as migration:
+            if args.dry_run:
+                return dry_run(args, source, migration, out)
             if args.in_place:
                 report = migration.run_in_place(args.store)
             else:
@@ -234,12 +236,41 @@ def run_migrate(args) -> int:
         return exit_status(error)
 
 
+def dry_run(args, source: Model, migration: Migration, out: "Output") -> int:
+    """``migrate --dry-run``: the models and mapping models were checked when the migration was
+    made; the store must be at the source model's version; nothing is written."""
+    metadata = store_metadata(args.store)
+    if not source.is_compatible(metadata):
+        differing = ", ".join(f"{d.entity} (store {d.store_hash.hex() if d.store_hash else 'none'}, "
+                              f"model {d.model_hash.hex() if d.model_hash else 'none'})"
+                              for d in source.version_differences(metadata))
+        raise MissingSourceModelError(f"the source store '{args.store}' does not match the source model: {differing or 'its metadata is empty'}",
+                                      )
+    if not args.in_place and os.path.lexists(args.to):
+        raise DestinationStoreError(f"the destination '{args.to}' already exists")
+    for warning in migration.warnings:
+        out.warning(warning)
+    written = args.store if args.in_place else args.to
+    out.line(f"{args.store} is at the source model's version; it would be migrated to {written}; nothing written")
+    out.document({"ok": True, "dryRun": True, "source": args.store, "destination": written, "warnings": migration.warnings})
+    return EXIT_SUCCESS
+
+
 def run_migrate_chain(args) -> int:
     """``migrate --models``: the store's version found by its entity hashes, then every step to
     the target, with the policy modules registered once for all of them (MigrationChain)."""
     out = Output(args.json, args.quiet)
     try:
         policies, functions = collect_policies(args.policies)
+        if args.dry_run:
+            plan = ModelSet(args.models).plan(args.store, args.to_version)
+            out.line(f"{args.store} is at version {plan.store_version}: {len(plan.steps)} step(s) to {plan.target_version}; nothing written")
+            for step in plan.steps:
+                out.line(f"  {step.source_version} → {step.destination_version}: "
+                         + ("inferred" if step.inferred else ", ".join(step.mapping_models)))
+            out.document({"ok": True, "dryRun": True, "source": args.store, "storeVersion": plan.store_version,
+                          "targetVersion": plan.target_version, "steps": [_step_json(step) for step in plan.steps]})
+            return EXIT_SUCCESS
         with MigrationChain(args.models, args.to_version, policies=policies, functions=functions) as chain:
             report = chain.run_in_place(args.store) if args.in_place else chain.run(args.store, args.to)
         written = args.store if args.in_place else args.to
@@ -475,6 +506,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a model set (an .xcdatamodeld, a folder of JSON models or a .momd, with its mapping "
                               "models): migrate through its versions instead of one step")
     migrate.add_argument("--to-version", metavar="name", help="with --models: the version to reach (default: the current one)")
+    migrate.add_argument("--dry-run", action="store_true",
+                         help="check the models, the mapping models and the store's version (or plan the chain); write nothing")
     migrate.add_argument("--json", action="store_true", help="print the report as JSON")
     migrate.add_argument("--quiet", action="store_true", help="print nothing but errors")
     migrate.set_defaults(run=run_migrate)

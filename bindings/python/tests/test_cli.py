@@ -229,3 +229,29 @@ def test_plan_and_check_with_models_and_policy_modules(tmp_path):
     assert not result["ok"] and [s["error"]["code"] for s in result["stores"]] == [134170] * 3
     assert sorted(os.listdir(folder)) == before
     assert cli("check", str(tmp_path / "none"), "--models", UNCLOUDNOTES).returncode == 74
+
+
+def test_dry_run_checks_the_store_and_writes_nothing(people, tmp_path):
+    destination = str(tmp_path / "out.sqlite")
+    before = sorted(os.listdir(tmp_path))
+    result = cli("migrate", people["store"], "--to", destination, "--dry-run", "--json", *models(people))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["dryRun"] is True
+    assert sorted(os.listdir(tmp_path)) == before
+    # A store at another version: 66, as the Swift command; an existing destination: 74.
+    other = cli("migrate", people["store"], "--to", destination, "--dry-run",
+                "--source-model", people["v2.json"], "--destination-model", people["v2.json"], "--mapping", people["map.json"])
+    assert other.returncode in (65, 66), other.stderr   # the mapping does not fit v2 → v2 (65) before the store is read
+    identity = tmp_path / "identity.json"
+    identity.write_text(json.dumps({"entityMappings": [{"name": "SwedeToSwede", "sourceEntity": "Swede", "destinationEntity": "Swede",
+                                                        "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
+                                                       {"name": "FinnToFinn", "sourceEntity": "Finn", "destinationEntity": "Finn",
+                                                        "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}))
+    wrong = cli("migrate", people["store"], "--to", destination, "--dry-run",
+                "--source-model", people["v2.json"], "--destination-model", people["v2.json"], "--mapping", str(identity))
+    assert wrong.returncode == 66, wrong.stderr
+    assert "does not match the source model" in wrong.stderr
+    (tmp_path / "taken.sqlite").write_bytes(b"")
+    taken = cli("migrate", people["store"], "--to", str(tmp_path / "taken.sqlite"), "--dry-run", *models(people))
+    assert taken.returncode == 74, taken.stderr
+    assert not os.path.exists(destination)

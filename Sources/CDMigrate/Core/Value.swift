@@ -111,13 +111,13 @@ public enum Value: CustomStringConvertible {
     }
 
     /// Shortest text for a double: integral values without a fraction, as NSNumber prints them.
-    public static func format(_ d: Double) -> String {
+    package static func format(_ d: Double) -> String {
         if d.isFinite && d == d.rounded() && abs(d) < 1e15 { return String(Int64(d)) }
         return String(d)
     }
 
     /// The canonical upper-case 8-4-4-4-12 form of 16 bytes.
-    public static func uuidString(_ bytes: [UInt8]) -> String {
+    package static func uuidString(_ bytes: [UInt8]) -> String {
         let hex = Array("0123456789ABCDEF")
         var out = ""
         for (i, b) in bytes.enumerated() {
@@ -130,7 +130,7 @@ public enum Value: CustomStringConvertible {
 
     /// Parses the 8-4-4-4-12 form (either case); nil when malformed.
     /// Also takes the 32 hex digits without dashes; dashes elsewhere and non-ASCII digits are refused.
-    public static func uuidBytes(_ text: String) -> [UInt8]? {
+    package static func uuidBytes(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         let dashes = chars.count == 36 ? [8, 13, 18, 23] : []
         guard chars.count == 32 || chars.count == 36 else { return nil }

@@ -67,7 +67,7 @@ public final class EntityMapping {
     public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
 
     /// The property snapshot format written into mappings: attribute → type name, relationship → "→Dest" or "→*Dest".
-    public static func snapshot(of entity: EntityDescription) -> [String: String] {
+    package static func snapshot(of entity: EntityDescription) -> [String: String] {
         var snapshot: [String: String] = [:]
         for a in entity.attributes { snapshot[a.name] = a.attributeType.rawValue }
         for r in entity.relationships { snapshot[r.name] = (r.isToMany ? "→*" : "→") + r.destinationEntityName }

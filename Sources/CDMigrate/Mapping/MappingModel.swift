@@ -46,7 +46,7 @@ public final class MappingModel {
         return try from(try JSON.load(path: path))
     }
 
-    public static func from(_ json: JSON) throws -> MappingModel {
+    package static func from(_ json: JSON) throws -> MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")
         let name = root.string("name")
         for key in ["$schema", "comment", "sourceModel", "destinationModel"] { _ = root.value(key) }

@@ -63,7 +63,7 @@ public enum ModelReader {
         return String(last[last.index(after: dot)...])
     }
 
-    public static func model(from json: JSON) throws -> ManagedObjectModel {
+    package static func model(from json: JSON) throws -> ManagedObjectModel {
         var root = JSONReader(json, path: "$", code: .invalidModel, what: "a model")
         let name = root.string("name")
         let versionIdentifier = root.string("versionIdentifier")
@@ -225,7 +225,7 @@ public enum ModelReader {
 
     /// Plain decimal notation (`-12.5`, `3e-2`): what NSDecimalNumber reads, without the
     /// `nan`, `inf` and hexadecimal forms that `Double(_:)` would also take.
-    public static func isDecimalText(_ s: String) -> Bool {
+    package static func isDecimalText(_ s: String) -> Bool {
         var chars = Array(s.utf8)[...]
         func digits() -> Int {
             var n = 0

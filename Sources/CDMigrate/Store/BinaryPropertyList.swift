@@ -45,12 +45,12 @@ public enum PropertyListValue: Equatable {
 /// `null` and fill markers (which CoreFoundation never writes, and which have no property list
 /// value) are skipped inside arrays and dictionaries and are an error as the top object.
 /// Sets and ordered sets decode as arrays.
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
     /// Deeper nesting than this is rejected rather than risking the stack.
     static let maximumDepth = 512
 
     /// Decodes a `bplist00` document; malformed input is an error, never a crash.
-    public static func decode(_ bytes: [UInt8]) throws -> PropertyListValue {
+    package static func decode(_ bytes: [UInt8]) throws -> PropertyListValue {
         var reader = try Reader(bytes)
         guard let value = try reader.object(reader.topObject, depth: 0) else {
             throw Reader.malformed("the top object is null")
@@ -59,7 +59,7 @@ public enum BinaryPropertyList {
     }
 
     /// Encodes a value as a `bplist00` document.
-    public static func encode(_ value: PropertyListValue) -> [UInt8] {
+    package static func encode(_ value: PropertyListValue) -> [UInt8] {
         var writer = Writer()
         _ = writer.flatten(value)
         return writer.serialize()

@@ -7,7 +7,7 @@ public final class ManagedObject: CustomStringConvertible {
     public let entity: EntityDescription
     public internal(set) var objectID: ObjectID
     /// The store it belongs to; nil for a free-standing instance (tests, expression evaluation).
-    public internal(set) weak var context: ObjectContext?
+    package weak var context: ObjectContext?
     /// Indexed like `entity.attributes`.
     var attributeValues: [Value]
     /// A fault knows its identity but not yet its attribute values; the first access to an
@@ -201,7 +201,7 @@ public final class ManagedObject: CustomStringConvertible {
 }
 
 /// What a store does for the instances that belong to it.
-public protocol ObjectContext: AnyObject {
+package protocol ObjectContext: AnyObject {
     /// Fills a fault's attribute values from its row.
     func fulfillFault(_ object: ManagedObject) throws
     func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value

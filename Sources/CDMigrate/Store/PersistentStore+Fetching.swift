@@ -34,7 +34,7 @@ extension PersistentStore {
         return object
     }
 
-    public func fulfillFault(_ object: ManagedObject) throws {
+    package func fulfillFault(_ object: ManagedObject) throws {
         try checkOpen()
         try checkOwn(object)
         var found: ManagedObject?

@@ -5,11 +5,11 @@
 types=$(grep -rhE "^\s*public (final |indirect )*(class|struct|enum|protocol|typealias|actor) " Sources/CDMigrate | wc -l)
 awk '
 FNR==1 {prev=""}
-/^[ \t]*public[ \t]/ || /^[ \t]*(@[A-Za-z]+ )*public /{
+/^[ \t]*(public|open)[ \t]/ || /^[ \t]*(@[A-Za-z]+ )*(public|open) /{
   total++
   if (prev ~ /^[ \t]*\/\/\//) doc++; else if (show) print FILENAME":"FNR": "$0
 }
 { if ($0 !~ /^[ \t]*@/) prev=$0 }
-END { printf "public declarations: %d, documented: %d, undocumented: %d\n", total, doc, total-doc > "/dev/stderr" }
+END { printf "public and open declarations: %d, documented: %d, undocumented: %d\n", total, doc, total-doc > "/dev/stderr" }
 ' show=$SHOW $(find Sources/CDMigrate -name '*.swift')
 echo "public types: $types" >&2

@@ -62,7 +62,7 @@ public final class MigrationManager {
     var sourceAccess: SourceAccess?
     var stepsDone = 0
     var totalSteps = 1
-    var stage = 0
+    var stage: MigrationProgress.Stage = .createDestinationInstances
     var report = MigrationReport()
 
     /// What reading and checking the models and mapping models noticed, available before a run (the

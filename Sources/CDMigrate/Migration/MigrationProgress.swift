@@ -3,8 +3,32 @@ public struct MigrationProgress {
     /// Core Data's `migrationProgress`: finished steps (entity mappings × 3 stages, over all passes)
     /// plus the fraction of the current step done, over the number of steps. 0…1.
     public var fraction: Double
-    /// 1 create destination instances, 2 create relationships, 3 validate.
-    public var stage: Int
+    /// The three stages of one entity mapping's step, in the order a pass runs them.
+    ///
+    /// The raw values (1, 2, 3) are the stage numbers of the C API's `cdm_progress.stage` and the
+    /// Python binding's `Progress.stage`.
+    public enum Stage: Int, CaseIterable, CustomStringConvertible {
+        /// Stage 1: a destination instance for each source instance, attribute mappings applied
+        /// (Core Data: `createDestinationInstances(forSource:in:manager:)`).
+        case createDestinationInstances = 1
+        /// Stage 2: relationship mappings applied to each destination instance
+        /// (Core Data: `createRelationships(forDestination:in:manager:)`).
+        case createRelationships = 2
+        /// Stage 3: the destination instances validated against the destination model, then
+        /// `performCustomValidation(forMapping:manager:)` (Core Data: the same).
+        case validate = 3
+
+        /// A short name for progress displays: "instances", "relationships", "validation".
+        public var description: String {
+            switch self {
+            case .createDestinationInstances: return "instances"
+            case .createRelationships: return "relationships"
+            case .validate: return "validation"
+            }
+        }
+    }
+    /// The stage running.
+    public var stage: Stage
     /// Which mapping model (0-based) of a multi-pass migration runs.
     public var pass: Int
     public var entityMappingName: String

@@ -14,6 +14,11 @@ public enum Value: CustomStringConvertible {
     /// 16 bytes.
     case uuid([UInt8])
     case uri(String)
+    /// An instance: a relationship's value, or `SELF` in an expression.
+    ///
+    /// The one place where Core depends on another folder (`Store/ManagedObject.swift`): values
+    /// hold instances the way Core Data's `id` values do, so that expressions, policies and
+    /// relationship values pass them like any other value (docs/architecture.md).
     case object(ManagedObject)
     /// A to-many relationship's value or any other collection (ordered when it came from one).
     case collection([Value])

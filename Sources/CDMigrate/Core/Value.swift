@@ -26,8 +26,10 @@ public enum Value: CustomStringConvertible {
     /// Seconds between 1970-01-01 and 2001-01-01.
     public static let referenceDateOffset: Double = 978_307_200
 
+    /// Whether the value is `.null` (Core Data: nil or `NSNull`).
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// The instance, when the value is one.
     public var object: ManagedObject? { if case .object(let object) = self { return object } else { return nil } }
 
     /// The elements of a collection, the value itself for a single value, none for null.
@@ -66,6 +68,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The string, when the value is one.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 
     /// Objective-C truthiness: nil, NO and zero are false.
@@ -81,6 +84,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The kind's name for messages: "string", "integer", "object", ….
     public var typeName: String {
         switch self {
         case .null: return "nil"
@@ -98,6 +102,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The value as text, for messages.
     public var description: String {
         switch self {
         case .null: return "nil"
@@ -187,6 +192,7 @@ extension Value: Equatable {
 }
 
 extension Value: Hashable {
+    /// Hashes consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -202,9 +208,14 @@ extension Value: Hashable {
 }
 
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    /// `"text"` as `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// `42` as `.integer`.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// `4.2` as `.double`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// `true` as `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `nil` as `.null`.
     public init(nilLiteral: ()) { self = .null }
 }

@@ -6,6 +6,7 @@ public final class PropertyMapping {
     public let valueExpressionText: String?
     /// Parsed once when the mapping model loads.
     public let valueExpression: ValueExpression?
+    /// The property mapping's user info (Core Data: `userInfo`).
     public let userInfo: [String: String]
     /// Where the mapping stands in the mapping JSON, for error messages.
     public let path: String

@@ -31,16 +31,21 @@ public struct MigrationProgress {
     public var stage: Stage
     /// Which mapping model (0-based) of a multi-pass migration runs.
     public var pass: Int
+    /// The entity mapping running (empty in the last call, once the migration has finished).
     public var entityMappingName: String
     /// Instances handled so far in the current step, and how many there are (0 when not known).
     public var processed: Int
+    /// How many instances the current step has (0 when not known).
     public var total: Int
 }
 
 /// What a finished migration did.
 public struct MigrationReport {
+    /// What one entity mapping did in one pass.
     public struct MappingCounts {
+        /// The pass (index of the mapping model).
         public var pass: Int
+        /// The entity mapping.
         public var entityMappingName: String
         /// Source instances the mapping fetched.
         public var sourceInstances: Int
@@ -48,12 +53,15 @@ public struct MigrationReport {
         public var associations: Int
         /// Whether stage 1 (instances) and stage 2 (relationships) ran as SQL statements rather than per instance.
         public var instancesBySQL = false
+        /// Whether stage 2 (relationships) ran as SQL statements rather than per instance.
         public var relationshipsBySQL = false
     }
+    /// Per entity mapping and pass, in the order they ran.
     public var mappings: [MappingCounts] = []
     /// Source entities with instances that no entity mapping took, and how many (Core Data says nothing).
     public var untakenSourceInstances: [(entityName: String, count: Int)] = []
     /// Instances per destination entity (own instances, not sub-entities').
     public var destinationCounts: [(entityName: String, count: Int)] = []
+    /// What the migration noticed without failing (mapping warnings, unknown metadata).
     public var warnings: [String] = []
 }

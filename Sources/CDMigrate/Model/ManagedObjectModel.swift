@@ -4,10 +4,13 @@
 /// structure (every problem is reported, each with its path in the model's JSON), numbers the
 /// entities as Core Data's stores do and computes the version hashes (see `VersionHash`).
 public final class ManagedObjectModel {
+    /// The model's name (its file name or version name when read from a file).
     public let name: String?
     /// Free text naming the version, like NSManagedObjectModel.versionIdentifiers.
     public let versionIdentifier: String?
+    /// The entities, in the order the model lists them (Core Data: `entities`).
     public let entities: [EntityDescription]
+    /// The entities by name (Core Data: `entitiesByName`).
     public let entitiesByName: [String: EntityDescription]
     /// Entities in store numbering order (`entityNumber` 1, 2, …).
     public private(set) var entitiesInStoreOrder: [EntityDescription] = []
@@ -36,6 +39,15 @@ public final class ManagedObjectModel {
     /// Whether the model was rebuilt from a store's schema.
     public var isRecovered: Bool { recoveryNotes != nil }
 
+    /// A model made in code; links the entities (parents, inverses, inherited properties), checks
+    /// them and computes Apple's version hashes.
+    ///
+    /// - parameter name: The model's name, for messages.
+    /// - parameter versionIdentifier: Core Data's `versionIdentifiers` entry, if any.
+    /// - parameter entities: The entities.
+    /// - throws: `MigrationError` `.invalidModel` collecting every problem found, each with its JSON path.
+    ///
+    /// Core Data: `NSManagedObjectModel()` with `entities` set.
     public init(name: String? = nil, versionIdentifier: String? = nil, entities: [EntityDescription]) throws {
         self.name = name
         self.versionIdentifier = versionIdentifier
@@ -58,8 +70,10 @@ public final class ManagedObjectModel {
         warnings = VersionHash.computeHashes(of: self)
     }
 
+    /// The entity called `name`, or nil.
     public func entity(named name: String) -> EntityDescription? { entitiesByName[name] }
 
+    /// Each entity's version hash by entity name (Core Data: `entityVersionHashesByName`).
     public var entityVersionHashes: [String: [UInt8]] {
         var hashes: [String: [UInt8]] = [:]
         for entity in entities { hashes[entity.name] = entity.versionHash }

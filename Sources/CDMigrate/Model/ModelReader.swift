@@ -1,6 +1,10 @@
 /// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
 /// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`).
 public enum ModelReader {
+    /// Reads a model from cdmigrate's JSON (docs/model-format.md).
+    ///
+    /// - parameter text: The JSON text.
+    /// - throws: `MigrationError` `.invalidJSON` or `.invalidModel`, naming the JSON path at fault.
     public static func model(fromJSON text: String) throws -> ManagedObjectModel {
         return try model(from: try JSON.parse(text))
     }

@@ -13,6 +13,7 @@ public enum PropertyListValue: Equatable {
     /// NSKeyedArchiver's object references (CF$UID).
     case uid(UInt64)
 
+    /// Equal kinds with equal contents; dictionaries compare in key order.
     public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
         switch (lhs, rhs) {
         case (.string(let a), .string(let b)): return a == b
@@ -29,6 +30,7 @@ public enum PropertyListValue: Equatable {
         }
     }
 
+    /// The value under `key` of a dictionary, nil for a missing key or another kind.
     public subscript(key: String) -> PropertyListValue? {
         if case .dictionary(let members) = self { return members.first(where: { $0.key == key })?.value }
         return nil

@@ -13,6 +13,7 @@ public struct StoreMetadata: Equatable {
     /// True when `Z_PLIST` was empty (macOS Notes does this): the version cannot be checked.
     public var isEmpty: Bool
 
+    /// Equal UUID, type, version hashes, identifiers and other entries.
     public static func == (lhs: StoreMetadata, rhs: StoreMetadata) -> Bool {
         lhs.storeUUID == rhs.storeUUID && lhs.storeType == rhs.storeType && lhs.versionHashes == rhs.versionHashes
             && lhs.versionIdentifiers == rhs.versionIdentifiers && lhs.isEmpty == rhs.isEmpty

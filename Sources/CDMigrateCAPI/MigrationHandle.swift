@@ -129,7 +129,7 @@ final class MigrationHandle: LongLivedHandle {
         guard let registration = self.progress else { return true }
         let name = CString.copy(progress.entityMappingName)
         defer { free(name) }
-        var record = ProgressRecord(fraction: progress.fraction, stage: Int32(progress.stage), pass: Int32(progress.pass),
+        var record = ProgressRecord(fraction: progress.fraction, stage: Int32(progress.stage.rawValue), pass: Int32(progress.pass),
                                     entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total))
         return withUnsafePointer(to: &record) { registration.callback(UnsafeRawPointer($0), registration.user) } == 0
     }

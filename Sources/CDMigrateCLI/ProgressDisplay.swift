@@ -21,7 +21,7 @@ final class ProgressDisplay {
     func show(_ progress: MigrationProgress) {
         guard enabled else { return }
         let now = Self.seconds()
-        let step = "pass \(progress.pass + 1), stage \(progress.stage), \(progress.entityMappingName)"
+        let step = "pass \(progress.pass + 1), stage \(progress.stage.rawValue) (\(progress.stage)), \(progress.entityMappingName)"
         if step != lastStep {
             lastStep = step
             stepStart = now

@@ -140,22 +140,30 @@ final class MigrationBehaviourTests: XCTestCase {
         }
     }
 
+    func testProgressStagesKeepTheNumbersOfTheCAPI() {
+        // cdm_progress.stage and the Python binding's Progress.stage carry these numbers.
+        XCTAssertEqual(MigrationProgress.Stage.allCases.map(\.rawValue), [1, 2, 3])
+        XCTAssertEqual(MigrationProgress.Stage(rawValue: 2), .createRelationships)
+        XCTAssertNil(MigrationProgress.Stage(rawValue: 0))
+        XCTAssertEqual(MigrationProgress.Stage.allCases.map(\.description), ["instances", "relationships", "validation"])
+    }
+
     func testProgressFollowsCoreDataStepsAndCancellationCleansUp() throws {
         let source = try makePeople((0..<50).map { ("P\($0)", $0 % 2 == 0 ? "Sweden" : "Finland", Int64($0)) })
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())
         manager.pushDownSQL = false   // row by row, so progress moves within a step
         manager.progressInterval = 5
         var fractions: [Double] = []
-        var stages = Set<Int>()
+        var stages: [MigrationProgress.Stage] = []
         manager.progressHandler = { progress in
             fractions.append(progress.fraction)
-            stages.insert(progress.stage)
+            if stages.last != progress.stage { stages.append(progress.stage) }
             return true
         }
         try manager.migrateStore(from: source, to: scratch.file("ok.sqlite"))
         XCTAssertEqual(fractions, fractions.sorted(), "progress never goes back")
         XCTAssertEqual(fractions.last, 1)
-        XCTAssertEqual(stages, [1, 2, 3])
+        XCTAssertEqual(stages, [.createDestinationInstances, .createRelationships, .validate])
         XCTAssertTrue(fractions.contains { $0 > 0 && $0 < 1.0 / 6 }, "row counts advance within the first step")
 
         let cancelling = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())

@@ -170,7 +170,7 @@ final class PolicyServicesTests: XCTestCase {
         manager.progressInterval = 1_000
         // Unowned: the manager keeps its handler, so a strong capture would be a reference cycle.
         manager.progressHandler = { [unowned manager] progress in
-            if progress.stage == 1, progress.processed == 1_000, let store = manager.destinationStore {
+            if progress.stage == .createDestinationInstances, progress.processed == 1_000, let store = manager.destinationStore {
                 plan = ((try? store.database.rows("EXPLAIN QUERY PLAN SELECT Z_PK FROM ZAUTHOR WHERE ZNAME = 'A1'")) ?? [])
                     .compactMap { $0.last?.text }.joined(separator: " ")
             }

@@ -195,7 +195,7 @@ final class StoreFilesTests: XCTestCase {
         XCTAssertEqual(try listing(sourceFolder), before, "after a success")
         XCTAssertEqual(try titles(destinationFolder + "/ok.sqlite").count, 40)
         let failing = try manager()
-        failing.progressHandler = { $0.stage < 2 }
+        failing.progressHandler = { $0.stage == .createDestinationInstances }
         XCTAssertThrowsError(try failing.migrateStore(from: source, to: destinationFolder + "/failed.sqlite"))
         XCTAssertEqual(try listing(sourceFolder), before, "after a failure")
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), ["ok.sqlite"])

@@ -5,28 +5,28 @@
 ///
 /// Core Data counterpart: the bundle `NSManagedObjectModel(contentsOf:)` opens for a `.momd` URL,
 /// which loads the current version.
-public final class CompiledModelBundle {
+package final class CompiledModelBundle {
     /// The folder.
-    public let path: String
+    package let path: String
     /// The version `NSManagedObjectModel(contentsOf:)` would load.
-    public let currentVersionName: String
+    package let currentVersionName: String
     /// Every version listed in `VersionInfo.plist`, by name (the `.mom` file name without extension).
-    public let versions: [String: ManagedObjectModel]
+    package let versions: [String: ManagedObjectModel]
     /// Per version name, the entity version hashes recorded in `VersionInfo.plist`.
-    public let versionHashes: [String: [String: [UInt8]]]
+    package let versionHashes: [String: [String: [UInt8]]]
 
     /// The current version's model.
-    public let currentModel: ManagedObjectModel
+    package let currentModel: ManagedObjectModel
 
     /// Version names, sorted.
-    public var versionNames: [String] { versions.keys.sorted() }
+    package var versionNames: [String] { versions.keys.sorted() }
 
     /// Reads `VersionInfo.plist` and every version's `.mom`.
     ///
     /// - Parameter path: the `.momd` folder (any folder holding a `VersionInfo.plist`).
     /// - Throws: `MigrationError` `.io` when a file cannot be read, `.invalidModel` when
     ///   `VersionInfo.plist` lacks the current version or its hashes, or a version's model is not valid.
-    public init(contentsOf path: String) throws {
+    package init(contentsOf path: String) throws {
         var folder = path
         while folder.count > 1 && folder.hasSuffix("/") { folder.removeLast() }
         self.path = folder

@@ -6,7 +6,7 @@
 /// validation), so equal inputs give equal models. Properties are taken from the entity that
 /// declares them (inherited ones are left to inheritance), entities and properties in name order.
 /// A renaming identifier equal to the element's own name is no renaming identifier, as in Core Data.
-public enum CompiledModelReader {
+package enum CompiledModelReader {
     /// Reads a compiled model file (`.mom`), or the current version of a compiled model bundle
     /// (`.momd`, see `CompiledModelBundle`).
     ///
@@ -16,7 +16,7 @@ public enum CompiledModelReader {
     ///   not a keyed archive of a managed object model or the model is not valid.
     ///
     /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)`.
-    public static func model(contentsOf path: String) throws -> ManagedObjectModel {
+    package static func model(contentsOf path: String) throws -> ManagedObjectModel {
         if CompiledModelBundle.isBundle(path) {
             return try CompiledModelBundle(contentsOf: path).currentModel
         }
@@ -31,7 +31,7 @@ public enum CompiledModelReader {
     ///   - name: the model's name (archives do not record one).
     ///   - what: how messages name the archive.
     /// - Throws: `MigrationError` `.invalidModel`, naming the object and key at fault.
-    public static func model(fromArchive bytes: [UInt8], name: String? = nil, what: String = "the compiled model") throws -> ManagedObjectModel {
+    package static func model(fromArchive bytes: [UInt8], name: String? = nil, what: String = "the compiled model") throws -> ManagedObjectModel {
         let archive = try KeyedArchive(bytes: bytes, code: .invalidModel, what: what)
         return try model(from: archive, name: name)
     }

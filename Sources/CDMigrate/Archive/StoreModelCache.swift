@@ -5,10 +5,10 @@
 /// Core Data writes the cache with every store it creates or migrates (macOS 10.12, iOS 10 and
 /// later) and reads it back when no model in the app's bundles matches the store. Older stores
 /// have the table but an empty cache; `StoreModelRecovery` rebuilds a model from their schema.
-public enum StoreModelCache {
+package enum StoreModelCache {
     /// The default cap on the inflated archive: 64 MiB, far above any real model (Apple's
     /// caches inflate to kilobytes).
-    public static let defaultLimit = 64 << 20
+    package static let defaultLimit = 64 << 20
 
     /// Reads the cached model of a store.
     ///
@@ -22,7 +22,7 @@ public enum StoreModelCache {
     ///
     /// Core Data counterpart: none public; Core Data reads the cache itself when migrating a store
     /// whose source model is not in any bundle.
-    public static func model(fromStoreAt path: String, limit: Int = defaultLimit) throws -> ManagedObjectModel? {
+    package static func model(fromStoreAt path: String, limit: Int = defaultLimit) throws -> ManagedObjectModel? {
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
         defer { database.close() }
         return try model(from: database, limit: limit)

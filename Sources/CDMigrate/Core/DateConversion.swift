@@ -1,7 +1,7 @@
 /// Calendar arithmetic for dates stored as seconds since 2001-01-01 UTC (no Foundation).
-public enum DateConversion {
+package enum DateConversion {
     /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
-    public static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+    package static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year
         let era = (y >= 0 ? y : y - 399) / 400
         let yoe = y - era * 400
@@ -11,7 +11,7 @@ public enum DateConversion {
         return era * 146097 + doe - 719468
     }
 
-    public static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
+    package static func civilFromDays(_ days: Int) -> (year: Int, month: Int, day: Int) {
         let z = days + 719468
         let era = (z >= 0 ? z : z - 146096) / 146097
         let doe = z - era * 146097
@@ -25,7 +25,7 @@ public enum DateConversion {
 
     /// Parses `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM[:SS[.fff]]` with an optional `Z` or `±HH:MM`
     /// (no offset means UTC); returns seconds since 2001-01-01 UTC.
-    public static func parseISO8601(_ text: String) -> Double? {
+    package static func parseISO8601(_ text: String) -> Double? {
         let chars = Array(text.utf8)
         var i = 0
         func number(_ digits: Int) -> Int? {
@@ -97,7 +97,7 @@ public enum DateConversion {
     /// `YYYY-MM-DDTHH:MM:SS[.fff]Z` for seconds since 2001.
     /// Dates that are not finite or lie beyond years ±999,999 (which no calendar text can show)
     /// come back as their number of seconds.
-    public static func formatISO8601(_ referenceSeconds: Double) -> String {
+    package static func formatISO8601(_ referenceSeconds: Double) -> String {
         guard referenceSeconds.isFinite, abs(referenceSeconds) < 3.1e13 else { return Value.format(referenceSeconds) }
         let unix = referenceSeconds + Value.referenceDateOffset
         let wholeSeconds = unix.rounded(.down)

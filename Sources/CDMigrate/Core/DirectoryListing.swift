@@ -8,7 +8,7 @@ import Darwin
 
 extension FileIO {
     /// Whether `path` names a directory (following symbolic links).
-    public static func isDirectory(_ path: String) -> Bool {
+    package static func isDirectory(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
         return (info.st_mode & S_IFMT) == S_IFDIR
@@ -16,7 +16,7 @@ extension FileIO {
 
     /// The names in a directory (hidden ones included, `.` and `..` left out), sorted.
     /// - Throws: `MigrationError` `.io` naming the directory when it cannot be read.
-    public static func directoryEntries(path: String) throws -> [String] {
+    package static func directoryEntries(path: String) throws -> [String] {
         guard let directory = opendir(path) else {
             throw MigrationError(.io, "cannot read the folder '\(path)': \(String(cString: strerror(errno)))")
         }

@@ -7,8 +7,8 @@ import Darwin
 #endif
 
 /// The few file operations the engine needs, on the C library (no Foundation).
-public enum FileIO {
-    public static func readBytes(path: String) throws -> [UInt8] {
+package enum FileIO {
+    package static func readBytes(path: String) throws -> [UInt8] {
         guard let file = fopen(path, "rb") else {
             throw MigrationError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
@@ -26,11 +26,11 @@ public enum FileIO {
         return bytes
     }
 
-    public static func readText(path: String) throws -> String {
+    package static func readText(path: String) throws -> String {
         return String(decoding: try readBytes(path: path), as: UTF8.self)
     }
 
-    public static func write(_ bytes: [UInt8], path: String) throws {
+    package static func write(_ bytes: [UInt8], path: String) throws {
         guard let file = fopen(path, "wb") else {
             throw MigrationError(.io, "cannot create '\(path)': \(String(cString: strerror(errno)))")
         }
@@ -40,34 +40,34 @@ public enum FileIO {
         }
     }
 
-    public static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    package static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
 
     /// The file's size in bytes; nil when it cannot be read.
-    public static func size(_ path: String) -> Int64? {
+    package static func size(_ path: String) -> Int64? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         return Int64(info.st_size)
     }
 
     /// Removes a file if it is there; a missing file is not an error.
-    public static func remove(_ path: String) {
+    package static func remove(_ path: String) {
         unlink(path)
     }
 
     /// Atomically replaces `destination` by `source` (same file system).
-    public static func rename(_ source: String, to destination: String) throws {
+    package static func rename(_ source: String, to destination: String) throws {
         if Glibc.rename(source, destination) != 0 {
             throw MigrationError(.io, "cannot rename '\(source)' to '\(destination)': \(String(cString: strerror(errno)))")
         }
     }
 
     /// Flushes a file's data to disk.
-    public static func fsync(path: String) {
+    package static func fsync(path: String) {
         let fd = open(path, O_RDONLY)
         if fd >= 0 { _ = Glibc.fsync(fd); close(fd) }
     }
 
-    public static func directory(of path: String) -> String {
+    package static func directory(of path: String) -> String {
         guard let slash = path.lastIndex(of: "/") else { return "." }
         return slash == path.startIndex ? "/" : String(path[..<slash])
     }

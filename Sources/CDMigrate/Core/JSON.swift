@@ -2,7 +2,7 @@ import CJansson
 
 /// A JSON document as a Swift value. Parsed and printed by jansson, so the engine needs no
 /// Foundation; objects keep their keys in document order (entity and mapping order matter).
-public enum JSON: Equatable {
+package enum JSON: Equatable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -11,7 +11,7 @@ public enum JSON: Equatable {
     case array([JSON])
     case object([(key: String, value: JSON)])
 
-    public static func == (lhs: JSON, rhs: JSON) -> Bool {
+    package static func == (lhs: JSON, rhs: JSON) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
@@ -26,7 +26,7 @@ public enum JSON: Equatable {
     }
 
     /// Parses JSON text; a syntax error names the line and column.
-    public static func parse(_ text: String) throws -> JSON {
+    package static func parse(_ text: String) throws -> JSON {
         var error = json_error_t()
         var bytes = Array(text.utf8)
         let count = bytes.count
@@ -50,12 +50,12 @@ public enum JSON: Equatable {
     }
 
     /// Reads and parses a JSON file.
-    public static func load(path: String) throws -> JSON {
+    package static func load(path: String) throws -> JSON {
         return try parse(try FileIO.readText(path: path))
     }
 
     /// Converts a borrowed jansson value.
-    public init(jansson value: UnsafeMutablePointer<json_t>) {
+    package init(jansson value: UnsafeMutablePointer<json_t>) {
         switch cdm_json_typeof(value) {
         case Int32(JSON_OBJECT.rawValue):
             var members: [(key: String, value: JSON)] = []
@@ -86,7 +86,7 @@ public enum JSON: Equatable {
     }
 
     /// A new jansson value (a new reference: the caller owns it and must `json_decref` it).
-    public func makeJansson() -> UnsafeMutablePointer<json_t>? {
+    package func makeJansson() -> UnsafeMutablePointer<json_t>? {
         switch self {
         case .null: return json_null()
         case .bool(let b): return b ? json_true() : json_false()
@@ -113,7 +113,7 @@ public enum JSON: Equatable {
     }
 
     /// Serialises to JSON text (compact, or indented by `indent` spaces), keys in document order.
-    public func serialized(indent: Int = 0) -> String {
+    package func serialized(indent: Int = 0) -> String {
         guard let value = makeJansson() else { return "null" }
         defer { cdm_json_decref(value) }
         var flags = Int(JSON_ENCODE_ANY | JSON_PRESERVE_ORDER)
@@ -125,32 +125,32 @@ public enum JSON: Equatable {
 
     // MARK: Access
 
-    public subscript(key: String) -> JSON? {
+    package subscript(key: String) -> JSON? {
         if case .object(let members) = self { return members.first(where: { $0.key == key })?.value }
         return nil
     }
 
-    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
-    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
-    public var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
-    public var objectValue: [(key: String, value: JSON)]? { if case .object(let o) = self { return o } else { return nil } }
-    public var integerValue: Int64? {
+    package var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    package var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    package var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
+    package var objectValue: [(key: String, value: JSON)]? { if case .object(let o) = self { return o } else { return nil } }
+    package var integerValue: Int64? {
         switch self {
         case .integer(let i): return i
         case .double(let d) where d == d.rounded() && abs(d) < 9e18: return Int64(d)
         default: return nil
         }
     }
-    public var doubleValue: Double? {
+    package var doubleValue: Double? {
         switch self {
         case .integer(let i): return Double(i)
         case .double(let d): return d
         default: return nil
         }
     }
-    public var isNull: Bool { self == .null }
+    package var isNull: Bool { self == .null }
 
-    public var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: return "null"
         case .bool: return "boolean"

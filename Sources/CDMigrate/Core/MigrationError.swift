@@ -4,8 +4,12 @@
 /// Codes mirror Core Data's NSCocoaErrorDomain codes where Core Data has one, so that
 /// Core Data users recognise them; codes below 1000 are cdmigrate's own.
 public struct MigrationError: Error, Equatable, CustomStringConvertible {
+    /// An error code: Core Data's `NSCocoaErrorDomain` codes where one exists, small numbers for
+    /// cdmigrate's own input errors. The same numbers as the C API's `CDM_ERR_*` and Python's `MigrationError.code`.
     public struct Code: RawRepresentable, Hashable, CustomStringConvertible {
+        /// The number.
         public var rawValue: Int32
+        /// The code with number `rawValue`.
         public init(rawValue: Int32) { self.rawValue = rawValue }
 
         // cdmigrate's own codes.
@@ -25,26 +29,42 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         public static let io = Code(rawValue: 7)
 
         // Core Data's validation codes.
+        /// 1560, Core Data's NSValidationMultipleErrorsError: several validation errors, in `underlying`.
         public static let validationMultipleErrors = Code(rawValue: 1560)
+        /// 1570, Core Data's NSValidationMissingMandatoryPropertyError.
         public static let validationMissingMandatoryProperty = Code(rawValue: 1570)
+        /// 1580, Core Data's NSValidationRelationshipLacksMinimumCountError.
         public static let validationRelationshipLacksMinimumCount = Code(rawValue: 1580)
+        /// 1590, Core Data's NSValidationRelationshipExceedsMaximumCountError.
         public static let validationRelationshipExceedsMaximumCount = Code(rawValue: 1590)
+        /// 1610, Core Data's NSValidationNumberTooLargeError.
         public static let validationNumberTooLarge = Code(rawValue: 1610)
+        /// 1620, Core Data's NSValidationNumberTooSmallError.
         public static let validationNumberTooSmall = Code(rawValue: 1620)
 
         // Core Data's persistent store and migration codes.
         /// The store's metadata does not match the model (NSPersistentStoreIncompatibleVersionHashError).
         public static let incompatibleVersionHash = Code(rawValue: 134100)
+        /// 134110, Core Data's NSMigrationError: a migration failed (a mapping that does not fit, a policy's error).
         public static let migration = Code(rawValue: 134110)
+        /// 134120, Core Data's NSMigrationCancelledError: cancelled by `cancel()` or a progress handler.
         public static let migrationCancelled = Code(rawValue: 134120)
+        /// 134130, Core Data's NSMigrationMissingSourceModelError: the store is not at the source model's version.
         public static let migrationMissingSourceModel = Code(rawValue: 134130)
+        /// 134140, Core Data's NSMigrationMissingMappingModelError: no mapping model for a step.
         public static let migrationMissingMappingModel = Code(rawValue: 134140)
+        /// 134150, Core Data's NSMigrationManagerSourceStoreError: the source store cannot be read.
         public static let migrationManagerSourceStore = Code(rawValue: 134150)
+        /// 134160, Core Data's NSMigrationManagerDestinationStoreError: the destination cannot be written.
         public static let migrationManagerDestinationStore = Code(rawValue: 134160)
+        /// 134170, Core Data's NSEntityMigrationPolicyError: a policy is missing or failed.
         public static let entityMigrationPolicy = Code(rawValue: 134170)
+        /// 134180, Core Data's NSSQLiteError: SQLite failed (`sqliteResultCode` says how).
         public static let sqlite = Code(rawValue: 134180)
+        /// 134190, Core Data's NSInferredMappingModelError: no mapping can be inferred.
         public static let inferredMappingModel = Code(rawValue: 134190)
 
+        /// The code's name, Core Data's constant where there is one (`NSMigrationMissingSourceModelError`).
         public var name: String {
             switch self {
             case .invalidJSON: return "invalid JSON"
@@ -74,10 +94,13 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
             }
         }
 
+        /// "134130 (NSMigrationMissingSourceModelError)".
         public var description: String { "\(rawValue) (\(name))" }
     }
 
+    /// What went wrong, as a number (Core Data: `NSError.code`).
     public var code: Code
+    /// What is at fault, named (Core Data: `localizedDescription`).
     public var message: String
     /// Where in a JSON document the problem is, as a path like `$.entities[2].attributes[0].type`.
     public var path: String?
@@ -106,6 +129,14 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// For an individual validation error (1570–1620): the instance and property at fault.
     public var validationSubject: ValidationSubject?
 
+    /// An error, for policies and host functions to throw.
+    ///
+    /// - parameter code: What went wrong.
+    /// - parameter message: What is at fault, named.
+    /// - parameter path: The file or JSON path at fault, when there is one.
+    /// - parameter offset: The position in the file or text (in characters), when known.
+    /// - parameter byteOffset: The same position in UTF-8 bytes, when known (what the C API reports).
+    /// - parameter underlying: The errors this one collects.
     public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, byteOffset: Int? = nil,
                 underlying: [MigrationError] = []) {
         self.code = code
@@ -115,6 +146,7 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         self.underlying = underlying
     }
 
+    /// The code, the message, and the path and offset when known.
     public var description: String {
         var text = "error \(code.rawValue): \(message)"
         if let path = path { text += " (at \(path))" }

@@ -1,6 +1,6 @@
 /// SHA-512 (FIPS 180-4), for the model digest Core Data writes into store metadata
 /// (`NSStoreModelVersionHashesDigest`), without Foundation or a crypto library.
-public enum SHA512 {
+package enum SHA512 {
     private static let k: [UInt64] = [
         0x428a2f98d728ae22, 0x7137449123ef65cd, 0xb5c0fbcfec4d3b2f, 0xe9b5dba58189dbbc, 0x3956c25bf348b538,
         0x59f111f1b605d019, 0x923f82a4af194f9b, 0xab1c5ed5da6d8118, 0xd807aa98a3030242, 0x12835b0145706fbe,
@@ -21,7 +21,7 @@ public enum SHA512 {
     ]
 
     /// The 64-byte digest of `message`.
-    public static func hash(_ message: [UInt8]) -> [UInt8] {
+    package static func hash(_ message: [UInt8]) -> [UInt8] {
         var h: [UInt64] = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
                            0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179]
         var data = message

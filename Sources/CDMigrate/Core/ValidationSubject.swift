@@ -10,6 +10,7 @@ public struct ValidationSubject: Equatable {
     /// The attribute or relationship that failed.
     public var key: String
 
+    /// The instance `objectURI` (row `primaryKey` of `entityName`) and its property `key`.
     public init(entityName: String, objectURI: String, primaryKey: Int64, key: String) {
         self.entityName = entityName
         self.objectURI = objectURI

@@ -14,6 +14,11 @@ public enum Value: CustomStringConvertible {
     /// 16 bytes.
     case uuid([UInt8])
     case uri(String)
+    /// An instance: a relationship's value, or `SELF` in an expression.
+    ///
+    /// The one place where Core depends on another folder (`Store/ManagedObject.swift`): values
+    /// hold instances the way Core Data's `id` values do, so that expressions, policies and
+    /// relationship values pass them like any other value (docs/architecture.md).
     case object(ManagedObject)
     /// A to-many relationship's value or any other collection (ordered when it came from one).
     case collection([Value])
@@ -21,8 +26,10 @@ public enum Value: CustomStringConvertible {
     /// Seconds between 1970-01-01 and 2001-01-01.
     public static let referenceDateOffset: Double = 978_307_200
 
+    /// Whether the value is `.null` (Core Data: nil or `NSNull`).
     public var isNull: Bool { if case .null = self { return true } else { return false } }
 
+    /// The instance, when the value is one.
     public var object: ManagedObject? { if case .object(let object) = self { return object } else { return nil } }
 
     /// The elements of a collection, the value itself for a single value, none for null.
@@ -61,6 +68,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The string, when the value is one.
     public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
 
     /// Objective-C truthiness: nil, NO and zero are false.
@@ -76,6 +84,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The kind's name for messages: "string", "integer", "object", ….
     public var typeName: String {
         switch self {
         case .null: return "nil"
@@ -93,6 +102,7 @@ public enum Value: CustomStringConvertible {
         }
     }
 
+    /// The value as text, for messages.
     public var description: String {
         switch self {
         case .null: return "nil"
@@ -111,13 +121,13 @@ public enum Value: CustomStringConvertible {
     }
 
     /// Shortest text for a double: integral values without a fraction, as NSNumber prints them.
-    public static func format(_ d: Double) -> String {
+    package static func format(_ d: Double) -> String {
         if d.isFinite && d == d.rounded() && abs(d) < 1e15 { return String(Int64(d)) }
         return String(d)
     }
 
     /// The canonical upper-case 8-4-4-4-12 form of 16 bytes.
-    public static func uuidString(_ bytes: [UInt8]) -> String {
+    package static func uuidString(_ bytes: [UInt8]) -> String {
         let hex = Array("0123456789ABCDEF")
         var out = ""
         for (i, b) in bytes.enumerated() {
@@ -130,7 +140,7 @@ public enum Value: CustomStringConvertible {
 
     /// Parses the 8-4-4-4-12 form (either case); nil when malformed.
     /// Also takes the 32 hex digits without dashes; dashes elsewhere and non-ASCII digits are refused.
-    public static func uuidBytes(_ text: String) -> [UInt8]? {
+    package static func uuidBytes(_ text: String) -> [UInt8]? {
         let chars = Array(text.utf8)
         let dashes = chars.count == 36 ? [8, 13, 18, 23] : []
         guard chars.count == 32 || chars.count == 36 else { return nil }
@@ -182,6 +192,7 @@ extension Value: Equatable {
 }
 
 extension Value: Hashable {
+    /// Hashes consistently with `==`.
     public func hash(into hasher: inout Hasher) {
         switch self {
         case .null: hasher.combine(0)
@@ -197,9 +208,14 @@ extension Value: Hashable {
 }
 
 extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+    /// `"text"` as `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
+    /// `42` as `.integer`.
     public init(integerLiteral value: Int64) { self = .integer(value) }
+    /// `4.2` as `.double`.
     public init(floatLiteral value: Double) { self = .double(value) }
+    /// `true` as `.bool`.
     public init(booleanLiteral value: Bool) { self = .bool(value) }
+    /// `nil` as `.null`.
     public init(nilLiteral: ()) { self = .null }
 }

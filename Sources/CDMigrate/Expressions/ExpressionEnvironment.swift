@@ -1,7 +1,7 @@
 /// What an expression can see beyond its evaluated object: the variables of a migration
 /// (`$source`, `$destination`, `$manager`, `$entityMapping`, `$propertyMapping`, `$entityPolicy`)
 /// and the host's registered functions. The migration manager implements it.
-public protocol ExpressionEnvironment: AnyObject {
+package protocol ExpressionEnvironment: AnyObject {
     /// $name without the $: $source/$destination give .object(...); nil when the environment does not know it.
     func variable(_ name: String) throws -> Value?
     /// Key paths on non-value variables ($manager.sourceContext, $entityMapping.name, $entityMapping.userInfo.modelVersion); nil to let the evaluator apply the keys to `variable(name)`.

@@ -7,8 +7,8 @@ import Glibc
 /// in Objective-C: a key path or FUNCTION through nil gives nil.
 ///
 /// One evaluator serves many rows: it caches compiled regular expressions for MATCHES.
-public final class ExpressionEvaluator {
-    public let environment: ExpressionEnvironment?
+package final class ExpressionEvaluator {
+    package let environment: ExpressionEnvironment?
     /// SUBQUERY variables in scope, innermost last.
     private var locals: [(name: String, value: Value)] = []
     /// Compiled MATCHES patterns (at most `regexCacheLimit`, so that data full of distinct patterns cannot grow it without end).
@@ -16,23 +16,23 @@ public final class ExpressionEvaluator {
     static let regexCacheLimit = 256
     /// Polled during long work (regular expression matching); returning true ends it with a
     /// `.migrationCancelled` error. The migration manager sets it to its own cancellation.
-    public var isCancelled: (() -> Bool)?
+    package var isCancelled: (() -> Bool)?
     /// How many nested expressions and predicates (`PredicateEvaluator` counts here too) the
     /// evaluation is inside; see `enterLevel()`.
     var depth = 0
 
-    public init(environment: ExpressionEnvironment? = nil) {
+    package init(environment: ExpressionEnvironment? = nil) {
         self.environment = environment
     }
 
-    public static func evaluate(_ expression: ValueExpression, object: Value = .null, environment: ExpressionEnvironment? = nil) throws -> Value {
+    package static func evaluate(_ expression: ValueExpression, object: Value = .null, environment: ExpressionEnvironment? = nil) throws -> Value {
         return try ExpressionEvaluator(environment: environment).evaluate(expression, object: object)
     }
 
     /// - Throws: `MigrationError` `.expressionEvaluation` when the expression fails, among others
     ///   when it nests deeper than `ExpressionParser.maximumDepth` levels (a tree built by hand;
     ///   parsed ones never do), before the stack could overflow.
-    public func evaluate(_ expression: ValueExpression, object: Value = .null) throws -> Value {
+    package func evaluate(_ expression: ValueExpression, object: Value = .null) throws -> Value {
         switch expression {
         case .constant(let value):
             return value

@@ -20,9 +20,9 @@
 /// a left-nested tree). AND and OR lists, `{…}` members and key paths are flat and do not count.
 /// Because the parsed tree is never deeper than the limit, everything that walks it recursively
 /// (evaluation, the SQL translation, mapping checks, printing, equality, freeing) is bounded too.
-public struct ExpressionParser {
+package struct ExpressionParser {
     /// The deepest nesting the parser accepts (see the type's documentation).
-    public static let maximumDepth = 64
+    package static let maximumDepth = 64
     /// Words that are keywords wherever they appear (case-insensitive); a key spelled like one is written `#key`.
     static let reservedWords: Set<String> = [
         "AND", "OR", "NOT", "IN", "LIKE", "MATCHES", "BEGINSWITH", "ENDSWITH", "CONTAINS", "BETWEEN",
@@ -61,7 +61,7 @@ public struct ExpressionParser {
         self.variables = variables
     }
 
-    public static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> ValueExpression {
+    package static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> ValueExpression {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let expression = try parser.expression()
         try parser.expectEnd()
@@ -69,7 +69,7 @@ public struct ExpressionParser {
         return expression
     }
 
-    public static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
+    package static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let predicate = try parser.predicate()
         try parser.expectEnd()

@@ -10,12 +10,18 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
 
     /// NSComparisonPredicate.
     public struct Comparison: Equatable {
+        /// The left expression.
         public var lhs: ValueExpression
+        /// The operator.
         public var op: ComparisonOperator
+        /// The right expression.
         public var rhs: ValueExpression
+        /// `[c]`, `[d]`, `[n]`.
         public var options: ComparisonOptions
+        /// `ANY`, `ALL`, `NONE` or none.
         public var modifier: ComparisonModifier
 
+        /// The comparison `lhs op rhs`, with options and a modifier.
         public init(_ lhs: ValueExpression, _ op: ComparisonOperator, _ rhs: ValueExpression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
             self.lhs = lhs
             self.op = op
@@ -25,6 +31,7 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
         }
     }
 
+    /// NSPredicateOperatorType: `==`, `<`, `BEGINSWITH`, `IN`, `LIKE`, `MATCHES`, ….
     public enum ComparisonOperator: String, Equatable, CaseIterable {
         case equal = "=="
         case notEqual = "!="
@@ -50,9 +57,13 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
 
     /// `[c]`, `[d]`, `[n]` after the operator.
     public struct ComparisonOptions: OptionSet, Equatable {
+        /// The option bits.
         public let rawValue: Int
+        /// The options with bits `rawValue`.
         public init(rawValue: Int) { self.rawValue = rawValue }
+        /// `[c]`: case-insensitive.
         public static let caseInsensitive = ComparisonOptions(rawValue: 1)
+        /// `[d]`: diacritic-insensitive.
         public static let diacriticInsensitive = ComparisonOptions(rawValue: 2)
         /// `[n]`: the strings are already normalized; accepted and otherwise ignored.
         public static let normalized = ComparisonOptions(rawValue: 4)
@@ -71,6 +82,7 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
         case direct = "", any = "ANY", all = "ALL", none = "NONE"
     }
 
+    /// The predicate as format text that parses back to the same predicate.
     public var description: String { text(context: 0) }
 
     /// Contexts: 0 top / OR operand, 1 AND operand, 2 NOT operand.

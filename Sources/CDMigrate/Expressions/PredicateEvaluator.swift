@@ -6,24 +6,24 @@
 /// - IN: membership in a collection, or substring of a string; BETWEEN {low, high} inclusive.
 /// - ANY / SOME / ALL / NONE: over the members of the left side (a single value counts as one
 ///   member, nil as none); ALL holds for an empty collection.
-public struct PredicateEvaluator {
-    public let expressions: ExpressionEvaluator
+package struct PredicateEvaluator {
+    package let expressions: ExpressionEvaluator
 
-    public init(expressions: ExpressionEvaluator) {
+    package init(expressions: ExpressionEvaluator) {
         self.expressions = expressions
     }
 
-    public init(environment: ExpressionEnvironment? = nil) {
+    package init(environment: ExpressionEnvironment? = nil) {
         self.expressions = ExpressionEvaluator(environment: environment)
     }
 
-    public static func evaluate(_ predicate: FilterPredicate, object: Value, environment: ExpressionEnvironment? = nil) throws -> Bool {
+    package static func evaluate(_ predicate: FilterPredicate, object: Value, environment: ExpressionEnvironment? = nil) throws -> Bool {
         return try PredicateEvaluator(environment: environment).evaluate(predicate, object: object)
     }
 
     /// - Throws: `MigrationError` `.expressionEvaluation` when an expression fails, among others
     ///   when the predicate nests deeper than `ExpressionParser.maximumDepth` levels (built by hand).
-    public func evaluate(_ predicate: FilterPredicate, object: Value) throws -> Bool {
+    package func evaluate(_ predicate: FilterPredicate, object: Value) throws -> Bool {
         if case .constant(let b) = predicate { return b }
         try expressions.enterLevel()
         defer { expressions.depth -= 1 }

@@ -1,6 +1,6 @@
 /// Maps a predicate's key paths to SQL column expressions (the store's `Z…` columns, possibly
 /// through joins); nil when a key path has no column.
-public protocol SQLColumnResolver {
+package protocol SQLColumnResolver {
     func sqlColumn(forKeyPath keys: [String]) -> (sql: String, type: AttributeType)?
 }
 
@@ -19,10 +19,10 @@ public protocol SQLColumnResolver {
 /// Both sides compare strings literally, code point by code point (see `ValueComparison`). Known
 /// difference at the edges: non-ASCII characters whose lower case is ASCII (KELVIN SIGN) fold only
 /// in Swift, which is why `[c]` translates only for ASCII constants.
-public enum PredicateSQLTranslator {
+package enum PredicateSQLTranslator {
     /// The SQL of `predicate`, nil when it has none (the caller then evaluates it in memory), also
     /// when it nests deeper than `ExpressionParser.maximumDepth` levels (built by hand).
-    public static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
+    package static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
         var builder = Builder(resolver: resolver)
         guard let sql = builder.predicate(predicate) else { return nil }
         return (sql, builder.arguments)

@@ -4,14 +4,21 @@
 /// "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)`; a plain predicate string is accepted
 /// as well (the entity is then the mapping's source entity). Empty text means every instance.
 public struct SourceExpression: Equatable, CustomStringConvertible {
+    /// The entity fetched, nil when the expression gives only a predicate.
     public var entityName: String?
+    /// The predicate the source instances must match.
     public var predicate: FilterPredicate
 
+    /// A source expression for `entityName` instances matching `predicate`.
     public init(entityName: String?, predicate: FilterPredicate) {
         self.entityName = entityName
         self.predicate = predicate
     }
 
+    /// Parses a source expression: Xcode's `FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", …), …)` or a plain predicate.
+    ///
+    /// - parameter text: The expression as written.
+    /// - throws: `MigrationError` `.expressionSyntax` with the offset at fault.
     public static func parse(_ text: String) throws -> SourceExpression {
         if text.trimmingWhitespace.isEmpty { return SourceExpression(entityName: nil, predicate: .constant(true)) }
         if text.trimmingWhitespace.uppercased().hasPrefix("FETCH") {

@@ -24,6 +24,7 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
     /// `collection[index]`, `collection[FIRST]`, `collection[LAST]`, `collection[SIZE]` (index is then a constant string).
     case index(ValueExpression, ValueExpression)
 
+    /// `+`, `-`, `*`, `/`, `**` (NSExpression's `add:to:`, … functions).
     public enum ArithmeticOperator: String, Equatable {
         case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
 
@@ -43,6 +44,7 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
         return nil
     }
 
+    /// The value of a constant expression, nil for anything else.
     public var constantValue: Value? {
         if case .constant(let v) = self { return v }
         return nil

@@ -1,24 +1,33 @@
 /// NSEntityMapping: how instances of one source entity become instances of a destination entity.
 public final class EntityMapping {
+    /// The entity mapping's name, unique in its mapping model (`SourceToDestination` by default; Core Data: `name`).
     public let name: String
+    /// Add, remove, copy, transform, custom or undefined (Core Data: `mappingType`).
     public let mappingType: EntityMappingType
+    /// The source entity, nil for an add mapping (Core Data: `sourceEntityName`).
     public let sourceEntityName: String?
+    /// The destination entity, nil for a remove mapping (Core Data: `destinationEntityName`).
     public let destinationEntityName: String?
     /// The source expression as written (Xcode's FETCH form or a plain predicate); nil means no source instances.
     public let sourceExpressionText: String?
+    /// The source expression parsed: entity and predicate (Core Data: `sourceExpression`).
     public let sourceExpression: SourceExpression?
+    /// How each destination attribute gets its value (Core Data: `attributeMappings`).
     public let attributeMappings: [PropertyMapping]
+    /// How each destination relationship gets its instances (Core Data: `relationshipMappings`).
     public let relationshipMappings: [PropertyMapping]
     /// The custom policy's name (Core Data's entityMigrationPolicyClassName).
     public let entityMigrationPolicyClassName: String?
-    /// Values for policies and value expressions (`$entityMapping.userInfo.key`), each of the type it was written as.
+    /// The entity mapping's user info (Core Data: `userInfo`): values for policies and value expressions (`$entityMapping.userInfo.key`), each of the type it was written as.
     public let userInfo: [String: Value]
     /// The version hashes of the entities the mapping was written for, when recorded.
     public let sourceEntityVersionHash: [UInt8]?
+    /// The destination entity's version hash when the mapping was written (Core Data: `destinationEntityVersionHash`).
     public let destinationEntityVersionHash: [UInt8]?
     /// The entities' properties when the mapping was written (name → type, or "→Entity" / "→*Entity"
     /// for relationships), so a hash mismatch can say what changed.
     public let sourceEntitySnapshot: [String: String]?
+    /// The destination entity's properties when the mapping was written.
     public let destinationEntitySnapshot: [String: String]?
     /// Where the mapping stands in the mapping JSON.
     public let path: String
@@ -26,6 +35,7 @@ public final class EntityMapping {
     /// The entities of the models the mapping was checked against: set only on the bound copy
     /// `MappingModel.validate(sourceModel:destinationModel:)` returns, nil on a mapping as read.
     public let sourceEntity: EntityDescription?
+    /// The destination entity of the model the mapping was checked against (bound copies only).
     public let destinationEntity: EntityDescription?
 
     init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
@@ -64,11 +74,13 @@ public final class EntityMapping {
                       sourceEntity: sourceEntity, destinationEntity: destinationEntity)
     }
 
+    /// The attribute mapping for destination attribute `name`, or nil.
     public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }
+    /// The relationship mapping for destination relationship `name`, or nil.
     public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
 
     /// The property snapshot format written into mappings: attribute → type name, relationship → "→Dest" or "→*Dest".
-    public static func snapshot(of entity: EntityDescription) -> [String: String] {
+    package static func snapshot(of entity: EntityDescription) -> [String: String] {
         var snapshot: [String: String] = [:]
         for a in entity.attributes { snapshot[a.name] = a.attributeType.rawValue }
         for r in entity.relationships { snapshot[r.name] = (r.isToMany ? "→*" : "→") + r.destinationEntityName }

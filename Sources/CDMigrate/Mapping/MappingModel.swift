@@ -5,12 +5,20 @@
 /// mapping against the two models and returns a copy bound to them. A mapping model as read is
 /// never changed, so one may be shared by any number of migrations between different models.
 public final class MappingModel {
+    /// The mapping model's name (its file name without extension when read from a file).
     public let name: String?
+    /// The entity mappings, in the order a pass runs them (Core Data: `entityMappings`).
     public let entityMappings: [EntityMapping]
     /// Problems that do not stop a migration but that a user should hear about.
     /// Set on the bound copy `validate(sourceModel:destinationModel:)` returns.
     public let warnings: [String]
 
+    /// A mapping model made in code.
+    ///
+    /// - parameter name: Its name, for messages.
+    /// - parameter entityMappings: The entity mappings, in run order.
+    ///
+    /// Core Data: `NSMappingModel()` with `entityMappings` set.
     public init(name: String?, entityMappings: [EntityMapping]) {
         self.name = name
         self.entityMappings = entityMappings
@@ -23,8 +31,13 @@ public final class MappingModel {
         self.warnings = warnings
     }
 
+    /// The entity mapping called `name`, or nil (Core Data: `entityMappingsByName[name]`).
     public func entityMapping(named name: String) -> EntityMapping? { entityMappings.first { $0.name == name } }
 
+    /// Reads a mapping model from cdmigrate's JSON (docs/mapping-format.md).
+    ///
+    /// - parameter text: The JSON text.
+    /// - throws: `MigrationError` `.invalidJSON` or `.invalidMapping`, naming the JSON path at fault.
     public static func fromJSON(_ text: String) throws -> MappingModel { try from(try JSON.parse(text)) }
 
     /// Reads the JSON mapping at `path`, or the compiled mapping model (`.cdm`, a keyed archive of
@@ -46,7 +59,7 @@ public final class MappingModel {
         return try from(try JSON.load(path: path))
     }
 
-    public static func from(_ json: JSON) throws -> MappingModel {
+    package static func from(_ json: JSON) throws -> MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")
         let name = root.string("name")
         for key in ["$schema", "comment", "sourceModel", "destinationModel"] { _ = root.value(key) }

@@ -6,7 +6,7 @@ extension MappingModel {
     /// expressions as written, version hashes as hex, recorded properties with their keys sorted.
     ///
     /// Core Data counterpart: none (Xcode writes `.xcmappingmodel` files).
-    public func jsonValue() -> JSON {
+    package func jsonValue() -> JSON {
         var members: [(key: String, value: JSON)] = []
         if let name = name { members.append(("name", .string(name))) }
         members.append(("entityMappings", .array(entityMappings.map { MappingModel.jsonValue(of: $0) })))

@@ -6,7 +6,7 @@ public final class PropertyMapping {
     public let valueExpressionText: String?
     /// Parsed once when the mapping model loads.
     public let valueExpression: ValueExpression?
-    /// Values for policies and value expressions (`$propertyMapping.userInfo.key`), each of the type it was written as.
+    /// The property mapping's user info (Core Data: `userInfo`): values for policies and value expressions (`$propertyMapping.userInfo.key`), each of the type it was written as.
     public let userInfo: [String: Value]
     /// Where the mapping stands in the mapping JSON, for error messages.
     public let path: String

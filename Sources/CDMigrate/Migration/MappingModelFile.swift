@@ -13,6 +13,7 @@
 ///
 /// Core Data counterpart: what `NSMappingModel(from:forSourceModel:destinationModel:)` compares.
 public struct MappingModelFile {
+    /// The mapping model's file format.
     public enum Kind: String {
         case json, xcode, compiled
 
@@ -24,16 +25,20 @@ public struct MappingModelFile {
         }
     }
 
+    /// The file.
     public let path: String
+    /// Its format.
     public let kind: Kind
     /// The file's name without its extension: how plans, reports and the passes manifest name it.
     public let name: String
     /// Entity name → version hash recorded by the entity mappings, for the source and the
     /// destination; each must equal the model's entity of that name.
     public let sourceHashes: [String: [UInt8]]
+    /// The destination entities' version hashes the mapping recorded, by entity name.
     public let destinationHashes: [String: [UInt8]]
     /// Version names the file records when it records no hashes.
     public let sourceVersionName: String?
+    /// The destination version the mapping names, when it names one.
     public let destinationVersionName: String?
     /// The mapping as read, for JSON and compiled files; an Xcode mapping is compiled per step.
     let mapping: MappingModel?

@@ -1,7 +1,7 @@
 /// The value-expression variables of a migration: `$source`, `$destination`, `$manager`,
 /// `$entityMapping`, `$entityPolicy`, `$propertyMapping`.
 extension MigrationManager: ExpressionEnvironment {
-    public func variable(_ name: String) throws -> Value? {
+    package func variable(_ name: String) throws -> Value? {
         switch name {
         case "source": return currentSource.map { .object($0) } ?? .null
         case "destination": return currentDestination.map { .object($0) } ?? .null
@@ -9,7 +9,7 @@ extension MigrationManager: ExpressionEnvironment {
         }
     }
 
-    public func keyPath(_ keys: [String], onVariable name: String) throws -> Value? {
+    package func keyPath(_ keys: [String], onVariable name: String) throws -> Value? {
         guard let first = keys.first else { return nil }
         switch name {
         case "entityMapping":
@@ -51,7 +51,7 @@ extension MigrationManager: ExpressionEnvironment {
         }
     }
 
-    public func invoke(selector: String, onVariable name: String, arguments: [Value]) throws -> Value? {
+    package func invoke(selector: String, onVariable name: String, arguments: [Value]) throws -> Value? {
         switch name {
         case "manager":
             func instances(_ value: Value) -> [ManagedObject] { value.elements.compactMap { $0.object } }
@@ -87,7 +87,7 @@ extension MigrationManager: ExpressionEnvironment {
         }
     }
 
-    public func invokeHostFunction(className: String, selector: String, arguments: [Value]) throws -> Value {
+    package func invokeHostFunction(className: String, selector: String, arguments: [Value]) throws -> Value {
         guard let function = hostFunctions[className + " " + selector] else {
             throw MigrationError(.expressionEvaluation, "no function is registered for FUNCTION(CAST(\"\(className)\", \"Class\"), \"\(selector)\", …); register it with registerFunction(className:selector:)")
         }

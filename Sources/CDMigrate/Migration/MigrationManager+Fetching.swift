@@ -18,12 +18,30 @@ extension MigrationManager {
         return try store.fetch(request)
     }
 
+    /// Counts the destination store's instances of `entityName` (and its subentities) that match `predicate`.
+    ///
+    /// - parameter entityName: The entity.
+    /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - returns: How many instances match.
+    /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
+    ///   not parse or names an unknown key.
+    ///
+    /// Core Data: `destinationContext.count(for:)` with an `NSFetchRequest`.
     public func countDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
                                           includesSubentities: Bool = true) throws -> Int {
         let store = try runningStore(destination: true, "countDestinationInstances")
         return try store.count(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: true))
     }
 
+    /// Fetches the source store's instances of `entityName` (and its subentities) that match `predicate`.
+    ///
+    /// - parameter entityName: The entity.
+    /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - returns: The matching instances, sorted as asked, else in primary-key order.
+    /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
+    ///   not parse or names an unknown key.
+    ///
+    /// Core Data: `sourceContext.fetch(_:)` with an `NSFetchRequest`.
     public func fetchSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
                                      includesSubentities: Bool = true, fetchLimit: Int? = nil,
                                      sortDescriptors: [FetchSortDescriptor] = []) throws -> [ManagedObject] {
@@ -33,6 +51,15 @@ extension MigrationManager {
         return try store.fetch(request)
     }
 
+    /// Counts the source store's instances of `entityName` (and its subentities) that match `predicate`.
+    ///
+    /// - parameter entityName: The entity.
+    /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - returns: How many instances match.
+    /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
+    ///   not parse or names an unknown key.
+    ///
+    /// Core Data: `sourceContext.count(for:)` with an `NSFetchRequest`.
     public func countSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
                                      includesSubentities: Bool = true) throws -> Int {
         let store = try runningStore(destination: false, "countSourceInstances")

@@ -14,7 +14,7 @@ extension MigrationManager {
         let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
 
         // Stage 1: create destination instances.
-        stage = 1
+        stage = .createDestinationInstances
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             try policies[index].begin(mapping, with: self)
@@ -51,7 +51,7 @@ extension MigrationManager {
         }
 
         // Stage 2: create relationships.
-        stage = 2
+        stage = .createRelationships
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             // The default createRelationships with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
@@ -76,7 +76,7 @@ extension MigrationManager {
         // Stage 3: validate. As Core Data, every destination instance is validated before any
         // policy's performCustomValidation and end, which do not run when validation fails. The
         // passes share one destination, so it is validated once whole, in the last pass.
-        stage = 3
+        stage = .validate
         if pass == mappingModels.count - 1 {
             try detachSource()
             try dropLookupIndexes()

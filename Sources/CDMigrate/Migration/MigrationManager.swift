@@ -11,7 +11,9 @@ import Synchronization
 /// Memory: source rows are streamed, associations live in a table of the destination's database
 /// connection (not in memory), destination rows are written in batches.
 public final class MigrationManager {
+    /// The model of the stores this manager reads (Core Data: `sourceModel`).
     public let sourceModel: ManagedObjectModel
+    /// The model of the stores this manager writes (Core Data: `destinationModel`).
     public let destinationModel: ManagedObjectModel
     /// One mapping model per pass, applied in order to the same source into one destination.
     public let mappingModels: [MappingModel]
@@ -34,12 +36,18 @@ public final class MigrationManager {
     /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
     var keepsSourceKeys = true
 
+    /// How far the running migration is, 0…1: finished steps (entity mappings × 3 stages) plus
+    /// the fraction of the current step (Core Data: `migrationProgress`).
     public private(set) var migrationProgress: Double = 0
+    /// The entity mapping being run, nil between migrations (Core Data: `currentEntityMapping`).
     public internal(set) var currentEntityMapping: EntityMapping?
     /// The property mapping whose expression is being evaluated.
     public internal(set) var currentPropertyMapping: PropertyMapping?
+    /// The pass running: the index of its mapping model in `mappingModels`.
     public internal(set) var currentPass = 0
+    /// The source store while a migration runs, read-only (Core Data: `sourceContext`).
     public private(set) var sourceStore: PersistentStore?
+    /// The destination store while a migration runs (Core Data: `destinationContext`).
     public private(set) var destinationStore: PersistentStore?
 
     var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
@@ -62,7 +70,7 @@ public final class MigrationManager {
     var sourceAccess: SourceAccess?
     var stepsDone = 0
     var totalSteps = 1
-    var stage = 0
+    var stage: MigrationProgress.Stage = .createDestinationInstances
     var report = MigrationReport()
 
     /// What reading and checking the models and mapping models noticed, available before a run (the
@@ -104,6 +112,15 @@ public final class MigrationManager {
         self.destinationModel = destinationModel
     }
 
+    /// A manager for a single pass.
+    ///
+    /// - parameter sourceModel: The model of the stores to read.
+    /// - parameter destinationModel: The model of the stores to write.
+    /// - parameter mappingModel: The mapping model, checked against both models.
+    /// - throws: `MigrationError` 134110 (`migration`) naming what in the mapping does not fit the models.
+    ///
+    /// Core Data: `NSMigrationManager(sourceModel:destinationModel:)`, with the mapping model given to
+    /// `migrateStore(from:type:options:with:toDestinationURL:…)`.
     public convenience init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModel: MappingModel) throws {
         try self.init(sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: [mappingModel])
     }

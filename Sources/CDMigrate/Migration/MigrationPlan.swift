@@ -14,15 +14,18 @@ import Musl
 /// (`NSMappingModel(from:forSourceModel:destinationModel:)`, else
 /// `inferredMappingModel(forSourceModel:destinationModel:)`).
 public struct MigrationPlan {
+    /// The store the plan starts from.
     public let storePath: String
     /// The version the store was written with.
     public let storeVersionName: String
+    /// The version the plan ends at.
     public let targetVersionName: String
     /// Empty when the store is already at the target version.
     public let stages: [MigrationStage]
     /// The model set's warnings and the planner's (mapping models ignored, and why).
     public let warnings: [String]
 
+    /// Whether the store is already at the target version (no stages).
     public var isAtTarget: Bool { stages.isEmpty }
 
     /// Plans the migration of the store at `storePath` to `targetVersion` (default: the set's

@@ -3,6 +3,7 @@
 /// Core Data counterpart: `NSMigrationStage` — `NSLightweightMigrationStage` for an inferred
 /// step, `NSCustomMigrationStage` for one with mapping models.
 public struct MigrationStage {
+    /// How a stage migrates: with mapping models from files, or with an inferred mapping.
     public enum Kind: String {
         /// Mapping models found for the step run as passes.
         case custom
@@ -10,8 +11,11 @@ public struct MigrationStage {
         case lightweight
     }
 
+    /// The version the stage migrates from.
     public let sourceVersionName: String
+    /// The version the stage migrates to.
     public let destinationVersionName: String
+    /// Custom (mapping models from files) or lightweight (inferred).
     public let kind: Kind
     /// The mapping models' names (file names without extension; the inferred one is named
     /// "inferred"), in pass order.
@@ -20,7 +24,9 @@ public struct MigrationStage {
     public let mappingModels: [MappingModel]
     /// Why these mapping models: which files matched and how, or why none did.
     public let reason: String
+    /// The model of `sourceVersionName`.
     public let sourceModel: ManagedObjectModel
+    /// The model of `destinationVersionName`.
     public let destinationModel: ManagedObjectModel
 
     /// The policy class names the step's entity mappings name.
@@ -34,5 +40,6 @@ public struct MigrationStage {
         return names
     }
 
+    /// Whether the stage runs an inferred mapping (Core Data: `NSLightweightMigrationStage`).
     public var isInferred: Bool { kind == .lightweight }
 }

@@ -19,7 +19,9 @@ public struct ModelSet {
     public let path: String
     /// Version names, oldest first (natural order: "v2" before "v10").
     public let versionNames: [String]
+    /// The current version (the `.xcdatamodeld`'s `.xccurrentversion`, else the last version).
     public let currentVersionName: String
+    /// The models, by version name.
     public let models: [String: ManagedObjectModel]
     /// The mapping model files found, in file-name order.
     public let mappingModels: [MappingModelFile]
@@ -31,9 +33,13 @@ public struct ModelSet {
 
     /// A pair of versions, source and destination.
     public struct Step: Hashable, CustomStringConvertible {
+        /// The version migrated from.
         public var sourceVersionName: String
+        /// The version migrated to.
         public var destinationVersionName: String
+        /// The step from `source` to `destination` (version names).
         public init(_ source: String, _ destination: String) { sourceVersionName = source; destinationVersionName = destination }
+        /// "source → destination".
         public var description: String { "\(sourceVersionName) → \(destinationVersionName)" }
     }
 
@@ -101,6 +107,7 @@ public struct ModelSet {
         self.warnings = warnings
     }
 
+    /// The model of the current version, nil when the set has none of that name.
     public var currentModel: ManagedObjectModel? { models[currentVersionName] }
 
     /// The name of the passes manifest.

@@ -14,6 +14,7 @@ import Synchronization
 /// Core Data counterpart: `NSStagedMigrationManager` (and the progressive migration apps write
 /// by hand with `NSMigrationManager` before it).
 public final class StagedMigrationManager {
+    /// The stages from the store's version to the target, planned from the model set.
     public let plan: MigrationPlan
     /// Called as each stage advances, with the stage's index; returning false cancels.
     public var progressHandler: ((Int, MigrationProgress) -> Bool)?
@@ -29,6 +30,11 @@ public final class StagedMigrationManager {
     /// Set by `cancel()` from any thread; read by the running stage's progress handler.
     private let cancelRequest = Atomic<Bool>(false)
 
+    /// A manager that runs `plan`.
+    ///
+    /// - parameter plan: The stages, from `MigrationPlan(storeAt:models:targetVersion:)`.
+    ///
+    /// Core Data: `NSStagedMigrationManager(_:)` with the app's stages.
     public init(plan: MigrationPlan) { self.plan = plan }
 
     /// Plans and prepares the migration of the store at `path` (see `MigrationPlan`).
@@ -215,13 +221,19 @@ public final class StagedMigrationManager {
 
 /// What a staged migration did: per stage, its mapping models and the single migration's report.
 public struct StagedMigrationReport {
+    /// One stage that ran: which, and the report of its single migration.
     public struct Stage {
+        /// The stage.
         public var stage: MigrationStage
+        /// What its migration did.
         public var report: MigrationReport
     }
 
+    /// The version the store was at.
     public var storeVersionName: String
+    /// The version the store was migrated to.
     public var targetVersionName: String
+    /// The stages that ran, in order (empty when the store was at the target).
     public var stages: [Stage] = []
     /// Whether the store was already at the target and was copied unchanged.
     public var copied = false
@@ -229,6 +241,7 @@ public struct StagedMigrationReport {
     /// True when the store was already at the target version.
     public var wasAtTarget: Bool { stages.isEmpty }
 
+    /// An empty report for a chain from `storeVersionName` to `targetVersionName`.
     public init(storeVersionName: String, targetVersionName: String) {
         self.storeVersionName = storeVersionName
         self.targetVersionName = targetVersionName

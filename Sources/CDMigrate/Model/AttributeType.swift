@@ -42,7 +42,9 @@ public enum AttributeType: String, CaseIterable {
         }
     }
 
+    /// Whether the type is `integer16`, `integer32` or `integer64`.
     public var isInteger: Bool { self == .integer16 || self == .integer32 || self == .integer64 }
+    /// Whether the type holds a number (the integers, decimal, double, float, boolean).
     public var isNumeric: Bool { isInteger || self == .decimal || self == .double || self == .float || self == .boolean }
 
     /// The range an integer type can hold.

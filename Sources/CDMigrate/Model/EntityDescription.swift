@@ -1,12 +1,20 @@
 /// NSEntityDescription: an entity with its own and inherited properties.
 public final class EntityDescription {
+    /// The entity's name (Core Data: `name`).
     public let name: String
+    /// Whether the entity has no instances of its own (Core Data: `isAbstract`).
     public internal(set) var isAbstract: Bool
+    /// The parent entity's name, nil for a root entity.
     public let parentName: String?
+    /// The parent entity (Core Data: `superentity`).
     public internal(set) weak var parent: EntityDescription?
+    /// The model the entity belongs to (Core Data: `managedObjectModel`).
     public internal(set) weak var model: ManagedObjectModel?
+    /// The entity's former name for inferred mappings (Core Data: `renamingIdentifier`).
     public internal(set) var renamingIdentifier: String?
+    /// Text mixed into the version hash to force a new one (Core Data: `versionHashModifier`).
     public internal(set) var versionHashModifier: String?
+    /// The entity's user info (Core Data: `userInfo`).
     public internal(set) var userInfo: [String: String]
     /// NSEntityDescription.managedObjectClassName (Xcode's `representedClassName`); not part of the hash.
     public internal(set) var managedObjectClassName: String?
@@ -16,12 +24,16 @@ public final class EntityDescription {
 
     /// Properties declared by this entity itself.
     public internal(set) var ownAttributes: [AttributeDescription]
+    /// The relationships the entity declares itself, without inherited ones.
     public internal(set) var ownRelationships: [RelationshipDescription]
 
     /// All attributes and relationships, inherited ones first (filled in when the model links).
     public internal(set) var attributes: [AttributeDescription] = []
+    /// All relationships, inherited ones first (Core Data: `relationshipsByName.values`).
     public internal(set) var relationships: [RelationshipDescription] = []
+    /// All attributes by name (Core Data: `attributesByName`).
     public internal(set) var attributesByName: [String: AttributeDescription] = [:]
+    /// All relationships by name (Core Data: `relationshipsByName`).
     public internal(set) var relationshipsByName: [String: RelationshipDescription] = [:]
 
     /// The store's entity number (`Z_ENT`): depth-first over the hierarchy, roots alphabetically,
@@ -32,6 +44,13 @@ public final class EntityDescription {
     var explicitVersionHash: [UInt8]?
     var subentityList: [Weak<EntityDescription>] = []
 
+    /// An entity made in code; linked when given to `ManagedObjectModel.init`.
+    ///
+    /// - parameter name: The entity's name.
+    /// - parameter parent: The parent entity's name.
+    /// - parameter isAbstract: Whether it has no instances of its own.
+    /// - parameter attributes: The attributes it declares.
+    /// - parameter relationships: The relationships it declares.
     public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [AttributeDescription] = [],
                 relationships: [RelationshipDescription] = [], renamingIdentifier: String? = nil,
                 versionHashModifier: String? = nil, userInfo: [String: String] = [:]) {
@@ -72,8 +91,11 @@ public final class EntityDescription {
         return false
     }
 
+    /// The attribute called `name`, own or inherited, or nil.
     public func attribute(named name: String) -> AttributeDescription? { attributesByName[name] }
+    /// The relationship called `name`, own or inherited, or nil.
     public func relationship(named name: String) -> RelationshipDescription? { relationshipsByName[name] }
+    /// The attribute or relationship called `name`, or nil (Core Data: `propertiesByName[name]`).
     public func property(named name: String) -> PropertyDescription? { attributesByName[name] ?? relationshipsByName[name] }
 }
 

@@ -3,6 +3,7 @@
 extension ManagedObjectModel {
     /// One entity whose version differs between a store and a model.
     public struct VersionDifference: Equatable, CustomStringConvertible {
+        /// The entity.
         public var entityName: String
         /// The hash the store records (nil: the entity is not in the store).
         public var storeHash: [UInt8]?

@@ -12,7 +12,7 @@ extension ManagedObjectModel {
     /// derivation expressions.
     ///
     /// Core Data counterpart: none (Xcode writes `.xcdatamodel` XML).
-    public func jsonValue() -> JSON {
+    package func jsonValue() -> JSON {
         var members: [(key: String, value: JSON)] = []
         if let name = name { members.append(("name", .string(name))) }
         if let identifier = versionIdentifier { members.append(("versionIdentifier", .string(identifier))) }

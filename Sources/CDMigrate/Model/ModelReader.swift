@@ -1,6 +1,10 @@
 /// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
 /// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`).
 public enum ModelReader {
+    /// Reads a model from cdmigrate's JSON (docs/model-format.md).
+    ///
+    /// - parameter text: The JSON text.
+    /// - throws: `MigrationError` `.invalidJSON` or `.invalidModel`, naming the JSON path at fault.
     public static func model(fromJSON text: String) throws -> ManagedObjectModel {
         return try model(from: try JSON.parse(text))
     }
@@ -63,7 +67,7 @@ public enum ModelReader {
         return String(last[last.index(after: dot)...])
     }
 
-    public static func model(from json: JSON) throws -> ManagedObjectModel {
+    package static func model(from json: JSON) throws -> ManagedObjectModel {
         var root = JSONReader(json, path: "$", code: .invalidModel, what: "a model")
         let name = root.string("name")
         let versionIdentifier = root.string("versionIdentifier")
@@ -225,7 +229,7 @@ public enum ModelReader {
 
     /// Plain decimal notation (`-12.5`, `3e-2`): what NSDecimalNumber reads, without the
     /// `nan`, `inf` and hexadecimal forms that `Double(_:)` would also take.
-    public static func isDecimalText(_ s: String) -> Bool {
+    package static func isDecimalText(_ s: String) -> Bool {
         var chars = Array(s.utf8)[...]
         func digits() -> Int {
             var n = 0

@@ -9,10 +9,13 @@
 /// Core Data counterpart: the compiled `.momd` bundle, with
 /// `NSManagedObjectModel.mergedModel(from:forStoreMetadata:)` to find a store's version.
 public struct ModelVersionSet {
+    /// The path the versions were read from.
     public let path: String
     /// Version names in name order.
     public let versionNames: [String]
+    /// The current version (the `.xcdatamodeld`'s `.xccurrentversion`, else the last).
     public let currentVersionName: String
+    /// The models, by version name.
     public let models: [String: ManagedObjectModel]
     /// What loading noticed (a folder without a current-version file, files that are not models).
     public let warnings: [String]
@@ -67,6 +70,7 @@ public struct ModelVersionSet {
         self.warnings = warnings
     }
 
+    /// The model of the current version.
     public var currentModel: ManagedObjectModel? { models[currentVersionName] }
 
     /// The version a store was written with: the one whose entity version hashes equal the

@@ -12,10 +12,10 @@
 ///
 /// A hash written in the model file (`versionHash` in the JSON) replaces the computed one (and
 /// feeds the hashes built on it); when it differs from the computed one the model gets a warning.
-public enum VersionHash {
+package enum VersionHash {
     /// Ascending by UTF-16 code units, case-sensitive (`-[NSString compare:]` on identifiers):
     /// the order of properties in an entity hash and of entities in the model digest.
-    public static func nameOrder(_ a: String, _ b: String) -> Bool {
+    package static func nameOrder(_ a: String, _ b: String) -> Bool {
         a.utf16.lexicographicallyPrecedes(b.utf16)
     }
 
@@ -115,7 +115,7 @@ public enum VersionHash {
 
     /// The model checksum and digest of a set of entity hashes (what `ManagedObjectModel` computes
     /// from its entities): for checking store metadata against hashes alone.
-    public static func modelHashes(of entityHashes: [String: [UInt8]]) -> (checksum: [UInt8], digest: [UInt8]) {
+    package static func modelHashes(of entityHashes: [String: [UInt8]]) -> (checksum: [UInt8], digest: [UInt8]) {
         var checksum: [UInt8] = []
         var digest: [UInt8] = []
         for name in entityHashes.keys.sorted(by: nameOrder) {
@@ -126,7 +126,7 @@ public enum VersionHash {
         return (SHA256.hash(checksum), SHA512.hash(digest))
     }
 
-    public static func hex(_ bytes: [UInt8]) -> String {
+    package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         var s = ""
         for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }

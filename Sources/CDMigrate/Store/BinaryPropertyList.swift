@@ -13,6 +13,7 @@ public enum PropertyListValue: Equatable {
     /// NSKeyedArchiver's object references (CF$UID).
     case uid(UInt64)
 
+    /// Equal kinds with equal contents; dictionaries compare in key order.
     public static func == (lhs: PropertyListValue, rhs: PropertyListValue) -> Bool {
         switch (lhs, rhs) {
         case (.string(let a), .string(let b)): return a == b
@@ -29,6 +30,7 @@ public enum PropertyListValue: Equatable {
         }
     }
 
+    /// The value under `key` of a dictionary, nil for a missing key or another kind.
     public subscript(key: String) -> PropertyListValue? {
         if case .dictionary(let members) = self { return members.first(where: { $0.key == key })?.value }
         return nil
@@ -45,12 +47,12 @@ public enum PropertyListValue: Equatable {
 /// `null` and fill markers (which CoreFoundation never writes, and which have no property list
 /// value) are skipped inside arrays and dictionaries and are an error as the top object.
 /// Sets and ordered sets decode as arrays.
-public enum BinaryPropertyList {
+package enum BinaryPropertyList {
     /// Deeper nesting than this is rejected rather than risking the stack.
     static let maximumDepth = 512
 
     /// Decodes a `bplist00` document; malformed input is an error, never a crash.
-    public static func decode(_ bytes: [UInt8]) throws -> PropertyListValue {
+    package static func decode(_ bytes: [UInt8]) throws -> PropertyListValue {
         var reader = try Reader(bytes)
         guard let value = try reader.object(reader.topObject, depth: 0) else {
             throw Reader.malformed("the top object is null")
@@ -59,7 +61,7 @@ public enum BinaryPropertyList {
     }
 
     /// Encodes a value as a `bplist00` document.
-    public static func encode(_ value: PropertyListValue) -> [UInt8] {
+    package static func encode(_ value: PropertyListValue) -> [UInt8] {
         var writer = Writer()
         _ = writer.flatten(value)
         return writer.serialize()

@@ -15,6 +15,7 @@ public struct FetchSortDescriptor: Equatable {
     /// An attribute of the fetched entity (inherited ones included). Key paths through
     /// relationships are not sortable here.
     public var key: String
+    /// Whether smaller values come first (Core Data: `ascending`).
     public var ascending: Bool
 
     /// - Parameters:

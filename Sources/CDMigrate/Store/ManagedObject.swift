@@ -4,10 +4,12 @@
 /// store are read from and written to the store through its `ObjectContext` (so that a million
 /// rows never sit in memory at once); an instance that belongs to no store keeps them itself.
 public final class ManagedObject: CustomStringConvertible {
+    /// The instance's entity (Core Data: `entity`).
     public let entity: EntityDescription
+    /// The instance's ID (Core Data: `objectID`).
     public internal(set) var objectID: ObjectID
     /// The store it belongs to; nil for a free-standing instance (tests, expression evaluation).
-    public internal(set) weak var context: ObjectContext?
+    package weak var context: ObjectContext?
     /// Indexed like `entity.attributes`.
     var attributeValues: [Value]
     /// A fault knows its identity but not yet its attribute values; the first access to an
@@ -66,6 +68,9 @@ public final class ManagedObject: CustomStringConvertible {
         }
     }
 
+    /// The value of `attribute`, read from the row when the instance is a fault.
+    ///
+    /// - throws: `MigrationError` when the attribute is not the entity's, or the store cannot be read.
     public func value(for attribute: AttributeDescription) throws -> Value {
         try checkOwnAttribute(attribute)
         if isFault { try fireFault() }
@@ -88,6 +93,9 @@ public final class ManagedObject: CustomStringConvertible {
         }
     }
 
+    /// The instances of `relationship`: `.object`, `.null` or `.collection`.
+    ///
+    /// - throws: `MigrationError` when the relationship is not the entity's, or the store cannot be read.
     public func value(for relationship: RelationshipDescription) throws -> Value {
         if let context = context { return try context.relationshipValue(of: self, relationship) }
         try checkFreeStanding(relationship)
@@ -101,6 +109,9 @@ public final class ManagedObject: CustomStringConvertible {
         throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
     }
 
+    /// Sets `attribute` to `value`, converted to the attribute's type where Core Data would.
+    ///
+    /// - throws: `MigrationError` `.invalidArgument` when the value does not suit the type.
     public func setValue(_ value: Value, for attribute: AttributeDescription) throws {
         try checkOwnAttribute(attribute)
         let coerced = try AttributeValueCoercion.coerce(value, to: attribute)
@@ -193,6 +204,7 @@ public final class ManagedObject: CustomStringConvertible {
         return set
     }
 
+    /// The entity, the object ID and the attribute values, for messages.
     public var description: String {
         if isFault { return "<\(entity.name) \(objectID.uriRepresentation)> (fault)" }
         let values = entity.attributes.map { "\($0.name) = \(attributeValues[$0.index])" }.joined(separator: "; ")
@@ -201,7 +213,7 @@ public final class ManagedObject: CustomStringConvertible {
 }
 
 /// What a store does for the instances that belong to it.
-public protocol ObjectContext: AnyObject {
+package protocol ObjectContext: AnyObject {
     /// Fills a fault's attribute values from its row.
     func fulfillFault(_ object: ManagedObject) throws
     func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value

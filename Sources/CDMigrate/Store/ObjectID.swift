@@ -2,9 +2,12 @@
 public struct ObjectID: Hashable, CustomStringConvertible {
     /// The store's UUID (`Z_METADATA.Z_UUID`); empty for an instance that belongs to no store.
     public let storeIdentifier: String
+    /// The instance's entity.
     public let entityName: String
+    /// Its row's `Z_PK`.
     public let primaryKey: Int64
 
+    /// The ID of row `primaryKey` of `entityName` in the store with UUID `storeIdentifier`.
     public init(storeIdentifier: String, entityName: String, primaryKey: Int64) {
         self.storeIdentifier = storeIdentifier
         self.entityName = entityName
@@ -23,5 +26,6 @@ public struct ObjectID: Hashable, CustomStringConvertible {
         self.init(storeIdentifier: String(parts[0]), entityName: String(parts[1]), primaryKey: pk)
     }
 
+    /// `uriRepresentation`.
     public var description: String { uriRepresentation }
 }

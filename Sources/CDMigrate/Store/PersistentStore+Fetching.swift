@@ -34,7 +34,7 @@ extension PersistentStore {
         return object
     }
 
-    public func fulfillFault(_ object: ManagedObject) throws {
+    package func fulfillFault(_ object: ManagedObject) throws {
         try checkOpen()
         try checkOwn(object)
         var found: ManagedObject?
@@ -48,6 +48,13 @@ extension PersistentStore {
         object.attributeValues = row.attributeValues
     }
 
+    /// The instances `request` selects, in its order.
+    ///
+    /// - parameter request: What to fetch.
+    /// - returns: The instances, faults filled.
+    /// - throws: `MigrationError` `.sqlite` when the store cannot be read, or an error of the request's filter.
+    ///
+    /// Core Data: `NSManagedObjectContext.fetch(_:)`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         var result: [ManagedObject] = []
         try enumerate(request) { result.append($0); return true }

@@ -3,7 +3,7 @@
 extension PersistentStore {
     // MARK: ObjectContext: reading relationships
 
-    public func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value {
+    package func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value {
         try checkOpen()
         try checkOwn(object)
         guard let destination = relationship.destinationEntity else { return relationship.isToMany ? .collection([]) : .null }
@@ -59,7 +59,7 @@ extension PersistentStore {
         }
     }
 
-    public func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]) throws {
+    package func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]) throws {
         try checkRelationshipWrite(object, relationship, targets)
         let pk = primaryKeyValue(object)
         switch layout.storage(of: relationship) {
@@ -116,7 +116,7 @@ extension PersistentStore {
         }
     }
 
-    public func addToRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws {
+    package func addToRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws {
         try checkRelationshipWrite(object, relationship, targets)
         switch layout.storage(of: relationship) {
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
@@ -136,7 +136,7 @@ extension PersistentStore {
         }
     }
 
-    public func removeFromRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws {
+    package func removeFromRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws {
         try checkRelationshipWrite(object, relationship, targets)
         let pk = primaryKeyValue(object)
         switch layout.storage(of: relationship) {

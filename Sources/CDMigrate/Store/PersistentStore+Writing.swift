@@ -137,7 +137,7 @@ extension PersistentStore {
     }
     // MARK: ObjectContext: attributes
 
-    public func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
+    package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
         guard pendingIndex[key(object)] == nil, let column = layout.column(for: attribute) else { return }

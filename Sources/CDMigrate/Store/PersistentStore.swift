@@ -17,13 +17,18 @@ import Darwin
 /// reading one queries it, writing one writes the column or join table that holds both
 /// directions, so the inverse is always consistent.
 public final class PersistentStore: ObjectContext {
+    /// The model the store was opened or created with.
     public let model: ManagedObjectModel
+    /// The store file.
     public let path: String
+    /// Whether the store was opened read-only (Core Data: `NSReadOnlyPersistentStoreOption`).
     public let isReadOnly: Bool
+    /// The store's metadata: UUID, version hashes, other entries (Core Data: `metadata`).
     public internal(set) var metadata: StoreMetadata
     /// What opening noticed but could live with (e.g. a store without version metadata).
     public internal(set) var warnings: [String]
 
+    /// How `create(at:model:options:)` makes a store.
     public struct CreateOptions {
         /// The new store's UUID; a new random one when nil.
         public var storeUUID: String? = nil
@@ -32,6 +37,7 @@ public final class PersistentStore: ObjectContext {
         /// The path may be an empty file the caller created for this store (e.g. with `mkstemp`,
         /// to own a unique name); any other existing file is still refused.
         public var adoptsEmptyFile = false
+        /// The defaults: a new random UUID, an ordinary durable file, refused when the path exists.
         public init() {}
     }
 

@@ -2,7 +2,7 @@
 ///
 /// One column or join table holds both directions of a relationship and its inverse, which is
 /// why writing either side keeps the inverse consistent without further work.
-public enum RelationshipStorage: Equatable {
+package enum RelationshipStorage: Equatable {
     /// A to-one: a column on the entity's own table holding the target's `Z_PK`; `entityColumn`
     /// (`Z<n>_<NAME>`) holds the target's `Z_ENT` when the destination has subentities;
     /// `orderColumn` (`Z_FOK_<NAME>`) is the row's position in the inverse when that is an ordered to-many.

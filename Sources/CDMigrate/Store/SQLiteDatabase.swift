@@ -5,8 +5,8 @@ import CSQLite
 /// Statements are cached by their SQL text, so the hot paths of a migration (one INSERT per row,
 /// one SELECT per relationship look-up) prepare each statement once. Every failure is a
 /// `MigrationError(.sqlite, …)` carrying SQLite's own message and the SQL at fault.
-public final class SQLiteDatabase {
-    public enum OpenMode {
+package final class SQLiteDatabase {
+    package enum OpenMode {
         /// Reads only; SQLite refuses every write.
         case readOnly
         /// Reads and writes an existing file.
@@ -15,8 +15,8 @@ public final class SQLiteDatabase {
         case create
     }
 
-    public let path: String
-    public let mode: OpenMode
+    package let path: String
+    package let mode: OpenMode
     private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
     /// Statements prepared outside the cache (kept by their owner, or a cached one was busy); finalized on close.
@@ -24,7 +24,7 @@ public final class SQLiteDatabase {
 
     /// Opens `path`; with `uri` (a `file:` URI naming that file with query options such as
     /// `mode=ro` or `immutable=1`), SQLite opens the URI and `path` names it in messages.
-    public init(path: String, mode: OpenMode, uri: String? = nil) throws {
+    package init(path: String, mode: OpenMode, uri: String? = nil) throws {
         self.path = path
         self.mode = mode
         var flags: Int32
@@ -54,10 +54,10 @@ public final class SQLiteDatabase {
 
     deinit { close() }
 
-    public var isOpen: Bool { handle != nil }
+    package var isOpen: Bool { handle != nil }
 
     /// Finalizes every statement and closes the connection; harmless when already closed.
-    public func close() {
+    package func close() {
         guard let db = handle else { return }
         for statement in cache.values { statement.finalize() }
         cache.removeAll()
@@ -88,12 +88,12 @@ public final class SQLiteDatabase {
     }
 
     /// The extended result code of the last failure.
-    public var lastErrorCode: Int32 { handle.map { sqlite3_extended_errcode($0) } ?? SQLITE_MISUSE }
+    package var lastErrorCode: Int32 { handle.map { sqlite3_extended_errcode($0) } ?? SQLITE_MISUSE }
 
     // MARK: Running SQL
 
     /// Runs one or more statements that return no rows.
-    public func exec(_ sql: String) throws {
+    package func exec(_ sql: String) throws {
         let db = try openHandle(sql: sql)
         var errorMessage: UnsafeMutablePointer<CChar>?
         let rc = sqlite3_exec(db, sql, nil, nil, &errorMessage)
@@ -108,7 +108,7 @@ public final class SQLiteDatabase {
 
     /// A prepared statement for `sql`, reused from the cache when it is not in the middle of a
     /// query (a nested query with the same SQL gets its own statement).
-    public func prepare(_ sql: String) throws -> SQLiteStatement {
+    package func prepare(_ sql: String) throws -> SQLiteStatement {
         if let cached = cache[sql] {
             if !cached.isBusy {
                 cached.reset()
@@ -122,7 +122,7 @@ public final class SQLiteDatabase {
     }
 
     /// A statement outside the cache (for its owner to keep), finalized when released or when the database closes.
-    public func prepareUncached(_ sql: String) throws -> SQLiteStatement {
+    package func prepareUncached(_ sql: String) throws -> SQLiteStatement {
         let statement = try prepareStatement(sql)
         extraStatements.removeAll { $0.value == nil }
         extraStatements.append(Weak(statement))
@@ -141,7 +141,7 @@ public final class SQLiteDatabase {
     }
 
     /// Runs a statement that returns no rows, with its arguments.
-    public func run(_ sql: String, _ arguments: [Value] = []) throws {
+    package func run(_ sql: String, _ arguments: [Value] = []) throws {
         let statement = try prepare(sql)
         try statement.bind(arguments)
         while try statement.step() {}
@@ -149,7 +149,7 @@ public final class SQLiteDatabase {
     }
 
     /// The first column of the first row, or nil when there is no row.
-    public func scalar(_ sql: String, _ arguments: [Value] = []) throws -> SQLiteStatement.Raw? {
+    package func scalar(_ sql: String, _ arguments: [Value] = []) throws -> SQLiteStatement.Raw? {
         let statement = try prepare(sql)
         defer { statement.reset() }
         try statement.bind(arguments)
@@ -158,7 +158,7 @@ public final class SQLiteDatabase {
     }
 
     /// Every row of a query, each as raw column values (for small bookkeeping queries).
-    public func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[SQLiteStatement.Raw]] {
+    package func rows(_ sql: String, _ arguments: [Value] = []) throws -> [[SQLiteStatement.Raw]] {
         let statement = try prepare(sql)
         defer { statement.reset() }
         try statement.bind(arguments)
@@ -173,38 +173,38 @@ public final class SQLiteDatabase {
     // MARK: Transactions
 
     /// True while a transaction is open (SQLite is not in autocommit mode).
-    public var isInTransaction: Bool {
+    package var isInTransaction: Bool {
         guard let db = handle else { return false }
         return sqlite3_get_autocommit(db) == 0
     }
 
-    public func begin() throws { try exec("BEGIN") }
-    public func commit() throws { try exec("COMMIT") }
+    package func begin() throws { try exec("BEGIN") }
+    package func commit() throws { try exec("COMMIT") }
 
     /// Rolls back the open transaction, if any.
-    public func rollback() throws {
+    package func rollback() throws {
         if isInTransaction { try exec("ROLLBACK") }
     }
 
-    public var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    package var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    public var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+    package var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
     // MARK: Schema
 
     /// Whether a table of that name exists (case-insensitive, as SQLite's names are).
-    public func tableExists(_ name: String) throws -> Bool {
+    package func tableExists(_ name: String) throws -> Bool {
         return try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.string(name)]) != nil
     }
 
     /// The column names of a table, in order; empty when there is no such table.
-    public func columns(ofTable name: String) throws -> [String] {
+    package func columns(ofTable name: String) throws -> [String] {
         return try rows("SELECT name FROM pragma_table_info(?)", [.string(name)]).compactMap { $0.first?.text }
     }
 
     /// Quotes an identifier for SQL.
-    public static func quote(_ identifier: String) -> String {
+    package static func quote(_ identifier: String) -> String {
         return "\"" + identifier.replacingAll("\"", with: "\"\"") + "\""
     }
 }

@@ -1,16 +1,16 @@
 import CSQLite
 
 /// A prepared statement: bind arguments by position, step through rows, read typed columns.
-public final class SQLiteStatement {
+package final class SQLiteStatement {
     /// A column value as SQLite holds it.
-    public enum Raw: Equatable {
+    package enum Raw: Equatable {
         case null
         case integer(Int64)
         case real(Double)
         case text(String)
         case blob([UInt8])
 
-        public var integer: Int64? {
+        package var integer: Int64? {
             switch self {
             case .integer(let i): return i
             case .real(let d): return d.isFinite && abs(d) < 9.2e18 ? Int64(d) : nil
@@ -19,7 +19,7 @@ public final class SQLiteStatement {
             }
         }
 
-        public var text: String? {
+        package var text: String? {
             switch self {
             case .text(let s): return s
             case .integer(let i): return String(i)
@@ -29,7 +29,7 @@ public final class SQLiteStatement {
             }
         }
 
-        public var bytes: [UInt8]? {
+        package var bytes: [UInt8]? {
             switch self {
             case .blob(let b): return b
             case .text(let s): return Array(s.utf8)
@@ -38,7 +38,7 @@ public final class SQLiteStatement {
         }
     }
 
-    public let sql: String
+    package let sql: String
     private(set) var handle: OpaquePointer?
     private unowned let database: SQLiteDatabase
     /// True between a step that returned a row and the next reset: the statement is in use.
@@ -64,7 +64,7 @@ public final class SQLiteStatement {
     }
 
     /// Makes the statement ready to run again and forgets its arguments.
-    public func reset() {
+    package func reset() {
         guard let h = handle else { return }
         sqlite3_reset(h)
         sqlite3_clear_bindings(h)
@@ -73,10 +73,10 @@ public final class SQLiteStatement {
 
     // MARK: Binding
 
-    public var parameterCount: Int { handle.map { Int(sqlite3_bind_parameter_count($0)) } ?? 0 }
+    package var parameterCount: Int { handle.map { Int(sqlite3_bind_parameter_count($0)) } ?? 0 }
 
     /// Binds arguments to parameters 1, 2, … (after a reset).
-    public func bind(_ values: [Value]) throws {
+    package func bind(_ values: [Value]) throws {
         let h = try live()
         let count = Int(sqlite3_bind_parameter_count(h))
         guard values.count <= count else {
@@ -88,7 +88,7 @@ public final class SQLiteStatement {
     /// Binds one value (1-based position) as Core Data stores it: dates as REAL seconds since
     /// 2001, booleans 0/1, UUIDs as 16-byte BLOBs, decimals as text (a DECIMAL column's numeric
     /// affinity turns them into numbers), an instance as its primary key.
-    public func bind(_ value: Value, at position: Int32) throws {
+    package func bind(_ value: Value, at position: Int32) throws {
         let h = try live()
         var rc: Int32
         switch value {
@@ -126,7 +126,7 @@ public final class SQLiteStatement {
 
     /// Advances to the next row: true when there is one, false when the statement is done.
     @discardableResult
-    public func step() throws -> Bool {
+    package func step() throws -> Bool {
         let h = try live()
         let rc = sqlite3_step(h)
         switch rc {
@@ -145,7 +145,7 @@ public final class SQLiteStatement {
     }
 
     /// Resets, binds, and runs to completion (for statements returning no rows).
-    public func run(_ arguments: [Value] = []) throws {
+    package func run(_ arguments: [Value] = []) throws {
         reset()
         try bind(arguments)
         while try step() {}
@@ -154,28 +154,28 @@ public final class SQLiteStatement {
 
     // MARK: Reading columns
 
-    public var columnCount: Int { handle.map { Int(sqlite3_column_count($0)) } ?? 0 }
+    package var columnCount: Int { handle.map { Int(sqlite3_column_count($0)) } ?? 0 }
 
-    public func columnName(at index: Int) -> String {
+    package func columnName(at index: Int) -> String {
         guard let h = handle, let name = sqlite3_column_name(h, Int32(index)) else { return "" }
         return String(cString: name)
     }
 
-    public func isNull(at index: Int) -> Bool {
+    package func isNull(at index: Int) -> Bool {
         guard let h = handle else { return true }
         return sqlite3_column_type(h, Int32(index)) == SQLITE_NULL
     }
 
-    public func int64(at index: Int) -> Int64 { handle.map { sqlite3_column_int64($0, Int32(index)) } ?? 0 }
-    public func double(at index: Int) -> Double { handle.map { sqlite3_column_double($0, Int32(index)) } ?? 0 }
+    package func int64(at index: Int) -> Int64 { handle.map { sqlite3_column_int64($0, Int32(index)) } ?? 0 }
+    package func double(at index: Int) -> Double { handle.map { sqlite3_column_double($0, Int32(index)) } ?? 0 }
 
-    public func text(at index: Int) -> String? {
+    package func text(at index: Int) -> String? {
         guard let h = handle, let pointer = sqlite3_column_text(h, Int32(index)) else { return nil }
         let count = Int(sqlite3_column_bytes(h, Int32(index)))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    public func blob(at index: Int) -> [UInt8] {
+    package func blob(at index: Int) -> [UInt8] {
         guard let h = handle else { return [] }
         let count = Int(sqlite3_column_bytes(h, Int32(index)))
         guard count > 0, let pointer = sqlite3_column_blob(h, Int32(index)) else { return [] }
@@ -183,7 +183,7 @@ public final class SQLiteStatement {
     }
 
     /// The column as SQLite stores it.
-    public func raw(at index: Int) -> Raw {
+    package func raw(at index: Int) -> Raw {
         guard let h = handle else { return .null }
         switch sqlite3_column_type(h, Int32(index)) {
         case SQLITE_INTEGER: return .integer(sqlite3_column_int64(h, Int32(index)))
@@ -196,7 +196,7 @@ public final class SQLiteStatement {
 
     /// The column as a value of an attribute type, converting what SQLite's type affinity did
     /// (e.g. a decimal stored as INTEGER or REAL). A value that cannot be one of that type reads as nil.
-    public func value(at index: Int, as type: AttributeType) -> Value {
+    package func value(at index: Int, as type: AttributeType) -> Value {
         let raw = raw(at: index)
         switch raw {
         case .null: return .null

@@ -4,6 +4,7 @@
 public struct StoreInfo {
     /// One entity of the store, as `Z_PRIMARYKEY` lists it.
     public struct Entity: Equatable {
+        /// The entity's name as the store's `Z_PRIMARYKEY` table records it.
         public var name: String
         /// `Z_ENT`: the entity's number in the store.
         public var entityNumber: Int
@@ -15,7 +16,9 @@ public struct StoreInfo {
         public var maxPrimaryKey: Int64
     }
 
+    /// The store file.
     public var path: String
+    /// The store's metadata (Core Data: `metadataForPersistentStore(ofType:at:)`).
     public var metadata: StoreMetadata
     /// In entity-number order.
     public var entities: [Entity]

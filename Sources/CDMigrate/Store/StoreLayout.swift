@@ -24,18 +24,18 @@
 /// computed by the rules is checked against the store's own schema; a name the store spells differently
 /// (another collision number, another entity number) is found among its columns, and a stored property
 /// with no column at all is an error naming the entity, the property and the table.
-public final class StoreLayout {
-    public struct TableDefinition {
-        public var name: String
+package final class StoreLayout {
+    package struct TableDefinition {
+        package var name: String
         /// Name and declared type, in order.
-        public var columns: [(name: String, type: String)]
+        package var columns: [(name: String, type: String)]
         /// For join tables: the composite primary key.
-        public var primaryKey: [String]
+        package var primaryKey: [String]
         /// Index name and its columns.
-        public var indexes: [(name: String, columns: [String])]
+        package var indexes: [(name: String, columns: [String])]
 
         /// The `CREATE TABLE` and `CREATE INDEX` statements, in Core Data's spelling.
-        public var createStatements: [String] {
+        package var createStatements: [String] {
             var body = columns.map { column -> String in
                 column.name == "Z_PK" && primaryKey.isEmpty ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
             }
@@ -48,11 +48,11 @@ public final class StoreLayout {
         }
     }
 
-    public let model: ManagedObjectModel
+    package let model: ManagedObjectModel
     /// Entity tables then join tables, as planned (for a read layout, with the store's spellings).
-    public private(set) var tables: [TableDefinition] = []
+    package private(set) var tables: [TableDefinition] = []
     /// Things a read layout noticed but could live with (e.g. a missing ordering column).
-    public private(set) var warnings: [String] = []
+    package private(set) var warnings: [String] = []
 
     private var tableByEntity: [String: String] = [:]
     private var numberByEntity: [String: Int] = [:]
@@ -63,7 +63,7 @@ public final class StoreLayout {
     private var entityCountByTable: [String: Int] = [:]
 
     /// The layout of a new store for `model`, entity numbers from `entity.entityNumber`.
-    public init(model: ManagedObjectModel) {
+    package init(model: ManagedObjectModel) {
         self.model = model
         var numbers: [String: Int] = [:]
         for entity in model.entities { numbers[entity.name] = entity.entityNumber }
@@ -95,27 +95,27 @@ public final class StoreLayout {
     // MARK: What the engine asks
 
     /// The table holding the entity's rows (its root's table).
-    public func table(for entity: EntityDescription) -> String {
+    package func table(for entity: EntityDescription) -> String {
         return tableByEntity[entity.name] ?? "Z" + entity.rootEntity.name.uppercased()
     }
 
     /// The entity's `Z_ENT`.
-    public func entityNumber(of entity: EntityDescription) -> Int {
+    package func entityNumber(of entity: EntityDescription) -> Int {
         return numberByEntity[entity.name] ?? entity.entityNumber
     }
 
     /// The entity a `Z_ENT` value stands for.
-    public func entity(forNumber number: Int) -> EntityDescription? { entityByNumber[number] }
+    package func entity(forNumber number: Int) -> EntityDescription? { entityByNumber[number] }
 
     /// The entity's number, and its descendants' when asked (depth-first order).
-    public func entityNumbers(of entity: EntityDescription, includingSubentities: Bool) -> [Int] {
+    package func entityNumbers(of entity: EntityDescription, includingSubentities: Bool) -> [Int] {
         let entities = includingSubentities ? entity.selfAndDescendants : [entity]
         return entities.map { entityNumber(of: $0) }
     }
 
     /// `Z_ENT IN (…)` (or `= n`) selecting the entity's rows in its table, nil when every row of the
     /// table qualifies. `qualifier` prefixes the column (e.g. "t." in a join).
-    public func entityRestriction(for entity: EntityDescription, includingSubentities: Bool, qualifier: String = "") -> String? {
+    package func entityRestriction(for entity: EntityDescription, includingSubentities: Bool, qualifier: String = "") -> String? {
         let numbers = entityNumbers(of: entity, includingSubentities: includingSubentities)
         if numbers.count == entityCountByTable[table(for: entity)] { return nil }
         if numbers.count == 1 { return "\(qualifier)Z_ENT = \(numbers[0])" }
@@ -123,22 +123,22 @@ public final class StoreLayout {
     }
 
     /// The attribute's column; nil for a transient attribute (nothing stored).
-    public func column(for attribute: AttributeDescription) -> String? { attributeColumns[ObjectIdentifier(attribute)] }
+    package func column(for attribute: AttributeDescription) -> String? { attributeColumns[ObjectIdentifier(attribute)] }
 
     /// How the relationship is stored.
-    public func storage(of relationship: RelationshipDescription) -> RelationshipStorage {
+    package func storage(of relationship: RelationshipDescription) -> RelationshipStorage {
         return storages[ObjectIdentifier(relationship)] ?? .transient
     }
 
     /// For the predicate-to-SQL translator: a key path that is one stored attribute of the entity →
     /// its column and type; nil for anything else (relationships, key paths, transient attributes).
-    public func sqlColumn(forKeyPath keys: [String], of entity: EntityDescription) -> (sql: String, type: AttributeType)? {
+    package func sqlColumn(forKeyPath keys: [String], of entity: EntityDescription) -> (sql: String, type: AttributeType)? {
         guard keys.count == 1, let attribute = entity.attributesByName[keys[0]], let column = column(for: attribute) else { return nil }
         return (column, attribute.attributeType)
     }
 
     /// What `PredicateSQLTranslator` needs to push a predicate on `entity` into a `WHERE` over its table.
-    public func columnResolver(for entity: EntityDescription) -> SQLColumnResolver {
+    package func columnResolver(for entity: EntityDescription) -> SQLColumnResolver {
         return EntityColumns(layout: self, entity: entity)
     }
 
@@ -152,7 +152,7 @@ public final class StoreLayout {
 
     /// Every column of the entity's table that a row of this entity may fill from a relationship:
     /// its to-one columns, and the hidden and ordering columns other entities' to-manys keep on it.
-    public func linkColumns(for entity: EntityDescription) -> [String] {
+    package func linkColumns(for entity: EntityDescription) -> [String] {
         var columns: [String] = []
         func add(_ name: String?) { if let n = name, !columns.contains(n) { columns.append(n) } }
         for relationship in entity.relationships {
@@ -168,7 +168,7 @@ public final class StoreLayout {
     }
 
     /// The statements creating every table and index of a new store, bookkeeping tables included.
-    public var createStatements: [String] {
+    package var createStatements: [String] {
         var statements: [String] = []
         for table in tables { statements += table.createStatements }
         statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
@@ -308,7 +308,7 @@ public final class StoreLayout {
     // MARK: Reading an existing store
 
     /// The layout of an existing store: numbers from its `Z_PRIMARYKEY`, names checked against its schema.
-    public static func read(from database: SQLiteDatabase, model: ManagedObjectModel) throws -> StoreLayout {
+    package static func read(from database: SQLiteDatabase, model: ManagedObjectModel) throws -> StoreLayout {
         let where_ = "store '\(database.path)'"
         guard try database.tableExists("Z_PRIMARYKEY") else {
             throw MigrationError(.incompatibleVersionHash, "\(where_) is not a Core Data SQLite store: it has no Z_PRIMARYKEY table")

@@ -13,6 +13,7 @@ public struct StoreMetadata: Equatable {
     /// True when `Z_PLIST` was empty (macOS Notes does this): the version cannot be checked.
     public var isEmpty: Bool
 
+    /// Equal UUID, type, version hashes, identifiers and other entries.
     public static func == (lhs: StoreMetadata, rhs: StoreMetadata) -> Bool {
         lhs.storeUUID == rhs.storeUUID && lhs.storeType == rhs.storeType && lhs.versionHashes == rhs.versionHashes
             && lhs.versionIdentifiers == rhs.versionIdentifiers && lhs.isEmpty == rhs.isEmpty
@@ -62,7 +63,7 @@ public struct StoreMetadata: Equatable {
     ]
 
     /// Reads the metadata from `Z_UUID` and the bytes of `Z_PLIST` (empty bytes give `isEmpty`).
-    public init(storeUUID: String, plist: [UInt8]) throws {
+    package init(storeUUID: String, plist: [UInt8]) throws {
         self.storeUUID = storeUUID
         self.storeType = "SQLite"
         self.versionHashes = [:]
@@ -109,7 +110,7 @@ public struct StoreMetadata: Equatable {
     /// The `Z_PLIST` bytes: the fields of this struct, Core Data's usual entries where missing,
     /// then every other entry in order (so reading them back gives equal metadata).
     /// Empty metadata stays empty.
-    public func plistBytes() -> [UInt8] {
+    package func plistBytes() -> [UInt8] {
         if isEmpty { return [] }
         let hashes = versionHashes.keys.sorted().map { (key: $0, value: PropertyListValue.data(versionHashes[$0] ?? [])) }
         var members: [(key: String, value: PropertyListValue)] = [

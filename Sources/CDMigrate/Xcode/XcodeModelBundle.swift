@@ -4,23 +4,23 @@
 /// Core Data counterpart: the `.momd` Xcode compiles from it, opened with
 /// `NSManagedObjectModel(contentsOf:)` (which gives the current version) and `Bundle`'s
 /// `VersionInfo.plist` (which lists the versions).
-public struct XcodeModelBundle {
+package struct XcodeModelBundle {
     /// The bundle's path as given.
-    public let path: String
+    package let path: String
     /// Version names (the `.xcdatamodel` folder names without the extension), sorted.
-    public let versionNames: [String]
+    package let versionNames: [String]
     /// The current version's name: `.xccurrentversion`'s `_XCCurrentVersionName`, or the only version.
-    public let currentVersionName: String
+    package let currentVersionName: String
     /// Every version's model, by version name.
-    public let models: [String: ManagedObjectModel]
+    package let models: [String: ManagedObjectModel]
     /// What loading noticed about the bundle itself (the versions' own warnings are on each model).
-    public let warnings: [String]
+    package let warnings: [String]
 
     /// Reads every version of the bundle at `path`.
     /// - Parameter path: a `.xcdatamodeld` folder.
     /// - Throws: `MigrationError` `.io` when the folder or a version cannot be read, `.invalidModel`
     ///   naming the file, element and line when a version or `.xccurrentversion` is not valid.
-    public init(contentsOf path: String) throws {
+    package init(contentsOf path: String) throws {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
         let folder = String(trimmed)
@@ -58,10 +58,10 @@ public struct XcodeModelBundle {
     }
 
     /// The model of the current version.
-    public var currentModel: ManagedObjectModel? { models[currentVersionName] }
+    package var currentModel: ManagedObjectModel? { models[currentVersionName] }
 
     /// The model of the version named `name` (without `.xcdatamodel`).
-    public func model(named name: String) -> ManagedObjectModel? { models[name] }
+    package func model(named name: String) -> ManagedObjectModel? { models[name] }
 
     /// `_XCCurrentVersionName` of a `.xccurrentversion` property list (XML).
     static func currentVersion(file: String) throws -> String {

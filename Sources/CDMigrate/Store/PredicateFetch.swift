@@ -15,6 +15,12 @@ extension FetchRequest {
         try self.init(entityName: entityName, predicate: parsed, in: store)
     }
 
+    /// A request for the instances of `entityName` matching an already parsed predicate.
+    ///
+    /// - parameter entityName: The entity.
+    /// - parameter predicate: The predicate; it runs as SQL where it translates, per instance elsewhere.
+    /// - parameter store: The store the request is for (its layout gives the columns).
+    /// - throws: `MigrationError` when the entity is unknown or the predicate names an unknown key.
     public init(entityName: String, predicate: FilterPredicate, in store: PersistentStore) throws {
         self.init(entityName: entityName)
         guard let entity = store.model.entity(named: entityName) else {

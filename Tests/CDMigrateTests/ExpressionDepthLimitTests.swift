@@ -249,9 +249,22 @@ final class ExpressionDepthLimitTests: XCTestCase {
                 Self.dismantle(consume predicate)
             }
         }
-        XCTAssertEqual(outcomes, Array(repeating: "refused", count: 8) + Array(repeating: ["refused", "no SQL"], count: 3).flatMap { $0 })
+        // The arithmetic chain (the first kind, evaluated last) is walked without recursing: it evaluates.
+        XCTAssertEqual(outcomes, Array(repeating: "refused", count: 7) + ["evaluated to \(Value.integer(100_001))"]
+                           + Array(repeating: ["refused", "no SQL"], count: 3).flatMap { $0 })
         // Freeing a chain that deep is left to `dismantle` above: Swift releases an indirect enum
         // recursively (docs/reliability.md).
+    }
+
+    func testArithmeticChainsAfterADeepOperandEvaluateAsTheyParse() throws {
+        // 30 negations (two parser levels each, one evaluator level each) then 40 subtractions:
+        // within the parser's limit, so the evaluator must not refuse it (found by fuzzing).
+        let text = String(repeating: "-(", count: 30) + "SELF" + String(repeating: ")", count: 30) + String(repeating: " - 1", count: 40)
+        let parsed = try ExpressionParser.parseExpression(text)
+        XCTAssertEqual(try ExpressionEvaluator().evaluate(parsed, object: .integer(5)), .integer(-35))
+        // Nil on the left ends the chain with nil, as each step of it would.
+        XCTAssertEqual(try ExpressionEvaluator().evaluate(try ExpressionParser.parseExpression("SELF - 1 * 2 - 3"), object: .null), .null)
+        XCTAssertEqual(try ExpressionEvaluator().evaluate(try ExpressionParser.parseExpression("10 - 2 * 3 - 1 + 8 / 4"), object: .null), .integer(5))
     }
 
     func testHandBuiltTreesEvaluateUpToTheLimitAndNoFurther() throws {
@@ -260,7 +273,8 @@ final class ExpressionDepthLimitTests: XCTestCase {
         for tree in Self.handBuiltChains(ExpressionParser.maximumDepth).dropLast() {
             Self.notRefusedForDepth { try ExpressionEvaluator().evaluate(tree) }
         }
-        for (kind, tree) in Self.handBuiltChains(ExpressionParser.maximumDepth + 1).enumerated() {
+        // Every kind but the arithmetic chain (walked without recursing, so never too deep).
+        for (kind, tree) in Self.handBuiltChains(ExpressionParser.maximumDepth + 1).enumerated().dropFirst() {
             XCTAssertThrowsError(try ExpressionEvaluator().evaluate(tree), "kind \(kind)") { error in
                 XCTAssertTrue((error as? MigrationError)?.message.contains("limit of 64 levels") == true, "\(error)")
             }

@@ -80,9 +80,21 @@ package final class ExpressionEvaluator {
         case .builtin(let name, let args):
             return try builtin(name, args, object: object)
         case .binary(let op, let lhs, let rhs):
-            let a = try evaluate(lhs, object: object)
-            if a.isNull { return .null }
-            return try Arithmetic.apply(op, a, try evaluate(rhs, object: object))
+            // A left-deep chain ("a - b - c …", as the parser builds one) is walked down its left
+            // side without recursing, so it counts one level whatever its length, as in the
+            // parser (which counts each operator of the chain where its right operand is read).
+            var rest: [(ValueExpression.ArithmeticOperator, ValueExpression)] = [(op, rhs)]
+            var leftmost = lhs
+            while case .binary(let innerOp, let innerLHS, let innerRHS) = leftmost {
+                rest.append((innerOp, innerRHS))
+                leftmost = innerLHS
+            }
+            var value = try evaluate(leftmost, object: object)
+            for (op, operand) in rest.reversed() {
+                if value.isNull { return .null }
+                value = try Arithmetic.apply(op, value, try evaluate(operand, object: object))
+            }
+            return value
         case .negation(let operand):
             return try Arithmetic.negate(try evaluate(operand, object: object))
         case .aggregate(let items):

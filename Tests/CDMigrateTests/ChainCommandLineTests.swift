@@ -12,25 +12,12 @@ final class ChainCommandLineTests: XCTestCase {
     static let versions = ["1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"]
 
     override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.executable) else {
-            XCTFail("\(CommandLineTests.executable) is not built (swift build --build-tests builds it)")
-            throw CocoaError(.fileNoSuchFile)
-        }
+        try CommandLineTool.requireBuilt()
         scratch = ScratchDirectory()
     }
 
     func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try CommandLineTool.run(arguments)
     }
 
     func store(_ version: String) throws -> String { try copyFixtureStore("apple-stores/renames/Example_v\(version).sqlite", into: scratch.path) }

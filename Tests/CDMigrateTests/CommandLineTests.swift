@@ -7,19 +7,8 @@ final class CommandLineTests: XCTestCase {
     var scratch: ScratchDirectory!
     var source: String!
 
-    /// The executable, built beside the test bundle by `swift build --build-tests`.
-    static let executable: String = {
-        let bundle = Bundle(for: CommandLineTests.self).bundleURL
-        let folders = [bundle.deletingLastPathComponent(), bundle, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
-        let candidates = folders.map { $0.appendingPathComponent("cdmigrate").path }
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
-    }()
-
     override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.executable) else {
-            XCTFail("\(Self.executable) is not built (swift build --build-tests builds it)")
-            throw CocoaError(.fileNoSuchFile)
-        }
+        try CommandLineTool.requireBuilt()
         scratch = ScratchDirectory()
         try MigrationBehaviourTests.people.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
         try MigrationBehaviourTests.split.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
@@ -41,17 +30,7 @@ final class CommandLineTests: XCTestCase {
 
     /// Runs the command; returns its exit status, standard output and standard error.
     func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Self.executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try CommandLineTool.run(arguments)
     }
 
     var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }

@@ -8,25 +8,12 @@ final class CommandLineToolsTests: XCTestCase {
     var scratch: ScratchDirectory!
 
     override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.executable) else {
-            XCTFail("\(CommandLineTests.executable) is not built (swift build --build-tests builds it)")
-            throw CocoaError(.fileNoSuchFile)
-        }
+        try CommandLineTool.requireBuilt()
         scratch = ScratchDirectory()
     }
 
     func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try CommandLineTool.run(arguments)
     }
 
     func write(_ text: String, _ name: String) throws -> String {

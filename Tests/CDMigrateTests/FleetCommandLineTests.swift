@@ -8,10 +8,7 @@ final class FleetCommandLineTests: XCTestCase {
     var scratch: ScratchDirectory!
 
     override func setUpWithError() throws {
-        guard FileManager.default.isExecutableFile(atPath: CommandLineTests.executable) else {
-            XCTFail("\(CommandLineTests.executable) is not built (swift build --build-tests builds it)")
-            throw CocoaError(.fileNoSuchFile)
-        }
+        try CommandLineTool.requireBuilt()
         scratch = ScratchDirectory()
         try MigrationBehaviourTests.people.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
         try MigrationBehaviourTests.split.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
@@ -27,17 +24,7 @@ final class FleetCommandLineTests: XCTestCase {
 
     /// Runs the command; returns its exit status, standard output and standard error.
     func run(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLineTests.executable)
-        process.arguments = arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try CommandLineTool.run(arguments)
     }
 
     var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }

@@ -32,6 +32,24 @@ final class DestinationLock {
 
     static func lockPath(for destination: String) -> String { destination + ".cdmigrate-lock" }
 
+    /// Takes the lock for a new store at `destination` and checks, under it, that neither the
+    /// store nor SQLite's companion files of an earlier one are there.
+    /// - Throws: `.migrationManagerDestinationStore` when another migration holds the lock, the
+    ///   destination exists, or its stale `-wal`/`-shm`/`-journal` would be replayed onto the new store.
+    static func acquireForNewStore(at destination: String) throws -> DestinationLock {
+        let lock = try acquire(for: destination)
+        if FileIO.exists(destination) {
+            lock.release()
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' already exists; cdmigrate never overwrites a store it did not make in this run")
+        }
+        let stale = StoreFiles.presentCompanions(of: destination)
+        if !stale.isEmpty {
+            lock.release()
+            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); SQLite would replay them onto the new store — remove them (or move them away with the store they belong to) and run the migration again")
+        }
+        return lock
+    }
+
     /// Takes the lock for `destination`, or throws at once when another migration holds it.
     static func acquire(for destination: String) throws -> DestinationLock {
         let path = lockPath(for: destination)

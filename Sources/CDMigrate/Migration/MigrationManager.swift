@@ -178,15 +178,8 @@ public final class MigrationManager {
         if StoreFiles.sameFile(sourcePath, destinationPath) {
             throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; use migrateStoreInPlace(at:) to replace a store")
         }
-        let lock = try DestinationLock.acquire(for: destinationPath)
+        let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
-        if FileIO.exists(destinationPath) {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' already exists; cdmigrate never overwrites a store it did not make in this run")
-        }
-        let stale = StoreFiles.presentCompanions(of: destinationPath)
-        if !stale.isEmpty {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); SQLite would replay them onto the new store — remove them (or move them away with the store they belong to) and run the migration again")
-        }
         let temporary = try StoreFiles.makeTemporaryFile(beside: destinationPath)
         do {
             let result = try run(sourcePath: sourcePath, temporaryPath: temporary, checkSourceVersion: checkSourceVersion)

@@ -70,15 +70,8 @@ public final class StagedMigrationManager {
             throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; migrate it in place instead")
         }
         let managers = try prepareManagers()
-        let lock = try DestinationLock.acquire(for: destinationPath)
+        let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
-        if FileIO.exists(destinationPath) {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' already exists; cdmigrate never overwrites a store it did not make in this run")
-        }
-        let stale = StoreFiles.presentCompanions(of: destinationPath)
-        if !stale.isEmpty {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); remove them and run the migration again")
-        }
         let folder = try StagedMigrationManager.makeWorkFolder(beside: destinationPath)
         defer { StagedMigrationManager.removeWorkFolder(folder) }
         var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)

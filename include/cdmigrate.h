@@ -213,6 +213,10 @@ const cdm_error *cdm_model_error(const cdm_model *model);
 /* Entities, in the model's order; the name is owned by the model. */
 int cdm_model_entity_count(const cdm_model *model, size_t *count);
 int cdm_model_entity_at(const cdm_model *model, size_t i, const char **name);
+/* The model as model JSON (docs/model-format.md) with each entity's version hash (Apple's,
+** base64), so a store written with the model is recognised by the JSON read back. Caller frees
+** *json with cdm_free. CDM_MISUSE (NULL or failed model, NULL json). */
+int cdm_model_json(const cdm_model *model, char **json);
 /* The index of an attribute in an entity (inherited attributes first, so an inherited attribute
 ** has the same index in every subentity), for the *_at getters and setters; and its type
 ** (enum cdm_attribute_type). CDM_NOTFOUND for an unknown entity or attribute. These never change
@@ -288,6 +292,18 @@ const cdm_error *cdm_mapping_error(const cdm_mapping *mapping);
 /* Entity mappings, in order; the name is owned by the mapping. */
 int cdm_mapping_entity_mapping_count(const cdm_mapping *mapping, size_t *count);
 int cdm_mapping_entity_mapping_at(const cdm_mapping *mapping, size_t i, const char **name);
+
+/* The mapping model Core Data would infer between two models (NSMappingModel's
+** inferredMappingModelForSourceModel:destinationModel:): entity mappings named as Core Data names
+** them (IEM_Copy_<Entity>, IEM_Transform_<Entity>, IEM_Add_<Entity>, IEM_Remove_<Entity>). Always
+** sets *out (see Conventions); caller frees with cdm_mapping_free. CDM_INFERRED_MAPPING_MODEL
+** when the change cannot be inferred (each problem in cdm_mapping_error names the entity, the
+** property and the rule), CDM_MISUSE (NULL or failed models, NULL out). */
+int cdm_mapping_infer(const cdm_model *source, const cdm_model *destination, cdm_mapping **out);
+/* The mapping model as mapping JSON (docs/mapping-format.md), every expression written out; it
+** reads back with cdm_mapping_from_json. Caller frees *json with cdm_free. CDM_MISUSE (NULL or
+** failed mapping, NULL json). */
+int cdm_mapping_json(const cdm_mapping *mapping, char **json);
 
 /* ---------------------------------------------------------------------------------------------
 ** Short-lived handles handed to callbacks.
@@ -479,6 +495,11 @@ int cdm_migration_warnings_json(cdm_migration *migration, char **json);
 ** version it does match. NULL forgets them. CDM_IO, CDM_INVALID_MODEL when the set cannot be read;
 ** CDM_MISUSE from a callback. */
 int cdm_migration_set_model_versions(cdm_migration *migration, const char *model_set_path);
+/* Whether a run compares the store's entity hashes with the source model's (check non-zero, the
+** default) or skips that comparison (0; the store is read with the source model as it is, as
+** `cdmigrate migrate --no-version-check`). CDM_MISUSE for a chain handle (a chain finds the
+** store's version by its hashes) or from a callback. */
+int cdm_migration_set_source_version_check(cdm_migration *migration, int check);
 
 int cdm_migration_errcode(const cdm_migration *migration);
 const char *cdm_migration_errmsg(const cdm_migration *migration);

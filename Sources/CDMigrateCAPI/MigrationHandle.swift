@@ -21,6 +21,8 @@ final class MigrationHandle: LongLivedHandle {
     /// Made by a Swift host around its own manager (`HostedMigration`): only the host frees it.
     var ownedByHost = false
     var report: MigrationReport?
+    /// Whether a run compares the store's entity hashes with the source model's (cdm_migration_set_source_version_check).
+    var checkSourceVersion = true
     /// cdm_model handles for the manager's models, lent to callbacks by cdm_context_model.
     private var modelHandles: [ModelHandle?] = [nil, nil]
     /// The context of the callback running now (the innermost one), where errors of retained
@@ -229,13 +231,24 @@ public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ i
     }
 }
 
+@_cdecl("cdm_migration_set_source_version_check")
+public func cdm_migration_set_source_version_check(_ migration: OpaquePointer?, _ check: Int32) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        if handle.chain != nil {
+            throw MigrationError.misuse("a chain finds the store's version by its hashes: its version check cannot be turned off")
+        }
+        _ = try handle.idleManager()
+        handle.checkSourceVersion = check != 0
+    }
+}
+
 @_cdecl("cdm_migration_run")
 public func cdm_migration_run(_ migration: OpaquePointer?, _ source: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let sourcePath = try CString.argument(source, "the source path")
         let destinationPath = try CString.argument(destination, "the destination path")
         if handle.chain != nil { return try handle.runChain(source: sourcePath, destination: destinationPath) }
-        try handle.run { try $0.migrateStore(from: sourcePath, to: destinationPath) }
+        try handle.run { try $0.migrateStore(from: sourcePath, to: destinationPath, checkSourceVersion: handle.checkSourceVersion) }
     }
 }
 
@@ -244,7 +257,7 @@ public func cdm_migration_run_in_place(_ migration: OpaquePointer?, _ path: Unsa
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let storePath = try CString.argument(path, "the store path")
         if handle.chain != nil { return try handle.runChain(source: storePath, destination: nil) }
-        try handle.run { try $0.migrateStoreInPlace(at: storePath) }
+        try handle.run { try $0.migrateStoreInPlace(at: storePath, checkSourceVersion: handle.checkSourceVersion) }
     }
 }
 

@@ -1119,6 +1119,107 @@ static void test_wrong_kind_handles(void) {
     cdm_model_free(dst);
 }
 
+/* ------------------------------------------------------------------------------------------ */
+/* Inferred mapping models, models and mappings as JSON, and the source version check. */
+
+/* SOURCE_MODEL with a changed version hash (a versionHashModifier) and the same tables. */
+static char *with_hash_modifier(void) {
+    static char text[4096];
+    const char *at = strstr(SOURCE_MODEL, "{\"name\": \"Note\"");
+    if (!at) return NULL;
+    size_t head = (size_t)(at - SOURCE_MODEL);
+    snprintf(text, sizeof text, "%.*s{\"name\": \"Note\", \"versionHashModifier\": \"2\"%s", (int)head, SOURCE_MODEL,
+             at + strlen("{\"name\": \"Note\""));
+    return text;
+}
+
+static void test_infer_and_json(const char *source_path) {
+    cdm_model *v1 = NULL, *v1b = NULL, *strict = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &v1), CDM_OK);
+    CHECK_RC(cdm_model_from_json(with_hash_modifier(), &v1b), CDM_OK);
+
+    /* A model's JSON reads back as the same model, version hashes included. */
+    char *model_json = NULL;
+    CHECK_RC(cdm_model_json(v1, &model_json), CDM_OK);
+    CHECK_HAS(model_json, "\"versionHash\"");
+    CHECK_HAS(model_json, "\"Folder\"");
+    cdm_model *again = NULL;
+    CHECK_RC(cdm_model_from_json(model_json, &again), CDM_OK);
+    size_t n = 0;
+    CHECK_RC(cdm_model_entity_count(again, &n), CDM_OK);
+    CHECK(n == 2);
+    cdm_model_free(again);
+    cdm_free(model_json);
+    CHECK_RC(cdm_model_json(NULL, &model_json), CDM_MISUSE);
+    CHECK_RC(cdm_model_json(v1, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "json");
+
+    /* The inferred mapping between two versions whose entities are the same. */
+    cdm_mapping *inferred = NULL;
+    CHECK_RC(cdm_mapping_infer(v1b, v1b, &inferred), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_count(inferred, &n), CDM_OK);
+    CHECK(n == 2);
+    const char *name = NULL;
+    CHECK_RC(cdm_mapping_entity_mapping_at(inferred, 0, &name), CDM_OK);
+    CHECK_HAS(name, "IEM_");
+    char *mapping_json = NULL;
+    CHECK_RC(cdm_mapping_json(inferred, &mapping_json), CDM_OK);
+    CHECK_HAS(mapping_json, "\"entityMappings\"");
+    CHECK_HAS(mapping_json, "IEM_Copy_Note");
+    cdm_mapping *read_back = NULL;
+    CHECK_RC(cdm_mapping_from_json(mapping_json, &read_back), CDM_OK);
+    CHECK_RC(cdm_mapping_validate(read_back, v1b, v1b), CDM_OK);
+    cdm_free(mapping_json);
+    CHECK_RC(cdm_mapping_json(NULL, &mapping_json), CDM_MISUSE);
+    CHECK_RC(cdm_mapping_json(inferred, NULL), CDM_MISUSE);
+
+    /* What cannot be inferred: a new required attribute without a default value. */
+    CHECK_RC(cdm_model_from_json(
+        "{\"name\": \"Strict\", \"entities\": [{\"name\": \"Folder\", \"attributes\": ["
+        " {\"name\": \"name\", \"type\": \"string\"}, {\"name\": \"rank\", \"type\": \"integer32\", \"optional\": false}]}]}",
+        &strict), CDM_OK);
+    cdm_mapping *refused = NULL;
+    CHECK_RC(cdm_mapping_infer(v1, strict, &refused), CDM_INFERRED_MAPPING_MODEL);
+    CHECK(refused != NULL);
+    CHECK(cdm_mapping_errcode(refused) == CDM_INFERRED_MAPPING_MODEL);
+    CHECK_HAS(cdm_mapping_errmsg(refused), "rank");
+    CHECK(cdm_error_count(cdm_mapping_error(refused)) >= 1);
+    CHECK_RC(cdm_mapping_json(refused, &mapping_json), CDM_MISUSE);
+    cdm_mapping_free(refused);
+    cdm_mapping *none = (cdm_mapping *)1;
+    CHECK_RC(cdm_mapping_infer(NULL, v1, &none), CDM_MISUSE);
+    cdm_mapping_free(none);
+    CHECK_RC(cdm_mapping_infer(v1, v1, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_mapping_infer(v1, (const cdm_model *)inferred, &none), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "cdm_mapping");
+    cdm_mapping_free(none);
+
+    /* The store was written with v1: a model with another hash does not match it, unless the
+    ** check is turned off. */
+    cdm_migration *mig = NULL;
+    CHECK_RC(cdm_migration_new(v1b, v1b, &read_back, 1, &mig), CDM_OK);
+    CHECK_RC(cdm_migration_run(mig, source_path, path_in_dir("checked.sqlite")), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK(!exists(path_in_dir("checked.sqlite")));
+    CHECK_RC(cdm_migration_set_source_version_check(mig, 0), CDM_OK);
+    CHECK_RC(cdm_migration_run(mig, source_path, path_in_dir("unchecked.sqlite")), CDM_OK);
+    CHECK(exists(path_in_dir("unchecked.sqlite")));
+    char *report = NULL;
+    CHECK_RC(cdm_migration_report_json(mig, &report), CDM_OK);
+    CHECK_HAS(report, "\"Note\":6");
+    cdm_free(report);
+    CHECK_RC(cdm_migration_set_source_version_check(mig, 1), CDM_OK);
+    CHECK_RC(cdm_migration_run(mig, source_path, path_in_dir("checked.sqlite")), CDM_MIGRATION_MISSING_SOURCE_MODEL);
+    CHECK_RC(cdm_migration_set_source_version_check(NULL, 0), CDM_MISUSE);
+    CHECK_RC(cdm_migration_set_source_version_check((cdm_migration *)v1, 0), CDM_MISUSE);
+    cdm_migration_free(mig);
+
+    cdm_mapping_free(read_back);
+    cdm_mapping_free(inferred);
+    cdm_model_free(strict);
+    cdm_model_free(v1b);
+    cdm_model_free(v1);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/cdm-capi-test-XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
@@ -1131,6 +1232,7 @@ int main(void) {
         test_migration(source);
         test_failure_and_cancel(source);
         test_shared_mapping(source);
+        test_infer_and_json(source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -20,7 +20,7 @@ or at the path in ``CDMIGRATE_LIBRARY``); no compiler or Swift toolchain is need
 
 from . import _lib
 from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicyError, ExpressionEvaluationError,
-                     ExpressionSyntaxError, IncompatibleVersionHashError, InvalidArgumentError,
+                     ExpressionSyntaxError, IncompatibleVersionHashError, InferredMappingModelError, InvalidArgumentError,
                      InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
                      MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
                      NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
@@ -65,5 +65,5 @@ __all__ = [
     "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
     "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",
     "MigrationCancelledError", "MissingSourceModelError", "MissingMappingModelError", "SourceStoreError",
-    "DestinationStoreError", "EntityMigrationPolicyError", "SQLiteError",
+    "DestinationStoreError", "EntityMigrationPolicyError", "SQLiteError", "InferredMappingModelError",
 ]

@@ -198,6 +198,7 @@ _PROTOTYPES = {
     "cdm_model_entity_at": (c_int, [c_void_p, c_size_t, _out_str]),
     "cdm_model_attribute_index": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
     "cdm_model_attribute_type": (c_int, [c_void_p, c_char_p, c_char_p, _out_int]),
+    "cdm_model_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     # mappings
     "cdm_mapping_from_json": (c_int, [c_char_p, _out_ptr]),
     "cdm_mapping_from_file": (c_int, [c_char_p, _out_ptr]),
@@ -207,6 +208,8 @@ _PROTOTYPES = {
     "cdm_mapping_error": (c_void_p, [c_void_p]),
     "cdm_mapping_entity_mapping_count": (c_int, [c_void_p, _out_size]),
     "cdm_mapping_entity_mapping_at": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_mapping_infer": (c_int, [c_void_p, c_void_p, _out_ptr]),
+    "cdm_mapping_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     # migrations
     "cdm_migration_new": (c_int, [c_void_p, c_void_p, POINTER(c_void_p), c_size_t, _out_ptr]),
     "cdm_migration_free": (c_int, [c_void_p]),
@@ -222,6 +225,7 @@ _PROTOTYPES = {
     "cdm_migrate_chain": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),
+    "cdm_migration_set_source_version_check": (c_int, [c_void_p, c_int]),
     "cdm_migration_new_chain": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts

@@ -258,6 +258,12 @@ class SQLiteError(MigrationError):
     code = SQLITE
 
 
+class InferredMappingModelError(MigrationError):
+    """Core Data cannot infer a mapping model between the two models (NSInferredMappingModelError):
+    each problem names the entity, the property and the rule the change breaks."""
+    code = INFERRED_MAPPING_MODEL
+
+
 _CLASSES: Dict[int, Type[MigrationError]] = {
     INVALID_JSON: InvalidJSONError,
     INVALID_MODEL: InvalidModelError,
@@ -278,6 +284,7 @@ _CLASSES: Dict[int, Type[MigrationError]] = {
     MIGRATION_MANAGER_DESTINATION_STORE: DestinationStoreError,
     ENTITY_MIGRATION_POLICY: EntityMigrationPolicyError,
     SQLITE: SQLiteError,
+    INFERRED_MAPPING_MODEL: InferredMappingModelError,
 }
 for _code in (VALIDATION_MULTIPLE_ERRORS, VALIDATION_MISSING_MANDATORY_PROPERTY, VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT,
               VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT, VALIDATION_NUMBER_TOO_LARGE, VALIDATION_NUMBER_TOO_SMALL):

@@ -423,7 +423,8 @@ class Migration(LongLivedHandle):
                  policies: Optional[Mapping[str, PolicySpec]] = None,
                  functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
                  progress: Optional[Callable[[Progress], Any]] = None,
-                 progress_interval: Optional[int] = None):
+                 progress_interval: Optional[int] = None,
+                 check_source_version: bool = True):
         super().__init__(None)
         self._init_state()
         passes: List[MappingModel] = [mappings] if isinstance(mappings, MappingModel) else list(mappings)
@@ -440,6 +441,8 @@ class Migration(LongLivedHandle):
         self._raise_if_failed(code)
         self.set_progress(progress, progress_interval)
         self._register(policies, functions)
+        if not check_source_version:
+            self.check_source_version = False
 
     # -- registrations ----------------------------------------------------------------------
     def _init_state(self) -> None:
@@ -451,6 +454,7 @@ class Migration(LongLivedHandle):
         self._policies: Dict[str, Tuple[type, Callable[[], EntityMigrationPolicy]]] = {}
         self._functions: Dict[Tuple[str, str], Callable[..., Any]] = {}
         self._progress: Optional[Callable[[Progress], Any]] = None
+        self._check_source_version = True
 
     def register_policy(self, name: str, policy: PolicySpec) -> None:
         """Registers the policy mappings name in their ``policy``, for every later run: an
@@ -634,6 +638,21 @@ class Migration(LongLivedHandle):
         cannot be read."""
         self._idle()
         check(_lib_.cdm_migration_set_model_versions(self._ptr, None if path is None else c_path(path, "the model set path")))
+
+    @property
+    def check_source_version(self) -> bool:
+        """Whether a run compares the store's entity version hashes with the source model's (the
+        default) and fails with MissingSourceModelError when they differ. False skips that
+        comparison: the store is read with the source model as it is (``cdmigrate migrate
+        --no-version-check``)."""
+        self._ptr  # noqa: B018 - raises when closed
+        return self._check_source_version
+
+    @check_source_version.setter
+    def check_source_version(self, check_version: bool) -> None:
+        self._idle()
+        check(_lib_.cdm_migration_set_source_version_check(self._ptr, 1 if check_version else 0))
+        self._check_source_version = bool(check_version)
 
     @property
     def warnings(self) -> List[str]:

@@ -41,6 +41,14 @@ class Model(LongLivedHandle):
         """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
         return cls._make(_lib.lib.cdm_model_from_file, c_path(path))
 
+    def to_json(self) -> str:
+        """The model as model JSON (docs/model-format.md) with each entity's version hash (Apple's,
+        base64), so a store written with this model is recognised by the JSON read back with
+        :meth:`from_json`. What ``cdmigrate import`` writes for one model."""
+        out = ctypes.c_void_p()
+        check(_lib.lib.cdm_model_json(self._ptr, ctypes.byref(out)))
+        return _lib.take_string(out.value)
+
     def is_compatible(self, store: "StoreLike") -> bool:
         """Whether this model opens the store without a migration: the store's entity version hashes
         are exactly this model's (Core Data's ``isConfiguration(withName:compatibleWithStoreMetadata:)``).
@@ -138,6 +146,26 @@ class MappingModel(LongLivedHandle):
         without the module prefix; ``Migration.run(policies=...)`` finds it under either name."""
         return cls._make(_lib.lib.cdm_mapping_from_xcode_file, c_path(path),
                          source_model._ptr, destination_model._ptr)
+
+    @classmethod
+    def infer(cls, source: Model, destination: Model) -> "MappingModel":
+        """The mapping model Core Data would infer between two models
+        (``NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)``): entity mappings
+        named as Core Data names them (``IEM_Copy_<Entity>``, ``IEM_Transform_<Entity>``,
+        ``IEM_Add_<Entity>``, ``IEM_Remove_<Entity>``). InferredMappingModelError when the change
+        cannot be inferred, each problem (in ``error.problems``) naming the entity, the property
+        and the rule it breaks."""
+        for model in (source, destination):
+            if not isinstance(model, Model):
+                raise TypeError(f"models must be cdmigrate.Model, not {type(model).__name__}")
+        return cls._make(_lib.lib.cdm_mapping_infer, source._ptr, destination._ptr)
+
+    def to_json(self) -> str:
+        """The mapping model as mapping JSON (docs/mapping-format.md), every expression written out;
+        :meth:`from_json` reads it back."""
+        out = ctypes.c_void_p()
+        check(_lib.lib.cdm_mapping_json(self._ptr, ctypes.byref(out)))
+        return _lib.take_string(out.value)
 
     def validate(self, source: Model, destination: Model) -> None:
         """Checks the mapping against two models; InvalidMappingError with every problem."""

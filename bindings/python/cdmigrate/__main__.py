@@ -8,6 +8,9 @@ with custom policies written in Python.
     python -m cdmigrate inspect Notes.sqlite --json
     python -m cdmigrate plan Notes.sqlite --models UnCloudNotes
     python -m cdmigrate check released-stores --models UnCloudNotes --policies notepolicies
+    python -m cdmigrate infer --source-model v1.json --destination-model v2.json -o v1-v2.mapping.json
+    python -m cdmigrate import "Model.xcdatamodeld/Model 2.xcdatamodel" -o v2.json
+    python -m cdmigrate import V1toV2.xcmappingmodel --source-model v1.json --destination-model v2.json -o v1-v2.json
 
 ``--policies MODULE`` imports a module (a dotted name, importable from the current folder, or a
 ``.py`` file) and registers every ``cdmigrate.EntityMigrationPolicy`` subclass it defines under
@@ -204,6 +207,8 @@ def run_migrate(args) -> int:
     if args.models is not None:
         if step_given:
             raise UsageError("give either --models or --source-model/--destination-model/--mapping, not both")
+        if args.no_version_check:
+            raise UsageError("--no-version-check goes with a single step; with --models the store's version is found by its hashes")
         return run_migrate_chain(args)
     if args.to_version is not None:
         raise UsageError("--to-version goes with --models")
@@ -213,7 +218,8 @@ def run_migrate(args) -> int:
     try:
         policies, functions = collect_policies(args.policies)
         source, destination, mappings = load_models(args)
-        with Migration(source, destination, mappings, policies=policies, functions=functions) as migration:
+        with Migration(source, destination, mappings, policies=policies, functions=functions,
+                       check_source_version=not args.no_version_check) as migration:
             if args.dry_run:
                 return dry_run(args, source, migration, out)
             if args.in_place:
@@ -239,13 +245,15 @@ def run_migrate(args) -> int:
 def dry_run(args, source: Model, migration: Migration, out: "Output") -> int:
     """``migrate --dry-run``: the models and mapping models were checked when the migration was
     made; the store must be at the source model's version; nothing is written."""
-    metadata = store_metadata(args.store)
-    if not source.is_compatible(metadata):
+    metadata = None if args.no_version_check else store_metadata(args.store)
+    if metadata is not None and not source.is_compatible(metadata):
         differing = ", ".join(f"{d.entity} (store {d.store_hash.hex() if d.store_hash else 'none'}, "
                               f"model {d.model_hash.hex() if d.model_hash else 'none'})"
                               for d in source.version_differences(metadata))
         raise MissingSourceModelError(f"the source store '{args.store}' does not match the source model: {differing or 'its metadata is empty'}",
                                       )
+    if metadata is None and not os.path.exists(args.store):
+        raise FileNotFoundError(f"no store at '{args.store}'")
     if not args.in_place and os.path.lexists(args.to):
         raise DestinationStoreError(f"the destination '{args.to}' already exists")
     for warning in migration.warnings:
@@ -409,6 +417,75 @@ def run_validate(args) -> int:
         return exit_status(error)
 
 
+def _write_text(text: str, output: Optional[str]) -> None:
+    """Writes to the file ``output``, or to standard output for None or ``-``."""
+    if output is None or output == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    with open(output, "w", encoding="utf-8") as file:
+        file.write(text)
+
+
+def _failed(out: "Output", error: BaseException) -> int:
+    out.error(error)
+    out.document({"ok": False, "error": error_object(error)})
+    return exit_status(error)
+
+
+def run_infer(args) -> int:
+    """``infer``: the mapping model Core Data would infer between two models, as mapping JSON."""
+    out = Output(args.json)
+    try:
+        source = Model.from_file(args.source_model)
+        destination = Model.from_file(args.destination_model)
+        with MappingModel.infer(source, destination) as mapping:
+            text = mapping.to_json()
+            count = len(mapping.entity_mapping_names)
+        _write_text(text + "\n", args.output)
+        if args.output not in (None, "-") and not args.json:
+            print(f"wrote {count} entity mappings to {args.output}", file=sys.stderr)
+        return EXIT_SUCCESS
+    except (Exception, KeyboardInterrupt) as error:
+        return _failed(out, error)
+
+
+_MODEL_SUFFIXES = (".xcdatamodel", ".xcdatamodel/contents", ".mom", ".json")
+_BUNDLE_SUFFIXES = (".xcdatamodeld", ".momd")
+
+
+def run_import(args) -> int:
+    """``import PATH``: one model (an ``.xcdatamodel``, ``.mom`` or model JSON) as model JSON, or an
+    ``.xcmappingmodel`` compiled against ``--source-model``/``--destination-model`` as mapping JSON.
+    Model bundles (``.xcdatamodeld``, ``.momd``) are left to the ``cdmigrate`` command."""
+    trimmed = args.path.rstrip("/") or args.path
+    mapping = trimmed.endswith(".xcmappingmodel") or trimmed.endswith(".xcmappingmodel/xcmapping.xml")
+    if mapping:
+        if not (args.source_model and args.destination_model):
+            raise UsageError("a mapping model is compiled against its models: give --source-model and --destination-model")
+    elif trimmed.endswith(_BUNDLE_SUFFIXES):
+        raise UsageError(f"'{args.path}' is a model bundle: import its versions one by one (an .xcdatamodel or .mom inside), "
+                         "or use the cdmigrate command, which writes every version to a folder")
+    elif not trimmed.endswith(_MODEL_SUFFIXES):
+        raise UsageError(f"'{args.path}' is not an .xcdatamodel, .mom, model JSON or .xcmappingmodel")
+    elif args.source_model or args.destination_model:
+        raise UsageError("--source-model and --destination-model are for mapping models")
+    out = Output(args.json)
+    try:
+        if mapping:
+            source = Model.from_file(args.source_model)
+            destination = Model.from_file(args.destination_model)
+            with MappingModel.from_xcode(args.path, source, destination) as imported:
+                text = imported.to_json()
+        else:
+            with Model.from_file(trimmed) as model:
+                text = model.to_json()
+        _write_text(text + "\n", args.output)
+        return EXIT_SUCCESS
+    except (Exception, KeyboardInterrupt) as error:
+        return _failed(out, error)
+
+
 def _store_info(path: str) -> Dict[str, Any]:
     """What `cdmigrate inspect` says about a store, read with sqlite3 and plistlib."""
     if not os.path.exists(path):
@@ -508,6 +585,8 @@ def build_parser() -> argparse.ArgumentParser:
     migrate.add_argument("--to-version", metavar="name", help="with --models: the version to reach (default: the current one)")
     migrate.add_argument("--dry-run", action="store_true",
                          help="check the models, the mapping models and the store's version (or plan the chain); write nothing")
+    migrate.add_argument("--no-version-check", action="store_true",
+                         help="do not compare the store's version hashes with the source model's")
     migrate.add_argument("--json", action="store_true", help="print the report as JSON")
     migrate.add_argument("--quiet", action="store_true", help="print nothing but errors")
     migrate.set_defaults(run=run_migrate)
@@ -533,6 +612,23 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the results as JSON")
     check.add_argument("--quiet", action="store_true", help="print nothing but failures")
     check.set_defaults(run=run_check)
+
+    infer = commands.add_parser("infer", help="write the mapping model Core Data would infer between two models, as JSON",
+                                epilog=EPILOG)
+    infer.add_argument("--source-model", required=True, metavar="path", help="the model the stores were written with")
+    infer.add_argument("--destination-model", required=True, metavar="path", help="the model to migrate to")
+    infer.add_argument("-o", "--output", metavar="file", help="where to write the mapping JSON (default: standard output)")
+    infer.add_argument("--json", action="store_true", help="print errors as JSON on standard output")
+    infer.set_defaults(run=run_infer)
+
+    import_ = commands.add_parser("import", help="convert an Xcode model (.xcdatamodel, .mom) or mapping model (.xcmappingmodel) to JSON",
+                                  epilog=EPILOG)
+    import_.add_argument("path", help="the .xcdatamodel, .mom, model JSON or .xcmappingmodel")
+    import_.add_argument("-o", "--output", metavar="file", help="the file to write (default: standard output)")
+    import_.add_argument("--source-model", metavar="path", help="for a mapping model: the model it maps from")
+    import_.add_argument("--destination-model", metavar="path", help="for a mapping model: the model it maps to")
+    import_.add_argument("--json", action="store_true", help="print errors as JSON on standard output")
+    import_.set_defaults(run=run_import)
 
     inspect = commands.add_parser("inspect", help="show a store's metadata, entities and row counts", epilog=EPILOG)
     inspect.add_argument("store", help="the store to inspect")

@@ -169,7 +169,7 @@ def test_inspect_shows_entities_rows_and_hashes(people, tmp_path):
 def test_help_lists_the_commands_and_exit_codes():
     result = cli("--help")
     assert result.returncode == 0
-    for command in ("migrate", "validate", "inspect"):
+    for command in ("migrate", "validate", "inspect", "infer", "import"):
         assert command in result.stdout
     assert "exit codes" in result.stdout
 
@@ -255,3 +255,85 @@ def test_dry_run_checks_the_store_and_writes_nothing(people, tmp_path):
     taken = cli("migrate", people["store"], "--to", str(tmp_path / "taken.sqlite"), "--dry-run", *models(people))
     assert taken.returncode == 74, taken.stderr
     assert not os.path.exists(destination)
+
+
+def test_infer_writes_a_mapping_that_loads_back_and_migrates(people, tmp_path):
+    added = {**PEOPLE, "versionIdentifier": "1.1", "entities": [
+        {"name": "Person", "attributes": PEOPLE["entities"][0]["attributes"] + [{"name": "email", "type": "string"}]}]}
+    (tmp_path / "v1.1.json").write_text(json.dumps(added))
+    written = str(tmp_path / "inferred.json")
+    result = cli("infer", "--source-model", people["v1.json"], "--destination-model", str(tmp_path / "v1.1.json"), "-o", written)
+    assert result.returncode == 0, result.stderr
+    assert "1 entity mappings" in result.stderr
+    migrated = str(tmp_path / "v1.1.sqlite")
+    result = cli("migrate", people["store"], "--to", migrated, "--source-model", people["v1.json"],
+                 "--destination-model", str(tmp_path / "v1.1.json"), "--mapping", written, "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["report"]["destinationCounts"] == {"Person": 3}
+    # To standard output; and a change that cannot be inferred exits 65 naming the property.
+    shown = cli("infer", "--source-model", people["v1.json"], "--destination-model", str(tmp_path / "v1.1.json"))
+    assert json.loads(shown.stdout)["entityMappings"][0]["name"] == "IEM_Transform_Person"
+    strict = {**PEOPLE, "versionIdentifier": "1.2", "entities": [
+        {"name": "Person", "attributes": PEOPLE["entities"][0]["attributes"] + [{"name": "rank", "type": "integer32", "optional": False}]}]}
+    (tmp_path / "v1.2.json").write_text(json.dumps(strict))
+    nothing = str(tmp_path / "nothing.json")
+    refused = cli("infer", "--source-model", people["v1.json"], "--destination-model", str(tmp_path / "v1.2.json"), "-o", nothing)
+    assert refused.returncode == 65
+    assert "rank" in refused.stderr
+    assert not os.path.exists(nothing)
+    refused = cli("infer", "--source-model", people["v1.json"], "--destination-model", str(tmp_path / "v1.2.json"), "--json")
+    assert refused.returncode == 65
+    assert json.loads(refused.stdout)["error"]["code"] == 134190
+    assert cli("infer", "--source-model", people["v1.json"]).returncode == 64
+    assert cli("infer", "--source-model", str(tmp_path / "none.json"), "--destination-model", people["v2.json"]).returncode == 74
+
+
+def test_import_writes_model_json_and_mapping_json(tmp_path):
+    from conftest import EXAMPLES, ROOT
+    fixtures = os.environ.get("CDMIGRATE_FIXTURES", os.path.join(ROOT, "Tests", "Fixtures"))
+    folder = os.path.join(fixtures, "xcode", "UnCloudNotes")
+    xcode_model = os.path.join(folder, "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesDataModel_v3.xcdatamodel")
+    written = str(tmp_path / "v3.json")
+    result = cli("import", xcode_model, "-o", written)
+    assert result.returncode == 0, result.stderr
+    with cdmigrate.Model.from_file(written) as imported, cdmigrate.Model.from_file(xcode_model) as original:
+        assert imported.entity_names == original.entity_names
+        assert imported.to_json() == original.to_json()
+    # A model JSON to standard output.
+    shown = cli("import", written)
+    assert shown.returncode == 0, shown.stderr
+    assert [e["name"] for e in json.loads(shown.stdout)["entities"]] == [e["name"] for e in json.load(open(written))["entities"]]
+    # A mapping model, compiled against its models.
+    v3 = os.path.join(EXAMPLES, "4-uncloudnotes", "UnCloudNotes_v3.model.json")
+    v4 = os.path.join(EXAMPLES, "4-uncloudnotes", "UnCloudNotes_v4.model.json")
+    mapping_file = str(tmp_path / "v3-v4.json")
+    result = cli("import", os.path.join(folder, "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel"),
+                 "--source-model", v3, "--destination-model", v4, "-o", mapping_file)
+    assert result.returncode == 0, result.stderr
+    with cdmigrate.Model.from_file(v3) as source, cdmigrate.Model.from_file(v4) as destination, \
+            cdmigrate.MappingModel.from_file(mapping_file) as mapping:
+        assert mapping.entity_mapping_names == ["AttachmentToAttachment", "NoteToNote", "AttachmentToImageAttachment"]
+        mapping.validate(source, destination)
+    # Usage: a mapping model without its models, a bundle, an unknown kind, models for a model.
+    assert cli("import", os.path.join(folder, "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel")).returncode == 64
+    assert cli("import", os.path.join(folder, "UnCloudNotesDataModel.xcdatamodeld"), "-o", str(tmp_path / "all")).returncode == 64
+    assert cli("import", str(tmp_path / "notes.txt")).returncode == 64
+    assert cli("import", written, "--source-model", v3).returncode == 64
+    # A missing file, and a malformed model.
+    assert cli("import", str(tmp_path / "missing.json")).returncode == 74
+    (tmp_path / "bad.json").write_text('{"entities": [{"name": 3}]}')
+    assert cli("import", str(tmp_path / "bad.json")).returncode == 65
+
+
+def test_migrate_no_version_check_reads_a_store_of_another_hash(people, tmp_path):
+    modified = {**PEOPLE, "entities": [{**PEOPLE["entities"][0], "versionHashModifier": "x"}]}
+    (tmp_path / "v1x.json").write_text(json.dumps(modified))
+    step = ["--source-model", str(tmp_path / "v1x.json"), "--destination-model", people["v2.json"], "--mapping", people["map.json"]]
+    assert cli("migrate", people["store"], "--to", str(tmp_path / "checked.sqlite"), *step).returncode == 66
+    assert cli("migrate", people["store"], "--to", str(tmp_path / "dry.sqlite"), "--dry-run", *step).returncode == 66
+    assert cli("migrate", people["store"], "--to", str(tmp_path / "dry.sqlite"), "--dry-run", "--no-version-check", *step).returncode == 0
+    result = cli("migrate", people["store"], "--to", str(tmp_path / "unchecked.sqlite"), "--no-version-check", "--json", *step)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["report"]["destinationCounts"] == {"Finn": 1, "Swede": 2}
+    assert cli("migrate", people["store"], "--to", str(tmp_path / "c.sqlite"), "--models", people["dir"],
+               "--no-version-check").returncode == 64

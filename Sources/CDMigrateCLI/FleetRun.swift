@@ -122,8 +122,9 @@ struct FleetRun {
                 throw MigrationError(.io, "waiting for the migrations: \(String(cString: strerror(errno)))")
             }
             guard let (job, started) = running.removeValue(forKey: pid) else { continue }
-            let document = FileManager.default.contents(atPath: scratch.file("\(job.index).out")) ?? Data()
-            let errorText = String(decoding: FileManager.default.contents(atPath: scratch.file("\(job.index).err")) ?? Data(), as: UTF8.self)
+            // FileIO rather than FileManager.contents(atPath:), whose buffers LeakSanitizer reports as lost.
+            let document = Data((try? FileIO.readBytes(path: scratch.file("\(job.index).out"))) ?? [])
+            let errorText = String(decoding: (try? FileIO.readBytes(path: scratch.file("\(job.index).err"))) ?? [], as: UTF8.self)
             let exited = status & 0x7f == 0
             let result = FleetStoreResult(store: job.store, destination: job.destination,
                                           exitStatus: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f,

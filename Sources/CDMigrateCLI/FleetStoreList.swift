@@ -1,3 +1,4 @@
+import CDMigrate
 import Foundation
 
 /// The stores a fleet run migrates, from the command line's arguments: a path names a store; a
@@ -36,8 +37,8 @@ enum FleetStoreList {
     }
 
     static func listed(in file: String) throws -> [String] {
-        guard let data = FileManager.default.contents(atPath: file) else { throw FleetUsageError("cannot read the list of stores \(file)") }
-        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline)
+        guard let bytes = try? FileIO.readBytes(path: file) else { throw FleetUsageError("cannot read the list of stores \(file)") }
+        return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }

@@ -215,7 +215,7 @@ final class StagedMigrationTests: XCTestCase {
         let before = try files(in: scratch.path)
         let manager = try StagedMigrationManager(storeAt: source, models: set, targetVersion: "UnCloudNotes_v3")
         var stagesSeen = Set<Int>()
-        manager.progressHandler = { index, _ in
+        manager.progressHandler = { [unowned manager] index, _ in
             stagesSeen.insert(index)
             if index == 1 { manager.cancel() }
             return true

@@ -175,7 +175,7 @@ let lookupMapping = try MappingModel.fromJSON("""
 var lookupTimes: [Double] = []
 for notes in [small, large] {
     let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: authorsModel, mappingModel: lookupMapping)
-    manager.register(policyNamed: "TagPerTitle") { TagPerTitlePolicy() }
+    manager.registerPolicy(named: "TagPerTitle") { TagPerTitlePolicy() }
     let start = now()
     try manager.migrateStore(from: "\(directory)/source-\(notes).sqlite", to: "\(directory)/lookup-\(notes).sqlite")
     let perRow = (now() - start) / Double(notes) * 1e6

@@ -21,7 +21,7 @@ final class CPolicy: EntityMigrationPolicy {
         try migration.callback(mapping, "\(registration.name).\(name)") { context, _ in hook(context, user) }
     }
 
-    override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {
+    override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
         try run(registration.hooks.begin, "begin", mapping)
     }
 

@@ -42,7 +42,7 @@ extension MigrationHandle {
         guard let chain = chain else { throw MigrationError.misuse("the migration handle is not a chain") }
         if running { throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks") }
         for (name, registration) in policies {
-            staged.register(policyNamed: name) { [unowned self] in CPolicy(registration, migration: self) }
+            staged.registerPolicy(named: name) { [unowned self] in CPolicy(registration, migration: self) }
         }
         for function in functions.values {
             let registration = function.registration

@@ -60,7 +60,7 @@ final class MigrationHandle: LongLivedHandle {
         try checkIdle()
         policies[registration.name] = registration
         guard chain == nil, let manager = manager else { return }
-        manager.register(policyNamed: registration.name) { [unowned self] in CPolicy(registration, migration: self) }
+        manager.registerPolicy(named: registration.name) { [unowned self] in CPolicy(registration, migration: self) }
     }
 
     func register(_ registration: FunctionRegistration, className: String, selector: String) throws {

@@ -52,7 +52,7 @@ final class ChainPolicyLibraryTests: XCTestCase {
     func swiftResult(_ source: String) throws -> [String] {
         let destination = source + ".swift.sqlite"
         let manager = try StagedMigrationManager(storeAt: source, models: try ModelSet(contentsOf: Self.models))
-        manager.register(policyNamed: Self.policy) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        manager.registerPolicy(named: Self.policy) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         try manager.migrateStore(to: destination)
         defer { try? FileManager.default.removeItem(atPath: destination) }
         return try ConcurrentMigrationTests.dump(destination)

@@ -107,7 +107,7 @@ final class MigrationBehaviourTests: XCTestCase {
         let source = try makePeople((0..<6).map { ("P\($0)", "Sweden", Int64($0)) })
         let before = fileBytes(source)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping(", \"policy\": \"Failing\""))
-        manager.register(policyNamed: "Failing") { FailingPolicy() }
+        manager.registerPolicy(named: "Failing") { FailingPolicy() }
         let destination = scratch.file("out.sqlite")
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: destination)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .entityMigrationPolicy)
@@ -195,7 +195,7 @@ final class MigrationBehaviourTests: XCTestCase {
             "age": "$source.age * $entityMapping.userInfo.factor + 1"}}]}
         """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: model)
-        manager.register(policyNamed: "P") { Policy() }
+        manager.registerPolicy(named: "P") { Policy() }
         manager.registerFunction(className: "MigrationFunctions", selector: "join:with:") { args in
             .string(args.map { $0.stringValue ?? "?" }.joined())
         }
@@ -471,7 +471,7 @@ final class RelationshipStageTests: XCTestCase {
         }
         let manager = try MigrationManager(sourceModel: people, destinationModel: try ModelReader.model(fromJSON: Self.teams),
                                            mappingModel: try MappingModel.fromJSON(Self.mapping))
-        manager.register(policyNamed: "OneTeamPerName") { policy }
+        manager.registerPolicy(named: "OneTeamPerName") { policy }
         _ = try manager.migrateStore(from: source, to: destination, checkSourceVersion: false)
         return destination
     }
@@ -529,7 +529,7 @@ final class ValidationStageTests: XCTestCase {
         """)
         let policy = Recording()
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
-        manager.register(policyNamed: "Recording") { policy }
+        manager.registerPolicy(named: "Recording") { policy }
         do { _ = try manager.migrateStore(from: source, to: scratch.file("out.sqlite")); return (policy, nil) } catch { return (policy, error) }
     }
 

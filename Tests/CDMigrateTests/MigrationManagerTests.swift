@@ -130,7 +130,7 @@ final class MigrationManagerTests: XCTestCase {
 
     final class RecordingPolicy: EntityMigrationPolicy {
         static var log: [String] = []
-        override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws { Self.log.append("begin \(mapping.name)") }
+        override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws { Self.log.append("begin \(mapping.name)") }
         override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
             Self.log.append("create \(mapping.name)")
             try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
@@ -151,7 +151,7 @@ final class MigrationManagerTests: XCTestCase {
             .replacingOccurrences(of: "\"name\": \"FolderToFolder\",", with: "\"name\": \"FolderToFolder\", \"policy\": \"Recording\",")
         let manager = try MigrationManager(sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(text))
         var made = 0
-        manager.register(policyNamed: "Recording") { made += 1; return RecordingPolicy() }
+        manager.registerPolicy(named: "Recording") { made += 1; return RecordingPolicy() }
         RecordingPolicy.log = []
         try manager.migrateStore(from: sourcePath, to: scratch.file("d.sqlite"))
         XCTAssertEqual(made, 2, "one policy object per entity mapping, for all three stages")
@@ -162,5 +162,22 @@ final class MigrationManagerTests: XCTestCase {
             "relationships FolderToFolder", "relationships FolderToFolder", "relationships FolderToFolder", "endRelationshipCreation FolderToFolder",
             "validate NoteToNote", "end NoteToNote", "validate FolderToFolder", "end FolderToFolder",
         ])
+    }
+
+    /// A policy written with Core Data's spelling of the first hook, as ported from an app.
+    final class CoreDataSpellingPolicy: EntityMigrationPolicy {
+        static var begun: [String] = []
+        @available(*, deprecated)
+        override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws { Self.begun.append(mapping.name) }
+    }
+
+    func testBeginWithCoreDataLabelStillRuns() throws {
+        let sourcePath = try makeSource(notes: 1)
+        let text = Self.mapping.replacingOccurrences(of: "\"type\": \"transform\",", with: "\"type\": \"custom\", \"policy\": \"Ported\",")
+        let manager = try MigrationManager(sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(text))
+        manager.registerPolicy(named: "Ported") { CoreDataSpellingPolicy() }
+        CoreDataSpellingPolicy.begun = []
+        try manager.migrateStore(from: sourcePath, to: scratch.file("d.sqlite"))
+        XCTAssertEqual(CoreDataSpellingPolicy.begun, ["NoteToNote"])
     }
 }

@@ -54,7 +54,7 @@ final class PolicyFetchSortingTests: XCTestCase {
           "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
         """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
-        manager.register(policyNamed: "Hook") { Hook(body) }
+        manager.registerPolicy(named: "Hook") { Hook(body) }
         try manager.migrateStore(from: try makeSource(), to: scratch.file("out-\(UUID().uuidString).sqlite"))
     }
 
@@ -141,7 +141,7 @@ final class PolicyFetchSortingTests: XCTestCase {
           "attributeMappings": {"name": "FUNCTION($entityPolicy, \\"initialOf:\\", $source.name)"}}]}
         """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
-        manager.register(policyNamed: "QuietPolicy") { Quiet() }
+        manager.registerPolicy(named: "QuietPolicy") { Quiet() }
         XCTAssertThrowsError(try manager.migrateStore(from: try makeSource(), to: scratch.file("out.sqlite"))) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .expressionEvaluation)
             XCTAssertTrue("\(error)".contains("the entity policy QuietPolicy of entity mapping 'PersonToCopy' has no method for the selector 'initialOf:'"), "\(error)")

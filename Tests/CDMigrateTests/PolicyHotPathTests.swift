@@ -56,7 +56,7 @@ final class PolicyHotPathTests: XCTestCase {
         """)
         let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: mapping)
         let policy = CountingPolicy()
-        manager.register(policyNamed: "Counting") { policy }
+        manager.registerPolicy(named: "Counting") { policy }
         try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
         XCTAssertEqual(policy.relationshipCalls, 3, "an overridden createRelationships runs for every destination instance")
     }

@@ -111,7 +111,7 @@ final class PolicyServicesTests: XCTestCase {
           "policy": "BookToBook", "attributeMappings": {"title": "$source.title", "year": "$source.year", "isbn": "$source.isbn"}}]}
         """)
         let manager1 = try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModel: step1)
-        manager1.register(policyNamed: "BookToBook") { BookToBookPolicy() }
+        manager1.registerPolicy(named: "BookToBook") { BookToBookPolicy() }
         try manager1.migrateStoreInPlace(at: first)
 
         let store2 = try PersistentStore.open(at: first, model: m2)
@@ -134,8 +134,8 @@ final class PolicyServicesTests: XCTestCase {
           "attributeMappings": {"title": "$source.title", "year": "$source.year"}}]}
         """)
         let manager2 = try MigrationManager(sourceModel: m2, destinationModel: m3, mappingModels: [pass1, pass2])
-        manager2.register(policyNamed: "AuthorToWriter") { AuthorToWriterPolicy() }
-        manager2.register(policyNamed: "Linking") { BookToBookLinkingPolicy() }
+        manager2.registerPolicy(named: "AuthorToWriter") { AuthorToWriterPolicy() }
+        manager2.registerPolicy(named: "Linking") { BookToBookLinkingPolicy() }
         try manager2.migrateStoreInPlace(at: first)
         XCTAssertTrue(manager2.userInfo.isEmpty, "user info is released when the migration ends")
 
@@ -165,7 +165,7 @@ final class PolicyServicesTests: XCTestCase {
           "policy": "BookToBook", "attributeMappings": {"title": "$source.title"}}]}
         """)
         let manager = try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModel: mapping)
-        manager.register(policyNamed: "BookToBook") { BookToBookPolicy() }
+        manager.registerPolicy(named: "BookToBook") { BookToBookPolicy() }
         var plan = ""
         manager.progressInterval = 1_000
         // Unowned: the manager keeps its handler, so a strong capture would be a reference cycle.

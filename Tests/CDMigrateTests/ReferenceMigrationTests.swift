@@ -493,8 +493,8 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertFalse(before.isEmpty)
         let manager = try MigrationManager(sourceModel: try InternationalUsers.sourceModel(), destinationModel: try InternationalUsers.destinationModel(),
                                            mappingModels: [try InternationalUsers.policyMapping()])
-        manager.register(policyNamed: SwedenUserMapping.name) { FailingSwedenUserMapping() }
-        manager.register(policyNamed: FinlandUserMapping.name) { FinlandUserMapping() }
+        manager.registerPolicy(named: SwedenUserMapping.name) { FailingSwedenUserMapping() }
+        manager.registerPolicy(named: FinlandUserMapping.name) { FinlandUserMapping() }
         manager.batchSize = 100 // so that some batches were committed before the failure
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: destination)) { error in
             guard let error = error as? MigrationError else { return XCTFail("\(error)") }

@@ -124,7 +124,7 @@ final class StagedMigrationTests: XCTestCase {
             let notes = try UnCloudNotes.generateSource(version: version, at: source, count: 40)
             let before = try XCTUnwrap(fileBytes(source))
             let manager = try StagedMigrationManager(storeAt: source, models: set)
-            manager.register(policyNamed: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+            manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
             let report = try manager.migrateStore(to: folder + "/v4.sqlite")
             XCTAssertEqual(report.storeVersionName, "UnCloudNotes_v\(version)")
             XCTAssertEqual(report.stages.count, 4 - version)
@@ -175,7 +175,7 @@ final class StagedMigrationTests: XCTestCase {
     /// The third step's policy fails: the error names the step, no file is left, the source is as it was.
     func testFailureMidChainLeavesNoFilesAndTheSourceUntouched() throws {
         final class FailingPolicy: EntityMigrationPolicy {
-            override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {
+            override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
                 throw MigrationError(.entityMigrationPolicy, "refused on purpose")
             }
         }
@@ -185,7 +185,7 @@ final class StagedMigrationTests: XCTestCase {
         let before = try files(in: scratch.path)
         let bytes = fileBytes(source)
         let manager = try StagedMigrationManager(storeAt: source, models: set)
-        manager.register(policyNamed: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { FailingPolicy() }
+        manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { FailingPolicy() }
         var stagesSeen = Set<Int>()
         manager.progressHandler = { index, _ in stagesSeen.insert(index); return true }
         XCTAssertThrowsError(try manager.migrateStore(to: scratch.file("out.sqlite"))) { error in

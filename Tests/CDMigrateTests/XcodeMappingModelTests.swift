@@ -218,7 +218,7 @@ final class XcodeMappingModelTests: XCTestCase {
         let xcodeDestination = directory + "/v4-xcode.sqlite"
         let manager = try MigrationManager(sourceModel: v3, destinationModel: v4,
                                            mappingModels: [try MappingModel.fromFile(uncloudMapping(3), sourceModel: v3, destinationModel: v4)])
-        manager.register(policyNamed: "UnCloudNotes." + AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        manager.registerPolicy(named: "UnCloudNotes." + AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         _ = try manager.migrateStore(from: source, to: xcodeDestination)
 
         func rows(_ path: String) throws -> (notes: [String], images: [String], plain: Int, imageless: Int, attachmentsPerNote: [String: Int]) {
@@ -260,16 +260,16 @@ final class XcodeMappingModelTests: XCTestCase {
         try UnCloudNotes.generateSource(version: 3, at: source, count: 8)
         // The JSON mapping names the bare class; a registration under the module-qualified name serves it.
         let manager = try MigrationManager(sourceModel: v3, destinationModel: v4, mappingModels: [try UnCloudNotes.mapping(from: 3)])
-        manager.register(policyNamed: "UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        manager.registerPolicy(named: "UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         XCTAssertNoThrow(try manager.migrateStore(from: source, to: directory + "/a.sqlite"))
         // A mapping naming the qualified class is served by the bare registration.
         let bare = try MigrationManager(sourceModel: v3, destinationModel: v4, mappingModels: [try importedUnCloudNotes(from: 3)])
-        bare.register(policyNamed: "AttachmentToImageAttachmentMigrationPolicyV3toV4") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        bare.registerPolicy(named: "AttachmentToImageAttachmentMigrationPolicyV3toV4") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         XCTAssertNotNil(bare.policyFactory(named: "UnCloudNotes.AttachmentToImageAttachmentMigrationPolicyV3toV4"))
         XCTAssertNil(bare.policyFactory(named: "UnCloudNotes.AttachmentToAttachmentMigrationPolicyV3toV4"))
         // An unregistered policy is still an error.
         let unregistered = try MigrationManager(sourceModel: v3, destinationModel: v4, mappingModels: [try UnCloudNotes.mapping(from: 3)])
-        unregistered.register(policyNamed: "UnCloudNotes.SomethingElse") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        unregistered.registerPolicy(named: "UnCloudNotes.SomethingElse") { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         XCTAssertThrowsError(try unregistered.migrateStore(from: source, to: directory + "/b.sqlite")) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .entityMigrationPolicy)
         }

@@ -1,7 +1,7 @@
 /// NSEntityMigrationPolicy: the hooks a migration calls for one entity mapping.
 ///
 /// Subclass it and register the subclass under the name the mapping's `policy` gives
-/// (`MigrationManager.register(policyNamed:_:)`). Unlike Core Data, which makes a new policy object
+/// (`MigrationManager.registerPolicy(named:_:)`). Unlike Core Data, which makes a new policy object
 /// for every stage, one policy object serves its entity mapping through all three stages of a pass,
 /// so state kept in properties (a dictionary of categories already made, say) survives from
 /// instance creation to relationship creation. State shared by several mappings belongs in
@@ -13,7 +13,7 @@
 /// each mapping `performCustomValidation` and `end`. Throwing from any hook aborts the migration:
 /// the partial destination is removed and the source is untouched.
 open class EntityMigrationPolicy {
-    /// Creates a policy. The manager calls the factory given to `register(policyNamed:_:)` once per
+    /// Creates a policy. The manager calls the factory given to `registerPolicy(named:_:)` once per
     /// entity mapping and pass, so a subclass's initializer runs before `begin`.
     public init() {}
 
@@ -30,7 +30,21 @@ open class EntityMigrationPolicy {
     /// - parameter manager: The running migration (`userInfo`, fetches, `currentPass`).
     /// - throws: Any error, which aborts the migration.
     ///
+    /// Core Data: `NSEntityMigrationPolicy.begin(_:with:)`; the label is `manager:` here, as in
+    /// every other hook.
+    open func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+        try begin(mapping, with: manager)
+    }
+
+    /// Core Data's spelling of `begin(_:manager:)`, kept so that a policy ported from an app compiles
+    /// and runs unchanged: the default `begin(_:manager:)` calls it.
+    ///
+    /// - parameter mapping: The entity mapping about to run.
+    /// - parameter manager: The running migration.
+    /// - throws: Any error, which aborts the migration.
+    ///
     /// Core Data: `NSEntityMigrationPolicy.begin(_:with:)`.
+    @available(*, deprecated, renamed: "begin(_:manager:)")
     open func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {}
 
     /// Called for each source instance the mapping's source expression selects (stage 1).

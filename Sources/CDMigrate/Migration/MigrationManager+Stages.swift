@@ -17,7 +17,7 @@ extension MigrationManager {
         stage = .createDestinationInstances
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
-            try policies[index].begin(mapping, with: self)
+            try policies[index].begin(mapping, manager: self)
             var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if let request = plans[index] {
                 let total = try source.count(request)

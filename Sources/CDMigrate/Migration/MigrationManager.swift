@@ -128,7 +128,7 @@ public final class MigrationManager {
     /// Registers the policy class for mappings whose `policy` is `name`: a new object per entity mapping and pass.
     /// A module-qualified name (`UnCloudNotes.AttachmentPolicy`, as Xcode's editor shows a Swift class)
     /// and the bare class name find each other, whichever of the two the mapping and the registration use.
-    public func register(policyNamed name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
+    public func registerPolicy(named name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
         policyFactories[name] = factory
     }
 

@@ -43,8 +43,8 @@ public final class StagedMigrationManager {
     }
 
     /// Registers a policy class for every stage whose mapping names it (see
-    /// `MigrationManager.register(policyNamed:_:)`).
-    public func register(policyNamed name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
+    /// `MigrationManager.registerPolicy(named:_:)`).
+    public func registerPolicy(named name: String, _ factory: @escaping () -> EntityMigrationPolicy) {
         policyFactories[name] = factory
     }
 
@@ -119,7 +119,7 @@ public final class StagedMigrationManager {
         var managers: [MigrationManager] = []
         for stage in plan.stages {
             let manager = try MigrationManager(sourceModel: stage.sourceModel, destinationModel: stage.destinationModel, mappingModels: stage.mappingModels)
-            for (name, factory) in policyFactories { manager.register(policyNamed: name, factory) }
+            for (name, factory) in policyFactories { manager.registerPolicy(named: name, factory) }
             for function in hostFunctions { manager.registerFunction(className: function.className, selector: function.selector, function.body) }
             manager.pushDownSQL = pushDownSQL
             for name in stage.policyNames where manager.policyFactory(named: name) == nil {

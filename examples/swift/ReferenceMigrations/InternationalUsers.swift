@@ -22,8 +22,8 @@ public enum InternationalUsers {
     /// The migration with the blog's two custom policies.
     public static func policyManager() throws -> MigrationManager {
         let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [try policyMapping()])
-        manager.register(policyNamed: SwedenUserMapping.name) { SwedenUserMapping() }
-        manager.register(policyNamed: FinlandUserMapping.name) { FinlandUserMapping() }
+        manager.registerPolicy(named: SwedenUserMapping.name) { SwedenUserMapping() }
+        manager.registerPolicy(named: FinlandUserMapping.name) { FinlandUserMapping() }
         return manager
     }
 

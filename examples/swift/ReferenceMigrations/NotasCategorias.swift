@@ -13,7 +13,7 @@ public enum NotasCategorias {
     /// A manager ready to run the migration (the policy registered).
     public static func manager() throws -> MigrationManager {
         let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [try mapping()])
-        manager.register(policyNamed: CrearCategoriasMigrationPolicy.name) { CrearCategoriasMigrationPolicy() }
+        manager.registerPolicy(named: CrearCategoriasMigrationPolicy.name) { CrearCategoriasMigrationPolicy() }
         return manager
     }
 

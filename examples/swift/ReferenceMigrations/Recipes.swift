@@ -18,7 +18,7 @@ public enum Recipes {
     public static func manager() throws -> MigrationManager {
         let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [try mapping()])
         MigrationFunctions.register(with: manager)
-        manager.register(policyNamed: RecipeToCuisineMigrationPolicy.name) { RecipeToCuisineMigrationPolicy() }
+        manager.registerPolicy(named: RecipeToCuisineMigrationPolicy.name) { RecipeToCuisineMigrationPolicy() }
         return manager
     }
 

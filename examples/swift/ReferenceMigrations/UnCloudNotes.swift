@@ -19,7 +19,7 @@ public enum UnCloudNotes {
     public static func manager(from version: Int) throws -> MigrationManager {
         let manager = try MigrationManager(sourceModel: try model(version: version), destinationModel: try model(version: version + 1),
                                            mappingModels: [try mapping(from: version)])
-        manager.register(policyNamed: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+        manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
         return manager
     }
 

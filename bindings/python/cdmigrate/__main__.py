@@ -510,16 +510,9 @@ def run_import(args) -> int:
 def _import_bundle(path: str, folder: str, out: "Output") -> int:
     """Every version as ``DIR/<version>.json``, each mapping model as ``DIR/<name>.mapping.json``,
     the passes manifest and ``DIR/current-version``, as ``cdmigrate import`` writes them."""
-    try:
-        files = ModelSet(path).json_files()
-        os.makedirs(folder, exist_ok=True)
-    except OSError as error:
-        raise MigrationError(f"cannot create the folder '{folder}': {error.strerror or error}", 7) from error
+    files = ModelSet(path).write_json(folder)
     for warning in files.warnings:
         out.warning(warning)
-    for name, text in files.files:
-        with open(os.path.join(folder, name), "w", encoding="utf-8", newline="") as file:
-            file.write(text)
     mappings = list(files.mapping_models)
     if not out.json:
         print(f"wrote {len(files.versions)} version(s) and {len(mappings)} mapping model(s) to {folder} "

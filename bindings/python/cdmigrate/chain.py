@@ -116,10 +116,10 @@ class ModelSet:
         """Writes ``json_files()`` into ``folder`` (created if needed; files of the same names are
         replaced): a folder ``ModelSet`` reads as the same set. Returns what was written."""
         files = self.json_files()
-        folder = os.fspath(folder)
-        os.makedirs(folder, exist_ok=True)
+        target = os.fsdecode(folder)
+        os.makedirs(target, exist_ok=True)
         for name, text in files.files:
-            with open(os.path.join(folder, name), "w", encoding="utf-8", newline="") as file:
+            with open(os.path.join(target, name), "w", encoding="utf-8", newline="") as file:
                 file.write(text)
         return files
 

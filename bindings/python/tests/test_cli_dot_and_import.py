@@ -199,13 +199,17 @@ def test_import_of_a_bundle_reports_json_and_needs_a_folder(tmp_path):
     assert run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", str(tmp_path / "x"), "--source-model", "a.json"]).returncode == 64
 
 
-def test_model_set_json_files_names_each_mappings_step():
+def test_model_set_json_files_names_each_mappings_step(tmp_path):
     files = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).json_files()
     assert files.current_version == "UnCloudNotesDataModel_v4"
     assert files.mapping_models == {
         "UnCloudNotesMappingModel_v2_to_v3": ("UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3"),
         "UnCloudNotesMappingModel_v3_to_v4": ("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")}
     assert [name for name, _ in files.files][-1] == "current-version"
+    written = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).write_json(tmp_path / "set")
+    assert sorted(os.listdir(tmp_path / "set")) == sorted(name for name, _ in files.files)
+    assert (tmp_path / "set" / "current-version").read_text() == "UnCloudNotesDataModel_v4\n"
+    assert written.mapping_models == files.mapping_models
     with pytest.raises(cdmigrate.MigrationError):
         cdmigrate.ModelSet(os.path.join(FIXTURES, "no-such.xcdatamodeld")).json_files()
 

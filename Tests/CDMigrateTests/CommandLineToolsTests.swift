@@ -140,6 +140,24 @@ final class CommandLineToolsTests: XCTestCase {
         }
     }
 
+    func testImportWritesThePassesManifestOfTheSet() throws {
+        let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
+        let copy = scratch.file("bundle")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        for name in ["UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+                     "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel"] {
+            try FileManager.default.copyItem(atPath: fixtures + "/" + name, toPath: copy + "/" + name)
+        }
+        _ = try write(#"{"steps": [{"from": "UnCloudNotesDataModel_v3", "to": "UnCloudNotesDataModel_v4", "passes": ["UnCloudNotesMappingModel_v3_to_v4"]}]}"#,
+                      "bundle/migration-passes.json")
+        let folder = scratch.file("with-passes")
+        let result = try run(["import", copy + "/UnCloudNotesDataModel.xcdatamodeld", "-o", folder])
+        XCTAssertEqual(result.status, 0, result.err)
+        let original = try ModelSet(contentsOf: copy + "/UnCloudNotesDataModel.xcdatamodeld"), imported = try ModelSet(contentsOf: folder)
+        XCTAssertEqual(imported.passOrder, original.passOrder)
+        XCTAssertEqual(imported.passOrder[ModelSet.Step("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")], ["UnCloudNotesMappingModel_v3_to_v4"])
+    }
+
     func testImportLeavesOutAMappingModelOfNoPairOfTheSetsVersions() throws {
         // The 1_1_0 .momd's folder holds the Xcode mapping model from 1_0_0, a version the .momd lacks.
         let momd = TestPaths.fixtures + "/xcode/XcodeServer/1_1_0/XcodeServer.momd_precompiled"

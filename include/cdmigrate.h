@@ -530,6 +530,17 @@ int cdm_chain_plan(const char *models_path, const char *store_path, const char *
 ** frees it with cdm_free. */
 int cdm_migrate_chain(const char *models_path, const char *store_path, const char *target_version,
                       const char *destination_path, char **report_json);
+/* The model set at models_path (an .xcdatamodeld, a .momd or a folder of JSON models, with its
+** mapping models) as the files of a folder of JSON models, as `cdmigrate import` writes them:
+** {"versions": […], "currentVersion", "mappingModels": [{"name", "from", "to"}],
+** "files": [{"name", "text"}], "warnings": […]}. "files" holds, in writing order, <version>.json per
+** version (model JSON with Apple's entity hashes), <name>.mapping.json per mapping model that
+** records a pair of the set's versions (bound to them, an Xcode mapping compiled against them,
+** written with their entity hashes), migration-passes.json when the set has one, and
+** current-version; a host writes each text as it is. A mapping model that records no pair of
+** versions is left out with a warning. Errors: CDM_IO, CDM_INVALID_MODEL, CDM_INVALID_MAPPING
+** (naming the file), CDM_MISUSE for NULL arguments. Caller frees *set_json with cdm_free. */
+int cdm_model_set_json(const char *models_path, char **set_json);
 
 /* A chain as a cdm_migration: every registration of a single migration works on it
 ** (cdm_migration_register_policy, _register_function, _register_policy_method, _set_progress,

@@ -12,8 +12,12 @@ struct ImportCommand: ParsableCommand {
           .xcdatamodel (or its contents file), .mom
               one model JSON, to -o FILE or standard output;
           .xcdatamodeld, .momd (or any folder holding a VersionInfo.plist)
-              every version into -o DIR as <version>.json, and a current-version
-              file naming the current one (what --models and ModelVersionSet read);
+              every version into -o DIR as <version>.json, a current-version
+              file naming the current one, and each mapping model of the set
+              (.xcmappingmodel beside or inside the .xcdatamodeld, .cdm beside or
+              inside the .momd) as <name>.mapping.json, bound to the two versions
+              it records and carrying their entity hashes (with migration-passes.json
+              when the set has one): a folder --models reads as the same set;
           .xcmappingmodel (or its xcmapping.xml)
               mapping JSON, compiled against --source-model and
               --destination-model, every expression Xcode would generate
@@ -94,15 +98,8 @@ struct ImportCommand: ParsableCommand {
                 let model = try CompiledModelReader.model(contentsOf: path)
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
-            case .modelBundle?:
-                let bundle = try XcodeModelBundle(contentsOf: path)
-                for warning in bundle.warnings { out.warning(warning) }
-                try writeVersions(bundle.versionNames.compactMap { name in bundle.models[name].map { (name, $0) } },
-                                  current: bundle.currentVersionName, output: out)
-            case .compiledBundle?:
-                let bundle = try CompiledModelBundle(contentsOf: path)
-                try writeVersions(bundle.versionNames.compactMap { name in bundle.versions[name].map { (name, $0) } },
-                                  current: bundle.currentVersionName, output: out)
+            case .modelBundle?, .compiledBundle?:
+                try writeSet(ModelSetJSON(contentsOf: path), output: out)
             case .mappingModel?:
                 let source = try ModelReader.model(fromFile: sourceModel ?? "")
                 let destination = try ModelReader.model(fromFile: destinationModel ?? "")
@@ -120,20 +117,20 @@ struct ImportCommand: ParsableCommand {
         }
     }
 
-    /// Every version as `<dir>/<version>.json`, and `<dir>/current-version` naming the current one.
-    private func writeVersions(_ versions: [(String, ManagedObjectModel)], current: String, output out: Output) throws {
+    /// Every version as `<dir>/<version>.json`, each mapping model as `<dir>/<name>.mapping.json`,
+    /// the passes manifest, and `<dir>/current-version` naming the current version.
+    private func writeSet(_ set: ModelSetJSON, output out: Output) throws {
         let folder = output ?? "."
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
             throw MigrationError(.io, "cannot create the folder '\(folder)': \(error.localizedDescription)")
         }
-        for (name, model) in versions {
-            for warning in model.warnings { out.warning("\(name): \(warning)") }
-            try Output.write(model.jsonText() + "\n", to: folder + "/" + name + ".json")
-        }
-        try Output.write(current + "\n", to: folder + "/current-version")
-        out.note("wrote \(versions.count) version(s) to \(folder) (current: \(current))")
-        out.document(["ok": true, "versions": versions.map { $0.0 }, "currentVersion": current, "folder": folder])
+        for warning in set.warnings { out.warning(warning) }
+        for file in set.files { try Output.write(file.text, to: folder + "/" + file.name) }
+        let mappingNames = set.mappingModels.map { $0.name }
+        out.note("wrote \(set.models.count) version(s) and \(mappingNames.count) mapping model(s) to \(folder) (current: \(set.currentVersionName))")
+        out.document(["ok": true, "versions": set.models.map { $0.version }, "currentVersion": set.currentVersionName,
+                      "mappingModels": mappingNames, "folder": folder])
     }
 }

@@ -117,6 +117,57 @@ final class CommandLineToolsTests: XCTestCase {
         }
     }
 
+    func testImportWritesTheBundlesMappingModelsForTheSameSteps() throws {
+        let bundlePath = TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld"
+        let folder = scratch.file("set")
+        let result = try run(["import", bundlePath, "-o", folder, "--json"])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.out.contains("UnCloudNotesMappingModel_v3_to_v4"), result.out)
+        let original = try ModelSet(contentsOf: bundlePath), imported = try ModelSet(contentsOf: folder)
+        XCTAssertEqual(imported.versionNames, original.versionNames)
+        XCTAssertEqual(imported.mappingModels.map(\.name), ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"])
+        XCTAssertEqual(imported.mappingModels.map(\.kind), [.json, .json])
+        XCTAssertEqual(imported.warnings, [])
+        for (mine, theirs) in zip(imported.mappingModels, original.mappingModels) {
+            // The JSON mapping is matched by the entity hashes it now records, to the step the
+            // Xcode mapping's model paths name.
+            XCTAssertFalse(mine.sourceHashes.isEmpty, mine.name)
+            let step = try XCTUnwrap(ModelSetJSON.step(of: theirs, in: original))
+            XCTAssertEqual(ModelSetJSON.step(of: mine, in: imported), step, mine.name)
+            let source = try XCTUnwrap(original.models[step.sourceVersionName]), destination = try XCTUnwrap(original.models[step.destinationVersionName])
+            XCTAssertEqual(try mine.mappingModel(source: source, destination: destination).entityMappings.map(\.name),
+                           try theirs.mappingModel(source: source, destination: destination).entityMappings.map(\.name))
+        }
+    }
+
+    func testImportWritesThePassesManifestOfTheSet() throws {
+        let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
+        let copy = scratch.file("bundle")
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
+        for name in ["UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+                     "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel"] {
+            try FileManager.default.copyItem(atPath: fixtures + "/" + name, toPath: copy + "/" + name)
+        }
+        _ = try write(#"{"steps": [{"from": "UnCloudNotesDataModel_v3", "to": "UnCloudNotesDataModel_v4", "passes": ["UnCloudNotesMappingModel_v3_to_v4"]}]}"#,
+                      "bundle/migration-passes.json")
+        let folder = scratch.file("with-passes")
+        let result = try run(["import", copy + "/UnCloudNotesDataModel.xcdatamodeld", "-o", folder])
+        XCTAssertEqual(result.status, 0, result.err)
+        let original = try ModelSet(contentsOf: copy + "/UnCloudNotesDataModel.xcdatamodeld"), imported = try ModelSet(contentsOf: folder)
+        XCTAssertEqual(imported.passOrder, original.passOrder)
+        XCTAssertEqual(imported.passOrder[ModelSet.Step("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")], ["UnCloudNotesMappingModel_v3_to_v4"])
+    }
+
+    func testImportLeavesOutAMappingModelOfNoPairOfTheSetsVersions() throws {
+        // The 1_1_0 .momd's folder holds the Xcode mapping model from 1_0_0, a version the .momd lacks.
+        let momd = TestPaths.fixtures + "/xcode/XcodeServer/1_1_0/XcodeServer.momd_precompiled"
+        let folder = scratch.file("compiled-set")
+        let result = try run(["import", momd, "-o", folder])
+        XCTAssertEqual(result.status, 0, result.err)
+        XCTAssertTrue(result.err.contains("MappingModel.xcmappingmodel' records no pair of the set's versions"), result.err)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["XcodeServer.json", "current-version"])
+    }
+
     func testImportReadsCompiledModelsWithXcodesHashes() throws {
         let momd = TestPaths.fixtures + "/xcode/XcodeServer/1_1_0/XcodeServer.momd_precompiled"
         let folder = scratch.file("compiled")

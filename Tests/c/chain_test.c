@@ -1,4 +1,4 @@
-/* Progressive migration from C: cdm_chain_plan and cdm_migrate_chain over Apple's own stores
+/* Progressive migration from C: cdm_chain_plan, cdm_migrate_chain and cdm_model_set_json over Apple's own stores
 ** (Tests/Fixtures/apple-stores/renames: one store per version, every version renaming the
 ** attribute, so every step is Core Data's inferred mapping), run from Tests/c. */
 #include "check.h"
@@ -89,6 +89,27 @@ int main(void) {
     CHECK(plan == NULL);
     CHECK_HAS(cdm_last_errmsg(), "BasicEntity");
     CHECK_RC(cdm_chain_plan(models, store, "v9", &plan), CDM_INVALID_ARGUMENT);
+
+    /* The whole set as a folder's files: every version, the Xcode mapping models bound to the
+    ** versions they name (with those versions' entity hashes) and current-version. */
+    char *set = NULL;
+    const char *uncloudnotes = "../Fixtures/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld";
+    CHECK_RC(cdm_model_set_json(uncloudnotes, &set), 0);
+    CHECK(set != NULL);
+    if (set) {
+        CHECK_HAS(set, "\"name\":\"UnCloudNotesDataModel_v4.json\"");
+        CHECK_HAS(set, "\"name\":\"UnCloudNotesMappingModel_v2_to_v3.mapping.json\"");
+        CHECK_HAS(set, "{\"name\":\"UnCloudNotesMappingModel_v3_to_v4\",\"from\":\"UnCloudNotesDataModel_v3\",\"to\":\"UnCloudNotesDataModel_v4\"}");
+        CHECK_HAS(set, "\"name\":\"current-version\",\"text\":\"UnCloudNotesDataModel_v4\\n\"");
+        CHECK_HAS(set, "sourceEntityVersionHash");
+        cdm_free(set);
+    }
+    set = NULL;
+    CHECK(cdm_model_set_json("../Fixtures/no-such.xcdatamodeld", &set) != 0);
+    CHECK(set == NULL);
+    CHECK_HAS(cdm_last_errmsg(), "no-such.xcdatamodeld");
+    CHECK_RC(cdm_model_set_json(NULL, &set), CDM_MISUSE);
+    CHECK_RC(cdm_model_set_json(uncloudnotes, NULL), CDM_MISUSE);
 
     /* Misuse: NULL arguments are errors, not crashes. */
     CHECK_RC(cdm_chain_plan(NULL, store, NULL, &plan), CDM_MISUSE);

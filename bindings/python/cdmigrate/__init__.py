@@ -27,12 +27,13 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
-from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, StagedMigrationReport, migrate_store
+from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, ModelSetFiles, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import EntityMappingReport, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
+from . import graphs
 from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, CoreDataDate, ValueType, date_from_reference_seconds, reference_seconds
 
 from ._version import __version__
@@ -55,12 +56,12 @@ def library_path() -> str:
 
 __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
-    "MigrationChain", "ModelSet", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
+    "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
-    "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path",
+    "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path", "graphs",
     "MigrationError", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
     "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
     "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",

@@ -6,10 +6,12 @@ with custom policies written in Python.
     python -m cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models UnCloudNotes --policies notepolicies
     python -m cdmigrate validate --source-model v1.json --destination-model v2.json --mapping v1-v2.json
     python -m cdmigrate inspect Notes.sqlite --json
-    python -m cdmigrate plan Notes.sqlite --models UnCloudNotes
+    python -m cdmigrate plan Notes.sqlite --models UnCloudNotes [--dot]
+    python -m cdmigrate inspect --dot --model Model.xcdatamodeld
     python -m cdmigrate check released-stores --models UnCloudNotes --policies notepolicies
     python -m cdmigrate infer --source-model v1.json --destination-model v2.json -o v1-v2.mapping.json
     python -m cdmigrate import "Model.xcdatamodeld/Model 2.xcdatamodel" -o v2.json
+    python -m cdmigrate import Model.xcdatamodeld -o models/
     python -m cdmigrate import V1toV2.xcmappingmodel --source-model v1.json --destination-model v2.json -o v1-v2.json
 
 ``--policies MODULE`` imports a module (a dotted name, importable from the current folder, or a
@@ -37,6 +39,7 @@ import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import MappingModel, Migration, MigrationChain, Model, ModelSet, store_metadata
+from .graphs import model_dot, plan_dot
 from .errors import DestinationStoreError, MigrationError, MissingSourceModelError
 from .policy import EntityMigrationPolicy
 
@@ -311,6 +314,8 @@ def _step_json(step) -> Dict[str, Any]:
 
 def run_plan(args) -> int:
     """``plan STORE --models PATH``: the steps ``migrate --models`` would run; nothing is written."""
+    if args.json and args.dot:
+        raise UsageError("give --json or --dot, not both")
     out = Output(args.json)
     try:
         plan = ModelSet(args.models).plan(args.store, to_version=args.to_version)
@@ -318,6 +323,11 @@ def run_plan(args) -> int:
         out.error(error)
         out.document({"ok": False, "store": args.store, "error": error_object(error)})
         return exit_status(error)
+    if args.dot:
+        for warning in plan.warnings:
+            out.warning(warning)
+        sys.stdout.write(plan_dot(plan))
+        return EXIT_SUCCESS
     out.line(f"{args.store}: version {plan.store_version}; target {plan.target_version}"
              + (" (already there: nothing to do)" if plan.is_at_target else f", {len(plan.steps)} step{'' if len(plan.steps) == 1 else 's'}"))
     for number, step in enumerate(plan.steps, 1):
@@ -454,24 +464,35 @@ _MODEL_SUFFIXES = (".xcdatamodel", ".xcdatamodel/contents", ".mom", ".json")
 _BUNDLE_SUFFIXES = (".xcdatamodeld", ".momd")
 
 
+def _is_bundle(path: str) -> bool:
+    """An .xcdatamodeld or .momd, or any folder holding a VersionInfo.plist (as the cdmigrate command tells them)."""
+    return path.endswith(_BUNDLE_SUFFIXES) or os.path.exists(os.path.join(path, "VersionInfo.plist"))
+
+
 def run_import(args) -> int:
-    """``import PATH``: one model (an ``.xcdatamodel``, ``.mom`` or model JSON) as model JSON, or an
-    ``.xcmappingmodel`` compiled against ``--source-model``/``--destination-model`` as mapping JSON.
-    Model bundles (``.xcdatamodeld``, ``.momd``) are left to the ``cdmigrate`` command."""
+    """``import PATH``: one model (an ``.xcdatamodel``, ``.mom`` or model JSON) as model JSON; a
+    model bundle (``.xcdatamodeld``, ``.momd``) as a folder of JSON models and mappings (``-o DIR``,
+    the layout ``cdmigrate import`` writes, from ModelSet.write_json); or an ``.xcmappingmodel``
+    compiled against ``--source-model``/``--destination-model`` as mapping JSON."""
     trimmed = args.path.rstrip("/") or args.path
     mapping = trimmed.endswith(".xcmappingmodel") or trimmed.endswith(".xcmappingmodel/xcmapping.xml")
+    bundle = not mapping and _is_bundle(trimmed)
     if mapping:
         if not (args.source_model and args.destination_model):
             raise UsageError("a mapping model is compiled against its models: give --source-model and --destination-model")
-    elif trimmed.endswith(_BUNDLE_SUFFIXES):
-        raise UsageError(f"'{args.path}' is a model bundle: import its versions one by one (an .xcdatamodel or .mom inside), "
-                         "or use the cdmigrate command, which writes every version to a folder")
+    elif bundle:
+        if args.output in (None, "-"):
+            raise UsageError("a model bundle has several versions: give -o DIR for their JSON files")
+        if args.source_model or args.destination_model:
+            raise UsageError("--source-model and --destination-model are for mapping models")
     elif not trimmed.endswith(_MODEL_SUFFIXES):
-        raise UsageError(f"'{args.path}' is not an .xcdatamodel, .mom, model JSON or .xcmappingmodel")
+        raise UsageError(f"'{args.path}' is not an .xcdatamodel, .xcdatamodeld, .mom, .momd, model JSON or .xcmappingmodel")
     elif args.source_model or args.destination_model:
         raise UsageError("--source-model and --destination-model are for mapping models")
     out = Output(args.json)
     try:
+        if bundle:
+            return _import_bundle(trimmed, args.output, out)
         if mapping:
             source = Model.from_file(args.source_model)
             destination = Model.from_file(args.destination_model)
@@ -484,6 +505,21 @@ def run_import(args) -> int:
         return EXIT_SUCCESS
     except (Exception, KeyboardInterrupt) as error:
         return _failed(out, error)
+
+
+def _import_bundle(path: str, folder: str, out: "Output") -> int:
+    """Every version as ``DIR/<version>.json``, each mapping model as ``DIR/<name>.mapping.json``,
+    the passes manifest and ``DIR/current-version``, as ``cdmigrate import`` writes them."""
+    files = ModelSet(path).write_json(folder)
+    for warning in files.warnings:
+        out.warning(warning)
+    mappings = list(files.mapping_models)
+    if not out.json:
+        print(f"wrote {len(files.versions)} version(s) and {len(mappings)} mapping model(s) to {folder} "
+              f"(current: {files.current_version})", file=sys.stderr)
+    out.document({"ok": True, "versions": files.versions, "currentVersion": files.current_version,
+                  "mappingModels": mappings, "folder": folder})
+    return EXIT_SUCCESS
 
 
 def _store_info(path: str) -> Dict[str, Any]:
@@ -531,6 +567,23 @@ def _store_info(path: str) -> Dict[str, Any]:
 
 
 def run_inspect(args) -> int:
+    if args.dot:
+        if args.json:
+            raise UsageError("--dot and --json cannot be combined")
+        if args.model is None:
+            raise UsageError("give --model: python -m cdmigrate draws a model file (the store's own model, "
+                             "rebuilt from its schema, is drawn by the cdmigrate command)")
+        out = Output(False)
+        try:
+            with Model.from_file(args.model) as model:
+                sys.stdout.write(model_dot(model, title=args.model))
+            return EXIT_SUCCESS
+        except (Exception, KeyboardInterrupt) as error:
+            return _failed(out, error)
+    if args.store is None:
+        raise UsageError("give the store to inspect (only --dot --model needs none)")
+    if args.model is not None:
+        raise UsageError("--model goes with --dot here (comparing a store with a model is the cdmigrate command's)")
     out = Output(args.json)
     try:
         info = _store_info(args.store)
@@ -601,6 +654,9 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("--models", required=True, metavar="path", help="the model set")
     plan.add_argument("--to-version", metavar="name", help="the version to reach (default: the current one)")
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
+    plan.add_argument("--dot", action="store_true",
+                      help="print the plan as a Graphviz digraph: versions as nodes (the store's highlighted), a solid "
+                           "edge per step with mapping models, a dashed one per inferred step")
     plan.set_defaults(run=run_plan)
 
     check = commands.add_parser("check", help="migrate every store of a folder to the current version and check the results",
@@ -621,18 +677,25 @@ def build_parser() -> argparse.ArgumentParser:
     infer.add_argument("--json", action="store_true", help="print errors as JSON on standard output")
     infer.set_defaults(run=run_infer)
 
-    import_ = commands.add_parser("import", help="convert an Xcode model (.xcdatamodel, .mom) or mapping model (.xcmappingmodel) to JSON",
+    import_ = commands.add_parser("import", help="convert Xcode model and mapping files (source or compiled) to JSON",
                                   epilog=EPILOG)
-    import_.add_argument("path", help="the .xcdatamodel, .mom, model JSON or .xcmappingmodel")
-    import_.add_argument("-o", "--output", metavar="file", help="the file to write (default: standard output)")
+    import_.add_argument("path", help="the .xcdatamodel, .xcdatamodeld, .mom, .momd, model JSON or .xcmappingmodel")
+    import_.add_argument("-o", "--output", metavar="file|dir",
+                         help="the file to write (default: standard output), or for a model bundle the folder "
+                              "(created if needed) that receives every version, its mapping models and current-version")
     import_.add_argument("--source-model", metavar="path", help="for a mapping model: the model it maps from")
     import_.add_argument("--destination-model", metavar="path", help="for a mapping model: the model it maps to")
     import_.add_argument("--json", action="store_true", help="print errors as JSON on standard output")
     import_.set_defaults(run=run_import)
 
-    inspect = commands.add_parser("inspect", help="show a store's metadata, entities and row counts", epilog=EPILOG)
-    inspect.add_argument("store", help="the store to inspect")
+    inspect = commands.add_parser("inspect", help="show a store's metadata, entities and row counts, or a model as a Graphviz graph",
+                                  epilog=EPILOG)
+    inspect.add_argument("store", nargs="?", help="the store to inspect (none with --dot --model)")
     inspect.add_argument("--json", action="store_true", help="print the result as JSON")
+    inspect.add_argument("--dot", action="store_true",
+                         help="print --model as a Graphviz digraph: entities as record nodes with their attributes, "
+                              "relationships as labelled edges, inheritance as dashed edges")
+    inspect.add_argument("--model", metavar="path", help="with --dot: the model to draw (JSON, .xcdatamodel(d), .mom)")
     inspect.set_defaults(run=run_inspect)
     return parser
 

@@ -222,6 +222,7 @@ _PROTOTYPES = {
     "cdm_migration_run_in_place": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_report_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_chain_plan": (c_int, [c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cdm_model_set_json": (c_int, [c_char_p, POINTER(c_void_p)]),
     "cdm_migrate_chain": (c_int, [c_char_p, c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migration_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),

@@ -98,8 +98,43 @@ class ModelSet:
         return MigrationPlan(raw["store"], raw["storeVersion"], raw["targetVersion"], raw["currentVersion"],
                              list(raw["versions"]), [MigrationStep._from(s) for s in raw["steps"]], list(raw["warnings"]))
 
+    def json_files(self) -> "ModelSetFiles":
+        """The set as the files of a folder of JSON models — what ``cdmigrate import`` writes for
+        an ``.xcdatamodeld`` or ``.momd``: ``<version>.json`` per version, ``<name>.mapping.json``
+        per mapping model (bound to the two versions it records, an Xcode mapping compiled against
+        them, with their entity hashes), ``migration-passes.json`` when the set has one, and
+        ``current-version``. A mapping model that records no pair of versions is left out with a
+        warning. MigrationIOError, InvalidModelError, InvalidMappingError naming the file at fault."""
+        out = ctypes.c_void_p()
+        check(_lib_.cdm_model_set_json(c_path(self.path, "the model set path"), ctypes.byref(out)))
+        raw = json.loads(_lib.take_string(out.value))
+        return ModelSetFiles(list(raw["versions"]), raw["currentVersion"],
+                             {m["name"]: (m["from"], m["to"]) for m in raw["mappingModels"]},
+                             [(f["name"], f["text"]) for f in raw["files"]], list(raw["warnings"]))
+
+    def write_json(self, folder: PathLike) -> "ModelSetFiles":
+        """Writes ``json_files()`` into ``folder`` (created if needed; files of the same names are
+        replaced): a folder ``ModelSet`` reads as the same set. Returns what was written."""
+        files = self.json_files()
+        target = os.fsdecode(folder)
+        os.makedirs(target, exist_ok=True)
+        for name, text in files.files:
+            with open(os.path.join(target, name), "w", encoding="utf-8", newline="") as file:
+                file.write(text)
+        return files
+
     def __repr__(self) -> str:
         return f"ModelSet({self.path!r})"
+
+
+@dataclass(frozen=True)
+class ModelSetFiles(Document):
+    """A model set as a folder's files (``ModelSet.json_files()``)."""
+    versions: List[str]                          #: the versions, in the set's order
+    current_version: str
+    mapping_models: Dict[str, Tuple[str, str]]   #: mapping model name → (source version, destination version)
+    files: List[Tuple[str, str]] = field(repr=False)  #: (file name, text), in writing order
+    warnings: List[str] = field(default_factory=list)
 
 
 def _report(raw: Dict[str, Any]) -> StagedMigrationReport:

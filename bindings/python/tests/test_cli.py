@@ -314,9 +314,9 @@ def test_import_writes_model_json_and_mapping_json(tmp_path):
             cdmigrate.MappingModel.from_file(mapping_file) as mapping:
         assert mapping.entity_mapping_names == ["AttachmentToAttachment", "NoteToNote", "AttachmentToImageAttachment"]
         mapping.validate(source, destination)
-    # Usage: a mapping model without its models, a bundle, an unknown kind, models for a model.
+    # Usage: a mapping model without its models, a bundle without a folder, an unknown kind, models for a model.
     assert cli("import", os.path.join(folder, "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel")).returncode == 64
-    assert cli("import", os.path.join(folder, "UnCloudNotesDataModel.xcdatamodeld"), "-o", str(tmp_path / "all")).returncode == 64
+    assert cli("import", os.path.join(folder, "UnCloudNotesDataModel.xcdatamodeld")).returncode == 64   # a bundle needs -o DIR
     assert cli("import", str(tmp_path / "notes.txt")).returncode == 64
     assert cli("import", written, "--source-model", v3).returncode == 64
     # A missing file, and a malformed model.

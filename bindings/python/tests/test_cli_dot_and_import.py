@@ -1,0 +1,267 @@
+"""``python -m cdmigrate inspect --dot``, ``plan --dot`` and ``import`` of whole model sets: the
+structure of the graphs and of the imported folder, and — where the Swift ``cdmigrate`` is built
+(``.build/debug/cdmigrate``, or ``CDMIGRATE_CLI``) — the same bytes as the Swift command for the
+same input. Without the Swift command those comparisons are skipped, unless
+CDMIGRATE_CROSS_LANGUAGE=required (scripts/test.sh sets it), which makes its absence a failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import cdmigrate
+from cdmigrate.__main__ import main
+from conftest import EXAMPLES, KITCHEN_V1, ROOT
+
+FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
+UNCLOUDNOTES_XCODE = os.path.join(FIXTURES, "xcode", "UnCloudNotes")
+UNCLOUDNOTES_BUNDLE = os.path.join(UNCLOUDNOTES_XCODE, "UnCloudNotesDataModel.xcdatamodeld")
+XCODESERVER_MOMD = os.path.join(FIXTURES, "xcode", "XcodeServer", "1_1_0", "XcodeServer.momd_precompiled")
+RENAMES = os.path.join(FIXTURES, "apple-stores", "renames")
+UNCLOUDNOTES_JSON = os.path.join(EXAMPLES, "4-uncloudnotes")
+SWIFT_CLI = os.environ.get("CDMIGRATE_CLI") or os.path.join(ROOT, ".build", "debug", "cdmigrate")
+REQUIRED = os.environ.get("CDMIGRATE_CROSS_LANGUAGE") == "required"
+
+# Inheritance (an abstract root with two levels below it), a to-one, a to-many, an ordered
+# to-many, required and transient attributes, and names DOT must escape.
+ZOO = {"name": 'Zoo "v1"', "entities": [
+    {"name": "Keeper", "attributes": [{"name": "name", "type": "string", "optional": False}],
+     "relationships": [{"name": "animals", "destination": "Animal", "toMany": True, "ordered": True, "inverse": "keeper"}]},
+    {"name": "Animal", "abstract": True, "attributes": [{"name": "born", "type": "date"},
+                                                        {"name": "mood", "type": "string", "transient": True}],
+     "relationships": [{"name": "keeper", "destination": "Keeper", "inverse": "animals"},
+                       {"name": "friends", "destination": "Animal", "toMany": True, "inverse": "friends"}]},
+    {"name": "Reptile", "parent": "Animal", "attributes": [{"name": "scales", "type": "integer16"}]},
+    {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double"}]},
+    {"name": "Parrot", "parent": "Bird", "attributes": [{"name": "words", "type": "integer32"}]},
+]}
+
+
+def swift_cli() -> str:
+    if not os.access(SWIFT_CLI, os.X_OK):
+        message = f"{SWIFT_CLI} is not built (swift build)"
+        if REQUIRED:
+            pytest.fail(message)
+        pytest.skip(message)
+    return SWIFT_CLI
+
+
+def run_python(arguments, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd)
+
+
+def run_swift(arguments) -> subprocess.CompletedProcess:
+    return subprocess.run([swift_cli(), *arguments], capture_output=True, text=True, timeout=120)
+
+
+def write_json(tmp_path, name, document) -> str:
+    path = tmp_path / name
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def renames_store(tmp_path, version="1.0.0") -> str:
+    """A writable copy of one of Apple's stores of the renames model, with its -wal and -shm."""
+    target = tmp_path / f"Example_v{version}.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        source = os.path.join(RENAMES, f"Example_v{version}.sqlite{suffix}")
+        if os.path.exists(source):
+            shutil.copyfile(source, str(target) + suffix)
+    return str(target)
+
+
+def uncloudnotes_store(tmp_path, version="v1") -> str:
+    """An empty UnCloudNotes store at a version of examples/4-uncloudnotes (the same models as the Xcode bundle)."""
+    path = str(tmp_path / f"notes-{version}.sqlite")
+    model = cdmigrate.Model.from_file(os.path.join(UNCLOUDNOTES_JSON, f"UnCloudNotes_{version}.model.json"))
+    with cdmigrate.Store.create(model, path) as store:
+        store.save()
+    return path
+
+
+def statements(dot: str):
+    lines = dot.splitlines()
+    assert lines[0].startswith("digraph ") and lines[0].endswith("{") and lines[-1] == "}", dot
+    return lines[1:-1]
+
+
+# -- inspect --dot: the structure --------------------------------------------------------------
+
+def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, capsys):
+    model = write_json(tmp_path, "zoo.json", ZOO)
+    assert main(["inspect", "--dot", "--model", model]) == 0
+    dot = capsys.readouterr().out
+    assert dot.startswith('digraph "Zoo \\"v1\\"" {\n') and dot.endswith("}\n")
+    body = statements(dot)
+    nodes = [line for line in body if "[label=" in line and "->" not in line]
+    # Entities in store order: roots by name, each followed depth-first by its subentities by name.
+    assert [line.split('"')[1] for line in nodes] == ["Animal", "Bird", "Parrot", "Reptile", "Keeper"]
+    assert '  "Animal" [label="{Animal\\n(abstract)|born: date\\lmood: string (transient)\\l}"];' in body
+    assert '  "Keeper" [label="{Keeper|name: string (required)\\l}"];' in body
+    assert '  "Parrot" [label="{Parrot|words: integer32\\l}"];' in body     # own attributes only
+    assert '  "Keeper" -> "Animal" [label="animals (to-many, ordered)", arrowhead=crow];' in body
+    assert '  "Animal" -> "Keeper" [label="keeper", arrowhead=normal];' in body
+    assert '  "Animal" -> "Animal" [label="friends (to-many)", arrowhead=crow];' in body
+    inherits = sorted(line for line in body if "inherits" in line)
+    assert inherits == ['  "Bird" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];',
+                        '  "Parrot" -> "Bird" [style=dashed, arrowhead=empty, label="inherits"];',
+                        '  "Reptile" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];']
+    assert len([line for line in body if "->" in line]) == 6
+
+
+def test_inspect_dot_of_a_model_without_a_name_is_titled_by_its_path(tmp_path, capsys):
+    model = write_json(tmp_path, "anonymous.json", {"entities": [{"name": "A", "attributes": []}]})
+    assert main(["inspect", "--dot", "--model", model]) == 0
+    assert capsys.readouterr().out == (f"digraph {json.dumps(model)} {{\n  rankdir=LR;\n"
+                                       '  node [shape=record, fontname="Helvetica", fontsize=10];\n'
+                                       '  edge [fontname="Helvetica", fontsize=9];\n  "A" [label="{A|}"];\n}\n')
+
+
+def test_inspect_dot_arguments_are_checked(tmp_path):
+    model = write_json(tmp_path, "zoo.json", ZOO)
+    assert main(["inspect", "--dot"]) == 64
+    assert main(["inspect", "--dot", "--json", "--model", model]) == 64
+    assert main(["inspect", "some.sqlite", "--model", model]) == 64
+    assert main(["inspect", "--dot", "--model", str(tmp_path / "missing.json")]) == 74
+
+
+def test_model_dot_takes_a_model_or_its_json():
+    with cdmigrate.Model.from_json(json.dumps(KITCHEN_V1)) as model:
+        assert cdmigrate.graphs.model_dot(model) == cdmigrate.graphs.model_dot(json.loads(model.to_json()))
+        assert '  "Box" -> "Item" [label="items (to-many)", arrowhead=crow];' in cdmigrate.graphs.model_dot(model)
+
+
+# -- plan --dot: the structure ----------------------------------------------------------------
+
+def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capsys):
+    store = renames_store(tmp_path, "1.1.0")
+    assert main(["plan", store, "--models", os.path.join(RENAMES, "Model.xcdatamodeld"), "--dot"]) == 0
+    body = statements(capsys.readouterr().out)
+    assert body[:2] == ["  rankdir=LR;", "  node [shape=box];"]
+    assert '  "v1.0.0";' in body
+    assert '  "v1.1.0" [style=filled, fillcolor=lightblue, xlabel="store"];' in body
+    assert '  "v2.0.0" [peripheries=2];' in body
+    assert [line for line in body if "->" in line] == [
+        '  "v1.1.0" -> "v1.1.2" [label="inferred", style=dashed];',
+        '  "v1.1.2" -> "v1.2.0" [label="inferred", style=dashed];',
+        '  "v1.2.0" -> "v2.0.0" [label="inferred", style=dashed];']
+
+
+def test_plan_dot_labels_steps_with_their_mapping_models(tmp_path, capsys):
+    store = uncloudnotes_store(tmp_path, "v2")
+    assert main(["plan", store, "--models", UNCLOUDNOTES_JSON, "--dot", "--to-version", "UnCloudNotes_v3"]) == 0
+    body = statements(capsys.readouterr().out)
+    assert '  "UnCloudNotes_v2" [style=filled, fillcolor=lightblue, xlabel="store"];' in body
+    assert '  "UnCloudNotes_v3" [peripheries=2];' in body
+    assert '  "UnCloudNotes_v4";' in body
+    assert [line for line in body if "->" in line] == ['  "UnCloudNotes_v2" -> "UnCloudNotes_v3" [label="UnCloudNotes_v2_to_v3"];']
+    assert main(["plan", store, "--models", UNCLOUDNOTES_JSON, "--dot", "--json"]) == 64
+
+
+# -- import of a model set: the structure ------------------------------------------------------
+
+def test_import_of_an_xcdatamodeld_writes_every_version_its_mappings_and_current_version(tmp_path):
+    folder = tmp_path / "models"
+    result = run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", str(folder)])
+    assert result.returncode == 0, result.stderr
+    assert "wrote 4 version(s) and 2 mapping model(s)" in result.stderr
+    assert sorted(os.listdir(folder)) == [
+        "UnCloudNotesDataModel.json", "UnCloudNotesDataModel_v2.json", "UnCloudNotesDataModel_v3.json",
+        "UnCloudNotesDataModel_v4.json", "UnCloudNotesMappingModel_v2_to_v3.mapping.json",
+        "UnCloudNotesMappingModel_v3_to_v4.mapping.json", "current-version"]
+    assert (folder / "current-version").read_text() == "UnCloudNotesDataModel_v4\n"
+    mapping = json.loads((folder / "UnCloudNotesMappingModel_v3_to_v4.mapping.json").read_text())
+    assert all("sourceEntityVersionHash" in m for m in mapping["entityMappings"] if m.get("sourceEntity"))
+    # Read back, the folder is the same set: a v1 store takes the same steps through it as through the bundle.
+    store = uncloudnotes_store(tmp_path, "v1")
+    through_bundle = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).plan(store)
+    through_folder = cdmigrate.ModelSet(str(folder)).plan(store)
+    steps = [(s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies) for s in through_folder.steps]
+    assert steps == [(s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies) for s in through_bundle.steps]
+    assert [s[3] for s in steps] == [["inferred"], ["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]]
+
+
+def test_import_of_a_bundle_reports_json_and_needs_a_folder(tmp_path):
+    folder = tmp_path / "compiled"
+    result = run_python(["import", XCODESERVER_MOMD, "-o", str(folder), "--json"])
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert document == {"ok": True, "versions": ["XcodeServer"], "currentVersion": "XcodeServer", "mappingModels": [],
+                        "folder": str(folder)}
+    assert sorted(os.listdir(folder)) == ["XcodeServer.json", "current-version"]
+    assert run_python(["import", XCODESERVER_MOMD]).returncode == 64
+    assert run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", "-"]).returncode == 64
+    assert run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", str(tmp_path / "x"), "--source-model", "a.json"]).returncode == 64
+
+
+def test_model_set_json_files_names_each_mappings_step(tmp_path):
+    files = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).json_files()
+    assert files.current_version == "UnCloudNotesDataModel_v4"
+    assert files.mapping_models == {
+        "UnCloudNotesMappingModel_v2_to_v3": ("UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3"),
+        "UnCloudNotesMappingModel_v3_to_v4": ("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")}
+    assert [name for name, _ in files.files][-1] == "current-version"
+    written = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).write_json(tmp_path / "set")
+    assert sorted(os.listdir(tmp_path / "set")) == sorted(name for name, _ in files.files)
+    assert (tmp_path / "set" / "current-version").read_text() == "UnCloudNotesDataModel_v4\n"
+    assert written.mapping_models == files.mapping_models
+    with pytest.raises(cdmigrate.MigrationError):
+        cdmigrate.ModelSet(os.path.join(FIXTURES, "no-such.xcdatamodeld")).json_files()
+
+
+# -- the same bytes as the Swift command --------------------------------------------------------
+
+MODELS_TO_DRAW = [
+    os.path.join(UNCLOUDNOTES_BUNDLE, "UnCloudNotesDataModel_v4.xcdatamodel"),
+    os.path.join(UNCLOUDNOTES_JSON, "UnCloudNotes_v3.model.json"),
+    os.path.join(XCODESERVER_MOMD, "XcodeServer.mom"),
+    os.path.join(FIXTURES, "json-models", "notes-v7.json"),
+]
+
+
+@pytest.mark.parametrize("model", MODELS_TO_DRAW + ["zoo"], ids=lambda p: os.path.basename(p))
+def test_inspect_dot_is_the_swift_commands(tmp_path, model):
+    if model == "zoo":
+        model = write_json(tmp_path, "zoo.json", ZOO)
+    swift = run_swift(["inspect", "--dot", "--model", model])
+    assert swift.returncode == 0, swift.stderr
+    python = run_python(["inspect", "--dot", "--model", model])
+    assert python.returncode == 0, python.stderr
+    assert python.stdout == swift.stdout
+
+
+def test_plan_dot_is_the_swift_commands(tmp_path):
+    v2 = uncloudnotes_store(tmp_path, "v2")
+    cases = [(renames_store(tmp_path, "1.0.0"), os.path.join(RENAMES, "Model.xcdatamodeld"), []),
+             (uncloudnotes_store(tmp_path, "v1"), UNCLOUDNOTES_JSON, []),
+             (v2, UNCLOUDNOTES_BUNDLE, []),
+             (v2, UNCLOUDNOTES_JSON, ["--to-version", "UnCloudNotes_v3"])]
+    for store, models, extra in cases:
+        arguments = ["plan", store, "--models", models, "--dot", *extra]
+        swift = run_swift(arguments)
+        assert swift.returncode == 0, swift.stderr
+        python = run_python(arguments)
+        assert python.returncode == 0, python.stderr
+        assert python.stdout == swift.stdout, arguments
+
+
+@pytest.mark.parametrize("bundle", [UNCLOUDNOTES_BUNDLE, XCODESERVER_MOMD, os.path.join(RENAMES, "Model.xcdatamodeld")],
+                         ids=os.path.basename)
+def test_import_of_a_model_set_is_the_swift_commands(tmp_path, bundle):
+    swift_folder, python_folder = tmp_path / "swift", tmp_path / "python"
+    swift = run_swift(["import", bundle, "-o", str(swift_folder)])
+    assert swift.returncode == 0, swift.stderr
+    python = run_python(["import", bundle, "-o", str(python_folder)])
+    assert python.returncode == 0, python.stderr
+    assert python.stderr.replace(str(python_folder), "DIR") == swift.stderr.replace(str(swift_folder), "DIR")
+    assert sorted(os.listdir(python_folder)) == sorted(os.listdir(swift_folder))
+    for name in os.listdir(swift_folder):
+        assert (python_folder / name).read_bytes() == (swift_folder / name).read_bytes(), name
+    swift_json = json.loads(run_swift(["import", bundle, "-o", str(swift_folder), "--json"]).stdout)
+    python_json = json.loads(run_python(["import", bundle, "-o", str(swift_folder), "--json"]).stdout)
+    assert python_json == swift_json

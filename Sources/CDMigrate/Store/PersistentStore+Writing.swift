@@ -78,6 +78,8 @@ extension PersistentStore {
             try statement.step()
             statement.reset()
             written += 1
+            // Written rows stay findable by ID without a query for a while.
+            if !object.isFault { recentInstances.remember(object, for: key(object)) }
         }
     }
 
@@ -140,7 +142,11 @@ extension PersistentStore {
     package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
-        guard pendingIndex[key(object)] == nil, let column = layout.column(for: attribute) else { return }
+        let rowKey = key(object)
+        // A buffered row has no other instance kept (see `recentInstances`): nothing to update.
+        guard pendingIndex[rowKey] == nil else { return }
+        recentInstances.forget(rowKey, unlessItIs: object)
+        guard let column = layout.column(for: attribute) else { return }
         try beginIfNeeded()
         try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
                          [object.attributeValues[attribute.index], .integer(object.objectID.primaryKey)])

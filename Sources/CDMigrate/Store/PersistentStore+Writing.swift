@@ -78,13 +78,11 @@ extension PersistentStore {
             try statement.step()
             statement.reset()
             written += 1
-            // Written rows stay findable by ID without a query for a while.
-            if !object.isFault { recentInstances.remember(object, for: key(object)) }
         }
     }
 
     func insertPlan(for entity: EntityDescription) throws -> InsertPlan {
-        if let plan = insertPlans[entity.name] { return plan }
+        if let plan = insertPlans[ObjectIdentifier(entity)] { return plan }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var indexes: [Int] = []
         for attribute in entity.attributes {
@@ -96,7 +94,7 @@ extension PersistentStore {
         columns += links
         let sql = "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         let plan = InsertPlan(statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
-        insertPlans[entity.name] = plan
+        insertPlans[ObjectIdentifier(entity)] = plan
         return plan
     }
 

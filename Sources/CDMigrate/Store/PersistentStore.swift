@@ -57,7 +57,7 @@ public final class PersistentStore: ObjectContext {
     var pending: [PendingRow] = []
     var pendingIndex: [RowKey: Int] = [:]
     var readers: [String: RowReader] = [:]
-    var insertPlans: [String: InsertPlan] = [:]
+    var insertPlans: [ObjectIdentifier: InsertPlan] = [:]
     /// Instances recently read by ID or written from the buffer, so that reading one again by ID
     /// needs no query (bounded: see `RecentInstances`).
     var recentInstances = RecentInstances(capacity: 512)

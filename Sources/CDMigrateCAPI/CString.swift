@@ -62,6 +62,13 @@ enum CString {
     }
 
     private static func decode(_ bytes: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) throws -> String {
+        // ASCII (entity and attribute names, most keys) is valid UTF-8 as it is: no validating decoder.
+        var ascii = true
+        for byte in bytes where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii { return String(decoding: bytes, as: UTF8.self) }
         guard let text = String(validating: bytes, as: UTF8.self) else {
             throw MigrationError(.encoding, "\(what()) is not valid UTF-8")
         }

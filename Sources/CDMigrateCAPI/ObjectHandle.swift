@@ -43,6 +43,25 @@ final class ObjectEntry: HandleEntry {
         return copy
     }
 
+    /// Copies text (NUL-terminated) into the buffer of an attribute (by index) or key path; returns
+    /// the copy (nil when out of memory) and the text's length in bytes.
+    func buffer(text: String, index: Int, path: String?) -> (UnsafeMutableRawPointer?, Int) {
+        var text = text
+        let (copy, count): (UnsafeMutableRawPointer?, Int) = text.withUTF8 { utf8 in
+            guard let raw = malloc(utf8.count + 1) else { return (nil, 0) }
+            if let base = utf8.baseAddress { raw.copyMemory(from: base, byteCount: utf8.count) }
+            raw.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
+            return (raw, utf8.count)
+        }
+        guard let copy = copy else { return (nil, 0) }
+        if let path = path {
+            if let old = pathBuffers.updateValue(copy, forKey: path) { free(old) }
+        } else {
+            if let old = attributeBuffers.updateValue(copy, forKey: index) { free(old) }
+        }
+        return (copy, count)
+    }
+
     func forgetBuffer(index: Int) {
         if let old = attributeBuffers.removeValue(forKey: index) { free(old) }
     }
@@ -186,10 +205,15 @@ private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: In
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
             value = try entry.object.value(for: attribute)
+        } else if let key = key, strchr(key, 0x2E) == nil, let plain = entry.object.entity.attribute(named: try CString.argument(key, "the key")) {
+            // A plain attribute name (no key path): no splitting, no walk.
+            attribute = plain
+            try ObjectAccess.check(attribute, accessor, reading: true)
+            value = try entry.object.value(for: attribute)
         } else {
             let name = try CString.argument(key, "the key")
             (attribute, value) = try ObjectAccess.read(entry, key: name, accessor)
-            if name.contains(".") { path = name }
+            if name.utf8.contains(0x2E) { path = name }
         }
         isNull?.pointee = value.isNull ? 1 : 0
         try write(entry, value.isNull ? nil : value, attribute.index, path)
@@ -215,6 +239,16 @@ private func getBool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index:
 }
 private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
     get(o, key: key, index: index, accessor, isNull, out != nil) { entry, value, index, path in
+        switch value {
+        case .string(let s)?, .uri(let s)?, .decimal(let s)?:
+            // Text straight into the handle's buffer, without an intermediate array.
+            let (copy, count) = entry.buffer(text: s, index: index, path: path)
+            out?.pointee = UnsafeRawPointer(copy)
+            length?.pointee = copy == nil ? 0 : count
+            return
+        default:
+            break
+        }
         guard let value = value, let data = bytes(of: value) else {
             out?.pointee = nil
             length?.pointee = 0

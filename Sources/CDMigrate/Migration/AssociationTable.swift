@@ -50,6 +50,8 @@ final class AssociationTable {
     private let chunkSize = 2_000
     private(set) var identities: [Int: IdentityRange] = [:]
     private var hasIndexes = false
+    /// The INSERT of one association, prepared once (one runs per instance a policy associates).
+    private var insertStatement: SQLiteStatement?
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -100,7 +102,14 @@ final class AssociationTable {
 
     func insert(mapping: Int, source: ManagedObject, destination: ManagedObject) throws {
         if identities[mapping] != nil { try materialize([mapping]) }
-        try database.prepare("INSERT INTO cdm_association VALUES (?, ?, ?, ?, ?)").run([
+        let statement: SQLiteStatement
+        if let prepared = insertStatement {
+            statement = prepared
+        } else {
+            statement = try database.prepareUncached("INSERT INTO cdm_association VALUES (?, ?, ?, ?, ?)")
+            insertStatement = statement
+        }
+        try statement.run([
             .integer(Int64(mapping)), .integer(Int64(source.entity.entityNumber)), .integer(source.objectID.primaryKey),
             .integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey),
         ])

@@ -100,18 +100,24 @@ extension MigrationManager {
     /// results (what Core Data's default `createDestinationInstances` does; a mapping without an
     /// expression leaves the destination's default value).
     public func applyAttributeMappings(of mapping: EntityMapping, source: ManagedObject?, destination: ManagedObject) throws {
-        for property in mapping.attributeMappings {
-            guard let expression = property.valueExpression else { continue }
-            guard let attribute = destination.entity.attribute(named: property.name) else {
+        let plan: AttributeMappingPlan
+        if let last = attributeMappingPlan, last.fits(mapping, source?.entity, destination.entity) {
+            plan = last
+        } else {
+            plan = AttributeMappingPlan(mapping: mapping, sourceEntity: source?.entity, destinationEntity: destination.entity)
+            attributeMappingPlan = plan
+        }
+        for step in plan.steps {
+            let property = step.property
+            guard let attribute = step.attribute else {
                 throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no attribute '\(property.name)'", path: property.path)
             }
             let value: Value
-            if case .keyPath(.variable("source"), let keys) = expression, keys.count == 1, let source = source,
-               source.entity.attributesByName[keys[0]] != nil {
+            if let sourceAttribute = step.sourceAttribute, let source = source {
                 // `$source.attribute`, the commonest mapping: what the evaluator would answer, without it.
-                value = try source.value(forKey: keys[0])
+                value = try source.value(for: sourceAttribute)
             } else {
-                value = try evaluate(expression, property: property, mapping: mapping, source: source, destination: destination)
+                value = try evaluate(step.expression, property: property, mapping: mapping, source: source, destination: destination)
             }
             do {
                 try destination.setValue(value, for: attribute)

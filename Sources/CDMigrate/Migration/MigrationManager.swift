@@ -57,6 +57,8 @@ public final class MigrationManager {
     var currentPolicy: EntityMigrationPolicy?
     var currentSource: ManagedObject?
     var currentDestination: ManagedObject?
+    /// The attribute mappings last applied, resolved (a policy applies one mapping instance after instance).
+    var attributeMappingPlan: AttributeMappingPlan?
     /// One evaluator per run (it caches compiled MATCHES patterns); released when the run ends,
     /// since it holds the manager as its environment.
     var evaluator: ExpressionEvaluator?

@@ -16,11 +16,16 @@ extension PersistentStore {
             let object = pending[i].object
             return object.entity.isKind(of: entity) ? object : nil
         }
+        // An instance read or written recently is kept (attribute changes write through to it).
+        if let object = recentInstances.instance(for: rowKey) {
+            return object.entity.isKind(of: entity) ? object : nil
+        }
         var found: ManagedObject? = nil
         try query(entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1, flushing: false) {
             found = $0
             return false
         }
+        if let object = found { recentInstances.remember(object, for: rowKey) }
         return found
     }
 

@@ -193,6 +193,8 @@ extension PersistentStore {
         pending.removeAll()
         pendingIndex.removeAll()
         insertPlans.removeAll()
+        joinInserts.removeAll()
+        recentInstances.removeAll()
         if !isReadOnly { try? database.rollback() }
         database.close()
         PersistentStore.tidyCompanions(companionsToTidy)

@@ -125,10 +125,11 @@ extension PersistentStore {
             try attach(targets, to: object, column: column, entityColumn: nil, orderColumn: orderColumn, table: table)
         case .joinTable(let table, let own, let other, let order, let inverseOrder):
             try beginIfNeeded()
+            let statement = try joinInsert(for: relationship, table: table, own: own, other: other, order: order, inverseOrder: inverseOrder)
             for target in targets {
-                try insertJoinRow(table: table, own: own, other: other, order: order, inverseOrder: inverseOrder, object, target)
+                try insertJoinRow(statement, object, target)
                 if relationship.inverseRelationship === relationship && target !== object {
-                    try insertJoinRow(table: table, own: own, other: other, order: order, inverseOrder: inverseOrder, target, object)
+                    try insertJoinRow(statement, target, object)
                 }
             }
         case .foreignKey, .transient:
@@ -210,7 +211,10 @@ extension PersistentStore {
         }
     }
 
-    func insertJoinRow(table: String, own: String, other: String, order: String?, inverseOrder: String?, _ object: ManagedObject, _ target: ManagedObject) throws {
+    /// The INSERT of a join row of `relationship` (`?1` its instance's `Z_PK`, `?2` the target's),
+    /// prepared once per relationship for the life of the store.
+    func joinInsert(for relationship: RelationshipDescription, table: String, own: String, other: String, order: String?, inverseOrder: String?) throws -> SQLiteStatement {
+        if let statement = joinInserts[ObjectIdentifier(relationship)] { return statement }
         var columns = [own, other]
         var values = ["?1", "?2"]
         if let order = order {
@@ -222,7 +226,15 @@ extension PersistentStore {
             values.append("(SELECT COALESCE(MAX(\(inverseOrder)), 0) + 1 FROM \(table) WHERE \(other) = ?2)")
         }
         // The primary key over both columns makes a second add of the same pair a no-op.
-        try database.run("INSERT OR IGNORE INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))",
-                         [primaryKeyValue(object), primaryKeyValue(target)])
+        let statement = try database.prepareUncached("INSERT OR IGNORE INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(values.joined(separator: ", ")))")
+        joinInserts[ObjectIdentifier(relationship)] = statement
+        return statement
+    }
+
+    func insertJoinRow(_ statement: SQLiteStatement, _ object: ManagedObject, _ target: ManagedObject) throws {
+        defer { statement.reset() }
+        try statement.bind(.integer(object.objectID.primaryKey), at: 1)
+        try statement.bind(.integer(target.objectID.primaryKey), at: 2)
+        while try statement.step() {}
     }
 }

@@ -82,7 +82,7 @@ extension PersistentStore {
     }
 
     func insertPlan(for entity: EntityDescription) throws -> InsertPlan {
-        if let plan = insertPlans[entity.name] { return plan }
+        if let plan = insertPlans[ObjectIdentifier(entity)] { return plan }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         var indexes: [Int] = []
         for attribute in entity.attributes {
@@ -94,7 +94,7 @@ extension PersistentStore {
         columns += links
         let sql = "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
         let plan = InsertPlan(statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
-        insertPlans[entity.name] = plan
+        insertPlans[ObjectIdentifier(entity)] = plan
         return plan
     }
 
@@ -140,7 +140,11 @@ extension PersistentStore {
     package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
-        guard pendingIndex[key(object)] == nil, let column = layout.column(for: attribute) else { return }
+        let rowKey = key(object)
+        // A buffered row has no other instance kept (see `recentInstances`): nothing to update.
+        guard pendingIndex[rowKey] == nil else { return }
+        recentInstances.forget(rowKey, unlessItIs: object)
+        guard let column = layout.column(for: attribute) else { return }
         try beginIfNeeded()
         try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
                          [object.attributeValues[attribute.index], .integer(object.objectID.primaryKey)])

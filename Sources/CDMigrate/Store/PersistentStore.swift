@@ -57,7 +57,12 @@ public final class PersistentStore: ObjectContext {
     var pending: [PendingRow] = []
     var pendingIndex: [RowKey: Int] = [:]
     var readers: [String: RowReader] = [:]
-    var insertPlans: [String: InsertPlan] = [:]
+    var insertPlans: [ObjectIdentifier: InsertPlan] = [:]
+    /// Instances recently read by ID or written from the buffer, so that reading one again by ID
+    /// needs no query (bounded: see `RecentInstances`).
+    var recentInstances = RecentInstances(capacity: 512)
+    /// The prepared INSERT of a join row, per many-to-many relationship of the model.
+    var joinInserts: [ObjectIdentifier: SQLiteStatement] = [:]
 
     struct RowKey: Hashable {
         let table: String

@@ -55,6 +55,9 @@ package final class StoreLayout {
     package private(set) var warnings: [String] = []
 
     private var tableByEntity: [String: String] = [:]
+    /// The same by the model's own entity objects (hashing an identity, not a name), for the hot paths.
+    private var tableByEntityID: [ObjectIdentifier: String] = [:]
+    private var numberByEntityID: [ObjectIdentifier: Int] = [:]
     private var numberByEntity: [String: Int] = [:]
     private var entityByNumber: [Int: EntityDescription] = [:]
     private var attributeColumns: [ObjectIdentifier: String] = [:]
@@ -89,6 +92,8 @@ package final class StoreLayout {
         for entity in model.entities {
             if let n = numbers[entity.name] { entityByNumber[n] = entity }
             if let table = plan.tableByEntity[entity.name] { entityCountByTable[table, default: 0] += 1 }
+            tableByEntityID[ObjectIdentifier(entity)] = table(for: entity)
+            numberByEntityID[ObjectIdentifier(entity)] = entityNumber(of: entity)
         }
     }
 
@@ -96,11 +101,13 @@ package final class StoreLayout {
 
     /// The table holding the entity's rows (its root's table).
     package func table(for entity: EntityDescription) -> String {
+        if let table = tableByEntityID[ObjectIdentifier(entity)] { return table }
         return tableByEntity[entity.name] ?? "Z" + entity.rootEntity.name.uppercased()
     }
 
     /// The entity's `Z_ENT`.
     package func entityNumber(of entity: EntityDescription) -> Int {
+        if let number = numberByEntityID[ObjectIdentifier(entity)] { return number }
         return numberByEntity[entity.name] ?? entity.entityNumber
     }
 

@@ -24,6 +24,15 @@ final class ErrorByteOffsetTests: XCTestCase {
         XCTAssertEqual(e?.byteOffset, 20)
     }
 
+    func testErrorAfterManyNonASCIITokensCountsUTF8Bytes() {
+        // The lexer counts bytes token by token; the error is at the ")" after the last comparison.
+        let text = Array(repeating: "'ñü' == çà", count: 50).joined(separator: " AND ") + " + )"
+        let e = syntaxError { _ = try ExpressionParser.parsePredicate(text) }
+        let offset = text.count - 1
+        XCTAssertEqual(e?.offset, offset)
+        XCTAssertEqual(e?.byteOffset, text.prefix(offset).utf8.count)
+    }
+
     func testLexerErrorAfterNonASCIITextCountsUTF8Bytes() {
         // The unknown operator "~" is character 10 and byte 12 (é, ö: 2 bytes each).
         let e = syntaxError { _ = try ExpressionParser.parsePredicate("café == ö ~ 1") }

@@ -22,6 +22,8 @@ struct ExpressionToken: Equatable {
     var kind: Kind
     /// Zero-based character offset in the text.
     var offset: Int
+    /// Zero-based UTF-8 byte offset in the text (what the C API reports).
+    var byteOffset: Int = 0
 
     /// How the token reads in error messages.
     var display: String {
@@ -43,6 +45,8 @@ struct ExpressionLexer {
     let text: String
     private let chars: [Character]
     private var position = 0
+    /// The character and UTF-8 offsets of the last token's start, to count bytes once per character.
+    private var counted = (characters: 0, bytes: 0)
 
     init(_ text: String) {
         self.text = text
@@ -87,8 +91,10 @@ struct ExpressionLexer {
     mutating func next() throws -> ExpressionToken {
         while let c = peek(), c.isWhitespace { position += 1 }
         let start = position
-        guard let c = peek() else { return ExpressionToken(kind: .end, offset: start) }
-        func token(_ kind: ExpressionToken.Kind) -> ExpressionToken { ExpressionToken(kind: kind, offset: start) }
+        while counted.characters < start { counted.bytes += chars[counted.characters].utf8.count; counted.characters += 1 }
+        let startByte = counted.bytes
+        guard let c = peek() else { return ExpressionToken(kind: .end, offset: start, byteOffset: startByte) }
+        func token(_ kind: ExpressionToken.Kind) -> ExpressionToken { ExpressionToken(kind: kind, offset: start, byteOffset: startByte) }
 
         if ExpressionLexer.isIdentifierStart(c) { return token(.identifier(identifier())) }
         if c == "@", let n = peek(1), ExpressionLexer.isIdentifierStart(n) {

@@ -100,7 +100,7 @@ package struct ExpressionParser {
     private func error(_ expected: String, at token: ExpressionToken? = nil) -> MigrationError {
         let t = token ?? current
         return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset,
-                              byteOffset: MigrationError.utf8Offset(ofCharacter: t.offset, in: text))
+                              byteOffset: t.byteOffset)
     }
 
     /// The text as error messages quote it: long texts are cut short.
@@ -116,7 +116,7 @@ package struct ExpressionParser {
             let t = current
             throw MigrationError(.expressionSyntax,
                                  "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
-                                 offset: t.offset, byteOffset: MigrationError.utf8Offset(ofCharacter: t.offset, in: text))
+                                 offset: t.offset, byteOffset: t.byteOffset)
         }
     }
 

@@ -515,6 +515,10 @@ int cdm_migration_register_policy_method(cdm_migration *migration, const char *p
 int cdm_migration_set_progress(cdm_migration *migration, cdm_progress_callback callback, void *user,
                                void (*destroy)(void *user));
 int cdm_migration_set_progress_interval(cdm_migration *migration, size_t interval);
+/* The number of source instances stage 1 handles between writes of the destination, and the
+** size of the batches a policy's create_destination_instances_batch gets (default 5,000; at least
+** 1, else CDM_INVALID_ARGUMENT). CDM_MISUSE while the migration runs. */
+int cdm_migration_set_batch_size(cdm_migration *migration, size_t size);
 /* The migration's userInfo from outside a run (e.g. configuration set before cdm_migration_run);
 ** the same rules as cdm_context_set_user_info — what is set is released when the run ends. */
 int cdm_migration_set_user_info(cdm_migration *migration, const char *key, void *pointer, void (*destroy)(void *pointer));

@@ -183,3 +183,16 @@ public func cdm_context_relate(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CC
                                    owners: try BatchTransfer.keys(owners, count, "owner key"), targets: try BatchTransfer.keys(targets, count, "target key"))
     }
 }
+
+@_cdecl("cdm_migration_set_batch_size")
+public func cdm_migration_set_batch_size(_ migration: OpaquePointer?, _ size: Int) -> Int32 {
+    withHandle(migration, MigrationHandle.self, "migration") { handle in
+        guard size > 0 else { throw MigrationError(.invalidArgument, "the batch size must be at least 1, not \(UInt(bitPattern: size))") }
+        if let chain = handle.chain {
+            try handle.checkIdle()
+            chain.batchSize = size
+        } else {
+            try handle.idleManager().batchSize = size
+        }
+    }
+}

@@ -408,7 +408,9 @@ typedef struct cdm_policy {
     ** of create_destination_instances, for the mapping's source rows in batches (up to the
     ** migration's batch size, 5,000 by default; in primary-key order; never an empty batch).
     ** The cdm_batch_* and the bulk cdm_context_* functions below work on whole arrays, so a
-    ** policy's work per row costs a few array elements instead of calls. */
+    ** policy's work per row costs a few array elements instead of calls. Initialise the struct
+    ** with {0} (or memset) and set the hooks by name: a positional initializer of the seven
+    ** older hooks leaves this one NULL too, but -Wmissing-field-initializers warns about it. */
     int (*create_destination_instances_batch)(cdm_context *ctx, cdm_batch *batch, void *user);
 } cdm_policy;
 

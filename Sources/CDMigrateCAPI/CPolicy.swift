@@ -43,7 +43,7 @@ final class CPolicy: EntityMigrationPolicy {
         }
         let user = self.user
         try migration.callback(mapping, "\(registration.name).create_destination_instances_batch") { context, scope in
-            hook(context, scope.handle(BatchEntry(batch, scope: scope)), user)
+            hook(context, scope.handle(BatchEntry(batch, manager: manager)), user)
         }
     }
 

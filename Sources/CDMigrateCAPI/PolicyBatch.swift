@@ -8,13 +8,19 @@ public typealias BatchHookFunction = @convention(c) (OpaquePointer?, OpaquePoint
 final class BatchEntry: HandleEntry {
     override class var kind: String { "cdm_batch" }
     let batch: SourceBatch
-    unowned let scope: Scope
+    let manager: MigrationManager
     /// The source keys as a C array, made at the first cdm_batch_source_keys.
     var keys: UnsafeMutablePointer<Int64>?
 
-    init(_ batch: SourceBatch, scope: Scope) {
+    init(_ batch: SourceBatch, manager: MigrationManager) {
         self.batch = batch
-        self.scope = scope
+        self.manager = manager
+    }
+
+    /// The scope of the hook call the batch was handed to (where its arrays live).
+    func liveScope() throws -> Scope {
+        guard let scope = scope else { throw MigrationError.misuse("the batch's hook has returned") }
+        return scope
     }
 }
 
@@ -93,7 +99,7 @@ public func cdm_batch_source_keys(_ batch: OpaquePointer?, _ keys: UnsafeMutable
     withBatch(batch) { entry in
         let out = try required(keys, "keys")
         let count = try required(count, "count")
-        if entry.keys == nil { entry.keys = try BatchTransfer.array(entry.batch.sourceKeys, in: entry.scope) }
+        if entry.keys == nil { entry.keys = try BatchTransfer.array(entry.batch.sourceKeys, in: try entry.liveScope()) }
         out.pointee = UnsafePointer(entry.keys)
         count.pointee = entry.batch.count
     }
@@ -109,7 +115,7 @@ public func cdm_batch_column_json(_ batch: OpaquePointer?, _ attribute: UnsafePo
             throw MigrationError.notFound("entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'")
         }
         let values = try entry.batch.values(ofAttribute: name)
-        out.pointee = entry.scope.string(JSON.array(values.map(BatchTransfer.json)).serialized())
+        out.pointee = try entry.liveScope().string(JSON.array(values.map(BatchTransfer.json)).serialized())
     }
 }
 
@@ -117,7 +123,7 @@ public func cdm_batch_column_json(_ batch: OpaquePointer?, _ attribute: UnsafePo
 public func cdm_batch_apply_default(_ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withBatch(batch) { entry in
         let made = try entry.batch.applyDefault()
-        if let keys = keys { keys.pointee = UnsafePointer(try BatchTransfer.array(made, in: entry.scope)) }
+        if let keys = keys { keys.pointee = UnsafePointer(try BatchTransfer.array(made, in: try entry.liveScope())) }
         count?.pointee = made.count
     }
 }
@@ -127,7 +133,7 @@ public func cdm_batch_associate(_ batch: OpaquePointer?, _ entity: UnsafePointer
                                 _ destinationKeys: UnsafePointer<Int64>?, _ count: Int) -> Int32 {
     withBatch(batch) { entry in
         let name = try CString.argument(entity, "the destination entity name")
-        guard entry.batch.manager.destinationModel.entity(named: name) != nil else {
+        guard entry.manager.destinationModel.entity(named: name) != nil else {
             throw MigrationError.notFound("the destination model has no entity named '\(name)'")
         }
         try entry.batch.associate(destinationEntityName: name, sourceKeys: try BatchTransfer.keys(sourceKeys, count, "source key"),

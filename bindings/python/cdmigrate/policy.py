@@ -458,6 +458,11 @@ class EntityMigrationPolicy:
 
     Hooks that are not overridden cost nothing: the engine runs its own default without calling
     into Python.
+
+    cdmigrate's extension beyond Core Data: a class that defines
+    ``create_destination_instances_batch`` gets the source rows in batches instead of one
+    ``create_destination_instances`` call per row (see ``SourceBatch``) — the fast way to write
+    a policy for large stores.
     """
 
     def begin_entity_mapping(self, mapping: EntityMapping, manager: MigrationManager) -> None:

@@ -74,6 +74,51 @@ final class PolicyBatchTests: XCTestCase {
         XCTAssertEqual(categorias, policy.categorias.count)
     }
 
+    func testBatchesWithGapsInTheirKeysGiveTheSameDestination() throws {
+        let source = scratch.file("Notas-v2.sqlite")
+        try NotasCategorias.generateSource(at: source, count: 200)
+        let store = try PersistentStore.open(at: source, model: try NotasCategorias.sourceModel(), readOnly: false)
+        try store.database.exec("DELETE FROM ZNOTA WHERE Z_PK % 7 = 0")
+        store.close()
+        let expected = scratch.file("expected.sqlite")
+        _ = try NotasCategorias.manager().migrateStore(from: source, to: expected)
+        let policy = BatchCategorias()
+        let destination = try migrate(source, "gaps.sqlite", policy: policy, batchSize: 50)
+        XCTAssertEqual(policy.batchSizes, [50, 50, 50, 22])
+        XCTAssertEqual(try notas(destination), try notas(expected))
+        XCTAssertEqual(try notas(destination).count, 172)
+    }
+
+    /// Looks the batch's notes up through the associations in every batch after the first (which
+    /// writes out the implied ones), and refuses a second `applyDefault`.
+    final class LookingUp: EntityMigrationPolicy {
+        var found: [Int] = []
+        var secondDefault = ""
+        override var createsDestinationInstancesInBatches: Bool { true }
+        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+            let made = try batch.applyDefault()
+            do { try batch.applyDefault() } catch { secondDefault = (error as? MigrationError)?.message ?? "\(error)" }
+            let sources = try batch.sourceInstances()
+            let destinations = try manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sources[0], sources[sources.count - 1]])
+            XCTAssertEqual(destinations.map { $0.objectID.primaryKey }, [made[0], made[made.count - 1]])
+            found.append(destinations.count)
+        }
+    }
+
+    func testAssociationsOfBatchesAreFoundDuringAndAfterStageOne() throws {
+        let source = scratch.file("Notas-v2.sqlite")
+        try NotasCategorias.generateSource(at: source, count: 90)
+        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+                                           mappingModels: [try NotasCategorias.mapping()])
+        manager.batchSize = 40
+        let policy = LookingUp()
+        manager.register(policyNamed: "CrearCategoriasMigrationPolicy") { policy }
+        let report = try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
+        XCTAssertEqual(policy.found, [2, 2, 2])
+        XCTAssertTrue(policy.secondDefault.contains("already ran"), policy.secondDefault)
+        XCTAssertEqual(report.mappings.first?.associations, 90)
+    }
+
     func testAnEmptySourceCallsNoBatch() throws {
         let source = scratch.file("empty.sqlite")
         try NotasCategorias.generateSource(at: source, count: 0)

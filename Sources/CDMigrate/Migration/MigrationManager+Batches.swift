@@ -1,3 +1,26 @@
+/// The SQL of Core Data's default for the batches of one mapping (`SourceBatch.applyDefault`):
+/// over a key range the batch fills, or over the batch's keys listed in a temporary table.
+///
+/// A mapping that takes its source entity whole into an empty table keeps the source keys, as a
+/// declarative mapping does (`DeclarativeMappingSQL.canKeepSourceKeys`): the destination keys up
+/// to the source's largest are reserved for it, each row keeps its source key, and the
+/// associations are implied (`AssociationTable.IdentityRange`, recorded before the first batch);
+/// once something reads them row by row they are written, and later batches write theirs.
+final class BatchDefaultSQL {
+    let contiguous: DeclarativeMappingSQL
+    let listed: DeclarativeMappingSQL
+    /// The plan that keeps source keys, and the identity's range, when the mapping may keep them.
+    let identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
+    /// Rows made so far (the identity's count).
+    var made = 0
+
+    init(contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL, identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?) {
+        self.contiguous = contiguous
+        self.listed = listed
+        self.identity = identity
+    }
+}
+
 /// Stage 1 in batches for a policy with a batch hook, and the bulk operations such a policy
 /// calls — cdmigrate's extension beyond Core Data (see `SourceBatch`).
 extension MigrationManager {
@@ -11,7 +34,7 @@ extension MigrationManager {
                                   source: PersistentStore, destination: PersistentStore) throws -> Int {
         guard let sourceEntity = source.model.entity(named: request.entityName) else { return 0 }
         let size = max(batchSize, 1)
-        let plan = try batchDefaultPlan(mapping, source: source, destination: destination)
+        let plan = try batchDefaultPlan(mapping, request: request, total: total, source: source, destination: destination)
         var processed = 0
         func run(_ keys: [Int64], _ entities: [EntityDescription], _ objects: [ManagedObject]?) throws {
             try checkCancelled()
@@ -53,40 +76,92 @@ extension MigrationManager {
             }
             if !objects.isEmpty { try run(objects.map { $0.objectID.primaryKey }, objects.map { $0.entity }, objects) }
         }
+        try finishBatchDefault(plan, mapping, total: total, destination: destination)
         return processed
     }
 
     /// The SQL of `SourceBatch.applyDefault` for the mapping, or nil when its attribute mappings
     /// need the engine (or SQL is off): the source is attached and the key table made here,
     /// outside any batch's transaction.
-    private func batchDefaultPlan(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> DeclarativeMappingSQL? {
+    private func batchDefaultPlan(_ mapping: EntityMapping, request: FetchRequest, total: Int,
+                                  source: PersistentStore, destination: PersistentStore) throws -> BatchDefaultSQL? {
         guard pushDownSQL, sourceAccess?.allowsAttach == true, let sourceEntity = mapping.sourceEntity,
-              let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract else { return nil }
-        let table = "\(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
-        var request = FetchRequest(entityName: sourceEntity.name)
-        request.includesSubentities = true
-        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping),
-                                                    batchRows: "\(Self.batchKeyTable) k JOIN \(table) t ON t.Z_PK = k.pk",
-                                                    source: source, destination: destination) else { return nil }
+              let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, let associations = associations else { return nil }
+        let sourceTable = SQLiteDatabase.quote(source.layout.table(for: sourceEntity))
+        let table = "\(DeclarativeMappingSQL.sourceSchema).\(sourceTable)"
+        var whole = FetchRequest(entityName: sourceEntity.name)
+        whole.includesSubentities = true
+        // The key range bounds every statement: SQLite then walks the batch's rows, never the whole table.
+        let range = "\(table) t WHERE t.Z_PK BETWEEN ? AND ?"
+        func plan(_ rows: String, keepsSourceKeys: Bool = false) -> DeclarativeMappingSQL? {
+            DeclarativeMappingSQL.plan(mapping: mapping, request: whole, mappingID: mappingID(mapping), keepsSourceKeys: keepsSourceKeys,
+                                       batchRows: rows, source: source, destination: destination)
+        }
+        guard let contiguous = plan(range), let listed = plan(range + " AND t.Z_PK IN (SELECT pk FROM \(Self.batchKeyTable))") else { return nil }
+        var identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
+        if keepsSourceKeys, total > 0, DeclarativeMappingSQL.canKeepSourceKeys(
+                mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0),
+           let keeping = plan(range, keepsSourceKeys: true),
+           let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(sourceTable)")?.integer,
+           let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(sourceTable)")?.integer {
+            identity = (keeping, low, high)
+        }
         try attachSource(source, to: destination)
         try destination.database.exec("CREATE TEMP TABLE IF NOT EXISTS cdm_batch_key (pk INTEGER PRIMARY KEY)")
-        return plan
+        if let identity = identity {
+            destination.reservePrimaryKeys(for: destinationEntity, upTo: identity.high)
+            try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                                            destinationEntity: destinationEntity.entityNumber,
+                                            destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
+                                            low: identity.low, high: identity.high, count: total)
+        }
+        return BatchDefaultSQL(contiguous: contiguous, listed: listed, identity: identity)
     }
 
-    /// `SourceBatch.applyDefault` as SQL: the batch's keys into the key table, then the plan's two INSERTs.
-    func applyDefault(_ plan: DeclarativeMappingSQL, to batch: SourceBatch, destinationEntity: EntityDescription) throws -> [Int64] {
-        guard let destination = destinationStore else { return [] }
+    /// After the last batch: the identity's count is the rows the batches made.
+    private func finishBatchDefault(_ sql: BatchDefaultSQL?, _ mapping: EntityMapping, total: Int, destination: PersistentStore) throws {
+        guard let sql = sql, let identity = sql.identity, sql.made != total, let associations = associations,
+              associations.identities[mappingID(mapping)] != nil,
+              let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return }
+        try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                                        destinationEntity: destinationEntity.entityNumber,
+                                        destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
+                                        low: identity.low, high: identity.high, count: sql.made)
+    }
+
+    /// `SourceBatch.applyDefault` as SQL: the plan's INSERTs over the batch's key range, and
+    /// when the batch does not hold every key of its range, over the keys put in the key table.
+    func applyDefault(_ sql: BatchDefaultSQL, to batch: SourceBatch, destinationEntity: EntityDescription) throws -> [Int64] {
+        guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last else { return [] }
         try destination.flush()
         try destination.beginIfNeeded()
         let database = destination.database
-        try database.run("DELETE FROM \(Self.batchKeyTable)")
-        let insert = try database.prepare("INSERT OR IGNORE INTO \(Self.batchKeyTable) (pk) VALUES (?)")
-        for key in batch.sourceKeys { try insert.run([.integer(key)]) }
-        let first = destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
-        let arguments = plan.arguments(firstPrimaryKey: first)
-        if let associations = associations, associations.identities[mappingID(batch.mapping)] != nil {
-            try associations.materialize([mappingID(batch.mapping)])
+        let id = mappingID(batch.mapping)
+        sql.made += batch.count
+        if let identity = sql.identity {
+            // Every source row of the range is in the batch (the mapping takes the entity whole).
+            try database.run(identity.plan.insertRows, [.integer(low), .integer(high)])
+            if associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {
+                // The implied associations were written out for a reader: write this batch's too.
+                try database.run("""
+                    INSERT INTO cdm_association SELECT \(id), \(sourceEntity.entityNumber), Z_PK, \(destinationEntity.entityNumber), Z_PK
+                    FROM main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
+                    """, [.integer(low), .integer(high)])
+            }
+            return batch.sourceKeys
         }
+        let plan: DeclarativeMappingSQL
+        if high - low + 1 == Int64(batch.count) {
+            plan = sql.contiguous   // ascending distinct keys filling their range: every row of it
+        } else {
+            plan = sql.listed
+            try database.run("DELETE FROM \(Self.batchKeyTable)")
+            let insert = try database.prepare("INSERT OR IGNORE INTO \(Self.batchKeyTable) (pk) VALUES (?)")
+            for key in batch.sourceKeys { try insert.run([.integer(key)]) }
+        }
+        let first = destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
+        let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
+        if associations?.identities[id] != nil { try associations?.materialize([id]) }
         try database.run(plan.insertRows, arguments)
         if let insertAssociations = plan.insertAssociations { try database.run(insertAssociations, arguments) }
         return (0..<Int64(batch.count)).map { first + $0 }

@@ -22,12 +22,14 @@ public final class SourceBatch {
     let sourceObjects: [ManagedObject]?
     unowned let manager: MigrationManager
     /// `applyDefault` as one `INSERT … SELECT` over the batch's keys, when the mapping translates.
-    let defaultSQL: DeclarativeMappingSQL?
+    let defaultSQL: BatchDefaultSQL?
     /// Set by the hook's caller once it returns: later calls throw instead of touching a stale batch.
     var isFinished = false
+    /// Whether `applyDefault` ran (it runs once per batch).
+    var defaultApplied = false
 
     init(mapping: EntityMapping, sourceKeys: [Int64], sourceEntities: [EntityDescription], sourceObjects: [ManagedObject]?,
-         manager: MigrationManager, defaultSQL: DeclarativeMappingSQL?) {
+         manager: MigrationManager, defaultSQL: BatchDefaultSQL?) {
         self.mapping = mapping
         self.sourceKeys = sourceKeys
         self.sourceEntities = sourceEntities
@@ -104,12 +106,17 @@ public final class SourceBatch {
     ///
     /// - returns: The destination instances' primary keys, one per source key, in order (empty for
     ///   a mapping without a destination entity).
-    /// - throws: `MigrationError` when an attribute mapping fails to evaluate or set.
+    /// - throws: `MigrationError` when an attribute mapping fails to evaluate or set, or
+    ///   `.invalidArgument` when it already ran for this batch.
     ///
     /// Core Data: `super.createDestinationInstances(forSource:in:manager:)`, once per row.
     @discardableResult
     public func applyDefault() throws -> [Int64] {
         try checkLive("applyDefault")
+        guard !defaultApplied else {
+            throw MigrationError(.invalidArgument, "applyDefault: it already ran for this batch of entity mapping '\(mapping.name)' (once per batch)")
+        }
+        defaultApplied = true
         guard let destinationEntity = mapping.destinationEntity, !sourceKeys.isEmpty else { return [] }
         if let plan = defaultSQL { return try manager.applyDefault(plan, to: self, destinationEntity: destinationEntity) }
         var keys: [Int64] = []

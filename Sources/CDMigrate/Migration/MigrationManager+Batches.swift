@@ -178,10 +178,15 @@ extension MigrationManager {
         try checkKeys(destinationKeys, of: destinationEntity, in: destination, "associate")
         if associations.identities[id] != nil { try associations.materialize([id]) }
         try destination.beginIfNeeded()
-        let insert = try destination.database.prepare("INSERT INTO cdm_association VALUES (?, ?, ?, ?, ?)")
-        let entityNumber = Value.integer(Int64(destinationEntity.entityNumber))
-        for i in 0..<sourceKeys.count {
-            try insert.run([.integer(Int64(id)), .integer(Int64(sourceEntities[i])), .integer(sourceKeys[i]), entityNumber, .integer(destinationKeys[i])])
+        let entityNumber = Int64(destinationEntity.entityNumber)
+        try Self.insertRows(into: destination.database, "INSERT INTO cdm_association", count: sourceKeys.count, columns: 5) { i, column in
+            switch column {
+            case 0: return Int64(id)
+            case 1: return Int64(sourceEntities[i])
+            case 2: return sourceKeys[i]
+            case 3: return entityNumber
+            default: return destinationKeys[i]
+            }
         }
     }
 
@@ -270,8 +275,9 @@ extension MigrationManager {
         }
         switch layout.storage(of: relationship) {
         case .joinTable(let table, let own, let other, nil, nil) where relationship.inverseRelationship !== relationship:
-            let insert = try database.prepare("INSERT OR IGNORE INTO \(table) (\(own), \(other)) VALUES (?, ?)")
-            for i in 0..<owners.count { try insert.run([.integer(owners[i]), .integer(targets[i])]) }
+            try Self.insertRows(into: database, "INSERT OR IGNORE INTO \(table) (\(own), \(other))", count: owners.count, columns: 2) { i, column in
+                column == 0 ? owners[i] : targets[i]
+            }
             return
         case .foreignKey(let column, let entityColumn, nil) where relationship.inverseRelationship.map({ $0.isToMany }) ?? true:
             let table = SQLiteDatabase.quote(layout.table(for: entity))
@@ -301,6 +307,31 @@ extension MigrationManager {
             } else {
                 try owner.setValue(.object(target), for: relationship)
             }
+        }
+    }
+
+    /// Inserts `count` rows of `columns` integers (`value(row, column)`) with `insert` ("INSERT
+    /// INTO t (a, b)"), a few hundred rows per multi-row statement: one statement's start-up per
+    /// chunk instead of per row.
+    static func insertRows(into database: SQLiteDatabase, _ insert: String, count: Int, columns: Int,
+                           _ value: (Int, Int) -> Int64) throws {
+        let chunk = 200
+        let tuple = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
+        var start = 0
+        while start < count {
+            let rows = min(chunk, count - start)
+            let statement = try database.prepare(insert + " VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", "))
+            statement.reset()
+            var position: Int32 = 1
+            for row in start..<(start + rows) {
+                for column in 0..<columns {
+                    try statement.bind(.integer(value(row, column)), at: position)
+                    position += 1
+                }
+            }
+            while try statement.step() {}
+            statement.reset()
+            start += rows
         }
     }
 

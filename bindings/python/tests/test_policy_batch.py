@@ -5,6 +5,7 @@ bulk calls and their refusals; errors stopping the run; empty sources; stale bat
 from __future__ import annotations
 
 import os
+import sqlite3
 
 import pytest
 
@@ -97,12 +98,16 @@ def test_batch_columns_give_the_values_an_instance_gives(tmp_path, kitchen_model
             for i, key in enumerate(batch.keys):
                 by_column[key] = [column[i] for column in columns]
 
+    # Text that JSON must escape: a quote, a backslash, a newline, a control character.
+    with sqlite3.connect(kitchen_store) as db:
+        db.execute("UPDATE ZITEM SET ZSTR = 'q\"uo\\te' || char(10) || char(1) || 'ñ' WHERE Z_PK = 1")
     with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(kitchen_store, str(tmp_path / "rows.sqlite"), policies={"P": PerRow})
         migration.set_batch_size(7)
         migration.run(kitchen_store, str(tmp_path / "batch.sqlite"), policies={"P": PerBatch})
     assert len(by_column) == len(by_instance) == 30
     assert sorted(by_column.values(), key=repr) == sorted(by_instance, key=repr)
+    assert any(values[attributes.index("str")] == 'q"uo\\te\n\x01ñ' for values in by_column.values())
     # The relationship mappings of stage 2 found the instances the batches made and associated.
     linked = rows(str(tmp_path / "batch.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL")[0][0]
     assert linked == rows(str(tmp_path / "rows.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL")[0][0] == 20

@@ -18,6 +18,7 @@ Paths (each reads the same source store and writes a fresh copy of the same empt
   script         a straightforward hand-written Python sqlite3 script of the whole migration: the peer
   c-policy       cdmigrate with the C policy of examples/c/notas_categorias.c (bench/c_policy.c)
   python-policy  cdmigrate with the Python policy of examples/python/reference_migrations/notas.py
+                 (its batch hook, create_destination_instances_batch)
 
 The wide shape has raw-copy, declarative and script. Rounds are interleaved (every path once per
 round). Printed per shape, size and path: rows/s (median, min, max), the paired ratios to raw SQL

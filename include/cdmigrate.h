@@ -391,6 +391,10 @@ typedef struct cdm_migration cdm_migration;
 ** A hook returns CDM_OK to go on; any other value stops the migration, which then returns that
 ** code from cdm_migration_run with the message given to cdm_context_fail (or, without one, the
 ** message of the context's last failed call). `user` is the pointer given at registration. */
+/* cdm_batch — the source rows of one call of a policy's batch hook (see below). Valid during
+** that call only, like cdm_object. */
+typedef struct cdm_batch cdm_batch;
+
 typedef struct cdm_policy {
     int (*begin)(cdm_context *ctx, void *user);
     int (*create_destination_instances)(cdm_context *ctx, cdm_object *source, void *user);
@@ -399,7 +403,59 @@ typedef struct cdm_policy {
     int (*end_relationship_creation)(cdm_context *ctx, void *user);
     int (*perform_custom_validation)(cdm_context *ctx, void *user);
     int (*end)(cdm_context *ctx, void *user);
+    /* cdmigrate's extension beyond Core Data (appended: a host built against an older header
+    ** passes a smaller policy_size and keeps its hooks). When not NULL, stage 1 calls it instead
+    ** of create_destination_instances, for the mapping's source rows in batches (up to the
+    ** migration's batch size, 5,000 by default; in primary-key order; never an empty batch).
+    ** The cdm_batch_* and the bulk cdm_context_* functions below work on whole arrays, so a
+    ** policy's work per row costs a few array elements instead of calls. Initialise the struct
+    ** with {0} (or memset) and set the hooks by name: a positional initializer of the seven
+    ** older hooks leaves this one NULL too, but -Wmissing-field-initializers warns about it. */
+    int (*create_destination_instances_batch)(cdm_context *ctx, cdm_batch *batch, void *user);
 } cdm_policy;
+
+/* ---------------------------------------------------------------------------------------------
+** Batches (cdmigrate's extension beyond Core Data, for the batch hook). Arrays and texts handed
+** out are the library's, valid until the hook returns. Every call returns CDM_MISUSE for a NULL,
+** stale or wrong handle or a NULL out pointer, and sets the context's error as the other calls.
+*/
+/* The number of source rows in the batch (at least 1). */
+int cdm_batch_count(cdm_batch *batch, size_t *count);
+/* The source rows' primary keys, ascending: *keys points at *count int64_t. */
+int cdm_batch_source_keys(cdm_batch *batch, const int64_t **keys, size_t *count);
+/* One attribute of the source entity (or of a sub-entity) for every row, read in one query, as
+** one JSON array text in row order: null, true/false, numbers, text; a date is a number of
+** seconds since 2001, binary data base64 text, a decimal, UUID or URI text; a row whose entity
+** lacks the attribute gives null. CDM_NOTFOUND when no source entity of the mapping has it. */
+int cdm_batch_column_json(cdm_batch *batch, const char *attribute, const char **json);
+/* Core Data's default create_destination_instances for every row at once: a destination instance
+** of the mapping's destination entity, the attribute mappings applied, the association made — as
+** one INSERT … SELECT over the batch's keys when the attribute mappings translate to SQL. *keys
+** (may be NULL) gets the new instances' primary keys, one per source row in order; *count (may be
+** NULL) their number (0 for a mapping without a destination entity). Errors as the attribute
+** mappings give them. */
+int cdm_batch_apply_default(cdm_batch *batch, const int64_t **keys, size_t *count);
+/* Associates the batch's rows source_keys[i] with the instances of `destination_entity` of keys
+** destination_keys[i] (i < count), for the current entity mapping, as cdm_context_associate does
+** one pair. CDM_NOTFOUND for an unknown entity; CDM_INVALID_ARGUMENT for a source key not in the
+** batch or a destination key no instance has; CDM_MISUSE for NULL arrays with count > 0. */
+int cdm_batch_associate(cdm_batch *batch, const char *destination_entity, const int64_t *source_keys,
+                        const int64_t *destination_keys, size_t count);
+/* Makes one instance of the destination entity `entity` per object of the JSON array `rows_json`
+** ({"attribute": value, …}; values as cdm_batch_column_json writes them, a date also as ISO 8601
+** text), converted to the attributes' types as cdm_object_set does. *keys (may be NULL) gets their
+** primary keys in order, *count (may be NULL) their number. Usable in any hook. CDM_NOTFOUND for an
+** unknown entity or attribute; CDM_INVALID_JSON for text that is not an array of objects;
+** CDM_INVALID_ARGUMENT for a value that does not suit its attribute or an abstract entity. */
+int cdm_context_create_instances_json(cdm_context *ctx, const char *entity, const char *rows_json,
+                                      const int64_t **keys, size_t *count);
+/* Relates destination instances pairwise: the instance of `entity` with key owners[i] gets the
+** instance with key targets[i] added to its to-many `relationship` (or set as its to-one), the
+** inverse following, for i < count — plain join tables and foreign keys by one prepared statement
+** per pair. Usable in any hook. CDM_NOTFOUND for an unknown entity or relationship;
+** CDM_INVALID_ARGUMENT for a key no instance has; CDM_MISUSE for NULL arrays with count > 0. */
+int cdm_context_relate(cdm_context *ctx, const char *entity, const char *relationship,
+                       const int64_t *owners, const int64_t *targets, size_t count);
 
 /* A host function for FUNCTION(CAST("Class", "Class"), "selector:", args…): reads argv[0..argc),
 ** writes its result into `result` (cdm_value_set_*; NULL if untouched). Returns CDM_OK, or a code
@@ -461,6 +517,10 @@ int cdm_migration_register_policy_method(cdm_migration *migration, const char *p
 int cdm_migration_set_progress(cdm_migration *migration, cdm_progress_callback callback, void *user,
                                void (*destroy)(void *user));
 int cdm_migration_set_progress_interval(cdm_migration *migration, size_t interval);
+/* The number of source instances stage 1 handles between writes of the destination, and the
+** size of the batches a policy's create_destination_instances_batch gets (default 5,000; at least
+** 1, else CDM_INVALID_ARGUMENT). CDM_MISUSE while the migration runs. */
+int cdm_migration_set_batch_size(cdm_migration *migration, size_t size);
 /* The migration's userInfo from outside a run (e.g. configuration set before cdm_migration_run);
 ** the same rules as cdm_context_set_user_info — what is set is released when the run ends. */
 int cdm_migration_set_user_info(cdm_migration *migration, const char *key, void *pointer, void (*destroy)(void *pointer));

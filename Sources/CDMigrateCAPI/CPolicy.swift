@@ -35,6 +35,18 @@ final class CPolicy: EntityMigrationPolicy {
         }
     }
 
+    override var createsDestinationInstancesInBatches: Bool { registration.hooks.createDestinationInstancesBatch != nil }
+
+    override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        guard let hook = registration.hooks.createDestinationInstancesBatch else {
+            return try super.createDestinationInstances(forSourceBatch: batch, in: mapping, manager: manager)
+        }
+        let user = self.user
+        try migration.callback(mapping, "\(registration.name).create_destination_instances_batch") { context, scope in
+            hook(context, scope.handle(BatchEntry(batch, manager: manager)), user)
+        }
+    }
+
     override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
         try run(registration.hooks.endInstanceCreation, "end_instance_creation", mapping)
     }

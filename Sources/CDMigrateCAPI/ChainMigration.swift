@@ -14,6 +14,7 @@ final class ChainSetup {
     /// released when a run ends, as a single migration's userInfo is.
     var userInfo: [String: Any] = [:]
     var progressInterval: Int?
+    var batchSize: Int?
     var report: StagedMigrationReport?
 
     init(models: ModelSet, targetVersion: String?) {
@@ -62,6 +63,7 @@ extension MigrationHandle {
             // Instances retained in the step before belong to its stores, which are closed now.
             self.endRetention()
             if let interval = chain.progressInterval { manager.progressInterval = interval }
+            if let size = chain.batchSize { manager.batchSize = size }
             for (key, value) in chain.userInfo { manager.userInfo[key] = value }
             self.manager = manager
         }

@@ -15,11 +15,13 @@ struct PolicyHooks {
     var endRelationshipCreation: HookFunction?
     var performCustomValidation: HookFunction?
     var end: HookFunction?
+    /// Appended after `end`: a host built against an older header passes a smaller struct.
+    var createDestinationInstancesBatch: BatchHookFunction?
 
     /// Copies the host's struct; a smaller one (from an older header) leaves the later hooks NULL.
     init(copying pointer: UnsafeRawPointer, size: Int) {
         var hooks = PolicyHooks(begin: nil, createDestinationInstances: nil, endInstanceCreation: nil, createRelationships: nil,
-                                endRelationshipCreation: nil, performCustomValidation: nil, end: nil)
+                                endRelationshipCreation: nil, performCustomValidation: nil, end: nil, createDestinationInstancesBatch: nil)
         withUnsafeMutableBytes(of: &hooks) { target in
             target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(size, target.count)))
         }
@@ -28,7 +30,7 @@ struct PolicyHooks {
 
     init(begin: HookFunction?, createDestinationInstances: InstanceHookFunction?, endInstanceCreation: HookFunction?,
          createRelationships: InstanceHookFunction?, endRelationshipCreation: HookFunction?,
-         performCustomValidation: HookFunction?, end: HookFunction?) {
+         performCustomValidation: HookFunction?, end: HookFunction?, createDestinationInstancesBatch: BatchHookFunction?) {
         self.begin = begin
         self.createDestinationInstances = createDestinationInstances
         self.endInstanceCreation = endInstanceCreation
@@ -36,6 +38,7 @@ struct PolicyHooks {
         self.endRelationshipCreation = endRelationshipCreation
         self.performCustomValidation = performCustomValidation
         self.end = end
+        self.createDestinationInstancesBatch = createDestinationInstancesBatch
     }
 }
 

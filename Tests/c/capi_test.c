@@ -737,7 +737,7 @@ static cdm_migration *new_migration(policy_state *ps) {
     cdm_model_free(src);
     cdm_model_free(dst);
     cdm_mapping_free(mp);
-    cdm_policy policy = {note_begin, note_create, note_end_creation, note_relationships, note_end_relationships, note_validate, note_end};
+    cdm_policy policy = {note_begin, note_create, note_end_creation, note_relationships, note_end_relationships, note_validate, note_end, NULL};
     CHECK_RC(cdm_migration_register_policy(mig, "NotePolicy", &policy, sizeof policy, ps, note_destroy), CDM_OK);
     CHECK_RC(cdm_migration_register_function(mig, "Helpers", "summarize:", summarize, NULL, function_destroy), CDM_OK);
     return mig;

@@ -96,7 +96,7 @@ static void *migrate(void *arg) {
     if (!r->setup_rc) r->setup_rc = cdm_model_from_json(DESTINATION_MODEL, &dst);
     if (!r->setup_rc) r->setup_rc = cdm_mapping_from_json(MAPPING, &mapping);
     if (!r->setup_rc) r->setup_rc = cdm_migration_new(src, dst, &mapping, 1, &migration);
-    cdm_policy policy = {item_begin, item_create, NULL, NULL, NULL, NULL, item_end};
+    cdm_policy policy = {item_begin, item_create, NULL, NULL, NULL, NULL, item_end, NULL};
     if (!r->setup_rc) r->setup_rc = cdm_migration_register_policy(migration, "ItemPolicy", &policy, sizeof policy, r, item_destroy);
     if (r->start) pthread_barrier_wait(r->start);
     if (!r->setup_rc) {

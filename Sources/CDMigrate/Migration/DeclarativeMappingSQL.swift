@@ -31,9 +31,13 @@ struct DeclarativeMappingSQL {
     static let sourceSchema = "cdm_source"
 
     /// nil when the mapping needs the row-by-row path.
+    ///
+    /// `batchRows`, for a policy's batch (`SourceBatch.applyDefault`), replaces the source rows the
+    /// request selects with a FROM clause of its own (the source table aliased `t`, no arguments);
+    /// the mapping's policy is then no obstacle.
     static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
-                     source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
-        guard mapping.entityMigrationPolicyClassName == nil, request.filter == nil,
+                     batchRows: String? = nil, source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+        guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil, request.filter == nil || batchRows != nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
@@ -58,16 +62,17 @@ struct DeclarativeMappingSQL {
         }
         if let condition = request.sqlWhere { conditions.append("(\(condition))") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let rows = batchRows ?? "\(table) t\(whereClause)"
         // Associations name entities by the models' numbers; a store written by Core Data may number them otherwise.
         let entityCase = "CASE t.Z_ENT " + sourceEntity.selfAndDescendants.map {
             "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
         }.joined(separator: " ") + " END"
         return DeclarativeMappingSQL(
             insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
-                + "SELECT \(values.joined(separator: ", ")) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
+                + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK",
             insertAssociations: keepsSourceKeys ? nil : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
-                + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",
-            predicateArguments: request.arguments, keepsSourceKeys: keepsSourceKeys)
+                + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
+            predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
     }
 
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.

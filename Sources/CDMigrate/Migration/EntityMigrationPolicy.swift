@@ -66,6 +66,33 @@ open class EntityMigrationPolicy {
         try defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
     }
 
+    /// Whether the policy overrides `createDestinationInstances(forSourceBatch:in:manager:)`: the
+    /// migration then calls that for the mapping's source rows in batches, and never the
+    /// single-row `createDestinationInstances(forSource:in:manager:)`.
+    ///
+    /// The default is false. cdmigrate's extension beyond Core Data.
+    open var createsDestinationInstancesInBatches: Bool { false }
+
+    /// Called for each batch of the source rows the mapping's source expression selects (stage 1)
+    /// when `createsDestinationInstancesInBatches` is true: up to `MigrationManager.batchSize`
+    /// rows, in primary-key order, each batch once. A batch hook works on whole arrays
+    /// (`SourceBatch`): the rows' keys and attribute columns, Core Data's default for every row
+    /// (`batch.applyDefault()`), associations for many rows, and the manager's
+    /// `createDestinationInstances(entityName:values:)` and `relate(entityName:relationshipName:owners:targets:)`.
+    ///
+    /// The default applies the default to the whole batch.
+    ///
+    /// - parameter batch: The source rows; valid only during this call.
+    /// - parameter mapping: The entity mapping being run.
+    /// - parameter manager: The running migration.
+    /// - throws: Any error, which aborts the migration.
+    ///
+    /// cdmigrate's extension beyond Core Data, whose `createDestinationInstances(forSource:in:manager:)`
+    /// sees one source instance per call.
+    open func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        try batch.applyDefault()
+    }
+
     /// Called once after the last destination instance of `mapping` was made.
     ///
     /// The default does nothing.

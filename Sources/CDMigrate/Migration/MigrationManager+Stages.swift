@@ -28,6 +28,9 @@ extension MigrationManager {
                     processed = total
                     counts.instancesBySQL = true
                     try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
+                } else if policies[index].createsDestinationInstancesInBatches {
+                    processed = try createInstancesInBatches(mapping, policy: policies[index], request: request, total: total,
+                                                             source: source, destination: destination)
                 } else {
                     processed = try createInstancesPerSource(mapping, policy: policies[index], request: request, total: total,
                                                              source: source, destination: destination)

@@ -31,6 +31,7 @@ from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, Model
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import EntityMappingReport, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
+from .batch import SourceBatch
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
 from . import graphs
@@ -55,7 +56,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "EntityMapping",
+    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "SourceBatch", "EntityMapping",
     "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",

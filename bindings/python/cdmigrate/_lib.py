@@ -140,6 +140,7 @@ class cdm_version_difference(Structure):
 
 HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p)
 INSTANCE_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
+BATCH_HOOK = CFUNCTYPE(c_int, c_void_p, c_void_p, c_void_p)
 FUNCTION = CFUNCTYPE(c_int, c_void_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
 POLICY_METHOD = CFUNCTYPE(c_int, c_void_p, c_char_p, c_int, POINTER(c_void_p), c_void_p, c_void_p)
 PROGRESS = CFUNCTYPE(c_int, POINTER(cdm_progress), c_void_p)
@@ -153,6 +154,7 @@ cdm_policy._fields_ = [
     ("end_relationship_creation", HOOK),
     ("perform_custom_validation", HOOK),
     ("end", HOOK),
+    ("create_destination_instances_batch", BATCH_HOOK),
 ]
 
 _out_ptr = POINTER(c_void_p)
@@ -213,6 +215,15 @@ _PROTOTYPES = {
     # migrations
     "cdm_migration_new": (c_int, [c_void_p, c_void_p, POINTER(c_void_p), c_size_t, _out_ptr]),
     "cdm_migration_free": (c_int, [c_void_p]),
+    "cdm_migration_set_batch_size": (c_int, [c_void_p, c_size_t]),
+    # batches (a policy's batch hook)
+    "cdm_batch_count": (c_int, [c_void_p, _out_size]),
+    "cdm_batch_source_keys": (c_int, [c_void_p, POINTER(POINTER(c_int64)), _out_size]),
+    "cdm_batch_column_json": (c_int, [c_void_p, c_char_p, _out_str]),
+    "cdm_batch_apply_default": (c_int, [c_void_p, POINTER(POINTER(c_int64)), _out_size]),
+    "cdm_batch_associate": (c_int, [c_void_p, c_char_p, POINTER(c_int64), POINTER(c_int64), c_size_t]),
+    "cdm_context_create_instances_json": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(POINTER(c_int64)), _out_size]),
+    "cdm_context_relate": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_int64), POINTER(c_int64), c_size_t]),
     "cdm_migration_register_policy": (c_int, [c_void_p, c_char_p, POINTER(cdm_policy), c_size_t, c_void_p, DESTROY]),
     "cdm_migration_register_function": (c_int, [c_void_p, c_char_p, c_char_p, FUNCTION, c_void_p, DESTROY]),
     "cdm_migration_register_policy_method": (c_int, [c_void_p, c_char_p, c_char_p, POLICY_METHOD, c_void_p, DESTROY]),

@@ -23,6 +23,7 @@ from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, Ent
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
+from .batch import SourceBatch
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
 from .policy_methods import find_method
 
@@ -254,6 +255,32 @@ def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
         _leave(run, previous, ok)
 
 
+def _call_batch_hook(user: int, ctx: int, handle: int) -> int:
+    """create_destination_instances_batch: the policy's method with a SourceBatch valid for the call."""
+    try:
+        registration: _PolicyRegistration = _registry[user]
+        run, previous = _enter(registration.state, ctx)
+    except BaseException as error:  # a registry miss would be a binding bug: fail, never crash
+        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
+    ok = False
+    batch = None
+    try:
+        if run.interrupted:
+            raise KeyboardInterrupt
+        mapping = run.mapping_for(ctx)
+        policy = run.policy_for(registration, mapping)
+        batch = SourceBatch(handle, run.manager, mapping.source_entity_name)
+        policy.create_destination_instances_batch(batch, mapping, run.manager)
+        ok = True
+        return 0
+    except BaseException as error:
+        return run.fail(ctx, error)
+    finally:
+        if batch is not None:
+            batch._live = False
+        _leave(run, previous, ok)
+
+
 def _make_hook(name: str):
     return _lib.HOOK(lambda ctx, user: _call_hook(user, name, ctx, None))
 
@@ -270,6 +297,7 @@ _HOOKS = {
     "end_relationship_creation": _make_hook("end_relationship_creation"),
     "perform_custom_validation": _make_hook("perform_custom_validation"),
     "end_entity_mapping": _make_hook("end_entity_mapping"),
+    "create_destination_instances_batch": _lib.BATCH_HOOK(lambda ctx, batch, user: _call_batch_hook(user, ctx, batch or 0)),
 }
 _FIELDS = {
     "begin_entity_mapping": "begin",
@@ -279,6 +307,7 @@ _FIELDS = {
     "end_relationship_creation": "end_relationship_creation",
     "perform_custom_validation": "perform_custom_validation",
     "end_entity_mapping": "end",
+    "create_destination_instances_batch": "create_destination_instances_batch",
 }
 
 
@@ -521,6 +550,12 @@ class Migration(LongLivedHandle):
         code = _lib_.cdm_migration_register_function(self._ptr, c_text(class_name, "the class name"),
                                                      c_text(selector, "the selector"), _FUNCTION, user, _DESTROY)
         check(code)
+
+    def set_batch_size(self, size: int) -> None:
+        """How many source instances stage 1 handles between writes of the destination, and the
+        size of the batches ``create_destination_instances_batch`` gets (default 5,000)."""
+        self._idle()
+        check(_lib_.cdm_migration_set_batch_size(self._ptr, size))
 
     def set_progress(self, callback: Optional[Callable[[Progress], Any]], interval: Optional[int] = None) -> None:
         """Sets the progress callback (None removes it), called at the start of every step and every

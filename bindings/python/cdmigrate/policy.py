@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _lib
 from .errors import NOTFOUND, MismatchError, MisuseError, check
@@ -16,6 +16,7 @@ from .introspection import EntityDescription
 from .sorting import SortSpec, sort_descriptors
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .batch import SourceBatch
     from .migration import _Run
 
 _lib_ = _lib.lib
@@ -397,6 +398,32 @@ class MigrationManager:
         self._context  # noqa: B018
         return self._run.destination_side.model.entity(name)
 
+    # -- bulk calls (cdmigrate's extension beyond Core Data, for batch hooks) ------------------
+    def create_many(self, entity: str, rows: Sequence[Dict[str, Any]]) -> List[int]:
+        """Makes one destination instance of ``entity`` per dict of attribute values in ``rows``
+        (str, int, float, bool, None, datetime, bytes, Decimal, UUID), in one call; returns their
+        primary keys in order. Nothing is made when a row is refused (NotFoundError for an unknown
+        entity or attribute, InvalidArgumentError for a value that does not suit its attribute)."""
+        from .batch import keys_from, rows_json
+        pointer = ctypes.POINTER(ctypes.c_int64)()
+        count = ctypes.c_size_t()
+        check(_lib_.cdm_context_create_instances_json(self._context, c_text(entity, "the entity name"), rows_json(rows),
+                                                      ctypes.byref(pointer), ctypes.byref(count)))
+        return keys_from(pointer, count.value)
+
+    def relate_many(self, entity: str, relationship: str, owners: Sequence[int], targets: Sequence[int]) -> None:
+        """Relates destination instances pairwise, by primary key, in one call: the instance of
+        ``entity`` ``owners[i]`` gets ``targets[i]`` added to its to-many ``relationship`` (or set
+        as its to-one); the inverse follows. NotFoundError for an unknown entity or relationship,
+        InvalidArgumentError for a key no instance has."""
+        from .batch import keys_array
+        owner_array, count = keys_array(owners, "owners")
+        target_array, other = keys_array(targets, "targets")
+        if count != other:
+            raise ValueError(f"relate_many: {count} owners but {other} targets")
+        check(_lib_.cdm_context_relate(self._context, c_text(entity, "the entity name"), c_text(relationship, "the relationship name"),
+                                       owner_array, target_array, count))
+
     # -- Core Data's default hooks, for `super` ----------------------------------------------
     def default_create_destination_instances(self, source: Instance) -> Optional[Instance]:
         """Core Data's createDestinationInstancesForSourceInstance: make an instance of the
@@ -431,6 +458,11 @@ class EntityMigrationPolicy:
 
     Hooks that are not overridden cost nothing: the engine runs its own default without calling
     into Python.
+
+    cdmigrate's extension beyond Core Data: a class that defines
+    ``create_destination_instances_batch`` gets the source rows in batches instead of one
+    ``create_destination_instances`` call per row (see ``SourceBatch``) — the fast way to write
+    a policy for large stores.
     """
 
     def begin_entity_mapping(self, mapping: EntityMapping, manager: MigrationManager) -> None:
@@ -444,6 +476,17 @@ class EntityMigrationPolicy:
         mapping without a destination entity), so an override can call ``super()`` and adjust it.
         """
         return manager.default_create_destination_instances(source)
+
+    def create_destination_instances_batch(self, batch: "SourceBatch", mapping: EntityMapping, manager: MigrationManager) -> None:
+        """cdmigrate's extension beyond Core Data: when a policy class defines this, stage 1 calls
+        it for the mapping's source rows in batches (``SourceBatch``), and never
+        ``create_destination_instances``. Work on whole lists: ``batch.keys``,
+        ``batch.column(name)``, ``batch.apply_default()``, ``manager.create_many``,
+        ``manager.relate_many``, ``batch.associate``.
+
+        The default applies Core Data's default to the whole batch.
+        """
+        batch.apply_default()
 
     def end_instance_creation(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         """endInstanceCreationForEntityMapping:manager:error:"""
@@ -467,4 +510,4 @@ class EntityMigrationPolicy:
 
 
 HOOK_NAMES = ("begin_entity_mapping", "create_destination_instances", "end_instance_creation", "create_relationships",
-              "end_relationship_creation", "perform_custom_validation", "end_entity_mapping")
+              "end_relationship_creation", "perform_custom_validation", "end_entity_mapping", "create_destination_instances_batch")

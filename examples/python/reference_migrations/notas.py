@@ -1,8 +1,9 @@
 """Scenario 1: a Spanish notes app whose string `categoria` becomes a Categoria entity (v2 → v3).
 
-The policy finds the Categoria made for an earlier note with a destination fetch, as Core Data
-policies do through ``manager.destinationContext`` (an instance cannot be kept across callbacks:
-its handle lives only during the callback that obtained it)."""
+The policy works a batch of notes at a time (``create_destination_instances_batch``, cdmigrate's
+extension beyond Core Data): the notes are made by the mapping's own attribute mappings for the
+whole batch at once, each new category name becomes one Categoria, and the notes are linked to
+their categories in one call — a few list elements per note instead of a callback per note."""
 
 from __future__ import annotations
 
@@ -24,26 +25,37 @@ TAGS = ["urgente", "casa", "oficina", "familia", "pendiente", "fin de semana", "
 
 
 class CrearCategoriasMigrationPolicy(cdmigrate.EntityMigrationPolicy):
-    """NotaToNota: makes the destination Nota, copies contenido, fecha and etiquetas with the
-    mapping's own value expressions, and links the note to the Categoria of its old `categoria`
+    """NotaToNota: makes the destination Notas, copying contenido, fecha and etiquetas with the
+    mapping's own value expressions, and links each note to the Categoria of its old `categoria`
     string, creating that Categoria the first time the string is seen. A nil or empty string means
     no category; names are compared and stored in Unicode NFC (examples/1-notas-categorias/README.md),
-    so "Música" typed precomposed or with a combining accent is one Categoria."""
+    so "Música" typed precomposed or with a combining accent is one Categoria.
 
-    def create_destination_instances(self, source, mapping, manager):
-        nota = manager.create("Nota")
-        manager.apply_attribute_mappings(source, nota)
-        nombre = source["categoria"]
-        if nombre:
-            nombre = nfc(nombre)
-            found = manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1)
-            if found:
-                categoria = found[0]
-            else:
-                categoria = manager.create("Categoria")
-                categoria["nombre"] = nombre
-            nota.add("categorias", categoria)
-        manager.associate(source, nota)
+    One policy object serves the mapping for the whole run, so the Categorias made so far are
+    kept in ``self.categorias`` (NFC name → primary key) from one batch to the next."""
+
+    def __init__(self) -> None:
+        self.categorias: dict = {}
+        self.nfc_names: dict = {}   # each distinct string as given → its NFC form
+
+    def create_destination_instances_batch(self, batch, mapping, manager):
+        notas = batch.apply_default()
+        nfc_names = self.nfc_names
+        nombres = []
+        for nombre in batch.column("categoria"):
+            if nombre:
+                normalized = nfc_names.get(nombre)
+                if normalized is None:
+                    normalized = nfc_names[nombre] = nfc(nombre)
+                nombre = normalized
+            nombres.append(nombre or None)
+        categorias = self.categorias
+        nuevas = [nombre for nombre in dict.fromkeys(nombres) if nombre is not None and nombre not in categorias]
+        if nuevas:
+            categorias.update(zip(nuevas, manager.create_many("Categoria", [{"nombre": nombre} for nombre in nuevas])))
+        owners = [nota for nota, nombre in zip(notas, nombres) if nombre is not None]
+        targets = [categorias[nombre] for nombre in nombres if nombre is not None]
+        manager.relate_many("Nota", "categorias", owners, targets)
 
 
 POLICIES = {"CrearCategoriasMigrationPolicy": CrearCategoriasMigrationPolicy}

@@ -1,0 +1,156 @@
+"""Batches of source rows for a policy's batch hook — cdmigrate's extension beyond Core Data.
+
+A policy that defines ``create_destination_instances_batch(self, batch, mapping, manager)`` gets
+its entity mapping's source rows in batches (``Migration.set_batch_size``, 5,000 by default), not
+one call per row: arrays cross the C boundary in one call each (keys as int64 arrays, a column as
+one JSON text), so a policy's work per row is a few list elements, not dozens of Python frames.
+"""
+
+from __future__ import annotations
+
+import array
+import base64
+import ctypes
+import datetime as _dt
+import decimal
+import json
+import uuid
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+
+from . import _lib
+from ._text import c_text
+from .errors import MisuseError, check
+from .values import AttributeType, CoreDataDate, date_from_reference_seconds, reference_seconds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .policy import MigrationManager
+
+_lib_ = _lib.lib
+_KEYS = ctypes.POINTER(ctypes.c_int64)
+
+
+def keys_from(pointer: Any, count: int) -> List[int]:
+    """A C int64 array as a list."""
+    if not count:
+        return []
+    return array.array("q", ctypes.string_at(pointer, count * 8)).tolist()
+
+
+def keys_array(keys: Sequence[int], what: str):
+    """A sequence of ints as a C int64 array (None when empty) and its length; the array object
+    must stay referenced for the call."""
+    try:
+        packed = keys if isinstance(keys, array.array) and keys.typecode == "q" else array.array("q", keys)
+    except (TypeError, OverflowError) as error:
+        raise TypeError(f"{what} must be a sequence of int64 primary keys: {error}") from None
+    if not packed:
+        return None, 0
+    return (ctypes.c_int64 * len(packed)).from_buffer(packed), len(packed)
+
+
+def _json_value(value: Any) -> Any:
+    """What json.dumps cannot write itself, as cdm_context_create_instances_json reads it."""
+    if isinstance(value, (_dt.datetime, _dt.date, CoreDataDate)):
+        return reference_seconds(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return base64.b64encode(bytes(value)).decode("ascii")
+    if isinstance(value, (decimal.Decimal, uuid.UUID)):
+        return str(value)
+    raise TypeError(f"a {type(value).__name__} value cannot be stored in an attribute")
+
+
+def rows_json(rows: Sequence[Dict[str, Any]]) -> bytes:
+    """Rows of attribute values as the JSON text of cdm_context_create_instances_json."""
+    return json.dumps(list(rows), default=_json_value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _converter(attribute_type: Optional[int]):
+    """How a JSON column value becomes the Python value an Instance would give, per attribute type."""
+    if attribute_type == AttributeType.DATE:
+        return lambda v: None if v is None else date_from_reference_seconds(v)
+    if attribute_type in (AttributeType.BINARY, AttributeType.TRANSFORMABLE):
+        return lambda v: None if v is None else base64.b64decode(v)
+    if attribute_type == AttributeType.DECIMAL:
+        return lambda v: None if v is None else decimal.Decimal(v)
+    if attribute_type == AttributeType.UUID:
+        return lambda v: None if v is None else uuid.UUID(v)
+    if attribute_type == AttributeType.BOOLEAN:
+        return lambda v: None if v is None else bool(v)
+    return None
+
+
+class SourceBatch:
+    """The source rows of one call of ``create_destination_instances_batch``, in primary-key
+    order; usable only during that call (MisuseError afterwards).
+
+    - ``keys``: the rows' primary keys (ints);
+    - ``column(name)``: one attribute's values for every row (a list), read in one query;
+    - ``apply_default()``: Core Data's default for every row at once (destination instance,
+      attribute mappings, association — as one SQL statement where the mappings translate),
+      returning the destination primary keys, one per row;
+    - ``associate(entity, source_keys, destination_keys)``: many associations in one call.
+
+    Destination instances are named by their primary keys (ints) in batch calls: use them with
+    ``manager.create_many`` and ``manager.relate_many``.
+    """
+
+    __slots__ = ("_h", "_manager", "_keys", "_live", "_source_entity")
+
+    def __init__(self, handle: int, manager: "MigrationManager", source_entity: Optional[str]):
+        self._h = handle
+        self._manager = manager
+        self._keys: Optional[List[int]] = None
+        self._live = True
+        self._source_entity = source_entity
+
+    def _handle(self) -> int:
+        if not self._live:
+            raise MisuseError("a source batch is usable only during the create_destination_instances_batch call that received it")
+        return self._h
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    @property
+    def keys(self) -> List[int]:
+        """The source rows' primary keys, ascending."""
+        if self._keys is None:
+            pointer = _KEYS()
+            count = ctypes.c_size_t()
+            check(_lib_.cdm_batch_source_keys(self._handle(), ctypes.byref(pointer), ctypes.byref(count)))
+            self._keys = keys_from(pointer, count.value)
+        return self._keys
+
+    def column(self, attribute: str) -> List[Any]:
+        """The values of a source attribute for every row, in row order (None for null, and for a
+        row whose entity lacks the attribute). Raises NotFoundError for an unknown attribute."""
+        out = ctypes.c_char_p()
+        check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
+        values = json.loads(out.value or b"[]")
+        attribute_type = None
+        if self._source_entity:
+            found = self._manager.source_entity(self._source_entity).attributes.get(attribute)
+            attribute_type = found.type if found is not None else None
+        convert = _converter(attribute_type)
+        return [convert(v) for v in values] if convert else values
+
+    def apply_default(self) -> List[int]:
+        """Core Data's default createDestinationInstancesForSourceInstance for every row of the
+        batch; returns the destination instances' primary keys, one per row in order (empty for a
+        mapping without a destination entity)."""
+        pointer = _KEYS()
+        count = ctypes.c_size_t()
+        check(_lib_.cdm_batch_apply_default(self._handle(), ctypes.byref(pointer), ctypes.byref(count)))
+        return keys_from(pointer, count.value)
+
+    def associate(self, destination_entity: str, source_keys: Sequence[int], destination_keys: Sequence[int]) -> None:
+        """Associates the batch's rows ``source_keys[i]`` with the instances of
+        ``destination_entity`` of keys ``destination_keys[i]``, for the current entity mapping."""
+        sources, count = keys_array(source_keys, "source_keys")
+        destinations, other = keys_array(destination_keys, "destination_keys")
+        if count != other:
+            raise ValueError(f"associate: {count} source keys but {other} destination keys")
+        check(_lib_.cdm_batch_associate(self._handle(), c_text(destination_entity, "the entity name"), sources, destinations, count))
+
+    def __repr__(self) -> str:
+        return f"<SourceBatch of {len(self._keys) if self._keys is not None else '?'} rows>" if self._live else "<SourceBatch (finished)>"

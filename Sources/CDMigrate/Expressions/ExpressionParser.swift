@@ -437,6 +437,8 @@ package struct ExpressionParser {
         }
     }
 
+    // The forms below that nest have functions of their own, so that each level of nesting costs
+    // only their small frames on the stack, not the frame of every case of the switch.
     private mutating func identifierExpression(_ name: String, _ token: ExpressionToken) throws -> ValueExpression {
         let upper = name.uppercased()
         switch upper {
@@ -444,86 +446,100 @@ package struct ExpressionParser {
         case "YES", "TRUE": advance(); return .constant(.bool(true))
         case "NO", "FALSE": advance(); return .constant(.bool(false))
         case "SELF": advance(); return .evaluatedObject
-        case "FUNCTION":
-            try nest()
-            defer { depth -= 1 }
-            advance()
-            try expectSymbol("(", "'(' after FUNCTION")
-            let target = try expression()
-            try expectSymbol(",", "',' and a selector string after the FUNCTION target")
-            let selectorToken = current
-            let selector: String
-            switch current.kind {
-            case .string(let s): selector = s
-            case .format("@"):
-                guard case .string(let s) = try nextArgument(selectorToken) else { throw error("a selector string", at: selectorToken) }
-                selector = s
-            default: throw error("a selector string")
-            }
-            advance()
-            guard !selector.isEmpty, !selector.contains(" ") else { throw error("a selector name", at: selectorToken) }
-            var args: [ValueExpression] = []
-            if isSymbol(",") { advance(); args = try argumentList(close: ")") } else { try expectSymbol(")", "',' or ')'") }
-            let colons = selector.filter { $0 == ":" }.count
-            guard colons == args.count else {
-                throw error("\(colons) argument\(colons == 1 ? "" : "s") for selector '\(selector)' (one per ':'), not \(args.count)", at: selectorToken)
-            }
-            return .function(target, selector, args)
-        case "CAST", "FETCH":
-            try nest()
-            defer { depth -= 1 }
-            advance()
-            try expectSymbol("(", "'(' after \(upper)")
-            let args = try argumentList(close: ")")
-            let count = upper == "CAST" ? 2 : 3
-            guard args.count == count else {
-                throw error("\(count) arguments for \(upper), not \(args.count)", at: token)
-            }
-            return .builtin(upper, args)
-        case "SUBQUERY":
-            try nest()
-            defer { depth -= 1 }
-            advance()
-            try expectSymbol("(", "'(' after SUBQUERY")
-            let collection = try expression()
-            try expectSymbol(",", "',' and a variable after the SUBQUERY collection")
-            guard case .variable(let variable) = current.kind else { throw error("a $variable for SUBQUERY") }
-            advance()
-            try expectSymbol(",", "',' and a predicate after the SUBQUERY variable")
-            boundVariables.append(variable)
-            let predicate = try self.predicate()
-            boundVariables.removeLast()
-            try expectSymbol(")", "')' after the SUBQUERY predicate")
-            return .subquery(collection, variable, predicate)
-        default:
-            break
+        case "FUNCTION": return try functionExpression()
+        case "CAST", "FETCH": return try castOrFetch(upper, token)
+        case "SUBQUERY": return try subqueryExpression()
+        default: break
         }
         if ExpressionParser.reservedWords.contains(upper) { throw error("an expression") }
         advance()
         // NSExpression's functions: "sum:(…)", "add:to:(…, …)", "now()".
-        if isSymbol(":") || isSymbol("(") {
-            var function = name
-            while isSymbol(":") {
-                advance()
-                function += ":"
-                if case .identifier(let part) = current.kind, peekKind(1) == .symbol(":") {
-                    function += part
-                    advance()
-                }
-            }
-            guard let arity = ExpressionParser.builtinArity[function] else {
-                throw error("a known function (such as sum:, count:, now)", at: token)
-            }
-            try nest()
-            defer { depth -= 1 }
-            try expectSymbol("(", "'(' after \(function)")
-            let args = try argumentList(close: ")")
-            if let arity = arity, args.count != arity {
-                throw error("\(arity) argument\(arity == 1 ? "" : "s") for \(function), not \(args.count)", at: token)
-            }
-            if arity == nil && args.isEmpty { throw error("an argument for \(function)", at: token) }
-            return .builtin(function, args)
-        }
+        if isSymbol(":") || isSymbol("(") { return try builtinFunction(name, token) }
         return .keyPath(.evaluatedObject, [name])
+    }
+
+    /// `FUNCTION(target, "selector:", arguments…)`.
+    private mutating func functionExpression() throws -> ValueExpression {
+        try nest()
+        defer { depth -= 1 }
+        advance()
+        try expectSymbol("(", "'(' after FUNCTION")
+        let target = try expression()
+        try expectSymbol(",", "',' and a selector string after the FUNCTION target")
+        let selectorToken = current
+        let selector: String
+        switch current.kind {
+        case .string(let s): selector = s
+        case .format("@"):
+            guard case .string(let s) = try nextArgument(selectorToken) else { throw error("a selector string", at: selectorToken) }
+            selector = s
+        default: throw error("a selector string")
+        }
+        advance()
+        guard !selector.isEmpty, !selector.contains(" ") else { throw error("a selector name", at: selectorToken) }
+        var args: [ValueExpression] = []
+        if isSymbol(",") { advance(); args = try argumentList(close: ")") } else { try expectSymbol(")", "',' or ')'") }
+        let colons = selector.filter { $0 == ":" }.count
+        guard colons == args.count else {
+            throw error("\(colons) argument\(colons == 1 ? "" : "s") for selector '\(selector)' (one per ':'), not \(args.count)", at: selectorToken)
+        }
+        return .function(target, selector, args)
+    }
+
+    /// `CAST(value, "Type")` or `FETCH(request, context, countOnly)`.
+    private mutating func castOrFetch(_ upper: String, _ token: ExpressionToken) throws -> ValueExpression {
+        try nest()
+        defer { depth -= 1 }
+        advance()
+        try expectSymbol("(", "'(' after \(upper)")
+        let args = try argumentList(close: ")")
+        let count = upper == "CAST" ? 2 : 3
+        guard args.count == count else {
+            throw error("\(count) arguments for \(upper), not \(args.count)", at: token)
+        }
+        return .builtin(upper, args)
+    }
+
+    /// `SUBQUERY(collection, $variable, predicate)`.
+    private mutating func subqueryExpression() throws -> ValueExpression {
+        try nest()
+        defer { depth -= 1 }
+        advance()
+        try expectSymbol("(", "'(' after SUBQUERY")
+        let collection = try expression()
+        try expectSymbol(",", "',' and a variable after the SUBQUERY collection")
+        guard case .variable(let variable) = current.kind else { throw error("a $variable for SUBQUERY") }
+        advance()
+        try expectSymbol(",", "',' and a predicate after the SUBQUERY variable")
+        boundVariables.append(variable)
+        let predicate = try self.predicate()
+        boundVariables.removeLast()
+        try expectSymbol(")", "')' after the SUBQUERY predicate")
+        return .subquery(collection, variable, predicate)
+    }
+
+    /// NSExpression's named functions after their name: `sum:(…)`, `add:to:(…, …)`, `now()`.
+    private mutating func builtinFunction(_ name: String, _ token: ExpressionToken) throws -> ValueExpression {
+        var function = name
+        while isSymbol(":") {
+            advance()
+            function += ":"
+            if case .identifier(let part) = current.kind, peekKind(1) == .symbol(":") {
+                function += part
+                advance()
+            }
+        }
+        guard let arity = ExpressionParser.builtinArity[function] else {
+            throw error("a known function (such as sum:, count:, now)", at: token)
+        }
+        try nest()
+        defer { depth -= 1 }
+        try expectSymbol("(", "'(' after \(function)")
+        let args = try argumentList(close: ")")
+        if let arity = arity, args.count != arity {
+            throw error("\(arity) argument\(arity == 1 ? "" : "s") for \(function), not \(args.count)", at: token)
+        }
+        if arity == nil && args.isEmpty { throw error("an argument for \(function)", at: token) }
+        return .builtin(function, args)
     }
 }

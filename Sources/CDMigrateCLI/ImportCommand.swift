@@ -95,7 +95,7 @@ struct ImportCommand: ParsableCommand {
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .modelBundle?:
-                let bundle = try XcodeModelBundle(contentsOf: path)
+                let bundle = try XcodeModelBundle.versions(contentsOf: path)
                 for warning in bundle.warnings { out.warning(warning) }
                 try writeVersions(bundle.versionNames.compactMap { name in bundle.models[name].map { (name, $0) } },
                                   current: bundle.currentVersionName, output: out)

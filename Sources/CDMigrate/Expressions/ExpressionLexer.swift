@@ -172,14 +172,11 @@ struct ExpressionLexer {
             case "f": value.append("\u{C}")
             case "v": value.append("\u{B}")
             case "x", "u":
-                let width = e == "x" ? 2 : 4
-                var code: UInt32 = 0
-                for _ in 0..<width {
-                    guard let h = peek(), let v = h.hexDigitValue else {
-                        throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
-                    }
-                    code = code * 16 + UInt32(v)
-                    position += 1
+                let width = HexEscape.width(e)
+                let (code, count) = HexEscape.digits(in: chars, at: position, maximum: width) { $0.hexDigitValue }
+                position += count
+                guard count == width else {
+                    throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
                 }
                 guard let scalar = Unicode.Scalar(code) else {
                     throw error(expected: "a Unicode scalar value", found: "'\\\(e)\(String(code, radix: 16))'", at: escapeStart)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, List
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import check
+from .errors import MigrationError, check, located
 from .values import AttributeType
 from ._text import PathLike, c_path, c_text
 
@@ -34,7 +34,11 @@ class Model(LongLivedHandle):
     def from_json(cls, text: str) -> "Model":
         """Reads a model from JSON text. Raises InvalidJSONError, InvalidModelError (every problem in
         ``error.problems``) or EncodingError."""
-        return cls._make(_lib.lib.cdm_model_from_json, c_text(text, "the model JSON"))
+        try:
+            return cls._make(_lib.lib.cdm_model_from_json, c_text(text, "the model JSON"))
+        except MigrationError as error:
+            located(error, text, json_document=True)
+            raise
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Model":
@@ -125,8 +129,13 @@ class MappingModel(LongLivedHandle):
     @classmethod
     def from_json(cls, text: str) -> "MappingModel":
         """Reads a mapping from JSON text: InvalidJSONError, InvalidMappingError, ExpressionSyntaxError
-        (with ``offset``), EncodingError."""
-        return cls._make(_lib.lib.cdm_mapping_from_json, c_text(text, "the mapping JSON"))
+        (with ``offset``, an index into the expression or predicate string at ``path``, and
+        ``byte_offset``, the C API's UTF-8 byte offset), EncodingError."""
+        try:
+            return cls._make(_lib.lib.cdm_mapping_from_json, c_text(text, "the mapping JSON"))
+        except MigrationError as error:
+            located(error, text, json_document=True)
+            raise
 
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":

@@ -17,6 +17,26 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from .metadata import StoreLike, VersionDifference
 
 
+def _from_json(cls, constructor, text: str, what: str):
+    """A handle read from JSON text; an error's offsets index the strings of that text (errors.located)."""
+    try:
+        return cls._make(constructor, c_text(text, what))
+    except MigrationError as error:
+        located(error, text, json_document=True)
+        raise
+
+
+def _names(count_of, name_at, pointer: int) -> List[str]:
+    """The names a count function and an at-index function of the C API list."""
+    count = ctypes.c_size_t()
+    check(count_of(pointer, ctypes.byref(count)))
+    names = []
+    name = ctypes.c_char_p()
+    for i in range(count.value):
+        check(name_at(pointer, i, ctypes.byref(name)))
+        names.append((name.value or b"").decode("utf-8"))
+    return names
+
 
 class Model(LongLivedHandle):
     """A data model. Immutable once made; may be shared by any number of migrations and threads.
@@ -34,11 +54,7 @@ class Model(LongLivedHandle):
     def from_json(cls, text: str) -> "Model":
         """Reads a model from JSON text. Raises InvalidJSONError, InvalidModelError (every problem in
         ``error.problems``) or EncodingError."""
-        try:
-            return cls._make(_lib.lib.cdm_model_from_json, c_text(text, "the model JSON"))
-        except MigrationError as error:
-            located(error, text, json_document=True)
-            raise
+        return _from_json(cls, _lib.lib.cdm_model_from_json, text, "the model JSON")
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Model":
@@ -80,15 +96,7 @@ class Model(LongLivedHandle):
     @property
     def entity_names(self) -> List[str]:
         """The entities' names, in the model's order."""
-        lib, pointer = _lib.lib, self._ptr
-        count = ctypes.c_size_t()
-        check(lib.cdm_model_entity_count(pointer, ctypes.byref(count)))
-        names = []
-        name = ctypes.c_char_p()
-        for i in range(count.value):
-            check(lib.cdm_model_entity_at(pointer, i, ctypes.byref(name)))
-            names.append((name.value or b"").decode("utf-8"))
-        return names
+        return _names(_lib.lib.cdm_model_entity_count, _lib.lib.cdm_model_entity_at, self._ptr)
 
     def attribute_index(self, entity: str, attribute: str) -> int:
         """An attribute's index in its entity (inherited attributes first); NotFoundError if unknown."""
@@ -131,11 +139,7 @@ class MappingModel(LongLivedHandle):
         """Reads a mapping from JSON text: InvalidJSONError, InvalidMappingError, ExpressionSyntaxError
         (with ``offset``, an index into the expression or predicate string at ``path``, and
         ``byte_offset``, the C API's UTF-8 byte offset), EncodingError."""
-        try:
-            return cls._make(_lib.lib.cdm_mapping_from_json, c_text(text, "the mapping JSON"))
-        except MigrationError as error:
-            located(error, text, json_document=True)
-            raise
+        return _from_json(cls, _lib.lib.cdm_mapping_from_json, text, "the mapping JSON")
 
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":
@@ -183,15 +187,7 @@ class MappingModel(LongLivedHandle):
     @property
     def entity_mapping_names(self) -> List[str]:
         """The entity mappings' names, in order."""
-        lib, pointer = _lib.lib, self._ptr
-        count = ctypes.c_size_t()
-        check(lib.cdm_mapping_entity_mapping_count(pointer, ctypes.byref(count)))
-        names = []
-        name = ctypes.c_char_p()
-        for i in range(count.value):
-            check(lib.cdm_mapping_entity_mapping_at(pointer, i, ctypes.byref(name)))
-            names.append((name.value or b"").decode("utf-8"))
-        return names
+        return _names(_lib.lib.cdm_mapping_entity_mapping_count, _lib.lib.cdm_mapping_entity_mapping_at, self._ptr)
 
     def __repr__(self) -> str:
         return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"

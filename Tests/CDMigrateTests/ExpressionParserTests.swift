@@ -127,7 +127,8 @@ final class ExpressionParserTests: XCTestCase {
         }
     }
 
-    func testHexadecimalEscapesInStringLiterals() throws {
+    func testEscapesInStringLiterals() throws {
+        XCTAssertEqual(try parse(#""\n\t\r\f\a\b\v\0\q\\""#), .constant(.string("\n\t\r\u{C}\u{7}\u{8}\u{B}\0q\\")))
         XCTAssertEqual(try parse(#""\x41\u00e9\u0042!""#), .constant(.string("AéB!")))
         XCTAssertEqual(try parse(#"'\u00E9t\u00e9'"#), .constant(.string("été")))
         assertSyntaxError(#""\x4""#, expected: "2 hexadecimal digits after '\\x'", offset: 4)

@@ -162,18 +162,17 @@ struct ExpressionLexer {
                 throw error(expected: "an escaped character after '\\'", found: "end of text", at: position)
             }
             position += 1
+            if let scalar = e.unicodeScalars.first, e.unicodeScalars.count == 1, let control = EscapeSequence.control(scalar) {
+                value.unicodeScalars.append(control)
+                continue
+            }
             switch e {
-            case "n": value.append("\n")
-            case "t": value.append("\t")
-            case "r": value.append("\r")
             case "0": value.append("\0")
-            case "a": value.append("\u{7}")
             case "b": value.append("\u{8}")
-            case "f": value.append("\u{C}")
             case "v": value.append("\u{B}")
             case "x", "u":
-                let width = HexEscape.width(e)
-                let (code, count) = HexEscape.digits(in: chars, at: position, maximum: width) { $0.hexDigitValue }
+                let width = EscapeSequence.width(e)
+                let (code, count) = EscapeSequence.digits(in: chars, at: position, maximum: width) { $0.hexDigitValue }
                 position += count
                 guard count == width else {
                     throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)

@@ -402,12 +402,8 @@ extension RegularExpression {
         mutating func escape(_ start: Int, inSet: Bool) throws -> Escaped {
             guard let c = peek else { throw error("a '\\' at the end", at: start) }
             position += 1
+            if let control = EscapeSequence.control(c) { return .scalar(control) }
             switch c {
-            case "n": return .scalar("\n")
-            case "t": return .scalar("\t")
-            case "r": return .scalar("\r")
-            case "f": return .scalar("\u{C}")
-            case "a": return .scalar("\u{7}")
             case "e": return .scalar("\u{1B}")
             case "d": return .named(.digit, negated: false)
             case "D": return .named(.digit, negated: true)
@@ -449,8 +445,8 @@ extension RegularExpression {
         mutating func hexScalar(_ kind: Unicode.Scalar, _ start: Int) throws -> Unicode.Scalar {
             let braced = kind == "x" && peek == "{"
             if braced { position += 1 }
-            let width = braced ? 8 : HexEscape.width(Character(kind))
-            let (value, count) = HexEscape.digits(in: scalars, at: position, maximum: width) { Character($0).hexDigitValue }
+            let width = braced ? 8 : EscapeSequence.width(Character(kind))
+            let (value, count) = EscapeSequence.digits(in: scalars, at: position, maximum: width) { Character($0).hexDigitValue }
             position += count
             if braced {
                 guard count > 0, peek == "}" else { throw error("hexadecimal digits and '}' after '\\x{'", at: start) }

@@ -1,7 +1,20 @@
-/// The hexadecimal digits of an escape (`\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\x{H…}`), read the same
-/// way in an expression's string literals (`ExpressionLexer`) and in regular expressions
-/// (`RegularExpression`, for MATCHES).
-enum HexEscape {
+/// What a backslash escape stands for where an expression's string literals (`ExpressionLexer`)
+/// and regular expressions (`RegularExpression`, for MATCHES) read it the same way: the control
+/// characters both know, and the hexadecimal digits of `\xHH`, `\uHHHH`, `\UHHHHHHHH`, `\x{H…}`.
+enum EscapeSequence {
+    /// `\n`, `\t`, `\r`, `\f` and `\a`; each reader adds its own (`\0`, `\b`, `\v` in string
+    /// literals, `\e` in regular expressions, where `\b` is a word boundary).
+    static func control(_ letter: Unicode.Scalar) -> Unicode.Scalar? {
+        switch letter {
+        case "n": return "\n"
+        case "t": return "\t"
+        case "r": return "\r"
+        case "f": return "\u{C}"
+        case "a": return "\u{7}"
+        default: return nil
+        }
+    }
+
     /// How many digits the fixed-width escape `\<kind>` takes: `x` 2, `u` 4, `U` 8.
     static func width(_ kind: Character) -> Int { kind == "x" ? 2 : (kind == "u" ? 4 : 8) }
 

@@ -7,17 +7,7 @@ final class FolderDependencyTests: XCTestCase {
     static let script = TestPaths.repository + "/scripts/folder-dependencies.py"
 
     func check(_ arguments: [String]) throws -> (status: Int32, out: String, err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", Self.script] + arguments
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let outData = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        try runProcess("/usr/bin/env", ["python3", Self.script] + arguments)
     }
 
     func testEngineFoldersUseOnlyFoldersBelowThem() throws {

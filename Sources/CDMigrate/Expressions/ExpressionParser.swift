@@ -40,9 +40,9 @@ package struct ExpressionParser {
         "castObject:toType:": 2, "now": 0,
     ]
 
-    private let text: String
-    /// The text as messages quote it, cut once: "(" tries and discards errors many times.
-    private let quotedText: String
+    /// The text, as messages quote it and with its tokens' byte offsets: one reference, so that
+    /// the parser stays small in each frame of its recursion.
+    private let source: Source
     private let tokens: [ExpressionToken]
     private var position = 0
     private let arguments: [Value]
@@ -54,9 +54,8 @@ package struct ExpressionParser {
     private var depth = 0
 
     private init(text: String, arguments: [Value], variables: [String: Value]) throws {
-        self.text = text
-        self.quotedText = ExpressionParser.excerpt(text)
         self.tokens = try ExpressionLexer.tokenize(text)
+        self.source = Source(text, tokens: tokens)
         self.arguments = arguments
         self.variables = variables
     }
@@ -99,8 +98,42 @@ package struct ExpressionParser {
 
     private func error(_ expected: String, at token: ExpressionToken? = nil) -> MigrationError {
         let t = token ?? current
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset,
-                              byteOffset: MigrationError.utf8Offset(ofCharacter: t.offset, in: text))
+        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(source.quoted)'", offset: t.offset,
+                              byteOffset: byteOffset(of: t))
+    }
+
+    /// The UTF-8 byte offset of a token of this text (tokens' offsets ascend: a binary search).
+    private func byteOffset(of token: ExpressionToken) -> Int {
+        var low = 0, high = tokens.count
+        while low < high {
+            let middle = (low + high) / 2
+            if tokens[middle].offset < token.offset { low = middle + 1 } else { high = middle }
+        }
+        if low < tokens.count, tokens[low].offset == token.offset { return source.tokenByteOffsets[low] }
+        return MigrationError.utf8Offset(ofCharacter: token.offset, in: source.text)
+    }
+
+    /// The text being parsed, what error messages quote of it (cut once: "(" tries and discards
+    /// errors many times), and each token's UTF-8 byte offset, counted once (counting from the
+    /// start for each error would cost the text's length squared).
+    private final class Source {
+        let text: String
+        let quoted: String
+        let tokenByteOffsets: [Int]
+
+        init(_ text: String, tokens: [ExpressionToken]) {
+            self.text = text
+            self.quoted = ExpressionParser.excerpt(text)
+            var byteOffsets: [Int] = []
+            byteOffsets.reserveCapacity(tokens.count)
+            var characters = text.makeIterator()
+            var character = 0, byte = 0
+            for token in tokens {
+                while character < token.offset, let c = characters.next() { byte += c.utf8.count; character += 1 }
+                byteOffsets.append(byte)
+            }
+            self.tokenByteOffsets = byteOffsets
+        }
     }
 
     /// The text as error messages quote it: long texts are cut short.
@@ -115,8 +148,8 @@ package struct ExpressionParser {
         guard depth <= ExpressionParser.maximumDepth else {
             let t = current
             throw MigrationError(.expressionSyntax,
-                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
-                                 offset: t.offset, byteOffset: MigrationError.utf8Offset(ofCharacter: t.offset, in: text))
+                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(source.quoted)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
+                                 offset: t.offset, byteOffset: byteOffset(of: t))
         }
     }
 
@@ -362,7 +395,7 @@ package struct ExpressionParser {
     /// More format arguments than specifiers is a mistake (Foundation ignores the extra ones).
     private func expectEveryArgumentUsed() throws {
         guard argumentIndex < arguments.count else { return }
-        throw MigrationError(.expressionSyntax, "format argument \(argumentIndex + 1) of \(arguments.count) is left over: '\(quotedText)' has \(argumentIndex) format specifier\(argumentIndex == 1 ? "" : "s") (%@, %K, %d, %f)")
+        throw MigrationError(.expressionSyntax, "format argument \(argumentIndex + 1) of \(arguments.count) is left over: '\(source.quoted)' has \(argumentIndex) format specifier\(argumentIndex == 1 ? "" : "s") (%@, %K, %d, %f)")
     }
 
     private mutating func keyPathArgument(_ token: ExpressionToken) throws -> [String] {

@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
 """Which engine folders use which: for each folder of Sources/CDMigrate, the other folders whose
-top-level types its code names (comments and string literals skipped). docs/architecture.md
-states the intended direction and the known exceptions.
+top-level types its code names (comments skipped). docs/architecture.md states the direction:
+a folder uses only folders below it in ORDER. Exits 1, naming each type and file, when a folder
+uses one above it, unless the use is in EXCEPTIONS; and when a folder is not in ORDER.
+scripts/test.sh runs it (and so does FolderDependencyTests in the Swift suite).
 
-    scripts/folder-dependencies.py                 # folder -> folders it uses
+    scripts/folder-dependencies.py                 # folder -> folders it uses; fails on a break
     scripts/folder-dependencies.py Model Store     # the names behind one edge, with their files
+    scripts/folder-dependencies.py --root DIR      # another tree laid out like Sources/CDMigrate
 """
+import sys
 import re, os, collections
-R='Sources/CDMigrate'
+R=os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'Sources', 'CDMigrate')
+# Bottom to top: docs/architecture.md ("Direction of dependencies").
+ORDER=['Core','Model','Expressions','Store','Mapping','Archive','Xcode','Migration']
+# The one upward use kept on purpose, with the only names it may use (docs/architecture.md says why).
+args=sys.argv[1:]
+if args[:1]==['--root']: R,args=args[1],args[2:]
+EXCEPTIONS={('Core','Store'): {'ManagedObject'}}
 folders=sorted(os.listdir(R))
 decl=re.compile(r'^[ \t]*(?:(?:public|package|internal|private|fileprivate|final|open|indirect)\s+)*(?:class|struct|enum|protocol|typealias)[ \t]+([A-Za-z_][A-Za-z0-9_]*)', re.M)
 owner={}
@@ -29,7 +39,20 @@ for (f,n),code in files.items():
         if re.search(r'\b'+name+r'\b',code): uses[f][of].add(f"{name} ({n})")
 for f in folders:
     print(f, '->', ', '.join(sorted(uses[f].keys())))
-import sys
-if len(sys.argv)>1:
-    a,b=sys.argv[1],sys.argv[2]
+if len(args)>1:
+    a,b=args[0],args[1]
     for x in sorted(uses[a][b]): print('  ',x)
+breaks=[]
+for f in folders:
+    if f not in ORDER:
+        breaks.append(f"{f}/ is not in ORDER: place it in the direction of dependencies (docs/architecture.md)")
+        continue
+    for of,names in uses[f].items():
+        if of not in ORDER or ORDER.index(of)<ORDER.index(f): continue
+        allowed=EXCEPTIONS.get((f,of),set())
+        for x in sorted(names):
+            if x.split(' ')[0] not in allowed: breaks.append(f"{f} -> {of}: {x}")
+if breaks:
+    print('\nuses against the direction '+' < '.join(ORDER)+':', file=sys.stderr)
+    for b in breaks: print('  '+b, file=sys.stderr)
+    sys.exit(1)

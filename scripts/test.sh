@@ -5,6 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+# The engine's folders use only folders below them (docs/architecture.md).
+python3 scripts/folder-dependencies.py >/dev/null
 swift build --build-tests
 swift test --skip-build --disable-swift-testing
 # The Swift suite again under AddressSanitizer, and the threaded tests under ThreadSanitizer

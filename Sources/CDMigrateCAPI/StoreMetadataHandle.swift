@@ -75,10 +75,38 @@ final class StoreMetadataHandle: LongLivedHandle {
         }
     }
 
+    /// The metadata, or `.misuse` when loading it failed.
+    func loadedInfo() throws -> StoreInfo {
+        guard let info else { throw MigrationError.misuse("the store metadata handle holds metadata that failed to load") }
+        return info
+    }
+
     static func loaded(_ pointer: OpaquePointer?) throws -> (StoreMetadataHandle, StoreInfo) {
         let handle = try required(pointer, "store metadata")
-        guard let info = handle.info else { throw MigrationError.misuse("the store metadata handle holds metadata that failed to load") }
-        return (handle, info)
+        return (handle, try handle.loadedInfo())
+    }
+
+    /// A getter of cdmigrate.h: writes what `value` gives for the loaded metadata to `out`.
+    static func get<T>(_ pointer: OpaquePointer?, _ out: UnsafeMutablePointer<T>?, _ what: String,
+                       _ value: (StoreMetadataHandle, StoreInfo) -> T) -> Int32 {
+        guarded(nil) {
+            let (handle, info) = try loaded(pointer)
+            try CDMigrateCAPI.required(out, what).pointee = value(handle, info)
+        }
+    }
+
+    /// An indexed getter of cdmigrate.h: writes item `i` of what `items` lists to `out` (the
+    /// parameter called `outName`), or fails with `.notFound` naming `what` and saying how many
+    /// there are (`count` completes the message).
+    static func item<T>(_ pointer: OpaquePointer?, _ i: Int, _ out: UnsafeMutableRawPointer?, _ type: T.Type, _ outName: String, _ what: String,
+                        _ items: (StoreMetadataHandle) -> [T], count: (Int) -> String) -> Int32 {
+        guarded(nil) {
+            let (handle, _) = try loaded(pointer)
+            let target = try CDMigrateCAPI.required(out?.assumingMemoryBound(to: T.self), outName)
+            let list = items(handle)
+            guard i >= 0, i < list.count else { throw MigrationError.notFound("\(what) index \(i) is out of range: \(count(list.count))") }
+            target.pointee = list[i]
+        }
     }
 }
 
@@ -103,73 +131,46 @@ public func cdm_store_metadata_error(_ metadata: OpaquePointer?) -> OpaquePointe
 
 @_cdecl("cdm_store_metadata_uuid")
 public func cdm_store_metadata_uuid(_ metadata: OpaquePointer?, _ uuid: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        try required(uuid, "uuid").pointee = handle.uuid
-    }
+    StoreMetadataHandle.get(metadata, uuid, "uuid") { handle, _ in handle.uuid }
 }
 
 @_cdecl("cdm_store_metadata_type")
 public func cdm_store_metadata_type(_ metadata: OpaquePointer?, _ type: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        try required(type, "type").pointee = handle.storeType
-    }
+    StoreMetadataHandle.get(metadata, type, "type") { handle, _ in handle.storeType }
 }
 
 @_cdecl("cdm_store_metadata_is_empty")
 public func cdm_store_metadata_is_empty(_ metadata: OpaquePointer?, _ empty: UnsafeMutablePointer<Int32>?) -> Int32 {
-    guarded(nil) {
-        let (_, info) = try StoreMetadataHandle.loaded(metadata)
-        try required(empty, "empty").pointee = info.metadata.isEmpty ? 1 : 0
-    }
+    StoreMetadataHandle.get(metadata, empty, "empty") { _, info in info.metadata.isEmpty ? 1 : 0 }
 }
 
 @_cdecl("cdm_store_metadata_identifier_count")
 public func cdm_store_metadata_identifier_count(_ metadata: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        try required(count, "count").pointee = handle.identifiers.count
-    }
+    StoreMetadataHandle.get(metadata, count, "count") { handle, _ in handle.identifiers.count }
 }
 
 @_cdecl("cdm_store_metadata_identifier_at")
 public func cdm_store_metadata_identifier_at(_ metadata: OpaquePointer?, _ i: Int, _ identifier: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        let out = try required(identifier, "identifier")
-        guard i >= 0, i < handle.identifiers.count else {
-            throw MigrationError.notFound("version identifier index \(i) is out of range: the store has \(handle.identifiers.count)")
-        }
-        out.pointee = handle.identifiers[i]
+    StoreMetadataHandle.item(metadata, i, identifier.map { UnsafeMutableRawPointer($0) }, UnsafePointer<CChar>.self, "identifier", "version identifier", { $0.identifiers }) {
+        "the store has \($0)"
     }
 }
 
 @_cdecl("cdm_store_metadata_entity_count")
 public func cdm_store_metadata_entity_count(_ metadata: OpaquePointer?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        try required(count, "count").pointee = handle.entities.count
-    }
+    StoreMetadataHandle.get(metadata, count, "count") { handle, _ in handle.entities.count }
 }
 
 @_cdecl("cdm_store_metadata_entity_at")
 public func cdm_store_metadata_entity_at(_ metadata: OpaquePointer?, _ i: Int, _ info: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        guard let info = info else { throw MigrationError.misuse("the info pointer is NULL") }
-        guard i >= 0, i < handle.entities.count else {
-            throw MigrationError.notFound("entity index \(i) is out of range: the store names \(handle.entities.count) entities")
-        }
-        info.assumingMemoryBound(to: StoreEntityInfo.self).pointee = handle.entities[i]
-    }
+    StoreMetadataHandle.item(metadata, i, info, StoreEntityInfo.self, "info", "entity", { $0.entities }) { "the store names \($0) entities" }
 }
 
 @_cdecl("cdm_store_metadata_check_model")
 public func cdm_store_metadata_check_model(_ metadata: OpaquePointer?, _ model: OpaquePointer?, _ compatible: UnsafeMutablePointer<Int32>?,
                                            _ differenceCount: UnsafeMutablePointer<Int>?) -> Int32 {
     withHandle(metadata, StoreMetadataHandle.self, "store metadata") { handle in
-        guard let info = handle.info else { throw MigrationError.misuse("the store metadata handle holds metadata that failed to load") }
+        let info = try handle.loadedInfo()
         let loaded = try ModelHandle.loaded(model)
         let out = try required(compatible, "compatible")
         let count = try required(differenceCount, "difference count")
@@ -181,21 +182,14 @@ public func cdm_store_metadata_check_model(_ metadata: OpaquePointer?, _ model: 
 
 @_cdecl("cdm_store_metadata_difference_at")
 public func cdm_store_metadata_difference_at(_ metadata: OpaquePointer?, _ i: Int, _ difference: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        let (handle, _) = try StoreMetadataHandle.loaded(metadata)
-        guard let difference = difference else { throw MigrationError.misuse("the difference pointer is NULL") }
-        guard i >= 0, i < handle.differences.count else {
-            throw MigrationError.notFound("difference index \(i) is out of range: the last check found \(handle.differences.count)")
-        }
-        difference.assumingMemoryBound(to: VersionDifferenceInfo.self).pointee = handle.differences[i]
-    }
+    StoreMetadataHandle.item(metadata, i, difference, VersionDifferenceInfo.self, "difference", "difference", { $0.differences }) { "the last check found \($0)" }
 }
 
 @_cdecl("cdm_store_metadata_version_in")
 public func cdm_store_metadata_version_in(_ metadata: OpaquePointer?, _ modelSetPath: UnsafePointer<CChar>?,
                                           _ version: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     withHandle(metadata, StoreMetadataHandle.self, "store metadata") { handle in
-        guard let info = handle.info else { throw MigrationError.misuse("the store metadata handle holds metadata that failed to load") }
+        let info = try handle.loadedInfo()
         let path = try CString.argument(modelSetPath, "the model set path")
         let out = try required(version, "version")
         out.pointee = nil

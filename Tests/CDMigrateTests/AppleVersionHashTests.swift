@@ -32,7 +32,7 @@ final class AppleVersionHashTests: XCTestCase {
     // MARK: §8 worked example
 
     func testWorkedExampleIntermediates() throws {
-        let bundle = try XcodeModelBundle(contentsOf: Self.renames)
+        let bundle = try XcodeModelBundle.versions(contentsOf: Self.renames)
         let model = try XCTUnwrap(bundle.model(named: "v1.0.0"))
         let entity = try XCTUnwrap(model.entity(named: "BasicEntity"))
         let attribute = try XCTUnwrap(entity.attribute(named: "v1_0_0_name"))
@@ -65,7 +65,7 @@ final class AppleVersionHashTests: XCTestCase {
         let expected = ["v1.0.0": "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=", "v1.1.0": "Ae28YhjhXX/DPZD7QltjBBwYUqCT70/79KLtvSaoGV8=",
                         "v1.1.2": "TgsQxAsp4LuFWTQgAO0WTA1WaMK9pX7fd6ALP0O1qK4=", "v1.2.0": "ZGQUYfaeZaMk6CbklPqxMfFSkBC9lWkd85hFcIpm6L8=",
                         "v2.0.0": "R48GqGb21ihZo4TIoWA+npEdk1F9o67l8ewBFun8Ls4="]
-        let bundle = try XcodeModelBundle(contentsOf: Self.renames)
+        let bundle = try XcodeModelBundle.versions(contentsOf: Self.renames)
         XCTAssertEqual(bundle.versionNames, ["v1.0.0", "v1.1.0", "v1.1.2", "v1.2.0", "v2.0.0"])
         for (version, hash) in expected {
             let model = try XCTUnwrap(bundle.model(named: version))
@@ -82,7 +82,7 @@ final class AppleVersionHashTests: XCTestCase {
     func testJSONFixturesCarryAppleHashesWithoutWarnings() throws {
         for version in ["v1.0.0", "v1.1.0", "v1.1.2", "v1.2.0", "v2.0.0"] {
             let json = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-\(version).json")
-            let xcode = try XCTUnwrap(try XcodeModelBundle(contentsOf: Self.renames).model(named: version))
+            let xcode = try XCTUnwrap(try XcodeModelBundle.versions(contentsOf: Self.renames).model(named: version))
             XCTAssertEqual(json.entityVersionHashes, xcode.entityVersionHashes, version)
             XCTAssertEqual(json.warnings, [], "the written hashes equal Apple's: \(version)")
         }

@@ -105,7 +105,7 @@ final class CommandLineToolsTests: XCTestCase {
         let folder = scratch.file("models")
         let result = try run(["import", bundlePath, "-o", folder])
         XCTAssertEqual(result.status, 0, result.err)
-        let bundle = try XcodeModelBundle(contentsOf: bundlePath)
+        let bundle = try XcodeModelBundle.versions(contentsOf: bundlePath)
         let set = try ModelVersionSet(contentsOf: folder)
         XCTAssertEqual(set.versionNames, bundle.versionNames)
         XCTAssertEqual(set.currentVersionName, bundle.currentVersionName)

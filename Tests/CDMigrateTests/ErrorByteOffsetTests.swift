@@ -33,6 +33,16 @@ final class ErrorByteOffsetTests: XCTestCase {
         XCTAssertEqual(e?.byteOffset, text.prefix(offset).utf8.count)
     }
 
+    func testErrorAfterManyParenthesesAndNonASCIITextCountsUTF8Bytes() {
+        // Every "(" is tried as a predicate first; the error that is kept is far into the text,
+        // after characters of one, two and four bytes (and a cluster of two scalars).
+        let part = "(name + 'é👍🏽') > 'ß'"
+        let text = Array(repeating: part, count: 300).joined(separator: " AND ") + " AND (x >"
+        let e = syntaxError { _ = try ExpressionParser.parsePredicate(text) }
+        XCTAssertEqual(e?.offset, text.count)
+        XCTAssertEqual(e?.byteOffset, text.utf8.count)
+    }
+
     func testLexerErrorAfterNonASCIITextCountsUTF8Bytes() {
         // The unknown operator "~" is character 10 and byte 12 (é, ö: 2 bytes each).
         let e = syntaxError { _ = try ExpressionParser.parsePredicate("café == ö ~ 1") }

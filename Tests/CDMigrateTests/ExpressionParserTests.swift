@@ -127,6 +127,15 @@ final class ExpressionParserTests: XCTestCase {
         }
     }
 
+    func testEscapesInStringLiterals() throws {
+        XCTAssertEqual(try parse(#""\n\t\r\f\a\b\v\0\q\\""#), .constant(.string("\n\t\r\u{C}\u{7}\u{8}\u{B}\0q\\")))
+        XCTAssertEqual(try parse(#""\x41\u00e9\u0042!""#), .constant(.string("AéB!")))
+        XCTAssertEqual(try parse(#"'\u00E9t\u00e9'"#), .constant(.string("été")))
+        assertSyntaxError(#""\x4""#, expected: "2 hexadecimal digits after '\\x'", offset: 4)
+        assertSyntaxError(#""\u00"#, expected: "4 hexadecimal digits after '\\u'", offset: 5)
+        assertSyntaxError(#""\ud800""#, expected: "a Unicode scalar value", offset: 1)
+    }
+
     func testSyntaxErrors() throws {
         assertSyntaxError("", expected: "an expression", offset: 0)
         assertSyntaxError("$source.", expected: "a key after '.'", offset: 8)

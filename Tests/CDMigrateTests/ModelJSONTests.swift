@@ -57,7 +57,7 @@ final class ModelJSONTests: XCTestCase {
     }
 
     func testUnCloudNotesVersionsRoundTrip() throws {
-        let bundle = try XcodeModelBundle(contentsOf: TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld")
+        let bundle = try XcodeModelBundle.versions(contentsOf: TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld")
         XCTAssertEqual(bundle.versionNames.count, 4)
         for name in bundle.versionNames {
             try assertRoundTrip(try XCTUnwrap(bundle.models[name]), "UnCloudNotes \(name)")

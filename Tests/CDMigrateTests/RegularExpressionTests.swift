@@ -40,6 +40,21 @@ final class RegularExpressionTests: XCTestCase {
         XCTAssertEqual(compared, patterns.count * texts.count * 2)
     }
 
+    func testEscapes() throws {
+        XCTAssertTrue(try matches("\\n\\t\\r\\f\\a\\e", "\n\t\r\u{C}\u{7}\u{1B}"))
+        XCTAssertTrue(try matches("[\\t\\n]+", "\t\n\t"))
+        XCTAssertTrue(try matches("a\\b b", "a b"), "\\b is a word boundary, not a backspace")
+        XCTAssertFalse(try matches("a\\bb", "ab"))
+        XCTAssertTrue(try matches("\\x41\\u00e9\\U0001F642", "Aé🙂"))
+        XCTAssertTrue(try matches("\\x{1F642}+\\x{41}", "🙂🙂A"))
+        XCTAssertFalse(try matches("\\x{41}", "B"))
+        for pattern in ["\\x{}", "\\x{41", "\\x4", "\\u12", "\\U0001F64", "\\x{110000}", "\\x{123456789}"] {
+            XCTAssertThrowsError(try RegularExpression(pattern, caseInsensitive: false), pattern) { error in
+                XCTAssertTrue((error as? MigrationError)?.message.hasSuffix("at character 0") == true, "\(pattern): \(error)")
+            }
+        }
+    }
+
     func testCatastrophicPatternsAnswerAtOnceInsteadOfBacktracking() throws {
         let run = String(repeating: "a", count: 26)
         XCTAssertFalse(try matches("(a+)+b", run))

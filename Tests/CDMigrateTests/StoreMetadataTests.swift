@@ -35,7 +35,7 @@ final class StoreMetadataTests: XCTestCase {
 
     /// A store created here from Xcode's v1.0.0 model carries what Core Data wrote into the real one.
     func testCreatedStoreMetadataEqualsAppleWrittenStore() throws {
-        let model = try XCTUnwrap(try XcodeModelBundle(contentsOf: PlistFixtures.renamesDirectory + "/Model.xcdatamodeld").model(named: "v1.0.0"))
+        let model = try XCTUnwrap(try XcodeModelBundle.versions(contentsOf: PlistFixtures.renamesDirectory + "/Model.xcdatamodeld").model(named: "v1.0.0"))
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-meta-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -12,16 +12,16 @@ final class XcodeModelReaderTests: XCTestCase {
     }
 
     func testEveryFixtureModelLoads() throws {
-        let renames = try XcodeModelBundle(contentsOf: TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld")
+        let renames = try XcodeModelBundle.versions(contentsOf: TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld")
         XCTAssertEqual(renames.models.count, 5)
         XCTAssertEqual(renames.currentVersionName, "v2.0.0", "from .xccurrentversion")
         for version in ["1_0_0", "1_1_0", "2_0_0"] {
-            let bundle = try XcodeModelBundle(contentsOf: TestPaths.fixtures + "/xcode/XcodeServer/\(version)/XcodeServer.xcdatamodeld")
+            let bundle = try XcodeModelBundle.versions(contentsOf: TestPaths.fixtures + "/xcode/XcodeServer/\(version)/XcodeServer.xcdatamodeld")
             XCTAssertEqual(bundle.versionNames, ["XcodeServer"])
             XCTAssertEqual(bundle.currentModel?.entities.count, 23)
             XCTAssertEqual(bundle.currentModel?.name, "XcodeServer")
         }
-        let notes = try XcodeModelBundle(contentsOf: Self.uncloudNotes)
+        let notes = try XcodeModelBundle.versions(contentsOf: Self.uncloudNotes)
         XCTAssertEqual(notes.versionNames, ["UnCloudNotesDataModel", "UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4"])
         XCTAssertEqual(notes.currentVersionName, "UnCloudNotesDataModel_v4")
         XCTAssertEqual(notes.currentModel?.entity(named: "ImageAttachment")?.parent?.name, "Attachment")
@@ -45,7 +45,7 @@ final class XcodeModelReaderTests: XCTestCase {
     }
 
     func testRenamesCarryElementIDsAsRenamingIdentifiers() throws {
-        let bundle = try XcodeModelBundle(contentsOf: TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld")
+        let bundle = try XcodeModelBundle.versions(contentsOf: TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld")
         let chain = [("v1.0.0", "v1_0_0_name", nil), ("v1.1.0", "v1_1_0_name", "v1_0_0_name"), ("v1.1.2", "v1_1_2_name", "v1_1_0_name"),
                      ("v1.2.0", "v1_2_0_name", "v1_1_2_name"), ("v2.0.0", "v2_0_0_name", "v1_2_0_name")]
         for (version, name, previous) in chain {
@@ -58,7 +58,7 @@ final class XcodeModelReaderTests: XCTestCase {
 
     /// The hand-written JSON models of reference migration 4 against Xcode's own files.
     func testUnCloudNotesXMLEqualsTheJSONModels() throws {
-        let bundle = try XcodeModelBundle(contentsOf: Self.uncloudNotes)
+        let bundle = try XcodeModelBundle.versions(contentsOf: Self.uncloudNotes)
         let versions = [("UnCloudNotesDataModel", 1), ("UnCloudNotesDataModel_v2", 2), ("UnCloudNotesDataModel_v3", 3), ("UnCloudNotesDataModel_v4", 4)]
         for (name, number) in versions {
             let xml = try XCTUnwrap(bundle.model(named: name))
@@ -292,7 +292,7 @@ final class XcodeModelReaderTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("line 2"), "\(error)")
             XCTAssertTrue("\(error)".contains("_XCCurrentVersionName"), "\(error)")
         }
-        XCTAssertThrowsError(try XcodeModelBundle(contentsOf: directory.path)) { error in
+        XCTAssertThrowsError(try XcodeModelBundle.versions(contentsOf: directory.path)) { error in
             XCTAssertTrue("\(error)".contains("no model version"), "\(error)")
         }
     }

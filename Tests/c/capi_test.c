@@ -11,10 +11,8 @@
 #include <sys/stat.h>
 #include <dirent.h>
 
-#include "check.h"
+#include "scratch.h"
 #include "cdmigrate_internal.h"
-
-static char dir[256];
 
 static const char *SOURCE_MODEL =
     "{\"name\": \"V1\", \"entities\": ["
@@ -57,14 +55,6 @@ static const char *MAPPING =
 
 #define NOTES 6
 static const unsigned char UUID0[16] = {0x12, 0x3E, 0x45, 0x67, 0xE8, 0x9B, 0x12, 0xD3, 0xA4, 0x56, 0x42, 0x66, 0x14, 0x17, 0x40, 0x00};
-
-static char *path_in_dir(const char *name) {
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
 
 /* How many files of the test folder have a name starting with prefix. */
 static int count_prefixed(const char *prefix) {
@@ -1221,8 +1211,7 @@ static void test_infer_and_json(const char *source_path) {
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-capi-test-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("capi-test")) return 2;
     test_version_and_errors();
     test_models_and_mappings();
     test_xcode_mapping();
@@ -1240,9 +1229,5 @@ int main(void) {
     test_migration_misuse();
     test_null_out_pointers();
     test_wrong_kind_handles();
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("");
 }

@@ -1,25 +1,12 @@
 /* Progressive migration from C: cdm_chain_plan, cdm_migrate_chain and cdm_model_set_json over Apple's own stores
 ** (Tests/Fixtures/apple-stores/renames: one store per version, every version renaming the
 ** attribute, so every step is Core Data's inferred mapping), run from Tests/c. */
-#include "check.h"
+#include "scratch.h"
 #include <stdlib.h>
 #include <unistd.h>
 #include <dirent.h>
 
 #define RENAMES "../Fixtures/apple-stores/renames"
-
-static int copy_file(const char *from, const char *to) {
-    FILE *in = fopen(from, "rb");
-    if (!in) return 0;
-    FILE *out = fopen(to, "wb");
-    if (!out) { fclose(in); return -1; }
-    char buffer[65536];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, out);
-    fclose(in);
-    fclose(out);
-    return 1;
-}
 
 /* Copies a fixture store with its -wal and -shm into dir; returns its path in `path`. */
 static void copy_store(const char *dir, const char *version, char *path, size_t size) {
@@ -44,8 +31,7 @@ static int entries(const char *dir) {
 }
 
 int main(void) {
-    char dir[] = "/tmp/cdm-chain-test-XXXXXX";
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("chain-test")) return 2;
     const char *models = RENAMES "/Model.xcdatamodeld";
     char store[512], destination[512];
     copy_store(dir, "1.0.0", store, sizeof store);
@@ -116,9 +102,5 @@ int main(void) {
     CHECK_RC(cdm_chain_plan(models, store, NULL, NULL), CDM_MISUSE);
     CHECK_RC(cdm_migrate_chain(models, NULL, NULL, destination, NULL), CDM_MISUSE);
 
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    printf("chain_test: %d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("chain_test: ");
 }

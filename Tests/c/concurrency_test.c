@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "scratch.h"
 
 static const char *SOURCE_MODEL =
     "{\"name\": \"V1\", \"entities\": [{\"name\": \"Item\", \"attributes\": ["
@@ -30,8 +30,6 @@ static const char *MAPPING =
 #define THREADS 8
 #define ITEMS 300
 #define RACE_ITEMS 1000
-
-static char dir[256];
 
 /* What one run did; written by its thread, read by the main thread after the join. */
 typedef struct {
@@ -199,13 +197,8 @@ static void test_two_threads_on_one_destination(void) {
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-concurrency-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 1; }
+    if (!scratch_begin("concurrency")) return 1;
     test_threads_with_stores_of_their_own();
     test_two_threads_on_one_destination();
-    char command[300];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed != 0;
+    return scratch_end("");
 }

@@ -15,19 +15,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "scratch.h"
 #include "cdmigrate_internal.h"
 /* Inside hooks: a failed call stops the hook with its code (the migration reports it). */
 #define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) { fprintf(stderr, "  %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cdm_last_errmsg()); return rc_; } } while (0)
-
-static char dir[256];
-static char *path_in_dir(const char *name) {
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
 
 /* ------------------------------------------------------------------------------------------ */
 /* Models and mappings */
@@ -882,8 +873,7 @@ static void test_stale(void) {
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-library-test-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("library-test")) return 2;
     CHECK(cdm_internal_struct_size("cdm_field") == sizeof(cdm_field));
     CHECK(cdm_internal_struct_size("cdm_attribute_info") == sizeof(cdm_attribute_info));
     CHECK(cdm_internal_struct_size("cdm_relationship_info") == sizeof(cdm_relationship_info));
@@ -891,9 +881,5 @@ int main(void) {
     test_library();
     test_failures();
     test_stale();
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("");
 }

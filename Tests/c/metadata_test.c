@@ -9,25 +9,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "scratch.h"
 
 #define FIXTURES "../Fixtures/"
 #define RENAMES FIXTURES "apple-stores/renames/"
-
-static char dir[256];
-
-static int copy_file(const char *from, const char *to) {
-    FILE *in = fopen(from, "rb");
-    if (!in) return 0;
-    FILE *out = fopen(to, "wb");
-    if (!out) { fclose(in); return 0; }
-    char buffer[8192];
-    size_t n;
-    while ((n = fread(buffer, 1, sizeof buffer, in)) > 0) fwrite(buffer, 1, n, out);
-    fclose(in);
-    fclose(out);
-    return 1;
-}
 
 /* Copies a fixture store with its -wal and -shm (when present) into the temporary folder. */
 static const char *copy_store(const char *name) {
@@ -37,7 +22,8 @@ static const char *copy_store(const char *name) {
     for (int i = 0; i < 3; i++) {
         snprintf(from, sizeof from, RENAMES "%s%s", name, suffixes[i]);
         snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
-        if (!copy_file(from, to) && i == 0) return NULL;
+        int copied = copy_file(from, to);
+        if (copied < 0 || (copied == 0 && i == 0)) return NULL;
     }
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return path;
@@ -64,6 +50,15 @@ static void test_metadata(void) {
     CHECK_RC(cdm_store_metadata_identifier_at(metadata, 0, &text), CDM_OK);
     CHECK(text != NULL);
     CHECK_RC(cdm_store_metadata_identifier_at(metadata, 5, &text), CDM_NOTFOUND);
+    CHECK_HAS(cdm_last_errmsg(), "version identifier index 5 is out of range: the store has 1");
+    CHECK_RC(cdm_store_metadata_identifier_at(metadata, 0, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the identifier pointer is NULL");
+    CHECK_RC(cdm_store_metadata_uuid(metadata, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the uuid pointer is NULL");
+    CHECK_RC(cdm_store_metadata_is_empty(metadata, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the empty pointer is NULL");
+    CHECK_RC(cdm_store_metadata_identifier_count(NULL, &count), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the store metadata handle is NULL");
 
     CHECK_RC(cdm_store_metadata_entity_count(metadata, &count), CDM_OK);
     CHECK(count == 1);
@@ -76,7 +71,9 @@ static void test_metadata(void) {
     CHECK(entity.row_count == 1);
     CHECK(entity.version_hash != NULL && entity.version_hash_length == 32);
     CHECK_RC(cdm_store_metadata_entity_at(metadata, 1, &entity), CDM_NOTFOUND);
+    CHECK_HAS(cdm_last_errmsg(), "entity index 1 is out of range: the store names 1 entities");
     CHECK_RC(cdm_store_metadata_entity_at(metadata, 0, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the info pointer is NULL");
 
     /* The model the store was written with, and a later one. */
     cdm_model *v1 = NULL, *v2 = NULL;
@@ -99,6 +96,7 @@ static void test_metadata(void) {
     CHECK(difference.store_hash && difference.model_hash && memcmp(difference.store_hash, difference.model_hash, 32) != 0);
     CHECK(difference.store_hash && memcmp(difference.store_hash, entity.version_hash, 32) == 0);
     CHECK_RC(cdm_store_metadata_difference_at(metadata, 1, &difference), CDM_NOTFOUND);
+    CHECK_HAS(cdm_last_errmsg(), "difference index 1 is out of range: the last check found 1");
     CHECK_RC(cdm_store_metadata_check_model(metadata, NULL, &compatible, &differences), CDM_MISUSE);
     CHECK_RC(cdm_store_metadata_check_model(metadata, v1, NULL, &differences), CDM_MISUSE);
     CHECK_HAS(cdm_store_metadata_errmsg(metadata), "NULL");
@@ -206,8 +204,7 @@ static void test_missing_source_model_names_the_version(void) {
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-metadata-test-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("metadata-test")) return 2;
     CHECK(cdm_internal_struct_size("cdm_store_entity_info") == sizeof(cdm_store_entity_info));
     CHECK(cdm_internal_struct_size("cdm_version_difference") == sizeof(cdm_version_difference));
     /* Core Data's NSAttributeType values, the three transient-only ones included. */
@@ -217,9 +214,5 @@ int main(void) {
     test_compiled_mapping();
     test_warnings_before_a_run();
     test_missing_source_model_names_the_version();
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("");
 }

@@ -7,10 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "scratch.h"
 #include "cdmigrate_internal.h"
-
-static char dir[256];
 
 static const char *SOURCE_MODEL =
     "{\"name\": \"V1\", \"entities\": [{\"name\": \"Person\", \"attributes\": ["
@@ -23,14 +21,6 @@ static const char *DESTINATION_MODEL =
 static const char *MAPPING_FORMAT =
     "{\"entityMappings\": [{\"name\": \"PersonToCopy\", \"sourceEntity\": \"Person\", \"destinationEntity\": \"Copy\","
     " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"CopyPolicy\", \"attributeMappings\": {\"name\": \"$source.name\", \"age\": \"$source.age\", \"label\": \"%s\"}}]}";
-
-static char *path_in_dir(const char *name) {
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
 
 /* Rows in Z_PK order, chosen so that primary-key and case-sensitive orders differ. */
 static const char *NAMES[] = {"bob", "Anna", NULL, "Cecil", "anna"};
@@ -269,8 +259,7 @@ static void test_sorted_fetches(cdm_model *src, cdm_model *dst, const char *sour
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-policy-calls-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
     CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &src), CDM_OK);
     CHECK_RC(cdm_model_from_json(DESTINATION_MODEL, &dst), CDM_OK);
@@ -287,9 +276,5 @@ int main(void) {
     }
     cdm_model_free(src);
     cdm_model_free(dst);
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("");
 }

@@ -14,18 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "scratch.h"
 #include "cdmigrate_internal.h"
 #define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) { fprintf(stderr, "  %s:%d: %s: %s\n", __FILE__, __LINE__, #expr, cdm_last_errmsg()); return rc_; } } while (0)
-
-static char dir[256];
-static char *path_in_dir(const char *name) {
-    static char paths[8][512];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
 
 #define BOOKS 30
 #define AUTHORS 4
@@ -404,17 +395,12 @@ static void test_validation_errors(const char *source) {
 }
 
 int main(void) {
-    snprintf(dir, sizeof dir, "/tmp/cdm-retention-test-XXXXXX");
-    if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
+    if (!scratch_begin("retention-test")) return 2;
     const char *source = path_in_dir("source.sqlite");
     if (make_source(source)) {
         test_retained_authors(source);
         test_validation_errors(source);
     }
     test_misuse();
-    char command[600];
-    snprintf(command, sizeof command, "rm -rf '%s'", dir);
-    if (system(command) != 0) fprintf(stderr, "warning: could not remove %s\n", dir);
-    printf("%d passed, %d failed\n", passed, failed);
-    return failed ? 1 : 0;
+    return scratch_end("");
 }

@@ -20,47 +20,12 @@ package enum SHA512 {
         0x431d67c49c100d4c, 0x4cc5d4becb3e42b6, 0x597f299cfc657e2a, 0x5fcb6fab3ad6faec, 0x6c44198c4a475817,
     ]
 
-    /// The 64-byte digest of `message`.
-    package static func hash(_ message: [UInt8]) -> [UInt8] {
-        var h: [UInt64] = [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
-                           0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179]
-        var data = message
-        let bitLength = UInt64(message.count) &* 8
-        data.append(0x80)
-        while data.count % 128 != 112 { data.append(0) }
-        // The length is 128 bits; messages here are far below 2^64 bits, so the high half is zero.
-        data += [UInt8](repeating: 0, count: 8)
-        for i in (0..<8).reversed() { data.append(UInt8(truncatingIfNeeded: bitLength >> (UInt64(i) * 8))) }
-        var w = [UInt64](repeating: 0, count: 80)
-        for chunk in stride(from: 0, to: data.count, by: 128) {
-            for i in 0..<16 {
-                var word: UInt64 = 0
-                for j in 0..<8 { word = word << 8 | UInt64(data[chunk + i * 8 + j]) }
-                w[i] = word
-            }
-            for i in 16..<80 {
-                let s0 = rotr(w[i - 15], 1) ^ rotr(w[i - 15], 8) ^ (w[i - 15] >> 7)
-                let s1 = rotr(w[i - 2], 19) ^ rotr(w[i - 2], 61) ^ (w[i - 2] >> 6)
-                w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
-            }
-            var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
-            for i in 0..<80 {
-                let s1 = rotr(e, 14) ^ rotr(e, 18) ^ rotr(e, 41)
-                let ch = (e & f) ^ (~e & g)
-                let t1 = hh &+ s1 &+ ch &+ k[i] &+ w[i]
-                let s0 = rotr(a, 28) ^ rotr(a, 34) ^ rotr(a, 39)
-                let maj = (a & b) ^ (a & c) ^ (b & c)
-                let t2 = s0 &+ maj
-                hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
-            }
-            h[0] = h[0] &+ a; h[1] = h[1] &+ b; h[2] = h[2] &+ c; h[3] = h[3] &+ d
-            h[4] = h[4] &+ e; h[5] = h[5] &+ f; h[6] = h[6] &+ g; h[7] = h[7] &+ hh
-        }
-        var digest: [UInt8] = []
-        digest.reserveCapacity(64)
-        for word in h { for shift in stride(from: 56, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word >> UInt64(shift))) } }
-        return digest
-    }
+    private static let sha2 = SHA2<UInt64>(
+        k: k,
+        initial: [0x6a09e667f3bcc908, 0xbb67ae8584caa73b, 0x3c6ef372fe94f82b, 0xa54ff53a5f1d36f1,
+                                     0x510e527fade682d1, 0x9b05688c2b3e6c1f, 0x1f83d9abfb41bd6b, 0x5be0cd19137e2179],
+        schedule: (s0: (1, 8, 7), s1: (19, 61, 6)), rounds: (s0: (28, 34, 39), s1: (14, 18, 41)))
 
-    @inline(__always) private static func rotr(_ x: UInt64, _ n: UInt64) -> UInt64 { (x >> n) | (x << (64 - n)) }
+    /// The 64-byte digest of `message`.
+    package static func hash(_ message: [UInt8]) -> [UInt8] { sha2.hash(message) }
 }

@@ -168,24 +168,20 @@ struct ExpressionLexer {
                 throw error(expected: "an escaped character after '\\'", found: "end of text", at: position)
             }
             position += 1
+            if let scalar = e.unicodeScalars.first, e.unicodeScalars.count == 1, let control = EscapeSequence.control(scalar) {
+                value.unicodeScalars.append(control)
+                continue
+            }
             switch e {
-            case "n": value.append("\n")
-            case "t": value.append("\t")
-            case "r": value.append("\r")
             case "0": value.append("\0")
-            case "a": value.append("\u{7}")
             case "b": value.append("\u{8}")
-            case "f": value.append("\u{C}")
             case "v": value.append("\u{B}")
             case "x", "u":
-                let width = e == "x" ? 2 : 4
-                var code: UInt32 = 0
-                for _ in 0..<width {
-                    guard let h = peek(), let v = h.hexDigitValue else {
-                        throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
-                    }
-                    code = code * 16 + UInt32(v)
-                    position += 1
+                let width = EscapeSequence.width(e)
+                let (code, count) = EscapeSequence.digits(in: chars, at: position, maximum: width) { $0.hexDigitValue }
+                position += count
+                guard count == width else {
+                    throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
                 }
                 guard let scalar = Unicode.Scalar(code) else {
                     throw error(expected: "a Unicode scalar value", found: "'\\\(e)\(String(code, radix: 16))'", at: escapeStart)

@@ -402,12 +402,8 @@ extension RegularExpression {
         mutating func escape(_ start: Int, inSet: Bool) throws -> Escaped {
             guard let c = peek else { throw error("a '\\' at the end", at: start) }
             position += 1
+            if let control = EscapeSequence.control(c) { return .scalar(control) }
             switch c {
-            case "n": return .scalar("\n")
-            case "t": return .scalar("\t")
-            case "r": return .scalar("\r")
-            case "f": return .scalar("\u{C}")
-            case "a": return .scalar("\u{7}")
             case "e": return .scalar("\u{1B}")
             case "d": return .named(.digit, negated: false)
             case "D": return .named(.digit, negated: true)
@@ -447,20 +443,16 @@ extension RegularExpression {
         }
 
         mutating func hexScalar(_ kind: Unicode.Scalar, _ start: Int) throws -> Unicode.Scalar {
-            var value: UInt32 = 0
-            if kind == "x" && peek == "{" {
+            let braced = kind == "x" && peek == "{"
+            if braced { position += 1 }
+            let width = braced ? 8 : EscapeSequence.width(Character(kind))
+            let (value, count) = EscapeSequence.digits(in: scalars, at: position, maximum: width) { Character($0).hexDigitValue }
+            position += count
+            if braced {
+                guard count > 0, peek == "}" else { throw error("hexadecimal digits and '}' after '\\x{'", at: start) }
                 position += 1
-                var digits = 0
-                while let d = peek, let v = Character(d).hexDigitValue, digits < 8 { value = value * 16 + UInt32(v); position += 1; digits += 1 }
-                guard digits > 0, peek == "}" else { throw error("hexadecimal digits and '}' after '\\x{'", at: start) }
-                position += 1
-            } else {
-                let width = kind == "x" ? 2 : (kind == "u" ? 4 : 8)
-                for _ in 0..<width {
-                    guard let d = peek, let v = Character(d).hexDigitValue else { throw error("\(width) hexadecimal digits after '\\\(kind)'", at: start) }
-                    value = value * 16 + UInt32(v)
-                    position += 1
-                }
+            } else if count < width {
+                throw error("\(width) hexadecimal digits after '\\\(kind)'", at: start)
             }
             guard let scalar = Unicode.Scalar(value) else { throw error("a code point that is not a Unicode scalar", at: start) }
             return scalar

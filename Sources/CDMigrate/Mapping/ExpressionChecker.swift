@@ -71,7 +71,7 @@ struct ExpressionChecker {
             guard let relationship = entity.relationship(named: key), let next = relationship.destinationEntity else {
                 let names = entity.attributes.map { $0.name } + entity.relationships.map { $0.name }
                 let subentityHint = entity.selfAndDescendants.dropFirst().contains { $0.property(named: key) != nil } ? " (only a sub-entity has it)" : ""
-                problems.append(fail("\(variable) entity '\(entity.name)' has no property '\(key)'\(subentityHint)\(MappingModel.suggestion(key, among: names))"))
+                problems.append(fail("\(variable) entity '\(entity.name)' has no property '\(key)'\(subentityHint)\(SpellingSuggestion.hint(key, among: names))"))
                 return
             }
             entity = next
@@ -83,11 +83,11 @@ struct ExpressionChecker {
         switch selector {
         case "destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:":
             if mappingModel.entityMapping(named: name) == nil {
-                problems.append(fail("names entity mapping '\(name)', which is not in the mapping model\(MappingModel.suggestion(name, among: mappingModel.entityMappings.map { $0.name }))"))
+                problems.append(fail("names entity mapping '\(name)', which is not in the mapping model\(SpellingSuggestion.hint(name, among: mappingModel.entityMappings.map { $0.name }))"))
             }
         case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
             if let source = mapping.sourceEntity, source.relationship(named: name) == nil {
-                problems.append(fail("names source relationship '\(name)', which entity '\(source.name)' does not have\(MappingModel.suggestion(name, among: source.relationships.map { $0.name }))"))
+                problems.append(fail("names source relationship '\(name)', which entity '\(source.name)' does not have\(SpellingSuggestion.hint(name, among: source.relationships.map { $0.name }))"))
             }
         default:
             break

@@ -40,25 +40,6 @@ public final class MappingModel {
     /// - throws: `MigrationError` `.invalidJSON` or `.invalidMapping`, naming the JSON path at fault.
     public static func fromJSON(_ text: String) throws -> MappingModel { try from(try JSON.parse(text)) }
 
-    /// Reads the JSON mapping at `path`, or the compiled mapping model (`.cdm`, a keyed archive of
-    /// NSMappingModel as Xcode's mapping model compiler writes it) at a path ending in `.cdm` or
-    /// `.cdm_precompiled`. An Xcode `.xcmappingmodel` needs its models to be compiled:
-    /// `fromFile(_:sourceModel:destinationModel:)` reads every kind.
-    ///
-    /// - Throws: `MigrationError` `.io` when the file cannot be read, `.invalidMapping` naming the
-    ///   JSON path or the archived object at fault.
-    ///
-    /// Core Data counterpart: `NSMappingModel(contentsOf:)` (for a `.cdm`).
-    public static func fromFile(_ path: String) throws -> MappingModel {
-        if CompiledMappingModelReader.isCompiledMappingModelPath(path) {
-            return try CompiledMappingModelReader.read(path: path)
-        }
-        if XcodeMappingModelReader.isXcodeMappingModelPath(path) {
-            throw MigrationError(.invalidArgument, "'\(path)' is an Xcode mapping model, which is compiled against its source and destination models: read it with fromXcodeMappingModel(_:sourceModel:destinationModel:) (C: cdm_mapping_from_xcode_file)")
-        }
-        return try from(try JSON.load(path: path))
-    }
-
     package static func from(_ json: JSON) throws -> MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")
         let name = root.string("name")

@@ -49,7 +49,7 @@ extension MappingModel {
                     problems.append(MigrationError(.invalidMapping, problem, path: mapping.path + ".sourceEntityVersionHash"))
                 }
             } else {
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': source entity '\(name)' is not in the source model\(MappingModel.suggestion(name, among: sourceModel.entities.map { $0.name }))", path: mapping.path + ".sourceEntity"))
+                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': source entity '\(name)' is not in the source model\(SpellingSuggestion.hint(name, among: sourceModel.entities.map { $0.name }))", path: mapping.path + ".sourceEntity"))
             }
         }
         if let name = mapping.destinationEntityName {
@@ -61,7 +61,7 @@ extension MappingModel {
                     problems.append(MigrationError(.invalidMapping, problem, path: mapping.path + ".destinationEntityVersionHash"))
                 }
             } else {
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is not in the destination model\(MappingModel.suggestion(name, among: destinationModel.entities.map { $0.name }))", path: mapping.path + ".destinationEntity"))
+                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(name)' is not in the destination model\(SpellingSuggestion.hint(name, among: destinationModel.entities.map { $0.name }))", path: mapping.path + ".destinationEntity"))
             }
         }
         if let entity = mapping.sourceEntity, let predicate = mapping.sourceExpression?.predicate,
@@ -78,13 +78,13 @@ extension MappingModel {
         if let destination = mapping.destinationEntity {
             for property in mapping.attributeMappings {
                 if destination.attribute(named: property.name) == nil {
-                    let hint = destination.relationship(named: property.name) != nil ? " ('\(property.name)' is a relationship: map it under relationshipMappings)" : MappingModel.suggestion(property.name, among: destination.attributes.map { $0.name })
+                    let hint = destination.relationship(named: property.name) != nil ? " ('\(property.name)' is a relationship: map it under relationshipMappings)" : SpellingSuggestion.hint(property.name, among: destination.attributes.map { $0.name })
                     problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no attribute '\(property.name)'\(hint)", path: property.path))
                 }
             }
             for property in mapping.relationshipMappings {
                 if destination.relationship(named: property.name) == nil {
-                    let hint = destination.attribute(named: property.name) != nil ? " ('\(property.name)' is an attribute: map it under attributeMappings)" : MappingModel.suggestion(property.name, among: destination.relationships.map { $0.name })
+                    let hint = destination.attribute(named: property.name) != nil ? " ('\(property.name)' is an attribute: map it under attributeMappings)" : SpellingSuggestion.hint(property.name, among: destination.relationships.map { $0.name })
                     problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no relationship '\(property.name)'\(hint)", path: property.path))
                 }
             }
@@ -146,31 +146,5 @@ extension MappingModel {
         if changes.isEmpty { changes.append("no property changed; the entity's own settings (abstract, parent, optionality or hash modifier) did") }
         text += ": " + changes.joined(separator: "; ")
         return text
-    }
-
-    /// " (did you mean 'x'?)" when a name is close to one that exists.
-    static func suggestion(_ name: String, among candidates: [String]) -> String {
-        let lowered = name.lowercased()
-        var best: (String, Int)?
-        for candidate in candidates {
-            let d = editDistance(lowered, candidate.lowercased())
-            if d <= max(2, name.count / 3), d < name.count, d < (best?.1 ?? Int.max) { best = (candidate, d) }
-        }
-        return best.map { " (did you mean '\($0.0)'?)" } ?? ""
-    }
-
-    static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + [Int](repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

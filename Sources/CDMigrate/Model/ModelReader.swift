@@ -1,5 +1,7 @@
 /// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
-/// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`).
+/// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`) and compiled
+/// ones (`.mom`, `.momd`): `model(fromFile:)`, which lives in `Xcode/ModelFileReader.swift`, above
+/// every reader.
 public enum ModelReader {
     /// Reads a model from cdmigrate's JSON (docs/model-format.md).
     ///
@@ -7,56 +9,6 @@ public enum ModelReader {
     /// - throws: `MigrationError` `.invalidJSON` or `.invalidModel`, naming the JSON path at fault.
     public static func model(fromJSON text: String) throws -> ManagedObjectModel {
         return try model(from: try JSON.parse(text))
-    }
-
-    /// Reads a model file: Xcode's `.xcdatamodeld` (its current version) or `.xcdatamodel` (a
-    /// folder, or its `contents` file), a compiled `.mom` or `.momd` (through `CompiledModelReader`),
-    /// told apart by the path; anything else is read as model JSON.
-    ///
-    /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)`.
-    /// - Parameter path: the file or folder.
-    /// - Throws: `MigrationError` `.io` when it cannot be read, `.invalidJSON` for text that is not
-    ///   JSON, `.invalidModel` for a model that is not valid (naming the JSON path, or the XML file,
-    ///   element and line).
-    public static func model(fromFile path: String) throws -> ManagedObjectModel {
-        if isXcodeModelPath(path) { return try model(fromXcodeModel: path) }
-        if isCompiledModelPath(path) { return try CompiledModelReader.model(contentsOf: path) }
-        return try model(from: try JSON.load(path: path))
-    }
-
-    /// Reads an Xcode model: a `.xcdatamodeld` bundle gives its current version (see
-    /// `XcodeModelBundle` for the others), a `.xcdatamodel` folder (or its `contents` file) that version.
-    ///
-    /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)` on the compiled `.momd` / `.mom`.
-    /// - Parameter path: a `.xcdatamodeld` or `.xcdatamodel` folder, or a `contents` file.
-    /// - Throws: `MigrationError` `.io` when a file cannot be read, `.invalidModel` naming the file,
-    ///   the element and its line.
-    public static func model(fromXcodeModel path: String) throws -> ManagedObjectModel {
-        if trimmedExtension(path) == "xcdatamodeld" {
-            let bundle = try XcodeModelBundle(contentsOf: path)
-            guard let current = bundle.currentModel else {
-                throw MigrationError(.invalidModel, "'\(path)' has no current model version")
-            }
-            current.warnings = bundle.warnings + current.warnings
-            return current
-        }
-        return try XcodeModelReader.model(xcdatamodel: path)
-    }
-
-    /// `.mom` files and `.momd` folders.
-    static func isCompiledModelPath(_ path: String) -> Bool {
-        var trimmed = path
-        while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
-        return trimmed.hasSuffix(".mom") || trimmed.hasSuffix(".momd")
-    }
-
-    /// Whether the path names an Xcode model (by its extension, or a `contents` file in a `.xcdatamodel`).
-    static func isXcodeModelPath(_ path: String) -> Bool {
-        let ext = trimmedExtension(path)
-        if ext == "xcdatamodeld" || ext == "xcdatamodel" { return true }
-        var trimmed = Substring(path)
-        while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
-        return trimmed.hasSuffix(".xcdatamodel/contents")
     }
 
     static func trimmedExtension(_ path: String) -> String {

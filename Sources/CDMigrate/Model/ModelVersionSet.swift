@@ -20,25 +20,42 @@ public struct ModelVersionSet {
     /// What loading noticed (a folder without a current-version file, files that are not models).
     public let warnings: [String]
 
-    /// Reads every version at `path`.
-    /// - Parameter path: an `.xcdatamodeld` bundle or a folder of JSON models.
-    /// - Throws: `MigrationError` `.io` when the folder cannot be read, `.invalidModel` for a
-    ///   version that is not a valid model (naming its file) or a set with no version.
-    public init(contentsOf path: String) throws {
-        self.path = path
-        if ModelReader.trimmedExtension(path) == "xcdatamodeld" {
-            let bundle = try XcodeModelBundle(contentsOf: path)
-            versionNames = bundle.versionNames
-            currentVersionName = bundle.currentVersionName
-            models = bundle.models
-            warnings = bundle.warnings
-            return
+    /// The versions a reader found, by name: `currentVersionName` when the files name one (the
+    /// reader has checked it is among `models`), else the last by `order`, with a warning when
+    /// there are several and none is named.
+    /// - Parameters:
+    ///   - path: the path the versions were read from.
+    ///   - models: the models, by version name (not empty).
+    ///   - order: how version names sort.
+    ///   - currentVersionName: the current version the files name, if they name one.
+    ///   - marker: what would have named the current version, for the warning.
+    package init(path: String, models: [String: ManagedObjectModel], order: (String, String) -> Bool,
+                 currentVersionName: String?, marker: String) {
+        let names = models.keys.sorted(by: order)
+        var warnings: [String] = []
+        if let currentVersionName {
+            self.currentVersionName = currentVersionName
+        } else {
+            self.currentVersionName = names.last ?? ""
+            if names.count > 1 {
+                warnings.append("'\(path)' has no \(marker): the last version by name, '\(self.currentVersionName)', is taken as the current one")
+            }
         }
+        self.path = path
+        self.versionNames = names
+        self.models = models
+        self.warnings = warnings
+    }
+
+    /// Reads a folder of JSON models (`ModelVersionSet(contentsOf:)` reads `.xcdatamodeld` bundles too).
+    /// - Parameter path: a folder holding `*.json` models (and possibly a `current-version` file).
+    /// - Throws: `MigrationError` `.io` when the folder cannot be read, `.invalidModel` for a
+    ///   version that is not a valid model (naming its file) or a folder with no model.
+    package init(folderOfModels path: String) throws {
         guard FileIO.isDirectory(path) else {
             throw MigrationError(.invalidModel, "'\(path)' is neither an .xcdatamodeld bundle nor a folder of models")
         }
         var models: [String: ManagedObjectModel] = [:]
-        var warnings: [String] = []
         for entry in try FileIO.directoryEntries(path: path) where entry.hasSuffix(".json") {
             let file = path + "/" + entry
             let json = try JSON.load(path: file)
@@ -53,33 +70,24 @@ public struct ModelVersionSet {
             }
         }
         guard !models.isEmpty else { throw MigrationError(.invalidModel, "'\(path)' holds no model (no JSON file with \"entities\")") }
-        let names = models.keys.sorted(by: ModelVersionSet.versionOrder)
         let marker = path + "/current-version"
+        var current: String?
         if FileIO.exists(marker) {
             let name = try FileIO.readText(path: marker).trimmingWhitespace
             guard models[name] != nil else {
+                let names = models.keys.sorted(by: ModelVersionSet.versionOrder)
                 throw MigrationError(.invalidModel, "'\(marker)' names version '\(name)', which is not in the folder (it holds \(names.joined(separator: ", ")))")
             }
-            currentVersionName = name
-        } else {
-            currentVersionName = names[names.count - 1]
-            if names.count > 1 { warnings.append("'\(path)' has no current-version file: the last version by name, '\(currentVersionName)', is taken as the current one") }
+            current = name
         }
-        self.versionNames = names
-        self.models = models
-        self.warnings = warnings
+        self.init(path: path, models: models, order: ModelVersionSet.versionOrder, currentVersionName: current, marker: "current-version file")
     }
 
     /// The model of the current version.
     public var currentModel: ManagedObjectModel? { models[currentVersionName] }
 
-    /// The version a store was written with: the one whose entity version hashes equal the
-    /// store's (the first by name when several do); nil when none does.
-    ///
-    /// Core Data counterpart: `NSManagedObjectModel.mergedModel(from:forStoreMetadata:)`.
-    public func versionName(forStoreMetadata metadata: StoreMetadata) -> String? {
-        versionNames.first { models[$0]?.isCompatible(withStoreMetadata: metadata) == true }
-    }
+    /// The model of the version named `name`, or nil.
+    package func model(named name: String) -> ManagedObjectModel? { models[name] }
 
     /// Version names in natural order: digit runs compare as numbers ("v2" before "v10").
     static func versionOrder(_ a: String, _ b: String) -> Bool {

@@ -48,7 +48,7 @@ extension FetchRequest {
             if key.contains(".") { throw refuse("sorting follows no relationships; sort on an attribute of '\(entity.name)'") }
             if entity.relationship(named: key) != nil { throw refuse("'\(key)' is a relationship; sort on an attribute") }
             guard let attribute = entity.attribute(named: key) else {
-                throw refuse("entity '\(entity.name)' has no attribute '\(key)'\(MappingModel.suggestion(key, among: entity.attributes.map { $0.name }))")
+                throw refuse("entity '\(entity.name)' has no attribute '\(key)'\(SpellingSuggestion.hint(key, among: entity.attributes.map { $0.name }))")
             }
             guard let column = store.layout.sqlColumn(forKeyPath: [attribute.name], of: entity)?.sql else {
                 throw refuse("attribute '\(key)' is not stored (transient)")

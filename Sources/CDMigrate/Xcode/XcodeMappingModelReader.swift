@@ -27,28 +27,6 @@ extension MappingModel {
         let mapping = try XcodeMappingModelReader.read(path: path, sourceModel: sourceModel, destinationModel: destinationModel)
         return try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
     }
-
-    /// Reads a mapping model file of any kind: an Xcode mapping model (a path ending in
-    /// `.xcmappingmodel` or `.xml`, compiled against the models by `fromXcodeMappingModel`), a
-    /// compiled mapping model (`.cdm`, as Xcode builds it into an app) or the JSON of
-    /// docs/mapping-format.md (both then checked against the models).
-    ///
-    /// - Parameters:
-    ///   - path: the mapping model file or `.xcmappingmodel` folder.
-    ///   - sourceModel: the model the mapping maps from.
-    ///   - destinationModel: the model the mapping maps to.
-    /// - Throws: `MigrationError` as `fromFile(_:)` or `fromXcodeMappingModel(_:sourceModel:destinationModel:)`,
-    ///   and `.invalidMapping` when the mapping does not fit the models.
-    ///
-    /// Core Data counterpart: `NSMappingModel(contentsOf:)`.
-    public static func fromFile(_ path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws -> MappingModel {
-        if XcodeMappingModelReader.isXcodeMappingModelPath(path) {
-            return try fromXcodeMappingModel(path, sourceModel: sourceModel, destinationModel: destinationModel)
-        }
-        let mapping = try fromFile(path)
-        try mapping.validate(sourceModel: sourceModel, destinationModel: destinationModel)
-        return mapping
-    }
 }
 
 /// Compiles an Xcode mapping model document (see `XcodeStoreDocument`) into a `MappingModel`.

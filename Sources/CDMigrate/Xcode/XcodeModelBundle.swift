@@ -4,64 +4,41 @@
 /// Core Data counterpart: the `.momd` Xcode compiles from it, opened with
 /// `NSManagedObjectModel(contentsOf:)` (which gives the current version) and `Bundle`'s
 /// `VersionInfo.plist` (which lists the versions).
-package struct XcodeModelBundle {
-    /// The bundle's path as given.
-    package let path: String
-    /// Version names (the `.xcdatamodel` folder names without the extension), sorted.
-    package let versionNames: [String]
-    /// The current version's name: `.xccurrentversion`'s `_XCCurrentVersionName`, or the only version.
-    package let currentVersionName: String
-    /// Every version's model, by version name.
-    package let models: [String: ManagedObjectModel]
-    /// What loading noticed about the bundle itself (the versions' own warnings are on each model).
-    package let warnings: [String]
-
+///
+/// Its versions are a `ModelVersionSet`, names sorted in `VersionHash.nameOrder`.
+package enum XcodeModelBundle {
     /// Reads every version of the bundle at `path`.
     /// - Parameter path: a `.xcdatamodeld` folder.
+    /// - Returns: the versions; `warnings` holds what loading noticed about the bundle itself (the
+    ///   versions' own warnings are on each model).
     /// - Throws: `MigrationError` `.io` when the folder or a version cannot be read, `.invalidModel`
     ///   naming the file, element and line when a version or `.xccurrentversion` is not valid.
-    package init(contentsOf path: String) throws {
+    package static func versions(contentsOf path: String) throws -> ModelVersionSet {
         var trimmed = Substring(path)
         while trimmed.count > 1, trimmed.last == "/" { trimmed = trimmed.dropLast() }
         let folder = String(trimmed)
-        self.path = path
         let entries = try FileIO.directoryEntries(path: folder)
         let versionFolders = entries.filter { $0.hasSuffix(".xcdatamodel") }
         guard !versionFolders.isEmpty else {
             throw MigrationError(.invalidModel, "'\(path)' holds no model version (no .xcdatamodel folder)")
         }
         var models: [String: ManagedObjectModel] = [:]
-        var names: [String] = []
         for entry in versionFolders {
-            let name = String(entry.dropLast(".xcdatamodel".count))
-            names.append(name)
-            models[name] = try XcodeModelReader.model(xcdatamodel: folder + "/" + entry)
+            models[String(entry.dropLast(".xcdatamodel".count))] = try XcodeModelReader.model(xcdatamodel: folder + "/" + entry)
         }
-        self.versionNames = names.sorted(by: VersionHash.nameOrder)
-        self.models = models
-        var warnings: [String] = []
         let marker = folder + "/.xccurrentversion"
+        var currentName: String?
         if FileIO.exists(marker) {
-            let current = try XcodeModelBundle.currentVersion(file: marker)
+            let current = try currentVersion(file: marker)
             let name = current.hasSuffix(".xcdatamodel") ? String(current.dropLast(".xcdatamodel".count)) : current
             guard models[name] != nil else {
-                throw MigrationError(.invalidModel, "'\(marker)': the current version '\(current)' is not in the bundle (it holds \(versionNames.joined(separator: ", ")))")
+                let names = models.keys.sorted(by: VersionHash.nameOrder)
+                throw MigrationError(.invalidModel, "'\(marker)': the current version '\(current)' is not in the bundle (it holds \(names.joined(separator: ", ")))")
             }
-            currentVersionName = name
-        } else {
-            currentVersionName = versionNames[versionNames.count - 1]
-            if versionNames.count > 1 {
-                warnings.append("'\(path)' has no .xccurrentversion: the last version by name, '\(currentVersionName)', is taken as the current one")
-            }
+            currentName = name
         }
-        self.warnings = warnings
+        return ModelVersionSet(path: path, models: models, order: VersionHash.nameOrder, currentVersionName: currentName, marker: ".xccurrentversion")
     }
-
-    /// The model of the current version.
-    package var currentModel: ManagedObjectModel? { models[currentVersionName] }
-
-    /// The model of the version named `name` (without `.xcdatamodel`).
-    package func model(named name: String) -> ManagedObjectModel? { models[name] }
 
     /// `_XCCurrentVersionName` of a `.xccurrentversion` property list (XML).
     static func currentVersion(file: String) throws -> String {

@@ -8,7 +8,8 @@ time.
 
 The prototypes follow the header's type rules: lengths, counts and positions are size_t
 (``c_size_t``), attribute indexes, host function argc and error offsets int. Error offsets are
-UTF-8 byte offsets (as sqlite3_error_offset); the binding reports them as such.
+UTF-8 byte offsets (as sqlite3_error_offset); the binding keeps them as ``byte_offset`` and gives
+``offset`` as an index into the str it was given (errors.located).
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ Codes below 1000 are cdmigrate's own; the others are Core Data's NSCocoaErrorDom
 
 from __future__ import annotations
 
+import json
+
 import os
 import re
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Type
@@ -67,7 +69,7 @@ class Problem:
     ObjectID of the destination instance: store ``"destination"``, entity, primary key), ``uri``
     (its object ID URI) and ``key`` (the attribute or relationship); None for other problems."""
 
-    __slots__ = ("code", "message", "path", "offset", "entity", "uri", "key", "primary_key")
+    __slots__ = ("code", "message", "path", "offset", "byte_offset", "entity", "uri", "key", "primary_key")
 
     def __init__(self, code: int, message: str, path: Optional[str] = None, offset: Optional[int] = None, *,
                  entity: Optional[str] = None, uri: Optional[str] = None, key: Optional[str] = None,
@@ -76,6 +78,7 @@ class Problem:
         self.message = message
         self.path = path
         self.offset = offset
+        self.byte_offset = offset
         self.entity = entity
         self.uri = uri
         self.key = key
@@ -101,8 +104,13 @@ class MigrationError(Exception):
 
     Attributes: ``code`` (the engine's result code), ``message``, ``path`` (where in a JSON document,
     ``"$.entities[2].attributes[0].type"``, or None), ``offset`` (where in the expression or predicate
-    at fault, as a zero-based UTF-8 byte offset like the C API's and sqlite3_error_offset's —
-    ``text.encode()[:offset].decode()`` is the text before it — or None), ``problems`` (the individual problems of a validation).
+    at fault, or None: an index into the ``str`` that holds it — ``expression[:error.offset]`` is the
+    text before it — when the call was given that text, as ``evaluate``, ``fetch_*``/``count_*`` and
+    ``from_json`` are; for a mapping's JSON, into the expression or predicate string at ``path``),
+    ``byte_offset`` (the same place as the C API reports it: a zero-based UTF-8 byte offset, as
+    sqlite3_error_offset's; equal to ``offset`` for ASCII text and for errors of a migration run,
+    whose expressions come from a mapping read earlier), ``problems`` (the individual problems of a
+    validation, each with its own ``offset`` and ``byte_offset``).
     """
 
     code: int = MIGRATION
@@ -115,6 +123,7 @@ class MigrationError(Exception):
             self.code = code
         self.path = path
         self.offset = offset
+        self.byte_offset = offset
         self.problems: List[Problem] = problems or []
         # What a single validation error is about (Problem's fields), when the library says.
         self._entity: Optional[str] = None
@@ -131,8 +140,10 @@ class MigrationError(Exception):
         Problem; otherwise ``problems``."""
         if self.problems or not 1560 <= self.code < 1700:
             return list(self.problems)
-        return [Problem(self.code, self.message, self.path, self.offset, entity=self._entity, uri=self._uri,
-                        key=self._key, primary_key=self._primary_key)]
+        problem = Problem(self.code, self.message, self.path, self.byte_offset, entity=self._entity, uri=self._uri,
+                          key=self._key, primary_key=self._primary_key)
+        problem.offset = self.offset
+        return [problem]
 
     @property
     def code_name(self) -> str:
@@ -343,6 +354,59 @@ def from_record(code: int, pointer: Optional[int]) -> MigrationError:
 def last_error(code: int) -> MigrationError:
     """The calling thread's last error (every failed call lands there) as an exception."""
     return from_record(code, _lib.lib.cdm_last_error())
+
+
+def str_index(text: str, byte_offset: int) -> int:
+    """The index in ``text`` of the character that starts at UTF-8 byte ``byte_offset`` (as the
+    binding encodes a str for C: ``c_text``)."""
+    return len(text.encode("utf-8", "surrogatepass")[:max(byte_offset, 0)].decode("utf-8", "ignore"))
+
+
+def _member(document: Any, path: str) -> Any:
+    """The JSON value at an engine path (``$.entityMappings[0].attributeMappings.name``), or None.
+    A key may hold dots: at each object the longest key that fits is taken."""
+    if not path.startswith("$"):
+        return None
+    rest, value = path[1:], document
+    while rest:
+        if rest[0] == "[" and isinstance(value, list):
+            end = rest.find("]")
+            if end < 0 or not rest[1:end].isdigit() or int(rest[1:end]) >= len(value):
+                return None
+            value, rest = value[int(rest[1:end])], rest[end + 1:]
+        elif rest[0] == "." and isinstance(value, dict):
+            fits = [k for k in value if rest[1:].startswith(k) and rest[1 + len(k):][:1] in ("", ".", "[")]
+            if not fits:
+                return None
+            key = max(fits, key=len)
+            value, rest = value[key], rest[1 + len(key):]
+        else:
+            return None
+    return value
+
+
+def located(error: MigrationError, text: str, json_document: bool = False) -> MigrationError:
+    """``error`` (changed in place) with each offset turned into an index into the str the caller
+    gave: ``text`` itself (an expression or predicate), or, when ``json_document``, the string
+    value its ``path`` names in that JSON. The C API's byte offset stays in ``byte_offset``; an
+    offset whose text cannot be found stays a byte offset."""
+    document: Any = None
+    if json_document and (error.byte_offset is not None or any(p.byte_offset is not None for p in error.problems)):
+        try:
+            document = json.loads(text)
+        except ValueError:
+            return error
+
+    def index(path: Optional[str], byte_offset: Optional[int]) -> Optional[int]:
+        if byte_offset is None:
+            return None
+        holder = _member(document, path or "") if json_document else text
+        return str_index(holder, byte_offset) if isinstance(holder, str) else byte_offset
+
+    error.offset = index(error.path, error.byte_offset)
+    for problem in error.problems:
+        problem.offset = index(problem.path, problem.byte_offset)
+    return error
 
 
 def check(code: int) -> None:

@@ -230,9 +230,13 @@ def _leave(run: _Run, previous: Optional[int], succeeded: bool) -> None:
         run.exception = None
 
 
-def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
+def _framed(ctx: int, user: int, body: Callable[..., int], *args: Any) -> int:
+    """The frame every hook, function and policy method runs in: finds the registration and enters
+    its run (failing, never raising, when that goes wrong), stops at once after ^C, runs
+    ``body(registration, run, ctx, *args)`` for its return code, hands an exception to the run
+    (which keeps the first and tells the library to stop), and leaves the run as it found it."""
     try:
-        registration: _PolicyRegistration = _registry[user]
+        registration = _registry[user]
         run, previous = _enter(registration.state, ctx)
     except BaseException as error:  # a registry miss would be a binding bug: fail, never crash
         return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
@@ -240,45 +244,44 @@ def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
     try:
         if run.interrupted:
             raise KeyboardInterrupt
-        mapping = run.mapping_for(ctx)
-        policy = run.policy_for(registration, mapping)
-        if obj is None:
-            getattr(policy, hook)(mapping, run.manager)
-        else:
-            side = run.source_side if hook == "create_destination_instances" else run.destination_side
-            getattr(policy, hook)(Instance(obj, side), mapping, run.manager)
+        code = body(registration, run, ctx, *args)
         ok = True
-        return 0
+        return code
     except BaseException as error:
         return run.fail(ctx, error)
     finally:
         _leave(run, previous, ok)
+
+
+def _batch_body(registration: _PolicyRegistration, run: _Run, ctx: int, handle: int) -> int:
+    mapping = run.mapping_for(ctx)
+    policy = run.policy_for(registration, mapping)
+    batch = SourceBatch(handle, run.manager, mapping.source_entity_name)
+    try:
+        policy.create_destination_instances_batch(batch, mapping, run.manager)
+    finally:
+        batch._live = False
+    return 0
 
 
 def _call_batch_hook(user: int, ctx: int, handle: int) -> int:
     """create_destination_instances_batch: the policy's method with a SourceBatch valid for the call."""
-    try:
-        registration: _PolicyRegistration = _registry[user]
-        run, previous = _enter(registration.state, ctx)
-    except BaseException as error:  # a registry miss would be a binding bug: fail, never crash
-        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
-    ok = False
-    batch = None
-    try:
-        if run.interrupted:
-            raise KeyboardInterrupt
-        mapping = run.mapping_for(ctx)
-        policy = run.policy_for(registration, mapping)
-        batch = SourceBatch(handle, run.manager, mapping.source_entity_name)
-        policy.create_destination_instances_batch(batch, mapping, run.manager)
-        ok = True
-        return 0
-    except BaseException as error:
-        return run.fail(ctx, error)
-    finally:
-        if batch is not None:
-            batch._live = False
-        _leave(run, previous, ok)
+    return _framed(ctx, user, _batch_body, handle)
+
+
+def _hook_body(registration: _PolicyRegistration, run: _Run, ctx: int, hook: str, obj: Optional[int]) -> int:
+    mapping = run.mapping_for(ctx)
+    policy = run.policy_for(registration, mapping)
+    if obj is None:
+        getattr(policy, hook)(mapping, run.manager)
+    else:
+        side = run.source_side if hook == "create_destination_instances" else run.destination_side
+        getattr(policy, hook)(Instance(obj, side), mapping, run.manager)
+    return 0
+
+
+def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
+    return _framed(ctx, user, _hook_body, hook, obj)
 
 
 def _make_hook(name: str):
@@ -311,56 +314,35 @@ _FIELDS = {
 }
 
 
+def _function_body(registration: _FunctionRegistration, run: _Run, ctx: int, argc: int, argv, result) -> int:
+    if not run.models_known:
+        run.know_models(ctx)
+    function = registration.function
+    if function is None:
+        raise ExpressionEvaluationError(f"no function is registered for {registration.label} ({_RUN_SCOPED})")
+    arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
+    set_result(result, function(*arguments))
+    return 0
+
+
 def _function_trampoline(ctx, argc, argv, result, user) -> int:
-    try:
-        registration: _FunctionRegistration = _registry[user]
-        run, previous = _enter(registration.state, ctx)
-    except BaseException as error:
-        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
-    ok = False
-    try:
-        if run.interrupted:
-            raise KeyboardInterrupt
-        if not run.models_known:
-            run.know_models(ctx)
-        function = registration.function
-        if function is None:
-            raise ExpressionEvaluationError(f"no function is registered for {registration.label} ({_RUN_SCOPED})")
-        arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
-        set_result(result, function(*arguments))
-        ok = True
-        return 0
-    except BaseException as error:
-        return run.fail(ctx, error)
-    finally:
-        _leave(run, previous, ok)
+    return _framed(ctx, user, _function_body, argc, argv, result)
+
+
+def _policy_method_body(registration: _PolicyRegistration, run: _Run, ctx: int, selector, argc: int, argv, result) -> int:
+    policy = run.policy_for(registration, run.mapping_for(ctx))
+    method = find_method(policy, (selector or b"").decode("utf-8"))
+    if method is None:
+        return NOTFOUND
+    arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
+    set_result(result, method(*arguments))
+    return 0
 
 
 def _policy_method_trampoline(ctx, selector, argc, argv, result, user) -> int:
     """FUNCTION($entityPolicy, "selector:", …): the method of the mapping's policy object
     (policy_methods.py); CDM_NOTFOUND when it has none, so the engine names policy and selector."""
-    try:
-        registration: _PolicyRegistration = _registry[user]
-        run, previous = _enter(registration.state, ctx)
-    except BaseException as error:
-        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
-    ok = False
-    try:
-        if run.interrupted:
-            raise KeyboardInterrupt
-        policy = run.policy_for(registration, run.mapping_for(ctx))
-        method = find_method(policy, (selector or b"").decode("utf-8"))
-        if method is None:
-            ok = True
-            return NOTFOUND
-        arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
-        set_result(result, method(*arguments))
-        ok = True
-        return 0
-    except BaseException as error:
-        return run.fail(ctx, error)
-    finally:
-        _leave(run, previous, ok)
+    return _framed(ctx, user, _policy_method_body, selector, argc, argv, result)
 
 
 def _progress_trampoline(record, user) -> int:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, List
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import check
+from .errors import MigrationError, check, located
 from .values import AttributeType
 from ._text import PathLike, c_path, c_text
 
@@ -16,6 +16,26 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
     from .introspection import EntityDescription
     from .metadata import StoreLike, VersionDifference
 
+
+def _from_json(cls, constructor, text: str, what: str):
+    """A handle read from JSON text; an error's offsets index the strings of that text (errors.located)."""
+    try:
+        return cls._make(constructor, c_text(text, what))
+    except MigrationError as error:
+        located(error, text, json_document=True)
+        raise
+
+
+def _names(count_of, name_at, pointer: int) -> List[str]:
+    """The names a count function and an at-index function of the C API list."""
+    count = ctypes.c_size_t()
+    check(count_of(pointer, ctypes.byref(count)))
+    names = []
+    name = ctypes.c_char_p()
+    for i in range(count.value):
+        check(name_at(pointer, i, ctypes.byref(name)))
+        names.append((name.value or b"").decode("utf-8"))
+    return names
 
 
 class Model(LongLivedHandle):
@@ -34,7 +54,7 @@ class Model(LongLivedHandle):
     def from_json(cls, text: str) -> "Model":
         """Reads a model from JSON text. Raises InvalidJSONError, InvalidModelError (every problem in
         ``error.problems``) or EncodingError."""
-        return cls._make(_lib.lib.cdm_model_from_json, c_text(text, "the model JSON"))
+        return _from_json(cls, _lib.lib.cdm_model_from_json, text, "the model JSON")
 
     @classmethod
     def from_file(cls, path: PathLike) -> "Model":
@@ -76,15 +96,7 @@ class Model(LongLivedHandle):
     @property
     def entity_names(self) -> List[str]:
         """The entities' names, in the model's order."""
-        lib, pointer = _lib.lib, self._ptr
-        count = ctypes.c_size_t()
-        check(lib.cdm_model_entity_count(pointer, ctypes.byref(count)))
-        names = []
-        name = ctypes.c_char_p()
-        for i in range(count.value):
-            check(lib.cdm_model_entity_at(pointer, i, ctypes.byref(name)))
-            names.append((name.value or b"").decode("utf-8"))
-        return names
+        return _names(_lib.lib.cdm_model_entity_count, _lib.lib.cdm_model_entity_at, self._ptr)
 
     def attribute_index(self, entity: str, attribute: str) -> int:
         """An attribute's index in its entity (inherited attributes first); NotFoundError if unknown."""
@@ -125,8 +137,9 @@ class MappingModel(LongLivedHandle):
     @classmethod
     def from_json(cls, text: str) -> "MappingModel":
         """Reads a mapping from JSON text: InvalidJSONError, InvalidMappingError, ExpressionSyntaxError
-        (with ``offset``), EncodingError."""
-        return cls._make(_lib.lib.cdm_mapping_from_json, c_text(text, "the mapping JSON"))
+        (with ``offset``, an index into the expression or predicate string at ``path``, and
+        ``byte_offset``, the C API's UTF-8 byte offset), EncodingError."""
+        return _from_json(cls, _lib.lib.cdm_mapping_from_json, text, "the mapping JSON")
 
     @classmethod
     def from_file(cls, path: PathLike) -> "MappingModel":
@@ -174,15 +187,7 @@ class MappingModel(LongLivedHandle):
     @property
     def entity_mapping_names(self) -> List[str]:
         """The entity mappings' names, in order."""
-        lib, pointer = _lib.lib, self._ptr
-        count = ctypes.c_size_t()
-        check(lib.cdm_mapping_entity_mapping_count(pointer, ctypes.byref(count)))
-        names = []
-        name = ctypes.c_char_p()
-        for i in range(count.value):
-            check(lib.cdm_mapping_entity_mapping_at(pointer, i, ctypes.byref(name)))
-            names.append((name.value or b"").decode("utf-8"))
-        return names
+        return _names(_lib.lib.cdm_mapping_entity_mapping_count, _lib.lib.cdm_mapping_entity_mapping_at, self._ptr)
 
     def __repr__(self) -> str:
         return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"

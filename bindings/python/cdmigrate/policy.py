@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Union
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, MisuseError, check
+from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
 from ._text import c_optional_text, c_text
 from .fields import pack
 from .instance import DESTINATION, SOURCE, _STORE_KINDS, Instance, ObjectID, Side, handle_array, instances_from_array, side_of, value_from_handle
@@ -122,6 +122,14 @@ class EntityMapping:
     def __repr__(self) -> str:
         return f"<EntityMapping {self.name} pass {self.pass_index}>"
 
+
+
+def _check_in(code: int, text: Optional[str]) -> None:
+    """As ``check``, with the error's offset an index into ``text``, the expression or predicate
+    the caller gave (``byte_offset`` keeps the C API's)."""
+    if code:
+        error = last_error(code)
+        raise located(error, text) if text is not None else error
 
 
 def _check_sides(run: "_Run", source: Optional[Instance], destination: Instance) -> None:
@@ -271,12 +279,13 @@ class MigrationManager:
 
     def evaluate(self, expression: str, source: Optional[Instance] = None, destination: Optional[Instance] = None) -> Any:
         """Evaluates a value expression (``"FUNCTION($source.name, 'uppercaseString')"``) with
-        ``$source``/``$destination`` bound. ExpressionSyntaxError carries the offset."""
+        ``$source``/``$destination`` bound. ExpressionSyntaxError carries the offset (an index into
+        ``expression``; ``byte_offset`` is the C API's UTF-8 byte offset)."""
         out = ctypes.c_void_p()
         code = _lib_.cdm_context_evaluate(self._context, c_text(expression, "the expression"),
                                           source._h if source is not None else None,
                                           destination._h if destination is not None else None, ctypes.byref(out))
-        check(code)
+        _check_in(code, expression)
         return value_from_handle(out.value, None, self._run.sides)
 
     # -- querying the stores (manager.destinationContext / sourceContext) ------------------
@@ -301,7 +310,7 @@ class MigrationManager:
         else:
             code = function(*call, limit or 0, ctypes.byref(out))
         del keep, sort_keep
-        check(code)
+        _check_in(code, predicate)
         array, count = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
         code = _lib_.cdm_list_objects(out.value, ctypes.byref(array), ctypes.byref(count))
         check(code)
@@ -312,7 +321,7 @@ class MigrationManager:
         out = ctypes.c_size_t()
         code = function(*call, ctypes.byref(out))
         del keep
-        check(code)
+        _check_in(code, predicate)
         return out.value
 
     def fetch_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,

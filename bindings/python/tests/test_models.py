@@ -115,17 +115,60 @@ def test_mapping_expression_syntax_error_has_offset():
     assert error.value.offset is not None and error.value.offset >= 0
 
 
-def test_expression_error_offset_counts_utf8_bytes():
-    # The end of this text is character 11 ("👍🏽" is one character, four code points) but UTF-8
-    # byte 20, which is what the offset is, as in the C API and sqlite3_error_offset.
+def test_expression_error_offset_is_an_index_into_the_str():
+    # The end of this text is str index 12 ("👍🏽" is two code points), Swift character 11 and
+    # UTF-8 byte 20: offset is the str index, byte_offset the C API's (as sqlite3_error_offset).
     expression = "'Grüße 👍🏽' +"
     text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
                                                       "destinationEntity": "Item",
-                                                      "attributeMappings": [{"name": "str", "valueExpression": expression}]}]})
+                                                      "attributeMappings": [{"name": "str", "valueExpression": expression}]}]},
+                      ensure_ascii=False)
     with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
         cdmigrate.MappingModel.from_json(text)
-    assert error.value.offset == 20
-    assert expression.encode("utf-8")[:error.value.offset].decode("utf-8") == expression
+    assert error.value.offset == len(expression) == 12
+    assert error.value.byte_offset == 20
+    assert expression[:error.value.offset] == expression
+    assert expression.encode("utf-8")[:error.value.byte_offset].decode("utf-8") == expression
+
+
+def test_mapping_json_offsets_index_the_string_at_each_problems_path():
+    # Two problems, each in its own string of the document, each with text before the fault
+    # that is not ASCII; the document itself escapes them (ensure_ascii), which does not matter.
+    predicate = "str == 'é€' AND"
+    expression = "FUNCTION($source.str, 'ça') +* 1"
+    text = json.dumps({"name": "M", "entityMappings": [
+        {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item",
+         "predicate": predicate, "attributeMappings": {"str": expression}}]})
+    with pytest.raises(cdmigrate.MigrationError) as error:
+        cdmigrate.MappingModel.from_json(text)
+    located = {p.path: p for p in error.value.problems if p.offset is not None}
+    assert len(located) == 2, [(p.path, p.message) for p in error.value.problems]
+    by_text = {}
+    for path, problem in located.items():
+        target = predicate if path.endswith(".predicate") else expression
+        by_text[target] = problem
+        assert problem.byte_offset == len(target[:problem.offset].encode("utf-8"))
+    assert by_text[predicate].offset == len(predicate)
+    assert by_text[predicate].byte_offset == len(predicate) + 3
+    assert expression[by_text[expression].offset:].startswith("* 1")
+    assert by_text[expression].byte_offset == by_text[expression].offset + 1
+
+
+def test_located_finds_dotted_keys_and_leaves_what_it_cannot_find():
+    from cdmigrate.errors import _member, located, str_index
+    document = {"a.b": {"c": ["x", "é!"]}, "a": {"b": 1}}
+    assert _member(document, "$.a.b.c[1]") == "é!"
+    assert _member(document, "$.a.b") == {"c": ["x", "é!"]}
+    assert _member(document, "$.nope") is None and _member(document, "$.a.b.c[5]") is None
+    assert str_index("é€x", 5) == 2 and str_index("abc", 0) == 0
+    error = cdmigrate.ExpressionSyntaxError("bad", 4, path="$.a.b.c[1]", offset=2)
+    located(error, json.dumps(document), json_document=True)
+    assert (error.offset, error.byte_offset) == (1, 2)
+    missing = cdmigrate.ExpressionSyntaxError("bad", 4, path="$.elsewhere", offset=7)
+    located(missing, json.dumps(document), json_document=True)
+    assert (missing.offset, missing.byte_offset) == (7, 7)
+    plain = cdmigrate.ExpressionSyntaxError("bad", 4, offset=3)
+    assert located(plain, "ü +").offset == 2
 
 
 def test_mapping_that_does_not_fit_the_models(kitchen_models):

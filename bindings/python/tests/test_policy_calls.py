@@ -176,6 +176,17 @@ def test_argument_and_sort_errors_name_the_position(tmp_path, source):
         with pytest.raises(cdmigrate.ExpressionSyntaxError, match=r"format argument 2 for '%d' \(only 1 given\)") as info:
             manager.fetch_source("Person", "%K > %d", "age")
         assert info.value.offset == 5
+        assert info.value.byte_offset == 5
+        predicate = "name != 'Ünïcødé ☃' AND %K > %d"
+        with pytest.raises(cdmigrate.ExpressionSyntaxError, match="format argument 2") as info:
+            manager.count_source("Person", predicate, "age")
+        assert info.value.offset == predicate.index("%d")
+        assert info.value.byte_offset == len(predicate[:predicate.index("%d")].encode("utf-8"))
+        expression = "'ß☃' + +"
+        with pytest.raises(cdmigrate.ExpressionSyntaxError) as info:
+            manager.evaluate(expression)
+        assert info.value.byte_offset == len(expression[:info.value.offset].encode("utf-8"))
+        assert info.value.offset == len(expression) and info.value.byte_offset == len(expression) + 3
         with pytest.raises(cdmigrate.ExpressionSyntaxError, match="a number as format argument 2 for '%d', not string 'old'"):
             manager.fetch_source("Person", "%K > %d", "age", "old")
         with pytest.raises(cdmigrate.ExpressionSyntaxError, match="format argument 2 of 2 is left over"):

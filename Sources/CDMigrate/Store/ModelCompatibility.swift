@@ -54,3 +54,13 @@ extension StoreMetadata {
         return nil
     }
 }
+
+extension ModelVersionSet {
+    /// The version a store was written with: the one whose entity version hashes equal the
+    /// store's (the first by name when several do); nil when none does.
+    ///
+    /// Core Data counterpart: `NSManagedObjectModel.mergedModel(from:forStoreMetadata:)`.
+    public func versionName(forStoreMetadata metadata: StoreMetadata) -> String? {
+        versionNames.first { models[$0]?.isCompatible(withStoreMetadata: metadata) == true }
+    }
+}

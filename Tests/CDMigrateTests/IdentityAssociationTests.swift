@@ -142,14 +142,14 @@ final class IdentityAssociationTests: XCTestCase {
         XCTAssertEqual(results[0], results[1])
     }
 
-    func testAToManyWhoseInverseTheOtherMappingSetsFromAnotherSourceRelationshipRunsPerInstance() throws {
+    func testAToManyWhoseInverseTheOtherMappingSetsFromAnotherSourceRelationshipGetsTheSameLinksBySQL() throws {
         let source = try makeLibrary()
         // The writer of a volume is looked up through another mapping than the one making writers: not the same members.
         let other = "FUNCTION($manager, \\\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\\", \\\"author\\\", $source.author)"
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping(writerOfVolume: other, volumesOfWriter: Self.volumesPerInstance))
         let out = scratch.file("out.sqlite")
         let report = try manager.migrateStore(from: source, to: out)
-        XCTAssertEqual(report.mappings.map { $0.relationshipsBySQL }, [false, true])
+        XCTAssertEqual(report.mappings.map { $0.relationshipsBySQL }, [true, true], "not set by the inverse: an UPDATE of its own")
         XCTAssertEqual(links(out), (2..<5).flatMap { a in (0..<3).map { "B\(a)-\($0)|A\(a)" } })
     }
 

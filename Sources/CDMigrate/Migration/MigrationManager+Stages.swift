@@ -170,8 +170,9 @@ extension MigrationManager {
     /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
     /// needs the per-instance path.
     func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
+        // The plan of a to-many reads the source's relationships.
         try attachSource(source, to: destination)
+        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
         try destination.database.begin()
         for statement in statements { try destination.database.run(statement) }
         try destination.save()

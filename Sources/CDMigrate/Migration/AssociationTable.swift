@@ -149,6 +149,25 @@ final class AssociationTable {
         }
     }
 
+    /// Walks every association of a mapping in the order made, a chunk at a time.
+    func forEachAssociation(mapping: Int, _ body: (Association) throws -> Void) throws {
+        try materialize([mapping])
+        var lastRowID: Int64 = 0
+        while true {
+            let rows = try database.rows("""
+                SELECT rowid, source_ent, source_pk, destination_ent, destination_pk FROM cdm_association
+                WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT \(chunkSize)
+                """, [.integer(Int64(mapping)), .integer(lastRowID)])
+            if rows.isEmpty { return }
+            for row in rows {
+                guard row.count == 5, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
+                      let de = row[3].integer, let dp = row[4].integer else { continue }
+                lastRowID = rowID
+                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp))
+            }
+        }
+    }
+
     /// (entity number, primary key) of the destinations made from `source` by any of `mappings`, in the order made.
     func destinations(mappings: [Int], source: ManagedObject) throws -> [(Int, Int64)] {
         try materialize(mappings)

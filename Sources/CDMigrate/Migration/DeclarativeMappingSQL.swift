@@ -30,9 +30,17 @@ struct DeclarativeMappingSQL {
 
     static let sourceSchema = "cdm_source"
 
-    /// nil when the mapping needs the row-by-row path.
+    /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the query
+    /// counting the destination rows (with `predicateArguments`); nil otherwise.
+    var countDestinations: String? = nil
+
+    /// nil when the mapping needs the row-by-row path. `distinct`: the attribute of a mapping making
+    /// one destination per distinct value; its INSERT takes the first source row of each value
+    /// (by key), and every source row with the value is associated with that row's destination.
     static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
+                     distinct: AttributeDescription? = nil,
                      source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+        if distinct != nil && keepsSourceKeys { return nil }
         guard mapping.entityMigrationPolicyClassName == nil, request.filter == nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
@@ -62,6 +70,23 @@ struct DeclarativeMappingSQL {
         let entityCase = "CASE t.Z_ENT " + sourceEntity.selfAndDescendants.map {
             "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
         }.joined(separator: " ") + " END"
+        if let distinct = distinct {
+            guard let valueColumn = source.layout.column(for: distinct) else { return nil }
+            let v = "t." + SQLiteDatabase.quote(valueColumn)
+            // nil and empty text make nothing (`DistinctValueMapping.isNoValue`).
+            let some = distinct.attributeType == .string ? "\(v) IS NOT NULL AND \(v) != ''" : "\(v) IS NOT NULL"
+            let valued = whereClause.isEmpty ? " WHERE \(some)" : whereClause + " AND \(some)"
+            let firsts = "(SELECT t.*, ROW_NUMBER() OVER (PARTITION BY \(v) ORDER BY t.Z_PK) AS cdm_k FROM \(table) t\(valued)) t WHERE t.cdm_k = 1"
+            let members = "(SELECT t.Z_PK, t.Z_ENT, MIN(t.Z_PK) OVER (PARTITION BY \(v)) AS cdm_first FROM \(table) t\(valued)) t"
+            var plan = DeclarativeMappingSQL(
+                insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
+                    + "SELECT \(values.joined(separator: ", ")) FROM \(firsts) ORDER BY t.Z_PK",
+                insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+                    + "? + DENSE_RANK() OVER (ORDER BY t.cdm_first) FROM \(members) ORDER BY t.Z_PK",
+                predicateArguments: request.arguments, keepsSourceKeys: false)
+            plan.countDestinations = "SELECT COUNT(*) FROM (SELECT 1 FROM \(table) t\(valued) GROUP BY \(v))"
+            return plan
+        }
         return DeclarativeMappingSQL(
             insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(table) t\(whereClause) ORDER BY t.Z_PK",

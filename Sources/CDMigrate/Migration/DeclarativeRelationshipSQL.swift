@@ -37,7 +37,11 @@ enum DeclarativeRelationshipSQL {
         var statements: [String] = []
         guard let associations = manager.associations else { return nil }
         let ownID = manager.mappingID(mapping)
-        if associations.identities[ownID] == nil, !mapping.relationshipMappings.allSatisfy({ $0.valueExpression == nil }) {
+        // A mapping making one destination per distinct value adds up what its sources give: to-manys only here.
+        let addsUp = try DistinctValueMapping.attribute(of: mapping) != nil && mapping.relationshipMappings.allSatisfy {
+            $0.valueExpression == nil || destinationEntity.relationship(named: $0.name)?.isToMany == true
+        }
+        if associations.identities[ownID] == nil, !addsUp, !mapping.relationshipMappings.allSatisfy({ $0.valueExpression == nil }) {
             // Core Data's default policy refuses a destination made of several sources: the per-instance path says so.
             try associations.materialize([ownID])
             if try destination.database.scalar("""

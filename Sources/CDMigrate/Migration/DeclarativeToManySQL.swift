@@ -73,9 +73,12 @@ enum DeclarativeToManySQL {
             SELECT o.owner AS owner, \(targetKey) AS member, o.turn AS turn, m.m1 AS m1, m.m2 AS m2, \(targetRank) AS r
             FROM (\(owners)) o JOIN (\(members)) m ON m.src = o.src \(targets)
             """
+        // (An owner made of several sources, `DistinctValueMapping`, has several turns: its list
+        // grows source by source, and a member claimed again last belongs to it at its last turn.)
         let pairs = """
-            SELECT owner, member, turn, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY m1, m2, r) AS position FROM (
-              SELECT owner, member, turn, m1, m2, r, ROW_NUMBER() OVER (PARTITION BY owner, member ORDER BY m1, m2, r) AS k
+            SELECT owner, member, turn, last, ROW_NUMBER() OVER (PARTITION BY owner ORDER BY turn, m1, m2, r) AS position FROM (
+              SELECT owner, member, turn, m1, m2, r, ROW_NUMBER() OVER (PARTITION BY owner, member ORDER BY turn, m1, m2, r) AS k,
+                     MAX(turn) OVER (PARTITION BY owner, member) AS last
               FROM (\(candidates))) WHERE k = 1
             """
 
@@ -124,7 +127,7 @@ enum DeclarativeToManySQL {
             // The adds run owner by owner: a member claimed by several owners keeps the last.
             return ["""
                 UPDATE main.\(table) SET \(column) = p.owner\(entity)
-                FROM (SELECT member, owner FROM (SELECT member, owner, ROW_NUMBER() OVER (PARTITION BY member ORDER BY turn DESC) AS k
+                FROM (SELECT member, owner FROM (SELECT member, owner, ROW_NUMBER() OVER (PARTITION BY member ORDER BY last DESC) AS k
                       FROM temp.\(name)) WHERE k = 1) AS p
                 WHERE main.\(table).Z_PK = p.member
                 """, "DROP TABLE temp.\(name)"]

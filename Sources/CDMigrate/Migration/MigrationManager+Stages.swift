@@ -98,10 +98,25 @@ extension MigrationManager {
     func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
                                           source: PersistentStore, destination: PersistentStore) throws -> Int {
         var processed = 0
+        // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
+        let distinct = try DistinctValueMapping.attribute(of: mapping)
+        var madeByValue: [Value: ManagedObject] = [:]
         try source.enumerate(request) { sInstance in
             try checkCancelled()
             currentSource = sInstance
-            try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            if let attribute = distinct {
+                let value = try sInstance.value(for: attribute)
+                let key = DistinctValueMapping.comparable(value)
+                if DistinctValueMapping.isNoValue(value) {
+                    // Makes nothing.
+                } else if let made = madeByValue[key] {
+                    try associate(sourceInstance: sInstance, withDestinationInstance: made, for: mapping)
+                } else {
+                    madeByValue[key] = try policy.defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+                }
+            } else {
+                try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            }
             currentSource = nil
             processed += 1
             if processed % batchSize == 0 { try destination.save() }
@@ -116,6 +131,10 @@ extension MigrationManager {
     /// `$source` the instance it was made from when there is exactly one (both as faults).
     func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
                                                    source: PersistentStore, destination: PersistentStore) throws {
+        if try DistinctValueMapping.attribute(of: mapping) != nil, policy is DefaultEntityMigrationPolicy {
+            try createRelationshipsPerSource(mapping, policy: policy, associations: associations, source: source, destination: destination)
+            return
+        }
         let total = try associations.destinationCount(mapping: mappingID(mapping))
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
@@ -133,21 +152,49 @@ extension MigrationManager {
         }
     }
 
+    /// Stage 2 per instance for a mapping making one destination per distinct value: the
+    /// relationship mappings once for each association, in the order made, with `$source` its
+    /// source; what they give is added up (`DistinctValueMapping`).
+    func createRelationshipsPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+                                      source: PersistentStore, destination: PersistentStore) throws {
+        let total = try associations.count(mapping: mappingID(mapping))
+        var processed = 0
+        try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+        try associations.forEachAssociation(mapping: mappingID(mapping)) { association in
+            try checkCancelled()
+            let dInstance = try association.destination(in: destinationModel, store: destination)
+            currentDestination = dInstance
+            currentSource = try association.source(in: sourceModel, store: source)
+            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
+            currentSource = nil
+            currentDestination = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+        }
+    }
+
     /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
     /// mapping needs the row-by-row path.
     func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
                                   source: PersistentStore, destination: PersistentStore) throws -> Bool {
         guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
               let associations = associations else { return false }
-        let keepsKeys = keepsSourceKeys && DeclarativeMappingSQL.canKeepSourceKeys(
+        let distinct = try DistinctValueMapping.attribute(of: mapping)
+        let keepsKeys = keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
             mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
         guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
-                                                    source: source, destination: destination)
+                                                    distinct: distinct, source: source, destination: destination)
         else { return false }
         try attachSource(source, to: destination)
+        var made = total
+        if let count = plan.countDestinations {
+            made = Int(try destination.database.scalar(count, plan.predicateArguments)?.integer ?? 0)
+            if made == 0 { return true }   // every value nil or empty: nothing to make
+        }
         try destination.database.begin()
         if let insertAssociations = plan.insertAssociations {
-            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
+            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: made))
             try destination.database.run(plan.insertRows, arguments)
             try destination.database.run(insertAssociations, arguments)
         } else {

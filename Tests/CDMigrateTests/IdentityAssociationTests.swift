@@ -228,5 +228,16 @@ final class IdentityAssociationTests: XCTestCase {
         try table.recordIdentity(mapping: 0, sourceEntity: 1, destinationEntity: writer.entityNumber, destinationTable: "ZWRITER", low: 1, high: 3, count: 3)
         try table.recordIdentity(mapping: 1, sourceEntity: 1, destinationEntity: volume.entityNumber, destinationTable: "ZVOLUME", low: 1, high: 3, count: 3)
         XCTAssertEqual(try table.distinctSourceCounts(), [1: 3])
+        XCTAssertEqual(table.identities.count, 2, "counted in SQL, not written out")
+        // With rows of another mapping for the same source entity: keys 2 and 9 by rows, 1...3 by identity.
+        let author = try XCTUnwrap(v1.entity(named: "Author"))
+        let sourceStore = try PersistentStore.create(at: scratch.file("s.sqlite"), model: v1)
+        defer { sourceStore.close() }
+        for pk in [2, 9] as [Int64] {
+            try table.insert(mapping: 5, source: sourceStore.fault(entity: author, primaryKey: pk), destination: store.fault(entity: writer, primaryKey: pk))
+        }
+        XCTAssertEqual(author.entityNumber, 1)
+        XCTAssertEqual(try table.distinctSourceCounts(), [1: 4], "1, 2, 3 and 9")
+        XCTAssertEqual(table.identities.count, 2)
     }
 }

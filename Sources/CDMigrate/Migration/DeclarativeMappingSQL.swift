@@ -30,9 +30,11 @@ struct DeclarativeMappingSQL {
 
     static let sourceSchema = "cdm_source"
 
-    /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the query
-    /// counting the destination rows (with `predicateArguments`); nil otherwise.
-    var countDestinations: String? = nil
+    /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the
+    /// statements filling `temp.cdm_distinct_value` (value, its first source row, its rank), the
+    /// last with `predicateArguments`; `insertRows` then takes only the first `?`. Nil otherwise.
+    var distinctValues: [String]? = nil
+    static let distinctTable = "cdm_distinct_value"
 
     /// nil when the mapping needs the row-by-row path. `distinct`: the attribute of a mapping making
     /// one destination per distinct value; its INSERT takes the first source row of each value
@@ -76,15 +78,24 @@ struct DeclarativeMappingSQL {
             // nil and empty text make nothing (`DistinctValueMapping.isNoValue`).
             let some = distinct.attributeType == .string ? "\(v) IS NOT NULL AND \(v) != ''" : "\(v) IS NOT NULL"
             let valued = whereClause.isEmpty ? " WHERE \(some)" : whereClause + " AND \(some)"
-            let firsts = "(SELECT t.*, ROW_NUMBER() OVER (PARTITION BY \(v) ORDER BY t.Z_PK) AS cdm_k FROM \(table) t\(valued)) t WHERE t.cdm_k = 1"
-            let members = "(SELECT t.Z_PK, t.Z_ENT, MIN(t.Z_PK) OVER (PARTITION BY \(v)) AS cdm_first FROM \(table) t\(valued)) t"
+            // The values, each with its first source row and its rank: a table of one row per value,
+            // which the source rows then look up by value (no sort of the source rows).
+            let values_ = distinctTable
+            var rowValues = values
+            rowValues[0] = "? + d.k"
             var plan = DeclarativeMappingSQL(
                 insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
-                    + "SELECT \(values.joined(separator: ", ")) FROM \(firsts) ORDER BY t.Z_PK",
+                    + "SELECT \(rowValues.joined(separator: ", ")) "
+                    + "FROM temp.\(values_) d JOIN \(table) t ON t.Z_PK = d.first ORDER BY d.k",
                 insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
-                    + "? + DENSE_RANK() OVER (ORDER BY t.cdm_first) FROM \(members) ORDER BY t.Z_PK",
+                    + "? + d.k FROM \(table) t JOIN temp.\(values_) d ON d.value = \(v)\(valued) ORDER BY t.Z_PK",
                 predicateArguments: request.arguments, keepsSourceKeys: false)
-            plan.countDestinations = "SELECT COUNT(*) FROM (SELECT 1 FROM \(table) t\(valued) GROUP BY \(v))"
+            plan.distinctValues = [
+                "DROP TABLE IF EXISTS temp.\(values_)",
+                "CREATE TEMP TABLE \(values_) (value PRIMARY KEY, first INTEGER, k INTEGER)",
+                "INSERT INTO temp.\(values_) (value, first, k) SELECT \(v), MIN(t.Z_PK), ROW_NUMBER() OVER (ORDER BY MIN(t.Z_PK)) "
+                    + "FROM \(table) t\(valued) GROUP BY \(v)",
+            ]
             return plan
         }
         return DeclarativeMappingSQL(

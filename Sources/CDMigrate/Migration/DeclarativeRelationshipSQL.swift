@@ -106,7 +106,7 @@ enum DeclarativeRelationshipSQL {
 
     /// Whether the to-many `relationship`, mapped by `expression`, gets exactly the members the
     /// mapping of its targets gives by setting the inverse to-one: the expression takes the
-    /// destinations of one entity mapping (default policy: one destination per source) of the
+    /// destinations of one entity mapping (default policy, not `DistinctValueMapping`: one destination per source) of the
     /// source to-many, and that mapping sets the inverse to-one from the destinations this
     /// mapping made of the source to-many's inverse to-one. A member belongs to an owner on
     /// either side exactly when its source belongs to the owner's source. Unordered only.
@@ -120,7 +120,7 @@ enum DeclarativeRelationshipSQL {
               let sourceRelationship = sourceEntity.relationship(named: key), sourceRelationship.isToMany, !sourceRelationship.isOrdered,
               let sourceInverse = sourceRelationship.inverseRelationship, !sourceInverse.isToMany,
               let other = try? manager.entityMappingOfCurrentPass(named: name), other !== mapping,
-              other.entityMigrationPolicyClassName == nil,
+              other.entityMigrationPolicyClassName == nil, other.userInfo[DistinctValueMapping.userInfoKey] == nil,
               other.sourceEntity === sourceRelationship.destinationEntity,
               let made = other.destinationEntity, made.isKind(of: wanted),
               let back = other.relationshipMappings.first(where: { $0.name == inverse.name })?.valueExpression,

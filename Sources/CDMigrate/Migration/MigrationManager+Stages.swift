@@ -188,15 +188,22 @@ extension MigrationManager {
         else { return false }
         try attachSource(source, to: destination)
         var made = total
-        if let count = plan.countDestinations {
-            made = Int(try destination.database.scalar(count, plan.predicateArguments)?.integer ?? 0)
-            if made == 0 { return true }   // every value nil or empty: nothing to make
+        if let distinctValues = plan.distinctValues {
+            for (i, statement) in distinctValues.enumerated() {
+                try destination.database.run(statement, i == distinctValues.count - 1 ? plan.predicateArguments : [])
+            }
+            made = Int(try destination.database.scalar("SELECT COUNT(*) FROM temp.\(DeclarativeMappingSQL.distinctTable)")?.integer ?? 0)
+            if made == 0 {   // every value nil or empty: nothing to make
+                try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)")
+                return true
+            }
         }
         try destination.database.begin()
         if let insertAssociations = plan.insertAssociations {
             let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: made))
-            try destination.database.run(plan.insertRows, arguments)
+            try destination.database.run(plan.insertRows, plan.distinctValues == nil ? arguments : [arguments[0]])
             try destination.database.run(insertAssociations, arguments)
+            if plan.distinctValues != nil { try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)") }
         } else {
             try destination.database.run(plan.insertRows, plan.predicateArguments)
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))

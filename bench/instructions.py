@@ -50,11 +50,22 @@ def main() -> None:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--rows", type=run.parse_rows, default=20000)
     parser.add_argument("--work", default=os.path.join(run.ROOT, "build", "bench"))
+    parser.add_argument("--paths", default="declarative,c-policy,per-note,distinct",
+                        help="reference-1 paths: declarative (copy), c-policy, per-note (bench/notas-per-note.mapping.json: "
+                             "a Categoria per note, linked by a to-many relationship mapping), distinct "
+                             "(bench/notas-distinct.mapping.json: the whole migration declaratively); the wide shape runs declarative")
     args = parser.parse_args()
+    wanted = args.paths.split(",")
     os.makedirs(args.work, exist_ok=True)
     tools = drivers(args.prefix, args.work)
-    for shape, paths in (("reference-1", ["declarative", "c-policy"]), ("wide", ["declarative"])):
+    mappings = {"per-note": os.path.join(run.ROOT, "bench", "notas-per-note.mapping.json"),
+                "distinct": os.path.join(run.ROOT, "bench", "notas-distinct.mapping.json")}
+    for shape, paths in (("reference-1", [p for p in ("declarative", "c-policy", "per-note", "distinct") if p in wanted]),
+                         ("wide", ["declarative"] if "declarative" in wanted else [])):
+        if not paths:
+            continue
         source, _ = run.make_stores(args.work, shape, args.rows)
+        made = {}
         for path in paths:
             destination = os.path.join(args.work, f"ir-{shape}-{path}.sqlite")
             for suffix in ("", "-wal", "-shm", "-journal"):
@@ -63,9 +74,16 @@ def main() -> None:
             if path == "c-policy":
                 command = [tools["c_policy"], run.EXAMPLES, source, destination]
             else:
-                command = [tools["c_migrate"], *run.SHAPES[shape]["models"], run.SHAPES[shape]["copy"], source, destination]
+                command = [tools["c_migrate"], *run.SHAPES[shape]["models"], mappings.get(path, run.SHAPES[shape]["copy"]), source, destination]
             ir = instructions(command, destination + ".callgrind", args.prefix)
             print(f"{shape:<12} {path:<12} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
+            made[path] = destination
+        if "distinct" in made and "c-policy" in made:
+            # The declarative whole migration must write what the policy writes (the data's names are NFC).
+            same = run.rows_of(shape, made["distinct"]) == run.rows_of(shape, made["c-policy"])
+            print(f"{shape:<12} distinct writes the rows c-policy writes: {'yes' if same else 'NO'}", flush=True)
+            if not same:
+                raise SystemExit("the distinct path's rows differ from the C policy's")
 
 
 if __name__ == "__main__":

@@ -142,14 +142,14 @@ final class IdentityAssociationTests: XCTestCase {
         XCTAssertEqual(results[0], results[1])
     }
 
-    func testAToManyWhoseInverseTheOtherMappingSetsFromAnotherSourceRelationshipRunsPerInstance() throws {
+    func testAToManyWhoseInverseTheOtherMappingSetsFromAnotherSourceRelationshipGetsTheSameLinksBySQL() throws {
         let source = try makeLibrary()
         // The writer of a volume is looked up through another mapping than the one making writers: not the same members.
         let other = "FUNCTION($manager, \\\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\\", \\\"author\\\", $source.author)"
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping(writerOfVolume: other, volumesOfWriter: Self.volumesPerInstance))
         let out = scratch.file("out.sqlite")
         let report = try manager.migrateStore(from: source, to: out)
-        XCTAssertEqual(report.mappings.map { $0.relationshipsBySQL }, [false, true])
+        XCTAssertEqual(report.mappings.map { $0.relationshipsBySQL }, [true, true], "not set by the inverse: an UPDATE of its own")
         XCTAssertEqual(links(out), (2..<5).flatMap { a in (0..<3).map { "B\(a)-\($0)|A\(a)" } })
     }
 
@@ -228,5 +228,16 @@ final class IdentityAssociationTests: XCTestCase {
         try table.recordIdentity(mapping: 0, sourceEntity: 1, destinationEntity: writer.entityNumber, destinationTable: "ZWRITER", low: 1, high: 3, count: 3)
         try table.recordIdentity(mapping: 1, sourceEntity: 1, destinationEntity: volume.entityNumber, destinationTable: "ZVOLUME", low: 1, high: 3, count: 3)
         XCTAssertEqual(try table.distinctSourceCounts(), [1: 3])
+        XCTAssertEqual(table.identities.count, 2, "counted in SQL, not written out")
+        // With rows of another mapping for the same source entity: keys 2 and 9 by rows, 1...3 by identity.
+        let author = try XCTUnwrap(v1.entity(named: "Author"))
+        let sourceStore = try PersistentStore.create(at: scratch.file("s.sqlite"), model: v1)
+        defer { sourceStore.close() }
+        for pk in [2, 9] as [Int64] {
+            try table.insert(mapping: 5, source: sourceStore.fault(entity: author, primaryKey: pk), destination: store.fault(entity: writer, primaryKey: pk))
+        }
+        XCTAssertEqual(author.entityNumber, 1)
+        XCTAssertEqual(try table.distinctSourceCounts(), [1: 4], "1, 2, 3 and 9")
+        XCTAssertEqual(table.identities.count, 2)
     }
 }

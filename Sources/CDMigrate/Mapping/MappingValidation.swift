@@ -93,6 +93,9 @@ extension MappingModel {
                 problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)' has property mappings but no destination entity", path: mapping.path + ".destinationEntity"))
             }
         }
+        if mapping.sourceEntity != nil || mapping.sourceEntityName == nil {
+            do { _ = try DistinctValueMapping.attribute(of: mapping) } catch let error as MigrationError { problems.append(error) } catch {}
+        }
         for property in mapping.attributeMappings + mapping.relationshipMappings {
             guard let expression = property.valueExpression else { continue }
             problems += ExpressionChecker(mappingModel: self, mapping: mapping, property: property).check(expression)

@@ -158,6 +158,25 @@ final class AssociationTable {
         }
     }
 
+    /// Walks every association of a mapping in the order made, a chunk at a time.
+    func forEachAssociation(mapping: Int, _ body: (Association) throws -> Void) throws {
+        try materialize([mapping])
+        var lastRowID: Int64 = 0
+        while true {
+            let rows = try database.rows("""
+                SELECT rowid, source_ent, source_pk, destination_ent, destination_pk FROM cdm_association
+                WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT \(chunkSize)
+                """, [.integer(Int64(mapping)), .integer(lastRowID)])
+            if rows.isEmpty { return }
+            for row in rows {
+                guard row.count == 5, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
+                      let de = row[3].integer, let dp = row[4].integer else { continue }
+                lastRowID = rowID
+                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp))
+            }
+        }
+    }
+
     /// (entity number, primary key) of the destinations made from `source` by any of `mappings`, in the order made.
     func destinations(mappings: [Int], source: ManagedObject) throws -> [(Int, Int64)] {
         try materialize(mappings)
@@ -182,26 +201,25 @@ final class AssociationTable {
 
     /// Per source entity number, how many distinct source instances some mapping took.
     /// An identity mapping adds its count as it is, unless another mapping took instances of the
-    /// same source entity (which could be the same ones): then it is written out and counted in SQL.
+    /// same source entity (which could be the same ones): then its keys (the rows of its range in
+    /// the destination table) are counted in SQL with the others', without writing them out.
     func distinctSourceCounts() throws -> [Int: Int] {
-        while true {
-            var counts: [Int: Int] = [:]
-            for row in try database.rows("SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent") {
-                if row.count == 2, let entity = row[0].integer, let count = row[1].integer { counts[Int(entity)] = Int(count) }
-            }
-            var shared: [Int] = []
-            var bySource: [Int: Int] = [:]
-            for range in identities.values { bySource[range.sourceEntity, default: 0] += 1 }
-            for range in identities.values where counts[range.sourceEntity] != nil || (bySource[range.sourceEntity] ?? 0) > 1 {
-                shared.append(range.mapping)
-            }
-            if !shared.isEmpty {
-                try materialize(shared)
+        var counts: [Int: Int] = [:]
+        for row in try database.rows("SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent") {
+            if row.count == 2, let entity = row[0].integer, let count = row[1].integer { counts[Int(entity)] = Int(count) }
+        }
+        var bySource: [Int: [IdentityRange]] = [:]
+        for range in identities.values { bySource[range.sourceEntity, default: []].append(range) }
+        for (entity, ranges) in bySource {
+            if counts[entity] == nil, ranges.count == 1 {
+                counts[entity] = ranges[0].count
                 continue
             }
-            for range in identities.values { counts[range.sourceEntity] = range.count }
-            return counts
+            let keys = ["SELECT source_pk FROM cdm_association WHERE source_ent = \(entity) AND mapping >= 0"]
+                + ranges.map { "SELECT Z_PK FROM main.\($0.destinationTable) WHERE Z_PK BETWEEN \($0.low) AND \($0.high)" }
+            counts[entity] = Int(try database.scalar("SELECT COUNT(*) FROM (\(keys.joined(separator: " UNION ")))")?.integer ?? 0)
         }
+        return counts
     }
 
     private func pairs(_ statement: SQLiteStatement, _ arguments: [Value]) throws -> [(Int, Int64)] {

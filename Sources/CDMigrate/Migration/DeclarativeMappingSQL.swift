@@ -30,13 +30,25 @@ struct DeclarativeMappingSQL {
 
     static let sourceSchema = "cdm_source"
 
+    /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the
+    /// statements filling `temp.cdm_distinct_value` (value, its first source row, its rank), the
+    /// last with `predicateArguments`; `insertRows` then takes only the first `?`. Nil otherwise.
+    var distinctValues: [String]? = nil
+    static let distinctTable = "cdm_distinct_value"
+
     /// nil when the mapping needs the row-by-row path.
+    ///
+    /// `distinct`: the attribute of a mapping making one destination per distinct value; its INSERT
+    /// takes the first source row of each value (by key), and every source row with the value is
+    /// associated with that row's destination.
     ///
     /// `batchRows`, for a policy's batch (`SourceBatch.applyDefault`), replaces the source rows the
     /// request selects with a FROM clause of its own (the source table aliased `t`, no arguments);
     /// the mapping's policy is then no obstacle.
     static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
-                     batchRows: String? = nil, source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+                     distinct: AttributeDescription? = nil, batchRows: String? = nil,
+                     source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+        if distinct != nil && (keepsSourceKeys || batchRows != nil) { return nil }
         guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil, request.filter == nil || batchRows != nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
@@ -67,6 +79,32 @@ struct DeclarativeMappingSQL {
         let entityCase = "CASE t.Z_ENT " + sourceEntity.selfAndDescendants.map {
             "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
         }.joined(separator: " ") + " END"
+        if let distinct = distinct {
+            guard let valueColumn = source.layout.column(for: distinct) else { return nil }
+            let v = "t." + SQLiteDatabase.quote(valueColumn)
+            // nil and empty text make nothing (`DistinctValueMapping.isNoValue`).
+            let some = distinct.attributeType == .string ? "\(v) IS NOT NULL AND \(v) != ''" : "\(v) IS NOT NULL"
+            let valued = whereClause.isEmpty ? " WHERE \(some)" : whereClause + " AND \(some)"
+            // The values, each with its first source row and its rank: a table of one row per value,
+            // which the source rows then look up by value (no sort of the source rows).
+            let values_ = distinctTable
+            var rowValues = values
+            rowValues[0] = "? + d.k"
+            var plan = DeclarativeMappingSQL(
+                insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
+                    + "SELECT \(rowValues.joined(separator: ", ")) "
+                    + "FROM temp.\(values_) d JOIN \(table) t ON t.Z_PK = d.first ORDER BY d.k",
+                insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+                    + "? + d.k FROM \(table) t JOIN temp.\(values_) d ON d.value = \(v)\(valued) ORDER BY t.Z_PK",
+                predicateArguments: request.arguments, keepsSourceKeys: false)
+            plan.distinctValues = [
+                "DROP TABLE IF EXISTS temp.\(values_)",
+                "CREATE TEMP TABLE \(values_) (value PRIMARY KEY, first INTEGER, k INTEGER)",
+                "INSERT INTO temp.\(values_) (value, first, k) SELECT \(v), MIN(t.Z_PK), ROW_NUMBER() OVER (ORDER BY MIN(t.Z_PK)) "
+                    + "FROM \(table) t\(valued) GROUP BY \(v)",
+            ]
+            return plan
+        }
         return DeclarativeMappingSQL(
             insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK",

@@ -6,23 +6,59 @@
 /// One `UPDATE` looks the targets up in the association table for every destination row at once
 /// (or, where both mappings kept their source keys, takes the source's foreign key as it is).
 /// A to-many whose inverse to-one the target mapping sets from this mapping's instances needs
-/// nothing (`isSetByInverse`). Anything else — other to-manys, ordered inverses, targets with sub-entities, sources made into
-/// several destinations — runs per instance, with the same result.
+/// nothing (`isSetByInverse`); other to-manys of the standard forms are `DeclarativeToManySQL`.
+/// Anything else — targets with sub-entities, sources made into several destinations, destinations
+/// made of several sources — runs per instance, with the same result.
 enum DeclarativeRelationshipSQL {
-    /// The UPDATE statements for every relationship mapping of `mapping`, or nil when one of them
-    /// needs the per-instance path.
+    /// The statements for every relationship mapping of `mapping`, or nil when one of them needs
+    /// the per-instance path. The source is attached. Temporary tables the plan made are dropped
+    /// by its last statements, or here when it gives up.
     static func plan(mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore) throws -> [String]? {
+        var temporaries: [String] = []
+        do {
+            if let statements = try plan(mapping: mapping, manager: manager, source: source, destination: destination, temporaries: &temporaries) {
+                return statements
+            }
+        } catch {
+            try? drop(temporaries, in: destination)
+            throw error
+        }
+        try drop(temporaries, in: destination)
+        return nil
+    }
+
+    private static func drop(_ temporaries: [String], in destination: PersistentStore) throws {
+        for name in temporaries { try destination.database.exec("DROP TABLE IF EXISTS temp.\(name)") }
+    }
+
+    private static func plan(mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore,
+                             temporaries: inout [String]) throws -> [String]? {
         guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return nil }
         var statements: [String] = []
         guard let associations = manager.associations else { return nil }
         let ownID = manager.mappingID(mapping)
-        for property in mapping.relationshipMappings {
+        // A mapping making one destination per distinct value adds up what its sources give: to-manys only here.
+        let addsUp = try DistinctValueMapping.attribute(of: mapping) != nil && mapping.relationshipMappings.allSatisfy {
+            $0.valueExpression == nil || destinationEntity.relationship(named: $0.name)?.isToMany == true
+        }
+        if associations.identities[ownID] == nil, !addsUp, !mapping.relationshipMappings.allSatisfy({ $0.valueExpression == nil }) {
+            // Core Data's default policy refuses a destination made of several sources: the per-instance path says so.
+            try associations.materialize([ownID])
+            if try destination.database.scalar("""
+                SELECT 1 FROM cdm_association WHERE mapping = \(ownID) GROUP BY destination_ent, destination_pk HAVING COUNT(*) > 1 LIMIT 1
+                """) != nil { return nil }
+        }
+        for (index, property) in mapping.relationshipMappings.enumerated() {
             guard let expression = property.valueExpression else { continue }
             guard let relationship = destinationEntity.relationship(named: property.name) else { return nil }
             if relationship.isToMany {
                 // Set already, from the other side, by the mapping that sets the inverse to-one.
                 if isSetByInverse(relationship, expression, property: property, mapping: mapping, sourceEntity: sourceEntity, manager: manager) { continue }
-                return nil
+                guard let planned = try DeclarativeToManySQL.plan(relationship: relationship, expression: expression, property: property,
+                                                                  mapping: mapping, manager: manager, source: source, destination: destination,
+                                                                  index: index, temporaries: &temporaries) else { return nil }
+                statements += planned
+                continue
             }
             guard relationship.inverseRelationship?.isToMany ?? true,
                   case .foreignKey(let column, nil, nil) = destination.layout.storage(of: relationship),
@@ -70,7 +106,7 @@ enum DeclarativeRelationshipSQL {
 
     /// Whether the to-many `relationship`, mapped by `expression`, gets exactly the members the
     /// mapping of its targets gives by setting the inverse to-one: the expression takes the
-    /// destinations of one entity mapping (default policy: one destination per source) of the
+    /// destinations of one entity mapping (default policy, not `DistinctValueMapping`: one destination per source) of the
     /// source to-many, and that mapping sets the inverse to-one from the destinations this
     /// mapping made of the source to-many's inverse to-one. A member belongs to an owner on
     /// either side exactly when its source belongs to the owner's source. Unordered only.
@@ -84,7 +120,7 @@ enum DeclarativeRelationshipSQL {
               let sourceRelationship = sourceEntity.relationship(named: key), sourceRelationship.isToMany, !sourceRelationship.isOrdered,
               let sourceInverse = sourceRelationship.inverseRelationship, !sourceInverse.isToMany,
               let other = try? manager.entityMappingOfCurrentPass(named: name), other !== mapping,
-              other.entityMigrationPolicyClassName == nil,
+              other.entityMigrationPolicyClassName == nil, other.userInfo[DistinctValueMapping.userInfoKey] == nil,
               other.sourceEntity === sourceRelationship.destinationEntity,
               let made = other.destinationEntity, made.isKind(of: wanted),
               let back = other.relationshipMappings.first(where: { $0.name == inverse.name })?.valueExpression,
@@ -95,7 +131,7 @@ enum DeclarativeRelationshipSQL {
     }
 
     /// The source relationship and the entity mappings an expression of the two supported forms looks through.
-    private static func lookup(_ expression: ValueExpression, property: PropertyMapping, sourceEntity: EntityDescription,
+    static func lookup(_ expression: ValueExpression, property: PropertyMapping, sourceEntity: EntityDescription,
                                destinationRelationship: RelationshipDescription, manager: MigrationManager) -> (RelationshipDescription, [Int])? {
         guard case .function(.variable("manager"), let selector, let arguments) = expression, arguments.count == 2,
               let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),

@@ -101,10 +101,25 @@ extension MigrationManager {
     func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
                                           source: PersistentStore, destination: PersistentStore) throws -> Int {
         var processed = 0
+        // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
+        let distinct = try DistinctValueMapping.attribute(of: mapping)
+        var madeByValue: [Value: ManagedObject] = [:]
         try source.enumerate(request) { sInstance in
             try checkCancelled()
             currentSource = sInstance
-            try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            if let attribute = distinct {
+                let value = try sInstance.value(for: attribute)
+                let key = DistinctValueMapping.comparable(value)
+                if DistinctValueMapping.isNoValue(value) {
+                    // Makes nothing.
+                } else if let made = madeByValue[key] {
+                    try associate(sourceInstance: sInstance, withDestinationInstance: made, for: mapping)
+                } else {
+                    madeByValue[key] = try policy.defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+                }
+            } else {
+                try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+            }
             currentSource = nil
             processed += 1
             if processed % batchSize == 0 { try destination.save() }
@@ -119,6 +134,10 @@ extension MigrationManager {
     /// `$source` the instance it was made from when there is exactly one (both as faults).
     func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
                                                    source: PersistentStore, destination: PersistentStore) throws {
+        if try DistinctValueMapping.attribute(of: mapping) != nil, policy is DefaultEntityMigrationPolicy {
+            try createRelationshipsPerSource(mapping, policy: policy, associations: associations, source: source, destination: destination)
+            return
+        }
         let total = try associations.destinationCount(mapping: mappingID(mapping))
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
@@ -136,23 +155,58 @@ extension MigrationManager {
         }
     }
 
+    /// Stage 2 per instance for a mapping making one destination per distinct value: the
+    /// relationship mappings once for each association, in the order made, with `$source` its
+    /// source; what they give is added up (`DistinctValueMapping`).
+    func createRelationshipsPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+                                      source: PersistentStore, destination: PersistentStore) throws {
+        let total = try associations.count(mapping: mappingID(mapping))
+        var processed = 0
+        try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
+        try associations.forEachAssociation(mapping: mappingID(mapping)) { association in
+            try checkCancelled()
+            let dInstance = try association.destination(in: destinationModel, store: destination)
+            currentDestination = dInstance
+            currentSource = try association.source(in: sourceModel, store: source)
+            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
+            currentSource = nil
+            currentDestination = nil
+            processed += 1
+            if processed % batchSize == 0 { try destination.save() }
+            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+        }
+    }
+
     /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
     /// mapping needs the row-by-row path.
     func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
                                   source: PersistentStore, destination: PersistentStore) throws -> Bool {
         guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
               let associations = associations else { return false }
-        let keepsKeys = keepsSourceKeys && DeclarativeMappingSQL.canKeepSourceKeys(
+        let distinct = try DistinctValueMapping.attribute(of: mapping)
+        let keepsKeys = keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
             mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
         guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
-                                                    source: source, destination: destination)
+                                                    distinct: distinct, source: source, destination: destination)
         else { return false }
         try attachSource(source, to: destination)
+        var made = total
+        if let distinctValues = plan.distinctValues {
+            for (i, statement) in distinctValues.enumerated() {
+                try destination.database.run(statement, i == distinctValues.count - 1 ? plan.predicateArguments : [])
+            }
+            made = Int(try destination.database.scalar("SELECT COUNT(*) FROM temp.\(DeclarativeMappingSQL.distinctTable)")?.integer ?? 0)
+            if made == 0 {   // every value nil or empty: nothing to make
+                try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)")
+                return true
+            }
+        }
         try destination.database.begin()
         if let insertAssociations = plan.insertAssociations {
-            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: total))
-            try destination.database.run(plan.insertRows, arguments)
+            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: made))
+            try destination.database.run(plan.insertRows, plan.distinctValues == nil ? arguments : [arguments[0]])
             try destination.database.run(insertAssociations, arguments)
+            if plan.distinctValues != nil { try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)") }
         } else {
             try destination.database.run(plan.insertRows, plan.predicateArguments)
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
@@ -173,8 +227,9 @@ extension MigrationManager {
     /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
     /// needs the per-instance path.
     func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
-        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
+        // The plan of a to-many reads the source's relationships.
         try attachSource(source, to: destination)
+        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
         try destination.database.begin()
         for statement in statements { try destination.database.run(statement) }
         try destination.save()

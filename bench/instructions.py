@@ -50,18 +50,21 @@ def main() -> None:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--rows", type=run.parse_rows, default=20000)
     parser.add_argument("--work", default=os.path.join(run.ROOT, "build", "bench"))
+    parser.add_argument("--paths", default=None, help="comma-separated paths to count (default: all C-driven ones)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     tools = drivers(args.prefix, args.work)
-    for shape, paths in (("reference-1", ["declarative", "c-policy"]), ("wide", ["declarative"])):
+    for shape, paths in (("reference-1", ["declarative", "c-policy", "c-policy-rows"]), ("wide", ["declarative"])):
         source, _ = run.make_stores(args.work, shape, args.rows)
         for path in paths:
+            if args.paths and path not in args.paths.split(","):
+                continue
             destination = os.path.join(args.work, f"ir-{shape}-{path}.sqlite")
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(destination + suffix):
                     os.remove(destination + suffix)
-            if path == "c-policy":
-                command = [tools["c_policy"], run.EXAMPLES, source, destination]
+            if path in run.C_POLICY_MODES:
+                command = [tools["c_policy"], run.C_POLICY_MODES[path], run.EXAMPLES, source, destination]
             else:
                 command = [tools["c_migrate"], *run.SHAPES[shape]["models"], run.SHAPES[shape]["copy"], source, destination]
             ir = instructions(command, destination + ".callgrind", args.prefix)

@@ -68,7 +68,7 @@ def main() -> None:
             else:
                 command = [tools["c_migrate"], *run.SHAPES[shape]["models"], run.SHAPES[shape]["copy"], source, destination]
             ir = instructions(command, destination + ".callgrind", args.prefix)
-            print(f"{shape:<12} {path:<12} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
+            print(f"{shape:<12} {path:<14} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
 
 
 if __name__ == "__main__":

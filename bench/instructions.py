@@ -50,17 +50,19 @@ def main() -> None:
     parser.add_argument("--prefix", required=True)
     parser.add_argument("--rows", type=run.parse_rows, default=20000)
     parser.add_argument("--work", default=os.path.join(run.ROOT, "build", "bench"))
-    parser.add_argument("--paths", default="declarative,c-policy,per-note,distinct",
-                        help="reference-1 paths: declarative (copy), c-policy, per-note (bench/notas-per-note.mapping.json: "
-                             "a Categoria per note, linked by a to-many relationship mapping), distinct "
-                             "(bench/notas-distinct.mapping.json: the whole migration declaratively); the wide shape runs declarative")
+    parser.add_argument("--paths", default="declarative,c-policy,c-policy-rows,per-note,distinct",
+                        help="reference-1 paths: declarative (copy), c-policy (the batch hook), c-policy-rows (the per-row hooks), "
+                             "per-note (bench/notas-per-note.mapping.json: a Categoria per note, linked by a to-many relationship "
+                             "mapping), distinct (bench/notas-distinct.mapping.json: the whole migration declaratively); the wide "
+                             "shape runs declarative")
     args = parser.parse_args()
     wanted = args.paths.split(",")
     os.makedirs(args.work, exist_ok=True)
     tools = drivers(args.prefix, args.work)
     mappings = {"per-note": os.path.join(run.ROOT, "bench", "notas-per-note.mapping.json"),
                 "distinct": os.path.join(run.ROOT, "bench", "notas-distinct.mapping.json")}
-    for shape, paths in (("reference-1", [p for p in ("declarative", "c-policy", "per-note", "distinct") if p in wanted]),
+    reference_paths = ("declarative", "c-policy", "c-policy-rows", "per-note", "distinct")
+    for shape, paths in (("reference-1", [p for p in reference_paths if p in wanted]),
                          ("wide", ["declarative"] if "declarative" in wanted else [])):
         if not paths:
             continue
@@ -71,12 +73,12 @@ def main() -> None:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(destination + suffix):
                     os.remove(destination + suffix)
-            if path == "c-policy":
-                command = [tools["c_policy"], run.EXAMPLES, source, destination]
+            if path in run.C_POLICY_MODES:
+                command = [tools["c_policy"], run.C_POLICY_MODES[path], run.EXAMPLES, source, destination]
             else:
                 command = [tools["c_migrate"], *run.SHAPES[shape]["models"], mappings.get(path, run.SHAPES[shape]["copy"]), source, destination]
             ir = instructions(command, destination + ".callgrind", args.prefix)
-            print(f"{shape:<12} {path:<12} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
+            print(f"{shape:<12} {path:<14} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row", flush=True)
             made[path] = destination
         if "distinct" in made and "c-policy" in made:
             # The declarative whole migration must write what the policy writes (the data's names are NFC).

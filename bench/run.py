@@ -16,7 +16,10 @@ Paths (each reads the same source store and writes a fresh copy of the same empt
                  (bench/notas-copy.mapping.json, bench/wide/WideCopy.mapping.json), run by bench/c_migrate.c
   raw-sql        the whole migration as SQL (notes, DISTINCT categories, join rows): the limit
   script         a straightforward hand-written Python sqlite3 script of the whole migration: the peer
-  c-policy       cdmigrate with the C policy of examples/c/notas_categorias.c (bench/c_policy.c)
+  c-policy       cdmigrate with the C policy of examples/c/notas_categorias.c written with the batch
+                 hook, the recommended way (crear_create_batch; bench/c_policy.c batch)
+  c-policy-rows  the same policy with the single-row hooks, as Core Data has them (crear_create;
+                 bench/c_policy.c rows)
   python-policy  cdmigrate with the Python policy of examples/python/reference_migrations/notas.py
                  (its batch hook, create_destination_instances_batch)
 
@@ -49,7 +52,9 @@ NOTAS = os.path.join(EXAMPLES, "1-notas-categorias")
 CATEGORIES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
               "Películas", "Libros", "Cumpleaños", "Año nuevo"]
 WIDE = os.path.join(ROOT, "bench", "wide")
-PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "python-policy"]
+PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "c-policy-rows", "python-policy"]
+# The C policy's two ways: the bench/c_policy.c mode each path runs.
+C_POLICY_MODES = {"c-policy": "batch", "c-policy-rows": "rows"}
 SHAPES = {
     "reference-1": {"paths": PATHS, "sql": "raw-sql", "script": "script",
                     "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
@@ -277,8 +282,8 @@ def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: di
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(destination + suffix):
             os.remove(destination + suffix)
-    if path == "c-policy":
-        command = [tools["c_policy"], EXAMPLES, source, destination]
+    if path in C_POLICY_MODES:
+        command = [tools["c_policy"], C_POLICY_MODES[path], EXAMPLES, source, destination]
     elif path == "declarative":
         command = [tools["c_migrate"], *SHAPES[shape]["models"], SHAPES[shape]["copy"], source, destination]
     else:

@@ -26,7 +26,9 @@
 **    bytes; CDM_NUL_TERMINATED as the length means up to the NUL); invalid UTF-8 gives
 **    CDM_ENCODING. Strings handed out are NUL-terminated UTF-8 owned by the library unless the
 **    function says "caller frees with cdm_free". JSON is handed out as such text too: no
-**    third-party type (a JSON library's value, …) crosses this interface.
+**    third-party type (a JSON library's value, …) crosses this interface. What plain C reads in
+**    bulk comes as C arrays, never only as JSON: keys as int64_t arrays, a text column as an
+**    array of texts with their lengths (cdm_batch_column_text), so a C host needs no JSON parser.
 **  - Types, decided once for the whole interface:
 **      size_t   every length (bytes of text or blobs), count, capacity and position in a sequence
 **               (the i of cdm_<object>_<thing>_at and cdm_error_at, list and array indexes).
@@ -428,6 +430,14 @@ int cdm_batch_source_keys(cdm_batch *batch, const int64_t **keys, size_t *count)
 ** seconds since 2001, binary data base64 text, a decimal, UUID or URI text; a row whose entity
 ** lacks the attribute gives null. CDM_NOTFOUND when no source entity of the mapping has it. */
 int cdm_batch_column_json(cdm_batch *batch, const char *attribute, const char **json);
+/* One text attribute (string, URI or decimal) of the source entity (or of a sub-entity) for every
+** row, read in one query, as C arrays — no JSON to parse: *texts points at *count NUL-terminated
+** UTF-8 texts in row order, NULL for a null value or a row whose entity lacks the attribute;
+** *lengths (may be NULL) at their lengths in bytes (0 for NULL; a text may hold a NUL byte, its
+** length counts it). CDM_NOTFOUND when no source entity of the mapping has the attribute;
+** CDM_MISMATCH for an attribute of another type (read it with cdm_batch_column_json). */
+int cdm_batch_column_text(cdm_batch *batch, const char *attribute, const char *const **texts, const size_t **lengths,
+                          size_t *count);
 /* Core Data's default create_destination_instances for every row at once: a destination instance
 ** of the mapping's destination entity, the attribute mappings applied, the association made — as
 ** one INSERT … SELECT over the batch's keys when the attribute mappings translate to SQL. *keys

@@ -38,6 +38,50 @@ enum BatchTransfer {
         return array
     }
 
+    /// A text column as C arrays valid as long as `scope`: one NUL-terminated copy of each text
+    /// (NULL for a null) and their byte lengths (0 for a null), in one allocation of texts.
+    static func texts(_ values: [Value], in scope: Scope) throws -> (texts: UnsafePointer<UnsafePointer<CChar>?>, lengths: UnsafePointer<Int>) {
+        let slots = max(values.count, 1)
+        var total = 0
+        for value in values {
+            switch value {
+            case .string(let s), .uri(let s), .decimal(let s): total += s.utf8.count + 1
+            default: break
+            }
+        }
+        guard let pointerRaw = malloc(slots * MemoryLayout<UnsafePointer<CChar>?>.stride),
+              let lengthRaw = malloc(slots * MemoryLayout<Int>.stride),
+              let byteRaw = malloc(max(total, 1)) else {
+            throw MigrationError(.migration, "out of memory for a column of \(values.count) texts")
+        }
+        scope.keep(pointerRaw)
+        scope.keep(lengthRaw)
+        scope.keep(byteRaw)
+        let pointers = pointerRaw.bindMemory(to: UnsafePointer<CChar>?.self, capacity: slots)
+        let lengths = lengthRaw.bindMemory(to: Int.self, capacity: slots)
+        let bytes = byteRaw.bindMemory(to: CChar.self, capacity: max(total, 1))
+        var offset = 0
+        for (index, value) in values.enumerated() {
+            switch value {
+            case .string(let s), .uri(let s), .decimal(let s):
+                let start = bytes + offset
+                var length = 0
+                for byte in s.utf8 {
+                    start[length] = CChar(bitPattern: byte)
+                    length += 1
+                }
+                start[length] = 0
+                pointers[index] = UnsafePointer(start)
+                lengths[index] = length
+                offset += length + 1
+            default:
+                pointers[index] = nil
+                lengths[index] = 0
+            }
+        }
+        return (UnsafePointer(pointers), UnsafePointer(lengths))
+    }
+
     /// The host's array of `count` keys.
     static func keys(_ pointer: UnsafePointer<Int64>?, _ count: Int, _ what: String) throws -> [Int64] {
         guard count >= 0 else { throw MigrationError.misuse("the \(what) count \(UInt(bitPattern: count)) is not a count") }
@@ -155,6 +199,30 @@ public func cdm_batch_column_json(_ batch: OpaquePointer?, _ attribute: UnsafePo
         }
         let values = try entry.batch.values(ofAttribute: name)
         out.pointee = try entry.liveScope().string(BatchTransfer.jsonText(values))
+    }
+}
+
+@_cdecl("cdm_batch_column_text")
+public func cdm_batch_column_text(_ batch: OpaquePointer?, _ attribute: UnsafePointer<CChar>?,
+                                  _ texts: UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?,
+                                  _ lengths: UnsafeMutablePointer<UnsafePointer<Int>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    withBatch(batch) { entry in
+        let out = try required(texts, "texts")
+        let countOut = try required(count, "count")
+        let name = try CString.argument(attribute, "the attribute name")
+        guard let entity = entry.batch.mapping.sourceEntity,
+              let attribute = entity.selfAndDescendants.lazy.compactMap({ $0.attributesByName[name] }).first else {
+            throw MigrationError.notFound("entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'")
+        }
+        switch attribute.attributeType {
+        case .string, .uri, .decimal: break
+        default:
+            throw MigrationError.mismatch("attribute '\(entity.name).\(name)' is of type \(attribute.attributeType.rawValue), not text (string, URI or decimal): read it with cdm_batch_column_json")
+        }
+        let column = try BatchTransfer.texts(try entry.batch.values(ofAttribute: name), in: try entry.liveScope())
+        out.pointee = column.texts
+        lengths?.pointee = column.lengths
+        countOut.pointee = entry.batch.count
     }
 }
 

@@ -1,5 +1,5 @@
 /* C tests of a policy's batch hook (cdm_policy.create_destination_instances_batch) and the bulk
-** calls (cdm_batch_*, cdm_context_create_instances_json, cdm_context_relate): a migration in
+** calls (cdm_batch_*, cdm_batch_column_text's C arrays among them, cdm_context_create_instances_json, cdm_context_relate): a migration in
 ** batches across a batch boundary, checked in perform_custom_validation; misuse and bad names
 ** giving codes and messages; an older, smaller cdm_policy still registering; a failing batch
 ** hook stopping the run with its message. Prints "N passed, M failed" last. */
@@ -65,6 +65,7 @@ typedef struct {
     int64_t tag;        /* one Tag every member gets */
     int checked;
     int fail_with;      /* a batch hook that fails: the code it returns */
+    int texts_seen;     /* rows whose cdm_batch_column_text was checked */
 } teams_state;
 
 static int teams_batch(cdm_context *ctx, cdm_batch *batch, void *user) {
@@ -85,6 +86,21 @@ static int teams_batch(cdm_context *ctx, cdm_batch *batch, void *user) {
     const char *json = NULL;
     CHECK_RC(cdm_batch_column_json(batch, "team", &json), CDM_OK);
     if (!json) return CDM_MISUSE;
+    /* The same column as C arrays: each row's text (NULL for a null) and its length. */
+    const char *const *texts = NULL;
+    const size_t *lengths = NULL;
+    size_t text_count = 0;
+    CHECK_RC(cdm_batch_column_text(batch, "team", &texts, &lengths, &text_count), CDM_OK);
+    CHECK(text_count == count);
+    for (size_t i = 0; texts && lengths && i < text_count && i < key_count; i++) {
+        const char *expected = source_keys[i] >= 1 && source_keys[i] <= 5 ? TEAMS[source_keys[i] - 1] : "?";
+        if (expected) CHECK_STR(texts[i], expected);
+        else CHECK(texts[i] == NULL);
+        CHECK(lengths[i] == (expected ? strlen(expected) : 0));
+        s->texts_seen++;
+    }
+    CHECK_RC(cdm_batch_column_text(batch, "name", &texts, NULL, &text_count), CDM_OK);
+    if (texts && text_count > 0 && source_keys[0] >= 1 && source_keys[0] <= 5) CHECK_STR(texts[0], NAMES[source_keys[0] - 1]);
     if (!s->tag) {
         const int64_t *keys = NULL;
         size_t n = 0;
@@ -131,6 +147,16 @@ static int refusing_batch(cdm_context *ctx, cdm_batch *batch, void *user) {
     CHECK_RC(cdm_batch_column_json(batch, "nothing", &json), CDM_NOTFOUND);
     CHECK_HAS(cdm_context_errmsg(ctx), "nothing");
     CHECK_RC(cdm_batch_column_json(batch, NULL, &json), CDM_MISUSE);
+    const char *const *texts = NULL;
+    const size_t *lengths = NULL;
+    CHECK_RC(cdm_batch_column_text(batch, "nothing", &texts, &lengths, &count), CDM_NOTFOUND);
+    CHECK_HAS(cdm_context_errmsg(ctx), "nothing");
+    CHECK_RC(cdm_batch_column_text(batch, "born", &texts, &lengths, &count), CDM_MISMATCH);
+    CHECK_HAS(cdm_context_errmsg(ctx), "born");
+    CHECK_RC(cdm_batch_column_text(batch, "team", NULL, &lengths, &count), CDM_MISUSE);
+    CHECK_RC(cdm_batch_column_text(batch, "team", &texts, &lengths, NULL), CDM_MISUSE);
+    CHECK_RC(cdm_batch_column_text(batch, NULL, &texts, &lengths, &count), CDM_MISUSE);
+    CHECK_RC(cdm_batch_column_text((cdm_batch *)ctx, "team", &texts, &lengths, &count), CDM_MISUSE);
     CHECK_RC(cdm_context_create_instances_json(ctx, "Nobody", "[]", &keys, &count), CDM_NOTFOUND);
     CHECK_HAS(cdm_context_errmsg(ctx), "Nobody");
     CHECK_RC(cdm_context_create_instances_json(ctx, "Team", "[{\"colour\": 1}]", &keys, &count), CDM_NOTFOUND);
@@ -216,6 +242,7 @@ static void test_batches(cdm_model *src, cdm_model *dst, const char *source) {
     CHECK(s.batches == 3);
     CHECK(s.sizes[0] == 2 && s.sizes[1] == 2 && s.sizes[2] == 1);
     CHECK(s.checked == 1);
+    CHECK(s.texts_seen == 5);
     cdm_migration_free(migration);
 }
 

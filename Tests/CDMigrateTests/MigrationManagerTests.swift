@@ -167,7 +167,6 @@ final class MigrationManagerTests: XCTestCase {
     /// A policy written with Core Data's spelling of the first hook, as ported from an app.
     final class CoreDataSpellingPolicy: EntityMigrationPolicy {
         static var begun: [String] = []
-        @available(*, deprecated)
         override func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws { Self.begun.append(mapping.name) }
     }
 

@@ -37,14 +37,14 @@ open class EntityMigrationPolicy {
     }
 
     /// Core Data's spelling of `begin(_:manager:)`, kept so that a policy ported from an app compiles
-    /// and runs unchanged: the default `begin(_:manager:)` calls it.
+    /// and runs unchanged: the default `begin(_:manager:)` calls it. New code overrides
+    /// `begin(_:manager:)`.
     ///
     /// - parameter mapping: The entity mapping about to run.
     /// - parameter manager: The running migration.
     /// - throws: Any error, which aborts the migration.
     ///
     /// Core Data: `NSEntityMigrationPolicy.begin(_:with:)`.
-    @available(*, deprecated, renamed: "begin(_:manager:)")
     open func begin(_ mapping: EntityMapping, with manager: MigrationManager) throws {}
 
     /// Called for each source instance the mapping's source expression selects (stage 1).

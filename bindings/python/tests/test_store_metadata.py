@@ -126,7 +126,7 @@ def test_model_from_store_gives_the_cached_model_which_opens_the_store(tmp_path)
     path = copied_store(tmp_path, "1.1.0")
     with cdmigrate.Model.from_store(path) as model:
         assert model.entity_names == ["BasicEntity"]
-        assert "v1_1_0_name" in [a.name for a in model.entity("BasicEntity").attributes]
+        assert "v1_1_0_name" in model.entity("BasicEntity").attributes
         assert model.warnings == []
         assert model.is_compatible(path)
 
@@ -137,7 +137,7 @@ def test_model_from_store_rebuilds_a_model_without_a_cache_and_says_so(tmp_path)
         shutil.copy(os.path.join(notes, "NotesV7.storedata" + suffix), tmp_path / ("NotesV7.storedata" + suffix))
     with cdmigrate.Model.from_store(tmp_path / "NotesV7.storedata") as model:
         assert len(model.entity_names) == 22
-        assert "username" in [a.name for a in model.entity("Account").attributes]
+        assert "username" in model.entity("Account").attributes
         assert any("rebuilt from the schema of the store" in w for w in model.warnings)
 
 

@@ -205,6 +205,18 @@ typedef struct cdm_model cdm_model;
 int cdm_model_from_json(const char *json, cdm_model **out);
 /* The same from a file; CDM_IO when it cannot be read. */
 int cdm_model_from_file(const char *path, cdm_model **out);
+/* The model a store file carries: the one cached in its Z_MODELCACHE, else one rebuilt from its
+** schema (names in lower case, optionality, defaults, delete rules and to-one inverses unknown;
+** cdm_model_warnings_json says so). The store is opened read-only and closed again. Always sets
+** *out; caller frees with cdm_model_free. Errors: CDM_IO (no such file), CDM_SQLITE (not an SQLite
+** database), CDM_INVALID_MODEL (a damaged model cache, or a database that is not a Core Data
+** store), CDM_MISUSE (NULL path or out). Core Data needs the model to open a store; this is how a
+** host gets one when it has lost it. */
+int cdm_model_from_store(const char *path, cdm_model **out);
+/* What reading the model noticed, as a JSON array of strings: its warnings, then, for a model
+** cdm_model_from_store rebuilt from a schema, what the schema could not tell ([] when nothing).
+** Caller frees *json with cdm_free. CDM_MISUSE (NULL or failed model, NULL json). */
+int cdm_model_warnings_json(const cdm_model *model, char **json);
 /* Frees a model. Migrations made from it keep what they need, so this may come before them. NULL is harmless. */
 void cdm_model_free(cdm_model *model);
 

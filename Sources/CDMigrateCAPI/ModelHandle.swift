@@ -26,6 +26,25 @@ public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMuta
     construct(out, ModelHandle()) { $0.model = try ModelReader.model(fromFile: try CString.argument(path, "the model path")) }
 }
 
+@_cdecl("cdm_model_from_store")
+public func cdm_model_from_store(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    construct(out, ModelHandle()) { handle in
+        let store = try CString.argument(path, "the store path")
+        guard FileIO.exists(store) else { throw MigrationError(.io, "cannot open the store '\(store)': no such file") }
+        handle.model = try StoreModelRecovery.storeModel(at: store)
+    }
+}
+
+@_cdecl("cdm_model_warnings_json")
+public func cdm_model_warnings_json(_ model: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    guarded(nil) {
+        let loaded = try ModelHandle.loaded(model)
+        let out = try required(json, "json")
+        let notes = loaded.warnings + (loaded.recoveryNotes ?? [])
+        out.pointee = CString.copy(JSON.array(notes.map { .string($0) }).serialized())
+    }
+}
+
 @_cdecl("cdm_model_free")
 public func cdm_model_free(_ model: OpaquePointer?) { ModelHandle.release(model, "model") }
 

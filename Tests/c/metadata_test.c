@@ -1,4 +1,5 @@
-/* C tests of store metadata and version detection (cdm_store_metadata_*), of compiled mapping
+/* C tests of store metadata and version detection (cdm_store_metadata_*), of a store's own model
+** (cdm_model_from_store, cdm_model_warnings_json), of compiled mapping
 ** models (.cdm) through cdm_mapping_from_file and cdm_mapping_from_xcode_file, and of the
 ** attribute type constants. Reads fixtures from ../Fixtures (run from Tests/c); stores are copied
 ** to a temporary folder first. Prints "N passed, M failed" last. */
@@ -14,19 +15,95 @@
 #define FIXTURES "../Fixtures/"
 #define RENAMES FIXTURES "apple-stores/renames/"
 
-/* Copies a fixture store with its -wal and -shm (when present) into the temporary folder. */
-static const char *copy_store(const char *name) {
+/* Copies a fixture store of `folder` with its -wal and -shm (when present) into the temporary folder. */
+static const char *copy_store_from(const char *folder, const char *name) {
     static char path[512];
     char from[512], to[512];
     const char *suffixes[] = {"", "-wal", "-shm"};
     for (int i = 0; i < 3; i++) {
-        snprintf(from, sizeof from, RENAMES "%s%s", name, suffixes[i]);
+        snprintf(from, sizeof from, "%s%s%s", folder, name, suffixes[i]);
         snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
         int copied = copy_file(from, to);
         if (copied < 0 || (copied == 0 && i == 0)) return NULL;
     }
     snprintf(path, sizeof path, "%s/%s", dir, name);
     return path;
+}
+
+static const char *copy_store(const char *name) { return copy_store_from(RENAMES, name); }
+
+static void test_store_model(void) {
+    /* A store with a model cache gives the cached model: its names keep their case. */
+    const char *path = copy_store("Example_v1.1.0.sqlite");
+    CHECK(path != NULL);
+    if (!path) return;
+    cdm_model *model = NULL;
+    CHECK_RC(cdm_model_from_store(path, &model), CDM_OK);
+    int index = -1;
+    CHECK_RC(cdm_model_attribute_index(model, "BasicEntity", "v1_1_0_name", &index), CDM_OK);
+    char *json = NULL;
+    CHECK_RC(cdm_model_warnings_json(model, &json), CDM_OK);
+    CHECK_STR(json, "[]");
+    cdm_free(json);
+    /* The cached model opens the store it came from. */
+    cdm_store_metadata *metadata = NULL;
+    CHECK_RC(cdm_store_metadata_read(path, &metadata), CDM_OK);
+    int compatible = -1;
+    size_t differences = 99;
+    CHECK_RC(cdm_store_metadata_check_model(metadata, model, &compatible, &differences), CDM_OK);
+    CHECK(compatible == 1 && differences == 0);
+    cdm_store_metadata_free(metadata);
+    cdm_model_free(model);
+
+    /* A store without a cache (macOS Notes) gives a model rebuilt from its schema, and says so. */
+    path = copy_store_from(FIXTURES "apple-stores/macos-notes/", "NotesV7.storedata");
+    CHECK(path != NULL);
+    if (!path) return;
+    model = NULL;
+    CHECK_RC(cdm_model_from_store(path, &model), CDM_OK);
+    size_t count = 0;
+    CHECK_RC(cdm_model_entity_count(model, &count), CDM_OK);
+    CHECK(count == 22);
+    CHECK_RC(cdm_model_attribute_index(model, "Account", "username", &index), CDM_OK);
+    json = NULL;
+    CHECK_RC(cdm_model_warnings_json(model, &json), CDM_OK);
+    CHECK_HAS(json, "rebuilt from the schema of the store");
+    cdm_free(json);
+    CHECK_RC(cdm_model_warnings_json(model, NULL), CDM_MISUSE);
+    CHECK_HAS(cdm_last_errmsg(), "the json pointer is NULL");
+    cdm_model_free(model);
+
+    /* Errors: a missing file, a file that is not SQLite, an SQLite file that is not a Core Data store. */
+    model = NULL;
+    CHECK_RC(cdm_model_from_store(path_in_dir("missing.sqlite"), &model), CDM_IO);
+    CHECK_HAS(cdm_model_errmsg(model), "no such file");
+    CHECK_RC(cdm_model_errcode(model), CDM_IO);
+    CHECK_RC(cdm_model_entity_count(model, &count), CDM_MISUSE);
+    CHECK_RC(cdm_model_warnings_json(model, &json), CDM_MISUSE);
+    cdm_model_free(model);
+    FILE *garbage = fopen(path_in_dir("garbage.sqlite"), "wb");
+    CHECK(garbage != NULL);
+    if (garbage) {
+        for (int i = 0; i < 64; i++) fputs("not a database ", garbage);
+        fclose(garbage);
+    }
+    model = NULL;
+    CHECK_RC(cdm_model_from_store(path_in_dir("garbage.sqlite"), &model), CDM_SQLITE);
+    CHECK(strlen(cdm_model_errmsg(model)) > 0);
+    cdm_model_free(model);
+    cdm_store *plain = NULL;
+    cdm_model *empty = NULL;
+    CHECK_RC(cdm_model_from_json("{\"entities\": [{\"name\": \"A\", \"attributes\": [{\"name\": \"x\", \"type\": \"string\"}]}]}", &empty), CDM_OK);
+    CHECK_RC(cdm_store_create(empty, path_in_dir("plain.sqlite"), &plain), CDM_OK);
+    CHECK_RC(cdm_store_save(plain), CDM_OK);
+    cdm_store_close(plain);
+    cdm_model_free(empty);
+    model = NULL;
+    CHECK_RC(cdm_model_from_store(path_in_dir("plain.sqlite"), &model), CDM_OK);
+    cdm_model_free(model);
+    CHECK_RC(cdm_model_from_store(NULL, &model), CDM_MISUSE);
+    cdm_model_free(model);
+    CHECK_RC(cdm_model_from_store(path, NULL), CDM_MISUSE);
 }
 
 static void test_metadata(void) {
@@ -211,6 +288,7 @@ int main(void) {
     CHECK(CDM_ATTR_UNDEFINED == 0 && CDM_ATTR_OBJECT_ID == 2000 && CDM_ATTR_COMPOSITE == 2100);
     CHECK(CDM_ATTR_TRANSFORMABLE == 1800 && CDM_ATTR_INTEGER16 == 100);
     test_metadata();
+    test_store_model();
     test_compiled_mapping();
     test_warnings_before_a_run();
     test_missing_source_model_names_the_version();

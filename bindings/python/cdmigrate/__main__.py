@@ -38,7 +38,7 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from . import MappingModel, Migration, MigrationChain, Model, ModelSet, store_metadata
+from . import MappingModel, Migration, MigrationChain, Model, ModelSet, ModelVersionSet, store_metadata
 from .graphs import model_dot, plan_dot
 from .errors import DestinationStoreError, MigrationError, MissingSourceModelError
 from .policy import EntityMigrationPolicy
@@ -566,24 +566,39 @@ def _store_info(path: str) -> Dict[str, Any]:
         connection.close()
 
 
+def _difference_text(difference) -> str:
+    """A version difference as the cdmigrate command words it."""
+    if difference.store_hash is not None and difference.model_hash is not None:
+        return f"{difference.entity}: store hash {difference.store_hash.hex()}, model hash {difference.model_hash.hex()}"
+    if difference.store_hash is None and difference.model_hash is not None:
+        return f"{difference.entity} is not in the store"
+    if difference.store_hash is not None:
+        return f"{difference.entity} is only in the store"
+    return difference.entity
+
+
+def _set_warning(text: str, versions: List[str]) -> bool:
+    """Whether a warning of ModelSet.json_files() is about the set's versions themselves (what the
+    cdmigrate command prints for --models), not about a version's model or a mapping model's file."""
+    return not any(text.startswith(f"{v}: ") for v in versions) and not text.endswith("records no pair of the set's versions: not written")
+
+
 def run_inspect(args) -> int:
+    if args.dot and args.json:
+        raise UsageError("--dot and --json cannot be combined")
+    if args.dot and args.models is not None:
+        raise UsageError("--dot draws one model: give --model, not --models")
+    if args.store is None and not (args.dot and args.model is not None):
+        raise UsageError("give the store to inspect (only --dot --model needs none)")
     if args.dot:
-        if args.json:
-            raise UsageError("--dot and --json cannot be combined")
-        if args.model is None:
-            raise UsageError("give --model: python -m cdmigrate draws a model file (the store's own model, "
-                             "rebuilt from its schema, is drawn by the cdmigrate command)")
         out = Output(False)
         try:
-            with Model.from_file(args.model) as model:
-                sys.stdout.write(model_dot(model, title=args.model))
+            model = Model.from_file(args.model) if args.model is not None else Model.from_store(args.store)
+            with model:
+                sys.stdout.write(model_dot(model, title=args.model if args.model is not None else args.store))
             return EXIT_SUCCESS
         except (Exception, KeyboardInterrupt) as error:
             return _failed(out, error)
-    if args.store is None:
-        raise UsageError("give the store to inspect (only --dot --model needs none)")
-    if args.model is not None:
-        raise UsageError("--model goes with --dot here (comparing a store with a model is the cdmigrate command's)")
     out = Output(args.json)
     try:
         info = _store_info(args.store)
@@ -596,6 +611,23 @@ def run_inspect(args) -> int:
             parent = f" : {entity['superentity']}" if "superentity" in entity else ""
             digest = f"  {entity['versionHash']}" if "versionHash" in entity else ""
             out.line(f"  {entity['name']}{parent}: {entity['rows']} rows{digest}")
+        if args.model is not None:
+            with Model.from_file(args.model) as model, store_metadata(args.store) as metadata:
+                differences = [_difference_text(d) for d in metadata.version_differences(model)]
+            out.line(f"at the version of {args.model}" if not differences
+                     else f"not at the version of {args.model}: " + "; ".join(differences))
+            info["compatible"] = not differences
+            info["differences"] = differences
+        if args.models is not None:
+            files = ModelSet(args.models).json_files()
+            for warning in files.warnings:
+                if _set_warning(warning, files.versions):
+                    out.warning(warning)
+            version = ModelVersionSet(args.models).version_for_store(args.store)
+            out.line(f"written with version {version} of {args.models} (current: {files.current_version})" if version is not None
+                     else f"written with none of the versions in {args.models} ({', '.join(files.versions)})")
+            info["version"] = version
+            info["currentVersion"] = files.current_version
         out.document(info)
         return EXIT_SUCCESS
     except (MigrationError, OSError, sqlite3.Error) as error:
@@ -693,9 +725,15 @@ def build_parser() -> argparse.ArgumentParser:
     inspect.add_argument("store", nargs="?", help="the store to inspect (none with --dot --model)")
     inspect.add_argument("--json", action="store_true", help="print the result as JSON")
     inspect.add_argument("--dot", action="store_true",
-                         help="print --model as a Graphviz digraph: entities as record nodes with their attributes, "
+                         help="print --model (else the store's own model: its model cache, or the model rebuilt from its "
+                              "schema) as a Graphviz digraph: entities as record nodes with their attributes, "
                               "relationships as labelled edges, inheritance as dashed edges")
-    inspect.add_argument("--model", metavar="path", help="with --dot: the model to draw (JSON, .xcdatamodel(d), .mom)")
+    inspect.add_argument("--model", metavar="path",
+                         help="a model to compare the store's version hashes with; with --dot, the model to draw "
+                              "(JSON, .xcdatamodel(d), .mom)")
+    inspect.add_argument("--models", metavar="path",
+                         help="a model's versions (an .xcdatamodeld or a folder of JSON models): names the one the "
+                              "store was written with")
     inspect.set_defaults(run=run_inspect)
     return parser
 

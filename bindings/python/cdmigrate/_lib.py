@@ -195,6 +195,8 @@ _PROTOTYPES = {
     # models
     "cdm_model_from_json": (c_int, [c_char_p, _out_ptr]),
     "cdm_model_from_file": (c_int, [c_char_p, _out_ptr]),
+    "cdm_model_from_store": (c_int, [c_char_p, _out_ptr]),
+    "cdm_model_warnings_json": (c_int, [c_void_p, POINTER(c_void_p)]),
     "cdm_model_free": (None, [c_void_p]),
     "cdm_model_error": (c_void_p, [c_void_p]),
     "cdm_model_entity_count": (c_int, [c_void_p, _out_size]),

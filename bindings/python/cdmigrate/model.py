@@ -4,6 +4,7 @@ docs/model-format.md and docs/mapping-format.md."""
 from __future__ import annotations
 
 import ctypes
+import json
 from typing import TYPE_CHECKING, List
 
 from . import _lib
@@ -60,6 +61,24 @@ class Model(LongLivedHandle):
     def from_file(cls, path: PathLike) -> "Model":
         """Reads a model from a JSON file; MigrationIOError when it cannot be read."""
         return cls._make(_lib.lib.cdm_model_from_file, c_path(path))
+
+    @classmethod
+    def from_store(cls, path: PathLike) -> "Model":
+        """The model a store file carries: the one cached in its ``Z_MODELCACHE``, else one rebuilt
+        from its schema (names in lower case; optionality, defaults, delete rules and to-one
+        inverses unknown; :attr:`warnings` says so). The store is only read. Raises
+        MigrationIOError for a missing file, SQLiteError for a file that is not an SQLite
+        database, InvalidModelError for a damaged cache or a database that is not a Core Data
+        store. Core Data counterpart: none (Core Data needs the model to open a store)."""
+        return cls._make(_lib.lib.cdm_model_from_store, c_path(path, "the store path"))
+
+    @property
+    def warnings(self) -> List[str]:
+        """What reading the model noticed; for a model :meth:`from_store` rebuilt from a store's
+        schema, what the schema could not tell. Empty when nothing."""
+        out = ctypes.c_void_p()
+        check(_lib.lib.cdm_model_warnings_json(self._ptr, ctypes.byref(out)))
+        return list(json.loads(_lib.take_string(out.value)))
 
     def to_json(self) -> str:
         """The model as model JSON (docs/model-format.md) with each entity's version hash (Apple's,

@@ -126,8 +126,74 @@ def test_inspect_dot_arguments_are_checked(tmp_path):
     model = write_json(tmp_path, "zoo.json", ZOO)
     assert main(["inspect", "--dot"]) == 64
     assert main(["inspect", "--dot", "--json", "--model", model]) == 64
-    assert main(["inspect", "some.sqlite", "--model", model]) == 64
+    assert main(["inspect", "--dot", "--models", model, "some.sqlite"]) == 64
+    assert main(["inspect", "--dot", str(tmp_path / "missing.sqlite")]) == 74
     assert main(["inspect", "--dot", "--model", str(tmp_path / "missing.json")]) == 74
+
+
+def notes_store(tmp_path) -> str:
+    """A copy of the macOS Notes store: an empty model cache, so its model is rebuilt from its schema."""
+    folder = os.path.join(FIXTURES, "apple-stores", "macos-notes")
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copyfile(os.path.join(folder, "NotesV7.storedata" + suffix), str(tmp_path / "NotesV7.storedata") + suffix)
+    return str(tmp_path / "NotesV7.storedata")
+
+
+def test_inspect_dot_of_a_store_draws_its_own_model(tmp_path, capsys):
+    store = renames_store(tmp_path, "1.1.0")
+    assert main(["inspect", store, "--dot"]) == 0
+    drawn = capsys.readouterr().out
+    assert drawn.startswith("digraph ")
+    assert "v1_1_0_name" in drawn          # the cached model keeps the names' case
+    store = notes_store(tmp_path)
+    assert main(["inspect", store, "--dot"]) == 0
+    drawn = capsys.readouterr().out
+    assert f"digraph {json.dumps(store)} {{" in drawn   # a rebuilt model has no name: titled by the store
+    assert '"Account"' in drawn and "username" in drawn
+
+
+def test_inspect_dot_of_a_file_that_is_no_store_fails(tmp_path, capsys):
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database " * 64)
+    assert main(["inspect", str(garbage), "--dot"]) != 0
+    assert capsys.readouterr().out == ""
+    import sqlite3
+    connection = sqlite3.connect(tmp_path / "plain.sqlite")
+    connection.execute("CREATE TABLE t (x)")
+    connection.commit()
+    connection.close()
+    assert main(["inspect", str(tmp_path / "plain.sqlite"), "--dot"]) == 65
+    assert "not a Core Data SQLite store" in capsys.readouterr().err
+
+
+def test_inspect_with_model_says_whether_the_store_is_at_its_version(tmp_path, capsys):
+    store = renames_store(tmp_path, "1.0.0")
+    same = os.path.join(FIXTURES, "json-models", "renames-v1.0.0.json")
+    other = os.path.join(FIXTURES, "json-models", "renames-v2.0.0.json")
+    assert main(["inspect", store, "--model", same]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"at the version of {same}"
+    assert main(["inspect", store, "--model", other]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"not at the version of {other}: BasicEntity: store hash ")
+    assert main(["inspect", store, "--model", other, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["compatible"] is False and document["differences"][0].startswith("BasicEntity: store hash ")
+    assert main(["inspect", store, "--model", str(tmp_path / "missing.json")]) == 74
+
+
+def test_inspect_with_models_names_the_version_that_wrote_the_store(tmp_path, capsys):
+    store = renames_store(tmp_path, "1.1.0")
+    bundle = os.path.join(RENAMES, "Model.xcdatamodeld")
+    assert main(["inspect", store, "--models", bundle]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last.startswith(f"written with version ") and f" of {bundle} (current: " in last
+    assert main(["inspect", store, "--models", bundle, "--json"]) == 0
+    document = json.loads(capsys.readouterr().out)
+    assert document["version"] is not None and document["currentVersion"]
+    other = uncloudnotes_store(tmp_path, "v1")
+    assert main(["inspect", other, "--models", bundle, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["version"] is None
+    assert main(["inspect", store, "--models", str(tmp_path / "missing.xcdatamodeld")]) != 0
 
 
 def test_model_dot_takes_a_model_or_its_json():
@@ -233,6 +299,31 @@ def test_inspect_dot_is_the_swift_commands(tmp_path, model):
     python = run_python(["inspect", "--dot", "--model", model])
     assert python.returncode == 0, python.stderr
     assert python.stdout == swift.stdout
+
+
+def test_inspect_store_dot_is_the_swift_commands(tmp_path):
+    for store in [renames_store(tmp_path, "1.0.0"), renames_store(tmp_path, "2.0.0"), notes_store(tmp_path)]:
+        swift = run_swift(["inspect", store, "--dot"])
+        assert swift.returncode == 0, swift.stderr
+        python = run_python(["inspect", store, "--dot"])
+        assert python.returncode == 0, python.stderr
+        assert python.stdout == swift.stdout
+
+
+def test_inspect_model_and_models_are_the_swift_commands(tmp_path):
+    store = renames_store(tmp_path, "1.1.0")
+    cases = [["--model", os.path.join(FIXTURES, "json-models", "renames-v1.1.0.json")],
+             ["--model", os.path.join(FIXTURES, "json-models", "renames-v2.0.0.json")],
+             ["--models", os.path.join(RENAMES, "Model.xcdatamodeld")],
+             ["--models", UNCLOUDNOTES_JSON]]
+    for extra in cases:
+        swift = run_swift(["inspect", store, *extra])
+        python = run_python(["inspect", store, *extra])
+        assert (python.returncode, python.stdout, python.stderr) == (swift.returncode, swift.stdout, swift.stderr)
+        swift = run_swift(["inspect", store, *extra, "--json"])
+        python = run_python(["inspect", store, *extra, "--json"])
+        assert python.returncode == swift.returncode
+        assert json.loads(python.stdout) == json.loads(swift.stdout)
 
 
 def test_plan_dot_is_the_swift_commands(tmp_path):

@@ -120,3 +120,41 @@ def test_missing_source_model_error_names_hashes_in_hex_and_the_version_the_stor
             assert "matches version 'v1.0.0'" in str(error.value)
             with pytest.raises(cdmigrate.MigrationIOError):
                 migration.set_model_versions(str(tmp_path / "missing.xcdatamodeld"))
+
+
+def test_model_from_store_gives_the_cached_model_which_opens_the_store(tmp_path):
+    path = copied_store(tmp_path, "1.1.0")
+    with cdmigrate.Model.from_store(path) as model:
+        assert model.entity_names == ["BasicEntity"]
+        assert "v1_1_0_name" in model.entity("BasicEntity").attributes
+        assert model.warnings == []
+        assert model.is_compatible(path)
+
+
+def test_model_from_store_rebuilds_a_model_without_a_cache_and_says_so(tmp_path):
+    notes = os.path.join(FIXTURES, "apple-stores", "macos-notes")
+    for suffix in ("", "-wal", "-shm"):
+        shutil.copy(os.path.join(notes, "NotesV7.storedata" + suffix), tmp_path / ("NotesV7.storedata" + suffix))
+    with cdmigrate.Model.from_store(tmp_path / "NotesV7.storedata") as model:
+        assert len(model.entity_names) == 22
+        assert "username" in model.entity("Account").attributes
+        assert any("rebuilt from the schema of the store" in w for w in model.warnings)
+
+
+def test_model_from_store_errors_name_the_file(tmp_path):
+    with pytest.raises(cdmigrate.MigrationIOError, match="no such file"):
+        cdmigrate.Model.from_store(tmp_path / "missing.sqlite")
+    garbage = tmp_path / "garbage.sqlite"
+    garbage.write_bytes(b"not a database " * 64)
+    with pytest.raises(cdmigrate.SQLiteError):
+        cdmigrate.Model.from_store(garbage)
+    import sqlite3
+    plain = tmp_path / "plain.sqlite"
+    connection = sqlite3.connect(plain)
+    connection.execute("CREATE TABLE t (x)")
+    connection.commit()
+    connection.close()
+    with pytest.raises(cdmigrate.InvalidModelError, match="not a Core Data SQLite store"):
+        cdmigrate.Model.from_store(plain)
+    with pytest.raises(TypeError):
+        cdmigrate.Model.from_store(None)

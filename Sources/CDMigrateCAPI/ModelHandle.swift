@@ -30,7 +30,6 @@ public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMuta
 public func cdm_model_from_store(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, ModelHandle()) { handle in
         let store = try CString.argument(path, "the store path")
-        guard FileIO.exists(store) else { throw MigrationError(.io, "cannot open the store '\(store)': no such file") }
         handle.model = try StoreModelRecovery.storeModel(at: store)
     }
 }

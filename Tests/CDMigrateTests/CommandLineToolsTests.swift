@@ -277,6 +277,9 @@ final class CommandLineToolsTests: XCTestCase {
         assertDigraphShape(result.out)
         XCTAssertTrue(result.out.lowercased().contains("\"image\" -> \"attachment\" [style=dashed"), result.out)
         XCTAssertEqual(try run(["inspect", "--dot"]).status, 64)
+        let missing = try run(["inspect", scratch.file("missing.sqlite"), "--dot"])
+        XCTAssertEqual(missing.status, 74, "a missing store is an I/O failure, as python -m cdmigrate reports it")
+        XCTAssertTrue(missing.err.contains("no such file"), missing.err)
     }
 
     // MARK: completion and help

@@ -142,16 +142,8 @@ extension MigrationManager {
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
         try associations.forEachDestination(mapping: mappingID(mapping)) { association, hasSeveralSources in
-            try checkCancelled()
-            let dInstance = try association.destination(in: destinationModel, store: destination)
-            currentDestination = dInstance
-            currentSource = hasSeveralSources ? nil : try association.source(in: sourceModel, store: source)
-            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
-            currentSource = nil
-            currentDestination = nil
-            processed += 1
-            if processed % batchSize == 0 { try destination.save() }
-            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            try createRelationships(of: association, withSource: !hasSeveralSources, mapping, policy: policy, source: source,
+                                    destination: destination, processed: &processed, total: total)
         }
     }
 
@@ -164,17 +156,26 @@ extension MigrationManager {
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
         try associations.forEachAssociation(mapping: mappingID(mapping)) { association in
-            try checkCancelled()
-            let dInstance = try association.destination(in: destinationModel, store: destination)
-            currentDestination = dInstance
-            currentSource = try association.source(in: sourceModel, store: source)
-            try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
-            currentSource = nil
-            currentDestination = nil
-            processed += 1
-            if processed % batchSize == 0 { try destination.save() }
-            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            try createRelationships(of: association, withSource: true, mapping, policy: policy, source: source,
+                                    destination: destination, processed: &processed, total: total)
         }
+    }
+
+    /// One step of stage 2: the policy's `createRelationships` for the association's destination
+    /// instance, with `$source` its source instance when `withSource`; saved in batches, progress told.
+    private func createRelationships(of association: AssociationTable.Association, withSource: Bool, _ mapping: EntityMapping,
+                                     policy: EntityMigrationPolicy, source: PersistentStore, destination: PersistentStore,
+                                     processed: inout Int, total: Int) throws {
+        try checkCancelled()
+        let dInstance = try association.destination(in: destinationModel, store: destination)
+        currentDestination = dInstance
+        currentSource = withSource ? try association.source(in: sourceModel, store: source) : nil
+        try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
+        currentSource = nil
+        currentDestination = nil
+        processed += 1
+        if processed % batchSize == 0 { try destination.save() }
+        try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
     }
 
     /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the

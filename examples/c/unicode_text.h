@@ -1,10 +1,11 @@
 /* The text rules the reference migrations share with Swift and Python (examples/README.md,
 ** "Text rules"), in C without a Unicode library:
 **   - white space: a code point with Unicode's White_Space property (text_is_white_space);
-**   - characters: extended grapheme clusters (UAX #29), for the cases the data has — combining
-**     marks, variation selectors, emoji modifiers, zero-width joiner sequences, regional-indicator
-**     flag pairs, tag sequences, CR LF, Hangul jamo and syllables (text_prefix_graphemes). Not
-**     covered: Prepend, SpacingMark and Indic conjuncts (Swift's Character covers them all);
+**   - characters: extended grapheme clusters (UAX #29) as Swift's Character counts them
+**     (text_prefix_graphemes), with the break classes read off Swift itself (grapheme_tables.h):
+**     combining marks, spacing marks, prepended marks, variation selectors, emoji modifiers and
+**     zero-width joiner sequences, regional-indicator flag pairs, tag sequences, CR LF, Hangul jamo
+**     and syllables. Not covered: Indic conjunct clusters (GB9c), which Swift joins;
 **   - NFC: canonical composition of a starter with the marks that directly follow it, pair by
 **     pair (nfc_pairs.h, generated from Unicode's data) plus Hangul arithmetic (text_nfc). Input
 **     whose marks are out of canonical order, or that needs decomposing first, is not reordered
@@ -17,6 +18,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include "grapheme_tables.h"
 #include "nfc_pairs.h"
 
 /* Decodes the code point at p (n bytes left); *size gets its length in bytes (at least 1). */
@@ -52,43 +54,38 @@ static inline int text_is_white_space(uint32_t c) {
            c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
-/* ---- Grapheme cluster break properties (the subset described above). */
-enum { GB_OTHER, GB_CR, GB_LF, GB_CONTROL, GB_EXTEND, GB_ZWJ, GB_RI, GB_L, GB_V, GB_T, GB_LV, GB_LVT, GB_PICTO };
-
-static const uint32_t GB_EXTEND_RANGES[][2] = {
-    {0x0300, 0x036F}, {0x0483, 0x0489}, {0x0591, 0x05BD}, {0x05BF, 0x05BF}, {0x05C1, 0x05C2}, {0x05C4, 0x05C5}, {0x05C7, 0x05C7},
-    {0x0610, 0x061A}, {0x064B, 0x065F}, {0x0670, 0x0670}, {0x1AB0, 0x1AFF}, {0x1DC0, 0x1DFF}, {0x200C, 0x200C}, {0x20D0, 0x20F0},
-    {0x302A, 0x302F}, {0x3099, 0x309A}, {0xFE00, 0xFE0F}, {0xFE20, 0xFE2F}, {0x1F3FB, 0x1F3FF}, {0xE0020, 0xE007F}, {0xE0100, 0xE01EF}};
-
-/* Extended_Pictographic, in ranges that may include a few unassigned code points. */
-static const uint32_t GB_PICTO_RANGES[][2] = {
-    {0x00A9, 0x00A9}, {0x00AE, 0x00AE}, {0x203C, 0x203C}, {0x2049, 0x2049}, {0x2122, 0x2122}, {0x2139, 0x2139}, {0x2194, 0x2199},
-    {0x21A9, 0x21AA}, {0x231A, 0x231B}, {0x2328, 0x2328}, {0x23CF, 0x23CF}, {0x23E9, 0x23F3}, {0x23F8, 0x23FA}, {0x24C2, 0x24C2},
-    {0x25AA, 0x25AB}, {0x25B6, 0x25B6}, {0x25C0, 0x25C0}, {0x25FB, 0x25FE}, {0x2600, 0x27BF}, {0x2934, 0x2935}, {0x2B05, 0x2B07},
-    {0x2B1B, 0x2B1C}, {0x2B50, 0x2B50}, {0x2B55, 0x2B55}, {0x3030, 0x3030}, {0x303D, 0x303D}, {0x3297, 0x3297}, {0x3299, 0x3299},
-    {0x1F000, 0x1F0FF}, {0x1F10D, 0x1F10F}, {0x1F12F, 0x1F12F}, {0x1F16C, 0x1F171}, {0x1F17E, 0x1F17F}, {0x1F18E, 0x1F18E},
-    {0x1F191, 0x1F19A}, {0x1F1AD, 0x1F1E5}, {0x1F201, 0x1F20F}, {0x1F21A, 0x1F21A}, {0x1F22F, 0x1F22F}, {0x1F232, 0x1F23A},
-    {0x1F23C, 0x1F23F}, {0x1F249, 0x1F3FA}, {0x1F400, 0x1F53D}, {0x1F546, 0x1F64F}, {0x1F680, 0x1F6FF}, {0x1F774, 0x1F77F},
-    {0x1F7D5, 0x1F7FF}, {0x1F80C, 0x1F80F}, {0x1F848, 0x1F84F}, {0x1F85A, 0x1F85F}, {0x1F888, 0x1F88F}, {0x1F8AE, 0x1F8FF},
-    {0x1F90C, 0x1F93A}, {0x1F93C, 0x1F945}, {0x1F947, 0x1FAFF}, {0x1FC00, 0x1FFFD}};
+/* ---- Grapheme cluster break properties: the classes read off Swift's Character (grapheme_tables.h)
+** plus those UAX #29 fixes by code point (CR, LF, ZWJ, regional indicators, Hangul). */
+enum { GB_OTHER, GB_CR, GB_LF, GB_CONTROL, GB_EXTEND, GB_ZWJ, GB_RI, GB_PREPEND, GB_SPACING_MARK, GB_L, GB_V, GB_T, GB_LV,
+       GB_LVT, GB_PICTO };
 
 static inline int gb_in(uint32_t c, const uint32_t (*ranges)[2], size_t count) {
-    for (size_t i = 0; i < count; i++) if (c >= ranges[i][0] && c <= ranges[i][1]) return 1;
+    size_t lo = 0, hi = count;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c < ranges[mid][0]) hi = mid;
+        else if (c > ranges[mid][1]) lo = mid + 1;
+        else return 1;
+    }
     return 0;
 }
+
+#define GB_IN(c, table) gb_in((c), (table), sizeof(table) / sizeof((table)[0]))
 
 static inline int gb_property(uint32_t c) {
     if (c == 0x0D) return GB_CR;
     if (c == 0x0A) return GB_LF;
-    if (c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x200B || c == 0x2028 || c == 0x2029 || c == 0xFEFF) return GB_CONTROL;
     if (c == 0x200D) return GB_ZWJ;
-    if (gb_in(c, GB_EXTEND_RANGES, sizeof GB_EXTEND_RANGES / sizeof GB_EXTEND_RANGES[0])) return GB_EXTEND;
     if (c >= 0x1F1E6 && c <= 0x1F1FF) return GB_RI;
     if ((c >= 0x1100 && c <= 0x115F) || (c >= 0xA960 && c <= 0xA97C)) return GB_L;
     if ((c >= 0x1160 && c <= 0x11A7) || (c >= 0xD7B0 && c <= 0xD7C6)) return GB_V;
     if ((c >= 0x11A8 && c <= 0x11FF) || (c >= 0xD7CB && c <= 0xD7FB)) return GB_T;
     if (c >= 0xAC00 && c <= 0xD7A3) return (c - 0xAC00) % 28 == 0 ? GB_LV : GB_LVT;
-    if (gb_in(c, GB_PICTO_RANGES, sizeof GB_PICTO_RANGES / sizeof GB_PICTO_RANGES[0])) return GB_PICTO;
+    if (GB_IN(c, GB_CONTROL_RANGES)) return GB_CONTROL;
+    if (GB_IN(c, GB_EXTEND_RANGES)) return GB_EXTEND;
+    if (GB_IN(c, GB_SPACING_MARK_RANGES)) return GB_SPACING_MARK;
+    if (GB_IN(c, GB_PREPEND_RANGES)) return GB_PREPEND;
+    if (GB_IN(c, GB_PICTO_RANGES)) return GB_PICTO;
     return GB_OTHER;
 }
 
@@ -109,6 +106,8 @@ static inline size_t text_prefix_graphemes(const char *text, size_t length, size
         else if ((previous == GB_LV || previous == GB_V) && (prop == GB_V || prop == GB_T)) joins = 1;         /* GB7 */
         else if ((previous == GB_LVT || previous == GB_T) && prop == GB_T) joins = 1;                          /* GB8 */
         else if (prop == GB_EXTEND || prop == GB_ZWJ) joins = 1;                                               /* GB9 */
+        else if (prop == GB_SPACING_MARK) joins = 1;                                                           /* GB9a */
+        else if (previous == GB_PREPEND) joins = 1;                                                            /* GB9b */
         else if (previous == GB_ZWJ && prop == GB_PICTO && picto_then_extend) joins = 1;                       /* GB11 */
         else if (previous == GB_RI && prop == GB_RI && ri_run % 2 == 1) joins = 1;                             /* GB12, GB13 */
         else joins = 0;                                                                                        /* GB999 */

@@ -3,38 +3,36 @@ rules"), in plain Python (the standard library has no grapheme segmentation):
 
 - white space: a code point with Unicode's White_Space property (``is_white_space``; not
   ``str.isspace``, which also takes U+001C–U+001F);
-- characters: extended grapheme clusters (UAX #29) for the cases the data has — combining marks,
-  variation selectors, emoji modifiers, zero-width joiner sequences, regional-indicator flag
-  pairs, tag sequences, CR LF, Hangul jamo and syllables (``prefix_graphemes``), with the same
-  property tables as examples/c/unicode_text.h. Not covered: Prepend, SpacingMark and Indic
-  conjuncts (Swift's Character covers them all);
+- characters: extended grapheme clusters (UAX #29) as Swift's Character counts them
+  (``prefix_graphemes``), with the break classes read off Swift itself (grapheme_tables.py, the
+  same tables as examples/c/grapheme_tables.h): combining, spacing and prepended marks, variation
+  selectors, emoji modifiers and zero-width joiner sequences, regional-indicator flag pairs, tag
+  sequences, CR LF, Hangul jamo and syllables. Not covered: Indic conjunct clusters (GB9c), which
+  Swift joins;
 - NFC: ``unicodedata.normalize("NFC", …)``.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from bisect import bisect_right
+from typing import Tuple
+
+from . import grapheme_tables
 
 _WHITE_SPACE = frozenset([*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F,
                           0x205F, 0x3000])
 
-(OTHER, CR, LF, CONTROL, EXTEND, ZWJ, RI, L, V, T, LV, LVT, PICTO) = range(13)
+(OTHER, CR, LF, CONTROL, EXTEND, ZWJ, RI, PREPEND, SPACING_MARK, L, V, T, LV, LVT, PICTO) = range(15)
 
-_EXTEND = [(0x0300, 0x036F), (0x0483, 0x0489), (0x0591, 0x05BD), (0x05BF, 0x05BF), (0x05C1, 0x05C2), (0x05C4, 0x05C5),
-           (0x05C7, 0x05C7), (0x0610, 0x061A), (0x064B, 0x065F), (0x0670, 0x0670), (0x1AB0, 0x1AFF), (0x1DC0, 0x1DFF),
-           (0x200C, 0x200C), (0x20D0, 0x20F0), (0x302A, 0x302F), (0x3099, 0x309A), (0xFE00, 0xFE0F), (0xFE20, 0xFE2F),
-           (0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F), (0xE0100, 0xE01EF)]
-_PICTO = [(0x00A9, 0x00A9), (0x00AE, 0x00AE), (0x203C, 0x203C), (0x2049, 0x2049), (0x2122, 0x2122), (0x2139, 0x2139),
-          (0x2194, 0x2199), (0x21A9, 0x21AA), (0x231A, 0x231B), (0x2328, 0x2328), (0x23CF, 0x23CF), (0x23E9, 0x23F3),
-          (0x23F8, 0x23FA), (0x24C2, 0x24C2), (0x25AA, 0x25AB), (0x25B6, 0x25B6), (0x25C0, 0x25C0), (0x25FB, 0x25FE),
-          (0x2600, 0x27BF), (0x2934, 0x2935), (0x2B05, 0x2B07), (0x2B1B, 0x2B1C), (0x2B50, 0x2B50), (0x2B55, 0x2B55),
-          (0x3030, 0x3030), (0x303D, 0x303D), (0x3297, 0x3297), (0x3299, 0x3299), (0x1F000, 0x1F0FF), (0x1F10D, 0x1F10F),
-          (0x1F12F, 0x1F12F), (0x1F16C, 0x1F171), (0x1F17E, 0x1F17F), (0x1F18E, 0x1F18E), (0x1F191, 0x1F19A),
-          (0x1F1AD, 0x1F1E5), (0x1F201, 0x1F20F), (0x1F21A, 0x1F21A), (0x1F22F, 0x1F22F), (0x1F232, 0x1F23A),
-          (0x1F23C, 0x1F23F), (0x1F249, 0x1F3FA), (0x1F400, 0x1F53D), (0x1F546, 0x1F64F), (0x1F680, 0x1F6FF),
-          (0x1F774, 0x1F77F), (0x1F7D5, 0x1F7FF), (0x1F80C, 0x1F80F), (0x1F848, 0x1F84F), (0x1F85A, 0x1F85F),
-          (0x1F888, 0x1F88F), (0x1F8AE, 0x1F8FF), (0x1F90C, 0x1F93A), (0x1F93C, 0x1F945), (0x1F947, 0x1FAFF),
-          (0x1FC00, 0x1FFFD)]
+
+def _in(c: int, ranges: Tuple[Tuple[int, int], ...]) -> bool:
+    k = bisect_right(ranges, (c, 0x10FFFF))
+    return k > 0 and ranges[k - 1][0] <= c <= ranges[k - 1][1]
+
+
+_CLASSES = ((grapheme_tables.CONTROL, CONTROL), (grapheme_tables.EXTEND, EXTEND),
+            (grapheme_tables.SPACING_MARK, SPACING_MARK), (grapheme_tables.PREPEND, PREPEND), (grapheme_tables.PICTO, PICTO))
 
 
 def is_white_space(c: str) -> bool:
@@ -50,12 +48,8 @@ def _property(c: int) -> int:
         return CR
     if c == 0x0A:
         return LF
-    if c < 0x20 or 0x7F <= c <= 0x9F or c in (0x200B, 0x2028, 0x2029, 0xFEFF):
-        return CONTROL
     if c == 0x200D:
         return ZWJ
-    if any(a <= c <= b for a, b in _EXTEND):
-        return EXTEND
     if 0x1F1E6 <= c <= 0x1F1FF:
         return RI
     if 0x1100 <= c <= 0x115F or 0xA960 <= c <= 0xA97C:
@@ -66,8 +60,9 @@ def _property(c: int) -> int:
         return T
     if 0xAC00 <= c <= 0xD7A3:
         return LV if (c - 0xAC00) % 28 == 0 else LVT
-    if any(a <= c <= b for a, b in _PICTO):
-        return PICTO
+    for table, prop in _CLASSES:
+        if _in(c, table):
+            return prop
     return OTHER
 
 
@@ -93,6 +88,10 @@ def prefix_graphemes(text: str, characters: int) -> str:
             joins = True  # GB8
         elif prop in (EXTEND, ZWJ):
             joins = True  # GB9
+        elif prop == SPACING_MARK:
+            joins = True  # GB9a
+        elif previous == PREPEND:
+            joins = True  # GB9b
         elif previous == ZWJ and prop == PICTO and picto_then_extend:
             joins = True  # GB11
         elif previous == RI and prop == RI and ri_run % 2 == 1:

@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "CDMigrate", dependencies: ["CSQLite", "CJansson", "CLibXML2", "CZlib"]),
         // The C API (include/cdmigrate.h): @_cdecl functions over the engine, no engine logic.
         .target(name: "CDMigrateCAPI", dependencies: ["CDMigrate", "CSQLite"], path: "Sources/CDMigrateCAPI"),
-        // The reference migrations of shared/scenarios.md: models, mappings, generators and
+        // The reference migrations of examples/scenarios.md: models, mappings, generators and
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
         // The command line (`cdmigrate`); executables may use Foundation. It links the C API and

@@ -3,7 +3,7 @@ import Foundation
 @testable import CDMigrate
 import ReferenceMigrations
 
-/// The five reference migrations of shared/scenarios.md, each checked row by row against its
+/// The five reference migrations of examples/scenarios.md, each checked row by row against its
 /// source store as the scenario's "Must show" asks.
 final class ReferenceMigrationTests: XCTestCase {
     var directory = ""
@@ -285,7 +285,7 @@ final class ReferenceMigrationTests: XCTestCase {
         try EventsTwoPasses.manager().migrateStore(from: source, to: whole)
         let report = try EventsTwoPasses.manager(stepOneInRanges: true).migrateStore(from: source, to: ranged)
         let stamps = EventsTwoPasses.timeStamps()
-        XCTAssertEqual(report.mappings.map { $0.entityMappingName }, ["EventToNumericEventBefore2001", "EventToNumericEventFrom2001", "EventToPrintedEvent"])
+        XCTAssertEqual(report.mappings.map { $0.entityMappingName }, ["EventToPrintedEventBefore2001", "EventToPrintedEventFrom2001", "EventToNumericEvent"])
         XCTAssertEqual(report.mappings.map { $0.sourceInstances }, [stamps.filter { $0 < 0 }.count, stamps.filter { $0 >= 0 }.count, 2_000])
         XCTAssertTrue(report.untakenSourceInstances.isEmpty)
         func rows(_ path: String) throws -> [String] {

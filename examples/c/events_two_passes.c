@@ -1,8 +1,9 @@
-/* Scenario 3 in C: Event { timeStamp: Date } becomes NumericEvent (seconds since 1970) and
-** PrintedEvent (a medium date and time), with two mapping models — StepOne, StepTwo — run as two
-** passes into one destination. StepTwo's FUNCTION(CAST("EventFormatting", "Class"),
-** "printedDate:", …) is a C host function. The destination is never the source; after success the
-** new store takes the old one's place (cdm_migration_run_in_place). */
+/* Scenario 3 in C: Event { timeStamp: Date } becomes PrintedEvent (a medium date and time) and
+** NumericEvent (seconds since 1970), with two mapping models run as two passes into one
+** destination: StepOne makes the PrintedEvents through the custom policy
+** StepOneEntityMigrationPolicy (here C hooks), StepTwo the NumericEvents with a value expression.
+** The destination is never the source; after success the new store takes the old one's place
+** (cdm_migration_run_in_place). */
 #include "example.h"
 #include <math.h>
 
@@ -32,16 +33,22 @@ static int medium_date(double since2001, char *out, size_t size) {
     return 1;
 }
 
-static int printed_date(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+/* StepOneEntityMigrationPolicy: one PrintedEvent per Event, its printedDate the formatted time stamp
+** (nil stays nil; a time stamp with no text fails the migration with code 5, as Swift and Python). */
+static int step_one_create(cdm_context *ctx, cdm_object *source, void *user) {
     (void)user;
-    if (argc != 1) return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "printedDate: takes one date");
-    if (cdm_value_type(argv[0]) == CDM_VALUE_NULL) return cdm_value_set_null(result);
     double seconds = 0;
-    TRY(cdm_value_date(argv[0], &seconds));
-    char text[96];
-    if (!medium_date(seconds, text, sizeof text))
-        return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "EventFormatting printedDate: the date is out of range");
-    return cdm_value_set_text(result, text, CDM_NUL_TERMINATED);
+    int is_null = 0;
+    TRY(cdm_object_get_date(source, "timeStamp", &seconds, &is_null));
+    cdm_object *printed = NULL;
+    TRY(cdm_context_create_instance(ctx, "PrintedEvent", &printed));
+    if (!is_null) {
+        char text[96];
+        if (!medium_date(seconds, text, sizeof text))
+            return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "StepOneEntityMigrationPolicy: the date is out of range");
+        TRY(cdm_object_set_text(printed, "printedDate", text, CDM_NUL_TERMINATED));
+    }
+    return cdm_context_associate(ctx, source, printed);
 }
 
 static void generate(const char *path) {
@@ -69,7 +76,9 @@ static void generate(const char *path) {
 static cdm_migration *events_migration(void) {
     const char *passes[] = {"3-events-two-passes/StepOne.mapping.json", "3-events-two-passes/StepTwo.mapping.json"};
     cdm_migration *migration = load_migration("3-events-two-passes/EventsV1.model.json", "3-events-two-passes/EventsV2.model.json", passes, 2);
-    MUST(cdm_migration_register_function(migration, "EventFormatting", "printedDate:", printed_date, NULL, NULL));
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = step_one_create;
+    MUST(cdm_migration_register_policy(migration, "StepOneEntityMigrationPolicy", &hooks, sizeof hooks, NULL, NULL));
     return migration;
 }
 

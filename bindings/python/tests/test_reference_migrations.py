@@ -1,4 +1,4 @@
-"""The five reference migrations of shared/scenarios.md with their Python policies
+"""The five reference migrations of examples/scenarios.md with their Python policies
 (examples/python/reference_migrations), each destination checked row by row with Python's own
 sqlite3 module."""
 
@@ -72,10 +72,11 @@ def test_3_events_two_passes_double_the_rows_and_convert_exactly(tmp_path):
     stamps = events.generate_source(source)
     before = sha256(source)
     with events.migration() as migration:
-        report = migration.run(source, migrated)
+        report = migration.run(source, migrated, policies=events.POLICIES)
     assert sha256(source) == before  # the destination is never the source
     assert report.destination_counts == {"NumericEvent": 2000, "PrintedEvent": 2000}
     assert [m.pass_index for m in report.mappings] == [0, 1]
+    assert [m.entity_mapping for m in report.mappings] == ["EventToPrintedEvent", "EventToNumericEvent"]
     stored = [t for (t,) in rows(source, "SELECT ZTIMESTAMP FROM ZEVENT ORDER BY Z_PK")]
     assert stored == stamps
     numeric = sorted(t for (t,) in rows(migrated, "SELECT ZTIMESTAMP FROM ZNUMERICEVENT"))
@@ -95,7 +96,7 @@ def test_3_events_two_passes_double_the_rows_and_convert_exactly(tmp_path):
     with events.migration(step_one_in_ranges=True) as migration:
         again = str(tmp_path / "again.sqlite")
         events.generate_source(str(tmp_path / "Events2.sqlite"))
-        migration.run(str(tmp_path / "Events2.sqlite"), again)
+        migration.run(str(tmp_path / "Events2.sqlite"), again, policies=events.POLICIES)
     assert sorted(t for (t,) in rows(again, "SELECT ZTIMESTAMP FROM ZNUMERICEVENT")) == numeric
 
 
@@ -103,7 +104,7 @@ def test_3_events_in_place(tmp_path):
     source = str(tmp_path / "Events.sqlite")
     events.generate_source(source, count=300)
     with events.migration() as migration:
-        migration.run_in_place(source)
+        migration.run_in_place(source, policies=events.POLICIES)
     assert rows(source, "SELECT COUNT(*) FROM ZNUMERICEVENT") == [(300,)]
     assert leftovers(str(tmp_path), "Events") == ["Events.sqlite"] or all(
         f.startswith("Events.sqlite") for f in leftovers(str(tmp_path), "Events"))
@@ -112,7 +113,9 @@ def test_3_events_in_place(tmp_path):
 def test_3_printed_date_rejects_non_dates():
     with pytest.raises(TypeError):
         events.printed_date("yesterday")
-    assert events.printed_date(None) is None and events.printed_date(0) == events.medium_date(0)
+    with pytest.raises(TypeError):
+        events.printed_date(0)
+    assert events.printed_date(None) is None and events.printed_date(cdmigrate.CoreDataDate(0)) == events.medium_date(0)
 
 
 def _v4_attachments(path):

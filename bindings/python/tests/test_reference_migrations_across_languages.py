@@ -186,7 +186,7 @@ def test_3_a_time_stamp_no_calendar_prints_fails_the_same_way_in_swift_c_and_pyt
     events.write_source(source, [0.0, 1e300])
     assert run_swift(3, source, str(tmp_path / "swift.sqlite")).stderr.startswith("error 5:")
     assert run_c(3, source, str(tmp_path / "c.sqlite")).stderr.startswith("error 5:")
-    # The host function's own exception ends the Python run, as every exception from a callback does.
+    # The policy's own exception ends the Python run, as every exception from a callback does.
     with pytest.raises(ValueError) as raised:
         events.migrate(source, str(tmp_path / "python.sqlite"))
     assert "out of range" in str(raised.value)

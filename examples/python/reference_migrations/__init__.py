@@ -1,4 +1,4 @@
-"""The five reference migrations of shared/scenarios.md with their policies in Python.
+"""The five reference migrations of examples/scenarios.md with their policies in Python.
 
 Each module has ``generate_source(path)`` (a deterministic store made through cdmigrate.Store),
 ``migrate(source, destination)`` (the migration with its policies and host functions) and

@@ -1,5 +1,7 @@
-"""Scenario 3: Event becomes NumericEvent and PrintedEvent, with two mapping models (StepOne,
-StepTwo) run as two passes into the same destination; then the new store replaces the old one."""
+"""Scenario 3: Event becomes PrintedEvent and NumericEvent, with two mapping models run as two
+passes into the same destination: StepOne makes the PrintedEvents through the custom policy
+StepOneEntityMigrationPolicy, StepTwo the NumericEvents with a value expression; then the new store
+replaces the old one."""
 
 from __future__ import annotations
 
@@ -13,8 +15,6 @@ import cdmigrate
 from .common import SeededGenerator, mapping, model, remove_store, summary
 
 DIRECTORY = "3-events-two-passes"
-FORMATTING_CLASS = "EventFormatting"
-FORMATTING_SELECTOR = "printedDate:"
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
@@ -52,28 +52,31 @@ def medium_date(reference_seconds: float) -> Optional[str]:
 
 
 def printed_date(value) -> Optional[str]:
-    """The host function EventFormatting printedDate: dates arrive as datetimes, or as
-    cdmigrate.CoreDataDate (seconds since 2001) beyond datetime's year 9999; numbers are seconds
-    since 2001. A time stamp with no text fails the migration, as in Swift and C."""
+    """StepOne's printedDate for a time stamp: dates arrive as datetimes, or as
+    cdmigrate.CoreDataDate (seconds since 2001) beyond datetime's year 9999. A time stamp with no
+    text fails the migration, as in Swift and C."""
     if value is None:
         return None
-    if isinstance(value, (dt.datetime, cdmigrate.CoreDataDate)):
-        seconds = cdmigrate.reference_seconds(value)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        seconds = float(value)
-    else:
-        raise TypeError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR} takes a date, not {type(value).__name__}")
+    if not isinstance(value, (dt.datetime, cdmigrate.CoreDataDate)):
+        raise TypeError(f"{StepOneEntityMigrationPolicy.__name__} takes a date, not {type(value).__name__}")
+    seconds = cdmigrate.reference_seconds(value)
     text = medium_date(seconds)
     if text is None:
-        raise ValueError(f"{FORMATTING_CLASS} {FORMATTING_SELECTOR}: the date {seconds!r} (seconds since 2001) is out of range")
+        raise ValueError(f"{StepOneEntityMigrationPolicy.__name__}: the date {seconds!r} (seconds since 2001) is out of range")
     return text
 
 
-FUNCTIONS = {(FORMATTING_CLASS, FORMATTING_SELECTOR): printed_date}
+class StepOneEntityMigrationPolicy(cdmigrate.EntityMigrationPolicy):
+    """The scenario's StepOne policy: one PrintedEvent per Event, its printedDate the time stamp as
+    a medium date and medium time (medium_date), as the original policy did with NSDateFormatter."""
 
-def register_printed_date(events: cdmigrate.Migration) -> None:
-    """Registers EventFormatting printedDate: (see printed_date)."""
-    events.register_function(FORMATTING_CLASS, FORMATTING_SELECTOR, printed_date)
+    def create_destination_instances(self, source, mapping, manager):
+        printed = manager.create("PrintedEvent")
+        printed["printedDate"] = printed_date(source["timeStamp"])
+        manager.associate(source, printed)
+
+
+POLICIES = {"StepOneEntityMigrationPolicy": StepOneEntityMigrationPolicy}
 
 
 def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
@@ -106,13 +109,11 @@ def write_source(path: str, stamps: List[float]) -> None:
 
 
 def migration(step_one_in_ranges: bool = False) -> cdmigrate.Migration:
-    """Both passes (StepOne whole, or in two ranges by predicates) with the formatting function."""
+    """Both passes (StepOne whole, or in two ranges by predicates); run it with POLICIES."""
     first = "StepOneInRanges.mapping.json" if step_one_in_ranges else "StepOne.mapping.json"
     with model(DIRECTORY, "EventsV1.model.json") as v1, model(DIRECTORY, "EventsV2.model.json") as v2, \
             mapping(DIRECTORY, first) as one, mapping(DIRECTORY, "StepTwo.mapping.json") as two:
-        events = cdmigrate.Migration(v1, v2, [one, two])
-    register_printed_date(events)
-    return events
+        return cdmigrate.Migration(v1, v2, [one, two])
 
 
 def replace_store(path: str, new_path: str) -> None:
@@ -129,7 +130,7 @@ def replace_store(path: str, new_path: str) -> None:
 
 def migrate(source: str, destination: str) -> cdmigrate.MigrationReport:
     with migration() as events:
-        return events.run(source, destination)
+        return events.run(source, destination, policies=POLICIES)
 
 
 def run(directory: str) -> str:
@@ -137,6 +138,6 @@ def run(directory: str) -> str:
     migrated = os.path.join(directory, "Events-v2.sqlite")
     generate_source(source)
     with migration() as events:
-        report = events.run(source, migrated)
+        report = events.run(source, migrated, policies=POLICIES)
     replace_store(source, migrated)
     return summary(3, "Events: one entity becomes two, in two passes", [report])

@@ -1,11 +1,10 @@
 import CDMigrate
 
-/// Scenario 3: Event becomes NumericEvent and PrintedEvent, with two mapping models (StepOne,
-/// StepTwo) run one after the other into the same destination.
+/// Scenario 3: Event becomes PrintedEvent and NumericEvent, with two mapping models run one after
+/// the other into the same destination: StepOne makes the PrintedEvents through the custom policy
+/// `StepOneEntityMigrationPolicy`, then StepTwo the NumericEvents with a plain value expression.
 public enum EventsTwoPasses {
     public static let directory = "3-events-two-passes"
-    public static let formattingClass = "EventFormatting"
-    public static let formattingSelector = "printedDate:"
 
     public static func sourceModel() throws -> ManagedObjectModel { try ReferenceMigrations.model(directory, "EventsV1.model.json") }
     public static func destinationModel() throws -> ManagedObjectModel { try ReferenceMigrations.model(directory, "EventsV2.model.json") }
@@ -14,26 +13,11 @@ public enum EventsTwoPasses {
     /// StepOne split into two source ranges by predicates (the way to bound each pass on huge stores).
     public static func stepOneInRanges() throws -> MappingModel { try ReferenceMigrations.mapping(directory, "StepOneInRanges.mapping.json") }
 
-    /// A manager with both passes (StepOne whole, or in two ranges) and the date formatting function registered.
+    /// A manager with both passes (StepOne whole, or in two ranges) and StepOne's policy registered.
     public static func manager(stepOneInRanges ranges: Bool = false) throws -> MigrationManager {
         let first = ranges ? try stepOneInRanges() : try stepOne()
         let manager = try MigrationManager(sourceModel: try sourceModel(), destinationModel: try destinationModel(), mappingModels: [first, try stepTwo()])
-        manager.registerFunction(className: formattingClass, selector: formattingSelector) { arguments in
-            let seconds: Double
-            switch arguments.first ?? .null {
-            case .date(let value): seconds = value
-            case .null: return .null
-            case let other:
-                guard let value = other.doubleValue else {
-                    throw MigrationError(.expressionEvaluation, "\(formattingClass) \(formattingSelector) takes a date, not a \(other.typeName) value")
-                }
-                seconds = value
-            }
-            guard let text = MediumDateFormat.string(fromReferenceSeconds: seconds) else {
-                throw MigrationError(.expressionEvaluation, "\(formattingClass) \(formattingSelector): the date \(seconds) (seconds since 2001) is out of range")
-            }
-            return .string(text)
-        }
+        manager.registerPolicy(named: StepOneEntityMigrationPolicy.name) { StepOneEntityMigrationPolicy() }
         return manager
     }
 
@@ -73,9 +57,9 @@ public enum EventsTwoPasses {
         result.destinationPaths = [source]
         result.reports = [("StepOne + StepTwo", report)]
         result.samples = try StoreAccess.readStore(at: source, model: try destinationModel()) { store in
-            let numbers = try StoreAccess.all("NumericEvent", in: store).prefix(3).map { "NumericEvent timeStamp=\(try $0.value(forKey: "timeStamp"))" }
             let printed = try StoreAccess.all("PrintedEvent", in: store).prefix(3).map { "PrintedEvent printedDate=\"\(try $0.value(forKey: "printedDate"))\"" }
-            return numbers + printed
+            let numbers = try StoreAccess.all("NumericEvent", in: store).prefix(3).map { "NumericEvent timeStamp=\(try $0.value(forKey: "timeStamp"))" }
+            return printed + numbers
         }
         return result
     }

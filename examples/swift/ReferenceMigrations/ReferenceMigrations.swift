@@ -5,7 +5,7 @@ import Glibc
 import Musl
 #endif
 
-/// The reference migrations of shared/scenarios.md, shared by the example runner and the tests:
+/// The reference migrations of examples/scenarios.md, shared by the example runner and the tests:
 /// each scenario has its models and mappings as JSON under `examples/<n>-<name>/`, a data
 /// generator, its Swift policies and a `run(in:)` that generates the source store and migrates it.
 public enum ReferenceMigrations {

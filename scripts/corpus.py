@@ -1,0 +1,331 @@
+#!/usr/bin/env python3
+"""Runs cdmigrate over real projects' Xcode models, as a new user would, and says what reached the
+current version with its data.
+
+    python3 scripts/corpus.py [--cdmigrate PATH] [--rows N] [--json FILE] FOLDER...
+
+Each FOLDER is searched (recursively) for `.xcdatamodeld` bundles with two or more versions. For
+each bundle:
+
+1. import: `cdmigrate import BUNDLE -o DIR` reads every version (and the mapping models);
+2. seed: a store at the oldest version (versions ordered by their names as a developer reads
+   them: `Model 2` before `Model 10`), with --rows instances of every concrete entity, every
+   attribute given a value of its type (optional ones now and then nil) and every to-one
+   relationship pointing at an instance of its destination;
+3. migrate: `cdmigrate migrate SEED --models BUNDLE --to OUT --json` (with `--mappings` for every
+   folder of the project that holds `.xcmappingmodel`s, when the command has that option);
+4. compare: for every entity that every version has, the destination holds as many instances as
+   the seed, and the values of every attribute that every version declares with the same name
+   and type are the same (as a multiset per entity: the engine may renumber instances).
+
+Nothing of the projects is copied into this repository; the folders are read where they are
+(see Tests/Fixtures/README.md for the projects used and their licences). Exit status 0; the last
+line counts the bundles that passed each stage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import random
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional, Tuple
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
+
+STAGES = ("import", "seed", "migrate", "compare")
+
+
+def natural_key(name: str) -> List[Any]:
+    return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name)]
+
+
+def bundles(folder: str) -> List[str]:
+    found = []
+    for directory, subdirectories, _ in os.walk(folder):
+        for name in list(subdirectories):
+            if name.endswith(".xcdatamodeld"):
+                path = os.path.join(directory, name)
+                versions = [v for v in os.listdir(path) if v.endswith(".xcdatamodel")]
+                if len(versions) >= 2:
+                    found.append(path)
+                subdirectories.remove(name)
+    return sorted(found)
+
+
+def project_root(bundle: str, folders: List[str]) -> str:
+    for folder in folders:
+        if os.path.abspath(bundle).startswith(os.path.abspath(folder) + os.sep):
+            return os.path.abspath(folder)
+    return os.path.dirname(bundle)
+
+
+def mapping_folders(root: str) -> List[str]:
+    folders = set()
+    for directory, subdirectories, _ in os.walk(root):
+        for name in subdirectories:
+            if name.endswith(".xcmappingmodel"):
+                folders.add(directory)
+    return sorted(folders)
+
+
+def run(command: List[str], timeout: int = 600) -> Tuple[int, str, str]:
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        return done.returncode, done.stdout, done.stderr
+    except subprocess.TimeoutExpired:
+        return -1, "", f"timed out after {timeout} s"
+
+
+def first_line(text: str) -> str:
+    try:
+        error = json.loads(text)["error"]
+        return f"error {error.get('code')}: {error.get('message') or (error.get('errors') or [{}])[0].get('message', '')}"[:300]
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError):
+        pass
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[0][:300] if lines else ""
+
+
+# ---- Models, read from the JSON that `cdmigrate import` writes.
+
+class Entity:
+    def __init__(self, raw: Dict[str, Any], by_name: Dict[str, Dict[str, Any]]):
+        self.name = raw["name"]
+        self.abstract = bool(raw.get("abstract"))
+        self.parent = raw.get("parent")
+        self.renaming = raw.get("renamingIdentifier")
+        chain, parent = [], raw
+        while parent is not None:
+            chain.insert(0, parent)
+            parent = by_name.get(parent.get("parent")) if parent.get("parent") else None
+        self.root = chain[0]["name"]
+        self.attributes = {a["name"]: a for level in chain for a in level.get("attributes", [])}
+        self.relationships = {r["name"]: r for level in chain for r in level.get("relationships", [])}
+
+
+def is_model(path: str) -> bool:
+    with open(path, encoding="utf-8") as handle:
+        return "entities" in json.load(handle)
+
+
+def load_version(path: str) -> Dict[str, Entity]:
+    with open(path, encoding="utf-8") as handle:
+        raw = json.load(handle)
+    by_name = {e["name"]: e for e in raw["entities"]}
+    return {name: Entity(e, by_name) for name, e in by_name.items()}
+
+
+def sample(attribute: Dict[str, Any], rng: random.Random, row: int) -> Any:
+    import cdmigrate
+    kind = attribute.get("type", "string")
+    if attribute.get("optional") is not False and rng.random() < 0.2:
+        return None
+    if kind in ("integer16", "integer32", "integer64"):
+        return rng.randint(0, 30000)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    if kind in ("double", "float", "decimal"):
+        return float(rng.randint(0, 1 << 20)) / 8
+    if kind == "string":
+        return f"{attribute['name']} {row} {rng.choice(['café', 'naïve', '東京', '🎉', 'plain'])}"
+    if kind == "date":
+        return cdmigrate.date_from_reference_seconds(500_000_000 + rng.randint(0, 10_000_000))
+    if kind == "binary":
+        return bytes(rng.randint(0, 255) for _ in range(rng.randint(1, 32)))
+    if kind == "uuid":
+        import uuid
+        return uuid.UUID(int=rng.getrandbits(128))
+    if kind == "uri":
+        return f"https://example.org/{row}"
+    return None
+
+
+def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int) -> None:
+    import cdmigrate
+    rng = random.Random(7)
+    model = cdmigrate.Model.from_file(model_path)
+    with cdmigrate.Store.create(model, path) as store:
+        made: Dict[str, list] = collections.defaultdict(list)
+        concrete = [e for e in entities.values() if not e.abstract]
+        for entity in concrete:
+            for row in range(rows):
+                values = {}
+                for name, attribute in entity.attributes.items():
+                    if attribute.get("transient") or attribute.get("derived"):
+                        continue
+                    if attribute.get("type") in ("transformable", "objectID", "undefined", "composite"):
+                        continue
+                    value = sample(attribute, rng, row)
+                    if value is not None:
+                        values[name] = value
+                instance = store.insert(entity.name, values)
+                made[entity.name].append(instance)
+        for entity in concrete:
+            for instance in made[entity.name]:
+                for name, relationship in entity.relationships.items():
+                    if relationship.get("toMany") or relationship.get("transient"):
+                        continue
+                    targets = [i for e in concrete if is_kind_of(entities, e.name, relationship["destination"]) for i in made[e.name]]
+                    if targets and (relationship.get("optional") is False or rng.random() < 0.8):
+                        instance[name] = rng.choice(targets)
+        store.save()
+
+
+def is_kind_of(entities: Dict[str, Entity], name: str, ancestor: str) -> bool:
+    entity = entities.get(name)
+    while entity is not None:
+        if entity.name == ancestor:
+            return True
+        entity = entities.get(entity.parent) if entity.parent else None
+    return False
+
+
+# ---- Reading a store's rows by entity and attribute name.
+
+def entity_rows(path: str, entity: Entity, attributes: List[str]) -> Optional[collections.Counter]:
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        number = db.execute("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = ?", (entity.name,)).fetchone()
+        table = "Z" + entity.root.upper()
+        columns = [row[1] for row in db.execute(f'PRAGMA table_info("{table}")')]
+        if number is None or not columns:
+            return None
+        chosen = []
+        for name in attributes:
+            candidates = [c for c in columns if re.fullmatch("Z" + re.escape(name.upper()) + r"\d*", c)]
+            if len(candidates) != 1:
+                return None
+            chosen.append(candidates[0])
+        select = ", ".join(f'"{c}"' for c in chosen) or "1"
+        return collections.Counter(db.execute(f'SELECT {select} FROM "{table}" WHERE Z_ENT = ?', (number[0],)).fetchall())
+    finally:
+        db.close()
+
+
+def successor(items: Dict[str, Dict[str, Any]], name: str) -> Optional[str]:
+    """The name `name` has in the next version: the same name, else the item whose renaming
+    identifier is `name` (Xcode's elementID)."""
+    renamed = [n for n, item in items.items() if item.get("renamingIdentifier") == name]
+    if renamed:
+        return renamed[0]
+    return name if name in items and not items[name].get("renamingIdentifier") else None
+
+
+def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[str, Dict[str, str]]]:
+    """The entity's name in the last version and, for each attribute of the first version that
+    every version keeps (through renames, with the same type), its name in the last version."""
+    names = {a: a for a, attribute in versions[0][entity].attributes.items()
+             if not attribute.get("transient") and attribute.get("type") != "transformable"}
+    current = entity
+    for previous, version in zip(versions, versions[1:]):
+        raw = {n: {"renamingIdentifier": e.renaming} for n, e in version.items()}
+        following = successor(raw, current)
+        if following is None:
+            return None
+        before, after = previous[current].attributes, version[following].attributes
+        for first, name in list(names.items()):
+            moved = successor(after, name)
+            if moved is None or after[moved].get("type") != before[name].get("type") or after[moved].get("transient"):
+                del names[first]
+            else:
+                names[first] = moved
+        current = following
+    return current, names
+
+
+def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]]) -> List[str]:
+    problems = []
+    for name, entity in sorted(versions[0].items()):
+        kept = lineage(versions, name) if not entity.abstract else None
+        if kept is None:
+            continue
+        last_name, attributes = kept
+        first_names = sorted(attributes)
+        before = entity_rows(seed_path, entity, first_names)
+        after = entity_rows(out_path, versions[-1][last_name], [attributes[a] for a in first_names])
+        if before is None or after is None:
+            continue
+        if sum(before.values()) != sum(after.values()):
+            problems.append(f"{name}: {sum(before.values())} instances before, {sum(after.values())} after")
+        elif before != after:
+            lost = [a for i, a in enumerate(first_names)
+                    if collections.Counter(r[i] for r in before.elements()) != collections.Counter(r[i] for r in after.elements())]
+            problems.append(f"{name}: values changed in {', '.join(lost)}")
+    return problems
+
+
+def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappings_option: bool) -> Dict[str, Any]:
+    result: Dict[str, Any] = {"bundle": bundle, "passed": [], "failed": None, "message": ""}
+    work = tempfile.mkdtemp(prefix="cdmigrate-corpus-")
+    try:
+        json_dir = os.path.join(work, "json")
+        code, out, err = run([tool, "import", bundle, "-o", json_dir])
+        if code != 0:
+            result.update(failed="import", message=first_line(err) or first_line(out))
+            return result
+        result["passed"].append("import")
+        names = sorted((f[:-5] for f in os.listdir(json_dir) if f.endswith(".json") and is_model(os.path.join(json_dir, f))),
+                       key=natural_key)
+        result["versions"] = len(names)
+        versions = [load_version(os.path.join(json_dir, n + ".json")) for n in names]
+        seed_path = os.path.join(work, "seed.sqlite")
+        try:
+            seed(os.path.join(json_dir, names[0] + ".json"), versions[0], seed_path, rows)
+        except Exception as error:  # a model the seeding cannot fill is reported, not fatal
+            result.update(failed="seed", message=f"{type(error).__name__}: {error}"[:300])
+            return result
+        result["passed"].append("seed")
+        out_path = os.path.join(work, "out.sqlite")
+        command = [tool, "migrate", seed_path, "--models", bundle, "--to", out_path, "--json"]
+        if has_mappings_option:
+            for folder in mapping_folders(project_root(bundle, folders)):
+                command += ["--mappings", folder]
+        code, out, err = run(command)
+        if code != 0:
+            result.update(failed="migrate", message=first_line(err) or first_line(out), exit=code)
+            return result
+        result["passed"].append("migrate")
+        problems = compare(seed_path, out_path, versions)
+        if problems:
+            result.update(failed="compare", message="; ".join(problems)[:600])
+            return result
+        result["passed"].append("compare")
+        return result
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("folders", nargs="+")
+    parser.add_argument("--cdmigrate", default=shutil.which("cdmigrate") or os.path.join(ROOT, ".build", "debug", "cdmigrate"))
+    parser.add_argument("--rows", type=int, default=20)
+    parser.add_argument("--json", help="write one JSON object per bundle to this file")
+    args = parser.parse_args()
+    has_mappings_option = "--mappings" in run([args.cdmigrate, "migrate", "--help"])[1]
+    results = []
+    for bundle in [b for folder in args.folders for b in bundles(folder)]:
+        result = try_bundle(bundle, args.folders, args.cdmigrate, args.rows, has_mappings_option)
+        results.append(result)
+        status = "ok" if result["failed"] is None else f"FAILED at {result['failed']}"
+        print(f"{status:20} {os.path.relpath(bundle)} ({result.get('versions', '?')} versions) {result['message']}", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as handle:
+            for result in results:
+                handle.write(json.dumps(result, ensure_ascii=False) + "\n")
+    counts = {stage: sum(stage in r["passed"] for r in results) for stage in STAGES}
+    print(f"{len(results)} bundles: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

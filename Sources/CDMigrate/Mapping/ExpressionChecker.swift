@@ -62,9 +62,11 @@ struct ExpressionChecker {
         }
         for (i, key) in keys.enumerated() {
             if key.hasPrefix("@") { return }  // collection operators (@count, @sum.x) end the static check
-            if entity.attribute(named: key) != nil {
-                if i < keys.count - 1 {
-                    problems.append(fail("'\(key)' of entity '\(entity.name)' is an attribute, so '$\(variable).\(keys.joined(separator: "."))' cannot go on past it"))
+            if let attribute = entity.attribute(named: key) {
+                // Past an attribute, Foundation's key-value coding asks the value itself
+                // (`flag.boolValue`, `name.length`); the keys must be messages its type answers.
+                if i < keys.count - 1, let unknown = KeyValueCoding.unansweredKey(keys[(i + 1)...], afterValueOf: attribute.attributeType) {
+                    problems.append(fail("'\(key)' of entity '\(entity.name)' is an attribute of type \(attribute.attributeType.rawValue), whose values do not answer '\(unknown)' in '$\(variable).\(keys.joined(separator: "."))'"))
                 }
                 return
             }

@@ -129,6 +129,25 @@ final class StoreMetadataTests: XCTestCase {
 
 /// A store's metadata and entities read without a model.
 final class StoreInfoTests: XCTestCase {
+    static let notesModel = """
+    {"name": "Notes", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}]}]}
+    """
+
+    func testRowsAreCountedOnlyWhenAsked() throws {
+        let scratch = ScratchDirectory()
+        let path = scratch.file("Notes.sqlite")
+        let model = try ModelReader.model(fromJSON: Self.notesModel)
+        try makeStore(path, model) { store in
+            for i in 0..<25 { _ = try insert(store, "Note", ["title": .string("Note \(i)")]) }
+        }
+        let counted = try StoreInfo.readSource(at: path)
+        XCTAssertEqual(counted.entities.map { $0.rowCount }, [25])
+        let uncounted = try StoreInfo.readSource(at: path, countingRows: false)
+        XCTAssertEqual(uncounted.entities.map { $0.rowCount }, [0])
+        XCTAssertEqual(uncounted.entities.map { $0.maxPrimaryKey }, [25], "Z_PRIMARYKEY is read either way")
+        XCTAssertEqual(uncounted.metadata, counted.metadata)
+    }
+
     func testReadsMetadataHierarchyAndRowCountsOfAnAppleStore() throws {
         let scratch = ScratchDirectory()
         let copy = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)

@@ -11,14 +11,16 @@ extension StoreInfo {
     /// temporary folder (`TMPDIR`, else `/tmp`), removed afterwards.
     ///
     /// Core Data counterpart: `NSPersistentStoreCoordinator.metadataForPersistentStore(ofType:at:options:)`.
-    /// - Parameter path: the store's main file.
+    /// - Parameters:
+    ///   - path: the store's main file.
+    ///   - countingRows: whether to count each entity's rows (`read(at:uri:countingRows:)`).
     /// - Throws: `MigrationError` as `read(at:uri:)`, and `.migrationManagerSourceStore` when the
     ///   store is busy in another process in a way that cannot be read consistently.
-    public static func readSource(at path: String) throws -> StoreInfo {
+    public static func readSource(at path: String, countingRows: Bool = true) throws -> StoreInfo {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
         let scratch = (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/cdmigrate-plan"
         let access = try SourceAccess.prepare(source: path, scratchBeside: scratch)
         defer { access.removeSnapshot() }
-        return try read(at: path, uri: access.uri)
+        return try read(at: path, uri: access.uri, countingRows: countingRows)
     }
 }

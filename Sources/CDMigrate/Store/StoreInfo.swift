@@ -10,7 +10,8 @@ public struct StoreInfo {
         public var entityNumber: Int
         /// The parent entity's name (`Z_SUPER`), nil for a root entity.
         public var superentityName: String?
-        /// The rows of this entity itself (not of its sub-entities).
+        /// The rows of this entity itself (not of its sub-entities); 0 when the store was read
+        /// without counting rows.
         public var rowCount: Int
         /// `Z_MAX`: the largest primary key handed out.
         public var maxPrimaryKey: Int64
@@ -28,10 +29,12 @@ public struct StoreInfo {
     /// - Parameters:
     ///   - path: the store's main file.
     ///   - uri: what SQLite opens instead of `path` (a `file:` URI with options), when given.
+    ///   - countingRows: whether to count each entity's rows, which reads every table whole;
+    ///     reading only the metadata and `Z_PRIMARYKEY` takes milliseconds whatever the store's size.
     /// - Throws: `MigrationError` `.io` when the file is missing or unreadable,
     ///   `.incompatibleVersionHash` (134100) when it is not a Core Data SQLite store,
     ///   `.migrationManagerSourceStore` when its metadata is malformed.
-    public static func read(at path: String, uri: String? = nil) throws -> StoreInfo {
+    public static func read(at path: String, uri: String? = nil, countingRows: Bool = true) throws -> StoreInfo {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
         let database = try SQLiteDatabase(path: path, mode: .readOnly, uri: uri)
         defer { database.close() }
@@ -52,7 +55,7 @@ public struct StoreInfo {
                 entities.append(Entity(name: name, entityNumber: Int(number), superentityName: r[2].integer.flatMap { names[$0] },
                                        rowCount: 0, maxPrimaryKey: r[3].integer ?? 0))
             }
-            for i in entities.indices {
+            for i in entities.indices where countingRows {
                 entities[i].rowCount = try rowCount(of: entities[i], among: entities, in: database)
             }
         }

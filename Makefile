@@ -28,8 +28,9 @@ VERSION      := $(shell cat VERSION)
 MAJOR        := $(firstword $(subst ., ,$(VERSION)))
 SONAME       := libcdmigrate.so.$(MAJOR)
 
-# The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay, the
-# regex engine (MATCHES predicates) and Synchronization (atomics).
+# The Swift libraries the engine uses (its autolink entries): the core, the Glibc overlay,
+# Synchronization (atomics) and _StringProcessing with RegexParser, which the compiler links into
+# every Swift module (its implicit `_StringProcessing` import; MATCHES runs on cdmigrate's own automaton).
 SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftSynchronization -lswiftGlibc -lswiftCore
 SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
 

@@ -64,7 +64,8 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         /// 134190, Core Data's NSInferredMappingModelError: no mapping can be inferred.
         public static let inferredMappingModel = Code(rawValue: 134190)
 
-        /// The code's name, Core Data's constant where there is one (`NSMigrationMissingSourceModelError`).
+        /// The code's name in words ("invalid mapping model", "missing source model"), as messages
+        /// print it; docs/coming-from-core-data.md ("Error codes") gives Core Data's constant for each code.
         public var name: String {
             switch self {
             case .invalidJSON: return "invalid JSON"
@@ -119,7 +120,7 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
         }
     }
     /// Both offsets in the space of one `Int?`: errors travel up deep parser recursions, so
-    /// MigrationError stays as small as it was before byte offsets.
+    /// MigrationError keeps one optional field for both and stays small.
     private var position: TextPosition?
     /// The individual problems, for `validationMultipleErrors` and for model/mapping validation.
     public var underlying: [MigrationError]

@@ -49,14 +49,17 @@ enum BatchTransfer {
             default: break
             }
         }
-        guard let pointerRaw = malloc(slots * MemoryLayout<UnsafePointer<CChar>?>.stride),
-              let lengthRaw = malloc(slots * MemoryLayout<Int>.stride),
-              let byteRaw = malloc(max(total, 1)) else {
-            throw MigrationError(.migration, "out of memory for a column of \(values.count) texts")
+        // Each block belongs to the scope as soon as it exists, so a later failure frees it too.
+        func allocate(_ size: Int) throws -> UnsafeMutableRawPointer {
+            guard let raw = malloc(size) else {
+                throw MigrationError(.migration, "out of memory for a column of \(values.count) texts")
+            }
+            scope.keep(raw)
+            return raw
         }
-        scope.keep(pointerRaw)
-        scope.keep(lengthRaw)
-        scope.keep(byteRaw)
+        let pointerRaw = try allocate(slots * MemoryLayout<UnsafePointer<CChar>?>.stride)
+        let lengthRaw = try allocate(slots * MemoryLayout<Int>.stride)
+        let byteRaw = try allocate(max(total, 1))
         let pointers = pointerRaw.bindMemory(to: UnsafePointer<CChar>?.self, capacity: slots)
         let lengths = lengthRaw.bindMemory(to: Int.self, capacity: slots)
         let bytes = byteRaw.bindMemory(to: CChar.self, capacity: max(total, 1))

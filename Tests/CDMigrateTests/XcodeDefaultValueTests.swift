@@ -82,6 +82,8 @@ final class XcodeDefaultValueTests: XCTestCase {
         XCTAssertEqual(XcodeDefaultValue.integerValue("9223372036854775807"), Int64.max)
         XCTAssertEqual(XcodeDefaultValue.integerValue("- 3"), 0)
         XCTAssertEqual(XcodeDefaultValue.doubleValue(".5"), 0.5)
+        XCTAssertEqual(XcodeDefaultValue.doubleValue("-1.e2"), -100)
+        XCTAssertEqual(XcodeDefaultValue.doubleValue("1."), 1)
         XCTAssertEqual(XcodeDefaultValue.doubleValue("-3e"), -3, "an exponent without digits is not taken")
         XCTAssertEqual(XcodeDefaultValue.doubleValue("e5"), 0)
         XCTAssertTrue(XcodeDefaultValue.boolValue("T"))

@@ -112,7 +112,9 @@ struct XcodeDefaultValue {
             if i < bytes.count, bytes[i] == UInt8(ascii: "-") || bytes[i] == UInt8(ascii: "+") { i += 1 }
             if digits() > 0 { end = i }
         }
-        return Double(String(decoding: bytes[start..<end], as: UTF8.self)) ?? 0
+        var number = String(decoding: bytes[start..<end], as: UTF8.self)
+        if number.hasSuffix(".") { number += "0" }  // "1." is 1
+        return Double(number) ?? 0
     }
 
     /// `NSString.boolValue`: whitespace skipped, then an optional sign and leading zeros; YES on

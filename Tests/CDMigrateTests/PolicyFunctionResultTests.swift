@@ -69,6 +69,13 @@ final class PolicyFunctionResultTests: XCTestCase {
         XCTAssertEqual(try folders["a"]?.value(forKey: "parent").object?.value(forKey: "name"), "root")
     }
 
+    func testTheManagerValueEqualsItselfOnly() {
+        XCTAssertEqual(Value.migrationManager, .migrationManager)
+        XCTAssertNotEqual(Value.migrationManager, .null)
+        XCTAssertEqual(Set([Value.migrationManager, .migrationManager]).count, 1)
+        XCTAssertEqual(Value.migrationManager.typeName, "migration manager")
+    }
+
     func testTheManagerIsNoAttributeValue() throws {
         let scratch = ScratchDirectory()
         let v1 = try ModelReader.model(fromJSON: Self.model.replacingOccurrences(of: "%@", with: "1"))

@@ -183,6 +183,7 @@ extension Value: Equatable {
         case (.date(let a), .date(let b)): return a == b
         case (.object(let a), .object(let b)): return a === b || a.objectID == b.objectID
         case (.collection(let a), .collection(let b)): return a == b
+        case (.migrationManager, .migrationManager): return true
         case (.decimal(let a), .decimal(let b)) where a == b: return true
         default:
             switch (lhs, rhs) {

@@ -61,6 +61,7 @@ def test_manager_argument_and_every_kind_of_result(tmp_path, source):
     class TreePolicy(cdmigrate.EntityMigrationPolicy):
         def childrenFor_manager_(self, children, manager):
             seen.append(manager)
+            assert manager.evaluate("$manager") is manager
             return tuple(reversed(manager.destination_instances("FolderToFolder", children)))
 
         def relatedFor_manager_(self, related, manager):

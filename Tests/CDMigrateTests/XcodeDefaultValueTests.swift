@@ -28,6 +28,23 @@ final class XcodeDefaultValueTests: XCTestCase {
         XCTAssertFalse(model.warnings.contains { $0.contains("'E.plain'") }, "\(model.warnings)")
     }
 
+    func testAStepAddingAnIntegerWithDefaultNOMigratesWithZero() throws {
+        let v1 = try read(#"<attribute name="title" optional="YES" attributeType="String"/>"#)
+        let v2 = try read(#"""
+            <attribute name="title" optional="YES" attributeType="String"/>
+            <attribute name="archived" attributeType="Integer 16" defaultValueString="NO" usesScalarValueType="YES"/>
+            """#)
+        let scratch = ScratchDirectory()
+        try makeStore(scratch.file("v1.sqlite"), v1) { store in try insert(store, "E", ["title": "kept"]) }
+        let mapping = try MappingModel.inferred(from: v1, to: v2)
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))
+        let store = try PersistentStore.open(at: scratch.file("v2.sqlite"), model: v2)
+        defer { store.close() }
+        let row = try XCTUnwrap(fetchAll(store, "E").first)
+        XCTAssertEqual(try row.value(forKey: "archived"), .integer(0))
+        XCTAssertEqual(try row.value(forKey: "title"), "kept")
+    }
+
     func testOddIntegerTexts() throws {
         let model = try read(#"""
             <attribute name="empty" attributeType="Integer 16" defaultValueString="" usesScalarValueType="YES"/>

@@ -191,7 +191,10 @@ enum cdm_attribute_type {
 enum cdm_value_type {
     CDM_VALUE_NULL = 0, CDM_VALUE_BOOL = 1, CDM_VALUE_INTEGER = 2, CDM_VALUE_DOUBLE = 3,
     CDM_VALUE_DECIMAL = 4, CDM_VALUE_STRING = 5, CDM_VALUE_DATE = 6, CDM_VALUE_BINARY = 7,
-    CDM_VALUE_UUID = 8, CDM_VALUE_URI = 9, CDM_VALUE_OBJECT = 10, CDM_VALUE_COLLECTION = 11
+    CDM_VALUE_UUID = 8, CDM_VALUE_URI = 9, CDM_VALUE_OBJECT = 10, CDM_VALUE_COLLECTION = 11,
+    /* `$manager` passed as an argument (Core Data passes the NSMigrationManager): the running
+    ** migration, which the called function already has as its `ctx`. */
+    CDM_VALUE_MANAGER = 12
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -1034,6 +1037,21 @@ int cdm_store_metadata_difference_at(const cdm_store_metadata *metadata, size_t 
 ** store was written with: *version is its name, or NULL when no version matches. CDM_IO and
 ** CDM_INVALID_MODEL when the set cannot be read. */
 int cdm_store_metadata_version_in(cdm_store_metadata *metadata, const char *model_set_path, const char **version);
+
+/* ---------------------------------------------------------------------------------------------
+** Collections as a function's result: what a relationship mapping takes from a host function or
+** policy method — one instance (cdm_value_set_object), none (cdm_value_set_null), or a collection,
+** ordered as appended (an ordered to-many keeps that order), possibly empty. Only the `result`
+** handle is writable (CDM_MISUSE otherwise).
+*/
+/* Makes *value an empty collection (CDM_VALUE_COLLECTION). */
+int cdm_value_set_collection(cdm_value *value);
+/* Appends an instance to the collection *value holds (CDM_MISMATCH when it holds no collection:
+** call cdm_value_set_collection first). A NULL object appends nothing. */
+int cdm_value_append_object(cdm_value *value, cdm_object *object);
+/* Appends a copy of another value (an argument, an element, an expression's result; a collection
+** is appended as one element). */
+int cdm_value_append(cdm_value *value, cdm_value *element);
 
 /*
 ** Names of earlier versions, kept as aliases of the *_at names (the indexed-access pattern).

@@ -35,6 +35,7 @@ enum ValueTypeCode {
         case .uri: return 9
         case .object: return 10
         case .collection: return 11
+        case .migrationManager: return 12
         }
     }
 }

@@ -106,6 +106,7 @@ enum BatchTransfer {
         case .uuid(let bytes): return .string(Value.uuidString(bytes))
         case .object(let object): return .string(object.objectID.uriRepresentation)
         case .collection(let values): return .array(values.map(json))
+        case .migrationManager: return .string("$manager")
         }
     }
 

@@ -198,3 +198,39 @@ public func cdm_value_set_object(_ v: OpaquePointer?, _ object: OpaquePointer?) 
         return .object(try ThreadState.current.entry(object, as: ObjectEntry.self, "object").object)
     }
 }
+
+// Collections as a function's result (appended to the C API).
+
+/// Appends `element` to the collection the writable `v` holds.
+private func append(_ v: OpaquePointer?, _ element: () throws -> Value?) -> Int32 {
+    withEntry(v, ValueEntry.self, "value") { entry in
+        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        guard case .collection(var values) = entry.value else {
+            throw MigrationError.mismatch("the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first")
+        }
+        guard let value = try element() else { return }
+        entry.value = .null  // one reference to the array while it grows
+        values.append(value)
+        entry.value = .collection(values)
+    }
+}
+
+@_cdecl("cdm_value_set_collection")
+public func cdm_value_set_collection(_ v: OpaquePointer?) -> Int32 { write(v) { .collection([]) } }
+
+@_cdecl("cdm_value_append_object")
+public func cdm_value_append_object(_ v: OpaquePointer?, _ object: OpaquePointer?) -> Int32 {
+    append(v) {
+        guard let object = object else { return nil }
+        return .object(try ThreadState.current.entry(object, as: ObjectEntry.self, "object").object)
+    }
+}
+
+@_cdecl("cdm_value_append")
+public func cdm_value_append(_ v: OpaquePointer?, _ element: OpaquePointer?) -> Int32 {
+    append(v) {
+        guard let element = element else { throw MigrationError.misuse("the element is NULL") }
+        return try ThreadState.current.entry(element, as: ValueEntry.self, "element").value
+    }
+}
+

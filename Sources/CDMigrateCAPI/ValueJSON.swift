@@ -15,6 +15,7 @@ enum ValueJSON {
         case .uuid(let bytes): return .string(Value.uuidString(bytes))
         case .object(let object): return .string(object.objectID.uriRepresentation)
         case .collection(let values): return .array(values.map(json))
+        case .migrationManager: return .string("$manager")
         }
     }
 

@@ -1,5 +1,5 @@
 /* C tests of policy methods (FUNCTION($entityPolicy, "selector:", …) answered by
-** cdm_migration_register_policy_method) and of sorted fetches with format specifiers
+** cdm_migration_register_policy_method; $manager arguments and collection results) and of sorted fetches with format specifiers
 ** (cdm_context_fetch). Prints "N passed, M failed" last; exits non-zero on any failure. */
 #include <cdmigrate.h>
 #include <stdio.h>
@@ -258,6 +258,134 @@ static void test_sorted_fetches(cdm_model *src, cdm_model *dst, const char *sour
     CHECK_RC(cdm_context_fetch(NULL, CDM_STORE_SOURCE, "Person", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_MISUSE);
 }
 
+/* --- Relationship mappings answered by policy methods: $manager and collection results ------- */
+
+static const char *TREE_MODEL =
+    "{\"name\": \"Tree\", \"entities\": [{\"name\": \"Folder\", \"attributes\": [{\"name\": \"name\", \"type\": \"string\"}],"
+    " \"relationships\": [{\"name\": \"children\", \"destination\": \"Folder\", \"inverse\": \"parent\", \"toMany\": true, \"ordered\": true},"
+    " {\"name\": \"parent\", \"destination\": \"Folder\", \"inverse\": \"children\"},"
+    " {\"name\": \"related\", \"destination\": \"Folder\", \"toMany\": true}, {\"name\": \"best\", \"destination\": \"Folder\"}]}]}";
+static const char *TREE_MAPPING =
+    "{\"entityMappings\": [{\"name\": \"FolderToFolder\", \"sourceEntity\": \"Folder\", \"destinationEntity\": \"Folder\","
+    " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"TreePolicy\", \"attributeMappings\": {\"name\": \"$source.name\"},"
+    " \"relationshipMappings\": {"
+    "  \"children\": \"FUNCTION($entityPolicy, \\\"childrenFor:manager:\\\", $source.children, $manager)\","
+    "  \"related\": \"FUNCTION($entityPolicy, \\\"nothingFor:manager:\\\", $source.related, $manager)\","
+    "  \"best\": \"FUNCTION($entityPolicy, \\\"firstOf:manager:\\\", $source.children, $manager)\"}}]}";
+
+typedef struct { int manager_arguments; int refusals; char root_children[64]; char root_best[16]; size_t root_related; } tree_state;
+
+/* The destination instances made from the collection argument `argv[0]`. */
+static int destinations_of(cdm_context *ctx, cdm_value *collection, cdm_object *const **out, size_t *count) {
+    size_t n = 0;
+    int rc = cdm_value_count(collection, &n);
+    if (rc) return rc;
+    cdm_object *sources[16];
+    if (n > 16) return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "too many children for this test");
+    for (size_t i = 0; i < n; i++) {
+        cdm_value *element = NULL;
+        if ((rc = cdm_value_element_at(collection, i, &element)) != CDM_OK) return rc;
+        if ((rc = cdm_value_object(element, &sources[i])) != CDM_OK) return rc;
+    }
+    return cdm_context_destination_instances(ctx, "FolderToFolder", sources, n, out, count);
+}
+
+/* childrenFor:manager: the children in reverse order; nothingFor:manager: an empty collection;
+** firstOf:manager: the first child, or none. Each checks that $manager came as CDM_VALUE_MANAGER. */
+static int tree_method(cdm_context *ctx, const char *selector, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+    tree_state *s = user;
+    if (argc != 2 || cdm_value_type(argv[1]) != CDM_VALUE_MANAGER)
+        return cdm_context_fail(ctx, CDM_EXPRESSION_EVALUATION, "the second argument is not the manager");
+    s->manager_arguments++;
+    /* Arguments are read-only; appending needs a collection first. */
+    if (cdm_value_set_collection(argv[0]) == CDM_MISUSE) s->refusals++;
+    if (cdm_value_append_object(result, NULL) == CDM_MISMATCH) s->refusals++;
+    cdm_object *const *found = NULL;
+    size_t count = 0;
+    int rc = destinations_of(ctx, argv[0], &found, &count);
+    if (rc) return rc;
+    if (strcmp(selector, "childrenFor:manager:") == 0) {
+        if ((rc = cdm_value_set_collection(result)) != CDM_OK) return rc;
+        for (size_t i = count; i > 0; i--)
+            if ((rc = cdm_value_append_object(result, found[i - 1])) != CDM_OK) return rc;
+        return CDM_OK;
+    }
+    if (strcmp(selector, "nothingFor:manager:") == 0) return cdm_value_set_collection(result);
+    if (strcmp(selector, "firstOf:manager:") == 0) return count ? cdm_value_set_object(result, found[0]) : cdm_value_set_null(result);
+    return CDM_NOTFOUND;
+}
+
+/* After relationship creation: the root's children, best and related, as the destination has them. */
+static int read_tree(cdm_context *ctx, void *user) {
+    tree_state *s = user;
+    cdm_list *list = NULL;
+    int rc = cdm_context_fetch(ctx, CDM_STORE_DESTINATION, "Folder", "name == 'root'", NULL, 0, NULL, 0, 0, 1, &list);
+    if (rc) return rc;
+    cdm_object *root = NULL;
+    if ((rc = cdm_list_object_at(list, 0, &root)) != CDM_OK) return rc;
+    cdm_object *const *children = NULL;
+    size_t count = 0;
+    if ((rc = cdm_object_get_objects(root, "children", &children, &count)) != CDM_OK) return rc;
+    s->root_children[0] = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *text = NULL;
+        if ((rc = cdm_object_get_text(children[i], "name", &text, NULL, NULL)) != CDM_OK) return rc;
+        strncat(s->root_children, text ? text : "?", sizeof s->root_children - strlen(s->root_children) - 1);
+    }
+    cdm_object *best = NULL;
+    if ((rc = cdm_object_get_object(root, "best", &best)) != CDM_OK) return rc;
+    const char *text = NULL;
+    if (best && (rc = cdm_object_get_text(best, "name", &text, NULL, NULL)) != CDM_OK) return rc;
+    snprintf(s->root_best, sizeof s->root_best, "%s", text ? text : "nil");
+    cdm_object *const *related = NULL;
+    if ((rc = cdm_object_get_objects(root, "related", &related, &s->root_related)) != CDM_OK) return rc;
+    return CDM_OK;
+}
+
+static void test_relationship_results_and_manager_arguments(void) {
+    cdm_model *tree = NULL;
+    CHECK_RC(cdm_model_from_json(TREE_MODEL, &tree), CDM_OK);
+    const char *path = path_in_dir("tree.sqlite");
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path);
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(tree, source, &store), CDM_OK);
+    cdm_object *root = NULL;
+    CHECK_RC(cdm_store_insert(store, "Folder", &root), CDM_OK);
+    CHECK_RC(cdm_object_set_text(root, "name", "root", CDM_NUL_TERMINATED), CDM_OK);
+    const char *kids[] = {"a", "b", "c"};
+    for (int i = 0; i < 3; i++) {
+        cdm_object *kid = NULL;
+        CHECK_RC(cdm_store_insert(store, "Folder", &kid), CDM_OK);
+        CHECK_RC(cdm_object_set_text(kid, "name", kids[i], CDM_NUL_TERMINATED), CDM_OK);
+        CHECK_RC(cdm_object_add_object(root, "children", kid), CDM_OK);
+        if (i == 0) CHECK_RC(cdm_object_add_object(root, "related", kid), CDM_OK);
+    }
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(TREE_MAPPING, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(tree, tree, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    tree_state state;
+    memset(&state, 0, sizeof state);
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.end_relationship_creation = read_tree;
+    CHECK_RC(cdm_migration_register_policy(migration, "TreePolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "TreePolicy", NULL, tree_method, &state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("tree-out.sqlite")), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_model_free(tree);
+    CHECK(state.manager_arguments == 12);   /* three methods, four folders */
+    CHECK(state.refusals == 24);
+    CHECK_STR(state.root_children, "cba");  /* the order appended */
+    CHECK_STR(state.root_best, "a");        /* one instance */
+    CHECK(state.root_related == 0);         /* an empty collection */
+}
+
 int main(void) {
     if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -270,6 +398,7 @@ int main(void) {
         test_policy_methods(src, dst, source_path);
         test_policy_method_results_and_unknown_selectors(src, dst, source_path);
         test_sorted_fetches(src, dst, source_path);
+        test_relationship_results_and_manager_arguments();
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -22,6 +22,11 @@ public enum Value: CustomStringConvertible {
     case object(ManagedObject)
     /// A to-many relationship's value or any other collection (ordered when it came from one).
     case collection([Value])
+    /// The running migration: `$manager` passed as an argument (`FUNCTION($entityPolicy,
+    /// "childrenFor:manager:", $source.children, $manager)`), where Core Data passes the
+    /// `NSMigrationManager`. A policy method receives the manager itself as its `manager`
+    /// parameter; no attribute or relationship takes this value.
+    case migrationManager
 
     /// Seconds between 1970-01-01 and 2001-01-01.
     public static let referenceDateOffset: Double = 978_307_200
@@ -99,6 +104,7 @@ public enum Value: CustomStringConvertible {
         case .uri: return "URI"
         case .object: return "instance"
         case .collection: return "collection"
+        case .migrationManager: return "migration manager"
         }
     }
 
@@ -117,6 +123,7 @@ public enum Value: CustomStringConvertible {
         case .uri(let s): return s
         case .object(let object): return object.objectID.uriRepresentation
         case .collection(let values): return "(" + values.map { $0.description }.joined(separator: ", ") + ")"
+        case .migrationManager: return "$manager"
         }
     }
 
@@ -176,6 +183,7 @@ extension Value: Equatable {
         case (.date(let a), .date(let b)): return a == b
         case (.object(let a), .object(let b)): return a === b || a.objectID == b.objectID
         case (.collection(let a), .collection(let b)): return a == b
+        case (.migrationManager, .migrationManager): return true
         case (.decimal(let a), .decimal(let b)) where a == b: return true
         default:
             switch (lhs, rhs) {
@@ -203,6 +211,7 @@ extension Value: Hashable {
         case .uri(let s): hasher.combine(s)
         case .object(let o): hasher.combine(o.objectID)
         case .collection(let values): hasher.combine(values)
+        case .migrationManager: hasher.combine(1)
         }
     }
 }

@@ -122,6 +122,7 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
         case .binary(let bytes): return "CAST(\(quoted(Base64.encode(bytes))), \"NSData\")"
         case .object(let object): return quoted(object.objectID.uriRepresentation)
         case .collection(let items): return "{" + items.map(literal).joined(separator: ", ") + "}"
+        case .migrationManager: return "$manager"
         }
     }
 

@@ -200,8 +200,8 @@ struct MappingInference {
             guard let sourceRelationship = sourceRelationship else {
                 if sourceEntity.attribute(named: relationship.renamingIdentifier ?? relationship.name) != nil {
                     fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)'; a property cannot change between attribute and relationship")
-                } else if !relationship.isOptional {
-                    fail(entity, relationship, "new relationship '\(entity.name).\(relationship.name)' is non-optional; the migrated instances would have no object for it")
+                } else if !relationship.allowsEmpty {
+                    fail(entity, relationship, "new relationship '\(entity.name).\(relationship.name)' \(relationship.isToMany ? "has minCount \(relationship.minCount) and is non-optional" : "is non-optional"); the migrated instances would have no object for it")
                 }
                 result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
                 continue
@@ -217,8 +217,10 @@ struct MappingInference {
                     fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'")
                 }
             }
-            if sourceRelationship.isOptional && !relationship.isOptional {
-                fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' becomes non-optional (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' is optional); a relationship has no default value to fill the instances where it is empty")
+            if sourceRelationship.allowsEmpty && !relationship.allowsEmpty {
+                let becomes = relationship.isToMany ? "becomes non-optional with minCount \(relationship.minCount)" : "becomes non-optional"
+                let was = sourceRelationship.isOptional ? "is optional" : "may be empty"
+                fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' \(becomes) (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' \(was)); a relationship has no default value to fill the instances where it is empty")
             }
             let text = MappingInference.relationshipExpression(sourceRelationship.name)
             result.append(PropertyMapping(name: relationship.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))

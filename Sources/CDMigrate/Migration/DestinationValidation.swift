@@ -58,10 +58,10 @@ struct DestinationValidation {
             }
             for relationship in entity.relationships where !relationship.isTransient {
                 let name = "\(entity.name).\(relationship.name)"
-                // As Core Data: an optional relationship may be empty whatever its minimum count
-                // (Xcode writes `optional="YES" minCount="1"` on to-ones); the count bounds apply
-                // only to a non-empty one. A required one must be non-empty.
-                let minimum = relationship.isOptional ? relationship.minCount : max(relationship.minCount, 1)
+                // As Core Data (RelationshipCardinality.swift): the count bounds apply only to a
+                // non-empty relationship; an empty one is refused only where `allowsEmpty` says so
+                // (a required to-one, or a required to-many with a minimum count).
+                let minimum = relationship.isToMany ? relationship.minCount : 1
                 let maximum = relationship.maxCount
                 let count: String
                 switch layout.storage(of: relationship) {
@@ -78,15 +78,17 @@ struct DestinationValidation {
                 case .transient:
                     continue
                 }
-                if relationship.isOptional {
+                if relationship.allowsEmpty {
                     if minimum > 1 {
                         try check(entity, relationship.name, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)", .validationRelationshipLacksMinimumCount,
                                   "\(name) has fewer than \(minimum) instances", &problems)
                     }
+                } else if relationship.isToMany {
+                    try check(entity, relationship.name, table, "\(own) AND \(count) < \(minimum)", .validationRelationshipLacksMinimumCount,
+                              "\(name) has fewer than \(minimum) instance\(minimum == 1 ? "" : "s")", &problems)
                 } else {
-                    let code: MigrationError.Code = relationship.minCount > 1 ? .validationRelationshipLacksMinimumCount : .validationMissingMandatoryProperty
-                    try check(entity, relationship.name, table, "\(own) AND \(count) < \(minimum)", code,
-                              code == .validationMissingMandatoryProperty ? "\(name) is required but empty" : "\(name) has fewer than \(minimum) instances", &problems)
+                    try check(entity, relationship.name, table, "\(own) AND \(count) < 1", .validationMissingMandatoryProperty,
+                              "\(name) is required but nil", &problems)
                 }
                 if relationship.isToMany && maximum > 0 {
                     try check(entity, relationship.name, table, "\(own) AND \(count) > \(maximum)", .validationRelationshipExceedsMaximumCount,

@@ -5,6 +5,9 @@ extension MigrationManager: ExpressionEnvironment {
         switch name {
         case "source": return currentSource.map { .object($0) } ?? .null
         case "destination": return currentDestination.map { .object($0) } ?? .null
+        // `$manager` as a value (an argument of a policy method or host function), where Core
+        // Data passes the NSMigrationManager; the policy receives the manager itself.
+        case "manager": return .migrationManager
         default: return nil
         }
     }

@@ -67,7 +67,7 @@ public final class ManagedObjectModel {
             throw error
         }
         number()
-        warnings = VersionHash.computeHashes(of: self)
+        warnings += VersionHash.computeHashes(of: self)
     }
 
     /// The entity called `name`, or nil.

@@ -7,11 +7,11 @@
 extension ManagedObjectModel {
     /// Links the entities to each other and checks them: names, inheritance cycles, duplicate
     /// properties, defaults, storable types, counts, inverses and uniqueness constraints.
-    /// Returns the problems found; the model is valid when there are none.
+    /// Returns the problems found; the model is valid when there are none. What Core Data accepts
+    /// but is likely a mistake (an inverse that does not answer) goes to `warnings`.
     func link() -> [MigrationError] {
         var problems: [MigrationError] = []
         func path(_ i: Int) -> String { "$.entities[\(i)]" }
-        let position = Dictionary(entities.enumerated().map { ($0.element.name, $0.offset) }, uniquingKeysWith: { a, _ in a })
 
         for (i, entity) in entities.enumerated() {
             entity.model = self
@@ -120,12 +120,16 @@ extension ManagedObjectModel {
                         problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseName)', which entity '\(destination.name)' does not have", path: p + ".inverse"))
                         continue
                     }
-                    relationship.inverseRelationship = inverse
                     let backName = inverse.destinationEntityName
                     let pointsBack = inverse.inverseName == relationship.name && (entitiesByName[backName].map { entity.isKind(of: $0) || $0.isKind(of: entity) } ?? false)
-                    if !pointsBack {
-                        let j2 = position[destination.name].map { "$.entities[\($0)]" } ?? "$"
-                        problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' has inverse '\(destination.name).\(inverseName)', but that one's inverse is \(inverse.inverseName.map { "'\(backName).\($0)'" } ?? "not set")", path: p + ".inverse", underlying: [MigrationError(.invalidModel, "the inverse is declared here", path: j2)]))
+                    if pointsBack {
+                        relationship.inverseRelationship = inverse
+                    } else {
+                        // As momc and Core Data: the model is accepted. The relationship keeps the
+                        // inverse name it declares (its version hash includes it) but, as its
+                        // inverse does not answer it, it is stored and maintained as one without
+                        // an inverse (docs/coming-from-core-data.md).
+                        warnings.append("relationship '\(entity.name).\(relationship.name)' names inverse '\(destination.name).\(inverseName)', but that one's inverse is \(inverse.inverseName.map { "'\(backName).\($0)'" } ?? "not set"); '\(entity.name).\(relationship.name)' is kept as a relationship without an inverse (its version hash still names '\(inverseName)')")
                     }
                 }
             }

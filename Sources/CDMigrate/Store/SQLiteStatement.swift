@@ -101,6 +101,8 @@ package final class SQLiteStatement {
         case .object(let object): rc = sqlite3_bind_int64(h, position, object.objectID.primaryKey)
         case .collection:
             throw MigrationError(.sqlite, "cannot bind a collection to parameter \(position) — SQL: \(sql)")
+        case .migrationManager:
+            throw MigrationError(.sqlite, "cannot bind the migration manager to parameter \(position) — SQL: \(sql)")
         }
         if rc != SQLITE_OK { throw database.error(rc, sql: sql, what: "cannot bind parameter \(position)") }
     }

@@ -205,13 +205,11 @@ enum XcodeModelReader {
             let isDate = type == .date
             var defaultValue = Value.null
             if let text = element[isDate ? "defaultDateTimeInterval" : "defaultValueString"] {
-                if let json = defaultJSON(text, type: type) {
-                    switch ModelReader.convertDefault(json, type: type) {
-                    case .success(let v): defaultValue = v
-                    case .failure(let problem): fail(element, "attribute '\(entity).\(name)': \(problem.message)")
-                    }
-                } else {
-                    fail(element, "attribute '\(entity).\(name)': default value '\(text)' does not suit type \(type.rawValue)")
+                let read = XcodeDefaultValue(text, type: type)
+                if let note = read.note { warn(element, "attribute '\(entity).\(name)': \(note)") }
+                switch ModelReader.convertDefault(read.json, type: type) {
+                case .success(let v): defaultValue = v
+                case .failure(let problem): fail(element, "attribute '\(entity).\(name)': \(problem.message)")
                 }
             }
             let attribute = AttributeDescription(
@@ -230,26 +228,6 @@ enum XcodeModelReader {
                 warn(element, "derived attribute '\(entity).\(name)': cdmigrate copies its values but does not recompute them, and its version hash is not verified against Core Data")
             }
             return attribute
-        }
-
-        /// Xcode's default text as the JSON value the JSON reader would have been given.
-        func defaultJSON(_ text: String, type: AttributeType) -> JSON? {
-            switch type {
-            case .integer16, .integer32, .integer64:
-                if let i = Int64(text) { return .integer(i) }
-                if let d = Double(text), d == d.rounded(), abs(d) < 9.2e18 { return .integer(Int64(d)) }
-                return nil
-            case .double, .float, .date:
-                return Double(text).map { .double($0) }
-            case .boolean:
-                switch text {
-                case "YES", "1", "true": return .bool(true)
-                case "NO", "0", "false": return .bool(false)
-                default: return nil
-                }
-            case .decimal, .string, .uri, .uuid, .binary, .transformable, .undefined, .objectID, .composite:
-                return .string(text)
-            }
         }
 
         mutating func relationship(_ element: XMLElement, entity: String, path: String) -> RelationshipDescription? {

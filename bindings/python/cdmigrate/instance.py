@@ -190,13 +190,19 @@ def side_of(handle: Optional[int], sides: Optional[Dict[int, Side]]) -> Optional
     return sides.get(store.value)
 
 
-def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Optional[Dict[int, Side]] = None) -> Any:
+def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Optional[Dict[int, Side]] = None,
+                      manager: Any = None) -> Any:
     """A cdm_value (an expression's result, a host function's argument) as a Python value.
-    Instances get `side`, or with `sides` ({store kind: Side}) the side of their store."""
+    Instances get `side`, or with `sides` ({store kind: Side}) the side of their store;
+    ``$manager`` (CDM_VALUE_MANAGER) is `manager`, the running migration's MigrationManager."""
     lib = _lib_
     kind = lib.cdm_value_type(handle)
     if kind == V.NULL:
         return None
+    if kind == V.MANAGER:
+        if manager is None:
+            raise MismatchError("$manager is only passed to host functions and policy methods")
+        return manager
     if kind == V.STRING or kind == V.URI or kind == V.DECIMAL:
         ptr, size = ctypes.c_void_p(), ctypes.c_size_t()
         code = lib.cdm_value_text(handle, ctypes.byref(ptr), ctypes.byref(size))
@@ -236,7 +242,7 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
         for i in range(count.value):
             code = lib.cdm_value_element_at(handle, i, ctypes.byref(element))
             check(code)
-            result.append(value_from_handle(element.value, side, sides))
+            result.append(value_from_handle(element.value, side, sides, manager))
         return result
     else:
         # -1: a NULL or stale handle; the thread's last error says which.
@@ -246,8 +252,17 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
 
 
 def set_result(handle: int, value: Any) -> None:
-    """Writes a host function's result (a Python value) into its cdm_value."""
+    """Writes a host function's result (a Python value) into its cdm_value. A list or tuple of
+    instances is an ordered collection (an ordered to-many keeps its order), a set or frozenset an
+    unordered one, empty or not: every kind of value a relationship mapping takes."""
     lib = _lib_
+    if isinstance(value, (list, tuple, set, frozenset)):
+        check(lib.cdm_value_set_collection(handle))
+        for item in value:
+            if not isinstance(item, Instance):
+                raise MismatchError(f"a collection result holds instances only, not a {type(item).__name__}")
+            check(lib.cdm_value_append_object(handle, item._h))
+        return
     if value is None:
         code = lib.cdm_value_set_null(handle)
     elif isinstance(value, bool):

@@ -320,7 +320,7 @@ def _function_body(registration: _FunctionRegistration, run: _Run, ctx: int, arg
     function = registration.function
     if function is None:
         raise ExpressionEvaluationError(f"no function is registered for {registration.label} ({_RUN_SCOPED})")
-    arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
+    arguments = [value_from_handle(argv[i], None, run.sides, run.manager) for i in range(argc)]
     set_result(result, function(*arguments))
     return 0
 
@@ -334,7 +334,7 @@ def _policy_method_body(registration: _PolicyRegistration, run: _Run, ctx: int, 
     method = find_method(policy, (selector or b"").decode("utf-8"))
     if method is None:
         return NOTFOUND
-    arguments = [value_from_handle(argv[i], None, run.sides) for i in range(argc)]
+    arguments = [value_from_handle(argv[i], None, run.sides, run.manager) for i in range(argc)]
     set_result(result, method(*arguments))
     return 0
 

@@ -286,7 +286,7 @@ class MigrationManager:
                                           source._h if source is not None else None,
                                           destination._h if destination is not None else None, ctypes.byref(out))
         _check_in(code, expression)
-        return value_from_handle(out.value, None, self._run.sides)
+        return value_from_handle(out.value, None, self._run.sides, self)
 
     # -- querying the stores (manager.destinationContext / sourceContext) ------------------
     def _query(self, function, entity: str, predicate: Optional[str], arguments, variables, include_subentities: bool):

@@ -70,6 +70,8 @@ class ValueType(enum.IntEnum):
     URI = 9
     OBJECT = 10
     COLLECTION = 11
+    #: ``$manager`` passed as an argument: the running migration's MigrationManager.
+    MANAGER = 12
 
 
 class CoreDataDate(float):

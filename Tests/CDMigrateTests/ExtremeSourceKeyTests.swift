@@ -144,6 +144,27 @@ final class ExtremeSourceKeyTests: XCTestCase {
         XCTAssertEqual(results[0], results[1])
     }
 
+    /// Associations implied by kept keys whose range rowids cannot reserve (INT64_MIN to
+    /// INT64_MAX) are written out at once, and read back in key order.
+    func testIdentityAssociationsSpanningTheWholeKeyRangeAreWrittenOut() throws {
+        let database = try SQLiteDatabase(path: scratch.file("associations.sqlite"), mode: .create)
+        try database.exec("CREATE TABLE ZWRITER (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZWRITER VALUES (\(Int64.min)), (0), (\(Int64.max))")
+        let table = try AssociationTable(database: database)
+        try table.recordIdentity(mapping: 0, sourceEntity: 1, destinationEntity: 1, destinationTable: "ZWRITER", low: Int64.min, high: Int64.max, count: 3)
+        XCTAssertNil(table.identities[0], "written out, not reserved")
+        var keys: [Int64] = []
+        try table.forEachAssociation(mapping: 0) { keys.append($0.destinationPK) }
+        XCTAssertEqual(keys, [Int64.min, 0, Int64.max])
+        XCTAssertEqual(try table.count(mapping: 0), 3)
+        // A range that fits is reserved, and materialized at its rowids without overflow in SQL.
+        try database.exec("CREATE TABLE ZVOLUME (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZVOLUME VALUES (\(Int64.max / 2 - 3)), (\(Int64.max / 2 - 1))")
+        try table.recordIdentity(mapping: 1, sourceEntity: 2, destinationEntity: 2, destinationTable: "ZVOLUME", low: Int64.max / 2 - 3, high: Int64.max / 2 - 1, count: 2)
+        XCTAssertNotNil(table.identities[1])
+        keys = []
+        try table.forEachAssociation(mapping: 1) { keys.append($0.sourcePK) }
+        XCTAssertEqual(keys, [Int64.max / 2 - 3, Int64.max / 2 - 1])
+    }
+
     /// A store whose Z_MAX is INT64_MAX: inserting gives an error, not a trap.
     func testInsertingIntoAStoreWhoseZ_MAXIsINT64_MAXIsRefused() throws {
         let path = try makeLibrary(authorKeys: [Int64.max, 5], bookKeys: [1, 2, 3, 4], name: "insert.sqlite")

@@ -48,10 +48,13 @@ enum FuzzTarget: String, CaseIterable {
             for caseInsensitive in [false, true] {
                 _ = try? RegularExpression(pattern, caseInsensitive: caseInsensitive).wholeMatch(subject)
             }
+        // The bytes as a JSON file is read: refused unless UTF-8, then parsed.
         case .modelJSON:
-            _ = try? ModelReader.model(fromJSON: text)
+            guard let checked = try? UTF8Text.decode(bytes, file: "model.json", code: .invalidJSON) else { return }
+            _ = try? ModelReader.model(fromJSON: checked)
         case .mappingJSON:
-            _ = try? MappingModel.fromJSON(text)
+            guard let checked = try? UTF8Text.decode(bytes, file: "mapping.json", code: .invalidJSON) else { return }
+            _ = try? MappingModel.fromJSON(checked)
         case .binaryPlist:
             if let value = try? BinaryPropertyList.decode(bytes) {
                 _ = try? BinaryPropertyList.decode(BinaryPropertyList.encode(value))

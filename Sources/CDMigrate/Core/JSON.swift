@@ -49,9 +49,10 @@ package enum JSON: Equatable {
         return JSON(jansson: root)
     }
 
-    /// Reads and parses a JSON file.
+    /// Reads and parses a JSON file; a file that is not UTF-8 is refused with the line and byte
+    /// offset of its first invalid byte.
     package static func load(path: String) throws -> JSON {
-        return try parse(try FileIO.readText(path: path))
+        return try parse(try UTF8Text.decode(try FileIO.readBytes(path: path), file: path, code: .invalidJSON))
     }
 
     /// Converts a borrowed jansson value.

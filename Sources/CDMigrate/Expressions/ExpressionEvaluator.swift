@@ -162,6 +162,10 @@ package final class ExpressionEvaluator {
     }
 
     private func function(_ target: ValueExpression, _ selector: String, _ args: [ValueExpression], object: Value) throws -> Value {
+        // Every function is bounded (ExpressionValueLimits); between two, a cancellation ends the evaluation.
+        if let isCancelled, isCancelled() {
+            throw MigrationError(.migrationCancelled, "cancelled while evaluating FUNCTION(…, '\(selector)', …)")
+        }
         // FUNCTION(CAST("Class", "Class"), "selector:", …): a host function.
         if case .builtin("CAST", let castArgs) = target, castArgs.count == 2, castArgs[1] == .constant(.string("Class")) {
             guard case .string(let className) = try evaluate(castArgs[0], object: object) else {

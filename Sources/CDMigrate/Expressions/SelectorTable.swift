@@ -14,6 +14,9 @@ enum SelectorTable {
             let path = try key(arguments, selector)
             return try KeyValueCoding.value(receiver, keys: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...])
         case "description":
+            if case .collection(let items) = receiver {
+                return .string("(" + (try ExpressionValueLimits.joined(items.map(describe), separator: ", ", selector)) + ")")
+            }
             return .string(describe(receiver))
         case "self":
             return receiver
@@ -84,9 +87,10 @@ enum SelectorTable {
 
     private static func stringSelector(_ selector: String, _ s: String, _ args: [Value]) throws -> Value? {
         switch selector {
-        case "uppercaseString": return .string(s.uppercased())
-        case "lowercaseString": return .string(s.lowercased())
-        case "capitalizedString": return .string(capitalized(s))
+        // Case mapping can lengthen a string (ß becomes SS) up to three times.
+        case "uppercaseString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(s.uppercased())
+        case "lowercaseString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(s.lowercased())
+        case "capitalizedString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(capitalized(s))
         case "length": return .integer(Int64(s.utf16.count))
         case "substringToIndex:":
             return .string(String(s.unicodeScalars[..<utf16Index(s, try integer(args, 0, selector))]))
@@ -98,14 +102,18 @@ enum SelectorTable {
             var parts: [Value] = []
             var rest = s[...]
             while let range = rest.firstRange(of: separator) {
+                try ExpressionValueLimits.checkCollection(count: parts.count + 1, selector)
                 parts.append(.string(String(rest[..<range.lowerBound])))
                 rest = rest[range.upperBound...]
             }
             parts.append(.string(String(rest)))
             return .collection(parts)
         case "stringByReplacingOccurrencesOfString:withString:":
-            return .string(s.replacingAll(try string(args, 0, selector), with: try string(args, 1, selector)))
-        case "stringByAppendingString:": return .string(s + (try string(args, 0, selector)))
+            return .string(try ExpressionValueLimits.replacing(s, try string(args, 0, selector), with: try string(args, 1, selector), selector))
+        case "stringByAppendingString:":
+            let tail = try string(args, 0, selector)
+            try ExpressionValueLimits.checkString(bytes: s.utf8.count.addingClampedToMax(tail.utf8.count), selector)
+            return .string(s + tail)
         case "isEqualToString:":
             if args.first?.isNull == true { return .bool(false) }
             return .bool(s == (try string(args, 0, selector)))
@@ -178,7 +186,7 @@ enum SelectorTable {
             return items[Int(i)]
         case "componentsJoinedByString:":
             let separator = try string(args, 0, selector)
-            return .string(items.map(describe).joined(separator: separator))
+            return .string(try ExpressionValueLimits.joined(items.map(describe), separator: separator, selector))
         case "containsObject:":
             guard let needle = args.first else { return nil }
             return .bool(items.contains(needle))

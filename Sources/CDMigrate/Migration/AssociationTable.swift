@@ -79,8 +79,20 @@ final class AssociationTable {
     func recordIdentity(mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
                         low: Int64, high: Int64, count: Int) throws {
         let first = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) + 1 FROM cdm_association")?.integer) ?? 1
+        // Keys spread over more of the 64-bit range than rowids can reserve (INT64_MIN to INT64_MAX,
+        // or a span that would leave no rowids above it): the associations are written out now.
+        let (span, o1) = high.subtractingReportingOverflow(low)
+        let (last, o2) = first.addingReportingOverflow(span)
+        guard !o1, !o2, span >= 0, last <= Int64.max / 2 else {
+            try database.run("""
+                INSERT INTO cdm_association (mapping, source_ent, source_pk, destination_ent, destination_pk)
+                SELECT ?, ?, Z_PK, ?, Z_PK FROM main.\(destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
+                """, [.integer(Int64(mapping)), .integer(Int64(sourceEntity)), .integer(Int64(destinationEntity)), .integer(low), .integer(high)])
+            identities[mapping] = nil
+            return
+        }
         try database.run("INSERT INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk) VALUES (?, -1, 0, 0, 0, 0)",
-                         [.integer(first + high - low)])
+                         [.integer(last)])
         identities[mapping] = IdentityRange(mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
                                             destinationTable: destinationTable, low: low, high: high, count: count, firstRowID: first)
     }
@@ -93,7 +105,7 @@ final class AssociationTable {
             guard let range = identities.removeValue(forKey: id) else { continue }
             try database.run("""
                 INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
-                SELECT ? + Z_PK - ?, ?, ?, Z_PK, ?, Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
+                SELECT ? + (Z_PK - ?), ?, ?, Z_PK, ?, Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
                 """, [.integer(range.firstRowID), .integer(range.low), .integer(Int64(range.mapping)), .integer(Int64(range.sourceEntity)),
                      .integer(Int64(range.destinationEntity)), .integer(range.low), .integer(range.high)])
         }

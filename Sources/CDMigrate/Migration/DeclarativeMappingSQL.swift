@@ -28,6 +28,17 @@ struct DeclarativeMappingSQL {
         return true
     }
 
+    /// Whether the source keys of `entity` leave room to be kept: all of them in 1…INT64_MAX/2.
+    /// Keys outside (INT64_MAX, negative keys) are renumbered, as the per-instance path does, so
+    /// a later mapping into the same table still finds keys above them.
+    static func sourceKeysLeaveRoom(_ entity: EntityDescription, in source: PersistentStore) throws -> Bool {
+        let table = SQLiteDatabase.quote(source.layout.table(for: entity))
+        // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
+        guard let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(table)")?.integer,
+              let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer else { return true }
+        return low >= 1 && high <= Int64.max / 2
+    }
+
     static let sourceSchema = "cdm_source"
 
     /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the
@@ -53,7 +64,14 @@ struct DeclarativeMappingSQL {
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
               !destinationEntity.isAbstract else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
-        var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", String(destination.layout.entityNumber(of: destinationEntity)), "1"]
+        let sourceTable = source.layout.table(for: sourceEntity)
+        let restriction = source.layout.entityRestriction(for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.")
+        // Every Z_ENT of the table is taken: a row naming no entity of it is refused, as the per-instance read refuses it.
+        let entityValue = restriction != nil ? String(destination.layout.entityNumber(of: destinationEntity))
+            : StoredValueRule.checkedEntity(destination.layout.entityNumber(of: destinationEntity),
+                                            numbers: source.layout.entityNumbers(of: sourceEntity, includingSubentities: true),
+                                            table: sourceTable, storePath: source.path, entityName: sourceEntity.name)
+        var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", entityValue, "1"]
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
             let sql: String
@@ -149,7 +167,8 @@ struct DeclarativeMappingSQL {
 
     private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType?)? {
         guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
-        return ("t." + SQLiteDatabase.quote(column), attribute.attributeType)
+        // A value that does not fit the type reads as the per-instance path reads it.
+        return (StoredValueRule.sql("t." + SQLiteDatabase.quote(column), as: attribute.attributeType), attribute.attributeType)
     }
 
     private static func isArithmetic(_ type: AttributeType) -> Bool { type.isInteger || type == .double || type == .float }

@@ -47,14 +47,17 @@ extension MigrationManager {
             try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total, force: true)
         }
         if request.filter == nil {
-            var last = Int64.min
+            // The key after which the next batch starts; none for the first (a key may be INT64_MIN).
+            var last: Int64?
             while true {
                 var keys: [Int64] = []
                 var entities: [EntityDescription] = []
                 keys.reserveCapacity(size)
-                let condition = (request.sqlWhere.map { "(\($0)) AND " } ?? "") + "t.Z_PK > ?"
-                try source.query(sourceEntity, includesSubentities: request.includesSubentities, condition: condition,
-                                 arguments: request.arguments + [.integer(last)], limit: size, faults: true) { fault in
+                let after = last.map { [Value.integer($0)] } ?? []
+                let conditions = [request.sqlWhere.map { "(\($0))" }, last == nil ? nil : "t.Z_PK > ?"].compactMap { $0 }
+                try source.query(sourceEntity, includesSubentities: request.includesSubentities,
+                                 condition: conditions.isEmpty ? nil : conditions.joined(separator: " AND "),
+                                 arguments: request.arguments + after, limit: size, faults: true) { fault in
                     keys.append(fault.objectID.primaryKey)
                     entities.append(fault.entity)
                     return true
@@ -101,6 +104,7 @@ extension MigrationManager {
         var identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
         if keepsSourceKeys, total > 0, DeclarativeMappingSQL.canKeepSourceKeys(
                 mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0),
+           try DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source),
            let keeping = plan(range, keepsSourceKeys: true),
            let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(sourceTable)")?.integer,
            let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(sourceTable)")?.integer {
@@ -151,7 +155,9 @@ extension MigrationManager {
             return batch.sourceKeys
         }
         let plan: DeclarativeMappingSQL
-        if high - low + 1 == Int64(batch.count) {
+        // high − low may pass INT64_MAX (keys at both ends of the range): then the range is not full.
+        let (span, overflow) = high.subtractingReportingOverflow(low)
+        if !overflow, span < Int64(batch.count), span + 1 == Int64(batch.count) {
             plan = sql.contiguous   // ascending distinct keys filling their range: every row of it
         } else {
             plan = sql.listed
@@ -159,7 +165,7 @@ extension MigrationManager {
             let insert = try database.prepare("INSERT OR IGNORE INTO \(Self.batchKeyTable) (pk) VALUES (?)")
             for key in batch.sourceKeys { try insert.run([.integer(key)]) }
         }
-        let first = destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
+        let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
         let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
         if associations?.identities[id] != nil { try associations?.materialize([id]) }
         try database.run(plan.insertRows, arguments)

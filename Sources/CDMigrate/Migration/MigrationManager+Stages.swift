@@ -185,8 +185,9 @@ extension MigrationManager {
         guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
               let associations = associations else { return false }
         let distinct = try DistinctValueMapping.attribute(of: mapping)
-        let keepsKeys = keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
+        let keepsKeys = try keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
             mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
+            && DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source)
         guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
                                                     distinct: distinct, source: source, destination: destination)
         else { return false }
@@ -204,7 +205,7 @@ extension MigrationManager {
         }
         try destination.database.begin()
         if let insertAssociations = plan.insertAssociations {
-            let arguments = plan.arguments(firstPrimaryKey: destination.allocatePrimaryKeys(for: destinationEntity, count: made))
+            let arguments = plan.arguments(firstPrimaryKey: try destination.allocatePrimaryKeys(for: destinationEntity, count: made))
             try destination.database.run(plan.insertRows, plan.distinctValues == nil ? arguments : [arguments[0]])
             try destination.database.run(insertAssociations, arguments)
             if plan.distinctValues != nil { try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)") }

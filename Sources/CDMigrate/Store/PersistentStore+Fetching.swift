@@ -151,7 +151,8 @@ extension PersistentStore {
         while try statement.step() {
             let number = Int(statement.int64(at: 1))
             guard let concrete = layout.entity(forNumber: number), let positions = reader.positions[number] else {
-                throw MigrationError(.sqlite, "row \(statement.int64(at: 0)) of table '\(reader.table)' in the store '\(path)' has Z_ENT \(number), which is not '\(entity.name)' or one of its subentities")
+                throw MigrationError(.sqlite, StoredValueRule.badEntityMessage(primaryKey: statement.int64(at: 0), entityNumber: Int64(number),
+                                                                               table: reader.table, storePath: path, entityName: entity.name))
             }
             if faults {
                 guard try body(fault(entity: concrete, primaryKey: statement.int64(at: 0))) else { break }

@@ -169,7 +169,18 @@ extension PersistentStore {
     }
 
     func nextOrder(table: String, orderColumn: String, where column: String, equals value: Value) throws -> Int64 {
-        return (try database.scalar("SELECT COALESCE(MAX(\(orderColumn)), 0) + 1 FROM \(table) WHERE \(column) = ?", [value])?.integer) ?? 1
+        // MAX + 1 in Swift, not SQL: SQLite would turn INT64_MAX + 1 into a float.
+        let last = (try database.scalar("SELECT MAX(\(orderColumn)) FROM \(table) WHERE \(column) = ?", [value])?.integer) ?? 0
+        return try Self.orderAfter(last, table: table, orderColumn: orderColumn)
+    }
+
+    /// The order key after `last`; an error when a stored order key is INT64_MAX.
+    static func orderAfter(_ last: Int64, table: String, orderColumn: String) throws -> Int64 {
+        let (next, overflow) = last.addingReportingOverflow(1)
+        guard !overflow else {
+            throw MigrationError(.sqlite, "the order key \(last) in column '\(orderColumn)' of table '\(table)' leaves no room for another member (a key cannot pass \(Int64.max))")
+        }
+        return next
     }
 
     /// Makes `targets` members of `owner`'s to-many kept in `column` of their table (appended when ordered).
@@ -185,15 +196,17 @@ extension PersistentStore {
         }
         try writeBuffer()
         try beginIfNeeded()
-        var next = try nextOrder(table: table, orderColumn: orderColumn, where: column, equals: ownerKey)
+        var previous: Int64?   // the order key given last (the first is read from the table)
         for target in targets {
             // Already a member: an ordered set keeps its place.
             let current = try database.scalar("SELECT \(column) FROM \(table) WHERE Z_PK = ?", [primaryKeyValue(target)])?.integer
             if current == owner.objectID.primaryKey { continue }
-            var values: [(String, Value)] = [(column, ownerKey), (orderColumn, .integer(next))]
+            let order = try previous.map { try Self.orderAfter($0, table: table, orderColumn: orderColumn) }
+                ?? (try nextOrder(table: table, orderColumn: orderColumn, where: column, equals: ownerKey))
+            var values: [(String, Value)] = [(column, ownerKey), (orderColumn, .integer(order))]
             if let e = entityColumn { values.append((e, entityValue(owner))) }
             try setColumns(of: target, values)
-            next += 1
+            previous = order
         }
     }
 

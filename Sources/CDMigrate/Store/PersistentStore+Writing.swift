@@ -10,7 +10,7 @@ extension PersistentStore {
             throw MigrationError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))")
         }
         if pending.count >= insertBatchSize { try writeBuffer() }
-        let primaryKey = allocatePrimaryKeys(for: entity, count: 1)
+        let primaryKey = try allocatePrimaryKeys(for: entity, count: 1)
         let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey), context: self)
         pendingIndex[key(object)] = pending.count
         pending.append(PendingRow(object: object, links: [:]))
@@ -18,10 +18,17 @@ extension PersistentStore {
     }
 
     /// Reserves `count` consecutive primary keys in the entity's table; returns the first.
-    func allocatePrimaryKeys(for entity: EntityDescription, count: Int) -> Int64 {
+    /// - Throws: `MigrationError` `.migration` when the keys would pass INT64_MAX (a table whose
+    ///   `Z_MAX`, or whose largest kept key, is at or near the end of the 64-bit range).
+    func allocatePrimaryKeys(for entity: EntityDescription, count: Int) throws -> Int64 {
         let table = layout.table(for: entity)
-        let first = (maxPrimaryKeys[table] ?? 0) + 1
-        maxPrimaryKeys[table] = first + Int64(max(count, 1)) - 1
+        let last = maxPrimaryKeys[table] ?? 0
+        let (first, o1) = last.addingReportingOverflow(1)
+        let (end, o2) = first.addingReportingOverflow(Int64(max(count, 1)) - 1)
+        guard !o1, !o2 else {
+            throw MigrationError(.migration, "no primary key is left for \(max(count, 1)) new instance\(count == 1 ? "" : "s") of '\(entity.name)': its table's largest key is \(last), and a key cannot pass \(Int64.max)")
+        }
+        maxPrimaryKeys[table] = end
         return first
     }
 

@@ -50,6 +50,7 @@ package final class SQLiteDatabase {
         sqlite3_extended_result_codes(db, 1)
         // Wait a little for another connection (e.g. a host app) instead of failing at once.
         sqlite3_busy_timeout(db, 5000)
+        if let db { StoredValueRule.register(on: db) }
     }
 
     deinit { close() }
@@ -73,6 +74,11 @@ package final class SQLiteDatabase {
     func error(_ rc: Int32, sql: String?, what: String? = nil) -> MigrationError {
         var message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? String(cString: sqlite3_errstr(rc))
         if message.isEmpty || message == "not an error" { message = String(cString: sqlite3_errstr(rc)) }
+        if message.hasPrefix(StoredValueRule.errorMarker) {
+            var error = MigrationError(.sqlite, String(message.dropFirst(StoredValueRule.errorMarker.count)))
+            error.sqliteResultCode = rc
+            return error
+        }
         var text = "\(what ?? "SQLite error") in '\(path)': \(message) (code \(rc))"
         if let sql = sql { text += " — SQL: \(sql)" }
         var error = MigrationError(.sqlite, text)

@@ -199,7 +199,15 @@ package final class SQLiteStatement {
     /// The column as a value of an attribute type, converting what SQLite's type affinity did
     /// (e.g. a decimal stored as INTEGER or REAL). A value that cannot be one of that type reads as nil.
     package func value(at index: Int, as type: AttributeType) -> Value {
-        let raw = raw(at: index)
+        raw(at: index).value(as: type)
+    }
+}
+
+extension SQLiteStatement.Raw {
+    /// The stored value as a value of an attribute type (`StoredValueRule`): converted where
+    /// the conversion is exact, nil where it cannot be one of that type.
+    package func value(as type: AttributeType) -> Value {
+        let raw = self
         switch raw {
         case .null: return .null
         default: break

@@ -34,12 +34,16 @@ package struct XMLElement: Equatable {
     /// - Throws: `MigrationError` `.io` when the file cannot be read, `.invalidModel` (or `code`)
     ///   naming the line when it is not well-formed XML.
     package static func parse(file path: String, code: MigrationError.Code = .invalidModel) throws -> XMLElement {
-        try parse(bytes: try FileIO.readBytes(path: path), name: path, code: code)
+        if let size = FileIO.size(path), size > Int64(XMLInputLimits.maximumBytes) {
+            throw MigrationError(code, "'\(path)' is \(size) bytes, above the limit of \(XMLInputLimits.maximumBytes) bytes for an Xcode XML document")
+        }
+        return try parse(bytes: try FileIO.readBytes(path: path), name: path, code: code)
     }
 
     /// Reads an XML document held in memory; `name` is the file named in error messages.
     package static func parse(bytes: [UInt8], name: String, code: MigrationError.Code = .invalidModel) throws -> XMLElement {
-        guard bytes.count < Int(Int32.max) else { throw MigrationError(code, "'\(name)' is too large to be an XML document") }
+        // Size, attributes per element and entity declarations are bounded before libxml2 reads a byte.
+        try XMLInputLimits.check(bytes, name: name, code: code)
         // No network, no external entities or DTDs: Xcode's files name a DTD on the Mac, never read.
         let options = Int32(XML_PARSE_NONET.rawValue | XML_PARSE_NOERROR.rawValue | XML_PARSE_NOWARNING.rawValue)
         let document = bytes.withUnsafeBufferPointer { buffer in
@@ -57,6 +61,10 @@ package struct XMLElement: Equatable {
             throw MigrationError(code, "cannot read '\(name)': \(detail)")
         }
         defer { xmlFreeDoc(document) }
+        // Whatever the scan let through, a document that declares entities is not read further.
+        if let subset = document.pointee.intSubset, subset.pointee.entities != nil {
+            throw MigrationError(code, "cannot read '\(name)': it declares XML entities, which Xcode's files never do")
+        }
         guard let root = xmlDocGetRootElement(document) else {
             throw MigrationError(code, "cannot read '\(name)': the document has no root element")
         }

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sqlite3
 from ctypes import c_char_p, c_int, c_int64, c_size_t, c_void_p
 
 import pytest
@@ -169,6 +170,17 @@ def _raw(case, fixtures):
     return code, (RAW.cdm_last_errmsg() or b"").decode("utf-8", "replace") if code else ""
 
 
+def _make_source(fixture: str, path: str, sql: str) -> str:
+    """A copy of the fixture store with the case's SQL applied (bad data Core Data's API cannot write)."""
+    with sqlite3.connect(fixture) as original:
+        original.execute("VACUUM INTO ?", (path,))
+    original.close()
+    made = sqlite3.connect(path)
+    made.executescript(sql)
+    made.close()
+    return path
+
+
 def _through_the_binding(case, fixtures):
     """The public API call of a case; raises what the binding raises."""
     op = case["op"]
@@ -188,10 +200,15 @@ def _through_the_binding(case, fixtures):
                 if op == "run":
                     source = os.path.join(fixtures.directory, case["source"]) if "source" in case else fixtures.source
                     destination = os.path.join(fixtures.directory, f"run-{CASES.index(case)}.sqlite")
+                    if "source_sql" in case:
+                        source = _make_source(fixtures.source, os.path.join(fixtures.directory, f"source-{CASES.index(case)}.sqlite"), case["source_sql"])
+                    succeeded = False
                     try:
                         migration.run(source, destination)
+                        succeeded = True
                     finally:
-                        assert not os.path.exists(destination)
+                        # A failed run leaves nothing at the destination; a run that succeeds, the store.
+                        assert os.path.exists(destination) == succeeded
         finally:
             for mapping in mappings:
                 mapping.close()

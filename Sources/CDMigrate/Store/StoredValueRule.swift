@@ -84,7 +84,7 @@ package enum StoredValueRule {
         case .binary(let bytes), .uuid(let bytes):
             if bytes.isEmpty { sqlite3_result_zeroblob(context, 0); return }
             bytes.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32(clamping: $0.count), cdm_sqlite_transient) }
-        case .null, .object, .collection: sqlite3_result_null(context)
+        case .null, .object, .collection, .migrationManager: sqlite3_result_null(context)
         }
     }
 }

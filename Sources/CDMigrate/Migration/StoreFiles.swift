@@ -10,7 +10,7 @@ import Musl
 /// Every file a run writes is named after the destination and created with `O_EXCL` under a
 /// unique name (`<destination>.cdmigrate-XXXXXX`), so a run never opens, overwrites or deletes a
 /// file it did not create — not even a source named like one of its temporaries.
-enum StoreFiles {
+package enum StoreFiles {
     /// SQLite's companion files: a store is these and the main file, as one.
     static let companionSuffixes = ["-wal", "-shm", "-journal"]
 
@@ -82,6 +82,7 @@ enum StoreFiles {
     /// The new store gets its final permissions first (`applyPermissions`).
     static func handOver(_ temporary: String, to destination: String, replacing: Bool) throws {
         applyPermissions(to: temporary, replacing: replacing ? destination : nil)
+        handOverWindow?(.beforeMove)
         if replacing {
             try FileIO.rename(temporary, to: destination)
         } else if !renameWithoutReplacing(temporary, to: destination) {
@@ -90,8 +91,20 @@ enum StoreFiles {
             }
             throw MigrationError(.io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
         }
+        handOverWindow?(.afterMove)
         FileIO.fsync(path: FileIO.directory(of: destination))
     }
+
+    /// The moments of the hand-over the crash harness kills in (`Tests/CrashHarness`).
+    package enum HandOverMoment { case beforeMove, betweenLinkAndUnlink, afterMove }
+
+    /// Called at each moment of the hand-over; nil (nothing) but in the crash harness's children,
+    /// which pause there so that a kill lands in that window. A test seam, not a feature.
+    package nonisolated(unsafe) static var handOverWindow: ((HandOverMoment) -> Void)?
+
+    /// Makes new-file hand-overs take the `link` + `unlink` path that systems without
+    /// `renameat2` take (the crash harness kills between the two). A test seam, not a feature.
+    package nonisolated(unsafe) static var handOverByLink = false
 
     /// Gives a finished temporary store (created 0600 by `mkstemp`) the permissions of its final
     /// place: replacing a store, that store's mode, owner and group (owner and group as far as
@@ -142,12 +155,13 @@ enum StoreFiles {
 
     /// `rename` that fails with `EEXIST` instead of replacing; false with `errno` set on failure.
     static func renameWithoutReplacing(_ source: String, to destination: String) -> Bool {
-        if let renameat2 = renameat2Function {
+        if let renameat2 = renameat2Function, !handOverByLink {
             if renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1 /* RENAME_NOREPLACE */) == 0 { return true }
             // Kernels or file systems without the flag: fall back below; any other error is final.
             if errno != EINVAL && errno != ENOSYS && errno != ENOTSUP { return false }
         }
         guard link(source, destination) == 0 else { return false }
+        handOverWindow?(.betweenLinkAndUnlink)
         unlink(source)
         return true
     }

@@ -126,7 +126,7 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         XCTAssertTrue(dangling.err.contains("is a symbolic link to 'missing/dir/x.sqlite', which does not exist"), dangling.err)
     }
 
-    func testInspectDotReadsAWALStoreWithoutAFileBesideIt() throws {
+    func testInspectDotAndDryRunReadAWALStoreWithoutAFileBesideIt() throws {
         let folder = scratch.file("ro")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let store = try makePeople(folder + "/people.sqlite")
@@ -135,6 +135,10 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.hasPrefix("digraph"), result.out)
         XCTAssertEqual(try names(folder), ["people.sqlite"], "no -wal or -shm left beside it")
+        let dry = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--dry-run", "--json"] + models, in: scratch.path)
+        XCTAssertEqual(dry.status, 0, dry.err)
+        XCTAssertTrue(dry.out.contains("\"Person\" : 3"), dry.out)
+        XCTAssertEqual(try names(folder), ["people.sqlite"], "the dry run leaves nothing beside it either")
     }
 
     // MARK: Fleets

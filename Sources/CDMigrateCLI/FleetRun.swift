@@ -141,11 +141,12 @@ struct FleetRun {
                 if Interrupt.requested { break }
                 continue
             }
-            // SIGTERM and SIGHUP came to this process alone: pass them on, once, so that every
-            // running child stops and cleans up as for Ctrl-C (which the terminal sends to all).
+            // A signal sent to this process alone (`kill`, `systemctl stop`): pass it on, once, so
+            // that every running child stops and cleans up too. (Ctrl-C reaches them from the
+            // terminal already; a second one changes nothing.)
             if Interrupt.requested && !forwarded {
                 forwarded = true
-                if Interrupt.signal != SIGINT { for pid in running.keys { kill(pid, Interrupt.signal) } }
+                for pid in running.keys { kill(pid, Interrupt.signal) }
             }
             var status: Int32 = 0
             // Polled, so that a signal is seen while children run (the handlers restart waitpid).

@@ -6,8 +6,8 @@ import Synchronization
 /// Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`, `systemctl stop`, `docker stop`) and SIGHUP (the
 /// terminal went away) during a migration: the first one asks the migration to stop (it then
 /// removes what it wrote, releases its lock, and the command exits with 128 + the signal's number:
-/// 130, 143, 129); the progress handler reads the flag. A fleet run forwards SIGTERM and SIGHUP
-/// to its children (Ctrl-C reaches them from the terminal itself).
+/// 130, 143, 129); the progress handler reads the flag. A fleet run passes the signal on to its
+/// running children (a signal sent to the fleet process alone would not reach them).
 enum Interrupt {
     private static let received = Atomic<Int32>(0)
 

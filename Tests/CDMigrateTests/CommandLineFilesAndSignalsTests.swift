@@ -103,6 +103,39 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         }
     }
 
+    /// SIGTERM to a fleet run's own process reaches its running child: the child cancels and
+    /// cleans up, the stores not started are skipped, the fleet exits 143.
+    func testSIGTERMToAFleetStopsItsRunningChildAndSkipsTheRest() throws {
+        var extra = 100_000
+        var stopped = false
+        for attempt in 0..<3 where !stopped {
+            let folder = scratch.file("fleet-\(attempt)"), out = folder + "-out"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            for name in ["a", "b"] { try makePeople(folder + "/\(name).sqlite", extra: extra) }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLineTool.executable)
+            process.arguments = ["migrate", folder, "--out-dir", out, "--jobs", "1", "--json"] + models
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            while process.isRunning && !FileIO.exists(out + "/a.sqlite.cdmigrate-lock") { usleep(500) }
+            kill(process.processIdentifier, SIGTERM)
+            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            process.waitUntilExit()
+            if process.terminationStatus == 0 || output.contains("\"status\":\"migrated\"") {
+                extra *= 4
+                continue
+            }
+            stopped = true
+            XCTAssertEqual(process.terminationStatus, 143, output)
+            XCTAssertTrue(output.contains("\"skipped\":1"), output)
+            XCTAssertTrue(output.contains("\"name\":\"migrationCancelled\"") || output.contains("134120"), output)
+            XCTAssertEqual(try names(out), [], "the child removed its lock and temporary store")
+        }
+        XCTAssertTrue(stopped, "the signal never arrived during a run")
+    }
+
     // MARK: Files that are not what they seem
 
     func testAFIFOAsPolicyLibraryOrModelIsRefusedAndADanglingDestinationLinkNamed() throws {
@@ -183,13 +216,16 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         try makePeople(hard + "/b.sqlite")
         XCTAssertEqual(link(hard + "/b.sqlite", hard + "/c.sqlite"), 0)
         let before = fileBytes(hard + "/b.sqlite")
+        // A FIFO in the folder fails alone, with its reason (and blocks nothing).
+        XCTAssertEqual(mkfifo(hard + "/pipe.sqlite", 0o600), 0)
         let refused = try run(["migrate", hard, "--in-place"] + models, in: scratch.path)
+        XCTAssertTrue(refused.out.contains("\(hard)/pipe.sqlite' is a FIFO (named pipe), not a regular file"), refused.out)
         XCTAssertEqual(refused.status, 1, refused.out + refused.err)
         XCTAssertTrue(refused.out.contains("2 names (hard links)"), refused.out)
         XCTAssertTrue(refused.out.contains("(the same store as \(hard)/b.sqlite, migrated once)"), refused.out)
         XCTAssertEqual(fileBytes(hard + "/b.sqlite"), before)
         XCTAssertEqual(fileBytes(hard + "/c.sqlite"), before)
-        XCTAssertEqual(try names(hard), ["b.sqlite", "c.sqlite"])
+        XCTAssertEqual(try names(hard), ["b.sqlite", "c.sqlite", "pipe.sqlite"])
     }
 
     // MARK: Leftovers

@@ -101,18 +101,19 @@ final class SourceAccess {
     }
 
     /// Refuses a store whose main file, `-wal` or `-shm` is not a regular file: SQLite (or the
-    /// snapshot's copy) would block opening a FIFO, and read nonsense from a device.
+    /// snapshot's copy) would block opening a FIFO, and read nonsense from a device. Told by
+    /// `stat`, without opening the store: closing a descriptor on it would drop the POSIX locks
+    /// this process's own SQLite connections may hold on it (see `isOpenElsewhere`).
     /// - Throws: `.migrationManagerSourceStore` naming the file and what it is.
     static func requireRegularStoreFiles(_ given: String) throws {
         let path = StoreFiles.resolvedPath(given)
-        do {
-            try FileIO.requireRegularFile(given, what: "the store")
-            for suffix in ["-wal", "-shm"] {
-                var info = stat()
-                if lstat(path + suffix, &info) == 0 { try FileIO.requireRegularFile(path + suffix, what: "the store's companion file") }
+        for (file, what) in [(given, "the store"), (path + "-wal", "the store's companion file"), (path + "-shm", "the store's companion file")] {
+            var info = stat()
+            guard stat(file, &info) == 0 else { continue }
+            let type = info.st_mode & S_IFMT
+            if type != S_IFREG {
+                throw MigrationError(.migrationManagerSourceStore, "\(what) '\(file)' is \(FileIO.fileTypeName(type)), not a regular file; cdmigrate reads only regular files")
             }
-        } catch let error as MigrationError {
-            throw MigrationError(.migrationManagerSourceStore, error.message)
         }
     }
 

@@ -186,11 +186,9 @@ package final class DestinationLock {
             for (destination, fd) in held where path.hasPrefix(destination + ".cdmigrate-") {
                 if destination.count > (best?.0.count ?? -1) { best = (destination, fd) }
             }
-            guard let (destination, fd) = best else { return }
-            let folder = FileIO.directory(of: destination)
-            let prefix = folder == "." && !path.hasPrefix("./") ? "" : folder + "/"
-            guard path.hasPrefix(prefix) else { return }
-            let line = Array("temporary \(path.dropFirst(prefix.count))\n".utf8)
+            guard let (destination, fd) = best, FileIO.directory(of: path) == FileIO.directory(of: destination) else { return }
+            let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
+            let line = Array("temporary \(name)\n".utf8)
             var info = stat()
             guard fstat(fd, &info) == 0 else { return }
             _ = line.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, info.st_size) }

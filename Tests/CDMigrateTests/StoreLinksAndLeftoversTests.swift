@@ -166,6 +166,10 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         expectFIFO("in place") { try manager().migrateStoreInPlace(at: fifo) }
         expectFIFO("metadata") { _ = try StoreInfo.readSource(at: fifo) }
         expectFIFO("store model") { _ = try StoreModelRecovery.storeModel(at: fifo) }
+        XCTAssertThrowsError(try PersistentStore.open(at: fifo, model: try ModelReader.model(fromJSON: StoreFilesTests.v1))) { error in
+            let message = (error as? MigrationError)?.message ?? "\(error)"
+            XCTAssertTrue(message.contains("it is a FIFO (named pipe), not a regular file"), message)
+        }
         let jsonFIFO = sourceFolder + "/model.json"
         XCTAssertEqual(mkfifo(jsonFIFO, 0o600), 0)
         let releaseJSON = unblockIfStuck(jsonFIFO)

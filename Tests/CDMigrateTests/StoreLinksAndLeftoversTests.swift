@@ -223,6 +223,16 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         stat(source, &info)
         XCTAssertEqual(info.st_gid, 12345)
         XCTAssertEqual(try files.titles(source).count, 40)
+        // A folder beside a store (external data) takes the same call: 0777 masked, or the one it replaces.
+        let folder = destinationFolder + "/support"
+        XCTAssertEqual(mkdir(folder, 0o700), 0)
+        StoreFiles.applyPermissions(to: folder, replacing: nil)
+        XCTAssertEqual(mode(folder), 0o750)
+        let old = destinationFolder + "/old-support"
+        XCTAssertEqual(mkdir(old, 0o775), 0)
+        XCTAssertEqual(chmod(old, 0o775), 0)
+        StoreFiles.applyPermissions(to: folder, replacing: old)
+        XCTAssertEqual(mode(folder), 0o775)
     }
 
     // MARK: Leftovers of killed runs

@@ -111,7 +111,9 @@ package enum StoreFiles {
     /// this process may set them: any for root, else its own user and a group it belongs to);
     /// a new store, the mode a new file gets from the process's umask (0666 masked, 0644 under
     /// the usual 022). SQLite gives the `-wal` and `-shm` it creates later the main file's mode
-    /// and owner. Best effort: a store that keeps 0600 is still a whole store.
+    /// and owner. Best effort: a store that keeps 0600 is still a whole store. A folder beside a
+    /// store (external data) takes the same call: a new one gets 0777 masked by the umask, one
+    /// that replaces another that one's mode, owner and group.
     static func applyPermissions(to path: String, replacing original: String?) {
         if let original = original {
             var info = stat()
@@ -119,7 +121,9 @@ package enum StoreFiles {
             if chown(path, info.st_uid, info.st_gid) != 0 { _ = chown(path, uid_t.max, info.st_gid) }
             _ = chmod(path, info.st_mode & 0o7777)
         } else {
-            _ = chmod(path, 0o666 & ~currentUmask())
+            var info = stat()
+            let isFolder = lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            _ = chmod(path, (isFolder ? 0o777 : 0o666) & ~currentUmask())
         }
     }
 

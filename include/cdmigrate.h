@@ -210,10 +210,12 @@ int cdm_model_from_json(const char *json, cdm_model **out);
 int cdm_model_from_file(const char *path, cdm_model **out);
 /* The model a store file carries: the one cached in its Z_MODELCACHE, else one rebuilt from its
 ** schema (names in lower case, optionality, defaults, delete rules and to-one inverses unknown;
-** cdm_model_warnings_json says so). The store is opened read-only and closed again. Always sets
-** *out; caller frees with cdm_model_free. Errors: CDM_IO (no such file), CDM_SQLITE (not an SQLite
-** database), CDM_INVALID_MODEL (a damaged model cache, or a database that is not a Core Data
-** store), CDM_MISUSE (NULL path or out). Core Data needs the model to open a store; this is how a
+** cdm_model_warnings_json says so). The store is read as a migration reads its source: nothing is
+** created beside it (no -wal/-shm), a symbolic link is followed, committed transactions in its
+** -wal are read. Always sets *out; caller frees with cdm_model_free. Errors: CDM_IO (no such
+** file), CDM_MIGRATION_MANAGER_SOURCE_STORE (not a regular file, e.g. a FIFO; busy), CDM_SQLITE
+** (not an SQLite database), CDM_INVALID_MODEL (a damaged model cache, or a database that is not a
+** Core Data store), CDM_MISUSE (NULL path or out). Core Data needs the model to open a store; this is how a
 ** host gets one when it has lost it. */
 int cdm_model_from_store(const char *path, cdm_model **out);
 /* What reading the model noticed, as a JSON array of strings: its warnings, then, for a model

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Kills migrations with SIGKILL at random moments and checks the store files after each kill
-# (docs/reliability.md), and races two processes to one destination. Short mode (default, for
-# CI): 20 runs and 5 races. Full mode: 200 runs and 20 races.
+# Stops migrations with SIGKILL or SIGTERM at random moments — some inside the final hand-over,
+# some through symbolic links — and checks the store files after each (docs/reliability.md), and
+# races two processes to one destination. Short mode (default, for CI): 20 runs and 5 races.
+# Full mode: 200 runs and 20 races.
 #   scripts/crash-harness.sh [short|full] [extra harness arguments, e.g. --seed 42 --items 50000]
 set -euo pipefail
 cd "$(dirname "$0")/.."

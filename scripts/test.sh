@@ -19,7 +19,8 @@ ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$PWD/Tests/swift-lsan.supp
 swift build --build-tests --sanitize=thread --scratch-path .build-tsan
 swift test --skip-build --disable-swift-testing --sanitize=thread --scratch-path .build-tsan --filter '^CDMigrateTests\.Concurrent'
 make test-c
-# Robustness: the crash harness (short: 20 SIGKILLed migrations, 5 races for one destination) and
+# Robustness: the crash harness (short: 20 migrations stopped by SIGKILL or SIGTERM, some in the
+# hand-over or through links; 5 races for one destination) and
 # each libFuzzer target for 10 seconds (docs/reliability.md has the full runs).
 scripts/crash-harness.sh short
 for target in value-expression predicate regular-expression model-json mapping-json binary-plist xcode-model xcode-mapping compiled-model; do

@@ -14,7 +14,7 @@ enum ExitStatus: Int32, CaseIterable {
     case incompatibleStore = 66
     /// A file could not be read or written, or the destination exists or is busy.
     case io = 74
-    /// Cancelled (Ctrl-C).
+    /// Cancelled (Ctrl-C; a SIGTERM or SIGHUP exits with 143 or 129, see `exitCode`).
     case cancelled = 130
 
     /// The exit codes as every command's help lists them.
@@ -26,7 +26,7 @@ enum ExitStatus: Int32, CaseIterable {
       65   an invalid model, mapping model or expression
       66   the store is not at the source model's version, or not a Core Data store
       74   a file could not be read or written, or the destination exists
-      130  cancelled (Ctrl-C)
+      130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP — each cleans up as Ctrl-C does
     """
 
     init(_ error: MigrationError) {
@@ -44,5 +44,6 @@ enum ExitStatus: Int32, CaseIterable {
         }
     }
 
-    var exitCode: ExitCode { ExitCode(rawValue) }
+    /// The process's exit code: a cancellation exits with 128 + the signal that asked for it.
+    var exitCode: ExitCode { self == .cancelled ? ExitCode(Interrupt.exitStatus) : ExitCode(rawValue) }
 }

@@ -26,6 +26,9 @@ struct FleetRun {
         var index: Int
         var store: String
         var destination: String
+        /// In place, the index of an earlier job naming the same file (through a symbolic or hard
+        /// link): that store is migrated once, by the earlier job, and this one reports its result.
+        var sameStoreAs: Int?
     }
 
     func run() throws {
@@ -72,7 +75,12 @@ struct FleetRun {
         let stores = try FleetStoreList.stores(arguments: command.stores, listFiles: command.fleet.listFiles)
         if stores.isEmpty { throw FleetUsageError("no stores to migrate") }
         var seen: [String: String] = [:]
+        var files: [String: Int] = [:]
         return try stores.enumerated().map { index, store in
+            if command.inPlace, let identity = Self.fileIdentity(store) {
+                if let first = files[identity] { return Job(index: index, store: store, destination: store, sameStoreAs: first) }
+                files[identity] = index
+            }
             let destination: String
             if let folder = command.fleet.outDirectory {
                 let name = URL(fileURLWithPath: store).lastPathComponent
@@ -87,6 +95,22 @@ struct FleetRun {
         }
     }
 
+    /// The device and inode a path leads to (links followed), nil when it leads nowhere.
+    static func fileIdentity(_ path: String) -> String? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return "\(info.st_dev):\(info.st_ino)"
+    }
+
+    /// The result of a job that named the same store as an earlier one: that one's, under its own name.
+    private func sameStore(_ job: Job, as result: FleetStoreResult, of first: Job) -> FleetStoreResult {
+        var copy = result
+        copy.store = job.store
+        copy.destination = job.destination
+        copy.sameStoreAs = first.store
+        return copy
+    }
+
     /// Runs the children, at most `width` at a time; prints each result as it comes.
     private func runChildren(_ jobs: [Job], width: Int) throws -> [FleetStoreResult] {
         let scratch = try ScratchFolder()
@@ -95,10 +119,12 @@ struct FleetRun {
         var running: [pid_t: (job: Job, started: ContinuousClock.Instant)] = [:]
         var results = [FleetStoreResult?](repeating: nil, count: jobs.count)
         var next = 0
+        var forwarded = false
         while next < jobs.count || !running.isEmpty {
             while running.count < width && next < jobs.count && !Interrupt.requested {
                 let job = jobs[next]
                 next += 1
+                if job.sameStoreAs != nil { continue }
                 let arguments = [executable] + command.childArguments(store: job.store, destination: job.destination)
                 let started = ContinuousClock.now
                 do {
@@ -115,8 +141,20 @@ struct FleetRun {
                 if Interrupt.requested { break }
                 continue
             }
+            // A signal sent to this process alone (`kill`, `systemctl stop`): pass it on, once, so
+            // that every running child stops and cleans up too. (Ctrl-C reaches them from the
+            // terminal already; a second one changes nothing.)
+            if Interrupt.requested && !forwarded {
+                forwarded = true
+                for pid in running.keys { kill(pid, Interrupt.signal) }
+            }
             var status: Int32 = 0
-            let pid = waitpid(-1, &status, 0)
+            // Polled, so that a signal is seen while children run (the handlers restart waitpid).
+            let pid = waitpid(-1, &status, WNOHANG)
+            if pid == 0 {
+                usleep(20_000)
+                continue
+            }
             if pid < 0 {
                 if errno == EINTR { continue }
                 throw MigrationError(.io, "waiting for the migrations: \(String(cString: strerror(errno)))")
@@ -131,6 +169,11 @@ struct FleetRun {
                                           document: document, errorText: errorText, duration: (ContinuousClock.now - started).seconds)
             report(result)
             results[job.index] = result
+            for other in jobs where other.sameStoreAs == job.index {
+                let copy = sameStore(other, as: result, of: job)
+                report(copy)
+                results[other.index] = copy
+            }
         }
         return jobs.map { job in results[job.index] ?? FleetStoreResult(skipped: job.store, destination: job.destination) }
     }
@@ -218,14 +261,16 @@ extension MigrateCommand {
 
     /// The one-store command a child runs: the same model options, JSON on standard output.
     func childArguments(store: String, destination: String) -> [String] {
-        var arguments = ["migrate", store] + (inPlace ? ["--in-place"] : ["--to", destination]) + ["--json", "--quiet"]
-        if let model = models.sourceModel { arguments += ["--source-model", model] }
-        if let model = models.destinationModel { arguments += ["--destination-model", model] }
-        for mapping in models.mappings { arguments += ["--mapping", mapping] }
-        if let modelSet = modelSet { arguments += ["--models", modelSet] }
-        if let version = targetVersion { arguments += ["--to-version", version] }
+        // "--name=value": a value starting with "-" stays a value.
+        var arguments = ["migrate"] + (inPlace ? ["--in-place"] : ["--to=" + destination]) + ["--json", "--quiet"]
+        if let model = models.sourceModel { arguments.append("--source-model=" + model) }
+        if let model = models.destinationModel { arguments.append("--destination-model=" + model) }
+        for mapping in models.mappings { arguments.append("--mapping=" + mapping) }
+        if let modelSet = modelSet { arguments.append("--models=" + modelSet) }
+        if let version = targetVersion { arguments.append("--to-version=" + version) }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
-        return arguments
+        // After "--" the store is a path even when its name starts with "-".
+        return arguments + ["--", store]
     }
 }

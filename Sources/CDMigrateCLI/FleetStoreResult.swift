@@ -31,6 +31,8 @@ struct FleetStoreResult {
     var errorMessage: String?
     /// Seconds from the child's start to its end.
     var duration: Double
+    /// In place, the earlier name of the same file (a link) whose migration this result is.
+    var sameStoreAs: String?
 
     /// Reads a child's result: `document` is what it printed on standard output, `errorText`
     /// what it printed on standard error (kept for crashes, which print no JSON).
@@ -92,6 +94,7 @@ struct FleetStoreResult {
         if let exitStatus = exitStatus { object["exitStatus"] = Int(exitStatus) }
         if let version = version { object["version"] = version }
         if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }
+        if let first = sameStoreAs { object["sameStoreAs"] = first }
         if status != .migrated && status != .checked {
             var error: [String: Any] = ["message": errorMessage ?? ""]
             if let code = errorCode { error["code"] = code }
@@ -103,6 +106,11 @@ struct FleetStoreResult {
 
     /// One line for people.
     var line: String {
+        guard let first = sameStoreAs else { return ownLine }
+        return ownLine + "  (the same store as \(first), migrated once)"
+    }
+
+    private var ownLine: String {
         let seconds = String(format: "%.2f s", duration)
         let versions = version.map { v in " (\(v) → \(targetVersion ?? "?"))" } ?? ""
         switch status {

@@ -3,14 +3,30 @@ import Glibc
 #endif
 import Synchronization
 
-/// Ctrl-C during a migration: the first SIGINT asks the migration to stop (it then removes what
-/// it wrote and the command exits with 130); the progress handler reads the flag.
+/// Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`, `systemctl stop`, `docker stop`) and SIGHUP (the
+/// terminal went away) during a migration: the first one asks the migration to stop (it then
+/// removes what it wrote, releases its lock, and the command exits with 128 + the signal's number:
+/// 130, 143, 129); the progress handler reads the flag. A fleet run passes the signal on to its
+/// running children (a signal sent to the fleet process alone would not reach them).
 enum Interrupt {
-    private static let flag = Atomic<Bool>(false)
+    private static let received = Atomic<Int32>(0)
 
-    static var requested: Bool { flag.load(ordering: .relaxed) }
+    /// The signals handled so.
+    static let signals: [Int32] = [SIGINT, SIGTERM, SIGHUP]
+
+    static var requested: Bool { received.load(ordering: .relaxed) != 0 }
+
+    /// The first signal received (0 when none).
+    static var signal: Int32 { received.load(ordering: .relaxed) }
+
+    /// The exit status of a run stopped by a signal: 128 + its number (130 for Ctrl-C).
+    static var exitStatus: Int32 { 128 + (signal == 0 ? SIGINT : signal) }
 
     static func install() {
-        signal(SIGINT) { _ in Interrupt.flag.store(true, ordering: .relaxed) }
+        for number in signals {
+            Glibc.signal(number) { number in
+                _ = Interrupt.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
+            }
+        }
     }
 }

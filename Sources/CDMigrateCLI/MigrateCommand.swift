@@ -182,14 +182,16 @@ struct MigrateCommand: ParsableCommand {
     /// `--dry-run`: everything but the migration — the models and mappings were checked when the
     /// manager was made; here the store is opened and its version compared.
     private func checkOnly(_ manager: MigrationManager, _ output: Output) throws {
-        let source = try PersistentStore.open(at: store, model: manager.sourceModel, readOnly: true, checkVersion: !noVersionCheck)
-        var counts: [String: Int] = [:]
-        for entity in manager.sourceModel.entities where !entity.isAbstract {
-            var request = FetchRequest(entityName: entity.name)
-            request.includesSubentities = false
-            counts[entity.name] = try source.count(request)
+        // Read as a migration reads its source: nothing beside it, its -wal's transactions included.
+        let counts = try PersistentStore.withSourceStore(at: store, model: manager.sourceModel, checkVersion: !noVersionCheck) { source in
+            var counts: [String: Int] = [:]
+            for entity in manager.sourceModel.entities where !entity.isAbstract {
+                var request = FetchRequest(entityName: entity.name)
+                request.includesSubentities = false
+                counts[entity.name] = try source.count(request)
+            }
+            return counts
         }
-        source.close()
         output.line("\(store) is at the source model's version; \(manager.mappingModels.count) mapping model(s) check out; nothing written")
         for (name, count) in counts.sorted(by: { $0.key < $1.key }) { output.line("  \(name): \(count)") }
         output.document(["ok": true, "dryRun": true, "source": store, "sourceCounts": counts])

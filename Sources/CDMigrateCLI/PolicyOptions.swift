@@ -45,6 +45,8 @@ struct PolicyOptions: ParsableArguments {
         for library in libraries {
             // A bare name would be searched for on the library path: a path is meant.
             let path = library.contains("/") ? library : "./" + library
+            // dlopen would block on a FIFO: only a regular file is loaded.
+            try FileIO.requireRegularFile(path, what: "the policy library")
             guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL) else {
                 let reason = dlerror().map { String(cString: $0) } ?? "unknown reason"
                 throw MigrationError(.io, "cannot load the policy library '\(library)': \(reason)")

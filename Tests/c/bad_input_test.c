@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "scratch.h"
 
@@ -263,6 +264,50 @@ int main(int argc, char **argv) {
             cdm_migration_free(mig);
             cdm_mapping_free(m);
             free(text);
+            continue;
+        }
+        if (strcmp(op, "fifo") == 0) {
+            /* A FIFO where a file is read: refused before it is opened (an open would block). */
+            char fifo[1200];
+            snprintf(fifo, sizeof fifo, "%s-%zu", path_in(dir, "fifo"), i);
+            CHECK(mkfifo(fifo, 0600) == 0);
+            const char *call = str(c, "call");
+            if (strcmp(call, "model_file") == 0) {
+                cdm_model *m = NULL;
+                rc = cdm_model_from_file(fifo, &m);
+                report(c, rc, cdm_model_errmsg(m));
+                cdm_model_free(m);
+            } else if (strcmp(call, "mapping_file") == 0) {
+                cdm_mapping *m = NULL;
+                rc = cdm_mapping_from_file(fifo, &m);
+                report(c, rc, cdm_mapping_errmsg(m));
+                cdm_mapping_free(m);
+            } else if (strcmp(call, "model_from_store") == 0) {
+                cdm_model *m = NULL;
+                rc = cdm_model_from_store(fifo, &m);
+                report(c, rc, cdm_model_errmsg(m));
+                cdm_model_free(m);
+            } else if (strcmp(call, "store_metadata") == 0) {
+                cdm_store_metadata *m = NULL;
+                rc = cdm_store_metadata_read(fifo, &m);
+                report(c, rc, cdm_store_metadata_errmsg(m));
+                cdm_store_metadata_free(m);
+            } else if (strcmp(call, "run") == 0) {
+                char destination[1300];
+                snprintf(destination, sizeof destination, "%s.sqlite", fifo);
+                cdm_mapping *m = NULL;
+                cdm_migration *mig = NULL;
+                char *text = c_string(c, "mapping");
+                CHECK_RC(cdm_mapping_from_json(text, &m), CDM_OK);
+                CHECK_RC(cdm_migration_new(notes, notes, &m, 1, &mig), CDM_OK);
+                rc = cdm_migration_run(mig, fifo, destination);
+                CHECK(access(destination, F_OK) != 0);
+                report(c, rc, cdm_migration_errmsg(mig));
+                cdm_migration_free(mig);
+                cdm_mapping_free(m);
+                free(text);
+            } else { failed++; fprintf(stderr, "FAIL: unknown fifo call %s\n", call); }
+            unlink(fifo);
             continue;
         }
         if (strcmp(op, "model_call") == 0) rc = model_call(c), message = cdm_last_errmsg();

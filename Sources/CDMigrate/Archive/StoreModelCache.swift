@@ -56,21 +56,3 @@ package enum StoreModelCache {
         return nil
     }
 }
-
-extension StoreModelRecovery {
-    /// The store's own model: its cache when it has one (`StoreModelCache`), else rebuilt from its schema.
-    ///
-    /// - Parameter path: the SQLite store (opened read-only).
-    /// - Returns: the model; `isRecovered` tells whether it was rebuilt.
-    /// - Throws: `MigrationError` `.io` when there is no file at `path`, `.sqlite` when the store cannot be read, `.invalidModel` when its
-    ///   cache is damaged or the schema is not a Core Data store's.
-    ///
-    /// Core Data counterpart: none; Core Data needs the model (NSManagedObjectModel.mergedModel(from:forStoreMetadata:)).
-    public static func storeModel(at path: String) throws -> ManagedObjectModel {
-        guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
-        let database = try SQLiteDatabase(path: path, mode: .readOnly)
-        defer { database.close() }
-        if let cached = try StoreModelCache.model(from: database) { return cached }
-        return try model(from: database)
-    }
-}

@@ -9,7 +9,10 @@ import Darwin
 /// The few file operations the engine needs, on the C library (no Foundation).
 package enum FileIO {
     package static func readBytes(path: String) throws -> [UInt8] {
-        guard let file = fopen(path, "rb") else {
+        // A FIFO would block the open (and Ctrl-C with it): only regular files are read.
+        let fd = try openRegularFile(path)
+        guard let file = fdopen(fd, "rb") else {
+            close(fd)
             throw MigrationError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { fclose(file) }

@@ -199,13 +199,15 @@ public final class MigrationManager {
     /// error after it: committed transactions waiting in its `-wal` are first checkpointed into
     /// its main file (same contents, other bytes), since a `-wal` left beside the new file would
     /// be replayed onto it. Fails with a "busy" error while another process has the store open
-    /// or another migration holds its name.
+    /// or another migration holds its name. A symbolic link is followed: its target is migrated
+    /// and the link kept. The new store gets the old one's mode, owner and group.
     ///
     /// - Throws: `MigrationError` as `migrateStore(from:to:)`.
     /// - Core Data: what `NSPersistentStoreCoordinator` does on opening a store with
     ///   `NSMigratePersistentStoresAutomaticallyOption`.
     @discardableResult
     public func migrateStoreInPlace(at path: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
+        let path = try StoreFiles.inPlaceTarget(path)
         let lock = try DestinationLock.acquire(for: path)
         defer { lock.release() }
         try refuseIfOpenElsewhere(path)

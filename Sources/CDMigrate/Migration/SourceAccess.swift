@@ -49,10 +49,16 @@ final class SourceAccess {
     deinit { removeSnapshot() }
 
     /// Chooses how to read the store at `path`; a snapshot, when one is needed, is made beside `scratchBeside`.
-    static func prepare(source path: String, scratchBeside: String) throws -> SourceAccess {
-        guard FileIO.exists(path) else {
-            throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(path)': no such file")
+    ///
+    /// A symbolic link is followed first: the store is its target, and the target's `-wal` and
+    /// `-shm` are its companions (not files beside the link). Anything that is not a regular
+    /// file — a FIFO, a socket, a device, a folder — is refused before it is opened.
+    static func prepare(source given: String, scratchBeside: String) throws -> SourceAccess {
+        guard FileIO.exists(given) else {
+            throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(given)': no such file")
         }
+        try requireRegularStoreFiles(given)
+        let path = StoreFiles.resolvedPath(given)
         if isOpenElsewhere(path) != false {
             return SourceAccess(path: path, kind: .shared, uri: uri(path, "mode=ro"), watched: [])
         }
@@ -86,6 +92,29 @@ final class SourceAccess {
             for file in files { FileIO.remove(file) }
         }
         throw busy(path)
+    }
+
+    /// Where reads that write no store (metadata, a store's own model) put a private snapshot:
+    /// the temporary folder (`TMPDIR`, else `/tmp`).
+    static var temporaryScratch: String {
+        (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/cdmigrate-read"
+    }
+
+    /// Refuses a store whose main file, `-wal` or `-shm` is not a regular file: SQLite (or the
+    /// snapshot's copy) would block opening a FIFO, and read nonsense from a device. Told by
+    /// `stat`, without opening the store: closing a descriptor on it would drop the POSIX locks
+    /// this process's own SQLite connections may hold on it (see `isOpenElsewhere`).
+    /// - Throws: `.migrationManagerSourceStore` naming the file and what it is.
+    static func requireRegularStoreFiles(_ given: String) throws {
+        let path = StoreFiles.resolvedPath(given)
+        for (file, what) in [(given, "the store"), (path + "-wal", "the store's companion file"), (path + "-shm", "the store's companion file")] {
+            var info = stat()
+            guard stat(file, &info) == 0 else { continue }
+            let type = info.st_mode & S_IFMT
+            if type != S_IFREG {
+                throw MigrationError(.migrationManagerSourceStore, "\(what) '\(file)' is \(FileIO.fileTypeName(type)), not a regular file; cdmigrate reads only regular files")
+            }
+        }
     }
 
     /// Throws a "busy" error when another process changed the source while it was read without locks.

@@ -85,7 +85,7 @@ public final class StagedMigrationManager {
     /// untouched.
     @discardableResult
     public func migrateStoreInPlace() throws -> StagedMigrationReport {
-        let path = plan.storePath
+        let path = try StoreFiles.inPlaceTarget(plan.storePath)
         var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
         if plan.isAtTarget { return report }
         let managers = try prepareManagers()
@@ -176,7 +176,9 @@ public final class StagedMigrationManager {
         if !made {
             throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary folder beside '\(destination)': \(String(cString: strerror(errno)))")
         }
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        DestinationLock.noteTemporary(folder)
+        return folder
     }
 
     /// Removes the work folder and what this run wrote in it (every name in it is this run's).

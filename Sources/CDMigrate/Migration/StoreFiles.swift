@@ -10,7 +10,7 @@ import Musl
 /// Every file a run writes is named after the destination and created with `O_EXCL` under a
 /// unique name (`<destination>.cdmigrate-XXXXXX`), so a run never opens, overwrites or deletes a
 /// file it did not create — not even a source named like one of its temporaries.
-enum StoreFiles {
+package enum StoreFiles {
     /// SQLite's companion files: a store is these and the main file, as one.
     static let companionSuffixes = ["-wal", "-shm", "-journal"]
 
@@ -32,7 +32,9 @@ enum StoreFiles {
             throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary file beside '\(destination)' (in '\(FileIO.directory(of: destination))'): \(String(cString: strerror(errno)))")
         }
         close(fd)
-        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        DestinationLock.noteTemporary(path)   // the next run removes it, should this one be killed
+        return path
     }
 
     /// Creates `path` with `O_EXCL` (it must not exist) and copies `source`'s bytes into it.
@@ -77,7 +79,10 @@ enum StoreFiles {
     /// the move refuses, atomically, a destination that exists by then (`renameat2` with
     /// `RENAME_NOREPLACE`; where the kernel or C library lacks it, `link` then `unlink`, which
     /// fails the same way). With `replacing` true it is a plain `rename(2)`.
+    /// The new store gets its final permissions first (`applyPermissions`).
     static func handOver(_ temporary: String, to destination: String, replacing: Bool) throws {
+        applyPermissions(to: temporary, replacing: replacing ? destination : nil)
+        handOverWindow?(.beforeMove)
         if replacing {
             try FileIO.rename(temporary, to: destination)
         } else if !renameWithoutReplacing(temporary, to: destination) {
@@ -86,7 +91,62 @@ enum StoreFiles {
             }
             throw MigrationError(.io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
         }
+        handOverWindow?(.afterMove)
         FileIO.fsync(path: FileIO.directory(of: destination))
+    }
+
+    /// The moments of the hand-over the crash harness kills in (`Tests/CrashHarness`).
+    package enum HandOverMoment { case beforeMove, betweenLinkAndUnlink, afterMove }
+
+    /// Called at each moment of the hand-over; nil (nothing) but in the crash harness's children,
+    /// which pause there so that a kill lands in that window. A test seam, not a feature.
+    package nonisolated(unsafe) static var handOverWindow: ((HandOverMoment) -> Void)?
+
+    /// Makes new-file hand-overs take the `link` + `unlink` path that systems without
+    /// `renameat2` take (the crash harness kills between the two). A test seam, not a feature.
+    package nonisolated(unsafe) static var handOverByLink = false
+
+    /// Gives a finished temporary store (created 0600 by `mkstemp`) the permissions of its final
+    /// place: replacing a store, that store's mode, owner and group (owner and group as far as
+    /// this process may set them: any for root, else its own user and a group it belongs to);
+    /// a new store, the mode a new file gets from the process's umask (0666 masked, 0644 under
+    /// the usual 022). SQLite gives the `-wal` and `-shm` it creates later the main file's mode
+    /// and owner. Best effort: a store that keeps 0600 is still a whole store. A folder beside a
+    /// store (external data) takes the same call: a new one gets 0777 masked by the umask, one
+    /// that replaces another that one's mode, owner and group.
+    static func applyPermissions(to path: String, replacing original: String?) {
+        if let original = original {
+            var info = stat()
+            guard stat(original, &info) == 0 else { return }
+            if chown(path, info.st_uid, info.st_gid) != 0 { _ = chown(path, uid_t.max, info.st_gid) }
+            _ = chmod(path, info.st_mode & 0o7777)
+        } else {
+            var info = stat()
+            let isFolder = lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR
+            _ = chmod(path, (isFolder ? 0o777 : 0o666) & ~currentUmask())
+        }
+    }
+
+    /// The process's file mode creation mask, read without changing it (`/proc/self/status`,
+    /// Linux 4.7 and later); elsewhere set and restored at once.
+    static func currentUmask() -> mode_t {
+        if let text = try? FileIO.readText(path: "/proc/self/status") {
+            for line in text.split(separator: "\n") where line.hasPrefix("Umask:") {
+                if let mask = mode_t(String(line.dropFirst(6)).trimmingWhitespace, radix: 8) { return mask & 0o777 }
+            }
+        }
+        let mask = umask(0o022)
+        umask(mask)
+        return mask
+    }
+
+    /// In place, a store with several names (hard links) cannot be replaced: the rename gives only
+    /// this name the new store, and the other names keep the old one.
+    /// - Throws: `.migrationManagerDestinationStore` naming the number of links.
+    static func refuseHardLinkedStore(_ path: String) throws {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_nlink > 1 else { return }
+        throw MigrationError(.migrationManagerDestinationStore, "the store '\(path)' has \(info.st_nlink) names (hard links); replacing it in place would give only this name the migrated store while the others keep the old one — migrate it to a new file, or remove its other names first")
     }
 
     private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
@@ -99,14 +159,36 @@ enum StoreFiles {
 
     /// `rename` that fails with `EEXIST` instead of replacing; false with `errno` set on failure.
     static func renameWithoutReplacing(_ source: String, to destination: String) -> Bool {
-        if let renameat2 = renameat2Function {
+        if let renameat2 = renameat2Function, !handOverByLink {
             if renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1 /* RENAME_NOREPLACE */) == 0 { return true }
             // Kernels or file systems without the flag: fall back below; any other error is final.
             if errno != EINVAL && errno != ENOSYS && errno != ENOTSUP { return false }
         }
         guard link(source, destination) == 0 else { return false }
+        handOverWindow?(.betweenLinkAndUnlink)
         unlink(source)
         return true
+    }
+
+    /// `path` with every symbolic link resolved (`realpath`), so that a store reached through a
+    /// link is handled where it really is: its `-wal`/`-shm` are beside the target, and an
+    /// in-place migration replaces the target (keeping the link). `path` itself when it cannot be
+    /// resolved (it does not exist, or a link dangles).
+    static func resolvedPath(_ path: String) -> String {
+        guard let resolved = realpath(path, nil) else { return path }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    /// The file an in-place migration of `path` replaces: a symbolic link's target (the link is
+    /// kept and leads to the migrated store), refusing anything but a regular file with one name.
+    /// - Throws: `.migrationManagerSourceStore` for a FIFO, device or folder;
+    ///   `.migrationManagerDestinationStore` for a store with several hard links.
+    static func inPlaceTarget(_ path: String) throws -> String {
+        if FileIO.exists(path) { try SourceAccess.requireRegularStoreFiles(path) }
+        let target = resolvedPath(path)
+        try refuseHardLinkedStore(target)
+        return target
     }
 
     /// Whether two paths name the same file (by device and inode when both exist).

@@ -18,8 +18,7 @@ extension StoreInfo {
     ///   store is busy in another process in a way that cannot be read consistently.
     public static func readSource(at path: String, countingRows: Bool = true) throws -> StoreInfo {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
-        let scratch = (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/cdmigrate-plan"
-        let access = try SourceAccess.prepare(source: path, scratchBeside: scratch)
+        let access = try SourceAccess.prepare(source: path, scratchBeside: SourceAccess.temporaryScratch)
         defer { access.removeSnapshot() }
         return try read(at: path, uri: access.uri, countingRows: countingRows)
     }

@@ -61,6 +61,11 @@ extension PersistentStore {
         guard FileIO.exists(path) else {
             throw MigrationError(.io, "cannot open the store '\(path)': no such file")
         }
+        // SQLite would block reading a FIFO: told by stat, without opening the store.
+        var info = stat()
+        if stat(path, &info) == 0, info.st_mode & S_IFMT != S_IFREG {
+            throw MigrationError(.io, "cannot open the store '\(path)': it is \(FileIO.fileTypeName(info.st_mode & S_IFMT)), not a regular file")
+        }
         let missingCompanions = readOnly && uri == nil ? ["-wal", "-shm"].map { path + $0 }.filter { !FileIO.exists($0) } : []
         let database = try SQLiteDatabase(path: path, mode: readOnly ? .readOnly : .readWrite, uri: uri)
         do {

@@ -66,10 +66,12 @@ class Model(LongLivedHandle):
     def from_store(cls, path: PathLike) -> "Model":
         """The model a store file carries: the one cached in its ``Z_MODELCACHE``, else one rebuilt
         from its schema (names in lower case; optionality, defaults, delete rules and to-one
-        inverses unknown; :attr:`warnings` says so). The store is only read. Raises
-        MigrationIOError for a missing file, SQLiteError for a file that is not an SQLite
-        database, InvalidModelError for a damaged cache or a database that is not a Core Data
-        store. Core Data counterpart: none (Core Data needs the model to open a store)."""
+        inverses unknown; :attr:`warnings` says so). The store is only read, as a migration reads
+        its source: no ``-wal`` or ``-shm`` appears beside it, a symbolic link is followed, the
+        committed transactions in its ``-wal`` are read. Raises MigrationIOError for a missing
+        file, SourceStoreError for one that is not a regular file (a FIFO, a folder) or is busy,
+        SQLiteError for a file that is not an SQLite database, InvalidModelError for a damaged
+        cache or a database that is not a Core Data store. Core Data counterpart: none (Core Data needs the model to open a store)."""
         return cls._make(_lib.lib.cdm_model_from_store, c_path(path, "the store path"))
 
     @property

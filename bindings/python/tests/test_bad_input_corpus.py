@@ -212,6 +212,29 @@ def _through_the_binding(case, fixtures):
         finally:
             for mapping in mappings:
                 mapping.close()
+    elif op == "fifo":
+        # A FIFO where a file is read: refused before it is opened (an open would block).
+        fifo = os.path.join(fixtures.directory, f"fifo-{CASES.index(case)}")
+        os.mkfifo(fifo)
+        try:
+            call = case["call"]
+            if call == "model_file":
+                cdmigrate.Model.from_file(fifo).close()
+            elif call == "mapping_file":
+                cdmigrate.MappingModel.from_file(fifo).close()
+            elif call == "model_from_store":
+                cdmigrate.Model.from_store(fifo).close()
+            elif call == "store_metadata":
+                cdmigrate.StoreMetadata.read(fifo).close()
+            elif call == "run":
+                with cdmigrate.MappingModel.from_json(case["mapping"]) as mapping, \
+                        cdmigrate.Migration(fixtures.model, fixtures.model, [mapping]) as migration:
+                    try:
+                        migration.run(fifo, fifo + ".sqlite")
+                    finally:
+                        assert not os.path.exists(fifo + ".sqlite")
+        finally:
+            os.unlink(fifo)
     elif op in CALLBACK_OPS:
         if fixtures.callback_results is None:
             fixtures.run_callback_cases()

@@ -109,6 +109,11 @@ public struct MigrationPlan {
                     throw MigrationError(error.code, "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)", path: error.path, offset: error.offset, byteOffset: error.byteOffset, underlying: error.underlying)
                 }
             }
+            // A pass that needs instances only another pass makes: said before the run.
+            let passes = zip(chosen, bound).map { PassDependencies.Pass(name: $0.name, model: $1) }
+            for warning in PassDependencies.warnings(passes) where !warnings.contains("\(step): " + warning) {
+                warnings.append("\(step): " + warning)
+            }
             let how = chosen.map { "'\($0.name)' (\(describeMatch($0)))" }.joined(separator: ", ")
             reason = "mapping model\(chosen.count == 1 ? "" : "s") \(how)" + (reason.isEmpty ? "" : "; " + reason)
             return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .custom,

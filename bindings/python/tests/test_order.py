@@ -6,7 +6,11 @@ model set's and the plan's warnings."""
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -117,3 +121,47 @@ def test_several_mapping_models_for_a_step_are_named_in_the_order_they_run(tmp_p
     plan = cdmigrate.ModelSet(str(folder)).plan(source)
     assert plan.steps[0].mapping_models == ["lists", "extra"]
     assert not any("file-name order" in w for w in plan.warnings)
+
+
+def cli(*arguments):
+    return subprocess.run([sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+
+
+def test_the_command_line_names_the_passes_in_plan_migrate_check_and_validate(tmp_path, source):
+    folder = tmp_path / "set"
+    folder.mkdir()
+    (folder / "v1.json").write_text(json.dumps(model(1)))
+    (folder / "v2.json").write_text(json.dumps(model(2)))
+    (folder / "lists.mapping.json").write_text(json.dumps(mapping()))
+    (folder / "extra.mapping.json").write_text(json.dumps({"sourceModel": "v1", "destinationModel": "v2", "entityMappings": []}))
+    order = "file-name order: 1. 'extra'"
+
+    plan = cli("plan", source, "--models", str(folder))
+    assert plan.returncode == 0, plan.stderr
+    assert order in plan.stderr
+    migrated = cli("migrate", source, "--models", str(folder), "--to", str(tmp_path / "out.sqlite"), "--json")
+    assert migrated.returncode == 0, migrated.stderr
+    assert any(order in w for w in json.loads(migrated.stdout)["warnings"])
+    assert lists(str(tmp_path / "out.sqlite")) == (ITEMS, TAGS)
+    stores = tmp_path / "stores"
+    stores.mkdir()
+    shutil.copyfile(source, stores / "v1.sqlite")
+    checked = cli("check", str(stores), "--models", str(folder), "--json")
+    assert checked.returncode == 0, checked.stderr
+    assert any(order in w for w in json.loads(checked.stdout)["warnings"])
+
+    # Two passes given by hand: the first maps the lists' items through the source relationship,
+    # but only the second maps the items, so the first's look-up would find nothing.
+    first = {"entityMappings": [dict(name="ListToList", sourceEntity="List", destinationEntity="List", predicate="TRUEPREDICATE",
+                                     attributeMappings={"name": "$source.name"},
+                                     relationshipMappings={"items": 'FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "items", $source.items)'})]}
+    second = {"entityMappings": [dict(name="ItemToItem", sourceEntity="Item", destinationEntity="Item", predicate="TRUEPREDICATE",
+                                      attributeMappings={"name": "$source.name"})]}
+    (tmp_path / "first.json").write_text(json.dumps(first))
+    (tmp_path / "second.json").write_text(json.dumps(second))
+    validated = cli("validate", "--source-model", str(folder / "v1.json"), "--destination-model", str(folder / "v2.json"),
+                    "--mapping", str(tmp_path / "first.json"), "--mapping", str(tmp_path / "second.json"), "--json")
+    assert validated.returncode == 0, validated.stderr
+    warnings = json.loads(validated.stdout)["warnings"]
+    assert any("relationship 'items'" in w and "only the later pass 2" in w for w in warnings), warnings

@@ -98,14 +98,20 @@ enum DeclarativeToManySQL {
             temporaries.append(numbered)
             // The owner's members the mapping gives go last, in its order (`PersistentStore.placeLast`):
             // numbered after the members it does not give, those already there included.
+            // (The place after the members not given is found once per owner.)
             let place = order.map { order in """
-                COALESCE((SELECT MAX(j.\(order)) FROM main.\(table) j WHERE j.\(own) = p.owner
-                          AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = j.\(own) AND q.member = j.\(other))), 0)
-                  + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position)
+                (SELECT COALESCE(MAX(j.\(order)), 0) FROM main.\(table) j WHERE j.\(own) = p.owner
+                 AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = j.\(own) AND q.member = j.\(other)))
                 """ } ?? "NULL"
             var columns = [own, other]
             var values = ["n.owner", "n.member"]
-            var statements = ["CREATE TEMP TABLE \(numbered) AS SELECT p.owner AS owner, p.member AS member, p.turn AS turn, p.position AS position, \(place) AS place FROM temp.\(name) p"]
+            var statements = ["""
+                CREATE TEMP TABLE \(numbered) AS
+                WITH b AS MATERIALIZED (SELECT p.owner AS owner, \(place) AS base FROM (SELECT DISTINCT owner FROM temp.\(name)) p)
+                SELECT p.owner AS owner, p.member AS member, p.turn AS turn, p.position AS position,
+                       b.base + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS place
+                FROM temp.\(name) p JOIN b ON b.owner = p.owner
+                """]
             if let order = order {
                 columns.append(order)
                 values.append("n.place")
@@ -169,13 +175,16 @@ enum DeclarativeToManySQL {
         temporaries.append(numbered)
         // The members the mapping gives go last in their owner's list, in its order (`PersistentStore.placeLast`):
         // numbered after the members it does not give; a member already in the list moves to its place.
+        // (The place after the members not given is found once per owner.)
         return ["""
             CREATE TEMP TABLE \(numbered) AS
-            SELECT p.member AS member, p.owner AS owner,
-                   COALESCE((SELECT MAX(y.\(orderColumn)) FROM main.\(table) y WHERE y.\(column) = p.owner
-                             AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = p.owner AND q.member = y.Z_PK)), 0)
-                     + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS position
-            FROM temp.\(name) p
+            WITH b AS MATERIALIZED (
+              SELECT o.owner AS owner,
+                     COALESCE((SELECT MAX(y.\(orderColumn)) FROM main.\(table) y WHERE y.\(column) = o.owner
+                               AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = o.owner AND q.member = y.Z_PK)), 0) AS base
+              FROM (SELECT DISTINCT owner FROM temp.\(name)) o)
+            SELECT p.member AS member, p.owner AS owner, b.base + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS position
+            FROM temp.\(name) p JOIN b ON b.owner = p.owner
             """, """
             UPDATE main.\(table) SET \(column) = p.owner\(entity), \(orderColumn) = p.position
             FROM temp.\(numbered) AS p WHERE main.\(table).Z_PK = p.member
@@ -191,6 +200,7 @@ enum DeclarativeToManySQL {
         try destination.database.exec("""
             CREATE INDEX temp.\(name)_member ON \(name) (member, turn);
             CREATE INDEX temp.\(name)_owner ON \(name) (owner, position);
+            CREATE INDEX temp.\(name)_pair ON \(name) (owner, member);
             """)
         return name
     }

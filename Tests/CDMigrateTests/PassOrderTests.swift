@@ -154,4 +154,30 @@ final class PassOrderTests: XCTestCase {
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(result.out.utf8)) as? [String: Any])
         XCTAssertTrue((object["warnings"] as? [String] ?? []).contains { $0.contains("pass 2") && $0.contains("relationship 'owner'") }, result.out)
     }
+
+    /// A look-up by name of an entity mapping only another pass has would find nothing (as Core
+    /// Data's does for a mapping not run in that migration): refused before the run, naming both.
+    func testALookUpByNameOfAnotherPassesEntityMappingIsRefusedNamingBothPasses() throws {
+        let byName = Self.main.replacingOccurrences(of: Self.lookUpOwner,
+                                                    with: #"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"UserToUser\", $source.owner)"#)
+        XCTAssertNotEqual(byName, Self.main)
+        let folder = try folder(manifest: #"{"steps": [{"from": "v1", "to": "v2", "passes": ["Model_main", "Model_User"]}]}"#)
+        try byName.write(toFile: folder + "/Model_main.mapping.json", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder))) { error in
+            let error = error as? MigrationError
+            XCTAssertEqual(error?.code, .invalidMapping)
+            XCTAssertTrue(error?.message.hasPrefix("v1 → v2: pass 1 'Model_main', entity mapping 'FileToFile', property 'owner': looks up entity mapping 'UserToUser', which only the later pass 2 'Model_User' has") == true, "\(String(describing: error))")
+        }
+        let m1 = try ModelReader.model(fromJSON: Self.v1), m2 = try ModelReader.model(fromJSON: Self.v2)
+        let passes = [try MappingModel.fromJSON(Self.users), try MappingModel.fromJSON(byName)]
+        XCTAssertThrowsError(try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModels: passes)) { error in
+            let error = error as? MigrationError
+            XCTAssertEqual(error?.code, .invalidMapping)
+            XCTAssertTrue(error?.message.contains("which only the earlier pass 1 'mapping model 1' has") == true, "\(String(describing: error))")
+        }
+        // Alone, the same mapping model is refused as before: the name is in no mapping model of the run.
+        XCTAssertThrowsError(try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModels: [passes[1]])) { error in
+            XCTAssertTrue("\(error)".contains("names entity mapping 'UserToUser', which is not in the mapping model"), "\(error)")
+        }
+    }
 }

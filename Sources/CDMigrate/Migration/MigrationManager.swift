@@ -112,6 +112,12 @@ public final class MigrationManager {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
         }
+        // A look-up by name of another pass's entity mapping: said as such, before each model's own checks.
+        let passes = mappingModels.enumerated().map { PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element) }
+        if let error = MigrationError.collecting(PassDependencies.lookUpsAcrossPasses(passes), code: .invalidMapping,
+                                                 summary: "passes look up entity mappings of other passes") {
+            throw error
+        }
         self.mappingModels = try mappingModels.map { try $0.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel

@@ -101,6 +101,13 @@ public struct MigrationPlan {
             reason = chosen.count > 1 ? "passes in file-name order" : ""
         }
         if !chosen.isEmpty {
+            // A look-up by name of another pass's entity mapping (JSON and compiled files, read already): said as such.
+            let unbound = chosen.compactMap { file in file.mapping.map { PassDependencies.Pass(name: file.name, model: $0) } }
+            if unbound.count == chosen.count, let error = MigrationError.collecting(
+                PassDependencies.lookUpsAcrossPasses(unbound).map { MigrationError($0.code, "\(step): " + $0.message, path: $0.path) },
+                code: .invalidMapping, summary: "\(step): passes look up entity mappings of other passes") {
+                throw error
+            }
             var bound: [MappingModel] = []
             for file in chosen {
                 do {

@@ -5,9 +5,9 @@
 /// each pass is a migration of its own (`destinationInstancesForEntityMappingNamed:` and
 /// `destinationInstancesForSourceRelationshipNamed:` find nothing for a mapping that has not run
 /// in this migration). `destinationInstancesForSourceRelationshipNamed:` then gives nothing and the
-/// relationship stays empty, silently: these are said before the run. (A look-up naming an
-/// entity mapping of another mapping model is refused already, when the mapping model is checked
-/// against its models.)
+/// relationship stays empty, silently: these are said before the run (`warnings`). A look-up
+/// naming an entity mapping that only another pass has is refused before the run
+/// (`lookUpsAcrossPasses`), naming both passes.
 enum PassDependencies {
     /// One mapping model of the step, as it runs: its name for messages and the bound model.
     struct Pass {
@@ -46,6 +46,37 @@ enum PassDependencies {
         return warnings
     }
 
+    /// Look-ups by name (`destinationInstancesForEntityMappingNamed:`,
+    /// `sourceInstancesForEntityMappingNamed:`) of an entity mapping that the pass's own mapping
+    /// model lacks and another pass has: one error each, naming both passes, before the mapping
+    /// models are checked (which would only say the name is not in the mapping model). Core Data's
+    /// look-up finds nothing for a mapping not run in that migration; a relationship that would
+    /// silently stay empty is refused here rather than run.
+    static func lookUpsAcrossPasses(_ passes: [Pass]) -> [MigrationError] {
+        guard passes.count > 1 else { return [] }
+        let selectors: Set<String> = ["destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:"]
+        var problems: [MigrationError] = []
+        for (index, pass) in passes.enumerated() {
+            for mapping in pass.model.entityMappings {
+                for property in mapping.attributeMappings + mapping.relationshipMappings {
+                    guard let expression = property.valueExpression else { continue }
+                    for name in lookUps(in: expression, selectors: selectors) where pass.model.entityMapping(named: name) == nil {
+                        let others = passes.enumerated().filter { $0.offset != index && $0.element.model.entityMapping(named: name) != nil }
+                        guard let other = others.first(where: { $0.offset > index }) ?? others.first else { continue }
+                        let when = other.offset > index ? "the later pass" : "the earlier pass"
+                        problems.append(MigrationError(.invalidMapping, """
+                            pass \(index + 1) '\(pass.name)', entity mapping '\(mapping.name)', property '\(property.name)': looks up \
+                            entity mapping '\(name)', which only \(when) \(other.offset + 1) '\(other.element.name)' has; a pass looks up \
+                            only its own mapping model's instances, as in Core Data, where the look-up finds nothing for a mapping \
+                            not run in that migration: put '\(name)' in '\(pass.name)' as well, or set the relationship in a policy
+                            """, path: property.path))
+                    }
+                }
+            }
+        }
+        return problems
+    }
+
     /// The entity mappings of `model` that `destinationInstancesForSourceRelationshipNamed:` looks
     /// through for targets of `sourceTarget` becoming `wanted` (as `MigrationManager.mappingIDs`).
     private static func makers(of sourceTarget: EntityDescription, as wanted: EntityDescription?, in model: MappingModel) -> [String] {
@@ -60,6 +91,11 @@ enum PassDependencies {
     /// The source relationship names an expression looks up with
     /// `FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "name", …)`.
     private static func sourceRelationshipLookUps(in expression: ValueExpression) -> [String] {
+        lookUps(in: expression, selectors: ["destinationInstancesForSourceRelationshipNamed:sourceInstances:"])
+    }
+
+    /// The constant first arguments of the `$manager` calls of `selectors` in an expression.
+    private static func lookUps(in expression: ValueExpression, selectors: Set<String>) -> [String] {
         var names: [String] = []
         var pending = [expression]
         // An explicit stack: however deep an expression nests, no recursion.
@@ -70,7 +106,7 @@ enum PassDependencies {
             case .keyPath(let base, _):
                 pending.append(base)
             case .function(let target, let selector, let arguments):
-                if case .variable("manager") = target, selector == "destinationInstancesForSourceRelationshipNamed:sourceInstances:",
+                if case .variable("manager") = target, selectors.contains(selector),
                    let name = arguments.first?.constantValue?.stringValue, !names.contains(name) {
                     names.append(name)
                 }

@@ -59,6 +59,9 @@ struct CheckCommand: ParsableCommand {
             throw ExitStatus(error).exitCode
         }
         for warning in set.warnings { output.warning(warning) }
+        // What planning a store's steps adds (a pass needing another's instances), once each.
+        var told = Set(set.warnings)
+        var warnings = set.warnings
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-check-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         var results: [[String: Any]] = []
@@ -77,6 +80,10 @@ struct CheckCommand: ParsableCommand {
             let destination = scratch + "/\(index)-" + name
             do {
                 let manager = try StagedMigrationManager(storeAt: store, models: set)
+                for warning in manager.plan.warnings where told.insert(warning).inserted {
+                    output.warning(warning)
+                    warnings.append(warning)
+                }
                 let onProgress = { (_: Int, _: MigrationProgress) in !Interrupt.requested }
                 manager.progressHandler = onProgress
                 let report = try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
@@ -101,7 +108,7 @@ struct CheckCommand: ParsableCommand {
         }
         let failed = results.filter { ($0["ok"] as? Bool) != true }.count
         output.line("\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)")
-        output.document(["ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results])
+        output.document(["ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results, "warnings": warnings])
         withExtendedLifetime(hosted) {}
         if let failure = firstFailure {
             throw failure.exitCode

@@ -167,6 +167,7 @@ struct MigrateCommand: ParsableCommand {
             }
             output.document(["ok": true, "source": store, "destination": written, "storeVersion": report.storeVersionName,
                              "targetVersion": report.targetVersionName, "alreadyAtTarget": report.wasAtTarget,
+                             "warnings": manager.plan.warnings,
                              "steps": report.stages.map { s -> [String: Any] in
                                  ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
                                   "mappingModels": s.stage.mappingModelNames, "report": ReportJSON.object(s.report)]

@@ -35,6 +35,8 @@ enum DeclarativeToManySQL {
             if mapping.relationshipMappings.contains(where: { $0.name == inverse.name && $0.valueExpression != nil }),
                let owner = inverse.entity, destinationEntity.isKind(of: owner) { return nil }
         }
+        // An owner made of several sources (`DistinctValueMapping`) collects its members as they come.
+        let addsUp = try DistinctValueMapping.attribute(of: mapping) != nil
         guard let (members, targetNumbers, mappingIDs) = resolve(expression, property: property, sourceEntity: sourceEntity,
                                                                  relationship: relationship, manager: manager, source: source),
               !mappingIDs.isEmpty else { return nil }
@@ -88,30 +90,58 @@ enum DeclarativeToManySQL {
                 return ["INSERT OR IGNORE INTO main.\(table) (\(own), \(other)) SELECT DISTINCT owner, member FROM (\(candidates))"]
             }
             let name = try makePairs(pairs, index: index, destination: destination, temporaries: &temporaries)
+            let present = "EXISTS (SELECT 1 FROM main.\(table) j WHERE j.\(own) = n.owner AND j.\(other) = n.member)"
+            if addsUp, order != nil, try destination.database.scalar("SELECT 1 FROM temp.\(name) n WHERE \(present) LIMIT 1") != nil {
+                return nil   // an owner of several sources with members already there: the per-instance path places them
+            }
+            let numbered = "\(name)_order"
+            temporaries.append(numbered)
+            // The owner's members the mapping gives go last, in its order (`PersistentStore.placeLast`):
+            // numbered after the members it does not give, those already there included.
+            // (The place after the members not given is found once per owner.)
+            let place = order.map { order in """
+                (SELECT COALESCE(MAX(j.\(order)), 0) FROM main.\(table) j WHERE j.\(own) = p.owner
+                 AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = j.\(own) AND q.member = j.\(other)))
+                """ } ?? "NULL"
             var columns = [own, other]
-            var values = ["p.owner", "p.member"]
+            var values = ["n.owner", "n.member"]
+            var statements = ["""
+                CREATE TEMP TABLE \(numbered) AS
+                WITH b AS MATERIALIZED (SELECT p.owner AS owner, \(place) AS base FROM (SELECT DISTINCT owner FROM temp.\(name)) p)
+                SELECT p.owner AS owner, p.member AS member, p.turn AS turn, p.position AS position,
+                       b.base + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS place
+                FROM temp.\(name) p JOIN b ON b.owner = p.owner
+                """]
             if let order = order {
                 columns.append(order)
-                values.append("COALESCE((SELECT MAX(j.\(order)) FROM main.\(table) j WHERE j.\(own) = p.owner), 0) + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position)")
+                values.append("n.place")
+                if !addsUp {
+                    // Pairs already in the table (the inverse's mapping ran first) move to their place.
+                    statements.append("""
+                        UPDATE main.\(table) SET \(order) = n.place FROM temp.\(numbered) n
+                        WHERE main.\(table).\(own) = n.owner AND main.\(table).\(other) = n.member AND main.\(table).\(order) IS NOT n.place
+                        """)
+                }
             }
             if let inverseOrder = inverseOrder {
                 columns.append(inverseOrder)
-                values.append("COALESCE((SELECT MAX(j.\(inverseOrder)) FROM main.\(table) j WHERE j.\(other) = p.member), 0) + ROW_NUMBER() OVER (PARTITION BY p.member ORDER BY p.turn)")
+                values.append("COALESCE((SELECT MAX(j.\(inverseOrder)) FROM main.\(table) j WHERE j.\(other) = n.member), 0) + ROW_NUMBER() OVER (PARTITION BY n.member ORDER BY n.turn)")
             }
-            // Pairs already in the table stay as they are and take no number (Core Data's add of a member already there).
-            return ["""
+            // Pairs already in the table take no row and no place in the inverse's list (Core Data's add of a member already there).
+            statements.append("""
                 INSERT INTO main.\(table) (\(columns.joined(separator: ", ")))
-                SELECT \(values.joined(separator: ", ")) FROM temp.\(name) p
-                WHERE NOT EXISTS (SELECT 1 FROM main.\(table) j WHERE j.\(own) = p.owner AND j.\(other) = p.member)
-                ORDER BY p.owner, p.position
-                """, "DROP TABLE temp.\(name)"]
+                SELECT \(values.joined(separator: ", ")) FROM temp.\(numbered) n
+                WHERE NOT \(present)
+                ORDER BY n.owner, n.position
+                """)
+            return statements + ["DROP TABLE temp.\(numbered)", "DROP TABLE temp.\(name)"]
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
             return try memberColumn(table: table, column: column, entityColumn: entityColumn,
                                     ownerEntity: destination.layout.entityNumber(of: destinationEntity),
-                                    orderColumn: orderColumn, pairs: pairs, index: index, destination: destination, temporaries: &temporaries)
+                                    orderColumn: orderColumn, pairs: pairs, addsUp: addsUp, index: index, destination: destination, temporaries: &temporaries)
         case .hiddenColumn(let table, let column, let orderColumn):
             return try memberColumn(table: table, column: column, entityColumn: nil, ownerEntity: 0,
-                                    orderColumn: orderColumn, pairs: pairs, index: index, destination: destination, temporaries: &temporaries)
+                                    orderColumn: orderColumn, pairs: pairs, addsUp: addsUp, index: index, destination: destination, temporaries: &temporaries)
         case .foreignKey, .transient:
             return nil
         }
@@ -119,7 +149,7 @@ enum DeclarativeToManySQL {
 
     /// The statements for a to-many kept in a column of its members' table.
     private static func memberColumn(table: String, column: String, entityColumn: String?, ownerEntity: Int, orderColumn: String?,
-                                     pairs: String, index: Int, destination: PersistentStore, temporaries: inout [String]) throws -> [String]? {
+                                     pairs: String, addsUp: Bool, index: Int, destination: PersistentStore, temporaries: inout [String]) throws -> [String]? {
         let name = try makePairs(pairs, index: index, destination: destination, temporaries: &temporaries)
         let database = destination.database
         let entity = entityColumn.map { ", \($0) = \(ownerEntity)" } ?? ""
@@ -138,15 +168,23 @@ enum DeclarativeToManySQL {
             SELECT 1 FROM temp.\(name) p JOIN main.\(table) x ON x.Z_PK = p.member
             WHERE x.\(column) IS NOT NULL AND x.\(column) != p.owner LIMIT 1
             """) != nil { return nil }
+        if addsUp, try database.scalar("SELECT 1 FROM temp.\(name) p JOIN main.\(table) x ON x.Z_PK = p.member WHERE x.\(column) = p.owner LIMIT 1") != nil {
+            return nil   // an owner of several sources with members already there: the per-instance path places them
+        }
         let numbered = "\(name)_order"
         temporaries.append(numbered)
-        // A member already in its owner's list keeps its place; the others follow the list's present members.
+        // The members the mapping gives go last in their owner's list, in its order (`PersistentStore.placeLast`):
+        // numbered after the members it does not give; a member already in the list moves to its place.
+        // (The place after the members not given is found once per owner.)
         return ["""
             CREATE TEMP TABLE \(numbered) AS
-            SELECT p.member AS member, p.owner AS owner,
-                   COALESCE((SELECT MAX(y.\(orderColumn)) FROM main.\(table) y WHERE y.\(column) = p.owner), 0)
-                     + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS position
-            FROM temp.\(name) p JOIN main.\(table) x ON x.Z_PK = p.member WHERE x.\(column) IS NULL
+            WITH b AS MATERIALIZED (
+              SELECT o.owner AS owner,
+                     COALESCE((SELECT MAX(y.\(orderColumn)) FROM main.\(table) y WHERE y.\(column) = o.owner
+                               AND NOT EXISTS (SELECT 1 FROM temp.\(name) q WHERE q.owner = o.owner AND q.member = y.Z_PK)), 0) AS base
+              FROM (SELECT DISTINCT owner FROM temp.\(name)) o)
+            SELECT p.member AS member, p.owner AS owner, b.base + ROW_NUMBER() OVER (PARTITION BY p.owner ORDER BY p.position) AS position
+            FROM temp.\(name) p JOIN b ON b.owner = p.owner
             """, """
             UPDATE main.\(table) SET \(column) = p.owner\(entity), \(orderColumn) = p.position
             FROM temp.\(numbered) AS p WHERE main.\(table).Z_PK = p.member
@@ -162,6 +200,7 @@ enum DeclarativeToManySQL {
         try destination.database.exec("""
             CREATE INDEX temp.\(name)_member ON \(name) (member, turn);
             CREATE INDEX temp.\(name)_owner ON \(name) (owner, position);
+            CREATE INDEX temp.\(name)_pair ON \(name) (owner, member);
             """)
         return name
     }

@@ -129,8 +129,10 @@ extension MigrationManager {
 
     /// Evaluates the mapping's relationship mappings for a destination instance, with `$source` the
     /// source instance it was made from, and sets the results as Core Data does: a collection into a
-    /// to-many is added to what is there (appended for an ordered one); into a to-one, no item gives
-    /// nil, one item gives the item, more is an error.
+    /// to-many is added to what is there; into an ordered one, its members end up last and in the
+    /// collection's order (members the mapping of the inverse to-one added already move to their
+    /// place: the source's order is kept, whichever mapping ran first); into a to-one, no item
+    /// gives nil, one item gives the item, more is an error.
     ///
     /// - Throws: 134110 when the destination instance was made from more than one source instance
     ///   (Core Data's "more than one source for destination in default mapping policy"): which
@@ -159,7 +161,15 @@ extension MigrationManager {
             }
             do {
                 if relationship.isToMany {
-                    if !objects.isEmpty { try destination.add(objects, to: relationship) }
+                    if !objects.isEmpty {
+                        try destination.add(objects, to: relationship)
+                        // An ordered to-many takes the expression's order, whatever order its members joined in.
+                        // (An owner made of several sources, `DistinctValueMapping`, collects its members as they come.)
+                        if relationship.isOrdered, let store = destinationStore, destination.context === store,
+                           try DistinctValueMapping.attribute(of: mapping) == nil {
+                            try store.placeLast(objects, of: destination, in: relationship)
+                        }
+                    }
                 } else {
                     if objects.count > 1 {
                         throw MigrationError(.entityMigrationPolicy, "to-one relationship '\(destination.entity.name).\(relationship.name)' cannot take the \(objects.count) instances its expression gave (\(destination.objectID))")

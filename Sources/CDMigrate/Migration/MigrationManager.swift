@@ -79,8 +79,9 @@ public final class MigrationManager {
     /// `validate` path) and repeated at the start of every report's warnings: each model's explicit
     /// `versionHash` that differs from the computed one, and each mapping model's warnings (a
     /// destination property no mapping fills while the source has one of that name, an entity
-    /// mapping without a source expression, what an Xcode mapping model dropped). Core Data says
-    /// none of this.
+    /// mapping without a source expression, what an Xcode mapping model dropped), and, for several
+    /// passes, a relationship mapping whose look-up needs instances only another pass makes
+    /// (`PassDependencies`). Core Data says none of this.
     public var warnings: [String] {
         var result: [String] = []
         for (side, model) in [("source", sourceModel), ("destination", destinationModel)] {
@@ -90,6 +91,8 @@ public final class MigrationManager {
             }
         }
         for warning in mappingModels.flatMap({ $0.warnings }) where !result.contains(warning) { result.append(warning) }
+        let passes = mappingModels.enumerated().map { PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element) }
+        for warning in PassDependencies.warnings(passes) where !result.contains(warning) { result.append(warning) }
         return result
     }
 
@@ -108,6 +111,12 @@ public final class MigrationManager {
     public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
+        }
+        // A look-up by name of another pass's entity mapping: said as such, before each model's own checks.
+        let passes = mappingModels.enumerated().map { PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element) }
+        if let error = MigrationError.collecting(PassDependencies.lookUpsAcrossPasses(passes), code: .invalidMapping,
+                                                 summary: "passes look up entity mappings of other passes") {
+            throw error
         }
         self.mappingModels = try mappingModels.map { try $0.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
         self.sourceModel = sourceModel

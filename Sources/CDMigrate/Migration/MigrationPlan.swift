@@ -101,6 +101,13 @@ public struct MigrationPlan {
             reason = chosen.count > 1 ? "passes in file-name order" : ""
         }
         if !chosen.isEmpty {
+            // A look-up by name of another pass's entity mapping (JSON and compiled files, read already): said as such.
+            let unbound = chosen.compactMap { file in file.mapping.map { PassDependencies.Pass(name: file.name, model: $0) } }
+            if unbound.count == chosen.count, let error = MigrationError.collecting(
+                PassDependencies.lookUpsAcrossPasses(unbound).map { MigrationError($0.code, "\(step): " + $0.message, path: $0.path) },
+                code: .invalidMapping, summary: "\(step): passes look up entity mappings of other passes") {
+                throw error
+            }
             var bound: [MappingModel] = []
             for file in chosen {
                 do {
@@ -108,6 +115,11 @@ public struct MigrationPlan {
                 } catch let error as MigrationError {
                     throw MigrationError(error.code, "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)", path: error.path, offset: error.offset, byteOffset: error.byteOffset, underlying: error.underlying)
                 }
+            }
+            // A pass that needs instances only another pass makes: said before the run.
+            let passes = zip(chosen, bound).map { PassDependencies.Pass(name: $0.name, model: $1) }
+            for warning in PassDependencies.warnings(passes) where !warnings.contains("\(step): " + warning) {
+                warnings.append("\(step): " + warning)
             }
             let how = chosen.map { "'\($0.name)' (\(describeMatch($0)))" }.joined(separator: ", ")
             reason = "mapping model\(chosen.count == 1 ? "" : "s") \(how)" + (reason.isEmpty ? "" : "; " + reason)

@@ -104,6 +104,7 @@ public struct ModelSet {
             order = try ModelSet.readManifest(manifest, versions: Set(versionNames), mappings: known)
         }
         passOrder = order
+        warnings += ModelSet.unorderedPassWarnings(versionNames: versionNames, models: models, mappingModels: mappingModels, passOrder: order)
         self.warnings = warnings
     }
 
@@ -119,6 +120,29 @@ public struct ModelSet {
     /// Core Data counterpart: `NSManagedObjectModel.mergedModel(from:forStoreMetadata:)`.
     public func versionName(forStoreMetadata metadata: StoreMetadata) -> String? {
         versionNames.first { models[$0]?.isCompatible(withStoreMetadata: metadata) == true }
+    }
+
+    /// For each step (two versions in a row) that several mapping models match and the passes
+    /// manifest does not list: a warning naming them in the order they run (file-name order),
+    /// since the order can change what a pass finds.
+    static func unorderedPassWarnings(versionNames: [String], models: [String: ManagedObjectModel],
+                                      mappingModels: [MappingModelFile], passOrder: [Step: [String]]) -> [String] {
+        var warnings: [String] = []
+        for (from, to) in zip(versionNames, versionNames.dropFirst()) {
+            let step = Step(from, to)
+            guard passOrder[step] == nil, let source = models[from], let destination = models[to] else { continue }
+            let matching = mappingModels.filter { $0.matches(source: source, sourceVersionName: from, destination: destination, destinationVersionName: to) }
+            guard matching.count > 1 else { continue }
+            let order = matching.enumerated().map { "\($0.offset + 1). '\($0.element.name)' (\($0.element.path))" }.joined(separator: ", ")
+            let listed = matching.map { "\"\($0.name)\"" }.joined(separator: ", ")
+            warnings.append("""
+                \(step): \(matching.count) mapping models match and no '\(manifestName)' orders them, so they run as passes \
+                in file-name order: \(order); the order decides what a pass finds of another's work (a policy fetching \
+                what an earlier pass made, a look-up across passes): to set it, list them in '\(manifestName)' \
+                ({"steps": [{"from": "\(from)", "to": "\(to)", "passes": [\(listed)]}]})
+                """)
+        }
+        return warnings
     }
 
     /// `{"steps": [{"from": "v2", "to": "v3", "passes": ["A", "B"]}]}`.

@@ -282,6 +282,10 @@ def run_migrate_chain(args) -> int:
             out.document({"ok": True, "dryRun": True, "source": args.store, "storeVersion": plan.store_version,
                           "targetVersion": plan.target_version, "steps": [_step_json(step) for step in plan.steps]})
             return EXIT_SUCCESS
+        # What planning says before the run (passes in file-name order, a pass needing another's instances).
+        warnings = ModelSet(args.models).plan(args.store, args.to_version).warnings
+        for warning in warnings:
+            out.warning(warning)
         with MigrationChain(args.models, args.to_version, policies=policies, functions=functions) as chain:
             report = chain.run_in_place(args.store) if args.in_place else chain.run(args.store, args.to)
         written = args.store if args.in_place else args.to
@@ -299,7 +303,7 @@ def run_migrate_chain(args) -> int:
                 out.line(f"    {entity}: {number}")
         out.document({"ok": True, "source": args.store, "destination": written, "storeVersion": report.store_version,
                       "targetVersion": report.target_version, "alreadyAtTarget": report.already_at_target,
-                      "steps": report.raw.get("steps", [])})
+                      "warnings": warnings, "steps": report.raw.get("steps", [])})
         return EXIT_SUCCESS
     except (Exception, KeyboardInterrupt) as error:
         out.error(error)
@@ -371,10 +375,16 @@ def run_check(args) -> int:
     results: List[Dict[str, Any]] = []
     first_failure: Optional[int] = None
     current = None
+    warnings: List[str] = []
     with chain, tempfile.TemporaryDirectory(prefix="cdmigrate-check-") as scratch:
         for index, store in enumerate(stores):
             name = os.path.basename(store)
             try:
+                # What planning this store's steps says (passes in file-name order, …), once each.
+                for warning in models.plan(store).warnings:
+                    if warning not in warnings:
+                        warnings.append(warning)
+                        out.warning(warning)
                 report = chain.run(store, os.path.join(scratch, f"{index}-{name}"))
                 result = models.plan(os.path.join(scratch, f"{index}-{name}"))
                 current = result.current_version
@@ -398,7 +408,7 @@ def run_check(args) -> int:
                     break
     passed = sum(1 for r in results if r["ok"])
     out.line(f"{passed} of {len(stores)} store{'' if len(stores) == 1 else 's'} reach version {current or 'the current one'}")
-    out.document({"ok": first_failure is None, "currentVersion": current, "stores": results})
+    out.document({"ok": first_failure is None, "currentVersion": current, "stores": results, "warnings": warnings})
     return first_failure if first_failure is not None else EXIT_SUCCESS
 
 
@@ -407,7 +417,13 @@ def run_validate(args) -> int:
     try:
         policies, functions = collect_policies(args.policies)
         source, destination, mappings = load_models(args)
-        Migration(source, destination, mappings, policies=policies, functions=functions).close()
+        migration = Migration(source, destination, mappings, policies=policies, functions=functions)
+        try:
+            warnings = migration.warnings
+        finally:
+            migration.close()
+        for warning in warnings:
+            out.warning(warning)
         if args.policies:
             registered = {_unqualified(name) for name in policies}
             missing = [(m, p) for m, p in named_policies(args.mapping) if _unqualified(p) not in registered]
@@ -419,7 +435,7 @@ def run_validate(args) -> int:
                 return EXIT_INVALID
         count = sum(len(m.entity_mapping_names) for m in mappings)
         out.line(f"ok: {len(mappings)} mapping model(s), {count} entity mappings fit both models")
-        out.document({"ok": True, "warnings": [], "entityMappings": count})
+        out.document({"ok": True, "warnings": warnings, "entityMappings": count})
         return EXIT_SUCCESS
     except Exception as error:
         out.error(error)

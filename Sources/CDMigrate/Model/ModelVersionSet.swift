@@ -20,6 +20,9 @@ public struct ModelVersionSet {
     public let models: [String: ManagedObjectModel]
     /// What loading noticed (a folder without a current-version file, files that are not models).
     public let warnings: [String]
+    /// Whether the files name the current version (`.xccurrentversion`, `current-version`); when
+    /// they do not, it is the last version in order.
+    public let namesCurrentVersion: Bool
 
     /// The versions a reader found, by name: `currentVersionName` when the files name one (the
     /// reader has checked it is among `models`), else the last by `order`, with a warning when
@@ -51,6 +54,7 @@ public struct ModelVersionSet {
             }
         }
         self.path = path
+        self.namesCurrentVersion = currentVersionName != nil
         self.versionNames = names
         self.models = models
         self.warnings = warnings

@@ -93,5 +93,14 @@ final class XcodeModelArchiveTests: XCTestCase {
         for entity in current.entities {
             XCTAssertEqual(destination.entity(named: entity.name)?.versionHash, entity.versionHash, entity.name)
         }
+        // UnCloudNotes v4: an entity inheriting another (Xcode's generalization) and to-many relationships.
+        let notes = TestPaths.fixtures + "/xcode/UnCloudNotes"
+        let v4 = try XCTUnwrap(try ModelVersionSet(contentsOf: notes + "/UnCloudNotesDataModel.xcdatamodeld").models["UnCloudNotesDataModel_v4"])
+        let embeddedV4 = try XCTUnwrap(try XcodeMappingModelReader.embeddedModels(notes + "/UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel").destination)
+        XCTAssertEqual(embeddedV4.entity(named: "ImageAttachment")?.parentName, "Attachment")
+        XCTAssertEqual(embeddedV4.entities.map { $0.name }.sorted(), v4.entities.map { $0.name }.sorted())
+        for entity in v4.entities {
+            XCTAssertEqual(embeddedV4.entity(named: entity.name)?.versionHash, entity.versionHash, entity.name)
+        }
     }
 }

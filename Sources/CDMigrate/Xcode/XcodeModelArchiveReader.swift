@@ -145,6 +145,11 @@ enum XcodeModelArchiveReader {
                     element.attributes["parentEntity"] = try object.string("_name")
                     continue
                 }
+                // An XDUMLGeneralizationImp: `_general` is the parent, `_specific` the entity itself.
+                if let general = try object.object("_general"), general.isKind(of: "XDPMEntity") {
+                    element.attributes["parentEntity"] = try general.string("_name")
+                    continue
+                }
                 for field in object.keys {
                     guard case .object(let target, _) = try object.value(field), target != entity.reference else { continue }
                     let candidate = try archive.object(target)

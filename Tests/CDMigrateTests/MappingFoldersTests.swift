@@ -141,6 +141,34 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["InitialToTags"], ["TagsToArchive"]])
     }
 
+    /// A current version that mapping models lead on from stays current, and the plan to the
+    /// later version takes the mapping model (a shipped project's shape: the first version
+    /// current, a mapping model to "Recipes 2" kept in another folder).
+    func testMappingModelsLeadingOnFromTheCurrentVersionOrderItFirst() throws {
+        let folder = scratch.file("models")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (name, attributes) in [("Recipes", ["a"]), ("Recipes 2", ["a", "b"])] {
+            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(separator: ", ")
+            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
+        }
+        try "Recipes\n".write(toFile: folder + "/current-version", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(atPath: scratch.file("Classes"), withIntermediateDirectories: true)
+        try """
+        {"name": "MappingModel", "sourceModel": "Recipes", "destinationModel": "Recipes 2", "entityMappings": [
+          {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"a": "$source.a", "b": "$source.a"}}]}
+        """.write(toFile: scratch.file("Classes/MappingModel.mapping.json"), atomically: true, encoding: .utf8)
+        let alone = try ModelSet(contentsOf: folder)
+        XCTAssertEqual(alone.versionNames, ["Recipes 2", "Recipes"])
+        XCTAssertTrue(alone.warnings.contains { $0.contains("'Recipes' is taken as the newest") }, "\(alone.warnings)")
+        let set = try ModelSet(contentsOf: folder, mappingFolders: [scratch.file("Classes")])
+        XCTAssertEqual(set.versionNames, ["Recipes", "Recipes 2"])
+        XCTAssertEqual(set.currentVersionName, "Recipes")
+        XCTAssertFalse(set.warnings.contains { $0.contains("is taken as the newest") }, "\(set.warnings)")
+        XCTAssertTrue(set.warnings.contains { $0.contains("'Recipes' is not the newest: mapping models record steps from it to 'Recipes 2'") }, "\(set.warnings)")
+        let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "Recipes", models: set, targetVersion: "Recipes 2")
+        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["MappingModel"]])
+    }
+
     /// A mapping model recording a step over a version is taken for that step, and the version
     /// between is not passed through.
     func testAMappingModelRecordingAStepOverAVersionIsTaken() throws {

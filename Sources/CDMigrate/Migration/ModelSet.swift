@@ -166,6 +166,12 @@ public struct ModelSet {
             warnings = warnings.map { $0.contains("is taken as the current one") ? "'\(trimmed)' names no current version: '\(last)', the last in the order of its mapping models, is taken as the current one" : $0 }
             current = last
         }
+        if let index = versionNames.firstIndex(of: current), index < versionNames.count - 1 {
+            // Mapping models lead on from the current version: say so instead of "the newest".
+            let later = versionNames[(index + 1)...].map { "'\($0)'" }.joined(separator: ", ")
+            warnings.removeAll { $0.contains("the current version '\(current)' is taken as the newest") }
+            warnings.append("'\(trimmed)': the current version '\(current)' is not the newest: mapping models record steps from it to \(later)")
+        }
         currentVersionName = current
         let known = Set(files.map { $0.name })
         var order: [Step: [String]] = [:]

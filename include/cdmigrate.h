@@ -1055,6 +1055,20 @@ int cdm_value_append_object(cdm_value *value, cdm_object *object);
 ** is appended as one element). */
 int cdm_value_append(cdm_value *value, cdm_value *element);
 
+/* ---------------------------------------------------------------------------------------------
+** Mapping models kept apart from the model set (docs/c-api.md, "Progressive migration").
+** Each function is its namesake with mapping_dirs: a NULL-terminated array of folders (NULL for
+** none) searched, with their subfolders, for mapping models (.xcmappingmodel, *.mapping.json,
+** .cdm) besides those beside the model set, as `cdmigrate plan --models M --mappings DIR`.
+** CDM_IO for a folder that cannot be read; CDM_INVALID_ARGUMENT for more than 1024 folders. */
+int cdm_chain_plan_with_mappings(const char *models_path, const char *const *mapping_dirs, const char *store_path,
+                                 const char *target_version, char **plan_json);
+int cdm_migrate_chain_with_mappings(const char *models_path, const char *const *mapping_dirs, const char *store_path,
+                                    const char *target_version, const char *destination_path, char **report_json);
+int cdm_model_set_json_with_mappings(const char *models_path, const char *const *mapping_dirs, char **set_json);
+int cdm_migration_new_chain_with_mappings(const char *models_path, const char *const *mapping_dirs,
+                                          const char *target_version, cdm_migration **out);
+
 /*
 ** Names of earlier versions, kept as aliases of the *_at names (the indexed-access pattern).
 */

@@ -84,8 +84,14 @@ extension MigrationHandle {
 @_cdecl("cdm_migration_new_chain")
 public func cdm_migration_new_chain(_ models: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    cdm_migration_new_chain_with_mappings(models, nil, target, out)
+}
+
+@_cdecl("cdm_migration_new_chain_with_mappings")
+public func cdm_migration_new_chain_with_mappings(_ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
+                                                  _ target: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, MigrationHandle()) { handle in
-        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"))
+        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"), mappingFolders: try CString.folders(mappingDirs))
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         if let targetVersion = targetVersion, !set.versionNames.contains(targetVersion) {
             throw MigrationError(.invalidArgument, "the model set '\(set.path)' has no version '\(targetVersion)' (it holds \(set.versionNames.joined(separator: ", ")))")

@@ -19,10 +19,16 @@ enum ModelSetFilesJSON {
 
 @_cdecl("cdm_model_set_json")
 public func cdm_model_set_json(_ models: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    cdm_model_set_json_with_mappings(models, nil, out)
+}
+
+@_cdecl("cdm_model_set_json_with_mappings")
+public func cdm_model_set_json_with_mappings(_ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
+                                             _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
     do {
         let out = try required(out, "set_json")
         out.pointee = nil
-        let set = try ModelSetJSON(contentsOf: try CString.argument(models, "the models path"))
+        let set = try ModelSetJSON(contentsOf: try CString.argument(models, "the models path"), mappingFolders: try CString.folders(mappingDirs))
         out.pointee = CString.copy(ModelSetFilesJSON.document(set).serialized())
         return 0
     } catch {

@@ -34,6 +34,9 @@ struct CheckCommand: ParsableCommand {
     @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"))
     var modelSet: String
 
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    var mappingFolders: [String] = []
+
     @OptionGroup var policies: PolicyOptions
 
     @Flag(help: "Print the results as JSON on standard output.")
@@ -48,7 +51,7 @@ struct CheckCommand: ParsableCommand {
         let stores: [String]
         let hosted: HostedMigration?
         do {
-            set = try ModelSet(contentsOf: modelSet)
+            set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             stores = try CheckCommand.stores(in: folder)
             // Registered once, on a chain handle: the policies serve every store's steps.
             hosted = try policies.registerChain(through: set)

@@ -256,7 +256,7 @@ extension MigrateCommand {
 
     /// Reads the models (or the model set) once before any child starts.
     func checkFleetModels() throws {
-        if let modelSet = modelSet { _ = try ModelSet(contentsOf: modelSet) } else { _ = try models.manager() }
+        if let modelSet = modelSet { _ = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders) } else { _ = try models.manager() }
     }
 
     /// The one-store command a child runs: the same model options, JSON on standard output.
@@ -267,6 +267,7 @@ extension MigrateCommand {
         if let model = models.destinationModel { arguments.append("--destination-model=" + model) }
         for mapping in models.mappings { arguments.append("--mapping=" + mapping) }
         if let modelSet = modelSet { arguments.append("--models=" + modelSet) }
+        for folder in mappingFolders { arguments.append("--mappings=" + folder) }
         if let version = targetVersion { arguments.append("--to-version=" + version) }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }

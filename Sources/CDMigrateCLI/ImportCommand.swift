@@ -44,6 +44,9 @@ struct ImportCommand: ParsableCommand {
             help: ArgumentHelp("The file to write (default: standard output), or for a model bundle the folder (created if needed).", valueName: "file|dir"))
     var output: String?
 
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).", valueName: "dir"))
+    var mappingFolders: [String] = []
+
     @Option(name: .customLong("source-model"), help: ArgumentHelp("For a mapping model: the model it maps from.", valueName: "path"))
     var sourceModel: String?
 
@@ -74,6 +77,11 @@ struct ImportCommand: ParsableCommand {
             throw ValidationError("'\(path)' is not an .xcdatamodel, .xcdatamodeld, .mom, .momd or .xcmappingmodel")
         }
         switch kind {
+        case .mappingModel, .model, .compiledModel:
+            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with a model bundle (.xcdatamodeld or .momd)") }
+        default: break
+        }
+        switch kind {
         case .mappingModel:
             if sourceModel == nil || destinationModel == nil {
                 throw ValidationError("a mapping model is compiled against its models: give --source-model and --destination-model")
@@ -99,7 +107,7 @@ struct ImportCommand: ParsableCommand {
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .modelBundle?, .compiledBundle?:
-                try writeSet(ModelSetJSON(contentsOf: path), output: out)
+                try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappingFolders), output: out)
             case .mappingModel?:
                 let source = try ModelReader.model(fromFile: sourceModel ?? "")
                 let destination = try ModelReader.model(fromFile: destinationModel ?? "")

@@ -67,6 +67,9 @@ struct MigrateCommand: ParsableCommand {
     @Option(name: .customLong("models"), help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"))
     var modelSet: String?
 
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    var mappingFolders: [String] = []
+
     @Option(name: .customLong("to-version"), help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
@@ -91,6 +94,7 @@ struct MigrateCommand: ParsableCommand {
             if dryRun || noVersionCheck { throw ValidationError("--dry-run and --no-version-check go with a single step; with --models use cdmigrate plan") }
         } else {
             if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
+            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with --models") }
             try models.validateStep()
         }
     }
@@ -136,7 +140,7 @@ struct MigrateCommand: ParsableCommand {
     /// `--models`: the staged migration of `cdmigrate plan`.
     private func runStaged(_ modelSet: String, _ output: Output) throws {
         do {
-            let set = try ModelSet(contentsOf: modelSet)
+            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
             let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
             for warning in manager.plan.warnings { output.warning(warning) }

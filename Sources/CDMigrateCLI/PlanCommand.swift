@@ -11,12 +11,15 @@ struct PlanCommand: ParsableCommand {
         The store's version is the model version of --models whose entity version hashes equal \
         the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \
         134130, listing the store's hashes and how each version differs. From there each step \
-        goes to the next version in the set's order (natural order of the version names; an \
-        .xcdatamodeld's or a JSON folder's current version is the default target).
+        goes to the next version in the set's order (natural order of the version names, the \
+        current version last, and the steps mapping models record before either; an \
+        .xcdatamodeld's or a JSON folder's current version is the default target). A step a \
+        mapping model records over versions between is taken as it is.
 
         For each step, the mapping models that record the step's versions are used: a JSON \
         mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), the \
-        versions an Xcode mapping's model paths name. Several run as passes in file-name \
+        entity hashes of the models an Xcode mapping embeds (else the versions its model paths \
+        name). Mapping models are looked for beside the model set and in every --mappings folder. Several run as passes in file-name \
         order, unless migration-passes.json lists them. A step without one uses Core Data's \
         inferred mapping; when a change cannot be inferred the error names entity, property and rule.
 
@@ -35,6 +38,9 @@ struct PlanCommand: ParsableCommand {
     @Option(name: .customLong("models"), help: ArgumentHelp("The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.", valueName: "path"))
     var modelSet: String
 
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    var mappingFolders: [String] = []
+
     @Option(name: .customLong("to-version"), help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
@@ -51,7 +57,7 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let output = Output(json: json, quiet: dot)
         do {
-            let set = try ModelSet(contentsOf: modelSet)
+            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: targetVersion)
             for warning in plan.warnings { output.warning(warning) }
             if dot { return print(PlanCommand.dot(plan, set)) }

@@ -54,7 +54,7 @@ final class StagedMigrationTests: XCTestCase {
         XCTAssertEqual(plan.stages.map { "\($0.sourceVersionName)>\($0.destinationVersionName)" },
                        ["UnCloudNotesDataModel>UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v2>UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v3>UnCloudNotesDataModel_v4"])
         XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["inferred"], ["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]])
-        XCTAssertTrue(plan.stages[1].reason.contains("version names"), plan.stages[1].reason)
+        XCTAssertTrue(plan.stages[1].reason.contains("entity hashes of the models it embeds"), plan.stages[1].reason)
         XCTAssertEqual(plan.stages[2].policyNames, ["AttachmentToImageAttachmentMigrationPolicyV3toV4"])
     }
 

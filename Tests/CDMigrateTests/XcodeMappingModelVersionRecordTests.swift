@@ -1,9 +1,11 @@
 import XCTest
+import Foundation
 @testable import CDMigrate
 
 /// What an Xcode `.xcmappingmodel` records about the models it maps: version names in its model
-/// paths, and no entity version hashes (Xcode computes those only when compiling the `.cdm`), so
-/// a model set matches it to a step by the versions it names.
+/// paths and the models themselves (Xcode's editor archives), but no entity version hashes
+/// (Xcode computes those only when compiling the `.cdm`): a model set matches it to a step by the
+/// entity hashes of the embedded models, and by the versions it names where those match none.
 final class XcodeMappingModelVersionRecordTests: XCTestCase {
     static let mappingModels = [
         "/xcode/UnCloudNotes/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
@@ -28,9 +30,21 @@ final class XcodeMappingModelVersionRecordTests: XCTestCase {
             XCTAssertNotNil(root.string("destinationmodelpath"), fixture)
             var warnings: [String] = []
             let file = try XCTUnwrap(MappingModelFile.read(path: path, kind: .xcode, warnings: &warnings), fixture)
-            XCTAssertTrue(file.sourceHashes.isEmpty && file.destinationHashes.isEmpty, fixture)
-            XCTAssertNotNil(file.sourceVersionName, fixture)
-            XCTAssertNotNil(file.destinationVersionName, fixture)
+            XCTAssertEqual(warnings, [], fixture)
+            XCTAssertTrue(file.hashesAreWhole, fixture)
+            let sourceName = try XCTUnwrap(file.sourceVersionName, fixture)
+            let destinationName = try XCTUnwrap(file.destinationVersionName, fixture)
+            // The embedded models' hashes are those of the versions the paths name.
+            let folder = FileIO.directory(of: path)
+            let bundle = try XCTUnwrap(try FileManager.default.contentsOfDirectory(atPath: folder).first { $0.hasSuffix(".xcdatamodeld") }, fixture)
+            let versions = try ModelVersionSet(contentsOf: folder + "/" + bundle)
+            // (XcodeServer's versions are all named "XcodeServer", each in its own folder with the
+            // mapping model that leads to it: there only the destination is the bundle's.)
+            for (hashes, name) in [(file.sourceHashes, sourceName), (file.destinationHashes, destinationName)] {
+                guard let model = versions.models[name], !(hashes == file.sourceHashes && sourceName == destinationName) else { continue }
+                XCTAssertEqual(hashes.count, model.entities.count, "\(fixture) \(name)")
+                for entity in model.entities { XCTAssertEqual(hashes[entity.name], entity.versionHash, "\(fixture) \(name) \(entity.name)") }
+            }
         }
     }
 

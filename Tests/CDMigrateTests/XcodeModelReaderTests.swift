@@ -288,9 +288,15 @@ final class XcodeModelReaderTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let marker = directory.appendingPathComponent(".xccurrentversion").path
         try "<plist version=\"1.0\">\n<dict>\n<key>Other</key><string>x</string>\n</dict>\n</plist>".write(toFile: marker, atomically: true, encoding: .utf8)
+        XCTAssertNil(try XcodeModelBundle.currentVersion(file: marker), "a dictionary naming no version reads as no file")
+        try "<plist version=\"1.0\">\n<dict>\n<key>_XCCurrentVersionName</key>\n</dict>\n</plist>".write(toFile: marker, atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try XcodeModelBundle.currentVersion(file: marker)) { error in
-            XCTAssertTrue("\(error)".contains("line 2"), "\(error)")
+            XCTAssertTrue("\(error)".contains("line 3"), "\(error)")
             XCTAssertTrue("\(error)".contains("_XCCurrentVersionName"), "\(error)")
+        }
+        try "<array/>".write(toFile: marker, atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try XcodeModelBundle.currentVersion(file: marker)) { error in
+            XCTAssertTrue("\(error)".contains("not a property list"), "\(error)")
         }
         XCTAssertThrowsError(try XcodeModelBundle.versions(contentsOf: directory.path)) { error in
             XCTAssertTrue("\(error)".contains("no model version"), "\(error)")

@@ -97,6 +97,35 @@ int main(void) {
     CHECK_RC(cdm_model_set_json(NULL, &set), CDM_MISUSE);
     CHECK_RC(cdm_model_set_json(uncloudnotes, NULL), CDM_MISUSE);
 
+    /* Mapping models kept in another folder (here two levels down): found when the folder is
+    ** given, and the set says where it looked when they are not. */
+    char command[1600];
+    snprintf(command, sizeof command,
+             "mkdir -p '%s/App/Migrations/Deep' && cp -R ../Fixtures/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld '%s/App/' && "
+             "cp -R ../Fixtures/xcode/UnCloudNotes/UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel '%s/App/Migrations/Deep/'", dir, dir, dir);
+    CHECK(system(command) == 0);
+    char app_models[512], app_mappings[512];
+    snprintf(app_models, sizeof app_models, "%s/App/UnCloudNotesDataModel.xcdatamodeld", dir);
+    snprintf(app_mappings, sizeof app_mappings, "%s/App/Migrations", dir);
+    const char *mapping_dirs[] = {app_mappings, NULL};
+    set = NULL;
+    CHECK_RC(cdm_model_set_json_with_mappings(app_models, NULL, &set), 0);
+    CHECK_HAS(set, "\"mappingModels\":[]");
+    CHECK_HAS(set, "found 0 mapping models");
+    cdm_free(set);
+    set = NULL;
+    CHECK_RC(cdm_model_set_json_with_mappings(app_models, mapping_dirs, &set), 0);
+    CHECK_HAS(set, "{\"name\":\"UnCloudNotesMappingModel_v3_to_v4\",\"from\":\"UnCloudNotesDataModel_v3\",\"to\":\"UnCloudNotesDataModel_v4\"}");
+    cdm_free(set);
+    cdm_migration *chain = NULL;
+    CHECK_RC(cdm_migration_new_chain_with_mappings(app_models, mapping_dirs, "UnCloudNotesDataModel_v4", &chain), 0);
+    cdm_migration_free(chain);
+    const char *missing_dirs[] = {"../Fixtures/no-such-folder", NULL};
+    plan = NULL;
+    CHECK_RC(cdm_chain_plan_with_mappings(app_models, missing_dirs, store, NULL, &plan), CDM_IO);
+    CHECK_HAS(cdm_last_errmsg(), "no-such-folder");
+    CHECK_RC(cdm_migrate_chain_with_mappings(app_models, missing_dirs, store, NULL, destination, NULL), CDM_IO);
+
     /* Misuse: NULL arguments are errors, not crashes. */
     CHECK_RC(cdm_chain_plan(NULL, store, NULL, &plan), CDM_MISUSE);
     CHECK_RC(cdm_chain_plan(models, store, NULL, NULL), CDM_MISUSE);

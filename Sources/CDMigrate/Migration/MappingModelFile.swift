@@ -6,9 +6,10 @@
 /// - JSON (`*.mapping.json`): the `sourceEntityVersionHash` / `destinationEntityVersionHash` of
 ///   its entity mappings (`cdmigrate infer` and Xcode's compiler write them); else its top-level
 ///   `sourceModel` / `destinationModel` version names;
-/// - Xcode (`.xcmappingmodel`): the version names in `sourcemodelpath` / `destinationmodelpath`
-///   (`…/Model.xcdatamodeld/Model_v2.xcdatamodel` → `Model_v2`); the models Xcode embeds beside
-///   them are its editor's own archives, which are not read;
+/// - Xcode (`.xcmappingmodel`): the entity hashes of the source and destination models Xcode
+///   embeds in it (its model editor's archives, decoded), so that a version renamed since still
+///   matches; the version names in `sourcemodelpath` / `destinationmodelpath`
+///   (`…/Model.xcdatamodeld/Model_v2.xcdatamodel` → `Model_v2`) where a model is not embedded;
 /// - compiled (`.cdm`): the entity mappings' recorded hashes.
 ///
 /// Core Data counterpart: what `NSMappingModel(from:forSourceModel:destinationModel:)` compares.
@@ -42,6 +43,14 @@ public struct MappingModelFile {
     public let destinationVersionName: String?
     /// The mapping as read, for JSON and compiled files; an Xcode mapping is compiled per step.
     let mapping: MappingModel?
+    /// Whether the hashes are those of whole models (an Xcode mapping model's embedded models),
+    /// so that a step's model must have exactly those entities.
+    package var hashesAreWhole = false
+    /// Whether the recorded version names decide the step although hashes are recorded: set by
+    /// `ModelSet` for an Xcode mapping model whose embedded models match none of the set's
+    /// versions (models edited since the mapping was made), where Xcode's compiler would take the
+    /// models its paths name.
+    package var namesStandIn = false
 
     var fileName: String { path.split(separator: "/").last.map(String.init) ?? path }
 
@@ -55,16 +64,29 @@ public struct MappingModelFile {
     /// the step's.
     public func matches(source: ManagedObjectModel, sourceVersionName: String,
                         destination: ManagedObjectModel, destinationVersionName: String) -> Bool {
-        if !sourceHashes.isEmpty || !destinationHashes.isEmpty {
-            return MappingModelFile.fits(sourceHashes, source) && MappingModelFile.fits(destinationHashes, destination)
+        if (!sourceHashes.isEmpty || !destinationHashes.isEmpty) && !namesStandIn {
+            return MappingModelFile.fits(sourceHashes, source, whole: hashesAreWhole)
+                && MappingModelFile.fits(destinationHashes, destination, whole: hashesAreWhole)
         }
         guard self.sourceVersionName != nil || self.destinationVersionName != nil else { return false }
         return (self.sourceVersionName ?? sourceVersionName) == sourceVersionName
             && (self.destinationVersionName ?? destinationVersionName) == destinationVersionName
     }
 
-    private static func fits(_ recorded: [String: [UInt8]], _ model: ManagedObjectModel) -> Bool {
+    /// Whether every recorded hash equals the model's entity of that name (and, `whole`, the model
+    /// has no other entity).
+    package static func fits(_ recorded: [String: [UInt8]], _ model: ManagedObjectModel, whole: Bool = false) -> Bool {
+        if whole && model.entities.count != recorded.count { return false }
         return recorded.allSatisfy { model.entity(named: $0.key)?.versionHash == $0.value }
+    }
+
+    /// How the file was matched to its steps, for plans.
+    package var matchDescription: String {
+        if kind == .xcode {
+            return namesStandIn || (sourceHashes.isEmpty && destinationHashes.isEmpty)
+                ? "the version names of its model paths" : "the entity hashes of the models it embeds"
+        }
+        return !sourceHashes.isEmpty || !destinationHashes.isEmpty ? "recorded entity hashes" : "recorded version names"
     }
 
     /// The mapping model bound to a step's models.
@@ -111,12 +133,22 @@ public struct MappingModelFile {
             guard let root = document.objects.first(where: { $0.type == XcodeMappingModelReader.mappingModelType }) else {
                 throw MigrationError(.invalidMapping, "'\(path)' holds no \(XcodeMappingModelReader.mappingModelType) object: it is not an Xcode mapping model")
             }
-            // Xcode embeds its models as its own editor archives (XDPMModel), not as compiled
-            // models: the version names in the model paths say which step the mapping is for.
-            let file = MappingModelFile(path: path, kind: kind, name: name, sourceHashes: [:], destinationHashes: [:],
+            // Xcode embeds both models as its editor's archives (XDPMModel): their entity hashes
+            // say which step the mapping is for, as Core Data's compiled mapping records them; the
+            // version names in the model paths stand in for a model that is not embedded.
+            let embedded = XcodeMappingModelReader.embeddedModels(root, file: path)
+            warnings += embedded.warnings
+            func hashes(_ model: ManagedObjectModel?) -> [String: [UInt8]] {
+                var result: [String: [UInt8]] = [:]
+                for entity in model?.entities ?? [] { result[entity.name] = entity.versionHash }
+                return result
+            }
+            let sourceHashes = hashes(embedded.source), destinationHashes = hashes(embedded.destination)
+            let file = MappingModelFile(path: path, kind: kind, name: name,
+                                        sourceHashes: sourceHashes, destinationHashes: destinationHashes,
                                         sourceVersionName: versionName(root.string("sourcemodelpath")),
                                         destinationVersionName: versionName(root.string("destinationmodelpath")),
-                                        mapping: nil)
+                                        mapping: nil, hashesAreWhole: true)
             if !file.recordsVersions {
                 warnings.append("'\(path)' records neither the models it was made for nor their paths: no step can use it")
             }

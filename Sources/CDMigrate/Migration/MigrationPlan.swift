@@ -63,11 +63,21 @@ public struct MigrationPlan {
         }
         var warnings = models.warnings
         var stages: [MigrationStage] = []
-        if storeIndex < targetIndex {
-            for i in storeIndex..<targetIndex {
-                let stage = try MigrationPlan.stage(from: models.versionNames[i], to: models.versionNames[i + 1], in: models, warnings: &warnings)
-                stages.append(stage)
+        // One version at a time, except where no mapping model records the next step and one
+        // records a step from this version to a later one up to the target: that step is taken,
+        // as the mapping model was written for it.
+        let names = models.versionNames
+        var i = storeIndex
+        while i < targetIndex {
+            var next = i + 1
+            if !MigrationPlan.hasMappingModel(from: names[i], to: names[next], in: models), next < targetIndex,
+               let later = (next + 1...targetIndex).first(where: { MigrationPlan.hasMappingModel(from: names[i], to: names[$0], in: models) }) {
+                next = later
             }
+            let stage = try MigrationPlan.stage(from: names[i], to: names[next], in: models, warnings: &warnings,
+                                                skipping: Array(names[(i + 1)..<next]))
+            stages.append(stage)
+            i = next
         }
         self.storePath = storePath
         self.storeVersionName = storeVersion
@@ -76,9 +86,19 @@ public struct MigrationPlan {
         self.warnings = warnings
     }
 
+    /// Whether a mapping model (or the passes manifest) records the step.
+    static func hasMappingModel(from source: String, to destination: String, in models: ModelSet) -> Bool {
+        if models.passOrder[ModelSet.Step(source, destination)] != nil { return true }
+        guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else { return false }
+        return models.mappingModels.contains {
+            $0.matches(source: sourceModel, sourceVersionName: source, destination: destinationModel, destinationVersionName: destination)
+        }
+    }
+
     /// One step: the mapping models recorded for the pair (manifest order, else file-name
-    /// order), else the inferred mapping.
-    static func stage(from source: String, to destination: String, in models: ModelSet, warnings: inout [String]) throws -> MigrationStage {
+    /// order), else the inferred mapping. `skipping`: the versions the step passes over.
+    static func stage(from source: String, to destination: String, in models: ModelSet, warnings: inout [String],
+                      skipping: [String] = []) throws -> MigrationStage {
         guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else {
             throw MigrationError(.invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
         }
@@ -123,6 +143,9 @@ public struct MigrationPlan {
             }
             let how = chosen.map { "'\($0.name)' (\(describeMatch($0)))" }.joined(separator: ", ")
             reason = "mapping model\(chosen.count == 1 ? "" : "s") \(how)" + (reason.isEmpty ? "" : "; " + reason)
+            if !skipping.isEmpty {
+                reason += "; it passes over \(skipping.map { "'\($0)'" }.joined(separator: ", ")), as the mapping model records this step"
+            }
             return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .custom,
                                   mappingModelNames: chosen.map { $0.name }, mappingModels: bound, reason: reason,
                                   sourceModel: sourceModel, destinationModel: destinationModel)
@@ -132,18 +155,15 @@ public struct MigrationPlan {
             inferred = try MappingModel.inferred(from: sourceModel, to: destinationModel)
         } catch let error as MigrationError {
             let problems = error.underlying.isEmpty ? [error.message] : error.underlying.map { $0.message }
-            throw MigrationError(error.code, "\(step): no mapping model records these versions and Core Data's inferred mapping cannot be used: \(problems.joined(separator: "; "))", path: error.path, underlying: error.underlying)
+            throw MigrationError(error.code, "\(step): no mapping model records these versions (\(models.mappingSearchDescription)) and Core Data's inferred mapping cannot be used: \(problems.joined(separator: "; "))", path: error.path, underlying: error.underlying)
         }
         return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .lightweight,
                               mappingModelNames: ["inferred"], mappingModels: [inferred],
-                              reason: "no mapping model records these versions, so Core Data's inferred mapping is used",
+                              reason: "no mapping model records these versions (\(models.mappingSearchDescription)), so Core Data's inferred mapping is used",
                               sourceModel: sourceModel, destinationModel: destinationModel)
     }
 
-    static func describeMatch(_ file: MappingModelFile) -> String {
-        if !file.sourceHashes.isEmpty || !file.destinationHashes.isEmpty { return "recorded entity hashes" }
-        return "recorded version names"
-    }
+    static func describeMatch(_ file: MappingModelFile) -> String { file.matchDescription }
 
     /// Core Data's 134130 for a store no version matches, with the store's hashes and, per
     /// version, the entities that differ.

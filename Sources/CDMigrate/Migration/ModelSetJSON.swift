@@ -26,18 +26,26 @@ package struct ModelSetJSON {
     /// What reading the set noticed (a version's own warnings prefixed with its name), and the
     /// mapping models left out.
     package let warnings: [String]
+    /// Where mapping models were looked for and how many were found (`ModelSet.mappingSearchDescription`).
+    package let mappingSearchDescription: String
 
     /// Reads the set at `path` and binds every mapping model to its versions.
     ///
-    /// - Parameter path: an `.xcdatamodeld`, a `.momd` or a folder of JSON models.
+    /// - Parameters:
+    ///   - path: an `.xcdatamodeld`, a `.momd` or a folder of JSON models.
+    ///   - mappingFolders: more folders of mapping models (see `ModelSet(contentsOf:mappingFolders:)`).
     /// - Throws: `MigrationError` as `ModelSet(contentsOf:)`; `.invalidMapping` naming the file
     ///   of a mapping model that does not fit the versions it records.
-    package init(contentsOf path: String) throws {
-        let set = try ModelSet(contentsOf: path)
+    package init(contentsOf path: String, mappingFolders: [String] = []) throws {
+        let set = try ModelSet(contentsOf: path, mappingFolders: mappingFolders)
+        mappingSearchDescription = set.mappingSearchDescription
         versionNames = set.versionNames
         currentVersionName = set.currentVersionName
         models = set.versionNames.compactMap { name in set.models[name].map { (name, $0.jsonText() + "\n") } }
         var warnings = set.warnings
+        if set.mappingModels.isEmpty && set.versionNames.count > 1 {
+            warnings.append("no mapping model found (\(set.mappingSearchDescription)): every step is Core Data's inferred mapping; mapping models kept in another folder are found when it is given (cdmigrate --mappings DIR)")
+        }
         for name in set.versionNames { warnings += (set.models[name]?.warnings ?? []).map { "\(name): \($0)" } }
         var mappings: [(name: String, step: ModelSet.Step, text: String)] = []
         for file in set.mappingModels {

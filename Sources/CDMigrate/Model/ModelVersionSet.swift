@@ -11,7 +11,8 @@
 public struct ModelVersionSet {
     /// The path the versions were read from.
     public let path: String
-    /// Version names in name order.
+    /// Version names, oldest first: natural order of the names ("Model_9" before "Model_10"),
+    /// with the current version last even where its name sorts earlier.
     public let versionNames: [String]
     /// The current version (the `.xcdatamodeld`'s `.xccurrentversion`, else the last).
     public let currentVersionName: String
@@ -19,22 +20,33 @@ public struct ModelVersionSet {
     public let models: [String: ManagedObjectModel]
     /// What loading noticed (a folder without a current-version file, files that are not models).
     public let warnings: [String]
+    /// Whether the files name the current version (`.xccurrentversion`, `current-version`); when
+    /// they do not, it is the last version in order.
+    public let namesCurrentVersion: Bool
 
     /// The versions a reader found, by name: `currentVersionName` when the files name one (the
     /// reader has checked it is among `models`), else the last by `order`, with a warning when
-    /// there are several and none is named.
+    /// there are several and none is named. The current version is the newest: it is placed last,
+    /// with a warning naming the versions whose names sort after it.
     /// - Parameters:
     ///   - path: the path the versions were read from.
     ///   - models: the models, by version name (not empty).
     ///   - order: how version names sort.
     ///   - currentVersionName: the current version the files name, if they name one.
     ///   - marker: what would have named the current version, for the warning.
+    ///   - warnings: what the reader noticed (versions it skipped), kept first.
     package init(path: String, models: [String: ManagedObjectModel], order: (String, String) -> Bool,
-                 currentVersionName: String?, marker: String) {
-        let names = models.keys.sorted(by: order)
-        var warnings: [String] = []
+                 currentVersionName: String?, marker: String, warnings readerWarnings: [String] = []) {
+        var names = models.keys.sorted(by: order)
+        var warnings = readerWarnings
         if let currentVersionName {
             self.currentVersionName = currentVersionName
+            if let index = names.firstIndex(of: currentVersionName), index < names.count - 1 {
+                let later = names[(index + 1)...]
+                names.remove(at: index)
+                names.append(currentVersionName)
+                warnings.append("'\(path)': the current version '\(currentVersionName)' is taken as the newest, after \(later.map { "'\($0)'" }.joined(separator: ", ")), whose name\(later.count == 1 ? "" : "s") sort\(later.count == 1 ? "s" : "") after it")
+            }
         } else {
             self.currentVersionName = names.last ?? ""
             if names.count > 1 {
@@ -42,6 +54,7 @@ public struct ModelVersionSet {
             }
         }
         self.path = path
+        self.namesCurrentVersion = currentVersionName != nil
         self.versionNames = names
         self.models = models
         self.warnings = warnings

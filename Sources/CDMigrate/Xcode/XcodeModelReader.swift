@@ -1,4 +1,5 @@
-/// Reads one Xcode model version (`X.xcdatamodel/contents`, the XML Xcode's model editor writes)
+/// Reads one Xcode model version (`X.xcdatamodel/contents`, the XML Xcode's model editor writes;
+/// an Xcode 3 version's `elements` archive goes through `XcodeModelArchiveReader` to the same XML)
 /// into the same entity, attribute and relationship values the JSON reader builds, and validates
 /// it through the same `ManagedObjectModel` initializer, so both formats give equal models.
 ///
@@ -15,15 +16,20 @@ enum XcodeModelReader {
         name = String(name.split(separator: "/").last ?? Substring(name))
         if name.hasSuffix(".xcdatamodel") { name = String(name.dropLast(".xcdatamodel".count)) }
         if !FileIO.exists(contents) {
-            throw MigrationError(.io, "cannot read the Xcode model '\(path)': it has no 'contents' file")
+            // Xcode 3 kept the model as its editor's archive, `elements` (with the diagram in `layout`).
+            if FileIO.isDirectory(folder), FileIO.exists(folder + "/elements") {
+                return try XcodeModelArchiveReader.model(elements: folder + "/elements", name: name)
+            }
+            throw MigrationError(.io, "cannot read the Xcode model '\(path)': it has neither a 'contents' file (Xcode 4 and later) nor an 'elements' file (Xcode 3)")
         }
         let document = try XMLElement.parse(file: contents)
         return try model(document: document, file: contents, name: name)
     }
 
     /// Builds the model of a parsed `contents` document; `file` is named in error messages.
-    static func model(document root: XMLElement, file: String, name: String?) throws -> ManagedObjectModel {
+    static func model(document root: XMLElement, file: String, name: String?, extraWarnings: [String] = []) throws -> ManagedObjectModel {
         var reader = Reader(file: file)
+        reader.warnings = extraWarnings
         guard root.name == "model" else {
             throw MigrationError(.invalidModel, "'\(file)' is not an Xcode model: its root element is <\(root.name)>, not <model>", path: reader.position(root))
         }

@@ -203,10 +203,18 @@ def _unqualified(name: str) -> str:
 
 # -- commands -------------------------------------------------------------------------------------
 
+def _add_mapping_folders(parser) -> None:
+    parser.add_argument("--mappings", action="append", default=[], metavar="dir",
+                        help="a folder of mapping models kept apart from the model set, searched with its "
+                             "subfolders (may be repeated)")
+
+
 def run_migrate(args) -> int:
     if args.in_place == (args.to is not None):
         raise UsageError("give either --to PATH or --in-place")
     step_given = bool(args.source_model or args.destination_model or args.mapping)
+    if args.models is None and args.mappings:
+        raise UsageError("--mappings goes with --models")
     if args.models is not None:
         if step_given:
             raise UsageError("give either --models or --source-model/--destination-model/--mapping, not both")
@@ -274,7 +282,7 @@ def run_migrate_chain(args) -> int:
     try:
         policies, functions = collect_policies(args.policies)
         if args.dry_run:
-            plan = ModelSet(args.models).plan(args.store, args.to_version)
+            plan = ModelSet(args.models, args.mappings).plan(args.store, args.to_version)
             out.line(f"{args.store} is at version {plan.store_version}: {len(plan.steps)} step(s) to {plan.target_version}; nothing written")
             for step in plan.steps:
                 out.line(f"  {step.source_version} → {step.destination_version}: "
@@ -283,10 +291,10 @@ def run_migrate_chain(args) -> int:
                           "targetVersion": plan.target_version, "steps": [_step_json(step) for step in plan.steps]})
             return EXIT_SUCCESS
         # What planning says before the run (passes in file-name order, a pass needing another's instances).
-        warnings = ModelSet(args.models).plan(args.store, args.to_version).warnings
+        warnings = ModelSet(args.models, args.mappings).plan(args.store, args.to_version).warnings
         for warning in warnings:
             out.warning(warning)
-        with MigrationChain(args.models, args.to_version, policies=policies, functions=functions) as chain:
+        with MigrationChain(ModelSet(args.models, args.mappings), args.to_version, policies=policies, functions=functions) as chain:
             report = chain.run_in_place(args.store) if args.in_place else chain.run(args.store, args.to)
         written = args.store if args.in_place else args.to
         if report.already_at_target:
@@ -322,7 +330,7 @@ def run_plan(args) -> int:
         raise UsageError("give --json or --dot, not both")
     out = Output(args.json)
     try:
-        plan = ModelSet(args.models).plan(args.store, to_version=args.to_version)
+        plan = ModelSet(args.models, args.mappings).plan(args.store, to_version=args.to_version)
     except (Exception, KeyboardInterrupt) as error:
         out.error(error)
         out.document({"ok": False, "store": args.store, "error": error_object(error)})
@@ -366,7 +374,7 @@ def run_check(args) -> int:
     try:
         policies, functions = collect_policies(args.policies)
         stores = _folder_stores(args.folder)
-        models = ModelSet(args.models)
+        models = ModelSet(args.models, args.mappings)
         chain = MigrationChain(models, policies=policies, functions=functions)
     except (Exception, KeyboardInterrupt) as error:
         out.error(error)
@@ -505,10 +513,12 @@ def run_import(args) -> int:
         raise UsageError(f"'{args.path}' is not an .xcdatamodel, .xcdatamodeld, .mom, .momd, model JSON or .xcmappingmodel")
     elif args.source_model or args.destination_model:
         raise UsageError("--source-model and --destination-model are for mapping models")
+    if args.mappings and not bundle:
+        raise UsageError("--mappings goes with a model bundle (.xcdatamodeld or .momd)")
     out = Output(args.json)
     try:
         if bundle:
-            return _import_bundle(trimmed, args.output, out)
+            return _import_bundle(trimmed, args.output, out, args.mappings)
         if mapping:
             source = Model.from_file(args.source_model)
             destination = Model.from_file(args.destination_model)
@@ -523,10 +533,10 @@ def run_import(args) -> int:
         return _failed(out, error)
 
 
-def _import_bundle(path: str, folder: str, out: "Output") -> int:
+def _import_bundle(path: str, folder: str, out: "Output", mappings: Optional[List[str]] = None) -> int:
     """Every version as ``DIR/<version>.json``, each mapping model as ``DIR/<name>.mapping.json``,
     the passes manifest and ``DIR/current-version``, as ``cdmigrate import`` writes them."""
-    files = ModelSet(path).write_json(folder)
+    files = ModelSet(path, mappings or ()).write_json(folder)
     for warning in files.warnings:
         out.warning(warning)
     mappings = list(files.mapping_models)
@@ -596,6 +606,9 @@ def _difference_text(difference) -> str:
 def _set_warning(text: str, versions: List[str]) -> bool:
     """Whether a warning of ModelSet.json_files() is about the set's versions themselves (what the
     cdmigrate command prints for --models), not about a version's model or a mapping model's file."""
+    if text.startswith("no mapping model found") or "its embedded" in text or "model path names version" in text \
+            or text.startswith("versions ordered by the steps") or text.startswith("the steps mapping models record"):
+        return False   # about the mapping models (the cdmigrate command reads the versions alone)
     return not any(text.startswith(f"{v}: ") for v in versions) and not text.endswith("records no pair of the set's versions: not written")
 
 
@@ -684,6 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a model set (an .xcdatamodeld, a folder of JSON models or a .momd, with its mapping "
                               "models): migrate through its versions instead of one step")
     migrate.add_argument("--to-version", metavar="name", help="with --models: the version to reach (default: the current one)")
+    _add_mapping_folders(migrate)
     migrate.add_argument("--dry-run", action="store_true",
                          help="check the models, the mapping models and the store's version (or plan the chain); write nothing")
     migrate.add_argument("--no-version-check", action="store_true",
@@ -701,6 +715,7 @@ def build_parser() -> argparse.ArgumentParser:
     plan.add_argument("store", help="the store")
     plan.add_argument("--models", required=True, metavar="path", help="the model set")
     plan.add_argument("--to-version", metavar="name", help="the version to reach (default: the current one)")
+    _add_mapping_folders(plan)
     plan.add_argument("--json", action="store_true", help="print the plan as JSON")
     plan.add_argument("--dot", action="store_true",
                       help="print the plan as a Graphviz digraph: versions as nodes (the store's highlighted), a solid "
@@ -711,6 +726,7 @@ def build_parser() -> argparse.ArgumentParser:
                                 epilog=EPILOG)
     check.add_argument("folder", help="the folder of stores (one or more per released version)")
     check.add_argument("--models", required=True, metavar="path", help="the model set")
+    _add_mapping_folders(check)
     check.add_argument("--policies", action="append", default=[], metavar="module",
                        help="a Python module (or .py file) defining EntityMigrationPolicy subclasses; may be repeated")
     check.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -731,6 +747,7 @@ def build_parser() -> argparse.ArgumentParser:
     import_.add_argument("-o", "--output", metavar="file|dir",
                          help="the file to write (default: standard output), or for a model bundle the folder "
                               "(created if needed) that receives every version, its mapping models and current-version")
+    _add_mapping_folders(import_)
     import_.add_argument("--source-model", metavar="path", help="for a mapping model: the model it maps from")
     import_.add_argument("--destination-model", metavar="path", help="for a mapping model: the model it maps to")
     import_.add_argument("--json", action="store_true", help="print errors as JSON on standard output")

@@ -18,7 +18,7 @@ import json
 import os
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
 
 from . import _lib
 from ._handle import LongLivedHandle
@@ -79,11 +79,23 @@ class StagedMigrationReport(Document):
 class ModelSet:
     """Every version of a model with the mapping models between them: an ``.xcdatamodeld`` (and
     the ``.xcmappingmodel`` bundles beside it), a folder of JSON models (and its
-    ``*.mapping.json``), or a ``.momd``. Read when used, by the library, each time."""
+    ``*.mapping.json``), or a ``.momd``. ``mappings``: more folders of mapping models, searched
+    with their subfolders (where projects keep them apart: ``Migrations/``, ``Mappings/``), as
+    ``cdmigrate plan --mappings DIR``. Read when used, by the library, each time."""
 
-    def __init__(self, path: PathLike):
+    def __init__(self, path: PathLike, mappings: Iterable[PathLike] = ()):
         self.path = os.fspath(path)
         c_path(path, "the model set path")
+        if isinstance(mappings, (str, bytes, os.PathLike)):
+            mappings = [mappings]
+        self.mappings: Tuple[Union[str, bytes], ...] = tuple(os.fspath(m) for m in mappings)
+        self._mapping_paths = [c_path(m, "a mapping models folder") for m in self.mappings]
+
+    def _mapping_dirs(self):
+        """The mapping folders as the C API's NULL-terminated array (None when there are none)."""
+        if not self._mapping_paths:
+            return None
+        return (ctypes.c_char_p * (len(self._mapping_paths) + 1))(*self._mapping_paths, None)
 
     def plan(self, store: PathLike, to_version: Optional[str] = None) -> MigrationPlan:
         """The steps that bring ``store`` to ``to_version`` (default: the current version).
@@ -92,7 +104,7 @@ class ModelSet:
         hashes), InferredMappingModelError (a MigrationError with code 134190) for a step that
         cannot be inferred."""
         out = ctypes.c_void_p()
-        check(_lib_.cdm_chain_plan(c_path(self.path, "the model set path"), c_path(store, "the store path"),
+        check(_lib_.cdm_chain_plan_with_mappings(c_path(self.path, "the model set path"), self._mapping_dirs(), c_path(store, "the store path"),
                                    c_optional_text(to_version, "the target version"), ctypes.byref(out)))
         raw = json.loads(_lib.take_string(out.value))
         return MigrationPlan(raw["store"], raw["storeVersion"], raw["targetVersion"], raw["currentVersion"],
@@ -106,7 +118,7 @@ class ModelSet:
         ``current-version``. A mapping model that records no pair of versions is left out with a
         warning. MigrationIOError, InvalidModelError, InvalidMappingError naming the file at fault."""
         out = ctypes.c_void_p()
-        check(_lib_.cdm_model_set_json(c_path(self.path, "the model set path"), ctypes.byref(out)))
+        check(_lib_.cdm_model_set_json_with_mappings(c_path(self.path, "the model set path"), self._mapping_dirs(), ctypes.byref(out)))
         raw = json.loads(_lib.take_string(out.value))
         return ModelSetFiles(list(raw["versions"]), raw["currentVersion"],
                              {m["name"]: (m["from"], m["to"]) for m in raw["mappingModels"]},
@@ -124,7 +136,7 @@ class ModelSet:
         return files
 
     def __repr__(self) -> str:
-        return f"ModelSet({self.path!r})"
+        return f"ModelSet({self.path!r}, mappings={list(self.mappings)!r})" if self.mappings else f"ModelSet({self.path!r})"
 
 
 @dataclass(frozen=True)
@@ -205,7 +217,7 @@ class MigrationChain(Migration):
         self.models = models if isinstance(models, ModelSet) else ModelSet(models)
         self.to_version = to_version
         out = ctypes.c_void_p()
-        code = _lib_.cdm_migration_new_chain(c_path(self.models.path, "the model set path"),
+        code = _lib_.cdm_migration_new_chain_with_mappings(c_path(self.models.path, "the model set path"), self.models._mapping_dirs(),
                                              c_optional_text(to_version, "the target version"), ctypes.byref(out))
         self._pointer = out.value
         self._raise_if_failed(code)

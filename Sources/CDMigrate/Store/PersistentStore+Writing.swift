@@ -67,8 +67,10 @@ extension PersistentStore {
             try statement.bind(.integer(Int64(layout.entityNumber(of: object.entity))), at: 2)
             try statement.bind(.integer(1), at: 3)
             var position: Int32 = 4
+            let attributes = object.entity.attributes
             for index in plan.attributeIndexes {
-                try statement.bind(object.attributeValues[index], at: position)
+                let value = object.attributeValues[index]
+                try statement.bind(attributes[index].allowsExternalBinaryDataStorage ? try columnValue(value, of: attributes[index]) : value, at: position)
                 position += 1
             }
             for column in plan.linkColumns {
@@ -147,6 +149,6 @@ extension PersistentStore {
         guard let column = layout.column(for: attribute) else { return }
         try beginIfNeeded()
         try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
-                         [object.attributeValues[attribute.index], .integer(object.objectID.primaryKey)])
+                         [try columnValue(object.attributeValues[attribute.index], of: attribute), .integer(object.objectID.primaryKey)])
     }
 }

@@ -287,4 +287,66 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: source) + "/" + Fixture.imageFileUUID),
                        Data(Fixture.externalImage), "the source's file stays")
     }
+
+    func testABatchPolicyReadsTheRealBytesAndItsDefaultCarriesTheFiles() throws {
+        final class Batches: EntityMigrationPolicy {
+            static var images: [Value] = []
+            override var createsDestinationInstancesInBatches: Bool { true }
+            override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+                Batches.images += try batch.values(ofAttribute: "image")
+                try batch.applyDefault()
+            }
+        }
+        Batches.images = []
+        let scratch = ScratchDirectory()
+        let source = try Fixture.copy(into: scratch.path)
+        let destination = scratch.file("batches.sqlite")
+        let v1 = try Fixture.model("v1"), v2 = try Fixture.model("v2")
+        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try Self.inferred(v1, v2, policy: "Batches"))
+        manager.registerPolicy(named: "Batches") { Batches() }
+        let report = try manager.migrateStore(from: source, to: destination)
+        XCTAssertEqual(report.missingExternalDataFiles, 1)
+        XCTAssertEqual(Batches.images, [.binary(Fixture.inlineImage), .binary(Fixture.externalImage), .binary(Fixture.smallFileImage), .null, .null])
+        XCTAssertEqual(try Fixture.rawColumns(destination)["external"], Fixture.reference(Fixture.imageFileUUID))
+        XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: destination) + "/" + Fixture.imageFileUUID),
+                       Data(Fixture.externalImage))
+    }
+
+    func testTheCensusCountsTheFilesTheReferencesAndTheMissingOnesWithoutTouchingTheFolder() throws {
+        let scratch = ScratchDirectory()
+        let path = try Fixture.copy(into: scratch.path)
+        let before = Fixture.snapshot(FileIO.directory(of: path))
+        let census = try ExternalDataCensus.readSource(at: path)
+        XCTAssertEqual(census.files, 3)
+        XCTAssertEqual(census.references, 4)
+        XCTAssertEqual(census.missingFiles, [ExternalBinaryData.folder(forStore: path) + "/" + Fixture.missingFileUUID])
+        XCTAssertEqual(Fixture.snapshot(FileIO.directory(of: path)), before)
+    }
+
+    func testTheCommandLineInspectsAndReportsExternalData() throws {
+        try CommandLineTool.requireBuilt()
+        let scratch = ScratchDirectory()
+        let path = try Fixture.copy(into: scratch.path)
+        let inspected = try CommandLineTool.run(["inspect", path, "--json"])
+        XCTAssertEqual(inspected.status, 0, inspected.err)
+        let document = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(inspected.out.utf8)) as? [String: Any])
+        let external = try XCTUnwrap(document["externalData"] as? [String: Any])
+        XCTAssertEqual(external["files"] as? Int, 3)
+        XCTAssertEqual(external["references"] as? Int, 4)
+        XCTAssertEqual(external["missing"] as? Int, 1)
+        let text = try CommandLineTool.run(["inspect", path])
+        XCTAssertTrue(text.out.contains("external binary data: 3 files"), text.out)
+        XCTAssertTrue(text.err.contains(Fixture.missingFileUUID), text.err)
+
+        let destination = scratch.file("out.sqlite")
+        let mapping = scratch.file("v1-v2.json")
+        try MappingModel.inferred(from: try Fixture.model("v1"), to: try Fixture.model("v2")).jsonText().write(toFile: mapping, atomically: true, encoding: .utf8)
+        let migrated = try CommandLineTool.run(["migrate", path, "--to", destination, "--json", "--source-model", Fixture.modelsFolder + "/photos-v1.json",
+                                                "--destination-model", Fixture.modelsFolder + "/photos-v2.json", "--mapping", mapping])
+        XCTAssertEqual(migrated.status, 0, migrated.err)
+        let result = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(migrated.out.utf8)) as? [String: Any])
+        XCTAssertEqual((result["report"] as? [String: Any])?["missingExternalDataFiles"] as? Int, 1, migrated.out)
+        XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: destination) + "/" + Fixture.imageFileUUID),
+                       Data(Fixture.externalImage))
+    }
 }

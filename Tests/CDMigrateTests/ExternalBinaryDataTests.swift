@@ -127,6 +127,7 @@ final class ExternalBinaryDataTests: XCTestCase {
                 try super.createDestinationInstances(forSource: source, in: mapping, manager: manager)
                 if case .binary(let bytes) = try source.value(forKey: "image") {
                     Reverse.seen.append(bytes.count)
+                    try manager.destinationStore?.flush()   // the row is written: the change below is an UPDATE
                     for destination in try manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [source]) {
                         try destination.setValue(.binary(bytes.reversed()), forKey: "image")
                     }
@@ -154,6 +155,10 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: destination) + "/" + uuid),
                        Data(Fixture.externalImage.reversed()))
         XCTAssertEqual(raw["inline"], [1] + Array(Fixture.inlineImage.reversed()))
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: ExternalBinaryData.folder(forStore: destination))),
+                       [uuid, Fixture.infoFileUUID], "the file of the replaced value is not left behind")
+        XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: source) + "/" + Fixture.imageFileUUID),
+                       Data(Fixture.externalImage), "the source's file stays")
     }
 
     func testInPlaceMigrationKeepsTheFilesOfUnchangedValues() throws {
@@ -348,5 +353,35 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual((result["report"] as? [String: Any])?["missingExternalDataFiles"] as? Int, 1, migrated.out)
         XCTAssertEqual(FileManager.default.contents(atPath: ExternalBinaryData.folder(forStore: destination) + "/" + Fixture.imageFileUUID),
                        Data(Fixture.externalImage))
+    }
+
+    func testEveryModelReaderKeepsExternalStorage() throws {
+        // Xcode's XML.
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Photo" representedClassName="Photo" syncable="YES">
+                <attribute name="image" optional="YES" attributeType="Binary" allowsExternalBinaryDataStorage="YES"/>
+                <attribute name="thumbnail" optional="YES" attributeType="Binary"/>
+            </entity>
+        </model>
+        """
+        let document = try XMLElement.parse(bytes: Array(xml.utf8), name: "Photos.xcdatamodel/contents")
+        let xcode = try XcodeModelReader.model(document: document, file: "Photos.xcdatamodel/contents", name: "Photos")
+        XCTAssertEqual(xcode.entity(named: "Photo")?.attributesByName["image"]?.allowsExternalBinaryDataStorage, true)
+        XCTAssertEqual(xcode.entity(named: "Photo")?.attributesByName["thumbnail"]?.allowsExternalBinaryDataStorage, false)
+        // JSON, and back.
+        let json = try Fixture.model("v1")
+        XCTAssertEqual(json.entity(named: "Photo")?.attributesByName["info"]?.allowsExternalBinaryDataStorage, true)
+        let again = try ModelReader.model(fromJSON: json.jsonText())
+        XCTAssertEqual(again.entity(named: "Photo")?.attributesByName["image"]?.allowsExternalBinaryDataStorage, true)
+        XCTAssertEqual(again.entity(named: "Photo")?.versionHash, json.entity(named: "Photo")?.versionHash)
+        // The flag is part of the version hash: v2 and plain differ only by it.
+        XCTAssertNotEqual(try Fixture.model("v2").entity(named: "Photo")?.versionHash, try Fixture.model("plain").entity(named: "Photo")?.versionHash)
+        // A compiled model: NSFlagsKey bit 4.
+        let compiled = try CompiledModelReader.model(fromArchive: CompiledModelTests.handWrittenModel(packedFlags: false), name: "Hand")
+        let attributes = compiled.entities.flatMap { $0.attributes }
+        XCTAssertEqual(attributes.first { $0.name == "cache" }?.allowsExternalBinaryDataStorage, true)
+        XCTAssertEqual(attributes.first { $0.name == "title" }?.allowsExternalBinaryDataStorage, false)
     }
 }

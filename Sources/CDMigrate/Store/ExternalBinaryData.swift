@@ -148,6 +148,16 @@ package final class ExternalBinaryData {
         return ExternalBinaryData.reference(name)
     }
 
+    /// Removes the file a column referenced when this store wrote it (in its staging folder) and
+    /// the column no longer references it. Files of other stores (the source's, those reused in
+    /// place) are never touched.
+    func discardWrittenFile(referencedBy column: [UInt8]) {
+        guard let folder = stagingFolder, folder != storeFolder, column.first == ExternalBinaryData.externalMarker else { return }
+        let name = column.dropFirst().prefix { $0 != 0 }
+        guard !name.isEmpty, name.allSatisfy({ ExternalBinaryData.isNameByte($0) }) else { return }
+        unlink(folder + "/" + String(decoding: name, as: UTF8.self))
+    }
+
     static func reference(_ name: String) -> [UInt8] {
         [externalMarker] + Array(name.utf8) + [0]
     }

@@ -148,7 +148,13 @@ extension PersistentStore {
         recentInstances.forget(rowKey, unlessItIs: object)
         guard let column = layout.column(for: attribute) else { return }
         try beginIfNeeded()
-        try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
+        let table = layout.table(for: object.entity)
+        // A file this store wrote for the value being replaced goes with it (Core Data deletes a
+        // replaced value's file on save as well).
+        let replaced = ExternalBinaryData.applies(to: attribute)
+            ? try database.scalar("SELECT \(column) FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)]) : nil
+        try database.run("UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?",
                          [try columnValue(object.attributeValues[attribute.index], of: attribute), .integer(object.objectID.primaryKey)])
+        if case .blob(let bytes)? = replaced { externalData.discardWrittenFile(referencedBy: bytes) }
     }
 }

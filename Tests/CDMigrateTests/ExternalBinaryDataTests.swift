@@ -278,7 +278,7 @@ final class ExternalBinaryDataTests: XCTestCase {
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
         manager.progressHandler = { progress in
             if progress.fraction >= 1, !FileManager.default.fileExists(atPath: destination) {
-                FileManager.default.createFile(atPath: destination, contents: Data("someone else's".utf8))
+                _ = FileManager.default.createFile(atPath: destination, contents: Data("someone else's".utf8))
             }
             return true
         }

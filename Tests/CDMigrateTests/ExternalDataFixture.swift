@@ -96,7 +96,7 @@ enum ExternalDataFixture {
         while let entry = enumerator?.nextObject() as? String {
             var isDirectory: ObjCBool = false
             let path = folder + "/" + entry
-            FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
+            _ = FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory)
             result[entry] = isDirectory.boolValue ? Data() : (FileManager.default.contents(atPath: path) ?? Data())
         }
         return result

@@ -103,7 +103,7 @@ package final class ExternalBinaryData {
                 guard FileIO.exists(path) else { continue }
                 let bytes: [UInt8]
                 do {
-                    bytes = try FileIO.readBytes(path: path)
+                    bytes = try ExternalBinaryData.readFile(path)
                 } catch let error as MigrationError {
                     throw MigrationError(.io, "\(describe()) is kept in the external data file '\(path)', which cannot be read: \(error.message)")
                 }
@@ -115,6 +115,38 @@ package final class ExternalBinaryData {
         default:
             throw MigrationError(.sqlite, "\(describe()) starts with byte 0x\(String(marker, radix: 16)), which is no marker of Core Data's external binary data (0x01 in the row, 0x02 in a file)")
         }
+    }
+
+    /// A file's bytes, read straight into an array of its size.
+    static func readFile(_ path: String) throws -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw MigrationError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))") }
+        let size = Int(info.st_size)
+        var failure: Int32 = 0
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            count = 0
+            while count < size, let base = buffer.baseAddress {
+                let n = read(fd, base + count, size - count)
+                if n < 0 { if errno == EINTR { continue }; failure = errno; return }
+                if n == 0 { break }
+                count += n
+            }
+        }
+        if failure != 0 { throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(failure)))") }
+        // A file that grew meanwhile: the rest too.
+        if bytes.count == size {
+            var more = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let n = more.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n < 0 { if errno == EINTR { continue }; throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))") }
+                if n == 0 { break }
+                bytes.append(contentsOf: more[0..<n])
+            }
+        }
+        return bytes
     }
 
     static func isNameByte(_ byte: UInt8) -> Bool {
@@ -236,10 +268,13 @@ package final class ExternalFileOrigins {
 
     package init() {}
 
+    /// FNV-1a over 8-byte words (then the tail byte by byte): a lookup key, not a proof of equality.
     static func hash(_ bytes: [UInt8]) -> UInt64 {
-        bytes.withUnsafeBufferPointer { buffer -> UInt64 in
+        bytes.withUnsafeBytes { buffer -> UInt64 in
             var h: UInt64 = 0xcbf2_9ce4_8422_2325
-            for byte in buffer { h = (h ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+            let words = buffer.count / 8
+            for i in 0..<words { h = (h ^ buffer.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01b3 }
+            for i in (words * 8)..<buffer.count { h = (h ^ UInt64(buffer[i])) &* 0x0000_0100_0000_01b3 }
             return h
         }
     }
@@ -260,7 +295,7 @@ package final class ExternalFileOrigins {
         guard !entries.isEmpty else { return nil }
         let key = Key(count: bytes.count, hash: ExternalFileOrigins.hash(bytes))
         guard let origin = entries[key], FileIO.size(origin.folder + "/" + origin.name) == Int64(bytes.count),
-              (try? FileIO.readBytes(path: origin.folder + "/" + origin.name)) == bytes else { return nil }
+              (try? ExternalBinaryData.readFile(origin.folder + "/" + origin.name)) == bytes else { return nil }
         return origin
     }
 }

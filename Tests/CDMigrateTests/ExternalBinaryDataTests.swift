@@ -384,4 +384,20 @@ final class ExternalBinaryDataTests: XCTestCase {
         XCTAssertEqual(attributes.first { $0.name == "cache" }?.allowsExternalBinaryDataStorage, true)
         XCTAssertEqual(attributes.first { $0.name == "title" }?.allowsExternalBinaryDataStorage, false)
     }
+
+    func testAChainWhoseStoreIsAtTheTargetCopiesItWithItsFiles() throws {
+        let scratch = ScratchDirectory()
+        let models = scratch.file("models")
+        try FileManager.default.createDirectory(atPath: models, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: Fixture.modelsFolder + "/photos-v1.json", toPath: models + "/photos-v1.json")
+        let source = try Fixture.copy(into: scratch.path)
+        let before = Fixture.snapshot(FileIO.directory(of: source))
+        let chain = StagedMigrationManager(plan: try MigrationPlan(storeAt: source, models: try ModelSet(contentsOf: models)))
+        let destination = scratch.file("copy.sqlite")
+        XCTAssertTrue(try chain.migrateStore(to: destination).copied)
+        let folder = ExternalBinaryData.folder(forStore: destination)
+        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: folder)), [Fixture.imageFileUUID, Fixture.infoFileUUID, Fixture.smallFileUUID])
+        XCTAssertEqual(try Fixture.rawColumns(destination)["external"], Fixture.reference(Fixture.imageFileUUID))
+        XCTAssertEqual(Fixture.snapshot(FileIO.directory(of: source)), before)
+    }
 }

@@ -89,3 +89,18 @@ def test_a_policy_reads_the_real_bytes_and_the_store_gets_core_datas(tmp_path, i
     support = os.path.join(os.path.dirname(destination), "." + os.path.splitext(os.path.basename(destination))[0] + "_SUPPORT")
     with open(os.path.join(support, "_EXTERNAL_DATA", IMAGE_UUID), "rb") as f:
         assert f.read() == pattern(200_000, 2)
+
+
+def test_a_chain_carries_the_files_and_counts_the_missing_one_in_its_first_step(tmp_path):
+    models = tmp_path / "models"
+    models.mkdir()
+    for version in ("v1", "v2", "v3"):
+        shutil.copy(os.path.join(FIXTURE, f"photos-{version}.json"), models)
+    source = copy_fixture(tmp_path / "photos")
+    destination = str(tmp_path / "chained.sqlite")
+    report = cdmigrate.migrate_store(source, str(models), to=destination)
+    assert [step.missing_external_data_files for step in report.steps] == [1, 0]
+    assert raw_images(destination)["external"] == b"\x02" + IMAGE_UUID.encode() + b"\x00"
+    with open(tmp_path / ".chained_SUPPORT" / "_EXTERNAL_DATA" / IMAGE_UUID, "rb") as f:
+        assert f.read() == pattern(200_000, 2)
+    assert not [name for name in os.listdir(tmp_path) if "cdmigrate" in name]

@@ -567,7 +567,10 @@ int cdm_migration_run(cdm_migration *migration, const char *source_path, const c
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
 ** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
-** "warnings": […]} (for a chain handle, cdm_migrate_chain's report). Caller frees with cdm_free.
+** "warnings": […], "missingExternalDataFiles": n} (for a chain handle, cdm_migrate_chain's report,
+** whose steps carry "missingExternalDataFiles" each). missingExternalDataFiles counts the external
+** binary data files source rows named but the source's .<name>_SUPPORT/_EXTERNAL_DATA folder
+** lacked (their values were migrated as nil; the warnings name them). Caller frees with cdm_free.
 ** CDM_MISUSE before a successful run. */
 int cdm_migration_report_json(cdm_migration *migration, char **json);
 /* What checking the models and mapping models noticed, before any run (the report's warnings

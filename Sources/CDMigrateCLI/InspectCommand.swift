@@ -68,6 +68,13 @@ struct InspectCommand: ParsableCommand {
                 let hash = metadata.versionHashes[entity.name].map { "  " + Base64.encode($0) } ?? ""
                 output.line("  \(entity.name)\(parent): \(entity.rowCount) rows\(hash)")
             }
+            // External binary data: the files beside the store, and the references rows hold.
+            let census = try ExternalDataCensus.readSource(at: store)
+            if census.files > 0 || census.references > 0 {
+                output.line("  external binary data: \(census.files) file\(census.files == 1 ? "" : "s") in \(census.folder), "
+                            + "\(census.references) referenced by rows, \(census.missingFiles.count) missing")
+                for file in census.missingFiles.prefix(5) { output.warning("external binary data file missing: \(file)") }
+            }
             var document: [String: Any] = [
                 "store": store, "uuid": metadata.storeUUID, "storeType": metadata.storeType,
                 "versionIdentifiers": metadata.versionIdentifiers, "hasVersionMetadata": !metadata.isEmpty,
@@ -78,6 +85,8 @@ struct InspectCommand: ParsableCommand {
                     return object
                 },
             ]
+            document["externalData"] = ["folder": census.folder, "files": census.files, "references": census.references,
+                                        "missing": census.missingFiles.count, "missingFiles": census.missingFiles] as [String: Any]
             if let path = model {
                 let differences = try ModelReader.model(fromFile: path).versionDifferences(fromStoreMetadata: metadata).map { $0.description }
                 output.line(differences.isEmpty ? "at the version of \(path)" : "not at the version of \(path): " + differences.joined(separator: "; "))

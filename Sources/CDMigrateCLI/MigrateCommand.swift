@@ -214,6 +214,7 @@ enum ReportJSON {
             "destinationCounts": Dictionary(report.destinationCounts.map { ($0.entityName, $0.count) }, uniquingKeysWith: +),
             "untakenSourceInstances": Dictionary(report.untakenSourceInstances.map { ($0.entityName, $0.count) }, uniquingKeysWith: +),
             "warnings": report.warnings,
+            "missingExternalDataFiles": report.missingExternalDataFiles,
         ]
     }
 }

@@ -85,6 +85,7 @@ struct DeclarativeMappingSQL {
             columns.append(SQLiteDatabase.quote(column))
             values.append(sql)
         }
+        if !carriesNoExternalData(destinationEntity, from: sourceEntity, values: values, source: source) { return nil }
         let table = "\(sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
         var conditions: [String] = []
         if let restriction = source.layout.entityRestriction(for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.") {
@@ -129,6 +130,23 @@ struct DeclarativeMappingSQL {
             insertAssociations: keepsSourceKeys ? nil : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
                 + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
+    }
+
+    /// Whether the INSERT's values stay clear of external binary data: a destination attribute with
+    /// external storage needs its values encoded (and its files written) by the engine, and a
+    /// source column with external storage holds markers, not values (a copy would point at files
+    /// the destination lacks). Such mappings run the row-by-row path. A source column is taken as
+    /// used when its name appears in the values' SQL (at worst a mapping runs row by row needlessly).
+    static func carriesNoExternalData(_ destinationEntity: EntityDescription, from sourceEntity: EntityDescription, values: [String],
+                                      source: PersistentStore) -> Bool {
+        if destinationEntity.attributes.contains(where: { ExternalBinaryData.applies(to: $0) && !$0.isTransient }) { return false }
+        let sql = values.joined(separator: " ")
+        for entity in sourceEntity.selfAndDescendants {
+            for attribute in entity.attributes where ExternalBinaryData.applies(to: attribute) {
+                if let column = source.layout.column(for: attribute), sql.contains(column) { return false }
+            }
+        }
+        return true
     }
 
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.

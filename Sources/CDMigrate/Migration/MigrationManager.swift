@@ -74,6 +74,9 @@ public final class MigrationManager {
     var totalSteps = 1
     var stage: MigrationProgress.Stage = .createDestinationInstances
     var report = MigrationReport()
+    /// The private folder holding the external data files of the run's new store (see
+    /// `ExternalDataHandOver`), nil when it wrote none.
+    var stagedExternalData: String?
 
     /// What reading and checking the models and mapping models noticed, available before a run (the
     /// `validate` path) and repeated at the start of every report's warnings: each model's explicit
@@ -192,9 +195,16 @@ public final class MigrationManager {
         let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
         let temporary = try StoreFiles.makeTemporaryFile(beside: destinationPath)
+        defer { ExternalDataHandOver.removeFolder(stagedExternalData); stagedExternalData = nil }
         do {
-            let result = try run(sourcePath: sourcePath, temporaryPath: temporary, checkSourceVersion: checkSourceVersion)
-            try StoreFiles.handOver(temporary, to: destinationPath, replacing: false)
+            let result = try run(sourcePath: sourcePath, temporaryPath: temporary, destinationPath: destinationPath, checkSourceVersion: checkSourceVersion)
+            let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: destinationPath)
+            do {
+                try StoreFiles.handOver(temporary, to: destinationPath, replacing: false)
+            } catch {
+                ExternalDataHandOver.unpublish(published)
+                throw error
+            }
             return result
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
@@ -221,9 +231,10 @@ public final class MigrationManager {
         defer { lock.release() }
         try refuseIfOpenElsewhere(path)
         let temporary = try StoreFiles.makeTemporaryFile(beside: path)
+        defer { ExternalDataHandOver.removeFolder(stagedExternalData); stagedExternalData = nil }
         let result: MigrationReport
         do {
-            result = try run(sourcePath: path, temporaryPath: temporary, checkSourceVersion: checkSourceVersion)
+            result = try run(sourcePath: path, temporaryPath: temporary, destinationPath: path, checkSourceVersion: checkSourceVersion)
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             throw MigrationManager.wrap(error)
@@ -236,7 +247,13 @@ public final class MigrationManager {
                 try StoreFiles.checkpointLog(path)
                 changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
             }
-            try StoreFiles.handOver(temporary, to: path, replacing: true)
+            let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: path)
+            do {
+                try StoreFiles.handOver(temporary, to: path, replacing: true)
+            } catch {
+                ExternalDataHandOver.unpublish(published)
+                throw error
+            }
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             let reason = (error as? MigrationError)?.message ?? "\(error)"
@@ -253,8 +270,9 @@ public final class MigrationManager {
     }
 
     /// The run proper: reads the source (see `SourceAccess`) and writes the new store into
-    /// `temporaryPath`, an empty file this run created; the caller hands it over or removes it.
-    func run(sourcePath: String, temporaryPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
+    /// `temporaryPath`, an empty file this run created, and its external data files into
+    /// `stagedExternalData`; the caller hands both over to `destinationPath` or removes them.
+    func run(sourcePath: String, temporaryPath: String, destinationPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
         for model in mappingModels {
             for mapping in model.entityMappings {
                 if let name = mapping.entityMigrationPolicyClassName, policyFactory(named: name) == nil {
@@ -316,6 +334,9 @@ public final class MigrationManager {
                 throw MigrationError(.migrationManagerDestinationStore, "cannot create the destination store '\(temporaryPath)': \(error.message)", underlying: [error])
             }
             destinationStore = destination
+            destination.externalData.prepareForHandOver(to: destinationPath, stagingTemplate: destinationPath + ".cdmigrate-data-XXXXXX",
+                                                        origins: source.externalData.origins)
+            destination.externalData.stagingFolderCreated = { DestinationLock.noteTemporary($0) }
             associations = try AssociationTable(database: destination.database)
 
             for (pass, model) in mappingModels.enumerated() {
@@ -326,6 +347,8 @@ public final class MigrationManager {
             try dropLookupIndexes()
             try collectCounts()
             try destination.save()
+            stagedExternalData = destination.externalData.stagingFolder
+            reportMissingExternalData(source.externalData)
             try destination.closeForHandOver()
             FileIO.fsync(path: temporaryPath)
             migrationProgress = 1
@@ -335,10 +358,20 @@ public final class MigrationManager {
             try access.checkUnchanged()
             return report
         } catch {
+            if let staging = destinationStore?.externalData.stagingFolder { ExternalDataHandOver.removeFolder(staging) }
             destinationStore?.close()
             destinationStore = nil
             throw MigrationManager.wrap(error)
         }
+    }
+
+    /// The source's missing external data files: counted in the report, the first few named.
+    func reportMissingExternalData(_ data: ExternalBinaryData) {
+        let missing = data.missingFiles.sorted()
+        report.missingExternalDataFiles = missing.count
+        guard !missing.isEmpty else { return }
+        let shown = missing.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
+        report.warnings.append("\(missing.count) external binary data file\(missing.count == 1 ? " is" : "s are") missing from the source (\(shown)\(missing.count > 5 ? ", …" : "")): \(missing.count == 1 ? "its value was" : "their values were") migrated as nil")
     }
 
     func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {

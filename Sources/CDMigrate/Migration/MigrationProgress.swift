@@ -64,4 +64,8 @@ public struct MigrationReport {
     public var destinationCounts: [(entityName: String, count: Int)] = []
     /// What the migration noticed without failing (mapping warnings, unknown metadata).
     public var warnings: [String] = []
+    /// External binary data files that source rows name but that are missing from the source's
+    /// `.<name>_SUPPORT/_EXTERNAL_DATA` folder, each counted once: their values were read as nil
+    /// (the warnings name the first few). Core Data raises an exception on reading such a value.
+    public var missingExternalDataFiles = 0
 }

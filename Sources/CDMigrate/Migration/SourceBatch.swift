@@ -91,7 +91,7 @@ public final class SourceBatch {
             }
             guard index < sourceKeys.count, sourceKeys[index] == key else { continue }
             result.append(sourceEntities[index].attributesByName[attributeName] != nil
-                ? statement.value(at: 1, as: attribute.attributeType) : .null)
+                ? try source.attributeValue(statement.value(at: 1, as: attribute.attributeType), of: attribute, table: table, primaryKey: key) : .null)
             index += 1
         }
         while result.count < sourceKeys.count { result.append(.null) }

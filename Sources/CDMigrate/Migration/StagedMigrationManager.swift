@@ -76,7 +76,13 @@ public final class StagedMigrationManager {
         defer { StagedMigrationManager.removeWorkFolder(folder) }
         var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
         let result = try run(managers, folder: folder, report: &report)
-        try StoreFiles.handOver(result, to: destinationPath, replacing: false)
+        let published = try ExternalDataHandOver.publish(externalDataFolder(ofResult: result, copied: report.copied), toStore: destinationPath)
+        do {
+            try StoreFiles.handOver(result, to: destinationPath, replacing: false)
+        } catch {
+            ExternalDataHandOver.unpublish(published)
+            throw error
+        }
         return report
     }
 
@@ -102,7 +108,13 @@ public final class StagedMigrationManager {
                 changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log may have been checkpointed into its main file"
                 try StoreFiles.checkpointLog(path)
             }
-            try StoreFiles.handOver(result, to: path, replacing: true)
+            let published = try ExternalDataHandOver.publish(externalDataFolder(ofResult: result, copied: false), toStore: path)
+            do {
+                try StoreFiles.handOver(result, to: path, replacing: true)
+            } catch {
+                ExternalDataHandOver.unpublish(published)
+                throw error
+            }
         } catch {
             let reason = (error as? MigrationError)?.message ?? "\(error)"
             throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)")
@@ -159,10 +171,19 @@ public final class StagedMigrationManager {
                 error.message = "\(stage.sourceVersionName) → \(stage.destinationVersionName) (\(stage.mappingModelNames.joined(separator: ", "))): " + error.message
                 throw error
             }
-            if index > 0 { StoreFiles.removeTemporaryStore(input) }
+            if index > 0 {
+                StoreFiles.removeTemporaryStore(input)
+                ExternalDataHandOver.removeFiles(ofStore: input)
+            }
             input = output
         }
         return input
+    }
+
+    /// The external data files that go with the chain's result: those of the last stage's store
+    /// (in the work folder), or the source's when the store was copied unchanged.
+    private func externalDataFolder(ofResult result: String, copied: Bool) -> String {
+        ExternalBinaryData.folder(forStore: copied ? plan.storePath : result)
     }
 
     /// A private folder beside `destination` (same file system, so the hand-over is one rename),
@@ -183,7 +204,16 @@ public final class StagedMigrationManager {
 
     /// Removes the work folder and what this run wrote in it (every name in it is this run's).
     static func removeWorkFolder(_ folder: String) {
-        for entry in (try? FileIO.directoryEntries(path: folder)) ?? [] { FileIO.remove(folder + "/" + entry) }
+        for entry in (try? FileIO.directoryEntries(path: folder)) ?? [] {
+            // The stages' external data: `.<stage>_SUPPORT/_EXTERNAL_DATA/…`, this run's too.
+            if entry.hasPrefix("."), entry.hasSuffix("_SUPPORT") {
+                let support = folder + "/" + entry
+                ExternalDataHandOver.removeFolder(support + "/_EXTERNAL_DATA")
+                rmdir(support)
+                continue
+            }
+            FileIO.remove(folder + "/" + entry)
+        }
         rmdir(folder)
     }
 

@@ -162,7 +162,9 @@ extension PersistentStore {
             values.reserveCapacity(concrete.attributes.count)
             for (i, attribute) in concrete.attributes.enumerated() {
                 if let p = positions[i] {
-                    values.append(statement.value(at: p + 2, as: attribute.attributeType))
+                    let raw = statement.value(at: p + 2, as: attribute.attributeType)
+                    values.append(attribute.allowsExternalBinaryDataStorage
+                        ? try attributeValue(raw, of: attribute, table: reader.table, primaryKey: statement.int64(at: 0)) : raw)
                 } else {
                     values.append(attribute.defaultValue)
                 }

@@ -74,8 +74,10 @@ extension PersistentStore {
             try statement.bind(.integer(Int64(layout.entityNumber(of: object.entity))), at: 2)
             try statement.bind(.integer(1), at: 3)
             var position: Int32 = 4
+            let attributes = object.entity.attributes
             for index in plan.attributeIndexes {
-                try statement.bind(object.attributeValues[index], at: position)
+                let value = object.attributeValues[index]
+                try statement.bind(attributes[index].allowsExternalBinaryDataStorage ? try columnValue(value, of: attributes[index]) : value, at: position)
                 position += 1
             }
             for column in plan.linkColumns {
@@ -153,7 +155,13 @@ extension PersistentStore {
         recentInstances.forget(rowKey, unlessItIs: object)
         guard let column = layout.column(for: attribute) else { return }
         try beginIfNeeded()
-        try database.run("UPDATE \(layout.table(for: object.entity)) SET \(column) = ? WHERE Z_PK = ?",
-                         [object.attributeValues[attribute.index], .integer(object.objectID.primaryKey)])
+        let table = layout.table(for: object.entity)
+        // A file this store wrote for the value being replaced goes with it (Core Data deletes a
+        // replaced value's file on save as well).
+        let replaced = ExternalBinaryData.applies(to: attribute)
+            ? try database.scalar("SELECT \(column) FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)]) : nil
+        try database.run("UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?",
+                         [try columnValue(object.attributeValues[attribute.index], of: attribute), .integer(object.objectID.primaryKey)])
+        if case .blob(let bytes)? = replaced { externalData.discardWrittenFile(referencedBy: bytes) }
     }
 }

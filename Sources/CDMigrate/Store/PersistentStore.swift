@@ -63,6 +63,8 @@ public final class PersistentStore: ObjectContext {
     var recentInstances = RecentInstances(capacity: 512)
     /// The prepared INSERT of a join row, per many-to-many relationship of the model.
     var joinInserts: [ObjectIdentifier: SQLiteStatement] = [:]
+    /// The values of attributes with external binary data storage: their files, the markers.
+    package let externalData: ExternalBinaryData
 
     struct RowKey: Hashable {
         let table: String
@@ -101,6 +103,19 @@ public final class PersistentStore: ObjectContext {
         self.warnings = warnings
         self.isNew = isNew
         self.metadataNeedsSave = isNew
+        self.externalData = ExternalBinaryData(storePath: path)
+    }
+
+    /// A column's value as the store holds it → the attribute's value (external binary data decoded).
+    func attributeValue(_ raw: Value, of attribute: AttributeDescription, table: String, primaryKey: Int64) throws -> Value {
+        guard ExternalBinaryData.applies(to: attribute), case .binary(let bytes) = raw else { return raw }
+        return try externalData.decode(bytes) { "'\(attribute.entity?.name ?? table).\(attribute.name)' of row \(primaryKey) in '\(path)'" }
+    }
+
+    /// An attribute's value → the column's value (external binary data encoded, files written).
+    func columnValue(_ value: Value, of attribute: AttributeDescription) throws -> Value {
+        guard ExternalBinaryData.applies(to: attribute), case .binary(let bytes) = value else { return value }
+        return .binary(try externalData.encode(bytes))
     }
 
     deinit { close() }

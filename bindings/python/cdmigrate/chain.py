@@ -42,11 +42,14 @@ class MigrationStep(Document):
     reason: str = ""               #: why these mapping models (plans only)
     policies: List[str] = field(default_factory=list)
     destination_counts: Dict[str, int] = field(default_factory=dict)  #: instances per entity after the step (runs only)
+    #: External binary data files the step's source named but lacked (runs only; see MigrationReport).
+    missing_external_data_files: int = 0
 
     @staticmethod
     def _from(raw: Dict[str, Any]) -> "MigrationStep":
         return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
-                             raw.get("reason", ""), list(raw.get("policies", [])), dict(raw.get("destinationCounts", {})))
+                             raw.get("reason", ""), list(raw.get("policies", [])), dict(raw.get("destinationCounts", {})),
+                             int(raw.get("missingExternalDataFiles", 0)))
 
 
 @dataclass(frozen=True)

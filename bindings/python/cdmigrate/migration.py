@@ -61,6 +61,9 @@ class MigrationReport(Document):
     destination_counts: Dict[str, int] = field(default_factory=dict)   #: instances per destination entity
     untaken: Dict[str, int] = field(default_factory=dict)              #: source instances no entity mapping took, per entity
     warnings: List[str] = field(default_factory=list)
+    #: External binary data files source rows named but the source's ``.<name>_SUPPORT/_EXTERNAL_DATA``
+    #: folder lacked: their values were migrated as None (the warnings name them).
+    missing_external_data_files: int = 0
     #: The library's JSON document as it gave it (camelCase keys, as the C API and the command line give it).
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
 
@@ -716,7 +719,8 @@ class Migration(LongLivedHandle):
         mappings = [EntityMappingReport(int(m.get("pass", 0)), str(m.get("entityMapping", "")), int(m.get("sourceInstances", 0)),
                                         int(m.get("associations", 0))) for m in raw.get("mappings", [])]
         return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
-                               untaken=dict(raw.get("untaken", {})), warnings=list(raw.get("warnings", [])), raw=raw)
+                               untaken=dict(raw.get("untaken", {})), warnings=list(raw.get("warnings", [])),
+                               missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)), raw=raw)
 
     def close(self) -> None:
         """Frees the migration and releases every callback registered with it."""

@@ -298,6 +298,13 @@ public final class MigrationManager {
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
             options.adoptsEmptyFile = true
+            // The source's UUID and metadata entries, the destination model's version entries;
+            // the UUID only at the end, so that source and destination object IDs stay distinct
+            // while the run has both stores open.
+            let carried = StoreMetadata(carrying: source.metadata, model: destinationModel)
+            var whileRunning = carried
+            whileRunning.storeUUID = PersistentStore.randomUUID()
+            options.metadata = whileRunning
             let destination: PersistentStore
             do {
                 destination = try PersistentStore.create(at: temporaryPath, model: destinationModel, options: options)
@@ -314,6 +321,7 @@ public final class MigrationManager {
             try detachSource()
             try dropLookupIndexes()
             try collectCounts()
+            try destination.setMetadata(carried)
             try destination.save()
             try destination.closeForHandOver()
             FileIO.fsync(path: temporaryPath)

@@ -121,6 +121,12 @@ final class AppleStoreShapeTests: XCTestCase {
             XCTAssertTrue(text.contains("fetchIndexes[0].elements[0]"), text)
             XCTAssertTrue(text.contains("Sideways"), text)
         }
+        XCTAssertThrowsError(try ModelReader.model(fromJSON: """
+            {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"property": "nope"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
+            """)) { error in
+            let text = "\(error)"
+            XCTAssertTrue(text.contains("fetch index 'A.x' names 'nope', which is not one of the entity's properties"), text)
+        }
     }
 
     /// The compiled XcodeServer model (`NSFetchIndexDescriptions`, `NSIsIndexed`) and its Xcode

@@ -295,6 +295,10 @@ public final class MigrationManager {
             // of the source, and no lock taken and released around every query.
             if !source.database.isInTransaction { try source.database.begin() }
             report.warnings += source.warnings
+            let history = try StoreInfo.frameworkEntities(in: source.database)
+            if !history.isEmpty {
+                report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))); Core Data keeps them only through lightweight migrations done in place")
+            }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
             options.adoptsEmptyFile = true

@@ -295,9 +295,11 @@ public final class MigrationManager {
             // of the source, and no lock taken and released around every query.
             if !source.database.isInTransaction { try source.database.begin() }
             report.warnings += source.warnings
+            // Persistent history and CloudKit tables: carried through an inferred step, as Core
+            // Data's lightweight migration keeps them; a custom mapping model leaves them behind.
             let history = try StoreInfo.frameworkEntities(in: source.database)
-            if !history.isEmpty {
-                report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))); Core Data keeps them only through lightweight migrations done in place")
+            if !history.isEmpty && !isInferredStep {
+                report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations")
             }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
@@ -321,6 +323,7 @@ public final class MigrationManager {
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
             }
+            if !history.isEmpty && isInferredStep { try carryFrameworkTables(from: source, to: destination) }
             // Hooks of the last stage may have fetched (and so indexed) again.
             try detachSource()
             try dropLookupIndexes()

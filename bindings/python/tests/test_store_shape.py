@@ -81,10 +81,7 @@ def test_in_place_keeps_the_uuid(tmp_path):
     assert read_plist(store)["com.example.lastSync"] == "2026-11-26"
 
 
-def test_store_metadata_counts_the_persistent_history_tables(tmp_path):
-    """Core Data's own entities (16001 CHANGE, 16002 TRANSACTION, 16003 TRANSACTIONSTRING) keep
-    their rows in A… tables, which the entity list counts."""
-    store = copy_store(tmp_path, "2.0.0")
+def add_history(store: str) -> None:
     with closing(sqlite3.connect(store)) as db, db:
         db.executescript("""
             CREATE TABLE ACHANGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCHANGETYPE INTEGER, ZENTITY INTEGER, ZENTITYPK INTEGER, ZTRANSACTIONID INTEGER, ZCOLUMNS BLOB );
@@ -93,7 +90,26 @@ def test_store_metadata_counts_the_persistent_history_tables(tmp_path):
             INSERT INTO ATRANSACTION (Z_PK, Z_ENT, Z_OPT, ZTIMESTAMP) VALUES (1, 16002, 1, 786000000.0);
             INSERT INTO ACHANGE (Z_PK, Z_ENT, Z_OPT, ZCHANGETYPE, ZENTITY, ZENTITYPK, ZTRANSACTIONID) VALUES (1, 16001, 1, 0, 1, 1, 1), (2, 16001, 1, 1, 1, 1, 1), (3, 16001, 1, 1, 1, 1, 1);
         """)
+
+
+def test_store_metadata_counts_the_persistent_history_tables(tmp_path):
+    """Core Data's own entities (16001 CHANGE, 16002 TRANSACTION) keep their rows in A… tables,
+    which the entity list counts."""
+    store = copy_store(tmp_path, "2.0.0")
+    add_history(store)
     counts = {e.name: (e.entity_number, e.row_count) for e in cdmigrate.store_metadata(store).entities}
     assert counts["CHANGE"] == (16001, 3)
     assert counts["TRANSACTION"] == (16002, 1)
     assert counts["BasicEntity"] == (1, 1)
+
+
+def test_a_chain_of_inferred_steps_carries_the_history(tmp_path):
+    store = copy_store(tmp_path, "1.0.0")
+    add_history(store)
+    destination = str(tmp_path / "current.sqlite")
+    report = cdmigrate.migrate_store(store, RENAMES_MODELS, to=destination)
+    assert "not carried" not in repr(report.raw)
+    counts = {e.name: e.row_count for e in cdmigrate.store_metadata(destination).entities}
+    assert counts["CHANGE"] == 3 and counts["TRANSACTION"] == 1
+    with closing(sqlite3.connect(destination)) as db:
+        assert db.execute("SELECT DISTINCT ZENTITY, ZENTITYPK FROM ACHANGE").fetchall() == [(1, 1)]

@@ -38,6 +38,16 @@ int main(void) {
     snprintf(destination, sizeof destination, "%s/current.sqlite", dir);
     int before = entries(dir);
 
+    /* The source's UUID, which every step keeps (Core Data's migrations keep it). */
+    char source_uuid[64] = "";
+    cdm_store_metadata *metadata = NULL;
+    CHECK_RC(cdm_store_metadata_read(store, &metadata), CDM_OK);
+    const char *uuid = NULL;
+    CHECK_RC(cdm_store_metadata_uuid(metadata, &uuid), CDM_OK);
+    CHECK(uuid != NULL && strlen(uuid) == 36);
+    if (uuid) snprintf(source_uuid, sizeof source_uuid, "%s", uuid);
+    cdm_store_metadata_free(metadata);
+
     /* The plan: four inferred steps from v1.0.0 to the current v2.0.0. */
     char *plan = NULL;
     CHECK_RC(cdm_chain_plan(models, store, NULL, &plan), 0);
@@ -58,6 +68,12 @@ int main(void) {
     cdm_free(report);
     CHECK(access(destination, F_OK) == 0);
     CHECK(entries(dir) == before + 1);
+    metadata = NULL;
+    CHECK_RC(cdm_store_metadata_read(destination, &metadata), CDM_OK);
+    uuid = NULL;
+    CHECK_RC(cdm_store_metadata_uuid(metadata, &uuid), CDM_OK);
+    CHECK_STR(uuid, source_uuid);
+    cdm_store_metadata_free(metadata);
 
     /* The destination exists now: refused, nothing changes. */
     CHECK_RC(cdm_migrate_chain(models, store, NULL, destination, NULL), CDM_MIGRATION_MANAGER_DESTINATION_STORE);

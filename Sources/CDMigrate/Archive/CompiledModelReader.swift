@@ -89,11 +89,39 @@ package enum CompiledModelReader {
         }
         attributes.sort { $0.name < $1.name }
         relationships.sort { $0.name < $1.name }
-        return EntityDescription(name: name, parent: parent, isAbstract: try object.bool("NSIsAbstract"),
-                                 attributes: attributes, relationships: relationships,
-                                 renamingIdentifier: try renamingIdentifier(object, name: name),
-                                 versionHashModifier: try object.string("NSVersionHashModifier"),
-                                 userInfo: try userInfo(object))
+        let entity = EntityDescription(name: name, parent: parent, isAbstract: try object.bool("NSIsAbstract"),
+                                       attributes: attributes, relationships: relationships,
+                                       renamingIdentifier: try renamingIdentifier(object, name: name),
+                                       versionHashModifier: try object.string("NSVersionHashModifier"),
+                                       userInfo: try userInfo(object))
+        entity.fetchIndexes = try fetchIndexes(object, entity: name)
+        return entity
+    }
+
+    /// `NSFetchIndexDescriptions`: NSFetchIndexDescription objects (`NSIndexName`, `NSIndexElements`
+    /// of NSFetchIndexElementDescription: `NSPropertyName`, `NSFetchIndexElementType` 0 binary / 1
+    /// R-tree, `NSAscending`).
+    private static func fetchIndexes(_ object: ArchivedObject, entity: String) throws -> [FetchIndexDescription] {
+        var indexes: [FetchIndexDescription] = []
+        for value in try object.array("NSFetchIndexDescriptions") ?? [] {
+            guard case .object(let reference, _) = value else {
+                throw object.error("NSFetchIndexDescriptions", "holds a \(value.typeName), not a fetch index ('\(entity)')")
+            }
+            let index = try object.archive.object(reference)
+            guard let name = try index.string("NSIndexName") else { throw index.error("NSIndexName", "is missing (a fetch index of '\(entity)')") }
+            var elements: [FetchIndexDescription.Element] = []
+            for item in try index.array("NSIndexElements") ?? [] {
+                guard case .object(let elementReference, _) = item else {
+                    throw index.error("NSIndexElements", "holds a \(item.typeName), not an index element ('\(entity).\(name)')")
+                }
+                let element = try object.archive.object(elementReference)
+                let type: FetchIndexDescription.ElementType = try element.integer("NSFetchIndexElementType") == 1 ? .rTree : .binary
+                let ascending = try element.value("NSAscending") == .null ? true : try element.bool("NSAscending")
+                elements.append(FetchIndexDescription.Element(propertyName: try element.string("NSPropertyName"), type: type, isAscending: ascending))
+            }
+            indexes.append(FetchIndexDescription(name: name, elements: elements))
+        }
+        return indexes
     }
 
     /// NSPropertyDescription's flags: the packed `_P` when present, else the separate keys.
@@ -150,6 +178,7 @@ package enum CompiledModelReader {
             userInfo: try userInfo(object))
         attribute.valueTransformerName = try object.string("NSValueTransformerName")
         attribute.allowsExternalBinaryDataStorage = attributeFlags & 4 != 0
+        attribute.isIndexed = try object.bool("NSIsIndexed")
         return attribute
     }
 
@@ -170,11 +199,13 @@ package enum CompiledModelReader {
         guard ruleCode >= 0, ruleCode < rules.count else {
             throw object.error("NSDeleteRule", "is \(ruleCode), not a delete rule (0 to 3) ('\(entity).\(name)')")
         }
-        return RelationshipDescription(
+        let relationship = RelationshipDescription(
             name: name, destination: destinationName, inverse: inverse, isToMany: maxCount != 1, isOrdered: flags.isOrdered,
             deleteRule: rules[Int(ruleCode)], minCount: minCount, maxCount: maxCount, isOptional: flags.isOptional,
             isTransient: flags.isTransient, renamingIdentifier: try renamingIdentifier(object, name: name),
             versionHashModifier: try object.string("NSVersionHashModifier"), userInfo: try userInfo(object))
+        relationship.isIndexed = try object.bool("NSIsIndexed")
+        return relationship
     }
 
     // MARK: Values

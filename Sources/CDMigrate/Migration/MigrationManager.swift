@@ -324,9 +324,22 @@ public final class MigrationManager {
             // of the source, and no lock taken and released around every query.
             if !source.database.isInTransaction { try source.database.begin() }
             report.warnings += source.warnings
+            // Persistent history and CloudKit tables: carried through an inferred step, as Core
+            // Data's lightweight migration keeps them; a custom mapping model leaves them behind.
+            let history = try StoreInfo.frameworkEntities(in: source.database)
+            if !history.isEmpty && !isInferredStep {
+                report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations")
+            }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
             options.adoptsEmptyFile = true
+            // The source's UUID and metadata entries, the destination model's version entries;
+            // the UUID only at the end, so that source and destination object IDs stay distinct
+            // while the run has both stores open.
+            let carried = StoreMetadata(carrying: source.metadata, model: destinationModel)
+            var whileRunning = carried
+            whileRunning.storeUUID = PersistentStore.randomUUID()
+            options.metadata = whileRunning
             let destination: PersistentStore
             do {
                 destination = try PersistentStore.create(at: temporaryPath, model: destinationModel, options: options)
@@ -342,10 +355,12 @@ public final class MigrationManager {
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
             }
+            if !history.isEmpty && isInferredStep { try carryFrameworkTables(from: source, to: destination) }
             // Hooks of the last stage may have fetched (and so indexed) again.
             try detachSource()
             try dropLookupIndexes()
             try collectCounts()
+            try destination.setMetadata(carried)
             try destination.save()
             stagedExternalData = destination.externalData.stagingFolder
             reportMissingExternalData(source.externalData)

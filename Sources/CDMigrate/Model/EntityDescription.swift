@@ -21,6 +21,8 @@ public final class EntityDescription {
     /// NSEntityDescription.uniquenessConstraints: each constraint is a list of property names
     /// (the entity's own constraints, as declared). Part of the version hash.
     public internal(set) var uniquenessConstraints: [[String]] = []
+    /// NSEntityDescription.indexes: the entity's own fetch indexes, as declared (not part of the hash).
+    public internal(set) var fetchIndexes: [FetchIndexDescription] = []
 
     /// Properties declared by this entity itself.
     public internal(set) var ownAttributes: [AttributeDescription]

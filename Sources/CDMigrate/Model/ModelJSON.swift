@@ -38,9 +38,24 @@ extension ManagedObjectModel {
         if !entity.uniquenessConstraints.isEmpty {
             members.append(("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map(JSON.string)) })))
         }
+        if !entity.fetchIndexes.isEmpty { members.append(("fetchIndexes", .array(entity.fetchIndexes.map(jsonValue(of:))))) }
         if !entity.ownAttributes.isEmpty { members.append(("attributes", .array(entity.ownAttributes.map(jsonValue(of:))))) }
         if !entity.ownRelationships.isEmpty { members.append(("relationships", .array(entity.ownRelationships.map(jsonValue(of:))))) }
         if !entity.versionHash.isEmpty { members.append(("versionHash", .string(Base64.encode(entity.versionHash)))) }
+        return .object(members)
+    }
+
+    static func jsonValue(of index: FetchIndexDescription) -> JSON {
+        let elements = index.elements.map { element -> JSON in
+            var members: [(key: String, value: JSON)] = []
+            if let property = element.propertyName { members.append(("property", .string(property))) }
+            if let expression = element.expression { members.append(("expression", .string(expression))) }
+            if element.type != .binary { members.append(("type", .string(element.type.rawValue))) }
+            if !element.isAscending { members.append(("ascending", .bool(false))) }
+            return .object(members)
+        }
+        var members: [(key: String, value: JSON)] = [("name", .string(index.name)), ("elements", .array(elements))]
+        if let predicate = index.partialIndexPredicate { members.append(("partialIndexPredicate", .string(predicate))) }
         return .object(members)
     }
 
@@ -73,6 +88,7 @@ extension ManagedObjectModel {
     }
 
     private static func appendCommon(_ property: PropertyDescription, to members: inout [(key: String, value: JSON)]) {
+        if property.isIndexed { members.append(("indexed", .bool(true))) }
         if let identifier = property.renamingIdentifier { members.append(("renamingIdentifier", .string(identifier))) }
         if let modifier = property.versionHashModifier { members.append(("versionHashModifier", .string(modifier))) }
         if !property.userInfo.isEmpty { members.append(("userInfo", stringObject(property.userInfo))) }

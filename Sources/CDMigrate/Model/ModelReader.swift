@@ -58,6 +58,10 @@ public enum ModelReader {
             }
             constraints.append(names.compactMap { $0.stringValue })
         }
+        var fetchIndexes: [FetchIndexDescription] = []
+        for (j, index) in r.array("fetchIndexes").enumerated() {
+            if let fetchIndex = readFetchIndex(index, entity: name, path: path + ".fetchIndexes[\(j)]", problems: &problems) { fetchIndexes.append(fetchIndex) }
+        }
         _ = r.value("comment")
         var attributes: [AttributeDescription] = []
         for (j, a) in r.array("attributes").enumerated() {
@@ -74,7 +78,36 @@ public enum ModelReader {
         entity.explicitVersionHash = hash
         entity.managedObjectClassName = className
         entity.uniquenessConstraints = constraints
+        entity.fetchIndexes = fetchIndexes
         return entity
+    }
+
+    /// `{"name": …, "elements": [{"property"|"expression": …, "type": "Binary"|"RTree", "ascending": …}], "partialIndexPredicate": …}`.
+    private static func readFetchIndex(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> FetchIndexDescription? {
+        var r = JSONReader(json, path: path, code: .invalidModel, what: "a fetch index")
+        let name = r.string("name", required: true, what: "fetch index of '\(entity)'") ?? ""
+        var elements: [FetchIndexDescription.Element] = []
+        for (k, elementJSON) in r.array("elements").enumerated() {
+            var e = JSONReader(elementJSON, path: path + ".elements[\(k)]", code: .invalidModel, what: "a fetch index element")
+            let property = e.string("property")
+            let expression = e.string("expression")
+            if property == nil && expression == nil { e.fail("property", "an element of fetch index '\(entity).\(name)' needs a 'property' or an 'expression'") }
+            var type = FetchIndexDescription.ElementType.binary
+            if let typeName = e.string("type") {
+                if let t = FetchIndexDescription.ElementType(rawValue: typeName) { type = t } else {
+                    e.fail("type", "fetch index '\(entity).\(name)' has an element of unknown type '\(typeName)' (expected Binary or RTree)")
+                }
+            }
+            elements.append(FetchIndexDescription.Element(propertyName: property, expression: property == nil ? expression : nil,
+                                                          type: type, isAscending: e.bool("ascending", default: true)))
+            e.rejectUnknownKeys(what: "an element of fetch index '\(entity).\(name)'")
+            problems += e.problems
+        }
+        if r.value("elements") == nil || elements.isEmpty { r.fail("elements", "fetch index '\(entity).\(name)' needs a non-empty 'elements' array") }
+        let predicate = r.string("partialIndexPredicate")
+        r.rejectUnknownKeys(what: "fetch index '\(entity).\(name)'")
+        problems += r.problems
+        return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: predicate)
     }
 
     private static func readAttribute(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> AttributeDescription? {
@@ -102,6 +135,7 @@ public enum ModelReader {
         attribute.allowsExternalBinaryDataStorage = r.bool("allowsExternalBinaryDataStorage", default: false)
         attribute.preservesValueInHistoryOnDeletion = r.bool("preservesValueInHistoryOnDeletion", default: false)
         attribute.valueTransformerName = r.string("valueTransformerName")
+        attribute.isIndexed = r.bool("indexed", default: false)
         _ = r.value("comment")
         r.rejectUnknownKeys(what: "attribute '\(entity).\(name)'")
         problems += r.problems
@@ -126,6 +160,7 @@ public enum ModelReader {
             isOptional: r.bool("optional", default: true), isTransient: r.bool("transient", default: false),
             renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
         relationship.explicitVersionHash = r.hash("versionHash")
+        relationship.isIndexed = r.bool("indexed", default: false)
         _ = r.value("comment")
         r.rejectUnknownKeys(what: "relationship '\(entity).\(name)'")
         problems += r.problems

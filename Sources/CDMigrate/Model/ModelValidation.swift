@@ -150,6 +150,16 @@ extension ManagedObjectModel {
                     problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has a uniqueness constraint on '\(name)', which is not one of its properties", path: path(i) + ".uniquenessConstraints[\(j)]"))
                 }
             }
+            for (j, index) in entity.fetchIndexes.enumerated() {
+                for (k, element) in index.elements.enumerated() {
+                    guard let name = element.propertyName else { continue }
+                    if entity.property(named: name) == nil {
+                        problems.append(MigrationError(.invalidModel, "fetch index '\(entity.name).\(index.name)' names '\(name)', which is not one of the entity's properties", path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
+                    } else if entity.relationship(named: name)?.isToMany == true {
+                        problems.append(MigrationError(.invalidModel, "fetch index '\(entity.name).\(index.name)' names the to-many relationship '\(name)', which has no column to index", path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
+                    }
+                }
+            }
         }
         return problems
     }

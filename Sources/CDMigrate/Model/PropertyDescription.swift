@@ -12,6 +12,10 @@ public class PropertyDescription {
     public internal(set) var versionHashModifier: String?
     /// The property's user info (Core Data: `userInfo`).
     public internal(set) var userInfo: [String: String]
+    /// Whether the store keeps an index on the property's column (Core Data: `isIndexed`, Xcode's
+    /// `indexed="YES"`); Core Data creates `<TABLE>_<COLUMN>_INDEX` and the fetch index
+    /// `Z_<Entity>_<name>` for it. Not part of the version hash.
+    public internal(set) var isIndexed: Bool = false
     /// The entity that declares the property (for an inherited one, the ancestor).
     public internal(set) weak var entity: EntityDescription?
     /// Apple's version hash of the property (see `VersionHash`), or the explicit hash the model file wrote.

@@ -18,8 +18,10 @@ extension PersistentStore {
         let uuid = options.storeUUID ?? randomUUID()
         let database = try SQLiteDatabase(path: path, mode: .create)
         let layout = StoreLayout(model: model)
-        let metadata = StoreMetadata(storeUUID: uuid, model: model)
+        let metadata = options.metadata ?? StoreMetadata(storeUUID: uuid, model: model)
         do {
+            // Before any table: Core Data's stores are incremental (2), as `_NSAutoVacuumLevel` says.
+            try database.exec("PRAGMA auto_vacuum = \(metadata.autoVacuumLevel)")
             if options.privateFile {
                 try database.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
             } else {

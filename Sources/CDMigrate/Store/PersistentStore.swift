@@ -37,6 +37,9 @@ public final class PersistentStore: ObjectContext {
         /// The path may be an empty file the caller created for this store (e.g. with `mkstemp`,
         /// to own a unique name); any other existing file is still refused.
         public var adoptsEmptyFile = false
+        /// The new store's metadata (`storeUUID` is then ignored); the model's, with `storeUUID`,
+        /// when nil. Its `_NSAutoVacuumLevel` sets SQLite's `auto_vacuum`.
+        public var metadata: StoreMetadata? = nil
         /// The defaults: a new random UUID, an ordinary durable file, refused when the path exists.
         public init() {}
     }

@@ -24,6 +24,10 @@ public struct StoreInfo {
     /// In entity-number order.
     public var entities: [Entity]
 
+    /// The first entity number of Core Data's own entities (persistent history, CloudKit
+    /// mirroring), whose tables are `A` + the upper-cased name.
+    public static let frameworkEntityNumbers = 16000
+
     /// Reads a store's metadata and entities. The store is opened read-only.
     ///
     /// - Parameters:
@@ -62,15 +66,33 @@ public struct StoreInfo {
         return StoreInfo(path: path, metadata: metadata, entities: entities)
     }
 
+    /// Core Data's own entities in a store (`Z_PRIMARYKEY` rows numbered from 16000) whose tables
+    /// hold rows: name, table and row count, in entity-number order.
+    package static func frameworkEntities(in database: SQLiteDatabase) throws -> [(name: String, table: String, rows: Int)] {
+        guard try database.tableExists("Z_PRIMARYKEY") else { return [] }
+        var result: [(name: String, table: String, rows: Int)] = []
+        for row in try database.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT >= ? ORDER BY Z_ENT", [.integer(Int64(frameworkEntityNumbers))]) {
+            guard row.count == 2, let name = row[1].text else { continue }
+            let table = "A" + name.uppercased()
+            guard try database.tableExists(table) else { continue }
+            let count = Int(try database.scalar("SELECT COUNT(*) FROM \(SQLiteDatabase.quote(table))")?.integer ?? 0)
+            if count > 0 { result.append((name, table, count)) }
+        }
+        return result
+    }
+
     /// Rows of the entity itself: in its root entity's table (Core Data keeps a hierarchy in one
     /// table, `Z` + the root's upper-cased name), those whose `Z_ENT` is the entity's number.
+    /// Core Data's own entities (numbered from 16000: persistent history's `TRANSACTION`, `CHANGE`,
+    /// `TRANSACTIONSTRING`, CloudKit mirroring's `NSCK…`) live in `A` + the upper-cased name.
     private static func rowCount(of entity: Entity, among entities: [Entity], in database: SQLiteDatabase) throws -> Int {
         var root = entity
         var seen: Set<Int> = [root.entityNumber]
         while let parentName = root.superentityName, let parent = entities.first(where: { $0.name == parentName }), seen.insert(parent.entityNumber).inserted {
             root = parent
         }
-        let table = "Z" + root.name.uppercased()
+        var table = "Z" + root.name.uppercased()
+        if entity.entityNumber >= StoreInfo.frameworkEntityNumbers, try !database.tableExists(table) { table = "A" + root.name.uppercased() }
         guard try database.tableExists(table) else { return 0 }
         let count = try database.scalar("SELECT COUNT(*) FROM \(SQLiteDatabase.quote(table)) WHERE Z_ENT = ?", [.integer(Int64(entity.entityNumber))])
         return Int(count?.integer ?? 0)

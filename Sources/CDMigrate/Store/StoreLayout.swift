@@ -51,6 +51,9 @@ package final class StoreLayout {
     package let model: ManagedObjectModel
     /// Entity tables then join tables, as planned (for a read layout, with the store's spellings).
     package private(set) var tables: [TableDefinition] = []
+    /// `CREATE [UNIQUE] INDEX` statements of the model's fetch indexes, indexed properties and
+    /// uniqueness constraints (see `FetchIndexPlan`), created after the tables.
+    package private(set) var fetchIndexStatements: [String] = []
     /// Things a read layout noticed but could live with (e.g. a missing ordering column).
     package private(set) var warnings: [String] = []
 
@@ -85,6 +88,7 @@ package final class StoreLayout {
 
     private func install(_ plan: Plan, numbers: [String: Int]) {
         tables = plan.tables
+        fetchIndexStatements = plan.fetchIndexStatements
         tableByEntity = plan.tableByEntity
         attributeColumns = plan.attributeColumns
         storages = plan.storages
@@ -178,6 +182,7 @@ package final class StoreLayout {
     package var createStatements: [String] {
         var statements: [String] = []
         for table in tables { statements += table.createStatements }
+        statements += fetchIndexStatements
         statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
@@ -191,12 +196,15 @@ package final class StoreLayout {
         var tableByEntity: [String: String] = [:]
         var attributeColumns: [ObjectIdentifier: String] = [:]
         var storages: [ObjectIdentifier: RelationshipStorage] = [:]
+        var fetchIndexStatements: [String] = []
     }
 
     /// A table being planned: its columns and the (upper-cased) names already taken.
     private struct TableBuilder {
         var definition: TableDefinition
         var taken: Set<String>
+        /// Where each column goes in Core Data's order (see `ColumnOrder`), parallel to the columns.
+        var order: [ColumnOrder] = []
 
         init(name: String, entityTable: Bool) {
             definition = TableDefinition(name: name, columns: [], primaryKey: [], indexes: [])
@@ -207,17 +215,35 @@ package final class StoreLayout {
         }
 
         /// Adds a column named `base`, or `base` + 1, 2, … when that is taken; returns the name used.
-        mutating func add(_ base: String, _ type: String) -> String {
+        mutating func add(_ base: String, _ type: String, order: ColumnOrder? = nil) -> String {
             var name = base
             var n = 1
             while taken.contains(name.uppercased()) { name = base + String(n); n += 1 }
             taken.insert(name.uppercased())
             definition.columns.append((name, type))
+            self.order.append(order ?? ColumnOrder(kind: -1, entityRank: 0, group: 0, name: "", part: definition.columns.count))
             return name
         }
 
         mutating func index(_ column: String) {
-            definition.indexes.append(("\(definition.name)_\(column)_INDEX", [column]))
+            let name = "\(definition.name)_\(column)_INDEX"
+            guard !definition.indexes.contains(where: { $0.name == name }) else { return }
+            definition.indexes.append((name, [column]))
+        }
+
+        /// Puts the columns in Core Data's order, and the single-column indexes in their columns'
+        /// order (the `Z_ENT` index last), as the macOS Notes store has them.
+        mutating func arrangeInCoreDataOrder() {
+            let positions = order.indices.sorted { order[$0] < order[$1] || (order[$0] == order[$1] && $0 < $1) }
+            definition.columns = positions.map { definition.columns[$0] }
+            order = positions.map { order[$0] }
+            let columnNames = definition.columns.map { $0.name }
+            func rank(_ index: (name: String, columns: [String])) -> Int {
+                guard let first = index.columns.first, first != "Z_ENT" else { return Int.max }
+                return columnNames.firstIndex(of: first) ?? Int.max - 1
+            }
+            let ranked = definition.indexes.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }
+            definition.indexes = ranked.map { $0.element }
         }
     }
 
@@ -240,22 +266,27 @@ package final class StoreLayout {
         for root in roots {
             var builder = TableBuilder(name: claimTable("Z" + root.name.uppercased()), entityTable: true)
             let members = root.selfAndDescendants.sorted { number($0) < number($1) }
-            for entity in members {
+            for (rank, entity) in members.enumerated() {
                 plan.tableByEntity[entity.name] = builder.definition.name
                 builderIndex[entity.name] = builders.count
                 for attribute in entity.ownAttributes where !attribute.isTransient {
-                    plan.attributeColumns[ObjectIdentifier(attribute)] = builder.add("Z" + attribute.name.uppercased(), attribute.attributeType.sqlColumnType)
+                    let type = attribute.attributeType.sqlColumnType
+                    let column = builder.add("Z" + attribute.name.uppercased(), type,
+                                             order: ColumnOrder(kind: ColumnOrder.kind(of: type), entityRank: rank, group: 0, name: attribute.name, part: 0))
+                    plan.attributeColumns[ObjectIdentifier(attribute)] = column
+                    if attribute.isIndexed { builder.index(column) }
                 }
                 for relationship in entity.ownRelationships where !relationship.isTransient && !relationship.isToMany {
-                    let column = builder.add("Z" + relationship.name.uppercased(), "INTEGER")
+                    func order(_ part: Int) -> ColumnOrder { ColumnOrder(kind: 0, entityRank: rank, group: 1, name: relationship.name, part: part) }
+                    let column = builder.add("Z" + relationship.name.uppercased(), "INTEGER", order: order(0))
                     let suffix = String(column.dropFirst())
                     var entityColumn: String? = nil
                     if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
-                        entityColumn = builder.add("Z\(number(destination.rootEntity))_" + suffix, "INTEGER")
+                        entityColumn = builder.add("Z\(number(destination.rootEntity))_" + suffix, "INTEGER", order: order(1))
                     }
                     var orderColumn: String? = nil
                     if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered, !inverse.isTransient {
-                        orderColumn = builder.add("Z_FOK_" + suffix, "INTEGER")
+                        orderColumn = builder.add("Z_FOK_" + suffix, "INTEGER", order: order(2))
                     }
                     builder.index(column)
                     plan.storages[ObjectIdentifier(relationship)] = .foreignKey(column: column, entityColumn: entityColumn, orderColumn: orderColumn)
@@ -275,8 +306,12 @@ package final class StoreLayout {
                 guard let inverse = relationship.inverseRelationship, !inverse.isTransient else {
                     // No inverse (or a transient one): Core Data's hidden column on the destination.
                     guard let b = builderIndex[destination.name] else { continue }
-                    let column = builders[b].add("Z\(number(entity))" + relationship.name.uppercased(), "INTEGER")
-                    let order = relationship.isOrdered ? builders[b].add("Z_FOK_" + column.dropFirst(), "INTEGER") : nil
+                    let rank = destination.rootEntity.selfAndDescendants.sorted { number($0) < number($1) }.firstIndex { $0 === destination } ?? 0
+                    let name = "\(number(entity))" + relationship.name
+                    let column = builders[b].add("Z\(number(entity))" + relationship.name.uppercased(), "INTEGER",
+                                                 order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 0))
+                    let order = relationship.isOrdered ? builders[b].add("Z_FOK_" + column.dropFirst(), "INTEGER",
+                                                                         order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 1)) : nil
                     builders[b].index(column)
                     plan.storages[id] = .hiddenColumn(table: builders[b].definition.name, column: column, orderColumn: order)
                     continue
@@ -308,8 +343,84 @@ package final class StoreLayout {
                 }
             }
         }
+        for b in builders.indices { builders[b].arrangeInCoreDataOrder() }
         plan.tables = builders.map { $0.definition } + joinBuilders.map { $0.definition }
+        plan.fetchIndexStatements = FetchIndexPlan.statements(model: model, plan: plan)
         return plan
+    }
+
+    /// Core Data's column order in an entity table, read from the Apple-written stores in the test
+    /// fixtures: `Z_PK, Z_ENT, Z_OPT`, then the columns by kind — integers (with to-one foreign keys
+    /// and their entity and ordering columns), dates, floats and decimals, strings, blobs — within a
+    /// kind by entity (the root, then its subentities in entity-number order), within an entity
+    /// attributes before to-one relationships, each by name.
+    struct ColumnOrder: Comparable {
+        var kind: Int
+        var entityRank: Int
+        /// 0 attribute, 1 to-one relationship, 2 hidden column of a to-many without inverse.
+        var group: Int
+        var name: String
+        /// Column within a property: the foreign key, its entity column, its ordering column.
+        var part: Int
+
+        static func kind(of sqlType: String) -> Int {
+            switch sqlType {
+            case "INTEGER": return 0
+            case "TIMESTAMP": return 1
+            case "FLOAT", "DECIMAL": return 2
+            case "VARCHAR": return 3
+            default: return 4
+            }
+        }
+
+        static func < (a: ColumnOrder, b: ColumnOrder) -> Bool {
+            (a.kind, a.entityRank, a.group, a.name, a.part) < (b.kind, b.entityRank, b.group, b.name, b.part)
+        }
+    }
+
+    /// The indexes Core Data creates from the model, beyond the foreign-key and `Z_ENT` indexes.
+    private enum FetchIndexPlan {
+        static func statements(model: ManagedObjectModel, plan: Plan) -> [String] {
+            var statements: [String] = []
+            var names: Set<String> = []
+            for table in plan.tables { for index in table.indexes { names.insert(index.name.uppercased()) } }
+            func add(_ unique: Bool, _ name: String, _ table: String, _ columns: [String]) {
+                guard !columns.isEmpty, names.insert(name.uppercased()).inserted else { return }
+                statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))")
+            }
+            for entity in model.entitiesInStoreOrder {
+                guard let table = plan.tableByEntity[entity.name] else { continue }
+                func column(_ property: String) -> String? {
+                    if let attribute = entity.attributesByName[property] { return plan.attributeColumns[ObjectIdentifier(attribute)] }
+                    if let relationship = entity.relationshipsByName[property],
+                       case .foreignKey(let column, _, _)? = plan.storages[ObjectIdentifier(relationship)] { return column }
+                    return nil
+                }
+                // Fetch indexes: Z_<Entity>_<index name>, each column COLLATE BINARY ASC|DESC.
+                for index in entity.fetchIndexes {
+                    var columns: [String] = []
+                    for element in index.elements {
+                        guard element.type == .binary, let property = element.propertyName, let c = column(property) else { columns = []; break }
+                        columns.append("\(c) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")")
+                    }
+                    add(false, "Z_\(entity.name)_\(index.name)", table, columns)
+                }
+                // An indexed property of an entity without fetch indexes: the fetch index Core
+                // Data makes of it, named after the property (the Notes store's Z_OfflineAction_sequenceNumber).
+                if entity.fetchIndexes.isEmpty {
+                    for attribute in entity.ownAttributes where attribute.isIndexed {
+                        if let c = column(attribute.name) { add(false, "Z_\(entity.name)_\(attribute.name)", table, ["\(c) COLLATE BINARY ASC"]) }
+                    }
+                }
+                // Uniqueness constraints: Z_<Entity>_UNIQUE_<property>_<property>.
+                for constraint in entity.uniquenessConstraints {
+                    let columns = constraint.compactMap { column($0) }
+                    guard columns.count == constraint.count else { continue }
+                    add(true, "Z_\(entity.name)_UNIQUE_" + constraint.joined(separator: "_"), table, columns)
+                }
+            }
+            return statements
+        }
     }
 
     // MARK: Reading an existing store

@@ -38,6 +38,43 @@ public struct StoreMetadata: Equatable {
         self.isEmpty = false
     }
 
+    /// Metadata for the store a migration writes from a store with `source` metadata, as Core
+    /// Data's migrations write it: the source's UUID (object URIs stay valid) and every entry the
+    /// source carries (the app's own keys, `NSPersistenceFrameworkVersion`, `_NSAutoVacuumLevel`),
+    /// with the entries that describe the model replaced by `model`'s: `NSStoreModelVersionHashes`,
+    /// `NSStoreModelVersionIdentifiers`, `NSStoreModelVersionHashesVersion`,
+    /// `NSStoreModelVersionHashesDigest`, `NSStoreModelVersionChecksumKey`, and `NSStoreType`
+    /// ("SQLite"). A source without metadata (empty `Z_PLIST`) gives `model`'s with its UUID.
+    /// - Parameters:
+    ///   - source: the source store's metadata.
+    ///   - model: the destination model.
+    /// - Core Data: the metadata `NSMigrationManager` gives the destination store.
+    public init(carrying source: StoreMetadata, model: ManagedObjectModel) {
+        self.init(storeUUID: source.storeUUID.isEmpty ? PersistentStore.randomUUID() : source.storeUUID, model: model)
+        guard !source.isEmpty else { return }
+        var entries = otherEntries.filter { StoreMetadata.modelKeys.contains($0.key) }
+        for entry in source.otherEntries where !StoreMetadata.modelKeys.contains(entry.key) {
+            entries.append(entry)
+        }
+        for entry in StoreMetadata.defaultEntries where !entries.contains(where: { $0.key == entry.key }) {
+            entries.append(entry)
+        }
+        otherEntries = entries
+    }
+
+    /// The entries a migration replaces by the destination model's (besides hashes, identifiers, type).
+    static let modelKeys: Set<String> = ["NSStoreModelVersionHashesVersion", digestKey, checksumKey]
+
+    /// SQLite's `auto_vacuum` for the store, from `_NSAutoVacuumLevel` ("0", "1" or "2"; 2,
+    /// incremental, Core Data's default, when absent or anything else).
+    public var autoVacuumLevel: Int {
+        switch stringEntry("_NSAutoVacuumLevel") {
+        case "0": return 0
+        case "1": return 1
+        default: return 2
+        }
+    }
+
     /// `NSStoreModelVersionHashesDigest`: base64 of the model's SHA-512 digest (see `VersionHash`), if the store has one.
     public var versionHashesDigest: String? { stringEntry(StoreMetadata.digestKey) }
     /// `NSStoreModelVersionChecksumKey`: base64 of the model's version hash, if the store has one

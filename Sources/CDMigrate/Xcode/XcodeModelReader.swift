@@ -164,7 +164,7 @@ enum XcodeModelReader {
             var attributes: [AttributeDescription] = []
             var relationships: [RelationshipDescription] = []
             var constraints: [[String]] = []
-            var fetchIndexes: [String] = []
+            var fetchIndexes: [FetchIndexDescription] = []
             for child in element.children {
                 switch child.name {
                 case "attribute":
@@ -176,19 +176,25 @@ enum XcodeModelReader {
                         constraints.append(constraint.children(named: "constraint").compactMap { required($0, "value") })
                     }
                 case "fetchIndex":
-                    fetchIndexes.append(child["name"] ?? "")
+                    if let index = fetchIndex(child, entity: name) { fetchIndexes.append(index) }
                 case "fetchedProperty":
                     warn(child, "fetched property of entity '\(name)' is not kept (fetched properties are never stored and take no part in version hashes)")
                 case "userInfo":
                     break
                 case "compoundIndexes":
-                    warn(child, "the compound indexes of entity '\(name)' are not kept (cdmigrate creates no indexes of its own)")
+                    warn(child, "the compound indexes of entity '\(name)' are not kept (stores cdmigrate writes have no compound indexes; declare them as fetch indexes)")
                 default:
                     warn(child, "<\(child.name)> in entity '\(name)' is not read by cdmigrate")
                 }
             }
-            if !fetchIndexes.isEmpty {
-                warn(element, "fetch index\(fetchIndexes.count == 1 ? "" : "es") \(fetchIndexes.map { "'\($0)'" }.joined(separator: ", ")) not kept (cdmigrate creates no fetch indexes; they take no part in version hashes)")
+            // Xcode compiles a fetch index of one property into that property's `isIndexed` too
+            // (`NSIsIndexed` in the compiled models beside the XcodeServer fixtures).
+            for index in fetchIndexes where index.elements.count == 1 {
+                let element = index.elements[0]
+                if element.type == .binary, element.isAscending, let property = element.propertyName {
+                    attributes.first { $0.name == property }?.isIndexed = true
+                    relationships.first { $0.name == property }?.isIndexed = true
+                }
             }
             let entity = EntityDescription(
                 name: name, parent: element["parentEntity"], isAbstract: flag(element, "isAbstract"),
@@ -196,7 +202,34 @@ enum XcodeModelReader {
                 versionHashModifier: element["versionHashModifier"], userInfo: userInfo(element))
             entity.managedObjectClassName = element["representedClassName"]
             entity.uniquenessConstraints = constraints
+            entity.fetchIndexes = fetchIndexes
             return entity
+        }
+
+        /// `<fetchIndex name=…>` with its `<fetchIndexElement property|expression=… type=… order=…>`.
+        /// Elements cdmigrate cannot create (R-tree, expressions) are kept in the model and named in a warning.
+        mutating func fetchIndex(_ element: XMLElement, entity: String) -> FetchIndexDescription? {
+            guard let name = required(element, "name") else { return nil }
+            var elements: [FetchIndexDescription.Element] = []
+            for child in element.children(named: "fetchIndexElement") {
+                let type = FetchIndexDescription.ElementType(rawValue: child["type"] ?? "Binary")
+                if type == nil { fail(child, "fetch index '\(entity).\(name)' has an element of unknown type '\(child["type"] ?? "")' (expected Binary or RTree)") }
+                let order = child["order"] ?? "ascending"
+                if order != "ascending" && order != "descending" {
+                    fail(child, "fetch index '\(entity).\(name)' has an element with order '\(order)' (expected ascending or descending)")
+                }
+                let property = child["property"]
+                let expression = child["expression"]
+                if property == nil && expression == nil {
+                    fail(child, "an element of fetch index '\(entity).\(name)' names neither a property nor an expression")
+                }
+                elements.append(FetchIndexDescription.Element(propertyName: property, expression: property == nil ? expression : nil,
+                                                              type: type ?? .binary, isAscending: order != "descending"))
+            }
+            if elements.contains(where: { $0.type == .rTree || $0.propertyName == nil }) {
+                warn(element, "fetch index '\(entity).\(name)' is not created in stores cdmigrate writes (R-tree and expression elements are not supported)")
+            }
+            return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: element["partialIndexPredicate"])
         }
 
         mutating func attribute(_ element: XMLElement, entity: String, path: String) -> AttributeDescription? {
@@ -228,6 +261,7 @@ enum XcodeModelReader {
             attribute.allowsExternalBinaryDataStorage = flag(element, "allowsExternalBinaryDataStorage")
             attribute.preservesValueInHistoryOnDeletion = flag(element, "preserveAfterDeletion")
             attribute.valueTransformerName = element["valueTransformerName"]
+            attribute.isIndexed = flag(element, "indexed")
             if flag(element, "derived") {
                 attribute.derivationExpression = element["derivationExpression"] ?? ""
                 attribute.filteringPredicate = element["filteringPredicate"]
@@ -256,6 +290,7 @@ enum XcodeModelReader {
                 maxCount: count(element, "maxCount"), isOptional: flag(element, "optional"), isTransient: flag(element, "transient"),
                 renamingIdentifier: element["elementID"], versionHashModifier: element["versionHashModifier"],
                 userInfo: userInfo(element))
+            relationship.isIndexed = flag(element, "indexed")
             return relationship
         }
 

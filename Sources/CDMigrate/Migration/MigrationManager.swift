@@ -32,6 +32,12 @@ public final class MigrationManager {
     /// or a folder of JSON models): when the store does not match the source model, the error
     /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.
     public var modelVersions: ModelVersionSet?
+    /// Whether a run that loses data its mapping does not declare as intended fails before the
+    /// store is handed over (nothing is written at the destination): the error (134110) lists the
+    /// losses of `MigrationReport.losses` that are not intended (docs/loss-report.md).
+    ///
+    /// Core Data counterpart: none (Core Data drops such data without a word).
+    public var failsOnUnintendedLoss = false
     /// Whether a declarative mapping that takes its source entity whole into an empty table keeps
     /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
     var keepsSourceKeys = true
@@ -314,6 +320,8 @@ public final class MigrationManager {
             try detachSource()
             try dropLookupIndexes()
             try collectCounts()
+            try countLosses()
+            if failsOnUnintendedLoss, let error = report.losses.unintendedLossError() { throw error }
             try destination.save()
             try destination.closeForHandOver()
             FileIO.fsync(path: temporaryPath)

@@ -64,4 +64,6 @@ public struct MigrationReport {
     public var destinationCounts: [(entityName: String, count: Int)] = []
     /// What the migration noticed without failing (mapping warnings, unknown metadata).
     public var warnings: [String] = []
+    /// What did not reach the destination, per entity and property, with counts (docs/loss-report.md).
+    public var losses = LossReport()
 }

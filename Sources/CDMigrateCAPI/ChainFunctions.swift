@@ -37,6 +37,7 @@ enum ChainJSON {
                     })),
                     ("destinationCounts", .object(s.report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
                     ("warnings", .array(s.report.warnings.map { .string($0) })),
+                    ("losses", s.report.losses.json),
                 ])
             })),
         ])

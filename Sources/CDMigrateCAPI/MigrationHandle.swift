@@ -280,6 +280,7 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
             ("destinationCounts", .object(report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
             ("untaken", .object(report.untakenSourceInstances.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
             ("warnings", .array(report.warnings.map { .string($0) })),
+            ("losses", report.losses.json),
         ])
         out.pointee = CString.copy(json.serialized())
     }

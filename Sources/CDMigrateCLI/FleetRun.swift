@@ -226,6 +226,7 @@ extension MigrateCommand {
         if let version = targetVersion { arguments += ["--to-version", version] }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
+        if strict { arguments.append("--strict") }
         return arguments
     }
 }

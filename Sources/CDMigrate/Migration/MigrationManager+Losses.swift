@@ -4,9 +4,10 @@
 /// with the source attached, the values that came out nil.
 ///
 /// Cost: one aggregate query per entity mapping that leaves something behind (one scan of the rows
-/// it took), one per to-many it maps from the source relationship of the same name, and the
-/// comparison of nil values only for mappings that did not run as SQL (an `INSERT … SELECT` copies
-/// a value verbatim, so it cannot come out nil).
+/// it took), one pair per to-many it maps from the source relationship of the same name, and, for
+/// mappings that did not run as SQL (an `INSERT … SELECT` copies a value verbatim, so it cannot
+/// come out nil), one count of values on either side, compared instance by instance only where
+/// the destination holds fewer.
 extension MigrationManager {
     func countLosses() throws {
         guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
@@ -52,8 +53,8 @@ extension MigrationManager {
                     losses.losses.append(loss(.toMany, name, count))
                 }
                 let bySQL = report.mappings.last(where: { $0.pass == pass && $0.entityMappingName == mapping.name })?.instancesBySQL ?? false
-                if !bySQL, sourceAccess?.allowsAttach == true {
-                    for (name, count) in try countNilled(mapping, source: source, destination: destination, associations: associations) where count > 0 {
+                if !bySQL {
+                    for (name, count) in try countNilled(mapping, request: request, source: source, destination: destination, associations: associations) where count > 0 {
                         losses.losses.append(loss(.nilled, name, count))
                     }
                 }
@@ -175,22 +176,43 @@ extension MigrationManager {
     }
 
     /// Per attribute mapped from the source attribute of the same name, the instances whose
-    /// source has a value and whose destination has none (source attached to the destination's connection).
-    private func countNilled(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore,
+    /// source has a value and whose destination has none. First the values are counted on either
+    /// side (a scan of the rows taken and of the rows made); only an attribute with fewer values
+    /// in the destination is compared instance by instance, through the associations with the
+    /// source attached. (A run that clears as many values of an attribute as it fills where the
+    /// source had none is not seen.)
+    private func countNilled(_ mapping: EntityMapping, request: FetchRequest, source: PersistentStore, destination: PersistentStore,
                              associations: AssociationTable) throws -> [(String, Int)] {
-        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return [] }
+        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
+              try DistinctValueMapping.attribute(of: mapping) == nil else { return [] }
         var pairs: [(name: String, sourceColumn: String, destinationColumn: String)] = []
         for property in mapping.attributeMappings {
             guard let expression = property.valueExpression, IntendedLosses.sameKeyCopy(expression) == property.name,
                   let from = sourceEntity.attribute(named: property.name), let to = destinationEntity.attribute(named: property.name),
                   !to.isTransient, let sourceColumn = source.layout.column(for: from), let destinationColumn = destination.layout.column(for: to) else { continue }
-            pairs.append((property.name, sourceColumn, destinationColumn))
+            pairs.append((property.name, SQLiteDatabase.quote(sourceColumn), SQLiteDatabase.quote(destinationColumn)))
         }
         if pairs.isEmpty { return [] }
+        if let rows = takenRows(request, entity: sourceEntity, source: source) {
+            let sourceRow = try source.database.rows("SELECT \(pairs.map { "COUNT(t.\($0.sourceColumn))" }.joined(separator: ", ")) \(rows.sql)", rows.arguments).first ?? []
+            // The rows made: the destination entity's own rows when no other mapping of the run makes any.
+            let soleMaker = mappingModels.allSatisfy { $0.entityMappings.allSatisfy { $0 === mapping || $0.destinationEntity !== destinationEntity } }
+            let table = "main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) d"
+            let made: String
+            if soleMaker {
+                made = table + (destination.layout.entityRestriction(for: destinationEntity, includingSubentities: false, qualifier: "d.").map { " WHERE \($0)" } ?? "")
+            } else {
+                made = table + " WHERE d.Z_PK IN (\(try associations.destinationKeysSQL(mapping: mappingID(mapping))))"
+            }
+            let destinationRow = try destination.database.rows("SELECT \(pairs.map { "COUNT(d.\($0.destinationColumn))" }.joined(separator: ", ")) FROM \(made)").first ?? []
+            pairs = pairs.enumerated().filter { (i, _) in (destinationRow.element(at: i)?.integer ?? 0) < (sourceRow.element(at: i)?.integer ?? 0) }.map { $0.1 }
+            if pairs.isEmpty { return [] }
+        }
+        guard sourceAccess?.allowsAttach == true else { return [] }
         try attachSource(source, to: destination)
-        let made = try associations.associationsSQL(mapping: mappingID(mapping))
-        let sums = pairs.map { "SUM(s.\(SQLiteDatabase.quote($0.sourceColumn)) IS NOT NULL AND d.\(SQLiteDatabase.quote($0.destinationColumn)) IS NULL)" }
-        let sql = "SELECT \(sums.joined(separator: ", ")) FROM (\(made)) a "
+        let associated = try associations.associationsSQL(mapping: mappingID(mapping))
+        let sums = pairs.map { "SUM(s.\($0.sourceColumn) IS NOT NULL AND d.\($0.destinationColumn) IS NULL)" }
+        let sql = "SELECT \(sums.joined(separator: ", ")) FROM (\(associated)) a "
             + "JOIN \(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity))) s ON s.Z_PK = a.source_pk "
             + "JOIN main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) d ON d.Z_PK = a.destination_pk"
         let row = try destination.database.rows(sql).first ?? []

@@ -404,6 +404,12 @@ def main() -> None:
                 results.append({"shape": shape, "rows": rows, "path": path, "seconds": times[path], "rows_per_second": rates,
                                 "peak_rss_mib": rss[path], "ratios_to_sql": sql_ratios, "ratios_to_script": script_ratios,
                                 "sql_path": sql, "script_path": peer})
+            for path in paths:
+                if path + "@base" in times:
+                    # Paired per round: this build's time over the baseline's (above 1: slower).
+                    ratios = [t / b for t, b in zip(times[path], times[path + "@base"])]
+                    print(f"{path}: time / {path}@base {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})")
+                    results.append({"shape": shape, "rows": rows, "path": path, "time_to_baseline": ratios})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

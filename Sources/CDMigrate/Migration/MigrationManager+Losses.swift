@@ -5,12 +5,14 @@
 ///
 /// Cost: one aggregate query per entity mapping that leaves something behind (one scan of the rows
 /// it took), one pair per to-many it maps from the source relationship of the same name, and, for
-/// mappings that did not run as SQL (an `INSERT … SELECT` copies a value verbatim, so it cannot
-/// come out nil), one count of values on either side, compared instance by instance only where
-/// the destination holds fewer.
+/// destination entities whose instances were made or changed one at a time (an `INSERT … SELECT`
+/// copies a value verbatim, so it cannot come out nil), one count of values on either side,
+/// compared instance by instance only where the destination holds fewer.
 extension MigrationManager {
     func countLosses() throws {
         guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        // The rows still buffered go to SQLite first: the counts are SQL.
+        try destination.save()
         var losses = LossReport()
         // The source properties some entity mapping reads ("Entity.key", for the entity it takes
         // and its sub-entities): a relationship is also carried through its inverse.
@@ -52,8 +54,10 @@ extension MigrationManager {
                 for (name, count) in try countShorterToManys(mapping, request: request, source: source, destination: destination, associations: associations) where count > 0 {
                     losses.losses.append(loss(.toMany, name, count))
                 }
-                let bySQL = report.mappings.last(where: { $0.pass == pass && $0.entityMappingName == mapping.name })?.instancesBySQL ?? false
-                if !bySQL {
+                // Values written by SQL statements alone (the declarative path, a batch hook's
+                // default) are plain copies that cannot come out nil: only instances made or
+                // changed one at a time are compared.
+                if destination.entitiesWrittenByInstance.contains(where: { id in destinationEntity.selfAndDescendants.contains { ObjectIdentifier($0) == id } }) {
                     for (name, count) in try countNilled(mapping, request: request, source: source, destination: destination, associations: associations) where count > 0 {
                         losses.losses.append(loss(.nilled, name, count))
                     }

@@ -55,6 +55,10 @@ public final class PersistentStore: ObjectContext {
     /// The last `Z_PK` handed out, per table.
     var maxPrimaryKeys: [String: Int64] = [:]
     var pending: [PendingRow] = []
+    /// The entities whose instances were inserted or had an attribute changed one instance at a
+    /// time (`insertObject`, `setValue`), rather than by SQL statements over whole tables: only
+    /// their values can differ from what a mapping's plain copy gives (a migration's loss report).
+    package internal(set) var entitiesWrittenByInstance = Set<ObjectIdentifier>()
     var pendingIndex: [RowKey: Int] = [:]
     var readers: [String: RowReader] = [:]
     var insertPlans: [ObjectIdentifier: InsertPlan] = [:]

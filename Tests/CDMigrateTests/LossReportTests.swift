@@ -134,6 +134,23 @@ final class LossReportTests: XCTestCase {
         XCTAssertEqual(lines(report), ["nilled Post.title 2"], "Post 1 and Post 11")
     }
 
+    /// A batch hook: the default as SQL for the batch, then the first instance's title cleared.
+    final class ClearingBatchPolicy: EntityMigrationPolicy {
+        override var createsDestinationInstancesInBatches: Bool { true }
+        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+            let made = try batch.applyDefault()
+            guard let first = made.first, let destination = manager.destinationStore else { return }
+            try destination.fault(entity: try destination.entity(named: "Post"), primaryKey: first).setValue(.null, forKey: "title")
+        }
+    }
+
+    /// The batch default writes by SQL (verbatim copies), but a value the hook then clears is counted.
+    func testAValueABatchHookClearedAfterTheSQLDefaultIsCounted() throws {
+        let post = #""policy": "ClearingBatchPolicy", "attributeMappings": {"title": "$source.title", "color": "$source.color"}, "relationshipMappings": {"folder": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"FolderToFolder\", $source.folder)"}"#
+        let report = try run(try mapping(post: post), posts: 5, configure: { $0.registerPolicy(named: "ClearingBatchPolicy") { ClearingBatchPolicy() } })
+        XCTAssertEqual(lines(report), ["nilled Post.title 1"])
+    }
+
     func testStrictRefusesAnUnintendedLossAndWritesNothing() throws {
         let (source, destination) = try models()
         let path = scratch.file("blog.sqlite")

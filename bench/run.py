@@ -32,6 +32,10 @@ about speed. Every result is checked for the same rows as the other paths of its
     python3 bench/run.py                           # 100k and 1M rows, both shapes, 3 rounds
     python3 bench/run.py --rows 10M --shapes wide  # 10M rows (about 1.5 GB of stores per shape)
     python3 bench/run.py --quick                   # a small run that only checks every path works
+    python3 bench/run.py --baseline PREFIX         # also declarative@base and c-policy@base: the same
+                                                   # programs linked with another build's install
+                                                   # (make install PREFIX=… in a checkout of main, say),
+                                                   # in the same interleaved rounds
 """
 from __future__ import annotations
 
@@ -79,8 +83,9 @@ def sh(*command: str, **kwargs) -> None:
 
 # -- building --------------------------------------------------------------------------------------
 
-def build(work: str) -> dict:
-    """The Python package's library, an install prefix and the C policy program."""
+def build(work: str, baseline: str = "") -> dict:
+    """The Python package's library, an install prefix and the C programs (also linked with the
+    ``baseline`` install prefix, when given)."""
     sh("make", "--no-print-directory", "-C", os.path.join(ROOT, "bindings", "python"), "python-package", stdout=subprocess.DEVNULL)
     prefix = os.path.join(work, "prefix")
     sh("make", "--no-print-directory", "-C", ROOT, "install", f"PREFIX={prefix}", stdout=subprocess.DEVNULL)
@@ -90,7 +95,14 @@ def build(work: str) -> dict:
     sh(os.environ.get("CC", "cc"), "-O2", "-o", c_policy, os.path.join(ROOT, "bench", "c_policy.c"), *flags)
     c_migrate = os.path.join(work, "c_migrate")
     sh(os.environ.get("CC", "cc"), "-O2", "-o", c_migrate, os.path.join(ROOT, "bench", "c_migrate.c"), *flags)
-    return {"c_policy": c_policy, "c_migrate": c_migrate}
+    tools = {"c_policy": c_policy, "c_migrate": c_migrate}
+    if baseline:
+        env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(baseline, "lib", "pkgconfig"))
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True).stdout.split()
+        for name in ("c_policy", "c_migrate"):
+            tools[name + "@base"] = os.path.join(work, name + "-base")
+            sh(os.environ.get("CC", "cc"), "-O2", "-o", tools[name + "@base"], os.path.join(ROOT, "bench", name + ".c"), *flags)
+    return tools
 
 
 def python_env() -> dict:
@@ -282,10 +294,12 @@ def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: di
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(destination + suffix):
             os.remove(destination + suffix)
-    if path in C_POLICY_MODES:
-        command = [tools["c_policy"], C_POLICY_MODES[path], EXAMPLES, source, destination]
-    elif path == "declarative":
-        command = [tools["c_migrate"], *SHAPES[shape]["models"], SHAPES[shape]["copy"], source, destination]
+    base = path.split("@")[0]
+    suffix = "@base" if path.endswith("@base") else ""
+    if base in C_POLICY_MODES:
+        command = [tools["c_policy" + suffix], C_POLICY_MODES[base], EXAMPLES, source, destination]
+    elif base == "declarative":
+        command = [tools["c_migrate" + suffix], *SHAPES[shape]["models"], SHAPES[shape]["copy"], source, destination]
     else:
         shutil.copy(empty, destination)
         command = [sys.executable, __file__, "--child", path, shape, source, destination]
@@ -342,6 +356,7 @@ def main() -> None:
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"), help="where stores are kept")
     parser.add_argument("--quick", action="store_true", help="2,000 rows, 3 rounds: checks that every path works")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--baseline", default="", help="an install prefix of another build: its declarative and c-policy paths run too (path@base)")
     args = parser.parse_args()
     if args.rounds < 3:
         parser.error("--rounds must be at least 3: the median of fewer says little")
@@ -352,12 +367,14 @@ def main() -> None:
             parser.error(f"unknown shape {shape}")
     wanted = args.paths.split(",")
     os.makedirs(args.work, exist_ok=True)
-    tools = build(args.work)
+    tools = build(args.work, os.path.abspath(args.baseline) if args.baseline else "")
     results = []
     print(f"machine: {os.cpu_count()} cores; {args.rounds} interleaved rounds; rows/s and ratios as median (min–max)")
     for shape in shapes:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
+        if args.baseline:
+            paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", "c-policy") else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
             times = {p: [] for p in paths}
@@ -369,7 +386,7 @@ def main() -> None:
                     times[path].append(seconds)
                     rss[path].append(peak)
                     # The copy paths of reference-1 leave out the categories: they agree among themselves.
-                    group = "copy" if shape == "reference-1" and path in ("raw-copy", "declarative") else "whole"
+                    group = "copy" if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base") else "whole"
                     got = rows_of(shape, destination) if group == "whole" or shape == "wide" else rows_of_notes(destination)
                     if group not in expected:
                         expected[group] = (path, got)
@@ -377,16 +394,22 @@ def main() -> None:
                         raise SystemExit(f"{shape}: {path} at {rows} rows gave other rows than {expected[group][0]}: {got} != {expected[group][1]}")
             sql, peer = spec["sql"], spec["script"]
             print(f"\n{shape}, {rows:,} rows")
-            print(f"{'path':<14} {'rows/s':>28} {'to ' + sql:>24} {'to ' + peer:>24} {'peak RSS MiB':>22}")
+            print(f"{'path':<17} {'rows/s':>28} {'to ' + sql:>24} {'to ' + peer:>24} {'peak RSS MiB':>22}")
             for path in paths:
                 rates = [rows / t for t in times[path]]
                 to_sql, sql_ratios = ratio_cells(times, path, sql)
                 to_script, script_ratios = ratio_cells(times, path, peer)
-                print(f"{path:<14} {summary(rates):>28} {to_sql:>24} {to_script:>24} "
+                print(f"{path:<17} {summary(rates):>28} {to_sql:>24} {to_script:>24} "
                       f"{statistics.median(rss[path]):>8.1f} ({min(rss[path]):.1f}–{max(rss[path]):.1f})")
                 results.append({"shape": shape, "rows": rows, "path": path, "seconds": times[path], "rows_per_second": rates,
                                 "peak_rss_mib": rss[path], "ratios_to_sql": sql_ratios, "ratios_to_script": script_ratios,
                                 "sql_path": sql, "script_path": peer})
+            for path in paths:
+                if path + "@base" in times:
+                    # Paired per round: this build's time over the baseline's (above 1: slower).
+                    ratios = [t / b for t, b in zip(times[path], times[path + "@base"])]
+                    print(f"{path}: time / {path}@base {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})")
+                    results.append({"shape": shape, "rows": rows, "path": path, "time_to_baseline": ratios})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -567,10 +567,12 @@ int cdm_migration_run(cdm_migration *migration, const char *source_path, const c
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
 ** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
-** "warnings": […], "missingExternalDataFiles": n} (for a chain handle, cdm_migrate_chain's report,
-** whose steps carry "missingExternalDataFiles" each). missingExternalDataFiles counts the external
-** binary data files source rows named but the source's .<name>_SUPPORT/_EXTERNAL_DATA folder
-** lacked (their values were migrated as nil; the warnings name them). Caller frees with cdm_free.
+** "warnings": […], "missingExternalDataFiles": n, "losses": [{"kind", "entity", "property",
+** "entityMapping", "pass", "policy", "count", "intended"}]} (for a chain handle, cdm_migrate_chain's
+** report, whose steps carry "missingExternalDataFiles" and "losses" each). missingExternalDataFiles
+** counts the external binary data files source rows named but the source's
+** .<name>_SUPPORT/_EXTERNAL_DATA folder lacked (their values were migrated as nil; the warnings name
+** them); "losses", the loss report, has the keys of docs/loss-report.md. Caller frees with cdm_free.
 ** CDM_MISUSE before a successful run. */
 int cdm_migration_report_json(cdm_migration *migration, char **json);
 /* What checking the models and mapping models noticed, before any run (the report's warnings
@@ -590,6 +592,12 @@ int cdm_migration_set_model_versions(cdm_migration *migration, const char *model
 ** `cdmigrate migrate --no-version-check`). CDM_MISUSE for a chain handle (a chain finds the
 ** store's version by its hashes) or from a callback. */
 int cdm_migration_set_source_version_check(cdm_migration *migration, int check);
+/* Whether a run that loses data its mapping does not declare as intended fails (fail non-zero)
+** with CDM_MIGRATION before the hand-over, nothing written at the destination, the message listing
+** the losses; 0 (the default) runs on and reports them in the report JSON's "losses"
+** (docs/loss-report.md; `cdmigrate migrate --strict`). For a chain handle, every step; an
+** inferred step declares nothing. CDM_MISUSE from a callback. */
+int cdm_migration_set_fail_on_unintended_loss(cdm_migration *migration, int fail);
 
 int cdm_migration_errcode(const cdm_migration *migration);
 const char *cdm_migration_errmsg(const cdm_migration *migration);

@@ -38,6 +38,7 @@ enum ChainJSON {
                     ("destinationCounts", .object(s.report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
                     ("warnings", .array(s.report.warnings.map { .string($0) })),
                     ("missingExternalDataFiles", .integer(Int64(s.report.missingExternalDataFiles))),
+                    ("losses", s.report.losses.json),
                 ])
             })),
         ])

@@ -16,6 +16,8 @@ final class ChainSetup {
     var progressInterval: Int?
     var batchSize: Int?
     var report: StagedMigrationReport?
+    /// cdm_migration_set_fail_on_unintended_loss: passed on to every step.
+    var failsOnUnintendedLoss = false
 
     init(models: ModelSet, targetVersion: String?) {
         self.models = models
@@ -51,6 +53,7 @@ extension MigrationHandle {
                 try self.call(registration, arguments)
             }
         }
+        if chain.failsOnUnintendedLoss { staged.failsOnUnintendedLoss = true }
         let count = max(1, staged.plan.stages.count)
         staged.progressHandler = { [unowned self] index, progress in
             if let swiftProgress = swiftProgress, !swiftProgress(index, progress) { return false }

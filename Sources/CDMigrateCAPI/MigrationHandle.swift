@@ -281,6 +281,7 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
             ("untaken", .object(report.untakenSourceInstances.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
             ("warnings", .array(report.warnings.map { .string($0) })),
             ("missingExternalDataFiles", .integer(Int64(report.missingExternalDataFiles))),
+            ("losses", report.losses.json),
         ])
         out.pointee = CString.copy(json.serialized())
     }

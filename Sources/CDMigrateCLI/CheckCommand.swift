@@ -20,7 +20,10 @@ struct CheckCommand: ParsableCommand {
         (docs/c-api.md), registered once for every store and step.
 
         A report line per store: its version, the steps and their mapping models (or "inferred"), \
-        and the destination's instance counts, or the error. The exit code is 0 when every store \
+        and the destination's instance counts, or the error; below it, what each step lost \
+        (docs/loss-report.md: values no mapping reads, instances no mapping took, links not \
+        carried), and with --json each step's full "losses". --strict fails a store whose steps \
+        lose anything their mappings do not declare as intended. The exit code is 0 when every store \
         passes, else the code of the first failure (see below); --json prints one document with a \
         result per store.
 
@@ -38,6 +41,9 @@ struct CheckCommand: ParsableCommand {
     var mappingFolders: [String] = []
 
     @OptionGroup var policies: PolicyOptions
+
+    @Flag(help: "Fail a store whose migration would lose data its mapping does not declare as intended (docs/loss-report.md).")
+    var strict = false
 
     @Flag(help: "Print the results as JSON on standard output.")
     var json = false
@@ -87,6 +93,7 @@ struct CheckCommand: ParsableCommand {
                     output.warning(warning)
                     warnings.append(warning)
                 }
+                manager.failsOnUnintendedLoss = strict
                 let onProgress = { (_: Int, _: MigrationProgress) in !Interrupt.requested }
                 manager.progressHandler = onProgress
                 let report = try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
@@ -95,10 +102,14 @@ struct CheckCommand: ParsableCommand {
                 let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? "inferred" : $0.stage.mappingModelNames.joined(separator: ", ")))" }
                 output.line("ok    \(name): \(report.storeVersionName)" + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
                             + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                for step in report.stages {
+                    let label = "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))): "
+                    for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
+                }
                 results.append(["store": store, "ok": true, "version": report.storeVersionName,
                                 "steps": report.stages.map { s -> [String: Any] in
                                     ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
-                                     "mappingModels": s.stage.mappingModelNames]
+                                     "mappingModels": s.stage.mappingModelNames, "losses": LossSummary.object(s.report.losses)]
                                 },
                                 "counts": counts])
             } catch {

@@ -271,6 +271,7 @@ extension MigrateCommand {
         if let version = targetVersion { arguments.append("--to-version=" + version) }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
+        if strict { arguments.append("--strict") }
         // After "--" the store is a path even when its name starts with "-".
         return arguments + ["--", store]
     }

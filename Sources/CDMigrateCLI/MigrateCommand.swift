@@ -22,6 +22,11 @@ struct MigrateCommand: ParsableCommand {
         not exist; with --in-place it replaces the store only after the migration has succeeded. \
         Either way nothing is left behind on failure or Ctrl-C.
 
+        Every run reports what did not reach the destination (docs/loss-report.md): each loss \
+        the mapping does not declare as intended is a warning ("lost: Post.color: 1001 values \
+        that no property mapping reads …"), the full report is under --json ("losses", per step \
+        with --models). --strict makes such a loss an error before anything is written.
+
         Entity mappings that name a policy need it registered: --policies LIBRARY loads a shared \
         library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
         which registers them with cdm_migration_register_policy. With --models the library \
@@ -81,6 +86,9 @@ struct MigrateCommand: ParsableCommand {
     @Flag(name: .customLong("no-version-check"), help: "Do not compare the store's version hashes with the source model's.")
     var noVersionCheck = false
 
+    @Flag(help: "Fail, writing nothing, when the migration would lose data its mapping does not declare as intended (docs/loss-report.md).")
+    var strict = false
+
     @Flag(help: "Print the report as JSON on standard output.")
     var json = false
 
@@ -106,6 +114,7 @@ struct MigrateCommand: ParsableCommand {
         do {
             let manager = try models.manager()
             let hosted = try policies.register(on: manager)
+            manager.failsOnUnintendedLoss = strict
             for warning in manager.mappingModels.flatMap({ $0.warnings }) { output.warning(warning) }
             if dryRun { return try checkOnly(manager, output) }
             let progress = ProgressDisplay(enabled: !quiet && !json)
@@ -126,8 +135,8 @@ struct MigrateCommand: ParsableCommand {
             let written = inPlace ? store : destination ?? ""
             output.line("migrated \(store) → \(written)")
             for counts in report.destinationCounts { output.line("  \(counts.entityName): \(counts.count)") }
-            for untaken in report.untakenSourceInstances { output.warning("\(untaken.count) \(untaken.entityName) instances were taken by no entity mapping") }
             for warning in report.warnings { output.warning(warning) }
+            LossSummary.warn(report.losses, output)
             output.document(["ok": true, "source": store, "destination": written, "report": ReportJSON.object(report)])
         } catch {
             let error = MigrationError.from(error)
@@ -142,6 +151,7 @@ struct MigrateCommand: ParsableCommand {
         do {
             let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
+            manager.failsOnUnintendedLoss = strict
             let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
             for warning in manager.plan.warnings { output.warning(warning) }
             let progress = ProgressDisplay(enabled: !quiet && !json)
@@ -166,8 +176,8 @@ struct MigrateCommand: ParsableCommand {
             for step in report.stages {
                 output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))")
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
-                for untaken in step.report.untakenSourceInstances { output.warning("\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(untaken.count) \(untaken.entityName) instances were taken by no entity mapping") }
                 for warning in step.report.warnings { output.warning(warning) }
+                LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
             }
             output.document(["ok": true, "source": store, "destination": written, "storeVersion": report.storeVersionName,
                              "targetVersion": report.targetVersionName, "alreadyAtTarget": report.wasAtTarget,
@@ -215,6 +225,7 @@ enum ReportJSON {
             "untakenSourceInstances": Dictionary(report.untakenSourceInstances.map { ($0.entityName, $0.count) }, uniquingKeysWith: +),
             "warnings": report.warnings,
             "missingExternalDataFiles": report.missingExternalDataFiles,
+            "losses": LossSummary.object(report.losses),
         ]
     }
 }

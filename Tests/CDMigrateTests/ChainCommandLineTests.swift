@@ -126,4 +126,88 @@ final class ChainCommandLineTests: XCTestCase {
         // Only the stores are in the folder afterwards.
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count, 6)
     }
+
+    // MARK: The loss report
+
+    /// The chain seen in real use: the v2 → v3 mapping model is missing, the inferred step drops
+    /// `Post.color` for 1,001 posts. `migrate` says so on standard error and under --json, and
+    /// --strict fails before anything is written.
+    func testMigrateSaysWhatAnInferredStepLostAndStrictFails() throws {
+        let models = try LossReportFixtures.chainFolder(in: scratch.path)
+        let store = scratch.file("blog.sqlite")
+        try LossReportFixtures.store(at: store)
+        let out = scratch.file("out.sqlite")
+        let plain = try run(["migrate", store, "--to", out, "--models", models])
+        XCTAssertEqual(plain.status, 0, plain.err)
+        XCTAssertTrue(plain.err.contains("warning: lost: v2 → v3 (inferred): Post.color: 1001 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"), plain.err)
+
+        let json = try run(["migrate", store, "--to", scratch.file("json.sqlite"), "--models", models, "--json"])
+        XCTAssertEqual(json.status, 0, json.err)
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let steps = try XCTUnwrap(object["steps"] as? [[String: Any]])
+        let losses = steps.map { (($0["report"] as? [String: Any])?["losses"] as? [[String: Any]]) ?? [] }
+        XCTAssertEqual(losses[0].count, 0)
+        XCTAssertEqual(losses[1].count, 1)
+        XCTAssertEqual(losses[1].first?["kind"] as? String, "attribute")
+        XCTAssertEqual(losses[1].first?["entity"] as? String, "Post")
+        XCTAssertEqual(losses[1].first?["property"] as? String, "color")
+        XCTAssertEqual(losses[1].first?["entityMapping"] as? String, "IEM_Transform_Post")
+        XCTAssertEqual(losses[1].first?["pass"] as? Int, 0)
+        XCTAssertEqual(losses[1].first?["count"] as? Int, 1001)
+        XCTAssertEqual(losses[1].first?["intended"] as? Bool, false)
+
+        let strict = try run(["migrate", store, "--to", scratch.file("strict.sqlite"), "--models", models, "--strict"])
+        XCTAssertEqual(strict.status, 1, strict.err)
+        XCTAssertTrue(strict.err.contains("Post.color: 1001 values that no property mapping reads"), strict.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("strict.sqlite")))
+        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.contains("cdmigrate-") }, "nothing left behind")
+    }
+
+    /// One step: the summary names the loss; a mapping that declares it passes --strict, and the
+    /// summary counts the intended losses in one line.
+    func testMigrateOneStepSummarisesLossesAndStrictAcceptsDeclaredOnes() throws {
+        let store = scratch.file("blog.sqlite")
+        try LossReportFixtures.store(at: store, posts: 4)
+        try LossReportFixtures.v1.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
+        try LossReportFixtures.v2.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
+        func mapping(_ userInfo: String) -> String {
+            LossReportFixtures.v1ToV2.replacingOccurrences(of: #""attributeMappings": {"title": "$source.title", "color": "$source.color"}"#,
+                                                           with: #""attributeMappings": {"title": "$source.title"}"# + userInfo)
+        }
+        try mapping("").write(toFile: scratch.file("drops.mapping.json"), atomically: true, encoding: .utf8)
+        try mapping(#", "userInfo": {"cdmigrate.intendedLosses": "color"}"#).write(toFile: scratch.file("declared.mapping.json"), atomically: true, encoding: .utf8)
+        let step = ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json")]
+        let dropped = try run(["migrate", store, "--to", scratch.file("a.sqlite"), "--mapping", scratch.file("drops.mapping.json")] + step)
+        XCTAssertEqual(dropped.status, 0, dropped.err)
+        XCTAssertTrue(dropped.err.contains("warning: lost: Post.color: 4 values that no property mapping reads (entity mapping 'PostToPost')"), dropped.err)
+        let refused = try run(["migrate", store, "--to", scratch.file("b.sqlite"), "--mapping", scratch.file("drops.mapping.json"), "--strict", "--json"] + step)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertTrue(refused.out.contains("\"ok\" : false"), refused.out)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("b.sqlite")))
+        let declared = try run(["migrate", store, "--to", scratch.file("c.sqlite"), "--mapping", scratch.file("declared.mapping.json"), "--strict"] + step)
+        XCTAssertEqual(declared.status, 0, declared.err)
+        XCTAssertFalse(declared.err.contains("lost:"), declared.err)
+        XCTAssertTrue(declared.err.contains("warning: 1 loss the mapping declares as intended (details with --json)"), declared.err)
+    }
+
+    /// `check` lists each store's losses under its line, in --json per step, and --strict fails the store.
+    func testCheckListsLossesPerStoreAndStrictFailsTheStore() throws {
+        let models = try LossReportFixtures.chainFolder(in: scratch.path)
+        let stores = scratch.file("stores")
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        try LossReportFixtures.store(at: stores + "/blog-v1.sqlite", posts: 3)
+        let text = try run(["check", stores, "--models", models])
+        XCTAssertEqual(text.status, 0, text.err)
+        XCTAssertTrue(text.out.contains("ok    blog-v1.sqlite: v1: v1 → v2 (v1-to-v2), v2 → v3 (inferred)"), text.out)
+        XCTAssertTrue(text.out.contains("      lost: v2 → v3 (inferred): Post.color: 3 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"), text.out)
+        let json = try run(["check", stores, "--models", models, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let results = try XCTUnwrap(object["stores"] as? [[String: Any]])
+        let steps = try XCTUnwrap(results.first?["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.map { ($0["losses"] as? [[String: Any]])?.count }, [0, 1])
+        XCTAssertEqual((steps[1]["losses"] as? [[String: Any]])?.first?["property"] as? String, "color")
+        let strict = try run(["check", stores, "--models", models, "--strict"])
+        XCTAssertEqual(strict.status, 1, strict.err)
+        XCTAssertTrue(strict.err.contains("FAIL  blog-v1.sqlite: ") && strict.err.contains("Post.color: 3 values"), strict.err)
+    }
 }

@@ -137,4 +137,18 @@ final class MappingUserInfoTests: XCTestCase {
             XCTAssertTrue(message.contains("'list'") && message.contains("z102"), message)
         }
     }
+
+    /// An Xcode mapping model declares intended losses through the entity mapping's User Info, as
+    /// the mapping JSON does (docs/loss-report.md); a name the source entity lacks is refused.
+    func testTheIntendedLossesKeyIsReadFromAnXcodeMappingModel() throws {
+        let path = try document(entity: userInfoArchive([("cdmigrate.intendedLosses", .string("displayIndex, colour"))]), title: nil)
+        let mapping = try XcodeMappingModelReader.read(path: path, sourceModel: nil, destinationModel: nil)
+        let note = try XCTUnwrap(mapping.entityMapping(named: "NoteToNote"))
+        XCTAssertEqual(IntendedLosses.names(of: note), ["displayIndex", "colour"])
+        XCTAssertThrowsError(try mapping.validate(sourceModel: try UnCloudNotes.model(version: 2), destinationModel: try UnCloudNotes.model(version: 3))) { error in
+            let all = ([(error as? MigrationError)?.message ?? ""] + ((error as? MigrationError)?.underlying.map { $0.message } ?? [])).joined(separator: "\n")
+            XCTAssertTrue(all.contains("'cdmigrate.intendedLosses' names 'colour', which source entity 'Note' does not have"), all)
+            XCTAssertFalse(all.contains("names 'displayIndex'"), all)
+        }
+    }
 }

@@ -127,7 +127,9 @@ struct MappingInference {
                 sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: nil, path: path()))
         }
         let name = "Inferred_" + MappingInference.label(source, "source") + "_to_" + MappingInference.label(destination, "destination")
-        return MappingModel(name: name, entityMappings: mappings)
+        let inferred = MappingModel(name: name, entityMappings: mappings)
+        inferred.isInferred = true
+        return inferred
     }
 
     // MARK: Entities

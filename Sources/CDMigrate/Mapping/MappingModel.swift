@@ -12,6 +12,9 @@ public final class MappingModel {
     /// Problems that do not stop a migration but that a user should hear about.
     /// Set on the bound copy `validate(sourceModel:destinationModel:)` returns.
     public let warnings: [String]
+    /// Whether Core Data's rules inferred it (`inferred(from:to:)`): such a model declares no
+    /// intended loss, so whatever its steps drop is reported as unintended (`LossReport`).
+    package internal(set) var isInferred = false
 
     /// A mapping model made in code.
     ///

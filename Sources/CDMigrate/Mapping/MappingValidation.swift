@@ -35,7 +35,9 @@ extension MappingModel {
             throw error
         }
         // The reader's warnings stay; a copy validated again does not repeat them.
-        return MappingModel(name: name, entityMappings: bound, warnings: self.warnings + warnings.filter { !self.warnings.contains($0) })
+        let validated = MappingModel(name: name, entityMappings: bound, warnings: self.warnings + warnings.filter { !self.warnings.contains($0) })
+        validated.isInferred = isInferred
+        return validated
     }
 
     private func validate(_ unbound: EntityMapping, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel,
@@ -93,6 +95,7 @@ extension MappingModel {
                 problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)' has property mappings but no destination entity", path: mapping.path + ".destinationEntity"))
             }
         }
+        problems += IntendedLosses.problems(of: mapping)
         if mapping.sourceEntity != nil || mapping.sourceEntityName == nil {
             do { _ = try DistinctValueMapping.attribute(of: mapping) } catch let error as MigrationError { problems.append(error) } catch {}
         }

@@ -234,6 +234,24 @@ final class AssociationTable {
         return counts
     }
 
+    /// SQL selecting the keys (`Z_PK`) of the destination instances `mapping` made, for a loss count.
+    func destinationKeysSQL(mapping: Int) throws -> String {
+        if let range = identities[mapping] {
+            return "SELECT Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
+        }
+        try ensureIndexes()
+        return "SELECT destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"
+    }
+
+    /// SQL selecting `source_pk, destination_pk` of every association of `mapping`, for a loss count.
+    func associationsSQL(mapping: Int) throws -> String {
+        if let range = identities[mapping] {
+            return "SELECT Z_PK AS source_pk, Z_PK AS destination_pk FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
+        }
+        try ensureIndexes()
+        return "SELECT source_pk, destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"
+    }
+
     private func pairs(_ statement: SQLiteStatement, _ arguments: [Value]) throws -> [(Int, Int64)] {
         try statement.bind(arguments)
         defer { statement.reset() }

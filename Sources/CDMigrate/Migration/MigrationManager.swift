@@ -32,6 +32,12 @@ public final class MigrationManager {
     /// or a folder of JSON models): when the store does not match the source model, the error
     /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.
     public var modelVersions: ModelVersionSet?
+    /// Whether a run that loses data its mapping does not declare as intended fails before the
+    /// store is handed over (nothing is written at the destination): the error (134110) lists the
+    /// losses of `MigrationReport.losses` that are not intended (docs/loss-report.md).
+    ///
+    /// Core Data counterpart: none (Core Data drops such data without a word).
+    public var failsOnUnintendedLoss = false
     /// Whether a declarative mapping that takes its source entity whole into an empty table keeps
     /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
     var keepsSourceKeys = true
@@ -360,10 +366,12 @@ public final class MigrationManager {
             try detachSource()
             try dropLookupIndexes()
             try collectCounts()
+            try countLosses()
+            reportMissingExternalData(source.externalData)
+            if failsOnUnintendedLoss, let error = report.losses.unintendedLossError() { throw error }
             try destination.setMetadata(carried)
             try destination.save()
             stagedExternalData = destination.externalData.stagingFolder
-            reportMissingExternalData(source.externalData)
             try destination.closeForHandOver()
             FileIO.fsync(path: temporaryPath)
             migrationProgress = 1
@@ -380,10 +388,16 @@ public final class MigrationManager {
         }
     }
 
-    /// The source's missing external data files: counted in the report, the first few named.
+    /// The source's missing external data files: counted in the report and its loss report (per
+    /// attribute: their values arrive as nil, never intended), the first few named.
     func reportMissingExternalData(_ data: ExternalBinaryData) {
         let missing = data.missingFiles.sorted()
         report.missingExternalDataFiles = missing.count
+        for (property, files) in data.missingFilesByProperty.sorted(by: { $0.key < $1.key }) {
+            let parts = property.split(separator: ".", maxSplits: 1).map(String.init)
+            report.losses.losses.append(LossReport.Loss(kind: .externalData, entityName: parts[0], propertyName: parts.count > 1 ? parts[1] : nil,
+                                                 entityMappingName: nil, pass: nil, count: files.count, isIntended: false))
+        }
         guard !missing.isEmpty else { return }
         let shown = missing.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
         report.warnings.append("\(missing.count) external binary data file\(missing.count == 1 ? " is" : "s are") missing from the source (\(shown)\(missing.count > 5 ? ", …" : "")): \(missing.count == 1 ? "its value was" : "their values were") migrated as nil")

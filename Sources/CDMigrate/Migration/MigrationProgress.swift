@@ -68,4 +68,6 @@ public struct MigrationReport {
     /// `.<name>_SUPPORT/_EXTERNAL_DATA` folder, each counted once: their values were read as nil
     /// (the warnings name the first few). Core Data raises an exception on reading such a value.
     public var missingExternalDataFiles = 0
+    /// What did not reach the destination, per entity and property, with counts (docs/loss-report.md).
+    public var losses = LossReport()
 }

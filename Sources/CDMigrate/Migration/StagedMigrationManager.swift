@@ -20,6 +20,10 @@ public final class StagedMigrationManager {
     public var progressHandler: ((Int, MigrationProgress) -> Bool)?
     /// Passed on to every stage's manager.
     public var pushDownSQL = true
+    /// Whether a stage that loses data its mapping does not declare as intended fails the chain
+    /// before anything is handed over (see `MigrationManager.failsOnUnintendedLoss`); an inferred
+    /// stage declares nothing. Core Data counterpart: none.
+    public var failsOnUnintendedLoss = false
     /// Called just before each stage runs, with its index and manager (after the manager's
     /// progress handler is set): what a host needs to see each stage's manager, as the C API's
     /// chain handle does to give its callbacks the running stage.
@@ -134,6 +138,7 @@ public final class StagedMigrationManager {
             for (name, factory) in policyFactories { manager.registerPolicy(named: name, factory) }
             for function in hostFunctions { manager.registerFunction(className: function.className, selector: function.selector, function.body) }
             manager.pushDownSQL = pushDownSQL
+            manager.failsOnUnintendedLoss = failsOnUnintendedLoss
             for name in stage.policyNames where manager.policyFactory(named: name) == nil {
                 throw MigrationError(.entityMigrationPolicy, "\(stage.sourceVersionName) → \(stage.destinationVersionName): mapping model \(stage.mappingModelNames.joined(separator: ", ")) names policy '\(name)', which is not registered")
             }

@@ -66,6 +66,8 @@ package final class ExternalBinaryData {
     package var origins = ExternalFileOrigins()
     /// The paths of the files that columns name but that are missing (each once).
     package private(set) var missingFiles: Set<String> = []
+    /// The missing files by the attribute whose column names them (`Entity.attribute`).
+    package private(set) var missingFilesByProperty: [String: Set<String>] = [:]
     /// Names of files in `storeFolder` this store references again unchanged (in place).
     private var reusedNames: Set<String> = []
 
@@ -90,7 +92,7 @@ package final class ExternalBinaryData {
     /// gives nil, counted in `missingFiles`.
     /// - throws: `.sqlite` for a column without a known marker or with a malformed file name,
     ///   `.io` for a file that exists but cannot be read.
-    package func decode(_ raw: [UInt8], describe: () -> String) throws -> Value {
+    package func decode(_ raw: [UInt8], property: String? = nil, describe: () -> String) throws -> Value {
         guard let marker = raw.first else { return .binary([]) }
         switch marker {
         case ExternalBinaryData.inlineMarker:
@@ -114,6 +116,7 @@ package final class ExternalBinaryData {
                 return .binary(bytes)
             }
             missingFiles.insert(storeFolder + "/" + name)
+            if let property { missingFilesByProperty[property, default: []].insert(name) }
             return .null
         default:
             throw MigrationError(.sqlite, "\(describe()) starts with byte 0x\(String(marker, radix: 16)), which is no marker of Core Data's external binary data (0x01 in the row, 0x02 in a file)")

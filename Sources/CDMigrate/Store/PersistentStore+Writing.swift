@@ -10,6 +10,7 @@ extension PersistentStore {
             throw MigrationError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))")
         }
         if pending.count >= insertBatchSize { try writeBuffer() }
+        entitiesWrittenByInstance.insert(ObjectIdentifier(entity))
         let primaryKey = try allocatePrimaryKeys(for: entity, count: 1)
         let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey), context: self)
         pendingIndex[key(object)] = pending.count
@@ -149,6 +150,7 @@ extension PersistentStore {
     package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
+        entitiesWrittenByInstance.insert(ObjectIdentifier(object.entity))
         let rowKey = key(object)
         // A buffered row has no other instance kept (see `recentInstances`): nothing to update.
         guard pendingIndex[rowKey] == nil else { return }

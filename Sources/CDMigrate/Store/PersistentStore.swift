@@ -58,6 +58,10 @@ public final class PersistentStore: ObjectContext {
     /// The last `Z_PK` handed out, per table.
     var maxPrimaryKeys: [String: Int64] = [:]
     var pending: [PendingRow] = []
+    /// The entities whose instances were inserted or had an attribute changed one instance at a
+    /// time (`insertObject`, `setValue`), rather than by SQL statements over whole tables: only
+    /// their values can differ from what a mapping's plain copy gives (a migration's loss report).
+    package internal(set) var entitiesWrittenByInstance = Set<ObjectIdentifier>()
     var pendingIndex: [RowKey: Int] = [:]
     var readers: [String: RowReader] = [:]
     var insertPlans: [ObjectIdentifier: InsertPlan] = [:]
@@ -112,7 +116,8 @@ public final class PersistentStore: ObjectContext {
     /// A column's value as the store holds it → the attribute's value (external binary data decoded).
     func attributeValue(_ raw: Value, of attribute: AttributeDescription, table: String, primaryKey: Int64) throws -> Value {
         guard ExternalBinaryData.applies(to: attribute), case .binary(let bytes) = raw else { return raw }
-        return try externalData.decode(bytes) { "'\(attribute.entity?.name ?? table).\(attribute.name)' of row \(primaryKey) in '\(path)'" }
+        let property = "\(attribute.entity?.name ?? table).\(attribute.name)"
+        return try externalData.decode(bytes, property: property) { "'\(property)' of row \(primaryKey) in '\(path)'" }
     }
 
     /// An attribute's value → the column's value (external binary data encoded, files written).

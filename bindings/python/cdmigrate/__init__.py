@@ -29,7 +29,7 @@ from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, ModelSetFiles, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
-from .migration import EntityMappingReport, Migration, MigrationReport, Progress
+from .migration import EntityMappingReport, Loss, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
 from .batch import SourceBatch
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
@@ -56,7 +56,7 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Progress", "EntityMigrationPolicy", "SourceBatch", "EntityMapping",
+    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Loss", "Progress", "EntityMigrationPolicy", "SourceBatch", "EntityMapping",
     "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",

@@ -26,7 +26,7 @@ from ._document import NOT_IN_DOCUMENT, Document
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
 from .instance import Side
-from .migration import FunctionKey, Migration, PolicySpec, Progress, _Run
+from .migration import FunctionKey, Loss, Migration, PolicySpec, Progress, _Run
 from .policy import EntityMigrationPolicy
 
 _lib_ = _lib.lib
@@ -44,12 +44,14 @@ class MigrationStep(Document):
     destination_counts: Dict[str, int] = field(default_factory=dict)  #: instances per entity after the step (runs only)
     #: External binary data files the step's source named but lacked (runs only; see MigrationReport).
     missing_external_data_files: int = 0
+    losses: List[Loss] = field(default_factory=list)  #: the step's loss report (runs only; docs/loss-report.md)
 
     @staticmethod
     def _from(raw: Dict[str, Any]) -> "MigrationStep":
         return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
                              raw.get("reason", ""), list(raw.get("policies", [])), dict(raw.get("destinationCounts", {})),
-                             int(raw.get("missingExternalDataFiles", 0)))
+                             int(raw.get("missingExternalDataFiles", 0)),
+                             [Loss._from(loss) for loss in raw.get("losses", [])])
 
 
 @dataclass(frozen=True)
@@ -258,7 +260,8 @@ def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Option
                   in_place: bool = False, to_version: Optional[str] = None,
                   policies: Optional[Union[Mapping[str, PolicySpec], types.ModuleType]] = None,
                   functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-                  progress: Optional[Callable[[Progress], Any]] = None) -> StagedMigrationReport:
+                  progress: Optional[Callable[[Progress], Any]] = None,
+                  fail_on_unintended_loss: bool = False) -> StagedMigrationReport:
     """Migrates ``store`` version by version to ``to_version`` (default: the current one) into a
     new store at ``to`` (which must not exist), or with ``in_place=True`` replaces it once every
     step succeeded. Intermediate stores are removed; on error nothing is left and the store is
@@ -266,11 +269,15 @@ def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Option
     subclasses are registered by class name, with its ``FUNCTIONS``), ``functions`` and
     ``progress`` serve every step, as on a MigrationChain; a step whose mapping names a policy
     that is not registered is refused (EntityMigrationPolicyError, 134170) before anything runs.
+    ``fail_on_unintended_loss`` fails the run before the hand-over when a step loses data its
+    mapping does not declare (see ``Migration.fail_on_unintended_loss``); each step's ``losses`` says
+    what it did not carry.
 
     Core Data counterpart: ``NSStagedMigrationManager``."""
     if (to is None) == (not in_place):
         raise ValueError("give either to=PATH or in_place=True")
     with MigrationChain(models, to_version, policies=policies, functions=functions, progress=progress) as chain:
+        chain.fail_on_unintended_loss = fail_on_unintended_loss
         if in_place:
             return chain.run_in_place(store)
         assert to is not None

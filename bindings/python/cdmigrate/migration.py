@@ -53,6 +53,26 @@ class EntityMappingReport(Document):
     associations: int       #: source–destination associations it recorded
 
 
+@dataclass(frozen=True)
+class Loss(Document):
+    """One line of the loss report: what a migration did not carry into the destination
+    (docs/loss-report.md; the C API's and ``cdmigrate --json``'s ``losses``, with the binding's
+    snake_case names: ``entityMapping`` is ``entity_mapping``, ``pass`` is ``pass_index``)."""
+    kind: str                       #: attribute, instances, relationship, toMany, nilled or externalData
+    entity: str                     #: the source entity
+    count: int                      #: values, instances or links (see docs/loss-report.md)
+    intended: bool                  #: whether the mapping declares it (cdmigrate.intendedLosses, …)
+    property: Optional[str] = None  #: the source property (None for instances)
+    entity_mapping: Optional[str] = None  #: the entity mapping that left it behind
+    pass_index: Optional[int] = None      #: that mapping's pass
+    policy: Optional[str] = None          #: that mapping's custom policy, whose code may carry it
+
+    @staticmethod
+    def _from(raw: Dict[str, Any]) -> "Loss":
+        return Loss(str(raw.get("kind", "")), str(raw.get("entity", "")), int(raw.get("count", 0)), bool(raw.get("intended", False)),
+                    raw.get("property"), raw.get("entityMapping"), raw.get("pass"), raw.get("policy"))
+
+
 @dataclass
 class MigrationReport(Document):
     """What a successful run did (Core Data's migration manager has no such report). ``to_dict()``
@@ -64,8 +84,14 @@ class MigrationReport(Document):
     #: External binary data files source rows named but the source's ``.<name>_SUPPORT/_EXTERNAL_DATA``
     #: folder lacked: their values were migrated as None (the warnings name them).
     missing_external_data_files: int = 0
+    losses: List[Loss] = field(default_factory=list)                   #: the loss report: what did not reach the destination
     #: The library's JSON document as it gave it (camelCase keys, as the C API and the command line give it).
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
+
+    @property
+    def unintended_losses(self) -> List[Loss]:
+        """The losses the mapping does not declare as intended (what ``fail_on_unintended_loss`` refuses)."""
+        return [loss for loss in self.losses if not loss.intended]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -675,6 +701,21 @@ class Migration(LongLivedHandle):
         self._check_source_version = bool(check_version)
 
     @property
+    def fail_on_unintended_loss(self) -> bool:
+        """Whether a run that loses data its mapping does not declare as intended fails (with
+        MigrationError, 134110, listing the losses) before the hand-over, nothing written at the
+        destination (``cdmigrate migrate --strict``). False (the default) runs on and reports them
+        in ``report.losses``. For a MigrationChain, every step; an inferred step declares nothing."""
+        self._ptr  # noqa: B018 - raises when closed
+        return getattr(self, "_fail_on_unintended_loss", False)
+
+    @fail_on_unintended_loss.setter
+    def fail_on_unintended_loss(self, fail: bool) -> None:
+        self._idle()
+        check(_lib_.cdm_migration_set_fail_on_unintended_loss(self._ptr, 1 if fail else 0))
+        self._fail_on_unintended_loss = bool(fail)
+
+    @property
     def warnings(self) -> List[str]:
         """What checking the models and mapping models noticed, before any run (a run's report
         starts with the same lines): a destination property no mapping fills while the source
@@ -720,7 +761,8 @@ class Migration(LongLivedHandle):
                                         int(m.get("associations", 0))) for m in raw.get("mappings", [])]
         return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
                                untaken=dict(raw.get("untaken", {})), warnings=list(raw.get("warnings", [])),
-                               missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)), raw=raw)
+                               missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)),
+                               losses=[Loss._from(loss) for loss in raw.get("losses", [])], raw=raw)
 
     def close(self) -> None:
         """Frees the migration and releases every callback registered with it."""

@@ -88,6 +88,7 @@ public struct ScenarioResult {
             } else {
                 out.append("    not taken by any mapping: " + report.untakenSourceInstances.map { "\($0.count) \($0.entityName)" }.joined(separator: ", "))
             }
+            for loss in report.losses.losses { out.append("    lost: \(loss.summary)") }
             for warning in report.warnings { out.append("    warning: \(warning)") }
         }
         if !samples.isEmpty {

@@ -95,6 +95,10 @@ final class ExternalBinaryDataTests: XCTestCase {
 
         XCTAssertEqual(report.missingExternalDataFiles, 1)
         XCTAssertTrue(report.warnings.contains { $0.contains(Fixture.missingFileUUID) && $0.contains("nil") }, "\(report.warnings)")
+        let missing = report.losses.losses.filter { $0.kind == .externalData }
+        XCTAssertEqual(missing.map { "\($0.entityName).\($0.propertyName ?? "")" }, ["Photo.image"], "the loss report names the attribute")
+        XCTAssertEqual(missing.map { $0.count }, [1])
+        XCTAssertEqual(missing.map { $0.isIntended }, [false])
         XCTAssertFalse(report.mappings.contains { $0.instancesBySQL }, "markers must not be copied by SQL")
         XCTAssertEqual(Fixture.snapshot(sourceFolder), before, "the source's folder is untouched")
         XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: scratch.file("out"))), ["photos-v2.sqlite", ".photos-v2_SUPPORT"],

@@ -224,9 +224,7 @@ private struct ScratchFolder {
     let path: String
 
     init() throws {
-        var template = Array((NSTemporaryDirectory() + "/cdmigrate-fleet-XXXXXX").utf8CString)
-        guard let made = mkdtemp(&template) else { throw MigrationError(.io, "cannot make a temporary folder: \(String(cString: strerror(errno)))") }
-        path = String(cString: made)
+        path = try FileIO.makeTemporaryDirectory(template: NSTemporaryDirectory() + "/cdmigrate-fleet-XXXXXX")
     }
 
     func file(_ name: String) -> String { path + "/" + name }

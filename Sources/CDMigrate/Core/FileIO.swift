@@ -64,6 +64,20 @@ package enum FileIO {
         }
     }
 
+    /// A new private folder (mode 0700) made from a `mkdtemp` template ending in `XXXXXX`.
+    /// - Throws: `.io` naming the template and the system's reason.
+    package static func makeTemporaryDirectory(template: String) throws -> String {
+        var buffer = Array(template.utf8CString)
+        let made = buffer.withUnsafeMutableBufferPointer { pointer -> Bool in
+            guard let base = pointer.baseAddress else { return false }
+            return mkdtemp(base) != nil
+        }
+        if !made {
+            throw MigrationError(.io, "cannot create a folder from '\(template)': \(String(cString: strerror(errno)))")
+        }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Flushes a file's data to disk.
     package static func fsync(path: String) {
         let fd = open(path, O_RDONLY)

@@ -204,13 +204,7 @@ public final class MigrationManager {
         defer { ExternalDataHandOver.removeFolder(stagedExternalData); stagedExternalData = nil }
         do {
             let result = try run(sourcePath: sourcePath, temporaryPath: temporary, destinationPath: destinationPath, checkSourceVersion: checkSourceVersion)
-            let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: destinationPath)
-            do {
-                try StoreFiles.handOver(temporary, to: destinationPath, replacing: false)
-            } catch {
-                ExternalDataHandOver.unpublish(published)
-                throw error
-            }
+            try handOver(temporary, to: destinationPath, replacing: false)
             return result
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
@@ -253,13 +247,7 @@ public final class MigrationManager {
                 try StoreFiles.checkpointLog(path)
                 changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
             }
-            let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: path)
-            do {
-                try StoreFiles.handOver(temporary, to: path, replacing: true)
-            } catch {
-                ExternalDataHandOver.unpublish(published)
-                throw error
-            }
+            try handOver(temporary, to: path, replacing: true)
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             let reason = (error as? MigrationError)?.message ?? "\(error)"
@@ -385,6 +373,18 @@ public final class MigrationManager {
             destinationStore?.close()
             destinationStore = nil
             throw MigrationManager.wrap(error)
+        }
+    }
+
+    /// Hands the temporary store over with the external data files it wrote: the files are linked
+    /// into the destination's folder first and taken back should the store's hand-over fail.
+    private func handOver(_ temporary: String, to path: String, replacing: Bool) throws {
+        let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: path)
+        do {
+            try StoreFiles.handOver(temporary, to: path, replacing: replacing)
+        } catch {
+            ExternalDataHandOver.unpublish(published)
+            throw error
         }
     }
 

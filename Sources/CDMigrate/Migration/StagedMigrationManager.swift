@@ -194,15 +194,12 @@ public final class StagedMigrationManager {
     /// A private folder beside `destination` (same file system, so the hand-over is one rename),
     /// unique to this run: `<destination>.cdmigrate-stages-XXXXXX`.
     static func makeWorkFolder(beside destination: String) throws -> String {
-        var template = Array((destination + ".cdmigrate-stages-XXXXXX").utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { buffer -> Bool in
-            guard let base = buffer.baseAddress else { return false }
-            return mkdtemp(base) != nil
+        let folder: String
+        do {
+            folder = try FileIO.makeTemporaryDirectory(template: destination + ".cdmigrate-stages-XXXXXX")
+        } catch let error as MigrationError {
+            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary folder beside '\(destination)': \(error.message)")
         }
-        if !made {
-            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary folder beside '\(destination)': \(String(cString: strerror(errno)))")
-        }
-        let folder = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         DestinationLock.noteTemporary(folder)
         return folder
     }

@@ -204,15 +204,12 @@ package final class ExternalBinaryData {
     func writeFolder() throws -> String {
         if let folder = stagingFolder { return folder }
         if let template = stagingTemplate {
-            var buffer = Array(template.utf8CString)
-            let made = buffer.withUnsafeMutableBufferPointer { pointer -> Bool in
-                guard let base = pointer.baseAddress else { return false }
-                return mkdtemp(base) != nil
+            let folder: String
+            do {
+                folder = try FileIO.makeTemporaryDirectory(template: template)
+            } catch let error as MigrationError {
+                throw MigrationError(.migrationManagerDestinationStore, "cannot create a folder for external data files: \(error.message)")
             }
-            if !made {
-                throw MigrationError(.migrationManagerDestinationStore, "cannot create a folder for external data files from '\(template)': \(String(cString: strerror(errno)))")
-            }
-            let folder = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             stagingFolder = folder
             stagingFolderCreated?(folder)
             readFolders.insert(folder, at: 0)

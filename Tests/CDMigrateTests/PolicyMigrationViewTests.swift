@@ -131,6 +131,54 @@ final class PolicyMigrationViewTests: XCTestCase {
         XCTAssertEqual(report.mappings.filter { $0.entityMappingName == "OtherNotes" }.map { $0.instancesBySQL }, [true, true])
     }
 
+    func testARelationshipMappingChangedInBeginAppliesToTheRelationshipsStageOfThatRunOnly() throws {
+        final class DetachingPolicy: EntityMigrationPolicy {
+            var detach = true
+            override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
+                if detach { try manager.mappingModel.entityMapping(named: "NoteToNote")?.relationshipMapping(named: "folder")?.setValueExpression(nil) }
+            }
+        }
+        let json = """
+        {"name": "Notes", "versionIdentifier": "%@", "entities": [
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes", "toMany": false}]},
+          {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}]}
+        """
+        let source = try ModelReader.model(fromJSON: json.replacingOccurrences(of: "%@", with: "1"))
+        let destination = try ModelReader.model(fromJSON: json.replacingOccurrences(of: "%@", with: "2"))
+        let mapping = try MappingModel.fromJSON("""
+        {"entityMappings": [
+          {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
+           "entityMigrationPolicyClassName": "DetachingPolicy", "attributeMappings": {"name": "$source.name"}},
+          {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.title"},
+           "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
+        ]}
+        """)
+        let path = scratch.file("folders.sqlite")
+        try makeStore(path, source) { store in
+            let inbox = try insert(store, "Folder", ["name": .string("Inbox")])
+            for title in ["a", "b"] { try insert(store, "Note", ["title": .string(title)]).setValue(.object(inbox), forKey: "folder") }
+        }
+        let manager = try MigrationManager(sourceModel: source, destinationModel: destination, mappingModel: mapping)
+        let policy = DetachingPolicy()
+        manager.registerPolicy(named: "DetachingPolicy") { policy }
+        func folders(_ name: String) throws -> [String] {
+            let store = try PersistentStore.open(at: scratch.file(name), model: destination)
+            defer { store.close() }
+            return try fetchAll(store, "Note").map { note in
+                guard case .object(let folder)? = try? note.value(forKey: "folder") else { return "-" }
+                return try folder.value(forKey: "name").stringValue ?? "?"
+            }
+        }
+        try manager.migrateStore(from: path, to: scratch.file("detached.sqlite"))
+        XCTAssertEqual(try folders("detached.sqlite"), ["-", "-"])
+        policy.detach = false
+        try manager.migrateStore(from: path, to: scratch.file("attached.sqlite"))
+        XCTAssertEqual(try folders("attached.sqlite"), ["Inbox", "Inbox"])
+    }
+
     func testAnExpressionThatDoesNotParseIsRefusedAndTheMappingKeepsItsOwn() throws {
         let source = try ModelReader.model(fromJSON: Self.v1), destination = try ModelReader.model(fromJSON: Self.v2)
         let manager = try MigrationManager(sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(Self.mappingJSON))

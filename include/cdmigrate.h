@@ -1088,6 +1088,45 @@ int cdm_migration_new_chain_with_mappings(const char *models_path, const char *c
 #define cdm_list_object cdm_list_object_at
 #define cdm_value_element cdm_value_element_at
 
+/* ---------------------------------------------------------------------------------------------
+** What a policy sees of its migration (NSMigrationManager, NSEntityMapping, NSPropertyMapping)
+** beyond the functions above: the models' version identifiers (cdm_context_model lends the
+** models), the mapping model of the pass running, the current entity mapping's type, a property
+** mapping's userInfo, and changing a property mapping's value expression.
+*/
+/* The model's version identifier (Core Data: versionIdentifiers), or NULL when it has none. The
+** string lives as long as the library. */
+int cdm_model_version_identifier(const cdm_model *model, const char **identifier);
+/* The mapping model of the pass running (Core Data: the manager's mappingModel): its name (NULL
+** when it has none), and its entity mappings' names in run order. Strings live until the callback
+** returns. CDM_NOTFOUND for an index out of range. */
+int cdm_context_mapping_model_name(cdm_context *ctx, const char **name);
+int cdm_context_entity_mapping_count(cdm_context *ctx, size_t *count);
+int cdm_context_entity_mapping_at(cdm_context *ctx, size_t i, const char **name);
+/* The current entity mapping's type (Core Data: mappingType): "undefined", "custom", "add",
+** "remove", "copy" or "transform". The string lives as long as the library. */
+int cdm_context_entity_mapping_type(cdm_context *ctx, const char **type);
+/* The value under key in the userInfo of the current entity mapping's property mapping for name;
+** *value is NULL when there is no such key. Read-only; valid until the callback returns.
+** CDM_NOTFOUND when the entity mapping has no such property mapping. */
+int cdm_context_property_mapping_user_info_value(cdm_context *ctx, enum cdm_property_kind kind, const char *name,
+                                                 const char *key, cdm_value **value);
+/* The number of entries in that userInfo, and entry i in key order (key and value valid until the
+** callback returns). */
+int cdm_context_property_mapping_user_info_count(cdm_context *ctx, enum cdm_property_kind kind, const char *name, size_t *count);
+int cdm_context_property_mapping_user_info_value_at(cdm_context *ctx, enum cdm_property_kind kind, const char *name, size_t i,
+                                                    const char **key, cdm_value **value);
+/* Replaces the value expression of the current entity mapping's property mapping for name (Core
+** Data: setting NSPropertyMapping.valueExpression, typically in begin before the default runs).
+** expression is in the syntax of mapping models; NULL means no value (the destination's default
+** stays). The change applies to every instance evaluated after it, by any path, for the rest of
+** the pass; the declared expression is back when the pass ends, so the next pass or run, and the
+** cdm_mapping the migration was made with, never see it. cdm_context_property_mapping reads the
+** expression as set. CDM_EXPRESSION_SYNTAX (with the offset in expression) when it does not
+** parse, the mapping then unchanged; CDM_NOTFOUND when there is no such property mapping. */
+int cdm_context_set_property_mapping_expression(cdm_context *ctx, enum cdm_property_kind kind, const char *name,
+                                                const char *expression);
+
 #ifdef __cplusplus
 }
 #endif

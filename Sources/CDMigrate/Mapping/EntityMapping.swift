@@ -12,7 +12,8 @@ public final class EntityMapping {
     public let sourceExpressionText: String?
     /// The source expression parsed: entity and predicate (Core Data: `sourceExpression`).
     public let sourceExpression: SourceExpression?
-    /// How each destination attribute gets its value (Core Data: `attributeMappings`).
+    /// How each destination attribute gets its value (Core Data: `attributeMappings`); a policy may
+    /// change their value expressions while the mapping runs (see `PropertyMapping`).
     public let attributeMappings: [PropertyMapping]
     /// How each destination relationship gets its instances (Core Data: `relationshipMappings`).
     public let relationshipMappings: [PropertyMapping]
@@ -63,11 +64,12 @@ public final class EntityMapping {
         self.destinationEntity = destinationEntity
     }
 
-    /// A copy bound to the given entities of a source and a destination model (the original stays as it is).
+    /// A copy bound to the given entities of a source and a destination model (the original stays
+    /// as it is), with its own property mappings, whose expressions a policy may change.
     func binding(sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> EntityMapping {
         EntityMapping(name: name, mappingType: mappingType, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
                       sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
-                      attributeMappings: attributeMappings, relationshipMappings: relationshipMappings,
+                      attributeMappings: attributeMappings.map { $0.copy() }, relationshipMappings: relationshipMappings.map { $0.copy() },
                       entityMigrationPolicyClassName: entityMigrationPolicyClassName, userInfo: userInfo,
                       sourceEntityVersionHash: sourceEntityVersionHash, destinationEntityVersionHash: destinationEntityVersionHash,
                       sourceEntitySnapshot: sourceEntitySnapshot, destinationEntitySnapshot: destinationEntitySnapshot, path: path,

@@ -16,11 +16,14 @@ struct AttributeMappingPlan {
     let sourceEntity: EntityDescription?
     let destinationEntity: EntityDescription
     let steps: [Step]
+    /// The attribute mappings' revisions added up: a policy that changes an expression makes the plan stale.
+    let revisions: Int
 
     init(mapping: EntityMapping, sourceEntity: EntityDescription?, destinationEntity: EntityDescription) {
         self.mapping = mapping
         self.sourceEntity = sourceEntity
         self.destinationEntity = destinationEntity
+        revisions = AttributeMappingPlan.revisions(of: mapping)
         steps = mapping.attributeMappings.compactMap { property in
             guard let expression = property.valueExpression else { return nil }
             var sourceAttribute: AttributeDescription? = nil
@@ -35,5 +38,10 @@ struct AttributeMappingPlan {
     /// Whether the plan was made for these entities and this mapping.
     func fits(_ mapping: EntityMapping, _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription) -> Bool {
         self.mapping === mapping && self.sourceEntity === sourceEntity && self.destinationEntity === destinationEntity
+            && revisions == AttributeMappingPlan.revisions(of: mapping)
+    }
+
+    static func revisions(of mapping: EntityMapping) -> Int {
+        mapping.attributeMappings.reduce(0) { $0 &+ $1.revision }
     }
 }

@@ -5,6 +5,12 @@ extension MigrationManager {
     func runPass(_ pass: Int, _ model: MappingModel) throws {
         currentPass = pass
         let mappings = model.entityMappings
+        // What policies changed in the property mappings lasts for this pass only.
+        defer {
+            for mapping in mappings {
+                for property in mapping.attributeMappings + mapping.relationshipMappings { property.restoreDeclaredExpression() }
+            }
+        }
         for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
         let policies: [EntityMigrationPolicy] = mappings.map { mapping in
             if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) { return factory() }

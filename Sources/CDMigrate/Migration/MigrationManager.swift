@@ -15,8 +15,12 @@ public final class MigrationManager {
     public let sourceModel: ManagedObjectModel
     /// The model of the stores this manager writes (Core Data: `destinationModel`).
     public let destinationModel: ManagedObjectModel
-    /// One mapping model per pass, applied in order to the same source into one destination.
+    /// One mapping model per pass, applied in order to the same source into one destination: the
+    /// manager's own copies, bound to its models, whose property mappings' expressions a policy
+    /// may change for the rest of a pass (each pass's end puts them back as declared).
     public let mappingModels: [MappingModel]
+    /// The mapping model of the pass running (the first one between runs); Core Data: `mappingModel`.
+    public var mappingModel: MappingModel { mappingModels[min(max(currentPass, 0), mappingModels.count - 1)] }
 
     /// Values shared by all policies of one migration (Core Data's `userInfo`); cleared when a migration ends.
     public var userInfo: [String: Any] = [:]

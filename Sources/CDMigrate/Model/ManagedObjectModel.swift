@@ -8,6 +8,9 @@ public final class ManagedObjectModel {
     public let name: String?
     /// Free text naming the version, like NSManagedObjectModel.versionIdentifiers.
     public let versionIdentifier: String?
+    /// Core Data's `versionIdentifiers`: the model's version identifier as a set (empty without
+    /// one), so a policy ported from an app can test `manager.sourceModel.versionIdentifiers.contains("2")`.
+    public var versionIdentifiers: Set<String> { versionIdentifier.map { [$0] } ?? [] }
     /// The entities, in the order the model lists them (Core Data: `entities`).
     public let entities: [EntityDescription]
     /// The entities by name (Core Data: `entitiesByName`).

@@ -387,6 +387,16 @@ _PROTOTYPES = {
     "cdm_object_id": (c_int, [c_void_p, _out_int, POINTER(c_void_p), POINTER(c_int64)]),
     "cdm_object_get_fields": (c_int, [c_void_p, _fields, c_size_t, _out_size]),
     "cdm_object_set_fields": (c_int, [c_void_p, _fields, c_size_t, c_int]),
+    # what a policy sees of its migration: version identifiers, the mapping model, property mappings
+    "cdm_model_version_identifier": (c_int, [c_void_p, _out_str]),
+    "cdm_context_mapping_model_name": (c_int, [c_void_p, _out_str]),
+    "cdm_context_entity_mapping_count": (c_int, [c_void_p, _out_size]),
+    "cdm_context_entity_mapping_at": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_context_entity_mapping_type": (c_int, [c_void_p, _out_str]),
+    "cdm_context_property_mapping_user_info_value": (c_int, [c_void_p, c_int, c_char_p, c_char_p, _out_ptr]),
+    "cdm_context_property_mapping_user_info_count": (c_int, [c_void_p, c_int, c_char_p, _out_size]),
+    "cdm_context_property_mapping_user_info_value_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t, _out_str, _out_ptr]),
+    "cdm_context_set_property_mapping_expression": (c_int, [c_void_p, c_int, c_char_p, c_char_p]),
 }
 
 # Functions of later versions of the C API, bound when the library has them (none at the moment).

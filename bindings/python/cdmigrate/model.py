@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import TYPE_CHECKING, List
+from typing import TYPE_CHECKING, List, Optional, Set
 
 from . import _lib
 from ._handle import LongLivedHandle
@@ -115,6 +115,20 @@ class Model(LongLivedHandle):
                 metadata.close()
 
     @property
+    def version_identifier(self) -> "Optional[str]":
+        """The model's version identifier (``versionIdentifier`` in its JSON), or None."""
+        out = ctypes.c_char_p()
+        check(_lib.lib.cdm_model_version_identifier(self._ptr, ctypes.byref(out)))
+        return out.value.decode("utf-8") if out.value is not None else None
+
+    @property
+    def version_identifiers(self) -> "Set[str]":
+        """Core Data's ``versionIdentifiers``: the version identifier as a set (empty without one),
+        so a policy can test ``"2" in manager.source_model.version_identifiers``."""
+        identifier = self.version_identifier
+        return {identifier} if identifier is not None else set()
+
+    @property
     def entity_names(self) -> List[str]:
         """The entities' names, in the model's order."""
         return _names(_lib.lib.cdm_model_entity_count, _lib.lib.cdm_model_entity_at, self._ptr)
@@ -213,3 +227,9 @@ class MappingModel(LongLivedHandle):
     def __repr__(self) -> str:
         return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"
 
+
+class _BorrowedModel(Model):
+    """A model a running migration lends (cdm_context_model): usable like a Model while the
+    migration exists, never freed from Python."""
+
+    _free = None

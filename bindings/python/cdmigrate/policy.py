@@ -17,17 +17,82 @@ from .sorting import SortSpec, sort_descriptors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .batch import SourceBatch
+    from .model import Model
     from .migration import _Run
 
 _lib_ = _lib.lib
 
 
-@dataclass(frozen=True)
 class PropertyMapping:
-    """An attribute or relationship mapping: the destination property's name and its value
-    expression as written (None for a mapping without one)."""
-    name: str
-    value_expression: Optional[str]
+    """An attribute or relationship mapping (NSPropertyMapping): the destination property's name,
+    its value expression (None for a mapping without one) and its ``user_info``.
+
+    ``value_expression`` may be set from the entity mapping's own callbacks, as Core Data lets a
+    policy set ``valueExpression`` (typically in ``begin_entity_mapping`` before the default
+    runs): every instance evaluated afterwards gets the new expression, for the rest of the pass;
+    the next pass and the next run see the declared one again. None means no value (the
+    destination's default stays); an expression that does not parse raises ExpressionSyntaxError
+    and changes nothing."""
+
+    __slots__ = ("name", "_expression", "_kind", "_mapping", "_user_info")
+
+    def __init__(self, name: str, value_expression: Optional[str], kind: int = 1, mapping: Optional["EntityMapping"] = None):
+        self.name = name
+        self._expression = value_expression
+        self._kind = kind
+        self._mapping = mapping
+        self._user_info: Optional[Dict[str, Any]] = None
+
+    @property
+    def value_expression(self) -> Optional[str]:
+        """The value expression as written or as last set."""
+        return self._expression
+
+    @value_expression.setter
+    def value_expression(self, text: Optional[str]) -> None:
+        if self._mapping is None:
+            raise MisuseError(f"property mapping '{self.name}' belongs to no running entity mapping")
+        ctx = self._mapping._context()
+        _check_in(_lib_.cdm_context_set_property_mapping_expression(ctx, self._kind, c_text(self.name, "the property name"),
+                                                                    c_optional_text(text, "the expression")), text)
+        self._expression = text
+
+    @property
+    def user_info(self) -> Dict[str, Any]:
+        """The property mapping's userInfo, as a new dict (values typed as EntityMapping.user_info's)."""
+        if self._user_info is None:
+            if self._mapping is None:
+                return {}
+            ctx = self._mapping._context()
+            name = c_text(self.name, "the property name")
+            count = ctypes.c_size_t()
+            check(_lib_.cdm_context_property_mapping_user_info_count(ctx, self._kind, name, ctypes.byref(count)))
+            key, value = ctypes.c_char_p(), ctypes.c_void_p()
+            info: Dict[str, Any] = {}
+            for i in range(count.value):
+                check(_lib_.cdm_context_property_mapping_user_info_value_at(ctx, self._kind, name, i, ctypes.byref(key), ctypes.byref(value)))
+                info[(key.value or b"").decode("utf-8")] = value_from_handle(value.value, None)
+            self._user_info = info
+        return dict(self._user_info)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PropertyMapping):
+            return NotImplemented
+        return (self.name, self._expression) == (other.name, other._expression)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self._expression))
+
+    def __repr__(self) -> str:
+        return f"PropertyMapping(name={self.name!r}, value_expression={self._expression!r})"
+
+
+@dataclass(frozen=True)
+class MappingModelInfo:
+    """The mapping model of the pass running (the manager's ``mappingModel``): its name (None when
+    it has none) and its entity mappings' names, in run order."""
+    name: Optional[str]
+    entity_mapping_names: List[str]
 
 
 _ATTRIBUTE, _RELATIONSHIP = 1, 2  # enum cdm_property_kind
@@ -43,7 +108,7 @@ class EntityMapping:
     Everything is read from the library the first time it is asked for, which has to happen in
     a callback of this very mapping (MisuseError otherwise); afterwards it is kept."""
 
-    __slots__ = ("name", "pass_index", "_source", "_destination", "_manager", "_user_info", "_attributes", "_relationships")
+    __slots__ = ("name", "pass_index", "_source", "_destination", "_manager", "_user_info", "_attributes", "_relationships", "_type")
 
     def __init__(self, name: str, pass_index: int, manager: "MigrationManager"):
         self.name = name
@@ -54,6 +119,7 @@ class EntityMapping:
         self._user_info: Optional[Dict[str, Any]] = None
         self._attributes: Optional[Dict[str, PropertyMapping]] = None
         self._relationships: Optional[Dict[str, PropertyMapping]] = None
+        self._type: Optional[str] = None
 
     def _context(self) -> int:
         manager = self._manager
@@ -104,20 +170,30 @@ class EntityMapping:
         for i in range(count.value):
             check(_lib_.cdm_context_property_mapping_at(ctx, kind, i, ctypes.byref(name), ctypes.byref(expression)))
             key = (name.value or b"").decode("utf-8")
-            result[key] = PropertyMapping(key, expression.value.decode("utf-8") if expression.value is not None else None)
+            result[key] = PropertyMapping(key, expression.value.decode("utf-8") if expression.value is not None else None, kind, self)
         return result
 
     @property
     def attribute_mappings(self) -> Dict[str, PropertyMapping]:
+        """The attribute mappings by destination attribute; each ``value_expression`` is settable."""
         if self._attributes is None:
             self._attributes = self._properties(_ATTRIBUTE)
         return dict(self._attributes)
 
     @property
     def relationship_mappings(self) -> Dict[str, PropertyMapping]:
+        """The relationship mappings by destination relationship; each ``value_expression`` is settable."""
         if self._relationships is None:
             self._relationships = self._properties(_RELATIONSHIP)
         return dict(self._relationships)
+
+    @property
+    def mapping_type(self) -> str:
+        """Core Data's ``mappingType``: "undefined", "custom", "add", "remove", "copy" or "transform"."""
+        if self._type is None:
+            self._context()
+            self._type = self._manager._context_string(_lib_.cdm_context_entity_mapping_type) or "undefined"
+        return self._type
 
     def __repr__(self) -> str:
         return f"<EntityMapping {self.name} pass {self.pass_index}>"
@@ -397,6 +473,38 @@ class MigrationManager:
                                                                object_id.primary_key, ctypes.byref(out)), out)
 
     # -- introspection ------------------------------------------------------------------------
+    def _model(self, kind: int) -> "Model":
+        from .model import _BorrowedModel
+        out = ctypes.c_void_p()
+        check(_lib_.cdm_context_model(self._context, kind, ctypes.byref(out)))
+        return _BorrowedModel(out.value)
+
+    @property
+    def source_model(self) -> "Model":
+        """The model of the store being read (Core Data: ``sourceModel``), lent by the migration:
+        ``version_identifiers``, ``entity_names``, ``entity(name)`` (Core Data's ``entitiesByName``)."""
+        return self._model(1)
+
+    @property
+    def destination_model(self) -> "Model":
+        """The model of the store being written (Core Data: ``destinationModel``), lent as ``source_model``."""
+        return self._model(2)
+
+    @property
+    def mapping_model(self) -> MappingModelInfo:
+        """The mapping model of the pass running (Core Data: ``mappingModel``): its name and its
+        entity mappings' names."""
+        ctx = self._context
+        name = self._context_string(_lib_.cdm_context_mapping_model_name)
+        count = ctypes.c_size_t()
+        check(_lib_.cdm_context_entity_mapping_count(ctx, ctypes.byref(count)))
+        out = ctypes.c_char_p()
+        names = []
+        for i in range(count.value):
+            check(_lib_.cdm_context_entity_mapping_at(ctx, i, ctypes.byref(out)))
+            names.append((out.value or b"").decode("utf-8"))
+        return MappingModelInfo(name, names)
+
     def source_entity(self, name: str) -> EntityDescription:
         """An entity of the source model (attributes and relationships, inherited ones included)."""
         self._context  # noqa: B018 - only inside a callback

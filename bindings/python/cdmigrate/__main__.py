@@ -548,6 +548,37 @@ def _import_bundle(path: str, folder: str, out: "Output", mappings: Optional[Lis
     return EXIT_SUCCESS
 
 
+_UUID_BYTES = frozenset(b"0123456789ABCDEFabcdef-")
+
+
+def _external_data_census(path: str, connection: sqlite3.Connection) -> Dict[str, Any]:
+    """The store's external binary data, as `cdmigrate inspect` counts it: the files in its
+    `.<name>_SUPPORT/_EXTERNAL_DATA` folder, the BLOB cells of its entity tables that name a file
+    (0x02, a 36-character UUID, 0x00) and the named files that are missing."""
+    slash = path.rfind("/")
+    directory = "." if slash < 0 else ("/" if slash == 0 else path[:slash])
+    stem = path[slash + 1:]
+    if stem.rfind(".") > 0:
+        stem = stem[:stem.rfind(".")]
+    folder = f"{directory}/.{stem}_SUPPORT/_EXTERNAL_DATA"
+    names = set(os.listdir(folder)) if os.path.isdir(folder) else set()
+    references, missing = 0, set()
+    tables = connection.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT LIKE 'Z\\_%' ESCAPE '\\'")
+    for (table,) in tables.fetchall():
+        for column in connection.execute(f'PRAGMA table_info("{table}")').fetchall():
+            if str(column[2] or "").upper() != "BLOB":
+                continue
+            quoted = '"' + column[1].replace('"', '""') + '"'
+            for (cell,) in connection.execute(
+                    f'SELECT substr({quoted}, 2, 36) FROM "{table}" WHERE typeof({quoted}) = \'blob\' AND length({quoted}) = 38 '
+                    f"AND substr({quoted}, 1, 1) = x'02' AND substr({quoted}, 38, 1) = x'00'"):
+                if isinstance(cell, bytes) and all(byte in _UUID_BYTES for byte in cell):
+                    references += 1
+                    if cell.decode() not in names:
+                        missing.add(folder + "/" + cell.decode())
+    return {"folder": folder, "files": len(names), "references": references, "missing": len(missing), "missingFiles": sorted(missing)}
+
+
 def _store_info(path: str) -> Dict[str, Any]:
     """What `cdmigrate inspect` says about a store, read with sqlite3 and plistlib."""
     if not os.path.exists(path):
@@ -587,7 +618,8 @@ def _store_info(path: str) -> Dict[str, Any]:
             entities.append(entity)
         return {"store": path, "uuid": uuid, "storeType": metadata.get("NSStoreType", "SQLite"),
                 "versionIdentifiers": list(metadata.get("NSStoreModelVersionIdentifiers", []) or []),
-                "hasVersionMetadata": bool(metadata), "entities": entities}
+                "hasVersionMetadata": bool(metadata), "entities": entities,
+                "externalData": _external_data_census(path, connection)}
     finally:
         connection.close()
 
@@ -640,6 +672,12 @@ def run_inspect(args) -> int:
             parent = f" : {entity['superentity']}" if "superentity" in entity else ""
             digest = f"  {entity['versionHash']}" if "versionHash" in entity else ""
             out.line(f"  {entity['name']}{parent}: {entity['rows']} rows{digest}")
+        census = info["externalData"]
+        if census["files"] or census["references"]:
+            out.line(f"  external binary data: {census['files']} file{'' if census['files'] == 1 else 's'} in {census['folder']}, "
+                     f"{census['references']} referenced by rows, {census['missing']} missing")
+            for file in census["missingFiles"][:5]:
+                out.warning(f"external binary data file missing: {file}")
         if args.model is not None:
             with Model.from_file(args.model) as model, store_metadata(args.store) as metadata:
                 differences = [_difference_text(d) for d in metadata.version_differences(model)]

@@ -356,3 +356,18 @@ def test_import_of_a_model_set_is_the_swift_commands(tmp_path, bundle):
     swift_json = json.loads(run_swift(["import", bundle, "-o", str(swift_folder), "--json"]).stdout)
     python_json = json.loads(run_python(["import", bundle, "-o", str(swift_folder), "--json"]).stdout)
     assert python_json == swift_json
+
+
+def test_inspect_counts_external_binary_data_as_the_swift_command(tmp_path):
+    # The external data fixture: files in .photos_SUPPORT/_EXTERNAL_DATA, one of them missing.
+    shutil.copytree(os.path.join(FIXTURES, "external-data"), str(tmp_path / "external-data"))
+    store = str(tmp_path / "external-data" / "photos.sqlite")
+    swift = run_swift(["inspect", store])
+    python = run_python(["inspect", store])
+    assert "external binary data:" in swift.stdout and "missing" in swift.stderr
+    assert (python.returncode, python.stdout, python.stderr) == (swift.returncode, swift.stdout, swift.stderr)
+    swift = run_swift(["inspect", store, "--json"])
+    python = run_python(["inspect", store, "--json"])
+    census = json.loads(swift.stdout)["externalData"]
+    assert census["missing"] == 1 and census["references"] > census["missing"]
+    assert json.loads(python.stdout) == json.loads(swift.stdout)

@@ -62,9 +62,14 @@ def bundles(folder: str) -> List[str]:
 
 
 def project_root(bundle: str, folders: List[str]) -> str:
-    for folder in folders:
-        if os.path.abspath(bundle).startswith(os.path.abspath(folder) + os.sep):
-            return os.path.abspath(folder)
+    """The project a bundle belongs to: a FOLDER given is one project, or a folder of projects
+    (each of its immediate subfolders that holds the bundle deeper down is one)."""
+    bundle = os.path.abspath(bundle)
+    for folder in map(os.path.abspath, folders):
+        if bundle.startswith(folder + os.sep):
+            first = os.path.relpath(bundle, folder).split(os.sep)[0]
+            candidate = os.path.join(folder, first)
+            return candidate if candidate != bundle and os.path.isdir(candidate) else folder
     return os.path.dirname(bundle)
 
 

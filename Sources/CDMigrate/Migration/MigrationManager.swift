@@ -399,7 +399,7 @@ public final class MigrationManager {
         report.missingExternalDataFiles = missing.count
         for (property, files) in data.missingFilesByProperty.sorted(by: { $0.key < $1.key }) {
             let parts = property.split(separator: ".", maxSplits: 1).map(String.init)
-            report.losses.losses.append(LossReport.Loss(kind: .externalData, entityName: parts[0], propertyName: parts.count > 1 ? parts[1] : nil,
+            report.losses.losses.append(LossReport.Loss(kind: .externalData, entityName: parts.first ?? property, propertyName: parts.count > 1 ? parts[1] : nil,
                                                  entityMappingName: nil, pass: nil, count: files.count, isIntended: false))
         }
         guard !missing.isEmpty else { return }

@@ -11,16 +11,7 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
     override func setUpWithError() throws {
         try CommandLineTool.requireBuilt()
         scratch = ScratchDirectory()
-        try MigrationBehaviourTests.people.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
-        try MigrationBehaviourTests.split.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
-        try """
-        {"entityMappings": [
-          {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
-           "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
-          {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
-           "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
-        ]}
-        """.write(toFile: scratch.file("map.json"), atomically: true, encoding: .utf8)
+        try CommandLineTool.writePeopleSplit(into: scratch)
     }
 
     var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }

@@ -39,3 +39,20 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: 
     process.waitUntilExit()
     return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
 }
+
+extension CommandLineTool {
+    /// The people model split by country, as the command-line tests use it: `v1.json` (Person),
+    /// `v2.json` (Swede, Finn) and `map.json` (one entity mapping per country, by predicate).
+    static func writePeopleSplit(into scratch: ScratchDirectory) throws {
+        try MigrationBehaviourTests.people.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
+        try MigrationBehaviourTests.split.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
+        try """
+        {"entityMappings": [
+          {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+           "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
+          {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
+           "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+        ]}
+        """.write(toFile: scratch.file("map.json"), atomically: true, encoding: .utf8)
+    }
+}

@@ -31,17 +31,14 @@ enum CString {
     static var empty: UnsafePointer<CChar> { UnsafePointer(emptyStorage) }
 
     /// Static strings (names of codes): made once, kept for the life of the process.
-    private static var internedStrings: [String: UnsafeMutablePointer<CChar>] = [:]
-    private static var internLock = pthread_mutex_t()
-    private static let internLockReady: Bool = { pthread_mutex_init(&internLock, nil); return true }()
+    private static let internedStrings = LockedValue<[String: UnsafeMutablePointer<CChar>]>([:])
     static func interned(_ text: String) -> UnsafePointer<CChar> {
-        _ = internLockReady
-        pthread_mutex_lock(&internLock)
-        defer { pthread_mutex_unlock(&internLock) }
-        if let p = internedStrings[text] { return UnsafePointer(p) }
-        let p = copy(text)
-        internedStrings[text] = p
-        return UnsafePointer(p)
+        internedStrings.withLock { strings in
+            if let p = strings[text] { return UnsafePointer(p) }
+            let p = copy(text)
+            strings[text] = p
+            return UnsafePointer(p)
+        }
     }
 
     /// A required string argument: NULL is misuse, invalid UTF-8 an encoding error.

@@ -55,33 +55,22 @@ class LongLivedHandle: ErrorSink {
 
 /// The addresses of every live long-lived handle, shared by all threads.
 enum LiveHandles {
-    private static var handles: Set<UInt> = []
-    private static var lock = pthread_mutex_t()
-    private static let lockReady: Bool = { pthread_mutex_init(&lock, nil); return true }()
+    private static let handles = LockedValue<Set<UInt>>([])
 
     private static func address(_ handle: LongLivedHandle) -> UInt { UInt(bitPattern: Unmanaged.passUnretained(handle).toOpaque()) }
 
     static func insert(_ handle: LongLivedHandle) {
-        _ = lockReady
-        pthread_mutex_lock(&lock)
-        handles.insert(address(handle))
-        pthread_mutex_unlock(&lock)
+        handles.withLock { _ = $0.insert(address(handle)) }
     }
 
     static func remove(_ handle: LongLivedHandle) {
-        _ = lockReady
-        pthread_mutex_lock(&lock)
-        handles.remove(address(handle))
-        pthread_mutex_unlock(&lock)
+        handles.withLock { _ = $0.remove(address(handle)) }
     }
 
     /// The live handle at `pointer`, or nil when no live handle is there.
     static func handle(_ pointer: OpaquePointer?) -> LongLivedHandle? {
         guard let pointer = pointer else { return nil }
-        _ = lockReady
-        pthread_mutex_lock(&lock)
-        let live = handles.contains(UInt(bitPattern: pointer))
-        pthread_mutex_unlock(&lock)
+        let live = handles.withLock { $0.contains(UInt(bitPattern: pointer)) }
         guard live else { return nil }
         return Unmanaged<LongLivedHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
     }

@@ -3,7 +3,6 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
-import Synchronization
 
 /// The claim of one migration on a destination name: an exclusive `flock` on
 /// `<destination>.cdmigrate-lock` in the destination's folder, held from before the temporary
@@ -41,7 +40,7 @@ package final class DestinationLock {
     static let marker = Array("cdmigrate destination lock\n".utf8)
 
     /// The locks this process holds, by destination, with their descriptors (for `noteTemporary`).
-    private static let held = Mutex<[String: Int32]>([:])
+    private static let held = LockedValue<[String: Int32]>([:])
 
     private init(destination: String, lockPath: String, descriptor: Int32, isRecord: Bool) {
         self.destination = destination

@@ -18,6 +18,14 @@ each bundle:
    the seed, and the values of every attribute that every version declares with the same name
    and type are the same (as a multiset per entity: the engine may renumber instances).
 
+With --policies DIR, a project whose mapping models name NSEntityMigrationPolicy subclasses gets
+them from `DIR/<project folder name>.py` (the project's policies ported to Python): the migration
+runs through `python -m cdmigrate migrate --policies` that module. The module may define
+`CHECKED_BY_POLICY` (entity names the generic comparison skips, because the policy changes them on
+purpose), `prepare(seed_path)` (brings the seed in line with what the app's own code keeps true of
+its data, which a model cannot say) and `check(seed_path, out_path) -> list of problems`, which
+says what the project's own code says the result must be.
+
 Nothing of the projects is copied into this repository; the folders are read where they are
 (see Tests/Fixtures/README.md for the projects used and their licences). Exit status 0; the last
 line counts the bundles that passed each stage.
@@ -82,9 +90,17 @@ def mapping_folders(root: str) -> List[str]:
     return sorted(folders)
 
 
-def run(command: List[str], timeout: int = 600) -> Tuple[int, str, str]:
+def python_environment() -> Dict[str, str]:
+    """The environment in which `python -m cdmigrate` finds this checkout's binding."""
+    environment = dict(os.environ)
+    binding = os.path.join(ROOT, "bindings", "python")
+    environment["PYTHONPATH"] = binding + os.pathsep + environment.get("PYTHONPATH", "") if environment.get("PYTHONPATH") else binding
+    return environment
+
+
+def run(command: List[str], timeout: int = 600, environment: Optional[Dict[str, str]] = None) -> Tuple[int, str, str]:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
+        done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
         return done.returncode, done.stdout, done.stderr
     except subprocess.TimeoutExpired:
         return -1, "", f"timed out after {timeout} s"
@@ -129,10 +145,12 @@ def load_version(path: str) -> Dict[str, Entity]:
     return {name: Entity(e, by_name) for name, e in by_name.items()}
 
 
-def sample(attribute: Dict[str, Any], rng: random.Random, row: int) -> Any:
+def sample(attribute: Dict[str, Any], rng: random.Random, row: int, required_later: bool = False) -> Any:
+    """A value for `attribute`; nil now and then when it is optional and no later version requires it
+    (the app's data would have a value there, or Core Data would refuse the step too)."""
     import cdmigrate
     kind = attribute.get("type", "string")
-    if attribute.get("optional") is not False and rng.random() < 0.2:
+    if attribute.get("optional") is not False and not required_later and rng.random() < 0.2:
         return None
     if kind in ("integer16", "integer32", "integer64"):
         return rng.randint(0, 30000)
@@ -154,34 +172,66 @@ def sample(attribute: Dict[str, Any], rng: random.Random, row: int) -> Any:
     return None
 
 
-def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int) -> None:
+def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int,
+         required_later: frozenset = frozenset()) -> None:
     import cdmigrate
     rng = random.Random(7)
     model = cdmigrate.Model.from_file(model_path)
     with cdmigrate.Store.create(model, path) as store:
         made: Dict[str, list] = collections.defaultdict(list)
         concrete = [e for e in entities.values() if not e.abstract]
+
+        def make(entity: Entity, row: int) -> Any:
+            values = {}
+            for name, attribute in entity.attributes.items():
+                if attribute.get("transient") or attribute.get("derived"):
+                    continue
+                if attribute.get("type") in ("transformable", "objectID", "undefined", "composite"):
+                    continue
+                value = sample(attribute, rng, row, (entity.name, name) in required_later)
+                if value is not None:
+                    values[name] = value
+            instance = store.insert(entity.name, values)
+            made[entity.name].append(instance)
+            return instance
+
         for entity in concrete:
             for row in range(rows):
-                values = {}
-                for name, attribute in entity.attributes.items():
-                    if attribute.get("transient") or attribute.get("derived"):
-                        continue
-                    if attribute.get("type") in ("transformable", "objectID", "undefined", "composite"):
-                        continue
-                    value = sample(attribute, rng, row)
-                    if value is not None:
-                        values[name] = value
-                instance = store.insert(entity.name, values)
-                made[entity.name].append(instance)
-        for entity in concrete:
+                make(entity, row)
+        # A one-to-one (to-one both ways) takes each destination once, so that setting one link
+        # never takes another's away; required links are set first.
+        taken: Dict[Tuple[str, str], set] = collections.defaultdict(set)
+        paired: set = set()
+        links = [(entity, name, relationship) for entity in concrete for name, relationship in entity.relationships.items()
+                 if not relationship.get("toMany") and not relationship.get("transient")]
+        links.sort(key=lambda link: link[2].get("optional") is not False)
+        for entity, name, relationship in links:
+            destination = relationship["destination"]
+            inverse = entities.get(destination).relationships.get(relationship.get("inverse") or "") if destination in entities else None
+            one_to_one = inverse is not None and not inverse.get("toMany")
+            if one_to_one:
+                # Set from one side only (the first, a required one): the other side follows.
+                pair = frozenset([(entity.name, name), (destination, relationship.get("inverse"))])
+                if pair in paired:
+                    continue
+                paired.add(pair)
             for instance in made[entity.name]:
-                for name, relationship in entity.relationships.items():
-                    if relationship.get("toMany") or relationship.get("transient"):
-                        continue
-                    targets = [i for e in concrete if is_kind_of(entities, e.name, relationship["destination"]) for i in made[e.name]]
-                    if targets and (relationship.get("optional") is False or rng.random() < 0.8):
-                        instance[name] = rng.choice(targets)
+                if not (relationship.get("optional") is False or rng.random() < 0.8):
+                    continue
+                targets = [i for e in concrete if is_kind_of(entities, e.name, destination) for i in made[e.name]]
+                if one_to_one:
+                    used = taken[(destination, relationship.get("inverse") or "")]
+                    targets = [t for t in targets if id(t) not in used]
+                if not targets and one_to_one and relationship.get("optional") is False:
+                    # A required one-to-one needs a destination of its own: make one.
+                    kinds = [e for e in concrete if is_kind_of(entities, e.name, destination)]
+                    if kinds:
+                        targets = [make(kinds[0], len(made[kinds[0].name]))]
+                if targets:
+                    target = rng.choice(targets)
+                    if one_to_one:
+                        used.add(id(target))
+                    instance[name] = target
         store.save()
 
 
@@ -247,9 +297,11 @@ def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[st
     return current, names
 
 
-def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]]) -> List[str]:
+def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]], skipped=frozenset()) -> List[str]:
     problems = []
     for name, entity in sorted(versions[0].items()):
+        if name in skipped:
+            continue
         kept = lineage(versions, name) if not entity.abstract else None
         if kept is None:
             continue
@@ -268,7 +320,31 @@ def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]]) ->
     return problems
 
 
-def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappings_option: bool) -> Dict[str, Any]:
+def policies_module(bundle: str, folders: List[str], directory: Optional[str]) -> Optional[str]:
+    """The ported policies of the project holding `bundle`, if `directory` has them."""
+    if directory is None:
+        return None
+    for folder in folders:
+        folder = os.path.abspath(folder)
+        if os.path.abspath(bundle).startswith(folder + os.sep):
+            relative = os.path.relpath(os.path.abspath(bundle), folder).split(os.sep)
+            for name in (os.path.basename(folder), relative[0]):
+                path = os.path.join(directory, name + ".py")
+                if os.path.isfile(path):
+                    return path
+    return None
+
+
+def load_module(path: str) -> Any:
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("corpus_policies_" + str(abs(hash(path))), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappings_option: bool,
+               policies: Optional[str] = None) -> Dict[str, Any]:
     result: Dict[str, Any] = {"bundle": bundle, "passed": [], "failed": None, "message": ""}
     work = tempfile.mkdtemp(prefix="cdmigrate-corpus-")
     try:
@@ -284,29 +360,45 @@ def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappin
         versions = [load_version(os.path.join(json_dir, n + ".json")) for n in names]
         seed_path = os.path.join(work, "seed.sqlite")
         try:
-            seed(os.path.join(json_dir, names[0] + ".json"), versions[0], seed_path, rows)
+            required_later = frozenset((entity.name, name) for version in versions[1:] for entity in version.values()
+                                       for name, attribute in entity.attributes.items() if attribute.get("optional") is False)
+            seed(os.path.join(json_dir, names[0] + ".json"), versions[0], seed_path, rows, required_later)
         except Exception as error:  # a model the seeding cannot fill is reported, not fatal
             result.update(failed="seed", message=f"{type(error).__name__}: {error}"[:300])
             return result
+        module = load_module(policies) if policies else None
+        if module is not None and hasattr(module, "prepare"):
+            module.prepare(seed_path)
         result["passed"].append("seed")
         out_path = os.path.join(work, "out.sqlite")
-        command = [tool, "migrate", seed_path, "--models", bundle, "--to", out_path, "--json"]
+        if policies:
+            result["policies"] = os.path.basename(policies)
+            command = [sys.executable, "-m", "cdmigrate", "migrate", seed_path, "--models", bundle, "--to", out_path,
+                       "--json", "--policies", policies]
+        else:
+            command = [tool, "migrate", seed_path, "--models", bundle, "--to", out_path, "--json"]
         if has_mappings_option:
             for folder in mapping_folders(project_root(bundle, folders)):
                 command += ["--mappings", folder]
-        code, out, err = run(command)
+        code, out, err = run(command, environment=python_environment() if policies else None)
         if code != 0:
             result.update(failed="migrate", message=first_line(err) or first_line(out), exit=code)
             return result
         result["passed"].append("migrate")
-        problems = compare(seed_path, out_path, versions)
+        skipped = set(getattr(module, "CHECKED_BY_POLICY", ()))
+        problems = compare(seed_path, out_path, versions, skipped)
+        if module is not None and hasattr(module, "check"):
+            try:
+                problems += module.check(seed_path, out_path)
+            except Exception as error:  # a check that cannot read the result says so
+                problems.append(f"the policies module's check failed: {type(error).__name__}: {error}")
         if problems:
             result.update(failed="compare", message="; ".join(problems)[:600])
             return result
         result["passed"].append("compare")
         return result
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if not os.environ.get("CORPUS_KEEP"): shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> int:
@@ -315,11 +407,13 @@ def main() -> int:
     parser.add_argument("--cdmigrate", default=shutil.which("cdmigrate") or os.path.join(ROOT, ".build", "debug", "cdmigrate"))
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--json", help="write one JSON object per bundle to this file")
+    parser.add_argument("--policies", help="folder of <project>.py modules: projects' policies ported to Python")
     args = parser.parse_args()
     has_mappings_option = "--mappings" in run([args.cdmigrate, "migrate", "--help"])[1]
     results = []
     for bundle in [b for folder in args.folders for b in bundles(folder)]:
-        result = try_bundle(bundle, args.folders, args.cdmigrate, args.rows, has_mappings_option)
+        policies = policies_module(bundle, args.folders, args.policies)
+        result = try_bundle(bundle, args.folders, args.cdmigrate, args.rows, has_mappings_option, policies)
         results.append(result)
         status = "ok" if result["failed"] is None else f"FAILED at {result['failed']}"
         print(f"{status:20} {os.path.relpath(bundle)} ({result.get('versions', '?')} versions) {result['message']}", flush=True)

@@ -56,3 +56,89 @@ def test_compare_reports_lost_instances_and_changed_values(tmp_path):
     db.commit()
     db.close()
     assert runner.compare(seed, out, versions) == ["Note: 5 instances before, 4 after"]
+
+
+def test_seed_gives_each_required_one_to_one_its_own_destination_and_fills_what_a_later_version_requires(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import corpus as runner
+    # Book and Playlist inherit a required one-to-one `theme` from Item: six items need six themes
+    # where only three are seeded; `title` is optional here and required by a later version.
+    model = {"name": "Library", "entities": [
+        {"name": "Item", "abstract": True,
+         "attributes": [{"name": "title", "type": "string", "optional": True}],
+         "relationships": [{"name": "theme", "destination": "Theme", "inverse": "item", "optional": False}]},
+        {"name": "Book", "parent": "Item"},
+        {"name": "Playlist", "parent": "Item"},
+        {"name": "Theme", "attributes": [{"name": "hex", "type": "string", "optional": True}],
+         "relationships": [{"name": "item", "destination": "Item", "inverse": "theme", "optional": True}]}]}
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(model))
+    version = runner.load_version(str(path))
+    seed = str(tmp_path / "seed.sqlite")
+    runner.seed(str(path), version, seed, 3, frozenset({("Book", "title"), ("Playlist", "title")}))
+    db = sqlite3.connect(seed)
+    themes = [row[0] for row in db.execute("SELECT ZTHEME FROM ZITEM")]
+    assert len(themes) == 6 and None not in themes and len(set(themes)) == 6
+    assert db.execute("SELECT COUNT(*) FROM ZITEM WHERE ZTITLE IS NULL").fetchone()[0] == 0
+    db.close()
+
+
+UNCLOUDNOTES_POLICIES = '''
+import sqlite3
+import cdmigrate
+
+
+class AttachmentToImageAttachmentMigrationPolicyV3toV4(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        attachment = manager.create("ImageAttachment")
+        manager.apply_attribute_mappings(source, attachment)
+        attachment["caption"] = (source.get("note.body") or "")[:80]
+        manager.associate(source, attachment)
+        return attachment
+
+
+POLICIES = {"AttachmentToImageAttachmentMigrationPolicyV3toV4": AttachmentToImageAttachmentMigrationPolicyV3toV4}
+CHECKED_BY_POLICY = {"Attachment"}
+
+
+def prepare(seed_path):
+    with sqlite3.connect(seed_path) as seed:
+        seed.execute("UPDATE ZNOTE SET ZBODY = 'body of note ' || Z_PK || ' ' || substr(hex(randomblob(60)), 1, 90)")
+        seed.execute("UPDATE ZATTACHMENT SET ZNOTE = 1 + (Z_PK % (SELECT COUNT(*) FROM ZNOTE))")
+
+
+def check(seed_path, out_path):
+    with sqlite3.connect(seed_path) as seed, sqlite3.connect(out_path) as out:
+        expected = sorted(row[0][:80] for row in seed.execute(
+            "SELECT n.ZBODY FROM ZATTACHMENT a JOIN ZNOTE n ON a.ZNOTE = n.Z_PK"))
+        got = sorted(row[0] for row in out.execute(
+            "SELECT ZCAPTION FROM ZATTACHMENT WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'ImageAttachment')"))
+    return [] if expected == got else [f"captions {got} where {expected} were expected"]
+'''
+
+
+def test_a_project_with_ported_policies_runs_them_and_their_checks(tmp_path):
+    # UnCloudNotes from its v3 on: the v3 → v4 mapping model names a policy class for its
+    # AttachmentToImageAttachment mapping (and keeps every Attachment too, with AttachmentToAttachment).
+    project = tmp_path / "UnCloudNotes"
+    source = os.path.join(ROOT, "Tests", "Fixtures", "xcode", "UnCloudNotes")
+    shutil.copytree(source, project)
+    bundle = project / "UnCloudNotesDataModel.xcdatamodeld"
+    for old in ("UnCloudNotesDataModel.xcdatamodel", "UnCloudNotesDataModel_v2.xcdatamodel"):
+        shutil.rmtree(bundle / old)
+    shutil.rmtree(project / "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel")
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "UnCloudNotes.py").write_text(UNCLOUDNOTES_POLICIES)
+    done = corpus("--policies", str(policies), "--json", str(tmp_path / "results.jsonl"), str(project))
+    result = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    assert result["failed"] is None, result
+    assert result["policies"] == "UnCloudNotes.py"
+    assert done.stdout.splitlines()[-1] == "1 bundles: 1 import, 1 seed, 1 migrate, 1 compare"
+    # The module's check is what decides: a wrong caption fails the bundle at compare.
+    wrong = tmp_path / "wrong-policies"
+    wrong.mkdir()
+    (wrong / "UnCloudNotes.py").write_text(UNCLOUDNOTES_POLICIES.replace('or "")[:80]', 'or "")[:79]'))
+    corpus("--policies", str(wrong), "--json", str(tmp_path / "again.jsonl"), str(project))
+    again = json.loads((tmp_path / "again.jsonl").read_text().splitlines()[0])
+    assert again["failed"] == "compare" and "captions" in again["message"]

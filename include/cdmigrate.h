@@ -1103,6 +1103,11 @@ int cdm_model_version_identifier(const cdm_model *model, const char **identifier
 int cdm_context_mapping_model_name(cdm_context *ctx, const char **name);
 int cdm_context_entity_mapping_count(cdm_context *ctx, size_t *count);
 int cdm_context_entity_mapping_at(cdm_context *ctx, size_t i, const char **name);
+/* The source and destination entity names of the mapping model's entity mapping at index i
+** (Core Data: entityMappings[i].sourceEntityName, destinationEntityName); NULL where the mapping
+** has none (an add mapping has no source, a remove mapping no destination). Strings live until the
+** callback returns. CDM_NOTFOUND for an index out of range. */
+int cdm_context_entity_mapping_entities_at(cdm_context *ctx, size_t i, const char **source, const char **destination);
 /* The current entity mapping's type (Core Data: mappingType): "undefined", "custom", "add",
 ** "remove", "copy" or "transform". The string lives as long as the library. */
 int cdm_context_entity_mapping_type(cdm_context *ctx, const char **type);

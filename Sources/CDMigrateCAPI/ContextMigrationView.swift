@@ -50,6 +50,21 @@ public func cdm_context_entity_mapping_at(_ ctx: OpaquePointer?, _ i: Int, _ nam
     }
 }
 
+@_cdecl("cdm_context_entity_mapping_entities_at")
+public func cdm_context_entity_mapping_entities_at(_ ctx: OpaquePointer?, _ i: Int, _ source: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+                                                   _ destination: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+    withContext(ctx) { context, _ in
+        let sourceOut = try required(source, "source")
+        let destinationOut = try required(destination, "destination")
+        let mappings = context.manager.mappingModel.entityMappings
+        guard i >= 0, i < mappings.count else {
+            throw MigrationError.notFound("entity mapping \(i) is out of range: the mapping model of pass \(context.manager.currentPass) has \(mappings.count)")
+        }
+        sourceOut.pointee = mappings[i].sourceEntityName.flatMap { context.string($0) }
+        destinationOut.pointee = mappings[i].destinationEntityName.flatMap { context.string($0) }
+    }
+}
+
 @_cdecl("cdm_context_entity_mapping_type")
 public func cdm_context_entity_mapping_type(_ ctx: OpaquePointer?, _ type: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
     withContext(ctx) { context, _ in

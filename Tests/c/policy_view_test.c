@@ -48,6 +48,12 @@ static int begin(cdm_context *ctx, void *user) {
     CHECK_RC(cdm_context_entity_mapping_at(ctx, 0, &text), CDM_OK);
     CHECK_STR(text, "NoteToNote");
     CHECK_RC(cdm_context_entity_mapping_at(ctx, 1, &text), CDM_NOTFOUND);
+    const char *source_entity = NULL, *destination_entity = NULL;
+    CHECK_RC(cdm_context_entity_mapping_entities_at(ctx, 0, &source_entity, &destination_entity), CDM_OK);
+    CHECK_STR(source_entity, "Note");
+    CHECK_STR(destination_entity, "Note");
+    CHECK_RC(cdm_context_entity_mapping_entities_at(ctx, 1, &source_entity, &destination_entity), CDM_NOTFOUND);
+    CHECK_RC(cdm_context_entity_mapping_entities_at(ctx, 0, NULL, &destination_entity), CDM_MISUSE);
     CHECK_RC(cdm_context_entity_mapping_type(ctx, &text), CDM_OK);
     CHECK_STR(text, "custom");
 

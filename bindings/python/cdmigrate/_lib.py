@@ -392,6 +392,7 @@ _PROTOTYPES = {
     "cdm_context_mapping_model_name": (c_int, [c_void_p, _out_str]),
     "cdm_context_entity_mapping_count": (c_int, [c_void_p, _out_size]),
     "cdm_context_entity_mapping_at": (c_int, [c_void_p, c_size_t, _out_str]),
+    "cdm_context_entity_mapping_entities_at": (c_int, [c_void_p, c_size_t, _out_str, _out_str]),
     "cdm_context_entity_mapping_type": (c_int, [c_void_p, _out_str]),
     "cdm_context_property_mapping_user_info_value": (c_int, [c_void_p, c_int, c_char_p, c_char_p, _out_ptr]),
     "cdm_context_property_mapping_user_info_count": (c_int, [c_void_p, c_int, c_char_p, _out_size]),

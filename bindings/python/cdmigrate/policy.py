@@ -88,11 +88,23 @@ class PropertyMapping:
 
 
 @dataclass(frozen=True)
+class EntityMappingInfo:
+    """One entity mapping of the mapping model running (Core Data: an element of the mapping
+    model's ``entityMappings``): its name and its source and destination entity names (None where
+    the mapping has none: an add mapping has no source, a remove mapping no destination)."""
+    name: str
+    source_entity_name: Optional[str]
+    destination_entity_name: Optional[str]
+
+
+@dataclass(frozen=True)
 class MappingModelInfo:
     """The mapping model of the pass running (the manager's ``mappingModel``): its name (None when
-    it has none) and its entity mappings' names, in run order."""
+    it has none) and its entity mappings, in run order (``entity_mappings``; their names alone in
+    ``entity_mapping_names``)."""
     name: Optional[str]
     entity_mapping_names: List[str]
+    entity_mappings: List[EntityMappingInfo]
 
 
 _ATTRIBUTE, _RELATIONSHIP = 1, 2  # enum cdm_property_kind
@@ -493,17 +505,20 @@ class MigrationManager:
     @property
     def mapping_model(self) -> MappingModelInfo:
         """The mapping model of the pass running (Core Data: ``mappingModel``): its name and its
-        entity mappings' names."""
+        entity mappings (names, source and destination entity names)."""
         ctx = self._context
         name = self._context_string(_lib_.cdm_context_mapping_model_name)
         count = ctypes.c_size_t()
         check(_lib_.cdm_context_entity_mapping_count(ctx, ctypes.byref(count)))
-        out = ctypes.c_char_p()
-        names = []
+        out, source, destination = ctypes.c_char_p(), ctypes.c_char_p(), ctypes.c_char_p()
+        mappings = []
         for i in range(count.value):
             check(_lib_.cdm_context_entity_mapping_at(ctx, i, ctypes.byref(out)))
-            names.append((out.value or b"").decode("utf-8"))
-        return MappingModelInfo(name, names)
+            check(_lib_.cdm_context_entity_mapping_entities_at(ctx, i, ctypes.byref(source), ctypes.byref(destination)))
+            mappings.append(EntityMappingInfo((out.value or b"").decode("utf-8"),
+                                              source.value.decode("utf-8") if source.value is not None else None,
+                                              destination.value.decode("utf-8") if destination.value is not None else None))
+        return MappingModelInfo(name, [m.name for m in mappings], mappings)
 
     def source_entity(self, name: str) -> EntityDescription:
         """An entity of the source model (attributes and relationships, inherited ones included)."""

@@ -104,3 +104,23 @@ def test_a_property_mapping_is_changed_only_from_its_own_callbacks(tmp_path, sou
         migration.run(source, str(tmp_path / "out.sqlite"), policies={"NotePolicy": Keeper})
     with pytest.raises(cdmigrate.MisuseError):
         kept["title"].value_expression = "$source.body"
+
+
+def test_a_policy_reads_the_source_and_destination_entity_of_every_entity_mapping_of_its_mapping_model(tmp_path, source):
+    # Core Data: manager.mappingModel.entityMappings[i].sourceEntityName / destinationEntityName,
+    # as a policy does to find the mapping that made another entity's instances.
+    v2 = {"name": "Notes", "versionIdentifier": "2", "entities": V1["entities"] + [
+        {"name": "Tag", "attributes": [{"name": "label", "type": "string", "optional": True}]}]}
+    mapping = {"name": "Notes1to2", "entityMappings": [
+        {"name": "TagAdded", "type": "add", "destinationEntity": "Tag"}, MAPPING["entityMappings"][0]]}
+    seen = []
+
+    class Reader(cdmigrate.EntityMigrationPolicy):
+        def begin_entity_mapping(self, mapping, manager):
+            seen.append(manager.mapping_model.entity_mappings)
+
+    with cdmigrate.Model.from_json(json.dumps(V1)) as m1, cdmigrate.Model.from_json(json.dumps(v2)) as m2, \
+            cdmigrate.MappingModel.from_json(json.dumps(mapping)) as m, cdmigrate.Migration(m1, m2, m) as migration:
+        migration.run(source, str(tmp_path / "out.sqlite"), policies={"NotePolicy": Reader})
+    assert [(e.name, e.source_entity_name, e.destination_entity_name) for e in seen[0]] == [
+        ("TagAdded", None, "Tag"), ("NoteToNote", "Note", "Note")]

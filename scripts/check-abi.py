@@ -199,7 +199,8 @@ class _Declarations:
             elif token in ("unsigned", "signed") and not words:
                 words = [token]
                 i += 1
-            elif re.fullmatch(r"[A-Za-z_]\w*", token) and (not words or words in (["unsigned"], ["signed"])):
+            elif re.fullmatch(r"[A-Za-z_]\w*", token) and (not words or (words in (["unsigned"], ["signed"])
+                                                                            and token in ("int", "char", "short", "long"))):
                 words.append(token)
                 i += 1
             else:
@@ -922,9 +923,12 @@ def check_library(header: Header, library: str, soname: str, node: str,
         sizes = ctypes.CDLL(os.path.abspath(library)).cdm_internal_struct_size
         sizes.restype, sizes.argtypes = ctypes.c_size_t, [ctypes.c_char_p]
         for tag, (size, _) in layout.items():
-            if sizes(tag.encode()) != size:
-                errors.append(f"cdm_internal_struct_size(\"{tag}\") is {sizes(tag.encode())} (the Swift mirror's stride), "
-                              f"C sizeof {size}")
+            mine = sizes(tag.encode())
+            if mine == 0:
+                errors.append(f"cdm_internal_struct_size does not know \"{tag}\": add its Swift mirror to the switch "
+                              f"(Sources/CDMigrateCAPI/StructLayout.swift)")
+            elif mine != size:
+                errors.append(f"cdm_internal_struct_size(\"{tag}\") is {mine} (the Swift mirror's stride), C sizeof {size}")
     return errors
 
 

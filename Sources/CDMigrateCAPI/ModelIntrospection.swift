@@ -127,18 +127,3 @@ public func cdm_model_relationship_at(_ model: OpaquePointer?, _ name: UnsafePoi
 public func cdm_model_relationship_info(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ relationship: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?) -> Int32 {
     propertyInfo(model, name, result) { e in info(try property(named: relationship, "relationship", of: e) { e.relationship(named: $0) }) }
 }
-
-@_cdecl("cdm_internal_struct_size")
-public func cdm_internal_struct_size(_ name: UnsafePointer<CChar>?) -> Int {
-    switch name.map({ String(cString: $0) }) {
-    case "cdm_field": return MemoryLayout<CField>.stride
-    case "cdm_attribute_info": return MemoryLayout<AttributeInfo>.stride
-    case "cdm_relationship_info": return MemoryLayout<RelationshipInfo>.stride
-    case "cdm_sort_descriptor": return MemoryLayout<CSortDescriptor>.stride
-    case "cdm_store_entity_info": return MemoryLayout<StoreEntityInfo>.stride
-    case "cdm_version_difference": return MemoryLayout<VersionDifferenceInfo>.stride
-    case "cdm_policy": return MemoryLayout<PolicyHooks>.stride
-    case "cdm_progress": return MemoryLayout<ProgressRecord>.stride
-    default: return 0
-    }
-}

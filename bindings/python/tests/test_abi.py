@@ -57,6 +57,16 @@ def test_the_header_reads_as_c_declares_it():
     assert header.is_opaque("cdm_model") and not header.is_opaque("cdm_field")
 
 
+def test_scalars_of_every_width_read_as_c_declares_them(tmp_path):
+    path = tmp_path / "widths.h"
+    path.write_text("#include <stdint.h>\n#include <stddef.h>\n"
+                    "int f(unsigned x, unsigned int y, const unsigned char *z, uint64_t w, float v, size_t n);\n")
+    params = abi.parse_header([str(path)]).functions["f"].params
+    assert [(p.text, str(p.type)) for p in params] == [
+        ("unsigned x", "uint32_t"), ("unsigned int y", "uint32_t"), ("const unsigned char *z", "const unsigned char *"),
+        ("uint64_t w", "uint64_t"), ("float v", "float"), ("size_t n", "size_t")]
+
+
 # --- A trio of its own ----------------------------------------------------------------------------
 
 MINI_H = """\
@@ -322,20 +332,25 @@ def _shared_library(tmp_path, name: str, source: str, symbols: str) -> str:
 def test_the_library_check_names_a_wrong_soname_stray_exports_missing_functions_and_struct_sizes(tmp_path):
     header_path = tmp_path / "mini.h"
     header_path.write_text("#include <stddef.h>\ntypedef struct cdm_pair { int a; double b; } cdm_pair;\n"
+                           "typedef struct cdm_one_int { int a; } cdm_one_int;\n"
                            "int cdm_one(void);\nint cdm_two(void);\nsize_t cdm_internal_struct_size(const char *name);\n")
     header = abi.parse_header([str(header_path)])
     good = ("#include <string.h>\nint cdm_one(void) { return 1; }\nint cdm_two(void) { return 2; }\n"
-            "size_t cdm_internal_struct_size(const char *name) { return strcmp(name, \"cdm_pair\") == 0 ? 16 : 0; }\n")
+            "size_t cdm_internal_struct_size(const char *name) {\n"
+            "    return strcmp(name, \"cdm_pair\") == 0 ? 16 : strcmp(name, \"cdm_one_int\") == 0 ? 4 : 0;\n}\n")
     library = _shared_library(tmp_path, "libgood.so", good, "cdm_*")
     assert abi.check_library(header, library, "libmini.so.0", "MINI_0", abi.layouts(header)) == []
-    broken = good.replace("int cdm_two(void) { return 2; }", "int helper(void) { return 2; }").replace("? 16", "? 12")
+    broken = good.replace("int cdm_two(void) { return 2; }", "int helper(void) { return 2; }").replace("? 16", "? 12") \
+        .replace("? 4 : 0", "? 0 : 0")
     library = _shared_library(tmp_path, "libbroken.so", broken, "cdm_*; helper")
     errors = abi.check_library(header, library, "libmini.so.1", "MINI_0", abi.layouts(header))
     assert errors == [f"{library} has SONAME 'libmini.so.0', not 'libmini.so.1'",
                       f"{library} exports 'helper', which is not cdm_*",
                       "declared but not exported: cdm_two",
                       "exported but declared in no header: helper",
-                      'cdm_internal_struct_size("cdm_pair") is 12 (the Swift mirror\'s stride), C sizeof 16']
+                      'cdm_internal_struct_size("cdm_pair") is 12 (the Swift mirror\'s stride), C sizeof 16',
+                      'cdm_internal_struct_size does not know "cdm_one_int": add its Swift mirror to the switch '
+                      '(Sources/CDMigrateCAPI/StructLayout.swift)']
 
 
 def test_ctypes_signatures_follow_the_header():

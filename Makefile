@@ -6,7 +6,10 @@
 #   make test-c          the version and ABI checks, then the C tests against a temporary install,
 #                        static and shared, under ASan+LSan, then the C examples (make examples-c)
 #   make check-version   VERSION agrees with every generated place (scripts/version.py --check)
-#   make check-abi       the shared library's SONAME, symbol versions and exports (scripts/check-abi.sh)
+#   make check-abi       the C ABI written alike everywhere: the header against the Swift @_cdecl
+#                        functions, the Python binding's ctypes prototypes and Structures (sizes and
+#                        offsets as the C compiler lays them out) and the shared library's SONAME,
+#                        symbol versions and exports (scripts/check-abi.py)
 #
 # The version is written once, in VERSION; scripts/version.py generates it into the header, the
 # Swift sources and the Python package (those are committed, so SwiftPM and pip need no step).
@@ -74,7 +77,7 @@ check-version:
 	python3 scripts/version.py --check
 
 check-abi: $(LIBSO)
-	scripts/check-abi.sh $(LIBSO_REAL) $(SONAME) CDMIGRATE_$(MAJOR) include/cdmigrate.h include/cdmigrate_internal.h
+	python3 scripts/check-abi.py --library $(LIBSO_REAL) --soname $(SONAME) --node CDMIGRATE_$(MAJOR)
 
 # cdmigrate.pc: the shared library (Libs), and what linking the archive needs (Libs.private, --static).
 # cdmigrate-static.pc: the archive by path, for hosts that have both installed and want the static one.

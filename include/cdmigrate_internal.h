@@ -15,7 +15,9 @@ extern "C" {
 
 /* 0 when the library's cdm_policy and cdm_progress have these sizes (the header's), 1 otherwise. */
 int cdm_internal_abi_check(size_t policy_size, size_t progress_size);
-/* The library's size of a struct of cdmigrate.h ("cdm_field", …); 0 for an unknown name. */
+/* The library's size of a struct of cdmigrate.h ("cdm_field", "cdm_policy", …): its Swift
+** mirror's stride, which must equal C's sizeof (scripts/check-abi.py checks every struct); 0 for an
+** unknown name. */
 size_t cdm_internal_struct_size(const char *name);
 /* How many short-lived handles are live on the calling thread (lets the tests check that memory
 ** stays flat). */

@@ -164,31 +164,36 @@ public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer
     }
 }
 
-@_cdecl("cdm_context_destination_instances")
-public func cdm_context_destination_instances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ sources: UnsafePointer<OpaquePointer?>?, _ sourceCount: Int,
-                                              _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+/// The instances the named entity mapping of the current pass made from `given` (or made them
+/// from): `find` is the manager's lookup of one direction; `what` names the given side.
+private func associatedInstances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ given: UnsafePointer<OpaquePointer?>?,
+                                 _ givenCount: Int, _ what: String, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?,
+                                 _ count: UnsafeMutablePointer<Int>?,
+                                 _ find: (MigrationManager, String, [ManagedObject]) throws -> [ManagedObject]) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
         let count = try required(count, "count")
         let name = try CString.argument(mapping, "the entity mapping name")
         try mappingOfCurrentPass(context, name)
-        let found = try context.manager.destinationInstances(forEntityMappingName: name, sourceInstances: try objects(sources, sourceCount, "source"))
-        out.pointee = scope.handleArray(found)
+        let found = try find(context.manager, name, try objects(given, givenCount, what))
+        out.pointee = UnsafePointer(scope.handleArray(found))
         count.pointee = found.count
+    }
+}
+
+@_cdecl("cdm_context_destination_instances")
+public func cdm_context_destination_instances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ sources: UnsafePointer<OpaquePointer?>?, _ sourceCount: Int,
+                                              _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    associatedInstances(ctx, mapping, sources, sourceCount, "source", out, count) { manager, name, sources in
+        try manager.destinationInstances(forEntityMappingName: name, sourceInstances: sources)
     }
 }
 
 @_cdecl("cdm_context_source_instances")
 public func cdm_context_source_instances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ destinations: UnsafePointer<OpaquePointer?>?, _ destinationCount: Int,
-                                         _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    withContext(ctx) { context, scope in
-        guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
-        let count = try required(count, "count")
-        let name = try CString.argument(mapping, "the entity mapping name")
-        try mappingOfCurrentPass(context, name)
-        let found = try context.manager.sourceInstances(forEntityMappingName: name, destinationInstances: try objects(destinations, destinationCount, "destination"))
-        out.pointee = scope.handleArray(found)
-        count.pointee = found.count
+                                         _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    associatedInstances(ctx, mapping, destinations, destinationCount, "destination", out, count) { manager, name, destinations in
+        try manager.sourceInstances(forEntityMappingName: name, destinationInstances: destinations)
     }
 }
 

@@ -37,11 +37,11 @@ public func cdm_list_object_at(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMu
 }
 
 @_cdecl("cdm_list_objects")
-public func cdm_list_objects(_ list: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_list_objects(_ list: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withEntry(list, ListEntry.self, "list") { entry in
         guard let out = out else { throw MigrationError.misuse("the objects pointer is NULL") }
         let count = try required(count, "count")
-        out.pointee = try entry.objectHandles()
+        out.pointee = UnsafePointer(try entry.objectHandles())
         count.pointee = entry.objects.count
     }
 }

@@ -62,79 +62,68 @@ public func cdm_model_entity_parent(_ model: OpaquePointer?, _ name: UnsafePoint
     }
 }
 
-@_cdecl("cdm_model_attribute_count")
-public func cdm_model_attribute_count(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+/// How many attributes or relationships an entity has.
+private func propertyCount(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?,
+                           _ properties: (EntityDescription) -> Int) -> Int32 {
     guarded(nil) {
         _ = try ModelHandle.loaded(model)
         let out = try required(count, "count")
-        out.pointee = try entity(model, name).attributes.count
+        out.pointee = properties(try entity(model, name))
     }
+}
+
+/// Writes the info of the attribute or relationship `pick` chooses from the entity.
+private func propertyInfo<Info>(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?,
+                                _ pick: (EntityDescription) throws -> Info) -> Int32 {
+    guarded(nil) {
+        _ = try ModelHandle.loaded(model)
+        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
+        try out(result, try pick(try entity(model, name)))
+    }
+}
+
+/// The i-th of an entity's attributes or relationships (`kind`: "attribute", "relationship").
+private func property<Property>(_ properties: [Property], _ i: Int, _ kind: String, of entity: EntityDescription) throws -> Property {
+    guard i >= 0, i < properties.count else {
+        throw MigrationError.notFound("\(kind) index \(i) is out of range: entity '\(entity.name)' has \(properties.count) \(kind)s")
+    }
+    return properties[i]
+}
+
+/// The attribute or relationship of an entity a C name names.
+private func property<Property>(named key: UnsafePointer<CChar>?, _ kind: String, of entity: EntityDescription,
+                                _ lookup: (String) -> Property?) throws -> Property {
+    let name = try CString.argument(key, "the \(kind) name")
+    guard let found = lookup(name) else { throw MigrationError.notFound("entity '\(entity.name)' has no \(kind) '\(name)'") }
+    return found
+}
+
+@_cdecl("cdm_model_attribute_count")
+public func cdm_model_attribute_count(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    propertyCount(model, name, count) { $0.attributes.count }
 }
 
 @_cdecl("cdm_model_attribute_at")
 public func cdm_model_attribute_at(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ i: Int, _ result: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        _ = try ModelHandle.loaded(model)
-        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
-        let e = try entity(model, name)
-        guard i >= 0, i < e.attributes.count else { throw MigrationError.notFound("attribute index \(i) is out of range: entity '\(e.name)' has \(e.attributes.count) attributes") }
-        try out(result, info(e.attributes[i]))
-    }
+    propertyInfo(model, name, result) { e in info(try property(e.attributes, i, "attribute", of: e)) }
 }
 
 @_cdecl("cdm_model_attribute_info")
 public func cdm_model_attribute_info(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ attribute: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        _ = try ModelHandle.loaded(model)
-        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
-        let e = try entity(model, name)
-        let key = try CString.argument(attribute, "the attribute name")
-        guard let found = e.attribute(named: key) else { throw MigrationError.notFound("entity '\(e.name)' has no attribute '\(key)'") }
-        try out(result, info(found))
-    }
+    propertyInfo(model, name, result) { e in info(try property(named: attribute, "attribute", of: e) { e.attribute(named: $0) }) }
 }
 
 @_cdecl("cdm_model_relationship_count")
 public func cdm_model_relationship_count(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    guarded(nil) {
-        _ = try ModelHandle.loaded(model)
-        let out = try required(count, "count")
-        out.pointee = try entity(model, name).relationships.count
-    }
+    propertyCount(model, name, count) { $0.relationships.count }
 }
 
 @_cdecl("cdm_model_relationship_at")
 public func cdm_model_relationship_at(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ i: Int, _ result: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        _ = try ModelHandle.loaded(model)
-        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
-        let e = try entity(model, name)
-        guard i >= 0, i < e.relationships.count else { throw MigrationError.notFound("relationship index \(i) is out of range: entity '\(e.name)' has \(e.relationships.count) relationships") }
-        try out(result, info(e.relationships[i]))
-    }
+    propertyInfo(model, name, result) { e in info(try property(e.relationships, i, "relationship", of: e)) }
 }
 
 @_cdecl("cdm_model_relationship_info")
 public func cdm_model_relationship_info(_ model: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ relationship: UnsafePointer<CChar>?, _ result: UnsafeMutableRawPointer?) -> Int32 {
-    guarded(nil) {
-        _ = try ModelHandle.loaded(model)
-        guard result != nil else { throw MigrationError.misuse("the info pointer is NULL") }
-        let e = try entity(model, name)
-        let key = try CString.argument(relationship, "the relationship name")
-        guard let found = e.relationship(named: key) else { throw MigrationError.notFound("entity '\(e.name)' has no relationship '\(key)'") }
-        try out(result, info(found))
-    }
-}
-
-@_cdecl("cdm_internal_struct_size")
-public func cdm_internal_struct_size(_ name: UnsafePointer<CChar>?) -> Int {
-    switch name.map({ String(cString: $0) }) {
-    case "cdm_field": return MemoryLayout<CField>.size
-    case "cdm_attribute_info": return MemoryLayout<AttributeInfo>.size
-    case "cdm_relationship_info": return MemoryLayout<RelationshipInfo>.size
-    case "cdm_sort_descriptor": return MemoryLayout<CSortDescriptor>.stride
-    case "cdm_store_entity_info": return MemoryLayout<StoreEntityInfo>.size
-    case "cdm_version_difference": return MemoryLayout<VersionDifferenceInfo>.size
-    default: return 0
-    }
+    propertyInfo(model, name, result) { e in info(try property(named: relationship, "relationship", of: e) { e.relationship(named: $0) }) }
 }

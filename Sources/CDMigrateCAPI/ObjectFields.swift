@@ -5,8 +5,8 @@ import Musl
 #endif
 import CDMigrate
 
-// Bulk reads and writes of an instance's attributes, identities, and relationship changes beyond
-// set/add: what policies ported from Core Data do with instances made earlier.
+// Bulk reads and writes of an instance's attributes, and its identity: what policies ported from
+// Core Data do with instances made earlier.
 
 /// The bytes a field's data points at for a value, if any.
 private func payload(_ value: Value) -> [UInt8]? {
@@ -82,34 +82,5 @@ public func cdm_object_id(_ o: OpaquePointer?, _ store: UnsafeMutablePointer<Int
         store?.pointee = kind
         entity?.pointee = CString.interned(id.entityName)
         primaryKey?.pointee = id.primaryKey
-    }
-}
-
-@_cdecl("cdm_object_remove_object")
-public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
-        if !relationship.isToMany {
-            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-one: empty it with cdm_object_set_object(…, NULL)")
-        }
-        let object = try ThreadState.current.entry(target, as: ObjectEntry.self, "target object").object
-        try entry.object.remove([object], from: relationship)
-    }
-}
-
-@_cdecl("cdm_object_insert_object")
-public func cdm_object_insert_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?, _ index: Int) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
-        if !relationship.isToMany {
-            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-one: set it with cdm_object_set_object")
-        }
-        let object = try ThreadState.current.entry(target, as: ObjectEntry.self, "target object").object
-        guard relationship.isOrdered else { return try entry.object.add([object], to: relationship) }
-        // The engine has no positional insert: rewrite the ordered set with the target in place.
-        var members = try entry.object.value(for: relationship).elements.compactMap { $0.object }
-        members.removeAll { $0 === object || $0.objectID == object.objectID }
-        members.insert(object, at: min(max(index, 0), members.count))
-        try entry.object.setValue(.collection(members.map { .object($0) }), for: relationship)
     }
 }

@@ -237,24 +237,25 @@ private func getDouble(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ inde
 private func getBool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
     get(o, key: key, index: index, .bool, isNull, out != nil) { _, value, _, _ in out?.pointee = (value?.boolValue ?? false) ? 1 : 0 }
 }
-private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
+/// `out` is the host's `const char **` or `const void **`: the address of one pointer.
+private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutableRawPointer?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
     get(o, key: key, index: index, accessor, isNull, out != nil) { entry, value, index, path in
         switch value {
         case .string(let s)?, .uri(let s)?, .decimal(let s)?:
             // Text straight into the handle's buffer, without an intermediate array.
             let (copy, count) = entry.buffer(text: s, index: index, path: path)
-            out?.pointee = UnsafeRawPointer(copy)
+            out?.storeBytes(of: UnsafeRawPointer(copy), as: UnsafeRawPointer?.self)
             length?.pointee = copy == nil ? 0 : count
             return
         default:
             break
         }
         guard let value = value, let data = bytes(of: value) else {
-            out?.pointee = nil
+            out?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
             length?.pointee = 0
             return
         }
-        out?.pointee = UnsafeRawPointer(entry.buffer(data, index: index, path: path))
+        out?.storeBytes(of: UnsafeRawPointer(entry.buffer(data, index: index, path: path)), as: UnsafeRawPointer?.self)
         length?.pointee = data.count
     }
 }
@@ -275,9 +276,9 @@ public func cdm_object_get_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>
 @_cdecl("cdm_object_get_date")
 public func cdm_object_get_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, key, nil, out, isNull, .date) }
 @_cdecl("cdm_object_get_text")
-public func cdm_object_get_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, out, length, isNull, .text) }
+public func cdm_object_get_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .text) }
 @_cdecl("cdm_object_get_blob")
-public func cdm_object_get_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, out, length, isNull, .blob) }
+public func cdm_object_get_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .blob) }
 @_cdecl("cdm_object_get_uuid")
 public func cdm_object_get_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, key, nil, out, isNull) }
 
@@ -290,9 +291,9 @@ public func cdm_object_get_bool_at(_ o: OpaquePointer?, _ index: Int32, _ out: U
 @_cdecl("cdm_object_get_date_at")
 public func cdm_object_get_date_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, nil, index, out, isNull, .date) }
 @_cdecl("cdm_object_get_text_at")
-public func cdm_object_get_text_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, out, length, isNull, .text) }
+public func cdm_object_get_text_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .text) }
 @_cdecl("cdm_object_get_blob_at")
-public func cdm_object_get_blob_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, out, length, isNull, .blob) }
+public func cdm_object_get_blob_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .blob) }
 @_cdecl("cdm_object_get_uuid_at")
 public func cdm_object_get_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, nil, index, out, isNull) }
 
@@ -306,28 +307,27 @@ public func cdm_object_entity_name(_ o: OpaquePointer?, _ name: UnsafeMutablePoi
     }
 }
 
-@_cdecl("cdm_object_attribute_index")
-public func cdm_object_attribute_index(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+/// Writes what `fact` gives of the attribute `key` names in the instance's entity.
+private func attributeFact(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?, _ what: String,
+                           _ fact: (AttributeDescription) -> Int32) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
-        let index = try required(index, "index")
+        let out = try required(out, what)
         let name = try CString.argument(key, "the attribute name")
         guard let attribute = entry.object.entity.attribute(named: name) else {
             throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
         }
-        index.pointee = Int32(attribute.index)
+        out.pointee = fact(attribute)
     }
+}
+
+@_cdecl("cdm_object_attribute_index")
+public func cdm_object_attribute_index(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+    attributeFact(o, key, index, "index") { Int32($0.index) }
 }
 
 @_cdecl("cdm_object_attribute_type")
 public func cdm_object_attribute_type(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        let type = try required(type, "type")
-        let name = try CString.argument(key, "the attribute name")
-        guard let attribute = entry.object.entity.attribute(named: name) else {
-            throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(name)'")
-        }
-        type.pointee = Int32(attribute.attributeType.coreDataCode)
-    }
+    attributeFact(o, key, type, "type") { Int32($0.attributeType.coreDataCode) }
 }
 
 @_cdecl("cdm_object_uri")
@@ -380,13 +380,13 @@ public func cdm_object_get_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 }
 
 @_cdecl("cdm_object_get_objects")
-public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the targets pointer is NULL") }
         let count = try required(count, "count")
         let value = try traverse(entry, try CString.argument(key, "the key"), toOne: false)
         let objects = value.elements.compactMap { $0.object }
-        out.pointee = scope.handleArray(objects)
+        out.pointee = UnsafePointer(scope.handleArray(objects))
         count.pointee = objects.count
     }
 }
@@ -471,30 +471,6 @@ public func cdm_object_set_text_at(_ o: OpaquePointer?, _ index: Int32, _ text: 
 public func cdm_object_set_blob_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 { set(o, key: nil, index: index, .blob) { _ in .binary(try blobValue(bytes, length)) } }
 @_cdecl("cdm_object_set_uuid_at")
 public func cdm_object_set_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafePointer<UInt8>?) -> Int32 { set(o, key: nil, index: index, .uuid) { _ in try uuidValue(bytes) } }
-
-@_cdecl("cdm_object_set_object")
-public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
-        if relationship.isToMany {
-            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-many: add to it with cdm_object_add_object")
-        }
-        let value: Value = try target.map { .object(try ThreadState.current.entry($0, as: ObjectEntry.self, "target object").object) } ?? .null
-        try entry.object.setValue(value, for: relationship)
-    }
-}
-
-@_cdecl("cdm_object_add_object")
-public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
-        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
-        if !relationship.isToMany {
-            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is to-one: set it with cdm_object_set_object")
-        }
-        let object = try ThreadState.current.entry(target, as: ObjectEntry.self, "target object").object
-        try entry.object.add([object], to: relationship)
-    }
-}
 
 // MARK: JSON view and release
 

@@ -99,12 +99,12 @@ public func cdm_value_date(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Doub
 }
 
 @_cdecl("cdm_value_text")
-public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
     read(v, out, "text") { entry, out in
         switch entry.value {
         case .string(let s), .uri(let s), .decimal(let s):
             let bytes = Array(s.utf8)
-            out.pointee = UnsafeRawPointer(entry.keep(bytes))
+            out.pointee = entry.keep(bytes).map { UnsafePointer($0.assumingMemoryBound(to: CChar.self)) }
             length?.pointee = bytes.count
         default: throw entry.mismatch("text")
         }

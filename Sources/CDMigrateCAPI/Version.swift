@@ -16,9 +16,3 @@ public func cdm_sqlite_version() -> UnsafePointer<CChar> { sqlite3_libversion() 
 
 @_cdecl("cdm_free")
 public func cdm_free(_ pointer: UnsafeMutableRawPointer?) { free(pointer) }
-
-/// Lets the C tests check that the structs of the header and of the Swift side agree.
-@_cdecl("cdm_internal_abi_check")
-public func cdm_internal_abi_check(_ policySize: Int, _ progressSize: Int) -> Int32 {
-    (policySize == MemoryLayout<PolicyHooks>.size && progressSize == MemoryLayout<ProgressRecord>.size) ? 0 : 1
-}

@@ -877,6 +877,8 @@ int main(void) {
     CHECK(cdm_internal_struct_size("cdm_field") == sizeof(cdm_field));
     CHECK(cdm_internal_struct_size("cdm_attribute_info") == sizeof(cdm_attribute_info));
     CHECK(cdm_internal_struct_size("cdm_relationship_info") == sizeof(cdm_relationship_info));
+    CHECK(cdm_internal_struct_size("cdm_policy") == sizeof(cdm_policy));
+    CHECK(cdm_internal_struct_size("cdm_progress") == sizeof(cdm_progress));
     CHECK(cdm_internal_struct_size("nope") == 0);
     test_library();
     test_failures();

@@ -65,38 +65,42 @@ def _text(value: Optional[bytes]) -> Optional[str]:
     return value.decode("utf-8") if value is not None else None
 
 
+def _attribute(info: "_lib.cdm_attribute_info", entity: str) -> AttributeDescription:
+    try:
+        kind = AttributeType(info.type)
+    except ValueError:  # a type this binding does not know yet
+        kind = info.type  # type: ignore[assignment]
+    return AttributeDescription(_text(info.name) or "", kind, bool(info.is_optional), bool(info.is_transient), info.index,
+                                _text(info.entity) or entity)
+
+
+def _relationship(info: "_lib.cdm_relationship_info", entity: str) -> RelationshipDescription:
+    return RelationshipDescription(
+        _text(info.name) or "", _text(info.destination_entity) or "", _text(info.inverse), bool(info.is_to_many),
+        bool(info.is_ordered), bool(info.is_optional), info.min_count, info.max_count, info.index, _text(info.entity) or entity)
+
+
+def _properties(model: int, name: bytes, count_function: Any, at_function: Any, info: Any, make: Any) -> Dict[str, Any]:
+    """An entity's attributes or relationships by name, in index order, each read into `info`."""
+    count = ctypes.c_size_t()
+    check(count_function(model, name, ctypes.byref(count)))
+    found: Dict[str, Any] = {}
+    for i in range(count.value):
+        check(at_function(model, name, i, ctypes.byref(info)))
+        item = make(info)
+        found[item.name] = item
+    return found
+
+
 def describe(model: int, entity: str) -> EntityDescription:
     """Reads an entity of a cdm_model (NotFoundError naming it when the model lacks it)."""
     name = c_text(entity, "the entity")
-    parent, count = ctypes.c_char_p(), ctypes.c_size_t()
-    code = _lib_.cdm_model_entity_parent(model, name, ctypes.byref(parent))
-    check(code)
-    code = _lib_.cdm_model_attribute_count(model, name, ctypes.byref(count))
-    check(code)
-    attributes: Dict[str, AttributeDescription] = {}
-    info = _lib.cdm_attribute_info()
-    for i in range(count.value):
-        code = _lib_.cdm_model_attribute_at(model, name, i, ctypes.byref(info))
-        check(code)
-        try:
-            kind = AttributeType(info.type)
-        except ValueError:  # a type this binding does not know yet
-            kind = info.type  # type: ignore[assignment]
-        attribute = AttributeDescription(_text(info.name) or "", kind, bool(info.is_optional), bool(info.is_transient),
-                                         info.index, _text(info.entity) or entity)
-        attributes[attribute.name] = attribute
-    code = _lib_.cdm_model_relationship_count(model, name, ctypes.byref(count))
-    check(code)
-    relationships: Dict[str, RelationshipDescription] = {}
-    rinfo = _lib.cdm_relationship_info()
-    for i in range(count.value):
-        code = _lib_.cdm_model_relationship_at(model, name, i, ctypes.byref(rinfo))
-        check(code)
-        relationship = RelationshipDescription(
-            _text(rinfo.name) or "", _text(rinfo.destination_entity) or "", _text(rinfo.inverse), bool(rinfo.is_to_many),
-            bool(rinfo.is_ordered), bool(rinfo.is_optional), rinfo.min_count, rinfo.max_count, rinfo.index,
-            _text(rinfo.entity) or entity)
-        relationships[relationship.name] = relationship
+    parent = ctypes.c_char_p()
+    check(_lib_.cdm_model_entity_parent(model, name, ctypes.byref(parent)))
+    attributes = _properties(model, name, _lib_.cdm_model_attribute_count, _lib_.cdm_model_attribute_at,
+                             _lib.cdm_attribute_info(), lambda info: _attribute(info, entity))
+    relationships = _properties(model, name, _lib_.cdm_model_relationship_count, _lib_.cdm_model_relationship_at,
+                                _lib.cdm_relationship_info(), lambda info: _relationship(info, entity))
     return EntityDescription(entity, _text(parent.value), attributes, relationships)
 
 

@@ -140,21 +140,22 @@ class EntityMapping:
             raise MisuseError(f"entity mapping '{self.name}' (pass {self.pass_index}) is read only from its own callbacks")
         return ctx
 
+    def _entity_name(self, slot: str, function: Any) -> Optional[str]:
+        """An entity name the context gives, read once into `slot` ("" kept for none)."""
+        if getattr(self, slot) is None:
+            self._context()
+            setattr(self, slot, self._manager._context_string(function) or "")
+        return getattr(self, slot) or None
+
     @property
     def source_entity_name(self) -> Optional[str]:
         """The source entity's name (None for a mapping without one)."""
-        if self._source is None:
-            self._context()
-            self._source = self._manager._context_string(_lib_.cdm_context_source_entity_name) or ""
-        return self._source or None
+        return self._entity_name("_source", _lib_.cdm_context_source_entity_name)
 
     @property
     def destination_entity_name(self) -> Optional[str]:
         """The destination entity's name (None for a mapping without one)."""
-        if self._destination is None:
-            self._context()
-            self._destination = self._manager._context_string(_lib_.cdm_context_destination_entity_name) or ""
-        return self._destination or None
+        return self._entity_name("_destination", _lib_.cdm_context_destination_entity_name)
 
     @property
     def user_info(self) -> Dict[str, Any]:
@@ -342,28 +343,25 @@ class MigrationManager:
         check(_lib_.cdm_context_associate(self._context, source._h, destination._h))
 
 
+    def _associated(self, function: Any, entity_mapping: str, given: Iterable[Instance], side: Any) -> List[Instance]:
+        """The instances the named entity mapping of the current pass associated with ``given``, by
+        ``function`` (cdm_context_destination_instances or cdm_context_source_instances)."""
+        if isinstance(given, Instance):
+            given = [given]
+        array, count = handle_array(given)
+        out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
+        check(function(self._context, c_text(entity_mapping, "the entity mapping name"), array, count, ctypes.byref(out),
+                       ctypes.byref(found)))
+        return instances_from_array(out, found.value, side)
+
     def destination_instances(self, entity_mapping: str, sources: Iterable[Instance]) -> List[Instance]:
         """``destinationInstancesForEntityMappingNamed:sourceInstances:`` — what the named entity
         mapping of the current pass made from ``sources``."""
-        if isinstance(sources, Instance):
-            sources = [sources]
-        array, count = handle_array(sources)
-        out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
-        code = _lib_.cdm_context_destination_instances(self._context, c_text(entity_mapping, "the entity mapping name"), array, count,
-                                                      ctypes.byref(out), ctypes.byref(found))
-        check(code)
-        return instances_from_array(out, found.value, self._run.destination_side)
+        return self._associated(_lib_.cdm_context_destination_instances, entity_mapping, sources, self._run.destination_side)
 
     def source_instances(self, entity_mapping: str, destinations: Iterable[Instance]) -> List[Instance]:
         """``sourceInstancesForEntityMappingNamed:destinationInstances:``, the other way round."""
-        if isinstance(destinations, Instance):
-            destinations = [destinations]
-        array, count = handle_array(destinations)
-        out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
-        code = _lib_.cdm_context_source_instances(self._context, c_text(entity_mapping, "the entity mapping name"), array, count,
-                                                 ctypes.byref(out), ctypes.byref(found))
-        check(code)
-        return instances_from_array(out, found.value, self._run.source_side)
+        return self._associated(_lib_.cdm_context_source_instances, entity_mapping, destinations, self._run.source_side)
 
     def evaluate(self, expression: str, source: Optional[Instance] = None, destination: Optional[Instance] = None) -> Any:
         """Evaluates a value expression (``"FUNCTION($source.name, 'uppercaseString')"``) with

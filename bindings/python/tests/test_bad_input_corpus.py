@@ -9,11 +9,12 @@ import ctypes
 import json
 import os
 import sqlite3
-from ctypes import c_char_p, c_int, c_int64, c_size_t, c_void_p
+from ctypes import c_char_p, c_int, c_size_t, c_void_p
 
 import pytest
 
 import cdmigrate
+from abi_checker import HEADERS, abi
 from cdmigrate import errors
 from cdmigrate._text import c_text
 from conftest import ROOT
@@ -25,36 +26,13 @@ CASES = CORPUS["cases"]
 CALLBACK_OPS = ("evaluate", "fetch")
 PYTHON_ERRORS = {"ValueError": ValueError, "TypeError": TypeError}
 
-# The C functions the raw cases call, declared on a library object of their own (the binding's
-# declarations stay untouched).
+# The raw cases pass NULL and handles of the wrong kind, so they call the C functions through a
+# library object of their own (the binding's declarations stay untouched), declared from the header
+# itself: scalars by their width, text as c_char_p, every other pointer as c_void_p.
 RAW = ctypes.CDLL(cdmigrate._lib.library_path())
-_P = c_void_p
-_SIGNATURES = {
-    "cdm_last_errmsg": (c_char_p, []),
-    "cdm_model_entity_count": (c_int, [_P, _P]),
-    "cdm_model_entity_at": (c_int, [_P, c_size_t, _P]),
-    "cdm_model_attribute_index": (c_int, [_P, c_char_p, c_char_p, _P]),
-    "cdm_model_attribute_type": (c_int, [_P, c_char_p, c_char_p, _P]),
-    "cdm_model_attribute_count": (c_int, [_P, c_char_p, _P]),
-    "cdm_model_relationship_count": (c_int, [_P, c_char_p, _P]),
-    "cdm_model_entity_parent": (c_int, [_P, c_char_p, _P]),
-    "cdm_model_attribute_at": (c_int, [_P, c_char_p, c_size_t, _P]),
-    "cdm_model_relationship_info": (c_int, [_P, c_char_p, c_char_p, _P]),
-    "cdm_mapping_entity_mapping_count": (c_int, [_P, _P]),
-    "cdm_mapping_entity_mapping_at": (c_int, [_P, c_size_t, _P]),
-    "cdm_migration_set_progress_interval": (c_int, [_P, c_size_t]),
-    "cdm_migration_report_json": (c_int, [_P, _P]),
-    "cdm_store_save": (c_int, [_P]),
-    "cdm_store_insert": (c_int, [_P, c_char_p, _P]),
-    "cdm_object_entity_name": (c_int, [_P, _P]),
-    "cdm_object_uri": (c_int, [_P, _P]),
-    "cdm_object_get_text": (c_int, [_P, c_char_p, _P, _P, _P]),
-    "cdm_object_set_text": (c_int, [_P, c_char_p, c_char_p, c_size_t]),
-    "cdm_object_set_int64": (c_int, [_P, c_char_p, c_int64]),
-}
-for _name, (_restype, _argtypes) in _SIGNATURES.items():
-    getattr(RAW, _name).restype = _restype
-    getattr(RAW, _name).argtypes = _argtypes
+_HEADER = abi.parse_header(HEADERS)
+for _name in _HEADER.functions:
+    getattr(RAW, _name).restype, getattr(RAW, _name).argtypes = abi.ctypes_signature(_HEADER, _name)
 
 
 def _out(kind=c_void_p):

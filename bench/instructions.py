@@ -11,6 +11,7 @@ Prints, per shape and path, the instructions executed by the whole process (Ir) 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import subprocess
 import sys
@@ -20,10 +21,13 @@ import run  # noqa: E402
 
 
 def drivers(prefix: str, work: str) -> dict:
+    # An absolute prefix: the drivers' rpath (which wins over LD_LIBRARY_PATH) must name it from anywhere.
+    prefix = os.path.realpath(prefix)
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
     flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True).stdout.split()
     flags = [f for f in flags if "rpath" not in f]
-    tag = str(abs(hash(os.path.realpath(prefix))))
+    # The same name for the same prefix in every run (str hashes differ from process to process).
+    tag = hashlib.sha1(prefix.encode()).hexdigest()[:12]
     built = {}
     for name in ("c_migrate", "c_policy"):
         out = os.path.join(work, f"{name}-{tag}")
@@ -35,7 +39,7 @@ def drivers(prefix: str, work: str) -> dict:
 
 def instructions(command: list, out: str, prefix: str) -> int:
     # The prefix's library, whatever paths its pkg-config file carries.
-    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(prefix, "lib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(os.path.realpath(prefix), "lib"))
     subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
     with open(out) as f:

@@ -11,7 +11,10 @@ Shapes:
 Paths (each reads the same source store and writes a fresh copy of the same empty destination):
 
   raw-copy       ATTACH + INSERT … SELECT of the notes' attributes: the limit for a copy
-                 (for the wide shape, the whole migration)
+                 (for the wide shape, the whole migration). The raw paths write with journal and
+                 sync off (PRAGMA journal_mode = OFF, synchronous = OFF), as cdmigrate writes its
+                 private destination file; --raw-journal wal keeps the empty store's WAL mode
+                 and SQLite's default synchronous = FULL instead
   declarative    cdmigrate with a declarative mapping that copies the attributes
                  (bench/notas-copy.mapping.json, bench/wide/WideCopy.mapping.json), run by bench/c_migrate.c
   raw-sql        the whole migration as SQL (notes, DISTINCT categories, join rows): the limit
@@ -26,7 +29,9 @@ Paths (each reads the same source store and writes a fresh copy of the same empt
 The wide shape has raw-copy, declarative and script. Rounds are interleaved (every path once per
 round). Printed per shape, size and path: rows/s (median, min, max), the paired ratios to raw SQL
 and to the script in the same round (median, min, max), and the migration's own peak RSS (its
-process's, not this one's). The figures are this machine's at this moment: nothing is asserted
+process's, not this one's); then the same ratios in CPU time (user + system of the migration
+alone, measured inside its process), which other work sharing the machine disturbs less than
+wall-clock time. The figures are this machine's at this moment: nothing is asserted
 about speed. Every result is checked for the same rows as the other paths of its shape.
 
     python3 bench/run.py                           # 100k and 1M rows, both shapes, 3 rounds
@@ -177,8 +182,18 @@ def destination_schema(db: sqlite3.Connection) -> dict:
             "join_nota": next(c for c in columns if c.endswith("NOTAS"))}
 
 
-def raw(source: str, destination: str, whole: bool) -> None:
+def raw_connect(destination: str) -> sqlite3.Connection:
+    """The raw paths' connection: journal and sync off (as cdmigrate's private destination file),
+    unless CDM_BENCH_RAW_JOURNAL=wal."""
     db = sqlite3.connect(destination, isolation_level=None)
+    if os.environ.get("CDM_BENCH_RAW_JOURNAL", "off") == "off":
+        db.execute("PRAGMA journal_mode = OFF")
+        db.execute("PRAGMA synchronous = OFF")
+    return db
+
+
+def raw(source: str, destination: str, whole: bool) -> None:
+    db = raw_connect(destination)
     s = destination_schema(db)
     db.execute("ATTACH DATABASE ? AS s", (source,))
     db.execute("BEGIN")
@@ -221,7 +236,7 @@ def script(source: str, destination: str) -> None:
 
 
 def wide_raw(source: str, destination: str) -> None:
-    db = sqlite3.connect(destination, isolation_level=None)
+    db = raw_connect(destination)
     entity = db.execute("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Registro'").fetchone()[0]
     db.execute("ATTACH DATABASE ? AS s", (source,))
     db.execute("BEGIN")
@@ -257,7 +272,7 @@ def cdmigrate_run(source: str, destination: str, mapping_file: str, policies: di
 
 
 def child(argv: list) -> None:
-    """`run.py --child PATH SHAPE SOURCE DESTINATION`: one migration; prints its seconds."""
+    """`run.py --child PATH SHAPE SOURCE DESTINATION`: one migration; prints its seconds, wall-clock and CPU."""
     path = argv[0]
     if path == "empty-stores":
         import cdmigrate
@@ -269,6 +284,7 @@ def child(argv: list) -> None:
         return
     shape, source, destination = argv[1], argv[2], argv[3]
     start = time.perf_counter()
+    cpu = time.process_time()
     if shape == "wide" and path == "raw-copy":
         wide_raw(source, destination)
     elif shape == "wide" and path == "script":
@@ -285,11 +301,11 @@ def child(argv: list) -> None:
         cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), POLICIES)
     else:
         raise SystemExit(f"unknown path {path}")
-    print(f"{time.perf_counter() - start:.6f}")
+    print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}")
 
 
 def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: dict) -> tuple:
-    """Runs one path in its own process: (seconds, peak RSS in MiB, destination)."""
+    """Runs one path in its own process: (seconds, CPU seconds, peak RSS in MiB, destination)."""
     destination = os.path.join(work, f"out-{shape}-{path}.sqlite")
     for suffix in ("", "-wal", "-shm", "-journal"):
         if os.path.exists(destination + suffix):
@@ -309,7 +325,10 @@ def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: di
     process.returncode = os.waitstatus_to_exitcode(status)
     if process.returncode != 0:
         raise SystemExit(f"{path} failed with exit code {process.returncode}")
-    return float(out.decode().strip().splitlines()[-1]), usage.ru_maxrss / 1024.0, destination
+    figures = out.decode().strip().splitlines()[-1].split()
+    # A program built from an older bench/*.c prints the wall-clock seconds alone.
+    cpu = float(figures[1]) if len(figures) > 1 else float("nan")
+    return float(figures[0]), cpu, usage.ru_maxrss / 1024.0, destination
 
 
 def rows_of(shape: str, destination: str) -> tuple:
@@ -356,10 +375,14 @@ def main() -> None:
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"), help="where stores are kept")
     parser.add_argument("--quick", action="store_true", help="2,000 rows, 3 rounds: checks that every path works")
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--raw-journal", choices=["off", "wal"], default="off",
+                        help="the raw paths' journal: off (journal and sync off, as cdmigrate's private file; the default) "
+                             "or wal (the empty store's WAL mode, synchronous = FULL)")
     parser.add_argument("--baseline", default="", help="an install prefix of another build: its declarative and c-policy paths run too (path@base)")
     args = parser.parse_args()
     if args.rounds < 3:
         parser.error("--rounds must be at least 3: the median of fewer says little")
+    os.environ["CDM_BENCH_RAW_JOURNAL"] = args.raw_journal
     sizes = [2000] if args.quick else [parse_rows(s) for s in args.rows.split(",")]
     shapes = args.shapes.split(",")
     for shape in shapes:
@@ -369,7 +392,8 @@ def main() -> None:
     os.makedirs(args.work, exist_ok=True)
     tools = build(args.work, os.path.abspath(args.baseline) if args.baseline else "")
     results = []
-    print(f"machine: {os.cpu_count()} cores; {args.rounds} interleaved rounds; rows/s and ratios as median (min–max)")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "
+          f"raw paths with journal {args.raw_journal}; rows/s and ratios as median (min–max)")
     for shape in shapes:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
@@ -378,12 +402,14 @@ def main() -> None:
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
             times = {p: [] for p in paths}
+            cpus = {p: [] for p in paths}
             rss = {p: [] for p in paths}
             expected = {}
             for _ in range(args.rounds):
                 for path in paths:
-                    seconds, peak, destination = run_one(shape, path, source, empty, args.work, tools)
+                    seconds, cpu, peak, destination = run_one(shape, path, source, empty, args.work, tools)
                     times[path].append(seconds)
+                    cpus[path].append(cpu)
                     rss[path].append(peak)
                     # The copy paths of reference-1 leave out the categories: they agree among themselves.
                     group = "copy" if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base") else "whole"
@@ -401,15 +427,27 @@ def main() -> None:
                 to_script, script_ratios = ratio_cells(times, path, peer)
                 print(f"{path:<17} {summary(rates):>28} {to_sql:>24} {to_script:>24} "
                       f"{statistics.median(rss[path]):>8.1f} ({min(rss[path]):.1f}–{max(rss[path]):.1f})")
+                cpu_to_sql, cpu_sql_ratios = ratio_cells(cpus, path, sql)
+                cpu_to_script, cpu_script_ratios = ratio_cells(cpus, path, peer)
                 results.append({"shape": shape, "rows": rows, "path": path, "seconds": times[path], "rows_per_second": rates,
-                                "peak_rss_mib": rss[path], "ratios_to_sql": sql_ratios, "ratios_to_script": script_ratios,
-                                "sql_path": sql, "script_path": peer})
+                                "cpu_seconds": cpus[path], "peak_rss_mib": rss[path], "ratios_to_sql": sql_ratios,
+                                "ratios_to_script": script_ratios, "cpu_ratios_to_sql": cpu_sql_ratios,
+                                "cpu_ratios_to_script": cpu_script_ratios, "sql_path": sql, "script_path": peer,
+                                "raw_journal": args.raw_journal})
+            print(f"{'in CPU time':<17} {'CPU s':>28} {'to ' + sql:>24} {'to ' + peer:>24}")
+            for path in paths:
+                cpu_to_sql, _ = ratio_cells(cpus, path, sql)
+                cpu_to_script, _ = ratio_cells(cpus, path, peer)
+                print(f"{path:<17} {statistics.median(cpus[path]):>12.3f} ({min(cpus[path]):.3f}–{max(cpus[path]):.3f}) "
+                      f"{cpu_to_sql:>24} {cpu_to_script:>24}")
             for path in paths:
                 if path + "@base" in times:
                     # Paired per round: this build's time over the baseline's (above 1: slower).
                     ratios = [t / b for t, b in zip(times[path], times[path + "@base"])]
-                    print(f"{path}: time / {path}@base {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f})")
-                    results.append({"shape": shape, "rows": rows, "path": path, "time_to_baseline": ratios})
+                    cpu_ratios = [t / b for t, b in zip(cpus[path], cpus[path + "@base"])]
+                    print(f"{path}: time / {path}@base {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f}); "
+                          f"CPU time / {path}@base {statistics.median(cpu_ratios):.3f} ({min(cpu_ratios):.3f}–{max(cpu_ratios):.3f})")
+                    results.append({"shape": shape, "rows": rows, "path": path, "time_to_baseline": ratios, "cpu_time_to_baseline": cpu_ratios})
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)

@@ -10,13 +10,48 @@ struct DeclarativeMappingSQL {
     /// When the plan keeps the source keys (`keepsSourceKeys`), the INSERT copies `Z_PK` as it is,
     /// has no `?` of its own, and `insertAssociations` is nil: the associations are identities
     /// (see `AssociationTable.IdentityRange`).
+    ///
+    /// `insertRows` reads the source columns bare, with one `cdm_plain` check per row
+    /// (`StoredValueRule.plainRowCheck`, as `Z_OPT`); `insertRowsConverting`, when some column is
+    /// checked, is the same INSERT reading every column through `StoredValueRule.sql`. Run them
+    /// with `runInsertRows`.
     let insertRows: String
+    var insertRowsConverting: String? = nil
     let insertAssociations: String?
     /// The predicate's arguments, after the first key's.
     let predicateArguments: [Value]
     let keepsSourceKeys: Bool
 
     func arguments(firstPrimaryKey: Int64) -> [Value] { [.integer(firstPrimaryKey - 1)] + predicateArguments }
+
+    /// The destination table, `main.` and quoted.
+    var destinationTable = ""
+
+    /// Whether `insertRows` counts the non-NULL values of the `counting` columns of `plan` (in
+    /// the connection's `valueCounts`, in that order).
+    var countsValues = false
+
+    /// Runs `insertRows`. When a row holds a value that needs `StoredValueRule`'s conversion,
+    /// the rows it wrote (destination keys in `keys`, which no other row of the table has) are
+    /// deleted — a private destination has no journal to roll the statement back — and
+    /// `insertRowsConverting` runs instead: the rows are those the converting INSERT alone writes.
+    /// True when `insertRows` wrote the rows (its value counts, if any, are then complete).
+    @discardableResult
+    func runInsertRows(on database: SQLiteDatabase, _ arguments: [Value], keys: ClosedRange<Int64>) throws -> Bool {
+        database.valueCounts.counts = []
+        guard let converting = insertRowsConverting else {
+            try database.run(insertRows, arguments)
+            return true
+        }
+        do {
+            try database.run(insertRows, arguments)
+            return true
+        } catch let error as MigrationError where error.message.contains(StoredValueRule.needsConversion) {
+            try database.run("DELETE FROM \(destinationTable) WHERE Z_PK BETWEEN ? AND ?", [.integer(keys.lowerBound), .integer(keys.upperBound)])
+            try database.run(converting, arguments)
+            return false
+        }
+    }
 
     /// Whether a mapping may keep its source keys: every source row it takes becomes one
     /// destination row of the same key when the mapping takes its source entity whole (no
@@ -56,8 +91,11 @@ struct DeclarativeMappingSQL {
     /// `batchRows`, for a policy's batch (`SourceBatch.applyDefault`), replaces the source rows the
     /// request selects with a FROM clause of its own (the source table aliased `t`, no arguments);
     /// the mapping's policy is then no obstacle.
+    ///
+    /// `counting`: source columns (`t.`-qualified, quoted) whose non-NULL values `insertRows`
+    /// counts as it copies (`countsValues`; not for `distinct`, whose INSERT reads one row per value).
     static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
-                     distinct: AttributeDescription? = nil, batchRows: String? = nil,
+                     distinct: AttributeDescription? = nil, batchRows: String? = nil, counting: [String] = [],
                      source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
         if distinct != nil && (keepsSourceKeys || batchRows != nil) { return nil }
         guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil, request.filter == nil || batchRows != nil,
@@ -72,19 +110,35 @@ struct DeclarativeMappingSQL {
                                             numbers: source.layout.entityNumbers(of: sourceEntity, includingSubentities: true),
                                             table: sourceTable, storePath: source.path, entityName: sourceEntity.name)
         var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", entityValue, "1"]
+        // The same values with the source columns read bare, the columns checked once per row.
+        let reads = ColumnReads()
+        var plainValues = values
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
-            let sql: String
+            let sql: String, plainSQL: String
             if let property = mapping.attributeMapping(named: attribute.name), let expression = property.valueExpression {
-                guard let translated = translate(expression, into: attribute, from: sourceEntity, layout: source.layout) else { return nil }
+                guard let translated = translate(expression, into: attribute, from: sourceEntity, layout: source.layout),
+                      let bare = translate(expression, into: attribute, from: sourceEntity, layout: source.layout, reads: reads) else { return nil }
                 sql = translated
+                plainSQL = bare
             } else {
                 guard let literal = literal(attribute.defaultValue) else { return nil }
                 sql = literal
+                plainSQL = literal
             }
             columns.append(SQLiteDatabase.quote(column))
             values.append(sql)
+            plainValues.append(plainSQL)
         }
+        let check = StoredValueRule.plainRowCheck(reads.columns)
+        let count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
+        switch (check, count) {
+        case let (check?, count?): plainValues[2] = "min(\(check), \(count))"
+        case let (check?, nil): plainValues[2] = check
+        case let (nil, count?): plainValues[2] = count
+        case (nil, nil): break
+        }
+        let destinationTable = "main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)))"
         if !carriesNoExternalData(destinationEntity, from: sourceEntity, values: values, source: source) { return nil }
         let table = "\(sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
         var conditions: [String] = []
@@ -107,15 +161,20 @@ struct DeclarativeMappingSQL {
             // The values, each with its first source row and its rank: a table of one row per value,
             // which the source rows then look up by value (no sort of the source rows).
             let values_ = distinctTable
-            var rowValues = values
-            rowValues[0] = "? + d.k"
-            var plan = DeclarativeMappingSQL(
-                insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
+            func insert(_ values: [String]) -> String {
+                var rowValues = values
+                rowValues[0] = "? + d.k"
+                return "INSERT INTO \(destinationTable) (\(columns.joined(separator: ", "))) "
                     + "SELECT \(rowValues.joined(separator: ", ")) "
-                    + "FROM temp.\(values_) d JOIN \(table) t ON t.Z_PK = d.first ORDER BY d.k",
+                    + "FROM temp.\(values_) d JOIN \(table) t ON t.Z_PK = d.first ORDER BY d.k"
+            }
+            var plan = DeclarativeMappingSQL(
+                insertRows: insert(check == nil ? values : plainValues),
                 insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
                     + "? + d.k FROM \(table) t JOIN temp.\(values_) d ON d.value = \(v)\(valued) ORDER BY t.Z_PK",
                 predicateArguments: request.arguments, keepsSourceKeys: false)
+            plan.insertRowsConverting = check == nil ? nil : insert(values)
+            plan.destinationTable = destinationTable
             plan.distinctValues = [
                 "DROP TABLE IF EXISTS temp.\(values_)",
                 "CREATE TEMP TABLE \(values_) (value PRIMARY KEY, first INTEGER, k INTEGER)",
@@ -124,12 +183,28 @@ struct DeclarativeMappingSQL {
             ]
             return plan
         }
-        return DeclarativeMappingSQL(
-            insertRows: "INSERT INTO main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) (\(columns.joined(separator: ", "))) "
-                + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK",
+        func insert(_ values: [String]) -> String {
+            "INSERT INTO \(destinationTable) (\(columns.joined(separator: ", "))) "
+                + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK"
+        }
+        var plan = DeclarativeMappingSQL(
+            insertRows: insert(check == nil && count == nil ? values : plainValues),
             insertAssociations: keepsSourceKeys ? nil : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
                 + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
+        plan.insertRowsConverting = check == nil ? nil : insert(values)
+        plan.destinationTable = destinationTable
+        plan.countsValues = count != nil
+        return plan
+    }
+
+    /// Collects the source columns an INSERT reads bare (each with the type it is read as), for
+    /// `StoredValueRule.plainRowCheck`.
+    final class ColumnReads {
+        var columns: [(column: String, type: AttributeType)] = []
+        func add(_ column: String, _ type: AttributeType) {
+            if !columns.contains(where: { $0.column == column && $0.type == type }) { columns.append((column, type)) }
+        }
     }
 
     /// Whether the INSERT's values stay clear of external binary data: a destination attribute with
@@ -150,19 +225,22 @@ struct DeclarativeMappingSQL {
     }
 
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.
-    static func translate(_ expression: ValueExpression, into attribute: AttributeDescription, from entity: EntityDescription, layout: StoreLayout) -> String? {
-        guard let (sql, type) = value(expression, entity: entity, layout: layout) else { return nil }
+    /// With `reads`, the source columns are read bare and collected in it (the caller checks them);
+    /// without, each is read through `StoredValueRule.sql`.
+    static func translate(_ expression: ValueExpression, into attribute: AttributeDescription, from entity: EntityDescription, layout: StoreLayout,
+                          reads: ColumnReads? = nil) -> String? {
+        guard let (sql, type) = value(expression, entity: entity, layout: layout, reads: reads) else { return nil }
         return fits(type, into: attribute.attributeType) ? sql : nil
     }
 
     /// The kinds of value SQL can carry over unchanged (nil type: a NULL literal, fitting anything).
-    private static func value(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType?)? {
+    private static func value(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?) -> (String, AttributeType?)? {
         switch expression {
         case .keyPath(.variable("source"), let keys) where keys.count == 1:
-            return column(keys[0], entity: entity, layout: layout)
+            return column(keys[0], entity: entity, layout: layout, reads: reads)
         case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1:
             guard let key = arguments[0].constantValue?.stringValue else { return nil }
-            return column(key, entity: entity, layout: layout)
+            return column(key, entity: entity, layout: layout, reads: reads)
         case .constant(let v):
             guard let text = literal(v) else { return nil }
             switch v {
@@ -174,7 +252,7 @@ struct DeclarativeMappingSQL {
             default: return nil
             }
         case .binary(let op, let lhs, let rhs) where op == .add || op == .subtract || op == .multiply:
-            guard let (l, lt) = value(lhs, entity: entity, layout: layout), let (r, rt) = value(rhs, entity: entity, layout: layout),
+            guard let (l, lt) = value(lhs, entity: entity, layout: layout, reads: reads), let (r, rt) = value(rhs, entity: entity, layout: layout, reads: reads),
                   let lType = lt, let rType = rt, isArithmetic(lType), isArithmetic(rType) else { return nil }
             let resultType: AttributeType = lType.isInteger && rType.isInteger ? .integer64 : .double
             return ("(\(l) \(op.rawValue) \(r))", resultType)
@@ -183,10 +261,15 @@ struct DeclarativeMappingSQL {
         }
     }
 
-    private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType?)? {
+    private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?) -> (String, AttributeType?)? {
         guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
+        let sql = "t." + SQLiteDatabase.quote(column)
+        if let reads = reads {
+            reads.add(sql, attribute.attributeType)
+            return (sql, attribute.attributeType)
+        }
         // A value that does not fit the type reads as the per-instance path reads it.
-        return (StoredValueRule.sql("t." + SQLiteDatabase.quote(column), as: attribute.attributeType), attribute.attributeType)
+        return (StoredValueRule.sql(sql, as: attribute.attributeType), attribute.attributeType)
     }
 
     private static func isArithmetic(_ type: AttributeType) -> Bool { type.isInteger || type == .double || type == .float }

@@ -144,7 +144,7 @@ extension MigrationManager {
         sql.made += batch.count
         if let identity = sql.identity {
             // Every source row of the range is in the batch (the mapping takes the entity whole).
-            try database.run(identity.plan.insertRows, [.integer(low), .integer(high)])
+            try identity.plan.runInsertRows(on: database, [.integer(low), .integer(high)], keys: low...high)
             if associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {
                 // The implied associations were written out for a reader: write this batch's too.
                 try database.run("""
@@ -168,7 +168,7 @@ extension MigrationManager {
         let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
         let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
         if associations?.identities[id] != nil { try associations?.materialize([id]) }
-        try database.run(plan.insertRows, arguments)
+        try plan.runInsertRows(on: database, arguments, keys: first...(first + Int64(max(batch.count, 1) - 1)))
         if let insertAssociations = plan.insertAssociations { try database.run(insertAssociations, arguments) }
         return (0..<Int64(batch.count)).map { first + $0 }
     }

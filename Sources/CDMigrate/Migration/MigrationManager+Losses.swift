@@ -14,17 +14,7 @@ extension MigrationManager {
         // The rows still buffered go to SQLite first: the counts are SQL.
         try destination.save()
         var losses = LossReport()
-        // The source properties some entity mapping reads ("Entity.key", for the entity it takes
-        // and its sub-entities): a relationship is also carried through its inverse.
-        var carried = Set<String>()
-        for model in mappingModels {
-            for mapping in model.entityMappings {
-                guard let entity = mapping.sourceEntity, mapping.destinationEntity != nil else { continue }
-                for key in IntendedLosses.sourceKeysRead(by: mapping) {
-                    for kind in entity.selfAndDescendants { carried.insert(kind.name + "." + key) }
-                }
-            }
-        }
+        let carried = carriedSourceProperties()
         for (pass, model) in mappingModels.enumerated() {
             let plans = SourceFetchPlan.plans(for: model.entityMappings, sourceStore: source)
             for (index, mapping) in model.entityMappings.enumerated() {
@@ -41,13 +31,17 @@ extension MigrationManager {
                 // Read by this mapping or another of the run taking instances of the entity
                 // (one making a `Categoria` of each distinct `Nota.categoria` carries that attribute).
                 func read(_ name: String) -> Bool { carried.contains(sourceEntity.name + "." + name) }
-                let attributes = sourceEntity.attributes.filter { !$0.isTransient && !read($0.name) && source.layout.column(for: $0) != nil }
+                let attributes = attributesLeftBehind(by: mapping, carried: carried, source: source)
                 let relationships = sourceEntity.relationships.filter { relationship in
                     guard !relationship.isTransient, !read(relationship.name) else { return false }
                     if let inverse = relationship.inverseName, carried.contains(relationship.destinationEntityName + "." + inverse) { return false }
                     return true
                 }
-                let left = try countLeftBehind(attributes: attributes, relationships: relationships, request: request, entity: sourceEntity, source: source)
+                // The attributes' values were counted by the mapping's SQL copy, or are counted here.
+                let counted = leftBehindCounts[mappingID(mapping)].flatMap { $0.count == attributes.count ? $0 : nil }
+                var left = try countLeftBehind(attributes: counted == nil ? attributes : [], relationships: relationships, request: request,
+                                               entity: sourceEntity, source: source)
+                if let counted = counted { left.attributes = counted }
                 for (attribute, count) in zip(attributes, left.attributes) where count > 0 { losses.losses.append(loss(.attribute, attribute.name, count)) }
                 for (relationship, count) in zip(relationships, left.relationships) where count > 0 { losses.losses.append(loss(.relationship, relationship.name, count)) }
 
@@ -70,6 +64,30 @@ extension MigrationManager {
                                                  pass: nil, count: untaken.count, isIntended: declaresUntaken(untaken.entityName)))
         }
         report.losses = losses
+    }
+
+    /// The source properties some entity mapping of the run reads ("Entity.key", for the entity it
+    /// takes and its sub-entities).
+    func carriedSourceProperties() -> Set<String> {
+        var carried = Set<String>()
+        for model in mappingModels {
+            for mapping in model.entityMappings {
+                guard let entity = mapping.sourceEntity, mapping.destinationEntity != nil else { continue }
+                for key in IntendedLosses.sourceKeysRead(by: mapping) {
+                    for kind in entity.selfAndDescendants { carried.insert(kind.name + "." + key) }
+                }
+            }
+        }
+        return carried
+    }
+
+    /// The stored attributes of `mapping`'s source entity that no mapping of the run reads, in the
+    /// order the loss report counts them (`carried`: `carriedSourceProperties()`).
+    func attributesLeftBehind(by mapping: EntityMapping, carried: Set<String>, source: PersistentStore) -> [AttributeDescription] {
+        guard let sourceEntity = mapping.sourceEntity else { return [] }
+        return sourceEntity.attributes.filter {
+            !$0.isTransient && !carried.contains(sourceEntity.name + "." + $0.name) && source.layout.column(for: $0) != nil
+        }
     }
 
     /// Whether a written mapping model says the instances of `entityName` that no mapping takes

@@ -194,9 +194,13 @@ extension MigrationManager {
         let keepsKeys = try keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
             mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
             && DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source)
+        // The values the loss report counts for attributes left behind are counted by the copy itself.
+        let leftBehind = distinct == nil ? attributesLeftBehind(by: mapping, carried: carriedSourceProperties(), source: source) : []
+        let counting = leftBehind.compactMap { source.layout.column(for: $0).map { "t." + SQLiteDatabase.quote($0) } }
         guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
-                                                    distinct: distinct, source: source, destination: destination)
+                                                    distinct: distinct, counting: counting, source: source, destination: destination)
         else { return false }
+        var copied = false
         try attachSource(source, to: destination)
         var made = total
         if let distinctValues = plan.distinctValues {
@@ -211,12 +215,15 @@ extension MigrationManager {
         }
         try destination.database.begin()
         if let insertAssociations = plan.insertAssociations {
-            let arguments = plan.arguments(firstPrimaryKey: try destination.allocatePrimaryKeys(for: destinationEntity, count: made))
-            try destination.database.run(plan.insertRows, plan.distinctValues == nil ? arguments : [arguments[0]])
+            let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: made)
+            let arguments = plan.arguments(firstPrimaryKey: first)
+            copied = try plan.runInsertRows(on: destination.database, plan.distinctValues == nil ? arguments : [arguments[0]],
+                                            keys: first...(first + Int64(max(made, 1) - 1)))
             try destination.database.run(insertAssociations, arguments)
             if plan.distinctValues != nil { try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)") }
         } else {
-            try destination.database.run(plan.insertRows, plan.predicateArguments)
+            // The table was empty: the source keys the INSERT keeps are all in 1...Int64.max / 2.
+            copied = try plan.runInsertRows(on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2))
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
             // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
             guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
@@ -227,6 +234,10 @@ extension MigrationManager {
             try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
                                             destinationEntity: destinationEntity.entityNumber, destinationTable: table,
                                             low: low, high: high, count: total)
+        }
+        if copied, plan.countsValues {
+            let counts = destination.database.valueCounts.counts
+            leftBehindCounts[mappingID(mapping)] = counting.indices.map { counts.element(at: $0) ?? 0 }
         }
         try destination.save()
         return true

@@ -84,6 +84,9 @@ public final class MigrationManager {
     var totalSteps = 1
     var stage: MigrationProgress.Stage = .createDestinationInstances
     var report = MigrationReport()
+    /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
+    /// behind, counted by its SQL copy (`attributesLeftBehind`); the loss report then scans nothing for them.
+    var leftBehindCounts: [Int: [Int]] = [:]
     /// The private folder holding the external data files of the run's new store (see
     /// `ExternalDataHandOver`), nil when it wrote none.
     var stagedExternalData: String?
@@ -280,6 +283,7 @@ public final class MigrationManager {
         }
         cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
+        leftBehindCounts = [:]
         report.warnings = warnings
         evaluator = ExpressionEvaluator(environment: self)
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }

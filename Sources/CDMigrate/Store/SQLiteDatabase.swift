@@ -19,6 +19,8 @@ package final class SQLiteDatabase {
     package let mode: OpenMode
     private(set) var handle: OpaquePointer?
     private var cache: [String: SQLiteStatement] = [:]
+    /// What `cdm_count_values` counted (see `StoredValueRule.ValueCounts`).
+    package let valueCounts = StoredValueRule.ValueCounts()
     /// Statements prepared outside the cache (kept by their owner, or a cached one was busy); finalized on close.
     private var extraStatements: [Weak<SQLiteStatement>] = []
 
@@ -50,7 +52,7 @@ package final class SQLiteDatabase {
         sqlite3_extended_result_codes(db, 1)
         // Wait a little for another connection (e.g. a host app) instead of failing at once.
         sqlite3_busy_timeout(db, 5000)
-        if let db { StoredValueRule.register(on: db) }
+        if let db { StoredValueRule.register(on: db, counts: valueCounts) }
     }
 
     deinit { close() }

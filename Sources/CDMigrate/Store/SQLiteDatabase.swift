@@ -51,6 +51,7 @@ package final class SQLiteDatabase {
         // Wait a little for another connection (e.g. a host app) instead of failing at once.
         sqlite3_busy_timeout(db, 5000)
         if let db { StoredValueRule.register(on: db) }
+        if let db { DerivedAttributeSQL.register(on: db) }
     }
 
     deinit { close() }

@@ -120,6 +120,28 @@ final class LossReportTests: XCTestCase {
         }
     }
 
+    /// Moves two of Folder 1's posts into Folder 0 once the folders' relationships are made.
+    final class MovingPolicy: EntityMigrationPolicy {
+        override func endRelationshipCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+            guard let store = manager.destinationStore else { return }
+            let folders = try fetchAll(store, "Folder")
+            guard let zero = folders.first(where: { (try? $0.value(forKey: "name")) == .string("Folder 0") }),
+                  let one = folders.first(where: { (try? $0.value(forKey: "name")) == .string("Folder 1") }),
+                  case .collection(let posts) = try one.value(forKey: "posts") else { return }
+            for case .object(let post) in posts.prefix(2) { try post.setValue(.object(zero), forKey: "folder") }
+        }
+    }
+
+    /// A to-many is compared instance by instance: Folder 1 coming out two posts short is a loss
+    /// although Folder 0 gained them and the total number of links is the same.
+    func testAToManyShorterForOneInstanceIsCountedAlthoughAnotherGained() throws {
+        let folder = #""policy": "MovingPolicy", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {"posts": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"PostToPost\", $source.posts)"}"#
+        let post = #""attributeMappings": {"title": "$source.title", "color": "$source.color"}"#
+        let report = try run(try mapping(post: post, folder: folder), configure: { $0.registerPolicy(named: "MovingPolicy") { MovingPolicy() } })
+        // 7 posts: Folder 0 has 4 in the source and 6 in the destination, Folder 1 has 3 and 1.
+        XCTAssertEqual(lines(report), ["toMany Folder.posts 2"])
+    }
+
     /// Clears `title` after the default policy made the instance.
     final class ClearingPolicy: EntityMigrationPolicy {
         override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {

@@ -23,7 +23,8 @@ package enum CompiledMappingModelReader {
         let bytes = try FileIO.readBytes(path: path)
         var name = path.split(separator: "/").last.map(String.init) ?? path
         for suffix in [".cdm_precompiled", ".cdm"] where name.hasSuffix(suffix) { name.removeLast(suffix.count) }
-        return try mapping(fromArchive: bytes, name: name.isEmpty ? nil : name, what: "the compiled mapping model '\(path)'")
+        let mapping = try mapping(fromArchive: bytes, name: name.isEmpty ? nil : name, what: "the compiled mapping model '\(path)'")
+        return try IntendedLossesFile.applying(to: mapping, mappingPath: path)
     }
 
     /// Decodes a mapping model from the bytes of a keyed archive of NSMappingModel.

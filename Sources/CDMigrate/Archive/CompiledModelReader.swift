@@ -179,6 +179,16 @@ package enum CompiledModelReader {
         attribute.valueTransformerName = try object.string("NSValueTransformerName")
         attribute.allowsExternalBinaryDataStorage = attributeFlags & 4 != 0
         attribute.isIndexed = try object.bool("NSIsIndexed")
+        if object.isKind(of: "NSDerivedAttributeDescription") {
+            // NSDerivedAttributeDescription's keys: NSDerivationExpression (an archived NSExpression)
+            // and NSFilteringPredicate (an NSPredicate, which this reader does not decode: noted only).
+            if let expression = try object.object("NSDerivationExpression") {
+                attribute.derivationExpression = try ArchivedExpressionDecoder(archive: object.archive).text(of: expression)
+            } else {
+                attribute.derivationExpression = ""
+            }
+            if try object.object("NSFilteringPredicate") != nil { attribute.filteringPredicate = "(a predicate)" }
+        }
         return attribute
     }
 

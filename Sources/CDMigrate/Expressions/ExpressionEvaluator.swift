@@ -279,11 +279,12 @@ package final class ExpressionEvaluator {
         case "floor:": return .double(try number(values[0], name).rounded(.down))
         case "ceiling:": return .double(try number(values[0], name).rounded(.up))
         case "trunc:": return .double(try number(values[0], name).rounded(.towardZero))
-        case "uppercase:", "lowercase:", "length:":
+        case "uppercase:", "lowercase:", "length:", "canonical:":
             guard case .string(let s) = values[0] else {
                 throw MigrationError(.expressionEvaluation, "\(name) needs a string, not \(values[0].aTypeName) value ('\(values[0])')")
             }
             if name == "length:" { return .integer(Int64(s.utf16.count)) }
+            if name == "canonical:" { return .string(ValueComparison.fold(s, [.caseInsensitive, .diacriticInsensitive])) }
             return .string(name == "uppercase:" ? s.uppercased() : s.lowercased())
         default:
             throw MigrationError(.expressionEvaluation, "unknown function '\(name)'")

@@ -38,6 +38,8 @@ package struct ExpressionParser {
         "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2, "divide:by:": 2, "modulus:by:": 2, "raise:toPower:": 2,
         "bitwiseAnd:with:": 2, "bitwiseOr:with:": 2, "bitwiseXor:with:": 2, "leftshift:by:": 2, "rightshift:by:": 2,
         "castObject:toType:": 2, "now": 0,
+        // Derived attributes' case- and diacritic-insensitive form (NSDerivedAttributeDescription).
+        "canonical:": 1,
     ]
 
     private let text: String

@@ -50,6 +50,7 @@ extension MigrationManager {
             let columns = Set(try database.rows("PRAGMA main.table_info(\(SQLiteDatabase.quote(table)))").compactMap { $0.count > 1 ? $0[1].text : nil })
             guard columns.contains("ZENTITYPK"), let entityColumn = ["ZENTITY", "ZENTITYID"].first(where: columns.contains) else { continue }
             let quoted = "main." + SQLiteDatabase.quote(table)
+            if columns.contains("ZCOLUMNS") { try remapHistoryColumns(of: table, entityColumn: entityColumn, source: source, destination: destination) }
             for change in keyChanges {
                 try database.run("""
                     UPDATE \(quoted) SET ZENTITYPK = COALESCE((SELECT a.destination_pk FROM cdm_association a

@@ -189,12 +189,38 @@ extension MigrationManager {
             let sourceLinks = try countLinks(of: origin, owner: sourceEntity, ownersSQL: "SELECT t.Z_PK \(rows.sql)", arguments: rows.arguments,
                                              store: source, database: source.database, schema: "main")
             if sourceLinks == 0 { continue }
+            // Instance by instance where the source can be attached: a destination that gained
+            // links must not hide another that lost some.
+            if sourceAccess?.allowsAttach == true,
+               let sourceCounts = linksPerOwner(of: origin, store: source, schema: DeclarativeMappingSQL.sourceSchema),
+               let destinationCounts = linksPerOwner(of: target, store: destination, schema: "main") {
+                try attachSource(source, to: destination)
+                let associated = try associations.associationsSQL(mapping: mappingID(mapping))
+                let sql = "SELECT IFNULL(SUM(MAX(0, sc.n - IFNULL(dc.n, 0))), 0) FROM (\(associated)) a "
+                    + "JOIN (\(sourceCounts)) sc ON sc.owner = a.source_pk LEFT JOIN (\(destinationCounts)) dc ON dc.owner = a.destination_pk"
+                result.append((property.name, Int(try destination.database.scalar(sql)?.integer ?? 0)))
+                continue
+            }
             let made = try associations.destinationKeysSQL(mapping: mappingID(mapping))
             let destinationLinks = try countLinks(of: target, owner: destinationEntity, ownersSQL: made, arguments: [], store: destination,
                                                   database: destination.database, schema: "main")
             result.append((property.name, sourceLinks - destinationLinks))
         }
         return result
+    }
+
+    /// `SELECT owner, n`: the links of a to-many per owner's `Z_PK`, nil for a storage without links.
+    private func linksPerOwner(of relationship: RelationshipDescription, store: PersistentStore, schema: String) -> String? {
+        switch store.layout.storage(of: relationship) {
+        case .inverseForeignKey(let table, let column, _, _), .hiddenColumn(let table, let column, _):
+            let c = SQLiteDatabase.quote(column)
+            return "SELECT x.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(table)) x WHERE x.\(c) IS NOT NULL GROUP BY x.\(c)"
+        case .joinTable(let table, let own, _, _, _):
+            let c = SQLiteDatabase.quote(own)
+            return "SELECT j.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(table)) j GROUP BY j.\(c)"
+        case .foreignKey, .transient:
+            return nil
+        }
     }
 
     /// Per attribute mapped from the source attribute of the same name, the instances whose

@@ -358,6 +358,7 @@ public final class MigrationManager {
                 try runPass(pass, model)
             }
             if !history.isEmpty && isInferredStep { try carryFrameworkTables(from: source, to: destination) }
+            try maintainDerivedAttributes(in: destination)
             // Hooks of the last stage may have fetched (and so indexed) again.
             try detachSource()
             try dropLookupIndexes()

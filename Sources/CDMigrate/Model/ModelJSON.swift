@@ -5,11 +5,9 @@ extension ManagedObjectModel {
     /// The model as a JSON value: entities in the model's order, each with its own attributes and
     /// relationships in declaration order, every key `ModelReader` reads that differs from its
     /// default, and each entity's version hash (base64, as stores record it), so that the JSON
-    /// carries Apple's hashes even where the JSON form cannot say everything the source said
-    /// (a derived attribute's expression, say).
+    /// carries Apple's hashes even where the JSON form cannot say everything the source said.
     ///
-    /// Not written: what `ModelReader` does not read — configurations, fetch request templates,
-    /// derivation expressions.
+    /// Not written: what `ModelReader` does not read — configurations, fetch request templates.
     ///
     /// Core Data counterpart: none (Xcode writes `.xcdatamodel` XML).
     package func jsonValue() -> JSON {
@@ -69,6 +67,8 @@ extension ManagedObjectModel {
         if attribute.allowsExternalBinaryDataStorage { members.append(("allowsExternalBinaryDataStorage", .bool(true))) }
         if attribute.preservesValueInHistoryOnDeletion { members.append(("preservesValueInHistoryOnDeletion", .bool(true))) }
         if let transformer = attribute.valueTransformerName { members.append(("valueTransformerName", .string(transformer))) }
+        if let derivation = attribute.derivationExpression { members.append(("derivationExpression", .string(derivation))) }
+        if let filter = attribute.filteringPredicate { members.append(("filteringPredicate", .string(filter))) }
         appendCommon(attribute, to: &members)
         return .object(members)
     }

@@ -136,6 +136,8 @@ public enum ModelReader {
         attribute.preservesValueInHistoryOnDeletion = r.bool("preservesValueInHistoryOnDeletion", default: false)
         attribute.valueTransformerName = r.string("valueTransformerName")
         attribute.isIndexed = r.bool("indexed", default: false)
+        attribute.derivationExpression = r.string("derivationExpression")
+        attribute.filteringPredicate = r.string("filteringPredicate")
         _ = r.value("comment")
         r.rejectUnknownKeys(what: "attribute '\(entity).\(name)'")
         problems += r.problems

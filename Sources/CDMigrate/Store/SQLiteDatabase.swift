@@ -53,6 +53,7 @@ package final class SQLiteDatabase {
         // Wait a little for another connection (e.g. a host app) instead of failing at once.
         sqlite3_busy_timeout(db, 5000)
         if let db { StoredValueRule.register(on: db, counts: valueCounts) }
+        if let db { DerivedAttributeSQL.register(on: db) }
     }
 
     deinit { close() }

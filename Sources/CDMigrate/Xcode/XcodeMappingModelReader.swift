@@ -81,7 +81,8 @@ package struct XcodeMappingModelReader {
         let document = try XcodeStoreDocument.read(file: file, code: .invalidMapping)
         var reader = XcodeMappingModelReader(document: document, sourceModel: sourceModel, destinationModel: destinationModel)
         let mappings = try reader.compile()
-        return MappingModel(name: modelName(file), entityMappings: mappings, warnings: reader.warnings)
+        let mapping = MappingModel(name: modelName(file), entityMappings: mappings, warnings: reader.warnings)
+        return try IntendedLossesFile.applying(to: mapping, mappingPath: path)
     }
 
     func fail(_ object: XcodeStoreDocument.Object, _ message: String, underlying: [MigrationError] = []) -> MigrationError {

@@ -265,7 +265,7 @@ enum XcodeModelReader {
             if flag(element, "derived") {
                 attribute.derivationExpression = element["derivationExpression"] ?? ""
                 attribute.filteringPredicate = element["filteringPredicate"]
-                warn(element, "derived attribute '\(entity).\(name)': cdmigrate copies its values but does not recompute them, and its version hash is not verified against Core Data")
+                warn(element, "derived attribute '\(entity).\(name)': its version hash is not verified against Core Data")
             }
             return attribute
         }

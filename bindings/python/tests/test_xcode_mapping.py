@@ -66,3 +66,25 @@ def test_from_xcode_names_the_object_and_line_of_a_malformed_document(tmp_path):
             cdmigrate.MappingModel.from_xcode(folder, v3, v4)
         with pytest.raises(cdmigrate.MigrationIOError):
             cdmigrate.MappingModel.from_xcode(tmp_path / "Missing.xcmappingmodel", v3, v4)
+
+
+def test_a_side_file_beside_the_mapping_model_declares_intended_losses(tmp_path):
+    """<mapping model>.cdmigrate.json gives entity mappings cdmigrate.intendedLosses (docs/loss-report.md):
+    a valid one loads, a mistaken one is an InvalidMappingError naming the side file."""
+    import shutil
+    original = os.path.join(FIXTURES, "xcode", "UnCloudNotes", "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel")
+    path = str(tmp_path / "UnCloudNotes_v2_to_v3.xcmappingmodel")
+    shutil.copytree(original, path)
+    side = path + ".cdmigrate.json"
+    with model(2) as v2, model(3) as v3:
+        with open(side, "w") as f:
+            f.write('{"entityMappings": {"NoteToNote": {"cdmigrate.intendedLosses": "dateCreated"}}}')
+        with cdmigrate.MappingModel.from_xcode(path, v2, v3) as mapping:
+            assert "NoteToNote" in mapping.entity_mapping_names
+        for text, expected in [('{"entityMappings": {"NoteToNotes": {"cdmigrate.intendedLosses": "dateCreated"}}}', "is not in the mapping model"),
+                               ('{"entityMappings": {"NoteToNote": {"cdmigrate.intendedLosses": "colour"}}}', "names 'colour'")]:
+            with open(side, "w") as f:
+                f.write(text)
+            with pytest.raises(cdmigrate.InvalidMappingError) as caught:
+                cdmigrate.MappingModel.from_xcode(path, v2, v3)
+            assert expected in str(caught.value) + "".join(str(e) for e in getattr(caught.value, "underlying", []) or [])

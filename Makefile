@@ -13,7 +13,7 @@
 #   make examples-c      the five reference migrations in C (examples/c), each checking its result
 #
 #   make cli             build/bin/cdmigrate: the command line, Swift runtime linked in, stripped
-#   make install         also installs bin/cdmigrate, its bash/zsh/fish completion scripts, and the
+#   make install         also installs bin/cdmigrate, its man pages, bash/zsh/fish completion scripts, and the
 #                        static Swift runtime cdmigrate-static.pc links (lib/cdmigrate/swift_static)
 #   make dist            build/dist/cdmigrate-$(VERSION)-linux-$(ARCH).tar.gz and its .sha256
 #   make test-standalone the release tarball's command and a C host linked through its
@@ -85,12 +85,14 @@ $(LIBSO): $(LIBSO_REAL)
 # The command line, with the Swift runtime (and Foundation, if the command uses it) linked in
 # statically, stripped; scripts/check-needed.sh refuses any library but the C library's and those
 # the docs name (sqlite3, jansson, libxml2, zlib), and any run path into the toolchain. The shell
-# completion scripts come from the command itself.
+# completion scripts and the man pages (scripts/man-pages.py: cdmigrate.1, cdmigrate-COMMAND.1)
+# come from the command's own help.
 CLI          := $(BUILD)/bin/cdmigrate
 COMPLETIONS  := $(BUILD)/share/bash-completion/completions/cdmigrate $(BUILD)/share/zsh/site-functions/_cdmigrate \
                 $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish
+MAN_DIR      := $(BUILD)/share/man/man1
 .PHONY: cli
-cli: $(CLI) $(COMPLETIONS)
+cli: $(CLI) $(COMPLETIONS) $(MAN_DIR)/cdmigrate.1
 
 $(CLI): $(SOURCES) Makefile scripts/check-needed.sh
 	$(SWIFT_RELEASE) --product cdmigrate
@@ -106,6 +108,9 @@ $(BUILD)/share/zsh/site-functions/_cdmigrate: $(CLI)
 	mkdir -p $(@D) && $(CLI) --generate-completion-script zsh > $@
 $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish: $(CLI)
 	mkdir -p $(@D) && $(CLI) --generate-completion-script fish > $@
+
+$(MAN_DIR)/cdmigrate.1: $(CLI) scripts/man-pages.py VERSION
+	rm -rf $(MAN_DIR) && python3 scripts/man-pages.py $(CLI) $(MAN_DIR) $(VERSION)
 
 check-version:
 	python3 scripts/version.py --check
@@ -131,7 +136,8 @@ $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc: scripts/cdmigrate.pc.in scri
 install: lib cli $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/$(RUNTIME_DIR)/$(ARCH) \
 	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
-	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cdmigrate.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO_REAL) $(DESTDIR)$(PREFIX)/lib/
@@ -144,13 +150,15 @@ install: lib cli $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc
 	install -m 644 $(BUILD)/share/bash-completion/completions/cdmigrate $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
 	install -m 644 $(BUILD)/share/zsh/site-functions/_cdmigrate $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
 	install -m 644 $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
+	install -m 644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/cdmigrate.h $(DESTDIR)$(PREFIX)/lib/libcdmigrate.a $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so \
 	      $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so.$(VERSION) \
 	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate-static.pc \
 	      $(DESTDIR)$(PREFIX)/bin/cdmigrate $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cdmigrate \
-	      $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cdmigrate $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cdmigrate.fish
+	      $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cdmigrate $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cdmigrate.fish \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/cdmigrate.1 $(DESTDIR)$(PREFIX)/share/man/man1/cdmigrate-*.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/cdmigrate
 
 # The release tarball: an install tree (bin, include, lib with the .pc files and the static Swift

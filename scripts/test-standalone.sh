@@ -44,6 +44,9 @@ for shell in bash zsh fish; do
     run "the $shell completion script is installed" grep -q migrate "$prefix/$f"
 done
 
+run "the man pages are installed, one per command" \
+    sh -c "grep -q '^\.SH NAME' '$prefix/share/man/man1/cdmigrate.1' && grep -q -- '--to-version' '$prefix/share/man/man1/cdmigrate-migrate.1'"
+
 # 2. A C host (the UnCloudNotes example: v3 -> v4 with a C policy) linked statically through
 # cdmigrate-static.pc, built and run without the toolchain.
 export PKG_CONFIG_PATH="$prefix/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"

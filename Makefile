@@ -181,8 +181,8 @@ $(DIST): lib cli $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc README.md LI
 	@echo "built $@ ($$(du -h $@ | cut -f1)); $(DIST).sha256"
 
 # The release tarball unpacked (after sha256sum -c), with the toolchain hidden
-# (scripts/without-toolchain.sh): its command, a C host linked through its cdmigrate-static.pc, and
-# the wheel (WHEEL=…, by default the one in bindings/python/dist, built when there is none).
+# (scripts/without-toolchain.sh): its command (migrate, check, --policies with a C library), a C host
+# linked through its cdmigrate-static.pc, and the wheel (WHEEL=…, by default the one in bindings/python/dist, built when there is none).
 WHEEL ?= $(firstword $(wildcard bindings/python/dist/cdmigrate-$(VERSION)-*manylinux*.whl))
 .PHONY: test-standalone
 test-standalone: $(DIST)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What runs on a machine without the Swift toolchain, run with the toolchain hidden
 # (scripts/without-toolchain.sh): the installed `cdmigrate` command, a C host linked through
-# cdmigrate-static.pc, and the wheel installed into a fresh virtualenv.
+# cdmigrate-static.pc, the wheel installed into a fresh virtualenv, and the command with a C policy
+# library (--policies) whose result must match the Python policy's.
 #
 #   scripts/test-standalone.sh SWIFT_ROOT PREFIX WHEEL
 #
@@ -59,14 +60,39 @@ run "the static C host needs no Swift library" scripts/check-needed.sh "$swift_r
 run "the static C host migrates without the toolchain" sh -c "cd '$work' && '$repo/scripts/without-toolchain.sh' '$swift_root' ./uncloudnotes >/dev/null"
 
 # 3. The wheel in a fresh virtualenv: the import, the library's version, and a migration with a
-# Python policy (the UnCloudNotes reference migration), without the toolchain.
+# Python policy (the UnCloudNotes reference migration, which checks its own result), without the
+# toolchain.
 python=${PYTHON:-python3}
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --no-deps "$wheel"
 run "the wheel imports without the toolchain" \
     hide "$work/venv/bin/python" -c "import cdmigrate; assert cdmigrate.library_version() == '$version', cdmigrate.library_version()"
 run "a migration with a Python policy from the wheel without the toolchain" \
-    sh -c "cd '$repo/examples/python' && '$repo/scripts/without-toolchain.sh' '$swift_root' '$work/venv/bin/python' -m reference_migrations --scenario 4 >/dev/null"
+    sh -c "cd '$repo/examples/python' && '$repo/scripts/without-toolchain.sh' '$swift_root' '$work/venv/bin/python' -m reference_migrations --scenario 4 --keep '$work/python'"
+
+# 4. The command with a C policy library (--policies: the library calls the C API the command
+# exports), on the v3 store the Python run kept: the same attachments as the Python policy made.
+cat > "$work/policies.c" <<POLICIES
+#define main uncloudnotes_example_main
+#include "$repo/examples/c/uncloudnotes.c"
+#undef main
+int cdm_register_policies(cdm_migration *migration) {
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = image_attachment_create;
+    return cdm_migration_register_policy(migration, "AttachmentToImageAttachmentMigrationPolicyV3toV4", &hooks, sizeof hooks, NULL, NULL);
+}
+POLICIES
+kept=$work/python/scenario-4
+run "a C policy library builds against the installed header" \
+    cc -shared -fPIC -I "$prefix/include" -o "$work/libpolicies.so" "$work/policies.c"
+run "cdmigrate migrate --policies without the toolchain" \
+    hide "$prefix/bin/cdmigrate" migrate "$kept/UnCloudNotes-v3.sqlite" --models "$repo/examples/4-uncloudnotes" \
+        --to "$work/policies-v4.sqlite" --policies "$work/libpolicies.so"
+attachments() { sqlite3 "$1" "SELECT Z_ENT, ZWIDTH, ZHEIGHT, ZCAPTION FROM ZATTACHMENT WHERE ZCAPTION IS NOT NULL ORDER BY 4, 2, 3"; }
+attachments "$kept/UnCloudNotes-v3-to-v4.sqlite" > "$work/python-attachments" 2>&1 || true
+attachments "$work/policies-v4.sqlite" > "$work/c-attachments" 2>&1 || true
+run "the C policy's image attachments are the Python policy's" \
+    sh -c "[ \$(wc -l < '$work/python-attachments') -gt 100 ] && cmp '$work/python-attachments' '$work/c-attachments'"
 
 echo "standalone: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

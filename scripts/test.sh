@@ -41,6 +41,6 @@ CDMIGRATE_CROSS_LANGUAGE=required CDMIGRATE_FLEET=required make --no-print-direc
 # their licences, installed into a fresh virtualenv and called; the sdist: sources only.
 make --no-print-directory -C bindings/python test-wheel
 # Without the Swift toolchain (hidden by an empty mount over its folder): the release tarball's
-# command (migrate, check), a C host linked through its cdmigrate-static.pc, and the wheel just built
-# with a Python policy.
+# command (migrate, check, a C policy library), a C host linked through its cdmigrate-static.pc, and
+# the wheel just built with a Python policy.
 make --no-print-directory test-standalone

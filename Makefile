@@ -15,8 +15,16 @@
 # Swift sources and the Python package (those are committed, so SwiftPM and pip need no step).
 #   make examples-c      the five reference migrations in C (examples/c), each checking its result
 #
+#   make cli             build/bin/cdmigrate: the command line, Swift runtime linked in, stripped
+#   make install         also installs bin/cdmigrate, its man pages, bash/zsh/fish completion scripts, and the
+#                        static Swift runtime cdmigrate-static.pc links (lib/cdmigrate/swift_static)
+#   make dist            build/dist/cdmigrate-$(VERSION)-linux-$(ARCH).tar.gz and its .sha256
+#   make test-standalone the release tarball's command and a C host linked through its
+#                        cdmigrate-static.pc, and the wheel, run with the Swift toolchain hidden
+#
 # libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from it
-# with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time.
+# with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time; so is the
+# cdmigrate executable (-static-stdlib), and cdmigrate-static.pc links C hosts the same way.
 
 SWIFT        ?= swift
 CC           ?= cc
@@ -24,7 +32,6 @@ PREFIX       ?= /usr/local
 # The toolchain's usr directory (where bin/swift lives).
 SWIFT_ROOT   ?= $(patsubst %/bin/,%,$(dir $(shell command -v $(SWIFT) 2>/dev/null)))
 SWIFT_ROOT   := $(if $(SWIFT_ROOT),$(SWIFT_ROOT),/opt/swift/usr)
-SWIFT_SHARED := $(SWIFT_ROOT)/lib/swift/linux
 SWIFT_STATIC := $(SWIFT_ROOT)/lib/swift_static/linux
 ARCH         := $(shell uname -m)
 VERSION      := $(shell cat VERSION)
@@ -51,11 +58,16 @@ lib: $(LIBA) $(LIBSO)
 # migration's instructions). SwiftPM refuses unsafe flags in a package others depend on, so the
 # flag is given here, for the library this Makefile builds, not in Package.swift.
 RELEASE_FLAGS ?= -Xswiftc -enforce-exclusivity=unchecked
+# --static-swift-stdlib links executables with the static Swift runtime (and Foundation, where used),
+# so that they run without the toolchain. SwiftPM passes it to the compile steps too, so the archive
+# is built with it as well: both products then share one set of compiled modules.
+# --disable-local-rpath: no $ORIGIN run path in the executable (it loads no library beside itself).
+SWIFT_RELEASE := $(SWIFT) build -c release --static-swift-stdlib --disable-local-rpath $(RELEASE_FLAGS)
 
 $(LIBA): $(SOURCES) Makefile
-	$(SWIFT) build -c release --product CDMigrate $(RELEASE_FLAGS)
+	$(SWIFT_RELEASE) --product CDMigrate
 	mkdir -p $(BUILD)/lib
-	cp "$$($(SWIFT) build -c release --show-bin-path)/libCDMigrate.a" $@
+	cp "$$($(SWIFT_RELEASE) --show-bin-path)/libCDMigrate.a" $@
 
 # swiftrt.o registers the library's Swift metadata with the runtime (as swiftc -static-stdlib does);
 # the version script keeps every symbol but cdm_* private (the runtime's included) and gives the
@@ -67,11 +79,41 @@ $(LIBSO_REAL): $(LIBA) scripts/cdmigrate.map VERSION
 	    -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive \
 	    -L$(SWIFT_STATIC) $(SWIFT_LIBS) $(SYSTEM_LIBS) \
 	    -Wl,--version-script=scripts/cdmigrate.map -Wl,-z,defs
-	@if ldd $@ | grep -q 'libswift'; then echo "error: $@ depends on a shared Swift library" >&2; ldd $@; exit 1; fi
+	scripts/check-needed.sh $(SWIFT_ROOT) $@
 
 $(LIBSO): $(LIBSO_REAL)
 	ln -sf libcdmigrate.so.$(VERSION) $(BUILD)/lib/$(SONAME)
 	ln -sf $(SONAME) $@
+
+# The command line, with the Swift runtime (and Foundation, if the command uses it) linked in
+# statically, stripped; scripts/check-needed.sh refuses any library but the C library's and those
+# the docs name (sqlite3, jansson, libxml2, zlib), and any run path into the toolchain. The shell
+# completion scripts and the man pages (scripts/man-pages.py: cdmigrate.1, cdmigrate-COMMAND.1)
+# come from the command's own help.
+CLI          := $(BUILD)/bin/cdmigrate
+COMPLETIONS  := $(BUILD)/share/bash-completion/completions/cdmigrate $(BUILD)/share/zsh/site-functions/_cdmigrate \
+                $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish
+MAN_DIR      := $(BUILD)/share/man/man1
+.PHONY: cli
+cli: $(CLI) $(COMPLETIONS) $(MAN_DIR)/cdmigrate.1
+
+$(CLI): $(SOURCES) Makefile scripts/check-needed.sh
+	$(SWIFT_RELEASE) --product cdmigrate
+	mkdir -p $(BUILD)/bin
+	cp "$$($(SWIFT_RELEASE) --show-bin-path)/cdmigrate" $@.tmp
+	strip $@.tmp
+	scripts/check-needed.sh $(SWIFT_ROOT) $@.tmp
+	mv $@.tmp $@
+
+$(BUILD)/share/bash-completion/completions/cdmigrate: $(CLI)
+	mkdir -p $(@D) && $(CLI) --generate-completion-script bash > $@
+$(BUILD)/share/zsh/site-functions/_cdmigrate: $(CLI)
+	mkdir -p $(@D) && $(CLI) --generate-completion-script zsh > $@
+$(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish: $(CLI)
+	mkdir -p $(@D) && $(CLI) --generate-completion-script fish > $@
+
+$(MAN_DIR)/cdmigrate.1: $(CLI) scripts/man-pages.py VERSION
+	rm -rf $(MAN_DIR) && python3 scripts/man-pages.py $(CLI) $(MAN_DIR) $(VERSION)
 
 check-version:
 	python3 scripts/version.py --check
@@ -81,26 +123,77 @@ check-abi: $(LIBSO)
 
 # cdmigrate.pc: the shared library (Libs), and what linking the archive needs (Libs.private, --static).
 # cdmigrate-static.pc: the archive by path, for hosts that have both installed and want the static one.
-$(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc: scripts/cdmigrate.pc.in scripts/cdmigrate-static.pc.in VERSION
+# Both link the archive with the static Swift runtime installed beside it (lib/cdmigrate/swift_static:
+# swiftrt.o and the few runtime archives SWIFT_LIBS names, copied from the toolchain), so a host
+# linked statically neither builds nor runs with the toolchain. prefix is the .pc file's own place
+# (${pcfiledir}/../..), so an unpacked release tarball works wherever it is.
+RUNTIME_DIR  := lib/cdmigrate/swift_static
+RUNTIME      := $(SWIFT_STATIC)/$(ARCH)/swiftrt.o $(foreach l,$(patsubst -l%,%,$(SWIFT_LIBS)),$(SWIFT_STATIC)/lib$(l).a)
+$(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc: scripts/cdmigrate.pc.in scripts/cdmigrate-static.pc.in VERSION Makefile
 	mkdir -p $(BUILD)
 	for f in cdmigrate cdmigrate-static; do \
-	  sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' -e 's|@SWIFT_SHARED@|$(SWIFT_SHARED)|g' \
+	  sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@RUNTIME_DIR@|$(RUNTIME_DIR)|g' \
 	      -e 's|@ARCH@|$(ARCH)|g' -e 's|@SWIFT_LIBS@|$(SWIFT_LIBS)|g' scripts/$$f.pc.in > $(BUILD)/$$f.pc; \
 	done
 
-install: lib $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install: lib cli $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/$(RUNTIME_DIR)/$(ARCH) \
+	  $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/bash-completion/completions \
+	  $(DESTDIR)$(PREFIX)/share/zsh/site-functions $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 include/cdmigrate.h $(DESTDIR)$(PREFIX)/include/
 	install -m 644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBSO_REAL) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libcdmigrate.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so
 	install -m 644 $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 $(SWIFT_STATIC)/$(ARCH)/swiftrt.o $(DESTDIR)$(PREFIX)/$(RUNTIME_DIR)/$(ARCH)/
+	install -m 644 $(filter %.a,$(RUNTIME)) $(DESTDIR)$(PREFIX)/$(RUNTIME_DIR)/
+	install -m 755 $(CLI) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/share/bash-completion/completions/cdmigrate $(DESTDIR)$(PREFIX)/share/bash-completion/completions/
+	install -m 644 $(BUILD)/share/zsh/site-functions/_cdmigrate $(DESTDIR)$(PREFIX)/share/zsh/site-functions/
+	install -m 644 $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/
+	install -m 644 $(MAN_DIR)/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/include/cdmigrate.h $(DESTDIR)$(PREFIX)/lib/libcdmigrate.a $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so \
 	      $(DESTDIR)$(PREFIX)/lib/$(SONAME) $(DESTDIR)$(PREFIX)/lib/libcdmigrate.so.$(VERSION) \
-	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate-static.pc
+	      $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/cdmigrate-static.pc \
+	      $(DESTDIR)$(PREFIX)/bin/cdmigrate $(DESTDIR)$(PREFIX)/share/bash-completion/completions/cdmigrate \
+	      $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_cdmigrate $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d/cdmigrate.fish \
+	      $(DESTDIR)$(PREFIX)/share/man/man1/cdmigrate.1 $(DESTDIR)$(PREFIX)/share/man/man1/cdmigrate-*.1
+	rm -rf $(DESTDIR)$(PREFIX)/lib/cdmigrate
+
+# The release tarball: an install tree (bin, include, lib with the .pc files and the static Swift
+# runtime, share with the completion scripts) with the library stripped, and beside it the README,
+# the changelog, the licence and the Swift runtime's licence (Apache 2.0 with the Runtime Library
+# Exception: the runtime is linked into the binaries and shipped for cdmigrate-static.pc); and its
+# SHA-256 (sha256sum -c).
+DIST_NAME    := cdmigrate-$(VERSION)-linux-$(ARCH)
+DIST         := $(BUILD)/dist/$(DIST_NAME).tar.gz
+.PHONY: dist
+dist: $(DIST)
+$(DIST): lib cli $(BUILD)/cdmigrate.pc $(BUILD)/cdmigrate-static.pc README.md LICENSE CHANGELOG.md
+	rm -rf $(BUILD)/dist && mkdir -p $(BUILD)/dist/$(DIST_NAME)
+	$(MAKE) --no-print-directory install PREFIX=/ DESTDIR=$(CURDIR)/$(BUILD)/dist/$(DIST_NAME)
+	strip --strip-unneeded $(BUILD)/dist/$(DIST_NAME)/lib/libcdmigrate.so.$(VERSION)
+	install -m 644 README.md LICENSE CHANGELOG.md $(BUILD)/dist/$(DIST_NAME)/
+	install -m 644 $(SWIFT_ROOT)/share/swift/LICENSE.txt $(BUILD)/dist/$(DIST_NAME)/LICENSE.swift-runtime.txt
+	tar -C $(BUILD)/dist --owner=0 --group=0 --numeric-owner -czf $@ $(DIST_NAME)
+	cd $(BUILD)/dist && sha256sum $(DIST_NAME).tar.gz > $(DIST_NAME).tar.gz.sha256
+	@echo "built $@ ($$(du -h $@ | cut -f1)); $(DIST).sha256"
+
+# The release tarball unpacked (after sha256sum -c), with the toolchain hidden
+# (scripts/without-toolchain.sh): its command (migrate, check, --policies with a C library), a C host
+# linked through its cdmigrate-static.pc, and the wheel (WHEEL=…, by default the one in bindings/python/dist, built when there is none).
+WHEEL ?= $(firstword $(wildcard bindings/python/dist/cdmigrate-$(VERSION)-*manylinux*.whl))
+.PHONY: test-standalone
+test-standalone: $(DIST)
+	cd $(BUILD)/dist && sha256sum -c $(DIST_NAME).tar.gz.sha256
+	rm -rf $(BUILD)/dist-test && mkdir -p $(BUILD)/dist-test && tar -C $(BUILD)/dist-test -xzf $(DIST)
+	$(if $(WHEEL),,$(MAKE) --no-print-directory -C bindings/python wheel)
+	scripts/test-standalone.sh $(SWIFT_ROOT) $(CURDIR)/$(BUILD)/dist-test/$(DIST_NAME) \
+	  $(CURDIR)/$(or $(WHEEL),$$(ls bindings/python/dist/cdmigrate-$(VERSION)-*manylinux*.whl))
 
 # The C tests, built with pkg-config from a temporary prefix: once against the archive, once
 # against the shared library, both under AddressSanitizer + LeakSanitizer.

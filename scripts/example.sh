@@ -6,10 +6,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 # One release build serves the examples, the command and the library: the same flags as the
-# Makefile's RELEASE_FLAGS, so the second and third builds reuse the first one's modules.
+# Makefile's (SWIFT_RELEASE: the static Swift runtime, no local run path; RELEASE_FLAGS), so the
+# second and third builds reuse the first one's modules.
+static_flags=(--static-swift-stdlib --disable-local-rpath)
 release_flags=(-Xswiftc -enforce-exclusivity=unchecked)
-swift build -c release "${release_flags[@]}" --product cdmigrate-examples
-swift build -c release "${release_flags[@]}" --product cdmigrate >/dev/null
+swift build -c release "${static_flags[@]}" "${release_flags[@]}" --product cdmigrate-examples
+swift build -c release "${static_flags[@]}" "${release_flags[@]}" --product cdmigrate >/dev/null
 make --no-print-directory -C bindings/python python-package RELEASE_FLAGS="${release_flags[*]}" >/dev/null
 ".build/release/cdmigrate-examples" "$@"
 

@@ -37,6 +37,10 @@ python3 bench/fleet.py --quick
 # pytest's exit code 5 (no tests collected) counts as a failure like any other non-zero code.
 # FLEET=1 installs dask and distributed into the virtualenv: the Dask example's test must run.
 CDMIGRATE_CROSS_LANGUAGE=required CDMIGRATE_FLEET=required make --no-print-directory -C bindings/python test FLEET=1
-# The wheel: platform-tagged, carrying the library, installed into a fresh virtualenv and called;
-# the sdist: sources only.
+# The wheel: manylinux-tagged by auditwheel, carrying the stripped library, its vendored libraries and
+# their licences, installed into a fresh virtualenv and called; the sdist: sources only.
 make --no-print-directory -C bindings/python test-wheel
+# Without the Swift toolchain (hidden by an empty mount over its folder): the release tarball's
+# command (migrate, check, a C policy library), a C host linked through its cdmigrate-static.pc, and
+# the wheel just built with a Python policy.
+make --no-print-directory test-standalone

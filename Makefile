@@ -12,8 +12,9 @@
 # Swift sources and the Python package (those are committed, so SwiftPM and pip need no step).
 #   make examples-c      the five reference migrations in C (examples/c), each checking its result
 #
-# libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from it
-# with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time.
+# libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from the
+# command line's product (engine + C API + the commands, for cdm_command_line_run) with the
+# toolchain's static Swift runtime, so hosts need no Swift toolchain at run time.
 
 SWIFT        ?= swift
 CC           ?= cc
@@ -33,9 +34,17 @@ SONAME       := libcdmigrate.so.$(MAJOR)
 # every Swift module (its implicit `_StringProcessing` import; MATCHES runs on cdmigrate's own automaton).
 SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftSynchronization -lswiftGlibc -lswiftCore
 SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
+# What the command line (cdm_command_line_run, in the shared library only) adds: Foundation, which
+# swift-argument-parser and the commands use, with its dependencies, linked statically too.
+COMMAND_LINE_LIBS := -lFoundation -lFoundationInternationalization -lFoundationEssentials -l_FoundationICU \
+                     -l_FoundationCollections -l_FoundationCShims -lCoreFoundation -lswiftDispatch -ldispatch \
+                     -lBlocksRuntime -lswift_Concurrency
 
 BUILD        := build
 LIBA         := $(BUILD)/lib/libcdmigrate.a
+# SwiftPM's static product of the command line: the engine, the C API, the commands and
+# swift-argument-parser; libcdmigrate.so is linked from it (not installed).
+LIBCLI       := $(BUILD)/lib/libcdmigrate-command-line.a
 LIBSO        := $(BUILD)/lib/libcdmigrate.so
 LIBSO_REAL   := $(BUILD)/lib/libcdmigrate.so.$(VERSION)
 SOURCES      := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
@@ -54,15 +63,20 @@ $(LIBA): $(SOURCES) Makefile
 	mkdir -p $(BUILD)/lib
 	cp "$$($(SWIFT) build -c release --show-bin-path)/libCDMigrate.a" $@
 
+$(LIBCLI): $(SOURCES) Makefile
+	$(SWIFT) build -c release --product CDMigrateCommandLine $(RELEASE_FLAGS)
+	mkdir -p $(BUILD)/lib
+	cp "$$($(SWIFT) build -c release --show-bin-path)/libCDMigrateCommandLine.a" $@
+
 # swiftrt.o registers the library's Swift metadata with the runtime (as swiftc -static-stdlib does);
 # the version script keeps every symbol but cdm_* private (the runtime's included) and gives the
 # cdm_* ones the version node CDMIGRATE_$(MAJOR). The file is named after the full version; its
 # SONAME (what programs record) after the major one; libcdmigrate.so is the link-time name.
-$(LIBSO_REAL): $(LIBA) scripts/cdmigrate.map VERSION
+$(LIBSO_REAL): $(LIBCLI) scripts/cdmigrate.map VERSION
 	$(CC) -shared -o $@ -Wl,-soname,$(SONAME) \
 	    $(SWIFT_STATIC)/$(ARCH)/swiftrt.o \
-	    -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive \
-	    -L$(SWIFT_STATIC) $(SWIFT_LIBS) $(SYSTEM_LIBS) \
+	    -Wl,--whole-archive $(LIBCLI) -Wl,--no-whole-archive \
+	    -L$(SWIFT_STATIC) -Wl,--start-group $(COMMAND_LINE_LIBS) $(SWIFT_LIBS) -Wl,--end-group $(SYSTEM_LIBS) \
 	    -Wl,--version-script=scripts/cdmigrate.map -Wl,-z,defs
 	@if ldd $@ | grep -q 'libswift'; then echo "error: $@ depends on a shared Swift library" >&2; ldd $@; exit 1; fi
 

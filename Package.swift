@@ -8,6 +8,9 @@ let package = Package(
     name: "cdmigrate",
     products: [
         .library(name: "CDMigrate", type: .static, targets: ["CDMigrate", "CDMigrateCAPI"]),
+        // The engine, the C API and the command line (cdm_command_line_run): what the Makefile
+        // links into libcdmigrate.so, so that `python -m cdmigrate` runs the command line.
+        .library(name: "CDMigrateCommandLine", type: .static, targets: ["CDMigrateCommandLine"]),
         .executable(name: "cdmigrate-examples", targets: ["cdmigrate-examples"]),
         .executable(name: "cdmigrate", targets: ["CDMigrateCLI"]),
     ],

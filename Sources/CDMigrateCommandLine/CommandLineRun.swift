@@ -13,6 +13,23 @@ public enum CommandLineRun {
     /// - Returns: the exit status docs/cli.md documents (0 success, 1 failed, 64 usage, 65 invalid
     ///   input, 66 incompatible store, 74 I/O, 128 + signal when cancelled).
     public static func run(arguments: [String]) -> Int32 {
+        run(arguments: arguments, host: CommandLineHost())
+    }
+
+    /// Runs one command for a host that starts fleet children its own way or loads policies of
+    /// its own (the C API's `cdm_command_line_run`).
+    /// - Parameters:
+    ///   - arguments: as `run(arguments:)`.
+    ///   - host: the child command and the policy loader.
+    /// - Returns: as `run(arguments:)`.
+    package static func run(arguments: [String], host: CommandLineHost) -> Int32 {
+        let previousHost = CommandLineHost.current
+        CommandLineHost.current = host
+        Interrupt.reset()
+        defer {
+            Interrupt.restore()
+            CommandLineHost.current = previousHost
+        }
         let status: Int32
         do {
             var command = try CDMigrateCommand.parseAsRoot(arguments)

@@ -115,7 +115,9 @@ struct FleetRun {
     private func runChildren(_ jobs: [Job], width: Int) throws -> [FleetStoreResult] {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let executable = Self.executable
+        // The executable, or the host's command (`python -m cdmigrate`).
+        let childCommand = CommandLineHost.current.childCommand ?? [Self.executable]
+        let executable = childCommand.first ?? Self.executable
         var running: [pid_t: (job: Job, started: ContinuousClock.Instant)] = [:]
         var results = [FleetStoreResult?](repeating: nil, count: jobs.count)
         var next = 0
@@ -125,7 +127,7 @@ struct FleetRun {
                 let job = jobs[next]
                 next += 1
                 if job.sameStoreAs != nil { continue }
-                let arguments = [executable] + command.childArguments(store: job.store, destination: job.destination)
+                let arguments = childCommand + command.childArguments(store: job.store, destination: job.destination)
                 let started = ContinuousClock.now
                 do {
                     let pid = try Self.spawn(executable, arguments, stdout: scratch.file("\(job.index).out"), stderr: scratch.file("\(job.index).err"))
@@ -270,6 +272,7 @@ extension MigrateCommand {
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
         if strict { arguments.append("--strict") }
+        for library in policies.libraries { arguments.append("--policies=" + library) }
         // After "--" the store is a path even when its name starts with "-".
         return arguments + ["--", store]
     }

@@ -566,10 +566,11 @@ int cdm_migration_run(cdm_migration *migration, const char *source_path, const c
 ** checkpoint happened. A store open in another process, or being migrated, fails as busy. */
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
-** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
-** "warnings": […], "missingExternalDataFiles": n, "losses": [{"kind", "entity", "property",
-** "entityMapping", "pass", "policy", "count", "intended"}]} (for a chain handle, cdm_migrate_chain's
-** report, whose steps carry "missingExternalDataFiles" and "losses" each). missingExternalDataFiles
+** "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}], "destinationCounts":
+** {entity: n}, "untakenSourceInstances": {entity: n}, "warnings": […], "missingExternalDataFiles": n,
+** "losses": [{"kind", "entity", "property", "entityMapping", "pass", "policy", "count", "intended"}]}
+** — the report `cdmigrate migrate --json` prints, keys in docs/cli.md (for a chain handle,
+** cdm_migrate_chain's report, each step's report under its "report"). missingExternalDataFiles
 ** counts the external binary data files source rows named but the source's
 ** .<name>_SUPPORT/_EXTERNAL_DATA folder lacked (their values were migrated as nil; the warnings name
 ** them); "losses", the loss report, has the keys of docs/loss-report.md. Caller frees with cdm_free.
@@ -624,8 +625,8 @@ int cdm_chain_plan(const char *models_path, const char *store_path, const char *
 ** as it is). Intermediate stores live in a private folder beside the destination and are removed;
 ** on any error nothing is left and the source is untouched. report_json (may be NULL) receives
 ** {"storeVersion", "targetVersion", "alreadyAtTarget", "copied", "steps": [{"from", "to",
-** "inferred", "mappingModels", "mappings": […], "destinationCounts": {…}, "warnings"}]}; caller
-** frees it with cdm_free. */
+** "inferred", "mappingModels", "report": {the step's report, as cdm_migration_report_json's}}]};
+** caller frees it with cdm_free. */
 int cdm_migrate_chain(const char *models_path, const char *store_path, const char *target_version,
                       const char *destination_path, char **report_json);
 /* The model set at models_path (an .xcdatamodeld, a .momd or a folder of JSON models, with its

@@ -107,11 +107,7 @@ struct CheckCommand: ParsableCommand {
                     for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
                 }
                 results.append(["store": store, "ok": true, "version": report.storeVersionName,
-                                "steps": report.stages.map { s -> [String: Any] in
-                                    ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
-                                     "mappingModels": s.stage.mappingModelNames, "losses": LossSummary.object(s.report.losses)]
-                                },
-                                "counts": counts])
+                                "steps": report.json["steps"]?.foundationObject ?? [], "counts": counts])
             } catch {
                 let error = MigrationError.from(error)
                 if !json { FileHandle.standardError.write(Data("FAIL  \(name): \(error.description)\n".utf8)) }

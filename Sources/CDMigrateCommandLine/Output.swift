@@ -24,10 +24,10 @@ struct Output {
         if !json { FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8)) }
     }
 
-    /// Prints `object` as JSON (keys sorted, so output is stable).
+    /// Prints `object` as JSON (keys sorted, so output is stable; "/" unescaped, as in paths).
     func document(_ object: [String: Any]) {
         guard json else { return }
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
             print(String(decoding: data, as: UTF8.self))
         }
     }

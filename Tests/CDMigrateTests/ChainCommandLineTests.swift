@@ -204,8 +204,9 @@ final class ChainCommandLineTests: XCTestCase {
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let results = try XCTUnwrap(object["stores"] as? [[String: Any]])
         let steps = try XCTUnwrap(results.first?["steps"] as? [[String: Any]])
-        XCTAssertEqual(steps.map { ($0["losses"] as? [[String: Any]])?.count }, [0, 1])
-        XCTAssertEqual((steps[1]["losses"] as? [[String: Any]])?.first?["property"] as? String, "color")
+        let losses = steps.map { (($0["report"] as? [String: Any])?["losses"] as? [[String: Any]]) ?? [] }
+        XCTAssertEqual(losses.map(\.count), [0, 1])
+        XCTAssertEqual(losses[1].first?["property"] as? String, "color")
         let strict = try run(["check", stores, "--models", models, "--strict"])
         XCTAssertEqual(strict.status, 1, strict.err)
         XCTAssertTrue(strict.err.contains("FAIL  blog-v1.sqlite: ") && strict.err.contains("Post.color: 3 values"), strict.err)

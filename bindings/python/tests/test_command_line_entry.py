@@ -16,6 +16,7 @@ import pytest
 
 import cdmigrate
 from cdmigrate.__main__ import main
+from cdmigrate._command_line import load_policy_module
 from conftest import ROOT, rows
 from test_cli import PEOPLE, POLICY_MODULE, SPLIT, mapping
 
@@ -157,3 +158,42 @@ def test_a_c_policy_library_built_against_the_header_alone_loads_as_in_the_execu
     result = run(entry, "migrate", make_people(people, "people.sqlite"), "--to", destination, "--policies", library, *models(people))
     assert result.returncode == 0, result.stderr
     assert rows(destination, "SELECT ZAGE FROM ZSWEDE") == [(55,), (55,)]
+
+
+REPORT_KEYS = {"mappings", "destinationCounts", "untakenSourceInstances", "warnings", "missingExternalDataFiles", "losses"}
+MAPPING_KEYS = {"pass", "entityMapping", "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}
+
+
+def test_the_command_line_and_the_library_give_one_report_json(people):
+    store = make_people(people, "people.sqlite")
+    command = run("python -m cdmigrate", "migrate", store, "--to", str(people / "cli.sqlite"), "--json",
+                  "--policies", str(people / "olderswedes.py"), *models(people))
+    assert command.returncode == 0, command.stderr
+    printed = json.loads(command.stdout)["report"]
+    with cdmigrate.Model.from_file(str(people / "v1.json")) as source, cdmigrate.Model.from_file(str(people / "v2.json")) as destination, \
+            cdmigrate.MappingModel.from_file(str(people / "policy-map.json")) as mapping:
+        policies = load_policy_module(str(people / "olderswedes.py"))
+        with cdmigrate.Migration(source, destination, [mapping], policies={"OlderSwedes": policies.OlderSwedes}) as migration:
+            report = migration.run(store, str(people / "api.sqlite"))
+    assert set(printed) == set(report.raw) == REPORT_KEYS
+    assert {key for m in printed["mappings"] for key in m} == {key for m in report.raw["mappings"] for key in m} == MAPPING_KEYS
+    assert printed == report.raw
+    assert report.untaken == printed["untakenSourceInstances"] == {}      # every person is a Swede or a Finn
+    assert report.destination_counts == printed["destinationCounts"] == {"Swede": 2, "Finn": 1}
+
+
+def test_a_chain_report_nests_each_steps_report_as_the_command_line_prints_it(tmp_path):
+    from reference_migrations import uncloudnotes
+    from test_chain import UNCLOUDNOTES
+    store = str(tmp_path / "v1.sqlite")
+    uncloudnotes.generate_source(1, store, count=5)
+    command = run("python -m cdmigrate", "migrate", store, "--to", str(tmp_path / "cli.sqlite"), "--models", UNCLOUDNOTES,
+                  "--to-version", "UnCloudNotes_v2", "--json")
+    assert command.returncode == 0, command.stderr
+    printed = json.loads(command.stdout)
+    report = cdmigrate.migrate_store(store, UNCLOUDNOTES, str(tmp_path / "api.sqlite"), to_version="UnCloudNotes_v2")
+    assert set(report.raw) <= set(printed)
+    assert [set(step) for step in printed["steps"]] == [set(step) for step in report.raw["steps"]] \
+        == [{"from", "to", "inferred", "mappingModels", "report"}]
+    assert set(report.raw["steps"][0]["report"]) == REPORT_KEYS
+    assert report.steps[0].destination_counts == printed["steps"][0]["report"]["destinationCounts"]

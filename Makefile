@@ -34,11 +34,10 @@ SONAME       := libcdmigrate.so.$(MAJOR)
 # every Swift module (its implicit `_StringProcessing` import; MATCHES runs on cdmigrate's own automaton).
 SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftSynchronization -lswiftGlibc -lswiftCore
 SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
-# What the command line (cdm_command_line_run, in the shared library only) adds: Foundation, which
-# swift-argument-parser and the commands use, with its dependencies, linked statically too.
-COMMAND_LINE_LIBS := -lFoundation -lFoundationInternationalization -lFoundationEssentials -l_FoundationICU \
-                     -l_FoundationCollections -l_FoundationCShims -lCoreFoundation -lswiftDispatch -ldispatch \
-                     -lBlocksRuntime -lswift_Concurrency
+# What the command line (cdm_command_line_run, in the shared library only) adds: FoundationEssentials
+# (no ICU), which swift-argument-parser and the commands use, with its dependencies, linked statically too.
+COMMAND_LINE_LIBS := -lFoundationEssentials -l_FoundationCollections -l_FoundationCShims \
+                     -lswiftDispatch -ldispatch -lBlocksRuntime -lswift_Concurrency
 
 BUILD        := build
 LIBA         := $(BUILD)/lib/libcdmigrate.a

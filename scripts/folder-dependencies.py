@@ -4,7 +4,8 @@ top-level types its code names (comments skipped). docs/architecture.md states t
 a folder uses only folders below it in ORDER. Exits 1, naming each type and file, when a folder
 uses one above it, unless the use is in EXCEPTIONS; and when a folder is not in ORDER. Above the
 engine it checks the targets' imports: CDMigrate < CDMigrateCAPI < CDMigrateCommandLine <
-CDMigrateCLI, and no Foundation in the engine or the C API.
+CDMigrateCLI, no Foundation in the engine or the C API, and FoundationEssentials only (no
+Foundation, hence no ICU in libcdmigrate.so) in the command line.
 scripts/test.sh runs it (and so does FolderDependencyTests in the Swift suite).
 
     scripts/folder-dependencies.py                 # folder -> folders it uses; fails on a break
@@ -71,6 +72,9 @@ if os.path.basename(os.path.normpath(R))=='CDMigrate' and all(os.path.isdir(os.p
                         breaks.append(f"{target} -> {module}: import in {n} (targets: {' < '.join(TARGETS)})")
                     if target in NO_FOUNDATION and module.startswith('Foundation'):
                         breaks.append(f"{target} imports {module} ({n}): the engine and the C API use no Foundation")
+                    # libcdmigrate.so carries the command line: FoundationEssentials only (no ICU).
+                    if target=='CDMigrateCommandLine' and module=='Foundation':
+                        breaks.append(f"{target} imports Foundation ({n}): the command line uses FoundationEssentials only")
 if breaks:
     print('\nuses against the direction '+' < '.join(ORDER)+':', file=sys.stderr)
     for b in breaks: print('  '+b, file=sys.stderr)

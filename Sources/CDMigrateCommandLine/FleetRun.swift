@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +36,7 @@ struct FleetRun {
         do {
             jobs = try plannedJobs()
         } catch let error as FleetUsageError {
-            FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8))
+            Output.standardError("cdmigrate: \(error.description)\n")
             throw ExitStatus.usage.exitCode
         }
         // Models that cannot be read fail every store alike: say so once, before starting.
@@ -63,8 +63,8 @@ struct FleetRun {
         } else if !command.quiet || failed + crashed + skipped > 0 {
             let text = (checked > 0 ? "\(checked) of \(results.count) stores checked, " : "\(migrated) of \(results.count) stores migrated, ")
                 + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
-                + String(format: "%.2f s with %d job%@", seconds, width, width == 1 ? "" : "s")
-            if command.quiet { FileHandle.standardError.write(Data((text + "\n").utf8)) } else { print(text) }
+                + "\(Output.seconds(seconds)) s with \(width) job" + (width == 1 ? "" : "s")
+            if command.quiet { Output.standardError(text + "\n") } else { print(text) }
         }
         if skipped > 0 { throw ExitStatus.cancelled.exitCode }
         if failed + crashed > 0 { throw ExitStatus.migrationFailed.exitCode }
@@ -186,17 +186,15 @@ struct FleetRun {
         } else if result.status == .migrated || result.status == .checked {
             if !command.quiet { print(result.line) }
         } else {
-            if command.quiet { FileHandle.standardError.write(Data((result.line + "\n").utf8)) } else { print(result.line) }
+            if command.quiet { Output.standardError(result.line + "\n") } else { print(result.line) }
         }
         fflush(stdout)
     }
 
     /// One JSON object on one line.
     private func emit(_ object: [String: Any]) {
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
-            print(String(decoding: data, as: UTF8.self))
-            fflush(stdout)
-        }
+        print(JSON(document: object).serialized())
+        fflush(stdout)
     }
 
     /// This executable (children run the same binary).
@@ -226,7 +224,7 @@ private struct ScratchFolder {
     let path: String
 
     init() throws {
-        path = try FileIO.makeTemporaryDirectory(template: NSTemporaryDirectory() + "/cdmigrate-fleet-XXXXXX")
+        path = try FileIO.makeTemporaryDirectory(template: (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/cdmigrate-fleet-XXXXXX")
     }
 
     func file(_ name: String) -> String { path + "/" + name }

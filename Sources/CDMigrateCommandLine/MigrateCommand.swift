@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate migrate`: one store, to a new file or in place.
 struct MigrateCommand: ParsableCommand {
@@ -210,10 +210,10 @@ struct MigrateCommand: ParsableCommand {
 
 /// A migration report as JSON: the engine's encoder (docs/cli.md, "The report's JSON").
 enum ReportJSON {
-    static func object(_ report: MigrationReport) -> [String: Any] { report.json.foundationDictionary }
+    static func object(_ report: MigrationReport) -> [String: Any] { report.json.dictionaryValue }
 
     /// A staged migration's report with the command's own members (`ok`, `source`, …) added.
     static func object(_ report: StagedMigrationReport, adding members: [String: Any]) -> [String: Any] {
-        report.json.foundationDictionary.merging(members) { _, added in added }
+        report.json.dictionaryValue.merging(members) { _, added in added }
     }
 }

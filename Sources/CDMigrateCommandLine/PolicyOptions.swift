@@ -1,7 +1,7 @@
 import ArgumentParser
 import CDMigrate
 import CDMigrateCAPI
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif

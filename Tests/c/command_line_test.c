@@ -138,7 +138,7 @@ int main(void) {
                             "--source-model", v1, "--destination-model", v2, "--mapping", map};
     CHECK_RC(run(14, hosted, &options), 0);
     CHECK(loads == 1);
-    CHECK_HAS(out_text, "\"Human\" : 1");
+    CHECK_HAS(out_text, "\"Human\": 1");
 
     /* The loader's failure fails the command with its code's exit status and its message. */
     char *out3 = path_in_dir("out3.sqlite");

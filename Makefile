@@ -22,8 +22,9 @@
 #   make test-standalone the release tarball's command and a C host linked through its
 #                        cdmigrate-static.pc, and the wheel, run with the Swift toolchain hidden
 #
-# libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from it
-# with the toolchain's static Swift runtime, so hosts need no Swift toolchain at run time; so is the
+# libcdmigrate.a is SwiftPM's static product (engine + C API). libcdmigrate.so is linked from the
+# command line's product (engine + C API + the commands, for cdm_command_line_run) with the
+# toolchain's static Swift runtime, so hosts need no Swift toolchain at run time; so is the
 # cdmigrate executable (-static-stdlib), and cdmigrate-static.pc links C hosts the same way.
 
 SWIFT        ?= swift
@@ -43,9 +44,16 @@ SONAME       := libcdmigrate.so.$(MAJOR)
 # every Swift module (its implicit `_StringProcessing` import; MATCHES runs on cdmigrate's own automaton).
 SWIFT_LIBS   := -lswift_StringProcessing -lswift_RegexParser -lswiftSynchronization -lswiftGlibc -lswiftCore
 SYSTEM_LIBS  := -lsqlite3 -ljansson -lxml2 -lz -lstdc++ -lm -lpthread -ldl
+# What the command line (cdm_command_line_run, in the shared library only) adds: FoundationEssentials
+# (no ICU), which swift-argument-parser and the commands use, with its dependencies, linked statically too.
+COMMAND_LINE_LIBS := -lFoundationEssentials -l_FoundationCollections -l_FoundationCShims \
+                     -lswiftDispatch -ldispatch -lBlocksRuntime -lswift_Concurrency
 
 BUILD        := build
 LIBA         := $(BUILD)/lib/libcdmigrate.a
+# SwiftPM's static product of the command line: the engine, the C API, the commands and
+# swift-argument-parser; libcdmigrate.so is linked from it (not installed).
+LIBCLI       := $(BUILD)/lib/libcdmigrate-command-line.a
 LIBSO        := $(BUILD)/lib/libcdmigrate.so
 LIBSO_REAL   := $(BUILD)/lib/libcdmigrate.so.$(VERSION)
 SOURCES      := $(shell find Sources -name '*.swift' -o -name '*.h' -o -name '*.modulemap') Package.swift
@@ -69,15 +77,20 @@ $(LIBA): $(SOURCES) Makefile
 	mkdir -p $(BUILD)/lib
 	cp "$$($(SWIFT_RELEASE) --show-bin-path)/libCDMigrate.a" $@
 
+$(LIBCLI): $(SOURCES) Makefile
+	$(SWIFT_RELEASE) --product CDMigrateCommandLine
+	mkdir -p $(BUILD)/lib
+	cp "$$($(SWIFT_RELEASE) --show-bin-path)/libCDMigrateCommandLine.a" $@
+
 # swiftrt.o registers the library's Swift metadata with the runtime (as swiftc -static-stdlib does);
 # the version script keeps every symbol but cdm_* private (the runtime's included) and gives the
 # cdm_* ones the version node CDMIGRATE_$(MAJOR). The file is named after the full version; its
 # SONAME (what programs record) after the major one; libcdmigrate.so is the link-time name.
-$(LIBSO_REAL): $(LIBA) scripts/cdmigrate.map VERSION
+$(LIBSO_REAL): $(LIBCLI) scripts/cdmigrate.map VERSION
 	$(CC) -shared -o $@ -Wl,-soname,$(SONAME) \
 	    $(SWIFT_STATIC)/$(ARCH)/swiftrt.o \
-	    -Wl,--whole-archive $(LIBA) -Wl,--no-whole-archive \
-	    -L$(SWIFT_STATIC) $(SWIFT_LIBS) $(SYSTEM_LIBS) \
+	    -Wl,--whole-archive $(LIBCLI) -Wl,--no-whole-archive \
+	    -L$(SWIFT_STATIC) -Wl,--start-group $(COMMAND_LINE_LIBS) $(SWIFT_LIBS) -Wl,--end-group $(SYSTEM_LIBS) \
 	    -Wl,--version-script=scripts/cdmigrate.map -Wl,-z,defs
 	scripts/check-needed.sh $(SWIFT_ROOT) $@
 

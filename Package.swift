@@ -8,6 +8,9 @@ let package = Package(
     name: "cdmigrate",
     products: [
         .library(name: "CDMigrate", type: .static, targets: ["CDMigrate", "CDMigrateCAPI"]),
+        // The engine, the C API and the command line (cdm_command_line_run): what the Makefile
+        // links into libcdmigrate.so, so that `python -m cdmigrate` runs the command line.
+        .library(name: "CDMigrateCommandLine", type: .static, targets: ["CDMigrateCommandLine"]),
         .executable(name: "cdmigrate-examples", targets: ["cdmigrate-examples"]),
         .executable(name: "cdmigrate", targets: ["CDMigrateCLI"]),
     ],
@@ -25,9 +28,13 @@ let package = Package(
         // The reference migrations of examples/scenarios.md: models, mappings, generators and
         // Swift policies. A library so that the tests check exactly what the examples run.
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
-        // The command line (`cdmigrate`); executables may use Foundation. It links the C API and
+        // The command line's commands (docs/cli.md), a library so that the executable and the
+        // C API's cdm_command_line_run (hence `python -m cdmigrate`) run the same code.
+        .target(name: "CDMigrateCommandLine", dependencies: ["CDMigrate", "CDMigrateCAPI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+                path: "Sources/CDMigrateCommandLine"),
+        // The `cdmigrate` executable: a main calling CDMigrateCommandLine. It links the C API and
         // exports its symbols, so that the policy libraries `--policies` loads call the C API.
-        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrate", "CDMigrateCAPI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrateCommandLine", "CDMigrate", "CDMigrateCAPI"],
                           path: "Sources/CDMigrateCLI",
                           linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
         .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),

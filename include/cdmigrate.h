@@ -566,10 +566,11 @@ int cdm_migration_run(cdm_migration *migration, const char *source_path, const c
 ** checkpoint happened. A store open in another process, or being migrated, fails as busy. */
 int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
-** "sourceInstances", "associations"}], "destinationCounts": {entity: n}, "untaken": {entity: n},
-** "warnings": […], "missingExternalDataFiles": n, "losses": [{"kind", "entity", "property",
-** "entityMapping", "pass", "policy", "count", "intended"}]} (for a chain handle, cdm_migrate_chain's
-** report, whose steps carry "missingExternalDataFiles" and "losses" each). missingExternalDataFiles
+** "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}], "destinationCounts":
+** {entity: n}, "untakenSourceInstances": {entity: n}, "warnings": […], "missingExternalDataFiles": n,
+** "losses": [{"kind", "entity", "property", "entityMapping", "pass", "policy", "count", "intended"}]}
+** — the report `cdmigrate migrate --json` prints, keys in docs/cli.md (for a chain handle,
+** cdm_migrate_chain's report, each step's report under its "report"). missingExternalDataFiles
 ** counts the external binary data files source rows named but the source's
 ** .<name>_SUPPORT/_EXTERNAL_DATA folder lacked (their values were migrated as nil; the warnings name
 ** them); "losses", the loss report, has the keys of docs/loss-report.md. Caller frees with cdm_free.
@@ -624,8 +625,8 @@ int cdm_chain_plan(const char *models_path, const char *store_path, const char *
 ** as it is). Intermediate stores live in a private folder beside the destination and are removed;
 ** on any error nothing is left and the source is untouched. report_json (may be NULL) receives
 ** {"storeVersion", "targetVersion", "alreadyAtTarget", "copied", "steps": [{"from", "to",
-** "inferred", "mappingModels", "mappings": […], "destinationCounts": {…}, "warnings"}]}; caller
-** frees it with cdm_free. */
+** "inferred", "mappingModels", "report": {the step's report, as cdm_migration_report_json's}}]};
+** caller frees it with cdm_free. */
 int cdm_migrate_chain(const char *models_path, const char *store_path, const char *target_version,
                       const char *destination_path, char **report_json);
 /* The model set at models_path (an .xcdatamodeld, a .momd or a folder of JSON models, with its
@@ -1131,6 +1132,31 @@ int cdm_context_property_mapping_user_info_value_at(cdm_context *ctx, enum cdm_p
 ** parse, the mapping then unchanged; CDM_NOTFOUND when there is no such property mapping. */
 int cdm_context_set_property_mapping_expression(cdm_context *ctx, enum cdm_property_kind kind, const char *name,
                                                 const char *expression);
+
+/* ---------------------------------------------------------------------------------------------
+** The command line. cdm_command_line_run runs the `cdmigrate` command (docs/cli.md) in the
+** calling process, exactly as the executable does: argv is the program's name then its arguments
+** (as main gets them), output goes to the process's standard output and standard error, and the
+** result is the exit status docs/cli.md lists (0, 1, 64, 65, 66, 74, or 128 + the signal that
+** cancelled it: while a command runs, SIGINT, SIGTERM and SIGHUP cancel it cleanly; the host's
+** handlers are back when it returns). The function is in the shared library (libcdmigrate.so)
+** only: the static archive links no command line. options may be NULL (options_size 0).
+*/
+/* Loads the policies `name` (a --policies value) onto `migration`, a handle the command made, with
+** cdm_migration_register_policy / _register_function. Returns CDM_OK when it registered them,
+** CDM_NOTFOUND when `name` is not the host's (the command then loads it as a shared library
+** exporting cdm_register_policies), any other code to fail the command, with *message (may stay
+** NULL; valid until the next call) saying why. Called for every handle a command makes. */
+typedef int (*cdm_command_line_policy_loader)(void *user, const char *name, cdm_migration *migration, const char **message);
+typedef struct cdm_command_line_options {
+    /* The program and leading arguments a fleet run (`migrate --jobs`/`--out-dir`) starts each
+    ** child with, before the one-store command; NULL (count 0) starts this process's executable. */
+    const char *const *child_command;
+    size_t child_command_count;
+    cdm_command_line_policy_loader load_policies; /* NULL: every --policies value is a shared library */
+    void *user;                                   /* passed to load_policies */
+} cdm_command_line_options;
+int cdm_command_line_run(int argc, const char *const *argv, const cdm_command_line_options *options, size_t options_size);
 
 #ifdef __cplusplus
 }

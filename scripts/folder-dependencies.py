@@ -2,7 +2,10 @@
 """Which engine folders use which: for each folder of Sources/CDMigrate, the other folders whose
 top-level types its code names (comments skipped). docs/architecture.md states the direction:
 a folder uses only folders below it in ORDER. Exits 1, naming each type and file, when a folder
-uses one above it, unless the use is in EXCEPTIONS; and when a folder is not in ORDER.
+uses one above it, unless the use is in EXCEPTIONS; and when a folder is not in ORDER. Above the
+engine it checks the targets' imports: CDMigrate < CDMigrateCAPI < CDMigrateCommandLine <
+CDMigrateCLI, no Foundation in the engine or the C API, and FoundationEssentials only (no
+Foundation, hence no ICU in libcdmigrate.so) in the command line.
 scripts/test.sh runs it (and so does FolderDependencyTests in the Swift suite).
 
     scripts/folder-dependencies.py                 # folder -> folders it uses; fails on a break
@@ -52,6 +55,26 @@ for f in folders:
         allowed=EXCEPTIONS.get((f,of),set())
         for x in sorted(names):
             if x.split(' ')[0] not in allowed: breaks.append(f"{f} -> {of}: {x}")
+# The targets above the engine (docs/architecture.md): each imports only targets before it, and
+# the engine and the C API import no Foundation (libcdmigrate links only the Swift core runtime).
+TARGETS=['CDMigrate','CDMigrateCAPI','CDMigrateCommandLine','CDMigrateCLI']
+NO_FOUNDATION={'CDMigrate','CDMigrateCAPI'}
+sources=os.path.join(R,'..')
+if os.path.basename(os.path.normpath(R))=='CDMigrate' and all(os.path.isdir(os.path.join(sources,t)) for t in TARGETS):
+    importre=re.compile(r'^\s*(?:@_implementationOnly\s+|(?:public|package|internal)\s+)?import\s+(?:\w+\s+)?([A-Za-z_][A-Za-z0-9_]*)', re.M)
+    for i,target in enumerate(TARGETS):
+        for folder,_,names in os.walk(os.path.join(sources,target)):
+            for n in names:
+                if not n.endswith('.swift'): continue
+                for m in importre.finditer(open(os.path.join(folder,n)).read()):
+                    module=m.group(1)
+                    if module in TARGETS and TARGETS.index(module)>i:
+                        breaks.append(f"{target} -> {module}: import in {n} (targets: {' < '.join(TARGETS)})")
+                    if target in NO_FOUNDATION and module.startswith('Foundation'):
+                        breaks.append(f"{target} imports {module} ({n}): the engine and the C API use no Foundation")
+                    # libcdmigrate.so carries the command line: FoundationEssentials only (no ICU).
+                    if target=='CDMigrateCommandLine' and module=='Foundation':
+                        breaks.append(f"{target} imports Foundation ({n}): the command line uses FoundationEssentials only")
 if breaks:
     print('\nuses against the direction '+' < '.join(ORDER)+':', file=sys.stderr)
     for b in breaks: print('  '+b, file=sys.stderr)

@@ -22,27 +22,6 @@ enum ChainJSON {
             ("policies", .array(s.policyNames.map { .string($0) })),
         ])
     }
-
-    static func report(_ r: StagedMigrationReport) -> JSON {
-        .object([
-            ("storeVersion", .string(r.storeVersionName)), ("targetVersion", .string(r.targetVersionName)),
-            ("alreadyAtTarget", .bool(r.wasAtTarget)), ("copied", .bool(r.copied)),
-            ("steps", .array(r.stages.map { s in
-                .object([
-                    ("from", .string(s.stage.sourceVersionName)), ("to", .string(s.stage.destinationVersionName)),
-                    ("inferred", .bool(s.stage.isInferred)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
-                    ("mappings", .array(s.report.mappings.map {
-                        .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
-                                 ("sourceInstances", .integer(Int64($0.sourceInstances)))])
-                    })),
-                    ("destinationCounts", .object(s.report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
-                    ("warnings", .array(s.report.warnings.map { .string($0) })),
-                    ("missingExternalDataFiles", .integer(Int64(s.report.missingExternalDataFiles))),
-                    ("losses", s.report.losses.json),
-                ])
-            })),
-        ])
-    }
 }
 
 /// Runs `body`, turning any error into the thread's last error and its code.
@@ -94,6 +73,6 @@ public func cdm_migrate_chain_with_mappings(_ models: UnsafePointer<CChar>?, _ m
         let destinationPath = try destination.map { try CString.argument($0, "the destination path") }
         let manager = try StagedMigrationManager(storeAt: storePath, models: set, targetVersion: targetVersion)
         let report = try destinationPath.map { try manager.migrateStore(to: $0) } ?? manager.migrateStoreInPlace()
-        out?.pointee = CString.copy(ChainJSON.report(report).serialized())
+        out?.pointee = CString.copy(report.json.serialized())
     }
 }

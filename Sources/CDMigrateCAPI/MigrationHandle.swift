@@ -267,23 +267,11 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
         if let chain = handle.chain {
             guard let report = chain.report else { throw MigrationError.misuse("there is no report: the chain has not run successfully") }
-            out.pointee = CString.copy(ChainJSON.report(report).serialized())
+            out.pointee = CString.copy(report.json.serialized())
             return
         }
         guard let report = handle.report else { throw MigrationError.misuse("there is no report: the migration has not run successfully") }
-        let mappings: [JSON] = report.mappings.map {
-            .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
-                     ("sourceInstances", .integer(Int64($0.sourceInstances))), ("associations", .integer(Int64($0.associations)))])
-        }
-        let json: JSON = .object([
-            ("mappings", .array(mappings)),
-            ("destinationCounts", .object(report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
-            ("untaken", .object(report.untakenSourceInstances.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
-            ("warnings", .array(report.warnings.map { .string($0) })),
-            ("missingExternalDataFiles", .integer(Int64(report.missingExternalDataFiles))),
-            ("losses", report.losses.json),
-        ])
-        out.pointee = CString.copy(json.serialized())
+        out.pointee = CString.copy(report.json.serialized())
     }
 }
 

@@ -104,4 +104,23 @@ final class ChainPolicyLibraryTests: XCTestCase {
         let missing = try run(["check", folder, "--models", Self.models, "--policies", scratch.file("nothing.so")])
         XCTAssertEqual(missing.status, 74, missing.err)
     }
+    func testAFleetRunGivesItsChildrenThePolicyLibrary() throws {
+        let library = try policyLibrary()
+        let folder = scratch.file("fleet")
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for version in 1...3 {
+            _ = try UnCloudNotes.generateSource(version: version, at: folder + "/v\(version).sqlite", count: 8)
+        }
+        let out = scratch.file("out")
+        let result = try run(["migrate", folder, "--models", Self.models, "--out-dir", out, "--jobs", "2", "--policies", library])
+        XCTAssertEqual(result.status, 0, result.out + result.err)
+        for version in 1...3 {
+            XCTAssertEqual(try ConcurrentMigrationTests.dump(out + "/v\(version).sqlite"), try swiftResult(folder + "/v\(version).sqlite"),
+                           "from v\(version)")
+        }
+        // Without the library every store that needs the policy fails on its own (exit 1).
+        let without = try run(["migrate", folder, "--models", Self.models, "--out-dir", scratch.file("without"), "--jobs", "2"])
+        XCTAssertEqual(without.status, 1, without.out + without.err)
+        XCTAssertTrue(without.out.contains(Self.policy), without.out)
+    }
 }

@@ -161,7 +161,7 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         XCTAssertEqual(try names(folder), ["people.sqlite"], "no -wal or -shm left beside it")
         let dry = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--dry-run", "--json"] + models, in: scratch.path)
         XCTAssertEqual(dry.status, 0, dry.err)
-        XCTAssertTrue(dry.out.contains("\"Person\" : 3"), dry.out)
+        XCTAssertTrue(dry.out.contains("\"Person\": 3"), dry.out)
         XCTAssertEqual(try names(folder), ["people.sqlite"], "the dry run leaves nothing beside it either")
     }
 

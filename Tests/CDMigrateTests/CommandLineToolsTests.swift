@@ -191,7 +191,7 @@ final class CommandLineToolsTests: XCTestCase {
                               "--destination-model", models + "/UnCloudNotesDataModel_v3.xcdatamodel",
                               "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"])
         XCTAssertEqual(result.status, 0, result.err + result.out)
-        XCTAssertTrue(result.out.contains("\"ok\" : true") || result.out.contains("\"ok\":true"), result.out)
+        XCTAssertTrue(result.out.contains("\"ok\": true") || result.out.contains("\"ok\":true"), result.out)
         // Against models it was not made for, the Xcode mapping model is refused as invalid input.
         let wrong = try run(["validate", "--source-model", models + "/UnCloudNotesDataModel.xcdatamodel",
                              "--destination-model", models + "/UnCloudNotesDataModel_v4.xcdatamodel",

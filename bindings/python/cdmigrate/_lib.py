@@ -450,3 +450,20 @@ def take_string(pointer: Optional[int]) -> str:
         return ctypes.string_at(pointer).decode("utf-8")
     finally:
         lib.cdm_free(pointer)
+
+
+# -- The command line (cdm_command_line_run): python -m cdmigrate and the console script --------
+
+# cdm_command_line_policy_loader: (user, name, migration, message out) -> result code.
+COMMAND_LINE_POLICY_LOADER = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, POINTER(c_char_p))
+
+
+class cdm_command_line_options(Structure):
+    _fields_ = [("child_command", POINTER(c_char_p)), ("child_command_count", c_size_t),
+                ("load_policies", COMMAND_LINE_POLICY_LOADER), ("user", c_void_p)]
+
+
+if not has("cdm_command_line_run"):
+    raise LibraryNotFoundError(f"'{library_path()}' lacks cdm_command_line_run: it is not a libcdmigrate of this version")
+lib.cdm_command_line_run.restype = c_int
+lib.cdm_command_line_run.argtypes = [c_int, POINTER(c_char_p), POINTER(cdm_command_line_options), c_size_t]

@@ -48,10 +48,12 @@ class MigrationStep(Document):
 
     @staticmethod
     def _from(raw: Dict[str, Any]) -> "MigrationStep":
+        # A plan's step has no report; a run's has its step's report under "report".
+        report = raw.get("report", {})
         return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
-                             raw.get("reason", ""), list(raw.get("policies", [])), dict(raw.get("destinationCounts", {})),
-                             int(raw.get("missingExternalDataFiles", 0)),
-                             [Loss._from(loss) for loss in raw.get("losses", [])])
+                             raw.get("reason", ""), list(raw.get("policies", [])), dict(report.get("destinationCounts", {})),
+                             int(report.get("missingExternalDataFiles", 0)),
+                             [Loss._from(loss) for loss in report.get("losses", [])])
 
 
 @dataclass(frozen=True)

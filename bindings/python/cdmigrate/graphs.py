@@ -1,5 +1,5 @@
 """Graphviz pictures of a model and of a migration plan: the DOT text ``cdmigrate inspect --dot``
-and ``cdmigrate plan --dot`` print (Sources/CDMigrateCLI/ModelGraph.swift and PlanCommand.swift),
+and ``cdmigrate plan --dot`` print (Sources/CDMigrateCommandLine/ModelGraph.swift and PlanCommand.swift),
 character for character, for ``python -m cdmigrate``.
 
 >>> print(cdmigrate.graphs.model_dot(cdmigrate.Model.from_file("v2.json")))

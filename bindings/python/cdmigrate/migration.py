@@ -760,7 +760,7 @@ class Migration(LongLivedHandle):
         mappings = [EntityMappingReport(int(m.get("pass", 0)), str(m.get("entityMapping", "")), int(m.get("sourceInstances", 0)),
                                         int(m.get("associations", 0))) for m in raw.get("mappings", [])]
         return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
-                               untaken=dict(raw.get("untaken", {})), warnings=list(raw.get("warnings", [])),
+                               untaken=dict(raw.get("untakenSourceInstances", {})), warnings=list(raw.get("warnings", [])),
                                missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)),
                                losses=[Loss._from(loss) for loss in raw.get("losses", [])], raw=raw)
 

@@ -92,10 +92,10 @@ def statements(dot: str):
 
 # -- inspect --dot: the structure --------------------------------------------------------------
 
-def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, capsys):
+def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, capfd):
     model = write_json(tmp_path, "zoo.json", ZOO)
     assert main(["inspect", "--dot", "--model", model]) == 0
-    dot = capsys.readouterr().out
+    dot = capfd.readouterr().out
     assert dot.startswith('digraph "Zoo \\"v1\\"" {\n') and dot.endswith("}\n")
     body = statements(dot)
     nodes = [line for line in body if "[label=" in line and "->" not in line]
@@ -114,10 +114,10 @@ def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, caps
     assert len([line for line in body if "->" in line]) == 6
 
 
-def test_inspect_dot_of_a_model_without_a_name_is_titled_by_its_path(tmp_path, capsys):
+def test_inspect_dot_of_a_model_without_a_name_is_titled_by_its_path(tmp_path, capfd):
     model = write_json(tmp_path, "anonymous.json", {"entities": [{"name": "A", "attributes": []}]})
     assert main(["inspect", "--dot", "--model", model]) == 0
-    assert capsys.readouterr().out == (f"digraph {json.dumps(model)} {{\n  rankdir=LR;\n"
+    assert capfd.readouterr().out == (f"digraph {json.dumps(model)} {{\n  rankdir=LR;\n"
                                        '  node [shape=record, fontname="Helvetica", fontsize=10];\n'
                                        '  edge [fontname="Helvetica", fontsize=9];\n  "A" [label="{A|}"];\n}\n')
 
@@ -139,60 +139,60 @@ def notes_store(tmp_path) -> str:
     return str(tmp_path / "NotesV7.storedata")
 
 
-def test_inspect_dot_of_a_store_draws_its_own_model(tmp_path, capsys):
+def test_inspect_dot_of_a_store_draws_its_own_model(tmp_path, capfd):
     store = renames_store(tmp_path, "1.1.0")
     assert main(["inspect", store, "--dot"]) == 0
-    drawn = capsys.readouterr().out
+    drawn = capfd.readouterr().out
     assert drawn.startswith("digraph ")
     assert "v1_1_0_name" in drawn          # the cached model keeps the names' case
     store = notes_store(tmp_path)
     assert main(["inspect", store, "--dot"]) == 0
-    drawn = capsys.readouterr().out
+    drawn = capfd.readouterr().out
     assert f"digraph {json.dumps(store)} {{" in drawn   # a rebuilt model has no name: titled by the store
     assert '"Account"' in drawn and "username" in drawn
 
 
-def test_inspect_dot_of_a_file_that_is_no_store_fails(tmp_path, capsys):
+def test_inspect_dot_of_a_file_that_is_no_store_fails(tmp_path, capfd):
     garbage = tmp_path / "garbage.sqlite"
     garbage.write_bytes(b"not a database " * 64)
     assert main(["inspect", str(garbage), "--dot"]) != 0
-    assert capsys.readouterr().out == ""
+    assert capfd.readouterr().out == ""
     import sqlite3
     connection = sqlite3.connect(tmp_path / "plain.sqlite")
     connection.execute("CREATE TABLE t (x)")
     connection.commit()
     connection.close()
     assert main(["inspect", str(tmp_path / "plain.sqlite"), "--dot"]) == 65
-    assert "not a Core Data SQLite store" in capsys.readouterr().err
+    assert "not a Core Data SQLite store" in capfd.readouterr().err
 
 
-def test_inspect_with_model_says_whether_the_store_is_at_its_version(tmp_path, capsys):
+def test_inspect_with_model_says_whether_the_store_is_at_its_version(tmp_path, capfd):
     store = renames_store(tmp_path, "1.0.0")
     same = os.path.join(FIXTURES, "json-models", "renames-v1.0.0.json")
     other = os.path.join(FIXTURES, "json-models", "renames-v2.0.0.json")
     assert main(["inspect", store, "--model", same]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == f"at the version of {same}"
+    assert capfd.readouterr().out.splitlines()[-1] == f"at the version of {same}"
     assert main(["inspect", store, "--model", other]) == 0
-    last = capsys.readouterr().out.splitlines()[-1]
+    last = capfd.readouterr().out.splitlines()[-1]
     assert last.startswith(f"not at the version of {other}: BasicEntity: store hash ")
     assert main(["inspect", store, "--model", other, "--json"]) == 0
-    document = json.loads(capsys.readouterr().out)
+    document = json.loads(capfd.readouterr().out)
     assert document["compatible"] is False and document["differences"][0].startswith("BasicEntity: store hash ")
     assert main(["inspect", store, "--model", str(tmp_path / "missing.json")]) == 74
 
 
-def test_inspect_with_models_names_the_version_that_wrote_the_store(tmp_path, capsys):
+def test_inspect_with_models_names_the_version_that_wrote_the_store(tmp_path, capfd):
     store = renames_store(tmp_path, "1.1.0")
     bundle = os.path.join(RENAMES, "Model.xcdatamodeld")
     assert main(["inspect", store, "--models", bundle]) == 0
-    last = capsys.readouterr().out.splitlines()[-1]
+    last = capfd.readouterr().out.splitlines()[-1]
     assert last.startswith(f"written with version ") and f" of {bundle} (current: " in last
     assert main(["inspect", store, "--models", bundle, "--json"]) == 0
-    document = json.loads(capsys.readouterr().out)
+    document = json.loads(capfd.readouterr().out)
     assert document["version"] is not None and document["currentVersion"]
     other = uncloudnotes_store(tmp_path, "v1")
     assert main(["inspect", other, "--models", bundle, "--json"]) == 0
-    assert json.loads(capsys.readouterr().out)["version"] is None
+    assert json.loads(capfd.readouterr().out)["version"] is None
     assert main(["inspect", store, "--models", str(tmp_path / "missing.xcdatamodeld")]) != 0
 
 
@@ -204,10 +204,10 @@ def test_model_dot_takes_a_model_or_its_json():
 
 # -- plan --dot: the structure ----------------------------------------------------------------
 
-def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capsys):
+def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capfd):
     store = renames_store(tmp_path, "1.1.0")
     assert main(["plan", store, "--models", os.path.join(RENAMES, "Model.xcdatamodeld"), "--dot"]) == 0
-    body = statements(capsys.readouterr().out)
+    body = statements(capfd.readouterr().out)
     assert body[:2] == ["  rankdir=LR;", "  node [shape=box];"]
     assert '  "v1.0.0";' in body
     assert '  "v1.1.0" [style=filled, fillcolor=lightblue, xlabel="store"];' in body
@@ -218,10 +218,10 @@ def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capsys):
         '  "v1.2.0" -> "v2.0.0" [label="inferred", style=dashed];']
 
 
-def test_plan_dot_labels_steps_with_their_mapping_models(tmp_path, capsys):
+def test_plan_dot_labels_steps_with_their_mapping_models(tmp_path, capfd):
     store = uncloudnotes_store(tmp_path, "v2")
     assert main(["plan", store, "--models", UNCLOUDNOTES_JSON, "--dot", "--to-version", "UnCloudNotes_v3"]) == 0
-    body = statements(capsys.readouterr().out)
+    body = statements(capfd.readouterr().out)
     assert '  "UnCloudNotes_v2" [style=filled, fillcolor=lightblue, xlabel="store"];' in body
     assert '  "UnCloudNotes_v3" [peripheries=2];' in body
     assert '  "UnCloudNotes_v4";' in body

@@ -57,7 +57,7 @@ def test_a_chains_inferred_step_that_drops_an_attribute_is_reported(tmp_path):
     assert report.steps[0].losses == []
     assert report.steps[1].losses == [cdmigrate.Loss("attribute", "Post", 1001, False, property="color",
                                                      entity_mapping="IEM_Transform_Post", pass_index=0)]
-    assert report.raw["steps"][1]["losses"] == [{"kind": "attribute", "entity": "Post", "property": "color",
+    assert report.raw["steps"][1]["report"]["losses"] == [{"kind": "attribute", "entity": "Post", "property": "color",
                                                  "entityMapping": "IEM_Transform_Post", "pass": 0, "count": 1001, "intended": False}]
 
 

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate migrate`: one store, to a new file or in place.
 struct MigrateCommand: ParsableCommand {
@@ -179,13 +179,8 @@ struct MigrateCommand: ParsableCommand {
                 for warning in step.report.warnings { output.warning(warning) }
                 LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
             }
-            output.document(["ok": true, "source": store, "destination": written, "storeVersion": report.storeVersionName,
-                             "targetVersion": report.targetVersionName, "alreadyAtTarget": report.wasAtTarget,
-                             "warnings": manager.plan.warnings,
-                             "steps": report.stages.map { s -> [String: Any] in
-                                 ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
-                                  "mappingModels": s.stage.mappingModelNames, "report": ReportJSON.object(s.report)]
-                             }])
+            output.document(ReportJSON.object(report, adding: ["ok": true, "source": store, "destination": written,
+                                                               "warnings": manager.plan.warnings]))
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
@@ -213,19 +208,12 @@ struct MigrateCommand: ParsableCommand {
     }
 }
 
-/// A migration report as JSON.
+/// A migration report as JSON: the engine's encoder (docs/cli.md, "The report's JSON").
 enum ReportJSON {
-    static func object(_ report: MigrationReport) -> [String: Any] {
-        [
-            "mappings": report.mappings.map { m -> [String: Any] in
-                ["pass": m.pass, "entityMapping": m.entityMappingName, "sourceInstances": m.sourceInstances,
-                 "associations": m.associations, "instancesBySQL": m.instancesBySQL, "relationshipsBySQL": m.relationshipsBySQL]
-            },
-            "destinationCounts": Dictionary(report.destinationCounts.map { ($0.entityName, $0.count) }, uniquingKeysWith: +),
-            "untakenSourceInstances": Dictionary(report.untakenSourceInstances.map { ($0.entityName, $0.count) }, uniquingKeysWith: +),
-            "warnings": report.warnings,
-            "missingExternalDataFiles": report.missingExternalDataFiles,
-            "losses": LossSummary.object(report.losses),
-        ]
+    static func object(_ report: MigrationReport) -> [String: Any] { report.json.dictionaryValue }
+
+    /// A staged migration's report with the command's own members (`ok`, `source`, …) added.
+    static func object(_ report: StagedMigrationReport, adding members: [String: Any]) -> [String: Any] {
+        report.json.dictionaryValue.merging(members) { _, added in added }
     }
 }

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate import`: Xcode's model and mapping files, source or compiled, as cdmigrate's JSON.
 struct ImportCommand: ParsableCommand {
@@ -132,7 +132,7 @@ struct ImportCommand: ParsableCommand {
         do {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         } catch {
-            throw MigrationError(.io, "cannot create the folder '\(folder)': \(error.localizedDescription)")
+            throw MigrationError(.io, "cannot create the folder '\(folder)': \(error)")
         }
         for warning in set.warnings { out.warning(warning) }
         for file in set.files { try Output.write(file.text, to: folder + "/" + file.name) }

@@ -1,4 +1,5 @@
-import Foundation
+import CDMigrate
+import FoundationEssentials
 
 /// How one store of a fleet run ended, read from its child process: its exit status and the JSON
 /// document it printed (`cdmigrate migrate STORE --json`).
@@ -41,7 +42,7 @@ struct FleetStoreResult {
         self.destination = destination
         self.exitStatus = exitStatus
         self.duration = duration
-        let object = (try? JSONSerialization.jsonObject(with: document)) as? [String: Any]
+        let object = (try? JSON.parse(String(decoding: document, as: UTF8.self)))?.anyValue as? [String: Any]
         if let object = object {
             version = object["storeVersion"] as? String
             targetVersion = object["targetVersion"] as? String
@@ -111,7 +112,7 @@ struct FleetStoreResult {
     }
 
     private var ownLine: String {
-        let seconds = String(format: "%.2f s", duration)
+        let seconds = Output.seconds(duration) + " s"
         let versions = version.map { v in " (\(v) → \(targetVersion ?? "?"))" } ?? ""
         switch status {
         case .migrated:

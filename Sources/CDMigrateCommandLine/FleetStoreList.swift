@@ -1,5 +1,8 @@
 import CDMigrate
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The stores a fleet run migrates, from the command line's arguments: a path names a store; a
 /// folder stands for the stores directly in it (files ending in .sqlite, .sqlite3, .store or
@@ -15,8 +18,8 @@ enum FleetStoreList {
     }
 
     static func isFolder(_ path: String) -> Bool {
-        var folder: ObjCBool = false
-        return FileManager.default.fileExists(atPath: path, isDirectory: &folder) && folder.boolValue
+        var info = stat()
+        return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
     /// The stores the arguments and list files name, in order.
@@ -39,14 +42,14 @@ enum FleetStoreList {
     static func listed(in file: String) throws -> [String] {
         guard let bytes = try? FileIO.readBytes(path: file) else { throw FleetUsageError("cannot read the list of stores \(file)") }
         return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .map { String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()) }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }
 
     static func inFolder(_ folder: String) throws -> [String] {
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: folder) } catch {
-            throw FleetUsageError("cannot list the folder \(folder): \(error.localizedDescription)")
+            throw FleetUsageError("cannot list the folder \(folder): \(error)")
         }
         let prefix = folder.hasSuffix("/") ? folder : folder + "/"
         return names.filter { name in

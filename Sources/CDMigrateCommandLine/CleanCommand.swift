@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate clean`: what killed migrations left beside their destinations, reported or removed.
 struct CleanCommand: ParsableCommand {

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -36,7 +36,7 @@ struct FleetRun {
         do {
             jobs = try plannedJobs()
         } catch let error as FleetUsageError {
-            FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8))
+            Output.standardError("cdmigrate: \(error.description)\n")
             throw ExitStatus.usage.exitCode
         }
         // Models that cannot be read fail every store alike: say so once, before starting.
@@ -63,8 +63,8 @@ struct FleetRun {
         } else if !command.quiet || failed + crashed + skipped > 0 {
             let text = (checked > 0 ? "\(checked) of \(results.count) stores checked, " : "\(migrated) of \(results.count) stores migrated, ")
                 + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
-                + String(format: "%.2f s with %d job%@", seconds, width, width == 1 ? "" : "s")
-            if command.quiet { FileHandle.standardError.write(Data((text + "\n").utf8)) } else { print(text) }
+                + "\(Output.seconds(seconds)) s with \(width) job" + (width == 1 ? "" : "s")
+            if command.quiet { Output.standardError(text + "\n") } else { print(text) }
         }
         if skipped > 0 { throw ExitStatus.cancelled.exitCode }
         if failed + crashed > 0 { throw ExitStatus.migrationFailed.exitCode }
@@ -115,7 +115,9 @@ struct FleetRun {
     private func runChildren(_ jobs: [Job], width: Int) throws -> [FleetStoreResult] {
         let scratch = try ScratchFolder()
         defer { scratch.remove() }
-        let executable = Self.executable
+        // The executable, or the host's command (`python -m cdmigrate`).
+        let childCommand = CommandLineHost.current.childCommand ?? [Self.executable]
+        let executable = childCommand.first ?? Self.executable
         var running: [pid_t: (job: Job, started: ContinuousClock.Instant)] = [:]
         var results = [FleetStoreResult?](repeating: nil, count: jobs.count)
         var next = 0
@@ -125,7 +127,7 @@ struct FleetRun {
                 let job = jobs[next]
                 next += 1
                 if job.sameStoreAs != nil { continue }
-                let arguments = [executable] + command.childArguments(store: job.store, destination: job.destination)
+                let arguments = childCommand + command.childArguments(store: job.store, destination: job.destination)
                 let started = ContinuousClock.now
                 do {
                     let pid = try Self.spawn(executable, arguments, stdout: scratch.file("\(job.index).out"), stderr: scratch.file("\(job.index).err"))
@@ -184,17 +186,15 @@ struct FleetRun {
         } else if result.status == .migrated || result.status == .checked {
             if !command.quiet { print(result.line) }
         } else {
-            if command.quiet { FileHandle.standardError.write(Data((result.line + "\n").utf8)) } else { print(result.line) }
+            if command.quiet { Output.standardError(result.line + "\n") } else { print(result.line) }
         }
         fflush(stdout)
     }
 
     /// One JSON object on one line.
     private func emit(_ object: [String: Any]) {
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) {
-            print(String(decoding: data, as: UTF8.self))
-            fflush(stdout)
-        }
+        print(JSON(document: object).serialized())
+        fflush(stdout)
     }
 
     /// This executable (children run the same binary).
@@ -224,7 +224,7 @@ private struct ScratchFolder {
     let path: String
 
     init() throws {
-        path = try FileIO.makeTemporaryDirectory(template: NSTemporaryDirectory() + "/cdmigrate-fleet-XXXXXX")
+        path = try FileIO.makeTemporaryDirectory(template: (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/cdmigrate-fleet-XXXXXX")
     }
 
     func file(_ name: String) -> String { path + "/" + name }
@@ -270,6 +270,7 @@ extension MigrateCommand {
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }
         if strict { arguments.append("--strict") }
+        for library in policies.libraries { arguments.append("--policies=" + library) }
         // After "--" the store is a path even when its name starts with "-".
         return arguments + ["--", store]
     }

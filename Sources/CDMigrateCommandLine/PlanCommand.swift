@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate plan`: the steps a progressive migration of a store would take, and why.
 struct PlanCommand: ParsableCommand {
@@ -98,7 +98,7 @@ struct PlanCommand: ParsableCommand {
     /// The set's versions as nodes, the plan's steps as edges (dashed when inferred).
     static func dot(_ plan: MigrationPlan, _ set: ModelSet) -> String {
         func quoted(_ text: String) -> String {
-            "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+            "\"" + text.flatMap { $0 == "\\" || $0 == "\"" ? ["\\", $0] : [$0] } + "\""
         }
         var lines = ["digraph migration {", "  rankdir=LR;", "  node [shape=box];"]
         for name in set.versionNames {

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import CDMigrate
 
 /// `cdmigrate inspect`: what a store says about itself.
@@ -99,7 +99,7 @@ struct InspectCommand: ParsableCommand {
                 let version = set.versionName(forStoreMetadata: metadata)
                 output.line(version.map { "written with version \($0) of \(path) (current: \(set.currentVersionName))" }
                             ?? "written with none of the versions in \(path) (\(set.versionNames.joined(separator: ", ")))")
-                document["version"] = version ?? NSNull()
+                document["version"] = version ?? JSON.null
                 document["currentVersion"] = set.currentVersionName
             }
             output.document(document)

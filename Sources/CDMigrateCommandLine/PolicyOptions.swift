@@ -1,7 +1,7 @@
 import ArgumentParser
 import CDMigrate
 import CDMigrateCAPI
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -43,6 +43,8 @@ struct PolicyOptions: ParsableArguments {
 
     private func load(into host: HostedMigration) throws -> HostedMigration {
         for library in libraries {
+            // The host's own policy modules (Python's), when it has a loader and claims the value.
+            if let loader = CommandLineHost.current.loadPolicies, try loader(library, host) { continue }
             // A bare name would be searched for on the library path: a path is meant.
             let path = library.contains("/") ? library : "./" + library
             // dlopen would block on a FIFO: only a regular file is loaded.

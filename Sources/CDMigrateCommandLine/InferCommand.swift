@@ -1,6 +1,6 @@
 import ArgumentParser
 import CDMigrate
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate infer`: the lightweight mapping model Core Data would infer, written as mapping JSON.
 struct InferCommand: ParsableCommand {

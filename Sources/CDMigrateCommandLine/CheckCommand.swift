@@ -1,7 +1,7 @@
 import ArgumentParser
 import CDMigrate
 import CDMigrateCAPI
-import Foundation
+import FoundationEssentials
 
 /// `cdmigrate check`: every store of a folder (say one per released version) migrated to the
 /// current version in a scratch folder and opened against the current model.
@@ -85,7 +85,7 @@ struct CheckCommand: ParsableCommand {
         }
         for (index, store) in stores.enumerated() {
             if Interrupt.requested { firstFailure = firstFailure ?? .cancelled; break }
-            let name = (store as NSString).lastPathComponent
+            let name = URL(fileURLWithPath: store).lastPathComponent
             let destination = scratch + "/\(index)-" + name
             do {
                 let manager = try StagedMigrationManager(storeAt: store, models: set)
@@ -107,14 +107,10 @@ struct CheckCommand: ParsableCommand {
                     for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
                 }
                 results.append(["store": store, "ok": true, "version": report.storeVersionName,
-                                "steps": report.stages.map { s -> [String: Any] in
-                                    ["from": s.stage.sourceVersionName, "to": s.stage.destinationVersionName, "inferred": s.stage.isInferred,
-                                     "mappingModels": s.stage.mappingModelNames, "losses": LossSummary.object(s.report.losses)]
-                                },
-                                "counts": counts])
+                                "steps": report.json["steps"]?.anyValue ?? [], "counts": counts])
             } catch {
                 let error = MigrationError.from(error)
-                if !json { FileHandle.standardError.write(Data("FAIL  \(name): \(error.description)\n".utf8)) }
+                if !json { Output.standardError("FAIL  \(name): \(error.description)\n") }
                 results.append(["store": store, "ok": false, "error": Output.errorObject(error)])
                 firstFailure = firstFailure ?? ExitStatus(error)
             }

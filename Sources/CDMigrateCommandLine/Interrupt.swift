@@ -22,11 +22,27 @@ enum Interrupt {
     /// The exit status of a run stopped by a signal: 128 + its number (130 for Ctrl-C).
     static var exitStatus: Int32 { 128 + (signal == 0 ? SIGINT : signal) }
 
+    /// The handlers `install` replaced, put back by `restore` (a host process such as Python
+    /// keeps its own handlers once the command has run).
+    nonisolated(unsafe) private static var replaced: [Int32: sighandler_t?] = [:]
+
     static func install() {
         for number in signals {
-            Glibc.signal(number) { number in
+            let previous = Glibc.signal(number) { number in
                 _ = Interrupt.received.compareExchange(expected: 0, desired: number, ordering: .relaxed)
             }
+            if replaced[number] == nil { replaced[number] = .some(previous) }
         }
+    }
+
+    /// Forgets a signal an earlier command received (each command starts uninterrupted).
+    static func reset() {
+        received.store(0, ordering: .relaxed)
+    }
+
+    /// Puts back the handlers `install` replaced.
+    static func restore() {
+        for (number, previous) in replaced { Glibc.signal(number, previous ?? SIG_DFL) }
+        replaced = [:]
     }
 }

@@ -1,7 +1,6 @@
 import ArgumentParser
 
 /// `cdmigrate`: Core Data heavyweight migrations of SQLite stores from the command line.
-@main
 struct CDMigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cdmigrate",

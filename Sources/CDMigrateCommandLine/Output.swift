@@ -1,5 +1,8 @@
-import Foundation
 import CDMigrate
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a command prints: human lines on standard output (errors on standard error), or one
 /// JSON document with `--json`.
@@ -12,38 +15,52 @@ struct Output {
     }
 
     func warning(_ text: String) {
-        if !json { FileHandle.standardError.write(Data("warning: \(text)\n".utf8)) }
+        if !json { Output.standardError("warning: \(text)\n") }
     }
 
     /// A line about what was done, on standard error (standard output may carry the result).
     func note(_ text: String) {
-        if !json && !quiet { FileHandle.standardError.write(Data("\(text)\n".utf8)) }
+        if !json && !quiet { Output.standardError("\(text)\n") }
     }
 
     func error(_ error: MigrationError) {
-        if !json { FileHandle.standardError.write(Data("cdmigrate: \(error.description)\n".utf8)) }
+        if !json { Output.standardError("cdmigrate: \(error.description)\n") }
     }
 
-    /// Prints `object` as JSON (keys sorted, so output is stable).
+    /// Prints `object` as JSON (keys sorted, so output is stable; "/" unescaped, as in paths).
     func document(_ object: [String: Any]) {
         guard json else { return }
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]) {
-            print(String(decoding: data, as: UTF8.self))
-        }
+        print(JSON(document: object).serialized(indent: 2))
     }
 
     /// Writes `text` to the file at `path`, or to standard output when `path` is nil or "-".
     /// - Throws: `MigrationError` `.io` naming the file when it cannot be written.
     static func write(_ text: String, to path: String?) throws {
         guard let path = path, path != "-" else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            fflush(stdout)
+            fputs(text, stdout)
+            fflush(stdout)
             return
         }
         do {
             try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         } catch {
-            throw MigrationError(.io, "cannot write '\(path)': \(error.localizedDescription)")
+            throw MigrationError(.io, "cannot write '\(path)': \(error)")
         }
+    }
+
+    /// Writes `text` to standard error (after what standard output holds, so the two interleave
+    /// in order on a terminal).
+    static func standardError(_ text: String) {
+        fflush(stdout)
+        fputs(text, stderr)
+    }
+
+    /// Seconds with two decimals ("1.25").
+    static func seconds(_ value: Double) -> String {
+        let hundredths = Int((max(0, value) * 100).rounded())
+        let fraction = hundredths % 100
+        return "\(hundredths / 100)." + (fraction < 10 ? "0" : "") + "\(fraction)"
     }
 
     /// An error as JSON: code, name, message, path, offset and the underlying errors.

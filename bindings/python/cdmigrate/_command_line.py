@@ -1,0 +1,132 @@
+"""The ``cdmigrate`` command line in Python: ``python -m cdmigrate`` and the ``cdmigrate`` console
+script run the library's command line (``cdm_command_line_run``), the same code as the Swift
+executable, so commands, output and exit codes are those of docs/cli.md.
+
+What the Python entry point adds: ``--policies`` also takes a Python module (a ``.py`` file, or a
+dotted name importable from the current folder or ``sys.path``), whose EntityMigrationPolicy
+subclasses (by class name), ``POLICIES`` dict and ``FUNCTIONS`` dict are registered on every
+migration the command runs; a value ending in ``.so`` is a shared library of C policies, as for
+the executable. A fleet run's children (``migrate --jobs``/``--out-dir``) run ``python -m
+cdmigrate`` with the same interpreter, each loading the same modules.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import importlib.util
+import os
+import re
+import sys
+import types
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from . import _lib
+from .chain import _ChainRun, module_registrations
+from ._handle import LongLivedHandle
+from .errors import IO, INVALID_ARGUMENT, NOTFOUND
+from .migration import Migration
+
+_lib_ = _lib.lib
+
+_SHARED_LIBRARY = re.compile(r"\.so(\.[0-9]+)*$")
+
+
+def load_policy_module(name: str) -> types.ModuleType:
+    """Imports ``name``: a ``.py`` file, or a module importable from the current folder or sys.path."""
+    if name.endswith(".py") or os.sep in name:
+        module_name = os.path.splitext(os.path.basename(name))[0]
+        spec = importlib.util.spec_from_file_location(module_name, name)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot load the policy module '{name}'")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.insert(0, os.getcwd())
+    return importlib.import_module(name)
+
+
+def module_policies(module: types.ModuleType) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
+    """What a policies module registers: its EntityMigrationPolicy subclasses by class name, then
+    its ``POLICIES`` dict (policy name → class, factory or object), and its ``FUNCTIONS``."""
+    policies, functions = module_registrations(module)
+    policies.update(dict(getattr(module, "POLICIES", None) or {}))
+    return policies, functions
+
+
+class _BorrowedMigration(Migration):
+    """A migration handle the command line made and owns: the Python policies are registered on
+    it as on a Migration, and its callbacks find their run; closing it frees nothing."""
+
+    def __init__(self, pointer: int) -> None:  # noqa: D107 - not Migration's constructor
+        LongLivedHandle.__init__(self, None)
+        self._init_state()
+        self._pointer = pointer
+
+    def close(self) -> None:
+        self._pointer = None
+
+    def __del__(self) -> None:
+        pass
+
+
+class _PolicyLoader:
+    """cdm_command_line_options.load_policies: imports Python modules (once) and registers their
+    policies on each handle the command makes; leaves ``.so`` files to the command."""
+
+    def __init__(self) -> None:
+        self.modules: Dict[str, Tuple[Dict[str, Any], Dict[Any, Any]]] = {}
+        self.handles: List[_BorrowedMigration] = []
+        self.message = b""
+        self.callback = _lib.COMMAND_LINE_POLICY_LOADER(self._load)
+
+    def _load(self, user, name, migration, message) -> int:
+        text = (name or b"").decode("utf-8", "replace")
+        if _SHARED_LIBRARY.search(text):
+            return NOTFOUND
+        try:
+            if text not in self.modules:
+                self.modules[text] = module_policies(load_policy_module(text))
+            policies, functions = self.modules[text]
+            borrowed = _BorrowedMigration(migration)
+            borrowed._register(policies, functions)
+            # The command runs the migration itself: the callbacks' run lasts as long as the handle.
+            borrowed._state.run = _ChainRun()
+            self.handles.append(borrowed)
+            return 0
+        except BaseException as error:  # an import error, or a policy the binding refuses
+            self.message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")
+            if message:
+                message[0] = self.message  # kept alive by self.message until the next call
+            return IO if isinstance(error, ImportError) else INVALID_ARGUMENT
+
+
+def run(arguments: Sequence[str], program: str = "cdmigrate") -> int:
+    """Runs one command (``["migrate", "a.sqlite", …]``) as the executable would, in this process;
+    returns its exit status."""
+    texts = [program, *arguments]
+    argv = (ctypes.c_char_p * len(texts))(*[os.fsencode(t) for t in texts])
+    child = [sys.executable, "-m", "cdmigrate"]
+    child_argv = (ctypes.c_char_p * len(child))(*[os.fsencode(t) for t in child])
+    # A --policies shared library is built against the header alone and finds the C API among the
+    # process's global symbols: make the library ctypes loaded with local ones global.
+    ctypes.CDLL(_lib.library_path(), mode=os.RTLD_NOLOAD | ctypes.RTLD_GLOBAL)
+    loader = _PolicyLoader()
+    options = _lib.cdm_command_line_options(child_argv, len(child), loader.callback, None)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    try:
+        return int(_lib_.cdm_command_line_run(len(texts), argv, ctypes.byref(options), ctypes.sizeof(options)))
+    finally:
+        for borrowed in loader.handles:
+            borrowed._state.run = None
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The console script's and ``python -m cdmigrate``'s entry point."""
+    return run(sys.argv[1:] if argv is None else list(argv))

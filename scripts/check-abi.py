@@ -438,10 +438,10 @@ def _line(text: str, position: int) -> int:
     return text.count("\n", 0, position) + 1
 
 
-def parse_swift(folder: str) -> Swift:
-    """The @_cdecl functions, the public typealiases of function types and the struct mirrors of a folder."""
+def parse_swift(*folders: str) -> Swift:
+    """The @_cdecl functions, the public typealiases of function types and the struct mirrors of folders."""
     swift = Swift()
-    for directory, _, names in sorted(os.walk(folder)):
+    for directory, _, names in sorted(walked for folder in folders for walked in os.walk(folder)):
         for file_name in sorted(names):
             if not file_name.endswith(".swift"):
                 continue
@@ -954,7 +954,7 @@ def run(args: argparse.Namespace) -> List[str]:
     errors = []
     layout = layouts(header, args.cc)
     if args.swift:
-        errors += check_swift(header, parse_swift(args.swift))
+        errors += check_swift(header, parse_swift(*args.swift))
     errors += check_swift_codes(header, args.swift_codes)
     if args.library:
         errors += check_library(header, args.library, args.soname, args.node, layout)
@@ -971,7 +971,8 @@ def run(args: argparse.Namespace) -> List[str]:
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--header", action="append", help="a header (repeatable; default include/cdmigrate.h and cdmigrate_internal.h)")
-    parser.add_argument("--swift", default=os.path.join(ROOT, "Sources", "CDMigrateCAPI"), help="folder of the @_cdecl functions ('' skips)")
+    parser.add_argument("--swift", action="append",
+                        help="a folder of @_cdecl functions (repeatable; default the C API's and the command line's; '' skips)")
     parser.add_argument("--swift-codes", action="append",
                         help="a Swift file of result codes (MigrationError.Code; repeatable; default the engine's and the "
                              "C API's; '' skips)")
@@ -984,6 +985,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--node", help="the symbol version node, e.g. CDMIGRATE_0")
     parser.add_argument("--cc", default=os.environ.get("CC", "cc"))
     args = parser.parse_args(argv)
+    if args.swift is None:
+        args.swift = [os.path.join(ROOT, "Sources", "CDMigrateCAPI"), os.path.join(ROOT, "Sources", "CDMigrateCommandLine")]
+    args.swift = [folder for folder in args.swift if folder]
     if args.swift_codes is None:
         args.swift_codes = [os.path.join(ROOT, "Sources", "CDMigrate", "Core", "MigrationError.swift"),
                             os.path.join(ROOT, "Sources", "CDMigrateCAPI", "CAPIError.swift")]

@@ -16,6 +16,7 @@ public func cdm_internal_struct_size(_ name: UnsafePointer<CChar>?) -> Int {
     case "cdm_version_difference": return MemoryLayout<VersionDifferenceInfo>.stride
     case "cdm_policy": return MemoryLayout<PolicyHooks>.stride
     case "cdm_progress": return MemoryLayout<ProgressRecord>.stride
+    case "cdm_command_line_options": return MemoryLayout<CommandLineOptions>.stride
     default: return 0
     }
 }

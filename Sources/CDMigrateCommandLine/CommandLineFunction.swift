@@ -4,10 +4,6 @@ import CDMigrateCAPI
 import Glibc
 #endif
 
-/// `cdm_command_line_options.load_policies`: (user, name, migration, message out) -> result code.
-typealias PolicyLoader = @convention(c) (UnsafeMutableRawPointer?, UnsafePointer<CChar>?, UnsafeMutableRawPointer?,
-                                         UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32
-
 /// `cdm_command_line_run`: the `cdmigrate` command line (docs/cli.md) for a host program, which
 /// then runs exactly what the executable runs. Output goes to the process's standard output and
 /// standard error; the result is the exit status. With `options`, a fleet run's children run the
@@ -28,23 +24,21 @@ public func cdm_command_line_run(_ argc: Int32, _ argv: UnsafePointer<UnsafePoin
     }
     var host = CommandLineHost()
     if let options = options {
-        guard optionsSize == 4 * MemoryLayout<UnsafeRawPointer>.size else {
-            return commandLineMisuse("options_size \(optionsSize) is not the size of a cdm_command_line_options")
+        guard optionsSize == MemoryLayout<CommandLineOptions>.stride else {
+            return commandLineMisuse("options_size \(optionsSize) is not the size of a cdm_command_line_options (\(MemoryLayout<CommandLineOptions>.stride))")
         }
-        let command = options.load(fromByteOffset: 0, as: UnsafePointer<UnsafePointer<CChar>?>?.self)
-        let count = options.load(fromByteOffset: MemoryLayout<UnsafeRawPointer>.size, as: Int.self)
-        if count > 0 {
-            guard let child = commandLineTexts(command, count: count) else {
+        let given = options.loadUnaligned(as: CommandLineOptions.self)
+        if given.childCommandCount > 0 {
+            guard let child = commandLineTexts(given.childCommand, count: given.childCommandCount) else {
                 return commandLineMisuse("child_command must hold child_command_count UTF-8 texts")
             }
             host.childCommand = child
         }
-        let loader = options.load(fromByteOffset: 2 * MemoryLayout<UnsafeRawPointer>.size, as: PolicyLoader?.self)
-        let user = options.load(fromByteOffset: 3 * MemoryLayout<UnsafeRawPointer>.size, as: UnsafeMutableRawPointer?.self)
-        if let loader = loader {
+        if let loader = given.loadPolicies {
+            let user = given.user
             host.loadPolicies = { name, hosted in
                 var message: UnsafePointer<CChar>? = nil
-                let code = name.withCString { loader(user, $0, hosted.pointer, &message) }
+                let code = name.withCString { loader(user, $0, OpaquePointer(hosted.pointer), &message) }
                 if code == 0 { return true }
                 if code == 102 { return false }  // CDM_NOTFOUND: not the host's; a shared library
                 let detail = message.map { String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)), as: UTF8.self) }

@@ -23,7 +23,8 @@ from conftest import ROOT
 def test_every_declared_function_has_a_swift_function_of_the_same_signature():
     header = abi.parse_header(HEADERS)
     assert len(header.functions) > 200
-    assert abi.check_swift(header, abi.parse_swift(os.path.join(ROOT, "Sources", "CDMigrateCAPI"))) == []
+    assert abi.check_swift(header, abi.parse_swift(os.path.join(ROOT, "Sources", "CDMigrateCAPI"),
+                                                   os.path.join(ROOT, "Sources", "CDMigrateCommandLine"))) == []
 
 
 def test_the_bindings_prototypes_and_structures_agree_with_the_header():

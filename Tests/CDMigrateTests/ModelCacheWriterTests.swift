@@ -127,6 +127,20 @@ final class ModelCacheWriterTests: XCTestCase {
         }
     }
 
+    func testTheModelClassesHaveTheKeysOfApplesCompiledModels() throws {
+        // Relationships, fetch indexes and their elements are not in the renames caches: their
+        // shapes are compared with Apple's compiled XcodeServer models (the same encoder wrote them).
+        for version in ["1_0_0", "1_1_0", "2_0_0"] {
+            let path = Self.fixtures + "/xcode/XcodeServer/\(version)/XcodeServer.momd_precompiled/XcodeServer.mom"
+            let apple = try KeyedArchive(bytes: try XCTUnwrap(fileBytes(path)), code: .invalidModel, what: "Apple's \(version)")
+            let ours = try KeyedArchive(bytes: try CompiledModelWriter.archive(try CompiledModelReader.model(contentsOf: path)), code: .invalidModel, what: "ours \(version)")
+            let appleShapes = try Self.classKeyShapes(apple), ourShapes = try Self.classKeyShapes(ours)
+            for className in ["NSEntityDescription", "NSAttributeDescription", "NSRelationshipDescription", "NSFetchIndexDescription", "NSFetchIndexElementDescription"] {
+                XCTAssertEqual(ourShapes[className], appleShapes[className], "\(className) \(version)")
+            }
+        }
+    }
+
     func testAMigratedStoreCachesTheDestinationModel() throws {
         let source = try ModelReader.model(fromFile: Self.fixtures + "/json-models/renames-v1.0.0.json")
         let destination = try ModelReader.model(fromFile: Self.fixtures + "/json-models/renames-v1.1.0.json")

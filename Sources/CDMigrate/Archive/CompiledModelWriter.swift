@@ -25,7 +25,7 @@
 ///   `NSFetchIndexDescription`).
 ///
 /// The writer never recurses through the model: entities and properties that point at each other
-/// are references filled entity by entity.
+/// are references, each entity written in turn inside the entity dictionary's values.
 package enum CompiledModelWriter {
     /// NSKnownKeysDictionary1's token for an unused slot, as Core Data archives it.
     static let emptySlotToken = "__empty_slot_token_4c24_98dc_ac1e_b773__"
@@ -48,14 +48,14 @@ package enum CompiledModelWriter {
                     return [("keys", keys), ("length", .integer(Int64(entities.count))), ("version", .integer(1))]
                 }
                 let token = writer.string(emptySlotToken)
-                let values = writer.array { entities.map { writer.reference(to: entityKey($0)) } }
+                // Each entity written where NSKeyedArchiver writes it: inside the values, in order.
+                let values = writer.array { entities.map { encode($0, writer) } }
                 return [("searchMapping", strategy), ("emptyToken", token), ("values", values), ("version", .integer(1))]
             }
             let identifiers = writer.array(["NSMutableSet", "NSSet"]) { [writer.string(model.versionIdentifier ?? "")] }
             return [("NSEntities", entityDictionary), ("NSFetchRequestTemplates", KeyedArchiveWriter.null), ("NSVersionIdentifiers", identifiers)]
         }
-        // Every entity (and with it its own properties and fetch indexes), one after the other.
-        for entity in entities { encode(entity, writer) }
+        // Every entity is written (with its own properties and fetch indexes) by now.
         return try writer.archive(root: root)
     }
 
@@ -63,8 +63,9 @@ package enum CompiledModelWriter {
     static func entityKey(named name: String) -> String { "entity:" + name }
     static func propertyKey(_ entity: String, _ property: String) -> String { "property:" + entity + "." + property }
 
-    private static func encode(_ entity: EntityDescription, _ writer: KeyedArchiveWriter) {
-        writer.encode(entityKey(entity), classes: ["NSEntityDescription"]) {
+    @discardableResult
+    private static func encode(_ entity: EntityDescription, _ writer: KeyedArchiveWriter) -> PropertyListValue {
+        return writer.encode(entityKey(entity), classes: ["NSEntityDescription"]) {
             var fields: [(String, PropertyListValue)] = [
                 ("NSEntityName", writer.string(entity.name)),
                 ("NSClassNameForEntity", writer.string(entity.managedObjectClassName ?? "NSManagedObject")),

@@ -198,7 +198,7 @@ final class ModelCacheWriterTests: XCTestCase {
            "fetchIndexes": [{"name": "byCodeLabel", "elements": [{"property": "code"}, {"property": "label", "ascending": false}]}],
            "attributes": [
              {"name": "code", "type": "integer32", "optional": false, "default": 7, "minValue": -3, "maxValue": 90, "indexed": true},
-             {"name": "label", "type": "string", "minValue": 1, "maxValue": 40, "renamingIdentifier": "title", "userInfo": {"a": "b"}},
+             {"name": "label", "type": "string", "minValue": 1, "maxValue": 40, "renamingIdentifier": "title", "userInfo": {"a": "b", "ünï": "✓ 日本 🎉"}, "default": "Grüße 🎉"},
              {"name": "price", "type": "decimal", "default": "-12.5"},
              {"name": "cost", "type": "decimal", "default": "1234567890.0625"},
              {"name": "ratio", "type": "double", "default": 0.25, "minValue": 0.5},

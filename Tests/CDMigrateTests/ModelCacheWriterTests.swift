@@ -211,7 +211,7 @@ final class ModelCacheWriterTests: XCTestCase {
              {"name": "scratch", "type": "string", "transient": true, "versionHashModifier": "m2"}
            ]},
           {"name": "Child", "parent": "Base", "attributes": [{"name": "extra", "type": "float", "default": 1.5}],
-           "relationships": [{"name": "owner", "destination": "Owner", "inverse": "children", "deleteRule": "nullify"}]},
+           "relationships": [{"name": "owner", "destination": "Owner", "inverse": "children", "deleteRule": "nullify", "indexed": true}]},
           {"name": "Owner", "relationships": [
              {"name": "children", "destination": "Child", "inverse": "owner", "toMany": true, "ordered": true, "deleteRule": "cascade", "minCount": 1, "maxCount": 9},
              {"name": "friends", "destination": "Owner", "inverse": "friends", "toMany": true, "deleteRule": "deny"}]}
@@ -225,6 +225,7 @@ final class ModelCacheWriterTests: XCTestCase {
         XCTAssertEqual(back.entity(named: "Base")?.uniquenessConstraints, [["code"], ["code", "label"]])
         XCTAssertEqual(back.entity(named: "Base")?.managedObjectClassName, "App.Base")
         XCTAssertEqual(back.versionIdentifier, "v7")
+        XCTAssertEqual(back.entity(named: "Child")?.relationship(named: "owner")?.isIndexed, true)
     }
 
     func testDecimalDefaultsKeepTheirDigits() throws {

@@ -19,7 +19,8 @@
 ///   `NSValueTransformerName`, `NSIsIndexed` (when true), `NSFlagsKey` (1 a maximum, 2 a minimum,
 ///   4 external storage, 0x10 preserved in history on deletion) with `NSMaxValueName`/`NSMinValueName`.
 /// - NSRelationshipDescription: `NSDestinationEntity`, `NSInverseRelationship`,
-///   `_NSDestinationEntityName`, `_NSInverseRelationshipName`, `NSMinCount`, `NSMaxCount`, `NSDeleteRule`.
+///   `_NSDestinationEntityName`, `_NSInverseRelationshipName`, `NSMinCount`, `NSMaxCount`, `NSDeleteRule`,
+///   `NSIsIndexed` (when true).
 /// - NSFetchIndexDescription (`NSIndexName`, `NSIndexElements`, `NSEntity`, `NSPartialIndexPredicate`)
 ///   and NSFetchIndexElementDescription (`NSPropertyName`, `NSFetchIndexElementType`, `NSAscending`,
 ///   `NSFetchIndexDescription`).
@@ -193,7 +194,7 @@ package enum CompiledModelWriter {
         if let inverseName = relationship.inverseName {
             inverse = writer.reference(to: propertyKey(relationship.inverseRelationship?.entity?.name ?? destination, inverseName))
         }
-        return [
+        var fields: [(String, PropertyListValue)] = [
             ("NSDestinationEntity", writer.reference(to: entityKey(named: destination))),
             ("NSInverseRelationship", inverse),
             ("_NSDestinationEntityName", writer.string(destination)),
@@ -202,6 +203,9 @@ package enum CompiledModelWriter {
             ("NSMaxCount", .integer(Int64(clamping: relationship.maxCount))),
             ("NSDeleteRule", .integer(codes[relationship.deleteRule] ?? 1)),
         ]
+        // An indexed to-one (its foreign key column gets an index in the store).
+        if relationship.isIndexed { fields.append(("NSIsIndexed", .bool(true))) }
+        return fields
     }
 
     /// NSAttributeDescription's value class for a type (`attributeValueClassName`), nil where

@@ -24,7 +24,9 @@ final class StoreHandle: LongLivedHandle {
 public func cdm_store_create(_ model: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, StoreHandle()) { handle in
         let loaded = try ModelHandle.loaded(model)
-        handle.store = try PersistentStore.create(at: try CString.argument(path, "the store path"), model: loaded)
+        var options = PersistentStore.CreateOptions()
+        options.modelCache = try StoreModelCache.compressedArchive(of: loaded)
+        handle.store = try PersistentStore.create(at: try CString.argument(path, "the store path"), model: loaded, options: options)
     }
 }
 

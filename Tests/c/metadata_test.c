@@ -106,6 +106,52 @@ static void test_store_model(void) {
     CHECK_RC(cdm_model_from_store(path, NULL), CDM_MISUSE);
 }
 
+/* Stores cdmigrate creates keep their model in Z_MODELCACHE, as Core Data's do: the store's own
+** model is that model (names in their case, no "rebuilt" warning), for a new store and for the
+** destination of a migration. */
+static void test_created_and_migrated_stores_cache_their_model(void) {
+    cdm_model *v1 = NULL, *v2 = NULL;
+    CHECK_RC(cdm_model_from_json("{\"entities\": [{\"name\": \"Item\", \"attributes\": [{\"name\": \"camelName\", \"type\": \"string\"}]}]}", &v1), CDM_OK);
+    CHECK_RC(cdm_model_from_json("{\"entities\": [{\"name\": \"Item\", \"attributes\": [{\"name\": \"camelName\", \"type\": \"string\"},"
+                                 " {\"name\": \"addedCount\", \"type\": \"integer32\", \"optional\": false, \"default\": 3}]}]}", &v2), CDM_OK);
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(v1, path_in_dir("cached-v1.sqlite"), &store), CDM_OK);
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_infer(v1, v2, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(v1, v2, &mapping, 1, &migration), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, path_in_dir("cached-v1.sqlite"), path_in_dir("cached-v2.sqlite")), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+
+    const char *paths[] = {"cached-v1.sqlite", "cached-v2.sqlite"};
+    for (int i = 0; i < 2; i++) {
+        cdm_model *own = NULL;
+        CHECK_RC(cdm_model_from_store(path_in_dir(paths[i]), &own), CDM_OK);
+        int index = -1;
+        CHECK_RC(cdm_model_attribute_index(own, "Item", "camelName", &index), CDM_OK);
+        CHECK_RC(cdm_model_attribute_index(own, "Item", "addedCount", &index), i == 0 ? CDM_NOTFOUND : CDM_OK);
+        char *json = NULL;
+        CHECK_RC(cdm_model_warnings_json(own, &json), CDM_OK);
+        CHECK_STR(json, "[]");
+        cdm_free(json);
+        /* The cached model is the store's version. */
+        cdm_store_metadata *metadata = NULL;
+        CHECK_RC(cdm_store_metadata_read(path_in_dir(paths[i]), &metadata), CDM_OK);
+        int compatible = -1;
+        size_t differences = 99;
+        CHECK_RC(cdm_store_metadata_check_model(metadata, own, &compatible, &differences), CDM_OK);
+        CHECK(compatible == 1 && differences == 0);
+        cdm_store_metadata_free(metadata);
+        cdm_model_free(own);
+    }
+    cdm_model_free(v1);
+    cdm_model_free(v2);
+}
+
 static void test_metadata(void) {
     const char *path = copy_store("Example_v1.0.0.sqlite");
     CHECK(path != NULL);
@@ -289,6 +335,7 @@ int main(void) {
     CHECK(CDM_ATTR_TRANSFORMABLE == 1800 && CDM_ATTR_INTEGER16 == 100);
     test_metadata();
     test_store_model();
+    test_created_and_migrated_stores_cache_their_model();
     test_compiled_mapping();
     test_warnings_before_a_run();
     test_missing_source_model_names_the_version();

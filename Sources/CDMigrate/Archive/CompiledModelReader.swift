@@ -95,7 +95,38 @@ package enum CompiledModelReader {
                                        versionHashModifier: try object.string("NSVersionHashModifier"),
                                        userInfo: try userInfo(object))
         entity.fetchIndexes = try fetchIndexes(object, entity: name)
+        entity.uniquenessConstraints = try uniquenessConstraints(object, entity: name)
+        // The class Core Data instantiates; its default (NSManagedObject) is no class name.
+        if let className = try object.string("NSClassNameForEntity"), !className.isEmpty, className != "NSManagedObject" {
+            entity.managedObjectClassName = className
+        }
         return entity
+    }
+
+    /// `NSUniqueTuples`: the uniqueness constraints, each an array of property names (or of
+    /// property descriptions, read by their `NSPropertyName`).
+    private static func uniquenessConstraints(_ object: ArchivedObject, entity: String) throws -> [[String]] {
+        var constraints: [[String]] = []
+        for value in try object.array("NSUniqueTuples") ?? [] {
+            guard case .array(let items) = value else {
+                throw object.error("NSUniqueTuples", "holds a \(value.typeName), not a list of property names ('\(entity)')")
+            }
+            var names: [String] = []
+            for item in items {
+                switch item {
+                case .string(let name): names.append(name)
+                case .object(let reference, _):
+                    guard let name = try object.archive.object(reference).string("NSPropertyName") else {
+                        throw object.error("NSUniqueTuples", "holds a property without a name ('\(entity)')")
+                    }
+                    names.append(name)
+                default:
+                    throw object.error("NSUniqueTuples", "holds a \(item.typeName), not a property name ('\(entity)')")
+                }
+            }
+            constraints.append(names)
+        }
+        return constraints
     }
 
     /// `NSFetchIndexDescriptions`: NSFetchIndexDescription objects (`NSIndexName`, `NSIndexElements`
@@ -159,7 +190,7 @@ package enum CompiledModelReader {
             throw object.error("NSAttributeType", "is \(code), a type cdmigrate does not support ('\(entity).\(name)')")
         }
         let defaultValue = try self.defaultValue(try object.value("NSDefaultValue"), type: type, object: object, owner: "\(entity).\(name)")
-        // NSFlagsKey: 1 a maximum, 2 a minimum, 4 external binary storage.
+        // NSFlagsKey: 1 a maximum, 2 a minimum, 4 external binary storage, 0x10 preserved in history on deletion.
         let attributeFlags = try object.integer("NSFlagsKey") ?? 0
         func bound(_ key: String, _ flag: Int64) throws -> Double? {
             guard attributeFlags & flag != 0 else { return nil }
@@ -178,6 +209,7 @@ package enum CompiledModelReader {
             userInfo: try userInfo(object))
         attribute.valueTransformerName = try object.string("NSValueTransformerName")
         attribute.allowsExternalBinaryDataStorage = attributeFlags & 4 != 0
+        attribute.preservesValueInHistoryOnDeletion = attributeFlags & 0x10 != 0
         attribute.isIndexed = try object.bool("NSIsIndexed")
         if object.isKind(of: "NSDerivedAttributeDescription") {
             // NSDerivedAttributeDescription's keys: NSDerivationExpression (an archived NSExpression)

@@ -2,6 +2,9 @@
 /// `Z_CONTENT` is the keyed archive of the store's NSManagedObjectModel, compressed as raw
 /// DEFLATE (no zlib header, no length prefix: the blob is the stream).
 ///
+/// Read with `model(fromStoreAt:)`; written (`CompiledModelWriter`, then `Deflate` at Apple's
+/// level 5) with `compressedArchive(of:)` into every store a migration creates.
+///
 /// Core Data writes the cache with every store it creates or migrates (macOS 10.12, iOS 10 and
 /// later) and reads it back when no model in the app's bundles matches the store. Older stores
 /// have the table but an empty cache; `StoreModelRecovery` rebuilds a model from their schema.
@@ -54,5 +57,34 @@ package enum StoreModelCache {
             }
         }
         return nil
+    }
+
+    // MARK: Writing
+
+    /// The cache Core Data would write for `model`: its keyed archive, deflated; nil when the
+    /// archive would not read back as a model of the same version (a model with derived
+    /// attributes, whose expressions are not archived, or with version hashes written in the model
+    /// file that differ from Core Data's): such a store gets no cache rather than a wrong one.
+    ///
+    /// - Parameter model: the store's model.
+    /// - Returns: the `Z_CONTENT` blob (raw DEFLATE of a `bplist00` keyed archive), or nil.
+    /// - Throws: `MigrationError` `.invalidModel` for a model that does not link, `.io` when zlib fails.
+    ///
+    /// Core Data counterpart: none public; Core Data deflates `NSKeyedArchiver.archivedData(withRootObject:)`
+    /// of the store's model with `COMPRESSION_ZLIB`.
+    package static func compressedArchive(of model: ManagedObjectModel) throws -> [UInt8]? {
+        let archive = try CompiledModelWriter.archive(model)
+        // Checked by decoding: the cache is the store's version, or there is none.
+        guard let back = try? CompiledModelReader.model(fromArchive: archive, name: model.name, what: "the model cache being written"),
+              back.entityVersionHashes == model.entityVersionHashes else { return nil }
+        return try Deflate.deflate(archive, what: "the model cache of \(model.name.map { "model '\($0)'" } ?? "the model")")
+    }
+
+    /// Writes `model` as the cache of an open, writable store (replacing what it held; emptying it
+    /// when `compressedArchive(of:)` gives none), in the store's transaction: its next `save()` commits it.
+    ///
+    /// - Throws: what `compressedArchive(of:)` and `PersistentStore.writeModelCache(_:)` throw.
+    package static func write(_ model: ManagedObjectModel, to store: PersistentStore) throws {
+        try store.writeModelCache(try compressedArchive(of: model) ?? [])
     }
 }

@@ -335,6 +335,7 @@ public final class MigrationManager {
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
             options.adoptsEmptyFile = true
+            options.modelCache = try StoreModelCache.compressedArchive(of: destinationModel)   // Z_MODELCACHE, as Core Data writes it
             // The source's UUID and metadata entries, the destination model's version entries;
             // the UUID only at the end, so that source and destination object IDs stay distinct
             // while the run has both stores open.

@@ -33,6 +33,7 @@ extension PersistentStore {
             let store = PersistentStore(model: model, path: path, readOnly: false, database: database, layout: layout,
                                         metadata: metadata, warnings: [], isNew: true)
             try store.writeBookkeeping()
+            if let cache = options.modelCache { try store.writeModelCache(cache) }
             try database.commit()
             return store
         } catch {

@@ -40,6 +40,9 @@ public final class PersistentStore: ObjectContext {
         /// The new store's metadata (`storeUUID` is then ignored); the model's, with `storeUUID`,
         /// when nil. Its `_NSAutoVacuumLevel` sets SQLite's `auto_vacuum`.
         public var metadata: StoreMetadata? = nil
+        /// The compressed model archive the new store keeps in `Z_MODELCACHE` (Core Data's model
+        /// cache, `StoreModelCache.compressedArchive(of:)`); the cache stays empty when nil.
+        public var modelCache: [UInt8]? = nil
         /// The defaults: a new random UUID, an ordinary durable file, refused when the path exists.
         public init() {}
     }

@@ -158,3 +158,33 @@ def test_model_from_store_errors_name_the_file(tmp_path):
         cdmigrate.Model.from_store(plain)
     with pytest.raises(TypeError):
         cdmigrate.Model.from_store(None)
+
+
+def test_a_migrated_store_gives_back_its_own_model_from_its_cache(tmp_path):
+    # Stores cdmigrate creates keep their model in Z_MODELCACHE, as Core Data's stores do: the
+    # store's own model is the destination model itself (names in their case, no "rebuilt" warning).
+    v1 = cdmigrate.Model.from_json('{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"}]}]}')
+    v2 = cdmigrate.Model.from_json('{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"},'
+                                   ' {"name": "addedCount", "type": "integer32", "optional": false, "default": 3}]}]}')
+    with cdmigrate.Store.create(v1, tmp_path / "v1.sqlite") as store:
+        store.insert("Item", camelName="kept")
+        store.save()
+    with cdmigrate.MappingModel.infer(v1, v2) as mapping, cdmigrate.Migration(v1, v2, mapping) as migration:
+        migration.run(tmp_path / "v1.sqlite", tmp_path / "v2.sqlite")
+    for path, names in ((tmp_path / "v1.sqlite", {"camelName"}), (tmp_path / "v2.sqlite", {"camelName", "addedCount"})):
+        with cdmigrate.Model.from_store(path) as own:
+            assert own.entity_names == ["Item"]
+            assert set(own.entity("Item").attributes) == names
+            assert own.warnings == []
+            assert own.is_compatible(path)
+    import sqlite3
+    connection = sqlite3.connect(tmp_path / "v2.sqlite")
+    (blob,) = connection.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").fetchone()
+    connection.close()
+    import plistlib
+    import zlib
+    archive = plistlib.loads(zlib.decompress(blob, -15))
+    assert archive["$archiver"] == "NSKeyedArchiver"
+    objects = archive["$objects"]
+    root = objects[archive["$top"]["root"].data]
+    assert objects[root["$class"].data]["$classname"] == "NSManagedObjectModel"

@@ -12,13 +12,28 @@ enum ChainJSON {
             ("versions", .array(set.versionNames.map { .string($0) })),
             ("steps", .array(plan.stages.map(stage))),
             ("warnings", .array(plan.warnings.map { .string($0) })),
+            ("directStep", directStep(plan.directStep)),
         ])
+    }
+
+    /// The direct step offered beside the plan (Core Data's automatic migration), or null.
+    static func directStep(_ direct: MigrationPlan.DirectStep?) -> JSON {
+        switch direct {
+        case .inferable(let s)?:
+            return .object([("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)),
+                            ("inferable", .bool(true)), ("reason", .string(s.reason))])
+        case .notInferable(let step, let why)?:
+            return .object([("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
+                            ("inferable", .bool(false)), ("reason", .string(why))])
+        case nil:
+            return .null
+        }
     }
 
     static func stage(_ s: MigrationStage) -> JSON {
         .object([
             ("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)), ("inferred", .bool(s.isInferred)),
-            ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
+            ("direct", .bool(s.isDirect)), ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
             ("policies", .array(s.policyNames.map { .string($0) })),
         ])
     }
@@ -30,7 +45,7 @@ enum ChainJSON {
             ("steps", .array(r.stages.map { s in
                 .object([
                     ("from", .string(s.stage.sourceVersionName)), ("to", .string(s.stage.destinationVersionName)),
-                    ("inferred", .bool(s.stage.isInferred)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
+                    ("inferred", .bool(s.stage.isInferred)), ("direct", .bool(s.stage.isDirect)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
                     ("mappings", .array(s.report.mappings.map {
                         .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
                                  ("sourceInstances", .integer(Int64($0.sourceInstances)))])

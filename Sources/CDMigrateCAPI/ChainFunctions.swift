@@ -33,8 +33,8 @@ enum ChainJSON {
     static func stage(_ s: MigrationStage) -> JSON {
         .object([
             ("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)), ("inferred", .bool(s.isInferred)),
-            ("direct", .bool(s.isDirect)), ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
-            ("policies", .array(s.policyNames.map { .string($0) })),
+            ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
+            ("policies", .array(s.policyNames.map { .string($0) })), ("direct", .bool(s.isDirect)),
         ])
     }
 
@@ -45,7 +45,7 @@ enum ChainJSON {
             ("steps", .array(r.stages.map { s in
                 .object([
                     ("from", .string(s.stage.sourceVersionName)), ("to", .string(s.stage.destinationVersionName)),
-                    ("inferred", .bool(s.stage.isInferred)), ("direct", .bool(s.stage.isDirect)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
+                    ("inferred", .bool(s.stage.isInferred)), ("mappingModels", .array(s.stage.mappingModelNames.map { .string($0) })),
                     ("mappings", .array(s.report.mappings.map {
                         .object([("pass", .integer(Int64($0.pass))), ("entityMapping", .string($0.entityMappingName)),
                                  ("sourceInstances", .integer(Int64($0.sourceInstances)))])
@@ -53,7 +53,7 @@ enum ChainJSON {
                     ("destinationCounts", .object(s.report.destinationCounts.map { (key: $0.entityName, value: .integer(Int64($0.count))) })),
                     ("warnings", .array(s.report.warnings.map { .string($0) })),
                     ("missingExternalDataFiles", .integer(Int64(s.report.missingExternalDataFiles))),
-                    ("losses", s.report.losses.json),
+                    ("losses", s.report.losses.json), ("direct", .bool(s.stage.isDirect)),
                 ])
             })),
         ])

@@ -199,7 +199,7 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertTrue(notes.contains { $0.contains("'E.ratio' changes type from double to integer32") && $0.contains("fractions are cut") }, "\(notes)")
         for pushDown in [true, false] {
             let source = scratch.file("n\(pushDown).sqlite"), destination = scratch.file("n\(pushDown)-v2.sqlite")
-            try makeStore(source, v1) { s in try insert(s, "E", ["score": .integer(1234), "ratio": .double(7.0), "price": .decimal("2.5")]) }
+            try makeStore(source, v1) { s in try insert(s, "E", ["score": .integer(1234), "ratio": .double(7.75), "price": .decimal("2.5")]) }
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
             manager.pushDownSQL = pushDown
             try manager.migrateStore(from: source, to: destination)

@@ -12,8 +12,8 @@ final class DirectInferredStepTests: XCTestCase {
 
     /// A folder of JSON models, one per version (`versions`: name → entities JSON), with
     /// `current-version` naming `current`.
-    func modelFolder(_ versions: [(String, String)], current: String? = nil) throws -> String {
-        let folder = scratch.file("models")
+    func modelFolder(_ versions: [(String, String)], current: String? = nil, name: String = "models") throws -> String {
+        let folder = scratch.file(name)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for (name, entities) in versions {
             try #"{"name": "M", "versionIdentifier": "\#(name)", "entities": [\#(entities)]}"#
@@ -95,6 +95,47 @@ final class DirectInferredStepTests: XCTestCase {
         defer { migrated.close() }
         XCTAssertEqual(try fetchAll(migrated, "Item").map { try $0.value(forKey: "title").stringValue ?? "" }, ["kept"])
     }
+
+    func testTheCommandLineSaysTheDirectStepInPlanMigrateAndCheck() throws {
+        try CommandLineTool.requireBuilt()
+        let folder = try modelFolder([("v1", Self.item), ("v2", Self.itemWithKind), ("v3", Self.item)], current: "v3")
+        let stores = scratch.file("stores")
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        let store = stores + "/v1.sqlite"
+        try makeStore(store, try model("v1", Self.item)) { s in try insert(s, "Item", ["title": "a"]) }
+
+        let plan = try CommandLineTool.run(["plan", store, "--models", folder])
+        XCTAssertEqual(plan.status, 0, plan.err)
+        XCTAssertTrue(plan.out.contains("1. v1 → v3: inferred directly"), plan.out)
+        XCTAssertTrue(plan.err.contains("v1 → v2 cannot be inferred: the plan takes the inferred step v1 → v3 instead"), plan.err)
+        let json = try CommandLineTool.run(["plan", store, "--models", folder, "--json"])
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let steps = try XCTUnwrap(object["steps"] as? [[String: Any]])
+        XCTAssertEqual(steps.map { $0["direct"] as? Bool }, [true])
+        XCTAssertTrue(object["directStep"] is NSNull, json.out)
+
+        let migrate = try CommandLineTool.run(["migrate", store, "--models", folder, "--to", scratch.file("migrated.sqlite"), "--json"])
+        XCTAssertEqual(migrate.status, 0, migrate.err)
+        let migrated = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(migrate.out.utf8)) as? [String: Any])
+        XCTAssertEqual((migrated["steps"] as? [[String: Any]])?.map { $0["direct"] as? Bool }, [true], migrate.out)
+        let check = try CommandLineTool.run(["check", stores, "--models", folder])
+        XCTAssertEqual(check.status, 0, check.err)
+        XCTAssertTrue(check.out.contains("v1 → v3 (inferred directly)"), check.out)
+
+        // A plan of inferred steps shows Core Data's direct step beside them.
+        let offered = try modelFolder([("v1", Self.item), ("v2", Self.itemWithNote), ("v3", Self.item)], current: "v3", name: "offered")
+        let alternative = try CommandLineTool.run(["plan", store, "--models", offered])
+        XCTAssertEqual(alternative.status, 0, alternative.err)
+        XCTAssertTrue(alternative.out.contains("or one step, as Core Data's automatic migration: v1 → v3 inferred directly"), alternative.out)
+        let alternativeJSON = try CommandLineTool.run(["plan", store, "--models", offered, "--json"])
+        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(alternativeJSON.out.utf8)) as? [String: Any])
+        let direct = try XCTUnwrap(document["directStep"] as? [String: Any], alternativeJSON.out)
+        XCTAssertEqual(direct["from"] as? String, "v1")
+        XCTAssertEqual(direct["to"] as? String, "v3")
+        XCTAssertEqual(direct["inferable"] as? Bool, true)
+    }
+
+    static let itemWithNote = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#
 
     // MARK: The direct step offered
 

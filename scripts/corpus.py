@@ -180,6 +180,14 @@ def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int) -> 
                     if relationship.get("toMany") or relationship.get("transient"):
                         continue
                     targets = [i for e in concrete if is_kind_of(entities, e.name, relationship["destination"]) for i in made[e.name]]
+                    destination = entities.get(relationship["destination"])
+                    inverse = relationship.get("inverse")
+                    if destination and inverse in destination.relationships and not destination.relationships[inverse].get("toMany"):
+                        # One-to-one: a target already paired would be taken from its partner,
+                        # leaving that one nil (a store no version of the model accepts).
+                        if instance[name] is not None:
+                            continue
+                        targets = [t for t in targets if t is not instance and t[inverse] is None]
                     if targets and (relationship.get("optional") is False or rng.random() < 0.8):
                         instance[name] = rng.choice(targets)
         store.save()

@@ -65,6 +65,7 @@ final class DirectInferredStepTests: XCTestCase {
         let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
         XCTAssertEqual(steps(plan), ["v1→v3"])
         XCTAssertTrue(plan.stages[0].reason.contains("'Item.kind' is non-optional and has no default value"), plan.stages[0].reason)
+        XCTAssertTrue(plan.stages[0].reason.contains("Core Data would infer this step and refuse at save (validation error 1570"), plan.stages[0].reason)
     }
 
     func testWhenNeitherTheChainNorTheDirectStepCanBeInferredBothAreSaid() throws {

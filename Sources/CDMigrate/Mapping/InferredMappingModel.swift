@@ -283,8 +283,9 @@ struct MappingInference {
     private mutating func failUnlessRowsAllow(_ entity: EntityDescription, _ property: PropertyDescription,
                                               sourceEntity: EntityDescription, sourceProperty: PropertyDescription?,
                                               _ message: String, advice: String? = nil) {
+        let coreData = "Core Data would infer this step and refuse at save (validation error 1570, NSValidationMissingMandatoryPropertyError) every instance left without a value, so only a store in which none lacks it migrates"
         guard let rowCount else {
-            fail(entity, property, message + (advice.map { "; " + $0 } ?? ""))
+            fail(entity, property, message + "; " + coreData + (advice.map { "; " + $0 } ?? ""))
             return
         }
         let lacking: Int?
@@ -296,7 +297,7 @@ struct MappingInference {
             return
         }
         guard let lacking else {
-            fail(entity, property, message + (advice.map { "; " + $0 } ?? ""))
+            fail(entity, property, message + "; " + coreData + (advice.map { "; " + $0 } ?? ""))
             return
         }
         let what = sourceProperty.map { "no value for '\(sourceEntity.name).\($0.name)'" } ?? "no value for it"

@@ -193,6 +193,35 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertThrowsError(try MigrationPlan(storePath: full, storeVersion: "v1", models: set))
     }
 
+    func testALaterInferredStepIsJudgedByTheStoresRowsFollowedThroughTheStepsBefore() throws {
+        // v2 renames title to name and adds an optional kind; v3 makes both non-optional.
+        let v2 = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "renamingIdentifier": "title"}, {"name": "kind", "type": "string"}]}"#
+        let v3 = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string", "optional": false}]}"#
+        let v3NameOnly = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string"}]}"#
+        let set = try ModelSet(contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3NameOnly)], current: "v3"))
+        let full = scratch.file("full.sqlite")
+        try makeStore(full, try XCTUnwrap(set.models["v1"])) { s in for t in ["a", "b"] { try insert(s, "Item", ["title": .string(t)]) } }
+        let plan = try MigrationPlan(storeAt: full, models: set)
+        XCTAssertEqual(steps(plan), ["v1→v2", "v2→v3"], "v2 → v3 is judged by the store's titles, which v1 → v2 carries into name")
+        XCTAssertTrue(plan.stages[1].reason.contains("'Item.name' may be non-optional"), plan.stages[1].reason)
+        try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("full-v3.sqlite"))
+
+        let holey = scratch.file("holey.sqlite")
+        try makeStore(holey, try XCTUnwrap(set.models["v1"])) { s in try insert(s, "Item", ["title": "a"]); try insert(s, "Item", [:]) }
+        XCTAssertThrowsError(try MigrationPlan(storeAt: holey, models: set)) { error in
+            XCTAssertTrue("\(error)".contains("1 'Item' instance of the store has no value for 'Item.name'"), "\(error)")
+        }
+
+        // kind was added in v2 without a default: every instance lacks it by v3.
+        let both = try ModelSet(contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3)], current: "v3", name: "both"))
+        XCTAssertThrowsError(try MigrationPlan(storeAt: full, models: both)) { error in
+            XCTAssertTrue("\(error)".contains("2 'Item' instances of the store have no value for it"), "\(error)")
+        }
+        let empty = scratch.file("empty.sqlite")
+        try makeStore(empty, try XCTUnwrap(both.models["v1"])) { _ in }
+        XCTAssertEqual(steps(try MigrationPlan(storeAt: empty, models: both)), ["v1→v2", "v2→v3"])
+    }
+
     func testANewRequiredToOneIsJudgedByWhetherTheEntityHasRows() throws {
         // A new non-optional to-one (xDrip's shape): every existing instance would lack it.
         let v1 = #"{"name": "Sensor", "attributes": [{"name": "name", "type": "string"}]}, {"name": "Peripheral", "attributes": [{"name": "address", "type": "string"}]}"#

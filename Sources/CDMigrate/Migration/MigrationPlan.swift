@@ -127,9 +127,16 @@ public struct MigrationPlan {
             var failure: (step: ModelSet.Step, error: MigrationError)?
             for k in h...end {
                 let step = ModelSet.Step(names[hops[k].from], names[hops[k].to])
+                // From the store's version, its rows answer; further on, through the inferred
+                // steps that lead there from it.
+                var stepRows = start == storeIndex ? rows : nil
+                if start == storeIndex, k > h, let census {
+                    let trace = InferredRowTrace(census: census, stages: run)
+                    stepRows = { entity, property in try trace.rows(of: entity, lacking: property) }
+                }
                 do {
                     run.append(try MigrationPlan.inferredStage(from: step.sourceVersionName, to: step.destinationVersionName, in: models,
-                                                               rows: hops[k].from == storeIndex ? rows : nil))
+                                                               rows: stepRows))
                 } catch let error as MigrationError {
                     failure = (step, error)
                     break

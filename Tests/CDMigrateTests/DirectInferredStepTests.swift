@@ -138,6 +138,31 @@ final class DirectInferredStepTests: XCTestCase {
 
     static let itemWithNote = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#
 
+    func testVersionNamesThatDoNotSayTheirOrderTakeTheDirectStep() throws {
+        // Stepik's shape: versions named by feature ("Model_exams_v10", "Model_courselists_v21"),
+        // so natural order is alphabetical. By name, the chain would turn a Double into an
+        // Integer 64 and back, cutting 2.5 to 2; Core Data infers straight to the current version.
+        func score(_ type: String) -> String { #"{"name": "Progress", "attributes": [{"name": "score", "type": "\#(type)"}]}"# }
+        let folder = try modelFolder([("Model", score("double")), ("Model_alpha_v2", score("integer64")),
+                                      ("Model_beta_v1", score("double")), ("Model_gamma_v3", score("double"))], current: "Model_gamma_v3")
+        let set = try ModelSet(contentsOf: folder)
+        XCTAssertEqual(set.versionNames, ["Model", "Model_alpha_v2", "Model_beta_v1", "Model_gamma_v3"])
+        let store = scratch.file("progress.sqlite")
+        try makeStore(store, try XCTUnwrap(set.models["Model"])) { s in try insert(s, "Progress", ["score": .double(2.5)]) }
+        let plan = try MigrationPlan(storeAt: store, models: set)
+        XCTAssertEqual(steps(plan), ["Model→Model_gamma_v3"])
+        XCTAssertTrue(plan.stages[0].isDirect)
+        XCTAssertTrue(plan.stages[0].reason.contains("the version names do not say their order ('Model' and 'Model_alpha_v2' differ in more than their numbers)"), plan.stages[0].reason)
+        try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("progress-current.sqlite"))
+        let migrated = try PersistentStore.open(at: scratch.file("progress-current.sqlite"), model: try XCTUnwrap(set.models["Model_gamma_v3"]))
+        defer { migrated.close() }
+        XCTAssertEqual(try fetchAll(migrated, "Progress").first?.value(forKey: "score").doubleValue, 2.5)
+
+        // Names that differ only in their numbers keep the chain.
+        XCTAssertNil(MigrationPlan.namesThatDoNotOrder(["Model", "Model 2", "Model_10", "model-11"]))
+        XCTAssertNil(MigrationPlan.namesThatDoNotOrder(["v1.0.0", "v1.1.0", "v2.0.0"]))
+    }
+
     // MARK: The direct step offered
 
     func testAPlanOfInferredStepsOffersCoreDatasDirectStep() throws {

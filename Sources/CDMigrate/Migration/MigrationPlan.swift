@@ -110,6 +110,22 @@ public struct MigrationPlan {
             i = next
         }
         var stages: [MigrationStage] = []
+        // Names that differ in more than their numbers ("Model_exams_v10", "Model_courselists_v21")
+        // do not say which version is newer: the order between them is a guess, which Core Data
+        // never makes. Where no mapping model applies on the way, its direct step is taken.
+        let between = Array(names[storeIndex...targetIndex]).filter { $0 != models.currentVersionName }
+        if hops.count > 1, hops.allSatisfy({ !$0.mapped }), let (a, b) = MigrationPlan.namesThatDoNotOrder(between) {
+            let why = "the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), so the versions between are not passed through: one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it"
+            if let direct = try? MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows, why: why,
+                                                             skipping: Array(names[(storeIndex + 1)..<targetIndex])) {
+                warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers): the plan takes the inferred step \(ModelSet.Step(storeVersion, target)) instead of \(hops.count) steps in the order of the names")
+                self.stages = [direct]
+                self.warnings = warnings
+                self.directStep = nil
+                return
+            }
+            warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), and the step straight from '\(storeVersion)' to '\(target)' cannot be inferred: the plan goes through the versions in the order of their names")
+        }
         var h = 0
         while h < hops.count {
             let hop = hops[h]
@@ -207,6 +223,19 @@ public struct MigrationPlan {
         case .notInferable(let step, let why)?:
             throw MigrationError(.inferredMappingModel, "\(step): Core Data's automatic migration cannot infer a mapping straight between these versions: \(why)")
         }
+    }
+
+    /// Two version names that differ in more than their numbers and separators (so natural order
+    /// cannot tell which is newer), or nil when every name is the same text with other numbers
+    /// ("Model", "Model 2", "Model_10"; "v1.0.0", "v2.0.0").
+    static func namesThatDoNotOrder(_ names: [String]) -> (String, String)? {
+        func stem(_ name: String) -> String {
+            String(name.lowercased().filter { !$0.isNumber && $0 != " " && $0 != "_" && $0 != "-" && $0 != "." })
+        }
+        guard let first = names.first else { return nil }
+        let firstStem = stem(first)
+        guard let other = names.dropFirst().first(where: { stem($0) != firstStem }) else { return nil }
+        return (first, other)
     }
 
     /// An error's problems, for messages: its underlying ones, else its message.

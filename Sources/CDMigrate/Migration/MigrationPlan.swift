@@ -115,7 +115,7 @@ public struct MigrationPlan {
         // never makes. Where no mapping model applies on the way, its direct step is taken.
         let between = Array(names[storeIndex...targetIndex]).filter { $0 != models.currentVersionName }
         if hops.count > 1, hops.allSatisfy({ !$0.mapped }), let (a, b) = MigrationPlan.namesThatDoNotOrder(between) {
-            let why = "the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), so the versions between are not passed through: one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it"
+            let why = "one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it, because the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers)"
             if let direct = try? MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows, why: why,
                                                              skipping: Array(names[(storeIndex + 1)..<targetIndex])) {
                 warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers): the plan takes the inferred step \(ModelSet.Step(storeVersion, target)) instead of \(hops.count) steps in the order of the names")

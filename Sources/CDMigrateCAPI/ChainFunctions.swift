@@ -12,14 +12,29 @@ enum ChainJSON {
             ("versions", .array(set.versionNames.map { .string($0) })),
             ("steps", .array(plan.stages.map(stage))),
             ("warnings", .array(plan.warnings.map { .string($0) })),
+            ("directStep", directStep(plan.directStep)),
         ])
+    }
+
+    /// The direct step offered beside the plan (Core Data's automatic migration), or null.
+    static func directStep(_ direct: MigrationPlan.DirectStep?) -> JSON {
+        switch direct {
+        case .inferable(let s)?:
+            return .object([("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)),
+                            ("inferable", .bool(true)), ("reason", .string(s.reason))])
+        case .notInferable(let step, let why)?:
+            return .object([("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
+                            ("inferable", .bool(false)), ("reason", .string(why))])
+        case nil:
+            return .null
+        }
     }
 
     static func stage(_ s: MigrationStage) -> JSON {
         .object([
             ("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)), ("inferred", .bool(s.isInferred)),
             ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
-            ("policies", .array(s.policyNames.map { .string($0) })),
+            ("policies", .array(s.policyNames.map { .string($0) })), ("direct", .bool(s.isDirect)),
         ])
     }
 }

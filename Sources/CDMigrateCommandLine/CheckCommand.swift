@@ -99,11 +99,11 @@ struct CheckCommand: ParsableCommand {
                 let report = try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
                     ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: set.currentModel)
-                let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? "inferred" : $0.stage.mappingModelNames.joined(separator: ", ")))" }
+                let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? ($0.stage.isDirect ? "inferred directly" : "inferred") : $0.stage.mappingModelNames.joined(separator: ", ")))" }
                 output.line("ok    \(name): \(report.storeVersionName)" + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
                             + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
                 for step in report.stages {
-                    let label = "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))): "
+                    let label = "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): "
                     for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
                 }
                 results.append(["store": store, "ok": true, "version": report.storeVersionName,

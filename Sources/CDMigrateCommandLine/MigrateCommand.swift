@@ -174,10 +174,10 @@ struct MigrateCommand: ParsableCommand {
                 output.line("migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stages.count) step\(report.stages.count == 1 ? "" : "s")")
             }
             for step in report.stages {
-                output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))")
+                output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))")
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 for warning in step.report.warnings { output.warning(warning) }
-                LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? "inferred" : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
+                LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
             }
             output.document(ReportJSON.object(report, adding: ["ok": true, "source": store, "destination": written,
                                                                "warnings": manager.plan.warnings]))

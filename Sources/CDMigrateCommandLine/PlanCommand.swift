@@ -68,10 +68,18 @@ struct PlanCommand: ParsableCommand {
             } else {
                 output.line("\(plan.stages.count) step\(plan.stages.count == 1 ? "" : "s"):")
                 for (i, stage) in plan.stages.enumerated() {
-                    let what = stage.isInferred ? "inferred (lightweight)" : stage.mappingModelNames.joined(separator: " then ")
+                    let what = stage.isInferred ? (stage.isDirect ? "inferred directly (lightweight, over the versions between)" : "inferred (lightweight)") : stage.mappingModelNames.joined(separator: " then ")
                     output.line("  \(i + 1). \(stage.sourceVersionName) → \(stage.destinationVersionName): \(what)")
                     output.line("     why: \(stage.reason)")
                     if !stage.policyNames.isEmpty { output.line("     policies: \(stage.policyNames.joined(separator: ", "))") }
+                }
+                switch plan.directStep {
+                case .inferable(let stage)?:
+                    output.line("or one step, as Core Data's automatic migration: \(stage.sourceVersionName) → \(stage.destinationVersionName) inferred directly")
+                case .notInferable(let step, let why)?:
+                    output.line("Core Data's automatic migration (one step, \(step)) could not infer it: \(why)")
+                case nil:
+                    break
                 }
             }
             output.document(PlanCommand.object(plan, set))
@@ -88,11 +96,24 @@ struct PlanCommand: ParsableCommand {
             "ok": true, "store": plan.storePath, "storeVersion": plan.storeVersionName, "targetVersion": plan.targetVersionName,
             "currentVersion": set.currentVersionName, "versions": set.versionNames, "warnings": plan.warnings,
             "steps": plan.stages.map { s -> [String: Any] in
-                ["from": s.sourceVersionName, "to": s.destinationVersionName, "inferred": s.isInferred,
+                ["from": s.sourceVersionName, "to": s.destinationVersionName, "inferred": s.isInferred, "direct": s.isDirect,
                  "mappingModels": s.mappingModelNames, "reason": s.reason, "policies": s.policyNames,
                  "entityMappings": s.mappingModels.flatMap { $0.entityMappings.map { $0.name } }]
             },
+            "directStep": PlanCommand.directStepObject(plan.directStep),
         ]
+    }
+
+    /// The direct step offered beside the plan (Core Data's automatic migration), or NSNull.
+    static func directStepObject(_ direct: MigrationPlan.DirectStep?) -> Any {
+        switch direct {
+        case .inferable(let stage)?:
+            return ["from": stage.sourceVersionName, "to": stage.destinationVersionName, "inferable": true, "reason": stage.reason] as [String: Any]
+        case .notInferable(let step, let why)?:
+            return ["from": step.sourceVersionName, "to": step.destinationVersionName, "inferable": false, "reason": why] as [String: Any]
+        case nil:
+            return NSNull()
+        }
     }
 
     /// The set's versions as nodes, the plan's steps as edges (dashed when inferred).
@@ -108,7 +129,7 @@ struct PlanCommand: ParsableCommand {
             lines.append("  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
         }
         for stage in plan.stages {
-            let label = stage.isInferred ? "inferred" : stage.mappingModelNames.joined(separator: " + ")
+            let label = stage.isInferred ? (stage.isDirect ? "inferred directly" : "inferred") : stage.mappingModelNames.joined(separator: " + ")
             let style = stage.isInferred ? ", style=dashed" : ""
             lines.append("  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];")
         }

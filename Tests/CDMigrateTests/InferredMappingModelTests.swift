@@ -146,7 +146,10 @@ final class InferredMappingModelTests: XCTestCase {
 
     func testAcceptedTypeChangesKeepEveryValue() throws {
         let accepted: [(AttributeType, AttributeType)] = [(.integer16, .integer32), (.integer16, .integer64), (.integer32, .integer64),
-                                                        (.integer16, .double), (.integer32, .double), (.float, .double)]
+                                                        (.integer16, .double), (.integer32, .double), (.float, .double),
+                                                        // Core Data converts between every numeric type ("numerical type conversion").
+                                                        (.integer64, .integer16), (.integer32, .integer16), (.integer64, .double), (.double, .integer64),
+                                                        (.double, .float), (.decimal, .double), (.integer64, .float)]
         for (from, to) in accepted {
             let mapping = try infer(#"{"name": "E", "attributes": [{"name": "n", "type": "\#(from.rawValue)"}]}"#,
                                     #"{"name": "E", "attributes": [{"name": "n", "type": "\#(to.rawValue)"}]}"#)
@@ -155,9 +158,8 @@ final class InferredMappingModelTests: XCTestCase {
     }
 
     func testRefusedTypeChangesAreAllReportedTogether() throws {
-        let refused: [(AttributeType, AttributeType)] = [(.integer64, .integer16), (.integer32, .integer16), (.integer64, .double), (.double, .integer64),
-                                                       (.double, .float), (.string, .integer32), (.integer32, .string), (.date, .double),
-                                                       (.boolean, .integer16), (.decimal, .double), (.string, .uri), (.binary, .transformable)]
+        let refused: [(AttributeType, AttributeType)] = [(.string, .integer32), (.integer32, .string), (.date, .double),
+                                                       (.boolean, .integer16), (.string, .uri), (.binary, .transformable)]
         let source = refused.enumerated().map { #"{"name": "a\#($0.offset)", "type": "\#($0.element.0.rawValue)"}"# }.joined(separator: ", ")
         let destination = refused.enumerated().map { #"{"name": "a\#($0.offset)", "type": "\#($0.element.1.rawValue)"}"# }.joined(separator: ", ")
         let problems = try refusals(#"{"name": "E", "attributes": [\#(source)]}"#, #"{"name": "E", "attributes": [\#(destination)]}"#)
@@ -168,11 +170,17 @@ final class InferredMappingModelTests: XCTestCase {
         }
     }
 
-    func testAPropertyChangingBetweenAttributeAndRelationshipIsRefused() throws {
-        let problems = try refusals(
+    func testAPropertyChangingBetweenAttributeAndRelationshipStartsAfresh() throws {
+        // Core Data matches attributes with attributes and relationships with relationships.
+        let mapping = try infer(
             #"{"name": "E", "attributes": [{"name": "owner", "type": "string"}]}, {"name": "P"}"#,
             #"{"name": "E", "relationships": [{"name": "owner", "destination": "P"}]}, {"name": "P"}"#)
-        XCTAssertTrue(problems[0].message.contains("'E.owner' was an attribute of 'E'"), problems[0].message)
+        XCTAssertNil(mapping.entityMappings[0].relationshipMapping(named: "owner")?.valueExpressionText)
+        // Non-optional with nothing to fill it, it is refused as any new one is.
+        let problems = try refusals(
+            #"{"name": "E", "attributes": [{"name": "owner", "type": "string"}]}, {"name": "P"}"#,
+            #"{"name": "E", "relationships": [{"name": "owner", "destination": "P", "optional": false}]}, {"name": "P"}"#)
+        XCTAssertTrue(problems[0].message.contains("new relationship 'E.owner' is non-optional"), problems[0].message)
     }
 
     // MARK: Relationships

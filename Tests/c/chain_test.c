@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <sys/stat.h>
 
 #define RENAMES "../Fixtures/apple-stores/renames"
 
@@ -18,6 +19,43 @@ static void copy_store(const char *dir, const char *version, char *path, size_t 
         snprintf(to, sizeof to, "%s%s", path, suffixes[i]);
         CHECK(copy_file(from, to) >= 0);
     }
+}
+
+static int write_text(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    if (!f) return 0;
+    int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+#define ITEM(type) "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [{\"name\": \"n\", \"type\": \"" type "\"}]}]}"
+
+/* v2 turns Item.n into a date, which cannot be inferred, and v3 turns it back: the plan takes
+** Core Data's direct step v1 → v3 and says so. */
+static void direct_step_is_taken(const char *dir) {
+    char folder[512], file[600], store[600];
+    snprintf(folder, sizeof folder, "%s/direct", dir);
+    CHECK(mkdir(folder, 0700) == 0);
+    const char *versions[][2] = {{"v1", ITEM("string")}, {"v2", ITEM("date")}, {"v3", ITEM("string")}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(file, sizeof file, "%s/%s.json", folder, versions[i][0]);
+        CHECK(write_text(file, versions[i][1]));
+    }
+    cdm_model *v1 = NULL;
+    CHECK_RC(cdm_model_from_json(versions[0][1], &v1), CDM_OK);
+    snprintf(store, sizeof store, "%s/direct-v1.sqlite", dir);
+    cdm_store *created = NULL;
+    CHECK_RC(cdm_store_create(v1, store, &created), CDM_OK);
+    CHECK_RC(cdm_store_save(created), CDM_OK);
+    cdm_store_close(created);
+    char *plan = NULL;
+    CHECK_RC(cdm_chain_plan(folder, store, NULL, &plan), 0);
+    CHECK_HAS(plan, "{\"from\":\"v1\",\"to\":\"v3\",\"inferred\":true");
+    CHECK_HAS(plan, "v1 → v2 cannot be inferred");
+    CHECK_HAS(plan, "\"direct\":true}");
+    CHECK_HAS(plan, "\"directStep\":null");
+    cdm_free(plan);
+    cdm_model_free(v1);
 }
 
 static int entries(const char *dir) {
@@ -54,9 +92,13 @@ int main(void) {
     CHECK_HAS(plan, "\"storeVersion\":\"v1.0.0\"");
     CHECK_HAS(plan, "\"targetVersion\":\"v2.0.0\"");
     CHECK_HAS(plan, "{\"from\":\"v1.2.0\",\"to\":\"v2.0.0\",\"inferred\":true,\"mappingModels\":[\"inferred\"]");
+    CHECK_HAS(plan, "\"direct\":false}");
+    /* Every step inferred: Core Data's direct step is offered beside them. */
+    CHECK_HAS(plan, "\"directStep\":{\"from\":\"v1.0.0\",\"to\":\"v2.0.0\",\"inferable\":");
     cdm_free(plan);
     plan = NULL;
     CHECK_RC(cdm_chain_plan(models, store, "v1.1.0", &plan), 0);
+    CHECK_HAS(plan, "\"directStep\":null");   /* one step: nothing to offer */
     CHECK_HAS(plan, "\"targetVersion\":\"v1.1.0\"");
     cdm_free(plan);
 
@@ -147,5 +189,6 @@ int main(void) {
     CHECK_RC(cdm_chain_plan(models, store, NULL, NULL), CDM_MISUSE);
     CHECK_RC(cdm_migrate_chain(models, NULL, NULL, destination, NULL), CDM_MISUSE);
 
+    direct_step_is_taken(dir);
     return scratch_end("chain_test: ");
 }

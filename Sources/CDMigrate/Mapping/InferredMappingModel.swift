@@ -23,7 +23,17 @@ extension MappingModel {
     ///
     /// Core Data counterpart: `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)`.
     public static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel) throws -> MappingModel {
+        try inferred(from: sourceModel, to: destinationModel, rows: nil).model
+    }
+
+    /// As `inferred(from:to:)`, with "becomes non-optional" judged by the source store's rows
+    /// where `rows` answers (see `MappingInference.RowCount`): such a change is refused only when
+    /// rows would be left without a value, as Core Data's validation at save refuses them.
+    /// Returns the model and what was judged by rows, for the plan to say.
+    static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel,
+                         rows: MappingInference.RowCount?) throws -> (model: MappingModel, notes: [String]) {
         var inference = MappingInference(source: sourceModel, destination: destinationModel)
+        inference.rowCount = rows
         let model = inference.run()
         let name = "'\(sourceModel.versionIdentifier ?? sourceModel.name ?? "source")' to '\(destinationModel.versionIdentifier ?? destinationModel.name ?? "destination")'"
         if !inference.problems.isEmpty {
@@ -32,7 +42,7 @@ extension MappingModel {
             throw MigrationError(.inferredMappingModel, "cannot infer a mapping model from \(name): \(summary)", underlying: inference.problems)
         }
         do {
-            return try model.validate(sourceModel: sourceModel, destinationModel: destinationModel)
+            return (try model.validate(sourceModel: sourceModel, destinationModel: destinationModel), inference.notes)
         } catch let error as MigrationError {
             throw MigrationError(.inferredMappingModel, "the mapping model inferred from \(name) does not fit its models: \(error.message)", underlying: [error])
         }
@@ -44,6 +54,15 @@ struct MappingInference {
     let source: ManagedObjectModel
     let destination: ManagedObjectModel
     private(set) var problems: [MigrationError] = []
+    /// How many rows of a source entity (sub-entities included) have no value for a property (an
+    /// attribute or a to-one), or how many rows it has when the property is nil; nil when the
+    /// store cannot say. Given, a "becomes non-optional" change is refused only when rows lack
+    /// the value; not given, it is refused whatever the rows (no store to ask).
+    typealias RowCount = (_ sourceEntity: EntityDescription, _ property: PropertyDescription?) throws -> Int?
+    var rowCount: RowCount?
+    /// What the plan should say about changes accepted with a consequence: judged by the store's
+    /// rows, numbers converted, values not carried over.
+    private(set) var notes: [String] = []
 
     init(source: ManagedObjectModel, destination: ManagedObjectModel) {
         self.source = source
@@ -166,19 +185,26 @@ struct MappingInference {
             let propertyPath = path + ".attributeMappings[\(result.count)]"
             guard let sourceAttribute = sourceAttribute else {
                 if sourceEntity.relationship(named: attribute.renamingIdentifier ?? attribute.name) != nil {
-                    fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' was a relationship of '\(sourceEntity.name)'; a property cannot change between relationship and attribute")
-                } else if !attribute.isOptional && attribute.defaultValue.isNull {
-                    fail(entity, attribute, "new attribute '\(entity.name).\(attribute.name)' is non-optional and has no default value, so the migrated instances would have none")
+                    // Core Data matches attributes with attributes: a relationship of that name
+                    // is removed and the attribute is new (its default applies).
+                    notes.append("'\(entity.name).\(attribute.name)' was a relationship of '\(sourceEntity.name)' and is now an attribute: as Core Data matches attributes only with attributes, the relationship's objects are not carried over and the attribute starts \(attribute.defaultValue.isNull ? "empty" : "at its default value")")
+                }
+                if !attribute.isOptional && attribute.defaultValue.isNull {
+                    failUnlessRowsAllow(entity, attribute, sourceEntity: sourceEntity, sourceProperty: nil,
+                                        "new attribute '\(entity.name).\(attribute.name)' is non-optional and has no default value, so the migrated instances would have none")
                 }
                 // New: no expression, the default value applies.
                 result.append(PropertyMapping(name: attribute.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
                 continue
             }
             if !InferredTypeChange.isAccepted(from: sourceAttribute.attributeType, to: attribute.attributeType) {
-                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue) (source attribute '\(sourceEntity.name).\(sourceAttribute.name)'); an inferred mapping accepts only changes that keep every value: \(InferredTypeChange.acceptedText)")
+                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue) (source attribute '\(sourceEntity.name).\(sourceAttribute.name)'); Core Data's inferred mapping converts only \(InferredTypeChange.acceptedText), and refuses this change: write a mapping model with a value expression (or a policy) that converts it")
+            } else if let note = InferredTypeChange.note(from: sourceAttribute.attributeType, to: attribute.attributeType) {
+                notes.append("'\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue), which Core Data's inferred mapping converts: \(note)")
             }
             if sourceAttribute.isOptional && !attribute.isOptional && attribute.defaultValue.isNull {
-                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional); give it a default value")
+                failUnlessRowsAllow(entity, attribute, sourceEntity: sourceEntity, sourceProperty: sourceAttribute,
+                                    "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional)", advice: "give it a default value")
             }
             let text = MappingInference.attributeExpression(sourceAttribute.name)
             result.append(PropertyMapping(name: attribute.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
@@ -201,9 +227,13 @@ struct MappingInference {
             let propertyPath = path + ".relationshipMappings[\(result.count)]"
             guard let sourceRelationship = sourceRelationship else {
                 if sourceEntity.attribute(named: relationship.renamingIdentifier ?? relationship.name) != nil {
-                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)'; a property cannot change between attribute and relationship")
-                } else if !relationship.allowsEmpty {
-                    fail(entity, relationship, "new relationship '\(entity.name).\(relationship.name)' \(relationship.isToMany ? "has minCount \(relationship.minCount) and is non-optional" : "is non-optional"); the migrated instances would have no object for it")
+                    // Core Data matches relationships with relationships: the attribute of that
+                    // name is removed and the relationship is new (empty).
+                    notes.append("'\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)' and is now a relationship: as Core Data matches relationships only with relationships, the attribute's values are not carried over and the relationship starts empty")
+                }
+                if !relationship.allowsEmpty {
+                    failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil,
+                                        "new relationship '\(entity.name).\(relationship.name)' \(relationship.isToMany ? "has minCount \(relationship.minCount) and is non-optional" : "is non-optional"); the migrated instances would have no object for it")
                 }
                 result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
                 continue
@@ -214,7 +244,16 @@ struct MappingInference {
                         fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to '\(sourceTarget.name)', which becomes '\(mappedTarget.name)', not a kind of '\(target.name)'")
                     }
                 } else if !sourceTarget.isAbstract || sourceTarget.subentities.isEmpty {
-                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' continues source relationship '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' has no counterpart in the destination model")
+                    // Core Data infers it: the objects it reached are not migrated (their entity is
+                    // removed), so no destination instance answers for them and it starts empty.
+                    let message = "relationship '\(entity.name).\(relationship.name)' continues source relationship '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' has no counterpart in the destination model, so it starts empty"
+                    if relationship.allowsEmpty {
+                        notes.append("'\(entity.name).\(relationship.name)' continues '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' is removed: as in Core Data's inferred mapping, the objects it reached are not migrated and it starts empty")
+                    } else {
+                        failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil, message)
+                    }
+                    result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                    continue
                 } else if !sourceTarget.selfAndDescendants.allSatisfy({ e in e.isAbstract || (destinationOf[ObjectIdentifier(e)].map { $0.isKind(of: target) } ?? false) }) {
                     fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'")
                 }
@@ -222,12 +261,53 @@ struct MappingInference {
             if sourceRelationship.allowsEmpty && !relationship.allowsEmpty {
                 let becomes = relationship.isToMany ? "becomes non-optional with minCount \(relationship.minCount)" : "becomes non-optional"
                 let was = sourceRelationship.isOptional ? "is optional" : "may be empty"
-                fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' \(becomes) (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' \(was)); a relationship has no default value to fill the instances where it is empty")
+                let message = "relationship '\(entity.name).\(relationship.name)' \(becomes) (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' \(was)); a relationship has no default value to fill the instances where it is empty"
+                if !relationship.isToMany && !sourceRelationship.isToMany {
+                    failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: sourceRelationship, message)
+                } else {
+                    fail(entity, relationship, message)
+                }
             }
             let text = MappingInference.relationshipExpression(sourceRelationship.name)
             result.append(PropertyMapping(name: relationship.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
         }
         return result
+    }
+
+    // MARK: Judged by rows
+
+    /// A destination property that becomes (or is added as) non-optional with nothing to fill it:
+    /// Core Data infers the mapping anyway and refuses at save the instances left without a
+    /// value (validation error 1570). With a store to ask, refused only when rows lack the value
+    /// (`sourceProperty` nil: every row of `sourceEntity` would lack it), naming how many.
+    private mutating func failUnlessRowsAllow(_ entity: EntityDescription, _ property: PropertyDescription,
+                                              sourceEntity: EntityDescription, sourceProperty: PropertyDescription?,
+                                              _ message: String, advice: String? = nil) {
+        let coreData = "Core Data would infer this step and refuse at save (validation error 1570, NSValidationMissingMandatoryPropertyError) every instance left without a value, so only a store in which none lacks it migrates"
+        guard let rowCount else {
+            fail(entity, property, message + "; " + coreData + (advice.map { "; " + $0 } ?? ""))
+            return
+        }
+        let lacking: Int?
+        do {
+            lacking = try rowCount(sourceEntity, sourceProperty)
+        } catch {
+            let reason = (error as? MigrationError)?.message ?? "\(error)"
+            fail(entity, property, message + "; the store's rows could not be counted to see whether any lacks a value: " + reason)
+            return
+        }
+        guard let lacking else {
+            fail(entity, property, message + "; " + coreData + (advice.map { "; " + $0 } ?? ""))
+            return
+        }
+        let what = sourceProperty.map { "no value for '\(sourceEntity.name).\($0.name)'" } ?? "no value for it"
+        if lacking == 0 {
+            let rows = sourceProperty == nil ? "the store has no '\(sourceEntity.name)' instance" : "every '\(sourceEntity.name)' instance of the store has a value for '\(sourceEntity.name).\(sourceProperty?.name ?? "")'"
+            notes.append("'\(entity.name).\(property.name)' may be non-optional: \(rows), as Core Data's validation at save asks")
+            return
+        }
+        let instances = lacking == 1 ? "1 '\(sourceEntity.name)' instance of the store has" : "\(lacking) '\(sourceEntity.name)' instances of the store have"
+        fail(entity, property, message + "; \(instances) \(what), which Core Data's inferred migration would refuse at save with validation error 1570 (NSValidationMissingMandatoryPropertyError) on entity '\(entity.name)', property '\(property.name)'" + (advice.map { "; " + $0 + " or a mapping model" } ?? "; write a mapping model that gives them one"))
     }
 
     // MARK: Reporting

@@ -21,7 +21,7 @@ public struct MigrationPlan {
     /// The version the plan ends at.
     public let targetVersionName: String
     /// Empty when the store is already at the target version.
-    public let stages: [MigrationStage]
+    public private(set) var stages: [MigrationStage]
     /// The model set's warnings and the planner's (mapping models ignored, and why).
     public let warnings: [String]
 
@@ -46,11 +46,19 @@ public struct MigrationPlan {
         guard let storeVersion = models.versionName(forStoreMetadata: info.metadata) else {
             throw MigrationPlan.unmatchedStore(storePath, metadata: info.metadata, models: models)
         }
-        try self.init(storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion)
+        // "Becomes non-optional" in a step from the store's version is judged by its rows.
+        let census = models.models[storeVersion].map { StoreRowCensus(storePath: storePath, model: $0) }
+        defer { census?.close() }
+        try self.init(storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion, census: census)
     }
 
-    /// Plans from a known store version (the store is not read).
+    /// Plans from a known store version (the store is not read, so a step that makes a property
+    /// non-optional with nothing to fill it is refused whatever the rows).
     public init(storePath: String, storeVersion: String, models: ModelSet, targetVersion: String? = nil) throws {
+        try self.init(storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion, census: nil)
+    }
+
+    init(storePath: String, storeVersion: String, models: ModelSet, targetVersion: String?, census: StoreRowCensus?) throws {
         let target = targetVersion ?? models.currentVersionName
         guard let targetIndex = models.versionNames.firstIndex(of: target) else {
             throw MigrationError(.invalidArgument, "the model set '\(models.path)' has no version '\(target)' (it holds \(models.versionNames.joined(separator: ", ")))")
@@ -58,32 +66,181 @@ public struct MigrationPlan {
         guard let storeIndex = models.versionNames.firstIndex(of: storeVersion) else {
             throw MigrationError(.invalidArgument, "the model set '\(models.path)' has no version '\(storeVersion)'")
         }
-        if storeIndex > targetIndex {
-            throw MigrationError(.invalidArgument, "the store '\(storePath)' is at version '\(storeVersion)', newer than the target '\(target)': cdmigrate migrates forward only")
-        }
         var warnings = models.warnings
-        var stages: [MigrationStage] = []
+        let rows = census.map { census -> MappingInference.RowCount in { entity, property in try census.rows(of: entity, lacking: property) } }
+        self.storePath = storePath
+        self.storeVersionName = storeVersion
+        self.targetVersionName = target
+        if storeIndex > targetIndex {
+            // Core Data orders no versions: its automatic migration takes a mapping model from the
+            // store's model to the current one, else infers one straight between them.
+            let order = "the set's order (\(models.versionNames.joined(separator: ", "))) puts the store's version '\(storeVersion)' after the target '\(target)'"
+            let stage: MigrationStage
+            if MigrationPlan.hasMappingModel(from: storeVersion, to: target, in: models) {
+                stage = try MigrationPlan.stage(from: storeVersion, to: target, in: models, warnings: &warnings)
+            } else {
+                do {
+                    stage = try MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows,
+                                                            why: "\(order); Core Data orders no versions: its automatic migration infers one mapping straight from the store's model to the current one, as here")
+                } catch let error as MigrationError {
+                    throw MigrationError(error.code, "\(order), and no mapping model records \(ModelSet.Step(storeVersion, target)); Core Data's automatic migration would infer one mapping straight between them, which it cannot: \(error.message)", path: error.path, underlying: error.underlying)
+                }
+            }
+            warnings.append("\(order): the plan takes one step straight from '\(storeVersion)' to '\(target)', as Core Data's automatic migration does")
+            self.stages = [stage]
+            self.warnings = warnings
+            self.directStep = nil
+            return
+        }
         // One version at a time, except where no mapping model records the next step and one
         // records a step from this version to a later one up to the target: that step is taken,
         // as the mapping model was written for it.
         let names = models.versionNames
+        var hops: [(from: Int, to: Int, mapped: Bool)] = []
         var i = storeIndex
         while i < targetIndex {
             var next = i + 1
-            if !MigrationPlan.hasMappingModel(from: names[i], to: names[next], in: models), next < targetIndex,
+            var mapped = MigrationPlan.hasMappingModel(from: names[i], to: names[next], in: models)
+            if !mapped, next < targetIndex,
                let later = (next + 1...targetIndex).first(where: { MigrationPlan.hasMappingModel(from: names[i], to: names[$0], in: models) }) {
                 next = later
+                mapped = true
             }
-            let stage = try MigrationPlan.stage(from: names[i], to: names[next], in: models, warnings: &warnings,
-                                                skipping: Array(names[(i + 1)..<next]))
-            stages.append(stage)
+            hops.append((i, next, mapped))
             i = next
         }
-        self.storePath = storePath
-        self.storeVersionName = storeVersion
-        self.targetVersionName = target
+        var stages: [MigrationStage] = []
+        // Names that differ in more than their numbers ("Model_exams_v10", "Model_courselists_v21")
+        // do not say which version is newer: the order between them is a guess, which Core Data
+        // never makes. Where no mapping model applies on the way, its direct step is taken.
+        let between = Array(names[storeIndex...targetIndex]).filter { $0 != models.currentVersionName }
+        if hops.count > 1, hops.allSatisfy({ !$0.mapped }), let (a, b) = MigrationPlan.namesThatDoNotOrder(between) {
+            let why = "one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it, because the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers)"
+            if let direct = try? MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows, why: why,
+                                                             skipping: Array(names[(storeIndex + 1)..<targetIndex])) {
+                warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers): the plan takes the inferred step \(ModelSet.Step(storeVersion, target)) instead of \(hops.count) steps in the order of the names")
+                self.stages = [direct]
+                self.warnings = warnings
+                self.directStep = nil
+                return
+            }
+            warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), and the step straight from '\(storeVersion)' to '\(target)' cannot be inferred: the plan goes through the versions in the order of their names")
+        }
+        var h = 0
+        while h < hops.count {
+            let hop = hops[h]
+            if hop.mapped {
+                stages.append(try MigrationPlan.stage(from: names[hop.from], to: names[hop.to], in: models, warnings: &warnings,
+                                                      skipping: Array(names[(hop.from + 1)..<hop.to])))
+                h += 1
+                continue
+            }
+            // A run of steps no mapping model records: inferred one by one, else straight across.
+            var end = h
+            while end + 1 < hops.count && !hops[end + 1].mapped { end += 1 }
+            let start = hop.from, finish = hops[end].to
+            var run: [MigrationStage] = []
+            var failure: (step: ModelSet.Step, error: MigrationError)?
+            for k in h...end {
+                let step = ModelSet.Step(names[hops[k].from], names[hops[k].to])
+                // From the store's version, its rows answer; further on, through the inferred
+                // steps that lead there from it.
+                var stepRows = start == storeIndex ? rows : nil
+                if start == storeIndex, k > h, let census {
+                    let trace = InferredRowTrace(census: census, stages: run)
+                    stepRows = { entity, property in try trace.rows(of: entity, lacking: property) }
+                }
+                do {
+                    run.append(try MigrationPlan.inferredStage(from: step.sourceVersionName, to: step.destinationVersionName, in: models,
+                                                               rows: stepRows))
+                } catch let error as MigrationError {
+                    failure = (step, error)
+                    break
+                }
+            }
+            if let failure {
+                guard end > h else { throw failure.error }
+                let direct = ModelSet.Step(names[start], names[finish])
+                let why = "\(failure.step) cannot be inferred (\(MigrationPlan.problems(of: failure.error))), so one mapping is inferred straight from '\(names[start])' to '\(names[finish])', as Core Data's automatic migration infers from the store's model to the current one"
+                do {
+                    run = [try MigrationPlan.inferredStage(from: direct.sourceVersionName, to: direct.destinationVersionName, in: models,
+                                                           rows: start == storeIndex ? rows : nil, why: why, skipping: Array(names[(start + 1)..<finish]))]
+                } catch let error as MigrationError {
+                    var chain = failure.error
+                    chain.message += "; the step straight from '\(names[start])' to '\(names[finish])', which Core Data's automatic migration would infer, cannot be inferred either: \(MigrationPlan.problems(of: error))"
+                    throw chain
+                }
+                warnings.append("\(failure.step) cannot be inferred: the plan takes the inferred step \(direct) instead")
+            }
+            stages += run
+            h = end + 1
+        }
         self.stages = stages
         self.warnings = warnings
+        // Core Data's own step, offered where every step is inferred: straight from the store's
+        // version to the target (nil where the plan takes it already or a mapping model applies).
+        if stages.count > 1, stages.allSatisfy({ $0.isInferred }) {
+            do {
+                directStep = .inferable(try MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows,
+                                                                        why: "Core Data's automatic migration infers one mapping straight from the store's model to the current one",
+                                                                        skipping: Array(names[(storeIndex + 1)..<targetIndex])))
+            } catch let error as MigrationError {
+                directStep = .notInferable(ModelSet.Step(storeVersion, target), MigrationPlan.problems(of: error))
+            }
+        } else {
+            directStep = nil
+        }
+    }
+
+    /// Core Data's own step, where every step of the plan is inferred: one mapping inferred
+    /// straight from the store's version to the target, as `NSPersistentStoreCoordinator`'s
+    /// automatic migration infers it (it never passes through the versions between). Nil where
+    /// the plan is one step already or a mapping model applies.
+    public enum DirectStep {
+        /// The direct step can be inferred; `takingDirectStep()` gives the plan that takes it.
+        case inferable(MigrationStage)
+        /// The direct step cannot be inferred: the step and why not.
+        case notInferable(ModelSet.Step, String)
+    }
+
+    /// The direct step offered beside the plan's steps (see `DirectStep`).
+    public private(set) var directStep: DirectStep?
+
+    /// This plan, or, where the direct step can be inferred, the plan that takes it instead of
+    /// the version-by-version steps (Core Data's automatic migration).
+    ///
+    /// - Throws: `MigrationError` `.inferredMappingModel` (134190) when the direct step cannot be
+    ///   inferred, saying why.
+    public func takingDirectStep() throws -> MigrationPlan {
+        switch directStep {
+        case .none:
+            return self
+        case .inferable(let stage)?:
+            var plan = self
+            plan.stages = [stage]
+            plan.directStep = nil
+            return plan
+        case .notInferable(let step, let why)?:
+            throw MigrationError(.inferredMappingModel, "\(step): Core Data's automatic migration cannot infer a mapping straight between these versions: \(why)")
+        }
+    }
+
+    /// Two version names that differ in more than their numbers and separators (so natural order
+    /// cannot tell which is newer), or nil when every name is the same text with other numbers
+    /// ("Model", "Model 2", "Model_10"; "v1.0.0", "v2.0.0").
+    static func namesThatDoNotOrder(_ names: [String]) -> (String, String)? {
+        func stem(_ name: String) -> String {
+            String(name.lowercased().filter { !$0.isNumber && $0 != " " && $0 != "_" && $0 != "-" && $0 != "." })
+        }
+        guard let first = names.first else { return nil }
+        let firstStem = stem(first)
+        guard let other = names.dropFirst().first(where: { stem($0) != firstStem }) else { return nil }
+        return (first, other)
+    }
+
+    /// An error's problems, for messages: its underlying ones, else its message.
+    static func problems(of error: MigrationError) -> String {
+        error.underlying.isEmpty ? error.message : error.underlying.map { $0.message }.joined(separator: "; ")
     }
 
     /// Whether a mapping model (or the passes manifest) records the step.
@@ -150,17 +307,32 @@ public struct MigrationPlan {
                                   mappingModelNames: chosen.map { $0.name }, mappingModels: bound, reason: reason,
                                   sourceModel: sourceModel, destinationModel: destinationModel)
         }
-        let inferred: MappingModel
+        return try inferredStage(from: source, to: destination, in: models, rows: nil)
+    }
+
+    /// A step no mapping model records: Core Data's inferred mapping, "becomes non-optional"
+    /// judged by the store's rows where `rows` is given. `why` replaces the usual reason;
+    /// `skipping` names the versions a direct step passes over.
+    static func inferredStage(from source: String, to destination: String, in models: ModelSet, rows: MappingInference.RowCount?,
+                              why: String? = nil, skipping: [String] = []) throws -> MigrationStage {
+        guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else {
+            throw MigrationError(.invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
+        }
+        let step = ModelSet.Step(source, destination)
+        let inferred: (model: MappingModel, notes: [String])
         do {
-            inferred = try MappingModel.inferred(from: sourceModel, to: destinationModel)
+            inferred = try MappingModel.inferred(from: sourceModel, to: destinationModel, rows: rows)
         } catch let error as MigrationError {
             let problems = error.underlying.isEmpty ? [error.message] : error.underlying.map { $0.message }
             throw MigrationError(error.code, "\(step): no mapping model records these versions (\(models.mappingSearchDescription)) and Core Data's inferred mapping cannot be used: \(problems.joined(separator: "; "))", path: error.path, underlying: error.underlying)
         }
+        var reason = "no mapping model records these versions (\(models.mappingSearchDescription)), so " + (why ?? "Core Data's inferred mapping is used")
+        if !skipping.isEmpty { reason += "; it passes over \(skipping.map { "'\($0)'" }.joined(separator: ", "))" }
+        if !inferred.notes.isEmpty { reason += "; " + inferred.notes.joined(separator: "; ") }
         return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .lightweight,
-                              mappingModelNames: ["inferred"], mappingModels: [inferred],
-                              reason: "no mapping model records these versions (\(models.mappingSearchDescription)), so Core Data's inferred mapping is used",
-                              sourceModel: sourceModel, destinationModel: destinationModel)
+                              mappingModelNames: ["inferred"], mappingModels: [inferred.model],
+                              reason: reason, sourceModel: sourceModel, destinationModel: destinationModel,
+                              isDirect: why != nil)
     }
 
     static func describeMatch(_ file: MappingModelFile) -> String { file.matchDescription }

@@ -40,7 +40,8 @@ extension MigrationReport {
 
 extension StagedMigrationReport {
     /// `{"storeVersion", "targetVersion", "alreadyAtTarget", "copied", "steps": [{"from", "to",
-    /// "inferred", "mappingModels": [name], "report": <the step's MigrationReport>}…]}`.
+    /// "inferred", "mappingModels": [name], "direct", "report": <the step's MigrationReport>}…]}`;
+    /// `direct` says the step is Core Data's inferred step straight from the store's version.
     package var json: JSON {
         .object([
             ("storeVersion", .string(storeVersionName)), ("targetVersion", .string(targetVersionName)),

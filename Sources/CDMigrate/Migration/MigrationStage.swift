@@ -28,6 +28,12 @@ public struct MigrationStage {
     public let sourceModel: ManagedObjectModel
     /// The model of `destinationVersionName`.
     public let destinationModel: ManagedObjectModel
+    /// Whether the stage is Core Data's own step: one mapping inferred straight from the store's
+    /// version (or from where mapping models left it) to the target, over the versions between,
+    /// taken because the version-by-version steps cannot be inferred or ordered (`reason` says
+    /// which). Core Data counterpart: the mapping automatic migration infers from the store's
+    /// model to the current one.
+    public internal(set) var isDirect = false
 
     /// The policy class names the step's entity mappings name.
     public var policyNames: [String] {

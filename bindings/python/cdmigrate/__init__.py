@@ -27,7 +27,7 @@ from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicy
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
-from .chain import MigrationChain, MigrationPlan, MigrationStep, ModelSet, ModelSetFiles, StagedMigrationReport, migrate_store
+from .chain import DirectStep, MigrationChain, MigrationPlan, MigrationStep, ModelSet, ModelSetFiles, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import EntityMappingReport, Loss, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
@@ -57,7 +57,7 @@ def library_path() -> str:
 
 __all__ = [
     "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Loss", "Progress", "EntityMigrationPolicy", "SourceBatch", "EntityMapping",
-    "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "StagedMigrationReport", "migrate_store",
+    "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "DirectStep", "StagedMigrationReport", "migrate_store",
     "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
     "migrate_many", "migrate_one", "StoreResult", "FleetPlan",
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",

@@ -45,6 +45,9 @@ class MigrationStep(Document):
     #: External binary data files the step's source named but lacked (runs only; see MigrationReport).
     missing_external_data_files: int = 0
     losses: List[Loss] = field(default_factory=list)  #: the step's loss report (runs only; docs/loss-report.md)
+    #: Core Data's own step: one mapping inferred straight over the versions between, taken where
+    #: the version-by-version steps cannot be inferred or ordered (``reason`` says which).
+    direct: bool = False
 
     @staticmethod
     def _from(raw: Dict[str, Any]) -> "MigrationStep":
@@ -53,7 +56,23 @@ class MigrationStep(Document):
         return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
                              raw.get("reason", ""), list(raw.get("policies", [])), dict(report.get("destinationCounts", {})),
                              int(report.get("missingExternalDataFiles", 0)),
-                             [Loss._from(loss) for loss in report.get("losses", [])])
+                             [Loss._from(loss) for loss in report.get("losses", [])], bool(raw.get("direct", False)))
+
+
+@dataclass(frozen=True)
+class DirectStep(Document):
+    """Core Data's automatic migration beside a plan whose steps are all inferred: one mapping
+    inferred straight from the store's version to the target, and whether it can be."""
+    source_version: str
+    destination_version: str
+    inferable: bool
+    reason: str                    #: the step's reason when inferable, else why it cannot be inferred
+
+    @staticmethod
+    def _from(raw: Optional[Dict[str, Any]]) -> "Optional[DirectStep]":
+        if not raw:
+            return None
+        return DirectStep(raw["from"], raw["to"], bool(raw["inferable"]), raw.get("reason", ""))
 
 
 @dataclass(frozen=True)
@@ -66,6 +85,8 @@ class MigrationPlan(Document):
     versions: List[str]
     steps: List[MigrationStep]
     warnings: List[str]
+    #: Core Data's one direct step, offered where every step is inferred (None otherwise).
+    direct_step: Optional[DirectStep] = None
 
     @property
     def is_at_target(self) -> bool:
@@ -115,7 +136,8 @@ class ModelSet:
                                    c_optional_text(to_version, "the target version"), ctypes.byref(out)))
         raw = json.loads(_lib.take_string(out.value))
         return MigrationPlan(raw["store"], raw["storeVersion"], raw["targetVersion"], raw["currentVersion"],
-                             list(raw["versions"]), [MigrationStep._from(s) for s in raw["steps"]], list(raw["warnings"]))
+                             list(raw["versions"]), [MigrationStep._from(s) for s in raw["steps"]], list(raw["warnings"]),
+                             DirectStep._from(raw.get("directStep")))
 
     def json_files(self) -> "ModelSetFiles":
         """The set as the files of a folder of JSON models — what ``cdmigrate import`` writes for

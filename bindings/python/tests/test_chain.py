@@ -196,3 +196,55 @@ def test_a_policy_exception_in_a_later_step_comes_back_and_leaves_nothing(tmp_pa
     assert cdmigrate.migrate_store(source, UNCLOUDNOTES, to=str(tmp_path / "v3.sqlite"), to_version="UnCloudNotes_v3").target_version == "UnCloudNotes_v3"
     with pytest.raises(cdmigrate.InvalidArgumentError, match="UnCloudNotes_v9"):
         cdmigrate.MigrationChain(UNCLOUDNOTES, "UnCloudNotes_v9")
+
+
+def _item_model(version: str, attributes: str) -> str:
+    return '{"name": "M", "versionIdentifier": "%s", "entities": [{"name": "Item", "attributes": [%s]}]}' % (version, attributes)
+
+
+def test_a_plan_offers_core_datas_direct_step_and_takes_it_where_a_step_cannot_be_inferred(tmp_path):
+    # Every step inferable: the direct step v1.0.0 → v2.0.0 is offered beside them.
+    plan = cdmigrate.ModelSet(RENAMES_MODELS).plan(copy_store(tmp_path, "1.0.0"))
+    assert not any(step.direct for step in plan.steps)
+    assert plan.direct_step is not None
+    assert (plan.direct_step.source_version, plan.direct_step.destination_version) == ("v1.0.0", "v2.0.0")
+    assert plan.to_dict()["direct_step"]["source_version"] == "v1.0.0"
+
+    # v2 turns Item.n into a date (not inferable) and v3 turns it back: one direct step v1 → v3.
+    folder = tmp_path / "models"
+    folder.mkdir()
+    for version, kind in (("v1", "string"), ("v2", "date"), ("v3", "string")):
+        (folder / f"{version}.model.json").write_text(_item_model(version, '{"name": "n", "type": "%s"}' % kind))
+    store = str(tmp_path / "items.sqlite")
+    with cdmigrate.Store.create(cdmigrate.Model.from_json((folder / "v1.model.json").read_text()), store) as s:
+        s.insert("Item", n="kept")
+        s.save()
+    plan = cdmigrate.ModelSet(str(folder)).plan(store)
+    assert [(s.source_version, s.destination_version, s.direct) for s in plan.steps] == [("v1", "v3", True)]
+    assert "v1 → v2 cannot be inferred" in plan.steps[0].reason
+    assert plan.direct_step is None
+    report = cdmigrate.migrate_store(store, str(folder), to=str(tmp_path / "items-v3.sqlite"))
+    assert [step.direct for step in report.steps] == [True]
+    assert report.steps[0].destination_counts == {"Item": 1}
+
+
+def test_becoming_non_optional_is_judged_by_the_stores_rows(tmp_path):
+    folder = tmp_path / "models"
+    folder.mkdir()
+    (folder / "v1.model.json").write_text(_item_model("v1", '{"name": "title", "type": "string"}'))
+    (folder / "v2.model.json").write_text(_item_model("v2", '{"name": "title", "type": "string", "optional": false}'))
+    v1 = cdmigrate.Model.from_json((folder / "v1.model.json").read_text())
+    full, holey = str(tmp_path / "full.sqlite"), str(tmp_path / "holey.sqlite")
+    with cdmigrate.Store.create(v1, full) as s:
+        s.insert("Item", title="a")
+        s.save()
+    with cdmigrate.Store.create(v1, holey) as s:
+        s.insert("Item", title="a")
+        s.insert("Item")
+        s.save()
+    plan = cdmigrate.ModelSet(str(folder)).plan(full)
+    assert "every 'Item' instance of the store has a value for 'Item.title'" in plan.steps[0].reason
+    with pytest.raises(cdmigrate.MigrationError) as caught:
+        cdmigrate.ModelSet(str(folder)).plan(holey)
+    assert caught.value.code == 134190
+    assert "1 'Item' instance of the store has no value for 'Item.title'" in str(caught.value)

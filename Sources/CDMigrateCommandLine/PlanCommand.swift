@@ -104,7 +104,7 @@ struct PlanCommand: ParsableCommand {
         ]
     }
 
-    /// The direct step offered beside the plan (Core Data's automatic migration), or NSNull.
+    /// The direct step offered beside the plan (Core Data's automatic migration), or JSON null.
     static func directStepObject(_ direct: MigrationPlan.DirectStep?) -> Any {
         switch direct {
         case .inferable(let stage)?:
@@ -112,7 +112,7 @@ struct PlanCommand: ParsableCommand {
         case .notInferable(let step, let why)?:
             return ["from": step.sourceVersionName, "to": step.destinationVersionName, "inferable": false, "reason": why] as [String: Any]
         case nil:
-            return NSNull()
+            return JSON.null
         }
     }
 

@@ -50,7 +50,7 @@ extension StagedMigrationReport {
                 .object([("from", .string(step.stage.sourceVersionName)), ("to", .string(step.stage.destinationVersionName)),
                          ("inferred", .bool(step.stage.isInferred)),
                          ("mappingModels", .array(step.stage.mappingModelNames.map { .string($0) })),
-                         ("report", step.report.json)])
+                         ("direct", .bool(step.stage.isDirect)), ("report", step.report.json)])
             })),
         ])
     }

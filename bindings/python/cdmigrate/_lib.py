@@ -171,6 +171,16 @@ class cdm_sort_descriptor(Structure):
     _fields_ = [("key", c_char_p), ("ascending", c_int)]
 
 
+# cdm_command_line_policy_loader: (user, name, migration, message out) -> result code.
+COMMAND_LINE_POLICY_LOADER = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, POINTER(c_char_p))
+
+
+class cdm_command_line_options(Structure):
+    """What python -m cdmigrate and the console script give cdm_command_line_run."""
+    _fields_ = [("child_command", POINTER(c_char_p)), ("child_command_count", c_size_t),
+                ("load_policies", COMMAND_LINE_POLICY_LOADER), ("user", c_void_p)]
+
+
 # name: (restype, argtypes). c_char_p results are turned into bytes by ctypes (a copy), which is
 # what we want for strings the library owns only until its next call.
 _PROTOTYPES = {
@@ -398,6 +408,7 @@ _PROTOTYPES = {
     "cdm_context_property_mapping_user_info_count": (c_int, [c_void_p, c_int, c_char_p, _out_size]),
     "cdm_context_property_mapping_user_info_value_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t, _out_str, _out_ptr]),
     "cdm_context_set_property_mapping_expression": (c_int, [c_void_p, c_int, c_char_p, c_char_p]),
+    "cdm_command_line_run": (c_int, [c_int, POINTER(c_char_p), POINTER(cdm_command_line_options), c_size_t]),
 }
 
 # Functions of later versions of the C API, bound when the library has them (none at the moment).
@@ -432,7 +443,8 @@ if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_00
 if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
     raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
 
-for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor, cdm_store_entity_info, cdm_version_difference):
+for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor, cdm_store_entity_info, cdm_version_difference,
+                cdm_command_line_options):
     if lib.cdm_internal_struct_size(_struct.__name__.encode()) != ctypes.sizeof(_struct):
         raise LibraryNotFoundError(f"libcdmigrate's {_struct.__name__} layout differs from the binding's")
 
@@ -450,20 +462,3 @@ def take_string(pointer: Optional[int]) -> str:
         return ctypes.string_at(pointer).decode("utf-8")
     finally:
         lib.cdm_free(pointer)
-
-
-# -- The command line (cdm_command_line_run): python -m cdmigrate and the console script --------
-
-# cdm_command_line_policy_loader: (user, name, migration, message out) -> result code.
-COMMAND_LINE_POLICY_LOADER = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, POINTER(c_char_p))
-
-
-class cdm_command_line_options(Structure):
-    _fields_ = [("child_command", POINTER(c_char_p)), ("child_command_count", c_size_t),
-                ("load_policies", COMMAND_LINE_POLICY_LOADER), ("user", c_void_p)]
-
-
-if not has("cdm_command_line_run"):
-    raise LibraryNotFoundError(f"'{library_path()}' lacks cdm_command_line_run: it is not a libcdmigrate of this version")
-lib.cdm_command_line_run.restype = c_int
-lib.cdm_command_line_run.argtypes = [c_int, POINTER(c_char_p), POINTER(cdm_command_line_options), c_size_t]

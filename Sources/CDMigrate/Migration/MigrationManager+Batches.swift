@@ -225,7 +225,7 @@ extension MigrationManager {
                     throw MigrationError(.invalidArgument, "instance \(index) of '\(entityName)': entity '\(entityName)' has no attribute '\(key)'")
                 }
                 do {
-                    checked.append((attribute, try AttributeValueCoercion.coerce(value, to: attribute)))
+                    checked.append((attribute, try AttributeValueCoercion.coerce(TransformableValue.stored(value, for: attribute), to: attribute)))
                 } catch let error as MigrationError {
                     throw MigrationError(error.code, "instance \(index) of '\(entityName)': \(error.message)")
                 }

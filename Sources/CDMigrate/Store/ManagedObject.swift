@@ -109,12 +109,13 @@ public final class ManagedObject: CustomStringConvertible {
         throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
     }
 
-    /// Sets `attribute` to `value`, converted to the attribute's type where Core Data would.
+    /// Sets `attribute` to `value`, converted to the attribute's type where Core Data would (a
+    /// transformable attribute archives what its transformer would: `TransformableValue`).
     ///
     /// - throws: `MigrationError` `.invalidArgument` when the value does not suit the type.
     public func setValue(_ value: Value, for attribute: AttributeDescription) throws {
         try checkOwnAttribute(attribute)
-        let coerced = try AttributeValueCoercion.coerce(value, to: attribute)
+        let coerced = try AttributeValueCoercion.coerce(TransformableValue.stored(value, for: attribute), to: attribute)
         if isFault { try fireFault() }
         attributeValues[attribute.index] = coerced
         try context?.attributeDidChange(of: self, attribute)

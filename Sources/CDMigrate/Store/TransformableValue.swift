@@ -1,0 +1,65 @@
+/// What Core Data stores for a value given to a transformable attribute.
+///
+/// Core Data keeps a transformable attribute's value as the bytes its value transformer makes of
+/// the object: with no transformer named, or one of Foundation's keyed-archive transformers
+/// (`NSKeyedUnarchiveFromData`, `NSSecureUnarchiveFromData`,
+/// `NSSecureUnarchiveFromDataTransformer`), an NSKeyedArchiver archive of the object. So a policy
+/// or a value expression may give such an attribute a string, a number, a date, a URL, a UUID, a
+/// decimal, or an array of those (`[] as NSArray`, `FUNCTION($entityPolicy, "screenshotURLs")`),
+/// and the store gets its archive, as Core Data would write it. Bytes are taken as the
+/// transformer's output, unchanged (what a copy of a transformable column carries). A transformer
+/// of the app's own (`ImageTransformer`) is code cdmigrate cannot run: a value other than bytes
+/// is refused with a message saying so.
+enum TransformableValue {
+    /// Foundation's transformers that archive with NSKeyedArchiver (Core Data's default is one).
+    static let keyedArchivers: Set<String> = ["NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromData",
+                                               "NSSecureUnarchiveFromDataTransformer"]
+
+    /// How deep arrays may nest in a value to archive (a host's value is not trusted to end).
+    static let maximumNesting = 64
+
+    /// `value` as `attribute` keeps it: for a transformable attribute whose transformer archives
+    /// with NSKeyedArchiver, a value other than bytes (or nil) becomes its archive; anything
+    /// else is returned as it is, for `AttributeValueCoercion` to check.
+    ///
+    /// - Throws: `MigrationError` `.invalidArgument` naming the attribute when its transformer is
+    ///   the app's own, or the value holds something no archive holds (an instance, `$manager`).
+    static func stored(_ value: Value, for attribute: AttributeDescription) throws -> Value {
+        guard attribute.attributeType == .transformable else { return value }
+        switch value {
+        case .null, .binary: return value
+        default: break
+        }
+        let owner = "\(attribute.entity?.name ?? "?").\(attribute.name)"
+        if let transformer = attribute.valueTransformerName, !keyedArchivers.contains(transformer) {
+            throw MigrationError(.invalidArgument, "attribute '\(owner)' is transformed by '\(transformer)', the app's own value transformer, which cdmigrate cannot run: give the attribute the bytes the transformer makes (a binary value), not the \(value.typeName) value '\(value)'")
+        }
+        return .binary(try archive(value, what: "attribute '\(owner)'"))
+    }
+
+    /// The NSKeyedArchiver archive of `value` (its root object), as Foundation writes it.
+    static func archive(_ value: Value, what: String) throws -> [UInt8] {
+        let writer = KeyedArchiveWriter(what: "the archive of \(what)")
+        let root = try object(value, writer, what: what, depth: 0)
+        return try writer.archive(root: root)
+    }
+
+    private static func object(_ value: Value, _ writer: KeyedArchiveWriter, what: String, depth: Int) throws -> PropertyListValue {
+        switch value {
+        case .collection(let items):
+            guard depth < maximumNesting else {
+                throw MigrationError(.invalidArgument, "\(what): the value nests arrays more than \(maximumNesting) deep")
+            }
+            return try writer.array { try items.map { try object($0, writer, what: what, depth: depth + 1) } }
+        case .object, .migrationManager:
+            throw MigrationError(.invalidArgument, "\(what) is transformable: it keeps archived values (strings, numbers, dates, URLs, UUIDs, data, arrays of them), not the \(value.typeName) value '\(value)'")
+        case .null where depth > 0:
+            // An array holds no nil: NSNull stands for it, as Foundation's collections keep it.
+            return writer.encode(nil, classes: ["NSNull"]) { [] }
+        case .bool:
+            return ArchivedValueWriter.object(value, type: .boolean, writer)
+        default:
+            return ArchivedValueWriter.object(value, type: .integer64, writer)
+        }
+    }
+}

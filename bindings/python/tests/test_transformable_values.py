@@ -1,0 +1,89 @@
+"""Values a policy gives a transformable attribute: Core Data keeps what the attribute's value
+transformer makes of them, an NSKeyedArchiver archive for Foundation's transformers and when none
+is named. A policy method returning ``[]`` or a list of URLs (``[] as NSArray`` in an app's Swift
+policy) reaches the store as that archive; one behind the app's own transformer needs its bytes."""
+
+from __future__ import annotations
+
+import json
+import plistlib
+import sqlite3
+
+import pytest
+
+import cdmigrate
+
+
+def apps_model(version: str, screenshots_optional: bool) -> str:
+    return json.dumps({"name": "Apps", "versionIdentifier": version, "entities": [{"name": "App", "attributes": [
+        {"name": "name", "type": "string"},
+        {"name": "screenshotURLs", "type": "transformable", "optional": screenshots_optional},
+        {"name": "icon", "type": "transformable", "optional": True, "valueTransformerName": "ImageTransformer"}]}]})
+
+
+MAPPING = json.dumps({"entityMappings": [{
+    "name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
+    "policy": "StoreAppPolicy", "attributeMappings": {
+        "name": "$source.name", "screenshotURLs": 'FUNCTION($entityPolicy, "screenshotsFor:", $source.name)'}}]})
+
+
+class StoreAppPolicy(cdmigrate.EntityMigrationPolicy):
+    def screenshotsFor_(self, name):
+        return [] if name == "empty" else [f"https://example.org/{name}/1.png", 2]
+
+
+def archived(blob: bytes):
+    """The root of an NSKeyedArchiver archive, with arrays and their strings and numbers resolved."""
+    archive = plistlib.loads(blob)
+    assert archive["$archiver"] == "NSKeyedArchiver"
+    objects = archive["$objects"]
+
+    def resolve(uid):
+        item = objects[uid.data] if isinstance(uid, plistlib.UID) else uid
+        if isinstance(item, dict) and "NS.objects" in item:
+            assert objects[item["$class"].data]["$classname"] == "NSArray"
+            return [resolve(element) for element in item["NS.objects"]]
+        return item
+
+    return resolve(archive["$top"]["root"])
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = str(tmp_path / "apps.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as model, cdmigrate.Store.create(model, path) as store:
+        for name in ("empty", "alpha"):
+            store.insert("App", {"name": name})
+        store.save()
+    return path
+
+
+def test_a_policy_methods_list_reaches_a_transformable_attribute_as_its_keyed_archive(tmp_path, source):
+    out = str(tmp_path / "out.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
+            cdmigrate.MappingModel.from_json(MAPPING) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        migration.run(source, out, policies={"StoreAppPolicy": StoreAppPolicy})
+    with sqlite3.connect(out) as db:
+        rows = dict(db.execute("SELECT ZNAME, ZSCREENSHOTURLS FROM ZAPP"))
+    assert archived(rows["empty"]) == []
+    assert archived(rows["alpha"]) == ["https://example.org/alpha/1.png", 2]
+
+
+def test_the_apps_own_transformer_takes_bytes_only(tmp_path, source):
+    class IconPolicy(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            app = manager.create("App", {"name": source["name"], "screenshotURLs": b"\x00"})
+            with pytest.raises(cdmigrate.MigrationError, match="'App.icon' is transformed by 'ImageTransformer'"):
+                app["icon"] = "icon.png"
+            app["icon"] = b"\x89PNG"
+            manager.associate(source, app)
+            return app
+
+    mapping = json.dumps({"entityMappings": [{"name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App",
+                                               "predicate": "TRUEPREDICATE", "policy": "IconPolicy"}]})
+    out = str(tmp_path / "icons.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
+            cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        migration.run(source, out, policies={"IconPolicy": IconPolicy})
+    with sqlite3.connect(out) as db:
+        assert sorted(row[0] for row in db.execute("SELECT ZICON FROM ZAPP")) == [b"\x89PNG", b"\x89PNG"]

@@ -42,7 +42,7 @@ public func cdm_command_line_run(_ argc: Int32, _ argv: UnsafePointer<UnsafePoin
                 if code == 0 { return true }
                 if code == 102 { return false }  // CDM_NOTFOUND: not the host's; a shared library
                 let detail = message.map { String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)), as: UTF8.self) }
-                throw MigrationError(MigrationError.Code(rawValue: code) ?? .invalidArgument,
+                throw MigrationError(MigrationError.Code(rawValue: code),
                                      detail.map { "cannot load the policies '\(name)': \($0)" } ?? "cannot load the policies '\(name)' (code \(code))")
             }
         }

@@ -144,7 +144,7 @@ static void check(cdm_migration *migration, const char *path) {
     MUST(cdm_migration_report_json(migration, &report));
     json_error_t error;
     json_t *root = report ? json_loads(report, 0, &error) : NULL;
-    json_int_t untaken = json_integer_value(json_object_get(json_object_get(root, "untaken"), "InternationalUser"));
+    json_int_t untaken = json_integer_value(json_object_get(json_object_get(root, "untakenSourceInstances"), "InternationalUser"));
     CHECK(untaken == counts[2] + counts[3] + counts[4]);
     json_decref(root);
     cdm_free(report);

@@ -872,7 +872,10 @@ int cdm_object_get_objects(cdm_object *object, const char *key, cdm_object *cons
 /* Setters. The attribute's type decides what it takes: int64/double/bool setters any numeric
 ** attribute (integer, decimal, double, float, boolean), text a string, URI, decimal or UUID
 ** ("8-4-4-4-12") attribute, date a date, blob a binary or transformable (or a 16-byte UUID),
-** uuid a UUID attribute; otherwise CDM_MISMATCH. text_length may be CDM_NUL_TERMINATED. */
+** uuid a UUID attribute; otherwise CDM_MISMATCH. Every setter writes a transformable attribute:
+** blob bytes as they are, any other value as its NSKeyedArchiver archive, as Core Data's default
+** and Foundation's transformers keep it (an attribute behind the app's own transformer takes
+** bytes only: CDM_INVALID_ARGUMENT otherwise). text_length may be CDM_NUL_TERMINATED. */
 int cdm_object_set_null(cdm_object *object, const char *key);
 int cdm_object_set_int64(cdm_object *object, const char *key, int64_t value);
 int cdm_object_set_double(cdm_object *object, const char *key, double value);
@@ -1066,6 +1069,11 @@ int cdm_value_append_object(cdm_value *value, cdm_object *object);
 /* Appends a copy of another value (an argument, an element, an expression's result; a collection
 ** is appended as one element). */
 int cdm_value_append(cdm_value *value, cdm_value *element);
+/* Appends a null element to the collection *value holds and gives a writable handle to it, valid
+** until the callback returns: a cdm_value_set_* on it sets that element (a text, a number, a
+** nested collection…), as a policy method returns `@[url, @"two", @3]` for a transformable
+** attribute. CDM_MISMATCH when *value holds no collection. */
+int cdm_value_append_new(cdm_value *value, cdm_value **element);
 
 /* ---------------------------------------------------------------------------------------------
 ** Mapping models kept apart from the model set (docs/c-api.md, "Progressive migration").

@@ -86,7 +86,11 @@ enum Accessor: String {
         }
     }
 
+    /// Whether the setter writes an attribute of `type`. Every setter writes a transformable
+    /// attribute: the engine keeps the value's keyed archive there, as Core Data's transformer does
+    /// (or refuses it, naming the app's own transformer).
     func writes(_ type: AttributeType) -> Bool {
+        if type == .transformable { return true }
         switch self {
         case .int64, .double, .bool: return type.isNumeric
         case .text: return type == .string || type == .uri || type == .decimal || type == .uuid

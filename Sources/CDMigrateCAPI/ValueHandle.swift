@@ -9,13 +9,33 @@ import CDMigrate
 /// function's result (writable).
 final class ValueEntry: HandleEntry {
     override class var kind: String { "cdm_value" }
-    var value: Value
+    var value: Value {
+        didSet { container?.replaceElement(at: index, with: value) }
+    }
     let writable: Bool
+    /// For an element made by cdm_value_append_new: the collection it is an element of, and where.
+    private weak var container: ValueEntry?
+    private var index = 0
     private var buffer: UnsafeMutableRawPointer?
 
     init(_ value: Value, writable: Bool) {
         self.value = value
         self.writable = writable
+    }
+
+    /// A writable element of `container`'s collection at `index`: what is set on it is set there.
+    init(elementOf container: ValueEntry, at index: Int) {
+        self.value = .null
+        self.writable = true
+        self.container = container
+        self.index = index
+    }
+
+    private func replaceElement(at index: Int, with element: Value) {
+        guard case .collection(var values) = value, index < values.count else { return }
+        value = .null  // one reference to the array while it changes
+        values[index] = element
+        value = .collection(values)
     }
 
     deinit { free(buffer) }
@@ -223,6 +243,23 @@ public func cdm_value_append_object(_ v: OpaquePointer?, _ object: OpaquePointer
     append(v) {
         guard let object = object else { return nil }
         return .object(try ThreadState.current.entry(object, as: ObjectEntry.self, "object").object)
+    }
+}
+
+@_cdecl("cdm_value_append_new")
+public func cdm_value_append_new(_ v: OpaquePointer?, _ element: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    withEntry(v, ValueEntry.self, "value") { entry in
+        let out = try required(element, "element")
+        out.pointee = nil
+        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        guard case .collection(var values) = entry.value else {
+            throw MigrationError.mismatch("the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first")
+        }
+        guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
+        entry.value = .null  // one reference to the array while it grows
+        values.append(.null)
+        entry.value = .collection(values)
+        out.pointee = scope.handle(ValueEntry(elementOf: entry, at: values.count - 1))
     }
 }
 

@@ -1,11 +1,14 @@
 /* C tests of policy methods (FUNCTION($entityPolicy, "selector:", …) answered by
 ** cdm_migration_register_policy_method; $manager arguments and collection results) and of sorted fetches with format specifiers
 ** (cdm_context_fetch). Prints "N passed, M failed" last; exits non-zero on any failure. */
+#define _GNU_SOURCE  /* memmem */
 #include <cdmigrate.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include <sqlite3.h>
 
 #include "scratch.h"
 #include "cdmigrate_internal.h"
@@ -386,6 +389,76 @@ static void test_relationship_results_and_manager_arguments(void) {
     CHECK(state.root_related == 0);         /* an empty collection */
 }
 
+/* Plain values in a collection result: a policy method returning an array of a URL, a number and a
+** nested array for a transformable attribute, which keeps its NSKeyedArchiver archive. */
+static const char *APPS_MODEL =
+    "{\"name\": \"Apps\", \"entities\": [{\"name\": \"App\", \"attributes\": ["
+    " {\"name\": \"name\", \"type\": \"string\"}, {\"name\": \"shots\", \"type\": \"transformable\", \"optional\": true}]}]}";
+static const char *APPS_MAPPING =
+    "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
+    " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"AppPolicy\", \"attributeMappings\": {\"name\": \"$source.name\","
+    " \"shots\": \"FUNCTION($entityPolicy, 'shotsFor:', $source.name)\"}}]}";
+
+static int shots_for(cdm_context *ctx, const char *selector, int argc, cdm_value *const *argv, cdm_value *result, void *user) {
+    (void)ctx; (void)selector; (void)argc; (void)argv;
+    int *refusals = user;
+    cdm_value *element = NULL, *inner = NULL, *deepest = NULL;
+    if (cdm_value_append_new(result, &element) == CDM_MISMATCH && element == NULL) (*refusals)++;  /* no collection yet */
+    if (cdm_value_append_new(argv[0], &element) == CDM_MISUSE) (*refusals)++;                      /* an argument */
+    int rc;
+    if ((rc = cdm_value_set_collection(result)) != CDM_OK) return rc;
+    if ((rc = cdm_value_append_new(result, &element)) != CDM_OK) return rc;
+    if ((rc = cdm_value_set_text(element, "https://example.org/1.png", CDM_NUL_TERMINATED)) != CDM_OK) return rc;
+    if ((rc = cdm_value_append_new(result, &element)) != CDM_OK) return rc;
+    if ((rc = cdm_value_set_int64(element, 3)) != CDM_OK) return rc;
+    if ((rc = cdm_value_append_new(result, &inner)) != CDM_OK) return rc;
+    if ((rc = cdm_value_set_collection(inner)) != CDM_OK) return rc;
+    if ((rc = cdm_value_append_new(inner, &deepest)) != CDM_OK) return rc;
+    return cdm_value_set_text(deepest, "nested-shot", CDM_NUL_TERMINATED);
+}
+
+static void test_plain_values_in_a_collection_result(void) {
+    cdm_model *apps = NULL;
+    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("apps.sqlite"));
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(apps, source, &store), CDM_OK);
+    cdm_object *app = NULL;
+    CHECK_RC(cdm_store_insert(store, "App", &app), CDM_OK);
+    CHECK_RC(cdm_object_set_text(app, "name", "alpha", CDM_NUL_TERMINATED), CDM_OK);
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(APPS_MAPPING, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    int refusals = 0;
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    CHECK_RC(cdm_migration_register_policy(migration, "AppPolicy", &hooks, sizeof hooks, NULL, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_register_policy_method(migration, "AppPolicy", "shotsFor:", shots_for, &refusals, NULL), CDM_OK);
+    static char out[512];
+    snprintf(out, sizeof out, "%s", path_in_dir("apps-out.sqlite"));
+    CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
+    cdm_migration_free(migration);
+    CHECK(refusals == 2);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    CHECK(sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(db, "SELECT ZSHOTS FROM ZAPP", -1, &st, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(st) == SQLITE_ROW);
+    const void *bytes = sqlite3_column_blob(st, 0);
+    size_t length = (size_t)sqlite3_column_bytes(st, 0);
+    CHECK(bytes != NULL && length > 8 && memcmp(bytes, "bplist00", 8) == 0);   /* a keyed archive */
+    CHECK(bytes != NULL && memmem(bytes, length, "nested-shot", 11) != NULL);
+    CHECK(bytes != NULL && memmem(bytes, length, "NSKeyedArchiver", 15) != NULL);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    cdm_model_free(apps);
+}
+
 int main(void) {
     if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -399,6 +472,7 @@ int main(void) {
         test_policy_method_results_and_unknown_selectors(src, dst, source_path);
         test_sorted_fetches(src, dst, source_path);
         test_relationship_results_and_manager_arguments();
+        test_plain_values_in_a_collection_result();
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -334,6 +334,7 @@ _PROTOTYPES = {
     "cdm_value_set_collection": (c_int, [c_void_p]),
     "cdm_value_append_object": (c_int, [c_void_p, c_void_p]),
     "cdm_value_append": (c_int, [c_void_p, c_void_p]),
+    "cdm_value_append_new": (c_int, [c_void_p, POINTER(c_void_p)]),
     # stores
     "cdm_store_create": (c_int, [c_void_p, c_char_p, _out_ptr]),
     "cdm_store_insert": (c_int, [c_void_p, c_char_p, _out_ptr]),

@@ -251,17 +251,23 @@ def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Option
     return result
 
 
-def set_result(handle: int, value: Any) -> None:
-    """Writes a host function's result (a Python value) into its cdm_value. A list or tuple of
-    instances is an ordered collection (an ordered to-many keeps its order), a set or frozenset an
-    unordered one, empty or not: every kind of value a relationship mapping takes."""
+def set_result(handle: int, value: Any, depth: int = 0) -> None:
+    """Writes a host function's result (a Python value) into its cdm_value. A list or tuple is an
+    ordered collection (an ordered to-many keeps its order), a set or frozenset an unordered one,
+    empty or not: instances for a relationship mapping, or plain values (strings, numbers, URLs as
+    strings, nested lists…) for a transformable attribute, which keeps their keyed archive."""
     lib = _lib_
     if isinstance(value, (list, tuple, set, frozenset)):
+        if depth >= 64:
+            raise MismatchError("a function's result nests collections more than 64 deep")
         check(lib.cdm_value_set_collection(handle))
+        element = ctypes.c_void_p()
         for item in value:
-            if not isinstance(item, Instance):
-                raise MismatchError(f"a collection result holds instances only, not a {type(item).__name__}")
-            check(lib.cdm_value_append_object(handle, item._h))
+            if isinstance(item, Instance):
+                check(lib.cdm_value_append_object(handle, item._h))
+            else:
+                check(lib.cdm_value_append_new(handle, ctypes.byref(element)))
+                set_result(element.value, item, depth + 1)
         return
     if value is None:
         code = lib.cdm_value_set_null(handle)

@@ -194,6 +194,6 @@ def test_a_chain_report_nests_each_steps_report_as_the_command_line_prints_it(tm
     report = cdmigrate.migrate_store(store, UNCLOUDNOTES, str(tmp_path / "api.sqlite"), to_version="UnCloudNotes_v2")
     assert set(report.raw) <= set(printed)
     assert [set(step) for step in printed["steps"]] == [set(step) for step in report.raw["steps"]] \
-        == [{"from", "to", "inferred", "mappingModels", "report"}]
+        == [{"from", "to", "inferred", "mappingModels", "direct", "report"}]
     assert set(report.raw["steps"][0]["report"]) == REPORT_KEYS
     assert report.steps[0].destination_counts == printed["steps"][0]["report"]["destinationCounts"]

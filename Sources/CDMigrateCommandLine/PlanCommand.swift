@@ -13,8 +13,9 @@ struct PlanCommand: ParsableCommand {
         134130, listing the store's hashes and how each version differs. From there each step \
         goes to the next version in the set's order (natural order of the version names, the \
         current version last, and the steps mapping models record before either; an \
-        .xcdatamodeld's or a JSON folder's current version is the default target). A step a \
-        mapping model records over versions between is taken as it is.
+        .xcdatamodeld's or a JSON folder's current version is the default target). A mapping \
+        model straight from a version to the target is taken first (as Core Data finds it for the \
+        current model); a step a mapping model records over versions between is taken as it is.
 
         For each step, the mapping models that record the step's versions are used: a JSON \
         mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), the \

@@ -188,5 +188,17 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertTrue(plan.stages[0].reason.contains("passes over 'v2'"), plan.stages[0].reason)
         let fromV2 = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v2", models: set)
         XCTAssertEqual(fromV2.stages.map { $0.mappingModelNames }, [["inferred"]])
+
+        // With a mapping model for v1 → v2 too, the one straight to the target is still taken,
+        // as Core Data and apps' progressive migrations take it; to v2, the step to v2.
+        try """
+        {"name": "V1ToV2", "sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
+          {"name": "ItemToItem", "type": "copy", "sourceEntity": "Item", "destinationEntity": "Item", "attributeMappings": {"a": "$source.a"}}]}
+        """.write(toFile: folder + "/V1ToV2.mapping.json", atomically: true, encoding: .utf8)
+        let both = try ModelSet(contentsOf: folder)
+        let straight = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: both)
+        XCTAssertEqual(straight.stages.map { $0.mappingModelNames }, [["V1ToV3"]])
+        let toV2 = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: both, targetVersion: "v2")
+        XCTAssertEqual(toV2.stages.map { $0.mappingModelNames }, [["V1ToV2"]])
     }
 }

@@ -59,7 +59,8 @@ final class StagedMigrationTests: XCTestCase {
     }
 
     /// A mapping records its entity hashes: it serves the pair it was written for, and a mapping
-    /// written for another pair (v1 → v3) is not used for v1 → v2 or v2 → v3.
+    /// written for another pair (v1 → v3) is not used for v1 → v2 or v2 → v3; to the target, the
+    /// mapping straight to it is taken (as Core Data finds it for the current model).
     func testMappingModelIsMatchedByRecordedHashesAndOneForAnotherPairIsIgnored() throws {
         let folder = scratch.file("set")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -77,16 +78,20 @@ final class StagedMigrationTests: XCTestCase {
 
         let set = try ModelSet(contentsOf: folder)
         XCTAssertEqual(set.mappingModels.count, 2)
-        let plan = try MigrationPlan(storePath: "x", storeVersion: "v1", models: set)
-        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["a-one-to-two"], ["inferred"]])
+        let plan = try MigrationPlan(storePath: "x", storeVersion: "v1", models: set, targetVersion: "v2")
+        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["a-one-to-two"]])
         XCTAssertTrue(plan.stages[0].reason.contains("recorded entity hashes"), plan.stages[0].reason)
+        let fromV2 = try MigrationPlan(storePath: "x", storeVersion: "v2", models: set)
+        XCTAssertEqual(fromV2.stages.map { $0.mappingModelNames }, [["inferred"]])
+        let toCurrent = try MigrationPlan(storePath: "x", storeVersion: "v1", models: set)
+        XCTAssertEqual(toCurrent.stages.map { $0.mappingModelNames }, [["b-one-to-three"]])
 
-        // Run it: the mapping's expression (upper-casing) shows it was used.
+        // Run to v2: the mapping's expression (upper-casing) shows it was used.
         let store = scratch.file("items.sqlite")
         try makeStore(store, m1) { s in try insert(s, "Item", ["title": .string("abc")]) }
-        let report = try StagedMigrationManager(storeAt: store, models: set).migrateStore(to: scratch.file("out.sqlite"))
-        XCTAssertEqual(report.stages.map { $0.stage.isInferred }, [false, true])
-        let out = try PersistentStore.open(at: scratch.file("out.sqlite"), model: m3, readOnly: true, checkVersion: true)
+        let report = try StagedMigrationManager(storeAt: store, models: set, targetVersion: "v2").migrateStore(to: scratch.file("out.sqlite"))
+        XCTAssertEqual(report.stages.map { $0.stage.isInferred }, [false])
+        let out = try PersistentStore.open(at: scratch.file("out.sqlite"), model: m2, readOnly: true, checkVersion: true)
         XCTAssertEqual(try fetchAll(out, "Item").map { try $0.value(forKey: "title") }, [.string("ABC")])
         out.close()
     }

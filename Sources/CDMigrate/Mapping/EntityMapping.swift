@@ -67,6 +67,11 @@ public final class EntityMapping {
     /// A copy bound to the given entities of a source and a destination model (the original stays
     /// as it is), with its own property mappings, whose expressions a policy may change.
     func binding(sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> EntityMapping {
+        copy(userInfo: userInfo, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
+    }
+
+    /// A copy with its own property mappings, the given user info and bound entities.
+    func copy(userInfo: [String: Value], sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> EntityMapping {
         EntityMapping(name: name, mappingType: mappingType, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
                       sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
                       attributeMappings: attributeMappings.map { $0.copy() }, relationshipMappings: relationshipMappings.map { $0.copy() },

@@ -91,12 +91,6 @@ package enum IntendedLossesFile {
 extension EntityMapping {
     /// A copy with another user info.
     fileprivate func withUserInfo(_ userInfo: [String: Value]) -> EntityMapping {
-        EntityMapping(name: name, mappingType: mappingType, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
-                      sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
-                      attributeMappings: attributeMappings.map { $0.copy() }, relationshipMappings: relationshipMappings.map { $0.copy() },
-                      entityMigrationPolicyClassName: entityMigrationPolicyClassName, userInfo: userInfo,
-                      sourceEntityVersionHash: sourceEntityVersionHash, destinationEntityVersionHash: destinationEntityVersionHash,
-                      sourceEntitySnapshot: sourceEntitySnapshot, destinationEntitySnapshot: destinationEntitySnapshot, path: path,
-                      sourceEntity: sourceEntity, destinationEntity: destinationEntity)
+        copy(userInfo: userInfo, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
     }
 }

@@ -92,16 +92,22 @@ public struct MigrationPlan {
             self.directStep = nil
             return
         }
-        // One version at a time, except where no mapping model records the next step and one
-        // records a step from this version to a later one up to the target: that step is taken,
-        // as the mapping model was written for it.
+        // A mapping model straight to the target is taken first: it is the one Core Data's
+        // NSMappingModel(from:forSourceModel:destinationModel:) finds for the current model, and
+        // the one apps' progressive migrations try before any other (a later mapping model written
+        // to replace the steps in between). Else one version at a time, except where no mapping
+        // model records the next step and one records a step from this version to a later one up
+        // to the target: that step is taken, as the mapping model was written for it.
         let names = models.versionNames
         var hops: [(from: Int, to: Int, mapped: Bool)] = []
         var i = storeIndex
         while i < targetIndex {
             var next = i + 1
             var mapped = MigrationPlan.hasMappingModel(from: names[i], to: names[next], in: models)
-            if !mapped, next < targetIndex,
+            if next < targetIndex, MigrationPlan.hasMappingModel(from: names[i], to: names[targetIndex], in: models) {
+                next = targetIndex
+                mapped = true
+            } else if !mapped, next < targetIndex,
                let later = (next + 1...targetIndex).first(where: { MigrationPlan.hasMappingModel(from: names[i], to: names[$0], in: models) }) {
                 next = later
                 mapped = true

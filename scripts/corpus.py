@@ -169,6 +169,12 @@ def sample(attribute: Dict[str, Any], rng: random.Random, row: int, required_lat
         return uuid.UUID(int=rng.getrandbits(128))
     if kind == "uri":
         return f"https://example.org/{row}"
+    if kind == "transformable":
+        # A string, archived by NSKeyedArchiver as Core Data's default transformer does; bytes for
+        # an attribute naming its own transformer (stored as that transformer's output).
+        if attribute.get("valueTransformerName"):
+            return f"{attribute['name']} {row}".encode()
+        return f"{attribute['name']} {row}"
     return None
 
 
@@ -186,7 +192,7 @@ def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int,
             for name, attribute in entity.attributes.items():
                 if attribute.get("transient") or attribute.get("derived"):
                     continue
-                if attribute.get("type") in ("transformable", "objectID", "undefined", "composite"):
+                if attribute.get("type") in ("objectID", "undefined", "composite"):
                     continue
                 value = sample(attribute, rng, row, (entity.name, name) in required_later)
                 if value is not None:
@@ -278,8 +284,7 @@ def successor(items: Dict[str, Dict[str, Any]], name: str) -> Optional[str]:
 def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[str, Dict[str, str]]]:
     """The entity's name in the last version and, for each attribute of the first version that
     every version keeps (through renames, with the same type), its name in the last version."""
-    names = {a: a for a, attribute in versions[0][entity].attributes.items()
-             if not attribute.get("transient") and attribute.get("type") != "transformable"}
+    names = {a: a for a, attribute in versions[0][entity].attributes.items() if not attribute.get("transient")}
     current = entity
     for previous, version in zip(versions, versions[1:]):
         raw = {n: {"renamingIdentifier": e.renaming} for n, e in version.items()}
@@ -289,7 +294,8 @@ def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[st
         before, after = previous[current].attributes, version[following].attributes
         for first, name in list(names.items()):
             moved = successor(after, name)
-            if moved is None or after[moved].get("type") != before[name].get("type") or after[moved].get("transient"):
+            if (moved is None or after[moved].get("type") != before[name].get("type") or after[moved].get("transient")
+                    or after[moved].get("valueTransformerName") != before[name].get("valueTransformerName")):
                 del names[first]
             else:
                 names[first] = moved

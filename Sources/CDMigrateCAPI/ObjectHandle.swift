@@ -159,8 +159,20 @@ enum ObjectAccess {
             throw MigrationError.mismatch("key path '\(key)' goes through a to-many relationship and gives a collection: read it with cdm_object_get_value")
         }
         try check(attribute, accessor, reading: true)
-        let value = keys.count == 1 ? try entry.object.value(for: attribute) : try entry.object.value(forKeyPath: key)
-        return (attribute, value)
+        if keys.count == 1 { return (attribute, try stored(entry.object, attribute, accessor)) }
+        if accessor == .blob && attribute.attributeType == .transformable {
+            guard case .object(let owner) = try entry.object.value(forKeyPath: keys.dropLast().joined(separator: ".")) else {
+                return (attribute, .null)
+            }
+            return (attribute, try owner.storedValue(for: attribute))
+        }
+        return (attribute, try entry.object.value(forKeyPath: key))
+    }
+
+    /// An attribute's value for a typed getter: the blob getter reads a transformable attribute's
+    /// stored bytes (cdm_object_get_value gives the object they hold).
+    static func stored(_ object: ManagedObject, _ attribute: AttributeDescription, _ accessor: Accessor) throws -> Value {
+        accessor == .blob && attribute.attributeType == .transformable ? try object.storedValue(for: attribute) : try object.value(for: attribute)
     }
 
     static func check(_ attribute: AttributeDescription, _ accessor: Accessor, reading: Bool) throws {
@@ -208,12 +220,12 @@ private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: In
         if let index = index {
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
-            value = try entry.object.value(for: attribute)
+            value = try ObjectAccess.stored(entry.object, attribute, accessor)
         } else if let key = key, strchr(key, 0x2E) == nil, let plain = entry.object.entity.attribute(named: try CString.argument(key, "the key")) {
             // A plain attribute name (no key path): no splitting, no walk.
             attribute = plain
             try ObjectAccess.check(attribute, accessor, reading: true)
-            value = try entry.object.value(for: attribute)
+            value = try ObjectAccess.stored(entry.object, attribute, accessor)
         } else {
             let name = try CString.argument(key, "the key")
             (attribute, value) = try ObjectAccess.read(entry, key: name, accessor)

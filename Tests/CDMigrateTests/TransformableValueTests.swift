@@ -57,12 +57,12 @@ final class TransformableValueTests: XCTestCase {
         XCTAssertEqual(apps.count, 2)
         for app in apps {
             let name = try XCTUnwrap(app.value(forKey: "name").stringValue)
-            let screenshots = try XCTUnwrap(try unarchived(app.value(forKey: "screenshotURLs")) as? NSArray, "a non-optional array")
+            let screenshots = try XCTUnwrap(try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["screenshotURLs"]))) as? NSArray, "a non-optional array")
             XCTAssertEqual(screenshots.count, 3)
             XCTAssertEqual((screenshots[0] as? NSURL)?.absoluteString, "https://example.org/\(name)/1.png")
             XCTAssertEqual(screenshots[1] as? String, "two")
             XCTAssertEqual((screenshots[2] as? NSNumber)?.intValue, 3)
-            let tags = try XCTUnwrap(try unarchived(app.value(forKey: "tags")) as? NSArray)
+            let tags = try XCTUnwrap(try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["tags"]))) as? NSArray)
             XCTAssertEqual(tags.count, 0, "an empty NSArray, as `[] as NSArray` archives")
         }
     }

@@ -459,6 +459,75 @@ static void test_plain_values_in_a_collection_result(void) {
     cdm_model_free(apps);
 }
 
+/* Reading a transformable attribute: cdm_object_get_value gives the object its keyed archive holds
+** (the array the previous test stored), cdm_object_get_blob the stored bytes. */
+typedef struct { int collections, first_text_ok, blobs_ok; } shots_read;
+
+static int read_shots(cdm_context *ctx, cdm_object *source, void *user) {
+    shots_read *seen = user;
+    cdm_value *value = NULL, *first = NULL;
+    size_t count = 0, length = 0;
+    const char *text = NULL;
+    const void *bytes = NULL;
+    int is_null = 1;
+    if (cdm_object_get_value(source, "shots", &value) == CDM_OK && cdm_value_type(value) == CDM_VALUE_COLLECTION
+        && cdm_value_count(value, &count) == CDM_OK && count == 3) {
+        seen->collections++;
+        if (cdm_value_element_at(value, 0, &first) == CDM_OK && cdm_value_text(first, &text, &length) == CDM_OK
+            && length == 25 && memcmp(text, "https://example.org/1.png", 25) == 0) seen->first_text_ok++;
+    }
+    if (cdm_object_get_blob(source, "shots", &bytes, &length, &is_null) == CDM_OK && !is_null && length > 8
+        && memcmp(bytes, "bplist00", 8) == 0) seen->blobs_ok++;
+    cdm_object *destination = NULL;
+    int rc = cdm_context_create_instance(ctx, "App", &destination);
+    if (rc == CDM_OK) rc = cdm_context_apply_attribute_mappings(ctx, source, destination);
+    if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, destination);
+    return rc;
+}
+
+static void test_reading_a_transformable_attribute(void) {
+    static const char *COPY =
+        "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
+        " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"ReadingPolicy\","
+        " \"attributeMappings\": {\"name\": \"$source.name\", \"shots\": \"$source.shots\"}}]}";
+    cdm_model *apps = NULL;
+    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(COPY, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    shots_read seen = {0, 0, 0};
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.create_destination_instances = read_shots;
+    CHECK_RC(cdm_migration_register_policy(migration, "ReadingPolicy", &hooks, sizeof hooks, &seen, NULL), CDM_OK);
+    static char source[512], out[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("apps-out.sqlite"));
+    snprintf(out, sizeof out, "%s", path_in_dir("apps-read.sqlite"));
+    CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
+    cdm_migration_free(migration);
+    CHECK(seen.collections == 1);
+    CHECK(seen.first_text_ok == 1);
+    CHECK(seen.blobs_ok == 1);
+    /* The copy ($source.shots into the same transformable attribute) keeps the bytes. */
+    sqlite3 *a = NULL, *b = NULL;
+    sqlite3_stmt *sa = NULL, *sb = NULL;
+    CHECK(sqlite3_open_v2(source, &a, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_open_v2(out, &b, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(a, "SELECT ZSHOTS FROM ZAPP", -1, &sa, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(b, "SELECT ZSHOTS FROM ZAPP", -1, &sb, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(sa) == SQLITE_ROW && sqlite3_step(sb) == SQLITE_ROW);
+    CHECK(sqlite3_column_bytes(sa, 0) == sqlite3_column_bytes(sb, 0));
+    CHECK(sqlite3_column_bytes(sa, 0) > 0
+          && memcmp(sqlite3_column_blob(sa, 0), sqlite3_column_blob(sb, 0), (size_t)sqlite3_column_bytes(sa, 0)) == 0);
+    sqlite3_finalize(sa);
+    sqlite3_finalize(sb);
+    sqlite3_close(a);
+    sqlite3_close(b);
+    cdm_model_free(apps);
+}
+
 int main(void) {
     if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -473,6 +542,7 @@ int main(void) {
         test_sorted_fetches(src, dst, source_path);
         test_relationship_results_and_manager_arguments();
         test_plain_values_in_a_collection_result();
+        test_reading_a_transformable_attribute();
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -115,7 +115,9 @@ extension MigrationManager {
             let value: Value
             if let sourceAttribute = step.sourceAttribute, let source = source {
                 // `$source.attribute`, the commonest mapping: what the evaluator would answer, without it.
-                value = try source.value(for: sourceAttribute)
+                // Transformable into transformable keeps the stored bytes (the declarative copy does too).
+                value = sourceAttribute.attributeType == .transformable && attribute.attributeType == .transformable
+                    ? try source.storedValue(for: sourceAttribute) : try source.value(for: sourceAttribute)
             } else {
                 value = try evaluate(step.expression, property: property, mapping: mapping, source: source, destination: destination)
             }

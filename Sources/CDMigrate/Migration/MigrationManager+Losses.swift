@@ -131,7 +131,7 @@ extension MigrationManager {
             var attributeCounts = [Int](repeating: 0, count: attributes.count)
             var relationshipCounts = [Int](repeating: 0, count: relationships.count)
             try source.enumerate(request) { object in
-                for (i, attribute) in attributes.enumerated() where try object.value(for: attribute) != .null { attributeCounts[i] += 1 }
+                for (i, attribute) in attributes.enumerated() where try object.storedValue(for: attribute) != .null { attributeCounts[i] += 1 }
                 for (i, relationship) in relationships.enumerated() {
                     switch try object.value(for: relationship) {
                     case .null: break

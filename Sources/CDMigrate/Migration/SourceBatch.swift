@@ -59,7 +59,9 @@ public final class SourceBatch {
     }
 
     /// The values of one attribute of the source entity (or of one of its sub-entities) for every
-    /// row, read in one query: a row whose entity lacks the attribute gives null.
+    /// row, read in one query: a row whose entity lacks the attribute gives null. Values are the
+    /// columns' as the store keeps them: a transformable attribute gives its stored bytes (an
+    /// instance's `value(forKey:)` reads them as the object they hold).
     ///
     /// - parameter attributeName: The source attribute's name.
     /// - returns: One value per source key, in order.
@@ -72,7 +74,7 @@ public final class SourceBatch {
             throw MigrationError(.invalidArgument, "entity mapping '\(mapping.name)': source entity '\(entity.name)' has no attribute '\(attributeName)'")
         }
         if let objects = sourceObjects {
-            return try objects.map { $0.entity.attributesByName[attributeName] != nil ? try $0.value(forKey: attributeName) : .null }
+            return try objects.map { object in try object.entity.attributesByName[attributeName].map { try object.storedValue(for: $0) } ?? .null }
         }
         guard let low = sourceKeys.first, let high = sourceKeys.last else { return [] }
         guard let column = source.layout.column(for: attribute) else { return Array(repeating: .null, count: sourceKeys.count) }

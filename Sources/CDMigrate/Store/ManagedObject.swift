@@ -34,10 +34,12 @@ public final class ManagedObject: CustomStringConvertible {
     // MARK: Key-value coding
 
     /// The value of an attribute or relationship (`valueForKey:`); to-many values are collections.
+    /// A transformable attribute answers the object its stored bytes stand for where cdmigrate can
+    /// read it (`TransformableValue.read`), else the bytes.
     public func value(forKey key: String) throws -> Value {
         if let attribute = entity.attributesByName[key] {
             if isFault { try fireFault() }
-            return attributeValues[attribute.index]
+            return TransformableValue.read(attributeValues[attribute.index], for: attribute)
         }
         if let relationship = entity.relationshipsByName[key] { return try value(for: relationship) }
         throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
@@ -68,10 +70,17 @@ public final class ManagedObject: CustomStringConvertible {
         }
     }
 
-    /// The value of `attribute`, read from the row when the instance is a fault.
+    /// The value of `attribute`, read from the row when the instance is a fault (a transformable
+    /// attribute's as `value(forKey:)` answers it).
     ///
     /// - throws: `MigrationError` when the attribute is not the entity's, or the store cannot be read.
     public func value(for attribute: AttributeDescription) throws -> Value {
+        TransformableValue.read(try storedValue(for: attribute), for: attribute)
+    }
+
+    /// The value of `attribute` as the store keeps it: a transformable attribute's bytes, for a
+    /// copy into another transformable attribute that keeps them unchanged.
+    package func storedValue(for attribute: AttributeDescription) throws -> Value {
         try checkOwnAttribute(attribute)
         if isFault { try fireFault() }
         return attributeValues[attribute.index]

@@ -15,6 +15,13 @@ enum TransformableValue {
     static let keyedArchivers: Set<String> = ["NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromData",
                                                "NSSecureUnarchiveFromDataTransformer"]
 
+    /// Whether `attribute`'s transformer archives with NSKeyedArchiver: none named (Core Data's
+    /// default; Xcode writes an emptied name as `valueTransformerName=""`) or one of Foundation's.
+    static func archivesWithKeyedArchiver(_ attribute: AttributeDescription) -> Bool {
+        guard let transformer = attribute.valueTransformerName, !transformer.isEmpty else { return true }
+        return keyedArchivers.contains(transformer)
+    }
+
     /// How deep arrays may nest in a value to archive (a host's value is not trusted to end).
     static let maximumNesting = 64
 
@@ -31,10 +38,63 @@ enum TransformableValue {
         default: break
         }
         let owner = "\(attribute.entity?.name ?? "?").\(attribute.name)"
-        if let transformer = attribute.valueTransformerName, !keyedArchivers.contains(transformer) {
+        if !archivesWithKeyedArchiver(attribute), let transformer = attribute.valueTransformerName {
             throw MigrationError(.invalidArgument, "attribute '\(owner)' is transformed by '\(transformer)', the app's own value transformer, which cdmigrate cannot run: give the attribute the bytes the transformer makes (a binary value), not the \(value.typeName) value '\(value)'")
         }
         return .binary(try archive(value, what: "attribute '\(owner)'"))
+    }
+
+    /// Foundation's classes whose archives `read` turns back into values: what `archive` writes
+    /// (and their mutable kinds). An archive holding any other class (a dictionary, a set, a
+    /// class of the app's) is handed over as its bytes.
+    static let readableClasses: Set<String> = ["NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate",
+                                               "NSUUID", "NSURL", "NSNull", "NSDecimalNumber", "NSArray", "NSMutableArray"]
+
+    /// The object a transformable attribute's stored bytes stand for, as Core Data hands it to
+    /// whoever reads the attribute (`valueForKey:` on a source instance, `$source.<key>` in a
+    /// value expression, a policy method's argument): the transformer's `reverseTransformedValue`.
+    /// For Core Data's default transformer and Foundation's keyed-archive ones, an archive of a
+    /// string, number, date, URL, UUID, decimal number or an array of those is that value;
+    /// anything else — an archive of another class, of data at its root (bytes already mean the
+    /// transformer's output when written back), bytes that are no archive, or an attribute whose
+    /// transformer is the app's own — is returned as it is stored. Never throws: what cannot be
+    /// read stays bytes.
+    static func read(_ value: Value, for attribute: AttributeDescription) -> Value {
+        guard attribute.attributeType == .transformable, case .binary(let bytes) = value,
+              archivesWithKeyedArchiver(attribute),
+              bytes.starts(with: binaryPropertyListMagic),
+              let archive = try? KeyedArchive(bytes: bytes, code: .invalidArgument, what: "a transformable value"),
+              archive.classKeys().allSatisfy({ readableClasses.contains($0.className) }),
+              let root = try? archive.decode(archive.topReference()),
+              let decoded = self.value(of: root) else { return value }
+        if case .binary = decoded { return value }
+        return decoded
+    }
+
+    private static let binaryPropertyListMagic = Array("bplist00".utf8)
+
+    private static func value(of archived: ArchiveValue) -> Value? {
+        switch archived {
+        case .null: return .null
+        case .string(let s): return .string(s)
+        case .integer(let i): return .integer(i)
+        case .real(let d): return .double(d)
+        case .decimal(let s): return .decimal(s)
+        case .bool(let b): return .bool(b)
+        case .data(let d): return .binary(d)
+        case .date(let d): return .date(d)
+        case .uuid(let u): return .uuid(u)
+        case .url(let u): return .uri(u)
+        case .array(let items):
+            var values: [Value] = []
+            values.reserveCapacity(items.count)
+            for item in items {
+                guard let element = value(of: item) else { return nil }
+                values.append(element)
+            }
+            return .collection(values)
+        case .dictionary, .object: return nil
+        }
     }
 
     /// The NSKeyedArchiver archive of `value` (its root object), as Foundation writes it.

@@ -34,6 +34,10 @@ assert FIELD.size == ctypes.sizeof(_lib.cdm_field)
 _INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
 _NULL, _BOOL, _INTEGER, _DOUBLE, _DECIMAL, _STRING, _DATE, _BINARY, _UUID, _URI, _OBJECT = (
     V.NULL, V.BOOL, V.INTEGER, V.DOUBLE, V.DECIMAL, V.STRING, V.DATE, V.BINARY, V.UUID, V.URI, V.OBJECT)
+_COLLECTION = V.COLLECTION
+#: What decode_row gives for a field holding an array (a transformable attribute's), which a field
+#: cannot carry: read the attribute by its key instead.
+COLLECTION = object()
 _WITH_DATA = frozenset((int(V.DECIMAL), int(V.STRING), int(V.BINARY), int(V.UUID), int(V.URI)))
 
 # Names the library hands out are interned for the life of the process: cached by address.
@@ -140,6 +144,8 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
             value = block[data - low:data - low + length]
         elif kind == _UUID:
             value = uuid.UUID(bytes=block[data - low:data - low + 16])
+        elif kind == _COLLECTION:
+            value = COLLECTION
         else:
             raise MismatchError(f"attribute '{interned(name)}' has a value of unknown type {kind}")
         key = names.get(name)

@@ -27,7 +27,7 @@ from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, NoReturn, Op
 from . import _lib
 from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
 from ._text import c_text
-from .fields import FieldBuffer, decode_row, interned, pack, read_row
+from .fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
 from .values import ValueType as V
@@ -480,8 +480,10 @@ class Instance(MutableMapping):
     # -- reading ------------------------------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         entry = self._attribute(key)
-        if entry is not None:
+        if entry is not None and entry[1] != T.TRANSFORMABLE:
             return _read(self, entry[0], entry[1])
+        # A transformable attribute reads as the object its archive holds (a str, a list…) or its
+        # bytes: the library says which.
         out = self._buffers.handle
         code = _lib_.cdm_object_get_value(self._h, c_text(key, "the key"), ctypes.byref(out))
         check(code)
@@ -510,6 +512,9 @@ class Instance(MutableMapping):
         paths; NotFoundError for a key the entity lacks)."""
         side = self._side
         row = decode_row(read_row(self._h, side.fields if side is not None else FieldBuffer()))
+        for key, value in row.items():
+            if value is COLLECTION:  # a transformable attribute holding an array
+                row[key] = self[key]
         if keys is None:
             return row
         result: Dict[str, Any] = {}

@@ -87,3 +87,45 @@ def test_the_apps_own_transformer_takes_bytes_only(tmp_path, source):
         migration.run(source, out, policies={"IconPolicy": IconPolicy})
     with sqlite3.connect(out) as db:
         assert sorted(row[0] for row in db.execute("SELECT ZICON FROM ZAPP")) == [b"\x89PNG", b"\x89PNG"]
+
+
+def keyed_archive(text: str) -> bytes:
+    """An NSString as NSKeyedArchiver (Core Data's default transformer) archives it."""
+    return plistlib.dumps({"$version": 100000, "$archiver": "NSKeyedArchiver", "$top": {"root": plistlib.UID(1)},
+                           "$objects": ["$null", text]}, fmt=plistlib.FMT_BINARY)
+
+
+def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_holds(tmp_path):
+    # Written the way the app wrote it: the column holds the archive, and the icon the app's own
+    # transformer's bytes.
+    path = str(tmp_path / "typed.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as model, cdmigrate.Store.create(model, path) as store:
+        store.insert("App", {"name": "alpha", "screenshotURLs": keyed_archive("https://example.org/a.png"),
+                             "icon": keyed_archive("not mine to read")})
+        store.save()
+    seen = []
+
+    class ReadingPolicy(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            seen.append((source["screenshotURLs"], source.to_dict()["screenshotURLs"], source["icon"]))
+            return super().create_destination_instances(source, mapping, manager)
+
+        def firstOf_(self, value):
+            seen.append(value)
+            return [value]
+
+    mapping = json.dumps({"entityMappings": [{
+        "name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
+        "policy": "ReadingPolicy", "attributeMappings": {
+            "name": "$source.name", "icon": "$source.icon",
+            "screenshotURLs": 'FUNCTION($entityPolicy, "firstOf:", $source.screenshotURLs)'}}]})
+    out = str(tmp_path / "out.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
+            cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        migration.run(path, out, policies={"ReadingPolicy": ReadingPolicy})
+    assert seen == [("https://example.org/a.png", "https://example.org/a.png", keyed_archive("not mine to read")),
+                    "https://example.org/a.png"]
+    with sqlite3.connect(out) as db:
+        screenshots, icon = db.execute("SELECT ZSCREENSHOTURLS, ZICON FROM ZAPP").fetchone()
+    assert archived(screenshots) == ["https://example.org/a.png"]
+    assert icon == keyed_archive("not mine to read"), "a copy keeps the bytes"

@@ -142,3 +142,42 @@ def test_a_project_with_ported_policies_runs_them_and_their_checks(tmp_path):
     corpus("--policies", str(wrong), "--json", str(tmp_path / "again.jsonl"), str(project))
     again = json.loads((tmp_path / "again.jsonl").read_text().splitlines()[0])
     assert again["failed"] == "compare" and "captions" in again["message"]
+
+
+def test_seeds_fill_transformable_attributes_and_keep_unique_values_across_sub_entities(tmp_path):
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import corpus as runner
+    model = {"name": "Cars", "entities": [
+        {"name": "Car", "uniquenessConstraints": [["plate"]], "attributes": [
+            {"name": "plate", "type": "string"},
+            {"name": "kind", "type": "transformable", "optional": False},
+            {"name": "icon", "type": "transformable", "optional": True, "valueTransformerName": "IconTransformer"}]},
+        {"name": "SportCar", "parent": "Car", "attributes": [{"name": "speed", "type": "integer32", "optional": True}]}]}
+    path = tmp_path / "v1.json"
+    path.write_text(json.dumps(model))
+    versions = [runner.load_version(str(path))] * 2
+    seed = str(tmp_path / "seed.sqlite")
+    runner.seed(str(path), versions[0], seed, 3)   # Car and SportCar share ZCAR and its unique plates
+    with sqlite3.connect(seed) as db:
+        rows = db.execute("SELECT ZPLATE, ZKIND, ZICON FROM ZCAR").fetchall()
+    plates = [plate for plate, _, _ in rows if plate is not None]
+    assert len(rows) == 6 and len(set(plates)) == len(plates)
+    assert all(kind[:8] == b"bplist00" for _, kind, _ in rows), "the default transformer's keyed archive"
+    assert all(icon is None or icon[:8] != b"bplist00" for _, _, icon in rows), "the app's transformer: bytes"
+    out = str(tmp_path / "out.sqlite")
+    shutil.copy(seed, out)
+    with sqlite3.connect(out) as db:
+        db.execute("UPDATE ZCAR SET ZKIND = X'00' WHERE Z_PK = 1")
+    assert runner.compare(seed, out, versions) == ["Car: values changed in kind"]
+
+
+def test_a_bundle_whose_current_version_is_its_oldest_is_skipped_not_passed(tmp_path):
+    bundle = tmp_path / "Model.xcdatamodeld"
+    shutil.copytree(os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames", "Model.xcdatamodeld"), bundle)
+    oldest = sorted(p.name for p in bundle.iterdir() if p.suffix == ".xcdatamodel")[0]
+    (bundle / ".xccurrentversion").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>_XCCurrentVersionName</key>'
+        f"<string>{oldest}</string></dict></plist>\n")
+    done = corpus(str(tmp_path))
+    assert "skipped: the current version" in done.stdout
+    assert done.stdout.splitlines()[-1] == "1 bundles: 1 import, 0 seed, 0 migrate, 0 compare (1 skipped: nothing to migrate)"

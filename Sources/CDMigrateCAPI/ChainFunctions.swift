@@ -1,43 +1,10 @@
 import CDMigrate
 
-/// Progressive migration from C: plan and run a model set's version-by-version migration
-/// (`ModelSet`, `MigrationPlan`, `StagedMigrationManager`). Stateless calls; errors are the
-/// thread's last error (cdm_last_error). Host policies are not available to chains: a step whose
-/// mapping names a policy fails with CDM_ENTITY_MIGRATION_POLICY before anything runs.
-enum ChainJSON {
-    static func plan(_ plan: MigrationPlan, _ set: ModelSet) -> JSON {
-        .object([
-            ("store", .string(plan.storePath)), ("storeVersion", .string(plan.storeVersionName)),
-            ("targetVersion", .string(plan.targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
-            ("versions", .array(set.versionNames.map { .string($0) })),
-            ("steps", .array(plan.stages.map(stage))),
-            ("warnings", .array(plan.warnings.map { .string($0) })),
-            ("directStep", directStep(plan.directStep)),
-        ])
-    }
-
-    /// The direct step offered beside the plan (Core Data's automatic migration), or null.
-    static func directStep(_ direct: MigrationPlan.DirectStep?) -> JSON {
-        switch direct {
-        case .inferable(let s)?:
-            return .object([("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)),
-                            ("inferable", .bool(true)), ("reason", .string(s.reason))])
-        case .notInferable(let step, let why)?:
-            return .object([("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
-                            ("inferable", .bool(false)), ("reason", .string(why))])
-        case nil:
-            return .null
-        }
-    }
-
-    static func stage(_ s: MigrationStage) -> JSON {
-        .object([
-            ("from", .string(s.sourceVersionName)), ("to", .string(s.destinationVersionName)), ("inferred", .bool(s.isInferred)),
-            ("mappingModels", .array(s.mappingModelNames.map { .string($0) })), ("reason", .string(s.reason)),
-            ("policies", .array(s.policyNames.map { .string($0) })), ("direct", .bool(s.isDirect)),
-        ])
-    }
-}
+// Progressive migration from C: plan and run a model set's version-by-version migration
+// (`ModelSet`, `MigrationPlan`, `StagedMigrationManager`). Stateless calls; errors are the
+// thread's last error (cdm_last_error). Host policies are not available to chains: a step whose
+// mapping names a policy fails with CDM_ENTITY_MIGRATION_POLICY before anything runs. The plan's
+// JSON is the engine's one encoding (MigrationPlanJSON.swift), as `cdmigrate plan --json` prints it.
 
 /// Runs `body`, turning any error into the thread's last error and its code.
 private func chainCall(_ body: () throws -> Void) -> Int32 {
@@ -66,7 +33,7 @@ public func cdm_chain_plan_with_mappings(_ models: UnsafePointer<CChar>?, _ mapp
         let storePath = try CString.argument(store, "the store path")
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         let plan = try MigrationPlan(storeAt: storePath, models: set, targetVersion: targetVersion)
-        out.pointee = CString.copy(ChainJSON.plan(plan, set).serialized())
+        out.pointee = CString.copy(plan.json(in: set).serialized())
     }
 }
 

@@ -92,29 +92,11 @@ struct PlanCommand: ParsableCommand {
         }
     }
 
+    /// `plan --json`: the plan's one JSON form (docs/cli.md) with `"ok": true`.
     static func object(_ plan: MigrationPlan, _ set: ModelSet) -> [String: Any] {
-        [
-            "ok": true, "store": plan.storePath, "storeVersion": plan.storeVersionName, "targetVersion": plan.targetVersionName,
-            "currentVersion": set.currentVersionName, "versions": set.versionNames, "warnings": plan.warnings,
-            "steps": plan.stages.map { s -> [String: Any] in
-                ["from": s.sourceVersionName, "to": s.destinationVersionName, "inferred": s.isInferred, "direct": s.isDirect,
-                 "mappingModels": s.mappingModelNames, "reason": s.reason, "policies": s.policyNames,
-                 "entityMappings": s.mappingModels.flatMap { $0.entityMappings.map { $0.name } }]
-            },
-            "directStep": PlanCommand.directStepObject(plan.directStep),
-        ]
-    }
-
-    /// The direct step offered beside the plan (Core Data's automatic migration), or JSON null.
-    static func directStepObject(_ direct: MigrationPlan.DirectStep?) -> Any {
-        switch direct {
-        case .inferable(let stage)?:
-            return ["from": stage.sourceVersionName, "to": stage.destinationVersionName, "inferable": true, "reason": stage.reason] as [String: Any]
-        case .notInferable(let step, let why)?:
-            return ["from": step.sourceVersionName, "to": step.destinationVersionName, "inferable": false, "reason": why] as [String: Any]
-        case nil:
-            return JSON.null
-        }
+        var object = plan.json(in: set).dictionaryValue
+        object["ok"] = true
+        return object
     }
 
     /// The set's versions as nodes, the plan's steps as edges (dashed when inferred).

@@ -48,6 +48,8 @@ class MigrationStep(Document):
     #: Core Data's own step: one mapping inferred straight over the versions between, taken where
     #: the version-by-version steps cannot be inferred or ordered (``reason`` says which).
     direct: bool = False
+    #: The entity mappings of the step's mapping models, in the order they run (plans only).
+    entity_mappings: List[str] = field(default_factory=list)
 
     @staticmethod
     def _from(raw: Dict[str, Any]) -> "MigrationStep":
@@ -56,7 +58,8 @@ class MigrationStep(Document):
         return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
                              raw.get("reason", ""), list(raw.get("policies", [])), dict(report.get("destinationCounts", {})),
                              int(report.get("missingExternalDataFiles", 0)),
-                             [Loss._from(loss) for loss in report.get("losses", [])], bool(raw.get("direct", False)))
+                             [Loss._from(loss) for loss in report.get("losses", [])], bool(raw.get("direct", False)),
+                             list(raw.get("entityMappings", [])))
 
 
 @dataclass(frozen=True)

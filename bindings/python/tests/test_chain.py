@@ -3,13 +3,19 @@
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
 import cdmigrate
+from cdmigrate._lib import lib as _lib_, take_string
+from cdmigrate.errors import check
 
 from conftest import EXAMPLES, ROOT
 
@@ -91,6 +97,22 @@ def test_a_step_naming_a_policy_is_refused_before_anything_runs(tmp_path):
     assert caught.value.code == 134170
     assert "AttachmentToImageAttachmentMigrationPolicyV3toV4" in str(caught.value)
     assert sorted(os.listdir(tmp_path)) == ["v3.sqlite"]
+
+
+def test_the_library_and_the_command_line_give_the_plan_in_one_json_form(tmp_path):
+    db = str(tmp_path / "v3.sqlite")
+    model = cdmigrate.Model.from_file(os.path.join(UNCLOUDNOTES, "UnCloudNotes_v3.model.json"))
+    with cdmigrate.Store.create(model, db) as store:
+        store.save()
+    plan = cdmigrate.ModelSet(UNCLOUDNOTES).plan(db)
+    assert plan.steps[0].entity_mappings[:2] == ["AttachmentToAttachment", "NoteToNote"]
+    done = subprocess.run([sys.executable, "-m", "cdmigrate", "plan", db, "--models", UNCLOUDNOTES, "--json"],
+                          capture_output=True, text=True, check=True)
+    printed = json.loads(done.stdout)
+    assert printed.pop("ok") is True
+    ctypes_text = ctypes.c_void_p()
+    check(_lib_.cdm_chain_plan(UNCLOUDNOTES.encode(), db.encode(), None, ctypes.byref(ctypes_text)))
+    assert json.loads(take_string(ctypes_text.value)) == printed
 
 
 def test_arguments_are_checked():

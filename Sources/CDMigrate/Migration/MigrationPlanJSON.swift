@@ -1,0 +1,45 @@
+/// The one JSON form of a migration plan, used by every surface: `cdmigrate plan --json` (with
+/// `"ok": true` beside it) and the C API's `cdm_chain_plan`, and through it Python's `plan`. The
+/// keys are documented in docs/cli.md ("plan --json").
+extension MigrationPlan {
+    /// `{"store", "storeVersion", "targetVersion", "currentVersion", "versions": [name],
+    /// "warnings": [text], "steps": [{"from", "to", "inferred", "direct", "mappingModels",
+    /// "reason", "policies", "entityMappings"}], "directStep": {"from", "to", "inferable",
+    /// "reason"} or null}`.
+    ///
+    /// - Parameter set: The model set the plan was made from (its current version and versions).
+    package func json(in set: ModelSet) -> JSON {
+        .object([
+            ("store", .string(storePath)), ("storeVersion", .string(storeVersionName)),
+            ("targetVersion", .string(targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
+            ("versions", .array(set.versionNames.map { .string($0) })),
+            ("warnings", .array(warnings.map { .string($0) })),
+            ("steps", .array(stages.map(Self.json))),
+            ("directStep", Self.json(directStep)),
+        ])
+    }
+
+    private static func json(_ stage: MigrationStage) -> JSON {
+        .object([
+            ("from", .string(stage.sourceVersionName)), ("to", .string(stage.destinationVersionName)),
+            ("inferred", .bool(stage.isInferred)), ("direct", .bool(stage.isDirect)),
+            ("mappingModels", .array(stage.mappingModelNames.map { .string($0) })), ("reason", .string(stage.reason)),
+            ("policies", .array(stage.policyNames.map { .string($0) })),
+            ("entityMappings", .array(stage.mappingModels.flatMap { $0.entityMappings.map { .string($0.name) } })),
+        ])
+    }
+
+    /// The direct step offered beside the plan (Core Data's automatic migration), or null.
+    private static func json(_ direct: DirectStep?) -> JSON {
+        switch direct {
+        case .inferable(let stage)?:
+            return .object([("from", .string(stage.sourceVersionName)), ("to", .string(stage.destinationVersionName)),
+                            ("inferable", .bool(true)), ("reason", .string(stage.reason))])
+        case .notInferable(let step, let why)?:
+            return .object([("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
+                            ("inferable", .bool(false)), ("reason", .string(why))])
+        case nil:
+            return .null
+        }
+    }
+}

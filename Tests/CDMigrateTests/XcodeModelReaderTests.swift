@@ -304,4 +304,56 @@ final class XcodeModelReaderTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("no model version"), "\(error)")
         }
     }
+
+    /// Xcode leaves `<uniquenessConstraint/>` when a constraint row is added in the editor and
+    /// never filled (a shipped photo app's current model has one on its User entity); momc builds
+    /// the model. It constrains nothing: the reader leaves it out with a warning naming the line,
+    /// and the entity hashes as it would without it (empty constraints are not hashed), so stores
+    /// the app wrote are still recognised.
+    func testEmptyUniquenessConstraintIsLeftOutWithAWarning() throws {
+        func xml(_ constraints: String) -> String {
+            """
+            <model>
+                <entity name="User" representedClassName="User" syncable="YES">
+                    <attribute name="name" attributeType="String" defaultValueString=""/>
+                    <attribute name="id" attributeType="Integer 16" defaultValueString="0" usesScalarValueType="YES"/>\(constraints)
+                </entity>
+                <entity name="Album" representedClassName="Album" syncable="YES">
+                    <attribute name="uuid" attributeType="String" defaultValueString=""/>
+                    <uniquenessConstraints>
+                        <uniquenessConstraint>
+                            <constraint value="uuid"/>
+                        </uniquenessConstraint>
+                    </uniquenessConstraints>
+                </entity>
+            </model>
+            """
+        }
+        let empty = try read(xml("""
+
+                    <uniquenessConstraints>
+                        <uniquenessConstraint/>
+                    </uniquenessConstraints>
+        """))
+        let none = try read(xml(""))
+        let user = try XCTUnwrap(empty.entity(named: "User"))
+        XCTAssertEqual(user.uniquenessConstraints, [])
+        XCTAssertEqual(empty.entity(named: "Album")?.uniquenessConstraints, [["uuid"]], "filled constraints stay")
+        let warnings = empty.warnings.joined(separator: "\n")
+        XCTAssertTrue(warnings.contains("line 6"), warnings)
+        XCTAssertTrue(warnings.contains("empty uniqueness constraint of entity 'User'"), warnings)
+        XCTAssertEqual(empty.warnings.count, 1, warnings)
+        XCTAssertEqual(user.versionHash, none.entity(named: "User")?.versionHash)
+        XCTAssertEqual(empty.versionHashesDigest, none.versionHashesDigest)
+        // A constraint that names a property that is not there is still an error.
+        assertError(xml("""
+
+                    <uniquenessConstraints>
+                        <uniquenessConstraint>
+                            <constraint value="nmae"/>
+                        </uniquenessConstraint>
+                    </uniquenessConstraints>
+        """), mentions: ["'nmae'", "not one of its properties"])
+    }
+
 }

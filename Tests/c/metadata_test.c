@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "scratch.h"
 
@@ -326,6 +327,41 @@ static void test_missing_source_model_names_the_version(void) {
     cdm_model_free(v120);
 }
 
+/* An Xcode model whose entity has an empty <uniquenessConstraint/> (what Xcode leaves for a
+** constraint row added and never filled) loads: the constraint is left out, with a warning. */
+static void test_xcode_model_with_an_empty_uniqueness_constraint(void) {
+    char folder[512];
+    snprintf(folder, sizeof folder, "%s", path_in_dir("Empty.xcdatamodel"));
+    CHECK(mkdir(folder, 0700) == 0);
+    char contents[600];
+    snprintf(contents, sizeof contents, "%s/contents", folder);
+    FILE *file = fopen(contents, "w");
+    CHECK(file != NULL);
+    if (!file) return;
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"yes\"?>\n"
+          "<model type=\"com.apple.IDECoreDataModeler.DataModel\" documentVersion=\"1.0\">\n"
+          "    <entity name=\"User\" representedClassName=\"User\" syncable=\"YES\">\n"
+          "        <attribute name=\"name\" attributeType=\"String\" defaultValueString=\"\"/>\n"
+          "        <uniquenessConstraints>\n"
+          "            <uniquenessConstraint/>\n"
+          "        </uniquenessConstraints>\n"
+          "    </entity>\n"
+          "</model>\n", file);
+    fclose(file);
+    cdm_model *model = NULL;
+    CHECK_RC(cdm_model_from_file(folder, &model), CDM_OK);
+    char *json = NULL;
+    CHECK_RC(cdm_model_warnings_json(model, &json), CDM_OK);
+    CHECK_HAS(json, "empty uniqueness constraint of entity 'User'");
+    CHECK_HAS(json, "line 6");
+    cdm_free(json);
+    json = NULL;
+    CHECK_RC(cdm_model_json(model, &json), CDM_OK);
+    CHECK(json != NULL && strstr(json, "uniquenessConstraints") == NULL);
+    cdm_free(json);
+    cdm_model_free(model);
+}
+
 int main(void) {
     if (!scratch_begin("metadata-test")) return 2;
     CHECK(cdm_internal_struct_size("cdm_store_entity_info") == sizeof(cdm_store_entity_info));
@@ -339,5 +375,6 @@ int main(void) {
     test_compiled_mapping();
     test_warnings_before_a_run();
     test_missing_source_model_names_the_version();
+    test_xcode_model_with_an_empty_uniqueness_constraint();
     return scratch_end("");
 }

@@ -173,7 +173,15 @@ enum XcodeModelReader {
                     if let r = relationship(child, entity: name, path: path + ".relationships[\(relationships.count)]") { relationships.append(r) }
                 case "uniquenessConstraints":
                     for constraint in child.children(named: "uniquenessConstraint") {
-                        constraints.append(constraint.children(named: "constraint").compactMap { required($0, "value") })
+                        let names = constraint.children(named: "constraint").compactMap { required($0, "value") }
+                        // Xcode writes `<uniquenessConstraint/>` for a constraint row added in the
+                        // editor and never filled; momc builds the model and the app runs with it.
+                        // It constrains nothing: left out, with a warning.
+                        if names.isEmpty && constraint.children(named: "constraint").isEmpty {
+                            warn(constraint, "empty uniqueness constraint of entity '\(name)' is left out (it names no property, so it constrains nothing)")
+                            continue
+                        }
+                        constraints.append(names)
                     }
                 case "fetchIndex":
                     if let index = fetchIndex(child, entity: name) { fetchIndexes.append(index) }

@@ -239,3 +239,33 @@ def test_io_errors_are_os_errors(tmp_path):
         cdmigrate.Model.from_file(tmp_path / "missing.json")
     assert isinstance(error.value, cdmigrate.MigrationIOError) and error.value.code == 7
     assert "missing.json" in str(error.value)
+
+
+def test_xcode_model_with_an_empty_uniqueness_constraint_loads_with_a_warning(tmp_path):
+    # Xcode leaves <uniquenessConstraint/> for a constraint row added and never filled; momc
+    # builds such a model, so it loads: the empty constraint is left out, with a warning.
+    folder = tmp_path / "Model 2.xcdatamodel"
+    folder.mkdir()
+    (folder / "contents").write_text("""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+<model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+    <entity name="User" representedClassName="User" syncable="YES">
+        <attribute name="name" attributeType="String" defaultValueString=""/>
+        <uniquenessConstraints>
+            <uniquenessConstraint/>
+        </uniquenessConstraints>
+    </entity>
+    <entity name="Album" representedClassName="Album" syncable="YES">
+        <attribute name="uuid" attributeType="String" defaultValueString=""/>
+        <uniquenessConstraints>
+            <uniquenessConstraint>
+                <constraint value="uuid"/>
+            </uniquenessConstraint>
+        </uniquenessConstraints>
+    </entity>
+</model>
+""", encoding="utf-8")
+    model = cdmigrate.Model.from_file(folder)
+    assert any("empty uniqueness constraint of entity 'User'" in w and "line 6" in w for w in model.warnings), model.warnings
+    entities = {e["name"]: e for e in json.loads(model.to_json())["entities"]}
+    assert not entities["User"].get("uniquenessConstraints")
+    assert entities["Album"]["uniquenessConstraints"] == [["uuid"]]

@@ -156,6 +156,10 @@ final class CommandLineConventionsTests: XCTestCase {
         XCTAssertEqual(document["compatible"] as? Bool, false)
         XCTAssertEqual(document["differences"] as? [String], [])
         XCTAssertEqual(try run(["inspect", bare, "--model", v1, "--fail-on-mismatch"]).status, 66)
+        let plan = try run(["plan", bare, "--models", versions])
+        XCTAssertEqual(plan.status, 66, plan.err)
+        XCTAssertTrue(plan.err.contains("records no entity version hashes"), plan.err)
+        XCTAssertFalse(plan.err.contains("is not in the store"), plan.err)
     }
 
     func testHashesAreBase64AsCoreDataKeepsThemAndHexOnRequest() throws {
@@ -232,6 +236,23 @@ final class CommandLineConventionsTests: XCTestCase {
         }
         let document = try json(try run(["plan", set.store, "--models", set.folder, "--json"]).out)
         XCTAssertEqual(Set(document["warnings"] as? [String] ?? []), planned)
+    }
+
+    func testAFleetPrintsItsStoresWarningsOnceAsTheOneStoreCommandDoes() throws {
+        let set = try passSet()
+        let stores = scratch.file("fleet")
+        try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
+        for name in ["a.sqlite", "b.sqlite"] { try FileManager.default.copyItem(atPath: set.store, toPath: stores + "/" + name) }
+        let one = try run(["migrate", set.store, "--models", set.folder, "--to", scratch.file("one.sqlite")])
+        XCTAssertEqual(one.status, 0, one.err)
+        let fleet = try run(["migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-out"), "--jobs", "1"])
+        XCTAssertEqual(fleet.status, 0, fleet.err)
+        // The reports' warnings; the losses each store's JSON line carries in full.
+        XCTAssertEqual(warnings(fleet.err), warnings(one.err).filter { !$0.hasPrefix("lost: ") && !$0.contains("the mapping declares as intended") }, fleet.err)
+        XCTAssertFalse(warnings(fleet.err).isEmpty)
+        let lines = try run(["migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-json"), "--jobs", "1", "--json"])
+        let first = try json(String(lines.out.split(separator: "\n")[0]))
+        XCTAssertTrue((first["warnings"] as? [String] ?? []).contains { $0.contains("pass 2 'Model_main'") }, lines.out)
     }
 
     func testJSONWritesPathsWithoutEscapedSlashes() throws {

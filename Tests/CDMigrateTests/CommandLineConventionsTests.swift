@@ -121,6 +121,21 @@ final class CommandLineConventionsTests: XCTestCase {
             XCTAssertEqual((try json(result.out)["error"] as? [String: Any])?["code"] as? Int, 134170, result.out)
             XCTAssertTrue(result.out.contains("OlderSwedes"), result.out)
         }
+        // The same through a model set: validate --models and migrate --models.
+        let set = scratch.file("policy-set")
+        try FileManager.default.createDirectory(atPath: set, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: scratch.file("v1.json"), toPath: set + "/v1.json")
+        try FileManager.default.copyItem(atPath: scratch.file("v2.json"), toPath: set + "/v2.json")
+        try mapping.replacingOccurrences(of: #"{"entityMappings""#, with: #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings""#)
+            .write(toFile: set + "/v1-v2.mapping.json", atomically: true, encoding: .utf8)
+        let validateSet = try run(["validate", "--models", set, "--policies", library, "--json"])
+        let migrateSet = try run(["migrate", store, "--models", set, "--to", scratch.file("set-out.sqlite"), "--policies", library, "--json"])
+        for result in [validateSet, migrateSet] {
+            XCTAssertEqual(result.status, 1, result.out)
+            XCTAssertEqual((try json(result.out)["error"] as? [String: Any])?["code"] as? Int, 134170, result.out)
+            XCTAssertTrue(result.out.contains("OlderSwedes"), result.out)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("set-out.sqlite")))
         // Without --policies validate cannot know: it says so, and passes.
         let unchecked = try run(["validate"] + step)
         XCTAssertEqual(unchecked.status, 0, unchecked.err)

@@ -290,7 +290,7 @@ def _framed(ctx: int, user: int, body: Callable[..., int], *args: Any) -> int:
         _leave(run, previous, ok)
 
 
-def _issue_warnings(report: Any) -> None:
+def _emit_warnings(report: Any) -> None:
     """Each warning of a run, once, through Python's ``warnings`` module as a MigrationWarning (a
     staged run's named by their step, as the command line prints them)."""
     raw = getattr(report, "raw", None) or {}
@@ -796,7 +796,7 @@ class Migration(LongLivedHandle):
                 raise error.with_traceback(error.__traceback__)
             check(code)
         self._report = self._read_report()
-        _issue_warnings(self._report)
+        _emit_warnings(self._report)
         return self._report
 
     @property

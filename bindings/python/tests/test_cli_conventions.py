@@ -202,9 +202,9 @@ def test_a_runs_warnings_go_through_the_warnings_module(people):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             report = migration.run(store, str(people / "out.sqlite"))
-    assert report.warnings, "the run has warnings to issue"
-    issued = [str(w.message) for w in caught if issubclass(w.category, cdmigrate.MigrationWarning)]
-    assert issued == list(dict.fromkeys(report.warnings))
+    assert report.warnings, "the run has warnings to give"
+    given = [str(w.message) for w in caught if issubclass(w.category, cdmigrate.MigrationWarning)]
+    assert given == list(dict.fromkeys(report.warnings))
     assert all(w.filename == __file__ for w in caught if issubclass(w.category, cdmigrate.MigrationWarning)), \
         [w.filename for w in caught]
     # As errors, when a program asks for it: the store is written, then the warning raised.

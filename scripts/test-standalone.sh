@@ -25,13 +25,13 @@ run() {  # run NAME COMMAND...: one check
     else failed=$((failed + 1)); echo "FAIL $name" >&2; cat "$work/output" >&2; fi
 }
 
-# 1. The command: what it needs, its help, a migration of a store written by Core Data across three
+# 1. The command: what it needs, its version, a migration of a store written by Core Data across three
 # inferred steps, and check over every released version.
 stores=$repo/Tests/Fixtures/apple-stores/renames
 run "cdmigrate needs only the C library and the documented libraries" \
     scripts/check-needed.sh "$swift_root" "$prefix/bin/cdmigrate" "$prefix/lib/libcdmigrate.so.$version"
-run "cdmigrate --help without the toolchain" \
-    sh -c "'$repo/scripts/without-toolchain.sh' '$swift_root' '$prefix/bin/cdmigrate' --help | grep -q '^OVERVIEW: Migrate Core Data'"
+run "cdmigrate --version without the toolchain" \
+    sh -c "[ \"\$('$repo/scripts/without-toolchain.sh' '$swift_root' '$prefix/bin/cdmigrate' --version)\" = '$version' ]"
 cp "$stores/Example_v1.1.0.sqlite" "$work/"
 run "cdmigrate migrate without the toolchain" \
     hide "$prefix/bin/cdmigrate" migrate "$work/Example_v1.1.0.sqlite" --models "$stores/Model.xcdatamodeld" --to "$work/migrated.sqlite"
@@ -59,9 +59,9 @@ run "a C host builds through cdmigrate-static.pc without the toolchain" \
 run "the static C host needs no Swift library" scripts/check-needed.sh "$swift_root" "$work/uncloudnotes"
 run "the static C host migrates without the toolchain" sh -c "cd '$work' && '$repo/scripts/without-toolchain.sh' '$swift_root' ./uncloudnotes >/dev/null"
 
-# 3. The wheel in a fresh virtualenv: the import, the library's version, and a migration with a
-# Python policy (the UnCloudNotes reference migration, which checks its own result), without the
-# toolchain.
+# 3. The wheel in a fresh virtualenv: the import, the library's version, a migration with a
+# Python policy (the UnCloudNotes reference migration, which checks its own result), and the
+# console script (--version, migrate --policies MODULE, check), without the toolchain.
 python=${PYTHON:-python3}
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --no-deps "$wheel"
@@ -69,6 +69,16 @@ run "the wheel imports without the toolchain" \
     hide "$work/venv/bin/python" -c "import cdmigrate; assert cdmigrate.library_version() == '$version', cdmigrate.library_version()"
 run "a migration with a Python policy from the wheel without the toolchain" \
     sh -c "cd '$repo/examples/python' && '$repo/scripts/without-toolchain.sh' '$swift_root' '$work/venv/bin/python' -m reference_migrations --scenario 4 --keep '$work/python'"
+# The wheel's console script: its version, a migration with a Python policy module (the
+# UnCloudNotes v3 -> v4 step, on the v3 store the reference run kept), and check.
+run "the wheel's cdmigrate --version without the toolchain" \
+    sh -c "[ \"\$('$repo/scripts/without-toolchain.sh' '$swift_root' '$work/venv/bin/cdmigrate' --version)\" = '$version' ]"
+run "the wheel's cdmigrate migrates with a Python policy module without the toolchain" \
+    sh -c "cd '$repo/examples/python' && '$repo/scripts/without-toolchain.sh' '$swift_root' '$work/venv/bin/cdmigrate' migrate \
+        '$work/python/scenario-4/UnCloudNotes-v3.sqlite' --models '$repo/examples/4-uncloudnotes' \
+        --to '$work/console-v4.sqlite' --policies reference_migrations.uncloudnotes"
+run "the wheel's cdmigrate check without the toolchain" \
+    hide "$work/venv/bin/cdmigrate" check "$stores" --models "$stores/Model.xcdatamodeld"
 
 # 4. The command with a C policy library (--policies: the library calls the C API the command
 # exports), on the v3 store the Python run kept: the same attachments as the Python policy made.

@@ -53,4 +53,8 @@ package final class HostedMigration {
                           progress: ((Int, MigrationProgress) -> Bool)? = nil) throws -> StagedMigrationReport {
         try handle.runChain(staged, destination: destination, progress: progress)
     }
+
+    /// Whether a policy of that name was registered on this handle (a chain handle's policies
+    /// serve every step that names them).
+    package func registersPolicy(named name: String) -> Bool { handle.policies[name] != nil }
 }

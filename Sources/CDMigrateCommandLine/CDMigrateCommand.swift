@@ -1,4 +1,5 @@
 import ArgumentParser
+import CDMigrateCAPI
 
 /// `cdmigrate`: Core Data heavyweight migrations of SQLite stores from the command line.
 struct CDMigrateCommand: ParsableCommand {
@@ -13,7 +14,9 @@ struct CDMigrateCommand: ParsableCommand {
         JSON models or a .momd, with its mapping models) a store is migrated version by version: \
         see cdmigrate plan and cdmigrate check. `cdmigrate help <command>` explains each command.
 
-        Shell completion (subcommands, options, file arguments):
+        `cdmigrate --version` prints the version (the library's, cdm_libversion()).
+
+        Shell completion (subcommands, options, file and folder names):
           cdmigrate --generate-completion-script bash > cdmigrate.bash   # source it
           cdmigrate --generate-completion-script zsh > ~/.zfunc/_cdmigrate
           cdmigrate --generate-completion-script fish \\
@@ -21,6 +24,7 @@ struct CDMigrateCommand: ParsableCommand {
 
         \(ExitStatus.table)
         """,
+        version: String(cString: cdm_libversion()),
         subcommands: [MigrateCommand.self, PlanCommand.self, CheckCommand.self, ValidateCommand.self, InspectCommand.self,
                       InferCommand.self, ImportCommand.self, CleanCommand.self]
     )

@@ -31,13 +31,13 @@ struct CheckCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The folder of stores.", valueName: "folder"))
+    @Argument(help: ArgumentHelp("The folder of stores.", valueName: "folder"), completion: .directory)
     var folder: String
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"))
+    @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"), completion: .file())
     var modelSet: String
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
     @OptionGroup var policies: PolicyOptions
@@ -89,7 +89,7 @@ struct CheckCommand: ParsableCommand {
             let destination = scratch + "/\(index)-" + name
             do {
                 let manager = try StagedMigrationManager(storeAt: store, models: set)
-                for warning in manager.plan.warnings where told.insert(warning).inserted {
+                for warning in try StepWarnings.all(manager.plan) where told.insert(warning).inserted {
                     output.warning(warning)
                     warnings.append(warning)
                 }
@@ -110,7 +110,7 @@ struct CheckCommand: ParsableCommand {
                                 "steps": report.json["steps"]?.anyValue ?? [], "counts": counts])
             } catch {
                 let error = MigrationError.from(error)
-                if !json { Output.standardError("FAIL  \(name): \(error.description)\n") }
+                if !json { Output.standardError("FAIL  \(name): \(Output.summary(error))\n") }
                 results.append(["store": store, "ok": false, "error": Output.errorObject(error)])
                 firstFailure = firstFailure ?? ExitStatus(error)
             }

@@ -25,7 +25,7 @@ struct CleanCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("Stores, destinations or folders.", valueName: "path"))
+    @Argument(help: ArgumentHelp("Stores, destinations or folders.", valueName: "path"), completion: .file())
     var paths: [String]
 
     @Flag(help: "Remove the leftovers (else only report them).")

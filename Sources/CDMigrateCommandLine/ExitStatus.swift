@@ -21,15 +21,22 @@ enum ExitStatus: Int32, CaseIterable {
     static let table = """
     Exit codes:
       0    success
-      1    the migration ran and failed: validation, a policy, an expression
+      1    the migration ran and failed: validation, a policy (failed or missing), an
+           expression
       64   wrong command-line arguments
       65   an invalid model, mapping model or expression
-      66   the store is not at the source model's version, or not a Core Data store
+      66   the store is not at the source model's version, or not a Core Data store (or not
+           an SQLite database); inspect --fail-on-mismatch: the store is not at the model's
       74   a file could not be read or written, or the destination exists
       130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP — each cleans up as Ctrl-C does
     """
 
     init(_ error: MigrationError) {
+        // A file that is not an SQLite database is not a store, whichever command opens it.
+        if ExitStatus.isNotADatabase(error) {
+            self = .incompatibleStore
+            return
+        }
         switch error.code {
         case .invalidJSON, .invalidModel, .invalidMapping, .expressionSyntax, .invalidArgument, .inferredMappingModel:
             self = .invalidInput
@@ -42,6 +49,15 @@ enum ExitStatus: Int32, CaseIterable {
         default:
             self = .migrationFailed
         }
+    }
+
+    /// SQLITE_NOTADB: the file is not an SQLite database.
+    static let sqliteNotADatabase: Int32 = 26
+
+    /// Whether SQLite said the file is not a database (SQLITE_NOTADB), here or under `error`.
+    static func isNotADatabase(_ error: MigrationError) -> Bool {
+        if error.code == .sqlite, (error.sqliteResultCode ?? 0) & 0xff == sqliteNotADatabase { return true }
+        return error.underlying.contains(where: isNotADatabase)
     }
 
     /// The process's exit code: a cancellation exits with 128 + the signal that asked for it.

@@ -183,11 +183,15 @@ struct FleetRun {
     private func report(_ result: FleetStoreResult) {
         if command.json {
             emit(result.jsonObject)
-        } else if result.status == .migrated || result.status == .checked {
+            return
+        }
+        if result.status == .migrated || result.status == .checked {
             if !command.quiet { print(result.line) }
         } else {
             if command.quiet { Output.standardError(result.line + "\n") } else { print(result.line) }
         }
+        // The stores' warnings as the one-store command prints them, each once for the run.
+        for warning in result.warnings { output.warning(warning) }
         fflush(stdout)
     }
 

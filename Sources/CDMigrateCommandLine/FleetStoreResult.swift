@@ -34,6 +34,8 @@ struct FleetStoreResult {
     var duration: Double
     /// In place, the earlier name of the same file (a link) whose migration this result is.
     var sameStoreAs: String?
+    /// The warnings of the child's report (a step's named by the step, as `migrate --models` prints them).
+    var warnings: [String] = []
 
     /// Reads a child's result: `document` is what it printed on standard output, `errorText`
     /// what it printed on standard error (kept for crashes, which print no JSON).
@@ -47,6 +49,7 @@ struct FleetStoreResult {
             version = object["storeVersion"] as? String
             targetVersion = object["targetVersion"] as? String
             counts = Self.counts(object)
+            warnings = Self.warnings(object)
             if let error = object["error"] as? [String: Any] {
                 errorCode = error["code"] as? Int
                 errorName = error["name"] as? String
@@ -83,6 +86,19 @@ struct FleetStoreResult {
         return [:]
     }
 
+    /// A one-step report's warnings, or a model set's plan warnings then each step's.
+    private static func warnings(_ object: [String: Any]) -> [String] {
+        var lines: [String] = []
+        if let report = object["report"] as? [String: Any] { lines += report["warnings"] as? [String] ?? [] }
+        lines += object["warnings"] as? [String] ?? []
+        for step in object["steps"] as? [[String: Any]] ?? [] {
+            let label = "\(step["from"] as? String ?? "?") → \(step["to"] as? String ?? "?"): "
+            lines += ((step["report"] as? [String: Any])?["warnings"] as? [String] ?? []).map { label + $0 }
+        }
+        var seen = Set<String>()
+        return lines.filter { seen.insert($0).inserted }
+    }
+
     private static func lastLine(_ text: String) -> String {
         guard let line = text.split(whereSeparator: \.isNewline).last else { return "" }
         return ": " + line
@@ -96,6 +112,7 @@ struct FleetStoreResult {
         if let version = version { object["version"] = version }
         if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }
         if let first = sameStoreAs { object["sameStoreAs"] = first }
+        if !warnings.isEmpty { object["warnings"] = warnings }
         if status != .migrated && status != .checked {
             var error: [String: Any] = ["message": errorMessage ?? ""]
             if let code = errorCode { error["code"] = code }

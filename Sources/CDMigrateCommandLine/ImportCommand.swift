@@ -37,20 +37,20 @@ struct ImportCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The Xcode model, model bundle, compiled model or mapping model.", valueName: "path"))
+    @Argument(help: ArgumentHelp("The Xcode model, model bundle, compiled model or mapping model.", valueName: "path"), completion: .file())
     var path: String
 
     @Option(name: [.customShort("o"), .customLong("output")],
-            help: ArgumentHelp("The file to write (default: standard output), or for a model bundle the folder (created if needed).", valueName: "file|dir"))
+            help: ArgumentHelp("The file to write (default: standard output), or for a model bundle the folder (created if needed).", valueName: "file|dir"), completion: .file())
     var output: String?
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).", valueName: "dir"))
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
-    @Option(name: .customLong("source-model"), help: ArgumentHelp("For a mapping model: the model it maps from.", valueName: "path"))
+    @Option(name: .customLong("source-model"), help: ArgumentHelp("For a mapping model: the model it maps from.", valueName: "path"), completion: .file())
     var sourceModel: String?
 
-    @Option(name: .customLong("destination-model"), help: ArgumentHelp("For a mapping model: the model it maps to.", valueName: "path"))
+    @Option(name: .customLong("destination-model"), help: ArgumentHelp("For a mapping model: the model it maps to.", valueName: "path"), completion: .file())
     var destinationModel: String?
 
     @Flag(help: "Print errors as JSON on standard output.")

@@ -26,13 +26,13 @@ struct InferCommand: ParsableCommand {
         """
     )
 
-    @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the stores were written with.", valueName: "path"))
+    @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the stores were written with.", valueName: "path"), completion: .file())
     var sourceModel: String
 
-    @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"))
+    @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"), completion: .file())
     var destinationModel: String
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Where to write the mapping JSON (default: standard output).", valueName: "file"))
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("Where to write the mapping JSON (default: standard output).", valueName: "file"), completion: .file())
     var output: String?
 
     @Flag(help: "Print errors as JSON on standard output.")

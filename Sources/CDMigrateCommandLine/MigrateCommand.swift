@@ -53,13 +53,13 @@ struct MigrateCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).", valueName: "store"))
+    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).", valueName: "store"), completion: .file())
     var stores: [String] = []
 
     /// The one store of a single-store run.
     var store: String { stores.first ?? "" }
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"))
+    @Option(name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"), completion: .file())
     var destination: String?
 
     @Flag(name: .customLong("in-place"), help: "Replace the store with the migrated one.")
@@ -69,10 +69,10 @@ struct MigrateCommand: ParsableCommand {
 
     @OptionGroup var policies: PolicyOptions
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"))
+    @Option(name: .customLong("models"), help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"), completion: .file())
     var modelSet: String?
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
     @Option(name: .customLong("to-version"), help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
@@ -115,7 +115,7 @@ struct MigrateCommand: ParsableCommand {
             let manager = try models.manager()
             let hosted = try policies.register(on: manager)
             manager.failsOnUnintendedLoss = strict
-            for warning in manager.mappingModels.flatMap({ $0.warnings }) { output.warning(warning) }
+            for warning in manager.warnings { output.warning(warning) }
             if dryRun { return try checkOnly(manager, output) }
             let progress = ProgressDisplay(enabled: !quiet && !json)
             manager.progressHandler = { p in
@@ -176,7 +176,8 @@ struct MigrateCommand: ParsableCommand {
             for step in report.stages {
                 output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))")
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
-                for warning in step.report.warnings { output.warning(warning) }
+                // Each step's warnings named by its step, as the plan names them (printed once).
+                for warning in step.report.warnings { output.warning(StepWarnings.label(step.stage) + warning) }
                 LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
             }
             output.document(ReportJSON.object(report, adding: ["ok": true, "source": store, "destination": written,

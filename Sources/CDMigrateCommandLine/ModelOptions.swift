@@ -3,13 +3,13 @@ import CDMigrate
 
 /// The models and mapping models of one migration step.
 struct ModelOptions: ParsableArguments {
-    @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the store was written with.", valueName: "path"))
+    @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the store was written with.", valueName: "path"), completion: .file())
     var sourceModel: String?
 
-    @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"))
+    @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"), completion: .file())
     var destinationModel: String?
 
-    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (JSON, .xcmappingmodel or .cdm); several run as passes, in order.", valueName: "path"))
+    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (JSON, .xcmappingmodel or .cdm); several run as passes, in order.", valueName: "path"), completion: .file())
     var mappings: [String] = []
 
     /// Whether any of the options was given.

@@ -5,17 +5,30 @@ import Glibc
 #endif
 
 /// What a command prints: human lines on standard output (errors on standard error), or one
-/// JSON document with `--json`.
-struct Output {
-    var json: Bool
-    var quiet: Bool
+/// JSON document with `--json`. `--quiet` leaves errors only. Warnings go to standard error as
+/// `warning: …`, each once per command however many reports repeat it.
+final class Output {
+    let json: Bool
+    let quiet: Bool
+    /// The warnings printed so far.
+    private var told: Set<String> = []
+
+    /// The underlying errors an error prints on a terminal (all of them are in `--json`).
+    static let shownUnderlyingErrors = 5
+
+    init(json: Bool, quiet: Bool) {
+        self.json = json
+        self.quiet = quiet
+    }
 
     func line(_ text: String) {
         if !json && !quiet { print(text) }
     }
 
+    /// Prints `warning: text` on standard error, unless the same warning was printed before.
     func warning(_ text: String) {
-        if !json { Output.standardError("warning: \(text)\n") }
+        guard told.insert(text).inserted, !json, !quiet else { return }
+        Output.standardError("warning: \(text)\n")
     }
 
     /// A line about what was done, on standard error (standard output may carry the result).
@@ -24,7 +37,23 @@ struct Output {
     }
 
     func error(_ error: MigrationError) {
-        if !json { Output.standardError("cdmigrate: \(error.description)\n") }
+        if !json { Output.standardError("cdmigrate: \(Output.summary(error))\n") }
+    }
+
+    /// An error as a terminal shows it: its message, then at most `shownUnderlyingErrors` of the
+    /// errors under it (each with at most as many of its own), and how many more `--json` lists.
+    static func summary(_ error: MigrationError, indent: String = "") -> String {
+        var text = "error \(error.code.rawValue): \(error.message)"
+        if let path = error.path { text += " (at \(path))" }
+        if let offset = error.offset { text += " (at character \(offset))" }
+        for underlying in error.underlying.prefix(shownUnderlyingErrors) {
+            text += "\n\(indent)  - " + summary(underlying, indent: indent + "    ")
+        }
+        if error.underlying.count > shownUnderlyingErrors {
+            let more = error.underlying.count - shownUnderlyingErrors
+            text += "\n\(indent)  … and \(more) more (--json lists all \(error.underlying.count))"
+        }
+        return text
     }
 
     /// Prints `object` as JSON (keys sorted, so output is stable; "/" unescaped, as in paths).

@@ -33,13 +33,13 @@ struct PlanCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The store to plan for.", valueName: "store"))
+    @Argument(help: ArgumentHelp("The store to plan for.", valueName: "store"), completion: .file())
     var store: String
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.", valueName: "path"))
+    @Option(name: .customLong("models"), help: ArgumentHelp("The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.", valueName: "path"), completion: .file())
     var modelSet: String
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"))
+    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
     @Option(name: .customLong("to-version"), help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
@@ -51,16 +51,21 @@ struct PlanCommand: ParsableCommand {
     @Flag(help: "Print the plan as a Graphviz digraph.")
     var dot = false
 
+    @Flag(help: "Print nothing but errors.")
+    var quiet = false
+
     func validate() throws {
         if json && dot { throw ValidationError("give --json or --dot, not both") }
     }
 
     func run() throws {
-        let output = Output(json: json, quiet: dot)
+        let output = Output(json: json, quiet: quiet)
         do {
             let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: targetVersion)
-            for warning in plan.warnings { output.warning(warning) }
+            // The plan's warnings, then each step's models' and mapping models' (as migrate prints them).
+            let warnings = try StepWarnings.all(plan)
+            for warning in warnings { output.warning(warning) }
             if dot { return print(PlanCommand.dot(plan, set)) }
             output.line("store \(store) is at version \(plan.storeVersionName)")
             output.line("target version \(plan.targetVersionName)\(plan.targetVersionName == set.currentVersionName ? " (current)" : "")")
@@ -83,7 +88,7 @@ struct PlanCommand: ParsableCommand {
                     break
                 }
             }
-            output.document(PlanCommand.object(plan, set))
+            output.document(PlanCommand.object(plan, set).merging(["warnings": warnings]) { _, added in added })
         } catch {
             let error = MigrationError.from(error)
             output.error(error)

@@ -17,7 +17,7 @@ struct PolicyOptions: ParsableArguments {
     static let registrationSymbol = "cdm_register_policies"
 
     @Option(name: .customLong("policies"),
-            help: ArgumentHelp("A shared library of C policies exporting cdm_register_policies(cdm_migration *); may be repeated.", valueName: "library"))
+            help: ArgumentHelp("A shared library of C policies exporting cdm_register_policies(cdm_migration *); may be repeated.", valueName: "library"), completion: .file())
     var libraries: [String] = []
 
     private typealias Registration = @convention(c) (UnsafeMutableRawPointer?) -> Int32
@@ -72,9 +72,16 @@ struct PolicyOptions: ParsableArguments {
         for mappingModel in manager.mappingModels {
             for mapping in mappingModel.entityMappings {
                 guard let policy = mapping.entityMigrationPolicyClassName, !manager.isPolicyRegistered(named: policy) else { continue }
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)' names policy '\(policy)', which no --policies library registered", path: mapping.path + ".policy"))
+                problems.append(MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)' names policy '\(policy)', which no --policies library registered", path: mapping.path + ".policy"))
             }
         }
         return problems
+    }
+
+    /// Without --policies: a warning per policy the entity mappings name (nothing checks them).
+    static func unchecked(_ mappingModels: [MappingModel]) -> [String] {
+        mappingModels.flatMap { $0.entityMappings }.compactMap { mapping in
+            mapping.entityMigrationPolicyClassName.map { "entity mapping '\(mapping.name)' names policy '\($0)': give --policies to check that it is registered" }
+        }
     }
 }

@@ -15,9 +15,9 @@ final class StoreVersionErrorTests: XCTestCase {
         try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-v\(version).json")
     }
 
-    func hex(_ bytes: [UInt8]?) -> String { (bytes ?? []).map { String(format: "%02x", $0) }.joined() }
+    func base64(_ bytes: [UInt8]?) -> String { Data(bytes ?? []).base64EncodedString() }
 
-    func testMissingSourceModelNamesBothHashesInHexAndTheVersionTheStoreMatches() throws {
+    func testMissingSourceModelNamesBothHashesInBase64AndTheVersionTheStoreMatches() throws {
         let path = try copyFixtureStore("apple-stores/renames/Example_v1.0.0.sqlite", into: directory)
         let source = try model("1.1.0"), destination = try model("1.2.0")
         let storeHash = try StoreInfo.read(at: path).metadata.versionHashes["BasicEntity"]
@@ -27,7 +27,7 @@ final class StoreVersionErrorTests: XCTestCase {
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .migrationMissingSourceModel)
             let message = e?.message ?? ""
-            XCTAssertTrue(message.contains("BasicEntity: store hash \(self.hex(storeHash)), model hash \(self.hex(source.entity(named: "BasicEntity")?.versionHash))"), message)
+            XCTAssertTrue(message.contains("BasicEntity: store hash \(self.base64(storeHash)), model hash \(self.base64(source.entity(named: "BasicEntity")?.versionHash))"), message)
             XCTAssertFalse(message.contains("matches version"), message)
         }
         manager.modelVersions = try ModelVersionSet(contentsOf: TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld")
@@ -45,7 +45,7 @@ final class StoreVersionErrorTests: XCTestCase {
 
     func testVersionDifferenceDescribesMissingSides() {
         let hash: [UInt8] = [0x00, 0xab, 0x10]
-        XCTAssertEqual(ManagedObjectModel.VersionDifference(entityName: "A", storeHash: hash, modelHash: [0xff]).description, "A: store hash 00ab10, model hash ff")
+        XCTAssertEqual(ManagedObjectModel.VersionDifference(entityName: "A", storeHash: hash, modelHash: [0xff]).description, "A: store hash AKsQ, model hash /w==")
         XCTAssertEqual(ManagedObjectModel.VersionDifference(entityName: "A", storeHash: nil, modelHash: hash).description, "A is not in the store")
         XCTAssertEqual(ManagedObjectModel.VersionDifference(entityName: "A", storeHash: hash, modelHash: nil).description, "A is only in the store")
     }

@@ -348,13 +348,14 @@ public struct MigrationPlan {
     static func unmatchedStore(_ path: String, metadata: StoreMetadata, models: ModelSet) -> MigrationError {
         let hashes = metadata.versionHashes.keys.sorted(by: VersionHash.nameOrder).map { "\($0) \(Base64.encode(metadata.versionHashes[$0] ?? []))" }
         var underlying: [MigrationError] = []
-        for name in models.versionNames {
+        // Without hashes no version can match: said once (below), not every entity per version.
+        for name in models.versionNames where !metadata.versionHashes.isEmpty {
             guard let model = models.models[name] else { continue }
             let differences = model.versionDifferences(fromStoreMetadata: metadata)
             let shown = differences.prefix(5).map { $0.description }.joined(separator: "; ")
             underlying.append(MigrationError(.migrationMissingSourceModel, "version '\(name)' differs in \(differences.count) entit\(differences.count == 1 ? "y" : "ies"): \(shown)\(differences.count > 5 ? "; …" : "")"))
         }
-        let what = metadata.isEmpty ? "records no entity version hashes" : "has entity version hashes \(hashes.joined(separator: ", "))"
+        let what = metadata.versionHashes.isEmpty ? "records no entity version hashes" : "has entity version hashes \(hashes.joined(separator: ", "))"
         return MigrationError(.migrationMissingSourceModel, "no version of '\(models.path)' matches the store '\(path)', which \(what) (versions: \(models.versionNames.joined(separator: ", ")))", underlying: underlying)
     }
 }

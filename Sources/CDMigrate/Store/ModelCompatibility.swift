@@ -10,10 +10,11 @@ extension ManagedObjectModel {
         /// The hash the model computes (nil: the entity is not in the model).
         public var modelHash: [UInt8]?
 
-        /// The entity with the store's hash and the model's in hexadecimal, or which side lacks it.
+        /// The entity with the store's hash and the model's in base64 (as Core Data's store
+        /// metadata holds them, and as `cdmigrate inspect` prints them), or which side lacks it.
         public var description: String {
             switch (storeHash, modelHash) {
-            case (let s?, let m?): return "\(entityName): store hash \(VersionHash.hex(s)), model hash \(VersionHash.hex(m))"
+            case (let s?, let m?): return "\(entityName): store hash \(Base64.encode(s)), model hash \(Base64.encode(m))"
             case (nil, _?): return "\(entityName) is not in the store"
             case (_?, nil): return "\(entityName) is only in the store"
             case (nil, nil): return entityName

@@ -140,6 +140,10 @@ extension PersistentStore {
     static func checkVersionHashes(_ metadata: StoreMetadata, model: ManagedObjectModel, path: String) throws {
         let differences = model.versionDifferences(fromStoreMetadata: metadata)
         guard !differences.isEmpty else { return }
+        if metadata.versionHashes.isEmpty {
+            // Said once, rather than every entity "not in the store".
+            throw MigrationError(.incompatibleVersionHash, "the store '\(path)' records no entity version hashes (NSStoreModelVersionHashes), so it is at no model's version, not model \(describe(model))'s")
+        }
         let storeVersion = metadata.versionIdentifiers.filter { !$0.isEmpty }
         let storeText = storeVersion.isEmpty ? "a model version with no identifier" : "model version \(storeVersion.map { "'\($0)'" }.joined(separator: ", "))"
         throw MigrationError(.incompatibleVersionHash,

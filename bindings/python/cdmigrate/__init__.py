@@ -22,7 +22,7 @@ from . import _lib
 from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicyError, ExpressionEvaluationError,
                      ExpressionSyntaxError, IncompatibleVersionHashError, InferredMappingModelError, InvalidArgumentError,
                      InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
-                     MigrationIOError, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
+                     MigrationIOError, MigrationWarning, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
                      NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
@@ -63,7 +63,7 @@ __all__ = [
     "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
     "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
     "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path", "graphs",
-    "MigrationError", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
+    "MigrationError", "MigrationWarning", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
     "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
     "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",
     "MigrationCancelledError", "MissingSourceModelError", "MissingMappingModelError", "SourceStoreError",

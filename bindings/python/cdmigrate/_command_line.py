@@ -6,23 +6,22 @@ What the Python entry point adds: ``--policies`` also takes a Python module (a `
 dotted name importable from the current folder or ``sys.path``), whose EntityMigrationPolicy
 subclasses (by class name), ``POLICIES`` dict and ``FUNCTIONS`` dict are registered on every
 migration the command runs; a value ending in ``.so`` is a shared library of C policies, as for
-the executable. A fleet run's children (``migrate --jobs``/``--out-dir``) run ``python -m
+the executable. A module that registers nothing fails the command before anything runs, naming
+the module. A fleet run's children (``migrate --jobs``/``--out-dir``) run ``python -m
 cdmigrate`` with the same interpreter, each loading the same modules.
 """
 
 from __future__ import annotations
 
 import ctypes
-import importlib
-import importlib.util
 import os
 import re
 import sys
-import types
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from . import _lib
-from .chain import _ChainRun, module_registrations
+from .chain import _ChainRun
+from ._policy_modules import load_policy_module, module_policies  # noqa: F401 - also imported from here
 from ._handle import LongLivedHandle
 from .errors import IO, INVALID_ARGUMENT, NOTFOUND
 from .migration import Migration
@@ -30,30 +29,6 @@ from .migration import Migration
 _lib_ = _lib.lib
 
 _SHARED_LIBRARY = re.compile(r"\.so(\.[0-9]+)*$")
-
-
-def load_policy_module(name: str) -> types.ModuleType:
-    """Imports ``name``: a ``.py`` file, or a module importable from the current folder or sys.path."""
-    if name.endswith(".py") or os.sep in name:
-        module_name = os.path.splitext(os.path.basename(name))[0]
-        spec = importlib.util.spec_from_file_location(module_name, name)
-        if spec is None or spec.loader is None:
-            raise ImportError(f"cannot load the policy module '{name}'")
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        return module
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.insert(0, os.getcwd())
-    return importlib.import_module(name)
-
-
-def module_policies(module: types.ModuleType) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
-    """What a policies module registers: its EntityMigrationPolicy subclasses by class name, then
-    its ``POLICIES`` dict (policy name → class, factory or object), and its ``FUNCTIONS``."""
-    policies, functions = module_registrations(module)
-    policies.update(dict(getattr(module, "POLICIES", None) or {}))
-    return policies, functions
 
 
 class _BorrowedMigration(Migration):

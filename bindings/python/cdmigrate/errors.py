@@ -413,3 +413,12 @@ def check(code: int) -> None:
     """Raises the thread's last error when a C call returned a non-zero code."""
     if code:
         raise last_error(code)
+
+
+class MigrationWarning(UserWarning):
+    """A warning of a migration run (a loss the mapping does not declare, a destination property
+    no mapping fills, passes whose order matters, missing external data files, …): each line of a
+    report's ``warnings`` (a staged run's prefixed with its step, ``"v1 → v2: …"``) is also given
+    through Python's ``warnings`` module with this category, once per run, so that
+    ``warnings.simplefilter("error", cdmigrate.MigrationWarning)`` turns them into errors and
+    ``logging.captureWarnings(True)`` sends them to logging."""

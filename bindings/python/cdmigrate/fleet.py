@@ -12,9 +12,11 @@ running, which are tried again each in a process of its own.
 ...                                  mappings=["UsersV1ToV2.mapping.json"], policies_module="my_policies")
 >>> [r.store for r in results if not r.ok]
 
-Policies travel as an importable module name (``policies_module``): workers import it and use its
-``POLICIES`` (policy name → EntityMigrationPolicy subclass or factory) and, when present, its
-``FUNCTIONS`` (``(class_name, selector)`` → callable), as ``Migration.run`` takes them.
+Policies travel as a module name (``policies_module``): workers load it as the command line's
+``--policies MODULE`` does (an importable name or a ``.py`` file) and register its
+EntityMigrationPolicy subclasses under their class names, its ``POLICIES`` (policy name →
+EntityMigrationPolicy subclass or factory) and its ``FUNCTIONS`` (``(class_name, selector)`` →
+callable); a module that registers nothing fails the whole run up front.
 
 ``migrate_one`` is the per-store call on its own, for other schedulers (Dask, Ray, a job queue):
 it takes only picklable arguments and returns a ``StoreResult``.
@@ -23,7 +25,6 @@ it takes only picklable arguments and returns a ``StoreResult``.
 from __future__ import annotations
 
 import concurrent.futures
-import importlib
 import multiprocessing
 import os
 import threading
@@ -84,13 +85,11 @@ _loaded = threading.local()
 
 
 def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
+    """The policies module loaded as the command line's ``--policies`` loads it."""
     if not module_name:
         return {}, {}
-    module = importlib.import_module(module_name)
-    policies = getattr(module, "POLICIES", None)
-    if policies is None:
-        raise AttributeError(f"the policies module {module_name} has no POLICIES (a dict of policy name → policy class)")
-    return dict(policies), dict(getattr(module, "FUNCTIONS", None) or {})
+    from ._policy_modules import load_policies
+    return load_policies(module_name)
 
 
 def _migration(plan: FleetPlan) -> Any:
@@ -180,15 +179,17 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
       ``cdmigrate.ModelSet`` takes): each store's version is found and its steps run up to
       ``to_version`` (default: the current version), as ``cdmigrate.migrate_store`` does; or
       ``source_model``, ``destination_model`` and ``mappings`` (one step, passes in order).
-    - ``policies_module``: the name of an importable module with ``POLICIES`` (and optionally
-      ``FUNCTIONS``); workers import it, so it must be importable there (on ``sys.path``). With a
+    - ``policies_module``: a policies module as the command line's ``--policies`` takes it (an
+      importable name or a ``.py`` file): its EntityMigrationPolicy subclasses by class name, its
+      ``POLICIES`` and its ``FUNCTIONS``; workers load it, so it must be importable there. With a
       model set, every step whose mapping names a policy uses it.
     - ``jobs``: worker processes (default: ``os.cpu_count()``).
     - ``on_result``: called in this process with each result as it comes in.
 
     Raises only for what would fail every store alike, before any store is started: ValueError
     for arguments that do not fit (or two stores with one destination), the models' or mapping
-    models' MigrationError, ImportError/AttributeError for the policies module. A store's own
+    models' MigrationError, ImportError for a policies module that cannot be imported and
+    InvalidArgumentError for one that registers nothing. A store's own
     failure — corrupt, at another version, a policy raising, a worker process dying — is in its
     result (``ok`` False, ``code``, ``message``).
     """
@@ -219,6 +220,8 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     elif not os.path.exists(plan.models):
         from .errors import MigrationIOError
         raise MigrationIOError(f"the model set {plan.models} does not exist")
+    else:
+        _policies(plan.policies_module)  # a module that cannot be imported or registers nothing
     if destination_dir is not None:
         os.makedirs(os.fsdecode(destination_dir), exist_ok=True)
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import signal
+import sys
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -19,7 +22,7 @@ from . import _lib
 from ._document import NOT_IN_DOCUMENT, Document
 from ._handle import LongLivedHandle
 from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, EntityMigrationPolicyError, ExpressionEvaluationError,
-                     MigrationError, MisuseError, check)
+                     MigrationError, MigrationWarning, MisuseError, check)
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
@@ -225,8 +228,10 @@ class _Run:
             self.policies[key] = policy
         return policy
 
-    def fail(self, ctx: Optional[int], error: BaseException) -> int:
-        """Keeps the first exception of the callback nest and tells the library to stop."""
+    def fail(self, ctx: Optional[int], error: BaseException, where: str = "") -> int:
+        """Keeps the first exception of the callback nest and tells the library to stop; the
+        library's message (what the command line prints) names ``where`` — the policy and its
+        hook or method, or the function — and the exception."""
         if self.exception is None:
             self.exception = error
         if isinstance(error, KeyboardInterrupt):
@@ -236,7 +241,10 @@ class _Run:
         else:
             code = ENTITY_MIGRATION_POLICY
         if ctx:
-            message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")
+            text = f"{type(error).__name__}: {error}"
+            if where and not isinstance(error, KeyboardInterrupt):
+                text = f"{where} raised {text}"
+            message = text.encode("utf-8", "replace")
             return _lib_.cdm_context_fail(ctx, code, message) or code
         return code
 
@@ -277,9 +285,52 @@ def _framed(ctx: int, user: int, body: Callable[..., int], *args: Any) -> int:
         ok = True
         return code
     except BaseException as error:
-        return run.fail(ctx, error)
+        return run.fail(ctx, error, _callback_name(registration, body, args, ctx))
     finally:
         _leave(run, previous, ok)
+
+
+def _emit_warnings(report: Any) -> None:
+    """Each warning of a run, once, through Python's ``warnings`` module as a MigrationWarning (a
+    staged run's named by their step, as the command line prints them)."""
+    raw = getattr(report, "raw", None) or {}
+    lines: List[str] = []
+    if "steps" in raw and "storeVersion" in raw:
+        lines += list(raw.get("warnings", []))
+        for step in raw.get("steps", []):
+            lines += [f"{step.get('from')} → {step.get('to')}: {w}" for w in (step.get("report") or {}).get("warnings", [])]
+    else:
+        lines += list(getattr(report, "warnings", []) or [])
+    # Attributed to the program's line that ran the migration: the first frame outside the package.
+    package = os.path.dirname(os.path.abspath(__file__))
+    level, frame = 1, sys._getframe(0)
+    while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == package:
+        level, frame = level + 1, frame.f_back
+    seen = set()
+    for line in lines:
+        if line not in seen:
+            seen.add(line)
+            warnings.warn(line, MigrationWarning, stacklevel=level)
+
+
+def _callback_name(registration: Any, body: Callable[..., int], args: Tuple[Any, ...], ctx: Optional[int]) -> str:
+    """What raised, for the library's message: "policy 'P' hook create_relationships (entity
+    mapping 'M')", "policy 'P' method labelFor:", "function Class.selector:"."""
+    try:
+        if body is _function_body:
+            return f"function {registration.label}"
+        if body is _policy_method_body:
+            what = f"policy '{registration.name}' method {(args[0] or b'').decode('utf-8', 'replace')}"
+        elif body is _batch_body:
+            what = f"policy '{registration.name}' hook create_destination_instances_batch"
+        else:
+            what = f"policy '{registration.name}' hook {args[0]}"
+        name = ctypes.c_char_p()
+        if ctx and _lib_.cdm_context_entity_mapping_name(ctx, ctypes.byref(name)) == 0 and name.value:
+            what += f" (entity mapping '{name.value.decode('utf-8', 'replace')}')"
+        return what
+    except Exception:  # naming must never hide the exception itself
+        return ""
 
 
 def _batch_body(registration: _PolicyRegistration, run: _Run, ctx: int, handle: int) -> int:
@@ -745,6 +796,7 @@ class Migration(LongLivedHandle):
                 raise error.with_traceback(error.__traceback__)
             check(code)
         self._report = self._read_report()
+        _emit_warnings(self._report)
         return self._report
 
     @property

@@ -142,11 +142,18 @@ def test_validate_checks_models_mappings_and_policies(people, tmp_path):
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["entityMappings"] == 2
     assert cli("validate", "--policies", people["module"], *models(people, "policy-map.json")).returncode == 0
+    # A module registering another policy: the mapping's is missing, as migrate says it (134170, exit 1).
+    other = tmp_path / "other.py"
+    other.write_text("import cdmigrate\n\nclass SomethingElse(cdmigrate.EntityMigrationPolicy):\n    pass\n")
+    unregistered = cli("validate", "--policies", str(other), *models(people, "policy-map.json"))
+    assert unregistered.returncode == 1
+    assert "OlderSwedes" in unregistered.stderr and "134170" in unregistered.stderr
+    # A module registering nothing is refused up front, naming it.
     empty = tmp_path / "empty.py"
     empty.write_text("X = 1\n")
-    unregistered = cli("validate", "--policies", str(empty), *models(people, "policy-map.json"))
-    assert unregistered.returncode == 65
-    assert "OlderSwedes" in unregistered.stderr
+    nothing = cli("validate", "--policies", str(empty), *models(people, "policy-map.json"))
+    assert nothing.returncode == 65
+    assert "'empty'" in nothing.stderr and "registers nothing" in nothing.stderr
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}))
     result = cli("validate", "--json", "--source-model", people["v1.json"], "--destination-model", people["v2.json"], "--mapping", str(bad))

@@ -4,6 +4,7 @@ Core Data keeps for transient attributes only."""
 
 from __future__ import annotations
 
+import base64
 import os
 import shutil
 
@@ -113,7 +114,7 @@ def test_missing_source_model_error_names_hashes_in_hex_and_the_version_the_stor
             with pytest.raises(cdmigrate.MissingSourceModelError) as error:
                 migration.run(store, str(tmp_path / "out.sqlite"))
             [difference] = v110.version_differences(metadata)
-            assert f"store hash {difference.store_hash.hex()}, model hash {difference.model_hash.hex()}" in str(error.value)
+            assert f"store hash {base64.b64encode(difference.store_hash).decode()}, model hash {base64.b64encode(difference.model_hash).decode()}" in str(error.value)
             migration.set_model_versions(os.path.join(RENAMES, "Model.xcdatamodeld"))
             with pytest.raises(cdmigrate.MissingSourceModelError) as error:
                 migration.run(store, str(tmp_path / "out.sqlite"))

@@ -33,7 +33,7 @@ public func cdm_chain_plan_with_mappings(_ models: UnsafePointer<CChar>?, _ mapp
         let storePath = try CString.argument(store, "the store path")
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         let plan = try MigrationPlan(storeAt: storePath, models: set, targetVersion: targetVersion)
-        out.pointee = CString.copy(plan.json(in: set).serialized())
+        out.pointee = CString.copy(try plan.json(in: set).serialized())
     }
 }
 

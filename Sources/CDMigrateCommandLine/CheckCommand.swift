@@ -89,7 +89,7 @@ struct CheckCommand: ParsableCommand {
             let destination = scratch + "/\(index)-" + name
             do {
                 let manager = try StagedMigrationManager(storeAt: store, models: set)
-                for warning in try StepWarnings.all(manager.plan) where told.insert(warning).inserted {
+                for warning in try manager.plan.allWarnings() where told.insert(warning).inserted {
                     output.warning(warning)
                     warnings.append(warning)
                 }

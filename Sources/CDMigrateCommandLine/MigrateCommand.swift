@@ -177,7 +177,7 @@ struct MigrateCommand: ParsableCommand {
                 output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))")
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 // Each step's warnings named by its step, as the plan names them (printed once).
-                for warning in step.report.warnings { output.warning(StepWarnings.label(step.stage) + warning) }
+                for warning in step.report.warnings { output.warning(step.stage.warningLabel + warning) }
                 LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
             }
             output.document(ReportJSON.object(report, adding: ["ok": true, "source": store, "destination": written,

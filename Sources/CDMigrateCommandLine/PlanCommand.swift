@@ -64,7 +64,7 @@ struct PlanCommand: ParsableCommand {
             let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: targetVersion)
             // The plan's warnings, then each step's models' and mapping models' (as migrate prints them).
-            let warnings = try StepWarnings.all(plan)
+            let warnings = try plan.allWarnings()
             for warning in warnings { output.warning(warning) }
             if dot { return print(PlanCommand.dot(plan, set)) }
             output.line("store \(store) is at version \(plan.storeVersionName)")
@@ -88,7 +88,7 @@ struct PlanCommand: ParsableCommand {
                     break
                 }
             }
-            output.document(PlanCommand.object(plan, set).merging(["warnings": warnings]) { _, added in added })
+            output.document(try PlanCommand.object(plan, set))
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
@@ -98,8 +98,8 @@ struct PlanCommand: ParsableCommand {
     }
 
     /// `plan --json`: the plan's one JSON form (docs/cli.md) with `"ok": true`.
-    static func object(_ plan: MigrationPlan, _ set: ModelSet) -> [String: Any] {
-        var object = plan.json(in: set).dictionaryValue
+    static func object(_ plan: MigrationPlan, _ set: ModelSet) throws -> [String: Any] {
+        var object = try plan.json(in: set).dictionaryValue
         object["ok"] = true
         return object
     }

@@ -101,15 +101,15 @@ struct ValidateCommand: ParsableCommand {
                 continue
             }
             target = plan.targetVersionName
-            for warning in try StepWarnings.all(plan) where !warnings.contains(warning) { warnings.append(warning) }
-            for stage in plan.stages where steps.insert(StepWarnings.label(stage)).inserted {
+            for warning in try plan.allWarnings() where !warnings.contains(warning) { warnings.append(warning) }
+            for stage in plan.stages where steps.insert(stage.warningLabel).inserted {
                 for name in stage.policyNames {
                     if let hosted = hosted {
                         if !hosted.registersPolicy(named: name) {
                             problems.append(MigrationError(.entityMigrationPolicy, "\(stage.sourceVersionName) → \(stage.destinationVersionName): mapping model \(stage.mappingModelNames.joined(separator: ", ")) names policy '\(name)', which no --policies registered"))
                         }
                     } else {
-                        let warning = StepWarnings.label(stage) + "names policy '\(name)': give --policies to check that it is registered"
+                        let warning = stage.warningLabel + "names policy '\(name)': give --policies to check that it is registered"
                         if !warnings.contains(warning) { warnings.append(warning) }
                     }
                 }

@@ -7,13 +7,16 @@ extension MigrationPlan {
     /// "reason", "policies", "entityMappings"}], "directStep": {"from", "to", "inferable",
     /// "reason"} or null}`.
     ///
+    /// `warnings` are the plan's and its steps' (`allWarnings()`).
+    ///
     /// - Parameter set: The model set the plan was made from (its current version and versions).
-    package func json(in set: ModelSet) -> JSON {
+    /// - Throws: `MigrationError` from `allWarnings()`.
+    package func json(in set: ModelSet) throws -> JSON {
         .object([
             ("store", .string(storePath)), ("storeVersion", .string(storeVersionName)),
             ("targetVersion", .string(targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
             ("versions", .array(set.versionNames.map { .string($0) })),
-            ("warnings", .array(warnings.map { .string($0) })),
+            ("warnings", .array(try allWarnings().map { .string($0) })),
             ("steps", .array(stages.map(Self.json))),
             ("directStep", Self.json(directStep)),
         ])

@@ -348,6 +348,20 @@ final class ModelCacheWriterTests: XCTestCase {
         XCTAssertEqual(keyPath.entityVersionHashes, function.entityVersionHashes)
     }
 
+    func testADerivationTheWriterDoesNotArchiveLeavesTheCacheEmpty() throws {
+        // Arithmetic is not among what the writer archives: no cache rather than another version.
+        let model = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "price", "type": "double"}, {"name": "double", "type": "double", "derivationExpression": "price * 2"}]}]}"#)
+        XCTAssertNil(try StoreModelCache.compressedArchive(of: model))
+        XCTAssertFalse(ArchivedExpressionWriter.isArchivable(try ExpressionParser.parseExpression("price * 2")))
+        XCTAssertTrue(ArchivedExpressionWriter.isArchivable(try ExpressionParser.parseExpression("lowercase:(author.name)")))
+        // A constant and a variable archive and decode back.
+        let writer = KeyedArchiveWriter(what: "an expression")
+        let root = ArchivedExpressionWriter.encode(try ExpressionParser.parseExpression("FUNCTION($source, 'stringByAppendingString:', 'x')"), writer)
+        let archive = try KeyedArchive(bytes: try writer.archive(root: root), code: .invalidModel, what: "an expression")
+        XCTAssertEqual(try ArchivedExpressionDecoder(archive: archive).text(of: try archive.object(try archive.topReference())),
+                       #"FUNCTION($source, "stringByAppendingString:", "x")"#)
+    }
+
     func testAModelWhoseCacheWouldReadBackAsAnotherVersionGetsNoCache() throws {
         // A filtering predicate is not archived: the cache would have other version hashes than
         // the store, so the store keeps an empty cache (and its model is rebuilt from the schema).

@@ -101,6 +101,30 @@ final class DerivedAttributeTests: XCTestCase {
         }
     }
 
+    /// `now()` is the time of the save that wrote the row: Core Data's migration writes every row,
+    /// so every migrated row carries the time of the migration, also one whose source had a value
+    /// (its data statement is `UPDATE T SET C = NSCoreDataNow()`, for every row).
+    func testANowDerivationStampsEveryMigratedRowWithTheTimeOfTheMigration() throws {
+        let v1 = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Doc", "attributes": [{"name": "title", "type": "string"}, {"name": "touched", "type": "date"}]}]}"#)
+        let v2 = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Doc", "attributes": [{"name": "title", "type": "string"}, {"name": "touched", "type": "date", "derivationExpression": "now()"}]}]}"#)
+        for pushDown in [true, false] {
+            let path = scratch.file("docs-\(pushDown).sqlite")
+            try makeStore(path, v1) { store in
+                try insert(store, "Doc", ["title": .string("old"), "touched": .date(1000)])
+                try insert(store, "Doc", ["title": .string("never")])
+            }
+            let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
+            manager.pushDownSQL = pushDown
+            let destination = scratch.file("docs-out-\(pushDown).sqlite")
+            let before = Date().timeIntervalSinceReferenceDate
+            try manager.migrateStore(from: path, to: destination)
+            let after = Date().timeIntervalSinceReferenceDate
+            let stamps = try rows(destination, "SELECT ZTOUCHED FROM ZDOC ORDER BY ZTITLE").compactMap(Double.init)
+            XCTAssertEqual(stamps.count, 2)
+            XCTAssertTrue(stamps.allSatisfy { $0 >= before - 1 && $0 <= after + 1 }, "pushDown \(pushDown): \(stamps)")
+        }
+    }
+
     /// The destination has Core Data's triggers, by name, and they keep the values right when the
     /// store is written afterwards.
     func testTheDestinationHasCoreDatasTriggersAndTheyMaintainTheValues() throws {

@@ -255,9 +255,116 @@ final class ModelCacheWriterTests: XCTestCase {
         }
     }
 
+    /// A model with derived attributes of every kind Core Data maintains in SQLite.
+    static let derivedModel = """
+    {"name": "Lists", "entities": [
+      {"name": "List", "attributes": [{"name": "name", "type": "string"},
+         {"name": "itemCount", "type": "int64", "derivationExpression": "items.@count"},
+         {"name": "total", "type": "double", "derivationExpression": "items.price.@sum"},
+         {"name": "cheapest", "type": "double", "derivationExpression": "items.price.@min"},
+         {"name": "dearest", "type": "double", "derivationExpression": "items.price.@max"},
+         {"name": "searchName", "type": "string", "derivationExpression": "canonical:(name)"},
+         {"name": "shout", "type": "string", "derivationExpression": "uppercase:(name)"},
+         {"name": "quiet", "type": "string", "derivationExpression": "lowercase:(name)"},
+         {"name": "copy", "type": "string", "derivationExpression": "name"},
+         {"name": "touched", "type": "date", "derivationExpression": "now()"}],
+       "relationships": [{"name": "items", "destination": "Item", "inverse": "list", "toMany": true}]},
+      {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"},
+         {"name": "listName", "type": "string", "derivationExpression": "list.name"},
+         {"name": "quietListName", "type": "string", "derivationExpression": "lowercase:(list.name)"}],
+       "relationships": [{"name": "list", "destination": "List", "inverse": "items"}]}]}
+    """
+
+    func testDerivedAttributesAreArchivedAndReadBackAsTheSameVersion() throws {
+        let model = try ModelReader.model(fromJSON: Self.derivedModel)
+        let blob = try XCTUnwrap(try StoreModelCache.compressedArchive(of: model), "a model with derived attributes gets a cache")
+        let archive = try Inflate.inflate(blob, limit: StoreModelCache.defaultLimit, code: .invalidModel, what: "the cache")
+        let back = try CompiledModelReader.model(fromArchive: archive, name: "Lists")
+        XCTAssertEqual(back.entityVersionHashes, model.entityVersionHashes)
+        for entity in model.entities {
+            for attribute in entity.attributes {
+                let read = back.entity(named: entity.name)?.attribute(named: attribute.name)
+                XCTAssertEqual(read?.derivationExpression.map(DerivationForm.keptText),
+                               attribute.derivationExpression.map(DerivationForm.keptText), "\(entity.name).\(attribute.name)")
+                XCTAssertEqual(read?.versionHash, attribute.versionHash, "\(entity.name).\(attribute.name)")
+            }
+        }
+        // Held as Core Data holds them: a to-many count and sum as functions, min/max as key paths.
+        let list = try XCTUnwrap(back.entity(named: "List"))
+        XCTAssertEqual(list.attribute(named: "itemCount")?.derivationExpression, "count:(items)")
+        XCTAssertEqual(list.attribute(named: "total")?.derivationExpression, "sum:(items.price)")
+        XCTAssertEqual(list.attribute(named: "dearest")?.derivationExpression, "items.price.@max")
+        XCTAssertEqual(list.attribute(named: "touched")?.derivationExpression, "now()")
+        XCTAssertEqual(list.attribute(named: "quiet")?.derivationExpression, "lowercase:(name)")
+        XCTAssertEqual(back.entity(named: "Item")?.attribute(named: "listName")?.derivationExpression, "list.name")
+        XCTAssertNil(list.attribute(named: "name")?.derivationExpression)
+    }
+
+    func testADerivedAttributeIsArchivedWithFoundationsClassesAndKeys() throws {
+        let model = try ModelReader.model(fromJSON: Self.derivedModel)
+        let archive = try KeyedArchive(bytes: try CompiledModelWriter.archive(model), code: .invalidModel, what: "the archive")
+        var derived: [String: ArchivedObject] = [:]
+        for index in 1..<archive.objects.count {
+            guard let object = try? archive.object(KeyedArchive.Reference(index)) else { continue }
+            if object.className == "NSDerivedAttributeDescription", let name = try object.string("NSPropertyName") { derived[name] = object }
+        }
+        XCTAssertEqual(derived.count, 11)
+        let quiet = try XCTUnwrap(derived["quiet"])
+        XCTAssertTrue(quiet.isKind(of: "NSAttributeDescription"))
+        XCTAssertEqual(try quiet.value("NSFilteringPredicate"), .null)
+        let function = try XCTUnwrap(try quiet.object("NSDerivationExpression"))
+        XCTAssertEqual(function.className, "NSFunctionExpression")
+        XCTAssertEqual(try function.integer("NSExpressionType"), 4)
+        XCTAssertEqual(try function.string("NSSelectorName"), "lowercase:")
+        let target = try XCTUnwrap(try function.object("NSOperand"))
+        XCTAssertEqual(target.className, "NSConstantValueExpression")
+        XCTAssertEqual(try target.string("NSConstantValueClassName"), "_NSPredicateUtilities")
+        guard case .object(let argumentReference, _)? = try function.array("NSArguments")?.first else { return XCTFail("no argument") }
+        let keyPath = try archive.object(argumentReference)
+        XCTAssertEqual(keyPath.className, "NSKeyPathExpression")
+        XCTAssertTrue(keyPath.isKind(of: "NSFunctionExpression"))
+        XCTAssertEqual(try keyPath.string("NSSelectorName"), "valueForKeyPath:")
+        XCTAssertEqual(try keyPath.object("NSOperand")?.className, "NSSelfExpression")
+        XCTAssertEqual(try keyPath.object("NSOperand")?.integer("NSExpressionType"), 1)
+        guard case .object(let specifierReference, _)? = try keyPath.array("NSArguments")?.first else { return XCTFail("no specifier") }
+        let specifier = try archive.object(specifierReference)
+        XCTAssertEqual(specifier.className, "NSKeyPathSpecifierExpression")
+        XCTAssertEqual(try specifier.integer("NSExpressionType"), 10)
+        XCTAssertEqual(try specifier.string("NSKeyPath"), "name")
+        let now = try XCTUnwrap(try derived["touched"]?.object("NSDerivationExpression"))
+        XCTAssertEqual(try now.string("NSSelectorName"), "now")
+        XCTAssertEqual(try now.array("NSArguments")?.count, 0)
+    }
+
+    func testCoreDatasFormOfACountOrSumIsWhatTheVersionHashCovers() throws {
+        XCTAssertEqual(DerivationForm.keptText("items.@count"), "count:(items)")
+        XCTAssertEqual(DerivationForm.keptText(" items.price.@sum "), "sum:(items.price)")
+        XCTAssertEqual(DerivationForm.keptText("items.price.@total"), "sum:(items.price)")
+        XCTAssertEqual(DerivationForm.keptText("items.price.@max"), "items.price.@max")
+        XCTAssertEqual(DerivationForm.keptText("lowercase:(name)"), "lowercase:(name)")
+        XCTAssertEqual(DerivationForm.keptText("@count"), "@count")
+        let keyPath = try ModelReader.model(fromJSON: #"{"entities": [{"name": "A", "attributes": [{"name": "n", "type": "int64", "derivationExpression": "bs.@count"}], "relationships": [{"name": "bs", "destination": "B", "inverse": "a", "toMany": true}]}, {"name": "B", "relationships": [{"name": "a", "destination": "A", "inverse": "bs"}]}]}"#)
+        let function = try ModelReader.model(fromJSON: #"{"entities": [{"name": "A", "attributes": [{"name": "n", "type": "int64", "derivationExpression": "count:(bs)"}], "relationships": [{"name": "bs", "destination": "B", "inverse": "a", "toMany": true}]}, {"name": "B", "relationships": [{"name": "a", "destination": "A", "inverse": "bs"}]}]}"#)
+        XCTAssertEqual(keyPath.entityVersionHashes, function.entityVersionHashes)
+    }
+
+    func testADerivationTheWriterDoesNotArchiveLeavesTheCacheEmpty() throws {
+        // Arithmetic is not among what the writer archives: no cache rather than another version.
+        let model = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "price", "type": "double"}, {"name": "double", "type": "double", "derivationExpression": "price * 2"}]}]}"#)
+        XCTAssertNil(try StoreModelCache.compressedArchive(of: model))
+        XCTAssertFalse(ArchivedExpressionWriter.isArchivable(try ExpressionParser.parseExpression("price * 2")))
+        XCTAssertTrue(ArchivedExpressionWriter.isArchivable(try ExpressionParser.parseExpression("lowercase:(author.name)")))
+        // A constant and a variable archive and decode back.
+        let writer = KeyedArchiveWriter(what: "an expression")
+        let root = ArchivedExpressionWriter.encode(try ExpressionParser.parseExpression("FUNCTION($source, 'stringByAppendingString:', 'x')"), writer)
+        let archive = try KeyedArchive(bytes: try writer.archive(root: root), code: .invalidModel, what: "an expression")
+        XCTAssertEqual(try ArchivedExpressionDecoder(archive: archive).text(of: try archive.object(try archive.topReference())),
+                       #"FUNCTION($source, "stringByAppendingString:", "x")"#)
+    }
+
     func testAModelWhoseCacheWouldReadBackAsAnotherVersionGetsNoCache() throws {
-        // A derived attribute's expression is not archived: its cache would have other version
-        // hashes than the store, so the store keeps an empty cache (and its model is rebuilt).
+        // A filtering predicate is not archived: the cache would have other version hashes than
+        // the store, so the store keeps an empty cache (and its model is rebuilt from the schema).
         let folder = scratch.file("Derived.xcdatamodel")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try """
@@ -265,12 +372,12 @@ final class ModelCacheWriterTests: XCTestCase {
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
             <entity name="Item" representedClassName="Item" syncable="YES">
                 <attribute name="title" optional="YES" attributeType="String"/>
-                <attribute name="upper" optional="YES" attributeType="String" derived="YES" derivationExpression="uppercase:(title)"/>
+                <attribute name="upper" optional="YES" attributeType="String" derived="YES" derivationExpression="uppercase:(title)" filteringPredicate="title != nil"/>
             </entity>
         </model>
         """.write(toFile: folder + "/contents", atomically: true, encoding: .utf8)
         let derived = try ModelReader.model(fromFile: folder)
-        XCTAssertNotNil(derived.entity(named: "Item")?.attribute(named: "upper")?.derivationExpression)
+        XCTAssertNotNil(derived.entity(named: "Item")?.attribute(named: "upper")?.filteringPredicate)
         XCTAssertNil(try StoreModelCache.compressedArchive(of: derived))
         let plain = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
         let sourcePath = scratch.file("plain.sqlite")
@@ -280,5 +387,19 @@ final class ModelCacheWriterTests: XCTestCase {
             .migrateStore(from: sourcePath, to: migrated)
         XCTAssertNil(try StoreModelCache.model(fromStoreAt: migrated))
         XCTAssertTrue(try StoreModelRecovery.storeModel(at: migrated).isRecovered)
+    }
+
+    func testAMigratedStoreWithDerivedAttributesCachesItsModel() throws {
+        let plain = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
+        let derived = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "upper", "type": "string", "derivationExpression": "uppercase:(title)"}]}]}"#)
+        let sourcePath = scratch.file("plain.sqlite")
+        try makeStore(sourcePath, plain) { store in _ = try insert(store, "Item", ["title": .string("a")]) }
+        let migrated = scratch.file("derived.sqlite")
+        try MigrationManager(sourceModel: plain, destinationModel: derived, mappingModels: [try MappingModel.inferred(from: plain, to: derived)])
+            .migrateStore(from: sourcePath, to: migrated)
+        let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: migrated))
+        XCTAssertEqual(cached.entityVersionHashes, derived.entityVersionHashes)
+        XCTAssertEqual(cached.entity(named: "Item")?.attribute(named: "upper")?.derivationExpression, "uppercase:(title)")
+        XCTAssertFalse(try StoreModelRecovery.storeModel(at: migrated).isRecovered)
     }
 }

@@ -95,6 +95,24 @@ final class PersistentHistoryTablesTests: XCTestCase {
         }
     }
 
+    /// Core Data's persistent history triggers are temporary (`CREATE TEMPORARY TRIGGER … ZQ_…`,
+    /// made on its own connection around a batch operation), so a store holds none: the only
+    /// triggers of a migrated history-tracked store are the derived attributes' `Z_DA_…` triggers.
+    func testAHistoryTrackedStoreGetsNoTriggersButTheDerivedAttributes() throws {
+        let (path, v1, _) = try storeWithHistory()
+        let v2 = try ModelReader.model(fromJSON: """
+            {"name": "Notes", "entities": [{"name": "Archive", "attributes": [{"name": "label", "type": "string"}]},
+                {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "loud", "type": "string", "derivationExpression": "uppercase:(title)"}]}]}
+            """)
+        let destination = scratch.file("out.sqlite")
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
+            .migrateStore(from: path, to: destination)
+        XCTAssertEqual(try rows(destination, "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name"),
+                       ["Z_DA_ZNOTE_Note_loud_INSERT", "Z_DA_ZNOTE_Note_loud_UPDATE"])
+        XCTAssertEqual(try rows(destination, "SELECT COUNT(*) FROM ACHANGE"), ["2"])
+        XCTAssertEqual(try rows(destination, "SELECT ZLOUD FROM ZNOTE ORDER BY ZTITLE"), ["A", "B"])
+    }
+
     /// A step with a custom mapping model does not carry the history, and its report says so.
     func testACustomMappingStepSaysTheHistoryIsNotCarried() throws {
         let (path, v1, v2) = try storeWithHistory()

@@ -18,6 +18,8 @@
 /// - NSAttributeDescription: `NSAttributeType`, `NSAttributeValueClassName`, `NSDefaultValue`,
 ///   `NSValueTransformerName`, `NSIsIndexed` (when true), `NSFlagsKey` (1 a maximum, 2 a minimum,
 ///   4 external storage, 0x10 preserved in history on deletion) with `NSMaxValueName`/`NSMinValueName`.
+/// - NSDerivedAttributeDescription: NSAttributeDescription's keys, then `NSDerivationExpression`
+///   (an archived NSExpression, `ArchivedExpressionWriter`) and `NSFilteringPredicate` (`$null`).
 /// - NSRelationshipDescription: `NSDestinationEntity`, `NSInverseRelationship`,
 ///   `_NSDestinationEntityName`, `_NSInverseRelationshipName`, `NSMinCount`, `NSMaxCount`, `NSDeleteRule`,
 ///   `NSIsIndexed` (when true).
@@ -134,7 +136,10 @@ package enum CompiledModelWriter {
 
     /// NSPropertyDescription's keys, then the attribute's or the relationship's.
     private static func encode(_ property: PropertyDescription, of entity: EntityDescription, _ writer: KeyedArchiveWriter) -> PropertyListValue {
-        let classes = property is RelationshipDescription ? ["NSRelationshipDescription", "NSPropertyDescription"] : ["NSAttributeDescription", "NSPropertyDescription"]
+        let derivation = (property as? AttributeDescription)?.derivationExpression
+        let classes = property is RelationshipDescription ? ["NSRelationshipDescription", "NSPropertyDescription"]
+            : derivation != nil ? ["NSDerivedAttributeDescription", "NSAttributeDescription", "NSPropertyDescription"]
+            : ["NSAttributeDescription", "NSPropertyDescription"]
         return writer.encode(propertyKey(entity.name, property.name), classes: classes) {
             var fields: [(String, PropertyListValue)] = []
             var flags: Int64 = 0x1
@@ -155,6 +160,7 @@ package enum CompiledModelWriter {
             }
             if let attribute = property as? AttributeDescription {
                 fields += attributeFields(attribute, writer)
+                if let derivation { fields += derivedFields(derivation, writer) }
             } else if let relationship = property as? RelationshipDescription {
                 fields += relationshipFields(relationship, writer)
             }
@@ -185,6 +191,18 @@ package enum CompiledModelWriter {
         if attribute.preservesValueInHistoryOnDeletion { flags |= 0x10 }
         fields.append(("NSFlagsKey", .integer(flags)))
         return fields
+    }
+
+    /// NSDerivedAttributeDescription's keys after NSAttributeDescription's: `NSDerivationExpression`
+    /// (the expression in the form Core Data keeps it, `ArchivedExpressionWriter`) and
+    /// `NSFilteringPredicate` (`$null`: predicates are not archived, so a derived attribute with one
+    /// reads back as another version and its model gets no cache).
+    private static func derivedFields(_ text: String, _ writer: KeyedArchiveWriter) -> [(String, PropertyListValue)] {
+        var expression = KeyedArchiveWriter.null
+        if let parsed = try? ExpressionParser.parseExpression(text) {
+            expression = ArchivedExpressionWriter.encode(ArchivedExpressionWriter.derivationForm(parsed), writer)
+        }
+        return [("NSDerivationExpression", expression), ("NSFilteringPredicate", KeyedArchiveWriter.null)]
     }
 
     private static func relationshipFields(_ relationship: RelationshipDescription, _ writer: KeyedArchiveWriter) -> [(String, PropertyListValue)] {

@@ -62,9 +62,10 @@ package enum StoreModelCache {
     // MARK: Writing
 
     /// The cache Core Data would write for `model`: its keyed archive, deflated; nil when the
-    /// archive would not read back as a model of the same version (a model with derived
-    /// attributes, whose expressions are not archived, or with version hashes written in the model
-    /// file that differ from Core Data's): such a store gets no cache rather than a wrong one.
+    /// archive would not read back as a model of the same version (a derived attribute with a
+    /// filtering predicate or an expression `ArchivedExpressionWriter` does not write, or version
+    /// hashes written in the model file that differ from Core Data's): such a store gets no cache
+    /// rather than a wrong one.
     ///
     /// - Parameter model: the store's model.
     /// - Returns: the `Z_CONTENT` blob (raw DEFLATE of a `bplist00` keyed archive), or nil.

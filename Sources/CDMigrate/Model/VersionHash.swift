@@ -34,7 +34,9 @@ package enum VersionHash {
             // Derived attributes: A is not fed in; the hash covers the expression text and the
             // filtering predicate. (not verified: no real hash exercised it, and Core Data hashes
             // NSExpression's own formatting, which may differ from the text the model file holds)
-            var bytes = Array(derivation.utf8)
+            // Core Data hashes the expression's `predicateFormat` in the form it keeps it
+            // (`items.@count` held as `count:(items)`: DerivationForm).
+            var bytes = Array(DerivationForm.keptText(derivation).utf8)
             if let filter = attribute.filteringPredicate, !filter.isEmpty { bytes += Array(filter.utf8) }
             return SHA256.hash(bytes)
         }

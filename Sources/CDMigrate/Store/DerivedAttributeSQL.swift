@@ -41,8 +41,8 @@ package struct DerivedAttributeSQL {
     package let entity: EntityDescription
     /// What it is derived from.
     package let derivation: Derivation
-    /// Statements that give every row of the entity its derived value (Core Data's data statements,
-    /// except that `now()` fills only rows without a value, keeping the migrated timestamps).
+    /// Statements that give every row of the entity its derived value (Core Data's data statements:
+    /// `now()` stamps every row with the time they run, the time of the migration).
     package let dataStatements: [String]
     /// Core Data's `CREATE TRIGGER IF NOT EXISTS Z_DA_…` statements for the attribute.
     package let triggerStatements: [String]
@@ -194,8 +194,9 @@ package struct DerivedAttributeSQL {
             switch derivation {
             case .now:
                 selfTriggers(newToken: "NSCoreDataNow()", columns: "Z_OPT")
-                let range = self.range.map { " AND \($0.low) <= Z_ENT AND Z_ENT <= \($0.high)" } ?? ""
-                data = ["UPDATE \(table) SET \(column) = NSCoreDataNow() WHERE \(column) IS NULL\(range)"]
+                // Every row gets the time of the migration, as Core Data's data statement gives it.
+                let range = self.range.map { " WHERE \($0.low) <= Z_ENT AND Z_ENT <= \($0.high)" } ?? ""
+                data = ["UPDATE \(table) SET \(column) = NSCoreDataNow()\(range)"]
             case .ownAttribute(let source, let function):
                 let newToken = function.map { "\($0)(NEW.\(source))" } ?? "NEW.\(source)"
                 selfTriggers(newToken: newToken, columns: source)

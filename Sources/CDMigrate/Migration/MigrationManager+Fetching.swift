@@ -22,6 +22,9 @@ extension MigrationManager {
     ///
     /// - parameter entityName: The entity.
     /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - parameter arguments: The values of the predicate's `%@` placeholders, in order.
+    /// - parameter variables: The values of the predicate's `$variables`, by name.
+    /// - parameter includesSubentities: Whether instances of subentities count too.
     /// - returns: How many instances match.
     /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
     ///   not parse or names an unknown key.
@@ -37,6 +40,11 @@ extension MigrationManager {
     ///
     /// - parameter entityName: The entity.
     /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - parameter arguments: The values of the predicate's `%@` placeholders, in order.
+    /// - parameter variables: The values of the predicate's `$variables`, by name.
+    /// - parameter includesSubentities: Whether instances of subentities are fetched too.
+    /// - parameter fetchLimit: The most instances to return (nil: all).
+    /// - parameter sortDescriptors: The order of the result (see `FetchSortDescriptor`).
     /// - returns: The matching instances, sorted as asked, else in primary-key order.
     /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
     ///   not parse or names an unknown key.
@@ -55,6 +63,9 @@ extension MigrationManager {
     ///
     /// - parameter entityName: The entity.
     /// - parameter predicate: NSPredicate text (nil for all), with `%@`-style `arguments` and `$variables`.
+    /// - parameter arguments: The values of the predicate's `%@` placeholders, in order.
+    /// - parameter variables: The values of the predicate's `$variables`, by name.
+    /// - parameter includesSubentities: Whether instances of subentities count too.
     /// - returns: How many instances match.
     /// - throws: `MigrationError` when no migration runs, the entity is unknown, or the predicate does
     ///   not parse or names an unknown key.

@@ -3,8 +3,8 @@
 /// keys are documented in docs/cli.md ("plan --json").
 extension MigrationPlan {
     /// `{"store", "storeVersion", "targetVersion", "currentVersion", "versions": [name],
-    /// "warnings": [text], "steps": [{"from", "to", "inferred", "direct", "mappingModels",
-    /// "reason", "policies", "entityMappings"}], "directStep": {"from", "to", "inferable",
+    /// "warnings": [text], "steps": [{"from", "to", "inferred", "mappingModels", "reason",
+    /// "policies", "entityMappings", "direct"}], "directStep": {"from", "to", "inferable",
     /// "reason"} or null}`.
     ///
     /// `warnings` are the plan's and its steps' (`allWarnings()`).
@@ -16,8 +16,8 @@ extension MigrationPlan {
             ("store", .string(storePath)), ("storeVersion", .string(storeVersionName)),
             ("targetVersion", .string(targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
             ("versions", .array(set.versionNames.map { .string($0) })),
-            ("warnings", .array(try allWarnings().map { .string($0) })),
             ("steps", .array(stages.map(Self.json))),
+            ("warnings", .array(try allWarnings().map { .string($0) })),
             ("directStep", Self.json(directStep)),
         ])
     }
@@ -25,10 +25,11 @@ extension MigrationPlan {
     private static func json(_ stage: MigrationStage) -> JSON {
         .object([
             ("from", .string(stage.sourceVersionName)), ("to", .string(stage.destinationVersionName)),
-            ("inferred", .bool(stage.isInferred)), ("direct", .bool(stage.isDirect)),
+            ("inferred", .bool(stage.isInferred)),
             ("mappingModels", .array(stage.mappingModelNames.map { .string($0) })), ("reason", .string(stage.reason)),
             ("policies", .array(stage.policyNames.map { .string($0) })),
             ("entityMappings", .array(stage.mappingModels.flatMap { $0.entityMappings.map { .string($0.name) } })),
+            ("direct", .bool(stage.isDirect)),
         ])
     }
 

@@ -53,6 +53,12 @@ public final class EntityDescription {
     /// - parameter isAbstract: Whether it has no instances of its own.
     /// - parameter attributes: The attributes it declares.
     /// - parameter relationships: The relationships it declares.
+    /// - parameter renamingIdentifier: The name it had in the previous version (Xcode's
+    ///   renaming identifier), for inferred mappings.
+    /// - parameter versionHashModifier: Text that changes its version hash without another change.
+    /// - parameter userInfo: The model's user info for it.
+    ///
+    /// Core Data: `NSEntityDescription()` with these properties set.
     public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [AttributeDescription] = [],
                 relationships: [RelationshipDescription] = [], renamingIdentifier: String? = nil,
                 versionHashModifier: String? = nil, userInfo: [String: String] = [:]) {

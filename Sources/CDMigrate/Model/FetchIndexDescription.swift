@@ -47,6 +47,7 @@ public struct FetchIndexDescription: Equatable {
     /// - Parameters:
     ///   - name: the index's name.
     ///   - elements: its elements, in order.
+    ///   - partialIndexPredicate: a predicate restricting the index, as written (kept, not created).
     /// - Core Data: `NSFetchIndexDescription(name:elements:)`.
     public init(name: String, elements: [Element], partialIndexPredicate: String? = nil) {
         self.name = name

@@ -68,6 +68,10 @@ public final class AttributeDescription: PropertyDescription {
     /// - parameter defaultValue: Its default value, `.null` for none.
     /// - parameter minValue: Its lower bound, if any.
     /// - parameter maxValue: Its upper bound, if any.
+    /// - parameter renamingIdentifier: The name it had in the previous version (Xcode's
+    ///   renaming identifier), for inferred mappings.
+    /// - parameter versionHashModifier: Text that changes its version hash without another change.
+    /// - parameter userInfo: The model's user info for it.
     ///
     /// Core Data: `NSAttributeDescription()` with these properties set.
     public init(name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false, defaultValue: Value = .null,
@@ -120,6 +124,12 @@ public final class RelationshipDescription: PropertyDescription {
     /// - parameter deleteRule: What deleting the source does to the destinations.
     /// - parameter minCount: The fewest instances allowed.
     /// - parameter maxCount: The most instances allowed (nil: 1 for a to-one, no maximum for a to-many).
+    /// - parameter isOptional: Whether it may be empty.
+    /// - parameter isTransient: Whether it is not stored.
+    /// - parameter renamingIdentifier: The name it had in the previous version (Xcode's
+    ///   renaming identifier), for inferred mappings.
+    /// - parameter versionHashModifier: Text that changes its version hash without another change.
+    /// - parameter userInfo: The model's user info for it.
     ///
     /// Core Data: `NSRelationshipDescription()` with these properties set.
     public init(name: String, destination: String, inverse: String?, isToMany: Bool, isOrdered: Bool = false,

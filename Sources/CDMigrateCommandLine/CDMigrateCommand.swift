@@ -22,6 +22,6 @@ struct CDMigrateCommand: ParsableCommand {
         \(ExitStatus.table)
         """,
         subcommands: [MigrateCommand.self, PlanCommand.self, CheckCommand.self, ValidateCommand.self, InspectCommand.self,
-                      InferCommand.self, ImportCommand.self, CleanCommand.self]
+                      InferCommand.self, ImportCommand.self, CleanCommand.self, CreateStoreCommand.self]
     )
 }

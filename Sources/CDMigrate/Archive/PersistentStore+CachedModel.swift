@@ -1,0 +1,78 @@
+/// Stores with the model they keep of themselves (`Z_MODELCACHE`, `StoreModelCache`): opened
+/// through it without the app's model, and created with it as a migration creates its destination.
+extension PersistentStore {
+    /// Opens an existing store read-only through the model cached in it (`Z_MODELCACHE`, which
+    /// Core Data writes into every store it creates or migrates since macOS 10.12 and iOS 10, and
+    /// cdmigrate into every store it writes), so that a test can read a store a migration made
+    /// without loading the model files: `fetch` its instances, follow their relationships.
+    ///
+    /// The store's version hashes are checked against the cached model; a WAL store's committed
+    /// transactions are read; nothing is written, and `-wal`/`-shm` files SQLite makes beside a
+    /// store that had none are removed when it closes.
+    ///
+    /// - Parameter path: the SQLite store.
+    /// - Returns: the open store; its `model` is the cached one.
+    /// - Throws: `MigrationError` `.io` when there is no such file, `.sqlite` when it is not an
+    ///   SQLite database, `.migrationMissingSourceModel` when the store keeps no model (an empty
+    ///   cache, as in stores written before macOS 10.12: open it with `open(at:model:)`, or with
+    ///   `StoreModelRecovery.storeModel(at:)`'s model rebuilt from its schema), `.invalidModel` for
+    ///   a damaged cache, `.incompatibleVersionHash` when the store is not a Core Data store or its
+    ///   version hashes are not the cached model's.
+    ///
+    /// Core Data counterpart: `NSPersistentContainer(name:managedObjectModel:)` with
+    /// `NSReadOnlyPersistentStoreOption`, the model being the store's own
+    /// (`NSManagedObjectModel.mergedModel(from:forStoreMetadata:)` finds it among the app's).
+    public static func open(at path: String) throws -> PersistentStore {
+        guard FileIO.exists(path) else {
+            throw MigrationError(.io, "cannot open the store '\(path)': no such file")
+        }
+        let missingCompanions = ["-wal", "-shm"].map { path + $0 }.filter { !FileIO.exists($0) }
+        let cached: ManagedObjectModel?
+        do {
+            let database = try SQLiteDatabase(path: path, mode: .readOnly)
+            defer { database.close() }
+            guard try database.tableExists("Z_METADATA") else {
+                throw MigrationError(.incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")
+            }
+            cached = try StoreModelCache.model(from: database)
+        } catch {
+            tidyCompanions(missingCompanions)
+            throw error
+        }
+        tidyCompanions(missingCompanions)
+        guard let model = cached else {
+            throw MigrationError(.migrationMissingSourceModel, "the store '\(path)' keeps no model of itself (its model cache, Z_MODELCACHE, is empty, as in stores written before macOS 10.12 and iOS 10): open it with its model, or with the model rebuilt from its schema (cdm_model_from_store, Model.from_store)")
+        }
+        return try open(at: path, model: model, readOnly: true, checkVersion: true)
+    }
+
+    /// Creates a store for `model` exactly as a migration writes its destination — Core Data's
+    /// metadata with the model's version hashes and identifiers, `Z_PRIMARYKEY`, the model cache
+    /// (`Z_MODELCACHE`), WAL journal mode — holding the instances `seed` describes, saved.
+    ///
+    /// - Parameters:
+    ///   - path: where the store goes; the file must not exist.
+    ///   - model: the model version the store is written with.
+    ///   - seed: the instances to put in it (`StoreSeed.empty` for none).
+    /// - Returns: the open store (writable; close it, or insert more and `save()`).
+    /// - Throws: `MigrationError` `.io` when the file exists or cannot be written, `.invalidModel`
+    ///   for a model whose cache cannot be written, what `StoreSeed.insert(into:)` throws (the
+    ///   file is then removed).
+    ///
+    /// Core Data counterpart: `NSPersistentStoreCoordinator.addPersistentStore(ofType:…)` on a new
+    /// file, inserting instances into a context, and `save()`.
+    public static func create(at path: String, model: ManagedObjectModel, seed: StoreSeed) throws -> PersistentStore {
+        var options = CreateOptions()
+        options.modelCache = try StoreModelCache.compressedArchive(of: model)
+        let store = try create(at: path, model: model, options: options)
+        do {
+            try seed.insert(into: store)
+            try store.save()
+        } catch {
+            store.close()
+            for file in [path, path + "-wal", path + "-shm"] { FileIO.remove(file) }
+            throw error
+        }
+        return store
+    }
+}

@@ -171,3 +171,25 @@ def test_apple_store_opens_through_its_model_cache(tmp_path):
     with Store.open(tmp_path / "Example_v2.0.0.sqlite") as store:
         objects = store.fetch("BasicEntity")
         assert [o["v2_0_0_name"] for o in objects] == ["A Known Value"]
+
+
+def test_create_store_command_through_the_python_entry_point(tmp_path, models):
+    import subprocess
+    import sys
+    (tmp_path / "v1.json").write_text(json.dumps(LIBRARY_V1))
+    (tmp_path / "objects.json").write_text(json.dumps({"objects": [
+        {"entity": "Author", "id": "a", "values": {"name": "Ann", "born": "2001-01-02T00:00:00Z"}},
+        {"entity": "Book", "values": {"title": "T", "author": "a", "price": "1.50"}}]}))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    made = subprocess.run([sys.executable, "-m", "cdmigrate", "create-store", str(tmp_path / "v1.json"),
+                           "--objects", str(tmp_path / "objects.json"), "-o", str(tmp_path / "s.sqlite"), "--json"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["objects"] == 2
+    with Store.open(tmp_path / "s.sqlite") as store:
+        book = store.fetch("Book")[0]
+        assert book["price"] == decimal.Decimal("1.50")
+        assert book["author"]["born"] == dt.datetime(2001, 1, 2, tzinfo=dt.timezone.utc)
+    again = subprocess.run([sys.executable, "-m", "cdmigrate", "create-store", str(tmp_path / "v1.json"),
+                            "-o", str(tmp_path / "s.sqlite")], capture_output=True, text=True, env=env, timeout=300)
+    assert again.returncode == 74

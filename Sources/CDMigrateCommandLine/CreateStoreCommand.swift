@@ -32,16 +32,16 @@ struct CreateStoreCommand: ParsableCommand {
         """
     )
 
-    @Argument(help: ArgumentHelp("The model, or a model set with its versions.", valueName: "model"))
+    @Argument(help: ArgumentHelp("The model, or a model set with its versions.", valueName: "model"), completion: .file())
     var model: String
 
     @Option(name: .customLong("version"), help: ArgumentHelp("The version of the model set to write (default: its current version).", valueName: "name"))
     var version: String?
 
-    @Option(name: .customLong("objects"), help: ArgumentHelp("A JSON file describing the instances to put in the store.", valueName: "file"))
+    @Option(name: .customLong("objects"), help: ArgumentHelp("A JSON file describing the instances to put in the store.", valueName: "file"), completion: .file(extensions: ["json"]))
     var objects: String?
 
-    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("The store to create (must not exist).", valueName: "store"))
+    @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("The store to create (must not exist).", valueName: "store"), completion: .file())
     var output: String
 
     @Flag(help: "Print the result as JSON on standard output.")

@@ -193,3 +193,39 @@ def test_create_store_command_through_the_python_entry_point(tmp_path, models):
     again = subprocess.run([sys.executable, "-m", "cdmigrate", "create-store", str(tmp_path / "v1.json"),
                             "-o", str(tmp_path / "s.sqlite")], capture_output=True, text=True, env=env, timeout=300)
     assert again.returncode == 74
+
+
+UNCLOUDNOTES = os.path.join(ROOT, "examples", "4-uncloudnotes")
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_seed_of_each_released_version_reaches_the_current_one(tmp_path, version):
+    """docs/ci.md's test per released version, on the UnCloudNotes model set (v1 to v4, a Python
+    policy for v3 → v4): a seed store per version, migrated, then read through its own model."""
+    from reference_migrations import png, uncloudnotes
+    image = png.encode(12, 7)
+    note = {"entity": "Note", "id": "n", "values": {"title": "Groceries", "body": "remember the milk", "displayIndex": 0,
+                                                    "dateCreated": "2017-01-01T00:00:00Z"}}
+    objects = [note]
+    if version == 2:
+        note["values"]["image"] = image
+    if version == 3:
+        objects.append({"entity": "Attachment", "values": {"dateCreated": 500_000_000, "image": image, "note": "n"}})
+    model = cdmigrate.Model.from_file(os.path.join(UNCLOUDNOTES, f"UnCloudNotes_v{version}.model.json"))
+    Store.create(model, tmp_path / "seed.sqlite", objects=objects).close()
+    report = cdmigrate.migrate_store(tmp_path / "seed.sqlite", UNCLOUDNOTES, to=tmp_path / "current.sqlite",
+                                     policies=uncloudnotes.POLICIES)
+    assert report.store_version == f"UnCloudNotes_v{version}" and report.target_version == "UnCloudNotes_v4"
+    with Store.open(tmp_path / "current.sqlite") as store:
+        assert store.model.version_identifier == "v4" and "ImageAttachment" in store.model.entity_names
+        notes = store.fetch("Note")
+        assert [n["title"] for n in notes] == ["Groceries"]
+        assert notes[0]["dateCreated"] == dt.datetime(2017, 1, 1, tzinfo=dt.timezone.utc)
+        attachments = notes[0]["attachments"]
+        assert len(attachments) == (0 if version == 1 else 1)
+        for attachment in attachments:
+            assert attachment.entity_name == "ImageAttachment"
+            assert (attachment["width"], attachment["height"]) == (12.0, 7.0)
+            assert attachment["caption"] == "remember the milk"
+            assert attachment["note"] == notes[0]
+        assert store.count("ImageAttachment", "caption BEGINSWITH %@", "remember") == len(attachments)

@@ -1037,6 +1037,13 @@ int cdm_store_count(cdm_store *store, const char *entity, const char *predicate,
 ** entity or property, a value of the wrong type, an id no object has); the instances inserted
 ** before it stay, unsaved. */
 int cdm_store_insert_json(cdm_store *store, const char *json);
+/* Checks every instance of the store against its model as Core Data's save validates them (and a
+** migration its destination): required attributes and relationships present, to-many counts
+** within bounds, numbers within their type and min/max. Unsaved changes are written first. One
+** failure gives its code (CDM_VALIDATION_MISSING_MANDATORY_PROPERTY, …, with cdm_error_entity,
+** cdm_error_primary_key and cdm_error_key naming it), several CDM_VALIDATION_MULTIPLE_ERRORS with
+** each in cdm_error_at. `cdmigrate create-store` validates the stores it makes. */
+int cdm_store_validate(cdm_store *store);
 
 /* ---------------------------------------------------------------------------------------------
 ** Store metadata: what a store says about itself, read without a model and without migrating

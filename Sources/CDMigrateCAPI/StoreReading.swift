@@ -78,3 +78,11 @@ public func cdm_store_insert_json(_ store: OpaquePointer?, _ json: UnsafePointer
         try seed.insert(into: persistent)
     }
 }
+
+@_cdecl("cdm_store_validate")
+public func cdm_store_validate(_ store: OpaquePointer?) -> Int32 {
+    withHandle(store, StoreHandle.self, "store") { _ in
+        let (_, persistent) = try StoreHandle.open(store)
+        try persistent.validate()
+    }
+}

@@ -25,8 +25,12 @@ struct CreateStoreCommand: ParsableCommand {
           cdmigrate create-store Model.xcdatamodeld --version Model_v1 --objects v1.json -o v1.sqlite
           cdmigrate migrate v1.sqlite --models Model.xcdatamodeld --to migrated.sqlite
 
-        A problem in the objects file names its JSON path ($.objects[1].values.author) and exits \
-        with 65; an existing output file is refused (74).
+        The store is then checked as Core Data's save checks what it writes (required values \
+        present, to-many counts and numbers within their bounds); --skip-validation keeps objects \
+        that break those rules, to seed the damaged data real devices hold. A problem in the objects \
+        file names its JSON path ($.objects[1].values.author), a validation failure the entity, \
+        object and property; both exit with 65 and leave no store. An existing output file is \
+        refused (74).
 
         \(ExitStatus.table)
         """
@@ -44,6 +48,9 @@ struct CreateStoreCommand: ParsableCommand {
     @Option(name: [.customShort("o"), .customLong("output")], help: ArgumentHelp("The store to create (must not exist).", valueName: "store"), completion: .file())
     var output: String
 
+    @Flag(name: .customLong("skip-validation"), help: "Keep objects Core Data's save would refuse (a required value missing), to seed the damaged data real devices hold.")
+    var skipValidation = false
+
     @Flag(help: "Print the result as JSON on standard output.")
     var json = false
 
@@ -56,7 +63,7 @@ struct CreateStoreCommand: ParsableCommand {
             let (chosen, versionName) = try CreateStoreCommand.model(model, version: version)
             for warning in chosen.warnings { out.warning(warning) }
             let seed = try objects.map { try StoreSeed(contentsOf: $0) } ?? .empty
-            let store = try PersistentStore.create(at: output, model: chosen, seed: seed)
+            let store = try PersistentStore.create(at: output, model: chosen, seed: seed, validates: !skipValidation)
             let uuid = store.storeIdentifier
             store.close()
             out.line("created \(output)\(versionName.map { " (version \($0))" } ?? "") with \(seed.count) object\(seed.count == 1 ? "" : "s")")
@@ -67,6 +74,8 @@ struct CreateStoreCommand: ParsableCommand {
             let error = MigrationError.from(error)
             out.error(error)
             out.document(["ok": false, "error": Output.errorObject(error)])
+            // Objects Core Data would not save are a fault of the objects file, as a value of the wrong type is.
+            if (1560...1620).contains(error.code.rawValue) { throw ExitStatus.invalidInput.exitCode }
             throw ExitStatus(error).exitCode
         }
     }

@@ -176,6 +176,32 @@ final class StoreOpeningTests: XCTestCase {
         XCTAssertThrowsError(try StoreSeed(json: "[")) { XCTAssertEqual(($0 as? MigrationError)?.code, .invalidJSON) }
     }
 
+    /// A seed store is checked as Core Data's save checks what it writes, unless asked not to.
+    func testSeedStoresAreValidatedUnlessToldNot() throws {
+        let scratch = ScratchDirectory()
+        let notes = try ModelReader.model(fromFile: TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v1.model.json")
+        let seed = try StoreSeed(json: #"[{"entity": "Note", "values": {"title": "no body"}}, {"entity": "Note", "values": {"title": "t", "body": "b"}}]"#)
+        XCTAssertThrowsError(try PersistentStore.create(at: scratch.file("v.sqlite"), model: notes, seed: seed)) { error in
+            let error = error as? MigrationError
+            XCTAssertEqual(error?.code, .validationMissingMandatoryProperty)
+            XCTAssertTrue(error?.message.contains("Note.body") == true, "\(String(describing: error))")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("v.sqlite")))
+        let kept = try PersistentStore.create(at: scratch.file("v.sqlite"), model: notes, seed: seed, validates: false)
+        XCTAssertEqual(try kept.count("Note", predicate: "body == nil"), 1)
+        XCTAssertThrowsError(try kept.validate()) { XCTAssertEqual(($0 as? MigrationError)?.code, .validationMissingMandatoryProperty) }
+        kept.close()
+        try CommandLineTool.requireBuilt()
+        try #"[{"entity": "Note", "values": {"title": "no body"}}]"#.write(toFile: scratch.file("n.json"), atomically: true, encoding: .utf8)
+        let model = TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v1.model.json"
+        let refused = try CommandLineTool.run(["create-store", model, "--objects", scratch.file("n.json"), "-o", scratch.file("c.sqlite")])
+        XCTAssertEqual(refused.status, 65)
+        XCTAssertTrue(refused.err.contains("Note.body"), refused.err)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("c.sqlite")))
+        let skipped = try CommandLineTool.run(["create-store", model, "--objects", scratch.file("n.json"), "-o", scratch.file("c.sqlite"), "--skip-validation"])
+        XCTAssertEqual(skipped.status, 0, skipped.err)
+    }
+
     func testStoreWithoutModelCacheNeedsAModel() throws {
         let scratch = ScratchDirectory()
         let path = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)

@@ -1,8 +1,8 @@
 /* C tests of reading a store through its model and of seed stores: cdm_store_open (with a model,
-** or through the store's own model cache), cdm_store_model, cdm_store_fetch, cdm_store_count and
-** cdm_store_insert_json, on a store made here and on stores Apple's Core Data wrote (read from
-** ../Fixtures, run from Tests/c; copied to a temporary folder first), their relationships checked
-** against what SQLite shows. Prints "N passed, M failed" last. */
+** or through the store's own model cache), cdm_store_model, cdm_store_fetch, cdm_store_count,
+** cdm_store_insert_json and cdm_store_validate, on stores made here and on stores Apple's Core
+** Data wrote (read from ../Fixtures, run from Tests/c; copied to a temporary folder first), their
+** relationships checked against what SQLite shows. Prints "N passed, M failed" last. */
 #include <cdmigrate.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -164,6 +164,24 @@ static void test_seed_errors_name_their_path(void) {
     cdm_store_close(store);
 }
 
+/* A store checked as Core Data's save checks what it writes: a required value missing. */
+static void test_validation(void) {
+    cdm_model *model = NULL;
+    CHECK_RC(cdm_model_from_file("../../examples/4-uncloudnotes/UnCloudNotes_v1.model.json", &model), CDM_OK);
+    cdm_store *store = NULL;
+    CHECK_RC(cdm_store_create(model, path_in_dir("notes.sqlite"), &store), CDM_OK);
+    CHECK_RC(cdm_store_insert_json(store, "[{\"entity\": \"Note\", \"values\": {\"title\": \"t\", \"body\": \"b\"}}]"), CDM_OK);
+    CHECK_RC(cdm_store_validate(store), CDM_OK);
+    CHECK_RC(cdm_store_insert_json(store, "[{\"entity\": \"Note\", \"values\": {\"title\": \"no body\"}}]"), CDM_OK);
+    CHECK_RC(cdm_store_validate(store), CDM_VALIDATION_MISSING_MANDATORY_PROPERTY);
+    CHECK_STR(cdm_error_key(cdm_store_error(store)), "body");
+    CHECK_STR(cdm_error_entity(cdm_store_error(store)), "Note");
+    CHECK(cdm_error_primary_key(cdm_store_error(store)) == 2);
+    CHECK_RC(cdm_store_validate(NULL), CDM_MISUSE);
+    cdm_store_close(store);
+    cdm_model_free(model);
+}
+
 /* Stores Core Data wrote: the renames stores through their model cache; the macOS Notes store,
 ** which keeps none, through the model rebuilt from its schema, each note's folder and body being
 ** the rows its ZFOLDER and ZBODY columns name. */
@@ -226,6 +244,7 @@ int main(void) {
     if (!scratch_begin("store-open")) return 1;
     test_seed_store_reads_back();
     test_seed_errors_name_their_path();
+    test_validation();
     test_apple_stores();
     return scratch_end("");
 }

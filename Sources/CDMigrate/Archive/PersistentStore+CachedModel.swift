@@ -1,5 +1,5 @@
-/// Stores with the model they keep of themselves (`Z_MODELCACHE`, `StoreModelCache`): opened
-/// through it without the app's model, and created with it as a migration creates its destination.
+/// Stores with the model they keep of themselves (`Z_MODELCACHE`, `StoreModelCache`), opened
+/// through it without the app's model.
 extension PersistentStore {
     /// Opens an existing store read-only through the model cached in it (`Z_MODELCACHE`, which
     /// Core Data writes into every store it creates or migrates since macOS 10.12 and iOS 10, and
@@ -44,35 +44,5 @@ extension PersistentStore {
             throw MigrationError(.migrationMissingSourceModel, "the store '\(path)' keeps no model of itself (its model cache, Z_MODELCACHE, is empty, as in stores written before macOS 10.12 and iOS 10): open it with its model, or with the model rebuilt from its schema (cdm_model_from_store, Model.from_store)")
         }
         return try open(at: path, model: model, readOnly: true, checkVersion: true)
-    }
-
-    /// Creates a store for `model` exactly as a migration writes its destination — Core Data's
-    /// metadata with the model's version hashes and identifiers, `Z_PRIMARYKEY`, the model cache
-    /// (`Z_MODELCACHE`), WAL journal mode — holding the instances `seed` describes, saved.
-    ///
-    /// - Parameters:
-    ///   - path: where the store goes; the file must not exist.
-    ///   - model: the model version the store is written with.
-    ///   - seed: the instances to put in it (`StoreSeed.empty` for none).
-    /// - Returns: the open store (writable; close it, or insert more and `save()`).
-    /// - Throws: `MigrationError` `.io` when the file exists or cannot be written, `.invalidModel`
-    ///   for a model whose cache cannot be written, what `StoreSeed.insert(into:)` throws (the
-    ///   file is then removed).
-    ///
-    /// Core Data counterpart: `NSPersistentStoreCoordinator.addPersistentStore(ofType:…)` on a new
-    /// file, inserting instances into a context, and `save()`.
-    public static func create(at path: String, model: ManagedObjectModel, seed: StoreSeed) throws -> PersistentStore {
-        var options = CreateOptions()
-        options.modelCache = try StoreModelCache.compressedArchive(of: model)
-        let store = try create(at: path, model: model, options: options)
-        do {
-            try seed.insert(into: store)
-            try store.save()
-        } catch {
-            store.close()
-            for file in [path, path + "-wal", path + "-shm"] { FileIO.remove(file) }
-            throw error
-        }
-        return store
     }
 }

@@ -347,6 +347,7 @@ _PROTOTYPES = {
                                 c_int, c_size_t, _out_ptr]),
     "cdm_store_count": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_store_insert_json": (c_int, [c_void_p, c_char_p]),
+    "cdm_store_validate": (c_int, [c_void_p]),
     # store metadata
     "cdm_store_metadata_read": (c_int, [c_char_p, _out_ptr]),
     "cdm_store_metadata_free": (None, [c_void_p]),

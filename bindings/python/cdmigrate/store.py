@@ -101,7 +101,7 @@ class Store(LongLivedHandle):
         self._side = Side("store", model)
 
     @classmethod
-    def create(cls, model: Model, path: PathLike, objects: Optional[Objects] = None) -> "Store":
+    def create(cls, model: Model, path: PathLike, objects: Optional[Objects] = None, validate: bool = True) -> "Store":
         """Creates a store at ``path`` (which must not exist) as a migration writes its
         destination: Core Data's metadata with the model's version hashes, ``Z_PRIMARYKEY``, the
         model cache. With ``objects`` — a store description (docs/ci.md, "The objects file") as Python lists
@@ -112,9 +112,14 @@ class Store(LongLivedHandle):
         ...     {"entity": "Author", "id": "ann", "values": {"name": "Ann"}},
         ...     {"entity": "Book", "values": {"title": "Notes", "author": "ann"}}]).close()
 
+        The store with ``objects`` is then checked as Core Data's save checks what it writes
+        (``validate()``); ``validate=False`` keeps objects it would refuse (a required value
+        missing), to seed the damaged data real devices hold.
+
         Raises DestinationStoreError, SQLiteError or MigrationIOError when the store cannot be
         made; InvalidJSONError or InvalidArgumentError (``error.path`` names the JSON path at
-        fault) for a description that does not fit the model — the file is then removed."""
+        fault) for a description that does not fit the model, ValidationError for objects Core
+        Data would not save — the file is then removed."""
         out = ctypes.c_void_p()
         code = _lib.lib.cdm_store_create(model._ptr, c_path(path), ctypes.byref(out))
         store = cls(out.value, model)
@@ -123,6 +128,8 @@ class Store(LongLivedHandle):
             try:
                 store.insert_objects(objects)
                 store.save()
+                if validate:
+                    store.validate()
             except BaseException:
                 store.close()
                 for suffix in ("", "-wal", "-shm"):
@@ -182,6 +189,14 @@ class Store(LongLivedHandle):
         """Writes everything inserted and changed so far, with Core Data's bookkeeping, and commits."""
         code = _lib.lib.cdm_store_save(self._ptr)
         check(code)
+
+    def validate(self) -> None:
+        """Checks every instance against the model as Core Data's save validates them (and a
+        migration its destination): required attributes and relationships present, to-many
+        counts within bounds, numbers within their type and min/max. Unsaved changes are written
+        first. Raises ValidationError (1570–1620 naming the instance and property; 1560 with each
+        failure in ``error.problems``)."""
+        check(_lib.lib.cdm_store_validate(self._ptr))
 
     def _query(self, entity: str, predicate: Optional[str], arguments: Iterable[Any], variables: Optional[Dict[str, Any]]):
         items = [(None, i, value) for i, value in enumerate(arguments)]

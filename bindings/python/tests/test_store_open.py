@@ -229,3 +229,16 @@ def test_seed_of_each_released_version_reaches_the_current_one(tmp_path, version
             assert attachment["caption"] == "remember the milk"
             assert attachment["note"] == notes[0]
         assert store.count("ImageAttachment", "caption BEGINSWITH %@", "remember") == len(attachments)
+
+
+def test_seed_stores_are_validated_unless_told_not(tmp_path):
+    model = cdmigrate.Model.from_file(os.path.join(UNCLOUDNOTES, "UnCloudNotes_v1.model.json"))
+    objects = [{"entity": "Note", "values": {"title": "no body"}}]
+    with pytest.raises(cdmigrate.ValidationError, match="Note.body") as raised:
+        Store.create(model, tmp_path / "v.sqlite", objects=objects)
+    assert raised.value.code == 1570
+    assert not (tmp_path / "v.sqlite").exists()
+    with Store.create(model, tmp_path / "v.sqlite", objects=objects, validate=False) as store:
+        assert store.count("Note", "body == nil") == 1
+        with pytest.raises(cdmigrate.ValidationError):
+            store.validate()

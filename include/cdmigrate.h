@@ -995,6 +995,56 @@ int cdm_store_errcode(const cdm_store *store);
 const char *cdm_store_errmsg(const cdm_store *store);
 const cdm_error *cdm_store_error(const cdm_store *store);
 
+/* Reading an existing store through its model, as a test checks what a migration wrote (Core
+** Data: an NSPersistentContainer opened with NSReadOnlyPersistentStoreOption, and NSFetchRequest).
+** Opens the store at path read-only: with `model`, which must be the store's version
+** (CDM_INCOMPATIBLE_VERSION_HASH naming the entities that differ otherwise), or with model NULL
+** through the model the store keeps of itself in its model cache (Z_MODELCACHE, which Core Data
+** writes into every store since macOS 10.12 / iOS 10, and cdmigrate into every store it writes).
+** Nothing is written; -wal/-shm files SQLite makes beside a store that had none go when it closes.
+** Always sets *out; caller closes it with cdm_store_close. Errors: CDM_IO (no such file),
+** CDM_SQLITE (not an SQLite database), CDM_MIGRATION_MISSING_SOURCE_MODEL (model NULL and an
+** empty model cache: pass a model, e.g. cdm_model_from_store's), CDM_INVALID_MODEL (a damaged
+** cache), CDM_INCOMPATIBLE_VERSION_HASH (not a Core Data store, or another version), CDM_MISUSE
+** (NULL path or out, a failed model). cdm_store_insert and cdm_store_insert_json on it give
+** CDM_INVALID_ARGUMENT (read-only). */
+int cdm_store_open(const char *path, const cdm_model *model, cdm_store **out);
+/* The store's model (the one given to cdm_store_create / cdm_store_open, or its cached one), for
+** the cdm_model_* introspection. Borrowed: owned by the store, valid until cdm_store_close. */
+int cdm_store_model(cdm_store *store, const cdm_model **model);
+/* Fetches instances of `entity` (and its subentities unless flags has
+** CDM_FETCH_EXCLUDE_SUBENTITIES) matching an NSPredicate (NULL for all) with its arguments, sorted
+** by `sort` (sort_count descriptors, as cdm_context_fetch; Z_PK order without them and between
+** ties), at most `limit` (0: no limit). *out is a cdm_list whose instances are cdm_object handles
+** valid until the store is closed (cdm_list_release ends them early, to keep memory flat when
+** reading many). Read them with the cdm_object_* getters: attributes, a to-one relationship with
+** cdm_object_get_object (the related instance, its attributes read on first use; NULL when
+** empty), a to-many with cdm_object_get_objects (ordered ones in their order). Errors:
+** CDM_NOTFOUND (unknown entity), CDM_EXPRESSION_SYNTAX (with cdm_error_offset in the predicate),
+** CDM_INVALID_ARGUMENT (an unknown key, a missing argument, a sort key that is not a stored
+** attribute), each naming the entity; CDM_MISUSE (NULL store, entity or out). */
+int cdm_store_fetch(cdm_store *store, const char *entity, const char *predicate, const cdm_field *arguments,
+                    size_t argument_count, const cdm_sort_descriptor *sort, size_t sort_count, int flags, size_t limit,
+                    cdm_list **out);
+/* How many instances cdm_store_fetch would give without a limit; the same errors. */
+int cdm_store_count(cdm_store *store, const char *entity, const char *predicate, const cdm_field *arguments,
+                    size_t argument_count, int flags, size_t *count);
+/* Inserts the instances a JSON description gives (docs/ci.md, "The objects file": {"objects": [{"entity":
+** "Author", "id": "ann", "values": {"name": "Ann"}}, {"entity": "Book", "values": {"author":
+** "ann"}}]}) and relates them; cdm_store_save writes them. With cdm_store_create this makes a
+** seed store of a model version, as `cdmigrate create-store` does. Errors: CDM_INVALID_JSON,
+** CDM_INVALID_ARGUMENT naming the JSON path of the value at fault (cdm_error_path: an unknown
+** entity or property, a value of the wrong type, an id no object has); the instances inserted
+** before it stay, unsaved. */
+int cdm_store_insert_json(cdm_store *store, const char *json);
+/* Checks every instance of the store against its model as Core Data's save validates them (and a
+** migration its destination): required attributes and relationships present, to-many counts
+** within bounds, numbers within their type and min/max. Unsaved changes are written first. One
+** failure gives its code (CDM_VALIDATION_MISSING_MANDATORY_PROPERTY, …, with cdm_error_entity,
+** cdm_error_primary_key and cdm_error_key naming it), several CDM_VALIDATION_MULTIPLE_ERRORS with
+** each in cdm_error_at. `cdmigrate create-store` validates the stores it makes. */
+int cdm_store_validate(cdm_store *store);
+
 /* ---------------------------------------------------------------------------------------------
 ** Store metadata: what a store says about itself, read without a model and without migrating
 ** (Core Data's metadataForPersistentStore(ofType:at:)), and whether a model or a version of a model

@@ -5,6 +5,8 @@ import CDMigrate
 final class StoreHandle: LongLivedHandle {
     override class var kind: String { "cdm_store" }
     var store: PersistentStore?
+    /// The borrowed cdm_model cdm_store_model lends (the store's model), made on first request.
+    var modelHandle: ModelHandle?
     private(set) lazy var scope: Scope = ThreadState.current.openScope(sink: self)
 
     func close() {

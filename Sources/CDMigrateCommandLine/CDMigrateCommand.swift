@@ -26,6 +26,6 @@ struct CDMigrateCommand: ParsableCommand {
         """,
         version: String(cString: cdm_libversion()),
         subcommands: [MigrateCommand.self, PlanCommand.self, CheckCommand.self, ValidateCommand.self, InspectCommand.self,
-                      InferCommand.self, ImportCommand.self, CleanCommand.self]
+                      InferCommand.self, ImportCommand.self, CleanCommand.self, CreateStoreCommand.self]
     )
 }

@@ -1,8 +1,8 @@
 /// The hint an error message gives for a misspelt name: the closest existing name, when it is close.
 /// Used wherever a name is looked up (entities, properties, entity mappings, sort keys).
-enum SpellingSuggestion {
+package enum SpellingSuggestion {
     /// " (did you mean 'x'?)" when a name is close to one that exists.
-    static func hint(_ name: String, among candidates: [String]) -> String {
+    package static func hint(_ name: String, among candidates: [String]) -> String {
         let lowered = name.lowercased()
         var best: (String, Int)?
         for candidate in candidates {

@@ -341,6 +341,13 @@ _PROTOTYPES = {
     "cdm_store_save": (c_int, [c_void_p]),
     "cdm_store_close": (None, [c_void_p]),
     "cdm_store_error": (c_void_p, [c_void_p]),
+    "cdm_store_open": (c_int, [c_char_p, c_void_p, _out_ptr]),
+    "cdm_store_model": (c_int, [c_void_p, _out_ptr]),
+    "cdm_store_fetch": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, POINTER(cdm_sort_descriptor), c_size_t,
+                                c_int, c_size_t, _out_ptr]),
+    "cdm_store_count": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
+    "cdm_store_insert_json": (c_int, [c_void_p, c_char_p]),
+    "cdm_store_validate": (c_int, [c_void_p]),
     # store metadata
     "cdm_store_metadata_read": (c_int, [c_char_p, _out_ptr]),
     "cdm_store_metadata_free": (None, [c_void_p]),

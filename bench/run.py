@@ -30,6 +30,10 @@ Paths (each reads the same source store and writes a fresh copy of the same empt
                  source=…) and a dict of the categories made so far
   python-fetch   the same, with manager.create, apply_attribute_mappings, associate and a
                  fetch_destination by predicate per note to find its category
+  python-rows-engine, python-fetch-engine
+                 the same two policies with row_batches = False: the engine calls them row by row
+                 (how they ran before the binding ran single-row hooks over batches; not run by
+                 default, name them in --paths)
 
 The wide shape has raw-copy, declarative and script. Rounds are interleaved (every path once per
 round). Printed per shape, size and path: rows/s (median, min, max), the paired ratios to raw SQL
@@ -67,10 +71,13 @@ CATEGORIES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Rec
               "Películas", "Libros", "Cumpleaños", "Año nuevo"]
 WIDE = os.path.join(ROOT, "bench", "wide")
 PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "c-policy-rows", "python-policy", "python-rows", "python-fetch"]
+# The Core Data-style Python policies of bench/notas_per_row.py, by path.
+PER_ROW_POLICIES = {"python-rows": "TO_DICT", "python-fetch": "FETCH", "python-rows-engine": "TO_DICT_ENGINE",
+                    "python-fetch-engine": "FETCH_ENGINE"}
 # The C policy's two ways: the bench/c_policy.c mode each path runs.
 C_POLICY_MODES = {"c-policy": "batch", "c-policy-rows": "rows"}
 SHAPES = {
-    "reference-1": {"paths": PATHS, "sql": "raw-sql", "script": "script",
+    "reference-1": {"paths": PATHS + ["python-rows-engine", "python-fetch-engine"], "sql": "raw-sql", "script": "script",
                     "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
                     "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json")},
     "wide": {"paths": ["raw-copy", "declarative", "script"], "sql": "raw-copy", "script": "script",
@@ -305,11 +312,10 @@ def child(argv: list) -> None:
         from reference_migrations.notas import POLICIES
         os.remove(destination)
         cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), POLICIES)
-    elif path in ("python-rows", "python-fetch"):
+    elif path in PER_ROW_POLICIES:
         import notas_per_row
         os.remove(destination)
-        cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"),
-                      notas_per_row.TO_DICT if path == "python-rows" else notas_per_row.FETCH)
+        cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), getattr(notas_per_row, PER_ROW_POLICIES[path]))
     else:
         raise SystemExit(f"unknown path {path}")
     print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}")

@@ -374,8 +374,7 @@ class RowBatch:
         self.created: List[PendingInstance] = []      # in the order the hook made them, not yet written
         self.relations: List[Tuple[str, str, List[Any], List[Any]]] = []
         self.associations: List[Tuple[RowSource, PendingInstance]] = []
-        self.by_entity: Dict[str, List[PendingInstance]] = {}  # the unwritten ones, made up to date by _pending
-        self.indexed = 0
+        self.by_entity: Dict[str, List[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: Optional[RowSource] = None
         self.fetched: Dict[Tuple[str, str, str, int], Tuple[int, List[int]]] = {}
 
@@ -452,6 +451,9 @@ class RowBatch:
         instance = PendingInstance(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
         self.dirty = True
+        watched = self.by_entity.get(entity)
+        if watched is not None:
+            watched.append(instance)
         if source is not None:
             self.associations.append((source, instance))  # type: ignore[arg-type]
         if relationships:
@@ -549,10 +551,17 @@ class RowBatch:
         if key is None:
             return None
         value = arguments[0]
-        info = self.infos.get(entity) or self.plan.entity(entity)
+        info = self.infos.get(entity)
+        if info is None:
+            info = self.plan.entity(entity)
+            if info is None:
+                return None
+            self.infos[entity] = info
         if info is None or info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
             return None
-        pending = self._pending(entity) if self.created else ()
+        pending = self.by_entity.get(entity)
+        if pending is None:
+            pending = self._pending(entity)
         for p in pending:
             if key not in p._values:  # type: ignore[operator]
                 return None  # its default value is the library's to know
@@ -570,18 +579,10 @@ class RowBatch:
         return result
 
     def _pending(self, entity: str) -> List[PendingInstance]:
-        """The batch's unwritten instances of an entity, in the order they were made."""
-        created = self.created
-        if self.indexed < len(created):
-            by_entity = self.by_entity
-            for p in created[self.indexed:]:
-                listed = by_entity.get(p._entity or "")
-                if listed is None:
-                    by_entity[p._entity or ""] = [p]
-                else:
-                    listed.append(p)
-            self.indexed = len(created)
-        return self.by_entity.get(entity, [])
+        """The batch's unwritten instances of an entity, in the order they were made; kept up to
+        date by ``create`` from now on (until the batch is written)."""
+        pending = self.by_entity[entity] = [p for p in self.created if p._entity == entity]
+        return pending
 
     def _stored(self, entity: str, key: str, predicate: str, value: str, limit: int) -> List[int]:
         """The primary keys of the stored instances a fetch finds, kept while nothing could have
@@ -646,7 +647,6 @@ class RowBatch:
         created = self.created
         self.created = []
         self.by_entity = {}
-        self.indexed = 0
         associations, self.associations = self.associations, []
         by_default = self.created_by_default(created, associations) if final else None
         if not final:

@@ -106,8 +106,9 @@ def _relate_many(ctx: int, entity: str, relationship: str, owners: List[int], ta
                                    owner_array, target_array, count))
 
 
-def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int) -> Instance:
-    """The library's instance of a row, found by primary key in the running context."""
+def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int, concrete: bool = True) -> Instance:
+    """The library's instance of a row, found by primary key in the running context (``entity``
+    its concrete entity, or with ``concrete`` False one of its superentities)."""
     ctx = manager._ctx
     if ctx is None:
         raise MisuseError("the migration manager is only usable inside a policy hook, host function or progress callback")
@@ -115,7 +116,8 @@ def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int) 
     check(_lib_.cdm_context_instance_with_id(ctx, store, c_text(entity, "the entity"), key, ctypes.byref(out)))
     side = manager._run.source_side if store == SOURCE else manager._run.destination_side
     instance = Instance(out.value, side)
-    instance._entity = entity
+    if concrete:
+        instance._entity = entity
     return instance
 
 
@@ -740,7 +742,7 @@ def run_rows(policy: Any, mapping: "EntityMapping", manager: "MigrationManager",
         for key in batch.keys:
             if run.interrupted:
                 raise KeyboardInterrupt
-            hook(_handle_for(manager, SOURCE, entity, key), mapping, manager)
+            hook(_handle_for(manager, SOURCE, entity, key, concrete=False), mapping, manager)
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows

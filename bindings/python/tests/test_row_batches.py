@@ -254,3 +254,68 @@ def test_a_policy_can_keep_the_engines_per_row_calls(tmp_path, notas_source):
 
     run_notas(notas_source, str(tmp_path / "d.sqlite"), PerRow)
     assert calls and set(calls) == {cdmigrate.Instance}
+
+
+ANIMALS_V1 = {"name": "Zoo", "versionIdentifier": "v1", "entities": [
+    {"name": "Animal", "attributes": [{"name": "name", "type": "string", "optional": True}]},
+    {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double", "optional": True}]}]}
+ANIMALS_V2 = {"name": "Zoo", "versionIdentifier": "v2", "entities": [
+    {"name": "Pet", "attributes": [{"name": "name", "type": "string", "optional": True},
+                                   {"name": "kind", "type": "string", "optional": True}]}]}
+ANIMALS_MAPPING = {"name": "ZooV1ToV2", "entityMappings": [
+    {"name": "AnimalToPet", "type": "custom", "sourceEntity": "Animal", "destinationEntity": "Pet", "policy": "P",
+     "sourceExpression": 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)',
+     "attributeMappings": [{"name": "name", "valueExpression": "$source.name"}]}]}
+
+
+def test_a_source_entity_with_subentities_gives_every_row_its_own_entity(tmp_path):
+    import json as _json
+    with cdmigrate.Model.from_json(_json.dumps(ANIMALS_V1)) as v1, cdmigrate.Model.from_json(_json.dumps(ANIMALS_V2)) as v2:
+        source = str(tmp_path / "zoo.sqlite")
+        with cdmigrate.Store.create(v1, source) as store:
+            for i in range(9):
+                store.insert("Bird" if i % 3 == 0 else "Animal", name=f"animal {i}")
+            store.save()
+
+        class Kinds(cdmigrate.EntityMigrationPolicy):
+            def create_destination_instances(self, source, mapping, manager):
+                values = {"name": source["name"], "kind": source.entity_name}
+                if source.entity_name == "Bird":
+                    values["kind"] += f" {source['wingspan']}"
+                manager.create("Pet", values=values, source=source)
+
+        dumps = []
+        for cls in both_ways(Kinds):
+            destination = str(tmp_path / f"{cls.__name__}.sqlite")
+            with cdmigrate.MappingModel.from_json(_json.dumps(ANIMALS_MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+                migration.set_batch_size(4)
+                migration.run(source, destination, policies={"P": cls})
+            dumps.append(dump(destination))
+        assert dumps[0] == dumps[1]
+        kinds = sorted(row[-2] for row in dumps[0]["ZPET"])  # (Z_PK, Z_ENT, Z_OPT, ZKIND, ZNAME)
+        assert kinds.count("Animal") == 6 and kinds.count("Bird None") == 3
+
+
+def test_a_released_source_and_an_instance_kept_into_stage_two(tmp_path, notas_source):
+    kept = {}
+
+    class Keeping(cdmigrate.EntityMigrationPolicy):
+        def begin_entity_mapping(self, mapping, manager):
+            kept.clear()  # each run keeps its own
+
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create("Nota", values={"contenido": source["contenido"], "fecha": source["fecha"]}, source=source)
+            kept.setdefault("first", (source, nota))
+            if source.object_id.primary_key == 3:
+                source.release()
+                with pytest.raises(cdmigrate.MisuseError, match="no longer valid"):
+                    source["contenido"]
+
+        def end_instance_creation(self, mapping, manager):
+            source, nota = kept["first"]
+            assert nota["contenido"] == source["contenido"]
+            assert manager.destination_instances("NotaToNota", [source]) == [nota]
+            nota["etiquetas"] = "primera"
+
+    tables = same_both_ways(tmp_path, notas_source, Keeping)
+    assert [row for row in tables["ZNOTA"] if row[-1] == "primera"]

@@ -319,3 +319,21 @@ def test_a_released_source_and_an_instance_kept_into_stage_two(tmp_path, notas_s
 
     tables = same_both_ways(tmp_path, notas_source, Keeping)
     assert [row for row in tables["ZNOTA"] if row[-1] == "primera"]
+
+
+def test_every_attribute_type_given_back_by_to_dict_matches(tmp_path, kitchen_store, kitchen_models):
+    v1, v2 = kitchen_models
+
+    class Copying(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            manager.create("Item", values=source.to_dict(), source=source)
+
+    dumps = []
+    for cls in both_ways(Copying):
+        destination = str(tmp_path / f"{cls.__name__}.sqlite")
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            migration.set_batch_size(7)
+            migration.run(kitchen_store, destination, policies={"P": cls})
+        dumps.append(dump(destination))
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0]["ZITEM"]) == 30

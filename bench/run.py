@@ -25,6 +25,15 @@ Paths (each reads the same source store and writes a fresh copy of the same empt
                  bench/c_policy.c rows)
   python-policy  cdmigrate with the Python policy of examples/python/reference_migrations/notas.py
                  (its batch hook, create_destination_instances_batch)
+  python-rows    the same migration written the Core Data way, one create_destination_instances
+                 call per note (bench/notas_per_row.py): source.to_dict(), manager.create(values=…,
+                 source=…) and a dict of the categories made so far
+  python-fetch   the same, with manager.create, apply_attribute_mappings, associate and a
+                 fetch_destination by predicate per note to find its category
+  python-rows-engine, python-fetch-engine
+                 the same two policies with row_batches = False: the engine calls them row by row
+                 (how they ran before the binding ran single-row hooks over batches; not run by
+                 default, name them in --paths)
 
 The wide shape has raw-copy, declarative and script. Rounds are interleaved (every path once per
 round). Printed per shape, size and path: rows/s (median, min, max), the paired ratios to raw SQL
@@ -61,11 +70,14 @@ NOTAS = os.path.join(EXAMPLES, "1-notas-categorias")
 CATEGORIES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
               "Películas", "Libros", "Cumpleaños", "Año nuevo"]
 WIDE = os.path.join(ROOT, "bench", "wide")
-PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "c-policy-rows", "python-policy"]
+PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "c-policy-rows", "python-policy", "python-rows", "python-fetch"]
+# The Core Data-style Python policies of bench/notas_per_row.py, by path.
+PER_ROW_POLICIES = {"python-rows": "TO_DICT", "python-fetch": "FETCH", "python-rows-engine": "TO_DICT_ENGINE",
+                    "python-fetch-engine": "FETCH_ENGINE"}
 # The C policy's two ways: the bench/c_policy.c mode each path runs.
 C_POLICY_MODES = {"c-policy": "batch", "c-policy-rows": "rows"}
 SHAPES = {
-    "reference-1": {"paths": PATHS, "sql": "raw-sql", "script": "script",
+    "reference-1": {"paths": PATHS + ["python-rows-engine", "python-fetch-engine"], "sql": "raw-sql", "script": "script",
                     "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
                     "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json")},
     "wide": {"paths": ["raw-copy", "declarative", "script"], "sql": "raw-copy", "script": "script",
@@ -111,7 +123,8 @@ def build(work: str, baseline: str = "") -> dict:
 
 
 def python_env() -> dict:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "bindings", "python"), os.path.join(EXAMPLES, "python")]))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "bindings", "python"), os.path.join(EXAMPLES, "python"),
+                                                        os.path.join(ROOT, "bench")]))
 
 
 def make_stores(work: str, shape: str, rows: int) -> tuple:
@@ -299,6 +312,10 @@ def child(argv: list) -> None:
         from reference_migrations.notas import POLICIES
         os.remove(destination)
         cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), POLICIES)
+    elif path in PER_ROW_POLICIES:
+        import notas_per_row
+        os.remove(destination)
+        cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), getattr(notas_per_row, PER_ROW_POLICIES[path]))
     else:
         raise SystemExit(f"unknown path {path}")
     print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}")

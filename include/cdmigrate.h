@@ -462,6 +462,13 @@ int cdm_batch_column_text(cdm_batch *batch, const char *attribute, const char *c
 ** NULL) their number (0 for a mapping without a destination entity). Errors as the attribute
 ** mappings give them. */
 int cdm_batch_apply_default(cdm_batch *batch, const int64_t **keys, size_t *count);
+/* As cdm_batch_apply_default, the new instances numbered as instances made one by one in row order
+** would be (the next primary keys of their table): never the source keys, which
+** cdm_batch_apply_default keeps when the mapping takes its source entity whole into an empty
+** table (unless an earlier batch of the mapping kept them). For a host that makes some batches'
+** rows one by one and must number every row as Core Data's per-row calls would; the Python
+** binding runs single-row hooks over batches with it. Errors as cdm_batch_apply_default. */
+int cdm_batch_apply_default_numbered(cdm_batch *batch, const int64_t **keys, size_t *count);
 /* Associates the batch's rows source_keys[i] with the instances of `destination_entity` of keys
 ** destination_keys[i] (i < count), for the current entity mapping, as cdm_context_associate does
 ** one pair. CDM_NOTFOUND for an unknown entity; CDM_INVALID_ARGUMENT for a source key not in the
@@ -939,7 +946,8 @@ int cdm_object_to_json(cdm_object *object, char **json);
 int cdm_object_retain(cdm_object *object);
 /* Ends a handle's validity before its callback returns (to keep memory flat when one callback
 ** touches very many instances), or undoes one cdm_object_retain — the last one ends the handle.
-** Harmless on NULL or stale handles. */
+** A cdm_list (cast to cdm_object *) is ended too, its instances staying valid. Harmless on NULL or
+** stale handles. */
 void cdm_object_release(cdm_object *object);
 
 /* ---------------------------------------------------------------------------------------------

@@ -130,6 +130,10 @@ public func cdm_object_retain(_ o: OpaquePointer?) -> Int32 {
 @_cdecl("cdm_object_release")
 public func cdm_object_release(_ o: OpaquePointer?) {
     let table = ThreadState.current.table
+    if let list = table.lookup(o) as? ListEntry {
+        table.release(list)   // a fetch's list, ended before its callback returns
+        return
+    }
     guard let entry = table.lookup(o) as? ObjectEntry else { return }
     if let retained = entry.scope as? RetainedScope {
         retained.release(entry)

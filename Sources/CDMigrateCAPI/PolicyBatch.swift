@@ -239,6 +239,16 @@ public func cdm_batch_apply_default(_ batch: OpaquePointer?, _ keys: UnsafeMutab
     }
 }
 
+@_cdecl("cdm_batch_apply_default_numbered")
+public func cdm_batch_apply_default_numbered(_ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?,
+                                             _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+    withBatch(batch) { entry in
+        let made = try entry.batch.applyDefault(numbered: true)
+        if let keys = keys { keys.pointee = UnsafePointer(try BatchTransfer.array(made, in: try entry.liveScope())) }
+        count?.pointee = made.count
+    }
+}
+
 @_cdecl("cdm_batch_associate")
 public func cdm_batch_associate(_ batch: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ sourceKeys: UnsafePointer<Int64>?,
                                 _ destinationKeys: UnsafePointer<Int64>?, _ count: Int) -> Int32 {

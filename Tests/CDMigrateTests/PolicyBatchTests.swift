@@ -90,6 +90,58 @@ final class PolicyBatchTests: XCTestCase {
         XCTAssertEqual(try notas(destination).count, 172)
     }
 
+    /// Collects the keys `applyDefault` gives, numbered or not; with `ownFirst`, makes a Nota of its
+    /// own before the first batch's default.
+    final class Numbering: EntityMigrationPolicy {
+        var numbered = false
+        var ownFirst = false
+        var keys: [Int64] = []
+        override var createsDestinationInstancesInBatches: Bool { true }
+        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+            if ownFirst, keys.isEmpty {
+                keys += try manager.createDestinationInstances(entityName: "Nota", values: [["contenido": .string("propia"), "fecha": .double(0)]])
+            }
+            keys += try batch.applyDefault(numbered: numbered)
+        }
+    }
+
+    func numberingRun(_ source: String, _ name: String, numbered: Bool, ownFirst: Bool = false) throws -> (keys: [Int64], notas: [String]) {
+        let policy = Numbering()
+        policy.numbered = numbered
+        policy.ownFirst = ownFirst
+        let destination = scratch.file(name)
+        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+                                           mappingModels: [try NotasCategorias.mapping()])
+        manager.batchSize = 50
+        manager.registerPolicy(named: "CrearCategoriasMigrationPolicy") { policy }
+        _ = try manager.migrateStore(from: source, to: destination)
+        let stored = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) { store in
+            try StoreAccess.all("Nota", in: store).map { "\($0.objectID.primaryKey)|\(try $0.string("contenido") ?? "")" }.sorted()
+        }
+        return (policy.keys, stored)
+    }
+
+    /// The numbered default gives the keys notes made one by one in row order would have (1, 2,
+    /// 3… over the gaps of the source keys); the plain one keeps the source keys of a mapping that
+    /// takes its entity whole into an empty table, but only when nothing was made there before it.
+    func testNumberedDefaultGivesTheKeysOfInstancesMadeOneByOne() throws {
+        let source = scratch.file("Notas-v2.sqlite")
+        try NotasCategorias.generateSource(at: source, count: 200)
+        let store = try PersistentStore.open(at: source, model: try NotasCategorias.sourceModel(), readOnly: false)
+        try store.database.exec("DELETE FROM ZNOTA WHERE Z_PK % 7 = 0")
+        store.close()
+        let sourceKeys = (1...200).map { Int64($0) }.filter { $0 % 7 != 0 }
+        let numbered = try numberingRun(source, "numbered.sqlite", numbered: true)
+        XCTAssertEqual(numbered.keys, (1...172).map { Int64($0) })
+        let kept = try numberingRun(source, "kept.sqlite", numbered: false)
+        XCTAssertEqual(kept.keys, sourceKeys)
+        XCTAssertEqual(Set(numbered.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }), Set(kept.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }))
+        // A Nota made before the first default: the default numbers after it, keeping no source key.
+        let afterOwn = try numberingRun(source, "own.sqlite", numbered: false, ownFirst: true)
+        XCTAssertEqual(afterOwn.keys, (1...173).map { Int64($0) })
+        XCTAssertEqual(afterOwn.notas.count, 173)
+    }
+
     /// Looks the batch's notes up through the associations in every batch after the first (which
     /// writes out the implied ones), and refuses a second `applyDefault`.
     final class LookingUp: EntityMigrationPolicy {

@@ -316,6 +316,55 @@ static void test_older_policy_struct(cdm_model *src, cdm_model *dst, const char 
     cdm_migration_free(migration);
 }
 
+/* cdm_batch_apply_default_numbered after an instance the hook made itself: the default's rows
+** take the next keys (never the source keys); and cdm_object_release ends a fetch's list, its
+** instances staying valid. */
+typedef struct {
+    int64_t keys[8];
+    size_t count;
+    int lists_released;
+} numbered_state;
+
+static int numbered_batch(cdm_context *ctx, cdm_batch *batch, void *user) {
+    numbered_state *s = user;
+    const int64_t *made = NULL;
+    size_t n = 0;
+    if (s->count == 0) {
+        CHECK_RC(cdm_context_create_instances_json(ctx, "Member", "[{\"name\": \"own\", \"born\": 0}]", &made, &n), CDM_OK);
+        if (n == 1) s->keys[s->count++] = made[0];
+    }
+    CHECK_RC(cdm_batch_apply_default_numbered(batch, &made, &n), CDM_OK);
+    for (size_t i = 0; i < n && s->count < 8; i++) s->keys[s->count++] = made[i];
+    cdm_list *list = NULL;
+    CHECK_RC(cdm_context_fetch_destination(ctx, "Member", "name == 'own'", NULL, 0, 0, 0, &list), CDM_OK);
+    cdm_object *own = NULL;
+    CHECK_RC(cdm_list_object_at(list, 0, &own), CDM_OK);
+    cdm_object_release((cdm_object *)list);
+    size_t count = 0;
+    CHECK_RC(cdm_list_count(list, &count), CDM_MISUSE);
+    const char *entity = NULL;
+    CHECK_RC(cdm_object_entity_name(own, &entity), CDM_OK);
+    CHECK(entity && strcmp(entity, "Member") == 0);
+    s->lists_released++;
+    return CDM_OK;
+}
+
+static void test_numbered_default(cdm_model *src, cdm_model *dst, const char *source) {
+    cdm_migration *migration = new_migration(src, dst);
+    numbered_state s;
+    memset(&s, 0, sizeof s);
+    cdm_policy policy;
+    memset(&policy, 0, sizeof policy);
+    policy.create_destination_instances_batch = numbered_batch;
+    CHECK_RC(cdm_migration_set_batch_size(migration, 2), CDM_OK);
+    CHECK_RC(cdm_migration_register_policy(migration, "Teams", &policy, sizeof policy, &s, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, path_in_dir("numbered.sqlite")), CDM_OK);
+    CHECK(s.count == 6);
+    for (size_t i = 0; i < s.count; i++) CHECK(s.keys[i] == (int64_t)i + 1);
+    CHECK(s.lists_released == 3);
+    cdm_migration_free(migration);
+}
+
 int main(void) {
     snprintf(dir, sizeof dir, "/tmp/cdm-policy-batch-XXXXXX");
     if (!mkdtemp(dir)) { perror("mkdtemp"); return 2; }
@@ -329,6 +378,7 @@ int main(void) {
         test_refusals(src, dst, source);
         test_failing_batch(src, dst, source);
         test_older_policy_struct(src, dst, source);
+        test_numbered_default(src, dst, source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -9,15 +9,24 @@
 final class BatchDefaultSQL {
     let contiguous: DeclarativeMappingSQL
     let listed: DeclarativeMappingSQL
-    /// The plan that keeps source keys, and the identity's range, when the mapping may keep them.
-    let identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
+    /// The plan that keeps source keys, and the identity's range, when the mapping may keep them:
+    /// taken by the first `applyDefault` when nothing has been made in the destination table yet
+    /// (a policy may make instances itself first, and they must keep the keys they were given),
+    /// dropped otherwise.
+    var identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
+    /// Whether the identity is in force: its keys reserved and its associations recorded.
+    var identityTaken = false
+    /// The mapping's source instances (the identity's count until the last batch).
+    let total: Int
     /// Rows made so far (the identity's count).
     var made = 0
 
-    init(contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL, identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?) {
+    init(contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL, identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?,
+         total: Int) {
         self.contiguous = contiguous
         self.listed = listed
         self.identity = identity
+        self.total = total
     }
 }
 
@@ -89,7 +98,7 @@ extension MigrationManager {
     private func batchDefaultPlan(_ mapping: EntityMapping, request: FetchRequest, total: Int,
                                   source: PersistentStore, destination: PersistentStore) throws -> BatchDefaultSQL? {
         guard pushDownSQL, sourceAccess?.allowsAttach == true, let sourceEntity = mapping.sourceEntity,
-              let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, let associations = associations else { return nil }
+              let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, associations != nil else { return nil }
         let sourceTable = SQLiteDatabase.quote(source.layout.table(for: sourceEntity))
         let table = "\(DeclarativeMappingSQL.sourceSchema).\(sourceTable)"
         var whole = FetchRequest(entityName: sourceEntity.name)
@@ -112,19 +121,29 @@ extension MigrationManager {
         }
         try attachSource(source, to: destination)
         try destination.database.exec("CREATE TEMP TABLE IF NOT EXISTS cdm_batch_key (pk INTEGER PRIMARY KEY)")
-        if let identity = identity {
-            destination.reservePrimaryKeys(for: destinationEntity, upTo: identity.high)
-            try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
-                                            destinationEntity: destinationEntity.entityNumber,
-                                            destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
-                                            low: identity.low, high: identity.high, count: total)
+        return BatchDefaultSQL(contiguous: contiguous, listed: listed, identity: identity, total: total)
+    }
+
+    /// Takes the identity of `sql` (the destination keeps the source keys) at the first
+    /// `applyDefault`, when nothing has been made in the destination table yet; drops it otherwise.
+    private func takeIdentity(_ sql: BatchDefaultSQL, _ mapping: EntityMapping, destination: PersistentStore) throws {
+        guard !sql.identityTaken, let identity = sql.identity else { return }
+        guard sql.made == 0, let associations = associations, let sourceEntity = mapping.sourceEntity,
+              let destinationEntity = mapping.destinationEntity, destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0 else {
+            sql.identity = nil
+            return
         }
-        return BatchDefaultSQL(contiguous: contiguous, listed: listed, identity: identity)
+        destination.reservePrimaryKeys(for: destinationEntity, upTo: identity.high)
+        try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                                        destinationEntity: destinationEntity.entityNumber,
+                                        destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
+                                        low: identity.low, high: identity.high, count: sql.total)
+        sql.identityTaken = true
     }
 
     /// After the last batch: the identity's count is the rows the batches made.
     private func finishBatchDefault(_ sql: BatchDefaultSQL?, _ mapping: EntityMapping, total: Int, destination: PersistentStore) throws {
-        guard let sql = sql, let identity = sql.identity, sql.made != total, let associations = associations,
+        guard let sql = sql, sql.identityTaken, let identity = sql.identity, sql.made != total, let associations = associations,
               associations.identities[mappingID(mapping)] != nil,
               let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return }
         try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
@@ -135,14 +154,18 @@ extension MigrationManager {
 
     /// `SourceBatch.applyDefault` as SQL: the plan's INSERTs over the batch's key range, and
     /// when the batch does not hold every key of its range, over the keys put in the key table.
-    func applyDefault(_ sql: BatchDefaultSQL, to batch: SourceBatch, destinationEntity: EntityDescription) throws -> [Int64] {
+    func applyDefault(_ sql: BatchDefaultSQL, to batch: SourceBatch, destinationEntity: EntityDescription, numbered: Bool = false) throws -> [Int64] {
         guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last else { return [] }
         try destination.flush()
         try destination.beginIfNeeded()
         let database = destination.database
         let id = mappingID(batch.mapping)
+        if numbered, !sql.identityTaken {
+            sql.identity = nil   // numbered as instances made one by one: the source keys are never kept
+        }
+        try takeIdentity(sql, batch.mapping, destination: destination)
         sql.made += batch.count
-        if let identity = sql.identity {
+        if sql.identityTaken, let identity = sql.identity {
             // Every source row of the range is in the batch (the mapping takes the entity whole).
             try identity.plan.runInsertRows(on: database, [.integer(low), .integer(high)], keys: low...high)
             if associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {

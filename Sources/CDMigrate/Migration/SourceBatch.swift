@@ -111,16 +111,22 @@ public final class SourceBatch {
     /// - throws: `MigrationError` when an attribute mapping fails to evaluate or set, or
     ///   `.invalidArgument` when it already ran for this batch.
     ///
+    /// - parameter numbered: True to number the new instances as instances made one by one in row
+    ///   order would be (the next keys of their table), never keeping the source keys — which the
+    ///   SQL keeps, when the mapping takes its source entity whole into an empty table, unless an
+    ///   earlier batch of the mapping was numbered. For a host that makes some batches' rows one
+    ///   by one and must number every row as Core Data's per-row calls would.
+    ///
     /// Core Data: `super.createDestinationInstances(forSource:in:manager:)`, once per row.
     @discardableResult
-    public func applyDefault() throws -> [Int64] {
+    public func applyDefault(numbered: Bool = false) throws -> [Int64] {
         try checkLive("applyDefault")
         guard !defaultApplied else {
             throw MigrationError(.invalidArgument, "applyDefault: it already ran for this batch of entity mapping '\(mapping.name)' (once per batch)")
         }
         defaultApplied = true
         guard let destinationEntity = mapping.destinationEntity, !sourceKeys.isEmpty else { return [] }
-        if let plan = defaultSQL { return try manager.applyDefault(plan, to: self, destinationEntity: destinationEntity) }
+        if let plan = defaultSQL { return try manager.applyDefault(plan, to: self, destinationEntity: destinationEntity, numbered: numbered) }
         var keys: [Int64] = []
         keys.reserveCapacity(sourceKeys.count)
         let policy = DefaultEntityMigrationPolicy()

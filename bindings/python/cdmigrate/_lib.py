@@ -234,6 +234,7 @@ _PROTOTYPES = {
     "cdm_batch_source_keys": (c_int, [c_void_p, POINTER(POINTER(c_int64)), _out_size]),
     "cdm_batch_column_json": (c_int, [c_void_p, c_char_p, _out_str]),
     "cdm_batch_apply_default": (c_int, [c_void_p, POINTER(POINTER(c_int64)), _out_size]),
+    "cdm_batch_apply_default_numbered": (c_int, [c_void_p, POINTER(POINTER(c_int64)), _out_size]),
     "cdm_batch_associate": (c_int, [c_void_p, c_char_p, POINTER(c_int64), POINTER(c_int64), c_size_t]),
     "cdm_context_create_instances_json": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(POINTER(c_int64)), _out_size]),
     "cdm_context_relate": (c_int, [c_void_p, c_char_p, c_char_p, POINTER(c_int64), POINTER(c_int64), c_size_t]),

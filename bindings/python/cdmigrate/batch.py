@@ -124,6 +124,10 @@ class SourceBatch:
     def column(self, attribute: str) -> List[Any]:
         """The values of a source attribute for every row, in row order (None for null, and for a
         row whose entity lacks the attribute). Raises NotFoundError for an unknown attribute."""
+        return self._column_values(attribute)[0]
+
+    def _column_values(self, attribute: str):
+        """(the column as ``column`` gives it, the column as the JSON had it: dates as seconds)."""
         out = ctypes.c_char_p()
         check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
         values = json.loads(out.value or b"[]")
@@ -132,7 +136,7 @@ class SourceBatch:
             found = self._manager.source_entity(self._source_entity).attributes.get(attribute)
             attribute_type = found.type if found is not None else None
         convert = _converter(attribute_type)
-        return [convert(v) for v in values] if convert else values
+        return ([convert(v) for v in values] if convert else values), values
 
     def apply_default(self) -> List[int]:
         """Core Data's default createDestinationInstancesForSourceInstance for every row of the

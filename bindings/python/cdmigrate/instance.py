@@ -82,6 +82,8 @@ class Side:
         self.buffers = _Buffers()
         self.fields = FieldBuffer()
         self.model = EntityCache(model)
+        #: Counts attribute writes through instances of this side (row_batches keeps fetch results until it changes).
+        self.generation = 0
 
 
 
@@ -142,6 +144,9 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
     """Sets an attribute through the setter that fits the Python type; the library checks that the
     attribute takes it (MismatchError otherwise)."""
     h = instance._h
+    side = instance._side
+    if side is not None:
+        side.generation += 1
     by_index = index is not None
     target = index if by_index else c_text(key, "the key")
     suffix = "_at" if by_index else ""
@@ -649,6 +654,8 @@ class Instance(MutableMapping):
         Returns the keys skipped."""
         attributes, relationships, skipped = self._split(values, skip_unknown)
         if attributes:
+            if self._side is not None:
+                self._side.generation += 1
             array, count, keep = pack(attributes, "attribute")
             code = _lib_.cdm_object_set_fields(self._h, array, count, 0)
             del keep

@@ -28,6 +28,7 @@ from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
 from .batch import SourceBatch
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
+from .row_batches import run_rows
 from .policy_methods import find_method
 
 _lib_ = _lib.lib
@@ -134,6 +135,16 @@ _RUN_SCOPED = ("registrations given to run() last only for that run: register it
                "register_policy or register_function to keep it, or pass it to this run")
 
 
+def _rows_in_batches(cls: type) -> bool:
+    """Whether a policy class's single-row create_destination_instances runs over batches of
+    source rows (row_batches): it defines that hook, not the batch hook, and keeps
+    ``row_batches`` true."""
+    base = EntityMigrationPolicy
+    return (getattr(cls, "row_batches", True) is True
+            and cls.create_destination_instances is not base.create_destination_instances
+            and cls.create_destination_instances_batch is base.create_destination_instances_batch)
+
+
 class _PolicyRegistration:
     """A policy name's registration; `factory` None stands for a name whose policy was given to an
     earlier run only (the C library cannot unregister a name): its hooks raise."""
@@ -179,6 +190,7 @@ class _Run:
         self.mappings: Dict[Tuple[int, str], EntityMapping] = {}
         self.exception: Optional[BaseException] = None
         self.pass_index = 0
+        self.row_plans: Dict[int, Any] = {}  # row_batches: what each entity mapping's batches need
         #: Set by the run's SIGINT handler: the next callback stops the run, which then raises KeyboardInterrupt.
         self.interrupted = False
 
@@ -349,6 +361,22 @@ def _call_batch_hook(user: int, ctx: int, handle: int) -> int:
     return _framed(ctx, user, _batch_body, handle)
 
 
+def _row_batch_body(registration: _PolicyRegistration, run: _Run, ctx: int, handle: int) -> int:
+    mapping = run.mapping_for(ctx)
+    policy = run.policy_for(registration, mapping)
+    batch = SourceBatch(handle, run.manager, mapping.source_entity_name)
+    try:
+        run_rows(policy, mapping, run.manager, batch, run.row_plans)
+    finally:
+        batch._live = False
+    return 0
+
+
+def _call_row_batch_hook(user: int, ctx: int, handle: int) -> int:
+    """The single-row create_destination_instances run over a batch of source rows (row_batches)."""
+    return _framed(ctx, user, _row_batch_body, handle)
+
+
 def _hook_body(registration: _PolicyRegistration, run: _Run, ctx: int, hook: str, obj: Optional[int]) -> int:
     mapping = run.mapping_for(ctx)
     policy = run.policy_for(registration, mapping)
@@ -382,6 +410,7 @@ _HOOKS = {
     "end_entity_mapping": _make_hook("end_entity_mapping"),
     "create_destination_instances_batch": _lib.BATCH_HOOK(lambda ctx, batch, user: _call_batch_hook(user, ctx, batch or 0)),
 }
+_ROW_BATCH_HOOK = _lib.BATCH_HOOK(lambda ctx, batch, user: _call_row_batch_hook(user, ctx, batch or 0))
 _FIELDS = {
     "begin_entity_mapping": "begin",
     "create_destination_instances": "create_destination_instances",
@@ -586,6 +615,8 @@ class Migration(LongLivedHandle):
             # Hooks the class does not override stay NULL: the engine's default runs, and Python is not called.
             if cls is None or getattr(cls, hook) is not getattr(EntityMigrationPolicy, hook):
                 setattr(hooks, _FIELDS[hook], _HOOKS[hook])
+        if cls is not None and _rows_in_batches(cls):
+            hooks.create_destination_instances_batch = _ROW_BATCH_HOOK
         registration = _PolicyRegistration(name, factory, probe, self._state)
         user = _keep(registration)
         code = _lib_.cdm_migration_register_policy(self._ptr, c_text(name, "the policy name"), ctypes.byref(hooks),

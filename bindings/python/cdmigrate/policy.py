@@ -249,6 +249,8 @@ class MigrationManager:
         self._run = run
         self._ctx: Optional[int] = None
         self.user_info: Dict[str, Any] = {}
+        #: The batch of a single-row hook run over batches (row_batches.RowBatch), while it runs.
+        self._rows: Any = None
 
     # -- plumbing ---------------------------------------------------------------------------
     @property
@@ -256,6 +258,9 @@ class MigrationManager:
         ctx = self._ctx
         if ctx is None:
             raise MisuseError("the migration manager is only usable inside a policy hook, host function or progress callback")
+        rows = self._rows
+        if rows is not None:
+            rows.reached()  # what the library is asked next sees what the batch has made
         return ctx
 
     def _context_string(self, function) -> Optional[str]:
@@ -297,6 +302,11 @@ class MigrationManager:
         ``manager.create(values={...}, source=source)`` is the whole of a copying
         create_destination_instances in one C call. Unknown keys raise NotFoundError naming them
         unless ``skip_unknown``."""
+        rows = self._rows
+        if rows is not None:
+            made = rows.create(entity, values, source, skip_unknown)
+            if made is not None:
+                return made
         ctx = self._context
         out = ctypes.c_void_p()
         name = c_optional_text(entity, "the entity")
@@ -332,6 +342,9 @@ class MigrationManager:
         ``$destination`` and sets the results on ``destination``. Source first, as everywhere in
         the binding (``associate(source, destination)``); ``source`` may be None for a mapping
         without a source entity. TypeError when the two are the wrong way round."""
+        rows = self._rows
+        if rows is not None and rows.apply_attribute_mappings(source, destination):
+            return  # a source row and an instance the batch made: the right way round
         _check_sides(self._run, source, destination)
         check(_lib_.cdm_context_apply_attribute_mappings(self._context, source._h if source is not None else None, destination._h))
 
@@ -339,6 +352,9 @@ class MigrationManager:
         """Records that ``destination`` was made from ``source`` by the current entity mapping
         (``associateSourceInstance:withDestinationInstance:forEntityMapping:``). TypeError when
         the two are the wrong way round."""
+        rows = self._rows
+        if rows is not None and rows.associate(source, destination):
+            return  # a source row and an instance the batch made: the right way round
         _check_sides(self._run, source, destination)
         check(_lib_.cdm_context_associate(self._context, source._h, destination._h))
 
@@ -400,7 +416,9 @@ class MigrationManager:
         array, count = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
         code = _lib_.cdm_list_objects(out.value, ctypes.byref(array), ctypes.byref(count))
         check(code)
-        return instances_from_array(array, count.value, side)
+        found = instances_from_array(array, count.value, side)
+        _lib_.cdm_object_release(out.value)  # the list itself goes now: a hook fetching per row keeps memory flat
+        return found
 
     def _count(self, function, entity, predicate, arguments, variables, include_subentities) -> int:
         call, keep = self._query(function, entity, predicate, arguments, variables, include_subentities)
@@ -431,6 +449,11 @@ class MigrationManager:
         Arguments may be None, bool, int, float, str, Decimal, datetime, bytes, UUID or an
         Instance. Errors name the entity and predicate: NotFoundError (unknown entity),
         ExpressionSyntaxError (with ``offset``), ExpressionEvaluationError/InvalidArgumentError."""
+        rows = self._rows
+        if rows is not None:
+            found = rows.fetch_destination(entity, predicate, arguments, variables, include_subentities, limit, sort)
+            if found is not None:
+                return found
         return self._fetch(_lib_.cdm_context_fetch_destination, self._run.destination_side, entity, predicate, arguments,
                            variables, include_subentities, limit, sort)
 
@@ -593,7 +616,16 @@ class EntityMigrationPolicy:
     ``create_destination_instances_batch`` gets the source rows in batches instead of one
     ``create_destination_instances`` call per row (see ``SourceBatch``) — the fast way to write
     a policy for large stores.
+
+    A class that defines ``create_destination_instances`` (and not the batch hook) is still
+    called once per source instance, in Core Data's order, but the binding runs those calls over
+    batches of source rows and writes what they make per batch (see ``row_batches``): the same
+    destination, far fewer crossings into the library. ``row_batches = False`` on the class makes
+    the engine call the hook row by row instead.
     """
+
+    #: Run the single-row create_destination_instances over batches of source rows (row_batches).
+    row_batches = True
 
     def begin_entity_mapping(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         """beginEntityMapping:manager:error:"""

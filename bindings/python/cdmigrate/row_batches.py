@@ -1,0 +1,761 @@
+"""Core Data's single-row hook run over batches of source rows.
+
+A policy that defines ``create_destination_instances(source, mapping, manager)`` (and not the
+batch hook) is called once per source instance, exactly as Core Data calls
+``createDestinationInstancesForSourceInstance:entityMapping:manager:error:``; what changes is how
+the binding reaches the library. The engine hands the mapping's source rows over a batch at a time
+(the batch hook), the binding reads the batch's attribute columns in one call each and calls the
+policy's hook for every row with a ``source`` that answers attribute reads from those columns. What
+the hook does through the manager and the instances it makes is kept in the binding — instances
+made (``manager.create``), attribute values set, to-many adds and to-one sets, associations,
+``apply_attribute_mappings`` whose expressions are plain ``$source.attribute`` copies — and written
+to the library per batch, in the order the hook did it: the instances by
+``cdm_context_create_instances_json`` (so they get the primary keys they would have got one by
+one), the relationships by ``cdm_context_relate``, the associations by ``cdm_batch_associate``.
+
+Reads see what the batch has made so far, as Core Data's context would: ``fetch_destination``
+with a predicate ``key == %@`` on an attribute looks into the batch's own new instances as well as
+the store; any other read of the destination (another predicate, ``count_destination``,
+``destination_instances``, ``evaluate``, reading an instance the batch made, …) first writes what
+the batch holds, then runs as before. Anything this path cannot express simply takes the
+library's own path after such a write, so the destination is the same, row for row, as with the
+single-row hook called by the engine (``row_batches = False`` on the policy class keeps that).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import datetime as _dt
+import re
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+
+from . import _lib
+from .batch import SourceBatch, keys_array, keys_from, rows_json
+from .errors import MisuseError, check
+from ._text import c_text
+from .instance import DESTINATION, SOURCE, Instance, ObjectID
+from .values import AttributeType, CoreDataDate, reference_seconds
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .policy import EntityMapping, MigrationManager
+
+_lib_ = _lib.lib
+_PLAIN = (str, int, float, bool, type(None))
+_SIMPLE_COPY = re.compile(r"^\s*\$source\.([A-Za-z_][A-Za-z0-9_]*)\s*$")
+_EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
+
+
+_INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
+_NUMBERS = _INTEGERS + (AttributeType.DOUBLE, AttributeType.FLOAT)
+
+
+def _suits(value: Any, kind: Any) -> bool:
+    """Whether a value set on a new instance can be kept in the binding and written as JSON with
+    the effect the typed setter has; anything else takes the library's own path."""
+    if value is None:
+        return True
+    t = type(value)
+    if t is str:
+        return kind == AttributeType.STRING or kind == AttributeType.URI
+    if t is bool:
+        return kind == AttributeType.BOOLEAN
+    if t is int:
+        return kind in _INTEGERS and -(2 ** 63) <= value < 2 ** 63
+    if t is float:
+        return kind in _NUMBERS and value - value == 0.0  # finite
+    if t is _dt.datetime:
+        return kind == AttributeType.DATE
+    if t is CoreDataDate:
+        return kind == AttributeType.DATE and value - value == 0.0  # finite
+    return False
+
+
+def _whole(seconds: Any) -> bool:
+    """Whether a date column's raw value is nil or whole seconds (within datetime's years)."""
+    return seconds is None or (type(seconds) is int or (type(seconds) is float and seconds.is_integer())) \
+        and -63_113_904_000 < seconds < 252_423_993_600
+
+_COMPARED: Dict[str, Optional[str]] = {}
+
+
+def _compared_key(predicate: str) -> Optional[str]:
+    """The attribute a predicate ``key == %@`` compares (None for any other predicate)."""
+    try:
+        return _COMPARED[predicate]
+    except KeyError:
+        pass
+    match = _EQUALS_ARGUMENT.match(predicate)
+    key = match.group(1) if match else None
+    if len(_COMPARED) < 256:
+        _COMPARED[predicate] = key
+    return key
+
+
+def _create_many(ctx: int, entity: str, rows: List[Dict[str, Any]]) -> List[int]:
+    pointer = ctypes.POINTER(ctypes.c_int64)()
+    count = ctypes.c_size_t()
+    check(_lib_.cdm_context_create_instances_json(ctx, c_text(entity, "the entity name"), rows_json(rows),
+                                                  ctypes.byref(pointer), ctypes.byref(count)))
+    return keys_from(pointer, count.value)
+
+
+def _relate_many(ctx: int, entity: str, relationship: str, owners: List[int], targets: List[int]) -> None:
+    owner_array, count = keys_array(owners, "owners")
+    target_array, _ = keys_array(targets, "targets")
+    check(_lib_.cdm_context_relate(ctx, c_text(entity, "the entity name"), c_text(relationship, "the relationship name"),
+                                   owner_array, target_array, count))
+
+
+def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int, concrete: bool = True) -> Instance:
+    """The library's instance of a row, found by primary key in the running context (``entity``
+    its concrete entity, or with ``concrete`` False one of its superentities)."""
+    ctx = manager._ctx
+    if ctx is None:
+        raise MisuseError("the migration manager is only usable inside a policy hook, host function or progress callback")
+    out = ctypes.c_void_p()
+    check(_lib_.cdm_context_instance_with_id(ctx, store, c_text(entity, "the entity"), key, ctypes.byref(out)))
+    side = manager._run.source_side if store == SOURCE else manager._run.destination_side
+    instance = Instance(out.value, side)
+    if concrete:
+        instance._entity = entity
+    return instance
+
+
+class _Released:
+    """The batch of a released RowSource: no columns, never active."""
+    columns: Dict[str, List[Any]] = {}
+    active = False
+
+
+_RELEASED = _Released()
+
+
+class RowSource(Instance):
+    """A source row of the batch as the hook's ``source``: attribute reads come from the batch's
+    columns; anything else (relationships, key paths, ``uri``…) from the library's own instance,
+    found by primary key when first needed."""
+
+    __slots__ = ("_rows", "_index", "_key", "_real")
+
+    def __init__(self, rows: "RowBatch", index: int, key: int, entity: str) -> None:
+        # Instance.__init__ is not called: the handle is found only when needed (_h below).
+        self._side = rows.source_side
+        self._entity = entity
+        self._rows = rows
+        self._index = index
+        self._key = key
+        self._real: Optional[Instance] = None
+
+    @property
+    def _h(self) -> int:  # type: ignore[override]
+        real = self._real
+        if real is None:
+            real = self._real = _handle_for(self._rows.manager, SOURCE, self._entity or "", self._key)
+        return real._h
+
+    def __del__(self) -> None:
+        pass  # the library's instance, if it was found, releases itself
+
+    @property
+    def object_id(self) -> ObjectID:
+        return ObjectID("source", self._entity or "", self._key)
+
+    def release(self) -> None:
+        """As Instance.release: every later use is MisuseError ("no longer valid")."""
+        self._h  # noqa: B018 - the library's instance, so that its handle is what goes stale
+        self._real.release()  # type: ignore[union-attr]
+        self._rows = _RELEASED  # no more reads from the batch's columns
+
+    # Once the batch is over its columns are gone: a source kept for later reads through the library.
+    def __getitem__(self, key: str) -> Any:
+        column = self._rows.columns.get(key)
+        if column is not None:
+            return column[self._index]
+        return Instance.__getitem__(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        column = self._rows.columns.get(key)
+        if column is not None:
+            return column[self._index]
+        return Instance.get(self, key, default)
+
+    def to_dict(self, keys: Any = None) -> Dict[str, Any]:
+        rows = self._rows
+        if keys is None and rows.active:
+            dicts = rows.dicts
+            if dicts is None:
+                # Every row's dict at once (zip and dict in C), the first time a hook asks for one.
+                names = list(rows.columns)
+                dicts = rows.dicts = [dict(zip(names, values)) for values in zip(*rows.columns.values())]
+            row = dicts[self._index]
+            if row is None:
+                i = self._index
+                return {name: column[i] for name, column in rows.columns.items()}
+            dicts[self._index] = None  # given away: a second call makes a new one
+            return row
+        return Instance.to_dict(self, keys)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RowSource):
+            return other._key == self._key and other._entity == self._entity
+        return Instance.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self.object_id)
+
+
+class PendingInstance(Instance):
+    """A destination instance a hook made in the batch (or found with fetch_destination during
+    it). Until the batch is written its attribute values are kept here; afterwards, and for
+    anything not kept here, it is the library's instance of its row (the batch is written first
+    when it holds anything)."""
+
+    __slots__ = ("_rows", "_values", "_key", "_real", "_copy", "_creator")
+
+    def __init__(self, rows: "RowBatch", entity: str, values: Optional[Dict[str, Any]], key: Optional[int] = None,
+                 copy: int = -1, creator: Optional[RowSource] = None) -> None:
+        # Instance's _local and _thread stay unset: no side-less table, no handle of its own to release.
+        self._side = rows.side
+        self._entity = entity
+        self._rows = rows
+        self._values = values
+        self._key = key
+        self._real = None
+        #: The index of the batch row whose attribute mappings alone made the values (-1: none).
+        self._copy = copy
+        #: The source row the hook was called for when it made this instance (errors name it).
+        self._creator = creator
+
+    def release(self) -> None:
+        """As Instance.release: every later use is MisuseError ("no longer valid")."""
+        try:
+            self._h  # noqa: B018 - written and found, so that its handle is what goes stale
+        except MisuseError:
+            return  # made in a batch whose hook failed: nothing to release
+        self._real.release()  # type: ignore[union-attr]
+
+    @property
+    def _h(self) -> int:  # type: ignore[override]
+        rows = self._rows
+        if rows.active:
+            rows.reached()
+        real = self._real
+        if real is None:
+            if self._key is None:
+                raise MisuseError(f"an instance of '{self._entity}' made in a batch whose hook failed is not usable")
+            real = self._real = _handle_for(rows.manager, DESTINATION, self._entity or "", self._key)
+        return real._h
+
+    def __del__(self) -> None:
+        pass
+
+    def __getitem__(self, key: str) -> Any:
+        values = self._values
+        if values is not None and key in values and self._key is None and self._rows.active:
+            return values[key]
+        return Instance.__getitem__(self, key)
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        if self._key is None and self._rows.active and self._rows.set_value(self, key, value):
+            return
+        Instance.__setitem__(self, key, value)
+
+    def add(self, key: str, *targets: Instance) -> None:
+        if self._key is None and self._rows.active and self._rows.relate(self, key, targets, True):
+            return
+        Instance.add(self, key, *targets)
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, PendingInstance) and (self._key is None or other._key is None):
+            return False
+        return Instance.__eq__(self, other)
+
+    def __hash__(self) -> int:
+        return hash(self.object_id)
+
+
+class _EntityInfo:
+    """A destination entity as the batches need it."""
+
+    __slots__ = ("attributes", "relationships", "root", "has_subentities")
+
+    def __init__(self, name: str, model: Any, parents: Dict[str, Optional[str]]) -> None:
+        description = model.entity(name)
+        self.attributes = {a.name: a.type for a in description.attributes.values() if not a.transient}
+        self.relationships = {r.name: r.to_many for r in description.relationships.values()}
+        root = name
+        while parents.get(root):
+            root = parents[root] or root
+        self.root = root
+        self.has_subentities = name in parents.values()
+
+
+class _Plan:
+    """What the binding knows of one entity mapping for its batches (read once per mapping)."""
+
+    __slots__ = ("source_entity", "destination_entity", "columns", "date_columns", "fast", "parents", "entities", "manager")
+
+    def __init__(self, mapping: "EntityMapping", manager: "MigrationManager") -> None:
+        self.manager = manager
+        self.source_entity = mapping.source_entity_name
+        self.destination_entity = mapping.destination_entity_name
+        source_model = manager.source_model
+        subentities = bool(self.source_entity) and any(
+            source_model.entity(name).parent == self.source_entity for name in source_model.entity_names)
+        self.fast = bool(self.source_entity) and not subentities
+        source = manager.source_entity(self.source_entity) if self.fast else None
+        self.columns = [name for name, a in source.attributes.items() if not a.transient] if source else []
+        self.date_columns = {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
+        destination_model = manager.destination_model
+        self.parents = {name: destination_model.entity(name).parent for name in destination_model.entity_names}
+        self.entities: Dict[str, _EntityInfo] = {}
+
+    def entity(self, name: str) -> Optional[_EntityInfo]:
+        info = self.entities.get(name)
+        if info is None:
+            if name not in self.parents:
+                return None  # the library names the unknown entity
+            info = self.entities[name] = _EntityInfo(name, self.manager._run.destination_side.model, self.parents)
+        return info
+
+    def copies(self, mapping: "EntityMapping") -> Optional[List[Tuple[str, str, Any]]]:
+        """(destination attribute, source attribute, type) of the mapping's attribute mappings when
+        every one copies a source attribute of its destination attribute's type (``$source.name``)
+        or has no expression; None otherwise. Read per batch: a hook may set an expression."""
+        destination = self.destination_entity
+        if not self.fast or not destination:
+            return None
+        source = self.manager._run.source_side.model.entity(self.source_entity)
+        target = self.entity(destination)
+        if target is None:
+            return None
+        copies = []
+        for name, prop in mapping.attribute_mappings.items():
+            if prop.value_expression is None:
+                continue
+            match = _SIMPLE_COPY.match(prop.value_expression)
+            found = source.attributes.get(match.group(1)) if match else None
+            if found is None or found.transient or target.attributes.get(name) != found.type:
+                return None
+            copies.append((name, found.name, found.type))
+        return copies
+
+
+class RowBatch:
+    """One batch of the single-row hook: the source columns, and what the hook made and did,
+    until it is written (``flush``)."""
+
+    def __init__(self, manager: "MigrationManager", mapping: "EntityMapping", batch: SourceBatch, plan: _Plan) -> None:
+        self.manager = manager
+        self.side = manager._run.destination_side
+        self.source_side = manager._run.source_side
+        self.mapping = mapping
+        self.batch = batch
+        self.plan = plan
+        self.active = True
+        self.dirty = False
+        self.flushed = False  # written before the batch's end (a read needed it)
+        self.keys = batch.keys
+        self.columns: Dict[str, List[Any]] = {}
+        self.raw: Dict[str, List[Any]] = {}
+        for name in plan.columns:
+            values, raw = batch._column_values(name)
+            self.columns[name] = values
+            self.raw[name] = raw
+        self.copies = plan.copies(mapping)
+        self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
+        # (destination attribute, the source column as read — a date's raw seconds, copied exactly —, is a date)
+        self.copy_columns = [(name, self.raw[column] if kind == AttributeType.DATE else self.columns[column], kind == AttributeType.DATE)
+                             for name, column, kind in self.copies] if self.copies is not None else []
+        self.exact_dates: Dict[str, bool] = {}
+        self.dicts: Optional[List[Optional[Dict[str, Any]]]] = None  # to_dict's, made for every row at once
+        self.by_name: Optional[bool] = None
+        self.infos: Dict[str, _EntityInfo] = {}
+        self.created: List[PendingInstance] = []      # in the order the hook made them, not yet written
+        self.relations: List[Tuple[str, str, List[Any], List[Any]]] = []
+        self.associations: List[Tuple[RowSource, PendingInstance]] = []
+        self.by_entity: Dict[str, List[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
+        self.current: Optional[RowSource] = None
+        self.fetched: Dict[Tuple[str, str, str, int], Tuple[int, List[int]]] = {}
+
+    def _dates_exact(self, column: str) -> bool:
+        """Whether every date of a source column reads as a datetime that writes back its exact
+        seconds (to_dict → create then stores what the attribute mappings would copy)."""
+        exact = self.exact_dates.get(column)
+        if exact is None:
+            raw = self.raw[column]
+            # Whole seconds go to a datetime and back exactly; anything else is checked value by value.
+            exact = all(map(_whole, raw)) or all(r is None or (type(v) is CoreDataDate or reference_seconds(v) == r)
+                                                 for v, r in zip(self.columns[column], raw))
+            self.exact_dates[column] = exact
+        return exact
+
+    def reached(self) -> None:
+        """The library is about to be used directly (a manager call, an instance's handle): what
+        the batch holds is written first, and what was fetched may change."""
+        if self.dirty:
+            self.flush()
+        self.side.generation += 1
+
+    # -- kept in the binding ---------------------------------------------------------------
+    def create(self, entity: Optional[str], values: Optional[Dict[str, Any]], source: Optional[Instance],
+               skip_unknown: bool) -> Optional[PendingInstance]:
+        """manager.create, kept; None when this path cannot express it."""
+        plan = self.plan
+        if entity is None:
+            entity = plan.destination_entity
+            if entity is None:
+                return None
+        if source is not None and (type(source) is not RowSource or source._rows is not self):  # type: ignore[union-attr]
+            return None
+        info = self.infos.get(entity)
+        if info is None:
+            info = plan.entity(entity)
+            if info is None:
+                return None
+            self.infos[entity] = info
+        copy = -1
+        relationships = None
+        if not values:
+            kept: Dict[str, Any] = {}
+        elif source is not None and entity == plan.destination_entity and values.keys() == self.copy_names and self._copies_by_name():
+            # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
+            index = source._index  # type: ignore[union-attr]
+            columns = self.columns
+            copy = index
+            for key, value in values.items():
+                if columns[key][index] is not value:
+                    copy = -1
+                    break
+            kept = dict(values)
+            if copy < 0:
+                attributes = info.attributes
+                for key, value in kept.items():
+                    if value is not None and not _suits(value, attributes[key]):
+                        return None
+        else:
+            kept = {}
+            attributes = info.attributes
+            for key, value in values.items():
+                kind = attributes.get(key)
+                if kind is not None:
+                    if value is not None and not _suits(value, kind):
+                        return None
+                    kept[key] = value
+                elif key in info.relationships:
+                    if relationships is None:
+                        relationships = []
+                    relationships.append((key, value))
+                elif not skip_unknown:
+                    return None  # the library's path names the key (the instance stays made, as in C)
+        instance = PendingInstance(self, entity, kept, None, copy, self.current)
+        self.created.append(instance)
+        self.dirty = True
+        watched = self.by_entity.get(entity)
+        if watched is not None:
+            watched.append(instance)
+        if source is not None:
+            self.associations.append((source, instance))  # type: ignore[arg-type]
+        if relationships:
+            for key, value in relationships:
+                instance[key] = value
+        return instance
+
+    def _copies_by_name(self) -> bool:
+        """Whether the attribute mappings copy each source attribute to the destination attribute
+        of its name, with every date of the batch written back exactly from its datetime."""
+        ok = self.by_name
+        if ok is None:
+            copies = self.copies
+            ok = self.by_name = copies is not None and all(
+                name == column and (kind != AttributeType.DATE or self._dates_exact(column)) for name, column, kind in copies)
+        return ok
+
+    def set_value(self, instance: PendingInstance, key: str, value: Any) -> bool:
+        info = self.plan.entity(instance._entity or "")
+        if info is None:
+            return False
+        kind = info.attributes.get(key)
+        if kind is not None:
+            if value is not None and not _suits(value, kind):
+                return False
+            instance._values[key] = value  # type: ignore[index]
+            instance._copy = -1
+            return True
+        to_many = info.relationships.get(key)
+        if to_many is None or to_many or not isinstance(value, Instance):
+            return False  # a whole to-many replaced, a to-one made nil: the library's path
+        return self.relate(instance, key, (value,), False)
+
+    def relate(self, owner: PendingInstance, key: str, targets: Any, to_many: bool) -> bool:
+        info = self.infos.get(owner._entity or "") or self.plan.entity(owner._entity or "")
+        if info is None or info.relationships.get(key) is not to_many:
+            return False
+        plain = False
+        for target in targets:
+            if type(target) is not PendingInstance:
+                if not isinstance(target, Instance) or isinstance(target, RowSource) or target._side is not self.side:
+                    return False
+                plain = True
+        if not targets:
+            return True
+        relations = self.relations
+        last = relations[-1] if relations else None
+        if last is not None and last[1] == key and last[0] == owner._entity:
+            owners, members = last[2], last[3]
+        else:
+            owners, members = [], []
+            relations.append((owner._entity or "", key, owners, members))
+        for target in targets:
+            owners.append(owner)
+            members.append(target)
+        self.dirty = True
+        if plain:
+            # An instance the binding does not follow may be read next: write now.
+            self.flush()
+        return True
+
+    def associate(self, source: Instance, destination: Instance) -> bool:
+        if type(source) is not RowSource or source._rows is not self:  # type: ignore[attr-defined]
+            return False
+        if type(destination) is not PendingInstance or destination._key is not None:  # type: ignore[attr-defined]
+            return False
+        self.associations.append((source, destination))  # type: ignore[arg-type]
+        self.dirty = True
+        return True
+
+    def apply_attribute_mappings(self, source: Optional[Instance], destination: Instance) -> bool:
+        copies = self.copies
+        if copies is None or type(source) is not RowSource or source._rows is not self:  # type: ignore[union-attr]
+            return False
+        if type(destination) is not PendingInstance or destination._key is not None:
+            return False
+        if destination._entity != self.plan.destination_entity:
+            return False
+        values = destination._values
+        fresh = not values
+        i = source._index  # type: ignore[union-attr]
+        for name, column, dates in self.copy_columns:
+            value = column[i]
+            values[name] = CoreDataDate(value) if dates and value is not None else value  # type: ignore[index]
+        destination._copy = i if fresh or len(values) == len(copies) else -1  # type: ignore[arg-type]
+        return True
+
+    def fetch_destination(self, entity: str, predicate: Optional[str], arguments: tuple, variables: Any,
+                          include_subentities: bool, limit: Optional[int], sort: Any) -> Optional[List[Instance]]:
+        """fetch_destination by ``key == %@`` (a string attribute, a str argument): the store's
+        instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
+        if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
+            return None
+        key = _compared_key(predicate)
+        if key is None:
+            return None
+        value = arguments[0]
+        info = self.infos.get(entity)
+        if info is None:
+            info = self.plan.entity(entity)
+            if info is None:
+                return None
+            self.infos[entity] = info
+        if info is None or info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
+            return None
+        pending = self.by_entity.get(entity)
+        if pending is None:
+            pending = self._pending(entity)
+        for p in pending:
+            if key not in p._values:  # type: ignore[operator]
+                return None  # its default value is the library's to know
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative ({limit})")
+        stored = self._stored(entity, key, predicate, value, limit or 0)
+        result: List[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
+        if limit and len(result) >= limit:
+            return result
+        for p in pending:
+            if p._values.get(key) == value:  # type: ignore[union-attr]
+                result.append(p)
+                if limit and len(result) >= limit:
+                    break
+        return result
+
+    def _pending(self, entity: str) -> List[PendingInstance]:
+        """The batch's unwritten instances of an entity, in the order they were made; kept up to
+        date by ``create`` from now on (until the batch is written)."""
+        pending = self.by_entity[entity] = [p for p in self.created if p._entity == entity]
+        return pending
+
+    def _stored(self, entity: str, key: str, predicate: str, value: str, limit: int) -> List[int]:
+        """The primary keys of the stored instances a fetch finds, kept while nothing could have
+        changed the destination's attributes (no write by the batch or through an instance, no
+        other use of the library)."""
+        side = self.side
+        cache_key = (entity, key, value, limit)
+        kept = self.fetched.get(cache_key)
+        if kept is not None and kept[0] == side.generation:
+            return kept[1]
+        from .fields import pack
+        array, count, keep = pack([(None, 0, value)], "predicate argument")
+        out = ctypes.c_void_p()
+        code = _lib_.cdm_context_fetch_destination(self.manager._ctx, c_text(entity, "the entity"), c_text(predicate, "the predicate"),
+                                                   array, count, 0, limit, ctypes.byref(out))
+        del keep
+        check(code)
+        handles, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
+        check(_lib_.cdm_list_objects(out.value, ctypes.byref(handles), ctypes.byref(found)))
+        keys = []
+        for i in range(found.value):
+            real = Instance(handles[i], side)
+            keys.append(real.object_id.primary_key)
+            real.release()  # only its key is kept
+        _lib_.cdm_object_release(out.value)
+        self.fetched[cache_key] = (side.generation, keys)
+        return keys
+
+    # -- writing -----------------------------------------------------------------------------
+    def _by_default(self) -> Optional[List[PendingInstance]]:
+        """The instances the batch's default can make (``cdm_batch_apply_default``: one per row,
+        the attribute mappings applied, associated), when every row made exactly that as the only
+        instance of its destination entity's hierarchy, with that association alone; else None."""
+        plan = self.plan
+        keys = self.keys
+        if self.flushed or self.copies is None or not keys:
+            return None
+        destination = self.plan.destination_entity
+        info = self.plan.entity(destination or "")
+        if info is None:
+            return None
+        root = info.root
+        made = [p for p in self.created if p._entity == destination or self.plan.entity(p._entity or "").root == root]  # type: ignore[union-attr]
+        if len(made) != len(self.keys) or len(self.associations) != len(made):
+            return None
+        for i, p in enumerate(made):
+            if p._copy != i or p._entity != destination:
+                return None
+        for source, p in self.associations:
+            if p._copy != source._index:
+                return None
+        return made
+
+    def flush(self, final: bool = False) -> None:
+        """Writes what the batch holds: the new instances (by runs of one entity, in order), then
+        the relationships and associations."""
+        if not self.dirty:
+            return
+        self.dirty = False
+        self.side.generation += 1
+        ctx = self.manager._ctx
+        created = self.created
+        self.created = []
+        self.by_entity = {}
+        associations, self.associations = self.associations, []
+        by_default = self.created_by_default(created, associations) if final else None
+        if not final:
+            self.flushed = True
+        if by_default is not None:
+            pointer = ctypes.POINTER(ctypes.c_int64)()
+            count = ctypes.c_size_t()
+            check(_lib_.cdm_batch_apply_default_numbered(self.batch._handle(), ctypes.byref(pointer), ctypes.byref(count)))
+            for p, key in zip(by_default, keys_from(pointer, count.value)):
+                p._key = key
+                p._values = None
+            associations = []
+            created = [p for p in created if p._key is None]
+        start = 0
+        while start < len(created):
+            entity = created[start]._entity or ""
+            end = start + 1
+            while end < len(created) and created[end]._entity == entity:
+                end += 1
+            run = created[start:end]
+            if run:
+                try:
+                    keys = _create_many(ctx, entity, [p._values for p in run])  # type: ignore[misc]
+                except Exception as error:
+                    raise self._named(error, entity, run) from None
+                for p, key in zip(run, keys):
+                    p._key = key
+                    p._values = None
+            start = end
+        relations, self.relations = self.relations, []
+        for entity, key, owners, members in relations:
+            _relate_many(ctx, entity, key, [o._key for o in owners],
+                         [m._key if type(m) is PendingInstance else m.object_id.primary_key for m in members])
+        if associations:
+            groups: Dict[str, Tuple[List[int], List[int]]] = {}
+            for source, destination in associations:
+                sources, destinations = groups.setdefault(destination._entity or "", ([], []))
+                sources.append(source._key)
+                destinations.append(destination._key)  # type: ignore[arg-type]
+            for entity, (sources, destinations) in groups.items():
+                self.batch.associate(entity, sources, destinations)
+
+    def created_by_default(self, created: List[PendingInstance], associations: List[Tuple[RowSource, PendingInstance]]) -> Optional[List[PendingInstance]]:
+        saved = self.created, self.associations
+        self.created, self.associations = created, associations
+        try:
+            return self._by_default()
+        finally:
+            self.created, self.associations = saved
+
+    def _named(self, error: Exception, entity: str, run: List[PendingInstance]) -> Exception:
+        """The error of writing a run of new instances, naming the instance refused and the source
+        instance it was made for: the rows are written again one at a time to find it (nothing is
+        made when a row is refused, and the migration stops anyway)."""
+        ctx = self.manager._ctx
+        for p in run:
+            try:
+                _create_many(ctx, entity, [p._values])  # type: ignore[list-item]
+            except Exception as single:
+                creator = p._creator
+                what = f"a new '{entity}' made for source instance {creator.object_id.entity} {creator._key}" if creator is not None \
+                    else f"a new '{entity}'"
+                message = f"{getattr(single, 'message', single)} ({what})"
+                single.args = (message,)
+                if hasattr(single, "message"):
+                    single.message = message  # type: ignore[attr-defined]
+                return single
+        return error
+
+    def close(self) -> None:
+        """The batch is over: what it read and kept goes (instances and sources a policy keeps
+        read through the library from now on)."""
+        self.active = False
+        self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
+        self.created, self.relations, self.associations = [], [], []
+        self.current = None
+
+
+def run_rows(policy: Any, mapping: "EntityMapping", manager: "MigrationManager", batch: SourceBatch, plans: Dict[int, Any]) -> None:
+    """Calls the policy's create_destination_instances for every row of the batch, as the engine
+    calls it per source instance, and writes what the calls made."""
+    kept = plans.get(id(mapping))
+    if kept is None or kept[0] is not mapping:
+        kept = plans[id(mapping)] = (mapping, _Plan(mapping, manager))
+    plan = kept[1]
+    hook = policy.create_destination_instances
+    run = manager._run
+    if not plan.fast:
+        # Rows of sub-entities too: the library's own instances, one by one, written at once.
+        entity = plan.source_entity or ""
+        for key in batch.keys:
+            if run.interrupted:
+                raise KeyboardInterrupt
+            hook(_handle_for(manager, SOURCE, entity, key, concrete=False), mapping, manager)
+        return
+    rows = RowBatch(manager, mapping, batch, plan)
+    manager._rows = rows
+    try:
+        entity = plan.source_entity or ""
+        for index, key in enumerate(rows.keys):
+            if run.interrupted:
+                raise KeyboardInterrupt
+            source = rows.current = RowSource(rows, index, key, entity)
+            hook(source, mapping, manager)
+        rows.current = None
+        rows.flush(final=True)
+    finally:
+        manager._rows = None
+        rows.close()
+

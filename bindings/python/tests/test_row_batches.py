@@ -1,0 +1,339 @@
+"""Core Data's single-row ``create_destination_instances`` run over batches of source rows by the
+binding (``row_batches``): every policy here runs both ways — over batches (the default) and
+called row by row by the engine (``row_batches = False``) — and the two destinations must be the
+same row for row, table by table; errors, reads during a batch, associations and relationships
+behave as with the engine's own per-row calls."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+
+import pytest
+
+import cdmigrate
+from conftest import copy_mapping, rows
+from reference_migrations import notas
+from reference_migrations.common import mapping, model
+
+
+def both_ways(policy_class):
+    """The policy class as the default runs it (over batches) and as the engine calls it row by row."""
+    fast = type(policy_class.__name__ + "Batched", (policy_class,), {"row_batches": True})
+    slow = type(policy_class.__name__ + "PerRow", (policy_class,), {"row_batches": False})
+    return fast, slow
+
+
+def dump(path):
+    """Every table of a store (Z_METADATA and the model cache aside), every row in key order."""
+    tables = [r[0] for r in rows(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+                                        "('Z_METADATA', 'Z_MODELCACHE') AND name NOT LIKE 'sqlite%' ORDER BY name")]
+    return {table: rows(path, f"SELECT * FROM {table} ORDER BY 1, 2") for table in tables}
+
+
+def run_notas(source, destination, policy, batch_size=7):
+    with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(notas.DIRECTORY, "NotasV3.model.json") as v3, \
+            mapping(notas.DIRECTORY, "NotasV2ToV3.mapping.json") as m, cdmigrate.Migration(v2, v3, m) as migration:
+        migration.set_batch_size(batch_size)
+        return migration.run(source, destination, policies={"CrearCategoriasMigrationPolicy": policy})
+
+
+@pytest.fixture
+def notas_source(tmp_path):
+    path = str(tmp_path / "Notas-v2.sqlite")
+    notas.generate_source(path, count=120)
+    return path
+
+
+def same_both_ways(tmp_path, source, policy_class, batch_size=7):
+    fast, slow = both_ways(policy_class)
+    run_notas(source, str(tmp_path / f"slow-{batch_size}.sqlite"), slow, batch_size)
+    run_notas(source, str(tmp_path / f"fast-{batch_size}.sqlite"), fast, batch_size)
+    expected = dump(str(tmp_path / f"slow-{batch_size}.sqlite"))
+    assert dump(str(tmp_path / f"fast-{batch_size}.sqlite")) == expected
+    assert len(expected["ZNOTA"]) == 120
+    return expected
+
+
+class ToDictStyle(cdmigrate.EntityMigrationPolicy):
+    """to_dict, create(values=…, source=…), a dict of categories kept across calls."""
+
+    def __init__(self):
+        self.categorias = {}
+
+    def create_destination_instances(self, source, mapping, manager):
+        values = source.to_dict()
+        nombre = values.pop("categoria", None)
+        nota = manager.create("Nota", values=values, source=source)
+        if nombre:
+            categoria = self.categorias.get(nombre)
+            if categoria is None:
+                categoria = self.categorias[nombre] = manager.create("Categoria", {"nombre": nombre})
+            nota.add("categorias", categoria)
+        return nota
+
+
+class FetchStyle(cdmigrate.EntityMigrationPolicy):
+    """create, apply_attribute_mappings, associate, fetch_destination by predicate per row."""
+
+    def create_destination_instances(self, source, mapping, manager):
+        nota = manager.create("Nota")
+        manager.apply_attribute_mappings(source, nota)
+        manager.associate(source, nota)
+        nombre = source["categoria"]
+        if nombre:
+            found = manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1)
+            if found:
+                categoria = found[0]
+            else:
+                categoria = manager.create("Categoria")
+                categoria["nombre"] = nombre
+            nota.add("categorias", categoria)
+
+
+def test_to_dict_style_gives_the_per_row_destination(tmp_path, notas_source):
+    tables = same_both_ways(tmp_path, notas_source, ToDictStyle)
+    assert tables["ZCATEGORIA"]
+
+
+def test_fetch_style_gives_the_per_row_destination_across_batch_sizes(tmp_path, notas_source):
+    for size in (1, 7, 5000):
+        tables = same_both_ways(tmp_path, notas_source, FetchStyle, batch_size=size)
+        names = [row[-1] for row in tables["ZCATEGORIA"]]
+        assert len(names) == len(set(names)), "a fetch during a batch missed a Categoria made earlier in it"
+
+
+def test_a_fetch_during_a_batch_sees_instances_made_earlier_in_it(tmp_path, notas_source):
+    seen = []
+
+    class Checking(FetchStyle):
+        def create_destination_instances(self, source, mapping, manager):
+            super().create_destination_instances(source, mapping, manager)
+            nombre = source["categoria"]
+            if nombre:
+                # Another predicate (not kept in the binding) and a count: both see the batch.
+                found = manager.fetch_destination("Categoria", "nombre ==[c] %@", nombre)
+                seen.append((len(found), manager.count_destination("Categoria", "nombre == %@", nombre)))
+                assert found[0]["nombre"] == nombre
+
+    same_both_ways(tmp_path, notas_source, Checking, batch_size=50)
+    assert seen and all(pair == (1, 1) for pair in seen)
+
+
+def test_reads_of_instances_made_in_the_batch_see_what_was_set(tmp_path, notas_source):
+    class Reading(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create("Nota", values={"contenido": source["contenido"].upper(), "fecha": source["fecha"]})
+            nota["etiquetas"] = f"#{source.object_id.primary_key}"
+            assert nota["contenido"] == source["contenido"].upper()
+            assert nota["etiquetas"] == f"#{source.object_id.primary_key}"
+            manager.associate(source, nota)
+            made = manager.destination_instances("NotaToNota", [source])
+            assert made == [nota] and made[0]["etiquetas"] == nota["etiquetas"]
+            assert nota.object_id.entity == "Nota"
+
+    same_both_ways(tmp_path, notas_source, Reading)
+
+
+def test_associations_and_relationships_are_seen_by_the_later_stages(tmp_path, notas_source):
+    counts = []
+
+    class Later(ToDictStyle):
+        def end_instance_creation(self, mapping, manager):
+            sources = manager.fetch_source("Nota", sort=["contenido"])
+            made = manager.destination_instances("NotaToNota", sources)
+            counts.append(len(made))
+            for source, nota in zip(sources[:20], made[:20]):
+                assert nota["contenido"] == source["contenido"]
+                names = sorted(c["nombre"] for c in nota["categorias"])
+                assert names == ([source["categoria"]] if source["categoria"] else [])
+
+        def create_relationships(self, destination, mapping, manager):
+            (source,) = manager.source_instances("NotaToNota", [destination])
+            assert source["contenido"] == destination["contenido"]
+
+    fast, slow = both_ways(Later)
+    report_slow = run_notas(notas_source, str(tmp_path / "slow.sqlite"), slow)
+    report_fast = run_notas(notas_source, str(tmp_path / "fast.sqlite"), fast)
+    assert counts == [120, 120]
+    assert dump(str(tmp_path / "fast.sqlite")) == dump(str(tmp_path / "slow.sqlite"))
+    assert [(m.entity_mapping, m.source_instances, m.associations) for m in report_fast.mappings] == \
+        [(m.entity_mapping, m.source_instances, m.associations) for m in report_slow.mappings]
+
+
+def test_an_exception_in_the_hook_stops_the_run_the_same_way(tmp_path, notas_source):
+    class Failing(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            manager.create("Nota", values={"contenido": "x", "fecha": dt.datetime(2020, 1, 1)}, source=source)
+            if source.object_id.primary_key == 30:
+                raise ValueError(f"cannot migrate {source.object_id.entity} {source.object_id.primary_key}: {source['contenido']!r}")
+
+    messages = []
+    for cls in both_ways(Failing):
+        destination = str(tmp_path / f"{cls.__name__}.sqlite")
+        with pytest.raises(ValueError) as caught:
+            run_notas(notas_source, destination, cls)
+        messages.append(str(caught.value))
+        assert not os.path.exists(destination)
+    assert messages[0] == messages[1] and messages[0].startswith("cannot migrate Nota 30: 'Nota 30:")
+
+
+def test_a_value_validation_refuses_gives_the_same_error(tmp_path, kitchen_store, kitchen_models):
+    v1, v2 = kitchen_models
+
+    class Overflowing(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            values = source.to_dict()
+            if source["i64"] == 17:
+                values["i16"] = 70000  # beyond a 16-bit integer: stage 3 refuses it
+            manager.create("Item", values=values, source=source)
+
+    errors = []
+    for cls in both_ways(Overflowing):
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            migration.set_batch_size(8)
+            with pytest.raises(cdmigrate.MigrationError) as caught:
+                migration.run(kitchen_store, str(tmp_path / f"{cls.__name__}.sqlite"), policies={"P": cls})
+        errors.append(caught.value)
+    assert type(errors[0]) is type(errors[1])
+    # The message names the destination instance by its URI, whose store UUID differs per run.
+    strip = lambda e: re.sub(r"//[0-9A-F-]+/", "//STORE/", str(e))
+    assert strip(errors[0]) == strip(errors[1]) and "Item.i16" in str(errors[0])
+
+
+def test_every_attribute_type_and_to_one_relationships_match(tmp_path, kitchen_store, kitchen_models):
+    v1, v2 = kitchen_models
+
+    class Copying(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            item = manager.create("Item")
+            manager.apply_attribute_mappings(source, item)
+            manager.associate(source, item)
+            if source["i64"] % 5 == 0:
+                values = source.to_dict()
+                values["str"] = (values["str"] or "") + " (copia)"
+                copy = manager.create("Item", values=values)
+                copy["flag"] = not bool(values["flag"])
+                item["box"] = None
+                box = manager.create("Box", {"label": f"for {source['i64']}"})
+                copy["box"] = box
+
+    dumps = []
+    for cls in both_ways(Copying):
+        destination = str(tmp_path / f"{cls.__name__}.sqlite")
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            migration.set_batch_size(4)
+            migration.run(kitchen_store, destination, policies={"P": cls})
+        dumps.append(dump(destination))
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0]["ZITEM"]) == 36 and len(dumps[0]["ZBOX"]) == 9
+
+
+def test_instances_kept_across_batches_stay_usable_in_later_hooks(tmp_path, notas_source):
+    class Keeping(ToDictStyle):
+        def end_instance_creation(self, mapping, manager):
+            for nombre, categoria in self.categorias.items():
+                assert categoria["nombre"] == nombre
+                assert categoria == manager.fetch_destination("Categoria", "nombre == %@", nombre)[0]
+                categoria["nombre"] = nombre.upper()
+
+    tables = same_both_ways(tmp_path, notas_source, Keeping)
+    assert all(row[-1] == row[-1].upper() for row in tables["ZCATEGORIA"])
+
+
+def test_a_policy_can_keep_the_engines_per_row_calls(tmp_path, notas_source):
+    calls = []
+
+    class PerRow(FetchStyle):
+        row_batches = False
+
+        def create_destination_instances(self, source, mapping, manager):
+            calls.append(type(source))
+            super().create_destination_instances(source, mapping, manager)
+
+    run_notas(notas_source, str(tmp_path / "d.sqlite"), PerRow)
+    assert calls and set(calls) == {cdmigrate.Instance}
+
+
+ANIMALS_V1 = {"name": "Zoo", "versionIdentifier": "v1", "entities": [
+    {"name": "Animal", "attributes": [{"name": "name", "type": "string", "optional": True}]},
+    {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double", "optional": True}]}]}
+ANIMALS_V2 = {"name": "Zoo", "versionIdentifier": "v2", "entities": [
+    {"name": "Pet", "attributes": [{"name": "name", "type": "string", "optional": True},
+                                   {"name": "kind", "type": "string", "optional": True}]}]}
+ANIMALS_MAPPING = {"name": "ZooV1ToV2", "entityMappings": [
+    {"name": "AnimalToPet", "type": "custom", "sourceEntity": "Animal", "destinationEntity": "Pet", "policy": "P",
+     "sourceExpression": 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)',
+     "attributeMappings": [{"name": "name", "valueExpression": "$source.name"}]}]}
+
+
+def test_a_source_entity_with_subentities_gives_every_row_its_own_entity(tmp_path):
+    import json as _json
+    with cdmigrate.Model.from_json(_json.dumps(ANIMALS_V1)) as v1, cdmigrate.Model.from_json(_json.dumps(ANIMALS_V2)) as v2:
+        source = str(tmp_path / "zoo.sqlite")
+        with cdmigrate.Store.create(v1, source) as store:
+            for i in range(9):
+                store.insert("Bird" if i % 3 == 0 else "Animal", name=f"animal {i}")
+            store.save()
+
+        class Kinds(cdmigrate.EntityMigrationPolicy):
+            def create_destination_instances(self, source, mapping, manager):
+                values = {"name": source["name"], "kind": source.entity_name}
+                if source.entity_name == "Bird":
+                    values["kind"] += f" {source['wingspan']}"
+                manager.create("Pet", values=values, source=source)
+
+        dumps = []
+        for cls in both_ways(Kinds):
+            destination = str(tmp_path / f"{cls.__name__}.sqlite")
+            with cdmigrate.MappingModel.from_json(_json.dumps(ANIMALS_MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+                migration.set_batch_size(4)
+                migration.run(source, destination, policies={"P": cls})
+            dumps.append(dump(destination))
+        assert dumps[0] == dumps[1]
+        kinds = sorted(row[-2] for row in dumps[0]["ZPET"])  # (Z_PK, Z_ENT, Z_OPT, ZKIND, ZNAME)
+        assert kinds.count("Animal") == 6 and kinds.count("Bird None") == 3
+
+
+def test_a_released_source_and_an_instance_kept_into_stage_two(tmp_path, notas_source):
+    kept = {}
+
+    class Keeping(cdmigrate.EntityMigrationPolicy):
+        def begin_entity_mapping(self, mapping, manager):
+            kept.clear()  # each run keeps its own
+
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create("Nota", values={"contenido": source["contenido"], "fecha": source["fecha"]}, source=source)
+            kept.setdefault("first", (source, nota))
+            if source.object_id.primary_key == 3:
+                source.release()
+                with pytest.raises(cdmigrate.MisuseError, match="no longer valid"):
+                    source["contenido"]
+
+        def end_instance_creation(self, mapping, manager):
+            source, nota = kept["first"]
+            assert nota["contenido"] == source["contenido"]
+            assert manager.destination_instances("NotaToNota", [source]) == [nota]
+            nota["etiquetas"] = "primera"
+
+    tables = same_both_ways(tmp_path, notas_source, Keeping)
+    assert [row for row in tables["ZNOTA"] if row[-1] == "primera"]
+
+
+def test_every_attribute_type_given_back_by_to_dict_matches(tmp_path, kitchen_store, kitchen_models):
+    v1, v2 = kitchen_models
+
+    class Copying(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            manager.create("Item", values=source.to_dict(), source=source)
+
+    dumps = []
+    for cls in both_ways(Copying):
+        destination = str(tmp_path / f"{cls.__name__}.sqlite")
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            migration.set_batch_size(7)
+            migration.run(kitchen_store, destination, policies={"P": cls})
+        dumps.append(dump(destination))
+    assert dumps[0] == dumps[1]
+    assert len(dumps[0]["ZITEM"]) == 30

@@ -335,6 +335,8 @@ def _callback_name(registration: Any, body: Callable[..., int], args: Tuple[Any,
             what = f"policy '{registration.name}' method {(args[0] or b'').decode('utf-8', 'replace')}"
         elif body is _batch_body:
             what = f"policy '{registration.name}' hook create_destination_instances_batch"
+        elif body is _row_batch_body:
+            what = f"policy '{registration.name}' hook create_destination_instances"
         else:
             what = f"policy '{registration.name}' hook {args[0]}"
         name = ctypes.c_char_p()

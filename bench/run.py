@@ -357,7 +357,12 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2,000 rows, 3 rounds: checks that every path works")
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--baseline", default="", help="an install prefix of another build: its declarative and c-policy paths run too (path@base)")
+    parser.add_argument("--schema-step", action="store_true", help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL")
     args = parser.parse_args()
+    if args.schema_step:
+        import schema_step
+        schema_step.main(["--rows", args.rows, "--rounds", str(args.rounds), "--work", args.work])
+        return
     if args.rounds < 3:
         parser.error("--rounds must be at least 3: the median of fewer says little")
     sizes = [2000] if args.quick else [parse_rows(s) for s in args.rows.split(",")]

@@ -282,6 +282,9 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
             ("warnings", .array(report.warnings.map { .string($0) })),
             ("missingExternalDataFiles", .integer(Int64(report.missingExternalDataFiles))),
             ("losses", report.losses.json),
+            ("bySchemaChanges", .bool(report.bySchemaChanges)),
+            ("schemaChanges", .array(report.schemaChanges.map { .string($0) })),
+            ("schemaChangesNotDone", report.schemaChangesNotDone.map { .string($0) } ?? .null),
         ])
         out.pointee = CString.copy(json.serialized())
     }

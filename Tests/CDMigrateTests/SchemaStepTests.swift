@@ -320,6 +320,65 @@ final class SchemaStepTests: XCTestCase {
         XCTAssertEqual(summary(fast), summary(general))
     }
 
+    func testForeignKeysIntoKeysWithGapsAreLookedUpOneByOne() throws {
+        // Folder 2 is gone: its notes' keys dangle (the general path drops them), and the
+        // folders' keys have a gap, so the range check gives way to a look-up per row.
+        let dangling = try makeSource("dangling.sqlite")
+        var database = try SQLiteDatabase(path: dangling, mode: .readWrite)
+        try database.exec("DELETE FROM ZFOLDER WHERE Z_PK = 2")
+        database.close()
+        let general = try inferredManager(schemaChanges: false).migrateStore(from: dangling, to: scratch.file("general.sqlite"))
+        let fast = try inferredManager(schemaChanges: true).migrateStore(from: dangling, to: scratch.file("fast.sqlite"))
+        XCTAssertFalse(fast.bySchemaChanges)
+        XCTAssertTrue(fast.schemaChangesNotDone?.contains("of table ZNOTE has a value the general path does not copy") == true, fast.schemaChangesNotDone ?? "")
+        try assertSameStores(scratch.file("general.sqlite"), scratch.file("fast.sqlite"))
+        XCTAssertEqual(summary(fast), summary(general))
+        // The same gap with the notes moved to folder 3: every key finds its row, the step is done as schema changes.
+        let gap = try makeSource("gap.sqlite")
+        database = try SQLiteDatabase(path: gap, mode: .readWrite)
+        try database.exec("UPDATE ZNOTE SET ZFOLDER = 3 WHERE ZFOLDER = 2; DELETE FROM ZFOLDER WHERE Z_PK = 2")
+        database.close()
+        let general2 = try inferredManager(schemaChanges: false).migrateStore(from: gap, to: scratch.file("general2.sqlite"))
+        let fast2 = try inferredManager(schemaChanges: true).migrateStore(from: gap, to: scratch.file("fast2.sqlite"))
+        XCTAssertTrue(fast2.bySchemaChanges, fast2.schemaChangesNotDone ?? "")
+        try assertSameStores(scratch.file("general2.sqlite"), scratch.file("fast2.sqlite"))
+        XCTAssertEqual(summary(fast2), summary(general2))
+    }
+
+    func testARollbackJournalSourceIsCopiedAsAFileAndGivesTheSameStore() throws {
+        let source = try makeSource()
+        let database = try SQLiteDatabase(path: source, mode: .readWrite)
+        try database.exec("PRAGMA journal_mode = DELETE")
+        database.close()
+        let before = fileBytes(source)
+        let general = try inferredManager(schemaChanges: false).migrateStore(from: source, to: scratch.file("general.sqlite"))
+        let fast = try inferredManager(schemaChanges: true).migrateStore(from: source, to: scratch.file("fast.sqlite"))
+        XCTAssertTrue(fast.bySchemaChanges, fast.schemaChangesNotDone ?? "")
+        XCTAssertEqual(fileBytes(source), before)
+        try assertSameStores(scratch.file("general.sqlite"), scratch.file("fast.sqlite"))
+        XCTAssertEqual(summary(fast), summary(general))
+    }
+
+    func testAValueOutOfItsNewRangeSendsTheStepToTheGeneralPathWhichFails() throws {
+        // `count` gets a maximum some notes exceed: the scan finds it, the general path reports it.
+        let bounded = Self.v2.replacingOccurrences(of: #"{"name": "count", "type": "integer32", "indexed": true}"#,
+                                                   with: #"{"name": "count", "type": "integer32", "indexed": true, "maxValue": 100}"#)
+        let source = try makeSource()
+        var errors: [MigrationError] = []
+        for (tries, name) in [(false, "general.sqlite"), (true, "fast.sqlite")] {
+            XCTAssertThrowsError(try inferredManager(Self.v1, bounded, schemaChanges: tries).migrateStore(from: source, to: scratch.file(name))) { error in
+                if let error = error as? MigrationError { errors.append(error) }
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file(name)))
+        }
+        XCTAssertEqual(errors.count, 2)
+        XCTAssertEqual(errors.first?.code, errors.last?.code)
+        // The same message but for the store's UUID in the object URIs (each run has its own).
+        let withoutUUIDs = errors.map { $0.message.replacingOccurrences(of: "x-coredata://[^/]+/", with: "x-coredata://UUID/", options: .regularExpression) }
+        XCTAssertEqual(withoutUUIDs.first, withoutUUIDs.last)
+        XCTAssertTrue(withoutUUIDs.first?.contains("Note.count is above its maximum 100 in 25 instances") == true, withoutUUIDs.first ?? "")
+    }
+
     func testOtherOptimisticLockingValuesAreResetAsTheGeneralPathResetsThem() throws {
         let source = try makeSource()
         let database = try SQLiteDatabase(path: source, mode: .readWrite)

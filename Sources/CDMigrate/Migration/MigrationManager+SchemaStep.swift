@@ -44,26 +44,33 @@ extension MigrationManager {
         guard autoVacuum == carried.autoVacuumLevel else {
             return notDone("the source file's auto_vacuum (\(autoVacuum)) is not the one its metadata asks for (\(carried.autoVacuumLevel))")
         }
+        // The source's rows, read once: whether the general path would keep them as they are,
+        // and the counts the report needs (`SchemaStepScan`).
+        let carriedProperties = carriedSourceProperties()
+        var leftBehind: [String: [String]] = [:]
         for kept in plan.keptTables {
-            // As `DeclarativeMappingSQL.sourceKeysLeaveRoom`: keys outside 1…INT64_MAX/2 are renumbered by the general path.
-            guard let sourceTable = plan.columnRenames.first(where: { $0.value.table == kept.name })?.key else { continue }
-            let table = SQLiteDatabase.quote(sourceTable)
-            if let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(table)")?.integer,
-               let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer, low < 1 || high > Int64.max / 2 {
-                return notDone("table \(sourceTable) has primary keys outside 1…\(Int64.max / 2)")
-            }
+            guard let mapping = mappingModels[0].entityMapping(named: kept.mappingName) else { continue }
+            leftBehind[kept.name] = attributesLeftBehind(by: mapping, carried: carriedProperties, source: source).compactMap { source.layout.column(for: $0) }
         }
-
+        let scan: SchemaStepScan
+        do {
+            scan = try SchemaStepScan.scan(plan, source: source.database, destinationModel: destinationModel, leftBehind: leftBehind,
+                                           isCancelled: { try checkCancelled() })
+        } catch let reason as SchemaStepPlan.NotEligible {
+            return notDone(reason.text)
+        }
         var copy: SQLiteDatabase?
         do {
             try checkCancelled()
             try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
+            // The file's bytes before SQLite opens it; else its pages from the snapshot.
+            if access.copiesAsFile { try copyFile(access.path, to: temporaryPath) }
             let database = try SQLiteDatabase(path: temporaryPath, mode: .readWrite)
             copy = database
             // A private file: no journal, no syncs until the end (as the general path's new store);
             // the copy takes the source's WAL mark, so the journal is turned off again after it.
             try database.exec("PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF")
-            try copyPages(from: source.database, to: database)
+            if !access.copiesAsFile { try copyPages(from: source.database, to: database) }
             try database.exec("PRAGMA journal_mode = OFF")
             try checkCancelled()
             let desired = try SQLiteDatabase(path: ":memory:", mode: .create)
@@ -84,7 +91,7 @@ extension MigrationManager {
             try spellAsNewStore(plan, in: database, desired: desired)
             try verifySchema(of: database, desired: desired)
             try checkCancelled()
-            try checkRows(plan, in: database)
+            try rewriteRows(plan, scan: scan, in: database)
             try database.exec("DELETE FROM Z_PRIMARYKEY")
             try database.commit()
         } catch let error as MigrationError where error.code == .migrationCancelled {
@@ -98,11 +105,11 @@ extension MigrationManager {
             return notDone(reason)
         }
         guard let database = copy else { return nil }
-        return try finishSchemaStep(plan, database: database, source: source, access: access, carried: carried, temporaryPath: temporaryPath)
+        return try finishSchemaStep(plan, scan: scan, database: database, source: source, access: access, carried: carried, temporaryPath: temporaryPath)
     }
 
     /// The rest of a step done as schema changes, as the general path ends a run.
-    private func finishSchemaStep(_ plan: SchemaStepPlan, database: SQLiteDatabase, source: PersistentStore, access: SourceAccess,
+    private func finishSchemaStep(_ plan: SchemaStepPlan, scan: SchemaStepScan, database: SQLiteDatabase, source: PersistentStore, access: SourceAccess,
                                   carried: StoreMetadata, temporaryPath: String) throws -> MigrationReport {
         let layout = StoreLayout(model: destinationModel)
         var whileRunning = carried
@@ -122,10 +129,13 @@ extension MigrationManager {
             currentEntityMapping = mapping
             var counts = MigrationReport.MappingCounts(pass: 0, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if plans[index] != nil, let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity {
-                let table = SQLiteDatabase.quote(layout.table(for: destinationEntity))
-                let row = try destination.database.rows("SELECT COUNT(*), MIN(Z_PK), MAX(Z_PK) FROM main.\(table)").first ?? []
-                let total = Int(row.element(at: 0)?.integer ?? 0)
-                if total > 0, let low = row.element(at: 1)?.integer, let high = row.element(at: 2)?.integer {
+                let name = layout.table(for: destinationEntity)
+                let table = SQLiteDatabase.quote(name)
+                let found = scan.tables[name] ?? SchemaStepScan.Table()
+                let total = found.count
+                let low = found.low, high = found.high
+                leftBehindCounts[index] = found.leftBehind
+                if total > 0, let low = low, let high = high {
                     try associations.recordIdentity(mapping: index, sourceEntity: sourceEntity.entityNumber, destinationEntity: destinationEntity.entityNumber,
                                                     destinationTable: table, low: low, high: high, count: total)
                     counts.instancesBySQL = true
@@ -150,7 +160,8 @@ extension MigrationManager {
             }
         }
         stage = .validate
-        try DestinationValidation(store: destination).validate()
+        // The scan checked the rows against every rule but those counting to-manys.
+        if scan.needsFullValidation { try DestinationValidation(store: destination).validate() }
         for mapping in model.entityMappings {
             currentEntityMapping = mapping
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
@@ -158,7 +169,7 @@ extension MigrationManager {
         }
         currentEntityMapping = nil
         try maintainDerivedAttributes(in: destination)
-        try collectCounts()
+        try collectSchemaStepCounts(plan, scan: scan, source: source)
         try countLosses()
         reportMissingExternalData(source.externalData)
         if failsOnUnintendedLoss, let error = report.losses.unintendedLossError() { throw error }
@@ -325,36 +336,60 @@ extension MigrationManager {
         }
     }
 
-    /// One scan per kept table: every row must be what the general path copies unchanged —
-    /// the source entity number, values of their attribute's storage classes, foreign keys to
-    /// existing rows (else `NotEligible`); then the rows get the destination entity number and
-    /// `Z_OPT` 1, as the general path writes them, where they have others.
-    private func checkRows(_ plan: SchemaStepPlan, in database: SQLiteDatabase) throws {
-        for kept in plan.keptTables {
+    /// The rows get the destination entity number and `Z_OPT` 1, as the general path writes
+    /// them, where the scan found others (one update of the table; none in the usual case).
+    private func rewriteRows(_ plan: SchemaStepPlan, scan: SchemaStepScan, in database: SQLiteDatabase) throws {
+        for kept in plan.keptTables where scan.tables[kept.name]?.rewritesRows == true {
             try checkCancelled()
-            let table = SQLiteDatabase.quote(kept.name)
-            var conditions = ["Z_ENT IS NOT \(kept.sourceEntityNumber)"]
-            for (column, type) in kept.carriedColumns {
-                let c = SQLiteDatabase.quote(column)
-                if let bad = MigrationManager.storageClassesConverted(for: type) {
-                    conditions.append("typeof(\(c)) IN (\(bad.map { "'\($0)'" }.joined(separator: ", ")))")
-                } else {
-                    let read = StoredValueRule.sql(c, as: type)
-                    if read != c { conditions.append("\(read) IS NOT \(c) OR typeof(\(read)) != typeof(\(c))") }
+            try database.exec("UPDATE \(SQLiteDatabase.quote(kept.name)) SET Z_ENT = \(kept.destinationEntityNumber), Z_OPT = 1 WHERE Z_ENT IS NOT \(kept.destinationEntityNumber) OR Z_OPT IS NOT 1")
+        }
+    }
+
+    /// `collectCounts` from what the scan counted: a kept table's rows are all taken and all
+    /// arrive; a removed entity's instances are counted as the general path counts them.
+    private func collectSchemaStepCounts(_ plan: SchemaStepPlan, scan: SchemaStepScan, source: PersistentStore) throws {
+        let destinationLayout = destinationStore?.layout ?? StoreLayout(model: destinationModel)
+        let keptSources = Set(plan.keptTables.map { $0.sourceName })
+        for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {
+            guard !keptSources.contains(source.layout.table(for: entity)) else { continue }
+            var request = FetchRequest(entityName: entity.name)
+            request.includesSubentities = false
+            let left = try source.count(request)
+            if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
+        }
+        for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
+            report.destinationCounts.append((entity.name, scan.tables[destinationLayout.table(for: entity)]?.count ?? 0))
+        }
+    }
+
+    /// Copies the source's main file, which holds its whole committed state (see `SourceAccess.copiesAsFile`),
+    /// into the run's private file (empty, made by this run).
+    private func copyFile(_ source: String, to path: String) throws {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))") }
+        defer { close(input) }
+        let output = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard output >= 0 else { throw MigrationError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
+        defer { close(output) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return }
+            var written = 0
+            while written < n {
+                let w = buffer.withUnsafeBytes { bytes -> Int in
+                    guard let base = bytes.baseAddress else { return -1 }
+                    return write(output, base + written, n - written)
                 }
-            }
-            for (column, target) in kept.foreignKeys {
-                let c = SQLiteDatabase.quote(column)
-                conditions.append("(\(c) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(SQLiteDatabase.quote(target)) k WHERE k.Z_PK = \(table).\(c)))")
-            }
-            let any = conditions.map { "(\($0))" }.joined(separator: " OR ")
-            let row = try database.rows("SELECT COALESCE(MAX(\(any)), 0), COALESCE(MAX(Z_OPT IS NOT 1), 0) FROM \(table)").first ?? []
-            if row.element(at: 0)?.integer != 0 {
-                let pk = try database.scalar("SELECT Z_PK FROM \(table) WHERE \(any) LIMIT 1")?.integer ?? 0
-                throw SchemaStepPlan.NotEligible(text: "row \(pk) of table \(kept.name) has a value the general path does not copy as it is")
-            }
-            if row.element(at: 1)?.integer != 0 || kept.sourceEntityNumber != kept.destinationEntityNumber {
-                try database.exec("UPDATE \(table) SET Z_ENT = \(kept.destinationEntityNumber), Z_OPT = 1 WHERE Z_ENT IS NOT \(kept.destinationEntityNumber) OR Z_OPT IS NOT 1")
+                if w < 0 {
+                    if errno == EINTR { continue }
+                    throw MigrationError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))")
+                }
+                written += w
             }
         }
     }

@@ -72,18 +72,28 @@ struct SchemaStepPlan {
     /// A table the step keeps (renamed or not), by its destination name: what the executor checks in its rows.
     struct KeptTable: Equatable {
         var name: String
+        /// The table's name in the source store.
+        var sourceName: String
+        /// The entity mapping taking the table's rows.
+        var mappingName: String
         /// The source entity number every row must have.
         var sourceEntityNumber: Int
         var destinationEntityNumber: Int
-        /// Columns carried over from the source (destination names) with the type they hold.
-        var carriedColumns: [(column: String, type: AttributeType)]
-        /// Foreign key columns carried over (destination names) and the table their targets are in.
-        var foreignKeys: [(column: String, targetTable: String)]
+        /// Columns carried over from the source (destination names, source names) with the type they hold.
+        var carriedColumns: [(column: String, sourceColumn: String, type: AttributeType)]
+        /// Foreign key columns carried over (destination names, source names) and the table their
+        /// targets are in (destination and source names).
+        var foreignKeys: [(column: String, sourceColumn: String, targetTable: String, targetSourceTable: String)]
+        /// Columns added, with the SQL literal every row reads in them (`NULL` for none).
+        var addedColumns: [(column: String, literal: String)] = []
 
         static func == (a: KeptTable, b: KeptTable) -> Bool {
-            a.name == b.name && a.sourceEntityNumber == b.sourceEntityNumber && a.destinationEntityNumber == b.destinationEntityNumber
-                && a.carriedColumns.map { "\($0.column) \($0.type.rawValue)" } == b.carriedColumns.map { "\($0.column) \($0.type.rawValue)" }
-                && a.foreignKeys.map { "\($0.column) \($0.targetTable)" } == b.foreignKeys.map { "\($0.column) \($0.targetTable)" }
+            a.name == b.name && a.sourceName == b.sourceName && a.mappingName == b.mappingName
+                && a.sourceEntityNumber == b.sourceEntityNumber && a.destinationEntityNumber == b.destinationEntityNumber
+                && a.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" } == b.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" }
+                && a.foreignKeys.map { "\($0.column) \($0.sourceColumn) \($0.targetTable) \($0.targetSourceTable)" }
+                    == b.foreignKeys.map { "\($0.column) \($0.sourceColumn) \($0.targetTable) \($0.targetSourceTable)" }
+                && a.addedColumns.map { "\($0.column) \($0.literal)" } == b.addedColumns.map { "\($0.column) \($0.literal)" }
         }
     }
 
@@ -223,7 +233,8 @@ struct SchemaStepPlan {
                 let from = sourceLayout.entityNumber(of: source)
                 let to = destinationLayout.entityNumber(of: entity)
                 if from != to { renumbers.append(.renumberEntity(table: table, from: from, to: to)) }
-                var kept = KeptTable(name: table, sourceEntityNumber: from, destinationEntityNumber: to, carriedColumns: [], foreignKeys: [])
+                var kept = KeptTable(name: table, sourceName: sourceTable, mappingName: mapping.name, sourceEntityNumber: from, destinationEntityNumber: to,
+                                     carriedColumns: [], foreignKeys: [])
                 var columnMap: [String: String] = ["Z_PK": "Z_PK", "Z_ENT": "Z_ENT", "Z_OPT": "Z_OPT"]   // source → destination
                 var added: [Change] = []
                 func carry(_ sourceColumn: String, to column: String, what: String) throws {
@@ -245,7 +256,7 @@ struct SchemaStepPlan {
                             throw fail("\(what) changes its value transformer")
                         }
                         try carry(sourceColumn, to: column, what: what)
-                        kept.carriedColumns.append((column, attribute.attributeType))
+                        kept.carriedColumns.append((column, sourceColumn, attribute.attributeType))
                     } else {
                         if !attribute.isOptional && attribute.defaultValue.isNull { throw fail("\(what) is new, non-optional and has no default value") }
                         guard let literal = DeclarativeMappingSQL.literal(attribute.defaultValue) else {
@@ -253,6 +264,7 @@ struct SchemaStepPlan {
                         }
                         added.append(.addColumn(table: table, column: column, type: attribute.attributeType.sqlColumnType,
                                                 defaultSQL: literal == "NULL" ? nil : literal))
+                        kept.addedColumns.append((column, literal))
                     }
                 }
                 for relationship in entity.relationships where !relationship.isTransient {
@@ -265,6 +277,7 @@ struct SchemaStepPlan {
                         guard let expression = expression else {
                             if !relationship.isOptional { throw fail("\(what) is new and non-optional") }
                             added.append(.addColumn(table: table, column: column, type: "INTEGER", defaultSQL: nil))
+                            kept.addedColumns.append((column, "NULL"))
                             continue
                         }
                         guard let origin = sourceRelationship(expression, from: source, model: model), !origin.isToMany,
@@ -275,7 +288,7 @@ struct SchemaStepPlan {
                             throw fail("\(what) is not set from a source to-one through the mapping of its target")
                         }
                         try carry(sourceColumn, to: column, what: what)
-                        kept.foreignKeys.append((column, destinationLayout.table(for: targetPair.destination)))
+                        kept.foreignKeys.append((column, sourceColumn, destinationLayout.table(for: targetPair.destination), sourceLayout.table(for: targetPair.source)))
                     case .inverseForeignKey:
                         guard relationship.isToMany, let inverse = relationship.inverseRelationship, !inverse.isToMany else {
                             throw fail("\(what) is a one-to-one")

@@ -396,7 +396,12 @@ def main() -> None:
                         help="the raw paths' journal: off (journal and sync off, as cdmigrate's private file; the default) "
                              "or wal (the empty store's WAL mode, synchronous = FULL)")
     parser.add_argument("--baseline", default="", help="an install prefix of another build: its declarative and c-policy paths run too (path@base)")
+    parser.add_argument("--schema-step", action="store_true", help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL")
     args = parser.parse_args()
+    if args.schema_step:
+        import schema_step
+        schema_step.main(["--rows", args.rows, "--rounds", str(args.rounds), "--work", args.work])
+        return
     if args.rounds < 3:
         parser.error("--rounds must be at least 3: the median of fewer says little")
     os.environ["CDM_BENCH_RAW_JOURNAL"] = args.raw_journal

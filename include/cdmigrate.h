@@ -575,7 +575,8 @@ int cdm_migration_run_in_place(cdm_migration *migration, const char *path);
 /* What the last successful run did, as a JSON object {"mappings": [{"pass", "entityMapping",
 ** "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}], "destinationCounts":
 ** {entity: n}, "untakenSourceInstances": {entity: n}, "warnings": […], "missingExternalDataFiles": n,
-** "losses": [{"kind", "entity", "property", "entityMapping", "pass", "policy", "count", "intended"}]}
+** "losses": [{"kind", "entity", "property", "entityMapping", "pass", "policy", "count", "intended"}], "bySchemaChanges": bool,
+** "schemaChanges": [text…], "schemaChangesNotDone": text or null}
 ** — the report `cdmigrate migrate --json` prints, keys in docs/cli.md (for a chain handle,
 ** cdm_migrate_chain's report, each step's report under its "report"). missingExternalDataFiles
 ** counts the external binary data files source rows named but the source's
@@ -606,6 +607,13 @@ int cdm_migration_set_source_version_check(cdm_migration *migration, int check);
 ** (docs/loss-report.md; `cdmigrate migrate --strict`). For a chain handle, every step; an
 ** inferred step declares nothing. CDM_MISUSE from a callback. */
 int cdm_migration_set_fail_on_unintended_loss(cdm_migration *migration, int fail);
+/* Whether a step SQLite can express as schema changes (renamed, added and dropped attributes and
+** entities, shifted entity numbers; no policy, plain copies) is done as such on a private copy of
+** the source file (tries non-zero, the default) rather than by writing every row (0: always the
+** general path). The result is the same; the report JSON's "bySchemaChanges" says which ran,
+** "schemaChanges" lists the changes and "schemaChangesNotDone" why an attempt went the general way
+** (docs/schema-step.md). CDM_MISUSE for a chain handle or from a callback. */
+int cdm_migration_set_schema_changes(cdm_migration *migration, int tries);
 
 int cdm_migration_errcode(const cdm_migration *migration);
 const char *cdm_migration_errmsg(const cdm_migration *migration);

@@ -31,7 +31,7 @@ final class MigrationReportJSONTests: XCTestCase {
         let report = try manager.migrateStore(from: source, to: scratch.file("swift.sqlite"))
         let encoded = try object(report.json.serialized())
         XCTAssertEqual(Set(encoded.keys), ["mappings", "destinationCounts", "untakenSourceInstances", "warnings",
-                                           "missingExternalDataFiles", "losses"])
+                                           "missingExternalDataFiles", "losses", "bySchemaChanges", "schemaChanges", "schemaChangesNotDone"])
         let mappings = try XCTUnwrap(encoded["mappings"] as? [[String: Any]])
         XCTAssertEqual(Set(mappings.flatMap(\.keys)), ["pass", "entityMapping", "sourceInstances", "associations",
                                                        "instancesBySQL", "relationshipsBySQL"])

@@ -45,10 +45,16 @@ public final class MigrationManager {
     /// Whether a declarative mapping that takes its source entity whole into an empty table keeps
     /// the source keys (its associations are then identities, not rows; see `AssociationTable`).
     var keepsSourceKeys = true
+    /// Whether a step that SQLite can express as schema changes (renames, added and dropped
+    /// columns, new and removed entities) is done that way, on a copy of the source file, instead
+    /// of writing every row; the result is the same (docs/schema-step.md). Off: always the general path.
+    ///
+    /// Core Data counterpart: none (its lightweight migration decides this internally).
+    public var triesSchemaChanges = true
 
     /// How far the running migration is, 0…1: finished steps (entity mappings × 3 stages) plus
     /// the fraction of the current step (Core Data: `migrationProgress`).
-    public private(set) var migrationProgress: Double = 0
+    public internal(set) var migrationProgress: Double = 0
     /// The entity mapping being run, nil between migrations (Core Data: `currentEntityMapping`).
     public internal(set) var currentEntityMapping: EntityMapping?
     /// The property mapping whose expression is being evaluated.
@@ -58,7 +64,7 @@ public final class MigrationManager {
     /// The source store while a migration runs, read-only (Core Data: `sourceContext`).
     public private(set) var sourceStore: PersistentStore?
     /// The destination store while a migration runs (Core Data: `destinationContext`).
-    public private(set) var destinationStore: PersistentStore?
+    public internal(set) var destinationStore: PersistentStore?
 
     var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     var hostFunctions: [String: ([Value]) throws -> Value] = [:]
@@ -331,6 +337,9 @@ public final class MigrationManager {
             let history = try StoreInfo.frameworkEntities(in: source.database)
             if !history.isEmpty && !isInferredStep {
                 report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations")
+            }
+            if let done = try runAsSchemaChanges(source: source, access: access, hasFrameworkTables: !history.isEmpty, temporaryPath: temporaryPath) {
+                return done
             }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true

@@ -70,4 +70,13 @@ public struct MigrationReport {
     public var missingExternalDataFiles = 0
     /// What did not reach the destination, per entity and property, with counts (docs/loss-report.md).
     public var losses = LossReport()
+    /// Whether the step was done as schema changes on a copy of the source file (renamed, added
+    /// and dropped tables and columns) rather than by writing every row: see docs/schema-step.md.
+    /// Core Data counterpart: none (its lightweight migration decides this internally).
+    public var bySchemaChanges = false
+    /// The schema changes, in words, when `bySchemaChanges`; empty otherwise.
+    public var schemaChanges: [String] = []
+    /// Why a step that might have been done as schema changes was not (nil when it was, or when
+    /// the manager does not try: `MigrationManager.triesSchemaChanges` off).
+    public var schemaChangesNotDone: String?
 }

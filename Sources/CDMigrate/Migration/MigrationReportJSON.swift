@@ -5,7 +5,8 @@
 extension MigrationReport {
     /// `{"mappings": [{"pass", "entityMapping", "sourceInstances", "associations", "instancesBySQL",
     /// "relationshipsBySQL"}…], "destinationCounts": {entity: count}, "untakenSourceInstances":
-    /// {entity: count}, "warnings": [text], "missingExternalDataFiles": n, "losses": [loss]}`.
+    /// {entity: count}, "warnings": [text], "missingExternalDataFiles": n, "losses": [loss], "bySchemaChanges": bool,
+    /// "schemaChanges": [text], "schemaChangesNotDone": text or null}`.
     package var json: JSON {
         .object([
             ("mappings", .array(mappings.map { mapping in
@@ -19,6 +20,9 @@ extension MigrationReport {
             ("warnings", .array(warnings.map { .string($0) })),
             ("missingExternalDataFiles", .integer(Int64(missingExternalDataFiles))),
             ("losses", losses.json),
+            ("bySchemaChanges", .bool(bySchemaChanges)),
+            ("schemaChanges", .array(schemaChanges.map { .string($0) })),
+            ("schemaChangesNotDone", schemaChangesNotDone.map { .string($0) } ?? .null),
         ])
     }
 

@@ -35,6 +35,12 @@ final class SourceAccess {
     let uri: String
     /// Whether a second connection (ATTACH for SQL push-down) reads the same state.
     var allowsAttach: Bool { kind != .shared }
+    /// Whether the source's main file, copied byte for byte, is the committed state this run
+    /// reads: a WAL store with an empty log whose file is watched for changes until the end, or a
+    /// rollback-journal store without a journal, which this run's read lock keeps writers out of.
+    var copiesAsFile: Bool {
+        kind == .immutable || (kind == .readOnly && !FileIO.exists(path + "-journal") && !FileIO.exists(path + "-wal"))
+    }
     private let watched: [(String, StoreFiles.Fingerprint)]
     private var snapshotFiles: [String]
 

@@ -253,6 +253,7 @@ _PROTOTYPES = {
     "cdm_migration_set_model_versions": (c_int, [c_void_p, c_char_p]),
     "cdm_migration_set_source_version_check": (c_int, [c_void_p, c_int]),
     "cdm_migration_set_fail_on_unintended_loss": (c_int, [c_void_p, c_int]),
+    "cdm_migration_set_schema_changes": (c_int, [c_void_p, c_int]),
     "cdm_migration_new_chain": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_chain_plan_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_migrate_chain_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),

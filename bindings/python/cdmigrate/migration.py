@@ -89,6 +89,11 @@ class MigrationReport(Document):
     #: folder lacked: their values were migrated as None (the warnings name them).
     missing_external_data_files: int = 0
     losses: List[Loss] = field(default_factory=list)                   #: the loss report: what did not reach the destination
+    #: Whether the step was done as schema changes on a copy of the source file (docs/schema-step.md).
+    by_schema_changes: bool = False
+    schema_changes: List[str] = field(default_factory=list)           #: those changes, in words
+    #: Why a step that was tried as schema changes took the general path (None when it did not, or was not tried).
+    schema_changes_not_done: Optional[str] = None
     #: The library's JSON document as it gave it (camelCase keys, as the C API and the command line give it).
     raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
 
@@ -800,6 +805,21 @@ class Migration(LongLivedHandle):
         self._fail_on_unintended_loss = bool(fail)
 
     @property
+    def schema_changes(self) -> bool:
+        """Whether a step SQLite can express as schema changes (renames, added and dropped attributes
+        and entities; no policy, plain copies) is done as such on a private copy of the source file
+        (True, the default) or always by writing every row (False). The result is the same;
+        ``report.by_schema_changes`` says which ran (docs/schema-step.md). Not for a MigrationChain."""
+        self._ptr  # noqa: B018 - raises when closed
+        return getattr(self, "_schema_changes", True)
+
+    @schema_changes.setter
+    def schema_changes(self, tries: bool) -> None:
+        self._idle()
+        check(_lib_.cdm_migration_set_schema_changes(self._ptr, 1 if tries else 0))
+        self._schema_changes = bool(tries)
+
+    @property
     def warnings(self) -> List[str]:
         """What checking the models and mapping models noticed, before any run (a run's report
         starts with the same lines): a destination property no mapping fills while the source
@@ -847,7 +867,10 @@ class Migration(LongLivedHandle):
         return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
                                untaken=dict(raw.get("untakenSourceInstances", {})), warnings=list(raw.get("warnings", [])),
                                missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)),
-                               losses=[Loss._from(loss) for loss in raw.get("losses", [])], raw=raw)
+                               losses=[Loss._from(loss) for loss in raw.get("losses", [])],
+                               by_schema_changes=bool(raw.get("bySchemaChanges", False)),
+                               schema_changes=[str(c) for c in raw.get("schemaChanges", [])],
+                               schema_changes_not_done=raw.get("schemaChangesNotDone"), raw=raw)
 
     def close(self) -> None:
         """Frees the migration and releases every callback registered with it."""

@@ -185,7 +185,8 @@ def test_reports_are_dataclasses_with_snake_case_to_dict_and_json_text(tmp_path,
     assert isinstance(first, cdmigrate.EntityMappingReport)
     assert (first.pass_index, first.entity_mapping, first.source_instances) == (0, "BoxToBox", 3)
     document = report.to_dict()
-    assert set(document) == {"mappings", "destination_counts", "untaken", "warnings", "missing_external_data_files", "losses"}
+    assert set(document) == {"mappings", "destination_counts", "untaken", "warnings", "missing_external_data_files", "losses",
+                             "by_schema_changes", "schema_changes", "schema_changes_not_done"}
     assert document["mappings"][1] == {"pass_index": 0, "entity_mapping": "ItemToItem", "source_instances": 30, "associations": 30}
     text = report.to_json()
     assert isinstance(text, str) and json.loads(text) == document

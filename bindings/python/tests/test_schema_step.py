@@ -1,0 +1,73 @@
+"""A step done as schema changes on a copy of the source file (Migration.schema_changes,
+report.by_schema_changes): the same store and loss report as the general path."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+import cdmigrate
+
+
+def model(version, attributes):
+    return {"name": "Blog", "versionIdentifier": str(version), "entities": [
+        {"name": "Post", "attributes": attributes}]}
+
+
+V1 = model(1, [{"name": "title", "type": "string"}, {"name": "color", "type": "string"}])
+V2 = model(2, [{"name": "heading", "type": "string", "renamingIdentifier": "title"},
+               {"name": "stars", "type": "integer16", "default": 3}])
+
+
+def make_store(path, posts=50):
+    with cdmigrate.Store.create(cdmigrate.Model.from_json(json.dumps(V1)), path) as store:
+        for i in range(posts):
+            store.insert("Post", title=f"Post {i}", color="red" if i % 2 else None)
+        store.save()
+
+
+def rows(path):
+    db = sqlite3.connect(path)
+    try:
+        return sorted(db.execute("SELECT Z_PK, Z_ENT, Z_OPT, ZHEADING, ZSTARS FROM ZPOST").fetchall())
+    finally:
+        db.close()
+
+
+def migrate(source, destination, schema_changes):
+    v1, v2 = cdmigrate.Model.from_json(json.dumps(V1)), cdmigrate.Model.from_json(json.dumps(V2))
+    with cdmigrate.Migration(v1, v2, cdmigrate.MappingModel.infer(v1, v2)) as migration:
+        assert migration.schema_changes is True
+        migration.schema_changes = schema_changes
+        return migration.run(source, destination)
+
+
+def test_an_inferred_step_is_done_as_schema_changes_with_the_general_paths_result(tmp_path):
+    source = str(tmp_path / "blog.sqlite")
+    make_store(source)
+    fast = migrate(source, str(tmp_path / "fast.sqlite"), True)
+    general = migrate(source, str(tmp_path / "general.sqlite"), False)
+    assert fast.by_schema_changes is True and general.by_schema_changes is False
+    assert fast.raw["bySchemaChanges"] is True
+    assert "renamed column ZPOST.ZTITLE to ZHEADING" in fast.schema_changes
+    assert "dropped column ZPOST.ZCOLOR" in fast.schema_changes
+    assert "added column ZPOST.ZSTARS (default 3)" in fast.schema_changes
+    assert fast.schema_changes_not_done is None and general.schema_changes == []
+    assert rows(str(tmp_path / "fast.sqlite")) == rows(str(tmp_path / "general.sqlite"))
+    assert rows(str(tmp_path / "fast.sqlite"))[0] == (1, 1, 1, "Post 0", 3)
+    # The dropped attribute's values are reported alike.
+    assert fast.losses == general.losses == [cdmigrate.Loss("attribute", "Post", 25, False, property="color",
+                                                            entity_mapping="IEM_Transform_Post", pass_index=0)]
+
+
+def test_a_step_sent_to_the_general_path_says_why(tmp_path):
+    source = str(tmp_path / "blog.sqlite")
+    make_store(source)
+    db = sqlite3.connect(source)
+    db.execute("UPDATE ZPOST SET Z_ENT = 7 WHERE Z_PK = 4")
+    db.commit()
+    db.close()
+    with pytest.raises(cdmigrate.MigrationError):
+        migrate(source, str(tmp_path / "out.sqlite"), True)   # the general path refuses the row, as it always did

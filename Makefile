@@ -128,6 +128,12 @@ $(BUILD)/share/fish/vendor_completions.d/cdmigrate.fish: $(CLI)
 $(MAN_DIR)/cdmigrate.1: $(CLI) scripts/man-pages.py VERSION
 	rm -rf $(MAN_DIR) && python3 scripts/man-pages.py $(CLI) $(MAN_DIR) $(VERSION)
 
+# The API references (scripts/docs.sh): DocC for the Swift engine, pdoc for the Python package, the
+# header for C, the man pages; into build/docs (index.html).
+.PHONY: docs
+docs: $(CLI) $(MAN_DIR)/cdmigrate.1
+	scripts/docs.sh $(CLI) $(MAN_DIR)
+
 check-version:
 	python3 scripts/version.py --check
 

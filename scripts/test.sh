@@ -44,3 +44,6 @@ make --no-print-directory -C bindings/python test-wheel
 # command (migrate, check, a C policy library), a C host linked through its cdmigrate-static.pc, and
 # the wheel just built with a Python policy.
 make --no-print-directory test-standalone
+# The API references (DocC, pdoc, the header, the man pages) build, with no undocumented parameter
+# in the Swift API (scripts/docs.sh).
+make --no-print-directory docs

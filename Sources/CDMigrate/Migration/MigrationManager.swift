@@ -87,6 +87,8 @@ public final class MigrationManager {
     /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
     /// behind, counted by its SQL copy (`attributesLeftBehind`); the loss report then scans nothing for them.
     var leftBehindCounts: [Int: [Int]] = [:]
+    /// The destination rows whose attribute rules the run's SQL copies enforced (stage 3 skips them).
+    var validatedByCopy = ValidatedByCopy()
     /// The private folder holding the external data files of the run's new store (see
     /// `ExternalDataHandOver`), nil when it wrote none.
     var stagedExternalData: String?
@@ -284,6 +286,7 @@ public final class MigrationManager {
         cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
         leftBehindCounts = [:]
+        validatedByCopy = ValidatedByCopy()
         report.warnings = warnings
         evaluator = ExpressionEvaluator(environment: self)
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }

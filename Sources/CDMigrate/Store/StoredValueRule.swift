@@ -55,18 +55,34 @@ package enum StoredValueRule {
         }
     }
 
+    /// `code` for a column whose destination attribute is required: the check then also records
+    /// a NULL as a broken rule (see `ValueCounts.rulesBroken`). Besides `plainCode`'s codes, `h` and
+    /// `w` check an integer as `i` does and record one outside the 16-bit or 32-bit range.
+    package static func requiredCode(_ code: UInt8) -> UInt8 { code >= UInt8(ascii: "a") ? code - 32 : code }
+
     /// Whether `sql` would copy the value as it is (one of `plainCode`'s storage classes).
     static func isPlain(_ value: OpaquePointer, code: UInt8) -> Bool {
         let storage = sqlite3_value_type(value)
         if storage == SQLITE_NULL { return true }
-        switch code {
-        case UInt8(ascii: "i"): return storage == SQLITE_INTEGER
+        switch code | 0x20 {
+        case UInt8(ascii: "i"), UInt8(ascii: "h"), UInt8(ascii: "w"): return storage == SQLITE_INTEGER
         case UInt8(ascii: "b"): return storage == SQLITE_INTEGER && (0...1).contains(sqlite3_value_int64(value))
         case UInt8(ascii: "d"): return storage == SQLITE_INTEGER || storage == SQLITE_FLOAT
         case UInt8(ascii: "s"): return storage == SQLITE_TEXT || storage == SQLITE_INTEGER
         case UInt8(ascii: "x"): return storage != SQLITE_BLOB
         case UInt8(ascii: "n"): return storage == SQLITE_BLOB
         case UInt8(ascii: "u"): return storage == SQLITE_BLOB && sqlite3_value_bytes(value) == 16
+        default: return false
+        }
+    }
+
+    /// Whether a plain value (`isPlain`) breaks the destination's rules that `code` carries: NULL
+    /// for an uppercase code, an integer outside the range of `h` (16 bits) or `w` (32 bits).
+    static func breaksRule(_ value: OpaquePointer, code: UInt8) -> Bool {
+        if sqlite3_value_type(value) == SQLITE_NULL { return code < UInt8(ascii: "a") }
+        switch code | 0x20 {
+        case UInt8(ascii: "h"): return !(Int64(Int16.min)...Int64(Int16.max)).contains(sqlite3_value_int64(value))
+        case UInt8(ascii: "w"): return !(Int64(Int32.min)...Int64(Int32.max)).contains(sqlite3_value_int64(value))
         default: return false
         }
     }
@@ -78,6 +94,11 @@ package enum StoredValueRule {
     /// copy again with `sql` (see `DeclarativeMappingSQL.runInsertRows`). Nil when no column
     /// needs a check.
     package static func plainRowCheck(_ columns: [(column: String, type: AttributeType)]) -> String? {
+        plainRowCheck(codes: columns.compactMap { column in plainCode(column.type).map { (column.column, $0) } })
+    }
+
+    /// `plainRowCheck` with each column's code given (`plainCode`, `requiredCode`, `h`, `w`).
+    package static func plainRowCheck(codes columns: [(column: String, code: UInt8)]) -> String? {
         var calls: [String] = []
         var chunk: [(String, UInt8)] = []
         func flush() {
@@ -86,8 +107,7 @@ package enum StoredValueRule {
             calls.append("cdm_plain('\(signature)', \(chunk.map { $0.0 }.joined(separator: ", ")))")
             chunk.removeAll()
         }
-        for (column, type) in columns {
-            guard let code = plainCode(type) else { continue }
+        for (column, code) in columns {
             chunk.append((column, code))
             if chunk.count == plainArguments { flush() }
         }
@@ -107,6 +127,9 @@ package enum StoredValueRule {
     /// The counts of `cdm_count_values`, one per argument, for the connection that owns them.
     package final class ValueCounts {
         package var counts: [Int] = []
+        /// Set by `cdm_plain` when a row breaks a destination rule its codes carry
+        /// (`requiredCode`, `h`, `w`); reset it before the statement.
+        package var rulesBroken = false
         package init() {}
     }
 
@@ -147,19 +170,26 @@ package enum StoredValueRule {
             }
             StoredValueRule.result(SQLiteStatement.Raw(value).value(as: type), context)
         }, nil, nil, nil)
-        sqlite3_create_function_v2(db, "cdm_plain", -1, flags, nil, { context, count, arguments in
+        // Not deterministic: it records broken rules, once for every row the statement reads.
+        sqlite3_create_function_v2(db, "cdm_plain", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(), { context, count, arguments in
             guard let context else { return }
             guard let arguments, count >= 1, let signatureValue = arguments[0], let signature = sqlite3_value_text(signatureValue),
                   Int(sqlite3_value_bytes(signatureValue)) == Int(count) - 1 else {
                 sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
                 return
             }
+            var broken = false
             for i in 1..<Int(count) {
                 guard let value = arguments[i] else { continue }
-                if !StoredValueRule.isPlain(value, code: signature[i - 1]) {
+                let code = signature[i - 1]
+                if !StoredValueRule.isPlain(value, code: code) {
                     sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
                     return
                 }
+                if !broken && StoredValueRule.breaksRule(value, code: code) { broken = true }
+            }
+            if broken, let data = sqlite3_user_data(context) {
+                Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true
             }
             sqlite3_result_int64(context, 1)
         }, nil, nil, nil)

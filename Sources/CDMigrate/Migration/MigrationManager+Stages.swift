@@ -26,7 +26,7 @@ extension MigrationManager {
             try policies[index].begin(mapping, manager: self)
             var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if let request = plans[index] {
-                let total = try source.count(request)
+                let total = try countSource(request, in: source)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
                 if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,

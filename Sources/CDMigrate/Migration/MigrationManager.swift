@@ -89,6 +89,8 @@ public final class MigrationManager {
     var leftBehindCounts: [Int: [Int]] = [:]
     /// The destination rows whose attribute rules the run's SQL copies enforced (stage 3 skips them).
     var validatedByCopy = ValidatedByCopy()
+    /// The run's counts of source rows, by the SQL that counts them (`countSource`).
+    var sourceCounts: [String: Int] = [:]
     /// The private folder holding the external data files of the run's new store (see
     /// `ExternalDataHandOver`), nil when it wrote none.
     var stagedExternalData: String?
@@ -287,6 +289,7 @@ public final class MigrationManager {
         report = MigrationReport()
         leftBehindCounts = [:]
         validatedByCopy = ValidatedByCopy()
+        sourceCounts = [:]
         report.warnings = warnings
         evaluator = ExpressionEvaluator(environment: self)
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
@@ -448,7 +451,7 @@ public final class MigrationManager {
         for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
-            let total = try source.count(request)
+            let total = try countSource(request, in: source)
             let left = total - (taken[entity.entityNumber] ?? 0)
             if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
         }

@@ -62,7 +62,12 @@ package enum StoredValueRule {
 
     /// Whether `sql` would copy the value as it is (one of `plainCode`'s storage classes).
     static func isPlain(_ value: OpaquePointer, code: UInt8) -> Bool {
-        let storage = sqlite3_value_type(value)
+        isPlain(value, storage: sqlite3_value_type(value), code: code)
+    }
+
+    /// `isPlain` for a value whose storage class (`sqlite3_value_type`) is `storage`.
+    @inline(__always)
+    static func isPlain(_ value: OpaquePointer, storage: Int32, code: UInt8) -> Bool {
         if storage == SQLITE_NULL { return true }
         switch code | 0x20 {
         case UInt8(ascii: "i"), UInt8(ascii: "h"), UInt8(ascii: "w"): return storage == SQLITE_INTEGER
@@ -79,7 +84,13 @@ package enum StoredValueRule {
     /// Whether a plain value (`isPlain`) breaks the destination's rules that `code` carries: NULL
     /// for an uppercase code, an integer outside the range of `h` (16 bits) or `w` (32 bits).
     static func breaksRule(_ value: OpaquePointer, code: UInt8) -> Bool {
-        if sqlite3_value_type(value) == SQLITE_NULL { return code < UInt8(ascii: "a") }
+        breaksRule(value, storage: sqlite3_value_type(value), code: code)
+    }
+
+    /// `breaksRule` for a plain value whose storage class is `storage`.
+    @inline(__always)
+    static func breaksRule(_ value: OpaquePointer, storage: Int32, code: UInt8) -> Bool {
+        if storage == SQLITE_NULL { return code < UInt8(ascii: "a") }
         switch code | 0x20 {
         case UInt8(ascii: "h"): return !(Int64(Int16.min)...Int64(Int16.max)).contains(sqlite3_value_int64(value))
         case UInt8(ascii: "w"): return !(Int64(Int32.min)...Int64(Int32.max)).contains(sqlite3_value_int64(value))
@@ -182,11 +193,15 @@ package enum StoredValueRule {
             for i in 1..<Int(count) {
                 guard let value = arguments[i] else { continue }
                 let code = signature[i - 1]
-                if !StoredValueRule.isPlain(value, code: code) {
+                // One storage-class read per value; the rules only for the codes that carry some.
+                let storage = sqlite3_value_type(value)
+                if !StoredValueRule.isPlain(value, storage: storage, code: code) {
                     sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
                     return
                 }
-                if !broken && StoredValueRule.breaksRule(value, code: code) { broken = true }
+                if code < UInt8(ascii: "a") || code == UInt8(ascii: "h") || code == UInt8(ascii: "w") {
+                    if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
+                }
             }
             if broken, let data = sqlite3_user_data(context) {
                 Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true

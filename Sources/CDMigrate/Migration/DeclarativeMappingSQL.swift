@@ -148,8 +148,15 @@ struct DeclarativeMappingSQL {
             values.append(sql)
             plainValues.append(plainSQL)
         }
-        let check = StoredValueRule.plainRowCheck(codes: reads.columns)
-        let count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
+        var check = StoredValueRule.plainRowCheck(codes: reads.columns)
+        var count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
+        let countsValues = count != nil
+        if count != nil, reads.columns.count + counting.count <= StoredValueRule.plainArguments {
+            // One call per row checks the columns and counts the values (`c` codes) at once.
+            let both = StoredValueRule.plainRowCheck(codes: reads.columns + counting.map { ($0, StoredValueRule.countCode) })
+            check = check == nil ? nil : both
+            count = check == nil ? both : nil
+        }
         switch (check, count) {
         case let (check?, count?): plainValues[2] = "min(\(check), \(count))"
         case let (check?, nil): plainValues[2] = check
@@ -213,7 +220,7 @@ struct DeclarativeMappingSQL {
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
         plan.insertRowsConverting = check == nil ? nil : insert(values)
         plan.destinationTable = destinationTable
-        plan.countsValues = count != nil
+        plan.countsValues = countsValues
         plan.attributesValidated = validated
         return plan
     }

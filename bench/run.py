@@ -79,7 +79,7 @@ C_POLICY_MODES = {"c-policy": "batch", "c-policy-rows": "rows"}
 SHAPES = {
     "reference-1": {"paths": PATHS + ["python-rows-engine", "python-fetch-engine"], "sql": "raw-sql", "script": "script",
                     "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
-                    "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json")},
+                    "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json"), "copy_limit": "raw-copy"},
     "wide": {"paths": ["raw-copy", "declarative", "script"], "sql": "raw-copy", "script": "script",
              "models": (os.path.join(WIDE, "WideV1.model.json"), os.path.join(WIDE, "WideV2.model.json")),
              "copy": os.path.join(WIDE, "WideCopy.mapping.json")},
@@ -441,6 +441,9 @@ def main() -> None:
                     elif got != expected[group][1]:
                         raise SystemExit(f"{shape}: {path} at {rows} rows gave other rows than {expected[group][0]}: {got} != {expected[group][1]}")
             sql, peer = spec["sql"], spec["script"]
+            # reference-1's copy paths (declarative) against their own limit, raw-copy, paired per round.
+            limit = spec.get("copy_limit")
+            copies = [p for p in paths if limit and limit in times and p != limit and p.split("@")[0] == "declarative"]
             print(f"\n{shape}, {rows:,} rows")
             print(f"{'path':<17} {'rows/s':>28} {'to ' + sql:>24} {'to ' + peer:>24} {'peak RSS MiB':>22}")
             for path in paths:
@@ -462,6 +465,12 @@ def main() -> None:
                 cpu_to_script, _ = ratio_cells(cpus, path, peer)
                 print(f"{path:<17} {statistics.median(cpus[path]):>12.3f} ({min(cpus[path]):.3f}–{max(cpus[path]):.3f}) "
                       f"{cpu_to_sql:>24} {cpu_to_script:>24}")
+            for path in copies:
+                cells, ratios = ratio_cells(times, path, limit)
+                cpu_cells, cpu_ratios = ratio_cells(cpus, path, limit)
+                print(f"{path} to {limit} (paired per round, above 1: faster): time {cells}; CPU time {cpu_cells}")
+                results.append({"shape": shape, "rows": rows, "path": path, "ratios_to_copy_limit": ratios,
+                                "cpu_ratios_to_copy_limit": cpu_ratios, "copy_limit_path": limit})
             for path in paths:
                 if path + "@base" in times:
                     # Paired per round: this build's time over the baseline's (above 1: slower).

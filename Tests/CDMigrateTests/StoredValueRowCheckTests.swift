@@ -174,6 +174,12 @@ final class StoredValueRowCheckTests: XCTestCase {
         XCTAssertFalse(plan.insertRows.contains("CASE WHEN typeof"), plan.insertRows)
         XCTAssertEqual(plan.insertRowsConverting?.components(separatedBy: "cdm_read(").count, Self.attributes.count + 1)
         XCTAssertEqual(plan.destinationTable, #"main."ZNOTE""#)
+        // Counting the values of columns left behind: the same single call, with a `c` per counted column.
+        guard let counting = DeclarativeMappingSQL.plan(mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
+                                                        counting: [#"t."ZKIND""#], source: sourceStore, destination: destination) else { return XCTFail("no SQL plan") }
+        XCTAssertTrue(counting.countsValues)
+        XCTAssertTrue(counting.insertRows.contains("cdm_plain('idsdbxnusc', "), counting.insertRows)
+        XCTAssertFalse(counting.insertRows.contains("cdm_count_values"), counting.insertRows)
     }
 
     /// The copy counts the values of the source attributes no mapping reads, which the loss

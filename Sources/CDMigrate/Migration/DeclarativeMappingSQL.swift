@@ -27,6 +27,11 @@ struct DeclarativeMappingSQL {
     /// The destination table, `main.` and quoted.
     var destinationTable = ""
 
+    /// The destination attributes whose stage-3 rules `insertRows` enforces for every row it
+    /// writes (see `ValidatedByCopy`): those it copies bare from a source column, its check then
+    /// recording a row that breaks a rule, and those it sets to a constant that meets them.
+    var attributesValidated: Set<String> = []
+
     /// Whether `insertRows` counts the non-NULL values of the `counting` columns of `plan` (in
     /// the connection's `valueCounts`, in that order).
     var countsValues = false
@@ -113,6 +118,7 @@ struct DeclarativeMappingSQL {
         // The same values with the source columns read bare, the columns checked once per row.
         let reads = ColumnReads()
         var plainValues = values
+        var validated: Set<String> = []
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
             let sql: String, plainSQL: String
@@ -121,17 +127,36 @@ struct DeclarativeMappingSQL {
                       let bare = translate(expression, into: attribute, from: sourceEntity, layout: source.layout, reads: reads) else { return nil }
                 sql = translated
                 plainSQL = bare
+                if let (read, type) = bareColumn(expression, entity: sourceEntity, layout: source.layout) {
+                    if let code = ValidatedByCopy.ruleCode(copying: type, into: attribute) {
+                        reads.add(read, code)
+                        validated.insert(attribute.name)
+                    }
+                } else if case .constant(let constant) = expression, attribute.derivationExpression == nil,
+                          ValidatedByCopy.constantMeetsRules(constant, of: attribute) {
+                    validated.insert(attribute.name)
+                }
             } else {
                 guard let literal = literal(attribute.defaultValue) else { return nil }
                 sql = literal
                 plainSQL = literal
+                if attribute.derivationExpression == nil, ValidatedByCopy.constantMeetsRules(attribute.defaultValue, of: attribute) {
+                    validated.insert(attribute.name)
+                }
             }
             columns.append(SQLiteDatabase.quote(column))
             values.append(sql)
             plainValues.append(plainSQL)
         }
-        let check = StoredValueRule.plainRowCheck(reads.columns)
-        let count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
+        var check = StoredValueRule.plainRowCheck(codes: reads.columns)
+        var count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
+        let countsValues = count != nil
+        if count != nil, reads.columns.count + counting.count <= StoredValueRule.plainArguments {
+            // One call per row checks the columns and counts the values (`c` codes) at once.
+            let both = StoredValueRule.plainRowCheck(codes: reads.columns + counting.map { ($0, StoredValueRule.countCode) })
+            check = check == nil ? nil : both
+            count = check == nil ? both : nil
+        }
         switch (check, count) {
         case let (check?, count?): plainValues[2] = "min(\(check), \(count))"
         case let (check?, nil): plainValues[2] = check
@@ -175,6 +200,7 @@ struct DeclarativeMappingSQL {
                 predicateArguments: request.arguments, keepsSourceKeys: false)
             plan.insertRowsConverting = check == nil ? nil : insert(values)
             plan.destinationTable = destinationTable
+            plan.attributesValidated = validated
             plan.distinctValues = [
                 "DROP TABLE IF EXISTS temp.\(values_)",
                 "CREATE TEMP TABLE \(values_) (value PRIMARY KEY, first INTEGER, k INTEGER)",
@@ -194,17 +220,52 @@ struct DeclarativeMappingSQL {
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
         plan.insertRowsConverting = check == nil ? nil : insert(values)
         plan.destinationTable = destinationTable
-        plan.countsValues = count != nil
+        plan.countsValues = countsValues
+        plan.attributesValidated = validated
         return plan
     }
 
     /// Collects the source columns an INSERT reads bare (each with the type it is read as), for
     /// `StoredValueRule.plainRowCheck`.
+    /// A column read as several types is checked once per type; a column read for several
+    /// destination attributes carries all their rules in one code (`ValidatedByCopy.ruleCode`).
     final class ColumnReads {
-        var columns: [(column: String, type: AttributeType)] = []
+        var columns: [(column: String, code: UInt8)] = []
         func add(_ column: String, _ type: AttributeType) {
-            if !columns.contains(where: { $0.column == column && $0.type == type }) { columns.append((column, type)) }
+            if let code = StoredValueRule.plainCode(type) { add(column, code) }
         }
+        func add(_ column: String, _ code: UInt8) {
+            guard let i = columns.firstIndex(where: { $0.column == column && Self.base($0.code) == Self.base(code) }) else {
+                columns.append((column, code))
+                return
+            }
+            let old = columns[i].code
+            // The narrower range (h within w within i) and required when either is.
+            let ranges: [UInt8] = [UInt8(ascii: "h"), UInt8(ascii: "w")]
+            var merged = ranges.first { $0 == old | 0x20 || $0 == code | 0x20 } ?? (old | 0x20)
+            if old < UInt8(ascii: "a") || code < UInt8(ascii: "a") { merged = StoredValueRule.requiredCode(merged) }
+            columns[i].code = merged
+        }
+        /// The storage classes a code checks (`h` and `w` check those of `i`).
+        static func base(_ code: UInt8) -> UInt8 {
+            let lower = code | 0x20
+            return lower == UInt8(ascii: "h") || lower == UInt8(ascii: "w") ? UInt8(ascii: "i") : lower
+        }
+    }
+
+    /// The source column (`t.`-qualified, quoted) and its attribute's type when `expression`
+    /// reads one source attribute as it is.
+    private static func bareColumn(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType)? {
+        let key: String
+        switch expression {
+        case .keyPath(.variable("source"), let keys) where keys.count == 1: key = keys[0]
+        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1:
+            guard let name = arguments[0].constantValue?.stringValue else { return nil }
+            key = name
+        default: return nil
+        }
+        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
+        return ("t." + SQLiteDatabase.quote(column), attribute.attributeType)
     }
 
     /// Whether the INSERT's values stay clear of external binary data: a destination attribute with

@@ -11,6 +11,8 @@ struct DestinationValidation {
     var examplesPerProblem = 3
     /// Individual errors kept in all; a store failing on millions of rows gives this many.
     var maximumIndividualErrors = 1_000
+    /// Rows whose attribute rules a checked copy enforced: not scanned again (see `ValidatedByCopy`).
+    var validatedByCopy = ValidatedByCopy()
 
     /// A failing rule: what it checks, in how many instances, and the individual errors.
     private struct Problem {
@@ -28,18 +30,15 @@ struct DestinationValidation {
             // The attribute rules, each a condition on a row's columns: one scan for all of them
             // first, and a query per rule only when some row breaks one.
             var rules: [(key: String, condition: String, code: MigrationError.Code, what: String)] = []
+            // Rows made or changed one at a time may hold anything: their entity is scanned whole.
+            let covered = store.entitiesWrittenByInstance.contains(ObjectIdentifier(entity)) ? ValidatedByCopy() : validatedByCopy
             for attribute in entity.attributes where !attribute.isTransient {
                 guard let column = layout.column(for: attribute).map(SQLiteDatabase.quote) else { continue }
                 let name = "\(entity.name).\(attribute.name)"
                 if !attribute.isOptional {
                     rules.append((attribute.name, "\(column) IS NULL", .validationMissingMandatoryProperty, "\(name) is required but nil"))
                 }
-                var lower = attribute.minValue
-                var upper = attribute.maxValue
-                if let range = attribute.attributeType.integerRange {
-                    lower = max(lower ?? Double(range.lowerBound), Double(range.lowerBound))
-                    upper = min(upper ?? Double(range.upperBound), Double(range.upperBound))
-                }
+                let (lower, upper) = Self.bounds(of: attribute)
                 guard attribute.attributeType.isNumeric else { continue }
                 if let upper = upper {
                     rules.append((attribute.name, "\(column) > \(Value.format(upper))", .validationNumberTooLarge, "\(name) is above its maximum \(Value.format(upper))"))
@@ -49,8 +48,22 @@ struct DestinationValidation {
                 }
             }
             if !rules.isEmpty {
-                let any = rules.map { "(\($0.condition))" }.joined(separator: " OR ")
-                if try store.database.scalar("SELECT 1 FROM \(table) WHERE \(own) AND (\(any)) LIMIT 1") != nil {
+                // One scan per set of rules covering the same rows, of the rows not covered.
+                var groups: [(gaps: [ClosedRange<Int64>], conditions: [String])] = []
+                for rule in rules {
+                    let gaps = ValidatedByCopy.gaps(outside: covered.coveredKeys(of: entity, attribute: rule.key))
+                    if let i = groups.firstIndex(where: { $0.gaps == gaps }) { groups[i].conditions.append(rule.condition) }
+                    else { groups.append((gaps, [rule.condition])) }
+                }
+                var broken = false
+                for group in groups where !broken {
+                    let any = group.conditions.map { "(\($0))" }.joined(separator: " OR ")
+                    for gap in group.gaps where !broken {
+                        let keys = gap == Int64.min...Int64.max ? "" : "Z_PK BETWEEN \(gap.lowerBound) AND \(gap.upperBound) AND "
+                        broken = try store.database.scalar("SELECT 1 FROM \(table) WHERE \(keys)\(own) AND (\(any)) LIMIT 1") != nil
+                    }
+                }
+                if broken {
                     for rule in rules {
                         try check(entity, rule.key, table, "\(own) AND \(rule.condition)", rule.code, rule.what, &problems)
                     }
@@ -104,6 +117,18 @@ struct DestinationValidation {
                                  "the migrated store does not validate: \(total) problem\(total == 1 ? "" : "s"): " + problems.map { $0.summary }.joined(separator: "; "),
                                  underlying: individual)
         }
+    }
+
+    /// The bounds stage 3 checks a numeric attribute's values against: its minimum and maximum,
+    /// within its integer type's range.
+    static func bounds(of attribute: AttributeDescription) -> (lower: Double?, upper: Double?) {
+        var lower = attribute.minValue
+        var upper = attribute.maxValue
+        if let range = attribute.attributeType.integerRange {
+            lower = max(lower ?? Double(range.lowerBound), Double(range.lowerBound))
+            upper = min(upper ?? Double(range.upperBound), Double(range.upperBound))
+        }
+        return (lower, upper)
     }
 
     /// Adds a problem when rows of `entity` match `condition`: one error per instance (while the

@@ -26,7 +26,7 @@ extension MigrationManager {
             try policies[index].begin(mapping, manager: self)
             var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if let request = plans[index] {
-                let total = try source.count(request)
+                let total = try countSource(request, in: source)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
                 if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
@@ -89,7 +89,9 @@ extension MigrationManager {
         if pass == mappingModels.count - 1 {
             try detachSource()
             try dropLookupIndexes()
-            try DestinationValidation(store: destination).validate()
+            var validation = DestinationValidation(store: destination)
+            validation.validatedByCopy = validatedByCopy
+            try validation.validate()
         }
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
@@ -214,9 +216,12 @@ extension MigrationManager {
             }
         }
         try destination.database.begin()
+        destination.database.valueCounts.rulesBroken = false
+        var written: ClosedRange<Int64>? = nil
         if let insertAssociations = plan.insertAssociations {
             let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: made)
             let arguments = plan.arguments(firstPrimaryKey: first)
+            written = first...(first + Int64(max(made, 1) - 1))
             copied = try plan.runInsertRows(on: destination.database, plan.distinctValues == nil ? arguments : [arguments[0]],
                                             keys: first...(first + Int64(max(made, 1) - 1)))
             try destination.database.run(insertAssociations, arguments)
@@ -231,9 +236,13 @@ extension MigrationManager {
                 throw MigrationError(.migration, "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted")
             }
             destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
+            written = low...high
             try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
                                             destinationEntity: destinationEntity.entityNumber, destinationTable: table,
                                             low: low, high: high, count: total)
+        }
+        if copied, !destination.database.valueCounts.rulesBroken, let written {
+            validatedByCopy.record(destinationEntity, keys: written, attributes: plan.attributesValidated)
         }
         if copied, plan.countsValues {
             let counts = destination.database.valueCounts.counts

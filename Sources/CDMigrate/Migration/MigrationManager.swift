@@ -93,6 +93,10 @@ public final class MigrationManager {
     /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
     /// behind, counted by its SQL copy (`attributesLeftBehind`); the loss report then scans nothing for them.
     var leftBehindCounts: [Int: [Int]] = [:]
+    /// The destination rows whose attribute rules the run's SQL copies enforced (stage 3 skips them).
+    var validatedByCopy = ValidatedByCopy()
+    /// The run's counts of source rows, by the SQL that counts them (`countSource`).
+    var sourceCounts: [String: Int] = [:]
     /// The private folder holding the external data files of the run's new store (see
     /// `ExternalDataHandOver`), nil when it wrote none.
     var stagedExternalData: String?
@@ -290,6 +294,8 @@ public final class MigrationManager {
         cancelRequest.store(false, ordering: .relaxed)
         report = MigrationReport()
         leftBehindCounts = [:]
+        validatedByCopy = ValidatedByCopy()
+        sourceCounts = [:]
         report.warnings = warnings
         evaluator = ExpressionEvaluator(environment: self)
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
@@ -454,7 +460,7 @@ public final class MigrationManager {
         for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
-            let total = try source.count(request)
+            let total = try countSource(request, in: source)
             let left = total - (taken[entity.entityNumber] ?? 0)
             if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
         }

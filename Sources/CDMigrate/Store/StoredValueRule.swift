@@ -55,18 +55,45 @@ package enum StoredValueRule {
         }
     }
 
+    /// `code` for a column whose destination attribute is required: the check then also records
+    /// a NULL as a broken rule (see `ValueCounts.rulesBroken`). Besides `plainCode`'s codes, `h` and
+    /// `w` check an integer as `i` does and record one outside the 16-bit or 32-bit range.
+    package static func requiredCode(_ code: UInt8) -> UInt8 { code >= UInt8(ascii: "a") ? code - 32 : code }
+
     /// Whether `sql` would copy the value as it is (one of `plainCode`'s storage classes).
     static func isPlain(_ value: OpaquePointer, code: UInt8) -> Bool {
-        let storage = sqlite3_value_type(value)
+        isPlain(value, storage: sqlite3_value_type(value), code: code)
+    }
+
+    /// `isPlain` for a value whose storage class (`sqlite3_value_type`) is `storage`.
+    @inline(__always)
+    static func isPlain(_ value: OpaquePointer, storage: Int32, code: UInt8) -> Bool {
         if storage == SQLITE_NULL { return true }
-        switch code {
-        case UInt8(ascii: "i"): return storage == SQLITE_INTEGER
+        switch code | 0x20 {
+        case UInt8(ascii: "i"), UInt8(ascii: "h"), UInt8(ascii: "w"): return storage == SQLITE_INTEGER
         case UInt8(ascii: "b"): return storage == SQLITE_INTEGER && (0...1).contains(sqlite3_value_int64(value))
         case UInt8(ascii: "d"): return storage == SQLITE_INTEGER || storage == SQLITE_FLOAT
         case UInt8(ascii: "s"): return storage == SQLITE_TEXT || storage == SQLITE_INTEGER
         case UInt8(ascii: "x"): return storage != SQLITE_BLOB
         case UInt8(ascii: "n"): return storage == SQLITE_BLOB
         case UInt8(ascii: "u"): return storage == SQLITE_BLOB && sqlite3_value_bytes(value) == 16
+        default: return false
+        }
+    }
+
+    /// Whether a plain value (`isPlain`) breaks the destination's rules that `code` carries: NULL
+    /// for an uppercase code, an integer outside the range of `h` (16 bits) or `w` (32 bits).
+    static func breaksRule(_ value: OpaquePointer, code: UInt8) -> Bool {
+        breaksRule(value, storage: sqlite3_value_type(value), code: code)
+    }
+
+    /// `breaksRule` for a plain value whose storage class is `storage`.
+    @inline(__always)
+    static func breaksRule(_ value: OpaquePointer, storage: Int32, code: UInt8) -> Bool {
+        if storage == SQLITE_NULL { return code < UInt8(ascii: "a") }
+        switch code | 0x20 {
+        case UInt8(ascii: "h"): return !(Int64(Int16.min)...Int64(Int16.max)).contains(sqlite3_value_int64(value))
+        case UInt8(ascii: "w"): return !(Int64(Int32.min)...Int64(Int32.max)).contains(sqlite3_value_int64(value))
         default: return false
         }
     }
@@ -78,6 +105,11 @@ package enum StoredValueRule {
     /// copy again with `sql` (see `DeclarativeMappingSQL.runInsertRows`). Nil when no column
     /// needs a check.
     package static func plainRowCheck(_ columns: [(column: String, type: AttributeType)]) -> String? {
+        plainRowCheck(codes: columns.compactMap { column in plainCode(column.type).map { (column.column, $0) } })
+    }
+
+    /// `plainRowCheck` with each column's code given (`plainCode`, `requiredCode`, `h`, `w`).
+    package static func plainRowCheck(codes columns: [(column: String, code: UInt8)]) -> String? {
         var calls: [String] = []
         var chunk: [(String, UInt8)] = []
         func flush() {
@@ -86,8 +118,7 @@ package enum StoredValueRule {
             calls.append("cdm_plain('\(signature)', \(chunk.map { $0.0 }.joined(separator: ", ")))")
             chunk.removeAll()
         }
-        for (column, type) in columns {
-            guard let code = plainCode(type) else { continue }
+        for (column, code) in columns {
             chunk.append((column, code))
             if chunk.count == plainArguments { flush() }
         }
@@ -104,9 +135,17 @@ package enum StoredValueRule {
         return "cdm_count_values(\(columns.joined(separator: ", ")))"
     }
 
+    /// The `cdm_plain` code of a column that is not checked but counted: its non-NULL values are
+    /// counted in the connection's `ValueCounts`, the n-th `c` of the signature in `counts[n]`, as
+    /// `cdm_count_values` counts them (the copy then makes one call per row instead of two).
+    package static let countCode = UInt8(ascii: "c")
+
     /// The counts of `cdm_count_values`, one per argument, for the connection that owns them.
     package final class ValueCounts {
         package var counts: [Int] = []
+        /// Set by `cdm_plain` when a row breaks a destination rule its codes carry
+        /// (`requiredCode`, `h`, `w`); reset it before the statement.
+        package var rulesBroken = false
         package init() {}
     }
 
@@ -147,19 +186,41 @@ package enum StoredValueRule {
             }
             StoredValueRule.result(SQLiteStatement.Raw(value).value(as: type), context)
         }, nil, nil, nil)
-        sqlite3_create_function_v2(db, "cdm_plain", -1, flags, nil, { context, count, arguments in
+        // Not deterministic: it records broken rules, once for every row the statement reads.
+        sqlite3_create_function_v2(db, "cdm_plain", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(), { context, count, arguments in
             guard let context else { return }
             guard let arguments, count >= 1, let signatureValue = arguments[0], let signature = sqlite3_value_text(signatureValue),
                   Int(sqlite3_value_bytes(signatureValue)) == Int(count) - 1 else {
                 sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
                 return
             }
+            var broken = false
+            var counted = 0
+            var state: ValueCounts? = nil
             for i in 1..<Int(count) {
                 guard let value = arguments[i] else { continue }
-                if !StoredValueRule.isPlain(value, code: signature[i - 1]) {
+                let code = signature[i - 1]
+                // One storage-class read per value; the rules only for the codes that carry some.
+                let storage = sqlite3_value_type(value)
+                if code == StoredValueRule.countCode {
+                    if state == nil, let data = sqlite3_user_data(context) { state = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue() }
+                    if let state {
+                        if state.counts.count <= counted { state.counts += [Int](repeating: 0, count: counted + 1 - state.counts.count) }
+                        if storage != SQLITE_NULL { state.counts[counted] &+= 1 }
+                    }
+                    counted += 1
+                    continue
+                }
+                if !StoredValueRule.isPlain(value, storage: storage, code: code) {
                     sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
                     return
                 }
+                if code < UInt8(ascii: "a") || code == UInt8(ascii: "h") || code == UInt8(ascii: "w") {
+                    if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
+                }
+            }
+            if broken, let data = sqlite3_user_data(context) {
+                Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true
             }
             sqlite3_result_int64(context, 1)
         }, nil, nil, nil)

@@ -160,7 +160,8 @@ def test_a_c_policy_library_built_against_the_header_alone_loads_as_in_the_execu
     assert rows(destination, "SELECT ZAGE FROM ZSWEDE") == [(55,), (55,)]
 
 
-REPORT_KEYS = {"mappings", "destinationCounts", "untakenSourceInstances", "warnings", "missingExternalDataFiles", "losses"}
+REPORT_KEYS = {"mappings", "destinationCounts", "untakenSourceInstances", "warnings", "missingExternalDataFiles", "losses",
+               "bySchemaChanges", "schemaChanges", "schemaChangesNotDone"}
 MAPPING_KEYS = {"pass", "entityMapping", "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}
 
 

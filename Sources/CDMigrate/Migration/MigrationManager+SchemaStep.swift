@@ -64,7 +64,7 @@ extension MigrationManager {
             try checkCancelled()
             try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
             // The file's bytes before SQLite opens it; else its pages from the snapshot.
-            if access.copiesAsFile { try copyFile(access.path, to: temporaryPath) }
+            if access.copiesAsFile { try StoreFiles.copyOver(access.path, to: temporaryPath) }
             let database = try SQLiteDatabase(path: temporaryPath, mode: .readWrite)
             copy = database
             // A private file: no journal, no syncs until the end (as the general path's new store);
@@ -359,38 +359,6 @@ extension MigrationManager {
         }
         for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
             report.destinationCounts.append((entity.name, scan.tables[destinationLayout.table(for: entity)]?.count ?? 0))
-        }
-    }
-
-    /// Copies the source's main file, which holds its whole committed state (see `SourceAccess.copiesAsFile`),
-    /// into the run's private file (empty, made by this run).
-    private func copyFile(_ source: String, to path: String) throws {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))") }
-        defer { close(input) }
-        let output = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC)
-        guard output >= 0 else { throw MigrationError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))") }
-        defer { close(output) }
-        var buffer = [UInt8](repeating: 0, count: 1 << 20)
-        while true {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))")
-            }
-            if n == 0 { return }
-            var written = 0
-            while written < n {
-                let w = buffer.withUnsafeBytes { bytes -> Int in
-                    guard let base = bytes.baseAddress else { return -1 }
-                    return write(output, base + written, n - written)
-                }
-                if w < 0 {
-                    if errno == EINTR { continue }
-                    throw MigrationError(.io, "cannot write '\(path)': \(String(cString: strerror(errno)))")
-                }
-                written += w
-            }
         }
     }
 }

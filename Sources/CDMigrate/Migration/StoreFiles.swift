@@ -39,11 +39,22 @@ package enum StoreFiles {
 
     /// Creates `path` with `O_EXCL` (it must not exist) and copies `source`'s bytes into it.
     static func copyExclusively(_ source: String, to path: String) throws {
+        try copy(source, to: path, flags: O_CREAT | O_EXCL, creating: true)
+    }
+
+    /// Copies `source`'s bytes over the existing file at `path` (emptied first).
+    static func copyOver(_ source: String, to path: String) throws {
+        try copy(source, to: path, flags: O_TRUNC, creating: false)
+    }
+
+    private static func copy(_ source: String, to path: String, flags: Int32, creating: Bool) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
         guard input >= 0 else { throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))") }
         defer { close(input) }
-        let output = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard output >= 0 else { throw MigrationError(.io, "cannot create '\(path)': \(String(cString: strerror(errno)))") }
+        let output = open(path, O_WRONLY | O_CLOEXEC | flags, 0o600)
+        guard output >= 0 else {
+            throw MigrationError(.io, "cannot \(creating ? "create" : "write") '\(path)': \(String(cString: strerror(errno)))")
+        }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {

@@ -306,6 +306,10 @@ class _Plan:
             source_model.entity(name).parent == self.source_entity for name in source_model.entity_names)
         self.fast = bool(self.source_entity) and not subentities
         source = manager.source_entity(self.source_entity) if self.fast else None
+        if source is not None and any(a.type == AttributeType.TRANSFORMABLE for a in source.attributes.values()):
+            # A transformable attribute reads as the object its archive holds, which only the
+            # library's instance answers (batch columns hold the stored bytes).
+            self.fast, source = False, None
         self.columns = [name for name, a in source.attributes.items() if not a.transient] if source else []
         self.date_columns = {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
         destination_model = manager.destination_model

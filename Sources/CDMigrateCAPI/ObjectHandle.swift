@@ -161,10 +161,11 @@ enum ObjectAccess {
         try check(attribute, accessor, reading: true)
         if keys.count == 1 { return (attribute, try stored(entry.object, attribute, accessor)) }
         if accessor == .blob && attribute.attributeType == .transformable {
-            guard case .object(let owner) = try entry.object.value(forKeyPath: keys.dropLast().joined(separator: ".")) else {
+            guard case .object(let owner) = try entry.object.value(forKeyPath: keys.dropLast().joined(separator: ".")),
+                  let own = owner.entity.attributesByName[attribute.name] else {
                 return (attribute, .null)
             }
-            return (attribute, try owner.storedValue(for: attribute))
+            return (attribute, try owner.storedValue(for: own))
         }
         return (attribute, try entry.object.value(forKeyPath: key))
     }

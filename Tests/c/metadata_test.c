@@ -16,22 +16,7 @@
 #define FIXTURES "../Fixtures/"
 #define RENAMES FIXTURES "apple-stores/renames/"
 
-/* Copies a fixture store of `folder` with its -wal and -shm (when present) into the temporary folder. */
-static const char *copy_store_from(const char *folder, const char *name) {
-    static char path[512];
-    char from[512], to[512];
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(from, sizeof from, "%s%s%s", folder, name, suffixes[i]);
-        snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
-        int copied = copy_file(from, to);
-        if (copied < 0 || (copied == 0 && i == 0)) return NULL;
-    }
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return path;
-}
-
-static const char *copy_store(const char *name) { return copy_store_from(RENAMES, name); }
+static const char *copy_store(const char *name) { return copy_fixture_store(RENAMES, name); }
 
 static void test_store_model(void) {
     /* A store with a model cache gives the cached model: its names keep their case. */
@@ -57,7 +42,7 @@ static void test_store_model(void) {
     cdm_model_free(model);
 
     /* A store without a cache (macOS Notes) gives a model rebuilt from its schema, and says so. */
-    path = copy_store_from(FIXTURES "apple-stores/macos-notes/", "NotesV7.storedata");
+    path = copy_fixture_store(FIXTURES "apple-stores/macos-notes/", "NotesV7.storedata");
     CHECK(path != NULL);
     if (!path) return;
     model = NULL;

@@ -49,4 +49,20 @@ __attribute__((unused)) static int copy_file(const char *from, const char *to) {
     return ok;
 }
 
+/* Copies the fixture store `name` of `folder` (a path ending in '/') with its -wal and -shm (when
+** present) into the scratch folder; its path there, or NULL when it cannot be copied. */
+__attribute__((unused)) static const char *copy_fixture_store(const char *folder, const char *name) {
+    static char path[512];
+    char from[512], to[512];
+    const char *suffixes[] = {"", "-wal", "-shm"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(from, sizeof from, "%s%s%s", folder, name, suffixes[i]);
+        snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
+        int copied = copy_file(from, to);
+        if (copied < 0 || (copied == 0 && i == 0)) return NULL;
+    }
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return path;
+}
+
 #endif

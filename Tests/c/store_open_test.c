@@ -27,20 +27,6 @@ static const char *seed_json =
     " {\"entity\": \"Book\", \"id\": \"b2\", \"values\": {\"title\": \"Second\", \"year\": 2001}},"
     " {\"entity\": \"Book\", \"values\": {\"title\": \"Orphan\", \"year\": 2020}}]}";
 
-/* Copies a fixture store with its -wal and -shm (when present) into the temporary folder. */
-static const char *copy_store(const char *folder, const char *name) {
-    static char path[512];
-    char from[512], to[512];
-    const char *suffixes[] = {"", "-wal", "-shm"};
-    for (int i = 0; i < 3; i++) {
-        snprintf(from, sizeof from, "%s%s%s", folder, name, suffixes[i]);
-        snprintf(to, sizeof to, "%s/%s%s", dir, name, suffixes[i]);
-        int copied = copy_file(from, to);
-        if (copied < 0 || (copied == 0 && i == 0)) return NULL;
-    }
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    return path;
-}
 
 static const char *text_of(cdm_object *object, const char *key) {
     const char *text = NULL;
@@ -186,7 +172,7 @@ static void test_validation(void) {
 ** which keeps none, through the model rebuilt from its schema, each note's folder and body being
 ** the rows its ZFOLDER and ZBODY columns name. */
 static void test_apple_stores(void) {
-    const char *path = copy_store(FIXTURES "renames/", "Example_v1.2.0.sqlite");
+    const char *path = copy_fixture_store(FIXTURES "renames/", "Example_v1.2.0.sqlite");
     CHECK(path != NULL);
     cdm_store *store = NULL;
     cdm_list *list = NULL;
@@ -200,7 +186,7 @@ static void test_apple_stores(void) {
         cdm_store_close(store);
     }
 
-    path = copy_store(FIXTURES "macos-notes/", "NotesV7.storedata");
+    path = copy_fixture_store(FIXTURES "macos-notes/", "NotesV7.storedata");
     CHECK(path != NULL);
     if (!path) return;
     CHECK_RC(cdm_store_open(path, NULL, &store), CDM_MIGRATION_MISSING_SOURCE_MODEL);

@@ -2,13 +2,32 @@
 # Runs every test: the Swift suite (XCTest; again under AddressSanitizer, the threaded tests under
 # ThreadSanitizer), then the C API tests (under ASan + LSan), then the Python binding's tests
 # (pytest, against the package installed into a virtualenv).
+#
+#   scripts/test.sh           everything (what CI runs: about 20 minutes on 2 cores)
+#   scripts/test.sh --quick   the every-day subset: build, the Swift suite, the C API tests, the
+#                             Python tests and the linters (a few minutes; no sanitizers, fuzzers,
+#                             crash harness, benchmarks, wheel or toolchain-free runs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+quick=0
+case "${1:-}" in
+    --quick) quick=1 ;;
+    "") ;;
+    *) echo "usage: scripts/test.sh [--quick]" >&2; exit 64 ;;
+esac
 scripts/setup.sh
 # The engine's folders use only folders below them (docs/architecture.md).
 python3 scripts/folder-dependencies.py >/dev/null
+# swift-format, ruff and mypy (scripts/lint.sh --fix formats in place).
+scripts/lint.sh
 swift build --build-tests
 swift test --skip-build --disable-swift-testing
+if [ "$quick" -eq 1 ]; then
+    make test-c
+    make --no-print-directory -C bindings/python test
+    echo "test.sh --quick: build, Swift, C, Python and linters passed"
+    exit 0
+fi
 # The Swift suite again under AddressSanitizer, and the threaded tests under ThreadSanitizer
 # (each in a build folder of its own).
 swift build --build-tests --sanitize=address --scratch-path .build-asan

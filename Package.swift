@@ -15,7 +15,7 @@ let package = Package(
         .executable(name: "cdmigrate", targets: ["CDMigrateCLI"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0")
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -30,16 +30,24 @@ let package = Package(
         .target(name: "ReferenceMigrations", dependencies: ["CDMigrate"], path: "examples/swift/ReferenceMigrations"),
         // The command line's commands (docs/cli.md), a library so that the executable and the
         // C API's cdm_command_line_run (hence `python -m cdmigrate`) run the same code.
-        .target(name: "CDMigrateCommandLine", dependencies: ["CDMigrate", "CDMigrateCAPI", .product(name: "ArgumentParser", package: "swift-argument-parser")],
-                path: "Sources/CDMigrateCommandLine"),
+        .target(
+            name: "CDMigrateCommandLine",
+            dependencies: [
+                "CDMigrate", "CDMigrateCAPI", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/CDMigrateCommandLine"),
         // The `cdmigrate` executable: a main calling CDMigrateCommandLine. It links the C API and
         // exports its symbols, so that the policy libraries `--policies` loads call the C API.
-        .executableTarget(name: "CDMigrateCLI", dependencies: ["CDMigrateCommandLine", "CDMigrate", "CDMigrateCAPI"],
-                          path: "Sources/CDMigrateCLI",
-                          linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
-        .executableTarget(name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"], path: "examples/swift/Runner"),
+        .executableTarget(
+            name: "CDMigrateCLI", dependencies: ["CDMigrateCommandLine", "CDMigrate", "CDMigrateCAPI"],
+            path: "Sources/CDMigrateCLI",
+            linkerSettings: [.unsafeFlags(["-Xlinker", "--export-dynamic"])]),
+        .executableTarget(
+            name: "cdmigrate-examples", dependencies: ["ReferenceMigrations", "CDMigrate"],
+            path: "examples/swift/Runner"),
         // Prints speed and memory figures (never asserted in tests: machines are noisy).
-        .executableTarget(name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),
+        .executableTarget(
+            name: "cdmigrate-benchmark", dependencies: ["CDMigrate", "CSQLite"], path: "Benchmarks/MigrationBenchmark"),
         // Kills migrations with SIGKILL at random moments and checks the store files after each
         // (docs/reliability.md; run by scripts/crash-harness.sh).
         .executableTarget(name: "cdmigrate-crash-harness", dependencies: ["CDMigrate"], path: "Tests/CrashHarness"),

@@ -22,6 +22,7 @@ are checked against the python path's first run, store by store.
     python3 bench/fleet.py --stores 200 --users 100
     python3 bench/fleet.py --quick                # a small run that only checks every path works
 """
+
 from __future__ import annotations
 
 import argparse
@@ -47,16 +48,33 @@ if os.environ.get("CDMIGRATE_BENCH_INSTALLED") != "1":
 
 
 def cli_binary(given: str | None) -> str:
-    for candidate in [given, os.path.join(ROOT, ".build", "release", "cdmigrate"), os.path.join(ROOT, ".build", "debug", "cdmigrate")]:
+    for candidate in [
+        given,
+        os.path.join(ROOT, ".build", "release", "cdmigrate"),
+        os.path.join(ROOT, ".build", "debug", "cdmigrate"),
+    ]:
         if candidate and os.access(candidate, os.X_OK):
             return candidate
     sys.exit("no cdmigrate executable: swift build -c release --product cdmigrate (or --cli PATH)")
 
 
 def run_cli(binary: str, stores: list, out: str, jobs: int) -> dict:
-    command = [binary, "migrate", "--jobs", str(jobs), *stores, "--out-dir", out, "--json",
-               "--source-model", os.path.join(USERS, "UsersV1.model.json"), "--destination-model", os.path.join(USERS, "UsersV2.model.json"),
-               "--mapping", os.path.join(USERS, "UsersV1ToV2NoCode.mapping.json")]
+    command = [
+        binary,
+        "migrate",
+        "--jobs",
+        str(jobs),
+        *stores,
+        "--out-dir",
+        out,
+        "--json",
+        "--source-model",
+        os.path.join(USERS, "UsersV1.model.json"),
+        "--destination-model",
+        os.path.join(USERS, "UsersV2.model.json"),
+        "--mapping",
+        os.path.join(USERS, "UsersV1ToV2NoCode.mapping.json"),
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     lines = [json.loads(line) for line in done.stdout.splitlines()]
     if done.returncode != 0:
@@ -66,10 +84,17 @@ def run_cli(binary: str, stores: list, out: str, jobs: int) -> dict:
 
 def run_python(stores: list, out: str, jobs: int, policies: bool) -> dict:
     import cdmigrate
+
     mapping = "UsersV1ToV2.mapping.json" if policies else "UsersV1ToV2NoCode.mapping.json"
-    results = cdmigrate.migrate_many(stores, out, jobs=jobs, source_model=os.path.join(USERS, "UsersV1.model.json"),
-                                     destination_model=os.path.join(USERS, "UsersV2.model.json"), mappings=[os.path.join(USERS, mapping)],
-                                     policies_module="reference_migrations.users" if policies else None)
+    results = cdmigrate.migrate_many(
+        stores,
+        out,
+        jobs=jobs,
+        source_model=os.path.join(USERS, "UsersV1.model.json"),
+        destination_model=os.path.join(USERS, "UsersV2.model.json"),
+        mappings=[os.path.join(USERS, mapping)],
+        policies_module="reference_migrations.users" if policies else None,
+    )
     failed = [r for r in results if not r.ok]
     if failed:
         sys.exit(f"python failed: {failed[0]}")
@@ -81,14 +106,17 @@ def main() -> None:
     parser.add_argument("--stores", type=int, default=48)
     parser.add_argument("--users", type=int, default=300, help="users per store")
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--cli", help="the cdmigrate executable (default: .build/release/cdmigrate, else .build/debug/cdmigrate)")
+    parser.add_argument(
+        "--cli", help="the cdmigrate executable (default: .build/release/cdmigrate, else .build/debug/cdmigrate)"
+    )
     parser.add_argument("--quick", action="store_true", help="6 stores of 50 users, 1 round")
     args = parser.parse_args()
     if args.quick:
         args.stores, args.users, args.rounds = 6, 50, 1
     binary = cli_binary(args.cli)
-    import cdmigrate
     from reference_migrations import users
+
+    import cdmigrate
 
     work = tempfile.mkdtemp(prefix="cdmigrate-fleet-bench-")
     try:
@@ -118,10 +146,15 @@ def main() -> None:
                         sys.exit(f"{path} with {workers} worker(s) gave other destination counts than the first run")
                     shutil.rmtree(out)
         load = os.getloadavg()[0]
-        print(f"fleet: {args.stores} stores of {args.users} users (reference migration 5), {args.rounds} round(s), "
-              f"{os.cpu_count()} cores, load average {load_before:.1f} before and {load:.1f} after; "
-              f"cli: {os.path.relpath(binary, ROOT)}; cdmigrate {cdmigrate.library_version()}")
-        print(f"{'path':<16} {'workers':>7} {'stores/h median':>16} {'min':>10} {'max':>10}   {'2 ÷ 1 workers (paired) median, min, max':<40}")
+        print(
+            f"fleet: {args.stores} stores of {args.users} users (reference migration 5), {args.rounds} round(s), "
+            f"{os.cpu_count()} cores, load average {load_before:.1f} before and {load:.1f} after; "
+            f"cli: {os.path.relpath(binary, ROOT)}; cdmigrate {cdmigrate.library_version()}"
+        )
+        print(
+            f"{'path':<16} {'workers':>7} {'stores/h median':>16} {'min':>10} {'max':>10}   "
+            f"{'2 ÷ 1 workers (paired) median, min, max':<40}"
+        )
         for path in PATHS:
             for workers in WORKERS:
                 rates = [args.stores / s * 3600 for s in seconds[(path, workers)]]
@@ -129,7 +162,10 @@ def main() -> None:
                 if workers == 2:
                     pairs = [one / two for one, two in zip(seconds[(path, 1)], seconds[(path, 2)])]
                     ratio = f"{statistics.median(pairs):.2f}×, {min(pairs):.2f}×, {max(pairs):.2f}×"
-                print(f"{path:<16} {workers:>7} {statistics.median(rates):>16,.0f} {min(rates):>10,.0f} {max(rates):>10,.0f}   {ratio}")
+                print(
+                    f"{path:<16} {workers:>7} {statistics.median(rates):>16,.0f} "
+                    f"{min(rates):>10,.0f} {max(rates):>10,.0f}   {ratio}"
+                )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -54,5 +54,9 @@ TO_DICT = {"CrearCategoriasMigrationPolicy": NotasPorFilaToDict}
 FETCH = {"CrearCategoriasMigrationPolicy": NotasPorFilaFetch}
 #: The same policies called row by row by the engine (``row_batches = False``): how they ran before
 #: the binding ran single-row hooks over batches.
-TO_DICT_ENGINE = {"CrearCategoriasMigrationPolicy": type("NotasPorFilaToDictEngine", (NotasPorFilaToDict,), {"row_batches": False})}
-FETCH_ENGINE = {"CrearCategoriasMigrationPolicy": type("NotasPorFilaFetchEngine", (NotasPorFilaFetch,), {"row_batches": False})}
+TO_DICT_ENGINE = {
+    "CrearCategoriasMigrationPolicy": type("NotasPorFilaToDictEngine", (NotasPorFilaToDict,), {"row_batches": False})
+}
+FETCH_ENGINE = {
+    "CrearCategoriasMigrationPolicy": type("NotasPorFilaFetchEngine", (NotasPorFilaFetch,), {"row_batches": False})
+}

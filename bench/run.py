@@ -51,6 +51,7 @@ about speed. Every result is checked for the same rows as the other paths of its
                                                    # (make install PREFIX=… in a checkout of main, say),
                                                    # in the same interleaved rounds
 """
+
 from __future__ import annotations
 
 import argparse
@@ -67,22 +68,59 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = os.path.join(ROOT, "examples")
 NOTAS = os.path.join(EXAMPLES, "1-notas-categorias")
-CATEGORIES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
-              "Películas", "Libros", "Cumpleaños", "Año nuevo"]
+CATEGORIES = [
+    "Trabajo",
+    "Personal",
+    "Compras",
+    "Ideas",
+    "Viajes",
+    "Salud",
+    "Recetas",
+    "Estudios",
+    "Finanzas",
+    "Música",
+    "Películas",
+    "Libros",
+    "Cumpleaños",
+    "Año nuevo",
+]
 WIDE = os.path.join(ROOT, "bench", "wide")
-PATHS = ["raw-copy", "declarative", "raw-sql", "script", "c-policy", "c-policy-rows", "python-policy", "python-rows", "python-fetch"]
+PATHS = [
+    "raw-copy",
+    "declarative",
+    "raw-sql",
+    "script",
+    "c-policy",
+    "c-policy-rows",
+    "python-policy",
+    "python-rows",
+    "python-fetch",
+]
 # The Core Data-style Python policies of bench/notas_per_row.py, by path.
-PER_ROW_POLICIES = {"python-rows": "TO_DICT", "python-fetch": "FETCH", "python-rows-engine": "TO_DICT_ENGINE",
-                    "python-fetch-engine": "FETCH_ENGINE"}
+PER_ROW_POLICIES = {
+    "python-rows": "TO_DICT",
+    "python-fetch": "FETCH",
+    "python-rows-engine": "TO_DICT_ENGINE",
+    "python-fetch-engine": "FETCH_ENGINE",
+}
 # The C policy's two ways: the bench/c_policy.c mode each path runs.
 C_POLICY_MODES = {"c-policy": "batch", "c-policy-rows": "rows"}
 SHAPES = {
-    "reference-1": {"paths": PATHS + ["python-rows-engine", "python-fetch-engine"], "sql": "raw-sql", "script": "script",
-                    "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
-                    "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json"), "copy_limit": "raw-copy"},
-    "wide": {"paths": ["raw-copy", "declarative", "script"], "sql": "raw-copy", "script": "script",
-             "models": (os.path.join(WIDE, "WideV1.model.json"), os.path.join(WIDE, "WideV2.model.json")),
-             "copy": os.path.join(WIDE, "WideCopy.mapping.json")},
+    "reference-1": {
+        "paths": [*PATHS, "python-rows-engine", "python-fetch-engine"],
+        "sql": "raw-sql",
+        "script": "script",
+        "models": (os.path.join(NOTAS, "NotasV2.model.json"), os.path.join(NOTAS, "NotasV3.model.json")),
+        "copy": os.path.join(ROOT, "bench", "notas-copy.mapping.json"),
+        "copy_limit": "raw-copy",
+    },
+    "wide": {
+        "paths": ["raw-copy", "declarative", "script"],
+        "sql": "raw-copy",
+        "script": "script",
+        "models": (os.path.join(WIDE, "WideV1.model.json"), os.path.join(WIDE, "WideV2.model.json")),
+        "copy": os.path.join(WIDE, "WideCopy.mapping.json"),
+    },
 }
 WIDE_COLUMNS = [f"ZCAMPO{i:02d}" for i in range(20)]
 
@@ -100,31 +138,54 @@ def sh(*command: str, **kwargs) -> None:
 
 # -- building --------------------------------------------------------------------------------------
 
+
 def build(work: str, baseline: str = "") -> dict:
     """The Python package's library, an install prefix and the C programs (also linked with the
     ``baseline`` install prefix, when given)."""
-    sh("make", "--no-print-directory", "-C", os.path.join(ROOT, "bindings", "python"), "python-package", stdout=subprocess.DEVNULL)
+    sh(
+        "make",
+        "--no-print-directory",
+        "-C",
+        os.path.join(ROOT, "bindings", "python"),
+        "python-package",
+        stdout=subprocess.DEVNULL,
+    )
     prefix = os.path.join(work, "prefix")
     sh("make", "--no-print-directory", "-C", ROOT, "install", f"PREFIX={prefix}", stdout=subprocess.DEVNULL)
     c_policy = os.path.join(work, "c_policy")
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
-    flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True).stdout.split()
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True
+    ).stdout.split()
     sh(os.environ.get("CC", "cc"), "-O2", "-o", c_policy, os.path.join(ROOT, "bench", "c_policy.c"), *flags)
     c_migrate = os.path.join(work, "c_migrate")
     sh(os.environ.get("CC", "cc"), "-O2", "-o", c_migrate, os.path.join(ROOT, "bench", "c_migrate.c"), *flags)
     tools = {"c_policy": c_policy, "c_migrate": c_migrate}
     if baseline:
         env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(baseline, "lib", "pkgconfig"))
-        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True).stdout.split()
+        flags = subprocess.run(
+            ["pkg-config", "--cflags", "--libs", "cdmigrate"], env=env, check=True, capture_output=True, text=True
+        ).stdout.split()
         for name in ("c_policy", "c_migrate"):
             tools[name + "@base"] = os.path.join(work, name + "-base")
-            sh(os.environ.get("CC", "cc"), "-O2", "-o", tools[name + "@base"], os.path.join(ROOT, "bench", name + ".c"), *flags)
+            sh(
+                os.environ.get("CC", "cc"),
+                "-O2",
+                "-o",
+                tools[name + "@base"],
+                os.path.join(ROOT, "bench", name + ".c"),
+                *flags,
+            )
     return tools
 
 
 def python_env() -> dict:
-    return dict(os.environ, PYTHONPATH=os.pathsep.join([os.path.join(ROOT, "bindings", "python"), os.path.join(EXAMPLES, "python"),
-                                                        os.path.join(ROOT, "bench")]))
+    return dict(
+        os.environ,
+        PYTHONPATH=os.pathsep.join(
+            [os.path.join(ROOT, "bindings", "python"), os.path.join(EXAMPLES, "python"), os.path.join(ROOT, "bench")]
+        ),
+    )
 
 
 def make_stores(work: str, shape: str, rows: int) -> tuple:
@@ -162,7 +223,7 @@ def make_stores(work: str, shape: str, rows: int) -> tuple:
                     row.append(pk % 2)
             return (pk, entity, 1, *row)
 
-        columns = ", ".join(["Z_PK", "Z_ENT", "Z_OPT"] + WIDE_COLUMNS)
+        columns = ", ".join(["Z_PK", "Z_ENT", "Z_OPT", *WIDE_COLUMNS])
         marks = ", ".join("?" * 23)
         db.executemany(f"INSERT INTO ZREGISTRO ({columns}) VALUES ({marks})", (values(pk) for pk in range(1, rows + 1)))
     else:
@@ -171,11 +232,29 @@ def make_stores(work: str, shape: str, rows: int) -> tuple:
         def notes():
             for pk in range(1, rows + 1):
                 roll = generator.random()
-                categoria = None if roll < 0.2 else "" if roll < 0.23 else CATEGORIES[int(generator.random() ** 2 * len(CATEGORIES))]
+                categoria = (
+                    None
+                    if roll < 0.2
+                    else ""
+                    if roll < 0.23
+                    else CATEGORIES[int(generator.random() ** 2 * len(CATEGORIES))]
+                )
                 etiquetas = "urgente, casa" if generator.random() < 0.6 else None
-                yield (pk, entity, 1, f"Nota {pk}: llamar a mamá y comprar pan", 441_763_200.0 + pk, etiquetas, categoria)
+                yield (
+                    pk,
+                    entity,
+                    1,
+                    f"Nota {pk}: llamar a mamá y comprar pan",
+                    441_763_200.0 + pk,
+                    etiquetas,
+                    categoria,
+                )
 
-        db.executemany("INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS, ZCATEGORIA) VALUES (?, ?, ?, ?, ?, ?, ?)", notes())
+        db.executemany(
+            "INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS, ZCATEGORIA) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            notes(),
+        )
     db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", (rows, entity))
     db.commit()
     db.close()
@@ -185,14 +264,21 @@ def make_stores(work: str, shape: str, rows: int) -> tuple:
 
 # -- the paths, each run in a child process ---------------------------------------------------------
 
+
 def destination_schema(db: sqlite3.Connection) -> dict:
     ents = dict(db.execute("SELECT Z_NAME, Z_ENT FROM Z_PRIMARYKEY"))
-    join = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
-                      "AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')").fetchone()[0]
+    join = db.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\' "
+        "AND name NOT IN ('Z_PRIMARYKEY', 'Z_METADATA', 'Z_MODELCACHE')"
+    ).fetchone()[0]
     columns = [row[1] for row in db.execute(f"PRAGMA table_info({join})")]
-    return {"nota": ents["Nota"], "categoria": ents["Categoria"], "join": join,
-            "join_categoria": next(c for c in columns if c.endswith("CATEGORIAS")),
-            "join_nota": next(c for c in columns if c.endswith("NOTAS"))}
+    return {
+        "nota": ents["Nota"],
+        "categoria": ents["Categoria"],
+        "join": join,
+        "join_categoria": next(c for c in columns if c.endswith("CATEGORIAS")),
+        "join_nota": next(c for c in columns if c.endswith("NOTAS")),
+    }
 
 
 def raw_connect(destination: str) -> sqlite3.Connection:
@@ -210,15 +296,29 @@ def raw(source: str, destination: str, whole: bool) -> None:
     s = destination_schema(db)
     db.execute("ATTACH DATABASE ? AS s", (source,))
     db.execute("BEGIN")
-    db.execute("INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS) "
-               "SELECT Z_PK, ?, 1, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM s.ZNOTA", (s["nota"],))
-    db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZNOTA) WHERE Z_ENT = ?", (s["nota"],))
+    db.execute(
+        "INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS) "
+        "SELECT Z_PK, ?, 1, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM s.ZNOTA",
+        (s["nota"],),
+    )
+    db.execute(
+        "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZNOTA) WHERE Z_ENT = ?", (s["nota"],)
+    )
     if whole:
-        db.execute("INSERT INTO ZCATEGORIA (Z_PK, Z_ENT, Z_OPT, ZNOMBRE) SELECT ROW_NUMBER() OVER (ORDER BY ZCATEGORIA), ?, 1, ZCATEGORIA "
-                   "FROM (SELECT DISTINCT ZCATEGORIA FROM s.ZNOTA WHERE ZCATEGORIA <> '')", (s["categoria"],))
-        db.execute(f"INSERT INTO {s['join']} ({s['join_categoria']}, {s['join_nota']}) "
-                   "SELECT c.Z_PK, n.Z_PK FROM s.ZNOTA n JOIN ZCATEGORIA c ON c.ZNOMBRE = n.ZCATEGORIA")
-        db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZCATEGORIA) WHERE Z_ENT = ?", (s["categoria"],))
+        db.execute(
+            "INSERT INTO ZCATEGORIA (Z_PK, Z_ENT, Z_OPT, ZNOMBRE) "
+            "SELECT ROW_NUMBER() OVER (ORDER BY ZCATEGORIA), ?, 1, ZCATEGORIA "
+            "FROM (SELECT DISTINCT ZCATEGORIA FROM s.ZNOTA WHERE ZCATEGORIA <> '')",
+            (s["categoria"],),
+        )
+        db.execute(
+            f"INSERT INTO {s['join']} ({s['join_categoria']}, {s['join_nota']}) "
+            "SELECT c.Z_PK, n.Z_PK FROM s.ZNOTA n JOIN ZCATEGORIA c ON c.ZNOMBRE = n.ZCATEGORIA"
+        )
+        db.execute(
+            "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZCATEGORIA) WHERE Z_ENT = ?",
+            (s["categoria"],),
+        )
     db.execute("COMMIT")
     db.execute("DETACH DATABASE s")
     db.close()
@@ -232,16 +332,26 @@ def script(source: str, destination: str) -> None:
     s = destination_schema(dst)
     categories = {}
     for pk, contenido, fecha, etiquetas, categoria in src.execute(
-            "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS, ZCATEGORIA FROM ZNOTA ORDER BY Z_PK"):
-        dst.execute("INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS) VALUES (?, ?, 1, ?, ?, ?)",
-                    (pk, s["nota"], contenido, fecha, etiquetas))
+        "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS, ZCATEGORIA FROM ZNOTA ORDER BY Z_PK"
+    ):
+        dst.execute(
+            "INSERT INTO ZNOTA (Z_PK, Z_ENT, Z_OPT, ZCONTENIDO, ZFECHA, ZETIQUETAS) VALUES (?, ?, 1, ?, ?, ?)",
+            (pk, s["nota"], contenido, fecha, etiquetas),
+        )
         if categoria:
             category = categories.get(categoria)
             if category is None:
                 category = categories[categoria] = len(categories) + 1
-                dst.execute("INSERT INTO ZCATEGORIA (Z_PK, Z_ENT, Z_OPT, ZNOMBRE) VALUES (?, ?, 1, ?)", (category, s["categoria"], categoria))
-            dst.execute(f"INSERT INTO {s['join']} ({s['join_categoria']}, {s['join_nota']}) VALUES (?, ?)", (category, pk))
-    dst.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZNOTA) WHERE Z_ENT = ?", (s["nota"],))
+                dst.execute(
+                    "INSERT INTO ZCATEGORIA (Z_PK, Z_ENT, Z_OPT, ZNOMBRE) VALUES (?, ?, 1, ?)",
+                    (category, s["categoria"], categoria),
+                )
+            dst.execute(
+                f"INSERT INTO {s['join']} ({s['join_categoria']}, {s['join_nota']}) VALUES (?, ?)", (category, pk)
+            )
+    dst.execute(
+        "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZNOTA) WHERE Z_ENT = ?", (s["nota"],)
+    )
     dst.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ?", (len(categories), s["categoria"]))
     dst.commit()
     dst.close()
@@ -254,8 +364,13 @@ def wide_raw(source: str, destination: str) -> None:
     db.execute("ATTACH DATABASE ? AS s", (source,))
     db.execute("BEGIN")
     columns = ", ".join(WIDE_COLUMNS)
-    db.execute(f"INSERT INTO ZREGISTRO (Z_PK, Z_ENT, Z_OPT, {columns}) SELECT Z_PK, ?, 1, {columns} FROM s.ZREGISTRO", (entity,))
-    db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZREGISTRO) WHERE Z_ENT = ?", (entity,))
+    db.execute(
+        f"INSERT INTO ZREGISTRO (Z_PK, Z_ENT, Z_OPT, {columns}) SELECT Z_PK, ?, 1, {columns} FROM s.ZREGISTRO",
+        (entity,),
+    )
+    db.execute(
+        "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZREGISTRO) WHERE Z_ENT = ?", (entity,)
+    )
     db.execute("COMMIT")
     db.execute("DETACH DATABASE s")
     db.close()
@@ -270,7 +385,9 @@ def wide_script(source: str, destination: str) -> None:
     insert = f"INSERT INTO ZREGISTRO (Z_PK, Z_ENT, Z_OPT, {columns}) VALUES (?, ?, 1, {', '.join('?' * 20)})"
     for row in src.execute(f"SELECT Z_PK, {columns} FROM ZREGISTRO ORDER BY Z_PK"):
         dst.execute(insert, (row[0], entity, *row[1:]))
-    dst.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZREGISTRO) WHERE Z_ENT = ?", (entity,))
+    dst.execute(
+        "UPDATE Z_PRIMARYKEY SET Z_MAX = (SELECT COALESCE(MAX(Z_PK), 0) FROM ZREGISTRO) WHERE Z_ENT = ?", (entity,)
+    )
     dst.commit()
     dst.close()
     src.close()
@@ -278,9 +395,12 @@ def wide_script(source: str, destination: str) -> None:
 
 def cdmigrate_run(source: str, destination: str, mapping_file: str, policies: dict) -> None:
     import cdmigrate
-    with cdmigrate.Model.from_file(os.path.join(NOTAS, "NotasV2.model.json")) as v2, \
-            cdmigrate.Model.from_file(os.path.join(NOTAS, "NotasV3.model.json")) as v3, \
-            cdmigrate.MappingModel.from_file(mapping_file) as mapping, cdmigrate.Migration(v2, v3, mapping) as migration:
+
+    with cdmigrate.Model.from_file(os.path.join(NOTAS, "NotasV2.model.json")) as v2, cdmigrate.Model.from_file(
+        os.path.join(NOTAS, "NotasV3.model.json")
+    ) as v3, cdmigrate.MappingModel.from_file(mapping_file) as mapping, cdmigrate.Migration(
+        v2, v3, mapping
+    ) as migration:
         migration.run(source, destination, policies=policies)
 
 
@@ -289,10 +409,12 @@ def child(argv: list) -> None:
     path = argv[0]
     if path == "empty-stores":
         import cdmigrate
+
         shape, work = argv[1], argv[2]
         for model_file, name in zip(SHAPES[shape]["models"], ("source-empty", "destination-empty")):
-            with cdmigrate.Model.from_file(model_file) as model, \
-                    cdmigrate.Store.create(model, os.path.join(work, f"{shape}-{name}.sqlite")) as store:
+            with cdmigrate.Model.from_file(model_file) as model, cdmigrate.Store.create(
+                model, os.path.join(work, f"{shape}-{name}.sqlite")
+            ) as store:
                 store.save()
         return
     shape, source, destination = argv[1], argv[2], argv[3]
@@ -310,12 +432,19 @@ def child(argv: list) -> None:
         script(source, destination)
     elif path == "python-policy":
         from reference_migrations.notas import POLICIES
+
         os.remove(destination)
         cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), POLICIES)
     elif path in PER_ROW_POLICIES:
         import notas_per_row
+
         os.remove(destination)
-        cdmigrate_run(source, destination, os.path.join(NOTAS, "NotasV2ToV3.mapping.json"), getattr(notas_per_row, PER_ROW_POLICIES[path]))
+        cdmigrate_run(
+            source,
+            destination,
+            os.path.join(NOTAS, "NotasV2ToV3.mapping.json"),
+            getattr(notas_per_row, PER_ROW_POLICIES[path]),
+        )
     else:
         raise SystemExit(f"unknown path {path}")
     print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}")
@@ -356,8 +485,12 @@ def rows_of(shape: str, destination: str) -> tuple:
         db.close()
         return result
     s = destination_schema(db)
-    notes = db.execute("SELECT COUNT(*), TOTAL(length(ZCONTENIDO)), TOTAL(ZFECHA), COUNT(ZETIQUETAS) FROM ZNOTA").fetchone()
-    links = db.execute(f"SELECT COUNT(*) FROM {s['join']} j JOIN ZCATEGORIA c ON c.Z_PK = j.{s['join_categoria']}").fetchone()[0]
+    notes = db.execute(
+        "SELECT COUNT(*), TOTAL(length(ZCONTENIDO)), TOTAL(ZFECHA), COUNT(ZETIQUETAS) FROM ZNOTA"
+    ).fetchone()
+    links = db.execute(
+        f"SELECT COUNT(*) FROM {s['join']} j JOIN ZCATEGORIA c ON c.Z_PK = j.{s['join_categoria']}"
+    ).fetchone()[0]
     names = tuple(r[0] for r in db.execute("SELECT ZNOMBRE FROM ZCATEGORIA ORDER BY ZNOMBRE"))
     db.close()
     return notes, links, names
@@ -365,7 +498,9 @@ def rows_of(shape: str, destination: str) -> tuple:
 
 def rows_of_notes(destination: str) -> tuple:
     db = sqlite3.connect(destination)
-    notes = db.execute("SELECT COUNT(*), TOTAL(Z_PK), TOTAL(length(ZCONTENIDO)), TOTAL(ZFECHA), COUNT(ZETIQUETAS) FROM ZNOTA").fetchone()
+    notes = db.execute(
+        "SELECT COUNT(*), TOTAL(Z_PK), TOTAL(length(ZCONTENIDO)), TOTAL(ZFECHA), COUNT(ZETIQUETAS) FROM ZNOTA"
+    ).fetchone()
     db.close()
     return notes
 
@@ -385,21 +520,40 @@ def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         return child(sys.argv[2:])
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", "--sizes", dest="rows", default="100k,1M", help="comma-separated row counts: 100k, 1M, 10M or plain numbers")
+    parser.add_argument(
+        "--rows",
+        "--sizes",
+        dest="rows",
+        default="100k,1M",
+        help="comma-separated row counts: 100k, 1M, 10M or plain numbers",
+    )
     parser.add_argument("--shapes", default=",".join(SHAPES), help="comma-separated shapes: " + ", ".join(SHAPES))
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds, at least 3 (the median is reported)")
     parser.add_argument("--paths", default=",".join(PATHS), help="comma-separated paths to run (those a shape has)")
     parser.add_argument("--work", default=os.path.join(ROOT, "build", "bench"), help="where stores are kept")
     parser.add_argument("--quick", action="store_true", help="2,000 rows, 3 rounds: checks that every path works")
     parser.add_argument("--json", help="also write the figures to this file")
-    parser.add_argument("--raw-journal", choices=["off", "wal"], default="off",
-                        help="the raw paths' journal: off (journal and sync off, as cdmigrate's private file; the default) "
-                             "or wal (the empty store's WAL mode, synchronous = FULL)")
-    parser.add_argument("--baseline", default="", help="an install prefix of another build: its declarative and c-policy paths run too (path@base)")
-    parser.add_argument("--schema-step", action="store_true", help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL")
+    parser.add_argument(
+        "--raw-journal",
+        choices=["off", "wal"],
+        default="off",
+        help="the raw paths' journal: off (journal and sync off, as cdmigrate's private file; the default) "
+        "or wal (the empty store's WAL mode, synchronous = FULL)",
+    )
+    parser.add_argument(
+        "--baseline",
+        default="",
+        help="an install prefix of another build: its declarative and c-policy paths run too (path@base)",
+    )
+    parser.add_argument(
+        "--schema-step",
+        action="store_true",
+        help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL",
+    )
     args = parser.parse_args()
     if args.schema_step:
         import schema_step
+
         schema_step.main(["--rows", args.rows, "--rounds", str(args.rounds), "--work", args.work])
         return
     if args.rounds < 3:
@@ -414,8 +568,10 @@ def main() -> None:
     os.makedirs(args.work, exist_ok=True)
     tools = build(args.work, os.path.abspath(args.baseline) if args.baseline else "")
     results = []
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "
-          f"raw paths with journal {args.raw_journal}; rows/s and ratios as median (min–max)")
+    print(
+        f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "
+        f"raw paths with journal {args.raw_journal}; rows/s and ratios as median (min–max)"
+    )
     for shape in shapes:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
@@ -434,12 +590,23 @@ def main() -> None:
                     cpus[path].append(cpu)
                     rss[path].append(peak)
                     # The copy paths of reference-1 leave out the categories: they agree among themselves.
-                    group = "copy" if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base") else "whole"
-                    got = rows_of(shape, destination) if group == "whole" or shape == "wide" else rows_of_notes(destination)
+                    group = (
+                        "copy"
+                        if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base")
+                        else "whole"
+                    )
+                    got = (
+                        rows_of(shape, destination)
+                        if group == "whole" or shape == "wide"
+                        else rows_of_notes(destination)
+                    )
                     if group not in expected:
                         expected[group] = (path, got)
                     elif got != expected[group][1]:
-                        raise SystemExit(f"{shape}: {path} at {rows} rows gave other rows than {expected[group][0]}: {got} != {expected[group][1]}")
+                        raise SystemExit(
+                            f"{shape}: {path} at {rows} rows gave other rows than {expected[group][0]}: "
+                            f"{got} != {expected[group][1]}"
+                        )
             sql, peer = spec["sql"], spec["script"]
             # reference-1's copy paths (declarative) against their own limit, raw-copy, paired per round.
             limit = spec.get("copy_limit")
@@ -450,39 +617,79 @@ def main() -> None:
                 rates = [rows / t for t in times[path]]
                 to_sql, sql_ratios = ratio_cells(times, path, sql)
                 to_script, script_ratios = ratio_cells(times, path, peer)
-                print(f"{path:<17} {summary(rates):>28} {to_sql:>24} {to_script:>24} "
-                      f"{statistics.median(rss[path]):>8.1f} ({min(rss[path]):.1f}–{max(rss[path]):.1f})")
+                print(
+                    f"{path:<17} {summary(rates):>28} {to_sql:>24} {to_script:>24} "
+                    f"{statistics.median(rss[path]):>8.1f} ({min(rss[path]):.1f}–{max(rss[path]):.1f})"
+                )
                 cpu_to_sql, cpu_sql_ratios = ratio_cells(cpus, path, sql)
                 cpu_to_script, cpu_script_ratios = ratio_cells(cpus, path, peer)
-                results.append({"shape": shape, "rows": rows, "path": path, "seconds": times[path], "rows_per_second": rates,
-                                "cpu_seconds": cpus[path], "peak_rss_mib": rss[path], "ratios_to_sql": sql_ratios,
-                                "ratios_to_script": script_ratios, "cpu_ratios_to_sql": cpu_sql_ratios,
-                                "cpu_ratios_to_script": cpu_script_ratios, "sql_path": sql, "script_path": peer,
-                                "raw_journal": args.raw_journal})
+                results.append(
+                    {
+                        "shape": shape,
+                        "rows": rows,
+                        "path": path,
+                        "seconds": times[path],
+                        "rows_per_second": rates,
+                        "cpu_seconds": cpus[path],
+                        "peak_rss_mib": rss[path],
+                        "ratios_to_sql": sql_ratios,
+                        "ratios_to_script": script_ratios,
+                        "cpu_ratios_to_sql": cpu_sql_ratios,
+                        "cpu_ratios_to_script": cpu_script_ratios,
+                        "sql_path": sql,
+                        "script_path": peer,
+                        "raw_journal": args.raw_journal,
+                    }
+                )
             print(f"{'in CPU time':<17} {'CPU s':>28} {'to ' + sql:>24} {'to ' + peer:>24}")
             for path in paths:
                 cpu_to_sql, _ = ratio_cells(cpus, path, sql)
                 cpu_to_script, _ = ratio_cells(cpus, path, peer)
-                print(f"{path:<17} {statistics.median(cpus[path]):>12.3f} ({min(cpus[path]):.3f}–{max(cpus[path]):.3f}) "
-                      f"{cpu_to_sql:>24} {cpu_to_script:>24}")
+                print(
+                    f"{path:<17} {statistics.median(cpus[path]):>12.3f} ({min(cpus[path]):.3f}–{max(cpus[path]):.3f}) "
+                    f"{cpu_to_sql:>24} {cpu_to_script:>24}"
+                )
             for path in copies:
                 cells, ratios = ratio_cells(times, path, limit)
                 cpu_cells, cpu_ratios = ratio_cells(cpus, path, limit)
                 print(f"{path} to {limit} (paired per round, above 1: faster): time {cells}; CPU time {cpu_cells}")
-                results.append({"shape": shape, "rows": rows, "path": path, "ratios_to_copy_limit": ratios,
-                                "cpu_ratios_to_copy_limit": cpu_ratios, "copy_limit_path": limit})
+                results.append(
+                    {
+                        "shape": shape,
+                        "rows": rows,
+                        "path": path,
+                        "ratios_to_copy_limit": ratios,
+                        "cpu_ratios_to_copy_limit": cpu_ratios,
+                        "copy_limit_path": limit,
+                    }
+                )
             for path in paths:
                 if path + "@base" in times:
                     # Paired per round: this build's time over the baseline's (above 1: slower).
                     ratios = [t / b for t, b in zip(times[path], times[path + "@base"])]
                     cpu_ratios = [t / b for t, b in zip(cpus[path], cpus[path + "@base"])]
-                    print(f"{path}: time / {path}@base {statistics.median(ratios):.3f} ({min(ratios):.3f}–{max(ratios):.3f}); "
-                          f"CPU time / {path}@base {statistics.median(cpu_ratios):.3f} ({min(cpu_ratios):.3f}–{max(cpu_ratios):.3f})")
-                    results.append({"shape": shape, "rows": rows, "path": path, "time_to_baseline": ratios, "cpu_time_to_baseline": cpu_ratios})
+                    print(
+                        f"{path}: time / {path}@base {statistics.median(ratios):.3f} "
+                        f"({min(ratios):.3f}–{max(ratios):.3f}); "
+                        f"CPU time / {path}@base {statistics.median(cpu_ratios):.3f} "
+                        f"({min(cpu_ratios):.3f}–{max(cpu_ratios):.3f})"
+                    )
+                    results.append(
+                        {
+                            "shape": shape,
+                            "rows": rows,
+                            "path": path,
+                            "time_to_baseline": ratios,
+                            "cpu_time_to_baseline": cpu_ratios,
+                        }
+                    )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=2)
-    print(f"\nevery path gave the same rows as the others of its shape: {len(shapes)} shape(s), {len(sizes)} size(s), {args.rounds} round(s)")
+    print(
+        f"\nevery path gave the same rows as the others of its shape: {len(shapes)} shape(s), "
+        f"{len(sizes)} size(s), {args.rounds} round(s)"
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ made outside the timing).
     python3 bench/schema_step.py                  # 1M rows, every shape, 3 rounds
     python3 bench/schema_step.py --rows 100k --shapes rename
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,15 +32,21 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run as bench  # noqa: E402
+import run as bench
 
 V2 = os.path.join(bench.NOTAS, "NotasV2.model.json")
 
 SHAPES = {
-    "rename": ({"contenido": {"renamingIdentifier": "contenido", "name": "texto"}}, [],
-               ["ALTER TABLE ZNOTA RENAME COLUMN ZCONTENIDO TO ZTEXTO"]),
-    "add": ({}, [{"name": "extra", "type": "string"}, {"name": "prioridad", "type": "integer16", "default": 3}],
-            ["ALTER TABLE ZNOTA ADD COLUMN ZPRIORIDAD INTEGER DEFAULT 3", "ALTER TABLE ZNOTA ADD COLUMN ZEXTRA VARCHAR"]),
+    "rename": (
+        {"contenido": {"renamingIdentifier": "contenido", "name": "texto"}},
+        [],
+        ["ALTER TABLE ZNOTA RENAME COLUMN ZCONTENIDO TO ZTEXTO"],
+    ),
+    "add": (
+        {},
+        [{"name": "extra", "type": "string"}, {"name": "prioridad", "type": "integer16", "default": 3}],
+        ["ALTER TABLE ZNOTA ADD COLUMN ZPRIORIDAD INTEGER DEFAULT 3", "ALTER TABLE ZNOTA ADD COLUMN ZEXTRA VARCHAR"],
+    ),
     "drop": ({"etiquetas": None}, [], ["ALTER TABLE ZNOTA DROP COLUMN ZETIQUETAS"]),
 }
 PATHS = ["cp", "cp+ddl", "schema-step", "general", "schema-step-in-place", "general-in-place"]
@@ -70,7 +77,8 @@ def destination_model(work: str, shape: str) -> str:
 
 
 def child(argv: list) -> None:
-    """``schema_step.py --child PATH SHAPE SOURCE DESTINATION MODEL``: one run; prints seconds and the report's bySchemaChanges."""
+    """``schema_step.py --child PATH SHAPE SOURCE DESTINATION MODEL``: one run; prints seconds and
+    the report's bySchemaChanges."""
     path, shape, source, destination, model_path = argv
     if path in ("cp", "cp+ddl"):
         start = time.perf_counter()
@@ -80,11 +88,15 @@ def child(argv: list) -> None:
         print(f"{time.perf_counter() - start:.6f} -")
         return
     import cdmigrate
-    with cdmigrate.Model.from_file(V2) as v2, cdmigrate.Model.from_file(model_path) as v3, \
-            cdmigrate.MappingModel.infer(v2, v3) as mapping, cdmigrate.Migration(v2, v3, mapping) as migration:
+
+    with cdmigrate.Model.from_file(V2) as v2, cdmigrate.Model.from_file(model_path) as v3, cdmigrate.MappingModel.infer(
+        v2, v3
+    ) as mapping, cdmigrate.Migration(v2, v3, mapping) as migration:
         migration.schema_changes = not path.startswith("general")
         start = time.perf_counter()
-        report = migration.run_in_place(destination) if path.endswith("in-place") else migration.run(source, destination)
+        report = (
+            migration.run_in_place(destination) if path.endswith("in-place") else migration.run(source, destination)
+        )
         seconds = time.perf_counter() - start
     print(f"{seconds:.6f} {report.by_schema_changes}")
 
@@ -96,8 +108,13 @@ def run_one(path: str, shape: str, source: str, model_path: str, work: str) -> t
             os.remove(destination + suffix)
     if path.endswith("in-place"):
         shutil.copy(source, destination)
-    out = subprocess.run([sys.executable, __file__, "--child", path, shape, source, destination, model_path],
-                         env=bench.python_env(), check=True, capture_output=True, text=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", path, shape, source, destination, model_path],
+        env=bench.python_env(),
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
     return float(out[0]), out[1], destination
 
 
@@ -124,12 +141,22 @@ def main(argv=None) -> list:
     args = parser.parse_args(argv)
     os.makedirs(args.work, exist_ok=True)
     if not args.no_build:
-        bench.sh("make", "--no-print-directory", "-C", os.path.join(bench.ROOT, "bindings", "python"), "python-package", stdout=subprocess.DEVNULL)
+        bench.sh(
+            "make",
+            "--no-print-directory",
+            "-C",
+            os.path.join(bench.ROOT, "bindings", "python"),
+            "python-package",
+            stdout=subprocess.DEVNULL,
+        )
     results = []
     for rows_wanted in [bench.parse_rows(r) for r in args.rows.split(",")]:
         source, _ = bench.make_stores(args.work, "reference-1", rows_wanted)
-        print(f"\nreference-1 source, {rows_wanted:,} rows, {os.path.getsize(source) / 1e6:.0f} MB; {args.rounds} interleaved rounds; "
-              "seconds as median (min–max); ratio: paired, to cp+ddl")
+        print(
+            f"\nreference-1 source, {rows_wanted:,} rows, {os.path.getsize(source) / 1e6:.0f} MB; "
+            f"{args.rounds} interleaved rounds; "
+            "seconds as median (min–max); ratio: paired, to cp+ddl"
+        )
         for shape in args.shapes.split(","):
             model_path = destination_model(args.work, shape)
             times = {p: [] for p in PATHS}
@@ -149,9 +176,20 @@ def main(argv=None) -> list:
             print(f"\n{shape}")
             for path in PATHS:
                 ratios = [t / r for t, r in zip(times[path], times["cp+ddl"])]
-                print(f"  {path:<22} {statistics.median(times[path]):.3f} s ({min(times[path]):.3f}–{max(times[path]):.3f})"
-                      f"   × cp+ddl {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})")
-                results.append({"shape": f"schema-step-{shape}", "rows": rows_wanted, "path": path, "seconds": times[path], "ratios_to_cp_ddl": ratios})
+                print(
+                    f"  {path:<22} {statistics.median(times[path]):.3f} s "
+                    f"({min(times[path]):.3f}–{max(times[path]):.3f})"
+                    f"   × cp+ddl {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f})"
+                )
+                results.append(
+                    {
+                        "shape": f"schema-step-{shape}",
+                        "rows": rows_wanted,
+                        "path": path,
+                        "seconds": times[path],
+                        "ratios_to_cp_ddl": ratios,
+                    }
+                )
     return results
 
 

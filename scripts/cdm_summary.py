@@ -8,6 +8,7 @@ tests compare with what cdmigrate reads from the `.xcmappingmodel` source of the
 
     python3 scripts/cdm_summary.py MappingModel.cdm_precompiled > MappingModel.compiled-summary.json
 """
+
 import json
 import plistlib
 import sys
@@ -45,10 +46,13 @@ def main(path):
             return expression(e["NSOperand"]) + "." + ".".join(expression(a) for a in items(e["NSArguments"]))
         if kind == "NSFunctionExpression":
             arguments = "".join(", " + expression(a) for a in items(e["NSArguments"]))
-            return 'FUNCTION(%s, "%s"%s)' % (expression(e["NSOperand"]), obj(e["NSSelectorName"]), arguments)
+            return 'FUNCTION({}, "{}"{})'.format(expression(e["NSOperand"]), obj(e["NSSelectorName"]), arguments)
         if kind == "NSFetchRequestExpression":
-            return "FETCH(%s, %s, %s)" % (expression(e["NSFRExpression"]), expression(e["NSMOCExpression"]),
-                                          "YES" if e["NSCountOnlyFlag"] else "NO")
+            return "FETCH({}, {}, {})".format(
+                expression(e["NSFRExpression"]),
+                expression(e["NSMOCExpression"]),
+                "YES" if e["NSCountOnlyFlag"] else "NO",
+            )
         raise ValueError("unsupported expression class " + kind)
 
     def text(entity_mapping, key):
@@ -58,18 +62,26 @@ def main(path):
     root = obj(archive["$top"]["root"])
     summary = []
     for m in items(root["NSEntityMappings"]):
-        summary.append({
-            "name": text(m, "NSMappingName"),
-            "type": TYPES.get(m["NSMappingType"], str(m["NSMappingType"])),
-            "sourceEntity": text(m, "NSSourceEntityName"),
-            "destinationEntity": text(m, "NSDestinationEntityName"),
-            "policy": text(m, "NSEntityMigrationPolicyClassName"),
-            "sourceExpression": None if absent(m.get("NSSourceExpression")) else expression(m["NSSourceExpression"]),
-            "attributeMappings": [[obj(p["NSDestinationPropertyName"]), expression(p["NSValueExpression"])]
-                                  for p in items(m.get("NSAttributeMappings"))],
-            "relationshipMappings": [[obj(p["NSDestinationPropertyName"]), expression(p["NSValueExpression"])]
-                                     for p in items(m.get("NSRelationshipMappings"))],
-        })
+        summary.append(
+            {
+                "name": text(m, "NSMappingName"),
+                "type": TYPES.get(m["NSMappingType"], str(m["NSMappingType"])),
+                "sourceEntity": text(m, "NSSourceEntityName"),
+                "destinationEntity": text(m, "NSDestinationEntityName"),
+                "policy": text(m, "NSEntityMigrationPolicyClassName"),
+                "sourceExpression": None
+                if absent(m.get("NSSourceExpression"))
+                else expression(m["NSSourceExpression"]),
+                "attributeMappings": [
+                    [obj(p["NSDestinationPropertyName"]), expression(p["NSValueExpression"])]
+                    for p in items(m.get("NSAttributeMappings"))
+                ],
+                "relationshipMappings": [
+                    [obj(p["NSDestinationPropertyName"]), expression(p["NSValueExpression"])]
+                    for p in items(m.get("NSRelationshipMappings"))
+                ],
+            }
+        )
     json.dump(summary, sys.stdout, indent=1, ensure_ascii=False)
     sys.stdout.write("\n")
 

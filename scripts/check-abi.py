@@ -48,25 +48,36 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple, Union
+from typing import Union
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 
 # --- The types, as all three languages are reduced to them -------------------------------------
 
+
 @dataclass(frozen=True)
 class Scalar:
-    name: str            # i32 (int, int32_t, enums), i64, usize (size_t), f64, char, u8, void
+    name: str  # i32 (int, int32_t, enums), i64, usize (size_t), f64, char, u8, void
 
     def __str__(self) -> str:
-        return {"i32": "int", "u32": "uint32_t", "i16": "int16_t", "u16": "uint16_t", "i64": "int64_t", "u64": "uint64_t",
-                "usize": "size_t", "f64": "double", "f32": "float", "u8": "unsigned char"}.get(self.name, self.name)
+        return {
+            "i32": "int",
+            "u32": "uint32_t",
+            "i16": "int16_t",
+            "u16": "uint16_t",
+            "i64": "int64_t",
+            "u64": "uint64_t",
+            "usize": "size_t",
+            "f64": "double",
+            "f32": "float",
+            "u8": "unsigned char",
+        }.get(self.name, self.name)
 
 
 @dataclass(frozen=True)
 class Struct:
-    tag: str             # the struct's name; "" for Swift's OpaquePointer (any opaque struct)
+    tag: str  # the struct's name; "" for Swift's OpaquePointer (any opaque struct)
 
     def __str__(self) -> str:
         return f"struct {self.tag}" if self.tag else "opaque struct"
@@ -74,9 +85,9 @@ class Struct:
 
 @dataclass(frozen=True)
 class Ptr:
-    to: "CType"
-    const: bool          # whether the pointee is const
-    length: int = 0      # an array parameter's length (decayed to a pointer), else 0
+    to: CType
+    const: bool  # whether the pointee is const
+    length: int = 0  # an array parameter's length (decayed to a pointer), else 0
 
     def __str__(self) -> str:
         if isinstance(self.to, Ptr):
@@ -86,8 +97,8 @@ class Ptr:
 
 @dataclass(frozen=True)
 class Fn:
-    ret: "CType"
-    params: Tuple["CType", ...]
+    ret: CType
+    params: tuple[CType, ...]
 
     def __str__(self) -> str:
         return f"{self.ret} (*)({', '.join(map(str, self.params)) or 'void'})"
@@ -95,42 +106,58 @@ class Fn:
 
 CType = Union[Scalar, Struct, Ptr, Fn]
 
-C_SCALARS = {"int": "i32", "int32_t": "i32", "unsigned": "u32", "unsigned int": "u32", "uint32_t": "u32",
-             "int16_t": "i16", "uint16_t": "u16", "int64_t": "i64", "uint64_t": "u64", "size_t": "usize",
-             "double": "f64", "float": "f32", "bool": "bool", "_Bool": "bool",
-             "char": "char", "unsigned char": "u8", "uint8_t": "u8", "void": "void"}
+C_SCALARS = {
+    "int": "i32",
+    "int32_t": "i32",
+    "unsigned": "u32",
+    "unsigned int": "u32",
+    "uint32_t": "u32",
+    "int16_t": "i16",
+    "uint16_t": "u16",
+    "int64_t": "i64",
+    "uint64_t": "u64",
+    "size_t": "usize",
+    "double": "f64",
+    "float": "f32",
+    "bool": "bool",
+    "_Bool": "bool",
+    "char": "char",
+    "unsigned char": "u8",
+    "uint8_t": "u8",
+    "void": "void",
+}
 
 
 @dataclass
 class Param:
     name: str
     type: CType
-    text: str            # as the header writes it
+    text: str  # as the header writes it
 
 
 @dataclass
 class Function:
     name: str
     ret: CType
-    params: List[Param]
+    params: list[Param]
     line: int
 
 
 @dataclass
 class StructDef:
     tag: str
-    spelling: str        # how C code names the type: the typedef name, or "struct tag"
-    fields: List[Param]
+    spelling: str  # how C code names the type: the typedef name, or "struct tag"
+    fields: list[Param]
     line: int
 
 
 @dataclass
 class Header:
-    functions: Dict[str, Function] = field(default_factory=dict)
-    structs: Dict[str, StructDef] = field(default_factory=dict)     # with a body, by tag
-    enums: Dict[str, Dict[str, int]] = field(default_factory=dict)
-    typedefs: Dict[str, CType] = field(default_factory=dict)
-    files: List[str] = field(default_factory=list)
+    functions: dict[str, Function] = field(default_factory=dict)
+    structs: dict[str, StructDef] = field(default_factory=dict)  # with a body, by tag
+    enums: dict[str, dict[str, int]] = field(default_factory=dict)
+    typedefs: dict[str, CType] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
 
     def is_opaque(self, tag: str) -> bool:
         return tag not in self.structs
@@ -152,7 +179,7 @@ def _strip(text: str) -> str:
     return re.sub(r"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", "", text, flags=re.M)
 
 
-def _tokens(text: str) -> List[Tuple[str, int]]:
+def _tokens(text: str) -> list[tuple[str, int]]:
     out, line = [], 1
     for match in _TOKEN.finditer(text):
         token = match.group(0)
@@ -162,9 +189,9 @@ def _tokens(text: str) -> List[Tuple[str, int]]:
     return out
 
 
-def _split(tokens: List[str], separator: str) -> List[List[str]]:
+def _split(tokens: list[str], separator: str) -> list[list[str]]:
     """Splits at `separator` outside parentheses, brackets and braces."""
-    parts: List[List[str]] = [[]]
+    parts: list[list[str]] = [[]]
     depth = 0
     for token in tokens:
         if token in "([{":
@@ -185,7 +212,7 @@ class _Declarations:
     def __init__(self, header: Header):
         self.header = header
 
-    def base(self, tokens: List[str]) -> Tuple[CType, bool, int]:
+    def base(self, tokens: list[str]) -> tuple[CType, bool, int]:
         """The type specifiers at the start: the type, whether const, and how many tokens they took."""
         const, i, words = False, 0, []
         while i < len(tokens):
@@ -199,8 +226,9 @@ class _Declarations:
             elif token in ("unsigned", "signed") and not words:
                 words = [token]
                 i += 1
-            elif re.fullmatch(r"[A-Za-z_]\w*", token) and (not words or (words in (["unsigned"], ["signed"])
-                                                                            and token in ("int", "char", "short", "long"))):
+            elif re.fullmatch(r"[A-Za-z_]\w*", token) and (
+                not words or (words in (["unsigned"], ["signed"]) and token in ("int", "char", "short", "long"))
+            ):
                 words.append(token)
                 i += 1
             else:
@@ -218,11 +246,11 @@ class _Declarations:
             return self.header.typedefs[spelled], const, i
         raise ParseError(f"unknown type '{spelled}' (add it to check-abi.py's C_SCALARS or typedef it in the header)")
 
-    def declare(self, tokens: List[str]) -> Tuple[str, CType]:
+    def declare(self, tokens: list[str]) -> tuple[str, CType]:
         base, const, i = self.base(tokens)
         return self.declarator(tokens[i:], base, const)
 
-    def declarator(self, tokens: List[str], type_: CType, const: bool) -> Tuple[str, CType]:
+    def declarator(self, tokens: list[str], type_: CType, const: bool) -> tuple[str, CType]:
         i = 0
         while i < len(tokens) and tokens[i] == "*":
             type_ = Ptr(type_, const)
@@ -234,7 +262,7 @@ class _Declarations:
         rest = tokens[i:]
         if rest[:2] == ["(", "*"]:
             close = rest.index(")")
-            inner, after = rest[1:close], rest[close + 1:]
+            inner, after = rest[1:close], rest[close + 1 :]
             if after[:1] != ["("] or after[-1:] != [")"]:
                 raise ParseError(f"cannot read the function pointer '{' '.join(tokens)}'")
             function = Fn(type_, tuple(p.type for p in self.params(after[1:-1])))
@@ -251,7 +279,7 @@ class _Declarations:
             raise ParseError(f"cannot read '{' '.join(tokens)}'")
         return name, type_
 
-    def params(self, tokens: List[str]) -> List[Param]:
+    def params(self, tokens: list[str]) -> list[Param]:
         if tokens in ([], ["void"]):
             return []
         params = []
@@ -261,21 +289,21 @@ class _Declarations:
         return params
 
 
-def _spelled(tokens: List[str]) -> str:
+def _spelled(tokens: list[str]) -> str:
     """A declaration as C writes it: "const char *const *dirs", "unsigned char uuid[16]"."""
     text = re.sub(r"\s*\*\s*", "*", " ".join(tokens))
     text = re.sub(r"(?<=\w)\*", " *", text)
     return re.sub(r"\s*([\[\]])\s*", r"\1", text).replace("( ", "(").replace(" )", ")").replace(" ,", ",")
 
 
-def parse_header(paths: List[str]) -> Header:
+def parse_header(paths: list[str]) -> Header:
     """The declarations of the headers, read in order (a later header may use an earlier one's types)."""
     header = Header(files=list(paths))
     reader = _Declarations(header)
     for path in paths:
         with open(path, encoding="utf-8") as f:
             tokens = _tokens(_strip(f.read()))
-        statement: List[Tuple[str, int]] = []
+        statement: list[tuple[str, int]] = []
         depth, i = 0, 0
         while i < len(tokens):
             token, line = tokens[i]
@@ -301,19 +329,21 @@ def parse_header(paths: List[str]) -> Header:
     return header
 
 
-def _statement(header: Header, reader: _Declarations, tokens: List[str], line: int) -> None:
+def _statement(header: Header, reader: _Declarations, tokens: list[str], line: int) -> None:
     typedef = tokens[0] == "typedef"
     body = tokens[1:] if typedef else tokens
     if body[0] in ("struct", "enum") and "{" in body:
         open_, close = body.index("{"), len(body) - 1 - body[::-1].index("}")
         tag = body[1] if open_ == 2 else ""
-        inside, after = body[open_ + 1:close], body[close + 1:]
+        inside, after = body[open_ + 1 : close], body[close + 1 :]
         if body[0] == "enum":
             values, next_value = {}, 0
             for item in _split(inside, ","):
                 if item:
                     if len(item) > 1:
-                        next_value = int(eval(" ".join(item[2:]), {"__builtins__": {}}, dict(values)))  # constant arithmetic only
+                        next_value = int(
+                            eval(" ".join(item[2:]), {"__builtins__": {}}, dict(values))
+                        )  # constant arithmetic only
                     values[item[0]] = next_value
                     next_value += 1
             header.enums[tag or (after[0] if after else "")] = values
@@ -337,17 +367,18 @@ def _statement(header: Header, reader: _Declarations, tokens: List[str], line: i
     name, type_ = reader.declare(body)
     if not isinstance(type_, Fn):
         raise ParseError(f"'{name}' is declared but is no function (a global variable is not part of this ABI)")
-    params = reader.params(body[body.index(name) + 2:-1]) if name in body else []
+    params = reader.params(body[body.index(name) + 2 : -1]) if name in body else []
     header.functions[name] = Function(name, type_.ret, params, line)
 
 
 # --- Swift ----------------------------------------------------------------------------------------
 
+
 @dataclass
 class SwiftType:
-    name: str                                  # OpaquePointer, UnsafePointer, Int32, …; "fn" for a function type
-    args: Tuple["SwiftType", ...] = ()         # generic arguments, or a function type's parameters
-    ret: Optional["SwiftType"] = None
+    name: str  # OpaquePointer, UnsafePointer, Int32, …; "fn" for a function type
+    args: tuple[SwiftType, ...] = ()  # generic arguments, or a function type's parameters
+    ret: SwiftType | None = None
     optional: bool = False
 
     def __str__(self) -> str:
@@ -361,7 +392,7 @@ class SwiftType:
 @dataclass
 class SwiftFunction:
     name: str
-    params: List[Tuple[str, SwiftType]]
+    params: list[tuple[str, SwiftType]]
     ret: SwiftType
     file: str
     line: int
@@ -371,17 +402,17 @@ class SwiftFunction:
 class SwiftMirror:
     name: str
     c_struct: str
-    fields: List[Tuple[str, SwiftType]]
+    fields: list[tuple[str, SwiftType]]
     file: str
     line: int
 
 
 @dataclass
 class Swift:
-    functions: Dict[str, SwiftFunction] = field(default_factory=dict)
-    aliases: Dict[str, SwiftType] = field(default_factory=dict)
-    mirrors: Dict[str, SwiftMirror] = field(default_factory=dict)     # by the C struct's tag
-    duplicates: List[str] = field(default_factory=list)
+    functions: dict[str, SwiftFunction] = field(default_factory=dict)
+    aliases: dict[str, SwiftType] = field(default_factory=dict)
+    mirrors: dict[str, SwiftMirror] = field(default_factory=dict)  # by the C struct's tag
+    duplicates: list[str] = field(default_factory=list)
 
 
 class _SwiftTypes:
@@ -406,12 +437,12 @@ class _SwiftTypes:
             self.take("(")
             params = []
             while not self.take(")"):
-                label = re.match(r"\s*(?:\w+\s+)?\w+\s*:(?!:)", self.text[self.i:])
+                label = re.match(r"\s*(?:\w+\s+)?\w+\s*:(?!:)", self.text[self.i :])
                 if label:
                     self.i += label.end()
                 params.append(self.type())
                 self.take(",")
-            if not self.take("->"):        # a parenthesised type: (T)?
+            if not self.take("->"):  # a parenthesised type: (T)?
                 inner = params[0] if params else SwiftType("Void")
                 if self.take("?"):
                     inner = SwiftType(inner.name, inner.args, inner.ret, True)
@@ -420,7 +451,7 @@ class _SwiftTypes:
             return SwiftType("fn", tuple(params), result)
         match = re.compile(r"[A-Za-z_][\w.]*").match(self.text, self.i)
         if not match:
-            raise ParseError(f"cannot read a Swift type at '{self.text[self.i:self.i + 40]}'")
+            raise ParseError(f"cannot read a Swift type at '{self.text[self.i : self.i + 40]}'")
         self.i = match.end()
         name, args = match.group(0), []
         if self.text.startswith("<", self.i):
@@ -456,7 +487,9 @@ def parse_swift(*folders: str) -> Swift:
                 while not reader.take(")"):
                     label = re.compile(r"\s*(?:\w+\s+)?(\w+)\s*:").match(text, reader.i)
                     if not label:
-                        raise ParseError(f"{path}:{_line(text, reader.i)}: cannot read the parameters of {match.group(1)}")
+                        raise ParseError(
+                            f"{path}:{_line(text, reader.i)}: cannot read the parameters of {match.group(1)}"
+                        )
                     reader.i = label.end()
                     params.append((label.group(1), reader.type()))
                     reader.take(",")
@@ -471,7 +504,7 @@ def parse_swift(*folders: str) -> Swift:
                     continue
                 fields = []
                 depth = 1
-                for line in text[match.end():].split("\n"):
+                for line in text[match.end() :].split("\n"):
                     if depth == 1:
                         stored = re.match(r"\s*(?:(?:public|package|internal)\s+)?(?:var|let)\s+(\w+)\s*:\s*", line)
                         if stored and "{" not in line:
@@ -479,27 +512,58 @@ def parse_swift(*folders: str) -> Swift:
                     depth += line.count("{") - line.count("}")
                     if depth <= 0:
                         break
-                swift.mirrors[mirrored.group(1)] = SwiftMirror(match.group(2), mirrored.group(1), fields, path,
-                                                               _line(text, match.start(2)))
+                swift.mirrors[mirrored.group(1)] = SwiftMirror(
+                    match.group(2), mirrored.group(1), fields, path, _line(text, match.start(2))
+                )
     return swift
 
 
-SWIFT_SCALARS = {"Int32": "i32", "CInt": "i32", "UInt32": "u32", "CUnsignedInt": "u32", "Int16": "i16", "UInt16": "u16",
-                 "Int64": "i64", "UInt64": "u64", "Int": "usize", "UInt": "usize", "Double": "f64", "CDouble": "f64",
-                 "Float": "f32", "CFloat": "f32", "Bool": "bool", "CBool": "bool", "CChar": "char", "Int8": "char",
-                 "UInt8": "u8", "CUnsignedChar": "u8", "Void": "void"}
+SWIFT_SCALARS = {
+    "Int32": "i32",
+    "CInt": "i32",
+    "UInt32": "u32",
+    "CUnsignedInt": "u32",
+    "Int16": "i16",
+    "UInt16": "u16",
+    "Int64": "i64",
+    "UInt64": "u64",
+    "Int": "usize",
+    "UInt": "usize",
+    "Double": "f64",
+    "CDouble": "f64",
+    "Float": "f32",
+    "CFloat": "f32",
+    "Bool": "bool",
+    "CBool": "bool",
+    "CChar": "char",
+    "Int8": "char",
+    "UInt8": "u8",
+    "CUnsignedChar": "u8",
+    "Void": "void",
+}
 
 # The ctypes type of each scalar. ctypes has one type per width and signedness (c_size_t is
 # c_uint64 on this platform), so a type is compared by identity with the one of its C scalar.
-CTYPES_SCALARS = {"i32": ctypes.c_int, "u32": ctypes.c_uint32, "i16": ctypes.c_int16, "u16": ctypes.c_uint16,
-                  "i64": ctypes.c_int64, "u64": ctypes.c_uint64, "usize": ctypes.c_size_t, "f64": ctypes.c_double,
-                  "f32": ctypes.c_float, "bool": ctypes.c_bool, "u8": ctypes.c_ubyte, "char": ctypes.c_char}
+CTYPES_SCALARS = {
+    "i32": ctypes.c_int,
+    "u32": ctypes.c_uint32,
+    "i16": ctypes.c_int16,
+    "u16": ctypes.c_uint16,
+    "i64": ctypes.c_int64,
+    "u64": ctypes.c_uint64,
+    "usize": ctypes.c_size_t,
+    "f64": ctypes.c_double,
+    "f32": ctypes.c_float,
+    "bool": ctypes.c_bool,
+    "u8": ctypes.c_ubyte,
+    "char": ctypes.c_char,
+}
 
 
 class _Compare:
     """Whether a C type and its Swift or ctypes spelling agree; each method returns a reason or None."""
 
-    def __init__(self, header: Header, swift: Optional[Swift] = None):
+    def __init__(self, header: Header, swift: Swift | None = None):
         self.header, self.sources = header, swift
         self.mirror_of = {m.name: tag for tag, m in (swift.mirrors.items() if swift else [])}
 
@@ -512,7 +576,7 @@ class _Compare:
             seen += 1
         return s
 
-    def swift(self, c: CType, s: SwiftType) -> Optional[str]:
+    def swift(self, c: CType, s: SwiftType) -> str | None:
         s = self.resolve(s)
         if isinstance(c, Scalar):
             mapped = SWIFT_SCALARS.get(s.name)
@@ -558,7 +622,7 @@ class _Compare:
         return f"C {c} is not Swift {s}"
 
     # ctypes
-    def ctypes(self, c: CType, p: object, top: bool = True) -> Optional[str]:
+    def ctypes(self, c: CType, p: object, top: bool = True) -> str | None:
         if p is None:
             return None if c == Scalar("void") else f"C {c} is not None (void)"
         if p in CTYPES_SCALARS.values() or p is ctypes.c_byte:
@@ -581,7 +645,12 @@ class _Compare:
             return f"C {c} is no text (c_char_p)"
         if isinstance(p, type) and issubclass(p, ctypes._Pointer):
             target = p._type_
-            if isinstance(target, type) and issubclass(target, ctypes.Array) and c.length and target._length_ != c.length:
+            if (
+                isinstance(target, type)
+                and issubclass(target, ctypes.Array)
+                and c.length
+                and target._length_ != c.length
+            ):
                 return f"C {c} has {c.length} elements, ctypes {target._length_}"
             reason = self.ctypes(c.to, target, False)
             return f"pointee: {reason}" if reason else None
@@ -590,7 +659,9 @@ class _Compare:
                 return f"C {c} is no function pointer, ctypes has a CFUNCTYPE"
             argtypes = list(p._argtypes_ or [])
             if len(argtypes) != len(c.to.params):
-                return f"the function pointer takes {len(c.to.params)} parameters in C, {len(argtypes)} in its CFUNCTYPE"
+                return (
+                    f"the function pointer takes {len(c.to.params)} parameters in C, {len(argtypes)} in its CFUNCTYPE"
+                )
             for i, (cp, pp) in enumerate(zip(c.to.params, argtypes)):
                 reason = self.ctypes(cp, pp)
                 if reason:
@@ -617,7 +688,7 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def _signature(where: str, function: Function, side: str, params: List[object], ret: object, compare) -> List[str]:
+def _signature(where: str, function: Function, side: str, params: list[object], ret: object, compare) -> list[str]:
     """A function's parameters and result against another language's: `compare(c_type, other)` gives
     a reason when they differ."""
     if len(params) != len(function.params):
@@ -631,13 +702,13 @@ def _signature(where: str, function: Function, side: str, params: List[object], 
     return errors + ([f"{where}: result: {reason}"] if reason else [])
 
 
-def check_swift(header: Header, swift: Swift) -> List[str]:
+def check_swift(header: Header, swift: Swift) -> list[str]:
     errors = [f"{name}: more than one @_cdecl function of this name" for name in swift.duplicates]
     compare = _Compare(header, swift)
     for name, function in header.functions.items():
         mine = swift.functions.get(name)
         if mine is None:
-            errors.append(f"{name} (header line {function.line}): no @_cdecl(\"{name}\") function in the Swift sources")
+            errors.append(f'{name} (header line {function.line}): no @_cdecl("{name}") function in the Swift sources')
             continue
         where = f"{name} ({os.path.relpath(mine.file, ROOT)}:{mine.line})"
         found = _signature(where, function, "Swift", [t for _, t in mine.params], mine.ret, compare.swift)
@@ -646,15 +717,19 @@ def check_swift(header: Header, swift: Swift) -> List[str]:
             continue
         for i, (param, (_, stype)) in enumerate(zip(function.params, mine.params)):
             if isinstance(param.type, Ptr) and not compare.resolve(stype).optional:
-                errors.append(f"{where}: parameter {i + 1} ({param.text}) is a pointer C may pass as NULL: "
-                              f"Swift must take {stype}? (a non-Optional pointer traps on NULL)")
+                errors.append(
+                    f"{where}: parameter {i + 1} ({param.text}) is a pointer C may pass as NULL: "
+                    f"Swift must take {stype}? (a non-Optional pointer traps on NULL)"
+                )
     for name, mine in swift.functions.items():
         if name not in header.functions:
-            errors.append(f"{name} ({os.path.relpath(mine.file, ROOT)}:{mine.line}): @_cdecl function declared in no header")
+            errors.append(
+                f"{name} ({os.path.relpath(mine.file, ROOT)}:{mine.line}): @_cdecl function declared in no header"
+            )
     for tag, struct in header.structs.items():
         mirror = swift.mirrors.get(tag)
         if mirror is None:
-            errors.append(f"struct {tag}: no Swift mirror (a struct whose doc comment says \"`{tag}` of <header>.h\")")
+            errors.append(f'struct {tag}: no Swift mirror (a struct whose doc comment says "`{tag}` of <header>.h")')
             continue
         where = f"struct {tag} / Swift {mirror.name} ({os.path.relpath(mirror.file, ROOT)}:{mirror.line})"
         c_names = [_camel(f.name) for f in struct.fields]
@@ -671,9 +746,10 @@ def check_swift(header: Header, swift: Swift) -> List[str]:
 
 # --- Python ---------------------------------------------------------------------------------------
 
-def read_unbound(path: str) -> Dict[str, str]:
+
+def read_unbound(path: str) -> dict[str, str]:
     """name → why the Python binding does not bind it (lines "name  reason"; # comments)."""
-    unbound: Dict[str, str] = {}
+    unbound: dict[str, str] = {}
     if path and os.path.exists(path):
         with open(path, encoding="utf-8") as f:
             for line in f:
@@ -684,7 +760,7 @@ def read_unbound(path: str) -> Dict[str, str]:
     return unbound
 
 
-def layouts(header: Header, cc: str = "cc") -> Dict[str, Tuple[int, Dict[str, int]]]:
+def layouts(header: Header, cc: str = "cc") -> dict[str, tuple[int, dict[str, int]]]:
     """Each struct's sizeof and field offsets, as the C compiler lays them out."""
     if not header.structs:
         return {}
@@ -694,7 +770,10 @@ def layouts(header: Header, cc: str = "cc") -> Dict[str, Tuple[int, Dict[str, in
     for struct in header.structs.values():
         lines.append(f'    printf("%s %zu\\n", "{struct.tag}", sizeof({struct.spelling}));')
         for member in struct.fields:
-            lines.append(f'    printf("%s.%s %zu\\n", "{struct.tag}", "{member.name}", offsetof({struct.spelling}, {member.name}));')
+            lines.append(
+                f'    printf("%s.%s %zu\\n", "{struct.tag}", "{member.name}", '
+                f"offsetof({struct.spelling}, {member.name}));"
+            )
     lines.append("    return 0;\n}")
     with tempfile.TemporaryDirectory() as scratch:
         source, program = os.path.join(scratch, "layout.c"), os.path.join(scratch, "layout")
@@ -702,7 +781,7 @@ def layouts(header: Header, cc: str = "cc") -> Dict[str, Tuple[int, Dict[str, in
             f.write("\n".join(lines) + "\n")
         subprocess.run([cc, "-std=c11", "-o", program, source], check=True, capture_output=True, text=True)
         output = subprocess.run([program], check=True, capture_output=True, text=True).stdout
-    result: Dict[str, Tuple[int, Dict[str, int]]] = {}
+    result: dict[str, tuple[int, dict[str, int]]] = {}
     for line in output.splitlines():
         key, value = line.split()
         if "." in key:
@@ -713,9 +792,14 @@ def layouts(header: Header, cc: str = "cc") -> Dict[str, Tuple[int, Dict[str, in
     return result
 
 
-def check_python(header: Header, module: object, sources: Optional[str], unbound: Dict[str, str],
-                 layout: Dict[str, Tuple[int, Dict[str, int]]]) -> List[str]:
-    errors: List[str] = []
+def check_python(
+    header: Header,
+    module: object,
+    sources: str | None,
+    unbound: dict[str, str],
+    layout: dict[str, tuple[int, dict[str, int]]],
+) -> list[str]:
+    errors: list[str] = []
     compare = _Compare(header)
     prototypes = dict(getattr(module, "_PROTOTYPES", {}))
     optional = dict(getattr(module, "_OPTIONAL", {}) or {})
@@ -727,8 +811,10 @@ def check_python(header: Header, module: object, sources: Optional[str], unbound
         errors += _signature(f"_lib.py: {name}", function, "ctypes", list(argtypes), restype, compare.ctypes)
     for name, function in header.functions.items():
         if name not in prototypes and name not in optional and name not in unbound:
-            errors.append(f"{name} (header line {function.line}): neither declared in _lib.py's _PROTOTYPES nor listed "
-                          f"with a reason in scripts/check-abi-unbound.txt")
+            errors.append(
+                f"{name} (header line {function.line}): neither declared in _lib.py's _PROTOTYPES nor listed "
+                f"with a reason in scripts/check-abi-unbound.txt"
+            )
     for name in unbound:
         if name not in header.functions:
             errors.append(f"check-abi-unbound.txt: {name} is declared in no header")
@@ -743,23 +829,28 @@ def check_python(header: Header, module: object, sources: Optional[str], unbound
                     for match in re.finditer(r"\.(\w+)\s*\(", text):
                         name = match.group(1)
                         if name in header.functions and name not in prototypes and name not in optional:
-                            errors.append(f"{file_name}:{_line(text, match.start())}: calls {name}, which _lib.py "
-                                          f"does not declare to ctypes (its arguments would pass as C int)")
+                            errors.append(
+                                f"{file_name}:{_line(text, match.start())}: calls {name}, which _lib.py "
+                                f"does not declare to ctypes (its arguments would pass as C int)"
+                            )
     if sources:
         errors += check_python_constants(header, sources)
-    structures = {name: value for name, value in vars(module).items()
-                  if isinstance(value, type) and issubclass(value, ctypes.Structure) and value is not ctypes.Structure}
+    structures = {
+        name: value
+        for name, value in vars(module).items()
+        if isinstance(value, type) and issubclass(value, ctypes.Structure) and value is not ctypes.Structure
+    }
     for tag, struct in header.structs.items():
         mine = structures.get(tag)
         if mine is None:
-            continue     # a struct the binding never passes needs no Structure
+            continue  # a struct the binding never passes needs no Structure
         fields = list(getattr(mine, "_fields_", []))
         names = [n.rstrip("_") for n, *_ in fields]
         expected = [f.name for f in struct.fields]
         if names != expected:
             errors.append(f"_lib.py: Structure {tag}: fields {names}, the header's {expected}")
             continue
-        for c_field, (f_name, f_type, *_) in zip(struct.fields, fields):
+        for c_field, (_, f_type, *_) in zip(struct.fields, fields):
             reason = compare.ctypes(c_field.type, f_type)
             if reason:
                 errors.append(f"_lib.py: Structure {tag}: field {c_field.name}: {reason}")
@@ -770,16 +861,18 @@ def check_python(header: Header, module: object, sources: Optional[str], unbound
             for f_name, *_ in fields:
                 c_offset = offsets.get(f_name.rstrip("_"))
                 if c_offset is not None and getattr(mine, f_name).offset != c_offset:
-                    errors.append(f"_lib.py: Structure {tag}: field {f_name} at offset {getattr(mine, f_name).offset}, "
-                                  f"C offsetof {c_offset}")
+                    errors.append(
+                        f"_lib.py: Structure {tag}: field {f_name} at offset {getattr(mine, f_name).offset}, "
+                        f"C offsetof {c_offset}"
+                    )
     return errors
 
 
-def enum_constants(header: Header) -> Dict[str, int]:
+def enum_constants(header: Header) -> dict[str, int]:
     return {name: value for values in header.enums.values() for name, value in values.items()}
 
 
-def _enum_prefix(names: List[str]) -> str:
+def _enum_prefix(names: list[str]) -> str:
     """What the constants of one enum share before their own names ("CDM_ATTR_" of CDM_ATTR_STRING, …)."""
     parts = [name.split("_") for name in names]
     shared = []
@@ -787,11 +880,11 @@ def _enum_prefix(names: List[str]) -> str:
         if len(set(segment)) != 1:
             break
         shared.append(segment[0])
-    shared = shared[:min(len(p) for p in parts) - 1]
+    shared = shared[: min(len(p) for p in parts) - 1]
     return "_".join(shared) + "_" if shared else ""
 
 
-def check_python_constants(header: Header, sources: str) -> List[str]:
+def check_python_constants(header: Header, sources: str) -> list[str]:
     """The header's enum constants as the Python package writes them:
     - a module-level integer named as a constant without the library's prefix (errors.py's
       INVALID_JSON for CDM_INVALID_JSON)
@@ -801,7 +894,7 @@ def check_python_constants(header: Header, sources: str) -> List[str]:
     - a tuple assignment whose line names "enum cdm_x" in a comment (SOURCE, DESTINATION, OTHER =
       1, 2, 0) must give each name (without a leading _) the constant's value."""
     constants = enum_constants(header)
-    library_prefixes = sorted({name.split("_", 1)[0] + "_" for name in constants})     # "CDM_"
+    library_prefixes = sorted({name.split("_", 1)[0] + "_" for name in constants})  # "CDM_"
     errors = []
     for directory, _, names in sorted(os.walk(sources)):
         for file_name in sorted(names):
@@ -811,50 +904,75 @@ def check_python_constants(header: Header, sources: str) -> List[str]:
                 text = f.read()
             lines = text.split("\n")
             for node in ast.parse(text).body:
-                named = re.search(r"enum (\w+)", ast.get_docstring(node) or "") if isinstance(node, ast.ClassDef) else None
+                named = (
+                    re.search(r"enum (\w+)", ast.get_docstring(node) or "") if isinstance(node, ast.ClassDef) else None
+                )
                 if named and named.group(1) in header.enums:
                     values = header.enums[named.group(1)]
                     prefix = _enum_prefix(list(values))
                     members = {}
                     for item in node.body:
-                        if isinstance(item, ast.Assign) and isinstance(item.value, ast.Constant) and type(item.value.value) is int:
-                            members.update({t.id: (item.value.value, item.lineno) for t in item.targets if isinstance(t, ast.Name)})
+                        if (
+                            isinstance(item, ast.Assign)
+                            and isinstance(item.value, ast.Constant)
+                            and type(item.value.value) is int
+                        ):
+                            members.update(
+                                {t.id: (item.value.value, item.lineno) for t in item.targets if isinstance(t, ast.Name)}
+                            )
                     for c_name, value in values.items():
-                        member = members.pop(c_name[len(prefix):], None)
+                        member = members.pop(c_name[len(prefix) :], None)
                         if member is None:
-                            errors.append(f"{file_name}:{node.lineno}: {node.name} lacks {c_name[len(prefix):]} ({c_name} = {value})")
+                            errors.append(
+                                f"{file_name}:{node.lineno}: {node.name} lacks {c_name[len(prefix) :]} "
+                                f"({c_name} = {value})"
+                            )
                         elif member[0] != value:
-                            errors.append(f"{file_name}:{member[1]}: {node.name}.{c_name[len(prefix):]} = {member[0]}, "
-                                          f"but the header's {c_name} is {value}")
+                            errors.append(
+                                f"{file_name}:{member[1]}: {node.name}.{c_name[len(prefix) :]} = {member[0]}, "
+                                f"but the header's {c_name} is {value}"
+                            )
                     for extra, (value, line) in members.items():
-                        errors.append(f"{file_name}:{line}: {node.name}.{extra} = {value} is no constant of enum {named.group(1)}")
+                        errors.append(
+                            f"{file_name}:{line}: {node.name}.{extra} = {value} is no constant of enum {named.group(1)}"
+                        )
                     continue
                 if not isinstance(node, ast.Assign) or len(node.targets) != 1:
                     continue
                 target, value = node.targets[0], node.value
                 commented = re.search(r"#.*\benum (\w+)", lines[node.lineno - 1])
-                if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and commented \
-                        and commented.group(1) in header.enums:
+                if (
+                    isinstance(target, ast.Tuple)
+                    and isinstance(value, ast.Tuple)
+                    and commented
+                    and commented.group(1) in header.enums
+                ):
                     values = header.enums[commented.group(1)]
                     prefix = _enum_prefix(list(values))
                     for name_node, value_node in zip(target.elts, value.elts):
                         c_name = prefix + getattr(name_node, "id", "").lstrip("_")
                         got = getattr(value_node, "value", None)
                         if c_name not in values:
-                            errors.append(f"{file_name}:{node.lineno}: {getattr(name_node, 'id', '?')} is no constant of "
-                                          f"enum {commented.group(1)}")
+                            errors.append(
+                                f"{file_name}:{node.lineno}: {getattr(name_node, 'id', '?')} is no constant of "
+                                f"enum {commented.group(1)}"
+                            )
                         elif got != values[c_name]:
-                            errors.append(f"{file_name}:{node.lineno}: {getattr(name_node, 'id', '?')} = {got}, "
-                                          f"but the header's {c_name} is {values[c_name]}")
+                            errors.append(
+                                f"{file_name}:{node.lineno}: {getattr(name_node, 'id', '?')} = {got}, "
+                                f"but the header's {c_name} is {values[c_name]}"
+                            )
                 elif isinstance(target, ast.Name) and isinstance(value, ast.Constant) and type(value.value) is int:
                     for c_name in (prefix + target.id for prefix in library_prefixes):
                         if c_name in constants and constants[c_name] != value.value:
-                            errors.append(f"{file_name}:{node.lineno}: {target.id} = {value.value}, "
-                                          f"but the header's {c_name} is {constants[c_name]}")
+                            errors.append(
+                                f"{file_name}:{node.lineno}: {target.id} = {value.value}, "
+                                f"but the header's {c_name} is {constants[c_name]}"
+                            )
     return errors
 
 
-def check_swift_codes(header: Header, paths: List[str], enum: str = "cdm_result") -> List[str]:
+def check_swift_codes(header: Header, paths: list[str], enum: str = "cdm_result") -> list[str]:
     """The result codes of the Swift engine (`static let name = Code(rawValue: n)`) against the
     header's enum of result codes, matched by name (CDM_NOT_FOUND ↔ notFound, case and underscores
     aside): every header code has a Swift code of its value."""
@@ -873,8 +991,10 @@ def check_swift_codes(header: Header, paths: List[str], enum: str = "cdm_result"
         key = c_name.split("_", 1)[1].replace("_", "").lower()
         found = swift.get(key)
         if found is None:
-            errors.append(f"enum {enum}: {c_name} has no Swift MigrationError.Code "
-                          f"(in {', '.join(os.path.relpath(p, ROOT) for p in paths)})")
+            errors.append(
+                f"enum {enum}: {c_name} has no Swift MigrationError.Code "
+                f"(in {', '.join(os.path.relpath(p, ROOT) for p in paths)})"
+            )
         elif found[1] != value:
             errors.append(f"enum {enum}: {c_name} is {value}, Swift's Code.{found[0]} {found[1]}")
     return errors
@@ -888,8 +1008,10 @@ def load_python(path: str, module_name: str) -> object:
 
 # --- The shared library ---------------------------------------------------------------------------
 
-def check_library(header: Header, library: str, soname: str, node: str,
-                  layout: Dict[str, Tuple[int, Dict[str, int]]]) -> List[str]:
+
+def check_library(
+    header: Header, library: str, soname: str, node: str, layout: dict[str, tuple[int, dict[str, int]]]
+) -> list[str]:
     errors = []
     dynamic = subprocess.run(["readelf", "-d", library], check=True, capture_output=True, text=True).stdout
     found = re.search(r"\(SONAME\).*\[(.*)\]", dynamic)
@@ -898,7 +1020,9 @@ def check_library(header: Header, library: str, soname: str, node: str,
     # objdump -T: the defined dynamic symbols; a visibility mark (".protected", which Swift's
     # @_cdecl functions get) may sit between the version and the name.
     exported = set()
-    for line in subprocess.run(["objdump", "-T", library], check=True, capture_output=True, text=True).stdout.splitlines():
+    for line in subprocess.run(
+        ["objdump", "-T", library], check=True, capture_output=True, text=True
+    ).stdout.splitlines():
         words = line.split()
         if not re.match(r"^[0-9a-f]+ ", line) or "*UND*" in line or len(words) < 3:
             continue
@@ -925,31 +1049,39 @@ def check_library(header: Header, library: str, soname: str, node: str,
         for tag, (size, _) in layout.items():
             mine = sizes(tag.encode())
             if mine == 0:
-                errors.append(f"cdm_internal_struct_size does not know \"{tag}\": add its Swift mirror to the switch "
-                              f"(Sources/CDMigrateCAPI/StructLayout.swift)")
+                errors.append(
+                    f'cdm_internal_struct_size does not know "{tag}": add its Swift mirror to the switch '
+                    f"(Sources/CDMigrateCAPI/StructLayout.swift)"
+                )
             elif mine != size:
-                errors.append(f"cdm_internal_struct_size(\"{tag}\") is {mine} (the Swift mirror's stride), C sizeof {size}")
+                errors.append(
+                    f'cdm_internal_struct_size("{tag}") is {mine} (the Swift mirror\'s stride), C sizeof {size}'
+                )
     return errors
 
 
 # --- ctypes prototypes from the header ------------------------------------------------------------
 
-def ctypes_signature(header: Header, name: str) -> Tuple[object, List[object]]:
+
+def ctypes_signature(header: Header, name: str) -> tuple[object, list[object]]:
     """A plain (restype, argtypes) for a declared function: scalars by width, text as c_char_p, every
     other pointer as c_void_p. For tests that call the library raw (NULL and wrong handles)."""
+
     def plain(c: CType) -> object:
         if isinstance(c, Scalar):
             return None if c.name == "void" else CTYPES_SCALARS[c.name]
         if isinstance(c, Ptr) and isinstance(c.to, Scalar) and c.to.name == "char":
             return ctypes.c_char_p
         return ctypes.c_void_p
+
     function = header.functions[name]
     return plain(function.ret), [plain(p.type) for p in function.params]
 
 
 # --- Command line ---------------------------------------------------------------------------------
 
-def run(args: argparse.Namespace) -> List[str]:
+
+def run(args: argparse.Namespace) -> list[str]:
     header = parse_header(args.header)
     errors = []
     layout = layouts(header, args.cc)
@@ -958,24 +1090,32 @@ def run(args: argparse.Namespace) -> List[str]:
     errors += check_swift_codes(header, args.swift_codes)
     if args.library:
         errors += check_library(header, args.library, args.soname, args.node, layout)
-        os.environ["CDMIGRATE_LIBRARY"] = os.path.abspath(args.library)     # the binding loads this one
+        os.environ["CDMIGRATE_LIBRARY"] = os.path.abspath(args.library)  # the binding loads this one
     if args.python_module:
         try:
             module = load_python(args.python_path, args.python_module)
-        except Exception as error:  # noqa: BLE001 - the import's own complaint is the report
-            return errors + [f"cannot import {args.python_module} from {args.python_path}: {error}"]
+        except Exception as error:
+            return [*errors, f"cannot import {args.python_module} from {args.python_path}: {error}"]
         errors += check_python(header, module, args.python_sources, read_unbound(args.unbound), layout)
     return errors
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--header", action="append", help="a header (repeatable; default include/cdmigrate.h and cdmigrate_internal.h)")
-    parser.add_argument("--swift", action="append",
-                        help="a folder of @_cdecl functions (repeatable; default the C API's and the command line's; '' skips)")
-    parser.add_argument("--swift-codes", action="append",
-                        help="a Swift file of result codes (MigrationError.Code; repeatable; default the engine's and the "
-                             "C API's; '' skips)")
+    parser.add_argument(
+        "--header", action="append", help="a header (repeatable; default include/cdmigrate.h and cdmigrate_internal.h)"
+    )
+    parser.add_argument(
+        "--swift",
+        action="append",
+        help="a folder of @_cdecl functions (repeatable; default the C API's and the command line's; '' skips)",
+    )
+    parser.add_argument(
+        "--swift-codes",
+        action="append",
+        help="a Swift file of result codes (MigrationError.Code; repeatable; default the engine's and the "
+        "C API's; '' skips)",
+    )
     parser.add_argument("--python-path", default=os.path.join(ROOT, "bindings", "python"))
     parser.add_argument("--python-module", default="cdmigrate._lib", help="the ctypes declarations ('' skips)")
     parser.add_argument("--python-sources", default=os.path.join(ROOT, "bindings", "python", "cdmigrate"))
@@ -986,13 +1126,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--cc", default=os.environ.get("CC", "cc"))
     args = parser.parse_args(argv)
     if args.swift is None:
-        args.swift = [os.path.join(ROOT, "Sources", "CDMigrateCAPI"), os.path.join(ROOT, "Sources", "CDMigrateCommandLine")]
+        args.swift = [
+            os.path.join(ROOT, "Sources", "CDMigrateCAPI"),
+            os.path.join(ROOT, "Sources", "CDMigrateCommandLine"),
+        ]
     args.swift = [folder for folder in args.swift if folder]
     if args.swift_codes is None:
-        args.swift_codes = [os.path.join(ROOT, "Sources", "CDMigrate", "Core", "MigrationError.swift"),
-                            os.path.join(ROOT, "Sources", "CDMigrateCAPI", "CAPIError.swift")]
+        args.swift_codes = [
+            os.path.join(ROOT, "Sources", "CDMigrate", "Core", "MigrationError.swift"),
+            os.path.join(ROOT, "Sources", "CDMigrateCAPI", "CAPIError.swift"),
+        ]
     args.swift_codes = [path for path in args.swift_codes if path]
-    args.header = args.header or [os.path.join(ROOT, "include", "cdmigrate.h"), os.path.join(ROOT, "include", "cdmigrate_internal.h")]
+    args.header = args.header or [
+        os.path.join(ROOT, "include", "cdmigrate.h"),
+        os.path.join(ROOT, "include", "cdmigrate_internal.h"),
+    ]
     if args.library and not (args.soname and args.node):
         parser.error("--library needs --soname and --node")
     try:
@@ -1004,13 +1152,21 @@ def main(argv: Optional[List[str]] = None) -> int:
     for error in errors:
         print(f"check-abi: {error}", file=sys.stderr)
     if errors:
-        print(f"check-abi: {len(errors)} disagreement(s) with {', '.join(os.path.relpath(h, ROOT) for h in args.header)}",
-              file=sys.stderr)
+        print(
+            f"check-abi: {len(errors)} disagreement(s) with {', '.join(os.path.relpath(h, ROOT) for h in args.header)}",
+            file=sys.stderr,
+        )
         return 1
     header = parse_header(args.header)
-    checked = [name for name, on in (("Swift", args.swift), ("Python", args.python_module), ("the library", args.library)) if on]
-    print(f"check-abi: {len(header.functions)} functions and {len(header.structs)} structs of the header agree with "
-          f"{', '.join(checked) or 'nothing (all checks skipped)'}")
+    checked = [
+        name
+        for name, on in (("Swift", args.swift), ("Python", args.python_module), ("the library", args.library))
+        if on
+    ]
+    print(
+        f"check-abi: {len(header.functions)} functions and {len(header.structs)} structs of the header agree with "
+        f"{', '.join(checked) or 'nothing (all checks skipped)'}"
+    )
     return 0
 
 

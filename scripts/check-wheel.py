@@ -52,9 +52,8 @@ def main(swift_root: str, path: str) -> None:
             fail("cdmigrate/libcdmigrate.so is not stripped")
         needed = subprocess.run(["readelf", "-d", library], check=True, capture_output=True, text=True).stdout
         for line in needed.splitlines():
-            if "(RUNPATH)" in line or "(RPATH)" in line:
-                if "$ORIGIN/../cdmigrate.libs" not in line:
-                    fail(f"the library's run path is not its vendored libraries': {line.strip()}")
+            if ("(RUNPATH)" in line or "(RPATH)" in line) and "$ORIGIN/../cdmigrate.libs" not in line:
+                fail(f"the library's run path is not its vendored libraries': {line.strip()}")
             needs = re.search(r"\(NEEDED\).*\[(.+)\]", line)
             if needs and f"cdmigrate.libs/{needs.group(1)}" not in vendored and not ALLOWED.match(needs.group(1)):
                 fail(f"the library needs {needs.group(1)}, neither vendored nor allowed by manylinux")

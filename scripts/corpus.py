@@ -44,7 +44,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
@@ -52,11 +52,11 @@ sys.path.insert(0, os.path.join(ROOT, "bindings", "python"))
 STAGES = ("import", "seed", "migrate", "compare")
 
 
-def natural_key(name: str) -> List[Any]:
+def natural_key(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name)]
 
 
-def bundles(folder: str) -> List[str]:
+def bundles(folder: str) -> list[str]:
     found = []
     for directory, subdirectories, _ in os.walk(folder):
         for name in list(subdirectories):
@@ -69,7 +69,7 @@ def bundles(folder: str) -> List[str]:
     return sorted(found)
 
 
-def project_root(bundle: str, folders: List[str]) -> str:
+def project_root(bundle: str, folders: list[str]) -> str:
     """The project a bundle belongs to: a FOLDER given is one project, or a folder of projects
     (each of its immediate subfolders that holds the bundle deeper down is one)."""
     bundle = os.path.abspath(bundle)
@@ -81,7 +81,7 @@ def project_root(bundle: str, folders: List[str]) -> str:
     return os.path.dirname(bundle)
 
 
-def mapping_folders(root: str) -> List[str]:
+def mapping_folders(root: str) -> list[str]:
     folders = set()
     for directory, subdirectories, _ in os.walk(root):
         for name in subdirectories:
@@ -90,15 +90,17 @@ def mapping_folders(root: str) -> List[str]:
     return sorted(folders)
 
 
-def python_environment() -> Dict[str, str]:
+def python_environment() -> dict[str, str]:
     """The environment in which `python -m cdmigrate` finds this checkout's binding."""
     environment = dict(os.environ)
     binding = os.path.join(ROOT, "bindings", "python")
-    environment["PYTHONPATH"] = binding + os.pathsep + environment.get("PYTHONPATH", "") if environment.get("PYTHONPATH") else binding
+    environment["PYTHONPATH"] = (
+        binding + os.pathsep + environment.get("PYTHONPATH", "") if environment.get("PYTHONPATH") else binding
+    )
     return environment
 
 
-def run(command: List[str], timeout: int = 600, environment: Optional[Dict[str, str]] = None) -> Tuple[int, str, str]:
+def run(command: list[str], timeout: int = 600, environment: dict[str, str] | None = None) -> tuple[int, str, str]:
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=timeout, env=environment)
         return done.returncode, done.stdout, done.stderr
@@ -109,7 +111,11 @@ def run(command: List[str], timeout: int = 600, environment: Optional[Dict[str, 
 def first_line(text: str) -> str:
     try:
         error = json.loads(text)["error"]
-        return f"error {error.get('code')}: {error.get('message') or (error.get('errors') or [{}])[0].get('message', '')}"[:300]
+        return (
+            f"error {error.get('code')}: {error.get('message') or (error.get('errors') or [{}])[0].get('message', '')}"[
+                :300
+            ]
+        )
     except (ValueError, KeyError, TypeError, IndexError, AttributeError):
         pass
     lines = [line for line in text.strip().splitlines() if line.strip()]
@@ -118,8 +124,9 @@ def first_line(text: str) -> str:
 
 # ---- Models, read from the JSON that `cdmigrate import` writes.
 
+
 class Entity:
-    def __init__(self, raw: Dict[str, Any], by_name: Dict[str, Dict[str, Any]]):
+    def __init__(self, raw: dict[str, Any], by_name: dict[str, dict[str, Any]]):
         self.name = raw["name"]
         self.abstract = bool(raw.get("abstract"))
         self.parent = raw.get("parent")
@@ -138,17 +145,18 @@ def is_model(path: str) -> bool:
         return "entities" in json.load(handle)
 
 
-def load_version(path: str) -> Dict[str, Entity]:
+def load_version(path: str) -> dict[str, Entity]:
     with open(path, encoding="utf-8") as handle:
         raw = json.load(handle)
     by_name = {e["name"]: e for e in raw["entities"]}
     return {name: Entity(e, by_name) for name, e in by_name.items()}
 
 
-def sample(attribute: Dict[str, Any], rng: random.Random, row: int, required_later: bool = False) -> Any:
+def sample(attribute: dict[str, Any], rng: random.Random, row: int, required_later: bool = False) -> Any:
     """A value for `attribute`; nil now and then when it is optional and no later version requires it
     (the app's data would have a value there, or Core Data would refuse the step too)."""
     import cdmigrate
+
     kind = attribute.get("type", "string")
     if attribute.get("optional") is not False and not required_later and rng.random() < 0.2:
         return None
@@ -166,6 +174,7 @@ def sample(attribute: Dict[str, Any], rng: random.Random, row: int, required_lat
         return bytes(rng.randint(0, 255) for _ in range(rng.randint(1, 32)))
     if kind == "uuid":
         import uuid
+
         return uuid.UUID(int=rng.getrandbits(128))
     if kind == "uri":
         return f"https://example.org/{row}"
@@ -178,13 +187,15 @@ def sample(attribute: Dict[str, Any], rng: random.Random, row: int, required_lat
     return None
 
 
-def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int,
-         required_later: frozenset = frozenset()) -> None:
+def seed(
+    model_path: str, entities: dict[str, Entity], path: str, rows: int, required_later: frozenset = frozenset()
+) -> None:
     import cdmigrate
+
     rng = random.Random(7)
     model = cdmigrate.Model.from_file(model_path)
     with cdmigrate.Store.create(model, path) as store:
-        made: Dict[str, list] = collections.defaultdict(list)
+        made: dict[str, list] = collections.defaultdict(list)
         concrete = [e for e in entities.values() if not e.abstract]
 
         def make(entity: Entity, row: int) -> Any:
@@ -208,14 +219,22 @@ def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int,
                 make(entity, number * rows + row)
         # A one-to-one (to-one both ways) takes each destination once, so that setting one link
         # never takes another's away; required links are set first.
-        taken: Dict[Tuple[str, str], set] = collections.defaultdict(set)
+        taken: dict[tuple[str, str], set] = collections.defaultdict(set)
         paired: set = set()
-        links = [(entity, name, relationship) for entity in concrete for name, relationship in entity.relationships.items()
-                 if not relationship.get("toMany") and not relationship.get("transient")]
+        links = [
+            (entity, name, relationship)
+            for entity in concrete
+            for name, relationship in entity.relationships.items()
+            if not relationship.get("toMany") and not relationship.get("transient")
+        ]
         links.sort(key=lambda link: link[2].get("optional") is not False)
         for entity, name, relationship in links:
             destination = relationship["destination"]
-            inverse = entities.get(destination).relationships.get(relationship.get("inverse") or "") if destination in entities else None
+            inverse = (
+                entities.get(destination).relationships.get(relationship.get("inverse") or "")
+                if destination in entities
+                else None
+            )
             one_to_one = inverse is not None and not inverse.get("toMany")
             if one_to_one:
                 # Set from one side only (the first, a required one): the other side follows.
@@ -243,7 +262,7 @@ def seed(model_path: str, entities: Dict[str, Entity], path: str, rows: int,
         store.save()
 
 
-def is_kind_of(entities: Dict[str, Entity], name: str, ancestor: str) -> bool:
+def is_kind_of(entities: dict[str, Entity], name: str, ancestor: str) -> bool:
     entity = entities.get(name)
     while entity is not None:
         if entity.name == ancestor:
@@ -254,7 +273,8 @@ def is_kind_of(entities: Dict[str, Entity], name: str, ancestor: str) -> bool:
 
 # ---- Reading a store's rows by entity and attribute name.
 
-def entity_rows(path: str, entity: Entity, attributes: List[str]) -> Optional[collections.Counter]:
+
+def entity_rows(path: str, entity: Entity, attributes: list[str]) -> collections.Counter | None:
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         number = db.execute("SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = ?", (entity.name,)).fetchone()
@@ -269,12 +289,14 @@ def entity_rows(path: str, entity: Entity, attributes: List[str]) -> Optional[co
                 return None
             chosen.append(candidates[0])
         select = ", ".join(f'"{c}"' for c in chosen) or "1"
-        return collections.Counter(db.execute(f'SELECT {select} FROM "{table}" WHERE Z_ENT = ?', (number[0],)).fetchall())
+        return collections.Counter(
+            db.execute(f'SELECT {select} FROM "{table}" WHERE Z_ENT = ?', (number[0],)).fetchall()
+        )
     finally:
         db.close()
 
 
-def successor(items: Dict[str, Dict[str, Any]], name: str) -> Optional[str]:
+def successor(items: dict[str, dict[str, Any]], name: str) -> str | None:
     """The name `name` has in the next version: the same name, else the item whose renaming
     identifier is `name` (Xcode's elementID)."""
     renamed = [n for n, item in items.items() if item.get("renamingIdentifier") == name]
@@ -283,7 +305,7 @@ def successor(items: Dict[str, Dict[str, Any]], name: str) -> Optional[str]:
     return name if name in items and not items[name].get("renamingIdentifier") else None
 
 
-def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[str, Dict[str, str]]]:
+def lineage(versions: list[dict[str, Entity]], entity: str) -> tuple[str, dict[str, str]] | None:
     """The entity's name in the last version and, for each attribute of the first version that
     every version keeps (through renames, with the same type), its name in the last version."""
     names = {a: a for a, attribute in versions[0][entity].attributes.items() if not attribute.get("transient")}
@@ -296,8 +318,12 @@ def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[st
         before, after = previous[current].attributes, version[following].attributes
         for first, name in list(names.items()):
             moved = successor(after, name)
-            if (moved is None or after[moved].get("type") != before[name].get("type") or after[moved].get("transient")
-                    or after[moved].get("valueTransformerName") != before[name].get("valueTransformerName")):
+            if (
+                moved is None
+                or after[moved].get("type") != before[name].get("type")
+                or after[moved].get("transient")
+                or after[moved].get("valueTransformerName") != before[name].get("valueTransformerName")
+            ):
                 del names[first]
             else:
                 names[first] = moved
@@ -305,7 +331,7 @@ def lineage(versions: List[Dict[str, Entity]], entity: str) -> Optional[Tuple[st
     return current, names
 
 
-def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]], skipped=frozenset()) -> List[str]:
+def compare(seed_path: str, out_path: str, versions: list[dict[str, Entity]], skipped=frozenset()) -> list[str]:
     problems = []
     for name, entity in sorted(versions[0].items()):
         if name in skipped:
@@ -322,13 +348,17 @@ def compare(seed_path: str, out_path: str, versions: List[Dict[str, Entity]], sk
         if sum(before.values()) != sum(after.values()):
             problems.append(f"{name}: {sum(before.values())} instances before, {sum(after.values())} after")
         elif before != after:
-            lost = [a for i, a in enumerate(first_names)
-                    if collections.Counter(r[i] for r in before.elements()) != collections.Counter(r[i] for r in after.elements())]
+            lost = [
+                a
+                for i, a in enumerate(first_names)
+                if collections.Counter(r[i] for r in before.elements())
+                != collections.Counter(r[i] for r in after.elements())
+            ]
             problems.append(f"{name}: values changed in {', '.join(lost)}")
     return problems
 
 
-def policies_module(bundle: str, folders: List[str], directory: Optional[str]) -> Optional[str]:
+def policies_module(bundle: str, folders: list[str], directory: str | None) -> str | None:
     """The ported policies of the project holding `bundle`, if `directory` has them."""
     if directory is None:
         return None
@@ -345,15 +375,17 @@ def policies_module(bundle: str, folders: List[str], directory: Optional[str]) -
 
 def load_module(path: str) -> Any:
     import importlib.util
+
     spec = importlib.util.spec_from_file_location("corpus_policies_" + str(abs(hash(path))), path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
 
 
-def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappings_option: bool,
-               policies: Optional[str] = None) -> Dict[str, Any]:
-    result: Dict[str, Any] = {"bundle": bundle, "passed": [], "failed": None, "message": ""}
+def try_bundle(
+    bundle: str, folders: list[str], tool: str, rows: int, has_mappings_option: bool, policies: str | None = None
+) -> dict[str, Any]:
+    result: dict[str, Any] = {"bundle": bundle, "passed": [], "failed": None, "message": ""}
     work = tempfile.mkdtemp(prefix="cdmigrate-corpus-")
     try:
         json_dir = os.path.join(work, "json")
@@ -362,8 +394,10 @@ def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappin
             result.update(failed="import", message=first_line(err) or first_line(out))
             return result
         result["passed"].append("import")
-        names = sorted((f[:-5] for f in os.listdir(json_dir) if f.endswith(".json") and is_model(os.path.join(json_dir, f))),
-                       key=natural_key)
+        names = sorted(
+            (f[:-5] for f in os.listdir(json_dir) if f.endswith(".json") and is_model(os.path.join(json_dir, f))),
+            key=natural_key,
+        )
         result["versions"] = len(names)
         # A bundle whose current version is its oldest by name (a library's test models, switched
         # per test) has nothing to migrate: said, not counted as a pass.
@@ -377,8 +411,13 @@ def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappin
         versions = [load_version(os.path.join(json_dir, n + ".json")) for n in names]
         seed_path = os.path.join(work, "seed.sqlite")
         try:
-            required_later = frozenset((entity.name, name) for version in versions[1:] for entity in version.values()
-                                       for name, attribute in entity.attributes.items() if attribute.get("optional") is False)
+            required_later = frozenset(
+                (entity.name, name)
+                for version in versions[1:]
+                for entity in version.values()
+                for name, attribute in entity.attributes.items()
+                if attribute.get("optional") is False
+            )
             seed(os.path.join(json_dir, names[0] + ".json"), versions[0], seed_path, rows, required_later)
         except Exception as error:  # a model the seeding cannot fill is reported, not fatal
             result.update(failed="seed", message=f"{type(error).__name__}: {error}"[:300])
@@ -390,8 +429,20 @@ def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappin
         out_path = os.path.join(work, "out.sqlite")
         if policies:
             result["policies"] = os.path.basename(policies)
-            command = [sys.executable, "-m", "cdmigrate", "migrate", seed_path, "--models", bundle, "--to", out_path,
-                       "--json", "--policies", policies]
+            command = [
+                sys.executable,
+                "-m",
+                "cdmigrate",
+                "migrate",
+                seed_path,
+                "--models",
+                bundle,
+                "--to",
+                out_path,
+                "--json",
+                "--policies",
+                policies,
+            ]
         else:
             command = [tool, "migrate", seed_path, "--models", bundle, "--to", out_path, "--json"]
         if has_mappings_option:
@@ -415,13 +466,16 @@ def try_bundle(bundle: str, folders: List[str], tool: str, rows: int, has_mappin
         result["passed"].append("compare")
         return result
     finally:
-        if not os.environ.get("CORPUS_KEEP"): shutil.rmtree(work, ignore_errors=True)
+        if not os.environ.get("CORPUS_KEEP"):
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("folders", nargs="+")
-    parser.add_argument("--cdmigrate", default=shutil.which("cdmigrate") or os.path.join(ROOT, ".build", "debug", "cdmigrate"))
+    parser.add_argument(
+        "--cdmigrate", default=shutil.which("cdmigrate") or os.path.join(ROOT, ".build", "debug", "cdmigrate")
+    )
     parser.add_argument("--rows", type=int, default=20)
     parser.add_argument("--json", help="write one JSON object per bundle to this file")
     parser.add_argument("--policies", help="folder of <project>.py modules: projects' policies ported to Python")
@@ -432,16 +486,28 @@ def main() -> int:
         policies = policies_module(bundle, args.folders, args.policies)
         result = try_bundle(bundle, args.folders, args.cdmigrate, args.rows, has_mappings_option, policies)
         results.append(result)
-        status = "skipped" if result.get("skipped") else "ok" if result["failed"] is None else f"FAILED at {result['failed']}"
-        print(f"{status:20} {os.path.relpath(bundle)} ({result.get('versions', '?')} versions) {result['message']}", flush=True)
+        status = (
+            "skipped"
+            if result.get("skipped")
+            else "ok"
+            if result["failed"] is None
+            else f"FAILED at {result['failed']}"
+        )
+        print(
+            f"{status:20} {os.path.relpath(bundle)} ({result.get('versions', '?')} versions) {result['message']}",
+            flush=True,
+        )
     if args.json:
         with open(args.json, "w", encoding="utf-8") as handle:
             for result in results:
                 handle.write(json.dumps(result, ensure_ascii=False) + "\n")
     counts = {stage: sum(stage in r["passed"] for r in results) for stage in STAGES}
     skipped = sum(bool(r.get("skipped")) for r in results)
-    print(f"{len(results)} bundles: " + ", ".join(f"{counts[s]} {s}" for s in STAGES)
-          + (f" ({skipped} skipped: nothing to migrate)" if skipped else ""))
+    print(
+        f"{len(results)} bundles: "
+        + ", ".join(f"{counts[s]} {s}" for s in STAGES)
+        + (f" ({skipped} skipped: nothing to migrate)" if skipped else "")
+    )
     return 0
 
 

@@ -46,14 +46,25 @@ def synopsis_of(argument: dict) -> str:
 
 def page(command: dict, path: list, version: str) -> str:
     name = "-".join(path)
-    date = datetime.date.today().isoformat() if not os.environ.get("SOURCE_DATE_EPOCH") else \
-        datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), datetime.timezone.utc).date().isoformat()
+    date = (
+        datetime.date.today().isoformat()
+        if not os.environ.get("SOURCE_DATE_EPOCH")
+        else datetime.datetime.fromtimestamp(int(os.environ["SOURCE_DATE_EPOCH"]), datetime.timezone.utc)
+        .date()
+        .isoformat()
+    )
     arguments = [a for a in command.get("arguments", []) if a.get("shouldDisplay", True)]
-    subcommands = [c for c in command.get("subcommands", []) if c.get("shouldDisplay", True) and c["commandName"] != "help"]
-    out = [f'.TH {name.upper()} 1 "{date}" "cdmigrate {version}" "cdmigrate manual"',
-           ".SH NAME", f"{name} \\- {escape(command.get('abstract', ''))}",
-           ".SH SYNOPSIS", f"\\fB{' '.join(path)}\\fR " + (" ".join(synopsis_of(a) for a in arguments)
-                                                          or ("\\fIcommand\\fR ..." if subcommands else ""))]
+    subcommands = [
+        c for c in command.get("subcommands", []) if c.get("shouldDisplay", True) and c["commandName"] != "help"
+    ]
+    out = [
+        f'.TH {name.upper()} 1 "{date}" "cdmigrate {version}" "cdmigrate manual"',
+        ".SH NAME",
+        f"{name} \\- {escape(command.get('abstract', ''))}",
+        ".SH SYNOPSIS",
+        f"\\fB{' '.join(path)}\\fR "
+        + (" ".join(synopsis_of(a) for a in arguments) or ("\\fIcommand\\fR ..." if subcommands else "")),
+    ]
     if command.get("discussion"):
         out += [".SH DESCRIPTION", paragraphs(command["discussion"])]
     if arguments:
@@ -65,12 +76,18 @@ def page(command: dict, path: list, version: str) -> str:
                 names = ", ".join(("-" if n["kind"] == "short" else "--") + n["name"] for n in argument["names"])
                 value = "" if argument["kind"] == "flag" else f" \\fI{argument['valueName']}\\fR"
                 out += [".TP", f"\\fB{names}\\fR{value}"]
-            out.append(escape(argument.get("abstract", "")) + (" (default: " + escape(argument["defaultValue"]) + ")"
-                                                                if argument.get("defaultValue") else ""))
+            out.append(
+                escape(argument.get("abstract", ""))
+                + (" (default: " + escape(argument["defaultValue"]) + ")" if argument.get("defaultValue") else "")
+            )
     if subcommands:
         out.append(".SH COMMANDS")
         for sub in subcommands:
-            out += [".TP", f"\\fB{sub['commandName']}\\fR", escape(sub.get("abstract", "")) + f" See \\fB{name}-{sub['commandName']}\\fR(1)."]
+            out += [
+                ".TP",
+                f"\\fB{sub['commandName']}\\fR",
+                escape(sub.get("abstract", "")) + f" See \\fB{name}-{sub['commandName']}\\fR(1).",
+            ]
     see = [f"\\fB{name}-{s['commandName']}\\fR(1)" for s in subcommands] or [f"\\fB{path[0]}\\fR(1)"]
     out += [".SH SEE ALSO", ", ".join(see)]
     return "\n".join(out) + "\n"
@@ -83,12 +100,14 @@ def write(command: dict, path: list, directory: str, version: str) -> list:
     written = [file]
     for sub in command.get("subcommands", []):
         if sub.get("shouldDisplay", True) and sub["commandName"] != "help":
-            written += write(sub, path + [sub["commandName"]], directory, version)
+            written += write(sub, [*path, sub["commandName"]], directory, version)
     return written
 
 
 def main(executable: str, directory: str, version: str) -> None:
-    dump = json.loads(subprocess.run([executable, "--experimental-dump-help"], check=True, capture_output=True, text=True).stdout)
+    dump = json.loads(
+        subprocess.run([executable, "--experimental-dump-help"], check=True, capture_output=True, text=True).stdout
+    )
     os.makedirs(directory, exist_ok=True)
     command = dump["command"]
     written = write(command, [command["commandName"]], directory, version)

@@ -12,6 +12,7 @@ package's version from _version.py.
 """
 
 import os
+import pathlib
 import re
 import sys
 
@@ -69,7 +70,7 @@ def main():
     stale = []
     for relative, generate in PLACES:
         path = os.path.join(ROOT, relative)
-        current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        current = pathlib.Path(path).read_text(encoding="utf-8") if os.path.exists(path) else ""
         wanted = generate(text, current, number)
         if wanted == current:
             continue

@@ -21,7 +21,6 @@ import sys
 import tempfile
 import zipfile
 
-
 # The SPDX expression of each library's licence (by the start of the Debian package's name).
 # ICU 72's licence is the Unicode licence with the older ICU licence for code before ICU 58;
 # SQLite's is its dedication to the public domain (SPDX "blessing"), liblzma 5.4's is public domain.
@@ -104,8 +103,10 @@ def main(path: str) -> None:
         records.append(f"{dist_info}/RECORD,,")
         out.writestr(f"{dist_info}/RECORD", "\n".join(records) + "\n")
     os.replace(temporary, path)
-    print(f"wheel-licences: {len(licences)} licences of vendored libraries added to {os.path.basename(path)}: "
-          + ", ".join(sorted(name.split('/')[1].rsplit('.', 1)[0] for name in licences)))
+    print(
+        f"wheel-licences: {len(licences)} licences of vendored libraries added to {os.path.basename(path)}: "
+        + ", ".join(sorted(name.split("/")[1].rsplit(".", 1)[0] for name in licences))
+    )
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 import CDMigrate
 import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Prints speed and memory figures for a declarative migration at two store sizes, and the time
@@ -12,33 +13,36 @@ let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let small = sizes.first ?? 20_000
 let large = sizes.dropFirst().first ?? 200_000
 
-let sourceModel = try ModelReader.model(fromJSON: """
-{"name": "Bench", "versionIdentifier": "1", "entities": [
-  {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
-   "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
-  {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"},
-                                  {"name": "created", "type": "date"}, {"name": "rank", "type": "integer32"}],
-   "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
-]}
-""")
-let destinationModel = try ModelReader.model(fromJSON: """
-{"name": "Bench", "versionIdentifier": "2", "entities": [
-  {"name": "Folder", "attributes": [{"name": "title", "type": "string"}],
-   "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
-  {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "text", "type": "string"},
-                                  {"name": "created", "type": "date"}, {"name": "score", "type": "integer64"}],
-   "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
-]}
-""")
-let mapping = try MappingModel.fromJSON("""
-{"entityMappings": [
-  {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
-   "attributeMappings": {"title": "$source.name"}},
-  {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-   "attributeMappings": {"title": "$source.title", "text": "$source.body", "created": "$source.created", "score": "$source.rank * 10"},
-   "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
-]}
-""")
+let sourceModel = try ModelReader.model(
+    fromJSON: """
+        {"name": "Bench", "versionIdentifier": "1", "entities": [
+          {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"},
+                                          {"name": "created", "type": "date"}, {"name": "rank", "type": "integer32"}],
+           "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
+        ]}
+        """)
+let destinationModel = try ModelReader.model(
+    fromJSON: """
+        {"name": "Bench", "versionIdentifier": "2", "entities": [
+          {"name": "Folder", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "text", "type": "string"},
+                                          {"name": "created", "type": "date"}, {"name": "score", "type": "integer64"}],
+           "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
+        ]}
+        """)
+let mapping = try MappingModel.fromJSON(
+    """
+    {"entityMappings": [
+      {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
+       "attributeMappings": {"title": "$source.name"}},
+      {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+       "attributeMappings": {"title": "$source.title", "text": "$source.body", "created": "$source.created", "score": "$source.rank * 10"},
+       "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
+    ]}
+    """)
 
 func now() -> Double {
     var t = timespec()
@@ -88,16 +92,16 @@ func rawSQLite(_ source: String, _ destination: String) throws -> Double {
     guard sqlite3_open(destination, &db) == SQLITE_OK else { throw MigrationError(.io, "cannot open \(destination)") }
     defer { sqlite3_close(db) }
     let sql = """
-    PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
-    CREATE TABLE ZFOLDER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR);
-    CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFOLDER INTEGER, ZCREATED TIMESTAMP, ZSCORE INTEGER, ZTEXT VARCHAR, ZTITLE VARCHAR);
-    CREATE INDEX ZNOTE_ZFOLDER_INDEX ON ZNOTE (ZFOLDER);
-    ATTACH '\(source)' AS src;
-    BEGIN;
-    INSERT INTO ZFOLDER SELECT Z_PK, 1, 1, ZNAME FROM src.ZFOLDER;
-    INSERT INTO ZNOTE SELECT Z_PK, 2, 1, ZFOLDER, ZCREATED, ZRANK * 10, ZBODY, ZTITLE FROM src.ZNOTE;
-    COMMIT;
-    """
+        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
+        CREATE TABLE ZFOLDER (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR);
+        CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFOLDER INTEGER, ZCREATED TIMESTAMP, ZSCORE INTEGER, ZTEXT VARCHAR, ZTITLE VARCHAR);
+        CREATE INDEX ZNOTE_ZFOLDER_INDEX ON ZNOTE (ZFOLDER);
+        ATTACH '\(source)' AS src;
+        BEGIN;
+        INSERT INTO ZFOLDER SELECT Z_PK, 1, 1, ZNAME FROM src.ZFOLDER;
+        INSERT INTO ZNOTE SELECT Z_PK, 2, 1, ZFOLDER, ZCREATED, ZRANK * 10, ZBODY, ZTITLE FROM src.ZNOTE;
+        COMMIT;
+        """
     let start = now()
     guard sqlite3_exec(db, sql, nil, nil, nil) == SQLITE_OK else {
         throw MigrationError(.sqlite, String(cString: sqlite3_errmsg(db)))
@@ -107,84 +111,110 @@ func rawSQLite(_ source: String, _ destination: String) throws -> Double {
 
 var template = Array("/tmp/cdmigrate-bench-XXXXXX".utf8CString)
 let directory = template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)) }
-print("cdmigrate benchmark: declarative migration of Note (4 attributes, one to-one) and Folder; \(small) and \(large) notes")
+print(
+    "cdmigrate benchmark: declarative migration of Note (4 attributes, one to-one) and Folder; \(small) and \(large) notes"
+)
 var results: [(notes: Int, seconds: Double, raw: Double, peak: Double)] = []
 for notes in [small, large] {
     let source = "\(directory)/source-\(notes).sqlite"
     try generate(source, notes: notes)
     let before = peakRSS()
-    let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel, mappingModel: mapping)
+    let manager = try MigrationManager(
+        sourceModel: sourceModel, destinationModel: destinationModel, mappingModel: mapping)
     let start = now()
     try manager.migrateStore(from: source, to: "\(directory)/destination-\(notes).sqlite")
     let seconds = now() - start
     let peak = peakRSS()
     let raw = try rawSQLite(source, "\(directory)/raw-\(notes).sqlite")
     results.append((notes, seconds, raw, peak))
-    print("  \(notes) notes: \(Value.format((seconds * 1000).rounded())) ms, \(Value.format((Double(notes) / seconds).rounded())) notes/s, "
-          + "\(Value.format((seconds / Double(notes) * 1e6 * 10).rounded() / 10)) µs/note; raw SQLite \(Value.format((raw * 1000).rounded())) ms "
-          + "(cdmigrate/raw = \(Value.format((seconds / raw * 10).rounded() / 10))x); peak RSS \(Value.format(peak.rounded())) MiB (before: \(Value.format(before.rounded())) MiB)")
+    print(
+        "  \(notes) notes: \(Value.format((seconds * 1000).rounded())) ms, \(Value.format((Double(notes) / seconds).rounded())) notes/s, "
+            + "\(Value.format((seconds / Double(notes) * 1e6 * 10).rounded() / 10)) µs/note; raw SQLite \(Value.format((raw * 1000).rounded())) ms "
+            + "(cdmigrate/raw = \(Value.format((seconds / raw * 10).rounded() / 10))x); peak RSS \(Value.format(peak.rounded())) MiB (before: \(Value.format(before.rounded())) MiB)"
+    )
 }
 do {
     // The same mapping with the SQL push-down turned off: every row through Swift objects.
-    let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel, mappingModel: mapping)
+    let manager = try MigrationManager(
+        sourceModel: sourceModel, destinationModel: destinationModel, mappingModel: mapping)
     manager.pushDownSQL = false
     let start = now()
     try manager.migrateStore(from: "\(directory)/source-\(large).sqlite", to: "\(directory)/rowwise-\(large).sqlite")
     let seconds = now() - start
-    print("  \(large) notes row by row (pushDownSQL off): \(Value.format((seconds * 1000).rounded())) ms, "
-          + "\(Value.format((seconds / Double(large) * 1e6 * 10).rounded() / 10)) µs/note; push-down speed-up \(Value.format(((seconds / (results.last?.seconds ?? seconds)) * 10).rounded() / 10))x")
+    print(
+        "  \(large) notes row by row (pushDownSQL off): \(Value.format((seconds * 1000).rounded())) ms, "
+            + "\(Value.format((seconds / Double(large) * 1e6 * 10).rounded() / 10)) µs/note; push-down speed-up \(Value.format(((seconds / (results.last?.seconds ?? seconds)) * 10).rounded() / 10))x"
+    )
     unlink("\(directory)/rowwise-\(large).sqlite")
 }
 if results.count == 2 {
-    let a = results[0], b = results[1]
-    print("  size ratio \(Value.format(Double(b.notes) / Double(a.notes)))x → time ratio \(Value.format((b.seconds / a.seconds * 10).rounded() / 10))x, "
-          + "peak RSS ratio \(Value.format((b.peak / max(a.peak, 1) * 100).rounded() / 100))x (flat memory means ≈ 1)")
+    let a = results[0]
+    let b = results[1]
+    print(
+        "  size ratio \(Value.format(Double(b.notes) / Double(a.notes)))x → time ratio \(Value.format((b.seconds / a.seconds * 10).rounded() / 10))x, "
+            + "peak RSS ratio \(Value.format((b.peak / max(a.peak, 1) * 100).rounded() / 100))x (flat memory means ≈ 1)"
+    )
 }
 
 // A custom policy that finds a shared destination instance by value for every source row (the
 // "one Author per name" pattern): the lookup must not scan the destination each time, so the
 // time per row stays flat as the destination grows.
-let authorsModel = try ModelReader.model(fromJSON: """
-{"name": "Bench", "versionIdentifier": "3", "entities": [
-  {"name": "Folder", "attributes": [{"name": "title", "type": "string"}]},
-  {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
-   "relationships": [{"name": "tag", "destination": "Tag", "inverse": "notes"}]},
-  {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
-   "relationships": [{"name": "notes", "destination": "Note", "inverse": "tag", "toMany": true}]}
-]}
-""")
+let authorsModel = try ModelReader.model(
+    fromJSON: """
+        {"name": "Bench", "versionIdentifier": "3", "entities": [
+          {"name": "Folder", "attributes": [{"name": "title", "type": "string"}]},
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "tag", "destination": "Tag", "inverse": "notes"}]},
+          {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "tag", "toMany": true}]}
+        ]}
+        """)
 final class TagPerTitlePolicy: EntityMigrationPolicy {
-    override func createDestinationInstances(forSource note: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
-        guard let created = try defaultCreateDestinationInstances(forSource: note, in: mapping, manager: manager) else { return }
+    override func createDestinationInstances(
+        forSource note: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
+        guard let created = try defaultCreateDestinationInstances(forSource: note, in: mapping, manager: manager) else {
+            return
+        }
         // Every other note shares a tag with its neighbour: half the lookups find one, half make one.
         let title = try note.value(forKey: "title").stringValue ?? ""
         let number = Int(title.split(separator: " ").last ?? "") ?? 0
         let name = Value.string("tag \(number / 2)")
-        let tag = try manager.fetchDestinationInstances(entityName: "Tag", predicate: "name == %@", arguments: [name], fetchLimit: 1).first ?? {
-            let tag = try manager.createDestinationInstance(entityName: "Tag")
-            try tag.setValue(name, forKey: "name")
-            return tag
-        }()
+        let tag =
+            try manager.fetchDestinationInstances(
+                entityName: "Tag", predicate: "name == %@", arguments: [name], fetchLimit: 1
+            ).first
+            ?? {
+                let tag = try manager.createDestinationInstance(entityName: "Tag")
+                try tag.setValue(name, forKey: "name")
+                return tag
+            }()
         try created.setValue(.object(tag), forKey: "tag")
     }
 }
-let lookupMapping = try MappingModel.fromJSON("""
-{"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-  "policy": "TagPerTitle", "attributeMappings": {"title": "$source.title"}}]}
-""")
+let lookupMapping = try MappingModel.fromJSON(
+    """
+    {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+      "policy": "TagPerTitle", "attributeMappings": {"title": "$source.title"}}]}
+    """)
 var lookupTimes: [Double] = []
 for notes in [small, large] {
-    let manager = try MigrationManager(sourceModel: sourceModel, destinationModel: authorsModel, mappingModel: lookupMapping)
+    let manager = try MigrationManager(
+        sourceModel: sourceModel, destinationModel: authorsModel, mappingModel: lookupMapping)
     manager.registerPolicy(named: "TagPerTitle") { TagPerTitlePolicy() }
     let start = now()
     try manager.migrateStore(from: "\(directory)/source-\(notes).sqlite", to: "\(directory)/lookup-\(notes).sqlite")
     let perRow = (now() - start) / Double(notes) * 1e6
     lookupTimes.append(perRow)
-    print("  destination lookup per row (policy fetching a Tag by name), \(notes) notes: \(Value.format((perRow * 10).rounded() / 10)) µs/note")
+    print(
+        "  destination lookup per row (policy fetching a Tag by name), \(notes) notes: \(Value.format((perRow * 10).rounded() / 10)) µs/note"
+    )
     unlink("\(directory)/lookup-\(notes).sqlite")
 }
 if lookupTimes.count == 2 {
-    print("  lookup time per row, large/small: \(Value.format((lookupTimes[1] / lookupTimes[0] * 100).rounded() / 100))x (no scan per lookup means ≈ 1)")
+    print(
+        "  lookup time per row, large/small: \(Value.format((lookupTimes[1] / lookupTimes[0] * 100).rounded() / 100))x (no scan per lookup means ≈ 1)"
+    )
 }
 for suffix in ["source", "destination", "raw"] {
     for notes in [small, large] { unlink("\(directory)/\(suffix)-\(notes).sqlite") }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// The C API's own result codes (cdmigrate.h, enum cdm_result, 101…): wrong use by the host,
 /// told apart from the engine's errors so a host can react to them.

@@ -25,7 +25,9 @@ final class CPolicy: EntityMigrationPolicy {
         try run(registration.hooks.begin, "begin", mapping)
     }
 
-    override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    override func createDestinationInstances(
+        forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         guard let hook = registration.hooks.createDestinationInstances else {
             return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         }
@@ -35,9 +37,13 @@ final class CPolicy: EntityMigrationPolicy {
         }
     }
 
-    override var createsDestinationInstancesInBatches: Bool { registration.hooks.createDestinationInstancesBatch != nil }
+    override var createsDestinationInstancesInBatches: Bool {
+        registration.hooks.createDestinationInstancesBatch != nil
+    }
 
-    override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+    override func createDestinationInstances(
+        forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         guard let hook = registration.hooks.createDestinationInstancesBatch else {
             return try super.createDestinationInstances(forSourceBatch: batch, in: mapping, manager: manager)
         }
@@ -51,7 +57,9 @@ final class CPolicy: EntityMigrationPolicy {
         try run(registration.hooks.endInstanceCreation, "end_instance_creation", mapping)
     }
 
-    override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    override func createRelationships(
+        forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         guard let hook = registration.hooks.createRelationships else {
             return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
         }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Strings across the boundary: C strings in are checked for NULL and UTF-8; strings out are
 /// malloc'd copies whose owner (a handle, a scope, or the caller) frees them.
@@ -49,10 +50,15 @@ enum CString {
 
     /// A string argument with a size_t length: CDM_NUL_TERMINATED ((size_t)-1, -1 as an Int)
     /// means up to the NUL; any other length past Int.max is refused.
-    static func argument(_ pointer: UnsafePointer<CChar>?, length: Int, _ what: @autoclosure () -> String) throws -> String {
+    static func argument(_ pointer: UnsafePointer<CChar>?, length: Int, _ what: @autoclosure () -> String) throws
+        -> String
+    {
         guard let pointer = pointer else { throw MigrationError.misuse("\(what()) is NULL") }
         guard length >= -1 else {
-            throw MigrationError(.invalidArgument, "the length of \(what()) (\(UInt(bitPattern: length)) bytes) is not a length: pass CDM_NUL_TERMINATED or the byte count")
+            throw MigrationError(
+                .invalidArgument,
+                "the length of \(what()) (\(UInt(bitPattern: length)) bytes) is not a length: pass CDM_NUL_TERMINATED or the byte count"
+            )
         }
         let count = length == -1 ? strlen(pointer) : length
         return try decode(UnsafeRawBufferPointer(start: pointer, count: count), what())

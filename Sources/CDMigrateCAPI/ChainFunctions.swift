@@ -17,19 +17,25 @@ private func chainCall(_ body: () throws -> Void) -> Int32 {
 }
 
 @_cdecl("cdm_chain_plan")
-public func cdm_chain_plan(_ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
-                           _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_chain_plan(
+    _ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     cdm_chain_plan_with_mappings(models, nil, store, target, out)
 }
 
 @_cdecl("cdm_chain_plan_with_mappings")
-public func cdm_chain_plan_with_mappings(_ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
-                                         _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
-                                         _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_chain_plan_with_mappings(
+    _ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     chainCall {
         let out = try required(out, "plan_json")
         out.pointee = nil
-        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"), mappingFolders: try CString.folders(mappingDirs))
+        let set = try ModelSet(
+            contentsOf: try CString.argument(models, "the models path"),
+            mappingFolders: try CString.folders(mappingDirs))
         let storePath = try CString.argument(store, "the store path")
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         let plan = try MigrationPlan(storeAt: storePath, models: set, targetVersion: targetVersion)
@@ -38,18 +44,24 @@ public func cdm_chain_plan_with_mappings(_ models: UnsafePointer<CChar>?, _ mapp
 }
 
 @_cdecl("cdm_migrate_chain")
-public func cdm_migrate_chain(_ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
-                              _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_migrate_chain(
+    _ models: UnsafePointer<CChar>?, _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+    _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     cdm_migrate_chain_with_mappings(models, nil, store, target, destination, out)
 }
 
 @_cdecl("cdm_migrate_chain_with_mappings")
-public func cdm_migrate_chain_with_mappings(_ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
-                                            _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
-                                            _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_migrate_chain_with_mappings(
+    _ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+    _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     chainCall {
         out?.pointee = nil
-        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"), mappingFolders: try CString.folders(mappingDirs))
+        let set = try ModelSet(
+            contentsOf: try CString.argument(models, "the models path"),
+            mappingFolders: try CString.folders(mappingDirs))
         let storePath = try CString.argument(store, "the store path")
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         let destinationPath = try destination.map { try CString.argument($0, "the destination path") }

@@ -30,9 +30,12 @@ extension MigrationHandle {
     /// new store at `destination` (nil: in place).
     func runChain(source: String, destination: String?) throws {
         guard let chain = chain else { throw MigrationError.misuse("the migration handle is not a chain") }
-        if running { throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks") }
+        if running {
+            throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks")
+        }
         chain.report = nil
-        let staged = try StagedMigrationManager(storeAt: source, models: chain.models, targetVersion: chain.targetVersion)
+        let staged = try StagedMigrationManager(
+            storeAt: source, models: chain.models, targetVersion: chain.targetVersion)
         _ = try runChain(staged, destination: destination, progress: nil)
     }
 
@@ -40,16 +43,21 @@ extension MigrationHandle {
     /// registered policies, functions, progress callback, progress interval and user info, and
     /// is the handle's manager while it runs, so that callbacks' contexts are that step's.
     /// `progress`, when given, is asked first on every progress step (false cancels).
-    func runChain(_ staged: StagedMigrationManager, destination: String?,
-                  progress swiftProgress: ((Int, MigrationProgress) -> Bool)?) throws -> StagedMigrationReport {
+    func runChain(
+        _ staged: StagedMigrationManager, destination: String?,
+        progress swiftProgress: ((Int, MigrationProgress) -> Bool)?
+    ) throws -> StagedMigrationReport {
         guard let chain = chain else { throw MigrationError.misuse("the migration handle is not a chain") }
-        if running { throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks") }
+        if running {
+            throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks")
+        }
         for (name, registration) in policies {
             staged.registerPolicy(named: name) { [unowned self] in CPolicy(registration, migration: self) }
         }
         for function in functions.values {
             let registration = function.registration
-            staged.registerFunction(className: function.className, selector: function.selector) { [unowned self] arguments in
+            staged.registerFunction(className: function.className, selector: function.selector) {
+                [unowned self] arguments in
                 try self.call(registration, arguments)
             }
         }
@@ -85,19 +93,28 @@ extension MigrationHandle {
 }
 
 @_cdecl("cdm_migration_new_chain")
-public func cdm_migration_new_chain(_ models: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
-                                    _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_migration_new_chain(
+    _ models: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     cdm_migration_new_chain_with_mappings(models, nil, target, out)
 }
 
 @_cdecl("cdm_migration_new_chain_with_mappings")
-public func cdm_migration_new_chain_with_mappings(_ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
-                                                  _ target: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_migration_new_chain_with_mappings(
+    _ models: UnsafePointer<CChar>?, _ mappingDirs: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ target: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     construct(out, MigrationHandle()) { handle in
-        let set = try ModelSet(contentsOf: try CString.argument(models, "the models path"), mappingFolders: try CString.folders(mappingDirs))
+        let set = try ModelSet(
+            contentsOf: try CString.argument(models, "the models path"),
+            mappingFolders: try CString.folders(mappingDirs))
         let targetVersion = try target.map { try CString.argument($0, "the target version") }
         if let targetVersion = targetVersion, !set.versionNames.contains(targetVersion) {
-            throw MigrationError(.invalidArgument, "the model set '\(set.path)' has no version '\(targetVersion)' (it holds \(set.versionNames.joined(separator: ", ")))")
+            throw MigrationError(
+                .invalidArgument,
+                "the model set '\(set.path)' has no version '\(targetVersion)' (it holds \(set.versionNames.joined(separator: ", ")))"
+            )
         }
         handle.chain = ChainSetup(models: set, targetVersion: targetVersion)
     }

@@ -57,7 +57,9 @@ final class ContextEntry: HandleEntry {
 
 func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope) throws -> Void) -> Int32 {
     withEntry(ctx, ContextEntry.self, "context") { entry in
-        guard let scope = entry.context.scope else { throw MigrationError.misuse("the context's callback has returned") }
+        guard let scope = entry.context.scope else {
+            throw MigrationError.misuse("the context's callback has returned")
+        }
         try body(entry.context, scope)
     }
 }
@@ -71,7 +73,8 @@ private func optionalObject(_ handle: OpaquePointer?, _ what: String) throws -> 
     return try object(handle, what)
 }
 
-private func objects(_ handles: UnsafePointer<OpaquePointer?>?, _ count: Int, _ what: String) throws -> [ManagedObject] {
+private func objects(_ handles: UnsafePointer<OpaquePointer?>?, _ count: Int, _ what: String) throws -> [ManagedObject]
+{
     guard count > 0 else { return [] }
     guard let handles = handles else { throw MigrationError.misuse("the \(what) array is NULL") }
     return try (0..<count).map { try object(handles[$0], "\(what) \($0)") }
@@ -80,14 +83,18 @@ private func objects(_ handles: UnsafePointer<OpaquePointer?>?, _ count: Int, _ 
 private func mappingOfCurrentPass(_ context: CallbackContext, _ name: String) throws {
     let manager = context.manager
     guard manager.currentPass < manager.mappingModels.count,
-          manager.mappingModels[manager.currentPass].entityMapping(named: name) != nil else {
-        throw MigrationError.notFound("there is no entity mapping named '\(name)' in the current mapping model (pass \(manager.currentPass))")
+        manager.mappingModels[manager.currentPass].entityMapping(named: name) != nil
+    else {
+        throw MigrationError.notFound(
+            "there is no entity mapping named '\(name)' in the current mapping model (pass \(manager.currentPass))")
     }
 }
 
 @_cdecl("cdm_context_errcode")
 public func cdm_context_errcode(_ ctx: OpaquePointer?) -> Int32 {
-    guard let entry = ThreadState.current.table.lookup(ctx) as? ContextEntry else { return MigrationError.Code.misuse.rawValue }
+    guard let entry = ThreadState.current.table.lookup(ctx) as? ContextEntry else {
+        return MigrationError.Code.misuse.rawValue
+    }
     return entry.context.errcode
 }
 
@@ -112,23 +119,37 @@ public func cdm_context_fail(_ ctx: OpaquePointer?, _ code: Int32, _ message: Un
     }
     // An unreadable message must not hide the host's error: keep the code, say what went wrong.
     let text: String?
-    do { text = try message.map { try CString.argument($0, "the message") } } catch { text = "(the host's error message is not valid UTF-8)" }
+    do { text = try message.map { try CString.argument($0, "the message") } } catch {
+        text = "(the host's error message is not valid UTF-8)"
+    }
     return entry.context.fail(code: code, message: text)
 }
 
 @_cdecl("cdm_context_entity_mapping_name")
-public func cdm_context_entity_mapping_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().name) }
+public func cdm_context_entity_mapping_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?)
+    -> Int32
+{
+    withContext(ctx) { context, _ in
+        try required(name, "name").pointee = context.string(try context.currentMapping().name)
+    }
 }
 
 @_cdecl("cdm_context_source_entity_name")
-public func cdm_context_source_entity_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().sourceEntityName) }
+public func cdm_context_source_entity_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?)
+    -> Int32
+{
+    withContext(ctx) { context, _ in
+        try required(name, "name").pointee = context.string(try context.currentMapping().sourceEntityName)
+    }
 }
 
 @_cdecl("cdm_context_destination_entity_name")
-public func cdm_context_destination_entity_name(_ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
-    withContext(ctx) { context, _ in try required(name, "name").pointee = context.string(try context.currentMapping().destinationEntityName) }
+public func cdm_context_destination_entity_name(
+    _ ctx: OpaquePointer?, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
+    withContext(ctx) { context, _ in
+        try required(name, "name").pointee = context.string(try context.currentMapping().destinationEntityName)
+    }
 }
 
 @_cdecl("cdm_context_pass")
@@ -137,7 +158,9 @@ public func cdm_context_pass(_ ctx: OpaquePointer?, _ pass: UnsafeMutablePointer
 }
 
 @_cdecl("cdm_context_create_instance")
-public func cdm_context_create_instance(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_create_instance(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
         let name = try CString.argument(entity, "the entity name")
@@ -149,27 +172,35 @@ public func cdm_context_create_instance(_ ctx: OpaquePointer?, _ entity: UnsafeP
 }
 
 @_cdecl("cdm_context_apply_attribute_mappings")
-public func cdm_context_apply_attribute_mappings(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?) -> Int32 {
+public func cdm_context_apply_attribute_mappings(
+    _ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?
+) -> Int32 {
     withContext(ctx) { context, _ in
-        try context.manager.applyAttributeMappings(of: try context.currentMapping(), source: try optionalObject(source, "source object"),
-                                                   destination: try object(destination, "destination object"))
+        try context.manager.applyAttributeMappings(
+            of: try context.currentMapping(), source: try optionalObject(source, "source object"),
+            destination: try object(destination, "destination object"))
     }
 }
 
 @_cdecl("cdm_context_associate")
-public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?) -> Int32 {
+public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?)
+    -> Int32
+{
     withContext(ctx) { context, _ in
-        try context.manager.associate(sourceInstance: try object(source, "source object"),
-                                      withDestinationInstance: try object(destination, "destination object"), for: try context.currentMapping())
+        try context.manager.associate(
+            sourceInstance: try object(source, "source object"),
+            withDestinationInstance: try object(destination, "destination object"), for: try context.currentMapping())
     }
 }
 
 /// The instances the named entity mapping of the current pass made from `given` (or made them
 /// from): `find` is the manager's lookup of one direction; `what` names the given side.
-private func associatedInstances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ given: UnsafePointer<OpaquePointer?>?,
-                                 _ givenCount: Int, _ what: String, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?,
-                                 _ count: UnsafeMutablePointer<Int>?,
-                                 _ find: (MigrationManager, String, [ManagedObject]) throws -> [ManagedObject]) -> Int32 {
+private func associatedInstances(
+    _ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ given: UnsafePointer<OpaquePointer?>?,
+    _ givenCount: Int, _ what: String, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?,
+    _ count: UnsafeMutablePointer<Int>?,
+    _ find: (MigrationManager, String, [ManagedObject]) throws -> [ManagedObject]
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
         let count = try required(count, "count")
@@ -182,29 +213,39 @@ private func associatedInstances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer
 }
 
 @_cdecl("cdm_context_destination_instances")
-public func cdm_context_destination_instances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ sources: UnsafePointer<OpaquePointer?>?, _ sourceCount: Int,
-                                              _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_context_destination_instances(
+    _ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ sources: UnsafePointer<OpaquePointer?>?,
+    _ sourceCount: Int,
+    _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     associatedInstances(ctx, mapping, sources, sourceCount, "source", out, count) { manager, name, sources in
         try manager.destinationInstances(forEntityMappingName: name, sourceInstances: sources)
     }
 }
 
 @_cdecl("cdm_context_source_instances")
-public func cdm_context_source_instances(_ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ destinations: UnsafePointer<OpaquePointer?>?, _ destinationCount: Int,
-                                         _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
-    associatedInstances(ctx, mapping, destinations, destinationCount, "destination", out, count) { manager, name, destinations in
+public func cdm_context_source_instances(
+    _ ctx: OpaquePointer?, _ mapping: UnsafePointer<CChar>?, _ destinations: UnsafePointer<OpaquePointer?>?,
+    _ destinationCount: Int,
+    _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
+    associatedInstances(ctx, mapping, destinations, destinationCount, "destination", out, count) {
+        manager, name, destinations in
         try manager.sourceInstances(forEntityMappingName: name, destinationInstances: destinations)
     }
 }
 
 @_cdecl("cdm_context_evaluate")
-public func cdm_context_evaluate(_ ctx: OpaquePointer?, _ expression: UnsafePointer<CChar>?, _ source: OpaquePointer?, _ destination: OpaquePointer?,
-                                 _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_evaluate(
+    _ ctx: OpaquePointer?, _ expression: UnsafePointer<CChar>?, _ source: OpaquePointer?, _ destination: OpaquePointer?,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the result pointer is NULL") }
         let text = try CString.argument(expression, "the expression")
-        let value = try context.manager.evaluate(text, source: try optionalObject(source, "source object"),
-                                                 destination: try optionalObject(destination, "destination object"))
+        let value = try context.manager.evaluate(
+            text, source: try optionalObject(source, "source object"),
+            destination: try optionalObject(destination, "destination object"))
         out.pointee = scope.handle(ValueEntry(value, writable: false))
     }
 }

@@ -9,39 +9,53 @@ enum FetchFlags {
     static let excludeSubentities: Int32 = 1
 }
 
-private func fetch(_ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                   _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
-                   _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+private func fetch(
+    _ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the list pointer is NULL") }
         out.pointee = nil
         let name = try CString.argument(entity, "the entity name")
         let text = try predicate.map { try CString.argument($0, "the predicate") }
-        let (args, variables) = try FieldConversion.arguments(arguments?.assumingMemoryBound(to: CField.self), argumentCount)
+        let (args, variables) = try FieldConversion.arguments(
+            arguments?.assumingMemoryBound(to: CField.self), argumentCount)
         try checkEntity(context.manager, name, destination: destination)
         let subentities = flags & FetchFlags.excludeSubentities == 0
         let limitValue: Int? = limit > 0 ? limit : nil
-        let found = destination
-            ? try context.manager.fetchDestinationInstances(entityName: name, predicate: text, arguments: args, variables: variables,
-                                                            includesSubentities: subentities, fetchLimit: limitValue)
-            : try context.manager.fetchSourceInstances(entityName: name, predicate: text, arguments: args, variables: variables,
-                                                       includesSubentities: subentities, fetchLimit: limitValue)
+        let found =
+            destination
+            ? try context.manager.fetchDestinationInstances(
+                entityName: name, predicate: text, arguments: args, variables: variables,
+                includesSubentities: subentities, fetchLimit: limitValue)
+            : try context.manager.fetchSourceInstances(
+                entityName: name, predicate: text, arguments: args, variables: variables,
+                includesSubentities: subentities, fetchLimit: limitValue)
         out.pointee = scope.handle(ListEntry(found))
     }
 }
 
-private func count(_ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                   _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
+private func count(
+    _ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withContext(ctx) { context, _ in
         guard let out = out else { throw MigrationError.misuse("the count pointer is NULL") }
         let name = try CString.argument(entity, "the entity name")
         let text = try predicate.map { try CString.argument($0, "the predicate") }
-        let (args, variables) = try FieldConversion.arguments(arguments?.assumingMemoryBound(to: CField.self), argumentCount)
+        let (args, variables) = try FieldConversion.arguments(
+            arguments?.assumingMemoryBound(to: CField.self), argumentCount)
         try checkEntity(context.manager, name, destination: destination)
         let subentities = flags & FetchFlags.excludeSubentities == 0
-        out.pointee = destination
-            ? try context.manager.countDestinationInstances(entityName: name, predicate: text, arguments: args, variables: variables, includesSubentities: subentities)
-            : try context.manager.countSourceInstances(entityName: name, predicate: text, arguments: args, variables: variables, includesSubentities: subentities)
+        out.pointee =
+            destination
+            ? try context.manager.countDestinationInstances(
+                entityName: name, predicate: text, arguments: args, variables: variables,
+                includesSubentities: subentities)
+            : try context.manager.countSourceInstances(
+                entityName: name, predicate: text, arguments: args, variables: variables,
+                includesSubentities: subentities)
     }
 }
 
@@ -49,38 +63,49 @@ private func count(_ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePoi
 func checkEntity(_ manager: MigrationManager, _ name: String, destination: Bool) throws {
     let model = destination ? manager.destinationModel : manager.sourceModel
     guard model.entity(named: name) != nil else {
-        throw MigrationError.notFound("the \(destination ? "destination" : "source") model has no entity named '\(name)'")
+        throw MigrationError.notFound(
+            "the \(destination ? "destination" : "source") model has no entity named '\(name)'")
     }
 }
 
 @_cdecl("cdm_context_fetch_destination")
-public func cdm_context_fetch_destination(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                                          _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
-                                          _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_fetch_destination(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     fetch(ctx, destination: true, entity, predicate, arguments, argumentCount, flags, limit, out)
 }
 
 @_cdecl("cdm_context_fetch_source")
-public func cdm_context_fetch_source(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                                     _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
-                                     _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_fetch_source(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     fetch(ctx, destination: false, entity, predicate, arguments, argumentCount, flags, limit, out)
 }
 
 @_cdecl("cdm_context_count_destination")
-public func cdm_context_count_destination(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                                          _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_context_count_destination(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?
+) -> Int32 {
     count(ctx, destination: true, entity, predicate, arguments, argumentCount, flags, out)
 }
 
 @_cdecl("cdm_context_count_source")
-public func cdm_context_count_source(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-                                     _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_context_count_source(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ out: UnsafeMutablePointer<Int>?
+) -> Int32 {
     count(ctx, destination: false, entity, predicate, arguments, argumentCount, flags, out)
 }
 
 @_cdecl("cdm_context_instance_for_uri")
-public func cdm_context_instance_for_uri(_ ctx: OpaquePointer?, _ uri: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_instance_for_uri(
+    _ ctx: OpaquePointer?, _ uri: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         out.pointee = nil
@@ -93,8 +118,10 @@ public func cdm_context_instance_for_uri(_ ctx: OpaquePointer?, _ uri: UnsafePoi
 }
 
 @_cdecl("cdm_context_instance_with_id")
-public func cdm_context_instance_with_id(_ ctx: OpaquePointer?, _ store: Int32, _ entity: UnsafePointer<CChar>?, _ primaryKey: Int64,
-                                         _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_context_instance_with_id(
+    _ ctx: OpaquePointer?, _ store: Int32, _ entity: UnsafePointer<CChar>?, _ primaryKey: Int64,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         out.pointee = nil
@@ -104,13 +131,17 @@ public func cdm_context_instance_with_id(_ ctx: OpaquePointer?, _ store: Int32, 
         switch store {
         case StoreKind.source: persistent = manager.sourceStore
         case StoreKind.destination: persistent = manager.destinationStore
-        default: throw MigrationError(.invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
+        default:
+            throw MigrationError(
+                .invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
         }
         guard let persistent = persistent else { throw MigrationError.misuse("the migration has no open store") }
         try checkEntity(manager, name, destination: store == StoreKind.destination)
         let id = ObjectID(storeIdentifier: persistent.storeIdentifier, entityName: name, primaryKey: primaryKey)
         guard let found = try manager.instance(with: id) else {
-            throw MigrationError.notFound("there is no \(name) with primary key \(primaryKey) in the \(store == StoreKind.source ? "source" : "destination")")
+            throw MigrationError.notFound(
+                "there is no \(name) with primary key \(primaryKey) in the \(store == StoreKind.source ? "source" : "destination")"
+            )
         }
         out.pointee = scope.handle(for: found)
     }

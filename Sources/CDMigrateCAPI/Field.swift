@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// `cdm_field` of cdmigrate.h, field for field: one value with its name (or attribute index) and
 /// type, as predicate arguments, bulk reads of an instance and bulk writes pass them — so a host
@@ -44,7 +45,8 @@ enum FieldConversion {
     /// The engine value a host's field stands for; `what` names it in errors.
     static func value(of field: CField, _ what: @autoclosure () -> String) throws -> Value {
         func text() throws -> String {
-            try CString.argument(field.data?.assumingMemoryBound(to: CChar.self), length: field.length, "the text of \(what())")
+            try CString.argument(
+                field.data?.assumingMemoryBound(to: CChar.self), length: field.length, "the text of \(what())")
         }
         func bytes() throws -> [UInt8] {
             try HostBytes.copy(field.data, length: field.length, "the data pointer of \(what())")
@@ -56,7 +58,9 @@ enum FieldConversion {
         case 3: return .double(field.number)
         case 4:
             let t = try text()
-            guard Double(t) != nil else { throw MigrationError.mismatch("\(what()) is a decimal whose text '\(t)' is not a number") }
+            guard Double(t) != nil else {
+                throw MigrationError.mismatch("\(what()) is a decimal whose text '\(t)' is not a number")
+            }
             return .decimal(t)
         case 5: return .string(try text())
         case 6: return .date(field.number)
@@ -69,12 +73,15 @@ enum FieldConversion {
             guard let handle = field.object else { return .null }
             return .object(try ThreadState.current.entry(handle, as: ObjectEntry.self, "object of \(what())").object)
         default:
-            throw MigrationError.mismatch("\(what()) has type \(field.type), which is not a cdm_value_type a field can carry (0–10)")
+            throw MigrationError.mismatch(
+                "\(what()) has type \(field.type), which is not a cdm_value_type a field can carry (0–10)")
         }
     }
 
     /// Predicate arguments: unnamed fields are the %@ arguments in order, named ones bind $name.
-    static func arguments(_ fields: UnsafePointer<CField>?, _ count: Int) throws -> (arguments: [Value], variables: [String: Value]) {
+    static func arguments(_ fields: UnsafePointer<CField>?, _ count: Int) throws -> (
+        arguments: [Value], variables: [String: Value]
+    ) {
         guard count > 0 else { return ([], [:]) }
         guard let fields = fields else { throw MigrationError.misuse("the arguments array is NULL") }
         var arguments: [Value] = []
@@ -83,7 +90,8 @@ enum FieldConversion {
             let field = fields[i]
             if let name = field.name {
                 let key = try CString.argument(name, "the name of argument \(i)")
-                variables[key.hasPrefix("$") ? String(key.dropFirst()) : key] = try value(of: field, "argument \(i) ($\(key))")
+                variables[key.hasPrefix("$") ? String(key.dropFirst()) : key] = try value(
+                    of: field, "argument \(i) ($\(key))")
             } else {
                 arguments.append(try value(of: field, "argument \(i)"))
             }
@@ -111,7 +119,9 @@ func setFields(_ object: ManagedObject, _ fields: UnsafePointer<CField>?, _ coun
             guard let found = entity.attribute(named: name) else {
                 if flags & FieldFlags.skipUnknown != 0 { continue }
                 if entity.relationship(named: name) != nil {
-                    throw MigrationError.mismatch("field \(i): '\(entity.name).\(name)' is a relationship: set it with cdm_object_set_object or cdm_object_add_object")
+                    throw MigrationError.mismatch(
+                        "field \(i): '\(entity.name).\(name)' is a relationship: set it with cdm_object_set_object or cdm_object_add_object"
+                    )
                 }
                 throw MigrationError.notFound("field \(i): entity '\(entity.name)' has no attribute '\(name)'")
             }
@@ -119,7 +129,9 @@ func setFields(_ object: ManagedObject, _ fields: UnsafePointer<CField>?, _ coun
         } else {
             guard field.index >= 0, Int(field.index) < entity.attributes.count else {
                 if flags & FieldFlags.skipUnknown != 0 { continue }
-                throw MigrationError.notFound("field \(i): attribute index \(field.index) is out of range: entity '\(entity.name)' has \(entity.attributes.count) attributes")
+                throw MigrationError.notFound(
+                    "field \(i): attribute index \(field.index) is out of range: entity '\(entity.name)' has \(entity.attributes.count) attributes"
+                )
             }
             attribute = entity.attributes[Int(field.index)]
         }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Short-lived handles (cdm_context, cdm_object, cdm_value) are not pointers but tokens: a slot
 /// number and that slot's generation, looked up in the calling thread's table. When a callback
@@ -150,9 +151,13 @@ final class ThreadState {
             if let live = LiveHandles.handle(handle) {
                 throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: live).kind), not a \(T.kind)")
             }
-            throw MigrationError.misuse("the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread" + (T.self == ObjectEntry.self ? ObjectRetention.staleHint : ""))
+            throw MigrationError.misuse(
+                "the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread"
+                    + (T.self == ObjectEntry.self ? ObjectRetention.staleHint : ""))
         }
-        guard let typed = entry as? T else { throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(T.kind)") }
+        guard let typed = entry as? T else {
+            throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(T.kind)")
+        }
         return typed
     }
 }
@@ -160,7 +165,9 @@ final class ThreadState {
 /// Runs a C entry point on a short-lived handle: errors go to the handle's scope (its context or
 /// store) and to the thread's last error; a NULL or stale handle only to the latter.
 @inline(__always)
-func withEntry<T: HandleEntry>(_ handle: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void) -> Int32 {
+func withEntry<T: HandleEntry>(_ handle: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void)
+    -> Int32
+{
     let state = ThreadState.current
     let entry: T
     do {

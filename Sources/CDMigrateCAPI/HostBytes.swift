@@ -7,7 +7,9 @@ enum HostBytes {
     /// needs no pointer.
     static func copy(_ pointer: UnsafeRawPointer?, length: Int, _ what: @autoclosure () -> String) throws -> [UInt8] {
         guard length >= 0 else {
-            throw MigrationError(.invalidArgument, "\(what()) comes with a length of \(UInt(bitPattern: length)) bytes, larger than any buffer")
+            throw MigrationError(
+                .invalidArgument,
+                "\(what()) comes with a length of \(UInt(bitPattern: length)) bytes, larger than any buffer")
         }
         guard length > 0 else { return [] }
         guard let pointer = pointer else { throw MigrationError.misuse("\(what()) is NULL") }

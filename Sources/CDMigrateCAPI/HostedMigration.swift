@@ -49,8 +49,10 @@ package final class HostedMigration {
     ///   - progress: called on every progress step with the step's index; false cancels.
     /// - Throws: `MigrationError` as `StagedMigrationManager.migrateStore(to:)`; `.misuse` for a
     ///   handle that is not a chain.
-    package func runChain(_ staged: StagedMigrationManager, destination: String?,
-                          progress: ((Int, MigrationProgress) -> Bool)? = nil) throws -> StagedMigrationReport {
+    package func runChain(
+        _ staged: StagedMigrationManager, destination: String?,
+        progress: ((Int, MigrationProgress) -> Bool)? = nil
+    ) throws -> StagedMigrationReport {
         try handle.runChain(staged, destination: destination, progress: progress)
     }
 

@@ -26,7 +26,8 @@ public func cdm_list_count(_ list: OpaquePointer?, _ count: UnsafeMutablePointer
 }
 
 @_cdecl("cdm_list_object_at")
-public func cdm_list_object_at(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_list_object_at(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32
+{
     withEntry(list, ListEntry.self, "list") { entry in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         guard i >= 0, i < entry.objects.count else {
@@ -37,7 +38,10 @@ public func cdm_list_object_at(_ list: OpaquePointer?, _ i: Int, _ out: UnsafeMu
 }
 
 @_cdecl("cdm_list_objects")
-public func cdm_list_objects(_ list: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_list_objects(
+    _ list: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?,
+    _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withEntry(list, ListEntry.self, "list") { entry in
         guard let out = out else { throw MigrationError.misuse("the objects pointer is NULL") }
         let count = try required(count, "count")

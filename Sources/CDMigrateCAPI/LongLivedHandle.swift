@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// What cdm_model, cdm_mapping, cdm_migration and cdm_store share: a retained Swift object behind
 /// an opaque pointer, which keeps its last error. Every live one is in `LiveHandles`, so a pointer
@@ -57,7 +58,9 @@ class LongLivedHandle: ErrorSink {
 enum LiveHandles {
     private static let handles = LockedValue<Set<UInt>>([])
 
-    private static func address(_ handle: LongLivedHandle) -> UInt { UInt(bitPattern: Unmanaged.passUnretained(handle).toOpaque()) }
+    private static func address(_ handle: LongLivedHandle) -> UInt {
+        UInt(bitPattern: Unmanaged.passUnretained(handle).toOpaque())
+    }
 
     static func insert(_ handle: LongLivedHandle) {
         handles.withLock { _ = $0.insert(address(handle)) }
@@ -79,7 +82,9 @@ enum LiveHandles {
 /// Runs a C entry point on a long-lived handle: errors are kept by the handle and the thread; a
 /// NULL handle, or one of another kind, only by the thread.
 @inline(__always)
-func withHandle<T: LongLivedHandle>(_ pointer: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void) -> Int32 {
+func withHandle<T: LongLivedHandle>(
+    _ pointer: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void
+) -> Int32 {
     let handle: T
     do {
         handle = try T.required(pointer, what)
@@ -90,7 +95,9 @@ func withHandle<T: LongLivedHandle>(_ pointer: OpaquePointer?, _ type: T.Type, _
 }
 
 /// Stores a new handle in `out` (as constructors do, also on failure) and returns its result.
-func construct<T: LongLivedHandle>(_ out: UnsafeMutablePointer<OpaquePointer?>?, _ handle: T, _ body: (T) throws -> Void) -> Int32 {
+func construct<T: LongLivedHandle>(
+    _ out: UnsafeMutablePointer<OpaquePointer?>?, _ handle: T, _ body: (T) throws -> Void
+) -> Int32 {
     guard let out = out else {
         return recordError(MigrationError.misuse("the out pointer is NULL"), nil)
     }

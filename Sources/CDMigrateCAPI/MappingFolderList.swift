@@ -14,7 +14,9 @@ extension CString {
         var index = 0
         while let entry = list[index] {
             guard index < maximumFolderCount else {
-                throw MigrationError(.invalidArgument, "mapping_dirs lists more than \(maximumFolderCount) folders: is it NULL-terminated?")
+                throw MigrationError(
+                    .invalidArgument,
+                    "mapping_dirs lists more than \(maximumFolderCount) folders: is it NULL-terminated?")
             }
             folders.append(try argument(entry, "mapping_dirs[\(index)]"))
             index += 1

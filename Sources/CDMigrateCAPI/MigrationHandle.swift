@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// cdm_migration: a migration manager with the host's policies, functions and progress callback.
 final class MigrationHandle: LongLivedHandle {
@@ -13,7 +14,8 @@ final class MigrationHandle: LongLivedHandle {
     /// Set for a handle of cdm_migration_new_chain: the model set its runs go through.
     var chain: ChainSetup?
     private(set) var policies: [String: PolicyRegistration] = [:]
-    private(set) var functions: [String: (className: String, selector: String, registration: FunctionRegistration)] = [:]
+    private(set) var functions: [String: (className: String, selector: String, registration: FunctionRegistration)] =
+        [:]
     /// The methods FUNCTION($entityPolicy, …) calls (PolicyMethods.swift).
     var policyMethods = PolicyMethodTable()
     private var progress: ProgressRegistration?
@@ -33,7 +35,9 @@ final class MigrationHandle: LongLivedHandle {
     /// A borrowed cdm_model for the source or destination model, owned by this migration.
     func modelHandle(destination: Bool) -> OpaquePointer? {
         let slot = destination ? 1 : 0
-        if let manager = manager, modelHandles[slot]?.model !== (destination ? manager.destinationModel : manager.sourceModel) {
+        if let manager = manager,
+            modelHandles[slot]?.model !== (destination ? manager.destinationModel : manager.sourceModel)
+        {
             let handle = ModelHandle()
             handle.model = destination ? manager.destinationModel : manager.sourceModel
             modelHandles[slot] = handle
@@ -44,15 +48,21 @@ final class MigrationHandle: LongLivedHandle {
     /// Throws unless the handle holds a migration or a chain and is not inside one of its own
     /// callbacks: when registrations may be made.
     func checkIdle() throws {
-        if chain == nil { _ = try idleManager() } else if running {
+        if chain == nil {
+            _ = try idleManager()
+        } else if running {
             throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks")
         }
     }
 
     /// The manager, when the handle holds one and is not inside one of its own callbacks.
     func idleManager() throws -> MigrationManager {
-        guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration (its creation failed)") }
-        if running { throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks") }
+        guard let manager = manager else {
+            throw MigrationError.misuse("the migration handle holds no migration (its creation failed)")
+        }
+        if running {
+            throw MigrationError.misuse("the migration is running: this cannot be done from inside its callbacks")
+        }
         return manager
     }
 
@@ -119,7 +129,8 @@ final class MigrationHandle: LongLivedHandle {
             let resultEntry = ValueEntry(.null, writable: true)
             let resultHandle = scope.handle(resultEntry)
             let code = handles.withUnsafeMutableBufferPointer { buffer in
-                registration.function(context, Int32(arguments.count), UnsafePointer(buffer.baseAddress), resultHandle, registration.user)
+                registration.function(
+                    context, Int32(arguments.count), UnsafePointer(buffer.baseAddress), resultHandle, registration.user)
             }
             result = resultEntry.value
             return code
@@ -131,8 +142,9 @@ final class MigrationHandle: LongLivedHandle {
         guard let registration = self.progress else { return true }
         let name = CString.copy(progress.entityMappingName)
         defer { free(name) }
-        var record = ProgressRecord(fraction: progress.fraction, stage: Int32(progress.stage.rawValue), pass: Int32(progress.pass),
-                                    entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total))
+        var record = ProgressRecord(
+            fraction: progress.fraction, stage: Int32(progress.stage.rawValue), pass: Int32(progress.pass),
+            entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total))
         return withUnsafePointer(to: &record) { registration.callback(UnsafeRawPointer($0), registration.user) } == 0
     }
 }
@@ -140,18 +152,23 @@ final class MigrationHandle: LongLivedHandle {
 // MARK: C entry points
 
 @_cdecl("cdm_migration_new")
-public func cdm_migration_new(_ source: OpaquePointer?, _ destination: OpaquePointer?, _ mappings: UnsafePointer<OpaquePointer?>?, _ count: Int,
-                              _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_migration_new(
+    _ source: OpaquePointer?, _ destination: OpaquePointer?, _ mappings: UnsafePointer<OpaquePointer?>?, _ count: Int,
+    _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     construct(out, MigrationHandle()) { handle in
         let sourceModel = try ModelHandle.loaded(source, "source model")
         let destinationModel = try ModelHandle.loaded(destination, "destination model")
         if count > 0 && mappings == nil { throw MigrationError.misuse("the mappings array is NULL") }
         var models: [MappingModel] = []
         for i in 0..<max(count, 0) {
-            guard let pointer = mappings?[i] else { throw MigrationError.misuse("mapping \(i) of the mappings array is NULL") }
+            guard let pointer = mappings?[i] else {
+                throw MigrationError.misuse("mapping \(i) of the mappings array is NULL")
+            }
             models.append(try MappingHandle.loaded(pointer))
         }
-        handle.manager = try MigrationManager(sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: models)
+        handle.manager = try MigrationManager(
+            sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: models)
     }
 }
 
@@ -161,18 +178,25 @@ public func cdm_migration_free(_ migration: OpaquePointer?) -> Int32 {
     let handle: MigrationHandle
     do { handle = try MigrationHandle.required(migration, "migration") } catch { return recordError(error, nil) }
     if handle.running {
-        return handle.record(MigrationError.misuse("cdm_migration_free was called from inside the migration's own callback; free it after cdm_migration_run returns"))
+        return handle.record(
+            MigrationError.misuse(
+                "cdm_migration_free was called from inside the migration's own callback; free it after cdm_migration_run returns"
+            ))
     }
     if handle.ownedByHost {
-        return handle.record(MigrationError.misuse("this cdm_migration belongs to the program that loaded the policy library, which frees it"))
+        return handle.record(
+            MigrationError.misuse(
+                "this cdm_migration belongs to the program that loaded the policy library, which frees it"))
     }
     MigrationHandle.release(migration, "migration")
     return 0
 }
 
 @_cdecl("cdm_migration_register_policy")
-public func cdm_migration_register_policy(_ migration: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ policy: UnsafeRawPointer?, _ size: Int,
-                                          _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+public func cdm_migration_register_policy(
+    _ migration: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ policy: UnsafeRawPointer?, _ size: Int,
+    _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?
+) -> Int32 {
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
         let policyName = try CString.argument(name, "the policy name")
@@ -182,15 +206,19 @@ public func cdm_migration_register_policy(_ migration: OpaquePointer?, _ name: U
         }
         try handle.checkIdle()
         taken = true
-        try handle.register(PolicyRegistration(name: policyName, hooks: PolicyHooks(copying: policy, size: size), user: user, destroy: destroy))
+        try handle.register(
+            PolicyRegistration(
+                name: policyName, hooks: PolicyHooks(copying: policy, size: size), user: user, destroy: destroy))
     }
     if !taken { destroy?(user) }
     return code
 }
 
 @_cdecl("cdm_migration_register_function")
-public func cdm_migration_register_function(_ migration: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ selector: UnsafePointer<CChar>?,
-                                            _ function: HostFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+public func cdm_migration_register_function(
+    _ migration: OpaquePointer?, _ className: UnsafePointer<CChar>?, _ selector: UnsafePointer<CChar>?,
+    _ function: HostFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?
+) -> Int32 {
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
         let classText = try CString.argument(className, "the class name")
@@ -198,15 +226,20 @@ public func cdm_migration_register_function(_ migration: OpaquePointer?, _ class
         guard let function = function else { throw MigrationError.misuse("the function pointer is NULL") }
         try handle.checkIdle()
         taken = true
-        try handle.register(FunctionRegistration(function: function, label: "function \(classText) \(selectorText)", user: user, destroy: destroy),
-                            className: classText, selector: selectorText)
+        try handle.register(
+            FunctionRegistration(
+                function: function, label: "function \(classText) \(selectorText)", user: user, destroy: destroy),
+            className: classText, selector: selectorText)
     }
     if !taken { destroy?(user) }
     return code
 }
 
 @_cdecl("cdm_migration_set_progress")
-public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: ProgressFunction?, _ user: UnsafeMutableRawPointer?, _ destroy: DestroyFunction?) -> Int32 {
+public func cdm_migration_set_progress(
+    _ migration: OpaquePointer?, _ callback: ProgressFunction?, _ user: UnsafeMutableRawPointer?,
+    _ destroy: DestroyFunction?
+) -> Int32 {
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
         try handle.checkIdle()
@@ -221,7 +254,10 @@ public func cdm_migration_set_progress(_ migration: OpaquePointer?, _ callback: 
 @_cdecl("cdm_migration_set_progress_interval")
 public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ interval: Int) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
-        guard interval > 0 else { throw MigrationError(.invalidArgument, "the progress interval must be at least 1, not \(UInt(bitPattern: interval))") }
+        guard interval > 0 else {
+            throw MigrationError(
+                .invalidArgument, "the progress interval must be at least 1, not \(UInt(bitPattern: interval))")
+        }
         if let chain = handle.chain {
             try handle.checkIdle()
             chain.progressInterval = interval
@@ -235,7 +271,8 @@ public func cdm_migration_set_progress_interval(_ migration: OpaquePointer?, _ i
 public func cdm_migration_set_source_version_check(_ migration: OpaquePointer?, _ check: Int32) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         if handle.chain != nil {
-            throw MigrationError.misuse("a chain finds the store's version by its hashes: its version check cannot be turned off")
+            throw MigrationError.misuse(
+                "a chain finds the store's version by its hashes: its version check cannot be turned off")
         }
         _ = try handle.idleManager()
         handle.checkSourceVersion = check != 0
@@ -243,12 +280,16 @@ public func cdm_migration_set_source_version_check(_ migration: OpaquePointer?, 
 }
 
 @_cdecl("cdm_migration_run")
-public func cdm_migration_run(_ migration: OpaquePointer?, _ source: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?) -> Int32 {
+public func cdm_migration_run(
+    _ migration: OpaquePointer?, _ source: UnsafePointer<CChar>?, _ destination: UnsafePointer<CChar>?
+) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let sourcePath = try CString.argument(source, "the source path")
         let destinationPath = try CString.argument(destination, "the destination path")
         if handle.chain != nil { return try handle.runChain(source: sourcePath, destination: destinationPath) }
-        try handle.run { try $0.migrateStore(from: sourcePath, to: destinationPath, checkSourceVersion: handle.checkSourceVersion) }
+        try handle.run {
+            try $0.migrateStore(from: sourcePath, to: destinationPath, checkSourceVersion: handle.checkSourceVersion)
+        }
     }
 }
 
@@ -262,15 +303,21 @@ public func cdm_migration_run_in_place(_ migration: OpaquePointer?, _ path: Unsa
 }
 
 @_cdecl("cdm_migration_report_json")
-public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_migration_report_json(
+    _ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
         if let chain = handle.chain {
-            guard let report = chain.report else { throw MigrationError.misuse("there is no report: the chain has not run successfully") }
+            guard let report = chain.report else {
+                throw MigrationError.misuse("there is no report: the chain has not run successfully")
+            }
             out.pointee = CString.copy(report.json.serialized())
             return
         }
-        guard let report = handle.report else { throw MigrationError.misuse("there is no report: the migration has not run successfully") }
+        guard let report = handle.report else {
+            throw MigrationError.misuse("there is no report: the migration has not run successfully")
+        }
         out.pointee = CString.copy(report.json.serialized())
     }
 }
@@ -279,23 +326,37 @@ public func cdm_migration_report_json(_ migration: OpaquePointer?, _ out: Unsafe
 public func cdm_migration_set_model_versions(_ migration: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         let manager = try handle.idleManager()
-        guard let path = path else { manager.modelVersions = nil; return }
+        guard let path = path else {
+            manager.modelVersions = nil
+            return
+        }
         manager.modelVersions = try ModelVersionSet(contentsOf: try CString.argument(path, "the model set path"))
     }
 }
 
 @_cdecl("cdm_migration_warnings_json")
-public func cdm_migration_warnings_json(_ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_migration_warnings_json(
+    _ migration: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
-        guard let manager = handle.manager else { throw MigrationError.misuse("the migration handle holds no migration (its creation failed)") }
+        guard let manager = handle.manager else {
+            throw MigrationError.misuse("the migration handle holds no migration (its creation failed)")
+        }
         out.pointee = CString.copy(JSON.array(manager.warnings.map { .string($0) }).serialized())
     }
 }
 
 @_cdecl("cdm_migration_errcode")
-public func cdm_migration_errcode(_ migration: OpaquePointer?) -> Int32 { MigrationHandle.unretained(migration)?.errcode ?? 101 }
+public func cdm_migration_errcode(_ migration: OpaquePointer?) -> Int32 {
+    MigrationHandle.unretained(migration)?.errcode ?? 101
+}
 @_cdecl("cdm_migration_errmsg")
-public func cdm_migration_errmsg(_ migration: OpaquePointer?) -> UnsafePointer<CChar> { MigrationHandle.unretained(migration)?.errmsg ?? CString.interned("the migration handle is NULL or not a live cdm_migration") }
+public func cdm_migration_errmsg(_ migration: OpaquePointer?) -> UnsafePointer<CChar> {
+    MigrationHandle.unretained(migration)?.errmsg
+        ?? CString.interned("the migration handle is NULL or not a live cdm_migration")
+}
 @_cdecl("cdm_migration_error")
-public func cdm_migration_error(_ migration: OpaquePointer?) -> OpaquePointer? { MigrationHandle.unretained(migration)?.lastError?.pointer }
+public func cdm_migration_error(_ migration: OpaquePointer?) -> OpaquePointer? {
+    MigrationHandle.unretained(migration)?.lastError?.pointer
+}

@@ -5,25 +5,33 @@ final class ModelHandle: LongLivedHandle {
     override class var kind: String { "cdm_model" }
     var model: ManagedObjectModel?
     /// C strings of entity names, made on first request (models are shared read-only, so made once).
-    private(set) lazy var entityNames: [UnsafeMutablePointer<CChar>] = (model?.entities ?? []).map { CString.copy($0.name) }
+    private(set) lazy var entityNames: [UnsafeMutablePointer<CChar>] = (model?.entities ?? []).map {
+        CString.copy($0.name)
+    }
 
     deinit { for name in entityNames { name.deallocate() } }
 
     static func loaded(_ pointer: OpaquePointer?, _ what: String = "model") throws -> ManagedObjectModel {
         let handle = try required(pointer, what)
-        guard let model = handle.model else { throw MigrationError.misuse("the \(what) handle holds a model that failed to load") }
+        guard let model = handle.model else {
+            throw MigrationError.misuse("the \(what) handle holds a model that failed to load")
+        }
         return model
     }
 }
 
 @_cdecl("cdm_model_from_json")
 public func cdm_model_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    construct(out, ModelHandle()) { $0.model = try ModelReader.model(fromJSON: try CString.argument(json, "the model JSON")) }
+    construct(out, ModelHandle()) {
+        $0.model = try ModelReader.model(fromJSON: try CString.argument(json, "the model JSON"))
+    }
 }
 
 @_cdecl("cdm_model_from_file")
 public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    construct(out, ModelHandle()) { $0.model = try ModelReader.model(fromFile: try CString.argument(path, "the model path")) }
+    construct(out, ModelHandle()) {
+        $0.model = try ModelReader.model(fromFile: try CString.argument(path, "the model path"))
+    }
 }
 
 @_cdecl("cdm_model_from_store")
@@ -35,7 +43,9 @@ public func cdm_model_from_store(_ path: UnsafePointer<CChar>?, _ out: UnsafeMut
 }
 
 @_cdecl("cdm_model_warnings_json")
-public func cdm_model_warnings_json(_ model: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_model_warnings_json(
+    _ model: OpaquePointer?, _ json: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+) -> Int32 {
     guarded(nil) {
         let loaded = try ModelHandle.loaded(model)
         let out = try required(json, "json")
@@ -50,9 +60,13 @@ public func cdm_model_free(_ model: OpaquePointer?) { ModelHandle.release(model,
 @_cdecl("cdm_model_errcode")
 public func cdm_model_errcode(_ model: OpaquePointer?) -> Int32 { ModelHandle.unretained(model)?.errcode ?? 101 }
 @_cdecl("cdm_model_errmsg")
-public func cdm_model_errmsg(_ model: OpaquePointer?) -> UnsafePointer<CChar> { ModelHandle.unretained(model)?.errmsg ?? CString.interned("the model handle is NULL or not a live cdm_model") }
+public func cdm_model_errmsg(_ model: OpaquePointer?) -> UnsafePointer<CChar> {
+    ModelHandle.unretained(model)?.errmsg ?? CString.interned("the model handle is NULL or not a live cdm_model")
+}
 @_cdecl("cdm_model_error")
-public func cdm_model_error(_ model: OpaquePointer?) -> OpaquePointer? { ModelHandle.unretained(model)?.lastError?.pointer }
+public func cdm_model_error(_ model: OpaquePointer?) -> OpaquePointer? {
+    ModelHandle.unretained(model)?.lastError?.pointer
+}
 
 // Lookups never record on the model (it may be shared by threads): only the thread's last error.
 
@@ -65,18 +79,24 @@ public func cdm_model_entity_count(_ model: OpaquePointer?, _ count: UnsafeMutab
 }
 
 @_cdecl("cdm_model_entity_at")
-public func cdm_model_entity_at(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func cdm_model_entity_at(_ model: OpaquePointer?, _ i: Int, _ name: UnsafeMutablePointer<UnsafePointer<CChar>?>?)
+    -> Int32
+{
     guarded(nil) {
         let handle = try ModelHandle.required(model, "model")
         _ = try ModelHandle.loaded(model)
         let out = try required(name, "name")
         let names = handle.entityNames
-        guard i >= 0, i < names.count else { throw MigrationError.notFound("entity index \(i) is out of range: the model has \(names.count) entities") }
+        guard i >= 0, i < names.count else {
+            throw MigrationError.notFound("entity index \(i) is out of range: the model has \(names.count) entities")
+        }
         out.pointee = UnsafePointer(names[i])
     }
 }
 
-private func attribute(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ attribute: UnsafePointer<CChar>?) throws -> AttributeDescription {
+private func attribute(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ attribute: UnsafePointer<CChar>?)
+    throws -> AttributeDescription
+{
     let loaded = try ModelHandle.loaded(model)
     let entityName = try CString.argument(entity, "the entity name")
     let attributeName = try CString.argument(attribute, "the attribute name")
@@ -90,7 +110,10 @@ private func attribute(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?,
 }
 
 @_cdecl("cdm_model_attribute_index")
-public func cdm_model_attribute_index(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+public func cdm_model_attribute_index(
+    _ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
+    _ index: UnsafeMutablePointer<Int32>?
+) -> Int32 {
     guarded(nil) {
         _ = try ModelHandle.loaded(model)
         let out = try required(index, "index")
@@ -99,7 +122,10 @@ public func cdm_model_attribute_index(_ model: OpaquePointer?, _ entity: UnsafeP
 }
 
 @_cdecl("cdm_model_attribute_type")
-public func cdm_model_attribute_type(_ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
+public func cdm_model_attribute_type(
+    _ model: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
+    _ type: UnsafeMutablePointer<Int32>?
+) -> Int32 {
     guarded(nil) {
         _ = try ModelHandle.loaded(model)
         let out = try required(type, "type")

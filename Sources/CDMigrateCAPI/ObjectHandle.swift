@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// cdm_object: an instance handed to C. Text and blob values read through it are copied into
 /// buffers it keeps per attribute, so their pointers stay valid while the handle lives.
@@ -119,21 +120,27 @@ enum ObjectAccess {
     static func attribute(of entry: ObjectEntry, index: Int32) throws -> AttributeDescription {
         let attributes = entry.object.entity.attributes
         guard index >= 0, Int(index) < attributes.count else {
-            throw MigrationError.notFound("attribute index \(index) is out of range: entity '\(entry.entityName)' has \(attributes.count) attributes")
+            throw MigrationError.notFound(
+                "attribute index \(index) is out of range: entity '\(entry.entityName)' has \(attributes.count) attributes"
+            )
         }
         return attributes[Int(index)]
     }
 
     /// The relationships a key path walks and the entity it arrives at with its last key.
-    static func walk(_ entity: EntityDescription, _ keys: [String], path: String) throws -> (entity: EntityDescription, throughToMany: Bool) {
+    static func walk(_ entity: EntityDescription, _ keys: [String], path: String) throws -> (
+        entity: EntityDescription, throughToMany: Bool
+    ) {
         var current = entity
         var toMany = false
         for key in keys {
             guard let relationship = current.relationship(named: key) else {
                 if current.attribute(named: key) != nil {
-                    throw MigrationError.mismatch("'\(key)' in key path '\(path)' is an attribute of '\(current.name)', not a relationship")
+                    throw MigrationError.mismatch(
+                        "'\(key)' in key path '\(path)' is an attribute of '\(current.name)', not a relationship")
                 }
-                throw MigrationError.notFound("entity '\(current.name)' has no relationship '\(key)' (key path '\(path)')")
+                throw MigrationError.notFound(
+                    "entity '\(current.name)' has no relationship '\(key)' (key path '\(path)')")
             }
             guard let destination = relationship.destinationEntity else {
                 throw MigrationError.notFound("relationship '\(current.name).\(key)' has no destination entity")
@@ -151,18 +158,23 @@ enum ObjectAccess {
         let last = keys.last ?? key
         guard let attribute = entity.attribute(named: last) else {
             if entity.relationship(named: last) != nil {
-                throw MigrationError.mismatch("'\(entity.name).\(last)' is a relationship: read it with cdm_object_get_object or cdm_object_get_objects")
+                throw MigrationError.mismatch(
+                    "'\(entity.name).\(last)' is a relationship: read it with cdm_object_get_object or cdm_object_get_objects"
+                )
             }
             throw MigrationError.notFound("entity '\(entity.name)' has no attribute '\(last)'")
         }
         if toMany {
-            throw MigrationError.mismatch("key path '\(key)' goes through a to-many relationship and gives a collection: read it with cdm_object_get_value")
+            throw MigrationError.mismatch(
+                "key path '\(key)' goes through a to-many relationship and gives a collection: read it with cdm_object_get_value"
+            )
         }
         try check(attribute, accessor, reading: true)
         if keys.count == 1 { return (attribute, try stored(entry.object, attribute, accessor)) }
         if accessor == .blob && attribute.attributeType == .transformable {
             guard case .object(let owner) = try entry.object.value(forKeyPath: keys.dropLast().joined(separator: ".")),
-                  let own = owner.entity.attributesByName[attribute.name] else {
+                let own = owner.entity.attributesByName[attribute.name]
+            else {
                 return (attribute, .null)
             }
             return (attribute, try owner.storedValue(for: own))
@@ -172,15 +184,19 @@ enum ObjectAccess {
 
     /// An attribute's value for a typed getter: the blob getter reads a transformable attribute's
     /// stored bytes (cdm_object_get_value gives the object they hold).
-    static func stored(_ object: ManagedObject, _ attribute: AttributeDescription, _ accessor: Accessor) throws -> Value {
-        accessor == .blob && attribute.attributeType == .transformable ? try object.storedValue(for: attribute) : try object.value(for: attribute)
+    static func stored(_ object: ManagedObject, _ attribute: AttributeDescription, _ accessor: Accessor) throws -> Value
+    {
+        accessor == .blob && attribute.attributeType == .transformable
+            ? try object.storedValue(for: attribute) : try object.value(for: attribute)
     }
 
     static func check(_ attribute: AttributeDescription, _ accessor: Accessor, reading: Bool) throws {
         let ok = reading ? accessor.reads(attribute.attributeType) : accessor.writes(attribute.attributeType)
         guard ok else {
             let owner = attribute.entity?.name ?? "?"
-            throw MigrationError.mismatch("attribute '\(owner).\(attribute.name)' is of type \(attribute.attributeType.rawValue); cdm_object_\(reading ? "get" : "set")_\(accessor.rawValue) \(reading ? "reads" : "writes") \(accessor.readsWhat)")
+            throw MigrationError.mismatch(
+                "attribute '\(owner).\(attribute.name)' is of type \(attribute.attributeType.rawValue); cdm_object_\(reading ? "get" : "set")_\(accessor.rawValue) \(reading ? "reads" : "writes") \(accessor.readsWhat)"
+            )
         }
     }
 
@@ -188,7 +204,9 @@ enum ObjectAccess {
     static func writable(_ entry: ObjectEntry, key: String, _ accessor: Accessor) throws -> AttributeDescription {
         guard let attribute = entry.object.entity.attribute(named: key) else {
             if entry.object.entity.relationship(named: key) != nil {
-                throw MigrationError.mismatch("'\(entry.entityName).\(key)' is a relationship: set it with cdm_object_set_object or cdm_object_add_object")
+                throw MigrationError.mismatch(
+                    "'\(entry.entityName).\(key)' is a relationship: set it with cdm_object_set_object or cdm_object_add_object"
+                )
             }
             throw MigrationError.notFound("entity '\(entry.entityName)' has no attribute '\(key)'")
         }
@@ -210,9 +228,11 @@ enum ObjectAccess {
 // MARK: Reading
 
 /// Reads an attribute (by key or index) for a typed getter; `write` gets nil for null.
-private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
-                 _ isNull: UnsafeMutablePointer<Int32>?, _ hasOut: Bool,
-                 _ write: (ObjectEntry, Value?, _ index: Int, _ path: String?) throws -> Void) -> Int32 {
+private func get(
+    _ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
+    _ isNull: UnsafeMutablePointer<Int32>?, _ hasOut: Bool,
+    _ write: (ObjectEntry, Value?, _ index: Int, _ path: String?) throws -> Void
+) -> Int32 {
     withEntry(handle, ObjectEntry.self, "object") { entry in
         guard hasOut else { throw MigrationError.misuse("the value pointer is NULL") }
         let attribute: AttributeDescription
@@ -222,7 +242,9 @@ private func get(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: In
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
             value = try ObjectAccess.stored(entry.object, attribute, accessor)
-        } else if let key = key, strchr(key, 0x2E) == nil, let plain = entry.object.entity.attribute(named: try CString.argument(key, "the key")) {
+        } else if let key = key, strchr(key, 0x2E) == nil,
+            let plain = entry.object.entity.attribute(named: try CString.argument(key, "the key"))
+        {
             // A plain attribute name (no key path): no splitting, no walk.
             attribute = plain
             try ObjectAccess.check(attribute, accessor, reading: true)
@@ -245,17 +267,35 @@ private func bytes(of value: Value) -> [UInt8]? {
     }
 }
 
-private func getInt64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
-    get(o, key: key, index: index, .int64, isNull, out != nil) { _, value, _, _ in out?.pointee = value?.integerValue ?? 0 }
+private func getInt64(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int64>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 {
+    get(o, key: key, index: index, .int64, isNull, out != nil) { _, value, _, _ in
+        out?.pointee = value?.integerValue ?? 0
+    }
 }
-private func getDouble(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
-    get(o, key: key, index: index, accessor, isNull, out != nil) { _, value, _, _ in out?.pointee = value?.doubleValue ?? 0 }
+private func getDouble(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Double>?,
+    _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor
+) -> Int32 {
+    get(o, key: key, index: index, accessor, isNull, out != nil) { _, value, _, _ in
+        out?.pointee = value?.doubleValue ?? 0
+    }
 }
-private func getBool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
-    get(o, key: key, index: index, .bool, isNull, out != nil) { _, value, _, _ in out?.pointee = (value?.boolValue ?? false) ? 1 : 0 }
+private func getBool(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<Int32>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 {
+    get(o, key: key, index: index, .bool, isNull, out != nil) { _, value, _, _ in
+        out?.pointee = (value?.boolValue ?? false) ? 1 : 0
+    }
 }
 /// `out` is the host's `const char **` or `const void **`: the address of one pointer.
-private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutableRawPointer?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor) -> Int32 {
+private func getBytes(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutableRawPointer?,
+    _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor
+) -> Int32 {
     get(o, key: key, index: index, accessor, isNull, out != nil) { entry, value, index, path in
         switch value {
         case .string(let s)?, .uri(let s)?, .decimal(let s)?:
@@ -276,7 +316,10 @@ private func getBytes(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index
         length?.pointee = data.count
     }
 }
-private func getUUID(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 {
+private func getUUID(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutablePointer<UInt8>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 {
     get(o, key: key, index: index, .uuid, isNull, out != nil) { _, value, _, _ in
         guard let out = out else { return }
         let data = value.flatMap(bytes(of:)) ?? []
@@ -285,34 +328,71 @@ private func getUUID(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index:
 }
 
 @_cdecl("cdm_object_get_int64")
-public func cdm_object_get_int64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getInt64(o, key, nil, out, isNull) }
+public func cdm_object_get_int64(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int64>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getInt64(o, key, nil, out, isNull) }
 @_cdecl("cdm_object_get_double")
-public func cdm_object_get_double(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, key, nil, out, isNull, .double) }
+public func cdm_object_get_double(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getDouble(o, key, nil, out, isNull, .double) }
 @_cdecl("cdm_object_get_bool")
-public func cdm_object_get_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBool(o, key, nil, out, isNull) }
+public func cdm_object_get_bool(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBool(o, key, nil, out, isNull) }
 @_cdecl("cdm_object_get_date")
-public func cdm_object_get_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, key, nil, out, isNull, .date) }
+public func cdm_object_get_date(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getDouble(o, key, nil, out, isNull, .date) }
 @_cdecl("cdm_object_get_text")
-public func cdm_object_get_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .text) }
+public func cdm_object_get_text(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+    _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .text) }
 @_cdecl("cdm_object_get_blob")
-public func cdm_object_get_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .blob) }
+public func cdm_object_get_blob(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?,
+    _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBytes(o, key, nil, UnsafeMutableRawPointer(out), length, isNull, .blob) }
 @_cdecl("cdm_object_get_uuid")
-public func cdm_object_get_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, key, nil, out, isNull) }
+public func cdm_object_get_uuid(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UInt8>?,
+    _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getUUID(o, key, nil, out, isNull) }
 
 @_cdecl("cdm_object_get_int64_at")
-public func cdm_object_get_int64_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getInt64(o, nil, index, out, isNull) }
+public func cdm_object_get_int64_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int64>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getInt64(o, nil, index, out, isNull) }
 @_cdecl("cdm_object_get_double_at")
-public func cdm_object_get_double_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, nil, index, out, isNull, .double) }
+public func cdm_object_get_double_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getDouble(o, nil, index, out, isNull, .double) }
 @_cdecl("cdm_object_get_bool_at")
-public func cdm_object_get_bool_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBool(o, nil, index, out, isNull) }
+public func cdm_object_get_bool_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Int32>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBool(o, nil, index, out, isNull) }
 @_cdecl("cdm_object_get_date_at")
-public func cdm_object_get_date_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getDouble(o, nil, index, out, isNull, .date) }
+public func cdm_object_get_date_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<Double>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getDouble(o, nil, index, out, isNull, .date) }
 @_cdecl("cdm_object_get_text_at")
-public func cdm_object_get_text_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .text) }
+public func cdm_object_get_text_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?,
+    _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .text) }
 @_cdecl("cdm_object_get_blob_at")
-public func cdm_object_get_blob_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .blob) }
+public func cdm_object_get_blob_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?,
+    _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getBytes(o, nil, index, UnsafeMutableRawPointer(out), length, isNull, .blob) }
 @_cdecl("cdm_object_get_uuid_at")
-public func cdm_object_get_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?) -> Int32 { getUUID(o, nil, index, out, isNull) }
+public func cdm_object_get_uuid_at(
+    _ o: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UInt8>?, _ isNull: UnsafeMutablePointer<Int32>?
+) -> Int32 { getUUID(o, nil, index, out, isNull) }
 
 // MARK: Introspection and traversal
 
@@ -325,8 +405,10 @@ public func cdm_object_entity_name(_ o: OpaquePointer?, _ name: UnsafeMutablePoi
 }
 
 /// Writes what `fact` gives of the attribute `key` names in the instance's entity.
-private func attributeFact(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?, _ what: String,
-                           _ fact: (AttributeDescription) -> Int32) -> Int32 {
+private func attributeFact(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int32>?, _ what: String,
+    _ fact: (AttributeDescription) -> Int32
+) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         let out = try required(out, what)
         let name = try CString.argument(key, "the attribute name")
@@ -338,12 +420,16 @@ private func attributeFact(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ 
 }
 
 @_cdecl("cdm_object_attribute_index")
-public func cdm_object_attribute_index(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?) -> Int32 {
+public func cdm_object_attribute_index(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: UnsafeMutablePointer<Int32>?
+) -> Int32 {
     attributeFact(o, key, index, "index") { Int32($0.index) }
 }
 
 @_cdecl("cdm_object_attribute_type")
-public func cdm_object_attribute_type(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?) -> Int32 {
+public func cdm_object_attribute_type(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ type: UnsafeMutablePointer<Int32>?
+) -> Int32 {
     attributeFact(o, key, type, "type") { Int32($0.attributeType.coreDataCode) }
 }
 
@@ -356,7 +442,9 @@ public func cdm_object_uri(_ o: OpaquePointer?, _ uri: UnsafeMutablePointer<Unsa
 }
 
 @_cdecl("cdm_object_get_value")
-public func cdm_object_get_value(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_object_get_value(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the value pointer is NULL") }
         let name = try CString.argument(key, "the key")
@@ -382,13 +470,16 @@ private func traverse(_ entry: ObjectEntry, _ name: String, toOne: Bool) throws 
         throw MigrationError.notFound("entity '\(entity.name)' has no relationship '\(last)'")
     }
     if toOne && (toMany || relationship.isToMany) {
-        throw MigrationError.mismatch("'\(name)' of '\(entry.entityName)' is to-many: read it with cdm_object_get_objects")
+        throw MigrationError.mismatch(
+            "'\(name)' of '\(entry.entityName)' is to-many: read it with cdm_object_get_objects")
     }
     return try entry.object.value(forKeyPath: name)
 }
 
 @_cdecl("cdm_object_get_object")
-public func cdm_object_get_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_object_get_object(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the target pointer is NULL") }
         let value = try traverse(entry, try CString.argument(key, "the key"), toOne: true)
@@ -397,7 +488,10 @@ public func cdm_object_get_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 }
 
 @_cdecl("cdm_object_get_objects")
-public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_object_get_objects(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<OpaquePointer?>?>?,
+    _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out, let scope = entry.scope else { throw MigrationError.misuse("the targets pointer is NULL") }
         let count = try required(count, "count")
@@ -410,8 +504,10 @@ public func cdm_object_get_objects(_ o: OpaquePointer?, _ key: UnsafePointer<CCh
 
 // MARK: Writing
 
-private func set(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
-                 _ makeValue: (AttributeDescription) throws -> Value) -> Int32 {
+private func set(
+    _ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
+    _ makeValue: (AttributeDescription) throws -> Value
+) -> Int32 {
     withEntry(handle, ObjectEntry.self, "object") { entry in
         let attribute: AttributeDescription
         if let index = index {
@@ -427,11 +523,14 @@ private func set(_ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: In
 }
 
 /// Text for an attribute: decimals must be numbers; UUIDs and URIs are converted by the engine.
-private func textValue(_ text: UnsafePointer<CChar>?, _ length: Int, _ attribute: AttributeDescription) throws -> Value {
+private func textValue(_ text: UnsafePointer<CChar>?, _ length: Int, _ attribute: AttributeDescription) throws -> Value
+{
     let string = try CString.argument(text, length: length, "the text")
     if attribute.attributeType == .decimal {
         guard Double(string) != nil else {
-            throw MigrationError.mismatch("decimal attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' cannot take the text '\(string)', which is not a number")
+            throw MigrationError.mismatch(
+                "decimal attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' cannot take the text '\(string)', which is not a number"
+            )
         }
         return .decimal(string)
     }
@@ -451,51 +550,82 @@ private func uuidValue(_ bytes: UnsafePointer<UInt8>?) throws -> Value {
 public func cdm_object_set_null(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?) -> Int32 {
     // A to-one relationship can be emptied the same way.
     if let entry = try? ThreadState.current.entry(o, as: ObjectEntry.self, "object"),
-       let key = key, let name = try? CString.argument(key, "the key"),
-       let relationship = entry.object.entity.relationship(named: name) {
+        let key = key, let name = try? CString.argument(key, "the key"),
+        let relationship = entry.object.entity.relationship(named: name)
+    {
         return guarded(entry.sink) { try entry.object.setValue(.null, for: relationship) }
     }
     return set(o, key: key, index: nil, .null) { _ in .null }
 }
 @_cdecl("cdm_object_set_int64")
-public func cdm_object_set_int64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int64) -> Int32 { set(o, key: key, index: nil, .int64) { _ in .integer(v) } }
+public func cdm_object_set_int64(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int64) -> Int32 {
+    set(o, key: key, index: nil, .int64) { _ in .integer(v) }
+}
 @_cdecl("cdm_object_set_double")
-public func cdm_object_set_double(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 { set(o, key: key, index: nil, .double) { _ in .double(v) } }
+public func cdm_object_set_double(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 {
+    set(o, key: key, index: nil, .double) { _ in .double(v) }
+}
 @_cdecl("cdm_object_set_bool")
-public func cdm_object_set_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int32) -> Int32 { set(o, key: key, index: nil, .bool) { _ in .bool(v != 0) } }
+public func cdm_object_set_bool(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Int32) -> Int32 {
+    set(o, key: key, index: nil, .bool) { _ in .bool(v != 0) }
+}
 @_cdecl("cdm_object_set_date")
-public func cdm_object_set_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 { set(o, key: key, index: nil, .date) { _ in .date(v) } }
+public func cdm_object_set_date(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ v: Double) -> Int32 {
+    set(o, key: key, index: nil, .date) { _ in .date(v) }
+}
 @_cdecl("cdm_object_set_text")
-public func cdm_object_set_text(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 { set(o, key: key, index: nil, .text) { try textValue(text, length, $0) } }
+public func cdm_object_set_text(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ text: UnsafePointer<CChar>?, _ length: Int
+) -> Int32 { set(o, key: key, index: nil, .text) { try textValue(text, length, $0) } }
 @_cdecl("cdm_object_set_blob")
-public func cdm_object_set_blob(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 { set(o, key: key, index: nil, .blob) { _ in .binary(try blobValue(bytes, length)) } }
+public func cdm_object_set_blob(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafeRawPointer?, _ length: Int
+) -> Int32 { set(o, key: key, index: nil, .blob) { _ in .binary(try blobValue(bytes, length)) } }
 @_cdecl("cdm_object_set_uuid")
-public func cdm_object_set_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?) -> Int32 { set(o, key: key, index: nil, .uuid) { _ in try uuidValue(bytes) } }
+public func cdm_object_set_uuid(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ bytes: UnsafePointer<UInt8>?)
+    -> Int32
+{ set(o, key: key, index: nil, .uuid) { _ in try uuidValue(bytes) } }
 
 @_cdecl("cdm_object_set_null_at")
-public func cdm_object_set_null_at(_ o: OpaquePointer?, _ index: Int32) -> Int32 { set(o, key: nil, index: index, .null) { _ in .null } }
+public func cdm_object_set_null_at(_ o: OpaquePointer?, _ index: Int32) -> Int32 {
+    set(o, key: nil, index: index, .null) { _ in .null }
+}
 @_cdecl("cdm_object_set_int64_at")
-public func cdm_object_set_int64_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int64) -> Int32 { set(o, key: nil, index: index, .int64) { _ in .integer(v) } }
+public func cdm_object_set_int64_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int64) -> Int32 {
+    set(o, key: nil, index: index, .int64) { _ in .integer(v) }
+}
 @_cdecl("cdm_object_set_double_at")
-public func cdm_object_set_double_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 { set(o, key: nil, index: index, .double) { _ in .double(v) } }
+public func cdm_object_set_double_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 {
+    set(o, key: nil, index: index, .double) { _ in .double(v) }
+}
 @_cdecl("cdm_object_set_bool_at")
-public func cdm_object_set_bool_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int32) -> Int32 { set(o, key: nil, index: index, .bool) { _ in .bool(v != 0) } }
+public func cdm_object_set_bool_at(_ o: OpaquePointer?, _ index: Int32, _ v: Int32) -> Int32 {
+    set(o, key: nil, index: index, .bool) { _ in .bool(v != 0) }
+}
 @_cdecl("cdm_object_set_date_at")
-public func cdm_object_set_date_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 { set(o, key: nil, index: index, .date) { _ in .date(v) } }
+public func cdm_object_set_date_at(_ o: OpaquePointer?, _ index: Int32, _ v: Double) -> Int32 {
+    set(o, key: nil, index: index, .date) { _ in .date(v) }
+}
 @_cdecl("cdm_object_set_text_at")
-public func cdm_object_set_text_at(_ o: OpaquePointer?, _ index: Int32, _ text: UnsafePointer<CChar>?, _ length: Int) -> Int32 { set(o, key: nil, index: index, .text) { try textValue(text, length, $0) } }
+public func cdm_object_set_text_at(_ o: OpaquePointer?, _ index: Int32, _ text: UnsafePointer<CChar>?, _ length: Int)
+    -> Int32
+{ set(o, key: nil, index: index, .text) { try textValue(text, length, $0) } }
 @_cdecl("cdm_object_set_blob_at")
-public func cdm_object_set_blob_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: Int) -> Int32 { set(o, key: nil, index: index, .blob) { _ in .binary(try blobValue(bytes, length)) } }
+public func cdm_object_set_blob_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafeRawPointer?, _ length: Int)
+    -> Int32
+{ set(o, key: nil, index: index, .blob) { _ in .binary(try blobValue(bytes, length)) } }
 @_cdecl("cdm_object_set_uuid_at")
-public func cdm_object_set_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafePointer<UInt8>?) -> Int32 { set(o, key: nil, index: index, .uuid) { _ in try uuidValue(bytes) } }
+public func cdm_object_set_uuid_at(_ o: OpaquePointer?, _ index: Int32, _ bytes: UnsafePointer<UInt8>?) -> Int32 {
+    set(o, key: nil, index: index, .uuid) { _ in try uuidValue(bytes) }
+}
 
 // MARK: JSON view and release
 
 @_cdecl("cdm_object_to_json")
-public func cdm_object_to_json(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_object_to_json(_ o: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+{
     withEntry(o, ObjectEntry.self, "object") { entry in
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
         out.pointee = CString.copy(try ValueJSON.json(of: entry.object).serialized())
     }
 }
-

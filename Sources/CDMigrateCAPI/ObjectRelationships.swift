@@ -6,12 +6,15 @@ import CDMigrate
 
 /// Runs `edit` on the relationship `key` names when it is of the kind the edit takes (to-many or
 /// to-one); for the other kind CDM_MISMATCH says which function takes it.
-private func editRelationship(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, toMany: Bool, otherwise: String,
-                              _ edit: (ObjectEntry, RelationshipDescription) throws -> Void) -> Int32 {
+private func editRelationship(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, toMany: Bool, otherwise: String,
+    _ edit: (ObjectEntry, RelationshipDescription) throws -> Void
+) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
         let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
         if relationship.isToMany != toMany {
-            throw MigrationError.mismatch("'\(entry.entityName).\(relationship.name)' is \(toMany ? "to-one" : "to-many"): \(otherwise)")
+            throw MigrationError.mismatch(
+                "'\(entry.entityName).\(relationship.name)' is \(toMany ? "to-one" : "to-many"): \(otherwise)")
         }
         try edit(entry, relationship)
     }
@@ -23,7 +26,8 @@ private func targetObject(_ handle: OpaquePointer?) throws -> ManagedObject {
 }
 
 @_cdecl("cdm_object_set_object")
-public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
+public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32
+{
     editRelationship(o, key, toMany: false, otherwise: "add to it with cdm_object_add_object") { entry, relationship in
         let value: Value = try target.map { .object(try targetObject($0)) } ?? .null
         try entry.object.setValue(value, for: relationship)
@@ -31,21 +35,27 @@ public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 }
 
 @_cdecl("cdm_object_add_object")
-public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
+public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32
+{
     editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") { entry, relationship in
         try entry.object.add([try targetObject(target)], to: relationship)
     }
 }
 
 @_cdecl("cdm_object_remove_object")
-public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32 {
-    editRelationship(o, key, toMany: true, otherwise: "empty it with cdm_object_set_object(…, NULL)") { entry, relationship in
+public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?)
+    -> Int32
+{
+    editRelationship(o, key, toMany: true, otherwise: "empty it with cdm_object_set_object(…, NULL)") {
+        entry, relationship in
         try entry.object.remove([try targetObject(target)], from: relationship)
     }
 }
 
 @_cdecl("cdm_object_insert_object")
-public func cdm_object_insert_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?, _ index: Int) -> Int32 {
+public func cdm_object_insert_object(
+    _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?, _ index: Int
+) -> Int32 {
     editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") { entry, relationship in
         let object = try targetObject(target)
         guard relationship.isOrdered else { return try entry.object.add([object], to: relationship) }

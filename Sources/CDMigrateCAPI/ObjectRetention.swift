@@ -90,7 +90,8 @@ extension ObjectEntry {
 
 enum ObjectRetention {
     /// Appended to the message about a stale cdm_object handle: how to keep one.
-    static let staleHint = "; call cdm_object_retain to keep it (until cdm_object_release or the end of the migration run), or keep its object ID (cdm_object_id, cdm_object_uri) and look it up again"
+    static let staleHint =
+        "; call cdm_object_retain to keep it (until cdm_object_release or the end of the migration run), or keep its object ID (cdm_object_id, cdm_object_uri) and look it up again"
 
     static func isRetained(_ entry: HandleEntry) -> Bool { entry.scope is RetainedScope }
 }
@@ -131,7 +132,7 @@ public func cdm_object_retain(_ o: OpaquePointer?) -> Int32 {
 public func cdm_object_release(_ o: OpaquePointer?) {
     let table = ThreadState.current.table
     if let list = table.lookup(o) as? ListEntry {
-        table.release(list)   // a fetch's list, ended before its callback returns
+        table.release(list)  // a fetch's list, ended before its callback returns
         return
     }
     guard let entry = table.lookup(o) as? ObjectEntry else { return }

@@ -40,7 +40,9 @@ enum BatchTransfer {
 
     /// A text column as C arrays valid as long as `scope`: one NUL-terminated copy of each text
     /// (NULL for a null) and their byte lengths (0 for a null), in one allocation of texts.
-    static func texts(_ values: [Value], in scope: Scope) throws -> (texts: UnsafePointer<UnsafePointer<CChar>?>, lengths: UnsafePointer<Int>) {
+    static func texts(_ values: [Value], in scope: Scope) throws -> (
+        texts: UnsafePointer<UnsafePointer<CChar>?>, lengths: UnsafePointer<Int>
+    ) {
         let slots = max(values.count, 1)
         var total = 0
         for value in values {
@@ -87,7 +89,9 @@ enum BatchTransfer {
 
     /// The host's array of `count` keys.
     static func keys(_ pointer: UnsafePointer<Int64>?, _ count: Int, _ what: String) throws -> [Int64] {
-        guard count >= 0 else { throw MigrationError.misuse("the \(what) count \(UInt(bitPattern: count)) is not a count") }
+        guard count >= 0 else {
+            throw MigrationError.misuse("the \(what) count \(UInt(bitPattern: count)) is not a count")
+        }
         guard count > 0 else { return [] }
         guard let pointer = pointer else { throw MigrationError.misuse("the \(what) array is NULL") }
         return Array(UnsafeBufferPointer(start: pointer, count: count))
@@ -150,7 +154,9 @@ enum BatchTransfer {
     }
 
     /// A JSON value for `attribute`, read as `json(_:)` writes it (a date may also be ISO 8601 text).
-    static func value(_ json: JSON, for attribute: AttributeDescription, _ place: @autoclosure () -> String) throws -> Value {
+    static func value(_ json: JSON, for attribute: AttributeDescription, _ place: @autoclosure () -> String) throws
+        -> Value
+    {
         switch (json, attribute.attributeType) {
         case (.null, _): return .null
         case (.bool(let b), _): return .bool(b)
@@ -162,7 +168,9 @@ enum BatchTransfer {
             }
             return .date(seconds)
         case (.string(let s), .binary), (.string(let s), .transformable):
-            guard let bytes = Base64.decode(s) else { throw MigrationError(.invalidArgument, "\(place()): the text is not base64") }
+            guard let bytes = Base64.decode(s) else {
+                throw MigrationError(.invalidArgument, "\(place()): the text is not base64")
+            }
             return .binary(bytes)
         case (.string(let s), .decimal): return .decimal(s)
         case (.string(let s), _): return .string(s)
@@ -182,7 +190,9 @@ public func cdm_batch_count(_ batch: OpaquePointer?, _ count: UnsafeMutablePoint
 }
 
 @_cdecl("cdm_batch_source_keys")
-public func cdm_batch_source_keys(_ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_batch_source_keys(
+    _ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withBatch(batch) { entry in
         let out = try required(keys, "keys")
         let count = try required(count, "count")
@@ -193,13 +203,18 @@ public func cdm_batch_source_keys(_ batch: OpaquePointer?, _ keys: UnsafeMutable
 }
 
 @_cdecl("cdm_batch_column_json")
-public func cdm_batch_column_json(_ batch: OpaquePointer?, _ attribute: UnsafePointer<CChar>?, _ json: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> Int32 {
+public func cdm_batch_column_json(
+    _ batch: OpaquePointer?, _ attribute: UnsafePointer<CChar>?, _ json: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> Int32 {
     withBatch(batch) { entry in
         let out = try required(json, "json")
         let name = try CString.argument(attribute, "the attribute name")
         guard let entity = entry.batch.mapping.sourceEntity,
-              entity.selfAndDescendants.contains(where: { $0.attributesByName[name] != nil }) else {
-            throw MigrationError.notFound("entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'")
+            entity.selfAndDescendants.contains(where: { $0.attributesByName[name] != nil })
+        else {
+            throw MigrationError.notFound(
+                "entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'"
+            )
         }
         let values = try entry.batch.values(ofAttribute: name)
         out.pointee = try entry.liveScope().string(BatchTransfer.jsonText(values))
@@ -207,21 +222,28 @@ public func cdm_batch_column_json(_ batch: OpaquePointer?, _ attribute: UnsafePo
 }
 
 @_cdecl("cdm_batch_column_text")
-public func cdm_batch_column_text(_ batch: OpaquePointer?, _ attribute: UnsafePointer<CChar>?,
-                                  _ texts: UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?,
-                                  _ lengths: UnsafeMutablePointer<UnsafePointer<Int>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_batch_column_text(
+    _ batch: OpaquePointer?, _ attribute: UnsafePointer<CChar>?,
+    _ texts: UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?,
+    _ lengths: UnsafeMutablePointer<UnsafePointer<Int>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withBatch(batch) { entry in
         let out = try required(texts, "texts")
         let countOut = try required(count, "count")
         let name = try CString.argument(attribute, "the attribute name")
         guard let entity = entry.batch.mapping.sourceEntity,
-              let attribute = entity.selfAndDescendants.lazy.compactMap({ $0.attributesByName[name] }).first else {
-            throw MigrationError.notFound("entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'")
+            let attribute = entity.selfAndDescendants.lazy.compactMap({ $0.attributesByName[name] }).first
+        else {
+            throw MigrationError.notFound(
+                "entity mapping '\(entry.batch.mapping.name)': source entity '\(entry.batch.mapping.sourceEntityName ?? "")' has no attribute '\(name)'"
+            )
         }
         switch attribute.attributeType {
         case .string, .uri, .decimal: break
         default:
-            throw MigrationError.mismatch("attribute '\(entity.name).\(name)' is of type \(attribute.attributeType.rawValue), not text (string, URI or decimal): read it with cdm_batch_column_json")
+            throw MigrationError.mismatch(
+                "attribute '\(entity.name).\(name)' is of type \(attribute.attributeType.rawValue), not text (string, URI or decimal): read it with cdm_batch_column_json"
+            )
         }
         let column = try BatchTransfer.texts(try entry.batch.values(ofAttribute: name), in: try entry.liveScope())
         out.pointee = column.texts
@@ -231,7 +253,9 @@ public func cdm_batch_column_text(_ batch: OpaquePointer?, _ attribute: UnsafePo
 }
 
 @_cdecl("cdm_batch_apply_default")
-public func cdm_batch_apply_default(_ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_batch_apply_default(
+    _ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withBatch(batch) { entry in
         let made = try entry.batch.applyDefault()
         if let keys = keys { keys.pointee = UnsafePointer(try BatchTransfer.array(made, in: try entry.liveScope())) }
@@ -240,8 +264,10 @@ public func cdm_batch_apply_default(_ batch: OpaquePointer?, _ keys: UnsafeMutab
 }
 
 @_cdecl("cdm_batch_apply_default_numbered")
-public func cdm_batch_apply_default_numbered(_ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?,
-                                             _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_batch_apply_default_numbered(
+    _ batch: OpaquePointer?, _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?,
+    _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withBatch(batch) { entry in
         let made = try entry.batch.applyDefault(numbered: true)
         if let keys = keys { keys.pointee = UnsafePointer(try BatchTransfer.array(made, in: try entry.liveScope())) }
@@ -250,21 +276,26 @@ public func cdm_batch_apply_default_numbered(_ batch: OpaquePointer?, _ keys: Un
 }
 
 @_cdecl("cdm_batch_associate")
-public func cdm_batch_associate(_ batch: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ sourceKeys: UnsafePointer<Int64>?,
-                                _ destinationKeys: UnsafePointer<Int64>?, _ count: Int) -> Int32 {
+public func cdm_batch_associate(
+    _ batch: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ sourceKeys: UnsafePointer<Int64>?,
+    _ destinationKeys: UnsafePointer<Int64>?, _ count: Int
+) -> Int32 {
     withBatch(batch) { entry in
         let name = try CString.argument(entity, "the destination entity name")
         guard entry.manager.destinationModel.entity(named: name) != nil else {
             throw MigrationError.notFound("the destination model has no entity named '\(name)'")
         }
-        try entry.batch.associate(destinationEntityName: name, sourceKeys: try BatchTransfer.keys(sourceKeys, count, "source key"),
-                                  destinationKeys: try BatchTransfer.keys(destinationKeys, count, "destination key"))
+        try entry.batch.associate(
+            destinationEntityName: name, sourceKeys: try BatchTransfer.keys(sourceKeys, count, "source key"),
+            destinationKeys: try BatchTransfer.keys(destinationKeys, count, "destination key"))
     }
 }
 
 @_cdecl("cdm_context_create_instances_json")
-public func cdm_context_create_instances_json(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ rows: UnsafePointer<CChar>?,
-                                              _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_context_create_instances_json(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ rows: UnsafePointer<CChar>?,
+    _ keys: UnsafeMutablePointer<UnsafePointer<Int64>?>?, _ count: UnsafeMutablePointer<Int>?
+) -> Int32 {
     withContext(ctx) { context, scope in
         let name = try CString.argument(entity, "the entity name")
         guard let described = context.manager.destinationModel.entity(named: name) else {
@@ -295,8 +326,10 @@ public func cdm_context_create_instances_json(_ ctx: OpaquePointer?, _ entity: U
 }
 
 @_cdecl("cdm_context_relate")
-public func cdm_context_relate(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ relationship: UnsafePointer<CChar>?,
-                               _ owners: UnsafePointer<Int64>?, _ targets: UnsafePointer<Int64>?, _ count: Int) -> Int32 {
+public func cdm_context_relate(
+    _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ relationship: UnsafePointer<CChar>?,
+    _ owners: UnsafePointer<Int64>?, _ targets: UnsafePointer<Int64>?, _ count: Int
+) -> Int32 {
     withContext(ctx) { context, _ in
         let name = try CString.argument(entity, "the entity name")
         let relationshipName = try CString.argument(relationship, "the relationship name")
@@ -306,15 +339,19 @@ public func cdm_context_relate(_ ctx: OpaquePointer?, _ entity: UnsafePointer<CC
         guard described.relationshipsByName[relationshipName] != nil else {
             throw MigrationError.notFound("destination entity '\(name)' has no relationship '\(relationshipName)'")
         }
-        try context.manager.relate(entityName: name, relationshipName: relationshipName,
-                                   owners: try BatchTransfer.keys(owners, count, "owner key"), targets: try BatchTransfer.keys(targets, count, "target key"))
+        try context.manager.relate(
+            entityName: name, relationshipName: relationshipName,
+            owners: try BatchTransfer.keys(owners, count, "owner key"),
+            targets: try BatchTransfer.keys(targets, count, "target key"))
     }
 }
 
 @_cdecl("cdm_migration_set_batch_size")
 public func cdm_migration_set_batch_size(_ migration: OpaquePointer?, _ size: Int) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
-        guard size > 0 else { throw MigrationError(.invalidArgument, "the batch size must be at least 1, not \(UInt(bitPattern: size))") }
+        guard size > 0 else {
+            throw MigrationError(.invalidArgument, "the batch size must be at least 1, not \(UInt(bitPattern: size))")
+        }
         if let chain = handle.chain {
             try handle.checkIdle()
             chain.batchSize = size

@@ -3,8 +3,11 @@ import CDMigrate
 // Methods of C policies: what FUNCTION($entityPolicy, "selector:", …) calls in a value
 // expression of an entity mapping whose policy is a C (or Python) policy.
 
-public typealias PolicyMethodFunction = @convention(c) (OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<OpaquePointer?>?,
-                                                        OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+public typealias PolicyMethodFunction =
+    @convention(c) (
+        OpaquePointer?, UnsafePointer<CChar>?, Int32, UnsafePointer<OpaquePointer?>?,
+        OpaquePointer?, UnsafeMutableRawPointer?
+    ) -> Int32
 
 final class PolicyMethodRegistration: Registration {
     let function: PolicyMethodFunction
@@ -36,7 +39,7 @@ struct PolicyMethodTable {
 }
 
 /// What a policy method returns to say that the policy has no method for the selector.
-private let notAnswered: Int32 = 102 // CDM_NOTFOUND
+private let notAnswered: Int32 = 102  // CDM_NOTFOUND
 
 extension MigrationHandle {
     /// Calls the policy's method for `selector` with the arguments as value handles; nil when the
@@ -51,11 +54,16 @@ extension MigrationHandle {
             let resultHandle = scope.handle(resultEntry)
             let code = selector.withCString { name in
                 handles.withUnsafeMutableBufferPointer { buffer in
-                    registration.function(context, name, Int32(arguments.count), UnsafePointer(buffer.baseAddress), resultHandle, registration.user)
+                    registration.function(
+                        context, name, Int32(arguments.count), UnsafePointer(buffer.baseAddress), resultHandle,
+                        registration.user)
                 }
             }
             result = resultEntry.value
-            if code == notAnswered { answered = false; return 0 }
+            if code == notAnswered {
+                answered = false
+                return 0
+            }
             return code
         }
         guard answered else { return nil }
@@ -64,19 +72,24 @@ extension MigrationHandle {
 }
 
 @_cdecl("cdm_migration_register_policy_method")
-public func cdm_migration_register_policy_method(_ migration: OpaquePointer?, _ policy: UnsafePointer<CChar>?, _ selector: UnsafePointer<CChar>?,
-                                                 _ function: PolicyMethodFunction?, _ user: UnsafeMutableRawPointer?,
-                                                 _ destroy: DestroyFunction?) -> Int32 {
+public func cdm_migration_register_policy_method(
+    _ migration: OpaquePointer?, _ policy: UnsafePointer<CChar>?, _ selector: UnsafePointer<CChar>?,
+    _ function: PolicyMethodFunction?, _ user: UnsafeMutableRawPointer?,
+    _ destroy: DestroyFunction?
+) -> Int32 {
     var taken = false
     let code = withHandle(migration, MigrationHandle.self, "migration") { handle in
         let policyName = try CString.argument(policy, "the policy name")
         let selectorText = try selector.map { try CString.argument($0, "the selector") }
-        if selectorText?.isEmpty == true { throw MigrationError(.invalidArgument, "the selector is empty (NULL stands for every selector)") }
+        if selectorText?.isEmpty == true {
+            throw MigrationError(.invalidArgument, "the selector is empty (NULL stands for every selector)")
+        }
         guard let function = function else { throw MigrationError.misuse("the method function pointer is NULL") }
         try handle.checkIdle()
         taken = true
-        handle.policyMethods.register(PolicyMethodRegistration(function: function, user: user, destroy: destroy),
-                                      policy: policyName, selector: selectorText)
+        handle.policyMethods.register(
+            PolicyMethodRegistration(function: function, user: user, destroy: destroy),
+            policy: policyName, selector: selectorText)
     }
     if !taken { destroy?(user) }
     return code

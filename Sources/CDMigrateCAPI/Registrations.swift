@@ -2,8 +2,11 @@ import CDMigrate
 
 public typealias DestroyFunction = @convention(c) (UnsafeMutableRawPointer?) -> Void
 public typealias HookFunction = @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
-public typealias InstanceHookFunction = @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
-public typealias HostFunction = @convention(c) (OpaquePointer?, Int32, UnsafePointer<OpaquePointer?>?, OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+public typealias InstanceHookFunction =
+    @convention(c) (OpaquePointer?, OpaquePointer?, UnsafeMutableRawPointer?) -> Int32
+public typealias HostFunction =
+    @convention(c) (OpaquePointer?, Int32, UnsafePointer<OpaquePointer?>?, OpaquePointer?, UnsafeMutableRawPointer?) ->
+    Int32
 public typealias ProgressFunction = @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?) -> Int32
 
 /// `cdm_policy` of cdmigrate.h, field for field (checked by cdm_internal_abi_check in the C tests).
@@ -20,17 +23,20 @@ struct PolicyHooks {
 
     /// Copies the host's struct; a smaller one (from an older header) leaves the later hooks NULL.
     init(copying pointer: UnsafeRawPointer, size: Int) {
-        var hooks = PolicyHooks(begin: nil, createDestinationInstances: nil, endInstanceCreation: nil, createRelationships: nil,
-                                endRelationshipCreation: nil, performCustomValidation: nil, end: nil, createDestinationInstancesBatch: nil)
+        var hooks = PolicyHooks(
+            begin: nil, createDestinationInstances: nil, endInstanceCreation: nil, createRelationships: nil,
+            endRelationshipCreation: nil, performCustomValidation: nil, end: nil, createDestinationInstancesBatch: nil)
         withUnsafeMutableBytes(of: &hooks) { target in
             target.copyMemory(from: UnsafeRawBufferPointer(start: pointer, count: min(size, target.count)))
         }
         self = hooks
     }
 
-    init(begin: HookFunction?, createDestinationInstances: InstanceHookFunction?, endInstanceCreation: HookFunction?,
-         createRelationships: InstanceHookFunction?, endRelationshipCreation: HookFunction?,
-         performCustomValidation: HookFunction?, end: HookFunction?, createDestinationInstancesBatch: BatchHookFunction?) {
+    init(
+        begin: HookFunction?, createDestinationInstances: InstanceHookFunction?, endInstanceCreation: HookFunction?,
+        createRelationships: InstanceHookFunction?, endRelationshipCreation: HookFunction?,
+        performCustomValidation: HookFunction?, end: HookFunction?, createDestinationInstancesBatch: BatchHookFunction?
+    ) {
         self.begin = begin
         self.createDestinationInstances = createDestinationInstances
         self.endInstanceCreation = endInstanceCreation

@@ -6,7 +6,8 @@ import CDMigrate
 public func cdm_migration_set_schema_changes(_ migration: OpaquePointer?, _ tries: Int32) -> Int32 {
     withHandle(migration, MigrationHandle.self, "migration") { handle in
         if handle.chain != nil {
-            throw MigrationError.misuse("a chain handle's steps always try schema changes; set it on a single migration")
+            throw MigrationError.misuse(
+                "a chain handle's steps always try schema changes; set it on a single migration")
         }
         try handle.idleManager().triesSchemaChanges = tries != 0
     }

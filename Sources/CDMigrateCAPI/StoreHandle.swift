@@ -23,22 +23,29 @@ final class StoreHandle: LongLivedHandle {
 }
 
 @_cdecl("cdm_store_create")
-public func cdm_store_create(_ model: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_store_create(
+    _ model: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     construct(out, StoreHandle()) { handle in
         let loaded = try ModelHandle.loaded(model)
         var options = PersistentStore.CreateOptions()
         options.modelCache = try StoreModelCache.compressedArchive(of: loaded)
-        handle.store = try PersistentStore.create(at: try CString.argument(path, "the store path"), model: loaded, options: options)
+        handle.store = try PersistentStore.create(
+            at: try CString.argument(path, "the store path"), model: loaded, options: options)
     }
 }
 
 @_cdecl("cdm_store_insert")
-public func cdm_store_insert(_ store: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+public func cdm_store_insert(
+    _ store: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 {
     withHandle(store, StoreHandle.self, "store") { handle in
         guard let persistent = handle.store else { throw MigrationError.misuse("the store handle holds no open store") }
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
         let name = try CString.argument(entity, "the entity name")
-        guard persistent.model.entity(named: name) != nil else { throw MigrationError.notFound("the store's model has no entity named '\(name)'") }
+        guard persistent.model.entity(named: name) != nil else {
+            throw MigrationError.notFound("the store's model has no entity named '\(name)'")
+        }
         out.pointee = handle.scope.handle(for: try persistent.insertObject(entityName: name))
     }
 }
@@ -54,13 +61,20 @@ public func cdm_store_save(_ store: OpaquePointer?) -> Int32 {
 @_cdecl("cdm_store_close")
 public func cdm_store_close(_ store: OpaquePointer?) {
     guard store != nil else { return }
-    do { try StoreHandle.required(store, "store").close() } catch { recordError(error, nil); return }
+    do { try StoreHandle.required(store, "store").close() } catch {
+        recordError(error, nil)
+        return
+    }
     StoreHandle.release(store, "store")
 }
 
 @_cdecl("cdm_store_errcode")
 public func cdm_store_errcode(_ store: OpaquePointer?) -> Int32 { StoreHandle.unretained(store)?.errcode ?? 101 }
 @_cdecl("cdm_store_errmsg")
-public func cdm_store_errmsg(_ store: OpaquePointer?) -> UnsafePointer<CChar> { StoreHandle.unretained(store)?.errmsg ?? CString.interned("the store handle is NULL or not a live cdm_store") }
+public func cdm_store_errmsg(_ store: OpaquePointer?) -> UnsafePointer<CChar> {
+    StoreHandle.unretained(store)?.errmsg ?? CString.interned("the store handle is NULL or not a live cdm_store")
+}
 @_cdecl("cdm_store_error")
-public func cdm_store_error(_ store: OpaquePointer?) -> OpaquePointer? { StoreHandle.unretained(store)?.lastError?.pointer }
+public func cdm_store_error(_ store: OpaquePointer?) -> OpaquePointer? {
+    StoreHandle.unretained(store)?.lastError?.pointer
+}

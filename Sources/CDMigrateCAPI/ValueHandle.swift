@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// cdm_value: an expression's result or a host function's argument (read-only), or a host
 /// function's result (writable).
@@ -51,7 +52,8 @@ final class ValueEntry: HandleEntry {
     var typeCode: Int32 { ValueTypeCode.of(value) }
 
     func mismatch(_ wanted: String) -> MigrationError {
-        MigrationError.mismatch("the value is \(value.typeName == "nil" ? "null" : "a \(value.typeName)"), not \(wanted)")
+        MigrationError.mismatch(
+            "the value is \(value.typeName == "nil" ? "null" : "a \(value.typeName)"), not \(wanted)")
     }
 }
 
@@ -60,13 +62,19 @@ private func read(_ v: OpaquePointer?, _ body: (ValueEntry) throws -> Void) -> I
 }
 
 /// A reader with a required out-pointer, checked before the value is.
-private func read<T>(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<T>?, _ what: String, _ body: (ValueEntry, UnsafeMutablePointer<T>) throws -> Void) -> Int32 {
+private func read<T>(
+    _ v: OpaquePointer?, _ out: UnsafeMutablePointer<T>?, _ what: String,
+    _ body: (ValueEntry, UnsafeMutablePointer<T>) throws -> Void
+) -> Int32 {
     withEntry(v, ValueEntry.self, "value") { entry in try body(entry, try required(out, what)) }
 }
 
 private func write(_ v: OpaquePointer?, _ make: () throws -> Value) -> Int32 {
     withEntry(v, ValueEntry.self, "value") { entry in
-        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        guard entry.writable else {
+            throw MigrationError.misuse(
+                "only a host function's result value can be set, not an argument or an expression's result")
+        }
         entry.value = try make()
     }
 }
@@ -83,7 +91,9 @@ public func cdm_value_int64(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int
     read(v, out, "out") { entry, out in
         switch entry.value {
         case .integer, .bool, .double, .decimal:
-            guard let i = entry.value.integerValue else { throw MigrationError.mismatch("the value \(entry.value) does not fit in 64 bits") }
+            guard let i = entry.value.integerValue else {
+                throw MigrationError.mismatch("the value \(entry.value) does not fit in 64 bits")
+            }
             out.pointee = i
         default: throw entry.mismatch("a number")
         }
@@ -119,7 +129,9 @@ public func cdm_value_date(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Doub
 }
 
 @_cdecl("cdm_value_text")
-public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_value_text(
+    _ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ length: UnsafeMutablePointer<Int>?
+) -> Int32 {
     read(v, out, "text") { entry, out in
         switch entry.value {
         case .string(let s), .uri(let s), .decimal(let s):
@@ -132,7 +144,9 @@ public func cdm_value_text(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Unsa
 }
 
 @_cdecl("cdm_value_blob")
-public func cdm_value_blob(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?) -> Int32 {
+public func cdm_value_blob(
+    _ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeRawPointer?>?, _ length: UnsafeMutablePointer<Int>?
+) -> Int32 {
     read(v, out, "bytes") { entry, out in
         switch entry.value {
         case .binary(let bytes), .uuid(let bytes):
@@ -169,14 +183,17 @@ public func cdm_value_count(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int
 public func cdm_value_element_at(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     read(v, out, "element") { entry, out in
         let elements = entry.value.elements
-        guard i >= 0, i < elements.count else { throw MigrationError.notFound("element \(i) is out of range: the value has \(elements.count)") }
+        guard i >= 0, i < elements.count else {
+            throw MigrationError.notFound("element \(i) is out of range: the value has \(elements.count)")
+        }
         guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
         out.pointee = scope.handle(ValueEntry(elements[i], writable: false))
     }
 }
 
 @_cdecl("cdm_value_to_json")
-public func cdm_value_to_json(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+public func cdm_value_to_json(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
+{
     read(v) { entry in
         guard let out = out else { throw MigrationError.misuse("the json pointer is NULL") }
         out.pointee = CString.copy(ValueJSON.json(entry.value).serialized())
@@ -202,7 +219,8 @@ public func cdm_value_set_decimal(_ v: OpaquePointer?, _ text: UnsafePointer<CCh
     write(v) {
         let digits = try CString.argument(text, "the decimal text")
         guard ModelReader.isDecimalText(digits) else {
-            throw MigrationError.mismatch("'\(digits)' is not a decimal number (plain decimal notation, like -12.50 or 3e-2)")
+            throw MigrationError.mismatch(
+                "'\(digits)' is not a decimal number (plain decimal notation, like -12.50 or 3e-2)")
         }
         return .decimal(digits)
     }
@@ -224,9 +242,14 @@ public func cdm_value_set_object(_ v: OpaquePointer?, _ object: OpaquePointer?) 
 /// Appends `element` to the collection the writable `v` holds.
 private func append(_ v: OpaquePointer?, _ element: () throws -> Value?) -> Int32 {
     withEntry(v, ValueEntry.self, "value") { entry in
-        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        guard entry.writable else {
+            throw MigrationError.misuse(
+                "only a host function's result value can be set, not an argument or an expression's result")
+        }
         guard case .collection(var values) = entry.value else {
-            throw MigrationError.mismatch("the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first")
+            throw MigrationError.mismatch(
+                "the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first"
+            )
         }
         guard let value = try element() else { return }
         entry.value = .null  // one reference to the array while it grows
@@ -251,9 +274,14 @@ public func cdm_value_append_new(_ v: OpaquePointer?, _ element: UnsafeMutablePo
     withEntry(v, ValueEntry.self, "value") { entry in
         let out = try required(element, "element")
         out.pointee = nil
-        guard entry.writable else { throw MigrationError.misuse("only a host function's result value can be set, not an argument or an expression's result") }
+        guard entry.writable else {
+            throw MigrationError.misuse(
+                "only a host function's result value can be set, not an argument or an expression's result")
+        }
         guard case .collection(var values) = entry.value else {
-            throw MigrationError.mismatch("the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first")
+            throw MigrationError.mismatch(
+                "the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first"
+            )
         }
         guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
         entry.value = .null  // one reference to the array while it grows
@@ -270,4 +298,3 @@ public func cdm_value_append(_ v: OpaquePointer?, _ element: OpaquePointer?) -> 
         return try ThreadState.current.entry(element, as: ValueEntry.self, "element").value
     }
 }
-

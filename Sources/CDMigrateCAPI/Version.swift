@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CSQLite
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 @_cdecl("cdm_libversion")
 public func cdm_libversion() -> UnsafePointer<CChar> { CString.interned(LibraryVersion.text) }

@@ -1,6 +1,7 @@
 import CDMigrateCommandLine
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // The `cdmigrate` executable: the command line lives in CDMigrateCommandLine (also reachable

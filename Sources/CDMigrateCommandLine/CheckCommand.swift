@@ -10,39 +10,48 @@ struct CheckCommand: ParsableCommand {
         commandName: "check",
         abstract: "Migrate every store in a folder to the current version and check the results.",
         discussion: """
-        For a release check: keep one or more stores per released version in FOLDER, then run \
-        cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \
-        -wal, -shm and -journal companions and hidden files) is migrated as \
-        cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \
-        result is then opened against the current model (its entity version hashes must equal the \
-        model's) and its instances are counted. The stores themselves are only read. Steps whose \
-        mappings name a policy need it: --policies LIBRARY loads a shared library of C policies \
-        (docs/c-api.md), registered once for every store and step.
+            For a release check: keep one or more stores per released version in FOLDER, then run \
+            cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \
+            -wal, -shm and -journal companions and hidden files) is migrated as \
+            cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \
+            result is then opened against the current model (its entity version hashes must equal the \
+            model's) and its instances are counted. The stores themselves are only read. Steps whose \
+            mappings name a policy need it: --policies LIBRARY loads a shared library of C policies \
+            (docs/c-api.md), registered once for every store and step.
 
-        A report line per store: its version, the steps and their mapping models (or "inferred"), \
-        and the destination's instance counts, or the error; below it, what each step lost \
-        (docs/loss-report.md: values no mapping reads, instances no mapping took, links not \
-        carried), and with --json each step's full "losses". --strict fails a store whose steps \
-        lose anything their mappings do not declare as intended. The exit code is 0 when every store \
-        passes, else the code of the first failure (see below); --json prints one document with a \
-        result per store.
+            A report line per store: its version, the steps and their mapping models (or "inferred"), \
+            and the destination's instance counts, or the error; below it, what each step lost \
+            (docs/loss-report.md: values no mapping reads, instances no mapping took, links not \
+            carried), and with --json each step's full "losses". --strict fails a store whose steps \
+            lose anything their mappings do not declare as intended. The exit code is 0 when every store \
+            passes, else the code of the first failure (see below); --json prints one document with a \
+            result per store.
 
-        \(ExitStatus.table)
-        """
+            \(ExitStatus.table)
+            """
     )
 
     @Argument(help: ArgumentHelp("The folder of stores.", valueName: "folder"), completion: .directory)
     var folder: String
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("models"), help: ArgumentHelp("The model set (see cdmigrate plan).", valueName: "path"),
+        completion: .file())
     var modelSet: String
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp(
+            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
+            valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
     @OptionGroup var policies: PolicyOptions
 
-    @Flag(help: "Fail a store whose migration would lose data its mapping does not declare as intended (docs/loss-report.md).")
+    @Flag(
+        help:
+            "Fail a store whose migration would lose data its mapping does not declare as intended (docs/loss-report.md)."
+    )
     var strict = false
 
     @Flag(help: "Print the results as JSON on standard output.")
@@ -71,7 +80,9 @@ struct CheckCommand: ParsableCommand {
         // What planning a store's steps adds (a pass needing another's instances), once each.
         var told = Set(set.warnings)
         var warnings = set.warnings
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-check-\(UUID().uuidString)").path
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cdmigrate-check-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: scratch) }
         var results: [[String: Any]] = []
         var firstFailure: ExitStatus?
@@ -84,7 +95,10 @@ struct CheckCommand: ParsableCommand {
             throw ExitStatus(error).exitCode
         }
         for (index, store) in stores.enumerated() {
-            if Interrupt.requested { firstFailure = firstFailure ?? .cancelled; break }
+            if Interrupt.requested {
+                firstFailure = firstFailure ?? .cancelled
+                break
+            }
             let name = URL(fileURLWithPath: store).lastPathComponent
             let destination = scratch + "/\(index)-" + name
             do {
@@ -96,18 +110,26 @@ struct CheckCommand: ParsableCommand {
                 manager.failsOnUnintendedLoss = strict
                 let onProgress = { (_: Int, _: MigrationProgress) in !Interrupt.requested }
                 manager.progressHandler = onProgress
-                let report = try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
+                let report =
+                    try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
                     ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: set.currentModel)
-                let steps = report.stages.map { "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? ($0.stage.isDirect ? "inferred directly" : "inferred") : $0.stage.mappingModelNames.joined(separator: ", ")))" }
-                output.line("ok    \(name): \(report.storeVersionName)" + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
-                            + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                let steps = report.stages.map {
+                    "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? ($0.stage.isDirect ? "inferred directly" : "inferred") : $0.stage.mappingModelNames.joined(separator: ", ")))"
+                }
+                output.line(
+                    "ok    \(name): \(report.storeVersionName)"
+                        + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
+                        + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
                 for step in report.stages {
-                    let label = "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): "
+                    let label =
+                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): "
                     for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
                 }
-                results.append(["store": store, "ok": true, "version": report.storeVersionName,
-                                "steps": report.json["steps"]?.anyValue ?? [], "counts": counts])
+                results.append([
+                    "store": store, "ok": true, "version": report.storeVersionName,
+                    "steps": report.json["steps"]?.anyValue ?? [], "counts": counts,
+                ])
             } catch {
                 let error = MigrationError.from(error)
                 if !json { Output.standardError("FAIL  \(name): \(Output.summary(error))\n") }
@@ -117,8 +139,12 @@ struct CheckCommand: ParsableCommand {
             try? FileManager.default.removeItem(atPath: destination)
         }
         let failed = results.filter { ($0["ok"] as? Bool) != true }.count
-        output.line("\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)")
-        output.document(["ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results, "warnings": warnings])
+        output.line(
+            "\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)"
+        )
+        output.document([
+            "ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results, "warnings": warnings,
+        ])
         withExtendedLifetime(hosted) {}
         if let failure = firstFailure {
             throw failure.exitCode

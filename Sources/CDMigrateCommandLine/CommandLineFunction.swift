@@ -1,7 +1,8 @@
 import CDMigrate
 import CDMigrateCAPI
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `cdm_command_line_run`: the `cdmigrate` command line (docs/cli.md) for a host program, which
@@ -17,15 +18,19 @@ import Glibc
 /// - Returns: the exit status (0, 1, 64, 65, 66, 74, or 128 + a signal); 64 for arguments that are
 ///   NULL or not UTF-8, or options of an unknown size.
 @_cdecl("cdm_command_line_run")
-public func cdm_command_line_run(_ argc: Int32, _ argv: UnsafePointer<UnsafePointer<CChar>?>?,
-                                 _ options: UnsafeRawPointer?, _ optionsSize: Int) -> Int32 {
+public func cdm_command_line_run(
+    _ argc: Int32, _ argv: UnsafePointer<UnsafePointer<CChar>?>?,
+    _ options: UnsafeRawPointer?, _ optionsSize: Int
+) -> Int32 {
     guard let arguments = commandLineTexts(argv, count: Int(argc)), !arguments.isEmpty else {
         return commandLineMisuse("argv must hold argc UTF-8 texts, the program's name first")
     }
     var host = CommandLineHost()
     if let options = options {
         guard optionsSize == MemoryLayout<CommandLineOptions>.stride else {
-            return commandLineMisuse("options_size \(optionsSize) is not the size of a cdm_command_line_options (\(MemoryLayout<CommandLineOptions>.stride))")
+            return commandLineMisuse(
+                "options_size \(optionsSize) is not the size of a cdm_command_line_options (\(MemoryLayout<CommandLineOptions>.stride))"
+            )
         }
         let given = options.loadUnaligned(as: CommandLineOptions.self)
         if given.childCommandCount > 0 {
@@ -41,9 +46,16 @@ public func cdm_command_line_run(_ argc: Int32, _ argv: UnsafePointer<UnsafePoin
                 let code = name.withCString { loader(user, $0, OpaquePointer(hosted.pointer), &message) }
                 if code == 0 { return true }
                 if code == 102 { return false }  // CDM_NOTFOUND: not the host's; a shared library
-                let detail = message.map { String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)), as: UTF8.self) }
-                throw MigrationError(MigrationError.Code(rawValue: code),
-                                     detail.map { "cannot load the policies '\(name)': \($0)" } ?? "cannot load the policies '\(name)' (code \(code))")
+                let detail = message.map {
+                    String(
+                        decoding: UnsafeBufferPointer(
+                            start: UnsafeRawPointer($0).assumingMemoryBound(to: UInt8.self), count: strlen($0)),
+                        as: UTF8.self)
+                }
+                throw MigrationError(
+                    MigrationError.Code(rawValue: code),
+                    detail.map { "cannot load the policies '\(name)': \($0)" }
+                        ?? "cannot load the policies '\(name)' (code \(code))")
             }
         }
     }
@@ -56,7 +68,8 @@ private func commandLineTexts(_ pointer: UnsafePointer<UnsafePointer<CChar>?>?, 
     var texts: [String] = []
     for index in 0..<count {
         guard let text = pointer[index] else { return nil }
-        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
+        let bytes = UnsafeBufferPointer(
+            start: UnsafeRawPointer(text).assumingMemoryBound(to: UInt8.self), count: strlen(text))
         guard let value = String(validating: bytes, as: UTF8.self) else { return nil }
         texts.append(value)
     }

@@ -1,8 +1,9 @@
 import ArgumentParser
 import CDMigrate
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `cdmigrate migrate --jobs N STORE… --out-dir DIR` (or `--in-place`): many stores, each migrated
@@ -56,12 +57,24 @@ struct FleetRun {
         let results = try runChildren(jobs, width: width)
         let seconds = (ContinuousClock.now - started).seconds
         let tally = Dictionary(grouping: results, by: \.status).mapValues(\.count)
-        let migrated = tally[.migrated] ?? 0, checked = tally[.checked] ?? 0, failed = tally[.failed] ?? 0, crashed = tally[.crashed] ?? 0, skipped = tally[.skipped] ?? 0
+        let migrated = tally[.migrated] ?? 0
+        let checked = tally[.checked] ?? 0
+        let failed = tally[.failed] ?? 0
+        let crashed = tally[.crashed] ?? 0
+        let skipped = tally[.skipped] ?? 0
         if command.json {
-            emit(["summary": ["stores": results.count, "migrated": migrated, "checked": checked, "failed": failed, "crashed": crashed, "skipped": skipped,
-                              "duration": (seconds * 1000).rounded() / 1000, "jobs": width]])
+            emit([
+                "summary": [
+                    "stores": results.count, "migrated": migrated, "checked": checked, "failed": failed,
+                    "crashed": crashed, "skipped": skipped,
+                    "duration": (seconds * 1000).rounded() / 1000, "jobs": width,
+                ]
+            ])
         } else if !command.quiet || failed + crashed + skipped > 0 {
-            let text = (checked > 0 ? "\(checked) of \(results.count) stores checked, " : "\(migrated) of \(results.count) stores migrated, ")
+            let text =
+                (checked > 0
+                    ? "\(checked) of \(results.count) stores checked, "
+                    : "\(migrated) of \(results.count) stores migrated, ")
                 + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
                 + "\(Output.seconds(seconds)) s with \(width) job" + (width == 1 ? "" : "s")
             if command.quiet { Output.standardError(text + "\n") } else { print(text) }
@@ -78,7 +91,9 @@ struct FleetRun {
         var files: [String: Int] = [:]
         return try stores.enumerated().map { index, store in
             if command.inPlace, let identity = Self.fileIdentity(store) {
-                if let first = files[identity] { return Job(index: index, store: store, destination: store, sameStoreAs: first) }
+                if let first = files[identity] {
+                    return Job(index: index, store: store, destination: store, sameStoreAs: first)
+                }
                 files[identity] = index
             }
             let destination: String
@@ -89,7 +104,9 @@ struct FleetRun {
                 destination = store
             }
             let key = URL(fileURLWithPath: destination).standardizedFileURL.path
-            if let other = seen[key] { throw FleetUsageError("\(other) and \(store) would both be written to \(destination)") }
+            if let other = seen[key] {
+                throw FleetUsageError("\(other) and \(store) would both be written to \(destination)")
+            }
             seen[key] = store
             return Job(index: index, store: store, destination: destination)
         }
@@ -130,11 +147,14 @@ struct FleetRun {
                 let arguments = childCommand + command.childArguments(store: job.store, destination: job.destination)
                 let started = ContinuousClock.now
                 do {
-                    let pid = try Self.spawn(executable, arguments, stdout: scratch.file("\(job.index).out"), stderr: scratch.file("\(job.index).err"))
+                    let pid = try Self.spawn(
+                        executable, arguments, stdout: scratch.file("\(job.index).out"),
+                        stderr: scratch.file("\(job.index).err"))
                     running[pid] = (job, started)
                 } catch {
-                    let result = FleetStoreResult(store: job.store, destination: job.destination, exitStatus: nil, signal: nil, document: Data(),
-                                                  errorText: "\(error)", duration: 0)
+                    let result = FleetStoreResult(
+                        store: job.store, destination: job.destination, exitStatus: nil, signal: nil, document: Data(),
+                        errorText: "\(error)", duration: 0)
                     report(result)
                     results[job.index] = result
                 }
@@ -164,11 +184,13 @@ struct FleetRun {
             guard let (job, started) = running.removeValue(forKey: pid) else { continue }
             // FileIO rather than FileManager.contents(atPath:), whose buffers LeakSanitizer reports as lost.
             let document = Data((try? FileIO.readBytes(path: scratch.file("\(job.index).out"))) ?? [])
-            let errorText = String(decoding: (try? FileIO.readBytes(path: scratch.file("\(job.index).err"))) ?? [], as: UTF8.self)
+            let errorText = String(
+                decoding: (try? FileIO.readBytes(path: scratch.file("\(job.index).err"))) ?? [], as: UTF8.self)
             let exited = status & 0x7f == 0
-            let result = FleetStoreResult(store: job.store, destination: job.destination,
-                                          exitStatus: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f,
-                                          document: document, errorText: errorText, duration: (ContinuousClock.now - started).seconds)
+            let result = FleetStoreResult(
+                store: job.store, destination: job.destination,
+                exitStatus: exited ? (status >> 8) & 0xff : nil, signal: exited ? nil : status & 0x7f,
+                document: document, errorText: errorText, duration: (ContinuousClock.now - started).seconds)
             report(result)
             results[job.index] = result
             for other in jobs where other.sameStoreAs == job.index {
@@ -177,7 +199,9 @@ struct FleetRun {
                 results[other.index] = copy
             }
         }
-        return jobs.map { job in results[job.index] ?? FleetStoreResult(skipped: job.store, destination: job.destination) }
+        return jobs.map { job in
+            results[job.index] ?? FleetStoreResult(skipped: job.store, destination: job.destination)
+        }
     }
 
     private func report(_ result: FleetStoreResult) {
@@ -228,7 +252,8 @@ private struct ScratchFolder {
     let path: String
 
     init() throws {
-        path = try FileIO.makeTemporaryDirectory(template: (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/cdmigrate-fleet-XXXXXX")
+        path = try FileIO.makeTemporaryDirectory(
+            template: (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") + "/cdmigrate-fleet-XXXXXX")
     }
 
     func file(_ name: String) -> String { path + "/" + name }
@@ -236,8 +261,8 @@ private struct ScratchFolder {
     func remove() { try? FileManager.default.removeItem(atPath: path) }
 }
 
-private extension Duration {
-    var seconds: Double {
+extension Duration {
+    fileprivate var seconds: Double {
         let (whole, attoseconds) = components
         return Double(whole) + Double(attoseconds) / 1e18
     }
@@ -250,7 +275,10 @@ extension MigrateCommand {
     }
 
     func validateFleet() throws {
-        if destination != nil { throw ValidationError("--to names one store's destination; with several stores give --out-dir DIR or --in-place") }
+        if destination != nil {
+            throw ValidationError(
+                "--to names one store's destination; with several stores give --out-dir DIR or --in-place")
+        }
         if inPlace == (fleet.outDirectory != nil) { throw ValidationError("give either --out-dir DIR or --in-place") }
         if let jobs = fleet.jobs, jobs < 1 { throw ValidationError("--jobs must be at least 1") }
         if stores.isEmpty && fleet.listFiles.isEmpty { throw ValidationError("give the stores to migrate") }
@@ -258,7 +286,11 @@ extension MigrateCommand {
 
     /// Reads the models (or the model set) once before any child starts.
     func checkFleetModels() throws {
-        if let modelSet = modelSet { _ = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders) } else { _ = try models.manager() }
+        if let modelSet = modelSet {
+            _ = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+        } else {
+            _ = try models.manager()
+        }
     }
 
     /// The one-store command a child runs: the same model options, JSON on standard output.

@@ -1,7 +1,8 @@
 import CDMigrate
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The stores a fleet run migrates, from the command line's arguments: a path names a store; a
@@ -40,9 +41,15 @@ enum FleetStoreList {
     }
 
     static func listed(in file: String) throws -> [String] {
-        guard let bytes = try? FileIO.readBytes(path: file) else { throw FleetUsageError("cannot read the list of stores \(file)") }
+        guard let bytes = try? FileIO.readBytes(path: file) else {
+            throw FleetUsageError("cannot read the list of stores \(file)")
+        }
         return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .map { String($0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" }).reversed()) }
+            .map {
+                String(
+                    $0.drop(while: { $0 == " " || $0 == "\t" }).reversed().drop(while: { $0 == " " || $0 == "\t" })
+                        .reversed())
+            }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }
 

@@ -39,7 +39,10 @@ struct FleetStoreResult {
 
     /// Reads a child's result: `document` is what it printed on standard output, `errorText`
     /// what it printed on standard error (kept for crashes, which print no JSON).
-    init(store: String, destination: String, exitStatus: Int32?, signal: Int32?, document: Data, errorText: String, duration: Double) {
+    init(
+        store: String, destination: String, exitStatus: Int32?, signal: Int32?, document: Data, errorText: String,
+        duration: Double
+    ) {
         self.store = store
         self.destination = destination
         self.exitStatus = exitStatus
@@ -65,7 +68,8 @@ struct FleetStoreResult {
             status = .failed
         } else {
             status = .crashed
-            errorMessage = "the process migrating it exited with \(exitStatus ?? -1) and no report" + Self.lastLine(errorText)
+            errorMessage =
+                "the process migrating it exited with \(exitStatus ?? -1) and no report" + Self.lastLine(errorText)
         }
     }
 
@@ -80,9 +84,14 @@ struct FleetStoreResult {
 
     /// The destination counts of a one-step report, or of a model set's last step.
     private static func counts(_ object: [String: Any]) -> [String: Int] {
-        if let report = object["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int] { return counts }
+        if let report = object["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int] {
+            return counts
+        }
         if let steps = object["steps"] as? [[String: Any]], let last = steps.last,
-           let report = last["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int] { return counts }
+            let report = last["report"] as? [String: Any], let counts = report["destinationCounts"] as? [String: Int]
+        {
+            return counts
+        }
         return [:]
     }
 
@@ -106,8 +115,10 @@ struct FleetStoreResult {
 
     /// One line of JSON (keys sorted).
     var jsonObject: [String: Any] {
-        var object: [String: Any] = ["store": store, "destination": destination, "status": status.rawValue,
-                                     "duration": (duration * 1000).rounded() / 1000, "counts": counts]
+        var object: [String: Any] = [
+            "store": store, "destination": destination, "status": status.rawValue,
+            "duration": (duration * 1000).rounded() / 1000, "counts": counts,
+        ]
         if let exitStatus = exitStatus { object["exitStatus"] = Int(exitStatus) }
         if let version = version { object["version"] = version }
         if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }

@@ -8,49 +8,62 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Convert Xcode model and mapping files (source or compiled) to JSON.",
         discussion: """
-        What is written depends on what PATH is:
-          .xcdatamodel (or its contents file), .mom
-              one model JSON, to -o FILE or standard output;
-          .xcdatamodeld, .momd (or any folder holding a VersionInfo.plist)
-              every version into -o DIR as <version>.json, a current-version
-              file naming the current one, and each mapping model of the set
-              (.xcmappingmodel beside or inside the .xcdatamodeld, .cdm beside or
-              inside the .momd) as <name>.mapping.json, bound to the two versions
-              it records and carrying their entity hashes (with migration-passes.json
-              when the set has one): a folder --models reads as the same set;
-          .xcmappingmodel (or its xcmapping.xml)
-              mapping JSON, compiled against --source-model and
-              --destination-model, every expression Xcode would generate
-              written out.
+            What is written depends on what PATH is:
+              .xcdatamodel (or its contents file), .mom
+                  one model JSON, to -o FILE or standard output;
+              .xcdatamodeld, .momd (or any folder holding a VersionInfo.plist)
+                  every version into -o DIR as <version>.json, a current-version
+                  file naming the current one, and each mapping model of the set
+                  (.xcmappingmodel beside or inside the .xcdatamodeld, .cdm beside or
+                  inside the .momd) as <name>.mapping.json, bound to the two versions
+                  it records and carrying their entity hashes (with migration-passes.json
+                  when the set has one): a folder --models reads as the same set;
+              .xcmappingmodel (or its xcmapping.xml)
+                  mapping JSON, compiled against --source-model and
+                  --destination-model, every expression Xcode would generate
+                  written out.
 
-        Model JSON carries each entity's version hash (Apple's, base64), so a store written by the \
-        app is recognised by the imported model. See docs/model-format.md and docs/mapping-format.md.
+            Model JSON carries each entity's version hash (Apple's, base64), so a store written by the \
+            app is recognised by the imported model. See docs/model-format.md and docs/mapping-format.md.
 
-        Examples:
-          cdmigrate import Model.xcdatamodeld -o models/
-          cdmigrate import Model.momd -o models/
-          cdmigrate import "Model.xcdatamodeld/Model 2.xcdatamodel" -o v2.json
-          cdmigrate import V1toV2.xcmappingmodel --source-model models/v1.json \\
-                           --destination-model models/v2.json -o v1-v2.mapping.json
+            Examples:
+              cdmigrate import Model.xcdatamodeld -o models/
+              cdmigrate import Model.momd -o models/
+              cdmigrate import "Model.xcdatamodeld/Model 2.xcdatamodel" -o v2.json
+              cdmigrate import V1toV2.xcmappingmodel --source-model models/v1.json \\
+                               --destination-model models/v2.json -o v1-v2.mapping.json
 
-        \(ExitStatus.table)
-        """
+            \(ExitStatus.table)
+            """
     )
 
-    @Argument(help: ArgumentHelp("The Xcode model, model bundle, compiled model or mapping model.", valueName: "path"), completion: .file())
+    @Argument(
+        help: ArgumentHelp("The Xcode model, model bundle, compiled model or mapping model.", valueName: "path"),
+        completion: .file())
     var path: String
 
-    @Option(name: [.customShort("o"), .customLong("output")],
-            help: ArgumentHelp("The file to write (default: standard output), or for a model bundle the folder (created if needed).", valueName: "file|dir"), completion: .file())
+    @Option(
+        name: [.customShort("o"), .customLong("output")],
+        help: ArgumentHelp(
+            "The file to write (default: standard output), or for a model bundle the folder (created if needed).",
+            valueName: "file|dir"), completion: .file())
     var output: String?
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp(
+            "A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).",
+            valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
-    @Option(name: .customLong("source-model"), help: ArgumentHelp("For a mapping model: the model it maps from.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("source-model"),
+        help: ArgumentHelp("For a mapping model: the model it maps from.", valueName: "path"), completion: .file())
     var sourceModel: String?
 
-    @Option(name: .customLong("destination-model"), help: ArgumentHelp("For a mapping model: the model it maps to.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("destination-model"),
+        help: ArgumentHelp("For a mapping model: the model it maps to.", valueName: "path"), completion: .file())
     var destinationModel: String?
 
     @Flag(help: "Print errors as JSON on standard output.")
@@ -64,11 +77,15 @@ struct ImportCommand: ParsableCommand {
     static func kind(of path: String) -> Kind? {
         var trimmed = path
         while trimmed.count > 1 && trimmed.hasSuffix("/") { trimmed.removeLast() }
-        if trimmed.hasSuffix(".xcmappingmodel") || trimmed.hasSuffix(".xcmappingmodel/xcmapping.xml") { return .mappingModel }
+        if trimmed.hasSuffix(".xcmappingmodel") || trimmed.hasSuffix(".xcmappingmodel/xcmapping.xml") {
+            return .mappingModel
+        }
         if trimmed.hasSuffix(".xcdatamodeld") { return .modelBundle }
         if trimmed.hasSuffix(".xcdatamodel") || trimmed.hasSuffix(".xcdatamodel/contents") { return .model }
         if trimmed.hasSuffix(".mom") { return .compiledModel }
-        if trimmed.hasSuffix(".momd") || FileManager.default.fileExists(atPath: trimmed + "/VersionInfo.plist") { return .compiledBundle }
+        if trimmed.hasSuffix(".momd") || FileManager.default.fileExists(atPath: trimmed + "/VersionInfo.plist") {
+            return .compiledBundle
+        }
         return nil
     }
 
@@ -78,19 +95,28 @@ struct ImportCommand: ParsableCommand {
         }
         switch kind {
         case .mappingModel, .model, .compiledModel:
-            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with a model bundle (.xcdatamodeld or .momd)") }
+            if !mappingFolders.isEmpty {
+                throw ValidationError("--mappings goes with a model bundle (.xcdatamodeld or .momd)")
+            }
         default: break
         }
         switch kind {
         case .mappingModel:
             if sourceModel == nil || destinationModel == nil {
-                throw ValidationError("a mapping model is compiled against its models: give --source-model and --destination-model")
+                throw ValidationError(
+                    "a mapping model is compiled against its models: give --source-model and --destination-model")
             }
         case .modelBundle, .compiledBundle:
-            if output == nil || output == "-" { throw ValidationError("a model bundle has several versions: give -o DIR for their JSON files") }
-            if sourceModel != nil || destinationModel != nil { throw ValidationError("--source-model and --destination-model are for mapping models") }
+            if output == nil || output == "-" {
+                throw ValidationError("a model bundle has several versions: give -o DIR for their JSON files")
+            }
+            if sourceModel != nil || destinationModel != nil {
+                throw ValidationError("--source-model and --destination-model are for mapping models")
+            }
         case .model, .compiledModel:
-            if sourceModel != nil || destinationModel != nil { throw ValidationError("--source-model and --destination-model are for mapping models") }
+            if sourceModel != nil || destinationModel != nil {
+                throw ValidationError("--source-model and --destination-model are for mapping models")
+            }
         }
     }
 
@@ -111,7 +137,8 @@ struct ImportCommand: ParsableCommand {
             case .mappingModel?:
                 let source = try ModelReader.model(fromFile: sourceModel ?? "")
                 let destination = try ModelReader.model(fromFile: destinationModel ?? "")
-                let mapping = try MappingModel.fromXcodeMappingModel(path, sourceModel: source, destinationModel: destination)
+                let mapping = try MappingModel.fromXcodeMappingModel(
+                    path, sourceModel: source, destinationModel: destination)
                 for warning in mapping.warnings { out.warning(warning) }
                 try Output.write(mapping.jsonText() + "\n", to: output)
             case nil:
@@ -137,8 +164,12 @@ struct ImportCommand: ParsableCommand {
         for warning in set.warnings { out.warning(warning) }
         for file in set.files { try Output.write(file.text, to: folder + "/" + file.name) }
         let mappingNames = set.mappingModels.map { $0.name }
-        out.note("wrote \(set.models.count) version(s) and \(mappingNames.count) mapping model(s) to \(folder) (current: \(set.currentVersionName))")
-        out.document(["ok": true, "versions": set.models.map { $0.version }, "currentVersion": set.currentVersionName,
-                      "mappingModels": mappingNames, "folder": folder])
+        out.note(
+            "wrote \(set.models.count) version(s) and \(mappingNames.count) mapping model(s) to \(folder) (current: \(set.currentVersionName))"
+        )
+        out.document([
+            "ok": true, "versions": set.models.map { $0.version }, "currentVersion": set.currentVersionName,
+            "mappingModels": mappingNames, "folder": folder,
+        ])
     }
 }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Ctrl-C (SIGINT), SIGTERM (`kill`, `timeout`, `systemctl stop`, `docker stop`) and SIGHUP (the
 /// terminal went away) during a migration: the first one asks the migration to stop (it then

@@ -10,7 +10,9 @@ enum LossSummary {
         var lines = losses.unintended.map { "lost: \(prefix)\($0.summary)" }
         let intended = losses.losses.count - losses.unintended.count
         if intended > 0 {
-            lines.append("\(prefix)\(intended) loss\(intended == 1 ? "" : "es") the mapping declares as intended (details with --json)")
+            lines.append(
+                "\(prefix)\(intended) loss\(intended == 1 ? "" : "es") the mapping declares as intended (details with --json)"
+            )
         }
         return lines
     }

@@ -8,58 +8,63 @@ struct MigrateCommand: ParsableCommand {
         commandName: "migrate",
         abstract: "Migrate a store to the destination model, or through every version of a model set.",
         discussion: """
-        One step: --source-model, --destination-model and one or more --mapping (passes, in order).
+            One step: --source-model, --destination-model and one or more --mapping (passes, in order).
 
-        Progressive: --models PATH (an .xcdatamodeld, a folder of JSON models or a .momd, with the \
-        mapping models beside them) finds the store's version by its entity hashes and migrates it \
-        one version at a time up to --to-version (default: the current version), each step with \
-        the mapping models that record its versions, else Core Data's inferred mapping. \
-        `cdmigrate plan` shows the steps first. Intermediate stores live in a temporary folder \
-        beside the destination and are removed; a store already at the target is copied (with \
-        --in-place: left as it is).
+            Progressive: --models PATH (an .xcdatamodeld, a folder of JSON models or a .momd, with the \
+            mapping models beside them) finds the store's version by its entity hashes and migrates it \
+            one version at a time up to --to-version (default: the current version), each step with \
+            the mapping models that record its versions, else Core Data's inferred mapping. \
+            `cdmigrate plan` shows the steps first. Intermediate stores live in a temporary folder \
+            beside the destination and are removed; a store already at the target is copied (with \
+            --in-place: left as it is).
 
-        The source store is only read. With --to the result is written to a new file, which must \
-        not exist; with --in-place it replaces the store only after the migration has succeeded. \
-        Either way nothing is left behind on failure or Ctrl-C.
+            The source store is only read. With --to the result is written to a new file, which must \
+            not exist; with --in-place it replaces the store only after the migration has succeeded. \
+            Either way nothing is left behind on failure or Ctrl-C.
 
-        Every run reports what did not reach the destination (docs/loss-report.md): each loss \
-        the mapping does not declare as intended is a warning ("lost: Post.color: 1001 values \
-        that no property mapping reads …"), the full report is under --json ("losses", per step \
-        with --models). --strict makes such a loss an error before anything is written.
+            Every run reports what did not reach the destination (docs/loss-report.md): each loss \
+            the mapping does not declare as intended is a warning ("lost: Post.color: 1001 values \
+            that no property mapping reads …"), the full report is under --json ("losses", per step \
+            with --models). --strict makes such a loss an error before anything is written.
 
-        Entity mappings that name a policy need it registered: --policies LIBRARY loads a shared \
-        library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
-        which registers them with cdm_migration_register_policy. With --models the library \
-        registers once, on a chain handle, and its policies serve every step that names them.
+            Entity mappings that name a policy need it registered: --policies LIBRARY loads a shared \
+            library of C policies (docs/c-api.md) and calls its cdm_register_policies(cdm_migration *), \
+            which registers them with cdm_migration_register_policy. With --models the library \
+            registers once, on a chain handle, and its policies serve every step that names them.
 
-        Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
-        with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
-        at a time; one result line per store (with --json, one JSON object per line), then a \
-        summary; the exit code is 1 when any store failed.
+            Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
+            with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
+            at a time; one result line per store (with --json, one JSON object per line), then a \
+            summary; the exit code is 1 when any store failed.
 
-        Examples:
-          cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\
-                    --destination-model v2.json --mapping v1-v2.json
-          cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models Notes.xcdatamodeld \\
-                    --policies ./libnotepolicies.so
-          cdmigrate migrate Notes.sqlite --in-place --json --source-model v1.json \\
-                    --destination-model v2.json --mapping v1-v2.json
-          cdmigrate migrate Notes.sqlite --to out.sqlite \\
-                    --policies ./libnotepolicies.so --source-model v1.json \\
-                    --destination-model v2.json --mapping v1-v2.json
-          cdmigrate migrate Notes.sqlite --to out.sqlite --dry-run ...
+            Examples:
+              cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\
+                        --destination-model v2.json --mapping v1-v2.json
+              cdmigrate migrate Notes.sqlite --to Notes-v4.sqlite --models Notes.xcdatamodeld \\
+                        --policies ./libnotepolicies.so
+              cdmigrate migrate Notes.sqlite --in-place --json --source-model v1.json \\
+                        --destination-model v2.json --mapping v1-v2.json
+              cdmigrate migrate Notes.sqlite --to out.sqlite \\
+                        --policies ./libnotepolicies.so --source-model v1.json \\
+                        --destination-model v2.json --mapping v1-v2.json
+              cdmigrate migrate Notes.sqlite --to out.sqlite --dry-run ...
 
-        \(ExitStatus.table)
-        """
+            \(ExitStatus.table)
+            """
     )
 
-    @Argument(help: ArgumentHelp("The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).", valueName: "store"), completion: .file())
+    @Argument(
+        help: ArgumentHelp(
+            "The store to migrate (its -wal and -shm files beside it are read too); several stores, folders of stores or @FILE lists migrate as a fleet (see --jobs).",
+            valueName: "store"), completion: .file())
     var stores: [String] = []
 
     /// The one store of a single-store run.
     var store: String { stores.first ?? "" }
 
-    @Option(name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("to"), help: ArgumentHelp("Where to write the migrated store.", valueName: "path"),
+        completion: .file())
     var destination: String?
 
     @Flag(name: .customLong("in-place"), help: "Replace the store with the migrated one.")
@@ -69,24 +74,40 @@ struct MigrateCommand: ParsableCommand {
 
     @OptionGroup var policies: PolicyOptions
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("models"),
+        help: ArgumentHelp("A model set: migrate through its versions (see cdmigrate plan).", valueName: "path"),
+        completion: .file())
     var modelSet: String?
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp(
+            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
+            valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
-    @Option(name: .customLong("to-version"), help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
+    @Option(
+        name: .customLong("to-version"),
+        help: ArgumentHelp("With --models: the version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
     @OptionGroup var fleet: FleetOptions
 
-    @Flag(name: .customLong("dry-run"), help: "Check the models, the mapping models and the store's version; write nothing.")
+    @Flag(
+        name: .customLong("dry-run"),
+        help: "Check the models, the mapping models and the store's version; write nothing.")
     var dryRun = false
 
-    @Flag(name: .customLong("no-version-check"), help: "Do not compare the store's version hashes with the source model's.")
+    @Flag(
+        name: .customLong("no-version-check"),
+        help: "Do not compare the store's version hashes with the source model's.")
     var noVersionCheck = false
 
-    @Flag(help: "Fail, writing nothing, when the migration would lose data its mapping does not declare as intended (docs/loss-report.md).")
+    @Flag(
+        help:
+            "Fail, writing nothing, when the migration would lose data its mapping does not declare as intended (docs/loss-report.md)."
+    )
     var strict = false
 
     @Flag(help: "Print the report as JSON on standard output.")
@@ -96,10 +117,19 @@ struct MigrateCommand: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if isFleet { try validateFleet() } else if inPlace == (destination != nil) { throw ValidationError("give either --to PATH or --in-place") }
+        if isFleet {
+            try validateFleet()
+        } else if inPlace == (destination != nil) {
+            throw ValidationError("give either --to PATH or --in-place")
+        }
         if modelSet != nil {
-            if models.isGiven { throw ValidationError("give either --models or --source-model/--destination-model/--mapping, not both") }
-            if dryRun || noVersionCheck { throw ValidationError("--dry-run and --no-version-check go with a single step; with --models use cdmigrate plan") }
+            if models.isGiven {
+                throw ValidationError("give either --models or --source-model/--destination-model/--mapping, not both")
+            }
+            if dryRun || noVersionCheck {
+                throw ValidationError(
+                    "--dry-run and --no-version-check go with a single step; with --models use cdmigrate plan")
+            }
         } else {
             if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
             if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with --models") }
@@ -162,26 +192,44 @@ struct MigrateCommand: ParsableCommand {
             manager.progressHandler = onProgress
             Interrupt.install()
             // With policy libraries, every step goes through their chain handle, as cdm_migration_run's does.
-            let report = try hosted.map { try $0.runChain(manager, destination: inPlace ? nil : destination ?? "", progress: onProgress) }
+            let report =
+                try hosted.map {
+                    try $0.runChain(manager, destination: inPlace ? nil : destination ?? "", progress: onProgress)
+                }
                 ?? (inPlace ? try manager.migrateStoreInPlace() : try manager.migrateStore(to: destination ?? ""))
             withExtendedLifetime(hosted) {}
             progress.finish()
             let written = inPlace ? store : destination ?? ""
             if report.wasAtTarget {
-                output.line(inPlace ? "\(store) is already at version \(report.targetVersionName); nothing to do"
-                                    : "\(store) is already at version \(report.targetVersionName); copied to \(written)")
+                output.line(
+                    inPlace
+                        ? "\(store) is already at version \(report.targetVersionName); nothing to do"
+                        : "\(store) is already at version \(report.targetVersionName); copied to \(written)")
             } else {
-                output.line("migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stages.count) step\(report.stages.count == 1 ? "" : "s")")
+                output.line(
+                    "migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stages.count) step\(report.stages.count == 1 ? "" : "s")"
+                )
             }
             for step in report.stages {
-                output.line("  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))")
+                output.line(
+                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))"
+                )
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 // Each step's warnings named by its step, as the plan names them (printed once).
                 for warning in step.report.warnings { output.warning(step.stage.warningLabel + warning) }
-                LossSummary.warn(step.report.losses, prefix: "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ", output)
+                LossSummary.warn(
+                    step.report.losses,
+                    prefix:
+                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ",
+                    output)
             }
-            output.document(ReportJSON.object(report, adding: ["ok": true, "source": store, "destination": written,
-                                                               "warnings": manager.plan.warnings]))
+            output.document(
+                ReportJSON.object(
+                    report,
+                    adding: [
+                        "ok": true, "source": store, "destination": written,
+                        "warnings": manager.plan.warnings,
+                    ]))
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
@@ -194,7 +242,9 @@ struct MigrateCommand: ParsableCommand {
     /// manager was made; here the store is opened and its version compared.
     private func checkOnly(_ manager: MigrationManager, _ output: Output) throws {
         // Read as a migration reads its source: nothing beside it, its -wal's transactions included.
-        let counts = try PersistentStore.withSourceStore(at: store, model: manager.sourceModel, checkVersion: !noVersionCheck) { source in
+        let counts = try PersistentStore.withSourceStore(
+            at: store, model: manager.sourceModel, checkVersion: !noVersionCheck
+        ) { source in
             var counts: [String: Int] = [:]
             for entity in manager.sourceModel.entities where !entity.isAbstract {
                 var request = FetchRequest(entityName: entity.name)
@@ -203,7 +253,9 @@ struct MigrateCommand: ParsableCommand {
             }
             return counts
         }
-        output.line("\(store) is at the source model's version; \(manager.mappingModels.count) mapping model(s) check out; nothing written")
+        output.line(
+            "\(store) is at the source model's version; \(manager.mappingModels.count) mapping model(s) check out; nothing written"
+        )
         for (name, count) in counts.sorted(by: { $0.key < $1.key }) { output.line("  \(name): \(count)") }
         output.document(["ok": true, "dryRun": true, "source": store, "sourceCounts": counts])
     }

@@ -5,10 +5,12 @@ import CDMigrate
 /// "ordered"), and a dashed edge from each sub-entity to its parent.
 enum ModelGraph {
     static func dot(_ model: ManagedObjectModel, title: String) -> String {
-        var lines = ["digraph \(quoted(title)) {",
-                     "  rankdir=LR;",
-                     "  node [shape=record, fontname=\"Helvetica\", fontsize=10];",
-                     "  edge [fontname=\"Helvetica\", fontsize=9];"]
+        var lines = [
+            "digraph \(quoted(title)) {",
+            "  rankdir=LR;",
+            "  node [shape=record, fontname=\"Helvetica\", fontsize=10];",
+            "  edge [fontname=\"Helvetica\", fontsize=9];",
+        ]
         for entity in model.entitiesInStoreOrder {
             var header = record(entity.name)
             if entity.isAbstract { header += "\\n(abstract)" }
@@ -25,10 +27,14 @@ enum ModelGraph {
                 var label = relationship.name
                 if relationship.isToMany { label += relationship.isOrdered ? " (to-many, ordered)" : " (to-many)" }
                 let head = relationship.isToMany ? "crow" : "normal"
-                lines.append("  \(quoted(entity.name)) -> \(quoted(relationship.destinationEntityName)) [label=\(quoted(label)), arrowhead=\(head)];")
+                lines.append(
+                    "  \(quoted(entity.name)) -> \(quoted(relationship.destinationEntityName)) [label=\(quoted(label)), arrowhead=\(head)];"
+                )
             }
             if let parent = entity.parentName {
-                lines.append("  \(quoted(entity.name)) -> \(quoted(parent)) [style=dashed, arrowhead=empty, label=\"inherits\"];")
+                lines.append(
+                    "  \(quoted(entity.name)) -> \(quoted(parent)) [style=dashed, arrowhead=empty, label=\"inherits\"];"
+                )
             }
         }
         lines.append("}")

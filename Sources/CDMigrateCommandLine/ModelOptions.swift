@@ -3,13 +3,21 @@ import CDMigrate
 
 /// The models and mapping models of one migration step.
 struct ModelOptions: ParsableArguments {
-    @Option(name: .customLong("source-model"), help: ArgumentHelp("The model the store was written with.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("source-model"),
+        help: ArgumentHelp("The model the store was written with.", valueName: "path"), completion: .file())
     var sourceModel: String?
 
-    @Option(name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("destination-model"), help: ArgumentHelp("The model to migrate to.", valueName: "path"),
+        completion: .file())
     var destinationModel: String?
 
-    @Option(name: .customLong("mapping"), help: ArgumentHelp("A mapping model (JSON, .xcmappingmodel or .cdm); several run as passes, in order.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("mapping"),
+        help: ArgumentHelp(
+            "A mapping model (JSON, .xcmappingmodel or .cdm); several run as passes, in order.", valueName: "path"),
+        completion: .file())
     var mappings: [String] = []
 
     /// Whether any of the options was given.
@@ -17,7 +25,9 @@ struct ModelOptions: ParsableArguments {
 
     /// Checks that the step is complete: both models and at least one mapping model.
     func validateStep() throws {
-        if sourceModel == nil || destinationModel == nil { throw ValidationError("give --source-model and --destination-model") }
+        if sourceModel == nil || destinationModel == nil {
+            throw ValidationError("give --source-model and --destination-model")
+        }
         if mappings.isEmpty { throw ValidationError("give at least one --mapping") }
     }
 
@@ -27,7 +37,9 @@ struct ModelOptions: ParsableArguments {
         let source = try ModelReader.model(fromFile: sourceModel ?? "")
         let destination = try ModelReader.model(fromFile: destinationModel ?? "")
         // JSON, Xcode's .xcmappingmodel (compiled against the two models) or a compiled .cdm.
-        let mappingModels = try mappings.map { try MappingModel.fromFile($0, sourceModel: source, destinationModel: destination) }
+        let mappingModels = try mappings.map {
+            try MappingModel.fromFile($0, sourceModel: source, destinationModel: destination)
+        }
         return try MigrationManager(sourceModel: source, destinationModel: destination, mappingModels: mappingModels)
     }
 }

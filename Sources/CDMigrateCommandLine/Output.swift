@@ -1,7 +1,8 @@
 import CDMigrate
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a command prints: human lines on standard output (errors on standard error), or one
@@ -94,7 +95,9 @@ final class Output {
 
     /// An error as JSON: code, name, message, path, offset and the underlying errors.
     static func errorObject(_ error: MigrationError) -> [String: Any] {
-        var object: [String: Any] = ["code": Int(error.code.rawValue), "name": error.code.name, "message": error.message]
+        var object: [String: Any] = [
+            "code": Int(error.code.rawValue), "name": error.code.name, "message": error.message,
+        ]
         if let path = error.path { object["path"] = path }
         if let offset = error.offset { object["offset"] = offset }
         if !error.underlying.isEmpty { object["errors"] = error.underlying.map(errorObject) }

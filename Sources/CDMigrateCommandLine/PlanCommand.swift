@@ -8,41 +8,51 @@ struct PlanCommand: ParsableCommand {
         commandName: "plan",
         abstract: "Show the version-by-version migration a store needs, without running it.",
         discussion: """
-        The store's version is the model version of --models whose entity version hashes equal \
-        the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \
-        134130, listing the store's hashes and how each version differs. From there each step \
-        goes to the next version in the set's order (natural order of the version names, the \
-        current version last, and the steps mapping models record before either; an \
-        .xcdatamodeld's or a JSON folder's current version is the default target). A mapping \
-        model straight from a version to the target is taken first (as Core Data finds it for the \
-        current model); a step a mapping model records over versions between is taken as it is.
+            The store's version is the model version of --models whose entity version hashes equal \
+            the store's metadata (Core Data's mergedModel(from:forStoreMetadata:)); no match is error \
+            134130, listing the store's hashes and how each version differs. From there each step \
+            goes to the next version in the set's order (natural order of the version names, the \
+            current version last, and the steps mapping models record before either; an \
+            .xcdatamodeld's or a JSON folder's current version is the default target). A mapping \
+            model straight from a version to the target is taken first (as Core Data finds it for the \
+            current model); a step a mapping model records over versions between is taken as it is.
 
-        For each step, the mapping models that record the step's versions are used: a JSON \
-        mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), the \
-        entity hashes of the models an Xcode mapping embeds (else the versions its model paths \
-        name). Mapping models are looked for beside the model set and in every --mappings folder. Several run as passes in file-name \
-        order, unless migration-passes.json lists them. A step without one uses Core Data's \
-        inferred mapping; when a change cannot be inferred the error names entity, property and rule.
+            For each step, the mapping models that record the step's versions are used: a JSON \
+            mapping's entity version hashes (or its "sourceModel"/"destinationModel" version names), the \
+            entity hashes of the models an Xcode mapping embeds (else the versions its model paths \
+            name). Mapping models are looked for beside the model set and in every --mappings folder. Several run as passes in file-name \
+            order, unless migration-passes.json lists them. A step without one uses Core Data's \
+            inferred mapping; when a change cannot be inferred the error names entity, property and rule.
 
-        --dot prints a Graphviz digraph: versions as nodes (the store's version highlighted), a solid \
-        edge per step with mapping models, a dashed one per inferred step.
+            --dot prints a Graphviz digraph: versions as nodes (the store's version highlighted), a solid \
+            edge per step with mapping models, a dashed one per inferred step.
 
-        Only the store's metadata is read.
+            Only the store's metadata is read.
 
-        \(ExitStatus.table)
-        """
+            \(ExitStatus.table)
+            """
     )
 
     @Argument(help: ArgumentHelp("The store to plan for.", valueName: "store"), completion: .file())
     var store: String
 
-    @Option(name: .customLong("models"), help: ArgumentHelp("The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.", valueName: "path"), completion: .file())
+    @Option(
+        name: .customLong("models"),
+        help: ArgumentHelp(
+            "The model set: an .xcdatamodeld, a folder of JSON models or a .momd, with mapping models beside.",
+            valueName: "path"), completion: .file())
     var modelSet: String
 
-    @Option(name: .customLong("mappings"), help: ArgumentHelp("A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).", valueName: "dir"), completion: .directory)
+    @Option(
+        name: .customLong("mappings"),
+        help: ArgumentHelp(
+            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
+            valueName: "dir"), completion: .directory)
     var mappingFolders: [String] = []
 
-    @Option(name: .customLong("to-version"), help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
+    @Option(
+        name: .customLong("to-version"),
+        help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
     @Flag(help: "Print the plan as JSON on standard output.")
@@ -68,20 +78,30 @@ struct PlanCommand: ParsableCommand {
             for warning in warnings { output.warning(warning) }
             if dot { return print(PlanCommand.dot(plan, set)) }
             output.line("store \(store) is at version \(plan.storeVersionName)")
-            output.line("target version \(plan.targetVersionName)\(plan.targetVersionName == set.currentVersionName ? " (current)" : "")")
+            output.line(
+                "target version \(plan.targetVersionName)\(plan.targetVersionName == set.currentVersionName ? " (current)" : "")"
+            )
             if plan.isAtTarget {
                 output.line("nothing to migrate")
             } else {
                 output.line("\(plan.stages.count) step\(plan.stages.count == 1 ? "" : "s"):")
                 for (i, stage) in plan.stages.enumerated() {
-                    let what = stage.isInferred ? (stage.isDirect ? "inferred directly (lightweight, over the versions between)" : "inferred (lightweight)") : stage.mappingModelNames.joined(separator: " then ")
+                    let what =
+                        stage.isInferred
+                        ? (stage.isDirect
+                            ? "inferred directly (lightweight, over the versions between)" : "inferred (lightweight)")
+                        : stage.mappingModelNames.joined(separator: " then ")
                     output.line("  \(i + 1). \(stage.sourceVersionName) → \(stage.destinationVersionName): \(what)")
                     output.line("     why: \(stage.reason)")
-                    if !stage.policyNames.isEmpty { output.line("     policies: \(stage.policyNames.joined(separator: ", "))") }
+                    if !stage.policyNames.isEmpty {
+                        output.line("     policies: \(stage.policyNames.joined(separator: ", "))")
+                    }
                 }
                 switch plan.directStep {
                 case .inferable(let stage)?:
-                    output.line("or one step, as Core Data's automatic migration: \(stage.sourceVersionName) → \(stage.destinationVersionName) inferred directly")
+                    output.line(
+                        "or one step, as Core Data's automatic migration: \(stage.sourceVersionName) → \(stage.destinationVersionName) inferred directly"
+                    )
                 case .notInferable(let step, let why)?:
                     output.line("Core Data's automatic migration (one step, \(step)) could not infer it: \(why)")
                 case nil:
@@ -112,14 +132,21 @@ struct PlanCommand: ParsableCommand {
         var lines = ["digraph migration {", "  rankdir=LR;", "  node [shape=box];"]
         for name in set.versionNames {
             var attributes: [String] = []
-            if name == plan.storeVersionName { attributes += ["style=filled", "fillcolor=lightblue", "xlabel=\"store\""] }
+            if name == plan.storeVersionName {
+                attributes += ["style=filled", "fillcolor=lightblue", "xlabel=\"store\""]
+            }
             if name == plan.targetVersionName { attributes.append("peripheries=2") }
-            lines.append("  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
+            lines.append(
+                "  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
         }
         for stage in plan.stages {
-            let label = stage.isInferred ? (stage.isDirect ? "inferred directly" : "inferred") : stage.mappingModelNames.joined(separator: " + ")
+            let label =
+                stage.isInferred
+                ? (stage.isDirect ? "inferred directly" : "inferred") : stage.mappingModelNames.joined(separator: " + ")
             let style = stage.isInferred ? ", style=dashed" : ""
-            lines.append("  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];")
+            lines.append(
+                "  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];"
+            )
         }
         lines.append("}")
         return lines.joined(separator: "\n")

@@ -2,8 +2,9 @@ import ArgumentParser
 import CDMigrate
 import CDMigrateCAPI
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `--policies LIBRARY`: shared libraries of C policies (docs/c-api.md), loaded into the command.
@@ -16,8 +17,11 @@ struct PolicyOptions: ParsableArguments {
     /// The name of the function every policy library exports.
     static let registrationSymbol = "cdm_register_policies"
 
-    @Option(name: .customLong("policies"),
-            help: ArgumentHelp("A shared library of C policies exporting cdm_register_policies(cdm_migration *); may be repeated.", valueName: "library"), completion: .file())
+    @Option(
+        name: .customLong("policies"),
+        help: ArgumentHelp(
+            "A shared library of C policies exporting cdm_register_policies(cdm_migration *); may be repeated.",
+            valueName: "library"), completion: .file())
     var libraries: [String] = []
 
     private typealias Registration = @convention(c) (UnsafeMutableRawPointer?) -> Int32
@@ -54,13 +58,17 @@ struct PolicyOptions: ParsableArguments {
                 throw MigrationError(.io, "cannot load the policy library '\(library)': \(reason)")
             }
             guard let symbol = dlsym(handle, Self.registrationSymbol) else {
-                throw MigrationError(.invalidArgument, "the policy library '\(library)' exports no \(Self.registrationSymbol) function")
+                throw MigrationError(
+                    .invalidArgument, "the policy library '\(library)' exports no \(Self.registrationSymbol) function")
             }
             let register = unsafeBitCast(symbol, to: Registration.self)
             let code = register(host.pointer)
             if code != 0 {
                 let detail = host.lastErrorMessage
-                throw MigrationError(.invalidArgument, "\(Self.registrationSymbol) of '\(library)' returned \(code)" + (detail.isEmpty ? "" : ": \(detail)"))
+                throw MigrationError(
+                    .invalidArgument,
+                    "\(Self.registrationSymbol) of '\(library)' returned \(code)"
+                        + (detail.isEmpty ? "" : ": \(detail)"))
             }
         }
         return host
@@ -71,8 +79,13 @@ struct PolicyOptions: ParsableArguments {
         var problems: [MigrationError] = []
         for mappingModel in manager.mappingModels {
             for mapping in mappingModel.entityMappings {
-                guard let policy = mapping.entityMigrationPolicyClassName, !manager.isPolicyRegistered(named: policy) else { continue }
-                problems.append(MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)' names policy '\(policy)', which no --policies library registered", path: mapping.path + ".policy"))
+                guard let policy = mapping.entityMigrationPolicyClassName, !manager.isPolicyRegistered(named: policy)
+                else { continue }
+                problems.append(
+                    MigrationError(
+                        .entityMigrationPolicy,
+                        "entity mapping '\(mapping.name)' names policy '\(policy)', which no --policies library registered",
+                        path: mapping.path + ".policy"))
             }
         }
         return problems
@@ -81,7 +94,9 @@ struct PolicyOptions: ParsableArguments {
     /// Without --policies: a warning per policy the entity mappings name (nothing checks them).
     static func unchecked(_ mappingModels: [MappingModel]) -> [String] {
         mappingModels.flatMap { $0.entityMappings }.compactMap { mapping in
-            mapping.entityMigrationPolicyClassName.map { "entity mapping '\(mapping.name)' names policy '\($0)': give --policies to check that it is registered" }
+            mapping.entityMigrationPolicyClassName.map {
+                "entity mapping '\(mapping.name)' names policy '\($0)': give --policies to check that it is registered"
+            }
         }
     }
 }

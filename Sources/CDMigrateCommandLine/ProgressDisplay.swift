@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import CDMigrate
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Progress on standard error: a bar with rows per second and time remaining when it is a
 /// terminal, one plain line per step otherwise.
@@ -21,7 +22,8 @@ final class ProgressDisplay {
     func show(_ progress: MigrationProgress) {
         guard enabled else { return }
         let now = Self.seconds()
-        let step = "pass \(progress.pass + 1), stage \(progress.stage.rawValue) (\(progress.stage)), \(progress.entityMappingName)"
+        let step =
+            "pass \(progress.pass + 1), stage \(progress.stage.rawValue) (\(progress.stage)), \(progress.entityMappingName)"
         if step != lastStep {
             lastStep = step
             stepStart = now

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Stores written by Apple's Core Data, read back through the store layer.
@@ -37,7 +38,9 @@ final class AppleStoreFixtureTests: XCTestCase {
             let entity = try XCTUnwrap(model.entity(named: "BasicEntity"))
             let attribute = "v\(version.replacingOccurrences(of: ".", with: "_"))_name"
             XCTAssertEqual(store.layout.table(for: entity), "ZBASICENTITY")
-            XCTAssertEqual(store.layout.column(for: try XCTUnwrap(entity.attribute(named: attribute))), "Z" + attribute.uppercased())
+            XCTAssertEqual(
+                store.layout.column(for: try XCTUnwrap(entity.attribute(named: attribute))),
+                "Z" + attribute.uppercased())
             let objects = try store.fetch(FetchRequest(entityName: "BasicEntity"))
             XCTAssertEqual(objects.count, 1, version)
             XCTAssertEqual(try objects.first?.value(forKey: attribute), .string("A Known Value"), version)
@@ -61,10 +64,16 @@ final class AppleStoreFixtureTests: XCTestCase {
         }
         // Another version's model is refused, naming the entity that differs.
         let path = try copyFixture("apple-stores/renames/Example_v1.0.0.sqlite")
-        XCTAssertThrowsError(try PersistentStore.open(at: path, model: try model("renames-v2.0.0.json"), readOnly: true, checkVersion: true)) { error in
+        XCTAssertThrowsError(
+            try PersistentStore.open(
+                at: path, model: try model("renames-v2.0.0.json"), readOnly: true, checkVersion: true)
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .incompatibleVersionHash)
-            XCTAssertTrue(e?.message.contains("BasicEntity: store hash sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=, model hash R48GqGb21ihZo4TIoWA+npEdk1F9o67l8ewBFun8Ls4=") ?? false, e?.message ?? "")
+            XCTAssertTrue(
+                e?.message.contains(
+                    "BasicEntity: store hash sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=, model hash R48GqGb21ihZo4TIoWA+npEdk1F9o67l8ewBFun8Ls4="
+                ) ?? false, e?.message ?? "")
             XCTAssertTrue(e?.message.contains("v2.0.0") ?? false, e?.message ?? "")
         }
     }
@@ -72,7 +81,10 @@ final class AppleStoreFixtureTests: XCTestCase {
     func testAModelPropertyWithoutAColumnIsAnError() throws {
         let path = try copyFixture("apple-stores/renames/Example_v1.0.0.sqlite")
         // v1.1.0's attribute has no column in the v1.0.0 store.
-        XCTAssertThrowsError(try PersistentStore.open(at: path, model: try model("renames-v1.1.0.json"), readOnly: true, checkVersion: false)) { error in
+        XCTAssertThrowsError(
+            try PersistentStore.open(
+                at: path, model: try model("renames-v1.1.0.json"), readOnly: true, checkVersion: false)
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .incompatibleVersionHash)
             let message = e?.description ?? ""
@@ -98,8 +110,11 @@ final class AppleStoreFixtureTests: XCTestCase {
         for entity in store.model.entitiesInStoreOrder {
             let table = store.layout.table(for: entity)
             for includesSubentities in [true, false] {
-                let numbers = store.layout.entityNumbers(of: entity, includingSubentities: includesSubentities).map(String.init).joined(separator: ",")
-                let expected = try XCTUnwrap(raw.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT IN (\(numbers))")?.integer)
+                let numbers = store.layout.entityNumbers(of: entity, includingSubentities: includesSubentities).map(
+                    String.init
+                ).joined(separator: ",")
+                let expected = try XCTUnwrap(
+                    raw.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT IN (\(numbers))")?.integer)
                 var request = FetchRequest(entityName: entity.name)
                 request.includesSubentities = includesSubentities
                 let objects = try store.fetch(request)
@@ -109,7 +124,8 @@ final class AppleStoreFixtureTests: XCTestCase {
                     // The concrete entity comes from Z_ENT.
                     XCTAssertTrue(object.entity.isKind(of: entity))
                     if !includesSubentities { XCTAssertTrue(object.entity === entity) }
-                    let zEnt = try raw.scalar("SELECT Z_ENT FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)])?.integer
+                    let zEnt = try raw.scalar(
+                        "SELECT Z_ENT FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)])?.integer
                     XCTAssertEqual(zEnt, Int64(store.layout.entityNumber(of: object.entity)))
                     // Every relationship can be read.
                     for relationship in object.entity.relationships { _ = try object.value(for: relationship) }
@@ -117,7 +133,7 @@ final class AppleStoreFixtureTests: XCTestCase {
                 if !includesSubentities { total += objects.count }
             }
         }
-        XCTAssertEqual(total, 2 + 7 + 3 + 3)   // accounts, folders, notes, note bodies
+        XCTAssertEqual(total, 2 + 7 + 3 + 3)  // accounts, folders, notes, note bodies
     }
 
     func testNotesLayoutMatchesTheStoreSchema() throws {
@@ -130,24 +146,31 @@ final class AppleStoreFixtureTests: XCTestCase {
         XCTAssertEqual(store.layout.table(for: try entity("IMAPFolder")), "ZFOLDER")
         XCTAssertEqual(store.layout.table(for: try entity("MoveNoteAction")), "ZOFFLINEACTION")
         // Z<n>_ entity columns where the destination has subentities; none for a leaf destination.
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("Folder").relationship(named: "parent"))),
-                       .foreignKey(column: "ZPARENT", entityColumn: "Z6_PARENT", orderColumn: nil))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("Account").relationship(named: "trashFolder"))),
-                       .foreignKey(column: "ZTRASHFOLDER", entityColumn: nil, orderColumn: nil))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("NoteBody").relationship(named: "note"))),
-                       .foreignKey(column: "ZNOTE", entityColumn: "Z10_NOTE", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("Folder").relationship(named: "parent"))),
+            .foreignKey(column: "ZPARENT", entityColumn: "Z6_PARENT", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("Account").relationship(named: "trashFolder"))),
+            .foreignKey(column: "ZTRASHFOLDER", entityColumn: nil, orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("NoteBody").relationship(named: "note"))),
+            .foreignKey(column: "ZNOTE", entityColumn: "Z10_NOTE", orderColumn: nil))
         // The numbered collision: two sub-entities of OfflineAction each declare 'folder'.
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("FolderAction").relationship(named: "folder"))),
-                       .foreignKey(column: "ZFOLDER", entityColumn: "Z6_FOLDER", orderColumn: nil))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("NoteAction").relationship(named: "folder"))),
-                       .foreignKey(column: "ZFOLDER1", entityColumn: "Z6_FOLDER1", orderColumn: nil))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(try entity("Folder").relationship(named: "notes"))),
-                       .inverseForeignKey(table: "ZNOTE", column: "ZFOLDER", entityColumn: "Z6_FOLDER", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("FolderAction").relationship(named: "folder"))),
+            .foreignKey(column: "ZFOLDER", entityColumn: "Z6_FOLDER", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("NoteAction").relationship(named: "folder"))),
+            .foreignKey(column: "ZFOLDER1", entityColumn: "Z6_FOLDER1", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(try entity("Folder").relationship(named: "notes"))),
+            .inverseForeignKey(table: "ZNOTE", column: "ZFOLDER", entityColumn: "Z6_FOLDER", orderColumn: nil))
         let title = try XCTUnwrap(try entity("Note").attribute(named: "title"))
         XCTAssertEqual(store.layout.column(for: title), "ZTITLE")
         XCTAssertEqual(store.layout.sqlColumn(forKeyPath: ["title"], of: try entity("IMAPNote"))?.sql, "ZTITLE")
         XCTAssertNil(store.layout.sqlColumn(forKeyPath: ["folder", "name"], of: try entity("Note")))
-        XCTAssertEqual(store.layout.entityRestriction(for: try entity("Folder"), includingSubentities: false), "Z_ENT = 6")
+        XCTAssertEqual(
+            store.layout.entityRestriction(for: try entity("Folder"), includingSubentities: false), "Z_ENT = 6")
         XCTAssertNil(store.layout.entityRestriction(for: try entity("Folder"), includingSubentities: true))
         XCTAssertEqual(store.layout.entityRestriction(for: try entity("Account"), includingSubentities: true), nil)
     }
@@ -157,7 +180,8 @@ final class AppleStoreFixtureTests: XCTestCase {
         defer { store.close() }
         let accounts = try store.fetch(FetchRequest(entityName: "Account"))
         XCTAssertEqual(accounts.map { $0.entity.name }, ["LocalAccount", "IMAPAccount"])
-        let local = accounts[0], imap = accounts[1]
+        let local = accounts[0]
+        let imap = accounts[1]
         XCTAssertEqual(try local.value(forKey: "accountDescription"), "On My Mac")
         XCTAssertEqual(try local.value(forKey: "enabled"), .bool(true))
         XCTAssertEqual(try imap.value(forKey: "port"), .integer(993))
@@ -180,7 +204,8 @@ final class AppleStoreFixtureTests: XCTestCase {
         // Folder tree: parent / children.
         let localRoot = try XCTUnwrap(try local.value(forKey: "rootFolder").object)
         let children = try localRoot.value(forKey: "children").elements.compactMap { $0.object }
-        XCTAssertEqual(Set(children.map { try? $0.value(forKey: "name") }), [.string("Notes"), .string("Recovered Items")])
+        XCTAssertEqual(
+            Set(children.map { try? $0.value(forKey: "name") }), [.string("Notes"), .string("Recovered Items")])
         let notesFolder = try XCTUnwrap(children.first { (try? $0.value(forKey: "name")) == .string("Notes") })
         XCTAssertEqual(try notesFolder.value(forKey: "parent").object?.objectID, localRoot.objectID)
 
@@ -221,7 +246,8 @@ final class AppleStoreFixtureTests: XCTestCase {
 
     func testNotesWithoutMetadataOpensWithAWarning() throws {
         let path = try copyFixture("apple-stores/macos-notes/NotesV7.storedata")
-        let store = try PersistentStore.open(at: path, model: try model("notes-v7.json"), readOnly: true, checkVersion: true)
+        let store = try PersistentStore.open(
+            at: path, model: try model("notes-v7.json"), readOnly: true, checkVersion: true)
         defer { store.close() }
         XCTAssertTrue(store.metadata.isEmpty)
         XCTAssertEqual(store.metadata.storeUUID, "D25E1FF7-34FB-48F8-ADB6-B1C7A89F28C0")

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Stores cdmigrate writes compared with the stores Apple's Core Data wrote for the same models
@@ -32,7 +33,10 @@ final class AppleStoreShapeTests: XCTestCase {
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
         defer { database.close() }
         let plist = try XCTUnwrap(database.rows("SELECT Z_PLIST FROM Z_METADATA").first?[0].bytes)
-        guard case .dictionary(let members) = try BinaryPropertyList.decode(plist) else { XCTFail("not a dictionary"); return [] }
+        guard case .dictionary(let members) = try BinaryPropertyList.decode(plist) else {
+            XCTFail("not a dictionary")
+            return []
+        }
         return Set(members.map { $0.key })
     }
 
@@ -55,8 +59,9 @@ final class AppleStoreShapeTests: XCTestCase {
         compare(try shape(ours), try shape(apple))
         XCTAssertEqual(try shape(apple).tables.count, 9)
         XCTAssertEqual(try shape(apple).indexes.count, 22)
-        XCTAssertEqual(try shape(ours).indexes["Z_OfflineAction_sequenceNumber"],
-                       "CREATE INDEX Z_OfflineAction_sequenceNumber ON ZOFFLINEACTION (ZSEQUENCENUMBER COLLATE BINARY ASC)")
+        XCTAssertEqual(
+            try shape(ours).indexes["Z_OfflineAction_sequenceNumber"],
+            "CREATE INDEX Z_OfflineAction_sequenceNumber ON ZOFFLINEACTION (ZSEQUENCENUMBER COLLATE BINARY ASC)")
     }
 
     /// The renames stores (iOS): a store migrated here from v1.0.0 through every version has the
@@ -82,28 +87,32 @@ final class AppleStoreShapeTests: XCTestCase {
     /// source (JSON, Xcode XML) become the same SQLite indexes.
     func testFetchIndexesIndexedAttributesAndConstraintsBecomeIndexes() throws {
         let json = """
-        {"name": "Shop", "entities": [
-          {"name": "Item", "uniquenessConstraints": [["sku"], ["shelf", "position"]],
-           "fetchIndexes": [{"name": "byShelfAndDate", "elements": [{"property": "shelf"}, {"property": "added", "ascending": false}]}],
-           "attributes": [{"name": "sku", "type": "string"}, {"name": "added", "type": "date", "indexed": true},
-                          {"name": "position", "type": "integer32"}, {"name": "title", "type": "string", "indexed": true}],
-           "relationships": [{"name": "shelf", "destination": "Shelf", "inverse": "items"}]},
-          {"name": "Shelf", "attributes": [{"name": "code", "type": "string", "indexed": true}],
-           "relationships": [{"name": "items", "destination": "Item", "inverse": "shelf", "toMany": true}]}
-        ]}
-        """
+            {"name": "Shop", "entities": [
+              {"name": "Item", "uniquenessConstraints": [["sku"], ["shelf", "position"]],
+               "fetchIndexes": [{"name": "byShelfAndDate", "elements": [{"property": "shelf"}, {"property": "added", "ascending": false}]}],
+               "attributes": [{"name": "sku", "type": "string"}, {"name": "added", "type": "date", "indexed": true},
+                              {"name": "position", "type": "integer32"}, {"name": "title", "type": "string", "indexed": true}],
+               "relationships": [{"name": "shelf", "destination": "Shelf", "inverse": "items"}]},
+              {"name": "Shelf", "attributes": [{"name": "code", "type": "string", "indexed": true}],
+               "relationships": [{"name": "items", "destination": "Item", "inverse": "shelf", "toMany": true}]}
+            ]}
+            """
         let model = try ModelReader.model(fromJSON: json)
         let path = scratch.file("shop.sqlite")
         try makeStore(path, model) { _ in }
         let indexes = try shape(path).indexes
-        XCTAssertEqual(indexes["Z_Item_byShelfAndDate"], "CREATE INDEX Z_Item_byShelfAndDate ON ZITEM (ZSHELF COLLATE BINARY ASC, ZADDED COLLATE BINARY DESC)")
+        XCTAssertEqual(
+            indexes["Z_Item_byShelfAndDate"],
+            "CREATE INDEX Z_Item_byShelfAndDate ON ZITEM (ZSHELF COLLATE BINARY ASC, ZADDED COLLATE BINARY DESC)")
         XCTAssertEqual(indexes["ZITEM_ZADDED_INDEX"], "CREATE INDEX ZITEM_ZADDED_INDEX ON ZITEM (ZADDED)")
         XCTAssertEqual(indexes["ZITEM_ZTITLE_INDEX"], "CREATE INDEX ZITEM_ZTITLE_INDEX ON ZITEM (ZTITLE)")
         XCTAssertNil(indexes["Z_Item_title"], "an entity with fetch indexes gets none made from its indexed attributes")
         XCTAssertEqual(indexes["Z_Shelf_code"], "CREATE INDEX Z_Shelf_code ON ZSHELF (ZCODE COLLATE BINARY ASC)")
         XCTAssertEqual(indexes["ZSHELF_ZCODE_INDEX"], "CREATE INDEX ZSHELF_ZCODE_INDEX ON ZSHELF (ZCODE)")
         XCTAssertEqual(indexes["Z_Item_UNIQUE_sku"], "CREATE UNIQUE INDEX Z_Item_UNIQUE_sku ON ZITEM (ZSKU)")
-        XCTAssertEqual(indexes["Z_Item_UNIQUE_shelf_position"], "CREATE UNIQUE INDEX Z_Item_UNIQUE_shelf_position ON ZITEM (ZSHELF, ZPOSITION)")
+        XCTAssertEqual(
+            indexes["Z_Item_UNIQUE_shelf_position"],
+            "CREATE UNIQUE INDEX Z_Item_UNIQUE_shelf_position ON ZITEM (ZSHELF, ZPOSITION)")
 
         // The JSON written for the model reads back with the same indexes.
         let again = try ModelReader.model(fromJSON: model.jsonText())
@@ -114,18 +123,25 @@ final class AppleStoreShapeTests: XCTestCase {
         XCTAssertEqual(try shape(pathAgain), try shape(path))
 
         // Bad fetch indexes are errors naming the JSON path.
-        XCTAssertThrowsError(try ModelReader.model(fromJSON: """
-            {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"type": "Sideways"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
-            """)) { error in
+        XCTAssertThrowsError(
+            try ModelReader.model(
+                fromJSON: """
+                    {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"type": "Sideways"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
+                    """)
+        ) { error in
             let text = "\(error)"
             XCTAssertTrue(text.contains("fetchIndexes[0].elements[0]"), text)
             XCTAssertTrue(text.contains("Sideways"), text)
         }
-        XCTAssertThrowsError(try ModelReader.model(fromJSON: """
-            {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"property": "nope"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
-            """)) { error in
+        XCTAssertThrowsError(
+            try ModelReader.model(
+                fromJSON: """
+                    {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"property": "nope"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
+                    """)
+        ) { error in
             let text = "\(error)"
-            XCTAssertTrue(text.contains("fetch index 'A.x' names 'nope', which is not one of the entity's properties"), text)
+            XCTAssertTrue(
+                text.contains("fetch index 'A.x' names 'nope', which is not one of the entity's properties"), text)
         }
     }
 
@@ -139,16 +155,23 @@ final class AppleStoreShapeTests: XCTestCase {
             let other = try XCTUnwrap(compiled.entity(named: entity.name))
             XCTAssertEqual(entity.fetchIndexes, other.fetchIndexes, entity.name)
             for attribute in entity.ownAttributes {
-                XCTAssertEqual(attribute.isIndexed, other.attribute(named: attribute.name)?.isIndexed, "\(entity.name).\(attribute.name)")
+                XCTAssertEqual(
+                    attribute.isIndexed, other.attribute(named: attribute.name)?.isIndexed,
+                    "\(entity.name).\(attribute.name)")
             }
         }
-        XCTAssertEqual(xml.entity(named: "ManagedBot")?.fetchIndexes.first?.elements.map { $0.propertyName }, ["identifier", "name"])
+        XCTAssertEqual(
+            xml.entity(named: "ManagedBot")?.fetchIndexes.first?.elements.map { $0.propertyName },
+            ["identifier", "name"])
         XCTAssertFalse(xml.warnings.contains { $0.contains("byPropertyIndex") }, "\(xml.warnings)")
-        let a = scratch.file("xml.sqlite"), b = scratch.file("compiled.sqlite")
+        let a = scratch.file("xml.sqlite")
+        let b = scratch.file("compiled.sqlite")
         try makeStore(a, xml) { _ in }
         try makeStore(b, compiled) { _ in }
         XCTAssertEqual(try shape(a), try shape(b))
-        XCTAssertEqual(try shape(a).indexes["Z_ManagedBot_byPropertyIndex"],
-                       "CREATE INDEX Z_ManagedBot_byPropertyIndex ON ZMANAGEDBOT (ZIDENTIFIER COLLATE BINARY ASC, ZNAME COLLATE BINARY ASC)")
+        XCTAssertEqual(
+            try shape(a).indexes["Z_ManagedBot_byPropertyIndex"],
+            "CREATE INDEX Z_ManagedBot_byPropertyIndex ON ZMANAGEDBOT (ZIDENTIFIER COLLATE BINARY ASC, ZNAME COLLATE BINARY ASC)"
+        )
     }
 }

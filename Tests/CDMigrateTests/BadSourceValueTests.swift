@@ -1,5 +1,6 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// Bad values in a source row — text in a number column, a number in a text column, a `Z_ENT`
@@ -8,19 +9,19 @@ import CSQLite
 /// destination rows, or the same error.
 final class BadSourceValueTests: XCTestCase {
     static let model = """
-    {"name": "Notes", "entities": [
-      {"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true},
-                                      {"name": "small", "type": "integer16", "optional": true},
-                                      {"name": "x", "type": "double", "optional": true},
-                                      {"name": "title", "type": "string", "optional": true},
-                                      {"name": "when", "type": "date", "optional": true},
-                                      {"name": "flag", "type": "boolean", "optional": true}]}
-    ]}
-    """
+        {"name": "Notes", "entities": [
+          {"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true},
+                                          {"name": "small", "type": "integer16", "optional": true},
+                                          {"name": "x", "type": "double", "optional": true},
+                                          {"name": "title", "type": "string", "optional": true},
+                                          {"name": "when", "type": "date", "optional": true},
+                                          {"name": "flag", "type": "boolean", "optional": true}]}
+        ]}
+        """
     static let mapping = """
-    {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-      "attributeMappings": {"n": "$source.n", "small": "$source.small", "x": "$source.x", "title": "$source.title", "when": "$source.when", "flag": "$source.flag"}}]}
-    """
+        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+          "attributeMappings": {"n": "$source.n", "small": "$source.small", "x": "$source.x", "title": "$source.title", "when": "$source.when", "flag": "$source.flag"}}]}
+        """
 
     var scratch: ScratchDirectory!
     var model: ManagedObjectModel!
@@ -46,11 +47,12 @@ final class BadSourceValueTests: XCTestCase {
         defer { sqlite3_finalize(statement) }
         var result: [String] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            result.append((0..<sqlite3_column_count(statement)).map { i in
-                let type = sqlite3_column_type(statement, i)
-                let text = type == SQLITE_NULL ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                return text + ":" + ["", "int", "real", "text", "blob", "null"][Int(type)]
-            }.joined(separator: "|"))
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { i in
+                    let type = sqlite3_column_type(statement, i)
+                    let text = type == SQLITE_NULL ? "NULL" : String(cString: sqlite3_column_text(statement, i))
+                    return text + ":" + ["", "int", "real", "text", "blob", "null"][Int(type)]
+                }.joined(separator: "|"))
         }
         return result
     }
@@ -59,7 +61,12 @@ final class BadSourceValueTests: XCTestCase {
     func makeSource(_ name: String, _ update: String) throws -> String {
         let path = scratch.file(name)
         try makeStore(path, model) { store in
-            _ = try insert(store, "Note", ["n": .integer(1), "small": .integer(2), "x": .double(1.5), "title": .string("t"), "when": .date(10), "flag": .bool(true)])
+            _ = try insert(
+                store, "Note",
+                [
+                    "n": .integer(1), "small": .integer(2), "x": .double(1.5), "title": .string("t"), "when": .date(10),
+                    "flag": .bool(true),
+                ])
             _ = try insert(store, "Note", ["n": .integer(7), "title": .string("good")])
         }
         sql(path, update)
@@ -75,14 +82,21 @@ final class BadSourceValueTests: XCTestCase {
     func outcomes(_ source: String) throws -> [String] {
         var results: [String] = []
         for way in ["sql", "per-instance", "batch"] {
-            let mappingText = way == "batch" ? Self.mapping.replacingOccurrences(of: "\"predicate\"", with: "\"type\": \"custom\", \"policy\": \"Batch\", \"predicate\"") : Self.mapping
-            let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(mappingText))
+            let mappingText =
+                way == "batch"
+                ? Self.mapping.replacingOccurrences(
+                    of: "\"predicate\"", with: "\"type\": \"custom\", \"policy\": \"Batch\", \"predicate\"")
+                : Self.mapping
+            let manager = try MigrationManager(
+                sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(mappingText))
             manager.registerPolicy(named: "Batch") { Batch() }
             manager.pushDownSQL = way != "per-instance"
             let out = scratch.file("out-\(way)-\(UInt32.random(in: 0...UInt32.max)).sqlite")
             do {
                 _ = try manager.migrateStore(from: source, to: out)
-                results.append(rows(out, "SELECT ZN, ZSMALL, ZX, ZTITLE, ZWHEN, ZFLAG FROM ZNOTE ORDER BY Z_PK").joined(separator: " / "))
+                results.append(
+                    rows(out, "SELECT ZN, ZSMALL, ZX, ZTITLE, ZWHEN, ZFLAG FROM ZNOTE ORDER BY Z_PK").joined(
+                        separator: " / "))
             } catch let error as MigrationError {
                 // The destination's URI differs from run to run: the message up to it.
                 let message = error.message.components(separatedBy: " (x-coredata://")[0]
@@ -122,7 +136,9 @@ final class BadSourceValueTests: XCTestCase {
             XCTAssertEqual(o[0], o[2], "SQL and batch paths disagree on \(c.update)")
             XCTAssertTrue(o[0].hasPrefix(c.expected), "\(c.update): \(o[0])")
             if !c.expected.hasPrefix("error") {
-                XCTAssertTrue(o[0].hasSuffix(" / 7:int|NULL:null|NULL:null|good:text|NULL:null|NULL:null"), "\(c.update): \(o[0])")
+                XCTAssertTrue(
+                    o[0].hasSuffix(" / 7:int|NULL:null|NULL:null|good:text|NULL:null|NULL:null"), "\(c.update): \(o[0])"
+                )
             }
         }
     }
@@ -130,10 +146,11 @@ final class BadSourceValueTests: XCTestCase {
     /// A table of several entities: a row of another entity is not taken (as Core Data's fetch
     /// restricts on Z_ENT), on every path.
     func testARowOfAnUnknownEntityInASharedTableIsNotTakenOnAnyPath() throws {
-        let shared = try ModelReader.model(fromJSON: """
-        {"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string", "optional": true}]},
-                      {"name": "Task", "parent": "Item", "attributes": [{"name": "done", "type": "boolean", "optional": true}]}]}
-        """)
+        let shared = try ModelReader.model(
+            fromJSON: """
+                {"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string", "optional": true}]},
+                              {"name": "Task", "parent": "Item", "attributes": [{"name": "done", "type": "boolean", "optional": true}]}]}
+                """)
         let path = scratch.file("shared.sqlite")
         try makeStore(path, shared) { store in
             _ = try insert(store, "Task", ["title": .string("a")])
@@ -142,10 +159,13 @@ final class BadSourceValueTests: XCTestCase {
         sql(path, "UPDATE ZITEM SET Z_ENT = 99 WHERE Z_PK = 1")
         var results: [[String]] = []
         for pushDown in [true, false] {
-            let manager = try MigrationManager(sourceModel: shared, destinationModel: shared, mappingModel: try MappingModel.fromJSON("""
-            {"entityMappings": [{"name": "TaskToTask", "sourceEntity": "Task", "destinationEntity": "Task", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "$source.title", "done": "$source.done"}}]}
-            """))
+            let manager = try MigrationManager(
+                sourceModel: shared, destinationModel: shared,
+                mappingModel: try MappingModel.fromJSON(
+                    """
+                    {"entityMappings": [{"name": "TaskToTask", "sourceEntity": "Task", "destinationEntity": "Task", "predicate": "TRUEPREDICATE",
+                      "attributeMappings": {"title": "$source.title", "done": "$source.done"}}]}
+                    """))
             manager.pushDownSQL = pushDown
             let out = scratch.file("shared-out-\(pushDown).sqlite")
             _ = try manager.migrateStore(from: path, to: out)

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 final class BinaryPropertyListTests: XCTestCase {
@@ -31,7 +32,9 @@ final class BinaryPropertyListTests: XCTestCase {
     func testFirstStoreHashMatchesKnownBytes() throws {
         let (_, plist) = try PlistFixtures.metadata(of: "Example_v1.0.0")
         let value = try BinaryPropertyList.decode(plist)
-        guard case .data(let hash)? = value["NSStoreModelVersionHashes"]?["BasicEntity"] else { return XCTFail("no hash") }
+        guard case .data(let hash)? = value["NSStoreModelVersionHashes"]?["BasicEntity"] else {
+            return XCTFail("no hash")
+        }
         // Decoded independently with Python's plistlib.
         XCTAssertEqual(hash.prefix(4), [0xB2, 0x6D, 0x7C, 0x6C])
         XCTAssertEqual(hash.suffix(4), [0xDF, 0x62, 0xC9, 0x2C])
@@ -71,7 +74,9 @@ final class BinaryPropertyListTests: XCTestCase {
             .uid(0), .uid(255), .uid(256), .uid(70_000), .uid(UInt64.max),
             .array([]), .dictionary([]),
             .array([.string("a"), .integer(1), .array([.bool(true)]), .dictionary([("k", .string("v"))])]),
-            .dictionary([("zeta", .integer(1)), ("alpha", .integer(2)), ("ünïcode", .string("ß")), ("alpha2", .data([9]))]),
+            .dictionary([
+                ("zeta", .integer(1)), ("alpha", .integer(2)), ("ünïcode", .string("ß")), ("alpha2", .data([9])),
+            ]),
         ]
         for value in values {
             roundTrip(value)
@@ -114,9 +119,14 @@ final class BinaryPropertyListTests: XCTestCase {
     func document(_ objects: [[UInt8]], offsetSize: Int = 1, refSize: Int = 1, top: UInt64 = 0) -> [UInt8] {
         var out = Array("bplist00".utf8)
         var offsets: [Int] = []
-        for object in objects { offsets.append(out.count); out += object }
+        for object in objects {
+            offsets.append(out.count)
+            out += object
+        }
         let table = out.count
-        func be(_ v: UInt64, _ n: Int) -> [UInt8] { (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) } }
+        func be(_ v: UInt64, _ n: Int) -> [UInt8] {
+            (0..<n).reversed().map { UInt8(truncatingIfNeeded: v >> (8 * UInt64($0))) }
+        }
         for offset in offsets { out += be(UInt64(offset), offsetSize) }
         out += [0, 0, 0, 0, 0, 0, UInt8(offsetSize), UInt8(refSize)]
         out += be(UInt64(objects.count), 8) + be(top, 8) + be(UInt64(table), 8)
@@ -128,14 +138,22 @@ final class BinaryPropertyListTests: XCTestCase {
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x08]])), .bool(false))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x10, 0xFF]])), .integer(255))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x11, 0xFF, 0xFE]])), .integer(65_534))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x12, 0xFF, 0xFF, 0xFF, 0xFF]])), .integer(4_294_967_295))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x13] + Array(repeating: 0xFF, count: 8)])), .integer(-1))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x14] + Array(repeating: 0, count: 15) + [7]])), .integer(7))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x14] + Array(repeating: 0xFF, count: 16)])), .integer(-1))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x12, 0xFF, 0xFF, 0xFF, 0xFF]])), .integer(4_294_967_295))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x13] + Array(repeating: 0xFF, count: 8)])), .integer(-1))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x14] + Array(repeating: 0, count: 15) + [7]])), .integer(7))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x14] + Array(repeating: 0xFF, count: 16)])), .integer(-1))
         XCTAssertThrowsError(try BinaryPropertyList.decode(document([[0x14] + [1] + Array(repeating: 0, count: 15)])))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x22, 0x3F, 0xC0, 0, 0]])), .real(1.5))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x23, 0x40, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18]])), .real(3.141592653589793))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x33, 0x41, 0xBF, 0x67, 0x42, 0xB1, 0xB2, 0x1A, 0xC2]])), .date(Double(bitPattern: 0x41BF_6742_B1B2_1AC2)))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x23, 0x40, 0x09, 0x21, 0xFB, 0x54, 0x44, 0x2D, 0x18]])),
+            .real(3.141592653589793))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x33, 0x41, 0xBF, 0x67, 0x42, 0xB1, 0xB2, 0x1A, 0xC2]])),
+            .date(Double(bitPattern: 0x41BF_6742_B1B2_1AC2)))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x43, 1, 2, 3]])), .data([1, 2, 3]))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x53] + Array("abc".utf8)])), .string("abc"))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x62, 0x00, 0xE9, 0x65, 0xE5]])), .string("é日"))
@@ -143,16 +161,22 @@ final class BinaryPropertyListTests: XCTestCase {
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x80, 0x05]])), .uid(5))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x83, 0, 1, 0, 0]])), .uid(65_536))
         // Extended lengths: a 20-byte string and data of 3 bytes given with a 2-byte length.
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0x5F, 0x10, 20] + Array(repeating: 0x78, count: 20)])), .string(String(repeating: "x", count: 20)))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0x5F, 0x10, 20] + Array(repeating: 0x78, count: 20)])),
+            .string(String(repeating: "x", count: 20)))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0x4F, 0x11, 0, 3, 7, 8, 9]])), .data([7, 8, 9]))
         // Sets and ordered sets read as arrays; null and fill are skipped.
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0xC2, 1, 2], [0x10, 1], [0x10, 2]])), .array([.integer(1), .integer(2)]))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0xC2, 1, 2], [0x10, 1], [0x10, 2]])),
+            .array([.integer(1), .integer(2)]))
         XCTAssertEqual(try BinaryPropertyList.decode(document([[0xB1, 1], [0x09]])), .array([.bool(true)]))
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0xA3, 1, 2, 3], [0x00], [0x0F], [0x08]])), .array([.bool(false)]))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0xA3, 1, 2, 3], [0x00], [0x0F], [0x08]])), .array([.bool(false)]))
         XCTAssertThrowsError(try BinaryPropertyList.decode(document([[0x00]])))
         // Dictionaries keep document order; UTF-16 keys work.
-        XCTAssertEqual(try BinaryPropertyList.decode(document([[0xD2, 1, 2, 3, 3], [0x51, 0x62], [0x61, 0, 0xE4], [0x09]])),
-                       .dictionary([("b", .bool(true)), ("ä", .bool(true))]))
+        XCTAssertEqual(
+            try BinaryPropertyList.decode(document([[0xD2, 1, 2, 3, 3], [0x51, 0x62], [0x61, 0, 0xE4], [0x09]])),
+            .dictionary([("b", .bool(true)), ("ä", .bool(true))]))
     }
 
     func testDecodesEveryOffsetAndReferenceSize() throws {
@@ -171,8 +195,9 @@ final class BinaryPropertyListTests: XCTestCase {
 
     func assertMalformed(_ bytes: [UInt8], _ message: String, file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertThrowsError(try BinaryPropertyList.decode(bytes), message, file: file, line: line) { error in
-            XCTAssertTrue((error as? MigrationError)?.message.contains("malformed binary property list") == true,
-                          "\(error)", file: file, line: line)
+            XCTAssertTrue(
+                (error as? MigrationError)?.message.contains("malformed binary property list") == true,
+                "\(error)", file: file, line: line)
         }
     }
 
@@ -183,20 +208,27 @@ final class BinaryPropertyListTests: XCTestCase {
         var bad = document([[0x09]])
         bad[bad.count - 32 + 6] = 0
         assertMalformed(bad, "offset size 0")
-        bad = document([[0x09]]); bad[bad.count - 32 + 7] = 9
+        bad = document([[0x09]])
+        bad[bad.count - 32 + 7] = 9
         assertMalformed(bad, "reference size 9")
         // Trailer: count at -24, top object at -16, offset table position at -8.
-        bad = document([[0x09]]); bad[bad.count - 1] = 0xFF
+        bad = document([[0x09]])
+        bad[bad.count - 1] = 0xFF
         assertMalformed(bad, "offset table outside")
-        bad = document([[0x09]]); bad[bad.count - 1] = 3
+        bad = document([[0x09]])
+        bad[bad.count - 1] = 3
         assertMalformed(bad, "offset table inside the header")
-        bad = document([[0x09]]); bad[bad.count - 9] = 1
+        bad = document([[0x09]])
+        bad[bad.count - 9] = 1
         assertMalformed(bad, "top object out of range")
-        bad = document([[0x09]]); bad[bad.count - 17] = 200
+        bad = document([[0x09]])
+        bad[bad.count - 17] = 200
         assertMalformed(bad, "object count too large")
-        bad = document([[0x09]]); bad[bad.count - 17] = 0
+        bad = document([[0x09]])
+        bad[bad.count - 17] = 0
         assertMalformed(bad, "no objects")
-        bad = document([[0x09]]); bad[bad.count - 33] = 0xFF
+        bad = document([[0x09]])
+        bad[bad.count - 33] = 0xFF
         assertMalformed(bad, "object offset beyond the objects")
         assertMalformed(document([[0xA1, 5]]), "reference out of range")
         assertMalformed(document([[0xA1, 0]]), "array containing itself")
@@ -215,7 +247,11 @@ final class BinaryPropertyListTests: XCTestCase {
         assertMalformed(document([[0x13, 1, 2]]), "integer running into the offset table")
         // Nesting deeper than the limit is refused, not a stack overflow.
         var deep: [[UInt8]] = []
-        for i in 0..<1_000 { deep.append([0xA1, 0x00, 0x00] ) ; deep[i][1] = UInt8((i + 1) >> 8); deep[i][2] = UInt8((i + 1) & 0xFF) }
+        for i in 0..<1_000 {
+            deep.append([0xA1, 0x00, 0x00])
+            deep[i][1] = UInt8((i + 1) >> 8)
+            deep[i][2] = UInt8((i + 1) & 0xFF)
+        }
         deep.append([0x09])
         assertMalformed(document(deep, offsetSize: 2, refSize: 2), "too deep")
     }

@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// `cdmigrate plan`, `cdmigrate check` and `cdmigrate migrate --models`, run as a process, over
 /// Apple's own stores of a model whose every version renames the attribute (inferred steps) and
@@ -20,7 +21,9 @@ final class ChainCommandLineTests: XCTestCase {
         try CommandLineTool.run(arguments)
     }
 
-    func store(_ version: String) throws -> String { try copyFixtureStore("apple-stores/renames/Example_v\(version).sqlite", into: scratch.path) }
+    func store(_ version: String) throws -> String {
+        try copyFixtureStore("apple-stores/renames/Example_v\(version).sqlite", into: scratch.path)
+    }
 
     func testPlanPrintsTheStepsAsTextJSONAndDot() throws {
         let store = try self.store("1.1.0")
@@ -66,7 +69,8 @@ final class ChainCommandLineTests: XCTestCase {
         XCTAssertTrue(text.out.contains("2. UnCloudNotes_v2 → UnCloudNotes_v3: UnCloudNotes_v2_to_v3"), text.out)
         XCTAssertTrue(text.out.contains("policies: AttachmentToImageAttachmentMigrationPolicyV3toV4"), text.out)
         let dot = try run(["plan", store, "--models", folder, "--dot"])
-        XCTAssertTrue(dot.out.contains("\"UnCloudNotes_v2\" -> \"UnCloudNotes_v3\" [label=\"UnCloudNotes_v2_to_v3\"];"), dot.out)
+        XCTAssertTrue(
+            dot.out.contains("\"UnCloudNotes_v2\" -> \"UnCloudNotes_v3\" [label=\"UnCloudNotes_v2_to_v3\"];"), dot.out)
 
         // A store of no version: 134130, exit 66, naming the store's entity.
         let other = try self.store("1.0.0")
@@ -82,7 +86,9 @@ final class ChainCommandLineTests: XCTestCase {
         let result = try run(["migrate", store, "--models", Self.renames, "--to", destination])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("(v1.0.0) → \(destination) (v2.0.0) in 4 steps"), result.out)
-        let store2 = try PersistentStore.open(at: destination, model: try XCTUnwrap(ModelSet(contentsOf: Self.renames).currentModel), readOnly: true, checkVersion: true)
+        let store2 = try PersistentStore.open(
+            at: destination, model: try XCTUnwrap(ModelSet(contentsOf: Self.renames).currentModel), readOnly: true,
+            checkVersion: true)
         XCTAssertEqual(try store2.count(FetchRequest(entityName: "BasicEntity")), 1)
         store2.close()
 
@@ -90,7 +96,9 @@ final class ChainCommandLineTests: XCTestCase {
         XCTAssertEqual(again.status, 0, again.err)
         XCTAssertTrue(again.out.contains("\"alreadyAtTarget\": true"), again.out)
 
-        let both = try run(["migrate", store, "--models", Self.renames, "--source-model", "a.json", "--to", scratch.file("x.sqlite")])
+        let both = try run([
+            "migrate", store, "--models", Self.renames, "--source-model", "a.json", "--to", scratch.file("x.sqlite"),
+        ])
         XCTAssertEqual(both.status, 64, both.err)
         let neither = try run(["migrate", store, "--to", scratch.file("x.sqlite")])
         XCTAssertEqual(neither.status, 64, neither.err)
@@ -108,11 +116,20 @@ final class ChainCommandLineTests: XCTestCase {
         let passing = try run(["check", folder, "--models", Self.renames])
         XCTAssertEqual(passing.status, 0, passing.err)
         XCTAssertTrue(passing.out.contains("5 of 5 stores reach version v2.0.0"), passing.out)
-        XCTAssertTrue(passing.out.contains("ok    v1.1.2.sqlite: v1.1.2: v1.1.2 → v1.2.0 (inferred), v1.2.0 → v2.0.0 (inferred); BasicEntity 1"), passing.out)
+        XCTAssertTrue(
+            passing.out.contains(
+                "ok    v1.1.2.sqlite: v1.1.2: v1.1.2 → v1.2.0 (inferred), v1.2.0 → v2.0.0 (inferred); BasicEntity 1"),
+            passing.out)
         XCTAssertTrue(passing.out.contains("ok    v2.0.0.sqlite: v2.0.0, already current"), passing.out)
 
         // A store of another model fails (134130, exit 66); the others still pass.
-        try makeStore(folder + "/other.sqlite", try ModelReader.model(fromJSON: #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#)) { _ in }
+        try makeStore(
+            folder + "/other.sqlite",
+            try ModelReader.model(
+                fromJSON:
+                    #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#
+            )
+        ) { _ in }
         let failing = try run(["check", folder, "--models", Self.renames])
         XCTAssertEqual(failing.status, 66, failing.out + failing.err)
         XCTAssertTrue(failing.err.contains("FAIL  other.sqlite: error 134130"), failing.err)
@@ -124,7 +141,10 @@ final class ChainCommandLineTests: XCTestCase {
         let stores = try XCTUnwrap(object["stores"] as? [[String: Any]])
         XCTAssertEqual(stores.filter { $0["ok"] as? Bool == true }.count, 5)
         // Only the stores are in the folder afterwards.
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count, 6)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder).filter {
+                !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+            }.count, 6)
     }
 
     // MARK: The loss report
@@ -139,7 +159,10 @@ final class ChainCommandLineTests: XCTestCase {
         let out = scratch.file("out.sqlite")
         let plain = try run(["migrate", store, "--to", out, "--models", models])
         XCTAssertEqual(plain.status, 0, plain.err)
-        XCTAssertTrue(plain.err.contains("warning: lost: v2 → v3 (inferred): Post.color: 1001 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"), plain.err)
+        XCTAssertTrue(
+            plain.err.contains(
+                "warning: lost: v2 → v3 (inferred): Post.color: 1001 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"
+            ), plain.err)
 
         let json = try run(["migrate", store, "--to", scratch.file("json.sqlite"), "--models", models, "--json"])
         XCTAssertEqual(json.status, 0, json.err)
@@ -160,7 +183,9 @@ final class ChainCommandLineTests: XCTestCase {
         XCTAssertEqual(strict.status, 1, strict.err)
         XCTAssertTrue(strict.err.contains("Post.color: 1001 values that no property mapping reads"), strict.err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("strict.sqlite")))
-        XCTAssertFalse(try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.contains("cdmigrate-") }, "nothing left behind")
+        XCTAssertFalse(
+            try FileManager.default.contentsOfDirectory(atPath: scratch.path).contains { $0.contains("cdmigrate-") },
+            "nothing left behind")
     }
 
     /// One step: the summary names the loss; a mapping that declares it passes --strict, and the
@@ -171,23 +196,40 @@ final class ChainCommandLineTests: XCTestCase {
         try LossReportFixtures.v1.write(toFile: scratch.file("v1.json"), atomically: true, encoding: .utf8)
         try LossReportFixtures.v2.write(toFile: scratch.file("v2.json"), atomically: true, encoding: .utf8)
         func mapping(_ userInfo: String) -> String {
-            LossReportFixtures.v1ToV2.replacingOccurrences(of: #""attributeMappings": {"title": "$source.title", "color": "$source.color"}"#,
-                                                           with: #""attributeMappings": {"title": "$source.title"}"# + userInfo)
+            LossReportFixtures.v1ToV2.replacingOccurrences(
+                of: #""attributeMappings": {"title": "$source.title", "color": "$source.color"}"#,
+                with: #""attributeMappings": {"title": "$source.title"}"# + userInfo)
         }
         try mapping("").write(toFile: scratch.file("drops.mapping.json"), atomically: true, encoding: .utf8)
-        try mapping(#", "userInfo": {"cdmigrate.intendedLosses": "color"}"#).write(toFile: scratch.file("declared.mapping.json"), atomically: true, encoding: .utf8)
+        try mapping(#", "userInfo": {"cdmigrate.intendedLosses": "color"}"#).write(
+            toFile: scratch.file("declared.mapping.json"), atomically: true, encoding: .utf8)
         let step = ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json")]
-        let dropped = try run(["migrate", store, "--to", scratch.file("a.sqlite"), "--mapping", scratch.file("drops.mapping.json")] + step)
+        let dropped = try run(
+            ["migrate", store, "--to", scratch.file("a.sqlite"), "--mapping", scratch.file("drops.mapping.json")] + step
+        )
         XCTAssertEqual(dropped.status, 0, dropped.err)
-        XCTAssertTrue(dropped.err.contains("warning: lost: Post.color: 4 values that no property mapping reads (entity mapping 'PostToPost')"), dropped.err)
-        let refused = try run(["migrate", store, "--to", scratch.file("b.sqlite"), "--mapping", scratch.file("drops.mapping.json"), "--strict", "--json"] + step)
+        XCTAssertTrue(
+            dropped.err.contains(
+                "warning: lost: Post.color: 4 values that no property mapping reads (entity mapping 'PostToPost')"),
+            dropped.err)
+        let refused = try run(
+            [
+                "migrate", store, "--to", scratch.file("b.sqlite"), "--mapping", scratch.file("drops.mapping.json"),
+                "--strict", "--json",
+            ] + step)
         XCTAssertEqual(refused.status, 1)
         XCTAssertTrue(refused.out.contains("\"ok\": false"), refused.out)
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("b.sqlite")))
-        let declared = try run(["migrate", store, "--to", scratch.file("c.sqlite"), "--mapping", scratch.file("declared.mapping.json"), "--strict"] + step)
+        let declared = try run(
+            [
+                "migrate", store, "--to", scratch.file("c.sqlite"), "--mapping", scratch.file("declared.mapping.json"),
+                "--strict",
+            ] + step)
         XCTAssertEqual(declared.status, 0, declared.err)
         XCTAssertFalse(declared.err.contains("lost:"), declared.err)
-        XCTAssertTrue(declared.err.contains("warning: 1 loss the mapping declares as intended (details with --json)"), declared.err)
+        XCTAssertTrue(
+            declared.err.contains("warning: 1 loss the mapping declares as intended (details with --json)"),
+            declared.err)
     }
 
     /// `check` lists each store's losses under its line, in --json per step, and --strict fails the store.
@@ -199,7 +241,10 @@ final class ChainCommandLineTests: XCTestCase {
         let text = try run(["check", stores, "--models", models])
         XCTAssertEqual(text.status, 0, text.err)
         XCTAssertTrue(text.out.contains("ok    blog-v1.sqlite: v1: v1 → v2 (v1-to-v2), v2 → v3 (inferred)"), text.out)
-        XCTAssertTrue(text.out.contains("      lost: v2 → v3 (inferred): Post.color: 3 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"), text.out)
+        XCTAssertTrue(
+            text.out.contains(
+                "      lost: v2 → v3 (inferred): Post.color: 3 values that no property mapping reads (entity mapping 'IEM_Transform_Post')"
+            ), text.out)
         let json = try run(["check", stores, "--models", models, "--json"])
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let results = try XCTUnwrap(object["stores"] as? [[String: Any]])
@@ -209,6 +254,7 @@ final class ChainCommandLineTests: XCTestCase {
         XCTAssertEqual(losses[1].first?["property"] as? String, "color")
         let strict = try run(["check", stores, "--models", models, "--strict"])
         XCTAssertEqual(strict.status, 1, strict.err)
-        XCTAssertTrue(strict.err.contains("FAIL  blog-v1.sqlite: ") && strict.err.contains("Post.color: 3 values"), strict.err)
+        XCTAssertTrue(
+            strict.err.contains("FAIL  blog-v1.sqlite: ") && strict.err.contains("Post.color: 3 values"), strict.err)
     }
 }

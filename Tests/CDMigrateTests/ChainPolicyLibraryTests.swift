@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// `cdmigrate migrate --models … --policies LIB` and `cdmigrate check … --policies LIB`: a policy
 /// library registers once, on a chain handle, and its C policy serves the step that names it. The
@@ -22,7 +23,9 @@ final class ChainPolicyLibraryTests: XCTestCase {
 
     /// The policy library: the example's source with its `main` renamed, plus cdm_register_policies.
     func policyLibrary() throws -> String {
-        let gcc = ["/usr/bin/gcc", "/usr/bin/cc", "/usr/local/bin/gcc"].first { FileManager.default.isExecutableFile(atPath: $0) }
+        let gcc = ["/usr/bin/gcc", "/usr/bin/cc", "/usr/local/bin/gcc"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
         guard let gcc = gcc else { throw XCTSkip("no C compiler") }
         let source = scratch.file("uncloudnotes_policies.c")
         try """
@@ -64,16 +67,22 @@ final class ChainPolicyLibraryTests: XCTestCase {
             let source = scratch.file("v\(version).sqlite")
             _ = try UnCloudNotes.generateSource(version: version, at: source, count: 30)
             let destination = scratch.file("v\(version)-to-v4.sqlite")
-            let result = try run(["migrate", source, "--models", Self.models, "--to", destination, "--policies", library])
+            let result = try run([
+                "migrate", source, "--models", Self.models, "--to", destination, "--policies", library,
+            ])
             XCTAssertEqual(result.status, 0, result.err)
-            XCTAssertTrue(result.out.contains("(UnCloudNotes_v\(version)) → \(destination) (UnCloudNotes_v4) in \(4 - version) step"), result.out)
+            XCTAssertTrue(
+                result.out.contains(
+                    "(UnCloudNotes_v\(version)) → \(destination) (UnCloudNotes_v4) in \(4 - version) step"), result.out)
             XCTAssertEqual(try ConcurrentMigrationTests.dump(destination), try swiftResult(source), "from v\(version)")
         }
         // In place, through the same library.
         let store = scratch.file("in-place.sqlite")
         _ = try UnCloudNotes.generateSource(version: 3, at: store, count: 10)
         let expected = try swiftResult(store)
-        let inPlace = try run(["migrate", store, "--models", Self.models, "--in-place", "--policies", library, "--json"])
+        let inPlace = try run([
+            "migrate", store, "--models", Self.models, "--in-place", "--policies", library, "--json",
+        ])
         XCTAssertEqual(inPlace.status, 0, inPlace.err)
         XCTAssertEqual(try ConcurrentMigrationTests.dump(store), expected)
 
@@ -95,7 +104,10 @@ final class ChainPolicyLibraryTests: XCTestCase {
         let passing = try run(["check", folder, "--models", Self.models, "--policies", library])
         XCTAssertEqual(passing.status, 0, passing.out + passing.err)
         XCTAssertTrue(passing.out.contains("4 of 4 stores reach version UnCloudNotes_v4"), passing.out)
-        XCTAssertTrue(passing.out.contains("ok    v3.sqlite: UnCloudNotes_v3: UnCloudNotes_v3 → UnCloudNotes_v4 (UnCloudNotes_v3_to_v4)"), passing.out)
+        XCTAssertTrue(
+            passing.out.contains(
+                "ok    v3.sqlite: UnCloudNotes_v3: UnCloudNotes_v3 → UnCloudNotes_v4 (UnCloudNotes_v3_to_v4)"),
+            passing.out)
 
         let failing = try run(["check", folder, "--models", Self.models])
         XCTAssertEqual(failing.status, 1, failing.out + failing.err)
@@ -112,14 +124,20 @@ final class ChainPolicyLibraryTests: XCTestCase {
             _ = try UnCloudNotes.generateSource(version: version, at: folder + "/v\(version).sqlite", count: 8)
         }
         let out = scratch.file("out")
-        let result = try run(["migrate", folder, "--models", Self.models, "--out-dir", out, "--jobs", "2", "--policies", library])
+        let result = try run([
+            "migrate", folder, "--models", Self.models, "--out-dir", out, "--jobs", "2", "--policies", library,
+        ])
         XCTAssertEqual(result.status, 0, result.out + result.err)
         for version in 1...3 {
-            XCTAssertEqual(try ConcurrentMigrationTests.dump(out + "/v\(version).sqlite"), try swiftResult(folder + "/v\(version).sqlite"),
-                           "from v\(version)")
+            XCTAssertEqual(
+                try ConcurrentMigrationTests.dump(out + "/v\(version).sqlite"),
+                try swiftResult(folder + "/v\(version).sqlite"),
+                "from v\(version)")
         }
         // Without the library every store that needs the policy fails on its own (exit 1).
-        let without = try run(["migrate", folder, "--models", Self.models, "--out-dir", scratch.file("without"), "--jobs", "2"])
+        let without = try run([
+            "migrate", folder, "--models", Self.models, "--out-dir", scratch.file("without"), "--jobs", "2",
+        ])
         XCTAssertEqual(without.status, 1, without.out + without.err)
         XCTAssertTrue(without.out.contains(Self.policy), without.out)
     }

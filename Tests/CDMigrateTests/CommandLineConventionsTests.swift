@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// The conventions every command keeps (docs/cli.md): `--version`, the exit codes of a file that
@@ -26,7 +27,12 @@ final class CommandLineConventionsTests: XCTestCase {
         try CommandLineTool.run(arguments)
     }
 
-    var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }
+    var models: [String] {
+        [
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("map.json"),
+        ]
+    }
 
     func json(_ text: String) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
@@ -37,8 +43,10 @@ final class CommandLineConventionsTests: XCTestCase {
     func passSet() throws -> (folder: String, store: String) {
         let folder = scratch.file("set")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for (name, text) in [("v1.json", PassOrderTests.v1), ("v2.json", PassOrderTests.v2),
-                             ("Model_main.mapping.json", PassOrderTests.main), ("Model_User.mapping.json", PassOrderTests.users)] {
+        for (name, text) in [
+            ("v1.json", PassOrderTests.v1), ("v2.json", PassOrderTests.v2),
+            ("Model_main.mapping.json", PassOrderTests.main), ("Model_User.mapping.json", PassOrderTests.users),
+        ] {
             try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
         let path = scratch.file("files.sqlite")
@@ -57,7 +65,8 @@ final class CommandLineConventionsTests: XCTestCase {
     // MARK: --version
 
     func testVersionPrintsTheLibrarysVersionAndExitsZero() throws {
-        let expected = try String(contentsOfFile: TestPaths.repository + "/VERSION", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let expected = try String(contentsOfFile: TestPaths.repository + "/VERSION", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
         let result = try run(["--version"])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertEqual(result.out.trimmingCharacters(in: .whitespacesAndNewlines), expected)
@@ -91,7 +100,11 @@ final class CommandLineConventionsTests: XCTestCase {
     }
 
     func testAMissingPolicyHasOneCodeInValidateAndMigrate() throws {
-        guard let compiler = ["/usr/bin/cc", "/usr/bin/gcc"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+        guard
+            let compiler = ["/usr/bin/cc", "/usr/bin/gcc"].first(where: {
+                FileManager.default.isExecutableFile(atPath: $0)
+            })
+        else {
             throw XCTSkip("no C compiler")
         }
         // A library registering another policy than the one the mapping names.
@@ -106,15 +119,21 @@ final class CommandLineConventionsTests: XCTestCase {
         }
         """.write(toFile: source, atomically: true, encoding: .utf8)
         let library = scratch.file("libother.so")
-        let build = try runProcess(compiler, ["-shared", "-fPIC", "-I", TestPaths.repository + "/include", "-o", library, source])
+        let build = try runProcess(
+            compiler, ["-shared", "-fPIC", "-I", TestPaths.repository + "/include", "-o", library, source])
         XCTAssertEqual(build.status, 0, build.err)
         let mapping = try String(contentsOfFile: scratch.file("map.json"), encoding: .utf8)
-            .replacingOccurrences(of: #""name": "PersonToSwede","#, with: #""name": "PersonToSwede", "policy": "OlderSwedes","#)
+            .replacingOccurrences(
+                of: #""name": "PersonToSwede","#, with: #""name": "PersonToSwede", "policy": "OlderSwedes","#)
         try mapping.write(toFile: scratch.file("policy-map.json"), atomically: true, encoding: .utf8)
-        let step = ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("policy-map.json")]
+        let step = [
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("policy-map.json"),
+        ]
 
         let validate = try run(["validate", "--policies", library, "--json"] + step)
-        let migrate = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--policies", library, "--json"] + step)
+        let migrate = try run(
+            ["migrate", store, "--to", scratch.file("out.sqlite"), "--policies", library, "--json"] + step)
         let unhosted = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--json"] + step)
         for result in [validate, migrate, unhosted] {
             XCTAssertEqual(result.status, 1, result.out)
@@ -126,10 +145,14 @@ final class CommandLineConventionsTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: set, withIntermediateDirectories: true)
         try FileManager.default.copyItem(atPath: scratch.file("v1.json"), toPath: set + "/v1.json")
         try FileManager.default.copyItem(atPath: scratch.file("v2.json"), toPath: set + "/v2.json")
-        try mapping.replacingOccurrences(of: #"{"entityMappings""#, with: #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings""#)
-            .write(toFile: set + "/v1-v2.mapping.json", atomically: true, encoding: .utf8)
+        try mapping.replacingOccurrences(
+            of: #"{"entityMappings""#, with: #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings""#
+        )
+        .write(toFile: set + "/v1-v2.mapping.json", atomically: true, encoding: .utf8)
         let validateSet = try run(["validate", "--models", set, "--policies", library, "--json"])
-        let migrateSet = try run(["migrate", store, "--models", set, "--to", scratch.file("set-out.sqlite"), "--policies", library, "--json"])
+        let migrateSet = try run([
+            "migrate", store, "--models", set, "--to", scratch.file("set-out.sqlite"), "--policies", library, "--json",
+        ])
         for result in [validateSet, migrateSet] {
             XCTAssertEqual(result.status, 1, result.out)
             XCTAssertEqual((try json(result.out)["error"] as? [String: Any])?["code"] as? Int, 134170, result.out)
@@ -139,13 +162,16 @@ final class CommandLineConventionsTests: XCTestCase {
         // Without --policies validate cannot know: it says so, and passes.
         let unchecked = try run(["validate"] + step)
         XCTAssertEqual(unchecked.status, 0, unchecked.err)
-        XCTAssertTrue(unchecked.err.contains("warning: entity mapping 'PersonToSwede' names policy 'OlderSwedes': give --policies"), unchecked.err)
+        XCTAssertTrue(
+            unchecked.err.contains(
+                "warning: entity mapping 'PersonToSwede' names policy 'OlderSwedes': give --policies"), unchecked.err)
     }
 
     // MARK: inspect
 
     func testInspectFailsOnAMismatchWhenAskedAndSaysWhenAStoreHasNoHashes() throws {
-        let v1 = scratch.file("v1.json"), v2 = scratch.file("v2.json")
+        let v1 = scratch.file("v1.json")
+        let v2 = scratch.file("v2.json")
         XCTAssertEqual(try run(["inspect", store, "--model", v2]).status, 0, "a mismatch alone is information")
         let failed = try run(["inspect", store, "--model", v2, "--fail-on-mismatch", "--quiet"])
         XCTAssertEqual(failed.status, 66, failed.err)
@@ -179,10 +205,13 @@ final class CommandLineConventionsTests: XCTestCase {
 
     func testHashesAreBase64AsCoreDataKeepsThemAndHexOnRequest() throws {
         let hash = try XCTUnwrap(StoreInfo.read(at: store).metadata.versionHashes["Person"])
-        let base64 = Data(hash).base64EncodedString(), hex = hash.map { String(format: "%02x", $0) }.joined()
+        let base64 = Data(hash).base64EncodedString()
+        let hex = hash.map { String(format: "%02x", $0) }.joined()
         let plain = try run(["inspect", store, "--model", scratch.file("v2.json")])
         XCTAssertTrue(plain.out.contains("Person: 2 rows  \(base64)"), plain.out)
-        XCTAssertTrue(plain.out.contains("Person: store hash \(base64)") || plain.out.contains("Person is only in the store"), plain.out)
+        XCTAssertTrue(
+            plain.out.contains("Person: store hash \(base64)") || plain.out.contains("Person is only in the store"),
+            plain.out)
         let document = try json(try run(["inspect", store, "--json"]).out)
         XCTAssertEqual((document["entities"] as? [[String: Any]])?.first?["versionHash"] as? String, base64)
         let hexed = try run(["inspect", store, "--hex"])
@@ -199,8 +228,12 @@ final class CommandLineConventionsTests: XCTestCase {
 
     func testAnErrorWithManyProblemsShowsTheFirstFewAndJSONAllOfThem() throws {
         let attributes = (0..<8).map { #"{"name": "a\#($0)", "type": "bogus"}"# }.joined(separator: ", ")
-        try #"{"entities": [{"name": "E", "attributes": [\#(attributes)]}]}"#.write(toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
-        let arguments = ["validate", "--source-model", scratch.file("bad.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")]
+        try #"{"entities": [{"name": "E", "attributes": [\#(attributes)]}]}"#.write(
+            toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
+        let arguments = [
+            "validate", "--source-model", scratch.file("bad.json"), "--destination-model", scratch.file("v2.json"),
+            "--mapping", scratch.file("map.json"),
+        ]
         let plain = try run(arguments)
         XCTAssertEqual(plain.status, 65, plain.err)
         XCTAssertTrue(plain.err.contains("8 problems"), plain.err)
@@ -226,7 +259,10 @@ final class CommandLineConventionsTests: XCTestCase {
         for command in commands {
             let loud = try run(command)
             XCTAssertFalse(loud.out.isEmpty && loud.err.isEmpty, command.joined(separator: " "))
-            let quiet = try run(command.map { $0.hasSuffix(".sqlite") && $0.contains("quiet-") ? scratch.file("quiet-again.sqlite") : $0 } + ["--quiet"])
+            let quiet = try run(
+                command.map {
+                    $0.hasSuffix(".sqlite") && $0.contains("quiet-") ? scratch.file("quiet-again.sqlite") : $0
+                } + ["--quiet"])
             XCTAssertEqual(quiet.out, "", command.joined(separator: " "))
             XCTAssertEqual(quiet.err, "", command.joined(separator: " "))
         }
@@ -257,15 +293,24 @@ final class CommandLineConventionsTests: XCTestCase {
         let set = try passSet()
         let stores = scratch.file("fleet")
         try FileManager.default.createDirectory(atPath: stores, withIntermediateDirectories: true)
-        for name in ["a.sqlite", "b.sqlite"] { try FileManager.default.copyItem(atPath: set.store, toPath: stores + "/" + name) }
+        for name in ["a.sqlite", "b.sqlite"] {
+            try FileManager.default.copyItem(atPath: set.store, toPath: stores + "/" + name)
+        }
         let one = try run(["migrate", set.store, "--models", set.folder, "--to", scratch.file("one.sqlite")])
         XCTAssertEqual(one.status, 0, one.err)
-        let fleet = try run(["migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-out"), "--jobs", "1"])
+        let fleet = try run([
+            "migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-out"), "--jobs", "1",
+        ])
         XCTAssertEqual(fleet.status, 0, fleet.err)
         // The reports' warnings; the losses each store's JSON line carries in full.
-        XCTAssertEqual(warnings(fleet.err), warnings(one.err).filter { !$0.hasPrefix("lost: ") && !$0.contains("the mapping declares as intended") }, fleet.err)
+        XCTAssertEqual(
+            warnings(fleet.err),
+            warnings(one.err).filter { !$0.hasPrefix("lost: ") && !$0.contains("the mapping declares as intended") },
+            fleet.err)
         XCTAssertFalse(warnings(fleet.err).isEmpty)
-        let lines = try run(["migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-json"), "--jobs", "1", "--json"])
+        let lines = try run([
+            "migrate", stores, "--models", set.folder, "--out-dir", scratch.file("fleet-json"), "--jobs", "1", "--json",
+        ])
         let first = try json(String(lines.out.split(separator: "\n")[0]))
         XCTAssertTrue((first["warnings"] as? [String] ?? []).contains { $0.contains("pass 2 'Model_main'") }, lines.out)
     }
@@ -279,9 +324,14 @@ final class CommandLineConventionsTests: XCTestCase {
 
     func testAPipeClosedEarlyEndsTheCommandQuietly() throws {
         // A model large enough that its graph overflows a pipe's buffer.
-        let entities = (0..<1500).map { #"{"name": "Entity\#($0)", "attributes": [{"name": "title", "type": "string"}, {"name": "count", "type": "integer64"}]}"# }
-        try #"{"entities": [\#(entities.joined(separator: ", "))]}"#.write(toFile: scratch.file("large.json"), atomically: true, encoding: .utf8)
-        let result = try runProcess("/bin/sh", ["-c", "'\(CommandLineTool.executable)' inspect --dot --model '\(scratch.file("large.json"))' | head -n 1"])
+        let entities = (0..<1500).map {
+            #"{"name": "Entity\#($0)", "attributes": [{"name": "title", "type": "string"}, {"name": "count", "type": "integer64"}]}"#
+        }
+        try #"{"entities": [\#(entities.joined(separator: ", "))]}"#.write(
+            toFile: scratch.file("large.json"), atomically: true, encoding: .utf8)
+        let result = try runProcess(
+            "/bin/sh",
+            ["-c", "'\(CommandLineTool.executable)' inspect --dot --model '\(scratch.file("large.json"))' | head -n 1"])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.hasPrefix("digraph ") && result.out.split(separator: "\n").count == 1, result.out)
         XCTAssertEqual(result.err, "")
@@ -292,10 +342,14 @@ final class CommandLineConventionsTests: XCTestCase {
     func testCompletionScriptsCompleteFileAndFolderNames() throws {
         let bash = try run(["--generate-completion-script", "bash"]).out
         for option in ["--source-model", "--mapping", "--models", "--policies", "--to"] {
-            XCTAssertTrue(bash.contains("'\(option)')\n        __cdmigrate_add_completions -f"), "\(option) completes no file name")
+            XCTAssertTrue(
+                bash.contains("'\(option)')\n        __cdmigrate_add_completions -f"),
+                "\(option) completes no file name")
         }
         for option in ["--mappings", "--out-dir"] {
-            XCTAssertTrue(bash.contains("'\(option)')\n        __cdmigrate_add_completions -d"), "\(option) completes no folder name")
+            XCTAssertTrue(
+                bash.contains("'\(option)')\n        __cdmigrate_add_completions -d"),
+                "\(option) completes no folder name")
         }
         let zsh = try run(["--generate-completion-script", "zsh"]).out
         XCTAssertTrue(zsh.contains("--source-model[The model the store was written with.]:path:_files"), zsh)
@@ -312,10 +366,13 @@ final class CommandLineConventionsTests: XCTestCase {
         let document = try json(result.out)
         XCTAssertEqual(document["targetVersion"] as? String, "v2")
         XCTAssertEqual(document["steps"] as? Int, 1)
-        XCTAssertTrue((document["warnings"] as? [String] ?? []).contains { $0.contains("pass 2 'Model_main'") }, result.out)
+        XCTAssertTrue(
+            (document["warnings"] as? [String] ?? []).contains { $0.contains("pass 2 'Model_main'") }, result.out)
         // A mapping model that does not fit its versions fails, naming it.
-        try PassOrderTests.main.replacingOccurrences(of: #""title": "$source.title""#, with: #""nothing": "$source.title""#)
-            .write(toFile: set.folder + "/Model_main.mapping.json", atomically: true, encoding: .utf8)
+        try PassOrderTests.main.replacingOccurrences(
+            of: #""title": "$source.title""#, with: #""nothing": "$source.title""#
+        )
+        .write(toFile: set.folder + "/Model_main.mapping.json", atomically: true, encoding: .utf8)
         let broken = try run(["validate", "--models", set.folder])
         XCTAssertEqual(broken.status, 65, broken.err)
         XCTAssertTrue(broken.err.contains("Model_main"), broken.err)

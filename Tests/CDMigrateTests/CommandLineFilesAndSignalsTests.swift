@@ -1,6 +1,7 @@
-import XCTest
-import Foundation
 import CSQLite
+import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// The `cdmigrate` command with hostile files and signals: SIGTERM and SIGHUP, FIFOs, links,
@@ -14,7 +15,12 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         try CommandLineTool.writePeopleSplit(into: scratch)
     }
 
-    var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }
+    var models: [String] {
+        [
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("map.json"),
+        ]
+    }
     var v2: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v2.json")) } }
 
     /// A v1 store of three people, plus `extra` more Swedes written by SQL (fast at any size).
@@ -27,20 +33,24 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         }
         if extra > 0 {
             var db: OpaquePointer?
-            guard sqlite3_open(path, &db) == SQLITE_OK, let handle = db else { throw MigrationError(.sqlite, "cannot open \(path)") }
+            guard sqlite3_open(path, &db) == SQLITE_OK, let handle = db else {
+                throw MigrationError(.sqlite, "cannot open \(path)")
+            }
             defer { sqlite3_close(handle) }
             let sql = """
-            WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < \(99 + extra))
-            INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNTRY, ZAGE) SELECT i, (SELECT Z_ENT FROM ZPERSON LIMIT 1), 1, 'P' || i, 'Sweden', 30 FROM n;
-            UPDATE Z_PRIMARYKEY SET Z_MAX = \(99 + extra) WHERE Z_NAME = 'Person';
-            PRAGMA wal_checkpoint(TRUNCATE);
-            """
+                WITH RECURSIVE n(i) AS (SELECT 100 UNION ALL SELECT i + 1 FROM n WHERE i < \(99 + extra))
+                INSERT INTO ZPERSON (Z_PK, Z_ENT, Z_OPT, ZNAME, ZCOUNTRY, ZAGE) SELECT i, (SELECT Z_ENT FROM ZPERSON LIMIT 1), 1, 'P' || i, 'Sweden', 30 FROM n;
+                UPDATE Z_PRIMARYKEY SET Z_MAX = \(99 + extra) WHERE Z_NAME = 'Person';
+                PRAGMA wal_checkpoint(TRUNCATE);
+                """
             XCTAssertEqual(sqlite3_exec(handle, sql, nil, nil, nil), SQLITE_OK, String(cString: sqlite3_errmsg(handle)))
         }
         return path
     }
 
-    func names(_ folder: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
+    func names(_ folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    }
 
     /// Runs the command in `folder`.
     func run(_ arguments: [String], in folder: String) throws -> (status: Int32, out: String, err: String) {
@@ -48,14 +58,18 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         process.executableURL = URL(fileURLWithPath: CommandLineTool.executable)
         process.arguments = arguments
         process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        let out = Pipe(), err = Pipe()
+        let out = Pipe()
+        let err = Pipe()
         process.standardOutput = out
         process.standardError = err
         try process.run()
         let outData = out.fileHandleForReading.readDataToEndOfFile()
         let errData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+        return (
+            process.terminationStatus, String(decoding: outData, as: UTF8.self),
+            String(decoding: errData, as: UTF8.self)
+        )
     }
 
     // MARK: Signals
@@ -82,13 +96,14 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
                 kill(process.processIdentifier, signal)
                 process.waitUntilExit()
                 if process.terminationStatus == 0 {
-                    extra *= 4   // it finished first: again with a larger store
+                    extra *= 4  // it finished first: again with a larger store
                     continue
                 }
                 stopped = true
                 XCTAssertEqual(process.terminationReason, .exit, "handled, not killed by signal \(signal)")
                 XCTAssertEqual(process.terminationStatus, status, "signal \(signal)")
-                XCTAssertEqual(try names(folder), ["people.sqlite"], "signal \(signal): lock and temporary store removed")
+                XCTAssertEqual(
+                    try names(folder), ["people.sqlite"], "signal \(signal): lock and temporary store removed")
             }
             XCTAssertTrue(stopped, "signal \(signal) never arrived during a run")
         }
@@ -100,7 +115,8 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         var extra = 100_000
         var stopped = false
         for attempt in 0..<3 where !stopped {
-            let folder = scratch.file("fleet-\(attempt)"), out = folder + "-out"
+            let folder = scratch.file("fleet-\(attempt)")
+            let out = folder + "-out"
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             for name in ["a", "b"] { try makePeople(folder + "/\(name).sqlite", extra: extra) }
             let process = Process()
@@ -133,21 +149,29 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         let source = try makePeople(scratch.file("people.sqlite"))
         let fifo = scratch.file("policies.so")
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        let policies = try run(["migrate", source, "--to", scratch.file("out.sqlite"), "--policies", fifo] + models, in: scratch.path)
+        let policies = try run(
+            ["migrate", source, "--to", scratch.file("out.sqlite"), "--policies", fifo] + models, in: scratch.path)
         XCTAssertEqual(policies.status, 74, policies.err)
-        XCTAssertTrue(policies.err.contains("the policy library '\(fifo)' is a FIFO (named pipe), not a regular file"), policies.err)
-        let model = try run(["migrate", source, "--to", scratch.file("out.sqlite"), "--source-model", fifo,
-                             "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")], in: scratch.path)
+        XCTAssertTrue(
+            policies.err.contains("the policy library '\(fifo)' is a FIFO (named pipe), not a regular file"),
+            policies.err)
+        let model = try run(
+            [
+                "migrate", source, "--to", scratch.file("out.sqlite"), "--source-model", fifo,
+                "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json"),
+            ], in: scratch.path)
         XCTAssertNotEqual(model.status, 0)
         XCTAssertTrue(model.err.contains("FIFO"), model.err)
         let store = try run(["migrate", fifo, "--to", scratch.file("out.sqlite")] + models, in: scratch.path)
         XCTAssertEqual(store.status, 74, store.err)
         XCTAssertTrue(store.err.contains("is a FIFO (named pipe), not a regular file"), store.err)
 
-        try FileManager.default.createSymbolicLink(atPath: scratch.file("dangling.sqlite"), withDestinationPath: "missing/dir/x.sqlite")
+        try FileManager.default.createSymbolicLink(
+            atPath: scratch.file("dangling.sqlite"), withDestinationPath: "missing/dir/x.sqlite")
         let dangling = try run(["migrate", source, "--to", scratch.file("dangling.sqlite")] + models, in: scratch.path)
         XCTAssertEqual(dangling.status, 74, dangling.err)
-        XCTAssertTrue(dangling.err.contains("is a symbolic link to 'missing/dir/x.sqlite', which does not exist"), dangling.err)
+        XCTAssertTrue(
+            dangling.err.contains("is a symbolic link to 'missing/dir/x.sqlite', which does not exist"), dangling.err)
     }
 
     func testInspectDotAndDryRunReadAWALStoreWithoutAFileBesideIt() throws {
@@ -159,7 +183,8 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.hasPrefix("digraph"), result.out)
         XCTAssertEqual(try names(folder), ["people.sqlite"], "no -wal or -shm left beside it")
-        let dry = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--dry-run", "--json"] + models, in: scratch.path)
+        let dry = try run(
+            ["migrate", store, "--to", scratch.file("out.sqlite"), "--dry-run", "--json"] + models, in: scratch.path)
         XCTAssertEqual(dry.status, 0, dry.err)
         XCTAssertTrue(dry.out.contains("\"Person\": 3"), dry.out)
         XCTAssertEqual(try names(folder), ["people.sqlite"], "the dry run leaves nothing beside it either")
@@ -195,7 +220,9 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.out + result.err)
         XCTAssertTrue(result.out.contains("(the same store as \(folder)/a.sqlite, migrated once)"), result.out)
         XCTAssertTrue(result.out.contains("2 of 2 stores migrated"), result.out)
-        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/link.sqlite"), "a.sqlite", "the link stays a link")
+        XCTAssertEqual(
+            try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/link.sqlite"), "a.sqlite",
+            "the link stays a link")
         XCTAssertEqual(try names(folder), ["a.sqlite", "link.sqlite"])
         let store = try PersistentStore.open(at: folder + "/a.sqlite", model: try v2)
         XCTAssertEqual(try fetchAll(store, "Swede").count, 2)
@@ -210,7 +237,8 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         // A FIFO in the folder fails alone, with its reason (and blocks nothing).
         XCTAssertEqual(mkfifo(hard + "/pipe.sqlite", 0o600), 0)
         let refused = try run(["migrate", hard, "--in-place"] + models, in: scratch.path)
-        XCTAssertTrue(refused.out.contains("\(hard)/pipe.sqlite' is a FIFO (named pipe), not a regular file"), refused.out)
+        XCTAssertTrue(
+            refused.out.contains("\(hard)/pipe.sqlite' is a FIFO (named pipe), not a regular file"), refused.out)
         XCTAssertEqual(refused.status, 1, refused.out + refused.err)
         XCTAssertTrue(refused.out.contains("2 names (hard links)"), refused.out)
         XCTAssertTrue(refused.out.contains("(the same store as \(hard)/b.sqlite, migrated once)"), refused.out)
@@ -224,21 +252,32 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
     func testCleanReportsThenRemovesWhatAKilledRunLeft() throws {
         let folder = scratch.file("left")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let record = "cdmigrate destination lock\nowner pid=2147483000 boot=- start=0\ntemporary out.sqlite.cdmigrate-Dead01\n"
+        let record =
+            "cdmigrate destination lock\nowner pid=2147483000 boot=- start=0\ntemporary out.sqlite.cdmigrate-Dead01\n"
         _ = FileManager.default.createFile(atPath: folder + "/out.sqlite.cdmigrate-lock", contents: Data(record.utf8))
         _ = FileManager.default.createFile(atPath: folder + "/out.sqlite.cdmigrate-Dead01", contents: Data("x".utf8))
-        _ = FileManager.default.createFile(atPath: folder + "/out.sqlite.cdmigrate-Dead01-wal", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(
+            atPath: folder + "/out.sqlite.cdmigrate-Dead01-wal", contents: Data("x".utf8))
         _ = FileManager.default.createFile(atPath: folder + "/out.sqlite.cdmigrate-Other1", contents: Data("x".utf8))
         let report = try run(["clean", folder], in: scratch.path)
         XCTAssertEqual(report.status, 0, report.err)
-        XCTAssertTrue(report.out.contains("\(folder)/out.sqlite: a killed run (pid=2147483000 boot=- start=0) left its lock file and 1 temporary: \(folder)/out.sqlite.cdmigrate-Dead01"), report.out)
-        XCTAssertTrue(report.out.contains("not recognised (no lock file records them), left alone: \(folder)/out.sqlite.cdmigrate-Other1"), report.out)
+        XCTAssertTrue(
+            report.out.contains(
+                "\(folder)/out.sqlite: a killed run (pid=2147483000 boot=- start=0) left its lock file and 1 temporary: \(folder)/out.sqlite.cdmigrate-Dead01"
+            ), report.out)
+        XCTAssertTrue(
+            report.out.contains(
+                "not recognised (no lock file records them), left alone: \(folder)/out.sqlite.cdmigrate-Other1"),
+            report.out)
         XCTAssertEqual(try names(folder).count, 4, "only reported")
         let removed = try run(["clean", folder + "/out.sqlite", "--remove", "--json"], in: scratch.path)
         XCTAssertEqual(removed.status, 0, removed.err)
-        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(removed.out.utf8)) as? [String: Any], removed.out)
+        let document = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(removed.out.utf8)) as? [String: Any], removed.out)
         let result = try XCTUnwrap((document["results"] as? [[String: Any]])?.first, removed.out)
         XCTAssertEqual(result["removed"] as? Bool, true)
-        XCTAssertEqual(try names(folder), ["out.sqlite.cdmigrate-Other1"], "the recorded files and the lock are gone; an unrecorded name stays")
+        XCTAssertEqual(
+            try names(folder), ["out.sqlite.cdmigrate-Other1"],
+            "the recorded files and the lock are gone; an unrecorded name stays")
     }
 }

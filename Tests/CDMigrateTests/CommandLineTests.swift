@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// The `cdmigrate` command, run as a process: its output, its JSON and its exit codes.
@@ -24,7 +25,12 @@ final class CommandLineTests: XCTestCase {
         try CommandLineTool.run(arguments)
     }
 
-    var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }
+    var models: [String] {
+        [
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("map.json"),
+        ]
+    }
 
     func json(_ text: String) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], text)
@@ -38,7 +44,8 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(report["ok"] as? Bool, true)
         let counts = (report["report"] as? [String: Any])?["destinationCounts"] as? [String: Int]
         XCTAssertEqual(counts, ["Swede": 2, "Finn": 1])
-        let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
+        let store = try PersistentStore.open(
+            at: destination, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
         defer { store.close() }
         XCTAssertEqual(try fetchAll(store, "Swede").count, 2)
     }
@@ -47,7 +54,9 @@ final class CommandLineTests: XCTestCase {
         let result = try run(["migrate", source, "--in-place"] + models)
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("Swede: 2"), result.out)
-        XCTAssertNoThrow(try PersistentStore.open(at: source, model: try ModelReader.model(fromFile: scratch.file("v2.json"))).close())
+        XCTAssertNoThrow(
+            try PersistentStore.open(at: source, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
+                .close())
     }
 
     func testDryRunWritesNothing() throws {
@@ -67,12 +76,18 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(taken.status, 74, taken.out)
         XCTAssertEqual((try json(taken.out)["error"] as? [String: Any])?["code"] as? Int, 134160)
         // A store at another version: the models swapped.
-        let swapped = try run(["migrate", source, "--to", scratch.file("x.sqlite"), "--source-model", scratch.file("v2.json"),
-                               "--destination-model", scratch.file("v1.json"), "--mapping", scratch.file("map.json")])
+        let swapped = try run([
+            "migrate", source, "--to", scratch.file("x.sqlite"), "--source-model", scratch.file("v2.json"),
+            "--destination-model", scratch.file("v1.json"), "--mapping", scratch.file("map.json"),
+        ])
         XCTAssertEqual(swapped.status, 65, "the mapping does not fit the swapped models: \(swapped.err)")
         // A broken mapping names its file.
-        try #"{"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}"#.write(toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
-        let bad = try run(["validate", "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("bad.json")])
+        try #"{"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}"#.write(
+            toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
+        let bad = try run([
+            "validate", "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"),
+            "--mapping", scratch.file("bad.json"),
+        ])
         XCTAssertEqual(bad.status, 65)
         XCTAssertTrue(bad.err.contains("Nobody"), bad.err)
         XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("x.sqlite")))
@@ -99,7 +114,9 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(entities.first?["name"] as? String, "Person")
         XCTAssertEqual(entities.first?["rows"] as? Int, 3)
         XCTAssertEqual(document["compatible"] as? Bool, false)
-        XCTAssertEqual(try json(try run(["inspect", source, "--json", "--model", scratch.file("v1.json")]).out)["compatible"] as? Bool, true)
+        XCTAssertEqual(
+            try json(try run(["inspect", source, "--json", "--model", scratch.file("v1.json")]).out)["compatible"]
+                as? Bool, true)
         XCTAssertEqual(try run(["inspect", scratch.file("missing.sqlite")]).status, 74)
         // Which version of a set wrote the store.
         let versions = scratch.file("versions")

@@ -1,12 +1,15 @@
-import XCTest
 import Foundation
+import XCTest
 
 /// The `cdmigrate` executable, for the tests that run it as a process.
 enum CommandLineTool {
     /// The executable, built beside the test bundle by `swift build --build-tests`.
     static let executable: String = {
         let bundle = Bundle(for: CommandLineTests.self).bundleURL
-        let folders = [bundle.deletingLastPathComponent(), bundle, URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()]
+        let folders = [
+            bundle.deletingLastPathComponent(), bundle,
+            URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent(),
+        ]
         let candidates = folders.map { $0.appendingPathComponent("cdmigrate").path }
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0) } ?? candidates[0]
     }()
@@ -30,14 +33,17 @@ func runProcess(_ executable: String, _ arguments: [String]) throws -> (status: 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
-    let out = Pipe(), err = Pipe()
+    let out = Pipe()
+    let err = Pipe()
     process.standardOutput = out
     process.standardError = err
     try process.run()
     let outData = out.fileHandleForReading.readDataToEndOfFile()
     let errData = err.fileHandleForReading.readDataToEndOfFile()
     process.waitUntilExit()
-    return (process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self))
+    return (
+        process.terminationStatus, String(decoding: outData, as: UTF8.self), String(decoding: errData, as: UTF8.self)
+    )
 }
 
 extension CommandLineTool {

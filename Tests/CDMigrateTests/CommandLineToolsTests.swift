@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// `cdmigrate infer`, `import`, `inspect --dot`, `--policies`, shell completion and help, run as
@@ -47,11 +48,11 @@ final class CommandLineToolsTests: XCTestCase {
     // MARK: infer
 
     static let withEmail = """
-    {"name": "People", "versionIdentifier": "2", "entities": [
-      {"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "country", "type": "string"},
-                                        {"name": "age", "type": "integer64"}, {"name": "email", "type": "string", "default": "none"}]}
-    ]}
-    """
+        {"name": "People", "versionIdentifier": "2", "entities": [
+          {"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "country", "type": "string"},
+                                            {"name": "age", "type": "integer64"}, {"name": "email", "type": "string", "default": "none"}]}
+        ]}
+        """
 
     func testInferWritesAMappingThatLoadsBackAndMigrates() throws {
         let v1 = try write(MigrationBehaviourTests.people, "v1.json")
@@ -69,8 +70,10 @@ final class CommandLineToolsTests: XCTestCase {
         try makeStore(store, try ModelReader.model(fromFile: v1)) { store in
             try insert(store, "Person", ["name": .string("Anna"), "country": .string("Sweden"), "age": .integer(30)])
         }
-        let migrated = try run(["migrate", store, "--to", scratch.file("out.sqlite"), "--source-model", v1, "--destination-model", v2,
-                                "--mapping", mappingPath, "--json"])
+        let migrated = try run([
+            "migrate", store, "--to", scratch.file("out.sqlite"), "--source-model", v1, "--destination-model", v2,
+            "--mapping", mappingPath, "--json",
+        ])
         XCTAssertEqual(migrated.status, 0, migrated.err + migrated.out)
         let out = try PersistentStore.open(at: scratch.file("out.sqlite"), model: try ModelReader.model(fromFile: v2))
         defer { out.close() }
@@ -82,7 +85,8 @@ final class CommandLineToolsTests: XCTestCase {
 
     func testInferNamesWhatCannotBeInferred() throws {
         let v1 = try write(MigrationBehaviourTests.people, "v1.json")
-        let v2 = try write(Self.withEmail.replacingOccurrences(of: #""default": "none""#, with: #""optional": false"#), "v2.json")
+        let v2 = try write(
+            Self.withEmail.replacingOccurrences(of: #""default": "none""#, with: #""optional": false"#), "v2.json")
         let output = scratch.file("never.json")
         let result = try run(["infer", "--source-model", v1, "--destination-model", v2, "-o", output])
         XCTAssertEqual(result.status, 65)
@@ -111,9 +115,12 @@ final class CommandLineToolsTests: XCTestCase {
         XCTAssertEqual(set.currentVersionName, bundle.currentVersionName)
         XCTAssertEqual(set.warnings, [])
         for name in bundle.versionNames {
-            let original = try XCTUnwrap(bundle.models[name]), imported = try XCTUnwrap(set.models[name])
+            let original = try XCTUnwrap(bundle.models[name])
+            let imported = try XCTUnwrap(set.models[name])
             XCTAssertEqual(imported.entityVersionHashes, original.entityVersionHashes, name)
-            XCTAssertEqual(imported.entities.map { $0.attributes.map(\.name) }, original.entities.map { $0.attributes.map(\.name) }, name)
+            XCTAssertEqual(
+                imported.entities.map { $0.attributes.map(\.name) },
+                original.entities.map { $0.attributes.map(\.name) }, name)
         }
     }
 
@@ -123,9 +130,12 @@ final class CommandLineToolsTests: XCTestCase {
         let result = try run(["import", bundlePath, "-o", folder, "--json"])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("UnCloudNotesMappingModel_v3_to_v4"), result.out)
-        let original = try ModelSet(contentsOf: bundlePath), imported = try ModelSet(contentsOf: folder)
+        let original = try ModelSet(contentsOf: bundlePath)
+        let imported = try ModelSet(contentsOf: folder)
         XCTAssertEqual(imported.versionNames, original.versionNames)
-        XCTAssertEqual(imported.mappingModels.map(\.name), ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"])
+        XCTAssertEqual(
+            imported.mappingModels.map(\.name),
+            ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"])
         XCTAssertEqual(imported.mappingModels.map(\.kind), [.json, .json])
         XCTAssertEqual(imported.warnings, [])
         for (mine, theirs) in zip(imported.mappingModels, original.mappingModels) {
@@ -134,9 +144,11 @@ final class CommandLineToolsTests: XCTestCase {
             XCTAssertFalse(mine.sourceHashes.isEmpty, mine.name)
             let step = try XCTUnwrap(ModelSetJSON.step(of: theirs, in: original))
             XCTAssertEqual(ModelSetJSON.step(of: mine, in: imported), step, mine.name)
-            let source = try XCTUnwrap(original.models[step.sourceVersionName]), destination = try XCTUnwrap(original.models[step.destinationVersionName])
-            XCTAssertEqual(try mine.mappingModel(source: source, destination: destination).entityMappings.map(\.name),
-                           try theirs.mappingModel(source: source, destination: destination).entityMappings.map(\.name))
+            let source = try XCTUnwrap(original.models[step.sourceVersionName])
+            let destination = try XCTUnwrap(original.models[step.destinationVersionName])
+            XCTAssertEqual(
+                try mine.mappingModel(source: source, destination: destination).entityMappings.map(\.name),
+                try theirs.mappingModel(source: source, destination: destination).entityMappings.map(\.name))
         }
     }
 
@@ -144,18 +156,24 @@ final class CommandLineToolsTests: XCTestCase {
         let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
         let copy = scratch.file("bundle")
         try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: true)
-        for name in ["UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
-                     "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel"] {
+        for name in [
+            "UnCloudNotesDataModel.xcdatamodeld", "UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+            "UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel",
+        ] {
             try FileManager.default.copyItem(atPath: fixtures + "/" + name, toPath: copy + "/" + name)
         }
-        _ = try write(#"{"steps": [{"from": "UnCloudNotesDataModel_v3", "to": "UnCloudNotesDataModel_v4", "passes": ["UnCloudNotesMappingModel_v3_to_v4"]}]}"#,
-                      "bundle/migration-passes.json")
+        _ = try write(
+            #"{"steps": [{"from": "UnCloudNotesDataModel_v3", "to": "UnCloudNotesDataModel_v4", "passes": ["UnCloudNotesMappingModel_v3_to_v4"]}]}"#,
+            "bundle/migration-passes.json")
         let folder = scratch.file("with-passes")
         let result = try run(["import", copy + "/UnCloudNotesDataModel.xcdatamodeld", "-o", folder])
         XCTAssertEqual(result.status, 0, result.err)
-        let original = try ModelSet(contentsOf: copy + "/UnCloudNotesDataModel.xcdatamodeld"), imported = try ModelSet(contentsOf: folder)
+        let original = try ModelSet(contentsOf: copy + "/UnCloudNotesDataModel.xcdatamodeld")
+        let imported = try ModelSet(contentsOf: folder)
         XCTAssertEqual(imported.passOrder, original.passOrder)
-        XCTAssertEqual(imported.passOrder[ModelSet.Step("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")], ["UnCloudNotesMappingModel_v3_to_v4"])
+        XCTAssertEqual(
+            imported.passOrder[ModelSet.Step("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")],
+            ["UnCloudNotesMappingModel_v3_to_v4"])
     }
 
     func testImportLeavesOutAMappingModelOfNoPairOfTheSetsVersions() throws {
@@ -164,8 +182,11 @@ final class CommandLineToolsTests: XCTestCase {
         let folder = scratch.file("compiled-set")
         let result = try run(["import", momd, "-o", folder])
         XCTAssertEqual(result.status, 0, result.err)
-        XCTAssertTrue(result.err.contains("MappingModel.xcmappingmodel' records no pair of the set's versions"), result.err)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["XcodeServer.json", "current-version"])
+        XCTAssertTrue(
+            result.err.contains("MappingModel.xcmappingmodel' records no pair of the set's versions"), result.err)
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: folder).sorted(),
+            ["XcodeServer.json", "current-version"])
     }
 
     func testImportReadsCompiledModelsWithXcodesHashes() throws {
@@ -179,7 +200,9 @@ final class CommandLineToolsTests: XCTestCase {
         // One .mom to one JSON model on standard output.
         let mom = try run(["import", momd + "/XcodeServer.mom"])
         XCTAssertEqual(mom.status, 0, mom.err)
-        XCTAssertEqual(try ModelReader.model(fromJSON: mom.out).entityVersionHashes, compiled.versionHashes[compiled.currentVersionName])
+        XCTAssertEqual(
+            try ModelReader.model(fromJSON: mom.out).entityVersionHashes,
+            compiled.versionHashes[compiled.currentVersionName])
         // A bundle needs a folder.
         XCTAssertEqual(try run(["import", momd]).status, 64)
     }
@@ -187,15 +210,19 @@ final class CommandLineToolsTests: XCTestCase {
     func testMappingOptionTakesXcodeMappingModelsAsTheyAre() throws {
         let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
         let models = fixtures + "/UnCloudNotesDataModel.xcdatamodeld"
-        let result = try run(["validate", "--json", "--source-model", models + "/UnCloudNotesDataModel_v2.xcdatamodel",
-                              "--destination-model", models + "/UnCloudNotesDataModel_v3.xcdatamodel",
-                              "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"])
+        let result = try run([
+            "validate", "--json", "--source-model", models + "/UnCloudNotesDataModel_v2.xcdatamodel",
+            "--destination-model", models + "/UnCloudNotesDataModel_v3.xcdatamodel",
+            "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+        ])
         XCTAssertEqual(result.status, 0, result.err + result.out)
         XCTAssertTrue(result.out.contains("\"ok\": true") || result.out.contains("\"ok\":true"), result.out)
         // Against models it was not made for, the Xcode mapping model is refused as invalid input.
-        let wrong = try run(["validate", "--source-model", models + "/UnCloudNotesDataModel.xcdatamodel",
-                             "--destination-model", models + "/UnCloudNotesDataModel_v4.xcdatamodel",
-                             "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"])
+        let wrong = try run([
+            "validate", "--source-model", models + "/UnCloudNotesDataModel.xcdatamodel",
+            "--destination-model", models + "/UnCloudNotesDataModel_v4.xcdatamodel",
+            "--mapping", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+        ])
         XCTAssertEqual(wrong.status, 65, wrong.err)
     }
 
@@ -203,18 +230,25 @@ final class CommandLineToolsTests: XCTestCase {
         let fixtures = TestPaths.fixtures + "/xcode/UnCloudNotes"
         let models = scratch.file("models")
         XCTAssertEqual(try run(["import", fixtures + "/UnCloudNotesDataModel.xcdatamodeld", "-o", models]).status, 0)
-        let v2 = models + "/UnCloudNotesDataModel_v2.json", v3 = models + "/UnCloudNotesDataModel_v3.json"
+        let v2 = models + "/UnCloudNotesDataModel_v2.json"
+        let v3 = models + "/UnCloudNotesDataModel_v3.json"
         let output = scratch.file("v2-v3.json")
-        let result = try run(["import", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
-                              "--source-model", v2, "--destination-model", v3, "-o", output])
+        let result = try run([
+            "import", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+            "--source-model", v2, "--destination-model", v3, "-o", output,
+        ])
         XCTAssertEqual(result.status, 0, result.err)
         let mapping = try MappingModel.fromFile(output)
-        let fromXcode = try MappingModel.fromXcodeMappingModel(fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
-                                                               sourceModel: try ModelReader.model(fromFile: v2), destinationModel: try ModelReader.model(fromFile: v3))
+        let fromXcode = try MappingModel.fromXcodeMappingModel(
+            fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+            sourceModel: try ModelReader.model(fromFile: v2), destinationModel: try ModelReader.model(fromFile: v3))
         XCTAssertEqual(mapping.entityMappings.map(\.name), fromXcode.entityMappings.map(\.name))
         for (a, b) in zip(mapping.entityMappings, fromXcode.entityMappings) {
-            XCTAssertEqual(a.attributeMappings.map(\.valueExpressionText), b.attributeMappings.map(\.valueExpressionText), a.name)
-            XCTAssertEqual(a.relationshipMappings.map(\.valueExpressionText), b.relationshipMappings.map(\.valueExpressionText), a.name)
+            XCTAssertEqual(
+                a.attributeMappings.map(\.valueExpressionText), b.attributeMappings.map(\.valueExpressionText), a.name)
+            XCTAssertEqual(
+                a.relationshipMappings.map(\.valueExpressionText), b.relationshipMappings.map(\.valueExpressionText),
+                a.name)
             XCTAssertEqual(a.sourceExpressionText, b.sourceExpressionText, a.name)
         }
         // What Xcode leaves to its compiler is written out.
@@ -222,7 +256,8 @@ final class CommandLineToolsTests: XCTestCase {
         XCTAssertTrue(text.contains("$source."), text)
         XCTAssertTrue(text.contains("FETCH("), text)
         // It runs through validate like any mapping.
-        XCTAssertEqual(try run(["validate", "--source-model", v2, "--destination-model", v3, "--mapping", output]).status, 0)
+        XCTAssertEqual(
+            try run(["validate", "--source-model", v2, "--destination-model", v3, "--mapping", output]).status, 0)
         // Without its models it cannot be compiled.
         XCTAssertEqual(try run(["import", fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel"]).status, 64)
     }
@@ -230,24 +265,29 @@ final class CommandLineToolsTests: XCTestCase {
     // MARK: inspect --dot
 
     static let hierarchy = """
-    {"name": "Notes", "entities": [
-      {"name": "Attachment", "abstract": true, "attributes": [{"name": "created", "type": "date"}],
-       "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
-      {"name": "Image", "parent": "Attachment", "attributes": [{"name": "width", "type": "integer32", "optional": false}]},
-      {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
-       "relationships": [{"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true}]}
-    ]}
-    """
+        {"name": "Notes", "entities": [
+          {"name": "Attachment", "abstract": true, "attributes": [{"name": "created", "type": "date"}],
+           "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
+          {"name": "Image", "parent": "Attachment", "attributes": [{"name": "width", "type": "integer32", "optional": false}]},
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
+           "relationships": [{"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true}]}
+        ]}
+        """
 
     /// Statements of a digraph as `inspect --dot` writes them: one per line between the braces.
     func assertDigraphShape(_ text: String, file: StaticString = #filePath, line: UInt = #line) {
         var lines = text.split(separator: "\n").map(String.init)
-        XCTAssertTrue(lines.first?.hasPrefix("digraph \"") == true && lines.first?.hasSuffix("{") == true, text, file: file, line: line)
+        XCTAssertTrue(
+            lines.first?.hasPrefix("digraph \"") == true && lines.first?.hasSuffix("{") == true, text, file: file,
+            line: line)
         XCTAssertEqual(lines.last, "}", text, file: file, line: line)
         lines = Array(lines.dropFirst().dropLast())
-        let statement = try! NSRegularExpression(pattern: #"^  ("([^"\\]|\\.)*"( -> "([^"\\]|\\.)*")? \[.*\]|[a-z]+ \[.*\]|rankdir=LR);$"#)
+        let statement = try! NSRegularExpression(
+            pattern: #"^  ("([^"\\]|\\.)*"( -> "([^"\\]|\\.)*")? \[.*\]|[a-z]+ \[.*\]|rankdir=LR);$"#)
         for l in lines {
-            XCTAssertNotNil(statement.firstMatch(in: l, range: NSRange(l.startIndex..., in: l)), "not a DOT statement: \(l)", file: file, line: line)
+            XCTAssertNotNil(
+                statement.firstMatch(in: l, range: NSRange(l.startIndex..., in: l)), "not a DOT statement: \(l)",
+                file: file, line: line)
         }
     }
 
@@ -292,7 +332,9 @@ final class CommandLineToolsTests: XCTestCase {
             XCTAssertTrue(result.out.contains(command), "\(command) missing")
         }
         XCTAssertTrue(result.out.contains("--source-model"))
-        for shell in ["zsh", "fish"] { XCTAssertEqual(try run(["--generate-completion-script", shell]).status, 0, shell) }
+        for shell in ["zsh", "fish"] {
+            XCTAssertEqual(try run(["--generate-completion-script", shell]).status, 0, shell)
+        }
     }
 
     func testEveryCommandsHelpHasExamplesAndExitCodes() throws {
@@ -308,22 +350,22 @@ final class CommandLineToolsTests: XCTestCase {
     // MARK: --policies
 
     static let policySource = """
-    #include "cdmigrate.h"
+        #include "cdmigrate.h"
 
-    /* Core Data's default, then every Swede is 99. */
-    static int older_swede(cdm_context *ctx, cdm_object *source, void *user) {
-        (void)user;
-        cdm_object *swede = NULL;
-        int rc = cdm_context_default_create_destination_instances(ctx, source, &swede);
-        return rc != CDM_OK ? rc : cdm_object_set_int64(swede, "age", 99);
-    }
+        /* Core Data's default, then every Swede is 99. */
+        static int older_swede(cdm_context *ctx, cdm_object *source, void *user) {
+            (void)user;
+            cdm_object *swede = NULL;
+            int rc = cdm_context_default_create_destination_instances(ctx, source, &swede);
+            return rc != CDM_OK ? rc : cdm_object_set_int64(swede, "age", 99);
+        }
 
-    int cdm_register_policies(cdm_migration *migration) {
-        cdm_policy hooks = {0};
-        hooks.create_destination_instances = older_swede;
-        return cdm_migration_register_policy(migration, "OlderSwedes", &hooks, sizeof hooks, NULL, NULL);
-    }
-    """
+        int cdm_register_policies(cdm_migration *migration) {
+            cdm_policy hooks = {0};
+            hooks.create_destination_instances = older_swede;
+            return cdm_migration_register_policy(migration, "OlderSwedes", &hooks, sizeof hooks, NULL, NULL);
+        }
+        """
 
     func testPolicyLibraryRegistersCPoliciesForMigrateAndValidate() throws {
         guard let gcc = program("gcc") ?? program("cc") else { throw XCTSkip("no C compiler") }
@@ -336,14 +378,15 @@ final class CommandLineToolsTests: XCTestCase {
 
         let v1 = try write(MigrationBehaviourTests.people, "v1.json")
         let v2 = try write(MigrationBehaviourTests.split, "v2.json")
-        let mapping = try write("""
-        {"entityMappings": [
-          {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
-           "policy": "OlderSwedes", "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
-          {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
-           "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
-        ]}
-        """, "map.json")
+        let mapping = try write(
+            """
+            {"entityMappings": [
+              {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+               "policy": "OlderSwedes", "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
+              {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
+               "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+            ]}
+            """, "map.json")
         let models = ["--source-model", v1, "--destination-model", v2, "--mapping", mapping]
         let store = scratch.file("people.sqlite")
         try makeStore(store, try ModelReader.model(fromFile: v1)) { store in
@@ -359,11 +402,21 @@ final class CommandLineToolsTests: XCTestCase {
         XCTAssertTrue(missing.err.contains("cdm_register_policies"), missing.err)
         XCTAssertEqual(try run(["validate", "--policies", scratch.file("nothing.so")] + models).status, 74)
         // The handle belongs to the command: a library that frees it is refused, not obeyed.
-        let freeing = try write("#include \"cdmigrate.h\"\nint cdm_register_policies(cdm_migration *m) { return cdm_migration_free(m); }\n", "freeing.c")
-        XCTAssertEqual(try exec(gcc, ["-shared", "-fPIC", "-I", TestPaths.repository + "/include", "-o", scratch.file("libfreeing.so"), freeing]).status, 0)
+        let freeing = try write(
+            "#include \"cdmigrate.h\"\nint cdm_register_policies(cdm_migration *m) { return cdm_migration_free(m); }\n",
+            "freeing.c")
+        XCTAssertEqual(
+            try exec(
+                gcc,
+                [
+                    "-shared", "-fPIC", "-I", TestPaths.repository + "/include", "-o", scratch.file("libfreeing.so"),
+                    freeing,
+                ]
+            ).status, 0)
         let refused = try run(["validate", "--policies", scratch.file("libfreeing.so")] + models)
         XCTAssertEqual(refused.status, 65, refused.err)
-        XCTAssertTrue(refused.err.contains("returned 101") && refused.err.contains("belongs to the program"), refused.err)
+        XCTAssertTrue(
+            refused.err.contains("returned 101") && refused.err.contains("belongs to the program"), refused.err)
 
         // migrate: the C hook runs.
         let destination = scratch.file("out.sqlite")

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// A model set as an app bundle ships it: a `.momd` of several versions with the compiled mapping
@@ -15,11 +16,14 @@ final class CompiledModelSetTests: XCTestCase {
             let compiled = root + "/\(folder)/XcodeServer.momd_precompiled"
             try FileManager.default.copyItem(atPath: compiled + "/XcodeServer.mom", toPath: momd + "/\(version).mom")
             let data = try Data(contentsOf: URL(fileURLWithPath: compiled + "/VersionInfo.plist"))
-            let info = try XCTUnwrap(try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
+            let info = try XCTUnwrap(
+                try PropertyListSerialization.propertyList(from: data, format: nil) as? [String: Any])
             let versions = try XCTUnwrap(info["NSManagedObjectModel_VersionHashes"] as? [String: Any])
             hashes[version] = try XCTUnwrap(versions["XcodeServer"])
         }
-        let plist: [String: Any] = ["NSManagedObjectModel_CurrentVersionName": "v2_0_0", "NSManagedObjectModel_VersionHashes": hashes]
+        let plist: [String: Any] = [
+            "NSManagedObjectModel_CurrentVersionName": "v2_0_0", "NSManagedObjectModel_VersionHashes": hashes,
+        ]
         try PropertyListSerialization.data(fromPropertyList: plist, format: .binary, options: 0)
             .write(to: URL(fileURLWithPath: momd + "/VersionInfo.plist"))
         // Named so that file-name order would not tell the steps apart: the recorded hashes do.
@@ -38,7 +42,9 @@ final class CompiledModelSetTests: XCTestCase {
 
         let plan = try MigrationPlan(storeAt: store, models: set)
         XCTAssertEqual(plan.storeVersionName, "v1_0_0")
-        XCTAssertEqual(plan.stages.map { "\($0.sourceVersionName)→\($0.destinationVersionName)" }, ["v1_0_0→v1_1_0", "v1_1_0→v2_0_0"])
+        XCTAssertEqual(
+            plan.stages.map { "\($0.sourceVersionName)→\($0.destinationVersionName)" },
+            ["v1_0_0→v1_1_0", "v1_1_0→v2_0_0"])
         XCTAssertEqual(plan.stages.map(\.mappingModelNames), [["B"], ["A"]])
         XCTAssertFalse(plan.stages.contains { $0.isInferred })
 

@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// Several migrations at once in one process, each with its own manager: from one shared source
 /// to separate destinations, and from separate sources. Run under ThreadSanitizer by
@@ -21,9 +22,13 @@ final class ConcurrentMigrationTests: XCTestCase {
             do {
                 _ = try NotasCategorias.manager().migrateStore(from: source, to: destination)
                 let result = try Self.dump(destination)
-                lock.lock(); rows[i] = result; lock.unlock()
+                lock.lock()
+                rows[i] = result
+                lock.unlock()
             } catch {
-                lock.lock(); errors[i] = "\(error)"; lock.unlock()
+                lock.lock()
+                errors[i] = "\(error)"
+                lock.unlock()
             }
         }
         XCTAssertEqual(errors.compactMap { $0 }, [])
@@ -35,17 +40,24 @@ final class ConcurrentMigrationTests: XCTestCase {
     func testMigrationsOnThreadsFromSeparateSources() throws {
         let scratch = ScratchDirectory()
         let threads = 4
-        for i in 0..<threads { try NotasCategorias.generateSource(at: scratch.file("notas-\(i).sqlite"), count: 200, seed: UInt64(i + 1)) }
+        for i in 0..<threads {
+            try NotasCategorias.generateSource(at: scratch.file("notas-\(i).sqlite"), count: 200, seed: UInt64(i + 1))
+        }
         var failures: [String] = []
         let lock = NSLock()
         DispatchQueue.concurrentPerform(iterations: threads) { i in
             do {
-                let report = try NotasCategorias.manager().migrateStore(from: scratch.file("notas-\(i).sqlite"), to: scratch.file("out-\(i).sqlite"))
+                let report = try NotasCategorias.manager().migrateStore(
+                    from: scratch.file("notas-\(i).sqlite"), to: scratch.file("out-\(i).sqlite"))
                 if report.destinationCounts.first(where: { $0.entityName == "Nota" })?.count != 200 {
-                    lock.lock(); failures.append("thread \(i): \(report.destinationCounts)"); lock.unlock()
+                    lock.lock()
+                    failures.append("thread \(i): \(report.destinationCounts)")
+                    lock.unlock()
                 }
             } catch {
-                lock.lock(); failures.append("thread \(i): \(error)"); lock.unlock()
+                lock.lock()
+                failures.append("thread \(i): \(error)")
+                lock.unlock()
             }
         }
         XCTAssertEqual(failures, [])
@@ -56,8 +68,13 @@ final class ConcurrentMigrationTests: XCTestCase {
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
         defer { database.close() }
         var lines: [String] = []
-        let tables = try database.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE') ORDER BY name")
-        for table in tables.compactMap({ row -> String? in if case .text(let name)? = row.first { return name }; return nil }) {
+        let tables = try database.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE') ORDER BY name"
+        )
+        for table in tables.compactMap({ row -> String? in
+            if case .text(let name)? = row.first { return name }
+            return nil
+        }) {
             for row in try database.rows("SELECT * FROM \(SQLiteDatabase.quote(table)) ORDER BY 1") {
                 lines.append(table + ": " + row.map { "\($0)" }.joined(separator: "|"))
             }
@@ -70,14 +87,19 @@ final class ConcurrentMigrationTests: XCTestCase {
 final class ConcurrentCancellationTests: XCTestCase {
     func testCancelFromAnotherThreadStopsTheMigration() throws {
         let scratch = ScratchDirectory()
-        let source = scratch.file("notas.sqlite"), destination = scratch.file("out.sqlite")
+        let source = scratch.file("notas.sqlite")
+        let destination = scratch.file("out.sqlite")
         try NotasCategorias.generateSource(at: source, count: 3_000)
         let manager = try NotasCategorias.manager()
         manager.progressInterval = 1
         let started = DispatchSemaphore(value: 0)
         var signalled = false
         manager.progressHandler = { progress in
-            if !signalled && progress.processed > 0 { signalled = true; started.signal(); usleep(20_000) }
+            if !signalled && progress.processed > 0 {
+                signalled = true
+                started.signal()
+                usleep(20_000)
+            }
             return true
         }
         DispatchQueue.global().async {

@@ -1,5 +1,6 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// Stage 3 skips the rows a checked SQL copy already validated (`ValidatedByCopy`): the copy's
@@ -16,26 +17,26 @@ final class CopyValidationTests: XCTestCase {
     override func setUpWithError() throws { scratch = ScratchDirectory() }
 
     static let sourceModel = """
-    {"name": "Source", "entities": [
-      {"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": true},
-                                      {"name": "label", "type": "string", "optional": false},
-                                      {"name": "big", "type": "integer64", "optional": true},
-                                      {"name": "small", "type": "integer16", "optional": true},
-                                      {"name": "medium", "type": "integer32", "optional": true},
-                                      {"name": "score", "type": "double", "optional": true}]}
-    ]}
-    """
+        {"name": "Source", "entities": [
+          {"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": true},
+                                          {"name": "label", "type": "string", "optional": false},
+                                          {"name": "big", "type": "integer64", "optional": true},
+                                          {"name": "small", "type": "integer16", "optional": true},
+                                          {"name": "medium", "type": "integer32", "optional": true},
+                                          {"name": "score", "type": "double", "optional": true}]}
+        ]}
+        """
     static let destinationModel = """
-    {"name": "Destination", "entities": [
-      {"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false},
-                                      {"name": "label", "type": "string", "optional": false},
-                                      {"name": "big", "type": "integer16", "optional": true},
-                                      {"name": "small", "type": "integer16", "optional": false},
-                                      {"name": "medium", "type": "integer32", "optional": true},
-                                      {"name": "score", "type": "double", "optional": true},
-                                      {"name": "kind", "type": "string", "optional": true}]}
-    ]}
-    """
+        {"name": "Destination", "entities": [
+          {"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false},
+                                          {"name": "label", "type": "string", "optional": false},
+                                          {"name": "big", "type": "integer16", "optional": true},
+                                          {"name": "small", "type": "integer16", "optional": false},
+                                          {"name": "medium", "type": "integer32", "optional": true},
+                                          {"name": "score", "type": "double", "optional": true},
+                                          {"name": "kind", "type": "string", "optional": true}]}
+        ]}
+        """
 
     /// 30 clean items, then `update` run on the store with SQLite.
     func makeSource(_ name: String, _ update: String) throws -> String {
@@ -43,8 +44,13 @@ final class CopyValidationTests: XCTestCase {
         let path = scratch.file(name)
         try makeStore(path, model) { store in
             for i in 1...30 {
-                _ = try insert(store, "Item", ["name": .string("item \(i)"), "label": .string("l\(i)"), "big": .integer(Int64(i)),
-                                               "small": .integer(Int64(i)), "medium": .integer(Int64(i) * 1000), "score": .double(Double(i) / 2)])
+                _ = try insert(
+                    store, "Item",
+                    [
+                        "name": .string("item \(i)"), "label": .string("l\(i)"), "big": .integer(Int64(i)),
+                        "small": .integer(Int64(i)), "medium": .integer(Int64(i) * 1000),
+                        "score": .double(Double(i) / 2),
+                    ])
             }
         }
         var db: OpaquePointer?
@@ -55,14 +61,17 @@ final class CopyValidationTests: XCTestCase {
     }
 
     func mapping(_ values: [String: String]) throws -> MappingModel {
-        var all = ["name": "$source.name", "label": "$source.label", "big": "$source.big", "small": "$source.small",
-                   "medium": "$source.medium", "score": "$source.score"]
+        var all = [
+            "name": "$source.name", "label": "$source.label", "big": "$source.big", "small": "$source.small",
+            "medium": "$source.medium", "score": "$source.score",
+        ]
         for (key, value) in values { all[key] = value }
         let json = all.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
-        return try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-          "attributeMappings": {\(json)}}]}
-        """)
+        return try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+              "attributeMappings": {\(json)}}]}
+            """)
     }
 
     struct Outcome: Equatable {
@@ -73,13 +82,17 @@ final class CopyValidationTests: XCTestCase {
 
     /// Runs the migration the SQL way (keeping or renumbering the source keys) or per instance:
     /// its error with the store's identifier taken out of the message, or nil.
-    func run(_ source: String, _ mapping: MappingModel, _ way: String, check: ((MigrationManager) -> Void)? = nil) throws -> Outcome? {
-        let manager = try MigrationManager(sourceModel: try ModelReader.model(fromJSON: Self.sourceModel),
-                                           destinationModel: try ModelReader.model(fromJSON: Self.destinationModel), mappingModel: mapping)
+    func run(_ source: String, _ mapping: MappingModel, _ way: String, check: ((MigrationManager) -> Void)? = nil)
+        throws -> Outcome?
+    {
+        let manager = try MigrationManager(
+            sourceModel: try ModelReader.model(fromJSON: Self.sourceModel),
+            destinationModel: try ModelReader.model(fromJSON: Self.destinationModel), mappingModel: mapping)
         manager.pushDownSQL = way != "per-instance"
         manager.keepsSourceKeys = way != "sql-renumbered"
         do {
-            let report = try manager.migrateStore(from: source, to: scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
+            let report = try manager.migrateStore(
+                from: source, to: scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
             XCTAssertEqual(report.mappings.first?.instancesBySQL, way != "per-instance", way)
             check?(manager)
             return nil
@@ -96,14 +109,19 @@ final class CopyValidationTests: XCTestCase {
                 return out + rest
             }
             let all = [error] + error.underlying
-            return Outcome(code: error.code, message: clean(error.message),
-                           subjects: all.compactMap { $0.validationSubject.map { "\($0.entityName) \($0.primaryKey) \($0.key) \(clean($0.objectURI))" } })
+            return Outcome(
+                code: error.code, message: clean(error.message),
+                subjects: all.compactMap {
+                    $0.validationSubject.map { "\($0.entityName) \($0.primaryKey) \($0.key) \(clean($0.objectURI))" }
+                })
         }
     }
 
     /// Every way gives the per-instance path's outcome, which must be a failure with `code`.
-    func assertSameFailure(_ source: String, _ mapping: MappingModel, _ code: MigrationError.Code, _ what: String,
-                           file: StaticString = #filePath, line: UInt = #line) throws {
+    func assertSameFailure(
+        _ source: String, _ mapping: MappingModel, _ code: MigrationError.Code, _ what: String,
+        file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let expected = try run(source, mapping, "per-instance")
         XCTAssertEqual(expected?.code, code, "\(what): \(expected?.message ?? "no error")", file: file, line: line)
         XCTAssertFalse(expected?.subjects.isEmpty ?? true, what, file: file, line: line)
@@ -117,15 +135,16 @@ final class CopyValidationTests: XCTestCase {
         let mapping = try mapping(["big": "$source.small", "kind": "'k'"])
         XCTAssertNil(try run(source, mapping, "per-instance"))
         for way in ["sql", "sql-renumbered"] {
-            XCTAssertNil(try run(source, mapping, way) { manager in
-                guard let entity = manager.destinationModel.entity(named: "Item") else { return XCTFail("no Item") }
-                // Every attribute copied bare or set to a constant meeting its rules: none is scanned again.
-                for attribute in ["name", "label", "big", "small", "medium", "score", "kind"] {
-                    let keys = manager.validatedByCopy.coveredKeys(of: entity, attribute: attribute)
-                    XCTAssertEqual(keys.count, 1, "\(way): \(attribute)")
-                    XCTAssertEqual(keys.first.map { $0.upperBound - $0.lowerBound + 1 }, 30, "\(way): \(attribute)")
-                }
-            }, way)
+            XCTAssertNil(
+                try run(source, mapping, way) { manager in
+                    guard let entity = manager.destinationModel.entity(named: "Item") else { return XCTFail("no Item") }
+                    // Every attribute copied bare or set to a constant meeting its rules: none is scanned again.
+                    for attribute in ["name", "label", "big", "small", "medium", "score", "kind"] {
+                        let keys = manager.validatedByCopy.coveredKeys(of: entity, attribute: attribute)
+                        XCTAssertEqual(keys.count, 1, "\(way): \(attribute)")
+                        XCTAssertEqual(keys.first.map { $0.upperBound - $0.lowerBound + 1 }, 30, "\(way): \(attribute)")
+                    }
+                }, way)
         }
     }
 
@@ -158,17 +177,21 @@ final class CopyValidationTests: XCTestCase {
         try assertSameFailure(medium, try mapping([:]), .validationNumberTooLarge, "medium beyond 32 bits")
         // One column read into two attributes of different ranges: the narrower one's rule holds.
         let shared = try makeSource("shared.sqlite", "UPDATE ZITEM SET ZMEDIUM = 40000 WHERE Z_PK = 9")
-        try assertSameFailure(shared, try mapping(["big": "$source.medium"]), .validationNumberTooLarge, "medium 40000 into big")
+        try assertSameFailure(
+            shared, try mapping(["big": "$source.medium"]), .validationNumberTooLarge, "medium 40000 into big")
     }
 
     /// A computed value or a constant that breaks a rule.
     func testAComputedValueOrConstantBreakingARuleStillFails() throws {
         let source = try makeSource("computed.sqlite", "SELECT 1")
         // Rows 17 to 30 go beyond 16 bits.
-        try assertSameFailure(source, try mapping(["small": "$source.small * 2000"]), .validationMultipleErrors, "small * 2000")
+        try assertSameFailure(
+            source, try mapping(["small": "$source.small * 2000"]), .validationMultipleErrors, "small * 2000")
         let one = try makeSource("computed-one.sqlite", "UPDATE ZITEM SET ZBIG = 20000 WHERE Z_PK = 4")
-        try assertSameFailure(one, try mapping(["small": "$source.big + 20000"]), .validationNumberTooLarge, "big + 20000")
-        try assertSameFailure(source, try mapping(["small": "40000"]), .validationMultipleErrors, "a constant beyond 16 bits")
+        try assertSameFailure(
+            one, try mapping(["small": "$source.big + 20000"]), .validationNumberTooLarge, "big + 20000")
+        try assertSameFailure(
+            source, try mapping(["small": "40000"]), .validationMultipleErrors, "a constant beyond 16 bits")
         try assertSameFailure(source, try mapping(["label": "nil"]), .validationMultipleErrors, "a nil constant")
     }
 
@@ -177,7 +200,9 @@ final class CopyValidationTests: XCTestCase {
     func testAValueThatNeedsConvertingIsStillChecked() throws {
         let text = try makeSource("text.sqlite", "UPDATE ZITEM SET ZSMALL = 'many' WHERE Z_PK = 8")
         try assertSameFailure(text, try mapping([:]), .validationMissingMandatoryProperty, "text in an integer column")
-        let real = try makeSource("real.sqlite", "UPDATE ZITEM SET ZSMALL = 1e300 WHERE Z_PK = 8; UPDATE ZITEM SET ZSMALL = x'01' WHERE Z_PK = 9")
+        let real = try makeSource(
+            "real.sqlite",
+            "UPDATE ZITEM SET ZSMALL = 1e300 WHERE Z_PK = 8; UPDATE ZITEM SET ZSMALL = x'01' WHERE Z_PK = 9")
         try assertSameFailure(real, try mapping([:]), .validationMultipleErrors, "1e300 and a blob")
     }
 
@@ -188,20 +213,27 @@ final class CopyValidationTests: XCTestCase {
         defer { db.close() }
         try db.exec("CREATE TABLE t (v)")
         let cases: [(UInt8, String, Bool)] = [
-            (UInt8(ascii: "i"), "NULL", false), (UInt8(ascii: "I"), "NULL", true), (UInt8(ascii: "S"), "'a'", false), (UInt8(ascii: "S"), "NULL", true),
-            (UInt8(ascii: "h"), "32767", false), (UInt8(ascii: "h"), "32768", true), (UInt8(ascii: "h"), "-32769", true), (UInt8(ascii: "h"), "NULL", false),
-            (UInt8(ascii: "W"), "2147483647", false), (UInt8(ascii: "W"), "2147483648", true), (UInt8(ascii: "w"), "-2147483649", true),
-            (UInt8(ascii: "i"), "9223372036854775807", false), (UInt8(ascii: "B"), "1", false), (UInt8(ascii: "D"), "NULL", true),
+            (UInt8(ascii: "i"), "NULL", false), (UInt8(ascii: "I"), "NULL", true), (UInt8(ascii: "S"), "'a'", false),
+            (UInt8(ascii: "S"), "NULL", true),
+            (UInt8(ascii: "h"), "32767", false), (UInt8(ascii: "h"), "32768", true),
+            (UInt8(ascii: "h"), "-32769", true), (UInt8(ascii: "h"), "NULL", false),
+            (UInt8(ascii: "W"), "2147483647", false), (UInt8(ascii: "W"), "2147483648", true),
+            (UInt8(ascii: "w"), "-2147483649", true),
+            (UInt8(ascii: "i"), "9223372036854775807", false), (UInt8(ascii: "B"), "1", false),
+            (UInt8(ascii: "D"), "NULL", true),
         ]
         for (code, value, broken) in cases {
             guard let check = StoredValueRule.plainRowCheck(codes: [("t.v", code)]) else { return XCTFail("no check") }
             try db.exec("DELETE FROM t; INSERT INTO t (v) VALUES (\(value))")
             db.valueCounts.rulesBroken = false
-            XCTAssertEqual(try db.scalar("SELECT \(check) FROM t")?.integer, 1, "\(Character(Unicode.Scalar(code))) \(value)")
+            XCTAssertEqual(
+                try db.scalar("SELECT \(check) FROM t")?.integer, 1, "\(Character(Unicode.Scalar(code))) \(value)")
             XCTAssertEqual(db.valueCounts.rulesBroken, broken, "\(Character(Unicode.Scalar(code))) \(value)")
         }
         // A value that needs converting still fails the row.
-        guard let check = StoredValueRule.plainRowCheck(codes: [("t.v", UInt8(ascii: "H"))]) else { return XCTFail("no check") }
+        guard let check = StoredValueRule.plainRowCheck(codes: [("t.v", UInt8(ascii: "H"))]) else {
+            return XCTFail("no check")
+        }
         try db.exec("DELETE FROM t; INSERT INTO t (v) VALUES ('text')")
         XCTAssertThrowsError(try db.scalar("SELECT \(check) FROM t"))
     }

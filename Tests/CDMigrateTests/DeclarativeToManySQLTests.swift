@@ -1,45 +1,46 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// To-many relationship mappings of the standard forms run as SQL in stage 2 and leave the store
 /// exactly as the per-instance path does: the same join rows, owners and ordering columns.
 final class DeclarativeToManySQLTests: XCTestCase {
     static let blog = """
-    {"name": "Blog", "entities": [
-      {"name": "Post", "attributes": [{"name": "title", "type": "string"}], "relationships": [
-        {"name": "tags", "destination": "Tag", "inverse": "posts", "toMany": true},
-        {"name": "comments", "destination": "Comment", "inverse": "post", "toMany": true, "ordered": true}]},
-      {"name": "Tag", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-        {"name": "posts", "destination": "Post", "inverse": "tags", "toMany": true}]},
-      {"name": "Comment", "attributes": [{"name": "text", "type": "string"}], "relationships": [
-        {"name": "post", "destination": "Post", "inverse": "comments"}]}
-    ]}
-    """
+        {"name": "Blog", "entities": [
+          {"name": "Post", "attributes": [{"name": "title", "type": "string"}], "relationships": [
+            {"name": "tags", "destination": "Tag", "inverse": "posts", "toMany": true},
+            {"name": "comments", "destination": "Comment", "inverse": "post", "toMany": true, "ordered": true}]},
+          {"name": "Tag", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+            {"name": "posts", "destination": "Post", "inverse": "tags", "toMany": true}]},
+          {"name": "Comment", "attributes": [{"name": "text", "type": "string"}], "relationships": [
+            {"name": "post", "destination": "Post", "inverse": "comments"}]}
+        ]}
+        """
     static let journal = """
-    {"name": "Journal", "entities": [
-      {"name": "Article", "attributes": [{"name": "title", "type": "string"}], "relationships": [
-        {"name": "labels", "destination": "Label", "inverse": "articles", "toMany": true, "ordered": true},
-        {"name": "topics", "destination": "Topic", "inverse": "articles", "toMany": true},
-        {"name": "notes", "destination": "Note", "inverse": "article", "toMany": true, "ordered": true},
-        {"name": "remarks", "destination": "Note", "toMany": true},
-        {"name": "extras", "destination": "Extra", "inverse": "article", "toMany": true},
-        {"name": "badges", "destination": "Badge", "inverse": "article", "toMany": true, "ordered": true},
-        {"name": "stickers", "destination": "Sticker", "inverse": "article", "toMany": true}]},
-      {"name": "Label", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-        {"name": "articles", "destination": "Article", "inverse": "labels", "toMany": true, "ordered": true}]},
-      {"name": "Topic", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-        {"name": "articles", "destination": "Article", "inverse": "topics", "toMany": true}]},
-      {"name": "Note", "attributes": [{"name": "text", "type": "string"}], "relationships": [
-        {"name": "article", "destination": "Article", "inverse": "notes"}]},
-      {"name": "Extra", "attributes": [{"name": "title", "type": "string"}], "relationships": [
-        {"name": "article", "destination": "Article", "inverse": "extras"}]},
-      {"name": "Badge", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-        {"name": "article", "destination": "Article", "inverse": "badges"}]},
-      {"name": "Sticker", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-        {"name": "article", "destination": "Article", "inverse": "stickers"}]}
-    ]}
-    """
+        {"name": "Journal", "entities": [
+          {"name": "Article", "attributes": [{"name": "title", "type": "string"}], "relationships": [
+            {"name": "labels", "destination": "Label", "inverse": "articles", "toMany": true, "ordered": true},
+            {"name": "topics", "destination": "Topic", "inverse": "articles", "toMany": true},
+            {"name": "notes", "destination": "Note", "inverse": "article", "toMany": true, "ordered": true},
+            {"name": "remarks", "destination": "Note", "toMany": true},
+            {"name": "extras", "destination": "Extra", "inverse": "article", "toMany": true},
+            {"name": "badges", "destination": "Badge", "inverse": "article", "toMany": true, "ordered": true},
+            {"name": "stickers", "destination": "Sticker", "inverse": "article", "toMany": true}]},
+          {"name": "Label", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+            {"name": "articles", "destination": "Article", "inverse": "labels", "toMany": true, "ordered": true}]},
+          {"name": "Topic", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+            {"name": "articles", "destination": "Article", "inverse": "topics", "toMany": true}]},
+          {"name": "Note", "attributes": [{"name": "text", "type": "string"}], "relationships": [
+            {"name": "article", "destination": "Article", "inverse": "notes"}]},
+          {"name": "Extra", "attributes": [{"name": "title", "type": "string"}], "relationships": [
+            {"name": "article", "destination": "Article", "inverse": "extras"}]},
+          {"name": "Badge", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+            {"name": "article", "destination": "Article", "inverse": "badges"}]},
+          {"name": "Sticker", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+            {"name": "article", "destination": "Article", "inverse": "stickers"}]}
+        ]}
+        """
 
     var scratch: ScratchDirectory!
     var v1: ManagedObjectModel!
@@ -56,7 +57,7 @@ final class DeclarativeToManySQLTests: XCTestCase {
             let tags = try (0..<5).map { try insert(store, "Tag", ["name": .string("T\($0)")]) }
             let comments = try (0..<8).map { try insert(store, "Comment", ["text": .string("C\($0)")]) }
             let tagsOf: [[Int]] = [[3, 1], [0, 1, 2], [], [4, 3, 0]]
-            let commentsOf: [[Int]] = [[5, 1, 6], [0], [], [2, 7, 3]]   // C4 has no post
+            let commentsOf: [[Int]] = [[5, 1, 6], [0], [], [2, 7, 3]]  // C4 has no post
             let tagsRelationship = try XCTUnwrap(v1.entity(named: "Post")?.relationship(named: "tags"))
             for (p, post) in posts.enumerated() {
                 try post.add(tagsOf[p].map { tags[$0] }, to: tagsRelationship)
@@ -71,28 +72,37 @@ final class DeclarativeToManySQLTests: XCTestCase {
 
     /// The mapping model: `article` and `others` are the relationship mappings of PostToArticle and
     /// of the other mappings (by mapping name); `tagsFirst` puts the tag mappings before the post's.
-    func mapping(article: [String: String], others: [String: [String: String]] = [:], postPredicate: String = "TRUEPREDICATE",
-                 tagPredicate: String = "TRUEPREDICATE", tagsFirst: Bool = false) throws -> MappingModel {
+    func mapping(
+        article: [String: String], others: [String: [String: String]] = [:], postPredicate: String = "TRUEPREDICATE",
+        tagPredicate: String = "TRUEPREDICATE", tagsFirst: Bool = false
+    ) throws -> MappingModel {
         func relationships(_ r: [String: String]) -> String {
-            r.isEmpty ? "" : ", \"relationshipMappings\": {" + r.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ") + "}"
+            r.isEmpty
+                ? ""
+                : ", \"relationshipMappings\": {"
+                    + r.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
+                    + "}"
         }
         let post = """
-          {"name": "PostToArticle", "sourceEntity": "Post", "destinationEntity": "Article", "predicate": "\(postPredicate)",
-           "attributeMappings": {"title": "$source.title"}\(relationships(article))}
-        """
+              {"name": "PostToArticle", "sourceEntity": "Post", "destinationEntity": "Article", "predicate": "\(postPredicate)",
+               "attributeMappings": {"title": "$source.title"}\(relationships(article))}
+            """
         var tagMappings: [String] = []
-        for (name, entity) in [("TagToLabel", "Label"), ("TagToTopic", "Topic"), ("TagToBadge", "Badge"), ("TagToSticker", "Sticker")] {
-            tagMappings.append("""
-              {"name": "\(name)", "sourceEntity": "Tag", "destinationEntity": "\(entity)", "predicate": "\(tagPredicate)",
-               "attributeMappings": {"name": "$source.name"}\(relationships(others[name] ?? [:]))}
-            """)
+        for (name, entity) in [
+            ("TagToLabel", "Label"), ("TagToTopic", "Topic"), ("TagToBadge", "Badge"), ("TagToSticker", "Sticker"),
+        ] {
+            tagMappings.append(
+                """
+                  {"name": "\(name)", "sourceEntity": "Tag", "destinationEntity": "\(entity)", "predicate": "\(tagPredicate)",
+                   "attributeMappings": {"name": "$source.name"}\(relationships(others[name] ?? [:]))}
+                """)
         }
         let rest = """
-          {"name": "CommentToNote", "sourceEntity": "Comment", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"text": "$source.text"}\(relationships(others["CommentToNote"] ?? [:]))},
-          {"name": "PostToExtra", "sourceEntity": "Post", "destinationEntity": "Extra", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"title": "$source.title"}}
-        """
+              {"name": "CommentToNote", "sourceEntity": "Comment", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"text": "$source.text"}\(relationships(others["CommentToNote"] ?? [:]))},
+              {"name": "PostToExtra", "sourceEntity": "Post", "destinationEntity": "Extra", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"title": "$source.title"}}
+            """
         let all = tagsFirst ? tagMappings + [post, rest] : [post] + tagMappings + [rest]
         return try MappingModel.fromJSON("{\"entityMappings\": [\(all.joined(separator: ",\n"))]}")
     }
@@ -108,14 +118,18 @@ final class DeclarativeToManySQLTests: XCTestCase {
             defer { sqlite3_finalize(statement) }
             var result: [String] = []
             while sqlite3_step(statement) == SQLITE_ROW {
-                result.append((0..<sqlite3_column_count(statement)).map { i in
-                    sqlite3_column_type(statement, i) == SQLITE_NULL ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                }.joined(separator: "|"))
+                result.append(
+                    (0..<sqlite3_column_count(statement)).map { i in
+                        sqlite3_column_type(statement, i) == SQLITE_NULL
+                            ? "NULL" : String(cString: sqlite3_column_text(statement, i))
+                    }.joined(separator: "|"))
             }
             return result
         }
         var tables: [String: [String]] = [:]
-        for table in query("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE')") {
+        for table in query(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE')"
+        ) {
             tables[table] = query("SELECT * FROM \(table)").sorted()
         }
         return tables
@@ -154,7 +168,8 @@ final class DeclarativeToManySQLTests: XCTestCase {
             "labels": Self.lookUp("TagToLabel", "$source.tags"),
             "topics": Self.lookUp("TagToTopic", "$source.tags"),
             "notes": Self.lookUp("CommentToNote", "$source.comments"),
-            "remarks": "FUNCTION($manager, \\\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\\", \\\"comments\\\", $source.comments)",
+            "remarks":
+                "FUNCTION($manager, \\\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\\", \\\"comments\\\", $source.comments)",
             "extras": Self.lookUp("PostToExtra", "$source"),
             "stickers": Self.lookUp("TagToSticker", "$source.tags"),
         ])
@@ -168,24 +183,29 @@ final class DeclarativeToManySQLTests: XCTestCase {
         XCTAssertTrue(labels.contains("1|2|1|1") && labels.contains("1|4|2|1"), "\(labels)")
         XCTAssertTrue(labels.contains("2|1|1|1") && labels.contains("4|1|1|2"), "\(labels)")
         // Notes keep the comments' order: P0's C5, C1, C6 (keys 6, 2, 7) at 1, 2, 3.
-        XCTAssertEqual(rows["ZNOTE"]?.filter { ["C5", "C1", "C6"].contains(where: $0.split(separator: "|").map(String.init).contains) }.count, 3)
+        XCTAssertEqual(
+            rows["ZNOTE"]?.filter {
+                ["C5", "C1", "C6"].contains(where: $0.split(separator: "|").map(String.init).contains)
+            }.count, 3)
     }
 
     func testOrderedListsContinueAfterWhatTheInverseMappingWroteFirst() throws {
         // TagToLabel runs first and sets Label.articles; PostToArticle then adds the same pairs (no-ops) in its order.
-        let model = try mapping(article: ["labels": Self.lookUp("TagToLabel", "$source.tags")],
-                                others: ["TagToLabel": ["articles": Self.lookUp("PostToArticle", "$source.posts")]], tagsFirst: true)
+        let model = try mapping(
+            article: ["labels": Self.lookUp("TagToLabel", "$source.tags")],
+            others: ["TagToLabel": ["articles": Self.lookUp("PostToArticle", "$source.posts")]], tagsFirst: true)
         let (report, _) = try checkSame(model)
         XCTAssertEqual(bySQL(report, "PostToArticle"), true)
         XCTAssertEqual(bySQL(report, "TagToLabel"), true)
     }
 
     func testFilteredMappingsLinkOnlyWhatTheyMade() throws {
-        let model = try mapping(article: [
-            "labels": Self.lookUp("TagToLabel", "$source.tags"),
-            "topics": Self.lookUp("TagToTopic", "$source.tags"),
-            "notes": Self.lookUp("CommentToNote", "$source.comments"),
-        ], postPredicate: "title != 'P1'", tagPredicate: "name != 'T3'")
+        let model = try mapping(
+            article: [
+                "labels": Self.lookUp("TagToLabel", "$source.tags"),
+                "topics": Self.lookUp("TagToTopic", "$source.tags"),
+                "notes": Self.lookUp("CommentToNote", "$source.comments"),
+            ], postPredicate: "title != 'P1'", tagPredicate: "name != 'T3'")
         let (report, rows) = try checkSame(model)
         XCTAssertEqual(bySQL(report, "PostToArticle"), true)
         XCTAssertEqual(rows["ZARTICLE"]?.count, 3)
@@ -205,22 +225,27 @@ final class DeclarativeToManySQLTests: XCTestCase {
         let (report, rows) = try checkSame(model)
         XCTAssertEqual(bySQL(report, "PostToArticle"), true)
         // Stickers T0..T4 (keys 1...5; Z_PK, Z_ENT, Z_OPT, ZARTICLE, ZNAME) end with articles P3, P1, P1, P3, P3 (keys 4, 2, 2, 4, 4).
-        XCTAssertEqual(rows["ZSTICKER"]?.map { $0.split(separator: "|").map(String.init) }.map { "\($0[0]):\($0[3])" },
-                       ["1:4", "2:2", "3:2", "4:4", "5:4"])
+        XCTAssertEqual(
+            rows["ZSTICKER"]?.map { $0.split(separator: "|").map(String.init) }.map { "\($0[0]):\($0[3])" },
+            ["1:4", "2:2", "3:2", "4:4", "5:4"])
     }
 
     func testOtherValueExpressionsRunPerInstance() throws {
-        let other = "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"TagToTopic\\\", FUNCTION($source, \\\"valueForKeyPath:\\\", \\\"tags\\\"))"
+        let other =
+            "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"TagToTopic\\\", FUNCTION($source, \\\"valueForKeyPath:\\\", \\\"tags\\\"))"
         let model = try mapping(article: ["topics": other, "notes": Self.lookUp("CommentToNote", "$source.comments")])
         let (report, _) = try checkSame(model)
-        XCTAssertEqual(bySQL(report, "PostToArticle"), false, "one relationship the SQL cannot express: the whole mapping per instance")
+        XCTAssertEqual(
+            bySQL(report, "PostToArticle"), false,
+            "one relationship the SQL cannot express: the whole mapping per instance")
     }
 
     func testAnOrderedToManyAndItsInverseToOneSetByAnotherMappingAgree() throws {
         // Article.notes by PostToArticle (SQL), then Note.article by CommentToNote (per instance:
         // a to-one whose inverse is ordered), which finds every note in place already.
-        let separate = try mapping(article: ["notes": Self.lookUp("CommentToNote", "$source.comments")],
-                                   others: ["CommentToNote": ["article": Self.lookUp("PostToArticle", "$source.post")]])
+        let separate = try mapping(
+            article: ["notes": Self.lookUp("CommentToNote", "$source.comments")],
+            others: ["CommentToNote": ["article": Self.lookUp("PostToArticle", "$source.post")]])
         let (report, _) = try checkSame(separate)
         XCTAssertEqual(bySQL(report, "PostToArticle"), true)
         XCTAssertEqual(bySQL(report, "CommentToNote"), false)
@@ -228,13 +253,13 @@ final class DeclarativeToManySQLTests: XCTestCase {
 
     func testSelfInverseAndSameMappingInversesRunPerInstance() throws {
         let people = """
-        {"name": "People", "entities": [
-          {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-            {"name": "friends", "destination": "Person", "inverse": "friends", "toMany": true},
-            {"name": "children", "destination": "Person", "inverse": "parent", "toMany": true},
-            {"name": "parent", "destination": "Person", "inverse": "children"}]}
-        ]}
-        """
+            {"name": "People", "entities": [
+              {"name": "Person", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+                {"name": "friends", "destination": "Person", "inverse": "friends", "toMany": true},
+                {"name": "children", "destination": "Person", "inverse": "parent", "toMany": true},
+                {"name": "parent", "destination": "Person", "inverse": "children"}]}
+            ]}
+            """
         v1 = try ModelReader.model(fromJSON: people)
         v2 = try ModelReader.model(fromJSON: people)
         source = scratch.file("people.sqlite")
@@ -246,17 +271,23 @@ final class DeclarativeToManySQLTests: XCTestCase {
             for c in [2, 3] { try p[c].setValue(.object(p[0]), forKey: "parent") }
         }
         func model(_ relationships: [String: String]) throws -> MappingModel {
-            let r = relationships.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
-            return try MappingModel.fromJSON("""
-            {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
-              "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {\(r)}}]}
-            """)
+            let r = relationships.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(
+                separator: ", ")
+            return try MappingModel.fromJSON(
+                """
+                {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
+                  "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {\(r)}}]}
+                """)
         }
         let selfInverse = try checkSame(try model(["friends": Self.lookUp("PersonToPerson", "$source.friends")]))
         XCTAssertEqual(bySQL(selfInverse.0, "PersonToPerson"), false)
-        let both = try checkSame(try model(["children": Self.lookUp("PersonToPerson", "$source.children"),
-                                            "parent": Self.lookUp("PersonToPerson", "$source.parent")]))
-        XCTAssertEqual(bySQL(both.0, "PersonToPerson"), false, "the inverse is set by the same mapping, instance by instance")
+        let both = try checkSame(
+            try model([
+                "children": Self.lookUp("PersonToPerson", "$source.children"),
+                "parent": Self.lookUp("PersonToPerson", "$source.parent"),
+            ]))
+        XCTAssertEqual(
+            bySQL(both.0, "PersonToPerson"), false, "the inverse is set by the same mapping, instance by instance")
         let alone = try checkSame(try model(["children": Self.lookUp("PersonToPerson", "$source.children")]))
         XCTAssertEqual(bySQL(alone.0, "PersonToPerson"), true)
     }

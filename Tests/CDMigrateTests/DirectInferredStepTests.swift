@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Core Data's automatic migration infers one mapping straight from the store's model to the
@@ -27,11 +28,15 @@ final class DirectInferredStepTests: XCTestCase {
         try ModelReader.model(fromJSON: #"{"name": "M", "versionIdentifier": "\#(name)", "entities": [\#(entities)]}"#)
     }
 
-    func steps(_ plan: MigrationPlan) -> [String] { plan.stages.map { "\($0.sourceVersionName)→\($0.destinationVersionName)" } }
+    func steps(_ plan: MigrationPlan) -> [String] {
+        plan.stages.map { "\($0.sourceVersionName)→\($0.destinationVersionName)" }
+    }
 
     static let item = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}"#
-    static let itemWithKind = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "kind", "type": "string", "optional": false}]}"#
-    static let itemRequired = #"{"name": "Item", "attributes": [{"name": "title", "type": "string", "optional": false}]}"#
+    static let itemWithKind =
+        #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "kind", "type": "string", "optional": false}]}"#
+    static let itemRequired =
+        #"{"name": "Item", "attributes": [{"name": "title", "type": "string", "optional": false}]}"#
 
     // MARK: The direct step taken
 
@@ -51,46 +56,73 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertTrue(stage.reason.contains("v1 → v2 cannot be inferred"), stage.reason)
         XCTAssertTrue(stage.reason.contains("2 'Item' instances of the store have no value for it"), stage.reason)
         XCTAssertTrue(stage.reason.contains("it passes over 'v2'"), stage.reason)
-        XCTAssertTrue(plan.warnings.contains { $0.contains("the plan takes the inferred step v1 → v3 instead") }, "\(plan.warnings)")
+        XCTAssertTrue(
+            plan.warnings.contains { $0.contains("the plan takes the inferred step v1 → v3 instead") },
+            "\(plan.warnings)")
         XCTAssertNil(plan.directStep, "the plan takes it already")
         let report = try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("v3.sqlite"))
         XCTAssertEqual(report.stages.count, 1)
         let migrated = try PersistentStore.open(at: scratch.file("v3.sqlite"), model: try XCTUnwrap(set.models["v3"]))
         defer { migrated.close() }
-        XCTAssertEqual(try fetchAll(migrated, "Item").map { try $0.value(forKey: "title").stringValue ?? "" }.sorted(), ["a", "b"])
+        XCTAssertEqual(
+            try fetchAll(migrated, "Item").map { try $0.value(forKey: "title").stringValue ?? "" }.sorted(), ["a", "b"])
     }
 
     func testWithoutAStoreToAskTheChainStepIsRefusedButTheDirectStepStillTaken() throws {
         let folder = try modelFolder([("v1", Self.item), ("v2", Self.itemWithKind), ("v3", Self.item)], current: "v3")
-        let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
+        let plan = try MigrationPlan(
+            storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
         XCTAssertEqual(steps(plan), ["v1→v3"])
-        XCTAssertTrue(plan.stages[0].reason.contains("'Item.kind' is non-optional and has no default value"), plan.stages[0].reason)
-        XCTAssertTrue(plan.stages[0].reason.contains("Core Data would infer this step and refuse at save (validation error 1570"), plan.stages[0].reason)
+        XCTAssertTrue(
+            plan.stages[0].reason.contains("'Item.kind' is non-optional and has no default value"),
+            plan.stages[0].reason)
+        XCTAssertTrue(
+            plan.stages[0].reason.contains("Core Data would infer this step and refuse at save (validation error 1570"),
+            plan.stages[0].reason)
     }
 
     func testWhenNeitherTheChainNorTheDirectStepCanBeInferredBothAreSaid() throws {
         // v3 keeps the non-optional attribute: v1 → v3 fails the same rule.
-        let folder = try modelFolder([("v1", Self.item), ("v2", Self.itemWithKind), ("v3", Self.itemWithKind)], current: "v3")
-        XCTAssertThrowsError(try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))) { error in
+        let folder = try modelFolder(
+            [("v1", Self.item), ("v2", Self.itemWithKind), ("v3", Self.itemWithKind)], current: "v3")
+        XCTAssertThrowsError(
+            try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .inferredMappingModel)
             XCTAssertTrue(e?.message.hasPrefix("v1 → v2: no mapping model records these versions") ?? false, "\(error)")
-            XCTAssertTrue(e?.message.contains("the step straight from 'v1' to 'v3', which Core Data's automatic migration would infer, cannot be inferred either") ?? false, "\(error)")
+            XCTAssertTrue(
+                e?.message.contains(
+                    "the step straight from 'v1' to 'v3', which Core Data's automatic migration would infer, cannot be inferred either"
+                ) ?? false, "\(error)")
         }
     }
 
     func testAStoreAfterTheTargetInTheOrderTakesOneStepStraightToIt() throws {
         // The order cannot say which is newer for Core Data, which orders no versions: the
         // store's model is migrated straight to the target's.
-        let folder = try modelFolder([("v1", Self.item), ("v2", #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#)], current: "v2")
+        let folder = try modelFolder(
+            [
+                ("v1", Self.item),
+                (
+                    "v2",
+                    #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#
+                ),
+            ], current: "v2")
         let set = try ModelSet(contentsOf: folder)
         let store = scratch.file("v2.sqlite")
-        try makeStore(store, try XCTUnwrap(set.models["v2"])) { s in try insert(s, "Item", ["title": "kept", "note": "dropped"]) }
+        try makeStore(store, try XCTUnwrap(set.models["v2"])) { s in
+            try insert(s, "Item", ["title": "kept", "note": "dropped"])
+        }
         let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: "v1")
         XCTAssertEqual(steps(plan), ["v2→v1"])
         XCTAssertTrue(plan.stages[0].isDirect)
-        XCTAssertTrue(plan.stages[0].reason.contains("puts the store's version 'v2' after the target 'v1'"), plan.stages[0].reason)
-        XCTAssertTrue(plan.warnings.contains { $0.contains("the plan takes one step straight from 'v2' to 'v1'") }, "\(plan.warnings)")
+        XCTAssertTrue(
+            plan.stages[0].reason.contains("puts the store's version 'v2' after the target 'v1'"), plan.stages[0].reason
+        )
+        XCTAssertTrue(
+            plan.warnings.contains { $0.contains("the plan takes one step straight from 'v2' to 'v1'") },
+            "\(plan.warnings)")
         try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("v1.sqlite"))
         let migrated = try PersistentStore.open(at: scratch.file("v1.sqlite"), model: try XCTUnwrap(set.models["v1"]))
         defer { migrated.close() }
@@ -108,14 +140,17 @@ final class DirectInferredStepTests: XCTestCase {
         let plan = try CommandLineTool.run(["plan", store, "--models", folder])
         XCTAssertEqual(plan.status, 0, plan.err)
         XCTAssertTrue(plan.out.contains("1. v1 → v3: inferred directly"), plan.out)
-        XCTAssertTrue(plan.err.contains("v1 → v2 cannot be inferred: the plan takes the inferred step v1 → v3 instead"), plan.err)
+        XCTAssertTrue(
+            plan.err.contains("v1 → v2 cannot be inferred: the plan takes the inferred step v1 → v3 instead"), plan.err)
         let json = try CommandLineTool.run(["plan", store, "--models", folder, "--json"])
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
         let steps = try XCTUnwrap(object["steps"] as? [[String: Any]])
         XCTAssertEqual(steps.map { $0["direct"] as? Bool }, [true])
         XCTAssertTrue(object["directStep"] is NSNull, json.out)
 
-        let migrate = try CommandLineTool.run(["migrate", store, "--models", folder, "--to", scratch.file("migrated.sqlite"), "--json"])
+        let migrate = try CommandLineTool.run([
+            "migrate", store, "--models", folder, "--to", scratch.file("migrated.sqlite"), "--json",
+        ])
         XCTAssertEqual(migrate.status, 0, migrate.err)
         let migrated = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(migrate.out.utf8)) as? [String: Any])
         XCTAssertEqual((migrated["steps"] as? [[String: Any]])?.map { $0["direct"] as? Bool }, [true], migrate.out)
@@ -124,37 +159,53 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertTrue(check.out.contains("v1 → v3 (inferred directly)"), check.out)
 
         // A plan of inferred steps shows Core Data's direct step beside them.
-        let offered = try modelFolder([("v1", Self.item), ("v2", Self.itemWithNote), ("v3", Self.item)], current: "v3", name: "offered")
+        let offered = try modelFolder(
+            [("v1", Self.item), ("v2", Self.itemWithNote), ("v3", Self.item)], current: "v3", name: "offered")
         let alternative = try CommandLineTool.run(["plan", store, "--models", offered])
         XCTAssertEqual(alternative.status, 0, alternative.err)
-        XCTAssertTrue(alternative.out.contains("or one step, as Core Data's automatic migration: v1 → v3 inferred directly"), alternative.out)
+        XCTAssertTrue(
+            alternative.out.contains("or one step, as Core Data's automatic migration: v1 → v3 inferred directly"),
+            alternative.out)
         let alternativeJSON = try CommandLineTool.run(["plan", store, "--models", offered, "--json"])
-        let document = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(alternativeJSON.out.utf8)) as? [String: Any])
+        let document = try XCTUnwrap(
+            JSONSerialization.jsonObject(with: Data(alternativeJSON.out.utf8)) as? [String: Any])
         let direct = try XCTUnwrap(document["directStep"] as? [String: Any], alternativeJSON.out)
         XCTAssertEqual(direct["from"] as? String, "v1")
         XCTAssertEqual(direct["to"] as? String, "v3")
         XCTAssertEqual(direct["inferable"] as? Bool, true)
     }
 
-    static let itemWithNote = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#
+    static let itemWithNote =
+        #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string"}]}"#
 
     func testVersionNamesThatDoNotSayTheirOrderTakeTheDirectStep() throws {
         // Stepik's shape: versions named by feature ("Model_exams_v10", "Model_courselists_v21"),
         // so natural order is alphabetical. By name, the chain would turn a Double into an
         // Integer 64 and back, cutting 2.5 to 2; Core Data infers straight to the current version.
-        func score(_ type: String) -> String { #"{"name": "Progress", "attributes": [{"name": "score", "type": "\#(type)"}]}"# }
-        let folder = try modelFolder([("Model", score("double")), ("Model_alpha_v2", score("integer64")),
-                                      ("Model_beta_v1", score("double")), ("Model_gamma_v3", score("double"))], current: "Model_gamma_v3")
+        func score(_ type: String) -> String {
+            #"{"name": "Progress", "attributes": [{"name": "score", "type": "\#(type)"}]}"#
+        }
+        let folder = try modelFolder(
+            [
+                ("Model", score("double")), ("Model_alpha_v2", score("integer64")),
+                ("Model_beta_v1", score("double")), ("Model_gamma_v3", score("double")),
+            ], current: "Model_gamma_v3")
         let set = try ModelSet(contentsOf: folder)
         XCTAssertEqual(set.versionNames, ["Model", "Model_alpha_v2", "Model_beta_v1", "Model_gamma_v3"])
         let store = scratch.file("progress.sqlite")
-        try makeStore(store, try XCTUnwrap(set.models["Model"])) { s in try insert(s, "Progress", ["score": .double(2.5)]) }
+        try makeStore(store, try XCTUnwrap(set.models["Model"])) { s in
+            try insert(s, "Progress", ["score": .double(2.5)])
+        }
         let plan = try MigrationPlan(storeAt: store, models: set)
         XCTAssertEqual(steps(plan), ["Model→Model_gamma_v3"])
         XCTAssertTrue(plan.stages[0].isDirect)
-        XCTAssertTrue(plan.stages[0].reason.contains("the version names do not say their order ('Model' and 'Model_alpha_v2' differ in more than their numbers)"), plan.stages[0].reason)
+        XCTAssertTrue(
+            plan.stages[0].reason.contains(
+                "the version names do not say their order ('Model' and 'Model_alpha_v2' differ in more than their numbers)"
+            ), plan.stages[0].reason)
         try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("progress-current.sqlite"))
-        let migrated = try PersistentStore.open(at: scratch.file("progress-current.sqlite"), model: try XCTUnwrap(set.models["Model_gamma_v3"]))
+        let migrated = try PersistentStore.open(
+            at: scratch.file("progress-current.sqlite"), model: try XCTUnwrap(set.models["Model_gamma_v3"]))
         defer { migrated.close() }
         XCTAssertEqual(try fetchAll(migrated, "Progress").first?.value(forKey: "score").doubleValue, 2.5)
 
@@ -166,27 +217,52 @@ final class DirectInferredStepTests: XCTestCase {
     // MARK: The direct step offered
 
     func testAPlanOfInferredStepsOffersCoreDatasDirectStep() throws {
-        let v3 = #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "a", "type": "string"}, {"name": "b", "type": "integer32"}]}"#
-        let folder = try modelFolder([("v1", Self.item), ("v2", #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "a", "type": "string"}]}"#), ("v3", v3)], current: "v3")
-        let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
+        let v3 =
+            #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "a", "type": "string"}, {"name": "b", "type": "integer32"}]}"#
+        let folder = try modelFolder(
+            [
+                ("v1", Self.item),
+                (
+                    "v2",
+                    #"{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "a", "type": "string"}]}"#
+                ), ("v3", v3),
+            ], current: "v3")
+        let plan = try MigrationPlan(
+            storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
         XCTAssertEqual(steps(plan), ["v1→v2", "v2→v3"])
         XCTAssertEqual(plan.stages.map { $0.isDirect }, [false, false])
-        guard case .inferable(let stage)? = plan.directStep else { return XCTFail("\(String(describing: plan.directStep))") }
+        guard case .inferable(let stage)? = plan.directStep else {
+            return XCTFail("\(String(describing: plan.directStep))")
+        }
         XCTAssertEqual("\(stage.sourceVersionName)→\(stage.destinationVersionName)", "v1→v3")
         let direct = try plan.takingDirectStep()
         XCTAssertEqual(steps(direct), ["v1→v3"])
         XCTAssertTrue(direct.stages[0].isDirect)
 
         // The direct step fails where a change made along the way cannot be inferred in one go.
-        let refusing = try modelFolder([("v1", #"{"name": "Item", "attributes": [{"name": "n", "type": "string"}]}"#),
-                                        ("v2", #"{"name": "Item", "attributes": [{"name": "m", "type": "string", "renamingIdentifier": "n"}, {"name": "n", "type": "date"}]}"#),
-                                        ("v3", #"{"name": "Item", "attributes": [{"name": "m", "type": "string"}, {"name": "n", "type": "date"}]}"#)], current: "v3")
-        let chained = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: refusing))
+        let refusing = try modelFolder(
+            [
+                ("v1", #"{"name": "Item", "attributes": [{"name": "n", "type": "string"}]}"#),
+                (
+                    "v2",
+                    #"{"name": "Item", "attributes": [{"name": "m", "type": "string", "renamingIdentifier": "n"}, {"name": "n", "type": "date"}]}"#
+                ),
+                (
+                    "v3",
+                    #"{"name": "Item", "attributes": [{"name": "m", "type": "string"}, {"name": "n", "type": "date"}]}"#
+                ),
+            ], current: "v3")
+        let chained = try MigrationPlan(
+            storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: refusing))
         XCTAssertEqual(steps(chained), ["v1→v2", "v2→v3"])
-        guard case .notInferable(let step, let why)? = chained.directStep else { return XCTFail("\(String(describing: chained.directStep))") }
+        guard case .notInferable(let step, let why)? = chained.directStep else {
+            return XCTFail("\(String(describing: chained.directStep))")
+        }
         XCTAssertEqual(step, ModelSet.Step("v1", "v3"))
         XCTAssertTrue(why.contains("changes type from string to date"), why)
-        XCTAssertThrowsError(try chained.takingDirectStep()) { XCTAssertEqual(($0 as? MigrationError)?.code, .inferredMappingModel) }
+        XCTAssertThrowsError(try chained.takingDirectStep()) {
+            XCTAssertEqual(($0 as? MigrationError)?.code, .inferredMappingModel)
+        }
     }
 
     // MARK: Non-optional judged by rows
@@ -195,10 +271,15 @@ final class DirectInferredStepTests: XCTestCase {
         let folder = try modelFolder([("v1", Self.item), ("v2", Self.itemRequired)], current: "v2")
         let set = try ModelSet(contentsOf: folder)
         let full = scratch.file("full.sqlite")
-        try makeStore(full, try XCTUnwrap(set.models["v1"])) { s in for t in ["a", "b", "c"] { try insert(s, "Item", ["title": .string(t)]) } }
+        try makeStore(full, try XCTUnwrap(set.models["v1"])) { s in
+            for t in ["a", "b", "c"] { try insert(s, "Item", ["title": .string(t)]) }
+        }
         let plan = try MigrationPlan(storeAt: full, models: set)
         XCTAssertEqual(steps(plan), ["v1→v2"])
-        XCTAssertTrue(plan.stages[0].reason.contains("'Item.title' may be non-optional: every 'Item' instance of the store has a value for 'Item.title'"), plan.stages[0].reason)
+        XCTAssertTrue(
+            plan.stages[0].reason.contains(
+                "'Item.title' may be non-optional: every 'Item' instance of the store has a value for 'Item.title'"),
+            plan.stages[0].reason)
         try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("full-v2.sqlite"))
 
         let holey = scratch.file("holey.sqlite")
@@ -210,8 +291,12 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertThrowsError(try MigrationPlan(storeAt: holey, models: set)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .inferredMappingModel)
-            XCTAssertTrue(e?.message.contains("attribute 'Item.title' becomes non-optional without a default value") ?? false, "\(error)")
-            XCTAssertTrue(e?.message.contains("2 'Item' instances of the store have no value for 'Item.title'") ?? false, "\(error)")
+            XCTAssertTrue(
+                e?.message.contains("attribute 'Item.title' becomes non-optional without a default value") ?? false,
+                "\(error)")
+            XCTAssertTrue(
+                e?.message.contains("2 'Item' instances of the store have no value for 'Item.title'") ?? false,
+                "\(error)")
             XCTAssertTrue(e?.message.contains("validation error 1570") ?? false, "\(error)")
         }
         // Without a store, nothing can be judged: refused as before.
@@ -220,25 +305,37 @@ final class DirectInferredStepTests: XCTestCase {
 
     func testALaterInferredStepIsJudgedByTheStoresRowsFollowedThroughTheStepsBefore() throws {
         // v2 renames title to name and adds an optional kind; v3 makes both non-optional.
-        let v2 = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "renamingIdentifier": "title"}, {"name": "kind", "type": "string"}]}"#
-        let v3 = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string", "optional": false}]}"#
-        let v3NameOnly = #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string"}]}"#
-        let set = try ModelSet(contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3NameOnly)], current: "v3"))
+        let v2 =
+            #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "renamingIdentifier": "title"}, {"name": "kind", "type": "string"}]}"#
+        let v3 =
+            #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string", "optional": false}]}"#
+        let v3NameOnly =
+            #"{"name": "Item", "attributes": [{"name": "name", "type": "string", "optional": false}, {"name": "kind", "type": "string"}]}"#
+        let set = try ModelSet(
+            contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3NameOnly)], current: "v3"))
         let full = scratch.file("full.sqlite")
-        try makeStore(full, try XCTUnwrap(set.models["v1"])) { s in for t in ["a", "b"] { try insert(s, "Item", ["title": .string(t)]) } }
+        try makeStore(full, try XCTUnwrap(set.models["v1"])) { s in
+            for t in ["a", "b"] { try insert(s, "Item", ["title": .string(t)]) }
+        }
         let plan = try MigrationPlan(storeAt: full, models: set)
-        XCTAssertEqual(steps(plan), ["v1→v2", "v2→v3"], "v2 → v3 is judged by the store's titles, which v1 → v2 carries into name")
+        XCTAssertEqual(
+            steps(plan), ["v1→v2", "v2→v3"], "v2 → v3 is judged by the store's titles, which v1 → v2 carries into name")
         XCTAssertTrue(plan.stages[1].reason.contains("'Item.name' may be non-optional"), plan.stages[1].reason)
         try StagedMigrationManager(plan: plan).migrateStore(to: scratch.file("full-v3.sqlite"))
 
         let holey = scratch.file("holey.sqlite")
-        try makeStore(holey, try XCTUnwrap(set.models["v1"])) { s in try insert(s, "Item", ["title": "a"]); try insert(s, "Item", [:]) }
+        try makeStore(holey, try XCTUnwrap(set.models["v1"])) { s in
+            try insert(s, "Item", ["title": "a"])
+            try insert(s, "Item", [:])
+        }
         XCTAssertThrowsError(try MigrationPlan(storeAt: holey, models: set)) { error in
-            XCTAssertTrue("\(error)".contains("1 'Item' instance of the store has no value for 'Item.name'"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("1 'Item' instance of the store has no value for 'Item.name'"), "\(error)")
         }
 
         // kind was added in v2 without a default: every instance lacks it by v3.
-        let both = try ModelSet(contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3)], current: "v3", name: "both"))
+        let both = try ModelSet(
+            contentsOf: try modelFolder([("v1", Self.item), ("v2", v2), ("v3", v3)], current: "v3", name: "both"))
         XCTAssertThrowsError(try MigrationPlan(storeAt: full, models: both)) { error in
             XCTAssertTrue("\(error)".contains("2 'Item' instances of the store have no value for it"), "\(error)")
         }
@@ -249,8 +346,10 @@ final class DirectInferredStepTests: XCTestCase {
 
     func testANewRequiredToOneIsJudgedByWhetherTheEntityHasRows() throws {
         // A new non-optional to-one (xDrip's shape): every existing instance would lack it.
-        let v1 = #"{"name": "Sensor", "attributes": [{"name": "name", "type": "string"}]}, {"name": "Peripheral", "attributes": [{"name": "address", "type": "string"}]}"#
-        let v2 = #"{"name": "Sensor", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "peripheral", "destination": "Peripheral", "optional": false, "inverse": "sensor"}]}, {"name": "Peripheral", "attributes": [{"name": "address", "type": "string"}], "relationships": [{"name": "sensor", "destination": "Sensor", "inverse": "peripheral"}]}"#
+        let v1 =
+            #"{"name": "Sensor", "attributes": [{"name": "name", "type": "string"}]}, {"name": "Peripheral", "attributes": [{"name": "address", "type": "string"}]}"#
+        let v2 =
+            #"{"name": "Sensor", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "peripheral", "destination": "Peripheral", "optional": false, "inverse": "sensor"}]}, {"name": "Peripheral", "attributes": [{"name": "address", "type": "string"}], "relationships": [{"name": "sensor", "destination": "Sensor", "inverse": "peripheral"}]}"#
         let folder = try modelFolder([("v1", v1), ("v2", v2)], current: "v2")
         let set = try ModelSet(contentsOf: folder)
         let empty = scratch.file("empty.sqlite")
@@ -268,8 +367,10 @@ final class DirectInferredStepTests: XCTestCase {
     }
 
     func testAToOneBecomingNonOptionalIsJudgedByItsForeignKeys() throws {
-        let v1 = #"{"name": "Note", "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}, {"name": "Folder", "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}"#
-        let v2 = #"{"name": "Note", "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes", "optional": false}]}, {"name": "Folder", "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}"#
+        let v1 =
+            #"{"name": "Note", "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}, {"name": "Folder", "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}"#
+        let v2 =
+            #"{"name": "Note", "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes", "optional": false}]}, {"name": "Folder", "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}"#
         let set = try ModelSet(contentsOf: try modelFolder([("v1", v1), ("v2", v2)], current: "v2"))
         let store = scratch.file("notes.sqlite")
         try makeStore(store, try XCTUnwrap(set.models["v1"])) { s in
@@ -280,7 +381,8 @@ final class DirectInferredStepTests: XCTestCase {
         let loose = scratch.file("loose.sqlite")
         try makeStore(loose, try XCTUnwrap(set.models["v1"])) { s in try insert(s, "Note", [:]) }
         XCTAssertThrowsError(try MigrationPlan(storeAt: loose, models: set)) { error in
-            XCTAssertTrue("\(error)".contains("1 'Note' instance of the store has no value for 'Note.folder'"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("1 'Note' instance of the store has no value for 'Note.folder'"), "\(error)")
         }
     }
 
@@ -288,14 +390,28 @@ final class DirectInferredStepTests: XCTestCase {
 
     func testANumericTypeChangeIsConvertedAsCoreDataConvertsNumbers() throws {
         // Integer 64 → Float (Stepik's shape), Double → Integer 32, Decimal → Double.
-        let v1 = try model("1", #"{"name": "E", "attributes": [{"name": "score", "type": "integer64"}, {"name": "ratio", "type": "double"}, {"name": "price", "type": "decimal"}]}"#)
-        let v2 = try model("2", #"{"name": "E", "attributes": [{"name": "score", "type": "float"}, {"name": "ratio", "type": "integer32"}, {"name": "price", "type": "double"}]}"#)
+        let v1 = try model(
+            "1",
+            #"{"name": "E", "attributes": [{"name": "score", "type": "integer64"}, {"name": "ratio", "type": "double"}, {"name": "price", "type": "decimal"}]}"#
+        )
+        let v2 = try model(
+            "2",
+            #"{"name": "E", "attributes": [{"name": "score", "type": "float"}, {"name": "ratio", "type": "integer32"}, {"name": "price", "type": "double"}]}"#
+        )
         let (mapping, notes) = try MappingModel.inferred(from: v1, to: v2, rows: nil)
-        XCTAssertTrue(notes.contains { $0.contains("'E.score' changes type from integer64 to float") && $0.contains("rounded") }, "\(notes)")
-        XCTAssertTrue(notes.contains { $0.contains("'E.ratio' changes type from double to integer32") && $0.contains("fractions are cut") }, "\(notes)")
+        XCTAssertTrue(
+            notes.contains { $0.contains("'E.score' changes type from integer64 to float") && $0.contains("rounded") },
+            "\(notes)")
+        XCTAssertTrue(
+            notes.contains {
+                $0.contains("'E.ratio' changes type from double to integer32") && $0.contains("fractions are cut")
+            }, "\(notes)")
         for pushDown in [true, false] {
-            let source = scratch.file("n\(pushDown).sqlite"), destination = scratch.file("n\(pushDown)-v2.sqlite")
-            try makeStore(source, v1) { s in try insert(s, "E", ["score": .integer(1234), "ratio": .double(7.75), "price": .decimal("2.5")]) }
+            let source = scratch.file("n\(pushDown).sqlite")
+            let destination = scratch.file("n\(pushDown)-v2.sqlite")
+            try makeStore(source, v1) { s in
+                try insert(s, "E", ["score": .integer(1234), "ratio": .double(7.75), "price": .decimal("2.5")])
+            }
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
             manager.pushDownSQL = pushDown
             try manager.migrateStore(from: source, to: destination)
@@ -310,17 +426,29 @@ final class DirectInferredStepTests: XCTestCase {
 
     func testAPropertyChangingKindStartsAfreshAsCoreDataMatchesKindWithKind() throws {
         // Mastodon's shape: a relationship becomes an attribute of the same name, and back.
-        let v1 = try model("1", #"{"name": "Status", "attributes": [{"name": "text", "type": "string"}, {"name": "tag", "type": "string"}], "relationships": [{"name": "author", "destination": "Account"}]}, {"name": "Account", "attributes": [{"name": "handle", "type": "string"}]}"#)
-        let v2 = try model("2", #"{"name": "Status", "attributes": [{"name": "text", "type": "string"}, {"name": "author", "type": "string"}], "relationships": [{"name": "tag", "destination": "Account"}]}, {"name": "Account", "attributes": [{"name": "handle", "type": "string"}]}"#)
+        let v1 = try model(
+            "1",
+            #"{"name": "Status", "attributes": [{"name": "text", "type": "string"}, {"name": "tag", "type": "string"}], "relationships": [{"name": "author", "destination": "Account"}]}, {"name": "Account", "attributes": [{"name": "handle", "type": "string"}]}"#
+        )
+        let v2 = try model(
+            "2",
+            #"{"name": "Status", "attributes": [{"name": "text", "type": "string"}, {"name": "author", "type": "string"}], "relationships": [{"name": "tag", "destination": "Account"}]}, {"name": "Account", "attributes": [{"name": "handle", "type": "string"}]}"#
+        )
         let (mapping, notes) = try MappingModel.inferred(from: v1, to: v2, rows: nil)
-        XCTAssertTrue(notes.contains { $0.contains("'Status.author' was a relationship of 'Status' and is now an attribute") }, "\(notes)")
-        XCTAssertTrue(notes.contains { $0.contains("'Status.tag' was an attribute of 'Status' and is now a relationship") }, "\(notes)")
-        let source = scratch.file("kind.sqlite"), destination = scratch.file("kind-v2.sqlite")
+        XCTAssertTrue(
+            notes.contains { $0.contains("'Status.author' was a relationship of 'Status' and is now an attribute") },
+            "\(notes)")
+        XCTAssertTrue(
+            notes.contains { $0.contains("'Status.tag' was an attribute of 'Status' and is now a relationship") },
+            "\(notes)")
+        let source = scratch.file("kind.sqlite")
+        let destination = scratch.file("kind-v2.sqlite")
         try makeStore(source, v1) { s in
             let account = try insert(s, "Account", ["handle": "@a"])
             try insert(s, "Status", ["text": "hi", "tag": "t", "author": .object(account)])
         }
-        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(from: source, to: destination)
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(
+            from: source, to: destination)
         let store = try PersistentStore.open(at: destination, model: v2)
         defer { store.close() }
         let status = try XCTUnwrap(try fetchAll(store, "Status").first)
@@ -332,18 +460,32 @@ final class DirectInferredStepTests: XCTestCase {
 
     func testARelationshipWhoseDestinationEntityIsRemovedOrReplacedStartsEmpty() throws {
         // WooCommerce's shape (the destination entity replaced by a new one) and Mastodon's (removed).
-        let v1 = try model("1", #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "meta", "destination": "OrderMetaData", "toMany": true, "inverse": "order"}, {"name": "card", "destination": "Card", "inverse": "order"}]}, {"name": "OrderMetaData", "attributes": [{"name": "key", "type": "string"}], "relationships": [{"name": "order", "destination": "Order", "inverse": "meta"}]}, {"name": "Card", "relationships": [{"name": "order", "destination": "Order", "inverse": "card"}]}"#)
-        let v2 = try model("2", #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "meta", "destination": "MetaData", "toMany": true, "inverse": "order"}, {"name": "card", "destination": "Payment"}]}, {"name": "MetaData", "attributes": [{"name": "key", "type": "string"}], "relationships": [{"name": "order", "destination": "Order", "inverse": "meta"}]}, {"name": "Payment"}"#)
+        let v1 = try model(
+            "1",
+            #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "meta", "destination": "OrderMetaData", "toMany": true, "inverse": "order"}, {"name": "card", "destination": "Card", "inverse": "order"}]}, {"name": "OrderMetaData", "attributes": [{"name": "key", "type": "string"}], "relationships": [{"name": "order", "destination": "Order", "inverse": "meta"}]}, {"name": "Card", "relationships": [{"name": "order", "destination": "Order", "inverse": "card"}]}"#
+        )
+        let v2 = try model(
+            "2",
+            #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "meta", "destination": "MetaData", "toMany": true, "inverse": "order"}, {"name": "card", "destination": "Payment"}]}, {"name": "MetaData", "attributes": [{"name": "key", "type": "string"}], "relationships": [{"name": "order", "destination": "Order", "inverse": "meta"}]}, {"name": "Payment"}"#
+        )
         let (mapping, notes) = try MappingModel.inferred(from: v1, to: v2, rows: nil)
-        XCTAssertTrue(notes.contains { $0.contains("'Order.meta' continues 'Order.meta', whose destination entity 'OrderMetaData' is removed") }, "\(notes)")
-        XCTAssertTrue(notes.contains { $0.contains("'Order.card' continues 'Order.card', whose destination entity 'Card' is removed") }, "\(notes)")
-        let source = scratch.file("orders.sqlite"), destination = scratch.file("orders-v2.sqlite")
+        XCTAssertTrue(
+            notes.contains {
+                $0.contains("'Order.meta' continues 'Order.meta', whose destination entity 'OrderMetaData' is removed")
+            }, "\(notes)")
+        XCTAssertTrue(
+            notes.contains {
+                $0.contains("'Order.card' continues 'Order.card', whose destination entity 'Card' is removed")
+            }, "\(notes)")
+        let source = scratch.file("orders.sqlite")
+        let destination = scratch.file("orders-v2.sqlite")
         try makeStore(source, v1) { s in
             let order = try insert(s, "Order", ["number": .integer(7)])
             try insert(s, "OrderMetaData", ["key": "k", "order": .object(order)])
             try insert(s, "Card", ["order": .object(order)])
         }
-        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(from: source, to: destination)
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(
+            from: source, to: destination)
         let store = try PersistentStore.open(at: destination, model: v2)
         defer { store.close() }
         let order = try XCTUnwrap(try fetchAll(store, "Order").first)
@@ -352,9 +494,15 @@ final class DirectInferredStepTests: XCTestCase {
         XCTAssertTrue(try order.value(forKey: "card").isNull)
 
         // Non-optional, it is judged by the rows: every existing order would lose it.
-        let required = try model("3", #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "card", "destination": "Payment", "optional": false}]}, {"name": "Payment"}"#)
+        let required = try model(
+            "3",
+            #"{"name": "Order", "attributes": [{"name": "number", "type": "integer32"}], "relationships": [{"name": "card", "destination": "Payment", "optional": false}]}, {"name": "Payment"}"#
+        )
         XCTAssertThrowsError(try MappingModel.inferred(from: v1, to: required)) { error in
-            XCTAssertTrue("\(error)".contains("whose destination entity 'Card' has no counterpart in the destination model, so it starts empty"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains(
+                    "whose destination entity 'Card' has no counterpart in the destination model, so it starts empty"),
+                "\(error)")
         }
         XCTAssertNoThrow(try MappingModel.inferred(from: v1, to: required, rows: { _, _ in 0 }))
     }

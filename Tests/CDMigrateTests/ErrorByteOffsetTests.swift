@@ -1,10 +1,13 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// Syntax errors give their position both in characters (`offset`, for messages) and in UTF-8
 /// bytes (`byteOffset`, what the C API reports as sqlite3_error_offset does).
 final class ErrorByteOffsetTests: XCTestCase {
-    private func syntaxError(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) -> MigrationError? {
+    private func syntaxError(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line)
+        -> MigrationError?
+    {
         do {
             try body()
             XCTFail("no error", file: file, line: line)
@@ -51,15 +54,17 @@ final class ErrorByteOffsetTests: XCTestCase {
     }
 
     func testPredicateInsideFetchPointsIntoTheWholeTextInBytes() {
-        let text = #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Nöte", "tïtle =="), $manager.sourceContext, NO)"#
+        let text =
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Nöte", "tïtle =="), $manager.sourceContext, NO)"#
         let e = syntaxError { _ = try SourceExpression.parse(text) }
         let start = text.utf8.count - #""), $manager.sourceContext, NO)"#.utf8.count
         XCTAssertEqual(e?.byteOffset, start)
-        XCTAssertEqual(e.map { $0.byteOffset! - $0.offset! }, 2) // ö and ï
+        XCTAssertEqual(e.map { $0.byteOffset! - $0.offset! }, 2)  // ö and ï
     }
 
     func testMappingProblemsKeepTheByteOffset() {
-        let json = #"{"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note", "attributeMappings": [{"name": "title", "valueExpression": "'ü' +"}]}]}"#
+        let json =
+            #"{"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note", "attributeMappings": [{"name": "title", "valueExpression": "'ü' +"}]}]}"#
         let e = syntaxError { _ = try MappingModel.fromJSON(json) }
         let problem = e?.underlying.first ?? e
         XCTAssertEqual(problem?.offset, 5)

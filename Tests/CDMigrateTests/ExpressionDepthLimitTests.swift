@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import CDMigrate
 
 /// Hostile expression text never overflows the stack: the parser refuses nesting beyond
@@ -54,7 +55,8 @@ final class ExpressionDepthLimitTests: XCTestCase {
     /// which counts no more levels than the parser does.
     static func notRefusedForDepth(_ body: () throws -> Any) {
         do { _ = try body() } catch let error as MigrationError {
-            XCTAssertFalse(error.message.contains("limit of"), "the evaluator refused a parsed expression: \(error.message)")
+            XCTAssertFalse(
+                error.message.contains("limit of"), "the evaluator refused a parsed expression: \(error.message)")
         } catch {
             XCTFail("not a MigrationError: \(error)")
         }
@@ -64,12 +66,16 @@ final class ExpressionDepthLimitTests: XCTestCase {
         func sqlColumn(forKeyPath keys: [String]) -> (sql: String, type: AttributeType)? { ("ZA", .integer64) }
     }
 
-    private func assertRefusedForDepth(_ text: String, predicate: Bool, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRefusedForDepth(
+        _ text: String, predicate: Bool, file: StaticString = #filePath, line: UInt = #line
+    ) {
         guard let error = Self.exercise(text, predicate: predicate) else {
             return XCTFail("accepted a text nested far beyond the limit", file: file, line: line)
         }
         XCTAssertEqual(error.code, .expressionSyntax, error.message, file: file, line: line)
-        XCTAssertTrue(error.message.contains("limit of \(ExpressionParser.maximumDepth) levels"), error.message, file: file, line: line)
+        XCTAssertTrue(
+            error.message.contains("limit of \(ExpressionParser.maximumDepth) levels"), error.message, file: file,
+            line: line)
         XCTAssertNotNil(error.offset, file: file, line: line)
         XCTAssertLessThan(error.message.count, 700, "the message quotes a short excerpt", file: file, line: line)
     }
@@ -85,11 +91,17 @@ final class ExpressionDepthLimitTests: XCTestCase {
             (String(repeating: "!", count: 10_000) + "a == 1", true),
             (String(repeating: "-", count: 100_000) + "a", false),
             (String(repeating: "+", count: 100_000) + "a", false),
-            (String(repeating: "CAST(", count: 1_000) + "1" + String(repeating: #", "NSNumber")"#, count: 1_000), false),
+            (
+                String(repeating: "CAST(", count: 1_000) + "1" + String(repeating: #", "NSNumber")"#, count: 1_000),
+                false
+            ),
             (String(repeating: "sum:(", count: 1_000) + "1" + String(repeating: ")", count: 1_000), false),
             ("a" + String(repeating: "[0]", count: 10_000), false),
             (Array(repeating: "2", count: 10_000).joined(separator: " ** "), false),
-            (String(repeating: "SUBQUERY(a, $x, ", count: 1_000) + "TRUEPREDICATE" + String(repeating: ").@count > 0", count: 1_000), true),
+            (
+                String(repeating: "SUBQUERY(a, $x, ", count: 1_000) + "TRUEPREDICATE"
+                    + String(repeating: ").@count > 0", count: 1_000), true
+            ),
         ]
         for (text, predicate) in cases { assertRefusedForDepth(text, predicate: predicate) }
     }
@@ -104,10 +116,14 @@ final class ExpressionDepthLimitTests: XCTestCase {
 
     func testLongLogicalChainsAndListsStayFlatAndEvaluate() throws {
         // AND / OR lists and aggregates are flat: any length parses, evaluates and frees on a small stack.
-        XCTAssertNil(Self.exercise(Array(repeating: "a == 1", count: 20_000).joined(separator: " AND "), predicate: true))
-        XCTAssertNil(Self.exercise(Array(repeating: "a == 1", count: 20_000).joined(separator: " OR "), predicate: true))
-        XCTAssertNil(Self.exercise("{" + Array(repeating: "1", count: 20_000).joined(separator: ", ") + "}", predicate: false))
-        XCTAssertNil(Self.exercise("a." + Array(repeating: "b", count: 20_000).joined(separator: "."), predicate: false))
+        XCTAssertNil(
+            Self.exercise(Array(repeating: "a == 1", count: 20_000).joined(separator: " AND "), predicate: true))
+        XCTAssertNil(
+            Self.exercise(Array(repeating: "a == 1", count: 20_000).joined(separator: " OR "), predicate: true))
+        XCTAssertNil(
+            Self.exercise("{" + Array(repeating: "1", count: 20_000).joined(separator: ", ") + "}", predicate: false))
+        XCTAssertNil(
+            Self.exercise("a." + Array(repeating: "b", count: 20_000).joined(separator: "."), predicate: false))
         var result: Bool?
         Self.onSmallStack {
             let text = Array(repeating: "1 == 1", count: 20_000).joined(separator: " AND ")
@@ -133,17 +149,27 @@ final class ExpressionDepthLimitTests: XCTestCase {
             while Self.exercise(build(n + 1), predicate: predicate) == nil { n += 1 }
             return n
         }
-        let parentheses = deepest({ String(repeating: "(", count: $0) + "1" + String(repeating: ")", count: $0) }, predicate: false)
+        let parentheses = deepest(
+            { String(repeating: "(", count: $0) + "1" + String(repeating: ")", count: $0) }, predicate: false)
         XCTAssertGreaterThanOrEqual(parentheses, 60)
-        let functions = deepest({ String(repeating: #"FUNCTION("#, count: $0) + "'a'" + String(repeating: #", "uppercaseString")"#, count: $0) }, predicate: false)
+        let functions = deepest(
+            {
+                String(repeating: #"FUNCTION("#, count: $0) + "'a'"
+                    + String(repeating: #", "uppercaseString")"#, count: $0)
+            }, predicate: false)
         XCTAssertGreaterThanOrEqual(functions, 30)
         let sums = deepest({ Array(repeating: "1", count: $0 + 1).joined(separator: " + ") }, predicate: false)
         XCTAssertGreaterThanOrEqual(sums, 60)
         let nots = deepest({ String(repeating: "NOT ", count: $0) + "1 == 1" }, predicate: true)
         XCTAssertGreaterThanOrEqual(nots, 60)
-        let predicateParentheses = deepest({ String(repeating: "(", count: $0) + "1 == 1" + String(repeating: ")", count: $0) }, predicate: true)
+        let predicateParentheses = deepest(
+            { String(repeating: "(", count: $0) + "1 == 1" + String(repeating: ")", count: $0) }, predicate: true)
         XCTAssertGreaterThanOrEqual(predicateParentheses, 30)
-        let subqueries = deepest({ String(repeating: "SUBQUERY({1, 2}, $x, ", count: $0) + "TRUEPREDICATE" + String(repeating: ").@count > 0", count: $0) }, predicate: true)
+        let subqueries = deepest(
+            {
+                String(repeating: "SUBQUERY({1, 2}, $x, ", count: $0) + "TRUEPREDICATE"
+                    + String(repeating: ").@count > 0", count: $0)
+            }, predicate: true)
         XCTAssertGreaterThanOrEqual(subqueries, 12)
 
         // And the values are right at that depth.
@@ -165,17 +191,25 @@ final class ExpressionDepthLimitTests: XCTestCase {
                 switch node {
                 case .constant, .variable, .evaluatedObject: break
                 case .keyPath(let base, _), .negation(let base): pending.append(base)
-                case .function(let target, _, let args): pending.append(target); pending += args
+                case .function(let target, _, let args):
+                    pending.append(target)
+                    pending += args
                 case .builtin(_, let args), .aggregate(let args): pending += args
-                case .binary(_, let lhs, let rhs), .index(let lhs, let rhs): pending.append(lhs); pending.append(rhs)
-                case .subquery(let collection, _, let predicate): pending.append(collection); predicates.append(predicate)
+                case .binary(_, let lhs, let rhs), .index(let lhs, let rhs):
+                    pending.append(lhs)
+                    pending.append(rhs)
+                case .subquery(let collection, _, let predicate):
+                    pending.append(collection)
+                    predicates.append(predicate)
                 }
             } else if let node = predicates.popLast() {
                 switch node {
                 case .constant: break
                 case .not(let inner): predicates.append(inner)
                 case .and(let items), .or(let items): predicates += items
-                case .comparison(let c): pending.append(c.lhs); pending.append(c.rhs)
+                case .comparison(let c):
+                    pending.append(c.lhs)
+                    pending.append(c.rhs)
                 }
             }
         }
@@ -192,7 +226,10 @@ final class ExpressionDepthLimitTests: XCTestCase {
             { .aggregate([$0]) },
             { .index($0, .constant(.string("FIRST"))) },
             { .keyPath($0, ["count"]) },
-            { .subquery(.aggregate([.constant(.integer(1))]), "x", .comparison(.init($0, .equal, .constant(.integer(1))))) },
+            {
+                .subquery(
+                    .aggregate([.constant(.integer(1))]), "x", .comparison(.init($0, .equal, .constant(.integer(1)))))
+            },
         ]
         for wrap in kinds {
             var e = ValueExpression.constant(.integer(1))
@@ -204,7 +241,9 @@ final class ExpressionDepthLimitTests: XCTestCase {
 
     static func handBuiltPredicateChains(_ levels: Int) -> [FilterPredicate] {
         let leaf = FilterPredicate.comparison(.init(.constant(.integer(1)), .equal, .constant(.integer(1))))
-        var not = leaf, and = leaf, or = leaf
+        var not = leaf
+        var and = leaf
+        var or = leaf
         for _ in 0..<levels {
             not = .not(not)
             and = .and([leaf, and])
@@ -227,7 +266,10 @@ final class ExpressionDepthLimitTests: XCTestCase {
                     let value = try ExpressionEvaluator().evaluate(tree, object: .null)
                     outcomes.append("evaluated to \(value)")
                 } catch let error as MigrationError {
-                    outcomes.append(error.code == .expressionEvaluation && error.message.contains("nests deeper than the limit of 64 levels") ? "refused" : error.message)
+                    outcomes.append(
+                        error.code == .expressionEvaluation
+                            && error.message.contains("nests deeper than the limit of 64 levels")
+                            ? "refused" : error.message)
                 } catch {
                     outcomes.append("\(error)")
                 }
@@ -239,17 +281,21 @@ final class ExpressionDepthLimitTests: XCTestCase {
                     let result = try PredicateEvaluator().evaluate(predicate, object: .null)
                     outcomes.append("evaluated to \(result)")
                 } catch let error as MigrationError {
-                    outcomes.append(error.message.contains("nests deeper than the limit of 64 levels") ? "refused" : error.message)
+                    outcomes.append(
+                        error.message.contains("nests deeper than the limit of 64 levels") ? "refused" : error.message)
                 } catch {
                     outcomes.append("\(error)")
                 }
-                outcomes.append(PredicateSQLTranslator.translate(predicate, resolver: NoColumns()) == nil ? "no SQL" : "SQL")
+                outcomes.append(
+                    PredicateSQLTranslator.translate(predicate, resolver: NoColumns()) == nil ? "no SQL" : "SQL")
                 Self.dismantle(consume predicate)
             }
         }
         // The arithmetic chain (the first kind, evaluated last) is walked without recursing: it evaluates.
-        XCTAssertEqual(outcomes, Array(repeating: "refused", count: 7) + ["evaluated to \(Value.integer(100_001))"]
-                           + Array(repeating: ["refused", "no SQL"], count: 3).flatMap { $0 })
+        XCTAssertEqual(
+            outcomes,
+            Array(repeating: "refused", count: 7) + ["evaluated to \(Value.integer(100_001))"]
+                + Array(repeating: ["refused", "no SQL"], count: 3).flatMap { $0 })
         // Freeing a chain that deep is left to `dismantle` above: Swift releases an indirect enum
         // recursively (docs/reliability.md).
     }
@@ -257,12 +303,18 @@ final class ExpressionDepthLimitTests: XCTestCase {
     func testArithmeticChainsAfterADeepOperandEvaluateAsTheyParse() throws {
         // 30 negations (two parser levels each, one evaluator level each) then 40 subtractions:
         // within the parser's limit, so the evaluator must not refuse it (found by fuzzing).
-        let text = String(repeating: "-(", count: 30) + "SELF" + String(repeating: ")", count: 30) + String(repeating: " - 1", count: 40)
+        let text =
+            String(repeating: "-(", count: 30) + "SELF" + String(repeating: ")", count: 30)
+            + String(repeating: " - 1", count: 40)
         let parsed = try ExpressionParser.parseExpression(text)
         XCTAssertEqual(try ExpressionEvaluator().evaluate(parsed, object: .integer(5)), .integer(-35))
         // Nil on the left ends the chain with nil, as each step of it would.
-        XCTAssertEqual(try ExpressionEvaluator().evaluate(try ExpressionParser.parseExpression("SELF - 1 * 2 - 3"), object: .null), .null)
-        XCTAssertEqual(try ExpressionEvaluator().evaluate(try ExpressionParser.parseExpression("10 - 2 * 3 - 1 + 8 / 4"), object: .null), .integer(5))
+        XCTAssertEqual(
+            try ExpressionEvaluator().evaluate(try ExpressionParser.parseExpression("SELF - 1 * 2 - 3"), object: .null),
+            .null)
+        XCTAssertEqual(
+            try ExpressionEvaluator().evaluate(
+                try ExpressionParser.parseExpression("10 - 2 * 3 - 1 + 8 / 4"), object: .null), .integer(5))
     }
 
     func testHandBuiltTreesEvaluateUpToTheLimitAndNoFurther() throws {

@@ -1,6 +1,6 @@
 import XCTest
-@testable import CDMigrate
 
+@testable import CDMigrate
 
 final class ExpressionEvaluatorTests: XCTestCase {
     private var fixture: ExpressionFixture!
@@ -19,7 +19,9 @@ final class ExpressionEvaluatorTests: XCTestCase {
         return try ExpressionEvaluator(environment: environment).evaluate(e, object: object ?? .object(fixture.note))
     }
 
-    private func assertEval(_ text: String, _ expected: Value, _ args: [Value] = [], file: StaticString = #filePath, line: UInt = #line) {
+    private func assertEval(
+        _ text: String, _ expected: Value, _ args: [Value] = [], file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             let v = try eval(text, args)
             XCTAssertEqual(v, expected, "\(text) gave \(v.typeName) \(v)", file: file, line: line)
@@ -30,11 +32,15 @@ final class ExpressionEvaluatorTests: XCTestCase {
         }
     }
 
-    private func assertEvalError(_ text: String, contains culprit: String, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertEvalError(
+        _ text: String, contains culprit: String, file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try eval(text), text, file: file, line: line) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .expressionEvaluation, "\(error)", file: file, line: line)
-            XCTAssertTrue(e?.message.contains(culprit) ?? false, "\(e?.message ?? "") should mention \(culprit)", file: file, line: line)
+            XCTAssertTrue(
+                e?.message.contains(culprit) ?? false, "\(e?.message ?? "") should mention \(culprit)", file: file,
+                line: line)
         }
     }
 
@@ -46,7 +52,8 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval("SELF.title", "Groceries")
         assertEval("$attachment.note.body", "Milk, eggs and bread")
         assertEval("$attachment.note.title.length", .integer(9))
-        XCTAssertEqual(try eval("$source.attachments").elements.compactMap { $0.object }.map { $0.objectID.primaryKey }, [1, 2, 3])
+        XCTAssertEqual(
+            try eval("$source.attachments").elements.compactMap { $0.object }.map { $0.objectID.primaryKey }, [1, 2, 3])
         // A to-many key path collects the members' values (nil captions left out, as KVC flattens).
         assertEval("$source.attachments.caption", .collection(["caption 1", "caption 3"]))
         assertEval("$source.tags.name", .collection(["home", "Shopping", "café"]))
@@ -70,8 +77,9 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval("$manager.sourceContext", "source context")
         assertEval("$entityMapping.name", "NoteToNote")
         assertEval("$entityMapping.userInfo.modelVersion", "4")
-        assertEval(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "AttachmentToAttachment", $source.attachments)"#,
-                   .collection(["caption 1", .null, "caption 3"]))
+        assertEval(
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "AttachmentToAttachment", $source.attachments)"#,
+            .collection(["caption 1", .null, "caption 3"]))
         assertEval(#"FUNCTION($entityPolicy, "customSelector:", $source.displayIndex)"#, "custom(3)")
         assertEval(#"FUNCTION(CAST("MigrationFunctions", "Class"), "getFirstName:", "Julia Child")"#, "Julia")
         XCTAssertEqual(environment.calls.last, "MigrationFunctions getFirstName:")
@@ -87,12 +95,18 @@ final class ExpressionEvaluatorTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("bogus"))
         }
         // FETCH: the environment answers the fetch request with the instances.
-        assertEval(#"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#,
-                   .collection(["Note", "TRUEPREDICATE"]))
+        assertEval(
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#,
+            .collection(["Note", "TRUEPREDICATE"]))
         // Without an environment, variables are unknown and host functions unavailable.
-        let e = try ExpressionParser.parseExpression(#"FUNCTION(CAST("MigrationFunctions", "Class"), "getFirstName:", "A B")"#)
-        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(e)) { XCTAssertTrue("\($0)".contains("MigrationFunctions.getFirstName:")) }
-        XCTAssertEqual(try ExpressionEvaluator.evaluate(try ExpressionParser.parseExpression("title"), object: .object(fixture.note)), "Groceries")
+        let e = try ExpressionParser.parseExpression(
+            #"FUNCTION(CAST("MigrationFunctions", "Class"), "getFirstName:", "A B")"#)
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(e)) {
+            XCTAssertTrue("\($0)".contains("MigrationFunctions.getFirstName:"))
+        }
+        XCTAssertEqual(
+            try ExpressionEvaluator.evaluate(
+                try ExpressionParser.parseExpression("title"), object: .object(fixture.note)), "Groceries")
     }
 
     // MARK: Selectors
@@ -120,7 +134,7 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval(#"FUNCTION(" 42abc", "intValue")"#, .integer(42))
         assertEval(#"FUNCTION("-7.9", "integerValue")"#, .integer(-7))
         assertEval(#"FUNCTION("99999999999", "intValue")"#, .integer(Int64(Int32.max)))
-        assertEval(#"FUNCTION("99999999999", "longLongValue")"#, .integer(99999999999))
+        assertEval(#"FUNCTION("99999999999", "longLongValue")"#, .integer(99_999_999_999))
         assertEval(#"FUNCTION("x", "intValue")"#, .integer(0))
         assertEval(#"FUNCTION(" 2.5e2xyz", "doubleValue")"#, .double(250))
         assertEval(#"FUNCTION("0.1", "floatValue")"#, .double(Double(Float(0.1))))
@@ -163,10 +177,13 @@ final class ExpressionEvaluatorTests: XCTestCase {
     }
 
     func testUnknownSelectorsNameSelectorAndReceiver() {
-        assertEvalError(#"FUNCTION("abc", "frobnicate")"#, contains: "unknown selector 'frobnicate' for a string receiver")
-        assertEvalError(#"FUNCTION(42, "uppercaseString")"#, contains: "unknown selector 'uppercaseString' for an integer receiver")
+        assertEvalError(
+            #"FUNCTION("abc", "frobnicate")"#, contains: "unknown selector 'frobnicate' for a string receiver")
+        assertEvalError(
+            #"FUNCTION(42, "uppercaseString")"#, contains: "unknown selector 'uppercaseString' for an integer receiver")
         assertEvalError(#"FUNCTION($source, "frobnicate:", 1)"#, contains: "'frobnicate:' for an instance receiver")
-        assertEvalError(#"FUNCTION("abc", "substringToIndex:", "x")"#, contains: "substringToIndex: needs a number argument")
+        assertEvalError(
+            #"FUNCTION("abc", "substringToIndex:", "x")"#, contains: "substringToIndex: needs a number argument")
         assertEvalError(#"FUNCTION($source, "valueForKey:", 3)"#, contains: "valueForKey: needs one key string")
     }
 
@@ -184,7 +201,8 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval(#"CAST($source.dateCreated, "NSString")"#, "2001-01-01 00:01:40 +0000")
         assertEval(#"CAST("1.50", "NSDecimalNumber")"#, .decimal("1.50"))
         assertEval(#"CAST(nil, "NSNumber")"#, .null)
-        assertEval(#"CAST("00000000-0000-0000-0000-0000000000FF", "NSUUID")"#, .uuid(Array(repeating: 0, count: 15) + [255]))
+        assertEval(
+            #"CAST("00000000-0000-0000-0000-0000000000FF", "NSUUID")"#, .uuid(Array(repeating: 0, count: 15) + [255]))
         assertEvalError(#"CAST("soon", "NSDate")"#, contains: "soon")
         assertEvalError(#"CAST(1, "NSWidget")"#, contains: "NSWidget")
         assertEvalError(#"CAST("MigrationFunctions", "Class")"#, contains: "target of FUNCTION")
@@ -202,7 +220,7 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval("1.5 + 1", .double(2.5))
         assertEval("-$source.displayIndex", .integer(-3))
         assertEval("$source.rating * 2", .double(9))
-        assertEval("9223372036854775807 + 1", .double(9223372036854775808))
+        assertEval("9223372036854775807 + 1", .double(9_223_372_036_854_775_808))
         assertEval("$source.dateCreated + 60", .date(160))
         assertEval("$source.dateCreated - 60", .date(40))
         assertEval("$source.dateCreated - CAST(40, \"NSDate\")", .double(60))
@@ -251,7 +269,7 @@ final class ExpressionEvaluatorTests: XCTestCase {
         assertEval("uppercase:($empty.title)", .null)
         let now = try eval("now()")
         guard case .date(let seconds) = now else { return XCTFail("now() gave \(now)") }
-        XCTAssertGreaterThan(seconds, 700_000_000) // after 2023
+        XCTAssertGreaterThan(seconds, 700_000_000)  // after 2023
         assertEvalError("sum:({1, \"a\"})", contains: "sum needs numbers, not a string value")
         assertEvalError("uppercase:(1)", contains: "uppercase: needs a string")
         assertEvalError("sqrt:(\"x\")", contains: "sqrt: needs a number")
@@ -262,9 +280,15 @@ final class ExpressionEvaluatorTests: XCTestCase {
             XCTAssertEqual((error as? MigrationError)?.code, .expressionEvaluation)
             XCTAssertTrue("\(error)".contains("CAST takes 2 arguments, not 1"))
         }
-        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("add:to:", [.constant(1)]))) { XCTAssertTrue("\($0)".contains("add:to: takes 2")) }
-        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("sum:", []))) { XCTAssertTrue("\($0)".contains("sum: needs an argument")) }
-        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("frob:", []))) { XCTAssertTrue("\($0)".contains("unknown function 'frob:'")) }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("add:to:", [.constant(1)]))) {
+            XCTAssertTrue("\($0)".contains("add:to: takes 2"))
+        }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("sum:", []))) {
+            XCTAssertTrue("\($0)".contains("sum: needs an argument"))
+        }
+        XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.builtin("frob:", []))) {
+            XCTAssertTrue("\($0)".contains("unknown function 'frob:'"))
+        }
         XCTAssertThrowsError(try ExpressionEvaluator.evaluate(.function(.constant("a"), "substringToIndex:", []))) {
             XCTAssertTrue("\($0)".contains("substringToIndex: needs a number argument, not nothing"))
         }
@@ -280,6 +304,8 @@ final class ExpressionEvaluatorTests: XCTestCase {
         // One parsed expression, many objects.
         let e = try ExpressionParser.parseExpression(#"FUNCTION(caption, "uppercaseString")"#)
         let evaluator = ExpressionEvaluator(environment: environment)
-        XCTAssertEqual(try fixture.attachments.map { try evaluator.evaluate(e, object: .object($0)) }, ["CAPTION 1", .null, "CAPTION 3"])
+        XCTAssertEqual(
+            try fixture.attachments.map { try evaluator.evaluate(e, object: .object($0)) },
+            ["CAPTION 1", .null, "CAPTION 3"])
     }
 }

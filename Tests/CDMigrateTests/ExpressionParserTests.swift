@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 // Foundation (through XCTest) has its own ValueExpression and FilterPredicate.
@@ -9,7 +10,9 @@ final class ExpressionParserTests: XCTestCase {
     }
 
     /// Parses, prints, and parses the print again: both parses must agree, and the print must be `expected`.
-    private func assertRoundTrip(_ text: String, _ expected: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRoundTrip(
+        _ text: String, _ expected: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             let e = try parse(text)
             XCTAssertEqual(e.description, expected ?? text, file: file, line: line)
@@ -25,15 +28,21 @@ final class ExpressionParserTests: XCTestCase {
         assertRoundTrip("$source.ingredients")
         assertRoundTrip(#"FUNCTION($source, "valueForKey:", "tags")"#)
         assertRoundTrip(#"FUNCTION($source, "valueForKeyPath:", "note.body")"#)
-        assertRoundTrip(#"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "IngredientToIngredient", $source.ingredients)"#)
-        assertRoundTrip(#"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "tags", FUNCTION($source, "valueForKey:", "tags"))"#)
+        assertRoundTrip(
+            #"FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "IngredientToIngredient", $source.ingredients)"#
+        )
+        assertRoundTrip(
+            #"FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "tags", FUNCTION($source, "valueForKey:", "tags"))"#
+        )
         assertRoundTrip(#"FUNCTION(CAST("MigrationFunctions", "Class"), "getFirstName:", $source.name)"#)
         assertRoundTrip(#"FUNCTION($source.name, "uppercaseString")"#)
         assertRoundTrip(#"FUNCTION($source.title, "substringToIndex:", 80)"#)
         assertRoundTrip(#"FUNCTION($entityPolicy, "customSelector:", $source.x)"#)
         assertRoundTrip(#"CAST($source.timeStamp, "NSNumber")"#)
         assertRoundTrip(#"CAST("2020-01-01 10:00:00 +0000", "NSDate")"#)
-        assertRoundTrip(#"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#)
+        assertRoundTrip(
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#
+        )
         assertRoundTrip("$entityMapping.userInfo.modelVersion")
     }
 
@@ -43,8 +52,9 @@ final class ExpressionParserTests: XCTestCase {
         XCTAssertEqual(try parse("SELF.name"), .keyPath(.evaluatedObject, ["name"]))
         XCTAssertEqual(try parse("SELF"), .evaluatedObject)
         XCTAssertEqual(try parse("self"), .evaluatedObject)
-        XCTAssertEqual(try parse(#"FUNCTION($source, "valueForKey:", "tags")"#),
-                       .function(.variable("source"), "valueForKey:", [.constant("tags")]))
+        XCTAssertEqual(
+            try parse(#"FUNCTION($source, "valueForKey:", "tags")"#),
+            .function(.variable("source"), "valueForKey:", [.constant("tags")]))
         XCTAssertEqual(try parse(#"CAST("C", "Class")"#), .builtin("CAST", [.constant("C"), .constant("Class")]))
         XCTAssertEqual(try parse("sum:({1, 2})"), .builtin("sum:", [.aggregate([.constant(1), .constant(2)])]))
         XCTAssertEqual(try parse("add:to:(1, 2)"), .builtin("add:to:", [.constant(1), .constant(2)]))
@@ -68,19 +78,24 @@ final class ExpressionParserTests: XCTestCase {
         XCTAssertEqual(try parse("0x1F"), .constant(.integer(31)))
         XCTAssertEqual(try parse("0o17"), .constant(.integer(15)))
         XCTAssertEqual(try parse("0b101"), .constant(.integer(5)))
-        XCTAssertEqual(try parse("9223372036854775808"), .constant(.double(9223372036854775808)))
+        XCTAssertEqual(try parse("9223372036854775808"), .constant(.double(9_223_372_036_854_775_808)))
         for word in ["nil", "NULL", "Nil"] { XCTAssertEqual(try parse(word), .constant(.null)) }
         for word in ["YES", "TRUE", "true"] { XCTAssertEqual(try parse(word), .constant(.bool(true))) }
         for word in ["NO", "FALSE", "false"] { XCTAssertEqual(try parse(word), .constant(.bool(false))) }
         XCTAssertEqual(try parse("{}"), .aggregate([]))
-        XCTAssertEqual(try parse("{1, 'a', {nil}}"), .aggregate([.constant(1), .constant("a"), .aggregate([.constant(.null)])]))
+        XCTAssertEqual(
+            try parse("{1, 'a', {nil}}"), .aggregate([.constant(1), .constant("a"), .aggregate([.constant(.null)])]))
     }
 
     func testArithmeticPrecedence() throws {
-        XCTAssertEqual(try parse("1 + 2 * 3"), .binary(.add, .constant(1), .binary(.multiply, .constant(2), .constant(3))))
-        XCTAssertEqual(try parse("(1 + 2) * 3"), .binary(.multiply, .binary(.add, .constant(1), .constant(2)), .constant(3)))
-        XCTAssertEqual(try parse("1 - 2 - 3"), .binary(.subtract, .binary(.subtract, .constant(1), .constant(2)), .constant(3)))
-        XCTAssertEqual(try parse("2 ** 3 ** 2"), .binary(.power, .constant(2), .binary(.power, .constant(3), .constant(2))))
+        XCTAssertEqual(
+            try parse("1 + 2 * 3"), .binary(.add, .constant(1), .binary(.multiply, .constant(2), .constant(3))))
+        XCTAssertEqual(
+            try parse("(1 + 2) * 3"), .binary(.multiply, .binary(.add, .constant(1), .constant(2)), .constant(3)))
+        XCTAssertEqual(
+            try parse("1 - 2 - 3"), .binary(.subtract, .binary(.subtract, .constant(1), .constant(2)), .constant(3)))
+        XCTAssertEqual(
+            try parse("2 ** 3 ** 2"), .binary(.power, .constant(2), .binary(.power, .constant(3), .constant(2))))
         XCTAssertEqual(try parse("-x"), .negation(.keyPath(.evaluatedObject, ["x"])))
         XCTAssertEqual(try parse("-2 ** 2"), .negation(.binary(.power, .constant(2), .constant(2))))
         assertRoundTrip("1 + 2 * 3")
@@ -107,17 +122,25 @@ final class ExpressionParserTests: XCTestCase {
     func testFormatArguments() throws {
         XCTAssertEqual(try parse("%@", ["x"]), .constant("x"))
         XCTAssertEqual(try parse("%K", ["note.body"]), .keyPath(.evaluatedObject, ["note", "body"]))
-        XCTAssertEqual(try parse("%d + %f", [.double(3.9), .integer(2)]), .binary(.add, .constant(.integer(3)), .constant(.double(2))))
+        XCTAssertEqual(
+            try parse("%d + %f", [.double(3.9), .integer(2)]),
+            .binary(.add, .constant(.integer(3)), .constant(.double(2))))
         XCTAssertEqual(try parse("%lld", [7]), .constant(.integer(7)))
         XCTAssertEqual(try parse("$source.%K", ["a.b"]), .keyPath(.variable("source"), ["a", "b"]))
-        XCTAssertEqual(try parse(#"FUNCTION(%@, %@)"#, ["abc", "uppercaseString"]), .function(.constant("abc"), "uppercaseString", []))
+        XCTAssertEqual(
+            try parse(#"FUNCTION(%@, %@)"#, ["abc", "uppercaseString"]),
+            .function(.constant("abc"), "uppercaseString", []))
         XCTAssertEqual(try parse("$x + 1", [], ), .binary(.add, .variable("x"), .constant(1)))
-        XCTAssertEqual(try ExpressionParser.parseExpression("$x + 1", variables: ["x": 2]), .binary(.add, .constant(2), .constant(1)))
+        XCTAssertEqual(
+            try ExpressionParser.parseExpression("$x + 1", variables: ["x": 2]),
+            .binary(.add, .constant(2), .constant(1)))
     }
 
     /// Asserts a syntax error whose message says what was expected and where.
-    private func assertSyntaxError(_ text: String, _ args: [Value] = [], expected: String, offset: Int,
-                                   file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSyntaxError(
+        _ text: String, _ args: [Value] = [], expected: String, offset: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try parse(text, args), file: file, line: line) { error in
             guard let e = error as? MigrationError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(e.code, .expressionSyntax, file: file, line: line)
@@ -142,10 +165,16 @@ final class ExpressionParserTests: XCTestCase {
         assertSyntaxError("1 +", expected: "an expression", offset: 3)
         assertSyntaxError("1 2", expected: "end of text", offset: 2)
         assertSyntaxError("(1 + 2", expected: "')' or an operator", offset: 6)
-        assertSyntaxError(#"FUNCTION($source "valueForKey:")"#, expected: "',' and a selector string after the FUNCTION target", offset: 17)
+        assertSyntaxError(
+            #"FUNCTION($source "valueForKey:")"#, expected: "',' and a selector string after the FUNCTION target",
+            offset: 17)
         assertSyntaxError(#"FUNCTION($source, 42)"#, expected: "a selector string", offset: 18)
-        assertSyntaxError(#"FUNCTION($source, "valueForKey:")"#, expected: "1 argument for selector 'valueForKey:' (one per ':'), not 0", offset: 18)
-        assertSyntaxError(#"FUNCTION($source, "name", 1)"#, expected: "0 arguments for selector 'name' (one per ':'), not 1", offset: 18)
+        assertSyntaxError(
+            #"FUNCTION($source, "valueForKey:")"#,
+            expected: "1 argument for selector 'valueForKey:' (one per ':'), not 0", offset: 18)
+        assertSyntaxError(
+            #"FUNCTION($source, "name", 1)"#, expected: "0 arguments for selector 'name' (one per ':'), not 1",
+            offset: 18)
         assertSyntaxError(#"CAST($source.x)"#, expected: "2 arguments for CAST, not 1", offset: 0)
         assertSyntaxError(#"  foo:(1)"#, expected: "a known function (such as sum:, count:, now)", offset: 2)
         assertSyntaxError(#"abs:(1, 2)"#, expected: "1 argument for abs:, not 2", offset: 0)
@@ -160,7 +189,8 @@ final class ExpressionParserTests: XCTestCase {
         assertSyntaxError("{1, 2", expected: "',' or '}'", offset: 5)
         assertSyntaxError("items[1", expected: "']' after the index", offset: 7)
         assertSyntaxError("%@ + %@", ["x"], expected: "format argument 2 for '%@' (only 1 given)", offset: 5)
-        assertSyntaxError("%K", [1], expected: "a key path string as format argument 1 for '%K', not integer '1'", offset: 0)
+        assertSyntaxError(
+            "%K", [1], expected: "a key path string as format argument 1 for '%K', not integer '1'", offset: 0)
         assertSyntaxError("%d", ["x"], expected: "a number as format argument 1 for '%d', not string 'x'", offset: 0)
         assertSyntaxError("%y", expected: "a format conversion (%@, %K, %d or %f)", offset: 0)
         assertSyntaxError("AND", expected: "an expression", offset: 0)

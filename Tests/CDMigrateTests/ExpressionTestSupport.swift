@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// A small model and object graph for expression and predicate tests:
@@ -12,21 +13,22 @@ final class ExpressionFixture {
     let emptyNote: ManagedObject
 
     init() throws {
-        model = try ModelReader.model(fromJSON: """
-        {"name": "Notes", "entities": [
-          {"name": "Note", "attributes": [
-             {"name": "title", "type": "string"}, {"name": "body", "type": "string"},
-             {"name": "dateCreated", "type": "date"}, {"name": "displayIndex", "type": "integer32"},
-             {"name": "rating", "type": "double"}, {"name": "archived", "type": "boolean"}],
-           "relationships": [
-             {"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true},
-             {"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
-          {"name": "Attachment", "attributes": [{"name": "dateCreated", "type": "date"}, {"name": "caption", "type": "string"}],
-           "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
-          {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
-           "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
-        ]}
-        """)
+        model = try ModelReader.model(
+            fromJSON: """
+                {"name": "Notes", "entities": [
+                  {"name": "Note", "attributes": [
+                     {"name": "title", "type": "string"}, {"name": "body", "type": "string"},
+                     {"name": "dateCreated", "type": "date"}, {"name": "displayIndex", "type": "integer32"},
+                     {"name": "rating", "type": "double"}, {"name": "archived", "type": "boolean"}],
+                   "relationships": [
+                     {"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true},
+                     {"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
+                  {"name": "Attachment", "attributes": [{"name": "dateCreated", "type": "date"}, {"name": "caption", "type": "string"}],
+                   "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
+                  {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+                   "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
+                ]}
+                """)
         let noteEntity = try XCTUnwrap(model.entity(named: "Note"))
         let attachmentEntity = try XCTUnwrap(model.entity(named: "Attachment"))
         let tagEntity = try XCTUnwrap(model.entity(named: "Tag"))

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+
 @testable import CDMigrate
 
 /// A store of `Tests/Fixtures/external-data/photos-v1.json` holding its binary and transformable
@@ -19,18 +20,20 @@ enum ExternalDataFixture {
         (0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ ($0 >> 8) &* 7) ^ seed }
     }
     static let inlineImage = pattern(1_000, seed: 1)
-    static let externalImage = pattern(200_000, seed: 2)     // above Core Data's 128 KiB
-    static let smallFileImage = pattern(5_000, seed: 5)      // in a file although small (an older Core Data's choice)
+    static let externalImage = pattern(200_000, seed: 2)  // above Core Data's 128 KiB
+    static let smallFileImage = pattern(5_000, seed: 5)  // in a file although small (an older Core Data's choice)
     static let inlineInfo = pattern(300, seed: 3)
     static let externalInfo = pattern(150_000, seed: 4)
 
     /// Rows: name → (image column, info column); files: UUID → bytes.
     static var columns: [(name: String, image: [UInt8]?, info: [UInt8]?)] {
-        [("inline", [1] + inlineImage, [1] + inlineInfo),
-         ("external", reference(imageFileUUID), reference(infoFileUUID)),
-         ("small-file", reference(smallFileUUID), nil),
-         ("missing", reference(missingFileUUID), nil),
-         ("none", nil, nil)]
+        [
+            ("inline", [1] + inlineImage, [1] + inlineInfo),
+            ("external", reference(imageFileUUID), reference(infoFileUUID)),
+            ("small-file", reference(smallFileUUID), nil),
+            ("missing", reference(missingFileUUID), nil),
+            ("none", nil, nil),
+        ]
     }
     static var files: [(uuid: String, bytes: [UInt8])] {
         [(imageFileUUID, externalImage), (infoFileUUID, externalInfo), (smallFileUUID, smallFileImage)]
@@ -52,8 +55,9 @@ enum ExternalDataFixture {
         let database = try SQLiteDatabase(path: path, mode: .readWrite)
         defer { database.close() }
         for row in columns {
-            try database.run("UPDATE ZPHOTO SET ZIMAGE = ?, ZINFO = ? WHERE ZNAME = ?",
-                             [row.image.map { .binary($0) } ?? .null, row.info.map { .binary($0) } ?? .null, .string(row.name)])
+            try database.run(
+                "UPDATE ZPHOTO SET ZIMAGE = ?, ZINFO = ? WHERE ZNAME = ?",
+                [row.image.map { .binary($0) } ?? .null, row.info.map { .binary($0) } ?? .null, .string(row.name)])
         }
         let folder = ExternalBinaryData.folder(forStore: path)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)

@@ -1,5 +1,6 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// Source rows whose primary keys sit at the ends of the 64-bit range (Z_PK = INT64_MAX,
@@ -31,7 +32,8 @@ final class ExtremeSourceKeyTests: XCTestCase {
         }
         var script = "UPDATE ZAUTHOR SET Z_PK = -Z_PK; UPDATE ZBOOK SET Z_PK = -Z_PK, ZAUTHOR = -ZAUTHOR;"
         for (i, key) in authorKeys.enumerated() {
-            script += "UPDATE ZBOOK SET ZAUTHOR = \(key) WHERE ZAUTHOR = -\(i + 1); UPDATE ZAUTHOR SET Z_PK = \(key) WHERE Z_PK = -\(i + 1);"
+            script +=
+                "UPDATE ZBOOK SET ZAUTHOR = \(key) WHERE ZAUTHOR = -\(i + 1); UPDATE ZAUTHOR SET Z_PK = \(key) WHERE Z_PK = -\(i + 1);"
         }
         for (i, key) in bookKeys.enumerated() { script += "UPDATE ZBOOK SET Z_PK = \(key) WHERE Z_PK = -\(i + 1);" }
         script += "UPDATE Z_PRIMARYKEY SET Z_MAX = \(authorKeys.max() ?? 0) WHERE Z_NAME = 'Author';"
@@ -56,9 +58,11 @@ final class ExtremeSourceKeyTests: XCTestCase {
         defer { sqlite3_finalize(statement) }
         var result: [String] = []
         while sqlite3_step(statement) == SQLITE_ROW {
-            result.append((0..<sqlite3_column_count(statement)).map { i in
-                sqlite3_column_type(statement, i) == SQLITE_NULL ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-            }.joined(separator: "|"))
+            result.append(
+                (0..<sqlite3_column_count(statement)).map { i in
+                    sqlite3_column_type(statement, i) == SQLITE_NULL
+                        ? "NULL" : String(cString: sqlite3_column_text(statement, i))
+                }.joined(separator: "|"))
         }
         return result
     }
@@ -72,41 +76,51 @@ final class ExtremeSourceKeyTests: XCTestCase {
 
     func migrate(_ source: String, _ path: Path, name: String) throws -> String {
         let perInstance = path == .perInstance || path == .policySingleRow || path == .policyBatch
-        let policy = path == .policySingleRow ? ", \"type\": \"custom\", \"policy\": \"SingleRow\"" : path == .policyBatch ? ", \"type\": \"custom\", \"policy\": \"Batch\"" : ""
-        let writer = "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"AuthorToWriter\\\", $source.author)"
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [
-          {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"name": "\(perInstance ? "FUNCTION($source.name, 'stringByAppendingString:', '')" : "$source.name")"}\(policy)},
-          {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"title": "$source.title"}, "relationshipMappings": {"writer": "\(writer)"}\(policy)}
-        ]}
-        """)
+        let policy =
+            path == .policySingleRow
+            ? ", \"type\": \"custom\", \"policy\": \"SingleRow\""
+            : path == .policyBatch ? ", \"type\": \"custom\", \"policy\": \"Batch\"" : ""
+        let writer =
+            "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"AuthorToWriter\\\", $source.author)"
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [
+              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"name": "\(perInstance ? "FUNCTION($source.name, 'stringByAppendingString:', '')" : "$source.name")"}\(policy)},
+              {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"title": "$source.title"}, "relationshipMappings": {"writer": "\(writer)"}\(policy)}
+            ]}
+            """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "SingleRow") { SingleRow() }
         manager.registerPolicy(named: "Batch") { Batch() }
         manager.keepsSourceKeys = path != .sqlRenumbering
         manager.pushDownSQL = !perInstance
-        if path == .policyBatch { manager.batchSize = 1 }   // one batch per row: the key cursor crosses every extreme
+        if path == .policyBatch { manager.batchSize = 1 }  // one batch per row: the key cursor crosses every extreme
         let out = scratch.file(name)
         _ = try manager.migrateStore(from: source, to: out)
         return out
     }
 
     func links(_ path: String) -> [String] {
-        rows(path, "SELECT v.ZTITLE, w.ZNAME FROM ZVOLUME v LEFT JOIN ZWRITER w ON w.Z_PK = v.ZWRITER ORDER BY v.ZTITLE")
+        rows(
+            path, "SELECT v.ZTITLE, w.ZNAME FROM ZVOLUME v LEFT JOIN ZWRITER w ON w.Z_PK = v.ZWRITER ORDER BY v.ZTITLE")
     }
 
     static let keySets: [(String, [Int64], [Int64])] = [
         ("INT64_MAX", [Int64.max, 5], [Int64.max, 7, 8, 9]),
-        ("INT64_MAX-1 and INT64_MAX", [Int64.max - 1, Int64.max], [Int64.max - 3, Int64.max - 2, Int64.max - 1, Int64.max]),
+        (
+            "INT64_MAX-1 and INT64_MAX", [Int64.max - 1, Int64.max],
+            [Int64.max - 3, Int64.max - 2, Int64.max - 1, Int64.max]
+        ),
         ("INT64_MIN", [Int64.min, 1], [Int64.min, Int64.min + 1, 3, 4]),
         ("spanning more than INT64_MAX", [Int64.min, Int64.max], [Int64.min + 5, Int64.min + 1, 3, Int64.max]),
     ]
 
     func check(_ path: Path) throws {
         for (label, authors, books) in Self.keySets {
-            let source = try makeLibrary(authorKeys: authors, bookKeys: books, name: "\(path)-\(authors[0])-\(books[0]).sqlite")
+            let source = try makeLibrary(
+                authorKeys: authors, bookKeys: books, name: "\(path)-\(authors[0])-\(books[0]).sqlite")
             do {
                 let out = try migrate(source, path, name: "\(path)-\(authors[0])-\(books[0])-out.sqlite")
                 XCTAssertEqual(links(out), ["B0-0|A0", "B0-1|A0", "B1-0|A1", "B1-1|A1"], "\(path), \(label)")
@@ -126,12 +140,13 @@ final class ExtremeSourceKeyTests: XCTestCase {
     /// into the same table still finds keys for its instances, on every path.
     func testKeysNearINT64_MAXAreRenumberedSoOtherMappingsFindKeys() throws {
         let source = try makeLibrary(authorKeys: [Int64.max, 5], bookKeys: [1, 2, 3, 4], name: "full.sqlite")
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [
-          {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}},
-          {"name": "BookToWriter", "sourceEntity": "Book", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.title"}}
-        ]}
-        """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [
+              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}},
+              {"name": "BookToWriter", "sourceEntity": "Book", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.title"}}
+            ]}
+            """)
         var results: [[String]] = []
         for pushDown in [true, false] {
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
@@ -148,17 +163,25 @@ final class ExtremeSourceKeyTests: XCTestCase {
     /// INT64_MAX) are written out at once, and read back in key order.
     func testIdentityAssociationsSpanningTheWholeKeyRangeAreWrittenOut() throws {
         let database = try SQLiteDatabase(path: scratch.file("associations.sqlite"), mode: .create)
-        try database.exec("CREATE TABLE ZWRITER (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZWRITER VALUES (\(Int64.min)), (0), (\(Int64.max))")
+        try database.exec(
+            "CREATE TABLE ZWRITER (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZWRITER VALUES (\(Int64.min)), (0), (\(Int64.max))"
+        )
         let table = try AssociationTable(database: database)
-        try table.recordIdentity(mapping: 0, sourceEntity: 1, destinationEntity: 1, destinationTable: "ZWRITER", low: Int64.min, high: Int64.max, count: 3)
+        try table.recordIdentity(
+            mapping: 0, sourceEntity: 1, destinationEntity: 1, destinationTable: "ZWRITER", low: Int64.min,
+            high: Int64.max, count: 3)
         XCTAssertNil(table.identities[0], "written out, not reserved")
         var keys: [Int64] = []
         try table.forEachAssociation(mapping: 0) { keys.append($0.destinationPK) }
         XCTAssertEqual(keys, [Int64.min, 0, Int64.max])
         XCTAssertEqual(try table.count(mapping: 0), 3)
         // A range that fits is reserved, and materialized at its rowids without overflow in SQL.
-        try database.exec("CREATE TABLE ZVOLUME (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZVOLUME VALUES (\(Int64.max / 2 - 3)), (\(Int64.max / 2 - 1))")
-        try table.recordIdentity(mapping: 1, sourceEntity: 2, destinationEntity: 2, destinationTable: "ZVOLUME", low: Int64.max / 2 - 3, high: Int64.max / 2 - 1, count: 2)
+        try database.exec(
+            "CREATE TABLE ZVOLUME (Z_PK INTEGER PRIMARY KEY); INSERT INTO ZVOLUME VALUES (\(Int64.max / 2 - 3)), (\(Int64.max / 2 - 1))"
+        )
+        try table.recordIdentity(
+            mapping: 1, sourceEntity: 2, destinationEntity: 2, destinationTable: "ZVOLUME", low: Int64.max / 2 - 3,
+            high: Int64.max / 2 - 1, count: 2)
         XCTAssertNotNil(table.identities[1])
         keys = []
         try table.forEachAssociation(mapping: 1) { keys.append($0.sourcePK) }
@@ -178,9 +201,11 @@ final class ExtremeSourceKeyTests: XCTestCase {
 
     /// Ordered to-many members whose order key is INT64_MAX: appending one more is refused.
     func testAnOrderKeyAtINT64_MAXLeavesNoRoomAndSaysSo() {
-        XCTAssertThrowsError(try PersistentStore.orderAfter(Int64.max, table: "ZNOTE", orderColumn: "Z_FOK_FOLDER")) { error in
+        XCTAssertThrowsError(try PersistentStore.orderAfter(Int64.max, table: "ZNOTE", orderColumn: "Z_FOK_FOLDER")) {
+            error in
             XCTAssertTrue((error as? MigrationError)?.message.contains("leaves no room") ?? false, "\(error)")
         }
-        XCTAssertEqual(try PersistentStore.orderAfter(Int64.max - 1, table: "ZNOTE", orderColumn: "Z_FOK_FOLDER"), Int64.max)
+        XCTAssertEqual(
+            try PersistentStore.orderAfter(Int64.max - 1, table: "ZNOTE", orderColumn: "Z_FOK_FOLDER"), Int64.max)
     }
 }

@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// `cdmigrate migrate --jobs N STORE… --out-dir DIR`: many stores, each in a child process.
 final class FleetCommandLineTests: XCTestCase {
@@ -18,27 +19,41 @@ final class FleetCommandLineTests: XCTestCase {
         try CommandLineTool.run(arguments)
     }
 
-    var models: [String] { ["--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("map.json")] }
+    var models: [String] {
+        [
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("map.json"),
+        ]
+    }
     var v1: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v1.json")) } }
     var v2: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v2.json")) } }
 
     /// A store of `swedes` Swedes and `finns` Finns.
     func makePeople(_ path: String, swedes: Int, finns: Int) throws {
         try makeStore(path, try v1) { store in
-            for i in 0..<swedes { try insert(store, "Person", ["name": .string("S\(i)"), "country": .string("Sweden"), "age": .integer(30)]) }
-            for i in 0..<finns { try insert(store, "Person", ["name": .string("F\(i)"), "country": .string("Finland"), "age": .integer(40)]) }
+            for i in 0..<swedes {
+                try insert(
+                    store, "Person", ["name": .string("S\(i)"), "country": .string("Sweden"), "age": .integer(30)])
+            }
+            for i in 0..<finns {
+                try insert(
+                    store, "Person", ["name": .string("F\(i)"), "country": .string("Finland"), "age": .integer(40)])
+            }
         }
     }
 
     func lines(_ text: String) throws -> [[String: Any]] {
-        try text.split(separator: "\n").map { try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], String($0)) }
+        try text.split(separator: "\n").map {
+            try XCTUnwrap(JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any], String($0))
+        }
     }
 
     func testGoodStoresMigrateAndACorruptOneIsReportedWithTheSourcesUntouched() throws {
         let folder = scratch.file("stores")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for i in 1...3 { try makePeople(folder + "/user\(i).sqlite", swedes: i, finns: 2 * i) }
-        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(to: URL(fileURLWithPath: folder + "/corrupt.sqlite"))
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(
+            to: URL(fileURLWithPath: folder + "/corrupt.sqlite"))
         try Data("not a store".utf8).write(to: URL(fileURLWithPath: folder + "/README.txt"))
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         let before = names.map { fileBytes(folder + "/" + $0) }
@@ -53,7 +68,10 @@ final class FleetCommandLineTests: XCTestCase {
         XCTAssertEqual(summary["migrated"] as? Int, 3)
         XCTAssertEqual(summary["failed"] as? Int, 1)
         XCTAssertEqual(summary["jobs"] as? Int, 2)
-        let byStore = Dictionary(uniqueKeysWithValues: objects.dropLast().map { (URL(fileURLWithPath: $0["store"] as? String ?? "").lastPathComponent, $0) })
+        let byStore = Dictionary(
+            uniqueKeysWithValues: objects.dropLast().map {
+                (URL(fileURLWithPath: $0["store"] as? String ?? "").lastPathComponent, $0)
+            })
         XCTAssertEqual(Set(byStore.keys), ["user1.sqlite", "user2.sqlite", "user3.sqlite", "corrupt.sqlite"])
         for i in 1...3 {
             let line = try XCTUnwrap(byStore["user\(i).sqlite"])
@@ -72,8 +90,11 @@ final class FleetCommandLineTests: XCTestCase {
         XCTAssertNotNil(error["code"] as? Int, "\(error)")
         XCTAssertFalse((error["message"] as? String ?? "").isEmpty)
         // Nothing written for the corrupt store, nothing beside the sources, sources byte-identical.
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.sorted(),
-                       ["user1.sqlite", "user2.sqlite", "user3.sqlite"])
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: out).filter {
+                !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm")
+            }.sorted(),
+            ["user1.sqlite", "user2.sqlite", "user3.sqlite"])
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), names)
         XCTAssertEqual(names.map { fileBytes(folder + "/" + $0) }, before)
     }
@@ -85,15 +106,25 @@ final class FleetCommandLineTests: XCTestCase {
             try makePeople(path, swedes: 1, finns: i)
             stores.append(path)
         }
-        try "# two stores\n\(stores[0])\n\n\(stores[1])\n".write(toFile: scratch.file("list.txt"), atomically: true, encoding: .utf8)
+        try "# two stores\n\(stores[0])\n\n\(stores[1])\n".write(
+            toFile: scratch.file("list.txt"), atomically: true, encoding: .utf8)
         try "\(stores[2])\n".write(toFile: scratch.file("more.txt"), atomically: true, encoding: .utf8)
         // --dry-run checks each store and writes nothing.
         let before = stores.map(fileBytes)
-        let dry = try run(["migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place", "--dry-run", "--json"] + models)
+        let dry = try run(
+            [
+                "migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place",
+                "--dry-run", "--json",
+            ] + models)
         XCTAssertEqual(dry.status, 0, dry.out + dry.err)
-        XCTAssertEqual(try lines(dry.out).dropLast().map { $0["status"] as? String }, ["checked", "checked", "checked"], dry.out)
+        XCTAssertEqual(
+            try lines(dry.out).dropLast().map { $0["status"] as? String }, ["checked", "checked", "checked"], dry.out)
         XCTAssertEqual(stores.map(fileBytes), before)
-        let result = try run(["migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place", "--jobs", "3"] + models)
+        let result = try run(
+            [
+                "migrate", "@" + scratch.file("list.txt"), "--from-file", scratch.file("more.txt"), "--in-place",
+                "--jobs", "3",
+            ] + models)
         XCTAssertEqual(result.status, 0, result.out + result.err)
         let output = result.out.split(separator: "\n")
         XCTAssertEqual(output.filter { $0.hasPrefix("migrated ") }.count, 3, result.out)
@@ -112,17 +143,25 @@ final class FleetCommandLineTests: XCTestCase {
         }
         let out = scratch.file("out")
         // Two stores of one name would share a destination.
-        let clash = try run(["migrate", scratch.file("a/people.sqlite"), scratch.file("b/people.sqlite"), "--out-dir", out] + models)
+        let clash = try run(
+            ["migrate", scratch.file("a/people.sqlite"), scratch.file("b/people.sqlite"), "--out-dir", out] + models)
         XCTAssertEqual(clash.status, 64, clash.err)
         XCTAssertTrue(clash.err.contains("would both be written"), clash.err)
         // A bad mapping fails once, as the one-store command does.
-        try #"{"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}"#.write(toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
-        let bad = try run(["migrate", scratch.file("a/people.sqlite"), "--jobs", "2", "--out-dir", out, "--json",
-                                       "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping", scratch.file("bad.json")])
+        try #"{"entityMappings": [{"name": "X", "sourceEntity": "Nobody"}]}"#.write(
+            toFile: scratch.file("bad.json"), atomically: true, encoding: .utf8)
+        let bad = try run([
+            "migrate", scratch.file("a/people.sqlite"), "--jobs", "2", "--out-dir", out, "--json",
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"), "--mapping",
+            scratch.file("bad.json"),
+        ])
         XCTAssertEqual(bad.status, 65, bad.out + bad.err)
         XCTAssertEqual(try lines(bad.out).count, 1, bad.out)
         // --to names one destination only.
-        XCTAssertEqual(try run(["migrate", scratch.file("a/people.sqlite"), scratch.file("b/people.sqlite"), "--to", out] + models).status, 64)
+        XCTAssertEqual(
+            try run(
+                ["migrate", scratch.file("a/people.sqlite"), scratch.file("b/people.sqlite"), "--to", out] + models
+            ).status, 64)
         XCTAssertFalse(FileManager.default.fileExists(atPath: out))
     }
 
@@ -132,13 +171,17 @@ final class FleetCommandLineTests: XCTestCase {
         var expected: [String: (version: Int, notes: Int)] = [:]
         for (i, version) in [1, 2, 3, 1, 2].enumerated() {
             let name = "notes\(i).sqlite"
-            let notes = try UnCloudNotes.generateSource(version: version, at: folder + "/" + name, count: 5 + i, seed: UInt64(i + 1))
+            let notes = try UnCloudNotes.generateSource(
+                version: version, at: folder + "/" + name, count: 5 + i, seed: UInt64(i + 1))
             expected[name] = (version, notes.count)
         }
         let models = ReferenceMigrations.examplesDirectory + "/" + UnCloudNotes.directory
         let out = scratch.file("out")
         // v3 → v4 names a policy, which the command cannot register: stop at v3.
-        let result = try run(["migrate", folder, "--out-dir", out, "--models", models, "--to-version", "UnCloudNotes_v3", "--json", "--jobs", "2"])
+        let result = try run([
+            "migrate", folder, "--out-dir", out, "--models", models, "--to-version", "UnCloudNotes_v3", "--json",
+            "--jobs", "2",
+        ])
         XCTAssertEqual(result.status, 0, result.out + result.err)
         let objects = try lines(result.out)
         XCTAssertEqual(objects.count, expected.count + 1, result.out)
@@ -148,7 +191,9 @@ final class FleetCommandLineTests: XCTestCase {
             XCTAssertEqual(object["status"] as? String, "migrated", "\(object)")
             XCTAssertEqual(object["version"] as? String, "UnCloudNotes_v\(want.version)")
             XCTAssertEqual(object["targetVersion"] as? String, "UnCloudNotes_v3")
-            let notes = try StoreAccess.readStore(at: out + "/" + name, model: try UnCloudNotes.model(version: 3)) { try StoreAccess.all("Note", in: $0).count }
+            let notes = try StoreAccess.readStore(at: out + "/" + name, model: try UnCloudNotes.model(version: 3)) {
+                try StoreAccess.all("Note", in: $0).count
+            }
             XCTAssertEqual(notes, want.notes, name)
         }
     }

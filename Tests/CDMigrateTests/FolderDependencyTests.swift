@@ -1,5 +1,5 @@
-import XCTest
 import Foundation
+import XCTest
 
 /// `scripts/folder-dependencies.py`: the engine's folders use only folders below them
 /// (docs/architecture.md), and the check refuses a use against that direction.
@@ -14,7 +14,8 @@ final class FolderDependencyTests: XCTestCase {
         let result = try check([])
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("Model -> Core\n"), result.out)
-        XCTAssertTrue(result.out.contains("Core -> Store\n"), "the one exception, Value.object(ManagedObject): \(result.out)")
+        XCTAssertTrue(
+            result.out.contains("Core -> Store\n"), "the one exception, Value.object(ManagedObject): \(result.out)")
     }
 
     func testCheckRefusesAFolderUsingOneAboveIt() throws {
@@ -22,16 +23,19 @@ final class FolderDependencyTests: XCTestCase {
         let files = [
             "Core/Value.swift": "public enum Value { case object(ManagedObject) }\n",
             "Model/Entity.swift": "struct Entity { let store: PersistentStore }\n",
-            "Store/PersistentStore.swift": "final class PersistentStore { let entity: Entity? = nil }\nfinal class ManagedObject {}\n",
+            "Store/PersistentStore.swift":
+                "final class PersistentStore { let entity: Entity? = nil }\nfinal class ManagedObject {}\n",
         ]
         for (path, text) in files {
-            try FileManager.default.createDirectory(atPath: scratch.file(String(path.split(separator: "/")[0])), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: scratch.file(String(path.split(separator: "/")[0])), withIntermediateDirectories: true)
             try text.write(toFile: scratch.file(path), atomically: true, encoding: .utf8)
         }
         let result = try check(["--root", scratch.path])
         XCTAssertEqual(result.status, 1)
         XCTAssertTrue(result.err.contains("Model -> Store: PersistentStore (Entity.swift)"), result.err)
-        XCTAssertFalse(result.err.contains("Core -> Store"), "Value.object(ManagedObject) is the allowed exception: \(result.err)")
+        XCTAssertFalse(
+            result.err.contains("Core -> Store"), "Value.object(ManagedObject) is the allowed exception: \(result.err)")
         try FileManager.default.removeItem(atPath: scratch.file("Model/Entity.swift"))
         XCTAssertEqual(try check(["--root", scratch.path]).status, 0)
     }

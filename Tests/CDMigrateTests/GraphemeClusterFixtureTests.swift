@@ -13,7 +13,9 @@ final class GraphemeClusterFixtureTests: XCTestCase {
         for entry in cases {
             let text = try XCTUnwrap(entry["text"] as? String)
             let clusters = try XCTUnwrap(entry["clusters"] as? [Int])
-            XCTAssertEqual(text.map { $0.unicodeScalars.count }, clusters, "clusters of \(text.unicodeScalars.map { String($0.value, radix: 16) })")
+            XCTAssertEqual(
+                text.map { $0.unicodeScalars.count }, clusters,
+                "clusters of \(text.unicodeScalars.map { String($0.value, radix: 16) })")
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+
 @testable import CDMigrate
 
 /// Small models and stores for the loss report: folders of posts, and the chain seen in real
@@ -15,20 +16,32 @@ enum LossReportFixtures {
         ]}
         """
     }
-    static let v1 = model(version: 1, postAttributes: #"{"name": "title", "type": "string", "optional": true}, {"name": "color", "type": "string", "optional": true}"#)
-    static let v2 = model(version: 2, postAttributes: #"{"name": "title", "type": "string", "optional": true}, {"name": "color", "type": "string", "optional": true}, {"name": "subtitle", "type": "string", "optional": true}"#)
-    static let v3 = model(version: 3, postAttributes: #"{"name": "title", "type": "string", "optional": true}, {"name": "hue", "type": "string", "optional": true}, {"name": "subtitle", "type": "string", "optional": true}"#)
+    static let v1 = model(
+        version: 1,
+        postAttributes:
+            #"{"name": "title", "type": "string", "optional": true}, {"name": "color", "type": "string", "optional": true}"#
+    )
+    static let v2 = model(
+        version: 2,
+        postAttributes:
+            #"{"name": "title", "type": "string", "optional": true}, {"name": "color", "type": "string", "optional": true}, {"name": "subtitle", "type": "string", "optional": true}"#
+    )
+    static let v3 = model(
+        version: 3,
+        postAttributes:
+            #"{"name": "title", "type": "string", "optional": true}, {"name": "hue", "type": "string", "optional": true}, {"name": "subtitle", "type": "string", "optional": true}"#
+    )
 
     /// The written mapping of the chain's first step (v1 → v2).
     static let v1ToV2 = """
-    {"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
-      {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
-       "attributeMappings": {"name": "$source.name"}},
-      {"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
-       "attributeMappings": {"title": "$source.title", "color": "$source.color"},
-       "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
-    ]}
-    """
+        {"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
+          {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"name": "$source.name"}},
+          {"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.title", "color": "$source.color"},
+           "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
+        ]}
+        """
 
     /// A folder holding v1, v2 and v3 and the mapping model of v1 → v2 only.
     static func chainFolder(in directory: String) throws -> String {
@@ -46,7 +59,8 @@ enum LossReportFixtures {
         try makeStore(path, model) { store in
             let folders = try (0..<2).map { try insert(store, "Folder", ["name": .string("Folder \($0)")]) }
             for i in 0..<posts {
-                let post = try insert(store, "Post", ["title": .string("Post \(i)"), "color": .string(i % 2 == 0 ? "red" : "blue")])
+                let post = try insert(
+                    store, "Post", ["title": .string("Post \(i)"), "color": .string(i % 2 == 0 ? "red" : "blue")])
                 try post.setValue(.object(folders[i % 2]), forKey: "folder")
             }
         }

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Mapping models kept apart from the model, naming versions renamed since, and the steps they
@@ -16,7 +17,8 @@ final class MappingFoldersTests: XCTestCase {
         let project = scratch.file("App")
         let bundle = project + "/Model/Model.xcdatamodeld"
         for (version, extra) in [("v1", ""), ("v2", "<attribute name=\"code\" attributeType=\"String\"/>")] {
-            try FileManager.default.createDirectory(atPath: bundle + "/\(version).xcdatamodel", withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: bundle + "/\(version).xcdatamodel", withIntermediateDirectories: true)
             try """
             <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
             <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
@@ -24,7 +26,8 @@ final class MappingFoldersTests: XCTestCase {
             </model>
             """.write(toFile: bundle + "/\(version).xcdatamodel/contents", atomically: true, encoding: .utf8)
         }
-        try "<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>v2.xcdatamodel</string></dict></plist>"
+        try
+            "<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>v2.xcdatamodel</string></dict></plist>"
             .write(toFile: bundle + "/.xccurrentversion", atomically: true, encoding: .utf8)
         let mappings = project + "/Migrations"
         try FileManager.default.createDirectory(atPath: mappings + "/V2", withIntermediateDirectories: true)
@@ -43,7 +46,9 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertEqual(alone.mappingModels.count, 0)
         XCTAssertThrowsError(try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: alone)) { error in
             let message = "\(error)"
-            XCTAssertTrue(message.contains("looked in '\(bundle)' and '\(FileIO.directory(of: bundle))', found 0 mapping models"), message)
+            XCTAssertTrue(
+                message.contains("looked in '\(bundle)' and '\(FileIO.directory(of: bundle))', found 0 mapping models"),
+                message)
         }
         let set = try ModelSet(contentsOf: bundle, mappingFolders: [mappings])
         XCTAssertEqual(set.mappingModels.map { $0.name }, ["ItemV1ToV2"])
@@ -55,7 +60,8 @@ final class MappingFoldersTests: XCTestCase {
         try makeStore(store, try XCTUnwrap(set.models["v1"])) { _ = try insert($0, "Item", ["name": .string("a")]) }
         let destination = scratch.file("v2.sqlite")
         try StagedMigrationManager(storeAt: store, models: set).migrateStore(to: destination)
-        let migrated = try PersistentStore.open(at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
+        let migrated = try PersistentStore.open(
+            at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
         defer { migrated.close() }
         XCTAssertEqual(try fetchAll(migrated, "Item").map { try $0.value(forKey: "code") }, [.string("X-a")])
         XCTAssertThrowsError(try ModelSet(contentsOf: bundle, mappingFolders: [scratch.file("nowhere")])) {
@@ -69,7 +75,9 @@ final class MappingFoldersTests: XCTestCase {
         try CommandLineTool.requireBuilt()
         let (bundle, mappings) = try writeProject()
         let store = scratch.file("v1.sqlite")
-        try makeStore(store, try ModelReader.model(fromFile: bundle + "/v1.xcdatamodel")) { _ = try insert($0, "Item", ["name": .string("a")]) }
+        try makeStore(store, try ModelReader.model(fromFile: bundle + "/v1.xcdatamodel")) {
+            _ = try insert($0, "Item", ["name": .string("a")])
+        }
         let refused = try CommandLineTool.run(["plan", store, "--models", bundle])
         XCTAssertEqual(refused.status, 65, refused.err)
         XCTAssertTrue(refused.err.contains("found 0 mapping models"), refused.err)
@@ -77,10 +85,13 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertEqual(plan.status, 0, plan.err)
         XCTAssertTrue(plan.out.contains("ItemV1ToV2"), plan.out)
         let destination = scratch.file("v2.sqlite")
-        let migrate = try CommandLineTool.run(["migrate", store, "--to", destination, "--models", bundle, "--mappings", mappings])
+        let migrate = try CommandLineTool.run([
+            "migrate", store, "--to", destination, "--models", bundle, "--mappings", mappings,
+        ])
         XCTAssertEqual(migrate.status, 0, migrate.err)
         let set = try ModelSet(contentsOf: bundle)
-        let migrated = try PersistentStore.open(at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
+        let migrated = try PersistentStore.open(
+            at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
         XCTAssertEqual(try fetchAll(migrated, "Item").map { try $0.value(forKey: "code") }, [.string("X-a")])
         migrated.close()
         let imported = try CommandLineTool.run(["import", bundle, "-o", scratch.file("json"), "--mappings", mappings])
@@ -88,10 +99,13 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: scratch.file("json/ItemV1ToV2.mapping.json")))
         let alone = try CommandLineTool.run(["import", bundle, "-o", scratch.file("json-alone")])
         XCTAssertEqual(alone.status, 0, alone.err)
-        XCTAssertTrue(alone.err.contains("no mapping model found") && alone.err.contains("found 0 mapping models"), alone.err)
-        let misplaced = try CommandLineTool.run(["migrate", store, "--to", scratch.file("x.sqlite"), "--mappings", mappings,
-                                                 "--source-model", bundle + "/v1.xcdatamodel", "--destination-model", bundle + "/v2.xcdatamodel",
-                                                 "--mapping", mappings + "/V2/ItemV1ToV2.mapping.json"])
+        XCTAssertTrue(
+            alone.err.contains("no mapping model found") && alone.err.contains("found 0 mapping models"), alone.err)
+        let misplaced = try CommandLineTool.run([
+            "migrate", store, "--to", scratch.file("x.sqlite"), "--mappings", mappings,
+            "--source-model", bundle + "/v1.xcdatamodel", "--destination-model", bundle + "/v2.xcdatamodel",
+            "--mapping", mappings + "/V2/ItemV1ToV2.mapping.json",
+        ])
         XCTAssertNotEqual(misplaced.status, 0)
         XCTAssertTrue(misplaced.err.contains("--mappings goes with --models"), misplaced.err)
     }
@@ -102,17 +116,32 @@ final class MappingFoldersTests: XCTestCase {
         let project = scratch.file("Notes")
         try FileManager.default.createDirectory(atPath: project + "/Mappings", withIntermediateDirectories: true)
         let bundle = project + "/UnCloudNotesDataModel.xcdatamodeld"
-        try FileManager.default.copyItem(atPath: Self.uncloudNotes + "/UnCloudNotesDataModel.xcdatamodeld", toPath: bundle)
-        try FileManager.default.moveItem(atPath: bundle + "/UnCloudNotesDataModel_v2.xcdatamodel", toPath: bundle + "/UnCloudNotesDataModel_v2b.xcdatamodel")
+        try FileManager.default.copyItem(
+            atPath: Self.uncloudNotes + "/UnCloudNotesDataModel.xcdatamodeld", toPath: bundle)
+        try FileManager.default.moveItem(
+            atPath: bundle + "/UnCloudNotesDataModel_v2.xcdatamodel",
+            toPath: bundle + "/UnCloudNotesDataModel_v2b.xcdatamodel")
         for name in ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"] {
-            try FileManager.default.copyItem(atPath: Self.uncloudNotes + "/\(name).xcmappingmodel", toPath: project + "/Mappings/\(name).xcmappingmodel")
+            try FileManager.default.copyItem(
+                atPath: Self.uncloudNotes + "/\(name).xcmappingmodel",
+                toPath: project + "/Mappings/\(name).xcmappingmodel")
         }
         let set = try ModelSet(contentsOf: bundle, mappingFolders: [project + "/Mappings"])
-        XCTAssertEqual(set.versionNames, ["UnCloudNotesDataModel", "UnCloudNotesDataModel_v2b", "UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4"])
+        XCTAssertEqual(
+            set.versionNames,
+            [
+                "UnCloudNotesDataModel", "UnCloudNotesDataModel_v2b", "UnCloudNotesDataModel_v3",
+                "UnCloudNotesDataModel_v4",
+            ])
         XCTAssertFalse(set.warnings.contains { $0.contains("not in the set") }, "\(set.warnings)")
-        XCTAssertTrue(set.warnings.contains { $0.contains("names version 'UnCloudNotesDataModel_v2'") && $0.contains("'UnCloudNotesDataModel_v2b'") }, "\(set.warnings)")
+        XCTAssertTrue(
+            set.warnings.contains {
+                $0.contains("names version 'UnCloudNotesDataModel_v2'") && $0.contains("'UnCloudNotesDataModel_v2b'")
+            }, "\(set.warnings)")
         let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "UnCloudNotesDataModel_v2b", models: set)
-        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]])
+        XCTAssertEqual(
+            plan.stages.map { $0.mappingModelNames },
+            [["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]])
         XCTAssertTrue(plan.stages[0].reason.contains("entity hashes of the models it embeds"), plan.stages[0].reason)
     }
 
@@ -123,8 +152,10 @@ final class MappingFoldersTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let versions = ["Initial": ["a"], "Tags": ["a", "b"], "Archive": ["a", "b", "c"]]
         for (name, attributes) in versions {
-            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(separator: ", ")
-            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
+            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(
+                separator: ", ")
+            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(
+                toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
         }
         for (from, to, attributes) in [("Initial", "Tags", ["a"]), ("Tags", "Archive", ["a", "b"])] {
             let list = attributes.map { "\"\($0)\": \"$source.\($0)\"" }.joined(separator: ", ")
@@ -148,8 +179,10 @@ final class MappingFoldersTests: XCTestCase {
         let folder = scratch.file("models")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for (name, attributes) in [("Recipes", ["a"]), ("Recipes 2", ["a", "b"])] {
-            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(separator: ", ")
-            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
+            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(
+                separator: ", ")
+            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(
+                toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
         }
         try "Recipes\n".write(toFile: folder + "/current-version", atomically: true, encoding: .utf8)
         try FileManager.default.createDirectory(atPath: scratch.file("Classes"), withIntermediateDirectories: true)
@@ -164,8 +197,12 @@ final class MappingFoldersTests: XCTestCase {
         XCTAssertEqual(set.versionNames, ["Recipes", "Recipes 2"])
         XCTAssertEqual(set.currentVersionName, "Recipes")
         XCTAssertFalse(set.warnings.contains { $0.contains("is taken as the newest") }, "\(set.warnings)")
-        XCTAssertTrue(set.warnings.contains { $0.contains("'Recipes' is not the newest: mapping models record steps from it to 'Recipes 2'") }, "\(set.warnings)")
-        let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "Recipes", models: set, targetVersion: "Recipes 2")
+        XCTAssertTrue(
+            set.warnings.contains {
+                $0.contains("'Recipes' is not the newest: mapping models record steps from it to 'Recipes 2'")
+            }, "\(set.warnings)")
+        let plan = try MigrationPlan(
+            storePath: "x.sqlite", storeVersion: "Recipes", models: set, targetVersion: "Recipes 2")
         XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["MappingModel"]])
     }
 
@@ -175,8 +212,10 @@ final class MappingFoldersTests: XCTestCase {
         let folder = scratch.file("models")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for (name, attributes) in [("v1", ["a"]), ("v2", ["a", "b"]), ("v3", ["a", "b", "c"])] {
-            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(separator: ", ")
-            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
+            let list = attributes.map { "{\"name\": \"\($0)\", \"type\": \"string\", \"optional\": true}" }.joined(
+                separator: ", ")
+            try "{\"name\": \"M\", \"entities\": [{\"name\": \"Item\", \"attributes\": [\(list)]}]}".write(
+                toFile: folder + "/\(name).model.json", atomically: true, encoding: .utf8)
         }
         try """
         {"name": "V1ToV3", "sourceModel": "v1", "destinationModel": "v3", "entityMappings": [

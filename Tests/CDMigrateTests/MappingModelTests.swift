@@ -1,39 +1,41 @@
 import XCTest
+
 @testable import CDMigrate
 
 final class MappingModelTests: XCTestCase {
     static let sourceJSON = """
-    {"name": "v1", "entities": [
-      {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"}],
-       "relationships": [{"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
-      {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
-       "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
-    ]}
-    """
+        {"name": "v1", "entities": [
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"}],
+           "relationships": [{"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
+          {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
+        ]}
+        """
     static let destinationJSON = """
-    {"name": "v2", "entities": [
-      {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "text", "type": "string"}],
-       "relationships": [{"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
-      {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
-       "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
-    ]}
-    """
+        {"name": "v2", "entities": [
+          {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "text", "type": "string"}],
+           "relationships": [{"name": "tags", "destination": "Tag", "inverse": "notes", "toMany": true}]},
+          {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+           "relationships": [{"name": "notes", "destination": "Note", "inverse": "tags", "toMany": true}]}
+        ]}
+        """
 
     func models() throws -> (ManagedObjectModel, ManagedObjectModel) {
         (try ModelReader.model(fromJSON: Self.sourceJSON), try ModelReader.model(fromJSON: Self.destinationJSON))
     }
 
     func testReadsXcodeSourceExpressionAndBothPropertyMappingForms() throws {
-        let mapping = try MappingModel.fromJSON("""
-        {"name": "m", "entityMappings": [
-          {"name": "NoteToNote", "type": "transform", "destinationEntity": "Note",
-           "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Note\\", \\"title != nil\\"), $manager.sourceContext, NO)",
-           "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}, {"name": "text", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"body\\")"}],
-           "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\", \\"tags\\", FUNCTION($source, \\"valueForKey:\\", \\"tags\\"))"}},
-          {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"name": "$source.label"}, "userInfo": {"modelVersion": 2}}
-        ]}
-        """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"name": "m", "entityMappings": [
+              {"name": "NoteToNote", "type": "transform", "destinationEntity": "Note",
+               "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Note\\", \\"title != nil\\"), $manager.sourceContext, NO)",
+               "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}, {"name": "text", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"body\\")"}],
+               "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\", \\"tags\\", FUNCTION($source, \\"valueForKey:\\", \\"tags\\"))"}},
+              {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"name": "$source.label"}, "userInfo": {"modelVersion": 2}}
+            ]}
+            """)
         let (source, destination) = try models()
         let bound = try mapping.validate(sourceModel: source, destinationModel: destination)
         let note = try XCTUnwrap(bound.entityMapping(named: "NoteToNote"))
@@ -44,16 +46,21 @@ final class MappingModelTests: XCTestCase {
         XCTAssertEqual(note.relationshipMappings.map { $0.name }, ["tags"])
         XCTAssertTrue(note.sourceEntity === source.entity(named: "Note"))
         let tag = try XCTUnwrap(bound.entityMapping(named: "TagToTag"))
-        guard case .integer(2)? = tag.userInfo["modelVersion"] else { return XCTFail("modelVersion is \(String(describing: tag.userInfo["modelVersion"]))") }
+        guard case .integer(2)? = tag.userInfo["modelVersion"] else {
+            return XCTFail("modelVersion is \(String(describing: tag.userInfo["modelVersion"]))")
+        }
         XCTAssertEqual(tag.sourceExpression?.entityName, "Tag")
         XCTAssertTrue(bound.warnings.isEmpty)
     }
 
     func testSyntaxErrorsCarryPathAndOffset() {
-        XCTAssertThrowsError(try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
-          "attributeMappings": [{"name": "title", "valueExpression": "$source.title +"}]}]}
-        """)) { error in
+        XCTAssertThrowsError(
+            try MappingModel.fromJSON(
+                """
+                {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
+                  "attributeMappings": [{"name": "title", "valueExpression": "$source.title +"}]}]}
+                """)
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .expressionSyntax)
             XCTAssertEqual(e?.path, "$.entityMappings[0].attributeMappings[0].valueExpression")
@@ -63,9 +70,12 @@ final class MappingModelTests: XCTestCase {
     }
 
     func testUnknownKeysAndMissingNamesAreReported() {
-        XCTAssertThrowsError(try MappingModel.fromJSON("""
-        {"entityMappings": [{"nam": "A", "sourceEntity": "Note"}], "extra": 1}
-        """)) { error in
+        XCTAssertThrowsError(
+            try MappingModel.fromJSON(
+                """
+                {"entityMappings": [{"nam": "A", "sourceEntity": "Note"}], "extra": 1}
+                """)
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .invalidMapping)
             let paths = Set((e?.underlying ?? []).compactMap { $0.path })
@@ -76,23 +86,26 @@ final class MappingModelTests: XCTestCase {
     }
 
     func testValidationNamesEveryUnknownEntityPropertyAndMapping() throws {
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [
-          {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"titel": "$source.title", "text": "$source.bdy", "tags": "$source.tags"},
-           "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTags\\", $source.tags)"}},
-          {"name": "X", "sourceEntity": "Nope", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE"},
-          {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "lable == 'x'"},
-          {"name": "X", "sourceEntity": "Tag", "destinationEntity": "Gone"}
-        ]}
-        """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [
+              {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"titel": "$source.title", "text": "$source.bdy", "tags": "$source.tags"},
+               "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTags\\", $source.tags)"}},
+              {"name": "X", "sourceEntity": "Nope", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE"},
+              {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "lable == 'x'"},
+              {"name": "X", "sourceEntity": "Tag", "destinationEntity": "Gone"}
+            ]}
+            """)
         let (source, destination) = try models()
         XCTAssertThrowsError(try mapping.validate(sourceModel: source, destinationModel: destination)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .invalidMapping)
             let messages = (e?.underlying ?? []).map { $0.message }.joined(separator: "\n")
-            XCTAssertTrue(messages.contains("no attribute 'titel'") && messages.contains("did you mean 'title'"), messages)
-            XCTAssertTrue(messages.contains("has no property 'bdy'") && messages.contains("did you mean 'body'"), messages)
+            XCTAssertTrue(
+                messages.contains("no attribute 'titel'") && messages.contains("did you mean 'title'"), messages)
+            XCTAssertTrue(
+                messages.contains("has no property 'bdy'") && messages.contains("did you mean 'body'"), messages)
             XCTAssertTrue(messages.contains("'tags' is a relationship"), messages)
             XCTAssertTrue(messages.contains("entity mapping 'TagToTags'"), messages)
             XCTAssertTrue(messages.contains("source entity 'Nope'"), messages)
@@ -102,9 +115,10 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue((e?.underlying ?? []).contains { $0.path == "$.entityMappings[2].predicate" }, messages)
             XCTAssertTrue((e?.underlying ?? []).allSatisfy { $0.path != nil })
         }
-        let takesNothing = try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "X", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}
-        """)
+        let takesNothing = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "X", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}
+            """)
         let bound = try takesNothing.validate(sourceModel: source, destinationModel: destination)
         XCTAssertEqual(bound.warnings.count, 1, "the mapping without a source expression takes nothing and says so")
     }
@@ -116,12 +130,14 @@ final class MappingModelTests: XCTestCase {
         oldSnapshot["body"] = nil
         oldSnapshot["subtitle"] = "string"
         oldSnapshot["title"] = "integer32"
-        let snapshotJSON = JSON.object(oldSnapshot.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) }).serialized()
+        let snapshotJSON = JSON.object(oldSnapshot.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })
+            .serialized()
         let stale = String(repeating: "00", count: 32)
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-          "sourceEntityVersionHash": "\(stale)", "sourceEntityProperties": \(snapshotJSON)}]}
-        """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+              "sourceEntityVersionHash": "\(stale)", "sourceEntityProperties": \(snapshotJSON)}]}
+            """)
         XCTAssertThrowsError(try mapping.validate(sourceModel: source, destinationModel: destination)) { error in
             let message = (error as? MigrationError)?.message ?? ""
             XCTAssertTrue(message.contains("source entity 'Note'"), message)
@@ -130,10 +146,11 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue(message.contains("attribute 'title' changed from integer32 to string"), message)
         }
         let current = VersionHash.hex(note.versionHash)
-        let fresh = try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-          "sourceEntityVersionHash": "\(current)"}]}
-        """)
+        let fresh = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+              "sourceEntityVersionHash": "\(current)"}]}
+            """)
         XCTAssertNoThrow(try fresh.validate(sourceModel: source, destinationModel: destination))
     }
 }

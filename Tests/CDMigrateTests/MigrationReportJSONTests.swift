@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// One JSON form of a migration's report: the engine's encoder has the documented keys, counts an
@@ -25,22 +26,33 @@ final class MigrationReportJSONTests: XCTestCase {
     }
 
     func testAReportHasTheDocumentedKeysAndTheCommandLinePrintsTheSame() throws {
-        let manager = try MigrationManager(sourceModel: try ModelReader.model(fromFile: scratch.file("v1.json")),
-                                           destinationModel: try ModelReader.model(fromFile: scratch.file("v2.json")),
-                                           mappingModel: try MappingModel.fromFile(scratch.file("map.json")))
+        let manager = try MigrationManager(
+            sourceModel: try ModelReader.model(fromFile: scratch.file("v1.json")),
+            destinationModel: try ModelReader.model(fromFile: scratch.file("v2.json")),
+            mappingModel: try MappingModel.fromFile(scratch.file("map.json")))
         let report = try manager.migrateStore(from: source, to: scratch.file("swift.sqlite"))
         let encoded = try object(report.json.serialized())
-        XCTAssertEqual(Set(encoded.keys), ["mappings", "destinationCounts", "untakenSourceInstances", "warnings",
-                                           "missingExternalDataFiles", "losses", "bySchemaChanges", "schemaChanges", "schemaChangesNotDone"])
+        XCTAssertEqual(
+            Set(encoded.keys),
+            [
+                "mappings", "destinationCounts", "untakenSourceInstances", "warnings",
+                "missingExternalDataFiles", "losses", "bySchemaChanges", "schemaChanges", "schemaChangesNotDone",
+            ])
         let mappings = try XCTUnwrap(encoded["mappings"] as? [[String: Any]])
-        XCTAssertEqual(Set(mappings.flatMap(\.keys)), ["pass", "entityMapping", "sourceInstances", "associations",
-                                                       "instancesBySQL", "relationshipsBySQL"])
+        XCTAssertEqual(
+            Set(mappings.flatMap(\.keys)),
+            [
+                "pass", "entityMapping", "sourceInstances", "associations",
+                "instancesBySQL", "relationshipsBySQL",
+            ])
         XCTAssertEqual(encoded["untakenSourceInstances"] as? [String: Int], ["Person": 1], "Olaf of Norway")
         XCTAssertEqual(encoded["destinationCounts"] as? [String: Int], ["Swede": 1, "Finn": 1])
 
-        let printed = try CommandLineTool.run(["migrate", source, "--to", scratch.file("cli.sqlite"), "--json",
-                                               "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"),
-                                               "--mapping", scratch.file("map.json")])
+        let printed = try CommandLineTool.run([
+            "migrate", source, "--to", scratch.file("cli.sqlite"), "--json",
+            "--source-model", scratch.file("v1.json"), "--destination-model", scratch.file("v2.json"),
+            "--mapping", scratch.file("map.json"),
+        ])
         XCTAssertEqual(printed.status, 0, printed.err)
         XCTAssertFalse(printed.out.contains("\\/"), "paths print as they are: \(printed.out)")
         let cli = try XCTUnwrap(try object(printed.out)["report"] as? [String: Any])

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// A scratch directory per test, removed afterwards.
@@ -48,7 +49,8 @@ enum TestPaths {
         parts.removeLast(3)  // Tests/CDMigrateTests/MigrationTestSupport.swift
         return parts.joined(separator: "/")
     }()
-    static let fixtures: String = ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
+    static let fixtures: String =
+        ProcessInfo.processInfo.environment["CDMIGRATE_FIXTURES"]
         ?? (repository + "/Tests/Fixtures")
 }
 

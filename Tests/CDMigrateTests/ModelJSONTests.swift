@@ -1,11 +1,15 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// `ManagedObjectModel.jsonText()`: what it writes reads back into the same model, with the same
 /// version hashes computed from the JSON alone.
 final class ModelJSONTests: XCTestCase {
     /// Compares everything ModelReader reads, and the hashes Core Data computes.
-    func assertSameModel(_ a: ManagedObjectModel, _ b: ManagedObjectModel, _ what: String, file: StaticString = #filePath, line: UInt = #line) {
+    func assertSameModel(
+        _ a: ManagedObjectModel, _ b: ManagedObjectModel, _ what: String, file: StaticString = #filePath,
+        line: UInt = #line
+    ) {
         XCTAssertEqual(a.entities.map(\.name), b.entities.map(\.name), what, file: file, line: line)
         XCTAssertEqual(a.versionIdentifier, b.versionIdentifier, what, file: file, line: line)
         XCTAssertEqual(a.versionHash, b.versionHash, "\(what): model hash", file: file, line: line)
@@ -27,7 +31,9 @@ final class ModelJSONTests: XCTestCase {
                 XCTAssertEqual(p.defaultValue, q.defaultValue, property, file: file, line: line)
                 XCTAssertEqual(p.minValue, q.minValue, property, file: file, line: line)
                 XCTAssertEqual(p.maxValue, q.maxValue, property, file: file, line: line)
-                XCTAssertEqual(p.allowsExternalBinaryDataStorage, q.allowsExternalBinaryDataStorage, property, file: file, line: line)
+                XCTAssertEqual(
+                    p.allowsExternalBinaryDataStorage, q.allowsExternalBinaryDataStorage, property, file: file,
+                    line: line)
                 XCTAssertEqual(p.valueTransformerName, q.valueTransformerName, property, file: file, line: line)
                 XCTAssertEqual(p.renamingIdentifier, q.renamingIdentifier, property, file: file, line: line)
                 XCTAssertEqual(p.versionHash, q.versionHash, "\(property): hash", file: file, line: line)
@@ -57,7 +63,8 @@ final class ModelJSONTests: XCTestCase {
     }
 
     func testUnCloudNotesVersionsRoundTrip() throws {
-        let bundle = try XcodeModelBundle.versions(contentsOf: TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld")
+        let bundle = try XcodeModelBundle.versions(
+            contentsOf: TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld")
         XCTAssertEqual(bundle.versionNames.count, 4)
         for name in bundle.versionNames {
             try assertRoundTrip(try XCTUnwrap(bundle.models[name]), "UnCloudNotes \(name)")
@@ -76,32 +83,33 @@ final class ModelJSONTests: XCTestCase {
             let recorded = try XCTUnwrap(compiled.versionHashes[compiled.currentVersionName])
             for entity in json["entities"]?.arrayValue ?? [] {
                 let name = try XCTUnwrap(entity["name"]?.stringValue)
-                XCTAssertEqual(entity["versionHash"]?.stringValue, recorded[name].map(Base64.encode), "\(version) \(name)")
+                XCTAssertEqual(
+                    entity["versionHash"]?.stringValue, recorded[name].map(Base64.encode), "\(version) \(name)")
             }
         }
     }
 
     func testDefaultsInheritanceAndOptionsRoundTrip() throws {
         let text = """
-        {"name": "Notes", "versionIdentifier": "2", "entities": [
-          {"name": "Attachment", "abstract": true, "className": "Attachment", "uniquenessConstraints": [["identifier"]],
-           "attributes": [{"name": "dateCreated", "type": "date", "default": "2001-01-02T00:00:00Z"},
-                          {"name": "identifier", "type": "uuid", "optional": false, "default": "123E4567-E89B-12D3-A456-426614174000"}],
-           "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments", "optional": false, "deleteRule": "deny"}]},
-          {"name": "ImageAttachment", "parent": "Attachment", "versionHashModifier": "2",
-           "attributes": [{"name": "width", "type": "integer32", "default": 0, "minValue": 0, "maxValue": 4096},
-                          {"name": "scale", "type": "float", "default": 1.5},
-                          {"name": "thumbnail", "type": "binary", "default": "iVBORw0KGgo=", "allowsExternalBinaryDataStorage": true},
-                          {"name": "cache", "type": "transformable", "transient": true, "valueTransformerName": "T"}]},
-          {"name": "Note", "renamingIdentifier": "Memo", "userInfo": {"owner": "notes-team"},
-           "attributes": [{"name": "title", "type": "string", "optional": false, "default": ""},
-                          {"name": "price", "type": "decimal", "default": "9.99"},
-                          {"name": "pinned", "type": "boolean", "default": false, "renamingIdentifier": "flagged"},
-                          {"name": "link", "type": "uri", "default": "https://example.com"}],
-           "relationships": [{"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true,
-                              "ordered": true, "deleteRule": "cascade", "minCount": 1, "maxCount": 5}]}
-        ]}
-        """
+            {"name": "Notes", "versionIdentifier": "2", "entities": [
+              {"name": "Attachment", "abstract": true, "className": "Attachment", "uniquenessConstraints": [["identifier"]],
+               "attributes": [{"name": "dateCreated", "type": "date", "default": "2001-01-02T00:00:00Z"},
+                              {"name": "identifier", "type": "uuid", "optional": false, "default": "123E4567-E89B-12D3-A456-426614174000"}],
+               "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments", "optional": false, "deleteRule": "deny"}]},
+              {"name": "ImageAttachment", "parent": "Attachment", "versionHashModifier": "2",
+               "attributes": [{"name": "width", "type": "integer32", "default": 0, "minValue": 0, "maxValue": 4096},
+                              {"name": "scale", "type": "float", "default": 1.5},
+                              {"name": "thumbnail", "type": "binary", "default": "iVBORw0KGgo=", "allowsExternalBinaryDataStorage": true},
+                              {"name": "cache", "type": "transformable", "transient": true, "valueTransformerName": "T"}]},
+              {"name": "Note", "renamingIdentifier": "Memo", "userInfo": {"owner": "notes-team"},
+               "attributes": [{"name": "title", "type": "string", "optional": false, "default": ""},
+                              {"name": "price", "type": "decimal", "default": "9.99"},
+                              {"name": "pinned", "type": "boolean", "default": false, "renamingIdentifier": "flagged"},
+                              {"name": "link", "type": "uri", "default": "https://example.com"}],
+               "relationships": [{"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true,
+                                  "ordered": true, "deleteRule": "cascade", "minCount": 1, "maxCount": 5}]}
+            ]}
+            """
         try assertRoundTrip(try ModelReader.model(fromJSON: text), "hand-written")
     }
 }

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// One model, every way in: Xcode's source, Xcode's compiled output and a store's own cache give
@@ -10,9 +11,12 @@ final class ModelSourcesAgreeTests: XCTestCase {
             let compiled = try CompiledModelBundle(contentsOf: folder + "/XcodeServer.momd_precompiled")
             let recorded = try XCTUnwrap(compiled.versionHashes.values.first)
             XCTAssertEqual(recorded.count, 23)
-            XCTAssertEqual(compiled.currentModel.entityVersionHashes, recorded, "\(version): the .mom's computed hashes")
+            XCTAssertEqual(
+                compiled.currentModel.entityVersionHashes, recorded, "\(version): the .mom's computed hashes")
             let source = try ModelReader.model(fromFile: folder + "/XcodeServer.xcdatamodeld")
-            XCTAssertEqual(source.entityVersionHashes, compiled.currentModel.entityVersionHashes, "\(version): source and compiled agree")
+            XCTAssertEqual(
+                source.entityVersionHashes, compiled.currentModel.entityVersionHashes,
+                "\(version): source and compiled agree")
             XCTAssertEqual(source.versionHashesDigestBase64, compiled.currentModel.versionHashesDigestBase64)
         }
     }
@@ -23,7 +27,9 @@ final class ModelSourcesAgreeTests: XCTestCase {
             let copy = try copyFixtureStore("apple-stores/renames/Example_\(version).sqlite", into: scratch.path)
             let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: copy))
             let metadata = try StoreInfo.read(at: copy).metadata
-            XCTAssertTrue(cached.isCompatible(withStoreMetadata: metadata), "\(version): \(cached.versionDifferences(fromStoreMetadata: metadata))")
+            XCTAssertTrue(
+                cached.isCompatible(withStoreMetadata: metadata),
+                "\(version): \(cached.versionDifferences(fromStoreMetadata: metadata))")
         }
     }
 }

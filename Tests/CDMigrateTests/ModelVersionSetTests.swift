@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// A model's versions, and which one a store was written with.
@@ -30,7 +31,8 @@ final class ModelVersionSetTests: XCTestCase {
     func testACurrentVersionFileNamesTheCurrentVersion() throws {
         let scratch = ScratchDirectory()
         for version in ["v2", "v10"] {
-            try #"{"name": "M", "entities": [{"name": "E\#(version)", "attributes": [{"name": "a", "type": "string"}]}]}"#
+            try
+                #"{"name": "M", "entities": [{"name": "E\#(version)", "attributes": [{"name": "a", "type": "string"}]}]}"#
                 .write(toFile: scratch.file("\(version).model.json"), atomically: true, encoding: .utf8)
         }
         XCTAssertEqual(try ModelVersionSet(contentsOf: scratch.path).versionNames, ["v2", "v10"])
@@ -38,11 +40,15 @@ final class ModelVersionSetTests: XCTestCase {
         try "v2\n".write(toFile: scratch.file("current-version"), atomically: true, encoding: .utf8)
         XCTAssertEqual(try ModelVersionSet(contentsOf: scratch.path).currentVersionName, "v2")
         try "v3".write(toFile: scratch.file("current-version"), atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try ModelVersionSet(contentsOf: scratch.path)) { XCTAssertEqual(($0 as? MigrationError)?.code, .invalidModel) }
+        XCTAssertThrowsError(try ModelVersionSet(contentsOf: scratch.path)) {
+            XCTAssertEqual(($0 as? MigrationError)?.code, .invalidModel)
+        }
     }
 
     func testNaturalVersionOrder() {
-        XCTAssertEqual(["v10", "v2", "v1.10", "v1.9", "a"].sorted(by: ModelVersionSet.versionOrder), ["a", "v1.9", "v1.10", "v2", "v10"])
+        XCTAssertEqual(
+            ["v10", "v2", "v1.10", "v1.9", "a"].sorted(by: ModelVersionSet.versionOrder),
+            ["a", "v1.9", "v1.10", "v2", "v10"])
     }
 
     func testAStoreWithoutVersionMetadataMatchesNoModel() throws {

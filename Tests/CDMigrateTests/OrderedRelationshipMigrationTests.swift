@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// An ordered to-many keeps the source's order through a migration, whichever path runs it: per
@@ -12,16 +13,16 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
     static func modelJSON(owner: String, version: Int) -> String {
         let note = version > 1 ? ", {\"name\": \"note\", \"type\": \"string\", \"optional\": true}" : ""
         return """
-        {"name": "Lists\(version)", "entities": [
-          {"name": "\(owner)", "attributes": [{"name": "name", "type": "string"}\(note)], "relationships": [
-            {"name": "items", "destination": "Item", "inverse": "list", "toMany": true, "ordered": true},
-            {"name": "tags", "destination": "Tag", "inverse": "lists", "toMany": true, "ordered": true}]},
-          {"name": "Item", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-            {"name": "list", "destination": "\(owner)", "inverse": "items"}]},
-          {"name": "Tag", "attributes": [{"name": "name", "type": "string"}], "relationships": [
-            {"name": "lists", "destination": "\(owner)", "inverse": "tags", "toMany": true, "ordered": true}]}
-        ]}
-        """
+            {"name": "Lists\(version)", "entities": [
+              {"name": "\(owner)", "attributes": [{"name": "name", "type": "string"}\(note)], "relationships": [
+                {"name": "items", "destination": "Item", "inverse": "list", "toMany": true, "ordered": true},
+                {"name": "tags", "destination": "Tag", "inverse": "lists", "toMany": true, "ordered": true}]},
+              {"name": "Item", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+                {"name": "list", "destination": "\(owner)", "inverse": "items"}]},
+              {"name": "Tag", "attributes": [{"name": "name", "type": "string"}], "relationships": [
+                {"name": "lists", "destination": "\(owner)", "inverse": "tags", "toMany": true, "ordered": true}]}
+            ]}
+            """
     }
 
     /// The lists of the source store, by owner name: items and tags in order; and each tag's owners.
@@ -34,8 +35,10 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
     override func setUp() { scratch = ScratchDirectory() }
 
     func models(owner: String) throws -> (ManagedObjectModel, ManagedObjectModel) {
-        (try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 1)),
-         try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 2)))
+        (
+            try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 1)),
+            try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 2))
+        )
     }
 
     func makeSource(owner: String, _ model: ManagedObjectModel) throws -> String {
@@ -67,18 +70,18 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
     static func mappingJSON(owner: String, membersFirst: Bool, policy: String? = nil) -> String {
         let p = policy.map { ", \"policy\": \"\($0)\"" } ?? ""
         let ownerMapping = """
-          {"name": "\(owner)To\(owner)", "sourceEntity": "\(owner)", "destinationEntity": "\(owner)"\(p), "predicate": "TRUEPREDICATE",
-           "attributeMappings": {"name": "$source.name"},
-           "relationshipMappings": {"items": "\(lookUp("ItemToItem", "$source.items"))", "tags": "\(lookUp("TagToTag", "$source.tags"))"}}
-        """
+              {"name": "\(owner)To\(owner)", "sourceEntity": "\(owner)", "destinationEntity": "\(owner)"\(p), "predicate": "TRUEPREDICATE",
+               "attributeMappings": {"name": "$source.name"},
+               "relationshipMappings": {"items": "\(lookUp("ItemToItem", "$source.items"))", "tags": "\(lookUp("TagToTag", "$source.tags"))"}}
+            """
         let itemMapping = """
-          {"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item"\(p), "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"},
-           "relationshipMappings": {"list": "\(lookUp("\(owner)To\(owner)", "$source.list"))"}}
-        """
+              {"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item"\(p), "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"},
+               "relationshipMappings": {"list": "\(lookUp("\(owner)To\(owner)", "$source.list"))"}}
+            """
         let tagMapping = """
-          {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag"\(p), "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"},
-           "relationshipMappings": {"lists": "\(lookUp("\(owner)To\(owner)", "$source.lists"))"}}
-        """
+              {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag"\(p), "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"},
+               "relationshipMappings": {"lists": "\(lookUp("\(owner)To\(owner)", "$source.lists"))"}}
+            """
         let all = membersFirst ? [itemMapping, tagMapping, ownerMapping] : [ownerMapping, itemMapping, tagMapping]
         return "{\"entityMappings\": [\(all.joined(separator: ",\n"))]}"
     }
@@ -107,7 +110,9 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
         return result
     }
 
-    func checkKeepsOrder(_ path: String, _ model: ManagedObjectModel, owner: String, _ what: String, line: UInt = #line) throws {
+    func checkKeepsOrder(_ path: String, _ model: ManagedObjectModel, owner: String, _ what: String, line: UInt = #line)
+        throws
+    {
         let got = try lists(path, model, owner: owner)
         XCTAssertEqual(got.items, Self.items, "items, \(what)", line: line)
         XCTAssertEqual(got.tags, Self.tags, "tags, \(what)", line: line)
@@ -128,9 +133,12 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
                     manager.keepsSourceKeys = keeps
                     let path = scratch.file("\(owner)-\(membersFirst)-\(sql)-\(keeps).sqlite")
                     let report = try manager.migrateStore(from: source, to: path)
-                    try checkKeepsOrder(path, v2, owner: owner, "\(owner), members first \(membersFirst), SQL \(sql), kept keys \(keeps)")
+                    try checkKeepsOrder(
+                        path, v2, owner: owner,
+                        "\(owner), members first \(membersFirst), SQL \(sql), kept keys \(keeps)")
                     // The owner's to-manys ran as SQL when allowed (the members' to-one, with an ordering column, runs per instance).
-                    XCTAssertEqual(report.mappings.first { $0.entityMappingName == "\(owner)To\(owner)" }?.relationshipsBySQL, sql)
+                    XCTAssertEqual(
+                        report.mappings.first { $0.entityMappingName == "\(owner)To\(owner)" }?.relationshipsBySQL, sql)
                 }
             }
         }
@@ -138,10 +146,14 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
 
     /// A policy with single-row hooks that calls the defaults (Core Data's `super`).
     final class SingleRow: EntityMigrationPolicy {
-        override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         }
-        override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createRelationships(
+            forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
         }
     }
@@ -149,14 +161,18 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
     /// A policy with the batch hook: Core Data's default for each batch; stage 2 the default.
     final class Batch: EntityMigrationPolicy {
         override var createsDestinationInstancesInBatches: Bool { true }
-        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try batch.applyDefault()
         }
     }
 
     /// A policy that changes the order after the default: its order wins.
     final class Reversing: EntityMigrationPolicy {
-        override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createRelationships(
+            forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
             guard let items = dInstance.entity.relationship(named: "items") else { return }
             let members = try dInstance.value(for: items).elements.compactMap { $0.object }
@@ -169,13 +185,18 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
             let (v1, v2) = try models(owner: owner)
             let source = try makeSource(owner: owner, v1)
             for membersFirst in [false, true] {
-                for (name, factory) in [("SingleRow", { SingleRow() as EntityMigrationPolicy }), ("Batch", { Batch() as EntityMigrationPolicy })] {
-                    let mapping = try MappingModel.fromJSON(Self.mappingJSON(owner: owner, membersFirst: membersFirst, policy: name))
+                for (name, factory) in [
+                    ("SingleRow", { SingleRow() as EntityMigrationPolicy }),
+                    ("Batch", { Batch() as EntityMigrationPolicy }),
+                ] {
+                    let mapping = try MappingModel.fromJSON(
+                        Self.mappingJSON(owner: owner, membersFirst: membersFirst, policy: name))
                     let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
                     manager.registerPolicy(named: name, factory)
                     let path = scratch.file("\(owner)-\(membersFirst)-\(name).sqlite")
                     _ = try manager.migrateStore(from: source, to: path)
-                    try checkKeepsOrder(path, v2, owner: owner, "\(owner), members first \(membersFirst), policy \(name)")
+                    try checkKeepsOrder(
+                        path, v2, owner: owner, "\(owner), members first \(membersFirst), policy \(name)")
                 }
             }
         }
@@ -185,12 +206,15 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
         let (v1, v2) = try models(owner: "List")
         let source = try makeSource(owner: "List", v1)
         for membersFirst in [false, true] {
-            let mapping = try MappingModel.fromJSON(Self.mappingJSON(owner: "List", membersFirst: membersFirst, policy: "Reversing"))
+            let mapping = try MappingModel.fromJSON(
+                Self.mappingJSON(owner: "List", membersFirst: membersFirst, policy: "Reversing"))
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
             manager.registerPolicy(named: "Reversing") { Reversing() }
             let path = scratch.file("reversing-\(membersFirst).sqlite")
             _ = try manager.migrateStore(from: source, to: path)
-            XCTAssertEqual(try lists(path, v2, owner: "List").items, Self.items.mapValues { Array($0.reversed()) }, "members first \(membersFirst)")
+            XCTAssertEqual(
+                try lists(path, v2, owner: "List").items, Self.items.mapValues { Array($0.reversed()) },
+                "members first \(membersFirst)")
         }
     }
 
@@ -201,8 +225,13 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
             let (v1, v2) = try models(owner: owner)
             let source = try makeSource(owner: owner, v1)
             let mapping = try MappingModel.inferred(from: v1, to: v2)
-            XCTAssertTrue(mapping.entityMappings.contains { $0.relationshipMappings.contains {
-                $0.valueExpressionText?.contains("destinationInstancesForSourceRelationshipNamed:sourceInstances:") == true } })
+            XCTAssertTrue(
+                mapping.entityMappings.contains {
+                    $0.relationshipMappings.contains {
+                        $0.valueExpressionText?.contains(
+                            "destinationInstancesForSourceRelationshipNamed:sourceInstances:") == true
+                    }
+                })
             for sql in [false, true] {
                 let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
                 manager.pushDownSQL = sql

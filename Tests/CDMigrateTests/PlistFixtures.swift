@@ -1,5 +1,5 @@
-import Foundation
 import CSQLite
+import Foundation
 import XCTest
 
 /// Reads `Z_METADATA` from copies of the Apple-written fixture stores.
@@ -21,7 +21,9 @@ enum PlistFixtures {
         var db: OpaquePointer?
         guard sqlite3_open_v2(copy, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK else {
             sqlite3_close(db)
-            throw NSError(domain: "PlistFixtures", code: 2, userInfo: [NSLocalizedDescriptionKey: "cannot open \(copy): is Tests/Fixtures complete?"])
+            throw NSError(
+                domain: "PlistFixtures", code: 2,
+                userInfo: [NSLocalizedDescriptionKey: "cannot open \(copy): is Tests/Fixtures complete?"])
         }
         defer { sqlite3_close(db) }
         var statement: OpaquePointer?

@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// A policy's batch hook (`createDestinationInstances(forSourceBatch:in:manager:)`): the same
 /// destination as the single-row policy, across batch boundaries, with and without SQL, and its
@@ -14,17 +15,24 @@ final class PolicyBatchTests: XCTestCase {
         var batchSizes: [Int] = []
         var failAtBatch: Int?
         override var createsDestinationInstancesInBatches: Bool { true }
-        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             batchSizes.append(batch.count)
-            if let fail = failAtBatch, batchSizes.count == fail { throw MigrationError(.entityMigrationPolicy, "batch \(fail) refused") }
+            if let fail = failAtBatch, batchSizes.count == fail {
+                throw MigrationError(.entityMigrationPolicy, "batch \(fail) refused")
+            }
             let notas = try batch.applyDefault()
             XCTAssertEqual(notas.count, batch.count)
             let names = try batch.values(ofAttribute: "categoria")
             var newNames: [String] = []
-            for case .string(let name) in names where !name.isEmpty && categorias[name] == nil && !newNames.contains(name) { newNames.append(name) }
-            let made = try manager.createDestinationInstances(entityName: "Categoria", values: newNames.map { ["nombre": .string($0)] })
+            for case .string(let name) in names
+            where !name.isEmpty && categorias[name] == nil && !newNames.contains(name) { newNames.append(name) }
+            let made = try manager.createDestinationInstances(
+                entityName: "Categoria", values: newNames.map { ["nombre": .string($0)] })
             for (name, key) in zip(newNames, made) { categorias[name] = key }
-            var owners: [Int64] = [], targets: [Int64] = []
+            var owners: [Int64] = []
+            var targets: [Int64] = []
             for (nota, name) in zip(notas, names) {
                 guard case .string(let n) = name, let categoria = categorias[n] else { continue }
                 owners.append(nota)
@@ -43,15 +51,19 @@ final class PolicyBatchTests: XCTestCase {
         try StoreAccess.readStore(at: path, model: try NotasCategorias.destinationModel()) { store in
             try StoreAccess.all("Nota", in: store).map {
                 "\(try $0.string("contenido") ?? "")|\(try $0.value(forKey: "fecha"))|\(try $0.value(forKey: "etiquetas"))|"
-                    + (try $0.objects("categorias").map { try $0.string("nombre") ?? "" }.sorted().joined(separator: ","))
+                    + (try $0.objects("categorias").map { try $0.string("nombre") ?? "" }.sorted().joined(
+                        separator: ","))
             }.sorted()
         }
     }
 
-    func migrate(_ source: String, _ name: String, policy: BatchCategorias, batchSize: Int, pushDownSQL: Bool = true) throws -> String {
+    func migrate(_ source: String, _ name: String, policy: BatchCategorias, batchSize: Int, pushDownSQL: Bool = true)
+        throws -> String
+    {
         let destination = scratch.file(name)
-        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
-                                           mappingModels: [try NotasCategorias.mapping()])
+        let manager = try MigrationManager(
+            sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+            mappingModels: [try NotasCategorias.mapping()])
         manager.batchSize = batchSize
         manager.pushDownSQL = pushDownSQL
         manager.registerPolicy(named: "CrearCategoriasMigrationPolicy") { policy }
@@ -69,9 +81,12 @@ final class PolicyBatchTests: XCTestCase {
         XCTAssertEqual(policy.batchSizes, Array(repeating: 64, count: 9) + [24])
         XCTAssertEqual(try notas(withSQL), try notas(expected))
         // One batch of 600: its pairs are written a few hundred per statement.
-        let rowByRow = try migrate(source, "engine.sqlite", policy: BatchCategorias(), batchSize: 1_000, pushDownSQL: false)
+        let rowByRow = try migrate(
+            source, "engine.sqlite", policy: BatchCategorias(), batchSize: 1_000, pushDownSQL: false)
         XCTAssertEqual(try notas(rowByRow), try notas(expected))
-        let categorias = try StoreAccess.readStore(at: withSQL, model: try NotasCategorias.destinationModel()) { try StoreAccess.all("Categoria", in: $0).count }
+        let categorias = try StoreAccess.readStore(at: withSQL, model: try NotasCategorias.destinationModel()) {
+            try StoreAccess.all("Categoria", in: $0).count
+        }
         XCTAssertEqual(categorias, policy.categorias.count)
     }
 
@@ -97,26 +112,35 @@ final class PolicyBatchTests: XCTestCase {
         var ownFirst = false
         var keys: [Int64] = []
         override var createsDestinationInstancesInBatches: Bool { true }
-        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             if ownFirst, keys.isEmpty {
-                keys += try manager.createDestinationInstances(entityName: "Nota", values: [["contenido": .string("propia"), "fecha": .double(0)]])
+                keys += try manager.createDestinationInstances(
+                    entityName: "Nota", values: [["contenido": .string("propia"), "fecha": .double(0)]])
             }
             keys += try batch.applyDefault(numbered: numbered)
         }
     }
 
-    func numberingRun(_ source: String, _ name: String, numbered: Bool, ownFirst: Bool = false) throws -> (keys: [Int64], notas: [String]) {
+    func numberingRun(_ source: String, _ name: String, numbered: Bool, ownFirst: Bool = false) throws -> (
+        keys: [Int64], notas: [String]
+    ) {
         let policy = Numbering()
         policy.numbered = numbered
         policy.ownFirst = ownFirst
         let destination = scratch.file(name)
-        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
-                                           mappingModels: [try NotasCategorias.mapping()])
+        let manager = try MigrationManager(
+            sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+            mappingModels: [try NotasCategorias.mapping()])
         manager.batchSize = 50
         manager.registerPolicy(named: "CrearCategoriasMigrationPolicy") { policy }
         _ = try manager.migrateStore(from: source, to: destination)
-        let stored = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) { store in
-            try StoreAccess.all("Nota", in: store).map { "\($0.objectID.primaryKey)|\(try $0.string("contenido") ?? "")" }.sorted()
+        let stored = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) {
+            store in
+            try StoreAccess.all("Nota", in: store).map {
+                "\($0.objectID.primaryKey)|\(try $0.string("contenido") ?? "")"
+            }.sorted()
         }
         return (policy.keys, stored)
     }
@@ -135,7 +159,9 @@ final class PolicyBatchTests: XCTestCase {
         XCTAssertEqual(numbered.keys, (1...172).map { Int64($0) })
         let kept = try numberingRun(source, "kept.sqlite", numbered: false)
         XCTAssertEqual(kept.keys, sourceKeys)
-        XCTAssertEqual(Set(numbered.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }), Set(kept.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }))
+        XCTAssertEqual(
+            Set(numbered.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }),
+            Set(kept.notas.map { $0.split(separator: "|", maxSplits: 1)[1] }))
         // A Nota made before the first default: the default numbers after it, keeping no source key.
         let afterOwn = try numberingRun(source, "own.sqlite", numbered: false, ownFirst: true)
         XCTAssertEqual(afterOwn.keys, (1...173).map { Int64($0) })
@@ -148,11 +174,14 @@ final class PolicyBatchTests: XCTestCase {
         var found: [Int] = []
         var secondDefault = ""
         override var createsDestinationInstancesInBatches: Bool { true }
-        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             let made = try batch.applyDefault()
             do { try batch.applyDefault() } catch { secondDefault = (error as? MigrationError)?.message ?? "\(error)" }
             let sources = try batch.sourceInstances()
-            let destinations = try manager.destinationInstances(forEntityMappingName: mapping.name, sourceInstances: [sources[0], sources[sources.count - 1]])
+            let destinations = try manager.destinationInstances(
+                forEntityMappingName: mapping.name, sourceInstances: [sources[0], sources[sources.count - 1]])
             XCTAssertEqual(destinations.map { $0.objectID.primaryKey }, [made[0], made[made.count - 1]])
             found.append(destinations.count)
         }
@@ -161,8 +190,9 @@ final class PolicyBatchTests: XCTestCase {
     func testAssociationsOfBatchesAreFoundDuringAndAfterStageOne() throws {
         let source = scratch.file("Notas-v2.sqlite")
         try NotasCategorias.generateSource(at: source, count: 90)
-        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
-                                           mappingModels: [try NotasCategorias.mapping()])
+        let manager = try MigrationManager(
+            sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+            mappingModels: [try NotasCategorias.mapping()])
         manager.batchSize = 40
         let policy = LookingUp()
         manager.registerPolicy(named: "CrearCategoriasMigrationPolicy") { policy }
@@ -197,18 +227,32 @@ final class PolicyBatchTests: XCTestCase {
         var messages: [String] = []
         var kept: SourceBatch?
         override var createsDestinationInstancesInBatches: Bool { true }
-        override func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             func refused(_ body: () throws -> Void) {
-                do { try body(); messages.append("accepted") } catch { messages.append((error as? MigrationError)?.message ?? "\(error)") }
+                do {
+                    try body()
+                    messages.append("accepted")
+                } catch { messages.append((error as? MigrationError)?.message ?? "\(error)") }
             }
             refused { _ = try batch.values(ofAttribute: "nada") }
             refused { _ = try manager.createDestinationInstances(entityName: "Nadie", values: [[:]]) }
-            refused { _ = try manager.createDestinationInstances(entityName: "Categoria", values: [["color": .string("x")]]) }
+            refused {
+                _ = try manager.createDestinationInstances(entityName: "Categoria", values: [["color": .string("x")]])
+            }
             refused { try manager.relate(entityName: "Nota", relationshipName: "amigos", owners: [1], targets: [1]) }
-            refused { try manager.relate(entityName: "Nota", relationshipName: "categorias", owners: [1, 2], targets: [1]) }
+            refused {
+                try manager.relate(entityName: "Nota", relationshipName: "categorias", owners: [1, 2], targets: [1])
+            }
             let notas = try batch.applyDefault()
-            refused { try manager.relate(entityName: "Nota", relationshipName: "categorias", owners: [notas[0]], targets: [999]) }
-            refused { try batch.associate(destinationEntityName: "Nota", sourceKeys: [123_456], destinationKeys: [notas[0]]) }
+            refused {
+                try manager.relate(
+                    entityName: "Nota", relationshipName: "categorias", owners: [notas[0]], targets: [999])
+            }
+            refused {
+                try batch.associate(destinationEntityName: "Nota", sourceKeys: [123_456], destinationKeys: [notas[0]])
+            }
             kept = batch
         }
     }
@@ -216,8 +260,9 @@ final class PolicyBatchTests: XCTestCase {
     func testBulkCallsRefuseUnknownNamesAndKeysWithMessages() throws {
         let source = scratch.file("Notas-v2.sqlite")
         try NotasCategorias.generateSource(at: source, count: 5)
-        let manager = try MigrationManager(sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
-                                           mappingModels: [try NotasCategorias.mapping()])
+        let manager = try MigrationManager(
+            sourceModel: try NotasCategorias.sourceModel(), destinationModel: try NotasCategorias.destinationModel(),
+            mappingModels: [try NotasCategorias.mapping()])
         let policy = Refusals()
         manager.registerPolicy(named: "CrearCategoriasMigrationPolicy") { policy }
         _ = try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
@@ -230,6 +275,8 @@ final class PolicyBatchTests: XCTestCase {
         XCTAssertTrue(policy.messages[4].contains("2 owners but 1 targets"), policy.messages[4])
         XCTAssertTrue(policy.messages[5].contains("primary key 999"), policy.messages[5])
         XCTAssertTrue(policy.messages[6].contains("123456"), policy.messages[6])
-        XCTAssertThrowsError(try policy.kept?.applyDefault()) { XCTAssertTrue("\($0)".contains("no longer valid"), "\($0)") }
+        XCTAssertThrowsError(try policy.kept?.applyDefault()) {
+            XCTAssertTrue("\($0)".contains("no longer valid"), "\($0)")
+        }
     }
 }

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// What a policy calls for every row stays cheap without changing what it sees: a buffered
@@ -6,10 +7,10 @@ import XCTest
 /// walks a mapping's instances only when a `createRelationships` other than the default's may run.
 final class PolicyHotPathTests: XCTestCase {
     static let people = """
-    {"name": "People", "entities": [
-      {"name": "Person", "attributes": [{"name": "name", "type": "string"}]}
-    ]}
-    """
+        {"name": "People", "entities": [
+          {"name": "Person", "attributes": [{"name": "name", "type": "string"}]}
+        ]}
+        """
 
     var scratch: ScratchDirectory!
     var model: ManagedObjectModel!
@@ -25,7 +26,8 @@ final class PolicyHotPathTests: XCTestCase {
         let made = try insert(store, "Person", ["name": "Ana"])
         let found = try XCTUnwrap(try store.object(with: made.objectID))
         XCTAssertTrue(found === made)
-        XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM ZPERSON")?.integer, 0, "not written for the look-up")
+        XCTAssertEqual(
+            try store.database.scalar("SELECT COUNT(*) FROM ZPERSON")?.integer, 0, "not written for the look-up")
         try found.setValue("Eva", forKey: "name")
         try store.save()
         XCTAssertEqual(try store.database.scalar("SELECT ZNAME FROM ZPERSON")?.text, "Eva")
@@ -33,7 +35,9 @@ final class PolicyHotPathTests: XCTestCase {
         let again = try XCTUnwrap(try store.object(with: made.objectID))
         XCTAssertFalse(again === made)
         XCTAssertEqual(try again.value(forKey: "name"), .string("Eva"))
-        XCTAssertNil(try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: 99)))
+        XCTAssertNil(
+            try store.object(
+                with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: 99)))
     }
 
     func testAnInstanceReadByIDIsFoundAgainWithoutAQuery() throws {
@@ -47,7 +51,9 @@ final class PolicyHotPathTests: XCTestCase {
         try store.database.run("DELETE FROM ZPERSON")
         let second = try XCTUnwrap(try store.object(with: id), "no query: the instance read before is kept")
         XCTAssertTrue(second === first)
-        XCTAssertNil(try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: 2)))
+        XCTAssertNil(
+            try store.object(
+                with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: 2)))
     }
 
     func testAChangeThroughAnotherInstanceOfTheRowIsSeenByTheNextLookUp() throws {
@@ -74,7 +80,8 @@ final class PolicyHotPathTests: XCTestCase {
         for i in 0..<5_000 { _ = try insert(store, "Person", ["name": .string("p\(i)")]) }
         try store.flush()
         for pk in 1...5_000 {
-            _ = try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: Int64(pk)))
+            _ = try store.object(
+                with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Person", primaryKey: Int64(pk)))
         }
         XCTAssertLessThanOrEqual(store.recentInstances.count, 2 * store.recentInstances.capacity)
         XCTAssertGreaterThan(store.recentInstances.count, 0)
@@ -88,10 +95,10 @@ final class PolicyHotPathTests: XCTestCase {
         var recent = RecentInstances(capacity: 2)
         recent.remember(objects[0], for: keys[0])
         recent.remember(objects[1], for: keys[1])
-        recent.remember(objects[2], for: keys[2])          // the young generation was full: 0 and 1 are old
+        recent.remember(objects[2], for: keys[2])  // the young generation was full: 0 and 1 are old
         XCTAssertEqual(recent.count, 3)
-        XCTAssertTrue(recent.instance(for: keys[0]) === objects[0])   // promoted to the young generation
-        recent.remember(objects[3], for: keys[3])          // young (2, 0) full again: 1 is dropped
+        XCTAssertTrue(recent.instance(for: keys[0]) === objects[0])  // promoted to the young generation
+        recent.remember(objects[3], for: keys[3])  // young (2, 0) full again: 1 is dropped
         XCTAssertNil(recent.instance(for: keys[1]))
         XCTAssertTrue(recent.instance(for: keys[0]) === objects[0])
         XCTAssertTrue(recent.instance(for: keys[2]) === objects[2])
@@ -104,42 +111,49 @@ final class PolicyHotPathTests: XCTestCase {
     }
 
     func testAddingToAManyToManyUsesOneJoinRowPerPairInBothDirections() throws {
-        let notas = try ModelReader.model(fromJSON: """
-        {"name": "Notas", "entities": [
-          {"name": "Nota", "attributes": [{"name": "contenido", "type": "string"}],
-           "relationships": [{"name": "categorias", "destination": "Categoria", "inverse": "notas", "toMany": true}]},
-          {"name": "Categoria", "attributes": [{"name": "nombre", "type": "string"}],
-           "relationships": [{"name": "notas", "destination": "Nota", "inverse": "categorias", "toMany": true}]}
-        ]}
-        """)
+        let notas = try ModelReader.model(
+            fromJSON: """
+                {"name": "Notas", "entities": [
+                  {"name": "Nota", "attributes": [{"name": "contenido", "type": "string"}],
+                   "relationships": [{"name": "categorias", "destination": "Categoria", "inverse": "notas", "toMany": true}]},
+                  {"name": "Categoria", "attributes": [{"name": "nombre", "type": "string"}],
+                   "relationships": [{"name": "notas", "destination": "Nota", "inverse": "categorias", "toMany": true}]}
+                ]}
+                """)
         let store = try PersistentStore.create(at: scratch.file("n.sqlite"), model: notas)
         defer { store.close() }
         let nota = try XCTUnwrap(notas.entity(named: "Nota"))
         let categoria = try XCTUnwrap(notas.entity(named: "Categoria"))
-        let n1 = try store.insertObject(entityName: "Nota"), n2 = try store.insertObject(entityName: "Nota")
-        let c1 = try store.insertObject(entityName: "Categoria"), c2 = try store.insertObject(entityName: "Categoria")
+        let n1 = try store.insertObject(entityName: "Nota")
+        let n2 = try store.insertObject(entityName: "Nota")
+        let c1 = try store.insertObject(entityName: "Categoria")
+        let c2 = try store.insertObject(entityName: "Categoria")
         try n1.add([c1, c2], to: try XCTUnwrap(nota.relationship(named: "categorias")))
-        try n1.add([c1], to: try XCTUnwrap(nota.relationship(named: "categorias")))      // again: no second row
-        try c1.add([n2], to: try XCTUnwrap(categoria.relationship(named: "notas")))     // the inverse side
+        try n1.add([c1], to: try XCTUnwrap(nota.relationship(named: "categorias")))  // again: no second row
+        try c1.add([n2], to: try XCTUnwrap(categoria.relationship(named: "notas")))  // the inverse side
         XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM Z_1NOTAS")?.integer, 3)
         XCTAssertEqual(try c1.value(forKey: "notas").elements.count, 2)
         XCTAssertEqual(try n1.value(forKey: "categorias").elements.count, 2)
-        XCTAssertEqual(try n2.value(forKey: "categorias").elements.compactMap { $0.object?.objectID.primaryKey }, [c1.objectID.primaryKey])
+        XCTAssertEqual(
+            try n2.value(forKey: "categorias").elements.compactMap { $0.object?.objectID.primaryKey },
+            [c1.objectID.primaryKey])
     }
 
     func testAttributeMappingsAppliedInTurnEachUseTheirOwnResolution() throws {
-        let zoo = try ModelReader.model(fromJSON: """
-        {"name": "Zoo", "entities": [
-          {"name": "Keeper", "attributes": [{"name": "name", "type": "string"}]},
-          {"name": "Pet", "attributes": [{"name": "name", "type": "string"}, {"name": "nick", "type": "string"}]}
-        ]}
-        """)
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [
-          {"name": "KeeperToKeeper", "sourceEntity": "Keeper", "destinationEntity": "Keeper", "attributeMappings": {"name": "$source.name"}},
-          {"name": "PetToPet", "sourceEntity": "Pet", "destinationEntity": "Pet", "attributeMappings": {"name": "$source.nick", "nick": "$source.name"}}
-        ]}
-        """)
+        let zoo = try ModelReader.model(
+            fromJSON: """
+                {"name": "Zoo", "entities": [
+                  {"name": "Keeper", "attributes": [{"name": "name", "type": "string"}]},
+                  {"name": "Pet", "attributes": [{"name": "name", "type": "string"}, {"name": "nick", "type": "string"}]}
+                ]}
+                """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [
+              {"name": "KeeperToKeeper", "sourceEntity": "Keeper", "destinationEntity": "Keeper", "attributeMappings": {"name": "$source.name"}},
+              {"name": "PetToPet", "sourceEntity": "Pet", "destinationEntity": "Pet", "attributeMappings": {"name": "$source.nick", "nick": "$source.name"}}
+            ]}
+            """)
         let manager = try MigrationManager(sourceModel: zoo, destinationModel: zoo, mappingModel: mapping)
         let keepers = try XCTUnwrap(mapping.entityMappings.first { $0.name == "KeeperToKeeper" })
         let pets = try XCTUnwrap(mapping.entityMappings.first { $0.name == "PetToPet" })
@@ -161,7 +175,10 @@ final class PolicyHotPathTests: XCTestCase {
         try manager.applyAttributeMappings(of: keepers, source: keeper, destination: crossed)
         XCTAssertEqual(try crossed.value(forKey: "name"), .string("Ana"))
         // And a destination without the attribute is still an error naming it.
-        XCTAssertThrowsError(try manager.applyAttributeMappings(of: pets, source: pet, destination: try store.insertObject(entityName: "Keeper"))) {
+        XCTAssertThrowsError(
+            try manager.applyAttributeMappings(
+                of: pets, source: pet, destination: try store.insertObject(entityName: "Keeper"))
+        ) {
             XCTAssertTrue(String(describing: $0).contains("has no attribute 'nick'"), "\($0)")
         }
     }
@@ -169,7 +186,8 @@ final class PolicyHotPathTests: XCTestCase {
     func testTheLayoutAnswersForAnotherModelsEntityByItsName() throws {
         let layout = StoreLayout(model: model)
         let twin = try ModelReader.model(fromJSON: Self.people)
-        let own = try XCTUnwrap(model.entity(named: "Person")), other = try XCTUnwrap(twin.entity(named: "Person"))
+        let own = try XCTUnwrap(model.entity(named: "Person"))
+        let other = try XCTUnwrap(twin.entity(named: "Person"))
         XCTAssertFalse(own === other)
         XCTAssertEqual(layout.table(for: own), "ZPERSON")
         XCTAssertEqual(layout.table(for: other), "ZPERSON")
@@ -178,7 +196,9 @@ final class PolicyHotPathTests: XCTestCase {
 
     final class CountingPolicy: EntityMigrationPolicy {
         var relationshipCalls = 0
-        override func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createRelationships(
+            forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             relationshipCalls += 1
         }
     }
@@ -190,14 +210,16 @@ final class PolicyHotPathTests: XCTestCase {
         try makeStore(source, model) { store in
             for name in ["Ana", "Eva", "Leo"] { _ = try insert(store, "Person", ["name": .string(name)]) }
         }
-        let mapping = try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
-          "predicate": "TRUEPREDICATE", "policy": "Counting", "attributeMappings": {"name": "$source.name"}}]}
-        """)
+        let mapping = try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
+              "predicate": "TRUEPREDICATE", "policy": "Counting", "attributeMappings": {"name": "$source.name"}}]}
+            """)
         let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: mapping)
         let policy = CountingPolicy()
         manager.registerPolicy(named: "Counting") { policy }
         try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
-        XCTAssertEqual(policy.relationshipCalls, 3, "an overridden createRelationships runs for every destination instance")
+        XCTAssertEqual(
+            policy.relationshipCalls, 3, "an overridden createRelationships runs for every destination instance")
     }
 }

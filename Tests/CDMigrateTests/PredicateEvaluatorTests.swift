@@ -1,6 +1,6 @@
 import XCTest
-@testable import CDMigrate
 
+@testable import CDMigrate
 
 final class PredicateEvaluatorTests: XCTestCase {
     private var fixture: ExpressionFixture!
@@ -12,18 +12,26 @@ final class PredicateEvaluatorTests: XCTestCase {
         environment.variables["source"] = .object(fixture.note)
     }
 
-    private func holds(_ text: String, _ args: [Value] = [], object: Value? = nil, variables: [String: Value] = [:]) throws -> Bool {
+    private func holds(_ text: String, _ args: [Value] = [], object: Value? = nil, variables: [String: Value] = [:])
+        throws -> Bool
+    {
         let p = try ExpressionParser.parsePredicate(text, arguments: args, variables: variables)
         return try PredicateEvaluator(environment: environment).evaluate(p, object: object ?? .object(fixture.note))
     }
 
-    private func assertTrue(_ text: String, _ args: [Value] = [], object: Value? = nil, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertTrue((try? holds(text, args, object: object)) ?? false, "expected true: \(text)", file: file, line: line)
+    private func assertTrue(
+        _ text: String, _ args: [Value] = [], object: Value? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertTrue(
+            (try? holds(text, args, object: object)) ?? false, "expected true: \(text)", file: file, line: line)
         XCTAssertNoThrow(try holds(text, args, object: object), file: file, line: line)
     }
 
-    private func assertFalse(_ text: String, _ args: [Value] = [], object: Value? = nil, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertFalse((try? holds(text, args, object: object)) ?? true, "expected false: \(text)", file: file, line: line)
+    private func assertFalse(
+        _ text: String, _ args: [Value] = [], object: Value? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
+        XCTAssertFalse(
+            (try? holds(text, args, object: object)) ?? true, "expected false: \(text)", file: file, line: line)
         XCTAssertNoThrow(try holds(text, args, object: object), file: file, line: line)
     }
 
@@ -62,7 +70,7 @@ final class PredicateEvaluatorTests: XCTestCase {
         assertFalse(#"title < "A""#)
         assertTrue(#"title <[c] "h""#)
         assertTrue("dateCreated > CAST(\"2001-01-01T00:00:00Z\", \"NSDate\")")
-        assertFalse("title > 3") // a string and a number do not order
+        assertFalse("title > 3")  // a string and a number do not order
         assertTrue("displayIndex BETWEEN {1, 3}")
         assertFalse("displayIndex BETWEEN {4, 9}")
         assertTrue("displayIndex BETWEEN %@", [.collection([3, 3])])
@@ -78,7 +86,7 @@ final class PredicateEvaluatorTests: XCTestCase {
         assertTrue(#"title BEGINSWITH[c] "gro""#)
         assertTrue(#"title ENDSWITH "ries""#)
         assertTrue(#"body CONTAINS "eggs""#)
-        assertFalse(#"body CONTAINS """#) // Foundation: an empty substring is never found
+        assertFalse(#"body CONTAINS """#)  // Foundation: an empty substring is never found
         assertFalse(#"body BEGINSWITH """#)
         assertTrue(#"title LIKE "Gro*s""#)
         assertTrue(#"title LIKE "G?oceries""#)
@@ -86,7 +94,7 @@ final class PredicateEvaluatorTests: XCTestCase {
         assertTrue(#"title LIKE[c] "*CERIES""#)
         assertTrue(#"title LIKE "*""#)
         assertTrue(#"title MATCHES "G[a-z]+""#)
-        assertFalse(#"title MATCHES "G[a-z]""#) // whole-string match
+        assertFalse(#"title MATCHES "G[a-z]""#)  // whole-string match
         assertTrue(#"title MATCHES[c] "g[A-Z]+""#)
         assertTrue(#""eggs" IN body"#)
         assertTrue(#"ANY tags.name ==[cd] "CAFE""#)
@@ -116,7 +124,7 @@ final class PredicateEvaluatorTests: XCTestCase {
         assertFalse(#"NONE tags.name == "home""#)
         assertTrue("ALL attachments.dateCreated > CAST(5, \"NSDate\")")
         let empty = Value.object(fixture.emptyNote)
-        assertTrue(#"ALL tags.name == "x""#, object: empty) // vacuous
+        assertTrue(#"ALL tags.name == "x""#, object: empty)  // vacuous
         assertFalse(#"ANY tags.name == "x""#, object: empty)
         assertTrue(#"NONE tags.name == "x""#, object: empty)
         assertTrue(#"tags.name CONTAINS "home""#)
@@ -154,7 +162,8 @@ final class PredicateEvaluatorTests: XCTestCase {
     func testRowsUseOneParsedPredicateAndCachedRegex() throws {
         let p = try ExpressionParser.parsePredicate(#"caption MATCHES "caption [0-9]" OR caption == nil"#)
         let evaluator = PredicateEvaluator(environment: environment)
-        XCTAssertEqual(try fixture.attachments.map { try evaluator.evaluate(p, object: .object($0)) }, [true, true, true])
+        XCTAssertEqual(
+            try fixture.attachments.map { try evaluator.evaluate(p, object: .object($0)) }, [true, true, true])
         XCTAssertEqual(evaluator.expressions.regexCache.count, 1)
     }
 }

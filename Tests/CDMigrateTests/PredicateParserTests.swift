@@ -1,14 +1,18 @@
 import XCTest
+
 @testable import CDMigrate
 
 // Foundation (through XCTest) has its own ValueExpression and FilterPredicate.
 
 final class PredicateParserTests: XCTestCase {
-    private func parse(_ text: String, _ args: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
+    private func parse(_ text: String, _ args: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate
+    {
         return try ExpressionParser.parsePredicate(text, arguments: args, variables: variables)
     }
 
-    private func assertRoundTrip(_ text: String, _ expected: String? = nil, file: StaticString = #filePath, line: UInt = #line) {
+    private func assertRoundTrip(
+        _ text: String, _ expected: String? = nil, file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
             let p = try parse(text)
             XCTAssertEqual(p.description, expected ?? text, file: file, line: line)
@@ -18,7 +22,9 @@ final class PredicateParserTests: XCTestCase {
         }
     }
 
-    private func key(_ path: String) -> ValueExpression { .keyPath(.evaluatedObject, path.split(separator: ".").map(String.init)) }
+    private func key(_ path: String) -> ValueExpression {
+        .keyPath(.evaluatedObject, path.split(separator: ".").map(String.init))
+    }
 
     func testComparisonOperators() throws {
         let spellings: [(String, FilterPredicate.ComparisonOperator)] = [
@@ -30,18 +36,34 @@ final class PredicateParserTests: XCTestCase {
         for (spelling, op) in spellings {
             XCTAssertEqual(try parse("a \(spelling) 1"), .comparison(.init(key("a"), op, .constant(1))), spelling)
         }
-        XCTAssertEqual(try parse("a BETWEEN {1, 5}"), .comparison(.init(key("a"), .between, .aggregate([.constant(1), .constant(5)]))))
+        XCTAssertEqual(
+            try parse("a BETWEEN {1, 5}"),
+            .comparison(.init(key("a"), .between, .aggregate([.constant(1), .constant(5)]))))
     }
 
     func testOptionsAndModifiers() throws {
-        XCTAssertEqual(try parse(#"name BEGINSWITH[cd] "a""#),
-                       .comparison(.init(key("name"), .beginsWith, .constant("a"), options: [.caseInsensitive, .diacriticInsensitive])))
-        XCTAssertEqual(try parse(#"name ==[c] "a""#), .comparison(.init(key("name"), .equal, .constant("a"), options: .caseInsensitive)))
-        XCTAssertEqual(try parse(#"name LIKE[d] "a""#), .comparison(.init(key("name"), .like, .constant("a"), options: .diacriticInsensitive)))
-        XCTAssertEqual(try parse(#"ANY tags.name == "x""#), .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .any)))
-        XCTAssertEqual(try parse(#"some tags.name == "x""#), .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .any)))
-        XCTAssertEqual(try parse(#"ALL tags.name == "x""#), .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .all)))
-        XCTAssertEqual(try parse(#"NONE tags.name == "x""#), .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .none)))
+        XCTAssertEqual(
+            try parse(#"name BEGINSWITH[cd] "a""#),
+            .comparison(
+                .init(key("name"), .beginsWith, .constant("a"), options: [.caseInsensitive, .diacriticInsensitive])))
+        XCTAssertEqual(
+            try parse(#"name ==[c] "a""#),
+            .comparison(.init(key("name"), .equal, .constant("a"), options: .caseInsensitive)))
+        XCTAssertEqual(
+            try parse(#"name LIKE[d] "a""#),
+            .comparison(.init(key("name"), .like, .constant("a"), options: .diacriticInsensitive)))
+        XCTAssertEqual(
+            try parse(#"ANY tags.name == "x""#),
+            .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .any)))
+        XCTAssertEqual(
+            try parse(#"some tags.name == "x""#),
+            .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .any)))
+        XCTAssertEqual(
+            try parse(#"ALL tags.name == "x""#),
+            .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .all)))
+        XCTAssertEqual(
+            try parse(#"NONE tags.name == "x""#),
+            .comparison(.init(key("tags.name"), .equal, .constant("x"), modifier: .none)))
     }
 
     func testLogicalStructureAndPrecedence() throws {
@@ -57,8 +79,10 @@ final class PredicateParserTests: XCTestCase {
         XCTAssertEqual(try parse("TRUEPREDICATE"), .constant(true))
         XCTAssertEqual(try parse("falsepredicate"), .constant(false))
         // A parenthesis that opens an expression, not a predicate.
-        XCTAssertEqual(try parse("(a + 1) * 2 > 3"),
-                       .comparison(.init(.binary(.multiply, .binary(.add, key("a"), .constant(1)), .constant(2)), .greater, .constant(3))))
+        XCTAssertEqual(
+            try parse("(a + 1) * 2 > 3"),
+            .comparison(
+                .init(.binary(.multiply, .binary(.add, key("a"), .constant(1)), .constant(2)), .greater, .constant(3))))
         XCTAssertEqual(try parse("(a) == 1"), a)
     }
 
@@ -89,20 +113,34 @@ final class PredicateParserTests: XCTestCase {
     }
 
     func testFormatArgumentsAndVariables() throws {
-        XCTAssertEqual(try parse("%K == %@", ["country", "Sweden"]), .comparison(.init(key("country"), .equal, .constant("Sweden"))))
-        XCTAssertEqual(try parse("%K BETWEEN %@", ["n", .collection([1, 5])]), .comparison(.init(key("n"), .between, .constant(.collection([1, 5])))))
-        XCTAssertEqual(try parse("n > %d AND x < %f", [3, 2.5]),
-                       .and([.comparison(.init(key("n"), .greater, .constant(3))), .comparison(.init(key("x"), .less, .constant(2.5)))]))
+        XCTAssertEqual(
+            try parse("%K == %@", ["country", "Sweden"]),
+            .comparison(.init(key("country"), .equal, .constant("Sweden"))))
+        XCTAssertEqual(
+            try parse("%K BETWEEN %@", ["n", .collection([1, 5])]),
+            .comparison(.init(key("n"), .between, .constant(.collection([1, 5])))))
+        XCTAssertEqual(
+            try parse("n > %d AND x < %f", [3, 2.5]),
+            .and([
+                .comparison(.init(key("n"), .greater, .constant(3))),
+                .comparison(.init(key("x"), .less, .constant(2.5))),
+            ]))
         XCTAssertEqual(try parse("name == \"100%\" AND a == %@", [1]).description, "name == \"100%\" AND a == 1")
-        XCTAssertEqual(try parse("country == $c", variables: ["c": "Finland"]), .comparison(.init(key("country"), .equal, .constant("Finland"))))
-        XCTAssertEqual(try parse("country == $unknown"), .comparison(.init(key("country"), .equal, .variable("unknown"))))
+        XCTAssertEqual(
+            try parse("country == $c", variables: ["c": "Finland"]),
+            .comparison(.init(key("country"), .equal, .constant("Finland"))))
+        XCTAssertEqual(
+            try parse("country == $unknown"), .comparison(.init(key("country"), .equal, .variable("unknown"))))
         // A SUBQUERY variable is never substituted.
-        XCTAssertEqual(try parse("SUBQUERY(items, $x, $x == 1).@count > 0", variables: ["x": 5]).description,
-                       "SUBQUERY(items, $x, $x == 1).@count > 0")
+        XCTAssertEqual(
+            try parse("SUBQUERY(items, $x, $x == 1).@count > 0", variables: ["x": 5]).description,
+            "SUBQUERY(items, $x, $x == 1).@count > 0")
     }
 
-    private func assertSyntaxError(_ text: String, _ args: [Value] = [], expected: String, offset: Int,
-                                   file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSyntaxError(
+        _ text: String, _ args: [Value] = [], expected: String, offset: Int,
+        file: StaticString = #filePath, line: UInt = #line
+    ) {
         XCTAssertThrowsError(try parse(text, args), file: file, line: line) { error in
             guard let e = error as? MigrationError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(e.code, .expressionSyntax, file: file, line: line)
@@ -133,14 +171,17 @@ final class PredicateParserTests: XCTestCase {
     // MARK: Source expressions
 
     func testSourceExpressionFetchForm() throws {
-        let text = #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#
+        let text =
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "TRUEPREDICATE"), $manager.sourceContext, NO)"#
         let source = try SourceExpression.parse(text)
         XCTAssertEqual(source.entityName, "Note")
         XCTAssertEqual(source.predicate, .constant(true))
         XCTAssertEqual(source.description, text)
         XCTAssertEqual(try SourceExpression.parse(source.description), source)
 
-        let filtered = try SourceExpression.parse(#"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "InternationalUser", "country == 'Sweden'"), $manager.sourceContext, NO)"#)
+        let filtered = try SourceExpression.parse(
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "InternationalUser", "country == 'Sweden'"), $manager.sourceContext, NO)"#
+        )
         XCTAssertEqual(filtered.entityName, "InternationalUser")
         XCTAssertEqual(filtered.predicate, .comparison(.init(key("country"), .equal, .constant("Sweden"))))
     }
@@ -153,7 +194,8 @@ final class PredicateParserTests: XCTestCase {
     }
 
     func testSourceExpressionErrors() {
-        let text = #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "title =="), $manager.sourceContext, NO)"#
+        let text =
+            #"FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Note", "title =="), $manager.sourceContext, NO)"#
         XCTAssertThrowsError(try SourceExpression.parse(text)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .expressionSyntax)
@@ -161,7 +203,8 @@ final class PredicateParserTests: XCTestCase {
             let start = text.distance(from: text.startIndex, to: text.firstRange(of: "\"title")!.lowerBound) + 1
             XCTAssertEqual(e?.offset, start + 8, e?.message ?? "")
             XCTAssertTrue(e?.message.contains("at character \(start + 8) in '\(text)'") ?? false, e?.message ?? "")
-            XCTAssertTrue(e?.message.contains("expected an expression but found end of text") ?? false, e?.message ?? "")
+            XCTAssertTrue(
+                e?.message.contains("expected an expression but found end of text") ?? false, e?.message ?? "")
         }
         XCTAssertThrowsError(try SourceExpression.parse(#"FETCH($x, $manager.sourceContext, NO)"#)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .expressionSyntax)

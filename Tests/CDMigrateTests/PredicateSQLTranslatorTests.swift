@@ -1,7 +1,7 @@
-import XCTest
 import CSQLite
-@testable import CDMigrate
+import XCTest
 
+@testable import CDMigrate
 
 /// Note's attributes as ZNOTE's columns; relationships have no column here.
 private struct NoteColumns: SQLColumnResolver {
@@ -20,15 +20,22 @@ private struct NoteColumns: SQLColumnResolver {
 
 final class PredicateSQLTranslatorTests: XCTestCase {
     private func translate(_ text: String, _ args: [Value] = []) throws -> (sql: String, arguments: [Value])? {
-        return PredicateSQLTranslator.translate(try ExpressionParser.parsePredicate(text, arguments: args), resolver: NoteColumns())
+        return PredicateSQLTranslator.translate(
+            try ExpressionParser.parsePredicate(text, arguments: args), resolver: NoteColumns())
     }
 
-    private func assertSQL(_ text: String, _ sql: String, _ arguments: [Value], file: StaticString = #filePath, line: UInt = #line) {
+    private func assertSQL(
+        _ text: String, _ sql: String, _ arguments: [Value], file: StaticString = #filePath, line: UInt = #line
+    ) {
         do {
-            guard let t = try translate(text) else { return XCTFail("\(text) did not translate", file: file, line: line) }
+            guard let t = try translate(text) else {
+                return XCTFail("\(text) did not translate", file: file, line: line)
+            }
             XCTAssertEqual(t.sql, sql, text, file: file, line: line)
             XCTAssertEqual(t.arguments, arguments, text, file: file, line: line)
-            for (a, b) in zip(t.arguments, arguments) { XCTAssertEqual(a.typeName, b.typeName, text, file: file, line: line) }
+            for (a, b) in zip(t.arguments, arguments) {
+                XCTAssertEqual(a.typeName, b.typeName, text, file: file, line: line)
+            }
         } catch {
             XCTFail("\(text): \(error)", file: file, line: line)
         }
@@ -44,7 +51,8 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         assertSQL("rating <= 4.5", "(ZRATING IS NOT NULL AND ZRATING <= ?)", [4.5])
         assertSQL("archived == YES", "ZARCHIVED IS ?", [.integer(1)])
         assertSQL("displayIndex < nil", "0", [])
-        assertSQL("displayIndex BETWEEN {1, 5}", "(ZDISPLAYINDEX IS NOT NULL AND ZDISPLAYINDEX BETWEEN ? AND ?)", [1, 5])
+        assertSQL(
+            "displayIndex BETWEEN {1, 5}", "(ZDISPLAYINDEX IS NOT NULL AND ZDISPLAYINDEX BETWEEN ? AND ?)", [1, 5])
         assertSQL("displayIndex IN {1, 2}", "(ZDISPLAYINDEX IS NOT NULL AND ZDISPLAYINDEX IN (?, ?))", [1, 2])
         assertSQL("displayIndex IN {}", "0", [])
         assertSQL(#"title BEGINSWITH "ab""#, "(ZTITLE IS NOT NULL AND instr(ZTITLE, ?) = 1)", ["ab"])
@@ -54,11 +62,14 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         assertSQL(#"title CONTAINS """#, "0", [])
         assertSQL(#"title LIKE "a*b?[c]\\*""#, "(ZTITLE IS NOT NULL AND ZTITLE GLOB ?)", ["a*b?[[]c][*]"])
         assertSQL(#"title ==[c] "AB""#, "lower(ZTITLE) IS ?", ["ab"])
-        assertSQL(#"title == "a" AND (displayIndex == 1 OR NOT rating > 2)"#,
-                  "(ZTITLE IS ? AND (ZDISPLAYINDEX IS ? OR NOT (ZRATING IS NOT NULL AND ZRATING > ?)))", ["a", 1, 2])
+        assertSQL(
+            #"title == "a" AND (displayIndex == 1 OR NOT rating > 2)"#,
+            "(ZTITLE IS ? AND (ZDISPLAYINDEX IS ? OR NOT (ZRATING IS NOT NULL AND ZRATING > ?)))", ["a", 1, 2])
         assertSQL("TRUEPREDICATE", "1", [])
         assertSQL("1 == 2", "0", [])
-        assertSQL("displayIndex < rating", "(ZDISPLAYINDEX IS NOT NULL AND ZRATING IS NOT NULL AND ZDISPLAYINDEX < ZRATING)", [])
+        assertSQL(
+            "displayIndex < rating", "(ZDISPLAYINDEX IS NOT NULL AND ZRATING IS NOT NULL AND ZDISPLAYINDEX < ZRATING)",
+            [])
         assertSQL("title == body", "ZTITLE IS ZBODY", [])
     }
 
@@ -76,17 +87,17 @@ final class PredicateSQLTranslatorTests: XCTestCase {
 
     func testUntranslatable() throws {
         for text in [
-            #"title MATCHES "a.*""#,             // regular expressions stay in Swift
-            #"title ==[d] "e""#,                  // diacritic folding
-            #"title BEGINSWITH[c] "é""#,          // lower() folds ASCII only
-            #"ANY tags.name == "x""#,             // to-many
-            "note.title == nil",                  // no column
-            #"title == 3"#,                        // mismatched kinds
+            #"title MATCHES "a.*""#,  // regular expressions stay in Swift
+            #"title ==[d] "e""#,  // diacritic folding
+            #"title BEGINSWITH[c] "é""#,  // lower() folds ASCII only
+            #"ANY tags.name == "x""#,  // to-many
+            "note.title == nil",  // no column
+            #"title == 3"#,  // mismatched kinds
             "displayIndex == \"3\"",
             "dateCreated > 5",
             "FUNCTION(title, \"length\") > 3",
             "title == $x",
-            #"title == "a" OR title MATCHES "b""#, // one untranslatable part spoils the whole
+            #"title == "a" OR title MATCHES "b""#,  // one untranslatable part spoils the whole
             "NOT title MATCHES \"b\"",
             "title ==[c] body",
             "title IN {\"a\", nil}",
@@ -98,7 +109,14 @@ final class PredicateSQLTranslatorTests: XCTestCase {
 
     // MARK: Against SQLite
 
-    private struct Row { var title: Value; var body: Value; var displayIndex: Value; var rating: Value; var archived: Value; var date: Value }
+    private struct Row {
+        var title: Value
+        var body: Value
+        var displayIndex: Value
+        var rating: Value
+        var archived: Value
+        var date: Value
+    }
 
     private let rows: [Row] = [
         Row(title: "abc", body: "x", displayIndex: 1, rating: 1.5, archived: true, date: .date(10)),
@@ -135,14 +153,20 @@ final class PredicateSQLTranslatorTests: XCTestCase {
         var db: OpaquePointer?
         try check(sqlite3_open(":memory:", &db), db)
         defer { sqlite3_close(db) }
-        try check(sqlite3_exec(db, "CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, ZTITLE VARCHAR, ZBODY VARCHAR, ZDISPLAYINDEX INTEGER, ZRATING FLOAT, ZARCHIVED INTEGER, ZDATECREATED TIMESTAMP)", nil, nil, nil), db)
+        try check(
+            sqlite3_exec(
+                db,
+                "CREATE TABLE ZNOTE (Z_PK INTEGER PRIMARY KEY, ZTITLE VARCHAR, ZBODY VARCHAR, ZDISPLAYINDEX INTEGER, ZRATING FLOAT, ZARCHIVED INTEGER, ZDATECREATED TIMESTAMP)",
+                nil, nil, nil), db)
         let fixture = try ExpressionFixture()
         let entity = try XCTUnwrap(fixture.model.entity(named: "Note"))
         var objects: [ManagedObject] = []
         for (i, row) in rows.enumerated() {
             var insert: OpaquePointer?
             try check(sqlite3_prepare_v2(db, "INSERT INTO ZNOTE VALUES (?, ?, ?, ?, ?, ?, ?)", -1, &insert, nil), db)
-            let values: [Value] = [.integer(Int64(i + 1)), row.title, row.body, row.displayIndex, row.rating, row.archived, row.date]
+            let values: [Value] = [
+                .integer(Int64(i + 1)), row.title, row.body, row.displayIndex, row.rating, row.archived, row.date,
+            ]
             for (k, v) in values.enumerated() { try check(bind(v, Int32(k + 1), insert), db) }
             try check(sqlite3_step(insert), db)
             sqlite3_finalize(insert)
@@ -156,27 +180,34 @@ final class PredicateSQLTranslatorTests: XCTestCase {
             objects.append(object)
         }
         let predicates: [(String, [Value])] = [
-            (#"title == "abc""#, []), (#"title != "abc""#, []), (#"NOT title == "abc""#, []), (#"title ==[c] "abc""#, []),
+            (#"title == "abc""#, []), (#"title != "abc""#, []), (#"NOT title == "abc""#, []),
+            (#"title ==[c] "abc""#, []),
             (#"title != nil"#, []), (#"title == nil"#, []), (#"NOT title != nil"#, []),
             ("displayIndex > 1", []), ("NOT displayIndex > 1", []), ("displayIndex <= 0", []), ("0 < displayIndex", []),
             ("rating >= 2.5", []), ("rating < 2", []), ("NOT rating < 2", []), ("displayIndex BETWEEN {0, 3}", []),
-            ("NOT displayIndex BETWEEN {0, 3}", []), ("displayIndex IN {1, 4, 100}", []), ("NOT displayIndex IN {1, 4}", []),
+            ("NOT displayIndex BETWEEN {0, 3}", []), ("displayIndex IN {1, 4, 100}", []),
+            ("NOT displayIndex IN {1, 4}", []),
             ("archived == YES", []), ("archived == NO", []), ("archived != YES", []), ("archived == 1", []),
             (#"title BEGINSWITH "ab""#, []), (#"NOT title BEGINSWITH "ab""#, []), (#"title BEGINSWITH[c] "AB""#, []),
             (#"title ENDSWITH "bc""#, []), (#"title ENDSWITH "é""#, []), (#"title ENDSWITH[c] "BCX""#, []),
             (#"title CONTAINS "bc""#, []), (#"title CONTAINS[c] "BC""#, []), (#"NOT title CONTAINS "b""#, []),
             (#"title CONTAINS """#, []), (#"NOT title CONTAINS """#, []),
-            (#"title LIKE "a*""#, []), (#"title LIKE[c] "A?C""#, []), (#"title LIKE "a\\*b[c]""#, []), (#"title LIKE "a\\?b""#, []), (#"title LIKE "*""#, []),
+            (#"title LIKE "a*""#, []), (#"title LIKE[c] "A?C""#, []), (#"title LIKE "a\\*b[c]""#, []),
+            (#"title LIKE "a\\?b""#, []), (#"title LIKE "*""#, []),
             (#"title LIKE "?""#, []), (#"title LIKE """#, []), (#"NOT title LIKE "*c""#, []),
-            (#"title IN {"abc", "Trosa"}"#, []), (#"title IN[c] {"ABC"}"#, []), (#"title < "b""#, []), (#"title >[c] "b""#, []),
+            (#"title IN {"abc", "Trosa"}"#, []), (#"title IN[c] {"ABC"}"#, []), (#"title < "b""#, []),
+            (#"title >[c] "b""#, []),
             ("dateCreated > %@", [.date(15)]), ("dateCreated BETWEEN %@", [.collection([.date(0), .date(30)])]),
             ("dateCreated == %@", [.date(20)]), ("NOT dateCreated == %@", [.date(20)]),
-            ("title == body", []), ("title != body", []), ("displayIndex > rating", []), ("NOT displayIndex > rating", []),
+            ("title == body", []), ("title != body", []), ("displayIndex > rating", []),
+            ("NOT displayIndex > rating", []),
             (#"title == "abc" OR displayIndex > 50"#, []), (#"NOT (title == "abc" OR displayIndex > 50)"#, []),
-            (#"(title BEGINSWITH "a" AND rating > 1) OR archived == NO"#, []), ("TRUEPREDICATE", []), ("NOT FALSEPREDICATE", []),
+            (#"(title BEGINSWITH "a" AND rating > 1) OR archived == NO"#, []), ("TRUEPREDICATE", []),
+            ("NOT FALSEPREDICATE", []),
             (#"title == "café""#, []), ("title == \"cafe\u{301}\"", []), (#"title BEGINSWITH "cafe""#, []),
             (#"title LIKE "caf?""#, []), (#"title LIKE "caf??""#, []),
-            ("title ENDSWITH \"e\u{301}\"", []), (#"title CONTAINS "fe""#, []), (#"title > "café""#, []), ("title < \"cafe\u{301}\"", []),
+            ("title ENDSWITH \"e\u{301}\"", []), (#"title CONTAINS "fe""#, []), (#"title > "café""#, []),
+            ("title < \"cafe\u{301}\"", []),
             ("displayIndex == %@", [.double(2.0)]), ("rating == %@", [2]), ("displayIndex < %@", [.decimal("2.5")]),
         ]
         let evaluator = PredicateEvaluator()
@@ -190,12 +221,16 @@ final class PredicateSQLTranslatorTests: XCTestCase {
                 continue
             }
             var statement: OpaquePointer?
-            try check(sqlite3_prepare_v2(db, "SELECT Z_PK FROM ZNOTE WHERE " + t.sql + " ORDER BY Z_PK", -1, &statement, nil), db)
+            try check(
+                sqlite3_prepare_v2(db, "SELECT Z_PK FROM ZNOTE WHERE " + t.sql + " ORDER BY Z_PK", -1, &statement, nil),
+                db)
             for (k, v) in t.arguments.enumerated() { try check(bind(v, Int32(k + 1), statement), db) }
             var selected: [Int64] = []
             while sqlite3_step(statement) == SQLITE_ROW { selected.append(sqlite3_column_int64(statement, 0)) }
             sqlite3_finalize(statement)
-            let expected = try objects.filter { try evaluator.evaluate(predicate, object: .object($0)) }.map { $0.objectID.primaryKey }
+            let expected = try objects.filter { try evaluator.evaluate(predicate, object: .object($0)) }.map {
+                $0.objectID.primaryKey
+            }
             XCTAssertEqual(selected, expected, "\(text) → \(t.sql) \(t.arguments)")
             results[text.unicodeScalars.map(\.value)] = selected
         }

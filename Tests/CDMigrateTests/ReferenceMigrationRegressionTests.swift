@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// Engine behaviour that the reference migrations ran into, kept as regression tests. Each test is minimal; a test stays
 /// here as a regression test once the engine is fixed.
@@ -14,7 +15,8 @@ final class ReferenceMigrationRegressionTests: XCTestCase {
     func testMigrationLeavesNoNewFilesBesideTheSource() throws {
         let directory = try TemporaryDirectory.make(prefix: "cdmigrate-engine-issue")
         defer { TemporaryDirectory.remove(directory) }
-        let source = directory + "/Users.sqlite", destination = directory + "/Users-v2.sqlite"
+        let source = directory + "/Users.sqlite"
+        let destination = directory + "/Users-v2.sqlite"
         try InternationalUsers.generateSource(at: source, count: 20)
         XCTAssertEqual(TemporaryDirectory.list(directory), ["Users.sqlite"])
         try InternationalUsers.noCodeManager().migrateStore(from: source, to: destination)

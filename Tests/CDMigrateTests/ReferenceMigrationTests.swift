@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// The five reference migrations of examples/scenarios.md, each checked row by row against its
 /// source store as the scenario's "Must show" asks.
@@ -21,18 +22,28 @@ final class ReferenceMigrationTests: XCTestCase {
     // MARK: 1. Notas
 
     func testNotasEachDistinctCategoryStringBecomesOneCategoria() throws {
-        let source = path("Notas-v2.sqlite"), destination = path("Notas-v3.sqlite")
+        let source = path("Notas-v2.sqlite")
+        let destination = path("Notas-v3.sqlite")
         try NotasCategorias.generateSource(at: source)
-        struct Row { var contenido: String; var fecha: Value; var etiquetas: Value; var categoria: String? }
+        struct Row {
+            var contenido: String
+            var fecha: Value
+            var etiquetas: Value
+            var categoria: String?
+        }
         let rows: [Row] = try StoreAccess.readStore(at: source, model: try NotasCategorias.sourceModel()) { store in
             try StoreAccess.all("Nota", in: store).map {
-                Row(contenido: try $0.string("contenido") ?? "", fecha: try $0.value(forKey: "fecha"), etiquetas: try $0.value(forKey: "etiquetas"), categoria: try $0.string("categoria"))
+                Row(
+                    contenido: try $0.string("contenido") ?? "", fecha: try $0.value(forKey: "fecha"),
+                    etiquetas: try $0.value(forKey: "etiquetas"), categoria: try $0.string("categoria"))
             }
         }
         XCTAssertEqual(rows.count, 800)
         let expectedNames = Set(rows.compactMap { $0.categoria }.filter { !$0.isEmpty })
         XCTAssertGreaterThan(expectedNames.count, 10, "the generator should use most categories")
-        XCTAssertTrue(rows.contains { $0.categoria == nil } && rows.contains { $0.categoria == "" }, "the generator should make notes without a category")
+        XCTAssertTrue(
+            rows.contains { $0.categoria == nil } && rows.contains { $0.categoria == "" },
+            "the generator should make notes without a category")
 
         let report = try NotasCategorias.manager().migrateStore(from: source, to: destination)
         XCTAssertTrue(report.untakenSourceInstances.isEmpty, "\(report.untakenSourceInstances)")
@@ -49,7 +60,10 @@ final class ReferenceMigrationTests: XCTestCase {
             for nota in notas { byContenido[try nota.string("contenido") ?? ""] = nota }
             XCTAssertEqual(byContenido.count, rows.count, "contenido values are unique")
             for row in rows {
-                guard let nota = byContenido[row.contenido] else { XCTFail("no Nota '\(row.contenido)'"); continue }
+                guard let nota = byContenido[row.contenido] else {
+                    XCTFail("no Nota '\(row.contenido)'")
+                    continue
+                }
                 XCTAssertEqual(try nota.value(forKey: "fecha"), row.fecha, row.contenido)
                 XCTAssertEqual(try nota.value(forKey: "etiquetas"), row.etiquetas, row.contenido)
                 let linked = try nota.objects("categorias").map { try $0.string("nombre") ?? "" }
@@ -63,9 +77,13 @@ final class ReferenceMigrationTests: XCTestCase {
             for categoria in categorias {
                 let nombre = try categoria.string("nombre") ?? ""
                 let notasOf = try categoria.objects("notas")
-                XCTAssertEqual(Set(try notasOf.map { try $0.string("contenido") ?? "" }), Set(rows.filter { $0.categoria == nombre }.map { $0.contenido }), nombre)
+                XCTAssertEqual(
+                    Set(try notasOf.map { try $0.string("contenido") ?? "" }),
+                    Set(rows.filter { $0.categoria == nombre }.map { $0.contenido }), nombre)
                 for nota in notasOf {
-                    XCTAssertTrue(try nota.objects("categorias").contains { $0.objectID == categoria.objectID }, "inverse of \(nombre)")
+                    XCTAssertTrue(
+                        try nota.objects("categorias").contains { $0.objectID == categoria.objectID },
+                        "inverse of \(nombre)")
                 }
             }
         }
@@ -97,7 +115,8 @@ final class ReferenceMigrationTests: XCTestCase {
     }
 
     func testCategoriaNamesAreComparedAndStoredInNFC() throws {
-        let source = path("Notas-v2.sqlite"), destination = path("Notas-v3.sqlite")
+        let source = path("Notas-v2.sqlite")
+        let destination = path("Notas-v3.sqlite")
         try StoreAccess.createStore(at: source, model: try NotasCategorias.sourceModel()) { store in
             for (i, categoria) in ["Mu\u{301}sica", "Música", "An\u{303}o nuevo", "Trabajo", "trabajo"].enumerated() {
                 let nota = try store.insertObject(entityName: "Nota")
@@ -107,7 +126,8 @@ final class ReferenceMigrationTests: XCTestCase {
             }
         }
         _ = try NotasCategorias.manager().migrateStore(from: source, to: destination)
-        let names: [[UInt8]] = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel()) { store in
+        let names: [[UInt8]] = try StoreAccess.readStore(at: destination, model: try NotasCategorias.destinationModel())
+        { store in
             try StoreAccess.all("Categoria", in: store).map { Array((try $0.string("nombre") ?? "").utf8) }
         }
         // Compared as bytes: Swift's == would take NFD for NFC.
@@ -116,21 +136,42 @@ final class ReferenceMigrationTests: XCTestCase {
     }
 
     func testRecipesNamesSplitRelationshipsRepointedOneCuisinePerString() throws {
-        let source = path("Recipes-v1.sqlite"), destination = path("Recipes-v2.sqlite")
+        let source = path("Recipes-v1.sqlite")
+        let destination = path("Recipes-v2.sqlite")
         try Recipes.generateSource(at: source)
-        struct RecipeRow { var name: String; var directions: String?; var cuisine: String?; var chef: String??; var ingredients: Set<String> }
-        struct ChefRow { var name: String?; var recipes: Set<String> }
-        let (recipes, chefs, ingredientRecipes): ([RecipeRow], [ChefRow], [String: Set<String>]) = try StoreAccess.readStore(at: source, model: try Recipes.sourceModel()) { store in
-            let recipes = try StoreAccess.all("Recipe", in: store).map { r -> RecipeRow in
-                let chef = try r.value(forKey: "chef").object
-                return RecipeRow(name: try r.string("name") ?? "", directions: try r.string("directions"), cuisine: try r.string("cuisine"),
-                                 chef: chef.map { try? $0.string("name") }, ingredients: Set(try r.objects("ingredients").map { try $0.string("name") ?? "" }))
-            }
-            let chefs = try StoreAccess.all("Chef", in: store).map { ChefRow(name: try $0.string("name"), recipes: Set(try $0.objects("recipes").map { try $0.string("name") ?? "" })) }
-            var ingredientRecipes: [String: Set<String>] = [:]
-            for i in try StoreAccess.all("Ingredient", in: store) { ingredientRecipes[try i.string("name") ?? ""] = Set(try i.objects("recipes").map { try $0.string("name") ?? "" }) }
-            return (recipes, chefs, ingredientRecipes)
+        struct RecipeRow {
+            var name: String
+            var directions: String?
+            var cuisine: String?
+            var chef: String??
+            var ingredients: Set<String>
         }
+        struct ChefRow {
+            var name: String?
+            var recipes: Set<String>
+        }
+        let (recipes, chefs, ingredientRecipes): ([RecipeRow], [ChefRow], [String: Set<String>]) =
+            try StoreAccess.readStore(at: source, model: try Recipes.sourceModel()) { store in
+                let recipes = try StoreAccess.all("Recipe", in: store).map { r -> RecipeRow in
+                    let chef = try r.value(forKey: "chef").object
+                    return RecipeRow(
+                        name: try r.string("name") ?? "", directions: try r.string("directions"),
+                        cuisine: try r.string("cuisine"),
+                        chef: chef.map { try? $0.string("name") },
+                        ingredients: Set(try r.objects("ingredients").map { try $0.string("name") ?? "" }))
+                }
+                let chefs = try StoreAccess.all("Chef", in: store).map {
+                    ChefRow(
+                        name: try $0.string("name"),
+                        recipes: Set(try $0.objects("recipes").map { try $0.string("name") ?? "" }))
+                }
+                var ingredientRecipes: [String: Set<String>] = [:]
+                for i in try StoreAccess.all("Ingredient", in: store) {
+                    ingredientRecipes[try i.string("name") ?? ""] = Set(
+                        try i.objects("recipes").map { try $0.string("name") ?? "" })
+                }
+                return (recipes, chefs, ingredientRecipes)
+            }
         XCTAssertEqual(recipes.count, 300)
         XCTAssertEqual(Set(recipes.map { $0.name }).count, 300, "recipe names are unique")
         XCTAssertEqual(chefs.count, Recipes.chefNames.count)
@@ -139,8 +180,8 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertTrue(report.untakenSourceInstances.isEmpty, "\(report.untakenSourceInstances)")
 
         func split(_ name: String??) -> [String?] {
-            guard let name = name else { return [] }          // no chef
-            guard let name = name else { return [nil, nil] } // a chef without a name
+            guard let name = name else { return [] }  // no chef
+            guard let name = name else { return [nil, nil] }  // a chef without a name
             return [MigrationFunctions.firstName(name), MigrationFunctions.lastName(name)]
         }
         try StoreAccess.readStore(at: destination, model: try Recipes.destinationModel()) { store in
@@ -149,14 +190,20 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertEqual(newChefs.count, chefs.count)
             var chefsByName: [[String?]: ManagedObject] = [:]
             for chef in newChefs { chefsByName[[try chef.string("firstName"), try chef.string("lastName")]] = chef }
-            for (first, last) in [("Juan", "Mari Arzak"), ("Madonna", ""), ("", ""), ("山田", "太郎"), ("Jiro", "Ono"), ("Gordon", "Ramsay")] {
+            for (first, last) in [
+                ("Juan", "Mari Arzak"), ("Madonna", ""), ("", ""), ("山田", "太郎"), ("Jiro", "Ono"), ("Gordon", "Ramsay"),
+            ] {
                 XCTAssertNotNil(chefsByName[[first, last]], "no chef \(first) / \(last)")
             }
             XCTAssertNotNil(chefsByName[[nil, nil]], "the chef without a name keeps no name")
             for chef in chefs {
                 let key = split(.some(chef.name))
-                guard let newChef = chefsByName[key] else { XCTFail("no chef \(key)"); continue }
-                XCTAssertEqual(Set(try newChef.objects("recipes").map { try $0.string("name") ?? "" }), chef.recipes, "\(key)")
+                guard let newChef = chefsByName[key] else {
+                    XCTFail("no chef \(key)")
+                    continue
+                }
+                XCTAssertEqual(
+                    Set(try newChef.objects("recipes").map { try $0.string("name") ?? "" }), chef.recipes, "\(key)")
             }
             // Recipes: attributes, rating left empty, ingredients, chef and cuisines re-pointed.
             let newRecipes = try StoreAccess.all("Recipe", in: store)
@@ -164,15 +211,25 @@ final class ReferenceMigrationTests: XCTestCase {
             var byName: [String: ManagedObject] = [:]
             for r in newRecipes { byName[try r.string("name") ?? ""] = r }
             for row in recipes {
-                guard let r = byName[row.name] else { XCTFail("no recipe \(row.name)"); continue }
+                guard let r = byName[row.name] else {
+                    XCTFail("no recipe \(row.name)")
+                    continue
+                }
                 XCTAssertEqual(try r.string("directions"), row.directions)
                 XCTAssertEqual(try r.value(forKey: "rating"), .null)
-                XCTAssertEqual(Set(try r.objects("ingredients").map { try $0.string("name") ?? "" }), row.ingredients, row.name)
-                XCTAssertEqual(try r.objects("cuisines").map { try $0.string("name") }, row.cuisine.flatMap { $0.isEmpty ? nil : [$0] } ?? [], row.name)
+                XCTAssertEqual(
+                    Set(try r.objects("ingredients").map { try $0.string("name") ?? "" }), row.ingredients, row.name)
+                XCTAssertEqual(
+                    try r.objects("cuisines").map { try $0.string("name") },
+                    row.cuisine.flatMap { $0.isEmpty ? nil : [$0] } ?? [], row.name)
                 let chef = try r.value(forKey: "chef").object
-                XCTAssertEqual(try chef.map { [try $0.string("firstName"), try $0.string("lastName")] } ?? [], split(row.chef), row.name)
+                XCTAssertEqual(
+                    try chef.map { [try $0.string("firstName"), try $0.string("lastName")] } ?? [], split(row.chef),
+                    row.name)
                 for ingredient in try r.objects("ingredients") {
-                    XCTAssertTrue(try ingredient.objects("recipes").contains { $0.objectID == r.objectID }, "inverse ingredient → \(row.name)")
+                    XCTAssertTrue(
+                        try ingredient.objects("recipes").contains { $0.objectID == r.objectID },
+                        "inverse ingredient → \(row.name)")
                 }
             }
             // Cuisines: one per distinct non-empty string, each with exactly its recipes.
@@ -182,14 +239,18 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertEqual(Set(cuisineNames), Set(recipes.compactMap { $0.cuisine }.filter { !$0.isEmpty }))
             for cuisine in cuisines {
                 let name = try cuisine.string("name") ?? ""
-                XCTAssertEqual(Set(try cuisine.objects("recipes").map { try $0.string("name") ?? "" }), Set(recipes.filter { $0.cuisine == name }.map { $0.name }), name)
+                XCTAssertEqual(
+                    Set(try cuisine.objects("recipes").map { try $0.string("name") ?? "" }),
+                    Set(recipes.filter { $0.cuisine == name }.map { $0.name }), name)
             }
             // Ingredients: unchanged, with their recipes re-pointed.
             let ingredients = try StoreAccess.all("Ingredient", in: store)
             XCTAssertEqual(ingredients.count, ingredientRecipes.count)
             for ingredient in ingredients {
                 let name = try ingredient.string("name") ?? ""
-                XCTAssertEqual(Set(try ingredient.objects("recipes").map { try $0.string("name") ?? "" }), ingredientRecipes[name], name)
+                XCTAssertEqual(
+                    Set(try ingredient.objects("recipes").map { try $0.string("name") ?? "" }), ingredientRecipes[name],
+                    name)
                 XCTAssertNotNil(try ingredient.string("amount"))
             }
         }
@@ -201,9 +262,12 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 0), "Jan 1, 2001 at 12:00:00 AM")
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 43_200), "Jan 1, 2001 at 12:00:00 PM")
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: -978_307_200.5), "Dec 31, 1969 at 11:59:59 PM")
-        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 604_627_200 + 3_600 * 13 + 0.25), "Feb 29, 2020 at 1:00:00 PM")
+        XCTAssertEqual(
+            MediumDateFormat.string(fromReferenceSeconds: 604_627_200 + 3_600 * 13 + 0.25), "Feb 29, 2020 at 1:00:00 PM"
+        )
         // The scenario's own example: 2017-09-12 12:55:13 UTC.
-        XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 1_505_220_913 - 978_307_200), "Sep 12, 2017 at 12:55:13 PM")
+        XCTAssertEqual(
+            MediumDateFormat.string(fromReferenceSeconds: 1_505_220_913 - 978_307_200), "Sep 12, 2017 at 12:55:13 PM")
         // Past DateFormatter's usual years: seconds since 2001 as a Double, no calendar limit.
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 252_423_993_600), "Jan 1, 10000 at 12:00:00 AM")
         XCTAssertEqual(MediumDateFormat.string(fromReferenceSeconds: 299_985_683_696.75), "Mar 4, 11507 at 12:34:56 PM")
@@ -212,11 +276,16 @@ final class ReferenceMigrationTests: XCTestCase {
     }
 
     func testEventsTwoPassesDoubleTheRowsAndConvertExactly() throws {
-        let source = path("Events.sqlite"), destination = path("Events-v2.sqlite")
+        let source = path("Events.sqlite")
+        let destination = path("Events-v2.sqlite")
         try EventsTwoPasses.generateSource(at: source)
-        let stamps: [Double] = try StoreAccess.readStore(at: source, model: try EventsTwoPasses.sourceModel()) { store in
+        let stamps: [Double] = try StoreAccess.readStore(at: source, model: try EventsTwoPasses.sourceModel()) {
+            store in
             try StoreAccess.all("Event", in: store).map { event -> Double in
-                guard case .date(let d) = try event.value(forKey: "timeStamp") else { XCTFail("no date"); return .nan }
+                guard case .date(let d) = try event.value(forKey: "timeStamp") else {
+                    XCTFail("no date")
+                    return .nan
+                }
                 return d
             }
         }
@@ -234,11 +303,14 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertEqual(try snapshot(directory, except: ["Events-v2.sqlite"]), before, "the source store is untouched")
 
         try StoreAccess.readStore(at: destination, model: try EventsTwoPasses.destinationModel()) { store in
-            let numeric = try StoreAccess.all("NumericEvent", in: store).map { try $0.value(forKey: "timeStamp").doubleValue ?? .nan }
+            let numeric = try StoreAccess.all("NumericEvent", in: store).map {
+                try $0.value(forKey: "timeStamp").doubleValue ?? .nan
+            }
             let printed = try StoreAccess.all("PrintedEvent", in: store).map { try $0.string("printedDate") ?? "" }
             XCTAssertEqual(numeric.count + printed.count, 2 * stamps.count, "twice as many rows as the source")
             XCTAssertEqual(numeric.sorted(), stamps.map { $0 + 978_307_200 }.sorted(), "seconds since 1970, exactly")
-            XCTAssertEqual(printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) ?? "" }.sorted())
+            XCTAssertEqual(
+                printed.sorted(), stamps.map { MediumDateFormat.string(fromReferenceSeconds: $0) ?? "" }.sorted())
             XCTAssertTrue(printed.contains("Dec 31, 1969 at 11:59:59 PM"))
             XCTAssertTrue(printed.contains("Feb 29, 2020 at 1:00:00 PM"))
         }
@@ -251,7 +323,9 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertThrowsError(try EventsTwoPasses.manager().migrateStore(from: source, to: source)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .migrationManagerDestinationStore, "\(error)")
         }
-        XCTAssertThrowsError(try EventsTwoPasses.manager().migrateStore(from: source, to: directory + "/./Events.sqlite")) { error in
+        XCTAssertThrowsError(
+            try EventsTwoPasses.manager().migrateStore(from: source, to: directory + "/./Events.sqlite")
+        ) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .migrationManagerDestinationStore, "\(error)")
         }
         let existing = path("existing.sqlite")
@@ -261,7 +335,9 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("existing.sqlite"), "\(error)")
         }
         XCTAssertEqual(try snapshot(directory, except: ["existing.sqlite"]), before)
-        XCTAssertEqual(try Data(contentsOf: URL(fileURLWithPath: existing)), Data("not a store".utf8), "an existing file is never overwritten")
+        XCTAssertEqual(
+            try Data(contentsOf: URL(fileURLWithPath: existing)), Data("not a store".utf8),
+            "an existing file is never overwritten")
 
         // The example's way: migrate into a new file, then put it in the old one's place.
         let runDirectory = path("run")
@@ -269,24 +345,36 @@ final class ReferenceMigrationTests: XCTestCase {
         let result = try EventsTwoPasses.run(in: runDirectory)
         let replaced = runDirectory + "/Events.sqlite"
         XCTAssertEqual(result.destinationPaths, [replaced])
-        XCTAssertEqual(TemporaryDirectory.list(runDirectory), ["Events.sqlite"], "the migrated store took the old one's place")
+        XCTAssertEqual(
+            TemporaryDirectory.list(runDirectory), ["Events.sqlite"], "the migrated store took the old one's place")
         try StoreAccess.readStore(at: replaced, model: try EventsTwoPasses.destinationModel()) { store in
             XCTAssertEqual(try StoreAccess.all("NumericEvent", in: store).count, 2_000)
             XCTAssertEqual(try StoreAccess.all("PrintedEvent", in: store).count, 2_000)
         }
-        XCTAssertThrowsError(try PersistentStore.open(at: replaced, model: try EventsTwoPasses.sourceModel(), readOnly: true, checkVersion: true)) { error in
-            XCTAssertEqual((error as? MigrationError)?.code, .incompatibleVersionHash, "the replaced store is a v2 store now: \(error)")
+        XCTAssertThrowsError(
+            try PersistentStore.open(
+                at: replaced, model: try EventsTwoPasses.sourceModel(), readOnly: true, checkVersion: true)
+        ) { error in
+            XCTAssertEqual(
+                (error as? MigrationError)?.code, .incompatibleVersionHash,
+                "the replaced store is a v2 store now: \(error)")
         }
     }
 
     func testEventsStepOneInRangesGivesTheSameResult() throws {
-        let source = path("Events.sqlite"), whole = path("whole.sqlite"), ranged = path("ranged.sqlite")
+        let source = path("Events.sqlite")
+        let whole = path("whole.sqlite")
+        let ranged = path("ranged.sqlite")
         try EventsTwoPasses.generateSource(at: source)
         try EventsTwoPasses.manager().migrateStore(from: source, to: whole)
         let report = try EventsTwoPasses.manager(stepOneInRanges: true).migrateStore(from: source, to: ranged)
         let stamps = EventsTwoPasses.timeStamps()
-        XCTAssertEqual(report.mappings.map { $0.entityMappingName }, ["EventToPrintedEventBefore2001", "EventToPrintedEventFrom2001", "EventToNumericEvent"])
-        XCTAssertEqual(report.mappings.map { $0.sourceInstances }, [stamps.filter { $0 < 0 }.count, stamps.filter { $0 >= 0 }.count, 2_000])
+        XCTAssertEqual(
+            report.mappings.map { $0.entityMappingName },
+            ["EventToPrintedEventBefore2001", "EventToPrintedEventFrom2001", "EventToNumericEvent"])
+        XCTAssertEqual(
+            report.mappings.map { $0.sourceInstances },
+            [stamps.filter { $0 < 0 }.count, stamps.filter { $0 >= 0 }.count, 2_000])
         XCTAssertTrue(report.untakenSourceInstances.isEmpty)
         func rows(_ path: String) throws -> [String] {
             try StoreAccess.readStore(at: path, model: try EventsTwoPasses.destinationModel()) { store in
@@ -322,7 +410,8 @@ final class ReferenceMigrationTests: XCTestCase {
 
     /// Width and height straight from the IHDR bytes (independent of PNGImage).
     func ihdrSize(_ bytes: [UInt8]) -> [Double] {
-        let w = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, h = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+        let w = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }
+        let h = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
         return [Double(w), Double(h)]
     }
 
@@ -334,7 +423,10 @@ final class ReferenceMigrationTests: XCTestCase {
             for n in newNotes { byTitle[try n.string("title") ?? ""] = n }
             var widths = Set<Double>()
             for g in notes {
-                guard let note = byTitle[g.title] else { XCTFail("no note \(g.title)"); continue }
+                guard let note = byTitle[g.title] else {
+                    XCTFail("no note \(g.title)")
+                    continue
+                }
                 XCTAssertEqual(try note.string("body"), g.body)
                 XCTAssertEqual(try note.value(forKey: "dateCreated"), g.dateCreated.map { .date($0) } ?? .null, g.title)
                 XCTAssertEqual(try note.value(forKey: "displayIndex"), .integer(g.displayIndex))
@@ -345,20 +437,31 @@ final class ReferenceMigrationTests: XCTestCase {
                 let expectedCaption = String(g.body.prefix(80))
                 var images: [[UInt8]] = []
                 for attachment in imageAttachments {
-                    guard case .binary(let bytes) = try attachment.value(forKey: "image") else { XCTFail("no image in \(g.title)"); continue }
+                    guard case .binary(let bytes) = try attachment.value(forKey: "image") else {
+                        XCTFail("no image in \(g.title)")
+                        continue
+                    }
                     images.append(bytes)
-                    XCTAssertEqual([try attachment.value(forKey: "width").doubleValue ?? -1, try attachment.value(forKey: "height").doubleValue ?? -1], ihdrSize(bytes), g.title)
+                    XCTAssertEqual(
+                        [
+                            try attachment.value(forKey: "width").doubleValue ?? -1,
+                            try attachment.value(forKey: "height").doubleValue ?? -1,
+                        ], ihdrSize(bytes), g.title)
                     widths.insert(try attachment.value(forKey: "width").doubleValue ?? -1)
                     XCTAssertEqual(try attachment.string("caption"), expectedCaption, g.title)
                     XCTAssertEqual(try attachment.value(forKeyPath: "note.title"), .string(g.title))
                     XCTAssertNotEqual(try attachment.value(forKey: "dateCreated"), .null)
                 }
-                XCTAssertEqual(images.sorted { $0.lexicographicallyPrecedes($1) }, g.images.compactMap { $0 }.sorted { $0.lexicographicallyPrecedes($1) }, g.title)
+                XCTAssertEqual(
+                    images.sorted { $0.lexicographicallyPrecedes($1) },
+                    g.images.compactMap { $0 }.sorted { $0.lexicographicallyPrecedes($1) }, g.title)
                 for attachment in attachments where attachment.entity.name == "Attachment" {
                     XCTAssertNotEqual(try attachment.value(forKey: "dateCreated"), .null)
                 }
             }
-            if notes.contains(where: { !$0.images.isEmpty }) { XCTAssertGreaterThan(widths.count, 20, "image sizes vary") }
+            if notes.contains(where: { !$0.images.isEmpty }) {
+                XCTAssertGreaterThan(widths.count, 20, "image sizes vary")
+            }
             let imageCount = notes.reduce(0) { $0 + $1.images.compactMap { $0 }.count }
             let plainCount = notes.reduce(0) { $0 + $1.images.filter { $0 == nil }.count }
             let all = try StoreAccess.all("Attachment", in: store)
@@ -366,7 +469,8 @@ final class ReferenceMigrationTests: XCTestCase {
             let plain = try StoreAccess.all("Attachment", in: store, exact: true)
             XCTAssertEqual(imageAttachments.count, imageCount + (orphans ? 1 : 0))
             XCTAssertEqual(plain.count, plainCount + (orphans ? 1 : 0))
-            XCTAssertEqual(all.count, imageAttachments.count + plain.count, "a fetch of Attachment includes ImageAttachment")
+            XCTAssertEqual(
+                all.count, imageAttachments.count + plain.count, "a fetch of Attachment includes ImageAttachment")
             if orphans {
                 let lonely = try imageAttachments.filter { try $0.value(forKey: "note").isNull }
                 XCTAssertEqual(lonely.count, 1)
@@ -378,11 +482,18 @@ final class ReferenceMigrationTests: XCTestCase {
     }
 
     func testUnCloudNotesV3ToV4ImageAttachmentsWithSizeAndCaption() throws {
-        let source = path("UnCloudNotes-v3.sqlite"), destination = path("UnCloudNotes-v4.sqlite")
+        let source = path("UnCloudNotes-v3.sqlite")
+        let destination = path("UnCloudNotes-v4.sqlite")
         let notes = try UnCloudNotes.generateSource(version: 3, at: source)
-        XCTAssertTrue(notes.contains { $0.body.isEmpty } && notes.contains { $0.body.count == 80 } && notes.contains { $0.body.count == 81 })
-        XCTAssertTrue(notes.contains { !$0.body.isEmpty && $0.body.count < 80 && !$0.images.isEmpty }, "short bodies with images")
-        XCTAssertTrue(notes.contains { $0.body.count > 80 && $0.body.unicodeScalars.count != $0.body.count && !$0.images.isEmpty }, "long bodies with emoji")
+        XCTAssertTrue(
+            notes.contains { $0.body.isEmpty } && notes.contains { $0.body.count == 80 }
+                && notes.contains { $0.body.count == 81 })
+        XCTAssertTrue(
+            notes.contains { !$0.body.isEmpty && $0.body.count < 80 && !$0.images.isEmpty }, "short bodies with images")
+        XCTAssertTrue(
+            notes.contains {
+                $0.body.count > 80 && $0.body.unicodeScalars.count != $0.body.count && !$0.images.isEmpty
+            }, "long bodies with emoji")
         let report = try UnCloudNotes.manager(from: 3).migrateStore(from: source, to: destination)
         XCTAssertTrue(report.untakenSourceInstances.isEmpty, "\(report.untakenSourceInstances)")
         XCTAssertEqual(try UnCloudNotes.version(ofStoreAt: destination), 4)
@@ -391,7 +502,8 @@ final class ReferenceMigrationTests: XCTestCase {
 
     func testUnCloudNotesAnyVersionReachesV4() throws {
         for version in [1, 2, 3] {
-            let source = path("UnCloudNotes-v\(version).sqlite"), destination = path("UnCloudNotes-v\(version)-to-v4.sqlite")
+            let source = path("UnCloudNotes-v\(version).sqlite")
+            let destination = path("UnCloudNotes-v\(version)-to-v4.sqlite")
             let notes = try UnCloudNotes.generateSource(version: version, at: source, count: 120)
             XCTAssertEqual(try UnCloudNotes.version(ofStoreAt: source), version)
             let reports = try UnCloudNotes.migrateToV4(storeAt: source, destination: destination)
@@ -401,18 +513,28 @@ final class ReferenceMigrationTests: XCTestCase {
         }
         let left = try snapshot(directory).keys.filter { $0.contains("step") || $0.contains("partial") }
         XCTAssertEqual(left, [], "intermediate stores are removed")
-        XCTAssertThrowsError(try UnCloudNotes.migrateToV4(storeAt: path("UnCloudNotes-v1-to-v4.sqlite"), destination: path("again.sqlite")))
+        XCTAssertThrowsError(
+            try UnCloudNotes.migrateToV4(
+                storeAt: path("UnCloudNotes-v1-to-v4.sqlite"), destination: path("again.sqlite")))
     }
 
     // MARK: 5. International users
 
-    struct UserRow: Hashable { var entity: String; var name: String; var city: String }
+    struct UserRow: Hashable {
+        var entity: String
+        var name: String
+        var city: String
+    }
 
     func users(in path: String) throws -> [UserRow] {
         try StoreAccess.readStore(at: path, model: try InternationalUsers.destinationModel()) { store in
             var rows: [UserRow] = []
             for entity in ["SwedenUser", "FinlandUser"] {
-                for user in try StoreAccess.all(entity, in: store) { rows.append(UserRow(entity: entity, name: try user.string("name") ?? "", city: try user.string("city") ?? "")) }
+                for user in try StoreAccess.all(entity, in: store) {
+                    rows.append(
+                        UserRow(
+                            entity: entity, name: try user.string("name") ?? "", city: try user.string("city") ?? ""))
+                }
             }
             return rows
         }
@@ -421,15 +543,23 @@ final class ReferenceMigrationTests: XCTestCase {
     func testInternationalUsersSplitByCountryWithPoliciesAndWithoutCode() throws {
         let source = path("Users-v1.sqlite")
         try InternationalUsers.generateSource(at: source)
-        let sourceRows: [(name: String, city: String, country: String)] = try StoreAccess.readStore(at: source, model: try InternationalUsers.sourceModel()) { store in
-            try StoreAccess.all("InternationalUser", in: store).map { (try $0.string("name") ?? "", try $0.string("city") ?? "", try $0.string("country") ?? "") }
+        let sourceRows: [(name: String, city: String, country: String)] = try StoreAccess.readStore(
+            at: source, model: try InternationalUsers.sourceModel()
+        ) { store in
+            try StoreAccess.all("InternationalUser", in: store).map {
+                (try $0.string("name") ?? "", try $0.string("city") ?? "", try $0.string("country") ?? "")
+            }
         }
         XCTAssertEqual(sourceRows.count, 2_000)
         var expected: [UserRow] = []
         for row in sourceRows {
             switch row.country {
-            case "Sweden": expected.append(UserRow(entity: "SwedenUser", name: row.name, city: row.city == "Trosa" ? "Nora" : row.city))
-            case "Finland": expected.append(UserRow(entity: "FinlandUser", name: row.name, city: row.city == "Turku" ? "Åbo" : row.city))
+            case "Sweden":
+                expected.append(
+                    UserRow(entity: "SwedenUser", name: row.name, city: row.city == "Trosa" ? "Nora" : row.city))
+            case "Finland":
+                expected.append(
+                    UserRow(entity: "FinlandUser", name: row.name, city: row.city == "Turku" ? "Åbo" : row.city))
             default: break
             }
         }
@@ -441,11 +571,17 @@ final class ReferenceMigrationTests: XCTestCase {
         XCTAssertTrue(sourceRows.contains { $0.country == "Finland" && $0.city == "Turku" })
         XCTAssertTrue(sourceRows.contains { $0.country == "Norway" && $0.city == "Trosa" })
 
-        let withPolicies = path("Users-v2-policies.sqlite"), withoutCode = path("Users-v2-no-code.sqlite")
-        for (manager, destination) in [(try InternationalUsers.policyManager(), withPolicies), (try InternationalUsers.noCodeManager(), withoutCode)] {
+        let withPolicies = path("Users-v2-policies.sqlite")
+        let withoutCode = path("Users-v2-no-code.sqlite")
+        for (manager, destination) in [
+            (try InternationalUsers.policyManager(), withPolicies),
+            (try InternationalUsers.noCodeManager(), withoutCode),
+        ] {
             let report = try manager.migrateStore(from: source, to: destination)
             XCTAssertEqual(report.untakenSourceInstances.map { $0.entityName }, ["InternationalUser"], destination)
-            XCTAssertEqual(report.untakenSourceInstances.first?.count, others, "users of other countries are reported as not taken")
+            XCTAssertEqual(
+                report.untakenSourceInstances.first?.count, others, "users of other countries are reported as not taken"
+            )
             let counts = Dictionary(report.destinationCounts.map { ($0.entityName, $0.count) }, uniquingKeysWith: +)
             XCTAssertEqual(counts["SwedenUser"], sourceRows.filter { $0.country == "Sweden" }.count)
             XCTAssertEqual(counts["FinlandUser"], sourceRows.filter { $0.country == "Finland" }.count)
@@ -453,9 +589,13 @@ final class ReferenceMigrationTests: XCTestCase {
             XCTAssertEqual(rows.count, expected.count)
             XCTAssertEqual(Set(rows), Set(expected), destination)
             XCTAssertFalse(rows.contains { $0.entity == "SwedenUser" && $0.city == "Trosa" })
-            XCTAssertTrue(rows.contains { $0.entity == "FinlandUser" && $0.city == "Trosa" }, "Trosa is replaced only for Swedish users")
+            XCTAssertTrue(
+                rows.contains { $0.entity == "FinlandUser" && $0.city == "Trosa" },
+                "Trosa is replaced only for Swedish users")
         }
-        XCTAssertEqual(Set(try users(in: withPolicies)), Set(try users(in: withoutCode)), "the no-code mapping gives the same result")
+        XCTAssertEqual(
+            Set(try users(in: withPolicies)), Set(try users(in: withoutCode)),
+            "the no-code mapping gives the same result")
     }
 
     func testANilCityStaysNilSoValidationFailsWithAndWithoutCode() throws {
@@ -465,8 +605,11 @@ final class ReferenceMigrationTests: XCTestCase {
             try user.setValue(.string("Astrid"), forKey: "name")
             try user.setValue(.string("Sweden"), forKey: "country")
         }
-        for (label, manager) in [("policies", try InternationalUsers.policyManager()), ("no code", try InternationalUsers.noCodeManager())] {
-            XCTAssertThrowsError(try manager.migrateStore(from: source, to: path("Users-v2-\(label).sqlite")), label) { error in
+        for (label, manager) in [
+            ("policies", try InternationalUsers.policyManager()), ("no code", try InternationalUsers.noCodeManager()),
+        ] {
+            XCTAssertThrowsError(try manager.migrateStore(from: source, to: path("Users-v2-\(label).sqlite")), label) {
+                error in
                 XCTAssertEqual((error as? MigrationError)?.code.rawValue, 1570, "\(label): \(error)")
             }
         }
@@ -479,7 +622,9 @@ final class ReferenceMigrationTests: XCTestCase {
         var seen = 0
         init() { super.init(country: "Sweden", entityName: "SwedenUser", replacing: "Trosa", with: "Nora") }
         struct Boom: Error, CustomStringConvertible { var description: String { "the disk of user 700 is on fire" } }
-        override func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+        override func createDestinationInstances(
+            forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
             seen += 1
             if seen == 700 { throw Boom() }
             try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
@@ -487,22 +632,27 @@ final class ReferenceMigrationTests: XCTestCase {
     }
 
     func testAPolicyFailingHalfWayLeavesTheSourceByteIdenticalAndNoDestination() throws {
-        let source = path("Users-v1.sqlite"), destination = path("Users-v2.sqlite")
+        let source = path("Users-v1.sqlite")
+        let destination = path("Users-v2.sqlite")
         try InternationalUsers.generateSource(at: source)
         let before = try snapshot(directory)
         XCTAssertFalse(before.isEmpty)
-        let manager = try MigrationManager(sourceModel: try InternationalUsers.sourceModel(), destinationModel: try InternationalUsers.destinationModel(),
-                                           mappingModels: [try InternationalUsers.policyMapping()])
+        let manager = try MigrationManager(
+            sourceModel: try InternationalUsers.sourceModel(),
+            destinationModel: try InternationalUsers.destinationModel(),
+            mappingModels: [try InternationalUsers.policyMapping()])
         manager.registerPolicy(named: SwedenUserMapping.name) { FailingSwedenUserMapping() }
         manager.registerPolicy(named: FinlandUserMapping.name) { FinlandUserMapping() }
-        manager.batchSize = 100 // so that some batches were committed before the failure
+        manager.batchSize = 100  // so that some batches were committed before the failure
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: destination)) { error in
             guard let error = error as? MigrationError else { return XCTFail("\(error)") }
             XCTAssertEqual(error.code, .entityMigrationPolicy)
             XCTAssertTrue(error.message.contains("on fire"), error.message)
         }
         XCTAssertFalse(FileIO.exists(destination))
-        XCTAssertEqual(Array(try snapshot(directory).keys), ["Users-v1.sqlite"], "no destination, partial or companion file is left")
+        XCTAssertEqual(
+            Array(try snapshot(directory).keys), ["Users-v1.sqlite"],
+            "no destination, partial or companion file is left")
         XCTAssertEqual(try snapshot(directory), before, "the source is byte-identical")
     }
 
@@ -529,7 +679,11 @@ final class ReferenceMigrationTests: XCTestCase {
         var files: [String: Data] = [:]
         for name in TemporaryDirectory.list(dir) where !except.contains(name) {
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDirectory), isDirectory.boolValue { continue }
+            if FileManager.default.fileExists(atPath: dir + "/" + name, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            {
+                continue
+            }
             files[name] = try Data(contentsOf: URL(fileURLWithPath: dir + "/" + name))
         }
         return files

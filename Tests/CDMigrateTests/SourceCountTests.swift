@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 /// A run counts each source request once (`MigrationManager.countSource`): stage 1's count of a
@@ -10,8 +11,8 @@ final class SourceCountTests: XCTestCase {
     override func setUpWithError() throws { scratch = ScratchDirectory() }
 
     static let model = """
-    {"name": "Notes", "entities": [{"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true}]}]}
-    """
+        {"name": "Notes", "entities": [{"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true}]}]}
+        """
 
     func makeSource(_ name: String, _ count: Int) throws -> String {
         let model = try ModelReader.model(fromJSON: Self.model)
@@ -22,18 +23,28 @@ final class SourceCountTests: XCTestCase {
         return path
     }
 
-    func report(_ source: String, predicate: String, sql: Bool, manager existing: MigrationManager? = nil) throws -> (MigrationReport, MigrationManager) {
+    func report(_ source: String, predicate: String, sql: Bool, manager existing: MigrationManager? = nil) throws -> (
+        MigrationReport, MigrationManager
+    ) {
         let model = try ModelReader.model(fromJSON: Self.model)
-        let manager = try existing ?? MigrationManager(sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
-          "attributeMappings": {"n": "$source.n"}}]}
-        """))
+        let manager =
+            try existing
+            ?? MigrationManager(
+                sourceModel: model, destinationModel: model,
+                mappingModel: try MappingModel.fromJSON(
+                    """
+                    {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
+                      "attributeMappings": {"n": "$source.n"}}]}
+                    """))
         manager.pushDownSQL = sql
-        let report = try manager.migrateStore(from: source, to: scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
+        let report = try manager.migrateStore(
+            from: source, to: scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
         return (report, manager)
     }
 
-    func untaken(_ report: MigrationReport) -> Int { report.untakenSourceInstances.first { $0.entityName == "Note" }?.count ?? 0 }
+    func untaken(_ report: MigrationReport) -> Int {
+        report.untakenSourceInstances.first { $0.entityName == "Note" }?.count ?? 0
+    }
 
     func testTheReportCountsTheEntityAsStageOneCountsTheMappingOnlyWhenTheyAreTheSameRows() throws {
         let source = try makeSource("notes.sqlite", 40)
@@ -50,7 +61,8 @@ final class SourceCountTests: XCTestCase {
     func testASecondRunOfTheSameManagerCountsAnew() throws {
         let (first, manager) = try report(try makeSource("a.sqlite", 40), predicate: "TRUEPREDICATE", sql: true)
         XCTAssertEqual(first.mappings.first?.sourceInstances, 40)
-        let (second, _) = try report(try makeSource("b.sqlite", 25), predicate: "TRUEPREDICATE", sql: true, manager: manager)
+        let (second, _) = try report(
+            try makeSource("b.sqlite", 25), predicate: "TRUEPREDICATE", sql: true, manager: manager)
         XCTAssertEqual(second.mappings.first?.sourceInstances, 25)
         XCTAssertEqual(second.destinationCounts.first { $0.0 == "Note" }?.1, 25)
     }

@@ -1,7 +1,8 @@
-import XCTest
 import Foundation
-@testable import CDMigrate
 import ReferenceMigrations
+import XCTest
+
+@testable import CDMigrate
 
 /// Progressive migration: model sets, plans and the staged manager.
 final class StagedMigrationTests: XCTestCase {
@@ -17,16 +18,21 @@ final class StagedMigrationTests: XCTestCase {
     func uncloudNotesFolder(without excluded: [String] = []) throws -> String {
         let folder = scratch.file("models")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for name in try FileManager.default.contentsOfDirectory(atPath: Self.uncloudNotesExample) where name.hasSuffix(".json") && !excluded.contains(name) {
+        for name in try FileManager.default.contentsOfDirectory(atPath: Self.uncloudNotesExample)
+        where name.hasSuffix(".json") && !excluded.contains(name) {
             try FileManager.default.copyItem(atPath: Self.uncloudNotesExample + "/" + name, toPath: folder + "/" + name)
         }
         return folder
     }
 
-    func files(in folder: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
+    func files(in folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    }
 
     func noteCount(_ path: String, version: Int) throws -> Int {
-        try StoreAccess.readStore(at: path, model: try UnCloudNotes.model(version: version)) { try StoreAccess.all("Note", in: $0).count }
+        try StoreAccess.readStore(at: path, model: try UnCloudNotes.model(version: version)) {
+            try StoreAccess.all("Note", in: $0).count
+        }
     }
 
     // MARK: Model sets
@@ -34,10 +40,15 @@ final class StagedMigrationTests: XCTestCase {
     func testJSONFolderModelSetFindsItsMappingModelsByRecordedVersionNames() throws {
         let set = try ModelSet(contentsOf: Self.uncloudNotesExample)
         XCTAssertEqual(set.versionNames, ["UnCloudNotes_v1", "UnCloudNotes_v2", "UnCloudNotes_v3", "UnCloudNotes_v4"])
-        XCTAssertEqual(set.mappingModels.map { $0.name }, ["UnCloudNotes_v1_to_v2", "UnCloudNotes_v2_to_v3", "UnCloudNotes_v3_to_v4"])
-        XCTAssertEqual(set.mappingModels.map { $0.sourceVersionName }, ["UnCloudNotes_v1", "UnCloudNotes_v2", "UnCloudNotes_v3"])
+        XCTAssertEqual(
+            set.mappingModels.map { $0.name },
+            ["UnCloudNotes_v1_to_v2", "UnCloudNotes_v2_to_v3", "UnCloudNotes_v3_to_v4"])
+        XCTAssertEqual(
+            set.mappingModels.map { $0.sourceVersionName }, ["UnCloudNotes_v1", "UnCloudNotes_v2", "UnCloudNotes_v3"])
         let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "UnCloudNotes_v1", models: set)
-        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["UnCloudNotes_v1_to_v2"], ["UnCloudNotes_v2_to_v3"], ["UnCloudNotes_v3_to_v4"]])
+        XCTAssertEqual(
+            plan.stages.map { $0.mappingModelNames },
+            [["UnCloudNotes_v1_to_v2"], ["UnCloudNotes_v2_to_v3"], ["UnCloudNotes_v3_to_v4"]])
         XCTAssertEqual(plan.stages.map { $0.isInferred }, [false, false, false])
         XCTAssertEqual(plan.stages.last?.policyNames, [AttachmentToImageAttachmentMigrationPolicyV3toV4.name])
     }
@@ -46,14 +57,23 @@ final class StagedMigrationTests: XCTestCase {
     /// their model paths name, each to its own step; v1 → v2 has none and is inferred.
     func testXcodeModelSetMatchesXcodeMappingModelsByTheirModelPaths() throws {
         let set = try ModelSet(contentsOf: Self.uncloudNotesXcode)
-        XCTAssertEqual(set.mappingModels.map { $0.name }, ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"])
-        XCTAssertEqual(set.mappingModels.map { $0.sourceVersionName }, ["UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3"])
+        XCTAssertEqual(
+            set.mappingModels.map { $0.name },
+            ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"])
+        XCTAssertEqual(
+            set.mappingModels.map { $0.sourceVersionName }, ["UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3"])
         XCTAssertEqual(set.warnings, [])
         XCTAssertEqual(set.versionNames.first, "UnCloudNotesDataModel")
         let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "UnCloudNotesDataModel", models: set)
-        XCTAssertEqual(plan.stages.map { "\($0.sourceVersionName)>\($0.destinationVersionName)" },
-                       ["UnCloudNotesDataModel>UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v2>UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v3>UnCloudNotesDataModel_v4"])
-        XCTAssertEqual(plan.stages.map { $0.mappingModelNames }, [["inferred"], ["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]])
+        XCTAssertEqual(
+            plan.stages.map { "\($0.sourceVersionName)>\($0.destinationVersionName)" },
+            [
+                "UnCloudNotesDataModel>UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v2>UnCloudNotesDataModel_v3",
+                "UnCloudNotesDataModel_v3>UnCloudNotesDataModel_v4",
+            ])
+        XCTAssertEqual(
+            plan.stages.map { $0.mappingModelNames },
+            [["inferred"], ["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]])
         XCTAssertTrue(plan.stages[1].reason.contains("entity hashes of the models it embeds"), plan.stages[1].reason)
         XCTAssertEqual(plan.stages[2].policyNames, ["AttachmentToImageAttachmentMigrationPolicyV3toV4"])
     }
@@ -65,16 +85,23 @@ final class StagedMigrationTests: XCTestCase {
         let folder = scratch.file("set")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let v1 = #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#
-        let v2 = #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string", "optional": true}]}]}"#
-        let v3 = #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string", "optional": true}, {"name": "rank", "type": "integer64", "optional": true}]}]}"#
-        for (name, text) in [("v1", v1), ("v2", v2), ("v3", v3)] { try text.write(toFile: folder + "/\(name).json", atomically: true, encoding: .utf8) }
-        let m1 = try ModelReader.model(fromFile: folder + "/v1.json"), m2 = try ModelReader.model(fromFile: folder + "/v2.json")
+        let v2 =
+            #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string", "optional": true}]}]}"#
+        let v3 =
+            #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "note", "type": "string", "optional": true}, {"name": "rank", "type": "integer64", "optional": true}]}]}"#
+        for (name, text) in [("v1", v1), ("v2", v2), ("v3", v3)] {
+            try text.write(toFile: folder + "/\(name).json", atomically: true, encoding: .utf8)
+        }
+        let m1 = try ModelReader.model(fromFile: folder + "/v1.json")
+        let m2 = try ModelReader.model(fromFile: folder + "/v2.json")
         let m3 = try ModelReader.model(fromFile: folder + "/v3.json")
-        let oneToTwo = try MappingModel.inferred(from: m1, to: m2).jsonText().replacingOccurrences(of: "FUNCTION($source, \\\"valueForKey:\\\", \\\"title\\\")", with: "uppercase:($source.title)")
+        let oneToTwo = try MappingModel.inferred(from: m1, to: m2).jsonText().replacingOccurrences(
+            of: "FUNCTION($source, \\\"valueForKey:\\\", \\\"title\\\")", with: "uppercase:($source.title)")
         XCTAssertTrue(oneToTwo.contains("sourceEntityVersionHash"))
         XCTAssertTrue(oneToTwo.contains("uppercase:"), oneToTwo)
         try oneToTwo.write(toFile: folder + "/a-one-to-two.mapping.json", atomically: true, encoding: .utf8)
-        try MappingModel.inferred(from: m1, to: m3).jsonText().write(toFile: folder + "/b-one-to-three.mapping.json", atomically: true, encoding: .utf8)
+        try MappingModel.inferred(from: m1, to: m3).jsonText().write(
+            toFile: folder + "/b-one-to-three.mapping.json", atomically: true, encoding: .utf8)
 
         let set = try ModelSet(contentsOf: folder)
         XCTAssertEqual(set.mappingModels.count, 2)
@@ -89,9 +116,11 @@ final class StagedMigrationTests: XCTestCase {
         // Run to v2: the mapping's expression (upper-casing) shows it was used.
         let store = scratch.file("items.sqlite")
         try makeStore(store, m1) { s in try insert(s, "Item", ["title": .string("abc")]) }
-        let report = try StagedMigrationManager(storeAt: store, models: set, targetVersion: "v2").migrateStore(to: scratch.file("out.sqlite"))
+        let report = try StagedMigrationManager(storeAt: store, models: set, targetVersion: "v2").migrateStore(
+            to: scratch.file("out.sqlite"))
         XCTAssertEqual(report.stages.map { $0.stage.isInferred }, [false])
-        let out = try PersistentStore.open(at: scratch.file("out.sqlite"), model: m2, readOnly: true, checkVersion: true)
+        let out = try PersistentStore.open(
+            at: scratch.file("out.sqlite"), model: m2, readOnly: true, checkVersion: true)
         XCTAssertEqual(try fetchAll(out, "Item").map { try $0.value(forKey: "title") }, [.string("ABC")])
         out.close()
     }
@@ -99,17 +128,26 @@ final class StagedMigrationTests: XCTestCase {
     func testPassesManifestOrdersTheStepsMappingModels() throws {
         let folder = scratch.file("set")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#.write(toFile: folder + "/v1.json", atomically: true, encoding: .utf8)
-        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}, {"name": "B", "attributes": [{"name": "y", "type": "string", "optional": true}]}]}"#.write(toFile: folder + "/v2.json", atomically: true, encoding: .utf8)
-        let first = #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [{"name": "AToA", "sourceEntity": "A", "destinationEntity": "A", "attributeMappings": {"x": "$source.x"}}]}"#
-        let second = #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [{"name": "AToB", "sourceEntity": "A", "destinationEntity": "B", "attributeMappings": {"y": "$source.x"}}]}"#
+        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#.write(
+            toFile: folder + "/v1.json", atomically: true, encoding: .utf8)
+        try
+            #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}, {"name": "B", "attributes": [{"name": "y", "type": "string", "optional": true}]}]}"#
+            .write(toFile: folder + "/v2.json", atomically: true, encoding: .utf8)
+        let first =
+            #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [{"name": "AToA", "sourceEntity": "A", "destinationEntity": "A", "attributeMappings": {"x": "$source.x"}}]}"#
+        let second =
+            #"{"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [{"name": "AToB", "sourceEntity": "A", "destinationEntity": "B", "attributeMappings": {"y": "$source.x"}}]}"#
         try first.write(toFile: folder + "/p1.mapping.json", atomically: true, encoding: .utf8)
         try second.write(toFile: folder + "/p2.mapping.json", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder)).stages[0].mappingModelNames, ["p1", "p2"])
-        try #"{"steps": [{"from": "v1", "to": "v2", "passes": ["p2", "p1"]}]}"#.write(toFile: folder + "/migration-passes.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(
+            try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder)).stages[0]
+                .mappingModelNames, ["p1", "p2"])
+        try #"{"steps": [{"from": "v1", "to": "v2", "passes": ["p2", "p1"]}]}"#.write(
+            toFile: folder + "/migration-passes.json", atomically: true, encoding: .utf8)
         let plan = try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
         XCTAssertEqual(plan.stages[0].mappingModelNames, ["p2", "p1"])
-        try #"{"steps": [{"from": "v1", "to": "v2", "passes": ["p3"]}]}"#.write(toFile: folder + "/migration-passes.json", atomically: true, encoding: .utf8)
+        try #"{"steps": [{"from": "v1", "to": "v2", "passes": ["p3"]}]}"#.write(
+            toFile: folder + "/migration-passes.json", atomically: true, encoding: .utf8)
         XCTAssertThrowsError(try ModelSet(contentsOf: folder)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidMapping)
             XCTAssertTrue("\(error)".contains("'p3'"), "\(error)")
@@ -129,16 +167,21 @@ final class StagedMigrationTests: XCTestCase {
             let notes = try UnCloudNotes.generateSource(version: version, at: source, count: 40)
             let before = try XCTUnwrap(fileBytes(source))
             let manager = try StagedMigrationManager(storeAt: source, models: set)
-            manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { AttachmentToImageAttachmentMigrationPolicyV3toV4() }
+            manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) {
+                AttachmentToImageAttachmentMigrationPolicyV3toV4()
+            }
             let report = try manager.migrateStore(to: folder + "/v4.sqlite")
             XCTAssertEqual(report.storeVersionName, "UnCloudNotes_v\(version)")
             XCTAssertEqual(report.stages.count, 4 - version)
             XCTAssertEqual(try noteCount(folder + "/v4.sqlite", version: 4), notes.count)
-            let images = try StoreAccess.readStore(at: folder + "/v4.sqlite", model: try UnCloudNotes.model(version: 4)) {
+            let images = try StoreAccess.readStore(at: folder + "/v4.sqlite", model: try UnCloudNotes.model(version: 4))
+            {
                 try StoreAccess.all("ImageAttachment", in: $0).count
             }
             // v3 stores also hold two attachments without a note, one of them with an image.
-            XCTAssertEqual(images, notes.reduce(0) { $0 + $1.images.filter { $0 != nil }.count } + (version == 3 ? 1 : 0), "v\(version)")
+            XCTAssertEqual(
+                images, notes.reduce(0) { $0 + $1.images.filter { $0 != nil }.count } + (version == 3 ? 1 : 0),
+                "v\(version)")
             XCTAssertEqual(fileBytes(source), before, "the source is not modified")
             XCTAssertEqual(try files(in: folder).filter { !$0.hasPrefix("source.sqlite") }, ["v4.sqlite"])
         }
@@ -192,7 +235,10 @@ final class StagedMigrationTests: XCTestCase {
         let manager = try StagedMigrationManager(storeAt: source, models: set)
         manager.registerPolicy(named: AttachmentToImageAttachmentMigrationPolicyV3toV4.name) { FailingPolicy() }
         var stagesSeen = Set<Int>()
-        manager.progressHandler = { index, _ in stagesSeen.insert(index); return true }
+        manager.progressHandler = { index, _ in
+            stagesSeen.insert(index)
+            return true
+        }
         XCTAssertThrowsError(try manager.migrateStore(to: scratch.file("out.sqlite"))) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .entityMigrationPolicy)
@@ -235,12 +281,16 @@ final class StagedMigrationTests: XCTestCase {
     func testStoreThatMatchesNoVersionIsMissingSourceModelNamingItsHashes() throws {
         let set = try ModelSet(contentsOf: Self.uncloudNotesExample)
         let store = scratch.file("other.sqlite")
-        let model = try ModelReader.model(fromJSON: #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#)
+        let model = try ModelReader.model(
+            fromJSON:
+                #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#
+        )
         try makeStore(store, model) { _ in }
         XCTAssertThrowsError(try MigrationPlan(storeAt: store, models: set)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .migrationMissingSourceModel)
-            XCTAssertTrue(e?.message.contains("Other " + Base64.encode(model.entities[0].versionHash)) == true, "\(error)")
+            XCTAssertTrue(
+                e?.message.contains("Other " + Base64.encode(model.entities[0].versionHash)) == true, "\(error)")
             XCTAssertEqual(e?.underlying.count, 4, "one line per version")
         }
     }
@@ -249,9 +299,14 @@ final class StagedMigrationTests: XCTestCase {
     func testStepThatCannotBeInferredNamesTheStepAndTheProperty() throws {
         let folder = scratch.file("set")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#.write(toFile: folder + "/v1.json", atomically: true, encoding: .utf8)
-        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}, {"name": "y", "type": "string", "optional": false}]}]}"#.write(toFile: folder + "/v2.json", atomically: true, encoding: .utf8)
-        XCTAssertThrowsError(try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder))) { error in
+        try #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#.write(
+            toFile: folder + "/v1.json", atomically: true, encoding: .utf8)
+        try
+            #"{"entities": [{"name": "A", "attributes": [{"name": "x", "type": "string", "optional": true}, {"name": "y", "type": "string", "optional": false}]}]}"#
+            .write(toFile: folder + "/v2.json", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(
+            try MigrationPlan(storePath: "x", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
+        ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .inferredMappingModel)
             XCTAssertTrue(e?.message.hasPrefix("v1 → v2: no mapping model") == true, "\(error)")

@@ -1,22 +1,23 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// The files around a migration: the locked destination name, the atomic hand-over, stale
 /// companion files, sources named like temporaries, and a source left exactly as it was.
 final class StoreFilesTests: XCTestCase {
     static let v1 = """
-    {"name": "Items", "versionIdentifier": "1", "entities": [
-      {"name": "Item", "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
-    """
+        {"name": "Items", "versionIdentifier": "1", "entities": [
+          {"name": "Item", "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
+        """
     static let v2 = """
-    {"name": "Items", "versionIdentifier": "2", "entities": [
-      {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
-    """
+        {"name": "Items", "versionIdentifier": "2", "entities": [
+          {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
+        """
     static let mapping = """
-    {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-      "attributeMappings": {"title": "$source.name", "rank": "$source.rank"}}]}
-    """
+        {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+          "attributeMappings": {"title": "$source.name", "rank": "$source.rank"}}]}
+        """
 
     var scratch: ScratchDirectory!
     var sourceFolder: String { scratch.path + "/source" }
@@ -30,15 +31,19 @@ final class StoreFilesTests: XCTestCase {
     }
 
     func manager() throws -> MigrationManager {
-        try MigrationManager(sourceModel: try ModelReader.model(fromJSON: Self.v1), destinationModel: try ModelReader.model(fromJSON: Self.v2),
-                             mappingModel: try MappingModel.fromJSON(Self.mapping))
+        try MigrationManager(
+            sourceModel: try ModelReader.model(fromJSON: Self.v1),
+            destinationModel: try ModelReader.model(fromJSON: Self.v2),
+            mappingModel: try MappingModel.fromJSON(Self.mapping))
     }
 
     /// A v1 store of `count` items (Core Data's shape: WAL mode, log folded in on close).
     @discardableResult
     func makeSource(_ path: String, count: Int = 40) throws -> String {
         try makeStore(path, try ModelReader.model(fromJSON: Self.v1)) { store in
-            for i in 0..<count { try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))]) }
+            for i in 0..<count {
+                try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))])
+            }
         }
         return path
     }
@@ -80,7 +85,10 @@ final class StoreFilesTests: XCTestCase {
         let original = try makeSource(scratch.file("original.sqlite"))
         let db = try connect(original)
         exec(db, "PRAGMA wal_autocheckpoint = 0")
-        exec(db, "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) SELECT Z_PK + 1000, Z_ENT, 1, 'logged ' || Z_PK, ZRANK FROM ZITEM WHERE Z_PK <= 5")
+        exec(
+            db,
+            "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) SELECT Z_PK + 1000, Z_ENT, 1, 'logged ' || Z_PK, ZRANK FROM ZITEM WHERE Z_PK <= 5"
+        )
         exec(db, "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1000")
         try FileManager.default.copyItem(atPath: original, toPath: path)
         try FileManager.default.copyItem(atPath: original + "-wal", toPath: path + "-wal")
@@ -93,7 +101,8 @@ final class StoreFilesTests: XCTestCase {
     func testASecondMigrationToALockedDestinationFailsAtOnceAsBusy() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let destination = destinationFolder + "/b.sqlite"
-        let first = try manager(), second = try manager()
+        let first = try manager()
+        let second = try manager()
         final class Outcome: @unchecked Sendable { var error: Error? }
         let outcome = Outcome()
         var started = false
@@ -110,11 +119,15 @@ final class StoreFilesTests: XCTestCase {
             return true
         }
         try first.migrateStore(from: source, to: destination)
-        guard let error = outcome.error as? MigrationError else { return XCTFail("the second migration must fail: \(String(describing: outcome.error))") }
+        guard let error = outcome.error as? MigrationError else {
+            return XCTFail("the second migration must fail: \(String(describing: outcome.error))")
+        }
         XCTAssertEqual(error.code, .migrationManagerDestinationStore)
         XCTAssertTrue(error.message.contains("busy") && error.message.contains(destination), error.message)
         XCTAssertEqual(try titles(destination).count, 40, "the first migration's store is whole")
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), ["b.sqlite"], "no lock or temporary file is left")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: destinationFolder), ["b.sqlite"],
+            "no lock or temporary file is left")
         // Once the first is done, the name is free again.
         try second.migrateStore(from: source, to: destinationFolder + "/c.sqlite")
     }
@@ -122,7 +135,8 @@ final class StoreFilesTests: XCTestCase {
     func testALockFileLeftByAKilledRunNeitherBlocksNorStays() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let destination = destinationFolder + "/b.sqlite"
-        _ = FileManager.default.createFile(atPath: destination + ".cdmigrate-lock", contents: Data(DestinationLock.marker))
+        _ = FileManager.default.createFile(
+            atPath: destination + ".cdmigrate-lock", contents: Data(DestinationLock.marker))
         try manager().migrateStore(from: source, to: destination)
         XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), ["b.sqlite"])
         // Any other file under the lock's name is locked, never removed.
@@ -138,15 +152,21 @@ final class StoreFilesTests: XCTestCase {
         let precious = Data("somebody else's file".utf8)
         let m = try manager()
         m.progressHandler = { progress in
-            if !FileIO.exists(destination) { _ = FileManager.default.createFile(atPath: destination, contents: precious) }
+            if !FileIO.exists(destination) {
+                _ = FileManager.default.createFile(atPath: destination, contents: precious)
+            }
             return true
         }
         XCTAssertThrowsError(try m.migrateStore(from: source, to: destination)) { error in
             let error = error as? MigrationError
             XCTAssertEqual(error?.code, .migrationManagerDestinationStore)
-            XCTAssertTrue(error?.message.contains("appeared") == true && error?.message.contains(destination) == true, error?.message ?? "")
+            XCTAssertTrue(
+                error?.message.contains("appeared") == true && error?.message.contains(destination) == true,
+                error?.message ?? "")
         }
-        XCTAssertEqual(try listing(destinationFolder), ["b.sqlite": precious], "the other file is untouched and nothing else is left")
+        XCTAssertEqual(
+            try listing(destinationFolder), ["b.sqlite": precious],
+            "the other file is untouched and nothing else is left")
     }
 
     func testStaleCompanionFilesBesideAnAbsentDestinationAreRefused() throws {
@@ -210,11 +230,14 @@ final class StoreFilesTests: XCTestCase {
             m.pushDownSQL = pushDown
             let destination = destinationFolder + "/b\(pushDown).sqlite"
             try m.migrateStore(from: source, to: destination)
-            XCTAssertEqual(try titles(destination).filter { $0.hasPrefix("logged") }.count, 5, "the log's transactions are read")
+            XCTAssertEqual(
+                try titles(destination).filter { $0.hasPrefix("logged") }.count, 5, "the log's transactions are read")
             XCTAssertEqual(try titles(destination).count, 45)
         }
         XCTAssertEqual(try listing(sourceFolder), before)
-        XCTAssertEqual(Set(try FileManager.default.contentsOfDirectory(atPath: destinationFolder)), ["btrue.sqlite", "bfalse.sqlite"], "the private snapshot is gone")
+        XCTAssertEqual(
+            Set(try FileManager.default.contentsOfDirectory(atPath: destinationFolder)),
+            ["btrue.sqlite", "bfalse.sqlite"], "the private snapshot is gone")
     }
 
     func testASourceOpenInAnotherConnectionIsReadAtItsCommittedState() throws {
@@ -253,10 +276,13 @@ final class StoreFilesTests: XCTestCase {
         XCTAssertThrowsError(try m.migrateStore(from: source, to: destination)) { error in
             let error = error as? MigrationError
             XCTAssertEqual(error?.code, .migrationManagerSourceStore)
-            XCTAssertTrue(error?.message.contains("busy") == true && error?.message.contains(source) == true, error?.message ?? "")
+            XCTAssertTrue(
+                error?.message.contains("busy") == true && error?.message.contains(source) == true, error?.message ?? ""
+            )
         }
         XCTAssertTrue(wrote)
-        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: destinationFolder), [], "nothing is handed over")
+        XCTAssertEqual(
+            try FileManager.default.contentsOfDirectory(atPath: destinationFolder), [], "nothing is handed over")
     }
 
     /// Another process (python3's sqlite3) commits transactions into the WAL source the whole
@@ -266,29 +292,32 @@ final class StoreFilesTests: XCTestCase {
     func testASourceAnotherProcessIsWritingMigratesACommittedStateOrFailsAsBusy() throws {
         let source = try makeSource(sourceFolder + "/a.sqlite")
         let script = """
-        import sqlite3, sys, time
-        db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
-        k = 0
-        while True:
-            k += 1
-            db.execute("BEGIN IMMEDIATE")
-            db.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) VALUES (?, 1, 1, ?, ?)", (1000 + k, "written %d" % k, k))
-            db.execute("UPDATE ZITEM SET ZRANK = ? WHERE ZNAME = 'item 0'", (k,))
-            db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ?", (1000 + k,))
-            db.execute("COMMIT")
-            if k == 1:
-                print("ready", flush=True)
-            if k % 100 == 0:
-                db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-            time.sleep(0.001)
-        """
+            import sqlite3, sys, time
+            db = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=30)
+            k = 0
+            while True:
+                k += 1
+                db.execute("BEGIN IMMEDIATE")
+                db.execute("INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) VALUES (?, 1, 1, ?, ?)", (1000 + k, "written %d" % k, k))
+                db.execute("UPDATE ZITEM SET ZRANK = ? WHERE ZNAME = 'item 0'", (k,))
+                db.execute("UPDATE Z_PRIMARYKEY SET Z_MAX = ?", (1000 + k,))
+                db.execute("COMMIT")
+                if k == 1:
+                    print("ready", flush=True)
+                if k % 100 == 0:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                time.sleep(0.001)
+            """
         let writer = Process()
         writer.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         writer.arguments = ["python3", "-c", script, source]
         let output = Pipe()
         writer.standardOutput = output
         try writer.run()
-        defer { writer.terminate(); writer.waitUntilExit() }
+        defer {
+            writer.terminate()
+            writer.waitUntilExit()
+        }
         var started = ""
         while !started.contains("\n") {
             let chunk = output.fileHandleForReading.availableData
@@ -297,7 +326,8 @@ final class StoreFilesTests: XCTestCase {
         }
         XCTAssertEqual(started, "ready\n", "the writer started after its first commit")
 
-        var migrated: [Int] = [], busy = 0
+        var migrated: [Int] = []
+        var busy = 0
         for run in 0..<6 {
             let destination = destinationFolder + "/b\(run).sqlite"
             do {
@@ -311,21 +341,28 @@ final class StoreFilesTests: XCTestCase {
             }
             let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromJSON: Self.v2))
             defer { store.close() }
-            var written: [Int] = [], firstRank: Int64?
+            var written: [Int] = []
+            var firstRank: Int64?
             for item in try fetchAll(store, "Item") {
                 let title = try item.value(forKey: "title").stringValue ?? ""
                 if title.hasPrefix("written "), let k = Int(title.dropFirst("written ".count)) { written.append(k) }
                 if title == "item 0", case .integer(let rank) = try item.value(forKey: "rank") { firstRank = rank }
             }
-            XCTAssertEqual(written.sorted(), Array(1..<(written.count + 1)), "run \(run): a prefix of the writer's transactions")
-            XCTAssertEqual(firstRank, Int64(written.count), "run \(run): the first item's rank belongs to the same transaction as the last written item")
+            XCTAssertEqual(
+                written.sorted(), Array(1..<(written.count + 1)), "run \(run): a prefix of the writer's transactions")
+            XCTAssertEqual(
+                firstRank, Int64(written.count),
+                "run \(run): the first item's rank belongs to the same transaction as the last written item")
             XCTAssertGreaterThanOrEqual(written.count, 1)
             migrated.append(written.count)
         }
         XCTAssertTrue(writer.isRunning, "the writer kept writing the whole time")
-        XCTAssertGreaterThan(migrated.count, 0, "a store open in another process is read at its committed state (\(busy) busy)")
+        XCTAssertGreaterThan(
+            migrated.count, 0, "a store open in another process is read at its committed state (\(busy) busy)")
         XCTAssertEqual(migrated, migrated.sorted(), "each run sees at least what the run before it saw")
-        let left = try FileManager.default.contentsOfDirectory(atPath: destinationFolder).filter { $0.contains(".cdmigrate-") }
+        let left = try FileManager.default.contentsOfDirectory(atPath: destinationFolder).filter {
+            $0.contains(".cdmigrate-")
+        }
         XCTAssertEqual(left, [], "no lock, temporary store or snapshot is left")
     }
 
@@ -380,11 +417,14 @@ final class StoreFilesTests: XCTestCase {
         }
         XCTAssertThrowsError(try m.migrateStoreInPlace(at: path)) { error in
             let message = (error as? MigrationError)?.message ?? "\(error)"
-            XCTAssertTrue(message.contains("could not be replaced") && message.contains("the store is unchanged") && message.contains("busy"), message)
+            XCTAssertTrue(
+                message.contains("could not be replaced") && message.contains("the store is unchanged")
+                    && message.contains("busy"), message)
         }
         XCTAssertNotNil(other)
-        XCTAssertEqual(try listing(sourceFolder).filter { !$0.key.hasSuffix("-shm") }, before.filter { !$0.key.hasSuffix("-shm") },
-                       "main file and log byte-identical (only the other program's own -shm is new)")
+        XCTAssertEqual(
+            try listing(sourceFolder).filter { !$0.key.hasSuffix("-shm") }, before.filter { !$0.key.hasSuffix("-shm") },
+            "main file and log byte-identical (only the other program's own -shm is new)")
         if let other = other { sqlite3_close(other) }
     }
 }

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// A migrated store keeps the source's identity, as Core Data's migrations keep it: the UUID in
@@ -28,7 +29,9 @@ final class StoreIdentityTests: XCTestCase {
         return (path, metadata.storeUUID)
     }
 
-    func checkCarried(_ path: String, uuid: String, model: ManagedObjectModel, file: StaticString = #filePath, line: UInt = #line) throws {
+    func checkCarried(
+        _ path: String, uuid: String, model: ManagedObjectModel, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
         let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: true)
         let metadata = store.metadata
         store.close()
@@ -44,7 +47,9 @@ final class StoreIdentityTests: XCTestCase {
         XCTAssertEqual(metadata.versionHashesDigest, model.versionHashesDigestBase64, file: file, line: line)
         XCTAssertEqual(metadata.versionChecksum, model.versionChecksum, file: file, line: line)
         XCTAssertEqual(entry("NSStoreModelVersionHashesVersion"), .integer(3), file: file, line: line)
-        XCTAssertEqual(metadata.otherEntries.filter { $0.key == "NSStoreModelVersionHashesDigest" }.count, 1, file: file, line: line)
+        XCTAssertEqual(
+            metadata.otherEntries.filter { $0.key == "NSStoreModelVersionHashesDigest" }.count, 1, file: file,
+            line: line)
         XCTAssertEqual(try autoVacuum(path), 2, file: file, line: line)
     }
 
@@ -57,8 +62,10 @@ final class StoreIdentityTests: XCTestCase {
     func testSingleStepKeepsUUIDAndAppMetadata() throws {
         let set = try ModelSet(contentsOf: Self.renamesXcode)
         let (source, uuid) = try sourceStore(set)
-        let v1 = try XCTUnwrap(set.models["v1.0.0"]), v2 = try XCTUnwrap(set.models["v1.1.0"])
-        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
+        let v1 = try XCTUnwrap(set.models["v1.0.0"])
+        let v2 = try XCTUnwrap(set.models["v1.1.0"])
+        let manager = try MigrationManager(
+            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
         let destination = scratch.file("out.sqlite")
         try manager.migrateStore(from: source, to: destination)
         try checkCarried(destination, uuid: uuid, model: v2)
@@ -74,8 +81,10 @@ final class StoreIdentityTests: XCTestCase {
         try manager.migrateStore(to: destination)
         try checkCarried(destination, uuid: uuid, model: current)
 
-        let v1 = try XCTUnwrap(set.models["v1.0.0"]), v2 = try XCTUnwrap(set.models["v1.1.0"])
-        let inPlace = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
+        let v1 = try XCTUnwrap(set.models["v1.0.0"])
+        let v2 = try XCTUnwrap(set.models["v1.1.0"])
+        let inPlace = try MigrationManager(
+            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.inferred(from: v1, to: v2))
         try inPlace.migrateStoreInPlace(at: source)
         try checkCarried(source, uuid: uuid, model: v2)
     }
@@ -85,21 +94,25 @@ final class StoreIdentityTests: XCTestCase {
     func testEmptySourceMetadataKeepsUUID() throws {
         let source = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)
         let model = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/notes-v7.json")
-        let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: try MappingModel.inferred(from: model, to: model))
+        let manager = try MigrationManager(
+            sourceModel: model, destinationModel: model, mappingModel: try MappingModel.inferred(from: model, to: model)
+        )
         let destination = scratch.file("notes.sqlite")
         try manager.migrateStore(from: source, to: destination)
         let store = try PersistentStore.open(at: destination, model: model, readOnly: true, checkVersion: true)
         defer { store.close() }
         XCTAssertEqual(store.metadata.storeUUID, "D25E1FF7-34FB-48F8-ADB6-B1C7A89F28C0")
         XCTAssertFalse(store.metadata.isEmpty)
-        XCTAssertEqual(store.metadata.otherEntries.first { $0.key == "NSPersistenceFrameworkVersion" }?.value, .integer(847))
+        XCTAssertEqual(
+            store.metadata.otherEntries.first { $0.key == "NSPersistenceFrameworkVersion" }?.value, .integer(847))
         XCTAssertEqual(try autoVacuum(destination), 2)
     }
 
     /// `StoreMetadata(carrying:model:)` itself: model entries replaced, everything else kept in order.
     func testCarryingReplacesOnlyModelEntries() throws {
         let set = try ModelSet(contentsOf: Self.renamesXcode)
-        let v1 = try XCTUnwrap(set.models["v1.0.0"]), v2 = try XCTUnwrap(set.models["v2.0.0"])
+        let v1 = try XCTUnwrap(set.models["v1.0.0"])
+        let v2 = try XCTUnwrap(set.models["v2.0.0"])
         var source = StoreMetadata(storeUUID: "11111111-2222-3333-4444-555555555555", model: v1)
         source.otherEntries.append(("appKey", .array([.integer(1), .string("two")])))
         source.otherEntries.append(("_NSAutoVacuumLevel", .string("0")))

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Reading a store's layout from its own schema when it differs from what the rules compute.
@@ -43,28 +44,39 @@ final class StoreLayoutTests: XCTestCase {
     }
 
     func testOtherCollisionNumbersAndEntityColumnsAreFound() throws {
-        let path = try store(altering: """
-            ALTER TABLE ZATTACHMENT RENAME COLUMN ZCAPTION1 TO ZCAPTION2;
-            ALTER TABLE ZNOTE RENAME COLUMN Z5_FOLDER TO Z9_FOLDER;
-            ALTER TABLE Z_7TAGS RENAME TO Z_10ITEMS;
-            """)
+        let path = try store(
+            altering: """
+                ALTER TABLE ZATTACHMENT RENAME COLUMN ZCAPTION1 TO ZCAPTION2;
+                ALTER TABLE ZNOTE RENAME COLUMN Z5_FOLDER TO Z9_FOLDER;
+                ALTER TABLE Z_7TAGS RENAME TO Z_10ITEMS;
+                """)
         let store = try open(path)
         defer { store.close() }
         let image = try XCTUnwrap(model.entity(named: "ImageAttachment"))
         XCTAssertEqual(store.layout.column(for: try XCTUnwrap(image.attribute(named: "caption"))), "ZCAPTION2")
-        XCTAssertEqual(store.layout.column(for: try XCTUnwrap(model.entity(named: "FileAttachment")?.attribute(named: "caption"))), "ZCAPTION")
-        XCTAssertEqual(try store.fetch(FetchRequest(entityName: "ImageAttachment")).first?.value(forKey: "caption"), "caption")
+        XCTAssertEqual(
+            store.layout.column(for: try XCTUnwrap(model.entity(named: "FileAttachment")?.attribute(named: "caption"))),
+            "ZCAPTION")
+        XCTAssertEqual(
+            try store.fetch(FetchRequest(entityName: "ImageAttachment")).first?.value(forKey: "caption"), "caption")
         let note = try XCTUnwrap(model.entity(named: "Note"))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(note.relationship(named: "folder"))),
-                       .foreignKey(column: "ZFOLDER", entityColumn: "Z9_FOLDER", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(note.relationship(named: "folder"))),
+            .foreignKey(column: "ZFOLDER", entityColumn: "Z9_FOLDER", orderColumn: nil))
         let item = try XCTUnwrap(try store.fetch(FetchRequest(entityName: "Item")).first)
         XCTAssertEqual(try item.value(forKey: "tags").elements.count, 1)
-        XCTAssertEqual(try store.fetch(FetchRequest(entityName: "Note")).first?.value(forKeyPath: "folder.query"), .null)
-        XCTAssertEqual(try store.fetch(FetchRequest(entityName: "Note")).first?.value(forKey: "folder").object?.entity.name, "SmartFolder")
+        XCTAssertEqual(
+            try store.fetch(FetchRequest(entityName: "Note")).first?.value(forKeyPath: "folder.query"), .null)
+        XCTAssertEqual(
+            try store.fetch(FetchRequest(entityName: "Note")).first?.value(forKey: "folder").object?.entity.name,
+            "SmartFolder")
     }
 
     func testAMissingColumnNamesEntityPropertyAndTable() throws {
-        let path = try store(altering: "ALTER TABLE ZATTACHMENT DROP COLUMN ZWIDTH; DROP INDEX ZNOTE_Z8RELATED_INDEX; ALTER TABLE ZNOTE DROP COLUMN Z8RELATED")
+        let path = try store(
+            altering:
+                "ALTER TABLE ZATTACHMENT DROP COLUMN ZWIDTH; DROP INDEX ZNOTE_Z8RELATED_INDEX; ALTER TABLE ZNOTE DROP COLUMN Z8RELATED"
+        )
         XCTAssertThrowsError(try open(path)) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .incompatibleVersionHash)
@@ -93,11 +105,12 @@ final class StoreLayoutTests: XCTestCase {
 
     func testStoreNumbersWinOverTheModels() throws {
         // Swap the numbers of Cover (4) and Page (9) in the store: rows are read by the store's numbers.
-        let path = try store(altering: """
-            UPDATE Z_PRIMARYKEY SET Z_ENT = 99 WHERE Z_ENT = 4; UPDATE Z_PRIMARYKEY SET Z_ENT = 4 WHERE Z_ENT = 9;
-            UPDATE Z_PRIMARYKEY SET Z_ENT = 9 WHERE Z_ENT = 99;
-            INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER) VALUES (1, 4, 1, 12);
-            """)
+        let path = try store(
+            altering: """
+                UPDATE Z_PRIMARYKEY SET Z_ENT = 99 WHERE Z_ENT = 4; UPDATE Z_PRIMARYKEY SET Z_ENT = 4 WHERE Z_ENT = 9;
+                UPDATE Z_PRIMARYKEY SET Z_ENT = 9 WHERE Z_ENT = 99;
+                INSERT INTO ZPAGE (Z_PK, Z_ENT, Z_OPT, ZNUMBER) VALUES (1, 4, 1, 12);
+                """)
         let store = try open(path)
         defer { store.close() }
         let page = try XCTUnwrap(model.entity(named: "Page"))
@@ -107,10 +120,11 @@ final class StoreLayoutTests: XCTestCase {
     }
 
     func testRowsOfEntitiesTheModelLacksAreLeftOut() throws {
-        let path = try store(altering: """
-            INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (50, 'Poster', 8, 0);
-            INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (9, 50, 1, 'poster');
-            """)
+        let path = try store(
+            altering: """
+                INSERT INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (50, 'Poster', 8, 0);
+                INSERT INTO ZNOTE (Z_PK, Z_ENT, Z_OPT, ZTITLE) VALUES (9, 50, 1, 'poster');
+                """)
         let store = try open(path)
         defer { store.close() }
         let note = try XCTUnwrap(model.entity(named: "Note"))

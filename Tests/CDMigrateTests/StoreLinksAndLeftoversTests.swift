@@ -1,5 +1,6 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// Stores reached through symbolic and hard links, files that are not regular files, the
@@ -17,8 +18,10 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
     }
 
     func manager() throws -> MigrationManager {
-        try MigrationManager(sourceModel: try ModelReader.model(fromJSON: StoreFilesTests.v1), destinationModel: try ModelReader.model(fromJSON: StoreFilesTests.v2),
-                             mappingModel: try MappingModel.fromJSON(StoreFilesTests.mapping))
+        try MigrationManager(
+            sourceModel: try ModelReader.model(fromJSON: StoreFilesTests.v1),
+            destinationModel: try ModelReader.model(fromJSON: StoreFilesTests.v2),
+            mappingModel: try MappingModel.fromJSON(StoreFilesTests.mapping))
     }
 
     /// The helpers of StoreFilesTests: a v1 store of `count` items in Core Data's shape, one with
@@ -29,7 +32,9 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         @discardableResult
         func makeSource(_ path: String, count: Int = 40) throws -> String {
             try makeStore(path, try ModelReader.model(fromJSON: StoreFilesTests.v1)) { store in
-                for i in 0..<count { try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))]) }
+                for i in 0..<count {
+                    try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))])
+                }
             }
             return path
         }
@@ -37,10 +42,14 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         func makeSourceWithCommittedLog(_ path: String) throws {
             let original = try makeSource(scratch.file("original-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
             var db: OpaquePointer?
-            guard sqlite3_open_v2(original, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle = db else { throw MigrationError(.sqlite, "cannot open") }
-            for sql in ["SELECT COUNT(*) FROM sqlite_master", "PRAGMA wal_autocheckpoint = 0",
-                        "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) SELECT Z_PK + 1000, Z_ENT, 1, 'logged ' || Z_PK, ZRANK FROM ZITEM WHERE Z_PK <= 5",
-                        "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1000"] {
+            guard sqlite3_open_v2(original, &db, SQLITE_OPEN_READWRITE, nil) == SQLITE_OK, let handle = db else {
+                throw MigrationError(.sqlite, "cannot open")
+            }
+            for sql in [
+                "SELECT COUNT(*) FROM sqlite_master", "PRAGMA wal_autocheckpoint = 0",
+                "INSERT INTO ZITEM (Z_PK, Z_ENT, Z_OPT, ZNAME, ZRANK) SELECT Z_PK + 1000, Z_ENT, 1, 'logged ' || Z_PK, ZRANK FROM ZITEM WHERE Z_PK <= 5",
+                "UPDATE Z_PRIMARYKEY SET Z_MAX = Z_MAX + 1000",
+            ] {
                 XCTAssertEqual(sqlite3_exec(handle, sql, nil, nil, nil), SQLITE_OK)
             }
             try FileManager.default.copyItem(atPath: original, toPath: path)
@@ -59,7 +68,10 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
             var files: [String: Data] = [:]
             for name in try FileManager.default.contentsOfDirectory(atPath: folder) {
                 var info = stat()
-                if lstat(folder + "/" + name, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG { files[name] = Data(); continue }
+                if lstat(folder + "/" + name, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+                    files[name] = Data()
+                    continue
+                }
                 files[name] = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + name))
             }
             return files
@@ -67,7 +79,9 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
     }
     var files: Files { Files(scratch: scratch) }
 
-    func names(_ folder: String) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
+    func names(_ folder: String) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+    }
     func mode(_ path: String) -> mode_t {
         var info = stat()
         stat(path, &info)
@@ -93,14 +107,16 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         let real = sourceFolder + "/real"
         try FileManager.default.createDirectory(atPath: real, withIntermediateDirectories: true)
         try files.makeSourceWithCommittedLog(real + "/store.sqlite")
-        try FileManager.default.createSymbolicLink(atPath: sourceFolder + "/link.sqlite", withDestinationPath: "real/store.sqlite")
+        try FileManager.default.createSymbolicLink(
+            atPath: sourceFolder + "/link.sqlite", withDestinationPath: "real/store.sqlite")
         let before = try files.listing(real)
         for pushDown in [true, false] {
             let m = try manager()
             m.pushDownSQL = pushDown
             let destination = destinationFolder + "/b\(pushDown).sqlite"
             try m.migrateStore(from: sourceFolder + "/link.sqlite", to: destination)
-            XCTAssertEqual(try files.titles(destination).count, 45, "the committed transactions of the target's -wal are migrated")
+            XCTAssertEqual(
+                try files.titles(destination).count, 45, "the committed transactions of the target's -wal are migrated")
         }
         XCTAssertEqual(try files.listing(real), before)
         XCTAssertEqual(try names(sourceFolder), ["link.sqlite", "real"], "nothing appears beside the link")
@@ -115,8 +131,11 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         let link = sourceFolder + "/link.sqlite"
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "real/store.sqlite")
         try manager().migrateStoreInPlace(at: link)
-        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link), "real/store.sqlite", "the link is kept")
-        XCTAssertEqual(try files.titles(real + "/store.sqlite").count, 45, "the target is the migrated store, its log's rows included")
+        XCTAssertEqual(
+            try FileManager.default.destinationOfSymbolicLink(atPath: link), "real/store.sqlite", "the link is kept")
+        XCTAssertEqual(
+            try files.titles(real + "/store.sqlite").count, 45,
+            "the target is the migrated store, its log's rows included")
         XCTAssertEqual(try names(real), ["store.sqlite"], "no -wal is left beside the new store")
         XCTAssertEqual(try names(sourceFolder), ["link.sqlite", "real"])
     }
@@ -138,7 +157,10 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         try FileManager.default.createSymbolicLink(atPath: destination, withDestinationPath: "nowhere/b.sqlite")
         let m = try manager()
         var ran = false
-        m.progressHandler = { _ in ran = true; return true }
+        m.progressHandler = { _ in
+            ran = true
+            return true
+        }
         XCTAssertThrowsError(try m.migrateStore(from: source, to: destination)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .migrationManagerDestinationStore)
             let message = (error as? MigrationError)?.message ?? "\(error)"
@@ -166,7 +188,9 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         expectFIFO("in place") { try manager().migrateStoreInPlace(at: fifo) }
         expectFIFO("metadata") { _ = try StoreInfo.readSource(at: fifo) }
         expectFIFO("store model") { _ = try StoreModelRecovery.storeModel(at: fifo) }
-        XCTAssertThrowsError(try PersistentStore.open(at: fifo, model: try ModelReader.model(fromJSON: StoreFilesTests.v1))) { error in
+        XCTAssertThrowsError(
+            try PersistentStore.open(at: fifo, model: try ModelReader.model(fromJSON: StoreFilesTests.v1))
+        ) { error in
             let message = (error as? MigrationError)?.message ?? "\(error)"
             XCTAssertTrue(message.contains("it is a FIFO (named pipe), not a regular file"), message)
         }
@@ -249,7 +273,8 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         try m.migrateStore(from: source, to: destination)
         let lines = seen.split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.first, "cdmigrate destination lock", seen)
-        XCTAssertTrue(lines.count > 2 && lines[1].hasPrefix("owner pid=\(getpid()) boot=") && lines[1].contains(" start="), seen)
+        XCTAssertTrue(
+            lines.count > 2 && lines[1].hasPrefix("owner pid=\(getpid()) boot=") && lines[1].contains(" start="), seen)
         XCTAssertTrue(lines.contains { $0.hasPrefix("temporary b.sqlite.cdmigrate-") }, seen)
         XCTAssertEqual(try names(destinationFolder), ["b.sqlite"])
     }
@@ -259,43 +284,57 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         let destination = destinationFolder + "/b.sqlite"
         let lock = destination + ".cdmigrate-lock"
         let record = """
-        cdmigrate destination lock
-        owner pid=2147483000 boot=00000000-0000-0000-0000-000000000000 start=1
-        temporary b.sqlite.cdmigrate-Dead01
-        temporary b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01
-        temporary b.sqlite.cdmigrate-stages-Dead02
-        temporary ../source/a.sqlite
-        temporary other.sqlite
+            cdmigrate destination lock
+            owner pid=2147483000 boot=00000000-0000-0000-0000-000000000000 start=1
+            temporary b.sqlite.cdmigrate-Dead01
+            temporary b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01
+            temporary b.sqlite.cdmigrate-stages-Dead02
+            temporary ../source/a.sqlite
+            temporary other.sqlite
 
-        """
+            """
         _ = FileManager.default.createFile(atPath: lock, contents: Data(record.utf8))
-        for name in ["b.sqlite.cdmigrate-Dead01", "b.sqlite.cdmigrate-Dead01-wal", "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01",
-                     "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01-shm", "b.sqlite.cdmigrate-User01", "other.sqlite"] {
+        for name in [
+            "b.sqlite.cdmigrate-Dead01", "b.sqlite.cdmigrate-Dead01-wal", "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01",
+            "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01-shm", "b.sqlite.cdmigrate-User01", "other.sqlite",
+        ] {
             _ = FileManager.default.createFile(atPath: destinationFolder + "/" + name, contents: Data("x".utf8))
         }
-        try FileManager.default.createDirectory(atPath: destinationFolder + "/b.sqlite.cdmigrate-stages-Dead02", withIntermediateDirectories: false)
-        _ = FileManager.default.createFile(atPath: destinationFolder + "/b.sqlite.cdmigrate-stages-Dead02/stage-1.sqlite", contents: Data("x".utf8))
+        try FileManager.default.createDirectory(
+            atPath: destinationFolder + "/b.sqlite.cdmigrate-stages-Dead02", withIntermediateDirectories: false)
+        _ = FileManager.default.createFile(
+            atPath: destinationFolder + "/b.sqlite.cdmigrate-stages-Dead02/stage-1.sqlite", contents: Data("x".utf8))
 
         // Reported first, nothing removed.
         let found = try DestinationLock.leftovers(of: destination, remove: false)
         XCTAssertFalse(found.inUse)
         XCTAssertTrue(found.isRecord)
         XCTAssertEqual(found.owner, "pid=2147483000 boot=00000000-0000-0000-0000-000000000000 start=1")
-        XCTAssertEqual(found.files.map { URL(fileURLWithPath: $0).lastPathComponent },
-                       ["b.sqlite.cdmigrate-Dead01", "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01", "b.sqlite.cdmigrate-stages-Dead02"])
+        XCTAssertEqual(
+            found.files.map { URL(fileURLWithPath: $0).lastPathComponent },
+            [
+                "b.sqlite.cdmigrate-Dead01", "b.sqlite.cdmigrate-Dead01.cdmigrate-Snap01",
+                "b.sqlite.cdmigrate-stages-Dead02",
+            ])
         XCTAssertTrue(FileIO.exists(destinationFolder + "/b.sqlite.cdmigrate-Dead01"))
 
         try manager().migrateStore(from: source, to: destination)
-        XCTAssertEqual(try names(destinationFolder), ["b.sqlite", "b.sqlite.cdmigrate-User01", "other.sqlite"],
-                       "the dead run's recorded files are gone; an unrecorded name and names outside the pattern stay")
+        XCTAssertEqual(
+            try names(destinationFolder), ["b.sqlite", "b.sqlite.cdmigrate-User01", "other.sqlite"],
+            "the dead run's recorded files are gone; an unrecorded name and names outside the pattern stay")
         XCTAssertEqual(try files.titles(destination).count, 40)
     }
 
     func testCleanRemovesADeadRunsLeftoversAndLeavesALiveLockAlone() throws {
         let destination = destinationFolder + "/b.sqlite"
         let lock = destination + ".cdmigrate-lock"
-        _ = FileManager.default.createFile(atPath: lock, contents: Data("cdmigrate destination lock\nowner pid=2147483000 boot=- start=0\ntemporary b.sqlite.cdmigrate-Dead01\n".utf8))
-        _ = FileManager.default.createFile(atPath: destinationFolder + "/b.sqlite.cdmigrate-Dead01", contents: Data("x".utf8))
+        _ = FileManager.default.createFile(
+            atPath: lock,
+            contents: Data(
+                "cdmigrate destination lock\nowner pid=2147483000 boot=- start=0\ntemporary b.sqlite.cdmigrate-Dead01\n"
+                    .utf8))
+        _ = FileManager.default.createFile(
+            atPath: destinationFolder + "/b.sqlite.cdmigrate-Dead01", contents: Data("x".utf8))
         // While a live run holds it: in use, untouched.
         let held = try DestinationLock.acquire(for: destinationFolder + "/c.sqlite")
         let live = try DestinationLock.leftovers(of: destinationFolder + "/c.sqlite", remove: true)

@@ -1,4 +1,5 @@
 import XCTest
+
 @testable import CDMigrate
 
 final class StoreMetadataTests: XCTestCase {
@@ -14,8 +15,11 @@ final class StoreMetadataTests: XCTestCase {
             XCTAssertEqual(metadata.versionHashes["BasicEntity"]?.count, 32, store)
             hashes.append(metadata.versionHashes["BasicEntity"] ?? [])
             let otherKeys = Set(metadata.otherEntries.map { $0.key })
-            XCTAssertTrue(otherKeys.isSuperset(of: ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashesVersion",
-                                                    "_NSAutoVacuumLevel", "NSStoreModelVersionHashesDigest"]), store)
+            XCTAssertTrue(
+                otherKeys.isSuperset(of: [
+                    "NSPersistenceFrameworkVersion", "NSStoreModelVersionHashesVersion",
+                    "_NSAutoVacuumLevel", "NSStoreModelVersionHashesDigest",
+                ]), store)
             XCTAssertFalse(otherKeys.contains("NSStoreType"))
             XCTAssertFalse(otherKeys.contains("NSStoreModelVersionHashes"))
 
@@ -25,7 +29,9 @@ final class StoreMetadataTests: XCTestCase {
             XCTAssertEqual(reread, metadata, store)
             let original = try BinaryPropertyList.decode(plist)
             let rewritten = try BinaryPropertyList.decode(written)
-            guard case .dictionary(let a) = original, case .dictionary(let b) = rewritten else { return XCTFail("not dictionaries") }
+            guard case .dictionary(let a) = original, case .dictionary(let b) = rewritten else {
+                return XCTFail("not dictionaries")
+            }
             XCTAssertEqual(Set(a.map { $0.key }), Set(b.map { $0.key }), store)
             for (key, value) in a { XCTAssertEqual(rewritten[key], value, "\(store) \(key)") }
         }
@@ -35,8 +41,11 @@ final class StoreMetadataTests: XCTestCase {
 
     /// A store created here from Xcode's v1.0.0 model carries what Core Data wrote into the real one.
     func testCreatedStoreMetadataEqualsAppleWrittenStore() throws {
-        let model = try XCTUnwrap(try XcodeModelBundle.versions(contentsOf: PlistFixtures.renamesDirectory + "/Model.xcdatamodeld").model(named: "v1.0.0"))
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("cdmigrate-meta-\(UUID().uuidString)")
+        let model = try XCTUnwrap(
+            try XcodeModelBundle.versions(contentsOf: PlistFixtures.renamesDirectory + "/Model.xcdatamodeld").model(
+                named: "v1.0.0"))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "cdmigrate-meta-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("new.sqlite").path
@@ -64,20 +73,26 @@ final class StoreMetadataTests: XCTestCase {
     }
 
     func testWritesCoreDataKeysForModel() throws {
-        let model = try ModelReader.model(fromJSON: """
-        {"name": "M", "entities": [{"name": "B", "attributes": [{"name": "x", "type": "integer64"}]},
-                                   {"name": "A", "attributes": [{"name": "y", "type": "string"}]}]}
-        """)
+        let model = try ModelReader.model(
+            fromJSON: """
+                {"name": "M", "entities": [{"name": "B", "attributes": [{"name": "x", "type": "integer64"}]},
+                                           {"name": "A", "attributes": [{"name": "y", "type": "string"}]}]}
+                """)
         let metadata = StoreMetadata(storeUUID: "ABC", model: model)
         let plist = try BinaryPropertyList.decode(metadata.plistBytes())
         guard case .dictionary(let members) = plist else { return XCTFail("not a dictionary") }
-        XCTAssertEqual(Set(members.map { $0.key }), ["NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes",
-                                                     "NSStoreModelVersionHashesVersion", "NSStoreModelVersionIdentifiers",
-                                                     "NSStoreType", "_NSAutoVacuumLevel",
-                                                     "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey"])
+        XCTAssertEqual(
+            Set(members.map { $0.key }),
+            [
+                "NSPersistenceFrameworkVersion", "NSStoreModelVersionHashes",
+                "NSStoreModelVersionHashesVersion", "NSStoreModelVersionIdentifiers",
+                "NSStoreType", "_NSAutoVacuumLevel",
+                "NSStoreModelVersionHashesDigest", "NSStoreModelVersionChecksumKey",
+            ])
         XCTAssertEqual(plist["NSStoreModelVersionHashesDigest"], .string(model.versionHashesDigestBase64))
         XCTAssertEqual(plist["NSStoreModelVersionChecksumKey"], .string(model.versionChecksum))
-        XCTAssertEqual(plist["NSStoreModelVersionIdentifiers"], .array([.string("")]), "a model without identifier writes [\"\"]")
+        XCTAssertEqual(
+            plist["NSStoreModelVersionIdentifiers"], .array([.string("")]), "a model without identifier writes [\"\"]")
         XCTAssertEqual(plist["NSStoreType"], .string("SQLite"))
         XCTAssertEqual(plist["NSStoreModelVersionHashesVersion"], .integer(3))
         XCTAssertEqual(plist["_NSAutoVacuumLevel"], .string("2"))
@@ -89,11 +104,12 @@ final class StoreMetadataTests: XCTestCase {
     }
 
     func testAddsMissingDefaultsAndKeepsOtherEntries() throws {
-        let plist = BinaryPropertyList.encode(.dictionary([
-            ("NSStoreType", .string("SQLite")),
-            ("Custom", .array([.string("x")])),
-            ("NSStoreModelVersionHashes", .dictionary([("E", .data(Array(repeating: 7, count: 32)))])),
-        ]))
+        let plist = BinaryPropertyList.encode(
+            .dictionary([
+                ("NSStoreType", .string("SQLite")),
+                ("Custom", .array([.string("x")])),
+                ("NSStoreModelVersionHashes", .dictionary([("E", .data(Array(repeating: 7, count: 32)))])),
+            ]))
         let metadata = try StoreMetadata(storeUUID: "U", plist: plist)
         XCTAssertEqual(metadata.otherEntries.map { $0.key }, ["Custom"])
         XCTAssertEqual(metadata.versionIdentifiers, [])
@@ -103,7 +119,8 @@ final class StoreMetadataTests: XCTestCase {
         XCTAssertEqual(rewritten["NSStoreModelVersionIdentifiers"], .array([]))
     }
 
-    func assertSourceStoreError(_ plist: [UInt8], mentions: String, file: StaticString = #filePath, line: UInt = #line) {
+    func assertSourceStoreError(_ plist: [UInt8], mentions: String, file: StaticString = #filePath, line: UInt = #line)
+    {
         XCTAssertThrowsError(try StoreMetadata(storeUUID: "STORE-1", plist: plist), file: file, line: line) { error in
             guard let error = error as? MigrationError else { return XCTFail("\(error)", file: file, line: line) }
             XCTAssertEqual(error.code, .migrationManagerSourceStore, file: file, line: line)
@@ -115,13 +132,18 @@ final class StoreMetadataTests: XCTestCase {
     func testMalformedMetadata() throws {
         assertSourceStoreError([1, 2, 3], mentions: "malformed binary property list")
         assertSourceStoreError(BinaryPropertyList.encode(.array([])), mentions: "not a dictionary")
-        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreType", .integer(1))])), mentions: "NSStoreType")
-        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionHashes", .array([]))])),
-                               mentions: "NSStoreModelVersionHashes")
-        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionHashes", .dictionary([("Note", .data([1, 2]))]))])),
-                               mentions: "Note")
-        assertSourceStoreError(BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionIdentifiers", .array([.integer(1)]))])),
-                               mentions: "NSStoreModelVersionIdentifiers")
+        assertSourceStoreError(
+            BinaryPropertyList.encode(.dictionary([("NSStoreType", .integer(1))])), mentions: "NSStoreType")
+        assertSourceStoreError(
+            BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionHashes", .array([]))])),
+            mentions: "NSStoreModelVersionHashes")
+        assertSourceStoreError(
+            BinaryPropertyList.encode(
+                .dictionary([("NSStoreModelVersionHashes", .dictionary([("Note", .data([1, 2]))]))])),
+            mentions: "Note")
+        assertSourceStoreError(
+            BinaryPropertyList.encode(.dictionary([("NSStoreModelVersionIdentifiers", .array([.integer(1)]))])),
+            mentions: "NSStoreModelVersionIdentifiers")
         let (_, real) = try PlistFixtures.metadata(of: "Example_v1.1.0")
         assertSourceStoreError(Array(real.prefix(real.count - 1)), mentions: "malformed")
     }
@@ -130,8 +152,8 @@ final class StoreMetadataTests: XCTestCase {
 /// A store's metadata and entities read without a model.
 final class StoreInfoTests: XCTestCase {
     static let notesModel = """
-    {"name": "Notes", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}]}]}
-    """
+        {"name": "Notes", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}]}]}
+        """
 
     func testRowsAreCountedOnlyWhenAsked() throws {
         let scratch = ScratchDirectory()
@@ -158,7 +180,9 @@ final class StoreInfoTests: XCTestCase {
         defer { database.close() }
         for entity in info.entities {
             XCTAssertGreaterThan(entity.entityNumber, 0)
-            if let parent = entity.superentityName { XCTAssertTrue(info.entities.contains { $0.name == parent }, parent) }
+            if let parent = entity.superentityName {
+                XCTAssertTrue(info.entities.contains { $0.name == parent }, parent)
+            }
         }
         let total = info.entities.reduce(0) { $0 + $1.rowCount }
         XCTAssertGreaterThan(total, 0)
@@ -169,18 +193,24 @@ final class StoreInfoTests: XCTestCase {
         let scratch = ScratchDirectory()
         let copy = try copyFixtureStore("apple-stores/renames/Example_v1.0.0.sqlite", into: scratch.path)
         let info = try StoreInfo.read(at: copy)
-        XCTAssertEqual(info.metadata.versionHashes["BasicEntity"].map(Base64.encode), "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=")
+        XCTAssertEqual(
+            info.metadata.versionHashes["BasicEntity"].map(Base64.encode),
+            "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw=")
         XCTAssertEqual(info.entities.map { $0.name }, ["BasicEntity"])
         XCTAssertEqual(info.entities.first?.rowCount, 1)
     }
 
     func testRefusesAFileThatIsNoStore() throws {
         let scratch = ScratchDirectory()
-        XCTAssertThrowsError(try StoreInfo.read(at: scratch.file("missing.sqlite"))) { XCTAssertEqual(($0 as? MigrationError)?.code, .io) }
+        XCTAssertThrowsError(try StoreInfo.read(at: scratch.file("missing.sqlite"))) {
+            XCTAssertEqual(($0 as? MigrationError)?.code, .io)
+        }
         let empty = scratch.file("empty.sqlite")
         let database = try SQLiteDatabase(path: empty, mode: .create)
         try database.exec("CREATE TABLE t (x)")
         database.close()
-        XCTAssertThrowsError(try StoreInfo.read(at: empty)) { XCTAssertEqual(($0 as? MigrationError)?.code, .incompatibleVersionHash) }
+        XCTAssertThrowsError(try StoreInfo.read(at: empty)) {
+            XCTAssertEqual(($0 as? MigrationError)?.code, .incompatibleVersionHash)
+        }
     }
 }

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Stores' own models: Z_MODELCACHE, inflated and decoded.
@@ -25,7 +26,9 @@ final class StoreModelCacheTests: XCTestCase {
             let path = try copyFixture("apple-stores/renames/Example_v\(version).sqlite")
             let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: path), version)
             let json = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-v\(version).json")
-            XCTAssertEqual(ModelStructure.lines(cached), ModelStructure.lines(json), version + "\n" + ModelStructure.difference(cached, json))
+            XCTAssertEqual(
+                ModelStructure.lines(cached), ModelStructure.lines(json),
+                version + "\n" + ModelStructure.difference(cached, json))
             XCTAssertEqual(cached.entities.map { $0.name }, ["BasicEntity"])
             // The store reads back through its own model.
             let store = try PersistentStore.open(at: path, model: cached, readOnly: true, checkVersion: false)
@@ -36,10 +39,16 @@ final class StoreModelCacheTests: XCTestCase {
             XCTAssertEqual(try objects.first?.value(forKey: attribute), .string("A Known Value"), version)
         }
         // The renaming identifiers are the Xcode elementIDs, version by version.
-        let expected: [String: String?] = ["1.0.0": nil, "1.1.0": "v1_0_0_name", "1.1.2": "v1_1_0_name", "1.2.0": "v1_1_2_name", "2.0.0": "v1_2_0_name"]
+        let expected: [String: String?] = [
+            "1.0.0": nil, "1.1.0": "v1_0_0_name", "1.1.2": "v1_1_0_name", "1.2.0": "v1_1_2_name",
+            "2.0.0": "v1_2_0_name",
+        ]
         for (version, identifier) in expected {
-            let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: try copyFixture("apple-stores/renames/Example_v\(version).sqlite")))
-            XCTAssertEqual(cached.entity(named: "BasicEntity")?.ownAttributes.first?.renamingIdentifier, identifier, version)
+            let cached = try XCTUnwrap(
+                try StoreModelCache.model(
+                    fromStoreAt: try copyFixture("apple-stores/renames/Example_v\(version).sqlite")))
+            XCTAssertEqual(
+                cached.entity(named: "BasicEntity")?.ownAttributes.first?.renamingIdentifier, identifier, version)
             XCTAssertEqual(cached.entity(named: "BasicEntity")?.ownAttributes.first?.attributeType, .string)
             XCTAssertEqual(cached.entity(named: "BasicEntity")?.ownAttributes.first?.isOptional, true)
         }
@@ -61,12 +70,16 @@ final class StoreModelCacheTests: XCTestCase {
         XCTAssertEqual(Array(archive.prefix(8)), Array("bplist00".utf8))
         // Every truncation of the stream is an error, never a model or a trap.
         for length in stride(from: 0, to: blob.count, by: 5) {
-            XCTAssertThrowsError(try Inflate.inflate(Array(blob[0..<length]), limit: 1 << 20, code: .invalidModel, what: "cut")) { error in
+            XCTAssertThrowsError(
+                try Inflate.inflate(Array(blob[0..<length]), limit: 1 << 20, code: .invalidModel, what: "cut")
+            ) { error in
                 XCTAssertEqual((error as? MigrationError)?.code, .invalidModel)
             }
         }
         // Bytes after the stream's end are an error too.
-        XCTAssertThrowsError(try Inflate.inflate(blob + [0, 1, 2], limit: 1 << 20, code: .invalidModel, what: "padded")) { error in
+        XCTAssertThrowsError(
+            try Inflate.inflate(blob + [0, 1, 2], limit: 1 << 20, code: .invalidModel, what: "padded")
+        ) { error in
             XCTAssertTrue("\(error)".contains("after the end"), "\(error)")
         }
         // Garbled streams: an error from zlib or from the archive reader, never a trap.
@@ -88,9 +101,13 @@ final class StoreModelCacheTests: XCTestCase {
 
     func testADecompressionBombIsRefused() throws {
         // 4 080 bytes of raw DEFLATE that inflate to 4 MiB of zeros.
-        let bomb: [UInt8] = [237, 193, 1, 1, 0, 0, 0, 130, 32, 255, 175, 110, 72, 64, 1] + [UInt8](repeating: 0, count: 4063) + [124, 27]
+        let bomb: [UInt8] =
+            [237, 193, 1, 1, 0, 0, 0, 130, 32, 255, 175, 110, 72, 64, 1] + [UInt8](repeating: 0, count: 4063) + [
+                124, 27,
+            ]
         XCTAssertEqual(try Inflate.inflate(bomb, limit: 8 << 20, code: .invalidModel, what: "zeros").count, 4 << 20)
-        XCTAssertThrowsError(try Inflate.inflate(bomb, limit: 1 << 20, code: .invalidModel, what: "the bomb")) { error in
+        XCTAssertThrowsError(try Inflate.inflate(bomb, limit: 1 << 20, code: .invalidModel, what: "the bomb")) {
+            error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .invalidModel)
             XCTAssertTrue(e?.message.contains("more than 1048576 bytes") ?? false, "\(error)")
@@ -99,7 +116,8 @@ final class StoreModelCacheTests: XCTestCase {
         // The store entry point honours its limit (the real cache inflates to 1 900 bytes).
         let path = try copyFixture("apple-stores/renames/Example_v1.0.0.sqlite")
         XCTAssertThrowsError(try StoreModelCache.model(fromStoreAt: path, limit: 1000)) { error in
-            XCTAssertTrue("\(error)".contains("Z_MODELCACHE") && "\(error)".contains("more than 1000 bytes"), "\(error)")
+            XCTAssertTrue(
+                "\(error)".contains("Z_MODELCACHE") && "\(error)".contains("more than 1000 bytes"), "\(error)")
         }
         XCTAssertNotNil(try StoreModelCache.model(fromStoreAt: path, limit: 1900))
     }

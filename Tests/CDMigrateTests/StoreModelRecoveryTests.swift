@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Models rebuilt from a store's schema when its model cache is empty.
@@ -42,9 +43,11 @@ final class StoreModelRecoveryTests: XCTestCase {
         XCTAssertEqual(model.entity(named: "Note")?.attribute(named: "datecreated")?.attributeType, .date)
         XCTAssertEqual(model.entity(named: "Note")?.relationship(named: "body")?.destinationEntityName, "NoteBody")
         XCTAssertEqual(model.entity(named: "Folder")?.relationship(named: "parent")?.destinationEntityName, "Folder")
-        XCTAssertEqual(model.entity(named: "OfflineAction")?.relationship(named: "folder1")?.destinationEntityName, "Folder")
+        XCTAssertEqual(
+            model.entity(named: "OfflineAction")?.relationship(named: "folder1")?.destinationEntityName, "Folder")
         // An indexed integer column that names no entity stays an attribute.
-        XCTAssertEqual(model.entity(named: "OfflineAction")?.attribute(named: "sequencenumber")?.attributeType, .integer64)
+        XCTAssertEqual(
+            model.entity(named: "OfflineAction")?.attribute(named: "sequencenumber")?.attributeType, .integer64)
 
         let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: false)
         defer { store.close() }
@@ -55,8 +58,11 @@ final class StoreModelRecoveryTests: XCTestCase {
         for entity in model.entitiesInStoreOrder {
             let table = store.layout.table(for: entity)
             for includesSubentities in [true, false] {
-                let numbers = store.layout.entityNumbers(of: entity, includingSubentities: includesSubentities).map(String.init).joined(separator: ",")
-                let expected = try XCTUnwrap(raw.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT IN (\(numbers))")?.integer)
+                let numbers = store.layout.entityNumbers(of: entity, includingSubentities: includesSubentities).map(
+                    String.init
+                ).joined(separator: ",")
+                let expected = try XCTUnwrap(
+                    raw.scalar("SELECT COUNT(*) FROM \(table) WHERE Z_ENT IN (\(numbers))")?.integer)
                 var request = FetchRequest(entityName: entity.name)
                 request.includesSubentities = includesSubentities
                 let objects = try store.fetch(request)
@@ -69,13 +75,18 @@ final class StoreModelRecoveryTests: XCTestCase {
                 if !includesSubentities { total += objects.count }
             }
         }
-        let rows = try XCTUnwrap(raw.scalar("SELECT (SELECT COUNT(*) FROM ZACCOUNT) + (SELECT COUNT(*) FROM ZATTACHMENT) + (SELECT COUNT(*) FROM ZFOLDER) + (SELECT COUNT(*) FROM ZNOTE) + (SELECT COUNT(*) FROM ZNOTEBODY) + (SELECT COUNT(*) FROM ZOFFLINEACTION)")?.integer)
+        let rows = try XCTUnwrap(
+            raw.scalar(
+                "SELECT (SELECT COUNT(*) FROM ZACCOUNT) + (SELECT COUNT(*) FROM ZATTACHMENT) + (SELECT COUNT(*) FROM ZFOLDER) + (SELECT COUNT(*) FROM ZNOTE) + (SELECT COUNT(*) FROM ZNOTEBODY) + (SELECT COUNT(*) FROM ZOFFLINEACTION)"
+            )?.integer)
         XCTAssertEqual(Int64(total), rows)
         XCTAssertEqual(total, 2 + 7 + 3 + 3)
         // A to-one read through the recovered model reaches the right row.
         let notes = try store.fetch(FetchRequest(entityName: "Note"))
         for note in notes {
-            guard let body = try note.value(for: try XCTUnwrap(note.entity.relationship(named: "body"))).object else { continue }
+            guard let body = try note.value(for: try XCTUnwrap(note.entity.relationship(named: "body"))).object else {
+                continue
+            }
             XCTAssertEqual(body.entity.name, "NoteBody")
         }
     }
@@ -84,7 +95,8 @@ final class StoreModelRecoveryTests: XCTestCase {
         let path = try copyFixture("apple-stores/renames/Example_v1.1.0.sqlite")
         let model = try StoreModelRecovery.storeModel(at: path)
         XCTAssertFalse(model.isRecovered)
-        XCTAssertEqual(model.entity(named: "BasicEntity")?.attribute(named: "v1_1_0_name")?.renamingIdentifier, "v1_0_0_name")
+        XCTAssertEqual(
+            model.entity(named: "BasicEntity")?.attribute(named: "v1_1_0_name")?.renamingIdentifier, "v1_0_0_name")
         // Its schema alone gives the lower-cased names.
         let rebuilt = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
         XCTAssertTrue(rebuilt.isRecovered)
@@ -93,15 +105,16 @@ final class StoreModelRecoveryTests: XCTestCase {
     }
 
     func testJoinTablesAndHiddenColumnsBecomeToManyRelationships() throws {
-        let model = try ModelReader.model(fromJSON: """
-        {"entities": [
-          {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
-           "relationships": [{"name": "posts", "destination": "Post", "inverse": "tags", "toMany": true}]},
-          {"name": "Post", "attributes": [{"name": "when", "type": "date"}, {"name": "score", "type": "double"}],
-           "relationships": [{"name": "tags", "destination": "Tag", "inverse": "posts", "toMany": true},
-                             {"name": "related", "destination": "Tag", "toMany": true, "ordered": true}]}
-        ]}
-        """)
+        let model = try ModelReader.model(
+            fromJSON: """
+                {"entities": [
+                  {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
+                   "relationships": [{"name": "posts", "destination": "Post", "inverse": "tags", "toMany": true}]},
+                  {"name": "Post", "attributes": [{"name": "when", "type": "date"}, {"name": "score", "type": "double"}],
+                   "relationships": [{"name": "tags", "destination": "Tag", "inverse": "posts", "toMany": true},
+                                     {"name": "related", "destination": "Tag", "toMany": true, "ordered": true}]}
+                ]}
+                """)
         let path = temporaryDirectory + "/made.sqlite"
         let store = try PersistentStore.create(at: path, model: model)
         let post = try store.insertObject(entityName: "Post")
@@ -138,14 +151,20 @@ final class StoreModelRecoveryTests: XCTestCase {
     func testEntitiesWithoutARootOrATableAreLeftOutAndNoted() throws {
         let path = temporaryDirectory + "/odd.sqlite"
         let database = try SQLiteDatabase(path: path, mode: .create)
-        try database.exec("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-        try database.exec("INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 0), (2, 'Loop', 3, 0), (3, 'Back', 2, 0), (4, 'Lost', 0, 0), (5, 'Bad Name', 0, 0), (6, 'Special', 1, 0)")
-        try database.exec("CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZPRICE DECIMAL, Z1OTHERS INTEGER, Z_FOK_1OTHERS INTEGER)")
+        try database.exec(
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        try database.exec(
+            "INSERT INTO Z_PRIMARYKEY VALUES (1, 'Item', 0, 0), (2, 'Loop', 3, 0), (3, 'Back', 2, 0), (4, 'Lost', 0, 0), (5, 'Bad Name', 0, 0), (6, 'Special', 1, 0)"
+        )
+        try database.exec(
+            "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZPRICE DECIMAL, Z1OTHERS INTEGER, Z_FOK_1OTHERS INTEGER)"
+        )
         database.close()
         let model = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
         XCTAssertEqual(model.entities.map { $0.name }.sorted(), ["Item", "Special"])
         let notes = (model.recoveryNotes ?? []).joined(separator: "\n")
-        XCTAssertTrue(notes.contains("'Loop'") && notes.contains("'Back'") && notes.contains("does not reach a root"), notes)
+        XCTAssertTrue(
+            notes.contains("'Loop'") && notes.contains("'Back'") && notes.contains("does not reach a root"), notes)
         XCTAssertTrue(notes.contains("'Lost'") && notes.contains("no table ZLOST"), notes)
         XCTAssertEqual(model.entity(named: "Item")?.attribute(named: "price")?.attributeType, .decimal)
         // Z1OTHERS: entity 1's to-many without inverse, onto the table's own entities, ordered by Z_FOK_1OTHERS.

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// The SQLite wrapper: binding, reading, caching, errors, transactions.
@@ -20,11 +21,17 @@ final class StoreSQLiteTests: XCTestCase {
         defer { db.close() }
         try db.exec("CREATE TABLE t (v, d DECIMAL)")
         let uuid: [UInt8] = Array(repeating: 0xAB, count: 16)
-        let values: [Value] = [.null, .bool(true), .integer(-5), .double(2.5), .decimal("10.25"), .string("text"),
-                               .date(100.5), .binary([1, 2]), .uuid(uuid), .uri("http://x"), .binary([]), .string("")]
+        let values: [Value] = [
+            .null, .bool(true), .integer(-5), .double(2.5), .decimal("10.25"), .string("text"),
+            .date(100.5), .binary([1, 2]), .uuid(uuid), .uri("http://x"), .binary([]), .string(""),
+        ]
         for value in values { try db.run("INSERT INTO t (v, d) VALUES (?, ?)", [value, value]) }
         let rows = try db.rows("SELECT v, typeof(v), d FROM t ORDER BY rowid")
-        XCTAssertEqual(rows.map { $0[1] }, ["null", "integer", "integer", "real", "text", "text", "real", "blob", "blob", "text", "blob", "text"].map { SQLiteStatement.Raw.text($0) })
+        XCTAssertEqual(
+            rows.map { $0[1] },
+            ["null", "integer", "integer", "real", "text", "text", "real", "blob", "blob", "text", "blob", "text"].map {
+                SQLiteStatement.Raw.text($0)
+            })
         XCTAssertEqual(rows[1][0], .integer(1))
         XCTAssertEqual(rows[8][0], .blob(uuid))
         // The DECIMAL column's numeric affinity stores the decimal's text as a number.
@@ -134,7 +141,7 @@ final class StoreSQLiteTests: XCTestCase {
         XCTAssertEqual(try db.columns(ofTable: "t"), ["x"])
         XCTAssertTrue(try db.tableExists("T"))
         XCTAssertFalse(try db.tableExists("u"))
-        XCTAssertNoThrow(try db.rollback())   // nothing open: harmless
+        XCTAssertNoThrow(try db.rollback())  // nothing open: harmless
     }
 
     func testReadOnlyConnectionRefusesWrites() throws {

@@ -1,41 +1,42 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// A model with every attribute type, inheritance and every kind of relationship.
 /// Store numbering: Attachment 1, FileAttachment 2, ImageAttachment 3, Cover 4, Folder 5,
 /// SmartFolder 6, Item 7, Note 8, Page 9, Tag 10.
 let storeTestModelJSON = """
-{"name": "StoreTest", "versionIdentifier": "1", "entities": [
-  {"name": "Item", "attributes": [
-     {"name": "i16", "type": "integer16"}, {"name": "i32", "type": "integer32"}, {"name": "i64", "type": "integer64", "default": 7},
-     {"name": "dec", "type": "decimal"}, {"name": "dbl", "type": "double"}, {"name": "flt", "type": "float"},
-     {"name": "str", "type": "string"}, {"name": "flag", "type": "boolean", "default": false}, {"name": "when", "type": "date"},
-     {"name": "data", "type": "binary"}, {"name": "uid", "type": "uuid"}, {"name": "link", "type": "uri"},
-     {"name": "blob", "type": "transformable"}, {"name": "scratch", "type": "string", "transient": true}],
-   "relationships": [{"name": "tags", "destination": "Tag", "inverse": "items", "toMany": true}]},
-  {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
-   "relationships": [{"name": "items", "destination": "Item", "inverse": "tags", "toMany": true}]},
-  {"name": "Attachment", "abstract": true, "attributes": [{"name": "title", "type": "string"}],
-   "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
-  {"name": "ImageAttachment", "parent": "Attachment", "attributes": [{"name": "width", "type": "integer32"}, {"name": "caption", "type": "string"}]},
-  {"name": "FileAttachment", "parent": "Attachment", "attributes": [{"name": "caption", "type": "string"}, {"name": "size", "type": "integer64"}]},
-  {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
-   "relationships": [
-     {"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true},
-     {"name": "pages", "destination": "Page", "inverse": "note", "toMany": true, "ordered": true},
-     {"name": "cover", "destination": "Cover", "inverse": "note"},
-     {"name": "folder", "destination": "Folder", "inverse": "notes"},
-     {"name": "related", "destination": "Note", "toMany": true}]},
-  {"name": "Page", "attributes": [{"name": "number", "type": "integer16"}],
-   "relationships": [{"name": "note", "destination": "Note", "inverse": "pages"}]},
-  {"name": "Cover", "attributes": [{"name": "color", "type": "string"}],
-   "relationships": [{"name": "note", "destination": "Note", "inverse": "cover"}]},
-  {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
-   "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
-  {"name": "SmartFolder", "parent": "Folder", "attributes": [{"name": "query", "type": "string"}]}
-]}
-"""
+    {"name": "StoreTest", "versionIdentifier": "1", "entities": [
+      {"name": "Item", "attributes": [
+         {"name": "i16", "type": "integer16"}, {"name": "i32", "type": "integer32"}, {"name": "i64", "type": "integer64", "default": 7},
+         {"name": "dec", "type": "decimal"}, {"name": "dbl", "type": "double"}, {"name": "flt", "type": "float"},
+         {"name": "str", "type": "string"}, {"name": "flag", "type": "boolean", "default": false}, {"name": "when", "type": "date"},
+         {"name": "data", "type": "binary"}, {"name": "uid", "type": "uuid"}, {"name": "link", "type": "uri"},
+         {"name": "blob", "type": "transformable"}, {"name": "scratch", "type": "string", "transient": true}],
+       "relationships": [{"name": "tags", "destination": "Tag", "inverse": "items", "toMany": true}]},
+      {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
+       "relationships": [{"name": "items", "destination": "Item", "inverse": "tags", "toMany": true}]},
+      {"name": "Attachment", "abstract": true, "attributes": [{"name": "title", "type": "string"}],
+       "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
+      {"name": "ImageAttachment", "parent": "Attachment", "attributes": [{"name": "width", "type": "integer32"}, {"name": "caption", "type": "string"}]},
+      {"name": "FileAttachment", "parent": "Attachment", "attributes": [{"name": "caption", "type": "string"}, {"name": "size", "type": "integer64"}]},
+      {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
+       "relationships": [
+         {"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true},
+         {"name": "pages", "destination": "Page", "inverse": "note", "toMany": true, "ordered": true},
+         {"name": "cover", "destination": "Cover", "inverse": "note"},
+         {"name": "folder", "destination": "Folder", "inverse": "notes"},
+         {"name": "related", "destination": "Note", "toMany": true}]},
+      {"name": "Page", "attributes": [{"name": "number", "type": "integer16"}],
+       "relationships": [{"name": "note", "destination": "Note", "inverse": "pages"}]},
+      {"name": "Cover", "attributes": [{"name": "color", "type": "string"}],
+       "relationships": [{"name": "note", "destination": "Note", "inverse": "cover"}]},
+      {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
+       "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
+      {"name": "SmartFolder", "parent": "Folder", "attributes": [{"name": "query", "type": "string"}]}
+    ]}
+    """
 
 final class StoreTests: XCTestCase {
     var directory = ""
@@ -51,7 +52,9 @@ final class StoreTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: directory)
     }
 
-    func newStore(_ name: String = "test.sqlite", options: PersistentStore.CreateOptions = .init()) throws -> PersistentStore {
+    func newStore(_ name: String = "test.sqlite", options: PersistentStore.CreateOptions = .init()) throws
+        -> PersistentStore
+    {
         return try PersistentStore.create(at: directory + "/" + name, model: model, options: options)
     }
 
@@ -71,48 +74,86 @@ final class StoreTests: XCTestCase {
     func testSchemaFollowsCoreDataRules() throws {
         let store = try newStore()
         defer { store.close() }
-        XCTAssertEqual(try schema(store, "ZITEM"), "CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFLAG INTEGER, ZI16 INTEGER, ZI32 INTEGER, ZI64 INTEGER, ZWHEN TIMESTAMP, ZDBL FLOAT, ZDEC DECIMAL, ZFLT FLOAT, ZLINK VARCHAR, ZSTR VARCHAR, ZBLOB BLOB, ZDATA BLOB, ZUID BLOB )")
+        XCTAssertEqual(
+            try schema(store, "ZITEM"),
+            "CREATE TABLE ZITEM ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZFLAG INTEGER, ZI16 INTEGER, ZI32 INTEGER, ZI64 INTEGER, ZWHEN TIMESTAMP, ZDBL FLOAT, ZDEC DECIMAL, ZFLT FLOAT, ZLINK VARCHAR, ZSTR VARCHAR, ZBLOB BLOB, ZDATA BLOB, ZUID BLOB )"
+        )
         // Columns by kind (integers with foreign keys, dates, floats, strings, blobs), then entity,
         // attributes before to-ones, names. Sub-entities share the root's table; the second
         // 'caption' (claimed after the first) is numbered.
-        XCTAssertEqual(try schema(store, "ZATTACHMENT"), "CREATE TABLE ZATTACHMENT ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNOTE INTEGER, ZSIZE INTEGER, ZWIDTH INTEGER, ZTITLE VARCHAR, ZCAPTION VARCHAR, ZCAPTION1 VARCHAR )")
-        XCTAssertEqual(try schema(store, "ZATTACHMENT_Z_ENT_INDEX"), "CREATE INDEX ZATTACHMENT_Z_ENT_INDEX ON ZATTACHMENT (Z_ENT)")
-        XCTAssertEqual(try schema(store, "ZATTACHMENT_ZNOTE_INDEX"), "CREATE INDEX ZATTACHMENT_ZNOTE_INDEX ON ZATTACHMENT (ZNOTE)")
+        XCTAssertEqual(
+            try schema(store, "ZATTACHMENT"),
+            "CREATE TABLE ZATTACHMENT ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNOTE INTEGER, ZSIZE INTEGER, ZWIDTH INTEGER, ZTITLE VARCHAR, ZCAPTION VARCHAR, ZCAPTION1 VARCHAR )"
+        )
+        XCTAssertEqual(
+            try schema(store, "ZATTACHMENT_Z_ENT_INDEX"), "CREATE INDEX ZATTACHMENT_Z_ENT_INDEX ON ZATTACHMENT (Z_ENT)")
+        XCTAssertEqual(
+            try schema(store, "ZATTACHMENT_ZNOTE_INDEX"), "CREATE INDEX ZATTACHMENT_ZNOTE_INDEX ON ZATTACHMENT (ZNOTE)")
         XCTAssertNil(try schema(store, "ZNOTE_Z_ENT_INDEX"))
         // To-one into a hierarchy → Z<root number>_FOLDER; one-to-one → a column on both tables;
         // to-many without inverse → hidden Z<source number><NAME> on the destination's table.
-        XCTAssertEqual(try schema(store, "ZNOTE"), "CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCOVER INTEGER, ZFOLDER INTEGER, Z5_FOLDER INTEGER, Z8RELATED INTEGER, ZTITLE VARCHAR )")
-        XCTAssertEqual(try schema(store, "ZCOVER"), "CREATE TABLE ZCOVER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNOTE INTEGER, ZCOLOR VARCHAR )")
-        XCTAssertEqual(try schema(store, "ZNOTE_Z8RELATED_INDEX"), "CREATE INDEX ZNOTE_Z8RELATED_INDEX ON ZNOTE (Z8RELATED)")
+        XCTAssertEqual(
+            try schema(store, "ZNOTE"),
+            "CREATE TABLE ZNOTE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZCOVER INTEGER, ZFOLDER INTEGER, Z5_FOLDER INTEGER, Z8RELATED INTEGER, ZTITLE VARCHAR )"
+        )
+        XCTAssertEqual(
+            try schema(store, "ZCOVER"),
+            "CREATE TABLE ZCOVER ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNOTE INTEGER, ZCOLOR VARCHAR )"
+        )
+        XCTAssertEqual(
+            try schema(store, "ZNOTE_Z8RELATED_INDEX"), "CREATE INDEX ZNOTE_Z8RELATED_INDEX ON ZNOTE (Z8RELATED)")
         // Ordered one-to-many → Z_FOK_<inverse name> on the many side.
-        XCTAssertEqual(try schema(store, "ZPAGE"), "CREATE TABLE ZPAGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNUMBER INTEGER, ZNOTE INTEGER, Z_FOK_NOTE INTEGER )")
+        XCTAssertEqual(
+            try schema(store, "ZPAGE"),
+            "CREATE TABLE ZPAGE ( Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZNUMBER INTEGER, ZNOTE INTEGER, Z_FOK_NOTE INTEGER )"
+        )
         // Many-to-many → join table named by the side whose name sorts last (Item.tags, entity 7).
-        XCTAssertEqual(try schema(store, "Z_7TAGS"), "CREATE TABLE Z_7TAGS ( Z_7ITEMS INTEGER, Z_10TAGS INTEGER, PRIMARY KEY (Z_7ITEMS, Z_10TAGS) )")
-        XCTAssertEqual(try schema(store, "Z_7TAGS_Z_10TAGS_INDEX"), "CREATE INDEX Z_7TAGS_Z_10TAGS_INDEX ON Z_7TAGS (Z_10TAGS, Z_7ITEMS)")
-        XCTAssertEqual(try schema(store, "Z_PRIMARYKEY"), "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
-        XCTAssertEqual(try schema(store, "Z_METADATA"), "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
+        XCTAssertEqual(
+            try schema(store, "Z_7TAGS"),
+            "CREATE TABLE Z_7TAGS ( Z_7ITEMS INTEGER, Z_10TAGS INTEGER, PRIMARY KEY (Z_7ITEMS, Z_10TAGS) )")
+        XCTAssertEqual(
+            try schema(store, "Z_7TAGS_Z_10TAGS_INDEX"),
+            "CREATE INDEX Z_7TAGS_Z_10TAGS_INDEX ON Z_7TAGS (Z_10TAGS, Z_7ITEMS)")
+        XCTAssertEqual(
+            try schema(store, "Z_PRIMARYKEY"),
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        XCTAssertEqual(
+            try schema(store, "Z_METADATA"),
+            "CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         XCTAssertEqual(try schema(store, "Z_MODELCACHE"), "CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
 
         let tags = try XCTUnwrap(model.entity(named: "Tag")?.relationship(named: "items"))
-        XCTAssertEqual(store.layout.storage(of: tags), .joinTable(table: "Z_7TAGS", ownColumn: "Z_10TAGS", otherColumn: "Z_7ITEMS", orderColumn: nil, inverseOrderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: tags),
+            .joinTable(
+                table: "Z_7TAGS", ownColumn: "Z_10TAGS", otherColumn: "Z_7ITEMS", orderColumn: nil,
+                inverseOrderColumn: nil))
         let note = try XCTUnwrap(model.entity(named: "Note"))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(note.relationship(named: "pages"))),
-                       .inverseForeignKey(table: "ZPAGE", column: "ZNOTE", entityColumn: nil, orderColumn: "Z_FOK_NOTE"))
-        XCTAssertEqual(store.layout.storage(of: try XCTUnwrap(note.relationship(named: "related"))),
-                       .hiddenColumn(table: "ZNOTE", column: "Z8RELATED", orderColumn: nil))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(note.relationship(named: "pages"))),
+            .inverseForeignKey(table: "ZPAGE", column: "ZNOTE", entityColumn: nil, orderColumn: "Z_FOK_NOTE"))
+        XCTAssertEqual(
+            store.layout.storage(of: try XCTUnwrap(note.relationship(named: "related"))),
+            .hiddenColumn(table: "ZNOTE", column: "Z8RELATED", orderColumn: nil))
         let item = try XCTUnwrap(model.entity(named: "Item"))
         XCTAssertNil(store.layout.column(for: try XCTUnwrap(item.attribute(named: "scratch"))))
         XCTAssertNil(store.layout.sqlColumn(forKeyPath: ["scratch"], of: item))
         XCTAssertEqual(store.layout.sqlColumn(forKeyPath: ["when"], of: item)?.sql, "ZWHEN")
         XCTAssertEqual(store.layout.sqlColumn(forKeyPath: ["when"], of: item)?.type, .date)
-        XCTAssertEqual(store.layout.entityRestriction(for: try XCTUnwrap(model.entity(named: "Attachment")), includingSubentities: true), nil)
-        XCTAssertEqual(store.layout.entityRestriction(for: try XCTUnwrap(model.entity(named: "Folder")), includingSubentities: false), "Z_ENT = 5")
+        XCTAssertEqual(
+            store.layout.entityRestriction(
+                for: try XCTUnwrap(model.entity(named: "Attachment")), includingSubentities: true), nil)
+        XCTAssertEqual(
+            store.layout.entityRestriction(
+                for: try XCTUnwrap(model.entity(named: "Folder")), includingSubentities: false), "Z_ENT = 5")
         // A store created by the rules reads back with the same layout.
         let reread = try reopen(store)
         defer { reread.close() }
         for entity in model.entities {
             for relationship in entity.ownRelationships {
-                XCTAssertEqual(reread.layout.storage(of: relationship), store.layout.storage(of: relationship), "\(entity.name).\(relationship.name)")
+                XCTAssertEqual(
+                    reread.layout.storage(of: relationship), store.layout.storage(of: relationship),
+                    "\(entity.name).\(relationship.name)")
             }
             for attribute in entity.ownAttributes {
                 XCTAssertEqual(reread.layout.column(for: attribute), store.layout.column(for: attribute))
@@ -163,7 +204,11 @@ final class StoreTests: XCTestCase {
         XCTAssertTrue(opened.warnings.isEmpty, "\(opened.warnings)")
         opened.close()
         // Another version of the model: refused, naming the entity.
-        let changed = try ModelReader.model(fromJSON: storeTestModelJSON.replacingOccurrences(of: "{\"name\": \"color\", \"type\": \"string\"}", with: "{\"name\": \"color\", \"type\": \"integer16\"}")
+        let changed = try ModelReader.model(
+            fromJSON: storeTestModelJSON.replacingOccurrences(
+                of: "{\"name\": \"color\", \"type\": \"string\"}",
+                with: "{\"name\": \"color\", \"type\": \"integer16\"}"
+            )
             .replacingOccurrences(of: "\"versionIdentifier\": \"1\"", with: "\"versionIdentifier\": \"2\""))
         XCTAssertThrowsError(try PersistentStore.open(at: store.path, model: changed, readOnly: true)) { error in
             let e = error as? MigrationError
@@ -189,7 +234,7 @@ final class StoreTests: XCTestCase {
     func testEveryAttributeTypeRoundTrips() throws {
         let store = try newStore()
         let item = try store.insertObject(entityName: "Item")
-        XCTAssertEqual(try item.value(forKey: "i64"), .integer(7))   // default value
+        XCTAssertEqual(try item.value(forKey: "i64"), .integer(7))  // default value
         XCTAssertEqual(try item.value(forKey: "flag"), .bool(false))
         let uuid: [UInt8] = Array(0..<16)
         let values: [(String, Value)] = [
@@ -211,11 +256,15 @@ final class StoreTests: XCTestCase {
         for (key, value) in values where key != "scratch" {
             XCTAssertEqual(try items[0].value(forKey: key), value, key)
         }
-        XCTAssertEqual(try items[0].value(forKey: "scratch"), .null)   // transient: not stored
+        XCTAssertEqual(try items[0].value(forKey: "scratch"), .null)  // transient: not stored
         // Stored as Core Data stores them.
-        XCTAssertEqual(try reopened.database.scalar("SELECT typeof(ZWHEN) || typeof(ZFLAG) || typeof(ZUID) || typeof(ZDEC) FROM ZITEM WHERE Z_PK = 1")?.text, "realintegerblobreal")
+        XCTAssertEqual(
+            try reopened.database.scalar(
+                "SELECT typeof(ZWHEN) || typeof(ZFLAG) || typeof(ZUID) || typeof(ZDEC) FROM ZITEM WHERE Z_PK = 1")?
+                .text, "realintegerblobreal")
         XCTAssertEqual(try reopened.database.scalar("SELECT length(ZUID) FROM ZITEM WHERE Z_PK = 1")?.integer, 16)
-        XCTAssertEqual(try reopened.database.scalar("SELECT Z_ENT || '/' || Z_OPT FROM ZITEM WHERE Z_PK = 1")?.text, "7/1")
+        XCTAssertEqual(
+            try reopened.database.scalar("SELECT Z_ENT || '/' || Z_OPT FROM ZITEM WHERE Z_PK = 1")?.text, "7/1")
         XCTAssertEqual(try items[1].value(forKey: "i64"), .null)
         XCTAssertEqual(try items[1].value(forKey: "str"), .string(""))
         XCTAssertEqual(try items[1].value(forKey: "data"), .null)
@@ -236,8 +285,12 @@ final class StoreTests: XCTestCase {
         try other.setValue("buffered", forKey: "title")
         XCTAssertEqual(try store.count(FetchRequest(entityName: "Note")), 2)
         XCTAssertEqual(try store.object(with: other.objectID)?.value(forKey: "title"), "buffered")
-        XCTAssertNil(try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Note", primaryKey: 99)))
-        XCTAssertNil(try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Cover", primaryKey: 1)))
+        XCTAssertNil(
+            try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Note", primaryKey: 99))
+        )
+        XCTAssertNil(
+            try store.object(with: ObjectID(storeIdentifier: store.storeIdentifier, entityName: "Cover", primaryKey: 1))
+        )
     }
 
     // MARK: Relationships
@@ -263,7 +316,8 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(try attachments[0].value(forKey: "caption"), "picture")
         XCTAssertEqual(try attachments[0].value(forKey: "width"), 640)
         XCTAssertEqual(try attachments[1].value(forKey: "caption"), "report.pdf")
-        XCTAssertEqual(try reopened.database.scalar("SELECT ZCAPTION1 FROM ZATTACHMENT WHERE Z_PK = 1")?.text, "picture")
+        XCTAssertEqual(
+            try reopened.database.scalar("SELECT ZCAPTION1 FROM ZATTACHMENT WHERE Z_PK = 1")?.text, "picture")
         var request = FetchRequest(entityName: "ImageAttachment")
         XCTAssertEqual(try reopened.count(request), 1)
         request.entityName = "FileAttachment"
@@ -294,7 +348,9 @@ final class StoreTests: XCTestCase {
         try a.setValue(.object(smart), forKey: "folder")
         try plain.setValue(.collection([.object(b)]), forKey: "notes")
         try store.flush()
-        XCTAssertEqual(try store.database.rows("SELECT ZFOLDER, Z5_FOLDER FROM ZNOTE ORDER BY Z_PK"), [[.integer(1), .integer(6)], [.integer(2), .integer(5)]])
+        XCTAssertEqual(
+            try store.database.rows("SELECT ZFOLDER, Z5_FOLDER FROM ZNOTE ORDER BY Z_PK"),
+            [[.integer(1), .integer(6)], [.integer(2), .integer(5)]])
         let folder = try XCTUnwrap(try a.value(forKey: "folder").object)
         XCTAssertEqual(folder.entity.name, "SmartFolder")
         XCTAssertEqual(try folder.value(forKey: "query"), "recent")
@@ -340,8 +396,8 @@ final class StoreTests: XCTestCase {
             pages.append(page)
         }
         try note.setValue(.collection([pages[2], pages[0]].map { .object($0) }), forKey: "pages")
-        try note.add([pages[3], pages[0]], to: pagesRelationship)   // pages[0] is already there: it keeps its place
-        try pages[1].setValue(.object(note), forKey: "note")         // the to-one side appends too
+        try note.add([pages[3], pages[0]], to: pagesRelationship)  // pages[0] is already there: it keeps its place
+        try pages[1].setValue(.object(note), forKey: "note")  // the to-one side appends too
         XCTAssertEqual(ids(try note.value(forKey: "pages")), [3, 1, 4, 2])
         try note.remove([pages[0]], from: pagesRelationship)
         XCTAssertEqual(ids(try note.value(forKey: "pages")), [3, 4, 2])
@@ -350,8 +406,9 @@ final class StoreTests: XCTestCase {
         defer { reopened.close() }
         let reNote = try XCTUnwrap(try reopened.object(with: note.objectID))
         XCTAssertEqual(try reNote.value(forKeyPath: "pages.number"), .collection([3, 4, 2]))
-        XCTAssertEqual(try reopened.database.rows("SELECT Z_PK, Z_FOK_NOTE FROM ZPAGE WHERE ZNOTE = 1 ORDER BY Z_FOK_NOTE"),
-                       [[.integer(3), .integer(1)], [.integer(4), .integer(3)], [.integer(2), .integer(4)]])
+        XCTAssertEqual(
+            try reopened.database.rows("SELECT Z_PK, Z_FOK_NOTE FROM ZPAGE WHERE ZNOTE = 1 ORDER BY Z_FOK_NOTE"),
+            [[.integer(3), .integer(1)], [.integer(4), .integer(3)], [.integer(2), .integer(4)]])
     }
 
     func testOrderedInsertAtAnIndexMovesAndRenumbers() throws {
@@ -367,18 +424,23 @@ final class StoreTests: XCTestCase {
         try store.save()
         try note.insert([pages[2]], at: 0, into: pagesRelationship)
         XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 1, 2]))
-        try note.insert([pages[3], pages[0]], at: 1, into: pagesRelationship)   // pages[0] moves
+        try note.insert([pages[3], pages[0]], at: 1, into: pagesRelationship)  // pages[0] moves
         XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 4, 1, 2]))
-        try note.insert([pages[1]], at: 99, into: pagesRelationship)             // clamped to the end
+        try note.insert([pages[1]], at: 99, into: pagesRelationship)  // clamped to the end
         XCTAssertEqual(try note.value(forKeyPath: "pages.number"), .collection([3, 4, 1, 2]))
-        XCTAssertThrowsError(try pages[0].entity.relationship(named: "note").map { try pages[0].insert([note], at: 0, into: $0) }) { error in
+        XCTAssertThrowsError(
+            try pages[0].entity.relationship(named: "note").map { try pages[0].insert([note], at: 0, into: $0) }
+        ) { error in
             XCTAssertTrue("\(error)".contains("not an ordered to-many"))
         }
         let free = ManagedObject(entity: note.entity)
-        let a = ManagedObject(entity: pages[0].entity), b = ManagedObject(entity: pages[0].entity)
+        let a = ManagedObject(entity: pages[0].entity)
+        let b = ManagedObject(entity: pages[0].entity)
         try free.insert([a], at: 0, into: pagesRelationship)
         try free.insert([b], at: 0, into: pagesRelationship)
-        XCTAssertEqual(try free.value(forKey: "pages").elements.compactMap { $0.object }.map { ObjectIdentifier($0) }, [ObjectIdentifier(b), ObjectIdentifier(a)])
+        XCTAssertEqual(
+            try free.value(forKey: "pages").elements.compactMap { $0.object }.map { ObjectIdentifier($0) },
+            [ObjectIdentifier(b), ObjectIdentifier(a)])
     }
 
     func testManyToManyFromBothSides() throws {
@@ -392,7 +454,7 @@ final class StoreTests: XCTestCase {
         let itemTags = try XCTUnwrap(items[0].entity.relationship(named: "tags"))
         let tagItems = try XCTUnwrap(tags[0].entity.relationship(named: "items"))
         try items[0].add(tags, to: itemTags)
-        try items[0].add([tags[0]], to: itemTags)   // no duplicate
+        try items[0].add([tags[0]], to: itemTags)  // no duplicate
         try tags[1].add([items[1], items[2]], to: tagItems)
         XCTAssertEqual(ids(try items[0].value(forKey: "tags")), [1, 2])
         XCTAssertEqual(ids(try tags[0].value(forKey: "items")), [1])
@@ -407,10 +469,12 @@ final class StoreTests: XCTestCase {
         try store.save()
         let reopened = try reopen(store)
         defer { reopened.close() }
-        let reTag = try XCTUnwrap(try reopened.fetch(FetchRequest(entityName: "Tag", sqlWhere: "ZNAME = ?", arguments: ["tag0"])).first)
+        let reTag = try XCTUnwrap(
+            try reopened.fetch(FetchRequest(entityName: "Tag", sqlWhere: "ZNAME = ?", arguments: ["tag0"])).first)
         XCTAssertEqual(ids(try reTag.value(forKey: "items")), [1, 2])
-        XCTAssertEqual(try reopened.database.rows("SELECT Z_7ITEMS, Z_10TAGS FROM Z_7TAGS ORDER BY 1, 2"),
-                       [[.integer(1), .integer(1)], [.integer(2), .integer(1)], [.integer(3), .integer(2)]])
+        XCTAssertEqual(
+            try reopened.database.rows("SELECT Z_7ITEMS, Z_10TAGS FROM Z_7TAGS ORDER BY 1, 2"),
+            [[.integer(1), .integer(1)], [.integer(2), .integer(1)], [.integer(3), .integer(2)]])
     }
 
     func testToManyWithoutInverseUsesTheHiddenColumn() throws {
@@ -422,7 +486,8 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(ids(try notes[0].value(forKey: "related")), [2, 3])
         XCTAssertEqual(try notes[1].value(forKey: "related"), .collection([]))
         try notes[0].remove([notes[1]], from: related)
-        XCTAssertEqual(try store.database.rows("SELECT Z8RELATED FROM ZNOTE ORDER BY Z_PK"), [[.null], [.null], [.integer(1)]])
+        XCTAssertEqual(
+            try store.database.rows("SELECT Z8RELATED FROM ZNOTE ORDER BY Z_PK"), [[.null], [.null], [.integer(1)]])
     }
 
     // MARK: Fetching
@@ -468,7 +533,12 @@ final class StoreTests: XCTestCase {
     }
 
     func testManyInsertsAreWrittenInBatches() throws {
-        let store = try newStore(options: { var o = PersistentStore.CreateOptions(); o.privateFile = true; return o }())
+        let store = try newStore(
+            options: {
+                var o = PersistentStore.CreateOptions()
+                o.privateFile = true
+                return o
+            }())
         let folder = try store.insertObject(entityName: "Folder")
         for n in 0..<20_000 {
             let note = try store.insertObject(entityName: "Note")
@@ -476,7 +546,9 @@ final class StoreTests: XCTestCase {
             if n % 2 == 0 { try note.setValue(.object(folder), forKey: "folder") }
             if n == 2_500 {
                 // Earlier rows are already in the table: the buffer stays small.
-                XCTAssertEqual(try store.database.scalar("SELECT (SELECT COUNT(*) FROM ZNOTE) + (SELECT COUNT(*) FROM ZFOLDER)")?.integer, 2_000)
+                XCTAssertEqual(
+                    try store.database.scalar("SELECT (SELECT COUNT(*) FROM ZNOTE) + (SELECT COUNT(*) FROM ZFOLDER)")?
+                        .integer, 2_000)
             }
         }
         try store.save()
@@ -485,10 +557,16 @@ final class StoreTests: XCTestCase {
         defer { reopened.close() }
         XCTAssertEqual(try reopened.count(FetchRequest(entityName: "Note")), 20_000)
         XCTAssertEqual(try reopened.count(FetchRequest(entityName: "Note", sqlWhere: "ZFOLDER = 1")), 10_000)
-        XCTAssertEqual(try reopened.database.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'")?.integer, 20_000)
-        XCTAssertEqual(try reopened.object(with: ObjectID(storeIdentifier: "", entityName: "Note", primaryKey: 12_345))?.value(forKey: "title"), "note 12344")
+        XCTAssertEqual(
+            try reopened.database.scalar("SELECT Z_MAX FROM Z_PRIMARYKEY WHERE Z_NAME = 'Note'")?.integer, 20_000)
+        XCTAssertEqual(
+            try reopened.object(with: ObjectID(storeIdentifier: "", entityName: "Note", primaryKey: 12_345))?.value(
+                forKey: "title"), "note 12344")
         var streamed = 0
-        try reopened.enumerate(FetchRequest(entityName: "Note")) { _ in streamed += 1; return true }
+        try reopened.enumerate(FetchRequest(entityName: "Note")) { _ in
+            streamed += 1
+            return true
+        }
         XCTAssertEqual(streamed, 20_000)
     }
 
@@ -500,7 +578,8 @@ final class StoreTests: XCTestCase {
             XCTAssertThrowsError(try body(), line: line) { error in
                 let e = error as? MigrationError
                 XCTAssertEqual(e?.code, code, line: line)
-                XCTAssertTrue(e?.message.contains(fragment) ?? false, "\(e?.message ?? "") lacks \(fragment)", line: line)
+                XCTAssertTrue(
+                    e?.message.contains(fragment) ?? false, "\(e?.message ?? "") lacks \(fragment)", line: line)
             }
         }
         expect(.invalidArgument, "'Nope'") { _ = try store.insertObject(entityName: "Nope") }
@@ -525,16 +604,23 @@ final class StoreTests: XCTestCase {
         expect(.io, "already exists") { _ = try PersistentStore.create(at: store.path, model: model) }
         expect(.io, "no such file") { _ = try PersistentStore.open(at: directory + "/missing.sqlite", model: model) }
         // Not an SQLite file at all.
-        try Data("hello, not a database at all, but long enough to have a header".utf8).write(to: URL(fileURLWithPath: directory + "/text.sqlite"))
+        try Data("hello, not a database at all, but long enough to have a header".utf8).write(
+            to: URL(fileURLWithPath: directory + "/text.sqlite"))
         expect(.sqlite, "text.sqlite") { _ = try PersistentStore.open(at: directory + "/text.sqlite", model: model) }
         // An SQLite file that is not a Core Data store.
         let plain = try SQLiteDatabase(path: directory + "/plain.sqlite", mode: .create)
         try plain.exec("CREATE TABLE t (x)")
         plain.close()
-        expect(.incompatibleVersionHash, "not a Core Data SQLite store") { _ = try PersistentStore.open(at: directory + "/plain.sqlite", model: model) }
+        expect(.incompatibleVersionHash, "not a Core Data SQLite store") {
+            _ = try PersistentStore.open(at: directory + "/plain.sqlite", model: model)
+        }
         // A model entity the store does not have.
-        let bigger = try ModelReader.model(fromJSON: storeTestModelJSON.replacingOccurrences(of: "{\"name\": \"Tag\",", with: "{\"name\": \"Extra\"}, {\"name\": \"Tag\","))
-        expect(.incompatibleVersionHash, "'Extra'") { _ = try PersistentStore.open(at: store.path, model: bigger, checkVersion: false) }
+        let bigger = try ModelReader.model(
+            fromJSON: storeTestModelJSON.replacingOccurrences(
+                of: "{\"name\": \"Tag\",", with: "{\"name\": \"Extra\"}, {\"name\": \"Tag\","))
+        expect(.incompatibleVersionHash, "'Extra'") {
+            _ = try PersistentStore.open(at: store.path, model: bigger, checkVersion: false)
+        }
     }
 
     func testReadOnlyStoreRefusesWrites() throws {
@@ -588,15 +674,18 @@ extension StoreTests {
         let copyDirectory = directory + "/copy"
         try FileManager.default.createDirectory(atPath: copyDirectory, withIntermediateDirectories: true)
         for suffix in ["", "-wal", "-shm"] {
-            try FileManager.default.copyItem(atPath: store.path + suffix, toPath: copyDirectory + "/wal.sqlite" + suffix)
+            try FileManager.default.copyItem(
+                atPath: store.path + suffix, toPath: copyDirectory + "/wal.sqlite" + suffix)
         }
-        let copy = try PersistentStore.open(at: copyDirectory + "/wal.sqlite", model: model, readOnly: true, checkVersion: false)
+        let copy = try PersistentStore.open(
+            at: copyDirectory + "/wal.sqlite", model: model, readOnly: true, checkVersion: false)
         defer { copy.close() }
         XCTAssertEqual(try copy.fetch(FetchRequest(entityName: "Note")).first?.value(forKey: "title"), "in the WAL")
         // The main file alone does not have them yet.
         let alone = directory + "/alone.sqlite"
         try FileManager.default.copyItem(atPath: store.path, toPath: alone)
-        let aloneCount = try? PersistentStore.open(at: alone, model: model, readOnly: true, checkVersion: false).count(FetchRequest(entityName: "Note"))
+        let aloneCount = try? PersistentStore.open(at: alone, model: model, readOnly: true, checkVersion: false).count(
+            FetchRequest(entityName: "Note"))
         XCTAssertNotEqual(aloneCount, 1)
     }
 
@@ -615,7 +704,7 @@ extension StoreTests {
             XCTAssertTrue((error as? MigrationError)?.message.contains("released") ?? false, "\(error)")
         }
         XCTAssertThrowsError(try note.setValue(nil, forKey: "cover"))
-        XCTAssertEqual(try note.value(forKey: "title"), .null)   // attribute values stay readable
+        XCTAssertEqual(try note.value(forKey: "title"), .null)  // attribute values stay readable
     }
 
     func testPredicatesTranslateOverTheLayout() throws {
@@ -628,11 +717,16 @@ extension StoreTests {
         }
         let entity = try XCTUnwrap(model.entity(named: "ImageAttachment"))
         let predicate = try ExpressionParser.parsePredicate("caption BEGINSWITH 'cat' AND width > 150")
-        let translated = try XCTUnwrap(PredicateSQLTranslator.translate(predicate, resolver: store.layout.columnResolver(for: entity)))
+        let translated = try XCTUnwrap(
+            PredicateSQLTranslator.translate(predicate, resolver: store.layout.columnResolver(for: entity)))
         XCTAssertTrue(translated.sql.contains("ZCAPTION1") && translated.sql.contains("ZWIDTH"), translated.sql)
-        let found = try store.fetch(FetchRequest(entityName: "ImageAttachment", sqlWhere: translated.sql, arguments: translated.arguments))
+        let found = try store.fetch(
+            FetchRequest(entityName: "ImageAttachment", sqlWhere: translated.sql, arguments: translated.arguments))
         XCTAssertEqual(found.map { $0.objectID.primaryKey }, [3])
         // A key path through a relationship does not translate.
-        XCTAssertNil(PredicateSQLTranslator.translate(try ExpressionParser.parsePredicate("note.title == 'x'"), resolver: store.layout.columnResolver(for: entity)))
+        XCTAssertNil(
+            PredicateSQLTranslator.translate(
+                try ExpressionParser.parsePredicate("note.title == 'x'"),
+                resolver: store.layout.columnResolver(for: entity)))
     }
 }

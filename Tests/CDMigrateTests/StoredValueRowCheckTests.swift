@@ -1,5 +1,6 @@
-import XCTest
 import CSQLite
+import XCTest
+
 @testable import CDMigrate
 
 /// The SQL path copies source columns bare with one `cdm_plain` check per row
@@ -14,10 +15,14 @@ final class StoredValueRowCheckTests: XCTestCase {
 
     override func setUpWithError() throws { scratch = ScratchDirectory() }
 
-    static let types: [AttributeType] = [.integer16, .integer32, .integer64, .boolean, .double, .float, .date, .string, .uri,
-                                         .decimal, .binary, .transformable, .uuid]
-    static let samples = ["NULL", "0", "1", "7", "-1", "1.5", "0.0", "1e300", "'text'", "'12'", "''", "x'0102'", "x''",
-                          "x'000102030405060708090a0b0c0d0e0f'", "'00010203-0405-0607-0809-0a0b0c0d0e0f'"]
+    static let types: [AttributeType] = [
+        .integer16, .integer32, .integer64, .boolean, .double, .float, .date, .string, .uri,
+        .decimal, .binary, .transformable, .uuid,
+    ]
+    static let samples = [
+        "NULL", "0", "1", "7", "-1", "1.5", "0.0", "1e300", "'text'", "'12'", "''", "x'0102'", "x''",
+        "x'000102030405060708090a0b0c0d0e0f'", "'00010203-0405-0607-0809-0a0b0c0d0e0f'",
+    ]
 
     /// For every type and every storage class, `cdm_plain` passes a value exactly when the
     /// converting `CASE` would copy it unchanged.
@@ -27,7 +32,8 @@ final class StoredValueRowCheckTests: XCTestCase {
         try db.exec("CREATE TABLE t (v)")
         for type in Self.types {
             guard let condition = StoredValueRule.plainCondition("t.v", as: type),
-                  let check = StoredValueRule.plainRowCheck([("t.v", type)]) else { return XCTFail("\(type) has no check") }
+                let check = StoredValueRule.plainRowCheck([("t.v", type)])
+            else { return XCTFail("\(type) has no check") }
             for sample in Self.samples {
                 try db.exec("DELETE FROM t; INSERT INTO t (v) VALUES (\(sample))")
                 let plain = try db.scalar("SELECT (\(condition)) FROM t")?.integer == 1
@@ -54,7 +60,9 @@ final class StoredValueRowCheckTests: XCTestCase {
         let columns = (0..<count).map { "c\($0)" }
         try db.exec("CREATE TABLE t (\(columns.joined(separator: ", ")))")
         try db.exec("INSERT INTO t VALUES (\(columns.map { _ in "1" }.joined(separator: ", ")))")
-        guard let check = StoredValueRule.plainRowCheck(columns.map { ("t." + $0, AttributeType.integer64) }) else { return XCTFail() }
+        guard let check = StoredValueRule.plainRowCheck(columns.map { ("t." + $0, AttributeType.integer64) }) else {
+            return XCTFail()
+        }
         XCTAssertTrue(check.hasPrefix("min(cdm_plain("), check)
         XCTAssertEqual(try db.scalar("SELECT \(check) FROM t")?.integer, 1)
         for column in [columns[0], columns[StoredValueRule.plainArguments], columns[count - 1]] {
@@ -65,18 +73,18 @@ final class StoredValueRowCheckTests: XCTestCase {
     }
 
     static let model = """
-    {"name": "Notes", "entities": [
-      {"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true},
-                                      {"name": "x", "type": "double", "optional": true},
-                                      {"name": "title", "type": "string", "optional": true},
-                                      {"name": "when", "type": "date", "optional": true},
-                                      {"name": "flag", "type": "boolean", "optional": true},
-                                      {"name": "amount", "type": "decimal", "optional": true},
-                                      {"name": "data", "type": "binary", "optional": true},
-                                      {"name": "uid", "type": "uuid", "optional": true},
-                                      {"name": "kind", "type": "string", "optional": true}]}
-    ]}
-    """
+        {"name": "Notes", "entities": [
+          {"name": "Note", "attributes": [{"name": "n", "type": "integer64", "optional": true},
+                                          {"name": "x", "type": "double", "optional": true},
+                                          {"name": "title", "type": "string", "optional": true},
+                                          {"name": "when", "type": "date", "optional": true},
+                                          {"name": "flag", "type": "boolean", "optional": true},
+                                          {"name": "amount", "type": "decimal", "optional": true},
+                                          {"name": "data", "type": "binary", "optional": true},
+                                          {"name": "uid", "type": "uuid", "optional": true},
+                                          {"name": "kind", "type": "string", "optional": true}]}
+        ]}
+        """
     static let attributes = ["n", "x", "title", "when", "flag", "amount", "data", "uid", "kind"]
 
     final class Batch: EntityMigrationPolicy {
@@ -85,11 +93,15 @@ final class StoredValueRowCheckTests: XCTestCase {
 
     func mapping(policy: Bool, distinct: Bool) throws -> MappingModel {
         let values = Self.attributes.map { "\"\($0)\": \"$source.\($0)\"" }.joined(separator: ", ")
-        let extra = policy ? #""type": "custom", "policy": "Batch", "# : distinct ? #""userInfo": {"cdmigrate.distinctValueKeyPath": "kind"}, "# : ""
-        return try MappingModel.fromJSON("""
-        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", \(extra)"predicate": "TRUEPREDICATE",
-          "attributeMappings": {\(values)}}]}
-        """)
+        let extra =
+            policy
+            ? #""type": "custom", "policy": "Batch", "#
+            : distinct ? #""userInfo": {"cdmigrate.distinctValueKeyPath": "kind"}, "# : ""
+        return try MappingModel.fromJSON(
+            """
+            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", \(extra)"predicate": "TRUEPREDICATE",
+              "attributeMappings": {\(values)}}]}
+            """)
     }
 
     /// 40 good notes (every third of kind "b", the others of their own kind), then `update`.
@@ -97,10 +109,14 @@ final class StoredValueRowCheckTests: XCTestCase {
         let path = scratch.file(name)
         try makeStore(path, model) { store in
             for i in 1...40 {
-                _ = try insert(store, "Note", ["n": .integer(Int64(i)), "x": .double(Double(i) / 4), "title": .string("note \(i)"),
-                                               "when": .date(Double(i)), "flag": .bool(i % 2 == 0), "amount": .decimal("\(i).25"),
-                                               "data": .binary([UInt8(i), 1]), "uid": .uuid(Array(repeating: UInt8(i), count: 16)),
-                                               "kind": .string(i % 3 == 0 ? "b" : "k\(i)")])
+                _ = try insert(
+                    store, "Note",
+                    [
+                        "n": .integer(Int64(i)), "x": .double(Double(i) / 4), "title": .string("note \(i)"),
+                        "when": .date(Double(i)), "flag": .bool(i % 2 == 0), "amount": .decimal("\(i).25"),
+                        "data": .binary([UInt8(i), 1]), "uid": .uuid(Array(repeating: UInt8(i), count: 16)),
+                        "kind": .string(i % 3 == 0 ? "b" : "k\(i)"),
+                    ])
             }
         }
         var db: OpaquePointer?
@@ -114,14 +130,18 @@ final class StoredValueRowCheckTests: XCTestCase {
     func rows(_ path: String) throws -> [String] {
         let db = try SQLiteDatabase(path: path, mode: .readOnly)
         defer { db.close() }
-        let columns = Self.attributes.map { "quote(Z\($0.uppercased())) || ':' || typeof(Z\($0.uppercased()))" }.joined(separator: " || '|' || ")
+        let columns = Self.attributes.map { "quote(Z\($0.uppercased())) || ':' || typeof(Z\($0.uppercased()))" }.joined(
+            separator: " || '|' || ")
         // Z_OPT too: the row check stands in its place and must leave 1 there.
-        return try db.rows("SELECT Z_PK || ' ' || Z_OPT || ' ' || \(columns) FROM ZNOTE ORDER BY Z_PK").map { $0[0].text ?? "" }
+        return try db.rows("SELECT Z_PK || ' ' || Z_OPT || ' ' || \(columns) FROM ZNOTE ORDER BY Z_PK").map {
+            $0[0].text ?? ""
+        }
     }
 
     func run(_ model: ManagedObjectModel, _ source: String, _ way: String, distinct: Bool) throws -> [String] {
-        let manager = try MigrationManager(sourceModel: model, destinationModel: model,
-                                           mappingModel: try mapping(policy: way.hasPrefix("batch"), distinct: distinct))
+        let manager = try MigrationManager(
+            sourceModel: model, destinationModel: model,
+            mappingModel: try mapping(policy: way.hasPrefix("batch"), distinct: distinct))
         manager.registerPolicy(named: "Batch") { Batch() }
         manager.pushDownSQL = way != "per-instance"
         manager.keepsSourceKeys = !way.hasSuffix("renumbered")
@@ -131,9 +151,11 @@ final class StoredValueRowCheckTests: XCTestCase {
         return try rows(out)
     }
 
-    static let badValues = ["ZN = 'text'", "ZN = 1.5", "ZX = 'abc'", "ZTITLE = x'4142'", "ZWHEN = 'yesterday'", "ZFLAG = 7",
-                            "ZAMOUNT = x'01'", "ZDATA = 'text'", "ZUID = x'0102'", "ZUID = '00010203-0405-0607-0809-0a0b0c0d0e0f'",
-                            "ZKIND = 42"]
+    static let badValues = [
+        "ZN = 'text'", "ZN = 1.5", "ZX = 'abc'", "ZTITLE = x'4142'", "ZWHEN = 'yesterday'", "ZFLAG = 7",
+        "ZAMOUNT = x'01'", "ZDATA = 'text'", "ZUID = x'0102'", "ZUID = '00010203-0405-0607-0809-0a0b0c0d0e0f'",
+        "ZKIND = 42",
+    ]
 
     /// A bad value in row 31 of 40: the rows the bare copy wrote before the check failed are
     /// gone, and every SQL path gives the per-instance path's rows.
@@ -143,11 +165,15 @@ final class StoredValueRowCheckTests: XCTestCase {
             let source = try makeSource(model, "s\(i).sqlite", "UPDATE ZNOTE SET \(bad) WHERE Z_PK = 31")
             let expected = try run(model, source, "per-instance", distinct: false)
             XCTAssertEqual(expected.count, 40, bad)
-            XCTAssertTrue(expected.allSatisfy { $0.split(separator: " ").element(at: 1) == "1" }, "\(bad): \(expected.first ?? "")")
+            XCTAssertTrue(
+                expected.allSatisfy { $0.split(separator: " ").element(at: 1) == "1" },
+                "\(bad): \(expected.first ?? "")")
             for way in ["sql", "sql-renumbered", "batch", "batch-renumbered"] {
                 XCTAssertEqual(try run(model, source, way, distinct: false), expected, "\(way): \(bad)")
             }
-            XCTAssertEqual(try run(model, source, "sql", distinct: true), try run(model, source, "per-instance", distinct: true), "distinct: \(bad)")
+            XCTAssertEqual(
+                try run(model, source, "sql", distinct: true), try run(model, source, "per-instance", distinct: true),
+                "distinct: \(bad)")
         }
         // Good rows only: the bare copy stands, with the same rows.
         let good = try makeSource(model, "good.sqlite", "SELECT 1")
@@ -166,17 +192,27 @@ final class StoredValueRowCheckTests: XCTestCase {
         try makeStore(destinationPath, model) { _ in }
         let sourceStore = try PersistentStore.open(at: source, model: model)
         let destination = try PersistentStore.open(at: destinationPath, model: model, readOnly: false)
-        defer { sourceStore.close(); destination.close() }
-        let mapping = try mapping(policy: false, distinct: false).validate(sourceModel: model, destinationModel: model).entityMappings[0]
-        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
-                                                    source: sourceStore, destination: destination) else { return XCTFail("no SQL plan") }
+        defer {
+            sourceStore.close()
+            destination.close()
+        }
+        let mapping = try mapping(policy: false, distinct: false).validate(sourceModel: model, destinationModel: model)
+            .entityMappings[0]
+        guard
+            let plan = DeclarativeMappingSQL.plan(
+                mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
+                source: sourceStore, destination: destination)
+        else { return XCTFail("no SQL plan") }
         XCTAssertTrue(plan.insertRows.contains("cdm_plain('idsdbxnus', "), plan.insertRows)
         XCTAssertFalse(plan.insertRows.contains("CASE WHEN typeof"), plan.insertRows)
         XCTAssertEqual(plan.insertRowsConverting?.components(separatedBy: "cdm_read(").count, Self.attributes.count + 1)
         XCTAssertEqual(plan.destinationTable, #"main."ZNOTE""#)
         // Counting the values of columns left behind: the same single call, with a `c` per counted column.
-        guard let counting = DeclarativeMappingSQL.plan(mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
-                                                        counting: [#"t."ZKIND""#], source: sourceStore, destination: destination) else { return XCTFail("no SQL plan") }
+        guard
+            let counting = DeclarativeMappingSQL.plan(
+                mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
+                counting: [#"t."ZKIND""#], source: sourceStore, destination: destination)
+        else { return XCTFail("no SQL plan") }
         XCTAssertTrue(counting.countsValues)
         XCTAssertTrue(counting.insertRows.contains("cdm_plain('idsdbxnusc', "), counting.insertRows)
         XCTAssertFalse(counting.insertRows.contains("cdm_count_values"), counting.insertRows)
@@ -190,29 +226,44 @@ final class StoredValueRowCheckTests: XCTestCase {
         let model = try ModelReader.model(fromJSON: Self.model)
         // Every fourth title nil: 30 of 40 titles, 10 of the 30 notes with n > 10.
         let clean = try makeSource(model, "losses.sqlite", "UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK % 4 = 0")
-        let converting = try makeSource(model, "losses-bad.sqlite", "UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK % 4 = 0; UPDATE ZNOTE SET ZN = 'text' WHERE Z_PK = 35")
+        let converting = try makeSource(
+            model, "losses-bad.sqlite",
+            "UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK % 4 = 0; UPDATE ZNOTE SET ZN = 'text' WHERE Z_PK = 35")
         for predicate in ["TRUEPREDICATE", "n > 10"] {
-            let mapping = try MappingModel.fromJSON("""
-            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
-              "attributeMappings": {"n": "$source.n", "when": "$source.when", "flag": "$source.flag", "kind": "$source.kind"}}]}
-            """)
+            let mapping = try MappingModel.fromJSON(
+                """
+                {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
+                  "attributeMappings": {"n": "$source.n", "when": "$source.when", "flag": "$source.flag", "kind": "$source.kind"}}]}
+                """)
             var results: [[String]] = []
-            for (source, way) in [(clean, "sql"), (clean, "sql-renumbered"), (clean, "per-instance"), (converting, "sql"), (converting, "per-instance")] {
+            for (source, way) in [
+                (clean, "sql"), (clean, "sql-renumbered"), (clean, "per-instance"), (converting, "sql"),
+                (converting, "per-instance"),
+            ] {
                 let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: mapping)
                 manager.pushDownSQL = way != "per-instance"
                 manager.keepsSourceKeys = !way.hasSuffix("renumbered")
-                let report = try manager.migrateStore(from: source, to: scratch.file("losses-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
+                let report = try manager.migrateStore(
+                    from: source, to: scratch.file("losses-\(UInt32.random(in: 0...UInt32.max)).sqlite"))
                 XCTAssertEqual(report.mappings.first?.instancesBySQL, way != "per-instance", way)
                 // Counted by the copy only where the bare copy stood.
-                XCTAssertEqual(!manager.leftBehindCounts.isEmpty, way != "per-instance" && source == clean, "\(predicate), \(way)")
+                XCTAssertEqual(
+                    !manager.leftBehindCounts.isEmpty, way != "per-instance" && source == clean, "\(predicate), \(way)")
                 // What this test checks: the values left behind and the instances not taken (the
                 // `nilled` comparison of values that came out nil is another count).
-                results.append(report.losses.losses.filter { $0.kind != .nilled }.map { "\($0.kind.rawValue) \($0.entityName).\($0.propertyName ?? "") \($0.count)" })
+                results.append(
+                    report.losses.losses.filter { $0.kind != .nilled }.map {
+                        "\($0.kind.rawValue) \($0.entityName).\($0.propertyName ?? "") \($0.count)"
+                    })
             }
             let title = predicate == "TRUEPREDICATE" ? 30 : 22
             let all = predicate == "TRUEPREDICATE" ? 40 : 30
-            XCTAssertEqual(results[0], ["attribute Note.x \(all)", "attribute Note.title \(title)", "attribute Note.amount \(all)",
-                                        "attribute Note.data \(all)", "attribute Note.uid \(all)"] + (all == 40 ? [] : ["instances Note. 10"]), predicate)
+            XCTAssertEqual(
+                results[0],
+                [
+                    "attribute Note.x \(all)", "attribute Note.title \(title)", "attribute Note.amount \(all)",
+                    "attribute Note.data \(all)", "attribute Note.uid \(all)",
+                ] + (all == 40 ? [] : ["instances Note. 10"]), predicate)
             for result in results.dropFirst() { XCTAssertEqual(result, results[0], predicate) }
         }
     }

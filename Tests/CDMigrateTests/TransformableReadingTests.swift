@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Reading transformable attributes: Core Data hands whoever reads one (a policy's
@@ -33,25 +34,35 @@ final class TransformableReadingTests: XCTestCase {
     func testArchivesOfFoundationsPlainValuesReadBackAsValues() throws {
         let model = try Self.model("1")
         let type = try attribute(model, "Game", "type")
-        XCTAssertEqual(TransformableValue.read(.binary(try archived("com.example.game.snes")), for: type),
-                       .string("com.example.game.snes"))
-        XCTAssertEqual(TransformableValue.read(.binary(try archived(NSMutableString(string: "mutable"))), for: type),
-                       .string("mutable"))
-        let array: NSArray = ["a", NSNumber(value: 7), NSNumber(value: 2.5), NSDate(timeIntervalSinceReferenceDate: 100),
-                              NSURL(string: "https://example.org/x")!, NSNull(), ["nested"] as NSArray]
-        XCTAssertEqual(TransformableValue.read(.binary(try archived(array)), for: type),
-                       .collection([.string("a"), .integer(7), .double(2.5), .date(100), .uri("https://example.org/x"), .null,
-                                    .collection([.string("nested")])]))
+        XCTAssertEqual(
+            TransformableValue.read(.binary(try archived("com.example.game.snes")), for: type),
+            .string("com.example.game.snes"))
+        XCTAssertEqual(
+            TransformableValue.read(.binary(try archived(NSMutableString(string: "mutable"))), for: type),
+            .string("mutable"))
+        let array: NSArray = [
+            "a", NSNumber(value: 7), NSNumber(value: 2.5), NSDate(timeIntervalSinceReferenceDate: 100),
+            NSURL(string: "https://example.org/x")!, NSNull(), ["nested"] as NSArray,
+        ]
+        XCTAssertEqual(
+            TransformableValue.read(.binary(try archived(array)), for: type),
+            .collection([
+                .string("a"), .integer(7), .double(2.5), .date(100), .uri("https://example.org/x"), .null,
+                .collection([.string("nested")]),
+            ]))
         // The engine's own archives read back the same way.
         let value = Value.collection([.string("x"), .uuid(Array(0..<16)), .decimal("12.5"), .bool(true)])
-        XCTAssertEqual(TransformableValue.read(.binary(try TransformableValue.archive(value, what: "a test")), for: type), value)
+        XCTAssertEqual(
+            TransformableValue.read(.binary(try TransformableValue.archive(value, what: "a test")), for: type), value)
     }
 
     func testWhatCannotBeReadAsAValueStaysBytes() throws {
         let model = try Self.model("1")
         let type = try attribute(model, "Game", "type")
-        for object: Any in [["key": "value"] as NSDictionary, NSSet(array: ["a", "b"]), NSData(bytes: [1, 2, 3] as [UInt8], length: 3),
-                            [["key": "value"] as NSDictionary] as NSArray] {
+        for object: Any in [
+            ["key": "value"] as NSDictionary, NSSet(array: ["a", "b"]), NSData(bytes: [1, 2, 3] as [UInt8], length: 3),
+            [["key": "value"] as NSDictionary] as NSArray,
+        ] {
             let bytes = try archived(object)
             XCTAssertEqual(TransformableValue.read(.binary(bytes), for: type), .binary(bytes), "\(object)")
         }
@@ -63,16 +74,18 @@ final class TransformableReadingTests: XCTestCase {
         let bytes = try archived("looks like a string")
         XCTAssertEqual(TransformableValue.read(.binary(bytes), for: icon), .binary(bytes))
         // Other attribute types are never touched.
-        XCTAssertEqual(TransformableValue.read(.binary(bytes), for: try attribute(model, "Game", "name")), .binary(bytes))
+        XCTAssertEqual(
+            TransformableValue.read(.binary(bytes), for: try attribute(model, "Game", "name")), .binary(bytes))
     }
 
     /// Xcode writes a transformer name emptied in its inspector as `valueTransformerName=""`:
     /// Core Data's default transformer, as with none named (a real model's `payload` has it).
     func testAnEmptyTransformerNameIsCoreDatasDefault() throws {
-        let model = try ModelReader.model(fromJSON: #"""
-            {"name": "Events", "entities": [{"name": "Event", "attributes": [
-             {"name": "payload", "type": "transformable", "optional": true, "valueTransformerName": ""}]}]}
-            """#)
+        let model = try ModelReader.model(
+            fromJSON: #"""
+                {"name": "Events", "entities": [{"name": "Event", "attributes": [
+                 {"name": "payload", "type": "transformable", "optional": true, "valueTransformerName": ""}]}]}
+                """#)
         let payload = try attribute(model, "Event", "payload")
         let stored = try TransformableValue.stored(.string("event 1"), for: payload)
         guard case .binary(let bytes) = stored else { return XCTFail("not archived: \(stored)") }
@@ -97,17 +110,21 @@ final class TransformableReadingTests: XCTestCase {
     func testPolicyMethodsAndKeyPathsReadTheObjectAndCopiesKeepTheBytes() throws {
         let scratch = ScratchDirectory()
         let v1 = try Self.model("1")
-        let v2 = try Self.model("2", game: #", {"name": "typeName", "type": "string", "optional": true}"#,
-                                save: #", {"name": "core", "type": "string", "optional": true}"#)
-        let snes = try archived(NSMutableString(string: "game.snes"))   // an archive the engine would not write
+        let v2 = try Self.model(
+            "2", game: #", {"name": "typeName", "type": "string", "optional": true}"#,
+            save: #", {"name": "core", "type": "string", "optional": true}"#)
+        let snes = try archived(NSMutableString(string: "game.snes"))  // an archive the engine would not write
         let icon = try archived("icon bytes")
         try makeStore(scratch.file("v1.sqlite"), v1) { store in
-            let game = try insert(store, "Game", ["name": .string("Zelda"), "type": .binary(snes), "icon": .binary(icon)])
+            let game = try insert(
+                store, "Game", ["name": .string("Zelda"), "type": .binary(snes), "icon": .binary(icon)])
             let save = try insert(store, "SaveState", ["name": .string("auto")])
             try save.setValue(.object(game), forKey: "game")
-            XCTAssertEqual(try game.value(forKey: "type"), .string("game.snes"), "a policy reading the attribute gets the string")
+            XCTAssertEqual(
+                try game.value(forKey: "type"), .string("game.snes"), "a policy reading the attribute gets the string")
         }
-        let mapping = try MappingModel.fromJSON(#"""
+        let mapping = try MappingModel.fromJSON(
+            #"""
             {"entityMappings": [
              {"name": "GameToGame", "sourceEntity": "Game", "destinationEntity": "Game", "predicate": "TRUEPREDICATE",
               "attributeMappings": {"name": "$source.name", "type": "$source.type", "icon": "$source.icon", "typeName": "$source.type"}},

@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Values given to transformable attributes: Core Data stores what the attribute's value
@@ -9,7 +10,8 @@ import Foundation
 final class TransformableValueTests: XCTestCase {
     /// An app with screenshots kept as a transformable array (no transformer named: Core Data's
     /// default), a secure-coding one, and an image behind the app's own transformer.
-    static let model = #"{"name": "Apps", "versionIdentifier": "%@", "entities": [{"name": "App", "attributes": [{"name": "name", "type": "string"}, {"name": "screenshotURLs", "type": "transformable", "optional": %@}, {"name": "tags", "type": "transformable", "optional": true, "valueTransformerName": "NSSecureUnarchiveFromDataTransformer"}, {"name": "icon", "type": "transformable", "optional": true, "valueTransformerName": "ImageTransformer"}]}]}"#
+    static let model =
+        #"{"name": "Apps", "versionIdentifier": "%@", "entities": [{"name": "App", "attributes": [{"name": "name", "type": "string"}, {"name": "screenshotURLs", "type": "transformable", "optional": %@}, {"name": "tags", "type": "transformable", "optional": true, "valueTransformerName": "NSSecureUnarchiveFromDataTransformer"}, {"name": "icon", "type": "transformable", "optional": true, "valueTransformerName": "ImageTransformer"}]}]}"#
 
     static func model(_ version: String, screenshotsOptional: Bool) throws -> ManagedObjectModel {
         try ModelReader.model(fromJSON: String(format: model, version, screenshotsOptional ? "true" : "false"))
@@ -19,7 +21,10 @@ final class TransformableValueTests: XCTestCase {
         override func perform(selector: String, arguments: [Value], manager: MigrationManager) throws -> Value? {
             switch selector {
             case "migrateScreenshotURLs": return .collection([])
-            case "screenshotsFor:": return .collection([.uri("https://example.org/\(arguments[0].stringValue ?? "?")/1.png"), .string("two"), .integer(3)])
+            case "screenshotsFor:":
+                return .collection([
+                    .uri("https://example.org/\(arguments[0].stringValue ?? "?")/1.png"), .string("two"), .integer(3),
+                ])
             default: return nil
             }
         }
@@ -27,7 +32,10 @@ final class TransformableValueTests: XCTestCase {
 
     /// Foundation's own reading of an archive (swift-corelibs-foundation's NSKeyedUnarchiver).
     func unarchived(_ value: Value) throws -> Any? {
-        guard case .binary(let bytes) = value else { XCTFail("not bytes: \(value)"); return nil }
+        guard case .binary(let bytes) = value else {
+            XCTFail("not bytes: \(value)")
+            return nil
+        }
         let unarchiver = try NSKeyedUnarchiver(forReadingFrom: Data(bytes))
         unarchiver.requiresSecureCoding = false
         defer { unarchiver.finishDecoding() }
@@ -41,7 +49,8 @@ final class TransformableValueTests: XCTestCase {
         try makeStore(scratch.file("v1.sqlite"), v1) { store in
             for name in ["alpha", "beta"] { _ = try insert(store, "App", ["name": .string(name)]) }
         }
-        let mapping = try MappingModel.fromJSON(#"""
+        let mapping = try MappingModel.fromJSON(
+            #"""
             {"entityMappings": [{"name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
              "policy": "ScreenshotPolicy", "attributeMappings": {"name": "$source.name",
              "screenshotURLs": "FUNCTION($entityPolicy, \"screenshotsFor:\", $source.name)",
@@ -57,12 +66,15 @@ final class TransformableValueTests: XCTestCase {
         XCTAssertEqual(apps.count, 2)
         for app in apps {
             let name = try XCTUnwrap(app.value(forKey: "name").stringValue)
-            let screenshots = try XCTUnwrap(try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["screenshotURLs"]))) as? NSArray, "a non-optional array")
+            let screenshots = try XCTUnwrap(
+                try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["screenshotURLs"])))
+                    as? NSArray, "a non-optional array")
             XCTAssertEqual(screenshots.count, 3)
             XCTAssertEqual((screenshots[0] as? NSURL)?.absoluteString, "https://example.org/\(name)/1.png")
             XCTAssertEqual(screenshots[1] as? String, "two")
             XCTAssertEqual((screenshots[2] as? NSNumber)?.intValue, 3)
-            let tags = try XCTUnwrap(try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["tags"]))) as? NSArray)
+            let tags = try XCTUnwrap(
+                try unarchived(app.storedValue(for: XCTUnwrap(app.entity.attributesByName["tags"]))) as? NSArray)
             XCTAssertEqual(tags.count, 0, "an empty NSArray, as `[] as NSArray` archives")
         }
     }
@@ -70,18 +82,25 @@ final class TransformableValueTests: XCTestCase {
     func testEveryArchivableValueReadsBackThroughTheEnginesOwnReader() throws {
         let date = 700_000_000.25
         let uuid: [UInt8] = Array(0..<16)
-        let value = Value.collection([.string("café"), .integer(-7), .double(2.5), .bool(true), .date(date), .uuid(uuid),
-                                      .uri("https://example.org/a"), .binary([1, 2, 3]), .decimal("12.75"), .null,
-                                      .collection([.string("nested")])])
+        let value = Value.collection([
+            .string("café"), .integer(-7), .double(2.5), .bool(true), .date(date), .uuid(uuid),
+            .uri("https://example.org/a"), .binary([1, 2, 3]), .decimal("12.75"), .null,
+            .collection([.string("nested")]),
+        ])
         let bytes = try TransformableValue.archive(value, what: "a test value")
         let archive = try KeyedArchive(bytes: bytes, code: .invalidModel, what: "the test archive")
         let decoded = try archive.decode(archive.topReference())
-        XCTAssertEqual(decoded, .array([.string("café"), .integer(-7), .real(2.5), .bool(true), .date(date), .uuid(uuid),
-                                        .url("https://example.org/a"), .data([1, 2, 3]), .decimal("12.75"), .null,
-                                        .array([.string("nested")])]))
+        XCTAssertEqual(
+            decoded,
+            .array([
+                .string("café"), .integer(-7), .real(2.5), .bool(true), .date(date), .uuid(uuid),
+                .url("https://example.org/a"), .data([1, 2, 3]), .decimal("12.75"), .null,
+                .array([.string("nested")]),
+            ]))
         // Foundation on Linux reads NSDecimalNumber's mantissa as an object, where Apple's
         // NSKeyedArchiver writes (and the engine writes) the bytes in place: it reads the rest.
-        let withoutDecimal = Value.collection(value.elements.filter { if case .decimal = $0 { return false } else { return true } })
+        let withoutDecimal = Value.collection(
+            value.elements.filter { if case .decimal = $0 { return false } else { return true } })
         let readable = try TransformableValue.archive(withoutDecimal, what: "a test value")
         let foundation = try XCTUnwrap(try unarchived(.binary(readable)) as? NSArray)
         XCTAssertEqual(foundation.count, 10)
@@ -91,7 +110,8 @@ final class TransformableValueTests: XCTestCase {
         XCTAssertTrue(foundation[8] is NSNull, "nil in an array is NSNull")
         XCTAssertEqual(((foundation[9] as? NSArray)?[0]) as? String, "nested")
         // One string alone is an NSString at the root.
-        XCTAssertEqual(try unarchived(.binary(try TransformableValue.archive(.string("plain"), what: "x"))) as? String, "plain")
+        XCTAssertEqual(
+            try unarchived(.binary(try TransformableValue.archive(.string("plain"), what: "x"))) as? String, "plain")
     }
 
     func testBytesAndNilAreKeptAsTheyAreAndOtherTypesAreNotTouched() throws {
@@ -101,7 +121,9 @@ final class TransformableValueTests: XCTestCase {
         XCTAssertEqual(try TransformableValue.stored(.binary([9, 8]), for: screenshots), .binary([9, 8]))
         XCTAssertEqual(try TransformableValue.stored(.null, for: screenshots), .null)
         let name = try XCTUnwrap(app.attributesByName["name"])
-        XCTAssertEqual(try TransformableValue.stored(.integer(3), for: name), .integer(3), "coercion, not archiving, judges other types")
+        XCTAssertEqual(
+            try TransformableValue.stored(.integer(3), for: name), .integer(3),
+            "coercion, not archiving, judges other types")
     }
 
     func testTheAppsOwnTransformerIsRefusedWithWhatToGiveInstead() throws {
@@ -112,19 +134,23 @@ final class TransformableValueTests: XCTestCase {
             XCTAssertTrue(message.contains("'App.icon' is transformed by 'ImageTransformer'"), message)
             XCTAssertTrue(message.contains("bytes the transformer makes"), message)
         }
-        XCTAssertEqual(try TransformableValue.stored(.binary([1]), for: icon), .binary([1]), "its bytes are taken as they are")
+        XCTAssertEqual(
+            try TransformableValue.stored(.binary([1]), for: icon), .binary([1]), "its bytes are taken as they are")
     }
 
     func testInstancesAndDeepNestingAreRefused() throws {
         let model = try Self.model("1", screenshotsOptional: true)
         let screenshots = try XCTUnwrap(model.entity(named: "App")?.attributesByName["screenshotURLs"])
-        XCTAssertThrowsError(try TransformableValue.stored(.collection([.migrationManager]), for: screenshots)) { error in
-            XCTAssertTrue((error as? MigrationError)?.message.contains("not the migration manager value") ?? false, "\(error)")
+        XCTAssertThrowsError(try TransformableValue.stored(.collection([.migrationManager]), for: screenshots)) {
+            error in
+            XCTAssertTrue(
+                (error as? MigrationError)?.message.contains("not the migration manager value") ?? false, "\(error)")
         }
         var deep = Value.string("bottom")
         for _ in 0..<(TransformableValue.maximumNesting + 1) { deep = .collection([deep]) }
         XCTAssertThrowsError(try TransformableValue.stored(deep, for: screenshots)) { error in
-            XCTAssertTrue((error as? MigrationError)?.message.contains("nests arrays more than 64 deep") ?? false, "\(error)")
+            XCTAssertTrue(
+                (error as? MigrationError)?.message.contains("nests arrays more than 64 deep") ?? false, "\(error)")
         }
     }
 }

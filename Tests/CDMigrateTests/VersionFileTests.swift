@@ -17,18 +17,25 @@ final class VersionFileTests: XCTestCase {
         let number = parts[0] * 1_000_000 + parts[1] * 1_000 + parts[2]
 
         let header = try read("include/cdmigrate.h")
-        XCTAssertTrue(header.contains("#define CDM_VERSION        \"\(version)\"\n"), "CDM_VERSION of cdmigrate.h is not \(version): run scripts/version.py")
-        XCTAssertTrue(header.contains("#define CDM_VERSION_NUMBER \(number)\n"), "CDM_VERSION_NUMBER of cdmigrate.h is not \(number)")
+        XCTAssertTrue(
+            header.contains("#define CDM_VERSION        \"\(version)\"\n"),
+            "CDM_VERSION of cdmigrate.h is not \(version): run scripts/version.py")
+        XCTAssertTrue(
+            header.contains("#define CDM_VERSION_NUMBER \(number)\n"),
+            "CDM_VERSION_NUMBER of cdmigrate.h is not \(number)")
 
         let swift = try read("Sources/CDMigrateCAPI/LibraryVersion.swift")
         XCTAssertTrue(swift.contains("static let text = \"\(version)\""), "LibraryVersion.swift is not at \(version)")
-        XCTAssertTrue(swift.contains("static let number: Int32 = \(number)"), "LibraryVersion.swift's number is not \(number)")
+        XCTAssertTrue(
+            swift.contains("static let number: Int32 = \(number)"), "LibraryVersion.swift's number is not \(number)")
 
         let python = try read("bindings/python/cdmigrate/_version.py")
         XCTAssertTrue(python.contains("__version__ = \"\(version)\""), "_version.py is not at \(version)")
         XCTAssertTrue(python.contains("VERSION_NUMBER = \(number)"), "_version.py's number is not \(number)")
 
         let map = try read("scripts/cdmigrate.map")
-        XCTAssertTrue(map.contains("CDMIGRATE_\(parts[0]) {"), "scripts/cdmigrate.map's version node is not CDMIGRATE_\(parts[0])")
+        XCTAssertTrue(
+            map.contains("CDMIGRATE_\(parts[0]) {"), "scripts/cdmigrate.map's version node is not CDMIGRATE_\(parts[0])"
+        )
     }
 }

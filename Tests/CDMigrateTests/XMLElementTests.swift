@@ -1,9 +1,11 @@
 import XCTest
+
 @testable import CDMigrate
 
 final class XMLElementTests: XCTestCase {
     func testReadsElementsAttributesAndText() throws {
-        let xml = "<model a=\"1\"><entity name=\"Note\"><attribute name=\"title\"/></entity>\n<entity name=\"Tag\">x<![CDATA[<y>]]></entity></model>"
+        let xml =
+            "<model a=\"1\"><entity name=\"Note\"><attribute name=\"title\"/></entity>\n<entity name=\"Tag\">x<![CDATA[<y>]]></entity></model>"
         let root = try XMLElement.parse(bytes: Array(xml.utf8), name: "test.xml")
         XCTAssertEqual(root.name, "model")
         XCTAssertEqual(root["a"], "1")
@@ -28,7 +30,10 @@ final class XMLElementTests: XCTestCase {
     }
 
     func testReadsXcodesModelFile() throws {
-        let root = try XMLElement.parse(file: TestPaths.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/UnCloudNotesDataModel_v4.xcdatamodel/contents")
+        let root = try XMLElement.parse(
+            file: TestPaths.fixtures
+                + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/UnCloudNotesDataModel_v4.xcdatamodel/contents"
+        )
         XCTAssertEqual(root.name, "model")
         XCTAssertFalse(root.children(named: "entity").isEmpty)
     }

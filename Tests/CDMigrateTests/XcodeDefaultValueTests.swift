@@ -1,13 +1,17 @@
 import Foundation
 import XCTest
+
 @testable import CDMigrate
 
 /// Xcode models' `defaultValueString` read as momc reads it: Foundation's lenient conversions,
 /// with a warning for every odd text, so a model Xcode compiles is never refused for its defaults.
 final class XcodeDefaultValueTests: XCTestCase {
     func read(_ attributes: String) throws -> ManagedObjectModel {
-        let xml = #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="E" representedClassName="E">\#(attributes)</entity></model>"#
-        return try XcodeModelReader.model(document: try XMLElement.parse(bytes: Array(xml.utf8), name: "t.xcdatamodel/contents"), file: "t.xcdatamodel/contents", name: "t")
+        let xml =
+            #"<?xml version="1.0" encoding="UTF-8" standalone="yes"?><model type="com.apple.IDECoreDataModeler.DataModel"><entity name="E" representedClassName="E">\#(attributes)</entity></model>"#
+        return try XcodeModelReader.model(
+            document: try XMLElement.parse(bytes: Array(xml.utf8), name: "t.xcdatamodel/contents"),
+            file: "t.xcdatamodel/contents", name: "t")
     }
 
     func defaultValue(_ model: ManagedObjectModel, _ name: String) throws -> Value {
@@ -15,7 +19,8 @@ final class XcodeDefaultValueTests: XCTestCase {
     }
 
     func testAnIntegerWithABooleanDefaultIsReadAsMomcReadsItWithAWarning() throws {
-        let model = try read(#"""
+        let model = try read(
+            #"""
             <attribute name="off" attributeType="Integer 16" defaultValueString="NO" usesScalarValueType="YES"/>
             <attribute name="on" attributeType="Integer 32" defaultValueString="YES" usesScalarValueType="YES"/>
             <attribute name="plain" attributeType="Integer 64" defaultValueString="7" usesScalarValueType="YES"/>
@@ -23,21 +28,30 @@ final class XcodeDefaultValueTests: XCTestCase {
         XCTAssertEqual(try defaultValue(model, "off"), .integer(0))
         XCTAssertEqual(try defaultValue(model, "on"), .integer(0), "NSString.integerValue of \"YES\" is 0")
         XCTAssertEqual(try defaultValue(model, "plain"), .integer(7))
-        XCTAssertTrue(model.warnings.contains { $0.contains("attribute 'E.off': default value 'NO' is not an integer; read as momc reads it (NSString.integerValue): 0") }, "\(model.warnings)")
-        XCTAssertTrue(model.warnings.contains { $0.contains("'E.on'") && $0.contains("line ") }, "the warning names the line: \(model.warnings)")
+        XCTAssertTrue(
+            model.warnings.contains {
+                $0.contains(
+                    "attribute 'E.off': default value 'NO' is not an integer; read as momc reads it (NSString.integerValue): 0"
+                )
+            }, "\(model.warnings)")
+        XCTAssertTrue(
+            model.warnings.contains { $0.contains("'E.on'") && $0.contains("line ") },
+            "the warning names the line: \(model.warnings)")
         XCTAssertFalse(model.warnings.contains { $0.contains("'E.plain'") }, "\(model.warnings)")
     }
 
     func testAStepAddingAnIntegerWithDefaultNOMigratesWithZero() throws {
         let v1 = try read(#"<attribute name="title" optional="YES" attributeType="String"/>"#)
-        let v2 = try read(#"""
+        let v2 = try read(
+            #"""
             <attribute name="title" optional="YES" attributeType="String"/>
             <attribute name="archived" attributeType="Integer 16" defaultValueString="NO" usesScalarValueType="YES"/>
             """#)
         let scratch = ScratchDirectory()
         try makeStore(scratch.file("v1.sqlite"), v1) { store in try insert(store, "E", ["title": "kept"]) }
         let mapping = try MappingModel.inferred(from: v1, to: v2)
-        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(
+            from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))
         let store = try PersistentStore.open(at: scratch.file("v2.sqlite"), model: v2)
         defer { store.close() }
         let row = try XCTUnwrap(fetchAll(store, "E").first)
@@ -46,7 +60,8 @@ final class XcodeDefaultValueTests: XCTestCase {
     }
 
     func testOddIntegerTexts() throws {
-        let model = try read(#"""
+        let model = try read(
+            #"""
             <attribute name="empty" attributeType="Integer 16" defaultValueString="" usesScalarValueType="YES"/>
             <attribute name="spaces" attributeType="Integer 16" defaultValueString="  12 " usesScalarValueType="YES"/>
             <attribute name="point" attributeType="Integer 32" defaultValueString="1.9" usesScalarValueType="YES"/>
@@ -63,13 +78,20 @@ final class XcodeDefaultValueTests: XCTestCase {
         XCTAssertEqual(try defaultValue(model, "huge"), .integer(Int64.max), "integerValue saturates")
         XCTAssertEqual(try defaultValue(model, "low"), .integer(Int64.min))
         for name in ["empty", "spaces", "point", "signed", "huge", "low"] {
-            XCTAssertTrue(model.warnings.contains { $0.contains("'E.\(name)': default value") }, "\(name): \(model.warnings)")
+            XCTAssertTrue(
+                model.warnings.contains { $0.contains("'E.\(name)': default value") }, "\(name): \(model.warnings)")
         }
-        XCTAssertTrue(model.warnings.contains { $0.contains("'E.wide': default value 70000 does not fit in integer16; the nearest value it holds, 32767, is taken") }, "\(model.warnings)")
+        XCTAssertTrue(
+            model.warnings.contains {
+                $0.contains(
+                    "'E.wide': default value 70000 does not fit in integer16; the nearest value it holds, 32767, is taken"
+                )
+            }, "\(model.warnings)")
     }
 
     func testOddNumberAndBooleanTexts() throws {
-        let model = try read(#"""
+        let model = try read(
+            #"""
             <attribute name="d" attributeType="Double" defaultValueString=" 2.5kg" usesScalarValueType="YES"/>
             <attribute name="e" attributeType="Double" defaultValueString="1e3" usesScalarValueType="YES"/>
             <attribute name="none" attributeType="Double" defaultValueString="" usesScalarValueType="YES"/>
@@ -88,7 +110,8 @@ final class XcodeDefaultValueTests: XCTestCase {
         XCTAssertEqual(try defaultValue(model, "n"), .bool(false))
         XCTAssertEqual(try defaultValue(model, "b"), .bool(true))
         for name in ["d", "none", "f", "y", "t", "n"] {
-            XCTAssertTrue(model.warnings.contains { $0.contains("'E.\(name)': default value") }, "\(name): \(model.warnings)")
+            XCTAssertTrue(
+                model.warnings.contains { $0.contains("'E.\(name)': default value") }, "\(name): \(model.warnings)")
         }
         XCTAssertFalse(model.warnings.contains { $0.contains("'E.e'") || $0.contains("'E.b'") }, "\(model.warnings)")
     }

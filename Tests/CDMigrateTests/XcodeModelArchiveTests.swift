@@ -1,5 +1,6 @@
-import XCTest
 import Foundation
+import XCTest
+
 @testable import CDMigrate
 
 /// Models kept as Xcode's model editor archive: Xcode 3's `elements` files.
@@ -29,7 +30,8 @@ final class XcodeModelArchiveTests: XCTestCase {
         let scratch = ScratchDirectory()
         let bundle = scratch.file("CoreDataBooks.xcdatamodeld")
         try FileManager.default.copyItem(atPath: Self.booksBundle, toPath: bundle)
-        try FileManager.default.createDirectory(atPath: bundle + "/CoreDataBooks 2.xcdatamodel", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: bundle + "/CoreDataBooks 2.xcdatamodel", withIntermediateDirectories: true)
         try """
         <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
         <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
@@ -41,7 +43,8 @@ final class XcodeModelArchiveTests: XCTestCase {
             </entity>
         </model>
         """.write(toFile: bundle + "/CoreDataBooks 2.xcdatamodel/contents", atomically: true, encoding: .utf8)
-        try "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>CoreDataBooks 2.xcdatamodel</string></dict></plist>\n"
+        try
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<plist version=\"1.0\"><dict><key>_XCCurrentVersionName</key><string>CoreDataBooks 2.xcdatamodel</string></dict></plist>\n"
             .write(toFile: bundle + "/.xccurrentversion", atomically: true, encoding: .utf8)
         let source = try copyFixtureStore("xcode3/CoreDataBooks/CoreDataBooks.CDBStore", into: scratch.path)
         let set = try ModelSet(contentsOf: bundle)
@@ -50,7 +53,8 @@ final class XcodeModelArchiveTests: XCTestCase {
         XCTAssertEqual(manager.plan.storeVersionName, "CoreDataBooks")
         let destination = scratch.file("books.sqlite")
         try manager.migrateStore(to: destination)
-        let store = try PersistentStore.open(at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
+        let store = try PersistentStore.open(
+            at: destination, model: try XCTUnwrap(set.currentModel), readOnly: true, checkVersion: true)
         defer { store.close() }
         let books = try fetchAll(store, "Book")
         XCTAssertEqual(books.count, 11)
@@ -63,13 +67,16 @@ final class XcodeModelArchiveTests: XCTestCase {
     /// rest of the set works.
     func testAnUnreadableXcode3VersionIsSkippedWithAWarning() throws {
         let scratch = ScratchDirectory()
-        let bundle = try ModelVersionOrderTests.writeBundle(scratch.path, versions: ["v2": ["a"], "v3": ["a", "b"]], current: "v3")
+        let bundle = try ModelVersionOrderTests.writeBundle(
+            scratch.path, versions: ["v2": ["a"], "v3": ["a", "b"]], current: "v3")
         try FileManager.default.createDirectory(atPath: bundle + "/v1.xcdatamodel", withIntermediateDirectories: true)
         try Data("not an archive".utf8).write(to: URL(fileURLWithPath: bundle + "/v1.xcdatamodel/elements"))
         let set = try ModelVersionSet(contentsOf: bundle)
         XCTAssertEqual(set.versionNames, ["v2", "v3"])
         XCTAssertEqual(set.warnings.count, 1)
-        XCTAssertTrue(set.warnings[0].contains("'v1' is skipped") && set.warnings[0].contains("v1.xcdatamodel/elements"), set.warnings[0])
+        XCTAssertTrue(
+            set.warnings[0].contains("'v1' is skipped") && set.warnings[0].contains("v1.xcdatamodel/elements"),
+            set.warnings[0])
         XCTAssertThrowsError(try ModelReader.model(fromXcodeModel: bundle + "/v1.xcdatamodel")) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidModel)
             XCTAssertTrue("\(error)".contains("Xcode 3 model"), "\(error)")
@@ -84,7 +91,8 @@ final class XcodeModelArchiveTests: XCTestCase {
     /// The models an Xcode mapping model embeds are the same editor archive: each decodes to the
     /// model of the version it was made from, entity hashes and all.
     func testAMappingModelsEmbeddedModelsDecodeToTheirVersions() throws {
-        let set = try ModelVersionSet(contentsOf: TestPaths.fixtures + "/xcode/XcodeServer/2_0_0/XcodeServer.xcdatamodeld")
+        let set = try ModelVersionSet(
+            contentsOf: TestPaths.fixtures + "/xcode/XcodeServer/2_0_0/XcodeServer.xcdatamodeld")
         let mapping = TestPaths.fixtures + "/xcode/XcodeServer/2_0_0/MappingModel.xcmappingmodel"
         let embedded = try XcodeMappingModelReader.embeddedModels(mapping)
         let destination = try XCTUnwrap(embedded.destination)
@@ -95,8 +103,12 @@ final class XcodeModelArchiveTests: XCTestCase {
         }
         // UnCloudNotes v4: an entity inheriting another (Xcode's generalization) and to-many relationships.
         let notes = TestPaths.fixtures + "/xcode/UnCloudNotes"
-        let v4 = try XCTUnwrap(try ModelVersionSet(contentsOf: notes + "/UnCloudNotesDataModel.xcdatamodeld").models["UnCloudNotesDataModel_v4"])
-        let embeddedV4 = try XCTUnwrap(try XcodeMappingModelReader.embeddedModels(notes + "/UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel").destination)
+        let v4 = try XCTUnwrap(
+            try ModelVersionSet(contentsOf: notes + "/UnCloudNotesDataModel.xcdatamodeld").models[
+                "UnCloudNotesDataModel_v4"])
+        let embeddedV4 = try XCTUnwrap(
+            try XcodeMappingModelReader.embeddedModels(notes + "/UnCloudNotesMappingModel_v3_to_v4.xcmappingmodel")
+                .destination)
         XCTAssertEqual(embeddedV4.entity(named: "ImageAttachment")?.parentName, "Attachment")
         XCTAssertEqual(embeddedV4.entities.map { $0.name }.sorted(), v4.entities.map { $0.name }.sorted())
         for entity in v4.entities {
@@ -110,88 +122,154 @@ final class XcodeModelArchiveTests: XCTestCase {
 final class XcodeModelArchiveShapeTests: XCTestCase {
     /// An `XDPMModel` archive: Author (name, books ↔ Book.author, to-many ordered, cascade),
     /// Book (title, pages Integer 32 default 1, author, optional to-one) and Novel : Book (genre).
-    static func archive(attributeTypeOfTitle: Int64 = 700, destinationOfAuthor: Bool = true, rootClass: String = "XDPMModel") -> [UInt8] {
+    static func archive(
+        attributeTypeOfTitle: Int64 = 700, destinationOfAuthor: Bool = true, rootClass: String = "XDPMModel"
+    ) -> [UInt8] {
         let b = KeyedArchiveBuilder()
-        let root = b.reserve(), package = b.reserve()
-        let author = b.reserve(), book = b.reserve(), novel = b.reserve()
-        let books = b.reserve(), bookAuthor = b.reserve()
-        func stereotype(_ owner: PropertyListValue, _ name: String, _ settings: [(String, PropertyListValue)]) -> PropertyListValue {
+        let root = b.reserve()
+        let package = b.reserve()
+        let author = b.reserve()
+        let book = b.reserve()
+        let novel = b.reserve()
+        let books = b.reserve()
+        let bookAuthor = b.reserve()
+        func stereotype(_ owner: PropertyListValue, _ name: String, _ settings: [(String, PropertyListValue)])
+            -> PropertyListValue
+        {
             let holder = b.reserve()
             let properties = settings.map { key, value in
-                (b.string(key), b.instance(["XDUMLPropertyImp"], [("_name", b.string(key)), ("_default", value), ("_owner", holder)]))
+                (
+                    b.string(key),
+                    b.instance(
+                        ["XDUMLPropertyImp"], [("_name", b.string(key)), ("_default", value), ("_owner", holder)])
+                )
             }
-            b.instance(["XDUMLStereotypeImp", "XDUMLClassImp"], [("_name", b.string(name)), ("_owner", owner),
-                                                                 ("XDBucketForOwnedAttributesstorage", b.dictionary(properties))], slot: holder)
+            b.instance(
+                ["XDUMLStereotypeImp", "XDUMLClassImp"],
+                [
+                    ("_name", b.string(name)), ("_owner", owner),
+                    ("XDBucketForOwnedAttributesstorage", b.dictionary(properties)),
+                ], slot: holder)
             return holder
         }
-        func property(_ slot: PropertyListValue?, _ chain: [String], _ name: String, owner: PropertyListValue, optional: Bool,
-                      _ settings: [(String, PropertyListValue)], stereotypeName: String) -> PropertyListValue {
+        func property(
+            _ slot: PropertyListValue?, _ chain: [String], _ name: String, owner: PropertyListValue, optional: Bool,
+            _ settings: [(String, PropertyListValue)], stereotypeName: String
+        ) -> PropertyListValue {
             let me = slot ?? b.reserve()
-            let common = stereotype(me, "XD_PPropStereotype", [("XD_PPSK_isOptional", .bool(optional)), ("XD_PPSK_isTransient", .bool(false))])
+            let common = stereotype(
+                me, "XD_PPropStereotype",
+                [("XD_PPSK_isOptional", .bool(optional)), ("XD_PPSK_isTransient", .bool(false))])
             let specific = stereotype(me, stereotypeName, settings)
-            b.instance(chain + ["XDPMProperty", "XDUMLPropertyImp"], [
-                ("_name", b.string(name)), ("_owner", owner),
-                ("XDBucketForStereotypesstorage", b.dictionary([(b.string("XD_PPropStereotype"), common), (b.string(stereotypeName), specific)])),
-            ], slot: me)
+            b.instance(
+                chain + ["XDPMProperty", "XDUMLPropertyImp"],
+                [
+                    ("_name", b.string(name)), ("_owner", owner),
+                    (
+                        "XDBucketForStereotypesstorage",
+                        b.dictionary([(b.string("XD_PPropStereotype"), common), (b.string(stereotypeName), specific)])
+                    ),
+                ], slot: me)
             return me
         }
-        func attribute(_ name: String, owner: PropertyListValue, type: Int64, optional: Bool = true, defaultValue: String? = nil) -> PropertyListValue {
+        func attribute(
+            _ name: String, owner: PropertyListValue, type: Int64, optional: Bool = true, defaultValue: String? = nil
+        ) -> PropertyListValue {
             var settings: [(String, PropertyListValue)] = [("XD_PAttK_attributeType", .integer(type))]
             if let defaultValue { settings.append(("XD_PAttK_defaultValueAsString", b.string(defaultValue))) }
-            return property(nil, ["XDPMAttribute"], name, owner: owner, optional: optional, settings, stereotypeName: "XD_PAtt_Stereotype")
+            return property(
+                nil, ["XDPMAttribute"], name, owner: owner, optional: optional, settings,
+                stereotypeName: "XD_PAtt_Stereotype")
         }
-        func entity(_ slot: PropertyListValue, _ name: String, _ properties: [(String, PropertyListValue)], parent: PropertyListValue? = nil) {
+        func entity(
+            _ slot: PropertyListValue, _ name: String, _ properties: [(String, PropertyListValue)],
+            parent: PropertyListValue? = nil
+        ) {
             var generalizations: [PropertyListValue] = []
             if let parent {
-                generalizations.append(b.instance(["XDUMLGeneralizationImp"], [("_general", parent), ("_specific", slot), ("_owner", slot)]))
+                generalizations.append(
+                    b.instance(
+                        ["XDUMLGeneralizationImp"], [("_general", parent), ("_specific", slot), ("_owner", slot)]))
             }
-            let settings = stereotype(slot, "XD_PStereotype", [("XD_PSK_entityClassName", b.string(name)), ("XD_PSK_isAbstract", .bool(false))])
-            b.instance(["XDPMEntity", "XDUMLClassImp"], [
-                ("_name", b.string(name)), ("_owner", package), ("_isAbstract", .bool(false)),
-                ("XDBucketForGeneralizationsstorage", b.array(generalizations, chain: ["NSMutableArray", "NSArray"])),
-                ("XDBucketForOwnedAttributesstorage", b.dictionary(properties.map { (b.string($0.0), $0.1) })),
-                ("XDBucketForStereotypesstorage", b.dictionary([(b.string("XD_PStereotype"), settings)])),
-            ], slot: slot)
+            let settings = stereotype(
+                slot, "XD_PStereotype",
+                [("XD_PSK_entityClassName", b.string(name)), ("XD_PSK_isAbstract", .bool(false))])
+            b.instance(
+                ["XDPMEntity", "XDUMLClassImp"],
+                [
+                    ("_name", b.string(name)), ("_owner", package), ("_isAbstract", .bool(false)),
+                    (
+                        "XDBucketForGeneralizationsstorage",
+                        b.array(generalizations, chain: ["NSMutableArray", "NSArray"])
+                    ),
+                    ("XDBucketForOwnedAttributesstorage", b.dictionary(properties.map { (b.string($0.0), $0.1) })),
+                    ("XDBucketForStereotypesstorage", b.dictionary([(b.string("XD_PStereotype"), settings)])),
+                ], slot: slot)
         }
-        _ = property(books, ["XDPMRelationship"], "books", owner: author, optional: true, [
-            ("XD_PRK_destination", book), ("XD_PRK_inverseRelationship", bookAuthor), ("XD_PRK_isToMany", .bool(true)),
-            ("XD_PRK_ordered", .bool(true)), ("XD_PRK_deleteRule", .integer(2)), ("XD_PRK_minCount", .integer(0)), ("XD_PRK_maxCount", .integer(0)),
-        ], stereotypeName: "XD_PRel_Stereotype")
-        _ = property(bookAuthor, ["XDPMRelationship"], "author", owner: book, optional: true, [
-            ("XD_PRK_destination", destinationOfAuthor ? author : .uid(0)), ("XD_PRK_inverseRelationship", books), ("XD_PRK_isToMany", .bool(false)),
-            ("XD_PRK_deleteRule", .integer(1)), ("XD_PRK_maxCount", .integer(1)),
-        ], stereotypeName: "XD_PRel_Stereotype")
-        entity(author, "Author", [("name", attribute("name", owner: author, type: 700, optional: false)), ("books", books)])
-        entity(book, "Book", [("title", attribute("title", owner: book, type: attributeTypeOfTitle)),
-                              ("pages", attribute("pages", owner: book, type: 200, defaultValue: "1")), ("author", bookAuthor)])
+        _ = property(
+            books, ["XDPMRelationship"], "books", owner: author, optional: true,
+            [
+                ("XD_PRK_destination", book), ("XD_PRK_inverseRelationship", bookAuthor),
+                ("XD_PRK_isToMany", .bool(true)),
+                ("XD_PRK_ordered", .bool(true)), ("XD_PRK_deleteRule", .integer(2)), ("XD_PRK_minCount", .integer(0)),
+                ("XD_PRK_maxCount", .integer(0)),
+            ], stereotypeName: "XD_PRel_Stereotype")
+        _ = property(
+            bookAuthor, ["XDPMRelationship"], "author", owner: book, optional: true,
+            [
+                ("XD_PRK_destination", destinationOfAuthor ? author : .uid(0)), ("XD_PRK_inverseRelationship", books),
+                ("XD_PRK_isToMany", .bool(false)),
+                ("XD_PRK_deleteRule", .integer(1)), ("XD_PRK_maxCount", .integer(1)),
+            ], stereotypeName: "XD_PRel_Stereotype")
+        entity(
+            author, "Author",
+            [("name", attribute("name", owner: author, type: 700, optional: false)), ("books", books)])
+        entity(
+            book, "Book",
+            [
+                ("title", attribute("title", owner: book, type: attributeTypeOfTitle)),
+                ("pages", attribute("pages", owner: book, type: 200, defaultValue: "1")), ("author", bookAuthor),
+            ])
         entity(novel, "Novel", [("genre", attribute("genre", owner: novel, type: 700))], parent: book)
-        b.instance(["XDModelPackage"], [("_owner", .uid(0)), ("_xd_owningModel", root),
-                                        ("XDBucketForClassesstorage", b.dictionary([(b.string("Author"), author), (b.string("Book"), book), (b.string("Novel"), novel)]))], slot: package)
-        b.instance([rootClass, "XDModel"], [("_xd_rootPackage", package), ("_modelVersionIdentifier", b.string("")),
-                                            ("_configurationsByName", b.dictionary([]))], slot: root)
+        b.instance(
+            ["XDModelPackage"],
+            [
+                ("_owner", .uid(0)), ("_xd_owningModel", root),
+                (
+                    "XDBucketForClassesstorage",
+                    b.dictionary([(b.string("Author"), author), (b.string("Book"), book), (b.string("Novel"), novel)])
+                ),
+            ], slot: package)
+        b.instance(
+            [rootClass, "XDModel"],
+            [
+                ("_xd_rootPackage", package), ("_modelVersionIdentifier", b.string("")),
+                ("_configurationsByName", b.dictionary([])),
+            ], slot: root)
         return b.archive(root: root)
     }
 
     static let sameModelAsXML = """
-    <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
-    <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
-        <entity name="Author" representedClassName="Author">
-            <attribute name="name" attributeType="String"/>
-            <relationship name="books" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Book" inverseName="author" inverseEntity="Book"/>
-        </entity>
-        <entity name="Book" representedClassName="Book">
-            <attribute name="pages" optional="YES" attributeType="Integer 32" defaultValueString="1"/>
-            <attribute name="title" optional="YES" attributeType="String"/>
-            <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/>
-        </entity>
-        <entity name="Novel" representedClassName="Novel" parentEntity="Book">
-            <attribute name="genre" optional="YES" attributeType="String"/>
-        </entity>
-    </model>
-    """
+        <?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+        <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
+            <entity name="Author" representedClassName="Author">
+                <attribute name="name" attributeType="String"/>
+                <relationship name="books" optional="YES" toMany="YES" ordered="YES" deletionRule="Cascade" destinationEntity="Book" inverseName="author" inverseEntity="Book"/>
+            </entity>
+            <entity name="Book" representedClassName="Book">
+                <attribute name="pages" optional="YES" attributeType="Integer 32" defaultValueString="1"/>
+                <attribute name="title" optional="YES" attributeType="String"/>
+                <relationship name="author" optional="YES" maxCount="1" deletionRule="Nullify" destinationEntity="Author" inverseName="books" inverseEntity="Author"/>
+            </entity>
+            <entity name="Novel" representedClassName="Novel" parentEntity="Book">
+                <attribute name="genre" optional="YES" attributeType="String"/>
+            </entity>
+        </model>
+        """
 
     func write(_ bytes: [UInt8], version: String, in bundle: String) throws {
-        try FileManager.default.createDirectory(atPath: bundle + "/\(version).xcdatamodel", withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            atPath: bundle + "/\(version).xcdatamodel", withIntermediateDirectories: true)
         try Data(bytes).write(to: URL(fileURLWithPath: bundle + "/\(version).xcdatamodel/elements"))
     }
 
@@ -199,19 +277,24 @@ final class XcodeModelArchiveShapeTests: XCTestCase {
         let scratch = ScratchDirectory()
         let bundle = scratch.file("Library.xcdatamodeld")
         try write(Self.archive(), version: "Library", in: bundle)
-        try FileManager.default.createDirectory(atPath: bundle + "/Library 2.xcdatamodel", withIntermediateDirectories: true)
-        try Self.sameModelAsXML.write(toFile: bundle + "/Library 2.xcdatamodel/contents", atomically: true, encoding: .utf8)
+        try FileManager.default.createDirectory(
+            atPath: bundle + "/Library 2.xcdatamodel", withIntermediateDirectories: true)
+        try Self.sameModelAsXML.write(
+            toFile: bundle + "/Library 2.xcdatamodel/contents", atomically: true, encoding: .utf8)
         let set = try ModelVersionSet(contentsOf: bundle)
         XCTAssertEqual(set.versionNames, ["Library", "Library 2"])
-        let archived = try XCTUnwrap(set.models["Library"]), xml = try XCTUnwrap(set.models["Library 2"])
+        let archived = try XCTUnwrap(set.models["Library"])
+        let xml = try XCTUnwrap(set.models["Library 2"])
         XCTAssertEqual(archived.entity(named: "Novel")?.parentName, "Book")
         XCTAssertEqual(archived.entity(named: "Author")?.relationship(named: "books")?.isOrdered, true)
         XCTAssertEqual(archived.entity(named: "Book")?.attribute(named: "pages")?.defaultValue, .integer(1))
         for entity in xml.entities {
             XCTAssertEqual(archived.entity(named: entity.name)?.versionHash, entity.versionHash, entity.name)
         }
-        XCTAssertEqual(archived.jsonText(), try ModelReader.model(fromXcodeModel: bundle + "/Library 2.xcdatamodel").jsonText()
-            .replacingOccurrences(of: "\"Library 2\"", with: "\"Library\""))
+        XCTAssertEqual(
+            archived.jsonText(),
+            try ModelReader.model(fromXcodeModel: bundle + "/Library 2.xcdatamodel").jsonText()
+                .replacingOccurrences(of: "\"Library 2\"", with: "\"Library\""))
     }
 
     func testDamagedArchivesAreRefusedNamingWhatIsWrong() throws {
@@ -227,7 +310,8 @@ final class XcodeModelArchiveShapeTests: XCTestCase {
             try write(bytes, version: "Library", in: bundle)
             XCTAssertThrowsError(try ModelReader.model(fromXcodeModel: bundle + "/Library.xcdatamodel")) { error in
                 XCTAssertEqual((error as? MigrationError)?.code, .invalidModel, expected)
-                XCTAssertTrue("\(error)".contains(expected) && "\(error)".contains("Library.xcdatamodel/elements"), "\(error)")
+                XCTAssertTrue(
+                    "\(error)".contains(expected) && "\(error)".contains("Library.xcdatamodel/elements"), "\(error)")
             }
         }
     }

@@ -1,7 +1,8 @@
 import CDMigrate
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Kills migrations at random moments and checks, after each kill, the promises of
@@ -19,21 +20,22 @@ import Glibc
 //           [--window beforeMove|betweenLinkAndUnlink|afterMove] [--link]
 
 let v1 = """
-{"name": "Items", "versionIdentifier": "1", "entities": [
-  {"name": "Item", "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
-"""
+    {"name": "Items", "versionIdentifier": "1", "entities": [
+      {"name": "Item", "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}]}]}
+    """
 let v2 = """
-{"name": "Items", "versionIdentifier": "2", "entities": [
-  {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "integer64"}]}]}
-"""
+    {"name": "Items", "versionIdentifier": "2", "entities": [
+      {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "rank", "type": "integer64"}]}]}
+    """
 let mappingText = """
-{"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-  "attributeMappings": {"title": "$source.name", "rank": "$source.rank * 2"}}]}
-"""
+    {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+      "attributeMappings": {"title": "$source.name", "rank": "$source.rank * 2"}}]}
+    """
 
 func makeManager(pushDown: Bool) throws -> MigrationManager {
-    let manager = try MigrationManager(sourceModel: try ModelReader.model(fromJSON: v1), destinationModel: try ModelReader.model(fromJSON: v2),
-                                       mappingModel: try MappingModel.fromJSON(mappingText))
+    let manager = try MigrationManager(
+        sourceModel: try ModelReader.model(fromJSON: v1), destinationModel: try ModelReader.model(fromJSON: v2),
+        mappingModel: try MappingModel.fromJSON(mappingText))
     manager.pushDownSQL = pushDown
     manager.batchSize = 500
     return manager
@@ -70,7 +72,8 @@ if arguments.first == "--child" {
         } else if mode.hasPrefix("inplace"), arguments.count > 2 {
             try manager.migrateStoreInPlace(at: arguments[2])
         } else {
-            print("bad child arguments"); exit(2)
+            print("bad child arguments")
+            exit(2)
         }
         exit(0)
     } catch let error as MigrationError where error.code == .migrationCancelled {
@@ -94,10 +97,12 @@ let seed = UInt64(value("--seed") ?? "") ?? UInt64.random(in: 1...UInt64(UInt32.
 srand48(Int(seed))
 
 let fm = FileManager.default
-let root: String = value("--keep") ?? {
-    var template = Array("/tmp/cdmigrate-crash-XXXXXX".utf8CString)
-    return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
-}()
+let root: String =
+    value("--keep")
+    ?? {
+        var template = Array("/tmp/cdmigrate-crash-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { String(cString: mkdtemp($0.baseAddress!)!) }
+    }()
 try? fm.createDirectory(atPath: root, withIntermediateDirectories: true)
 let me = (try? fm.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
 
@@ -121,15 +126,19 @@ func copyFolder(_ from: String, _ to: String) {
 
 /// How many v2 items the store at `path` holds; nil when it is not a whole v2 store.
 func migratedCount(_ path: String) -> Int? {
-    guard let store = try? PersistentStore.open(at: path, model: try ModelReader.model(fromJSON: v2)) else { return nil }
+    guard let store = try? PersistentStore.open(at: path, model: try ModelReader.model(fromJSON: v2)) else {
+        return nil
+    }
     defer { store.close() }
     return try? store.count(FetchRequest(entityName: "Item"))
 }
 
 // Pristine sources: Core Data's shape (WAL, log folded in) and one with committed transactions
 // still in its -wal (a writer killed before its checkpoint), with a stale -shm.
-let pristine = root + "/pristine", pristineLogged = root + "/pristine-logged"
-reset(pristine); reset(pristineLogged)
+let pristine = root + "/pristine"
+let pristineLogged = root + "/pristine-logged"
+reset(pristine)
+reset(pristineLogged)
 do {
     let store = try PersistentStore.create(at: pristine + "/a.sqlite", model: try ModelReader.model(fromJSON: v1))
     for i in 0..<items {
@@ -141,7 +150,9 @@ do {
     store.close()
 }
 copyFolder(pristine, pristineLogged)
-if let store = try? PersistentStore.open(at: pristineLogged + "/a.sqlite", model: try ModelReader.model(fromJSON: v1), readOnly: false) {
+if let store = try? PersistentStore.open(
+    at: pristineLogged + "/a.sqlite", model: try ModelReader.model(fromJSON: v1), readOnly: false)
+{
     // Writing through cdmigrate with the WAL left behind: copy main and -wal while it is open.
     let item = try store.insertObject(entityName: "Item")
     try item.setValue(.string("logged"), forKey: "name")
@@ -155,7 +166,8 @@ if let store = try? PersistentStore.open(at: pristineLogged + "/a.sqlite", model
     _ = fm.createFile(atPath: pristineLogged + "/a.sqlite-wal", contents: wal)
     _ = fm.createFile(atPath: pristineLogged + "/a.sqlite-shm", contents: shm)
 }
-let loggedItems = items + (((try? Data(contentsOf: URL(fileURLWithPath: pristineLogged + "/a.sqlite-wal")).count) ?? 0) > 0 ? 1 : 0)
+let loggedItems =
+    items + (((try? Data(contentsOf: URL(fileURLWithPath: pristineLogged + "/a.sqlite-wal")).count) ?? 0) > 0 ? 1 : 0)
 
 func spawn(_ args: [String], output: Pipe? = nil) throws -> Process {
     let process = Process()
@@ -192,18 +204,26 @@ func duration(_ args: [String]) throws -> Double {
 
 // How long an unkilled run takes, so kills fall across the whole run.
 // The shortest of three unkilled runs each (the first ones pay for cold caches).
-var newDuration = Double.infinity, inPlaceDuration = Double.infinity
+var newDuration = Double.infinity
+var inPlaceDuration = Double.infinity
 for _ in 0..<3 {
-    copyFolder(pristine, root + "/time-src"); reset(root + "/time-dst")
+    copyFolder(pristine, root + "/time-src")
+    reset(root + "/time-dst")
     newDuration = min(newDuration, try duration(["new", root + "/time-src/a.sqlite", root + "/time-dst/b.sqlite"]))
     copyFolder(pristine, root + "/time-src")
     inPlaceDuration = min(inPlaceDuration, try duration(["inplace", root + "/time-src/a.sqlite"]))
 }
 print("crash harness: \(runs) runs, \(items) items, seed \(seed), in \(root)")
-print(String(format: "unkilled run: to a new file %.0f ms, in place %.0f ms", newDuration * 1000, inPlaceDuration * 1000))
+print(
+    String(format: "unkilled run: to a new file %.0f ms, in place %.0f ms", newDuration * 1000, inPlaceDuration * 1000))
 
 var failures: [String] = []
-var killedBeforeEnd = 0, finishedBeforeKill = 0, leftovers = 0, cancelledByTerm = 0, windowKills = 0, linkedRuns = 0
+var killedBeforeEnd = 0
+var finishedBeforeKill = 0
+var leftovers = 0
+var cancelledByTerm = 0
+var windowKills = 0
+var linkedRuns = 0
 var killsBySignal: [String: Int] = [:]
 let moments = ["beforeMove", "betweenLinkAndUnlink", "afterMove"]
 for run in 0..<runs {
@@ -212,13 +232,18 @@ for run in 0..<runs {
     let term = (run / 2) % 2 == 1
     // Every fifth and sixth run is killed inside the hand-over; new files alternate between
     // renameat2 and link + unlink.
-    let window: String? = (run % 5 == 3 || run % 5 == 4) ? (inPlace ? ["beforeMove", "afterMove"][(run / 5) % 2] : moments[(run / 5) % 3]) : nil
+    let window: String? =
+        (run % 5 == 3 || run % 5 == 4)
+        ? (inPlace ? ["beforeMove", "afterMove"][(run / 5) % 2] : moments[(run / 5) % 3]) : nil
     let byLink = !inPlace && (window == "betweenLinkAndUnlink" || (window == nil && run % 8 == 2))
-    let sourceLinked = run % 3 == 0, destinationLinked = !inPlace && run % 3 == 1
+    let sourceLinked = run % 3 == 0
+    let destinationLinked = !inPlace && run % 3 == 1
     if sourceLinked || destinationLinked { linkedRuns += 1 }
     let origin = logged ? pristineLogged : pristine
     let expected = logged ? loggedItems : items
-    let folder = root + "/run", source = folder + "/src", destination = folder + "/dst"
+    let folder = root + "/run"
+    let source = folder + "/src"
+    let destination = folder + "/dst"
     reset(folder)
     copyFolder(origin, source)
     reset(destination)
@@ -252,16 +277,22 @@ for run in 0..<runs {
     if killed || cancelled { killedBeforeEnd += 1 } else { finishedBeforeKill += 1 }
     if killed { killsBySignal[term ? "SIGTERM before its handler" : "SIGKILL", default: 0] += 1 }
     if cancelled { cancelledByTerm += 1 }
-    if !killed && !cancelled && process.terminationStatus != 0 { failures.append("run \(run): the child failed without a kill (\(process.terminationStatus))") }
-    let how = "\(term ? "SIGTERM" : "SIGKILL")\(window.map { " in the hand-over (\($0)\(byLink ? ", link + unlink" : ""))" } ?? "")"
+    if !killed && !cancelled && process.terminationStatus != 0 {
+        failures.append("run \(run): the child failed without a kill (\(process.terminationStatus))")
+    }
+    let how =
+        "\(term ? "SIGTERM" : "SIGKILL")\(window.map { " in the hand-over (\($0)\(byLink ? ", link + unlink" : ""))" } ?? "")"
         + (sourceLinked ? ", source through a link" : "") + (destinationLinked ? ", destination through a link" : "")
-    let label = "run \(run) (\(inPlace ? "in place" : "new file")\(logged ? ", source with log" : ""), \(how), \(killed ? "killed" : cancelled ? "cancelled" : "finished") at \(Int(delay * 1000)) ms)"
+    let label =
+        "run \(run) (\(inPlace ? "in place" : "new file")\(logged ? ", source with log" : ""), \(how), \(killed ? "killed" : cancelled ? "cancelled" : "finished") at \(Int(delay * 1000)) ms)"
     // A handled SIGTERM (cancelled or finished) leaves nothing but the result.
     let mustBeClean = !killed
 
     if !inPlace {
         // 1. The source folder is exactly as it was.
-        if listing(source) != before { failures.append("\(label): the source folder changed: \(listing(source).keys.sorted())") }
+        if listing(source) != before {
+            failures.append("\(label): the source folder changed: \(listing(source).keys.sorted())")
+        }
         // 2. The final name holds nothing or a whole store.
         let whole = FileIO.exists(final)
         if whole {
@@ -269,7 +300,9 @@ for run in 0..<runs {
             try? fm.removeItem(atPath: destination + "/b.sqlite")
         }
         let left = listing(destination).keys.filter { $0 != "b.sqlite" }
-        if left.contains(where: { !$0.hasPrefix("b.sqlite.cdmigrate-") }) { failures.append("\(label): unexpected files beside the destination: \(left.sorted())") }
+        if left.contains(where: { !$0.hasPrefix("b.sqlite.cdmigrate-") }) {
+            failures.append("\(label): unexpected files beside the destination: \(left.sorted())")
+        }
         if mustBeClean && !left.isEmpty { failures.append("\(label): a handled SIGTERM left files: \(left.sorted())") }
         leftovers += left.count
         // 3. A rerun succeeds (over any leftovers of the killed run) and removes them.
@@ -287,10 +320,17 @@ for run in 0..<runs {
         let old = now.filter { !$0.key.contains(".cdmigrate-") }
         let isOld = old == before
         let isNew = !isOld && migratedCount(path) == expected && old.keys.sorted() == ["a.sqlite"]
-        if !isOld && !isNew { failures.append("\(label): the store is neither the old one byte for byte nor the whole new one: \(old.keys.sorted())") }
-        if sourceLinked && (try? fm.destinationOfSymbolicLink(atPath: sourcePath)) != "src/a.sqlite" { failures.append("\(label): the link to the store is gone") }
+        if !isOld && !isNew {
+            failures.append(
+                "\(label): the store is neither the old one byte for byte nor the whole new one: \(old.keys.sorted())")
+        }
+        if sourceLinked && (try? fm.destinationOfSymbolicLink(atPath: sourcePath)) != "src/a.sqlite" {
+            failures.append("\(label): the link to the store is gone")
+        }
         let left = now.keys.filter { $0.contains(".cdmigrate-") }
-        if left.contains(where: { !$0.hasPrefix("a.sqlite.cdmigrate-") }) { failures.append("\(label): unexpected files: \(left.sorted())") }
+        if left.contains(where: { !$0.hasPrefix("a.sqlite.cdmigrate-") }) {
+            failures.append("\(label): unexpected files: \(left.sorted())")
+        }
         if mustBeClean && !left.isEmpty { failures.append("\(label): a handled SIGTERM left files: \(left.sorted())") }
         leftovers += left.count
         // 2. A rerun succeeds when the old store is still there; else `cdmigrate clean`'s
@@ -301,7 +341,9 @@ for run in 0..<runs {
                 if migratedCount(path) != expected { failures.append("\(label): the rerun's store is not whole") }
             } catch { failures.append("\(label): the rerun failed: \(error)") }
         } else if FileIO.exists(path + ".cdmigrate-lock") {
-            do { _ = try DestinationLock.leftovers(of: path, remove: true) } catch { failures.append("\(label): clean failed: \(error)") }
+            do { _ = try DestinationLock.leftovers(of: path, remove: true) } catch {
+                failures.append("\(label): clean failed: \(error)")
+            }
         }
         let after = runFiles(source, "a.sqlite")
         if !after.isEmpty { failures.append("\(label): the killed run's files stayed: \(after)") }
@@ -313,7 +355,8 @@ for run in 0..<runs {
 var busyRefusals = 0
 let races = max(5, runs / 10)
 for race in 0..<races {
-    let source = root + "/race/src", destination = root + "/race/dst"
+    let source = root + "/race/src"
+    let destination = root + "/race/dst"
     copyFolder(pristine, source)
     reset(destination)
     let final = destination + "/b.sqlite"
@@ -335,17 +378,29 @@ for race in 0..<races {
     let label = "race \(race)"
     if winners != 1 { failures.append("\(label): \(winners) migrations succeeded: \(texts)") }
     for (child, text) in zip(children, texts) where child.terminationStatus != 0 {
-        if text.contains("is busy") { busyRefusals += 1 } else if !text.contains("already exists") { failures.append("\(label): unexpected failure: \(text)") }
+        if text.contains("is busy") {
+            busyRefusals += 1
+        } else if !text.contains("already exists") {
+            failures.append("\(label): unexpected failure: \(text)")
+        }
     }
     if migratedCount(final) != items { failures.append("\(label): the destination is not whole") }
-    if Array(listing(destination).keys) != ["b.sqlite"] { failures.append("\(label): files left: \(listing(destination).keys.sorted())") }
+    if Array(listing(destination).keys) != ["b.sqlite"] {
+        failures.append("\(label): files left: \(listing(destination).keys.sorted())")
+    }
     if listing(source) != listing(pristine) { failures.append("\(label): the source folder changed") }
 }
-print("two processes to one destination: \(races) races, one winner each; the other refused as busy \(busyRefusals) times, as existing \(races - busyRefusals) times")
+print(
+    "two processes to one destination: \(races) races, one winner each; the other refused as busy \(busyRefusals) times, as existing \(races - busyRefusals) times"
+)
 
-print("runs: \(runs); stopped during the run: \(killedBeforeEnd) (\(killsBySignal.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), cancelled on SIGTERM \(cancelledByTerm)); finished before the signal: \(finishedBeforeKill)")
+print(
+    "runs: \(runs); stopped during the run: \(killedBeforeEnd) (\(killsBySignal.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")), cancelled on SIGTERM \(cancelledByTerm)); finished before the signal: \(finishedBeforeKill)"
+)
 print("killed inside the hand-over window: \(windowKills); through symbolic links: \(linkedRuns)")
-print("temporary or lock files left by killed runs (all named <destination>.cdmigrate-*): \(leftovers); all removed by the next run or clean")
+print(
+    "temporary or lock files left by killed runs (all named <destination>.cdmigrate-*): \(leftovers); all removed by the next run or clean"
+)
 if failures.isEmpty {
     print("all checks passed")
     if value("--keep") == nil { try? fm.removeItem(atPath: root) }

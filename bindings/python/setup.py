@@ -43,9 +43,11 @@ class BuildWithLibrary(build_py):
         if not os.path.exists(LIBRARY):
             root = repository()
             if root is None:
-                raise SystemExit("cdmigrate/libcdmigrate.so is missing and no cdmigrate repository was found: "
-                                 "run `make -C bindings/python python-package` in the repository, or set "
-                                 "CDMIGRATE_SOURCE to a checkout of it")
+                raise SystemExit(
+                    "cdmigrate/libcdmigrate.so is missing and no cdmigrate repository was found: "
+                    "run `make -C bindings/python python-package` in the repository, or set "
+                    "CDMIGRATE_SOURCE to a checkout of it"
+                )
             subprocess.check_call(["make", "-C", root, "build/lib/libcdmigrate.so"])
             shutil.copyfile(os.path.join(root, "build", "lib", "libcdmigrate.so"), LIBRARY)
         super().run()

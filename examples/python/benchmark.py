@@ -27,18 +27,37 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bindings", "python"))
 
-import cdmigrate  # noqa: E402
+import cdmigrate
 
-ATTRIBUTES = [{"name": "name", "type": "string"}, {"name": "count", "type": "integer64"}, {"name": "score", "type": "double"},
-              {"name": "when", "type": "date"}, {"name": "note", "type": "string"}, {"name": "flag", "type": "boolean"}]
-V1 = {"name": "BenchV1", "entities": [{"name": "Entry", "attributes": ATTRIBUTES + [{"name": "group", "type": "string"}]}]}
-V2 = {"name": "BenchV2", "entities": [{"name": "Entry", "attributes": ATTRIBUTES},
-                                      {"name": "Tag", "attributes": [{"name": "name", "type": "string"}]}]}
+ATTRIBUTES = [
+    {"name": "name", "type": "string"},
+    {"name": "count", "type": "integer64"},
+    {"name": "score", "type": "double"},
+    {"name": "when", "type": "date"},
+    {"name": "note", "type": "string"},
+    {"name": "flag", "type": "boolean"},
+]
+V1 = {
+    "name": "BenchV1",
+    "entities": [{"name": "Entry", "attributes": [*ATTRIBUTES, {"name": "group", "type": "string"}]}],
+}
+V2 = {
+    "name": "BenchV2",
+    "entities": [
+        {"name": "Entry", "attributes": ATTRIBUTES},
+        {"name": "Tag", "attributes": [{"name": "name", "type": "string"}]},
+    ],
+}
 
 
 def mapping(policy=None) -> str:
-    entry = {"name": "EntryToEntry", "sourceEntity": "Entry", "destinationEntity": "Entry", "predicate": "TRUEPREDICATE",
-             "attributeMappings": [{"name": a["name"], "valueExpression": f"$source.{a['name']}"} for a in ATTRIBUTES]}
+    entry = {
+        "name": "EntryToEntry",
+        "sourceEntity": "Entry",
+        "destinationEntity": "Entry",
+        "predicate": "TRUEPREDICATE",
+        "attributeMappings": [{"name": a["name"], "valueExpression": f"$source.{a['name']}"} for a in ATTRIBUTES],
+    }
     if policy:
         entry.update(type="custom", policy=policy)
     return json.dumps({"name": "Bench", "entityMappings": [entry]})
@@ -93,16 +112,30 @@ class BulkFetchUnique(cdmigrate.EntityMigrationPolicy):
         return made
 
 
-CASES = [("declarative", None, None), ("super()", "Super", Super), ("per value", "PerValue", PerValue),
-         ("bulk", "Bulk", Bulk), ("bulk + fetch", "BulkFetch", BulkFetch), ("bulk + fetch*", "BulkFetchUnique", BulkFetchUnique)]
+CASES = [
+    ("declarative", None, None),
+    ("super()", "Super", Super),
+    ("per value", "PerValue", PerValue),
+    ("bulk", "Bulk", Bulk),
+    ("bulk + fetch", "BulkFetch", BulkFetch),
+    ("bulk + fetch*", "BulkFetchUnique", BulkFetchUnique),
+]
 
 
 def generate(path: str, rows: int) -> None:
     start = dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
     with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Store.create(v1, path) as store:
         for i in range(rows):
-            store.insert("Entry", name=f"entry {i}", count=i, score=i / 7, when=start + dt.timedelta(minutes=i),
-                         note="x" * (i % 40), flag=i % 2 == 0, group=f"group {i % 500}")
+            store.insert(
+                "Entry",
+                name=f"entry {i}",
+                count=i,
+                score=i / 7,
+                when=start + dt.timedelta(minutes=i),
+                note="x" * (i % 40),
+                flag=i % 2 == 0,
+                group=f"group {i % 500}",
+            )
         store.save()
 
 
@@ -115,8 +148,10 @@ def main(argv=None) -> int:
         source = os.path.join(directory, "source.sqlite")
         began = time.perf_counter()
         generate(source, options.rows)
-        print(f"{options.rows} rows generated through Store.insert in {time.perf_counter() - began:.2f} s "
-              f"({(time.perf_counter() - began) / options.rows * 1e6:.1f} µs per row)")
+        print(
+            f"{options.rows} rows generated through Store.insert in {time.perf_counter() - began:.2f} s "
+            f"({(time.perf_counter() - began) / options.rows * 1e6:.1f} µs per row)"
+        )
         print(f"libcdmigrate {cdmigrate.library_version()}, SQLite {cdmigrate.sqlite_version()}")
         baseline = None
         with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Model.from_json(json.dumps(V2)) as v2:
@@ -124,7 +159,9 @@ def main(argv=None) -> int:
                 best = float("inf")
                 for attempt in range(options.repeat):
                     destination = os.path.join(directory, f"out-{attempt}.sqlite")
-                    with cdmigrate.MappingModel.from_json(mapping(name)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+                    with cdmigrate.MappingModel.from_json(mapping(name)) as m, cdmigrate.Migration(
+                        v1, v2, m
+                    ) as migration:
                         began = time.perf_counter()
                         report = migration.run(source, destination, policies={name: policy} if name else None)
                         best = min(best, time.perf_counter() - began)

@@ -22,7 +22,9 @@ package struct ArchivedExpressionDecoder {
 
     private func text(of object: ArchivedObject, depth: Int) throws -> String {
         guard depth < KeyedArchive.maximumDepth else {
-            throw archive.error("object \(object.reference.index) (\(object.className)) nests expressions deeper than \(KeyedArchive.maximumDepth) levels")
+            throw archive.error(
+                "object \(object.reference.index) (\(object.className)) nests expressions deeper than \(KeyedArchive.maximumDepth) levels"
+            )
         }
         func operand(_ key: String) throws -> ArchivedObject {
             guard let inner = try object.object(key) else { throw object.error(key, "is missing") }
@@ -56,14 +58,20 @@ package struct ArchivedExpressionDecoder {
             if base.className == "NSSelfExpression" { return keys.joined(separator: ".") }
             return try text(of: base, depth: depth + 1) + "." + keys.joined(separator: ".")
         case "NSFunctionExpression":
-            guard let selector = try object.string("NSSelectorName") else { throw object.error("NSSelectorName", "is missing") }
+            guard let selector = try object.string("NSSelectorName") else {
+                throw object.error("NSSelectorName", "is missing")
+            }
             let arguments = try arguments().map { try text(of: $0, depth: depth + 1) }
             let target = try object.object("NSOperand")
-            if ExpressionParser.builtinArity[selector] != nil, target.map({ $0.className == "NSConstantValueExpression" }) ?? true {
+            if ExpressionParser.builtinArity[selector] != nil,
+                target.map({ $0.className == "NSConstantValueExpression" }) ?? true
+            {
                 return selector + "(" + arguments.joined(separator: ", ") + ")"
             }
             guard let target else { throw object.error("NSOperand", "is missing") }
-            return "FUNCTION(" + ([try text(of: target, depth: depth + 1), ValueExpression.literal(.string(selector))] + arguments).joined(separator: ", ") + ")"
+            return "FUNCTION("
+                + ([try text(of: target, depth: depth + 1), ValueExpression.literal(.string(selector))] + arguments)
+                .joined(separator: ", ") + ")"
         case "NSFetchRequestExpression":
             let request = try text(of: try operand("NSFRExpression"), depth: depth + 1)
             let context = try text(of: try operand("NSMOCExpression"), depth: depth + 1)
@@ -71,12 +79,16 @@ package struct ArchivedExpressionDecoder {
         case "NSAggregateExpression":
             var items: [String] = []
             for item in try object.array("NSCollection") ?? [] {
-                guard case .object(let reference, _) = item else { throw object.error("NSCollection", "holds a \(item.typeName), not an expression") }
+                guard case .object(let reference, _) = item else {
+                    throw object.error("NSCollection", "holds a \(item.typeName), not an expression")
+                }
                 items.append(try text(of: try archive.object(reference), depth: depth + 1))
             }
             return "{" + items.joined(separator: ", ") + "}"
         default:
-            throw archive.error("object \(object.reference.index) is an \(object.className), an expression class cdmigrate does not read (constant, SELF, variable, key path, function, FETCH and aggregate expressions are read)")
+            throw archive.error(
+                "object \(object.reference.index) is an \(object.className), an expression class cdmigrate does not read (constant, SELF, variable, key path, function, FETCH and aggregate expressions are read)"
+            )
         }
     }
 
@@ -95,7 +107,8 @@ package struct ArchivedExpressionDecoder {
         case .url(let s): return .uri(s)
         case .array(let items): return .collection(try items.map { try constant($0, object: object) })
         case .dictionary, .object:
-            throw object.error("NSConstantValue", "is a \(value.typeName), which has no literal in Core Data's expression syntax")
+            throw object.error(
+                "NSConstantValue", "is a \(value.typeName), which has no literal in Core Data's expression syntax")
         }
     }
 }

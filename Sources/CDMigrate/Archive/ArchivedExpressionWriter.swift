@@ -61,7 +61,9 @@ package enum ArchivedExpressionWriter {
                 [("NSExpressionType", .integer(0)), ("NSConstantValue", constant(value, writer))]
             }
         case .evaluatedObject:
-            return writer.encode(nil, classes: ["NSSelfExpression", "NSExpression"]) { [("NSExpressionType", .integer(1))] }
+            return writer.encode(nil, classes: ["NSSelfExpression", "NSExpression"]) {
+                [("NSExpressionType", .integer(1))]
+            }
         case .variable(let name):
             return writer.encode(nil, classes: ["NSVariableExpression", "NSExpression"]) {
                 [("NSExpressionType", .integer(2)), ("NSVariable", writer.string(name))]
@@ -71,11 +73,19 @@ package enum ArchivedExpressionWriter {
                 let selector = writer.string("valueForKeyPath:")
                 let operand = write(base, writer)
                 let arguments = writer.array(["NSMutableArray", "NSArray"]) {
-                    [writer.encode(nil, classes: ["NSKeyPathSpecifierExpression", "NSExpression"]) {
-                        [("NSExpressionType", .integer(10)), ("NSKeyPath", writer.string(keys.joined(separator: ".")))]
-                    }]
+                    [
+                        writer.encode(nil, classes: ["NSKeyPathSpecifierExpression", "NSExpression"]) {
+                            [
+                                ("NSExpressionType", .integer(10)),
+                                ("NSKeyPath", writer.string(keys.joined(separator: "."))),
+                            ]
+                        }
+                    ]
                 }
-                return [("NSExpressionType", .integer(4)), ("NSSelectorName", selector), ("NSOperand", operand), ("NSArguments", arguments)]
+                return [
+                    ("NSExpressionType", .integer(4)), ("NSSelectorName", selector), ("NSOperand", operand),
+                    ("NSArguments", arguments),
+                ]
             }
         case .builtin(let name, let arguments):
             return function(selector: name, arguments: arguments, writer) {
@@ -91,13 +101,18 @@ package enum ArchivedExpressionWriter {
     }
 
     /// NSFunctionExpression's keys in the order its `encodeWithCoder:` writes them.
-    private static func function(selector: String, arguments: [ValueExpression], _ writer: KeyedArchiveWriter,
-                                 operand: () -> PropertyListValue) -> PropertyListValue {
+    private static func function(
+        selector: String, arguments: [ValueExpression], _ writer: KeyedArchiveWriter,
+        operand: () -> PropertyListValue
+    ) -> PropertyListValue {
         return writer.encode(nil, classes: ["NSFunctionExpression", "NSExpression"]) {
             let name = writer.string(selector)
             let target = operand()
             let list = writer.array { arguments.map { write($0, writer) } }
-            return [("NSExpressionType", .integer(4)), ("NSSelectorName", name), ("NSOperand", target), ("NSArguments", list)]
+            return [
+                ("NSExpressionType", .integer(4)), ("NSSelectorName", name), ("NSOperand", target),
+                ("NSArguments", list),
+            ]
         }
     }
 
@@ -118,7 +133,9 @@ package enum ArchivedExpressionWriter {
     /// ending in `@sum` or `@total` into `sum:(path)`; every other expression is kept as it is
     /// (the text form of the same rule: `DerivationForm`).
     package static func derivationForm(_ expression: ValueExpression) -> ValueExpression {
-        guard case .keyPath(let base, let keys) = expression, keys.count > 1, let last = keys.last else { return expression }
+        guard case .keyPath(let base, let keys) = expression, keys.count > 1, let last = keys.last else {
+            return expression
+        }
         let function: String
         switch last {
         case "@count": function = "count:"

@@ -8,7 +8,9 @@ extension MappingUserInfo {
     ///   - entries: the dictionary's entries.
     ///   - fail: the error naming where the dictionary is, given what is wrong with it.
     /// - Throws: what `fail` makes, for a key that is not text or a value that is a collection or an object.
-    package static func fromArchive(_ entries: [(key: ArchiveValue, value: ArchiveValue)], fail: (String) -> MigrationError) throws -> [String: Value] {
+    package static func fromArchive(
+        _ entries: [(key: ArchiveValue, value: ArchiveValue)], fail: (String) -> MigrationError
+    ) throws -> [String: Value] {
         var info: [String: Value] = [:]
         for (key, value) in entries {
             guard case .string(let name) = key else { throw fail("has a \(key.typeName) key, not a string") }

@@ -23,7 +23,8 @@ package enum CompiledMappingModelReader {
         let bytes = try FileIO.readBytes(path: path)
         var name = path.split(separator: "/").last.map(String.init) ?? path
         for suffix in [".cdm_precompiled", ".cdm"] where name.hasSuffix(suffix) { name.removeLast(suffix.count) }
-        let mapping = try mapping(fromArchive: bytes, name: name.isEmpty ? nil : name, what: "the compiled mapping model '\(path)'")
+        let mapping = try mapping(
+            fromArchive: bytes, name: name.isEmpty ? nil : name, what: "the compiled mapping model '\(path)'")
         return try IntendedLossesFile.applying(to: mapping, mappingPath: path)
     }
 
@@ -45,11 +46,17 @@ package enum CompiledMappingModelReader {
         return MappingModel(name: name, entityMappings: mappings)
     }
 
-    private static func entityMapping(_ object: ArchivedObject, index: Int, expressions: ArchivedExpressionDecoder) throws -> EntityMapping {
+    private static func entityMapping(_ object: ArchivedObject, index: Int, expressions: ArchivedExpressionDecoder)
+        throws -> EntityMapping
+    {
         guard object.isKind(of: "NSEntityMapping") else {
-            throw object.archive.error("entity mapping \(index) (object \(object.reference.index)) is a \(object.className), not an NSEntityMapping")
+            throw object.archive.error(
+                "entity mapping \(index) (object \(object.reference.index)) is a \(object.className), not an NSEntityMapping"
+            )
         }
-        guard let name = try object.string("NSMappingName"), !name.isEmpty else { throw object.error("NSMappingName", "is missing") }
+        guard let name = try object.string("NSMappingName"), !name.isEmpty else {
+            throw object.error("NSMappingName", "is missing")
+        }
         let typeCode = try object.integer("NSMappingType") ?? 0
         guard typeCode >= 0, typeCode < Int64(mappingTypes.count) else {
             throw object.error("NSMappingType", "is \(typeCode), not one of NSEntityMappingType's values 0…5")
@@ -62,30 +69,42 @@ package enum CompiledMappingModelReader {
             do {
                 source = try SourceExpression.parse(text)
             } catch let error as MigrationError {
-                throw MigrationError(.invalidMapping, "\(object.archive.what): entity mapping '\(name)': the source expression '\(text)' does not parse: \(error.message)", path: path, underlying: [error])
+                throw MigrationError(
+                    .invalidMapping,
+                    "\(object.archive.what): entity mapping '\(name)': the source expression '\(text)' does not parse: \(error.message)",
+                    path: path, underlying: [error])
             }
             sourceText = text
         }
-        let attributes = try propertyMappings(object, key: "NSAttributeMappings", mapping: name, expressions: expressions)
-        let relationships = try propertyMappings(object, key: "NSRelationshipMappings", mapping: name, expressions: expressions)
-        return EntityMapping(name: name, mappingType: mappingTypes[Int(typeCode)],
-                             sourceEntityName: try nonEmpty(object.string("NSSourceEntityName")),
-                             destinationEntityName: try nonEmpty(object.string("NSDestinationEntityName")),
-                             sourceExpressionText: sourceText, sourceExpression: source,
-                             attributeMappings: attributes, relationshipMappings: relationships,
-                             entityMigrationPolicyClassName: try nonEmpty(object.string("NSEntityMigrationPolicyClassName")),
-                             userInfo: try userInfo(object),
-                             sourceEntityVersionHash: try hash(object, "NSSourceEntityVersionHash"),
-                             destinationEntityVersionHash: try hash(object, "NSDestinationEntityVersionHash"),
-                             sourceEntitySnapshot: nil, destinationEntitySnapshot: nil, path: path)
+        let attributes = try propertyMappings(
+            object, key: "NSAttributeMappings", mapping: name, expressions: expressions)
+        let relationships = try propertyMappings(
+            object, key: "NSRelationshipMappings", mapping: name, expressions: expressions)
+        return EntityMapping(
+            name: name, mappingType: mappingTypes[Int(typeCode)],
+            sourceEntityName: try nonEmpty(object.string("NSSourceEntityName")),
+            destinationEntityName: try nonEmpty(object.string("NSDestinationEntityName")),
+            sourceExpressionText: sourceText, sourceExpression: source,
+            attributeMappings: attributes, relationshipMappings: relationships,
+            entityMigrationPolicyClassName: try nonEmpty(object.string("NSEntityMigrationPolicyClassName")),
+            userInfo: try userInfo(object),
+            sourceEntityVersionHash: try hash(object, "NSSourceEntityVersionHash"),
+            destinationEntityVersionHash: try hash(object, "NSDestinationEntityVersionHash"),
+            sourceEntitySnapshot: nil, destinationEntitySnapshot: nil, path: path)
     }
 
-    private static func propertyMappings(_ owner: ArchivedObject, key: String, mapping: String, expressions: ArchivedExpressionDecoder) throws -> [PropertyMapping] {
+    private static func propertyMappings(
+        _ owner: ArchivedObject, key: String, mapping: String, expressions: ArchivedExpressionDecoder
+    ) throws -> [PropertyMapping] {
         var result: [PropertyMapping] = []
         for (i, item) in (try owner.array(key) ?? []).enumerated() {
-            guard case .object(let reference, _) = item else { throw owner.error(key, "holds a \(item.typeName) at \(i), not an NSPropertyMapping") }
+            guard case .object(let reference, _) = item else {
+                throw owner.error(key, "holds a \(item.typeName) at \(i), not an NSPropertyMapping")
+            }
             let object = try owner.archive.object(reference)
-            guard object.isKind(of: "NSPropertyMapping") else { throw owner.error(key, "holds a \(object.className) at \(i), not an NSPropertyMapping") }
+            guard object.isKind(of: "NSPropertyMapping") else {
+                throw owner.error(key, "holds a \(object.className) at \(i), not an NSPropertyMapping")
+            }
             guard let name = try object.string("NSDestinationPropertyName"), !name.isEmpty else {
                 throw object.error("NSDestinationPropertyName", "is missing")
             }
@@ -96,13 +115,17 @@ package enum CompiledMappingModelReader {
                 do {
                     parsed = try ExpressionParser.parseExpression(written)
                 } catch let error as MigrationError {
-                    throw MigrationError(.invalidMapping, "\(owner.archive.what): the value expression '\(written)' for '\(mapping).\(name)' does not parse: \(error.message)",
-                                         path: "object \(object.reference.index)", underlying: [error])
+                    throw MigrationError(
+                        .invalidMapping,
+                        "\(owner.archive.what): the value expression '\(written)' for '\(mapping).\(name)' does not parse: \(error.message)",
+                        path: "object \(object.reference.index)", underlying: [error])
                 }
                 text = written
             }
-            result.append(PropertyMapping(name: name, valueExpressionText: text, valueExpression: parsed, userInfo: try userInfo(object),
-                                          path: "object \(object.reference.index) (\(mapping).\(name))"))
+            result.append(
+                PropertyMapping(
+                    name: name, valueExpressionText: text, valueExpression: parsed, userInfo: try userInfo(object),
+                    path: "object \(object.reference.index) (\(mapping).\(name))"))
         }
         return result
     }

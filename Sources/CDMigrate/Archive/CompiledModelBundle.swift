@@ -53,17 +53,22 @@ package final class CompiledModelBundle {
             var entityHashes: [String: [UInt8]] = [:]
             for (entity, hash) in entities {
                 guard case .data(let bytes) = hash else {
-                    throw MigrationError(.invalidModel, "\(what): the hash of entity '\(entity)' in version '\(version)' is not data")
+                    throw MigrationError(
+                        .invalidModel, "\(what): the hash of entity '\(entity)' in version '\(version)' is not data")
                 }
                 entityHashes[entity] = bytes
             }
             hashes[version] = entityHashes
             let momPath = folder + "/" + version + ".mom"
-            models[version] = try CompiledModelReader.model(fromArchive: try FileIO.readBytes(path: momPath), name: version,
-                                                            what: "the compiled model '\(momPath)'")
+            models[version] = try CompiledModelReader.model(
+                fromArchive: try FileIO.readBytes(path: momPath), name: version,
+                what: "the compiled model '\(momPath)'")
         }
         guard let currentModel = models[current] else {
-            throw MigrationError(.invalidModel, "\(what) names current version '\(current)', which is not among its versions (\(models.keys.sorted().joined(separator: ", ")))")
+            throw MigrationError(
+                .invalidModel,
+                "\(what) names current version '\(current)', which is not among its versions (\(models.keys.sorted().joined(separator: ", ")))"
+            )
         }
         currentVersionName = current
         self.currentModel = currentModel

@@ -31,7 +31,9 @@ package enum CompiledModelReader {
     ///   - name: the model's name (archives do not record one).
     ///   - what: how messages name the archive.
     /// - Throws: `MigrationError` `.invalidModel`, naming the object and key at fault.
-    package static func model(fromArchive bytes: [UInt8], name: String? = nil, what: String = "the compiled model") throws -> ManagedObjectModel {
+    package static func model(fromArchive bytes: [UInt8], name: String? = nil, what: String = "the compiled model")
+        throws -> ManagedObjectModel
+    {
         let archive = try KeyedArchive(bytes: bytes, code: .invalidModel, what: what)
         return try model(from: archive, name: name)
     }
@@ -66,7 +68,8 @@ package enum CompiledModelReader {
 
     private static func entity(_ object: ArchivedObject) throws -> EntityDescription {
         guard object.isKind(of: "NSEntityDescription") else {
-            throw object.archive.error("object \(object.reference.index) is a \(object.className), not an NSEntityDescription")
+            throw object.archive.error(
+                "object \(object.reference.index) is a \(object.className), not an NSEntityDescription")
         }
         guard let name = try object.string("NSEntityName") else { throw object.error("NSEntityName", "is missing") }
         let parent = try object.object("NSSuperentity").flatMap { try $0.string("NSEntityName") }
@@ -89,15 +92,17 @@ package enum CompiledModelReader {
         }
         attributes.sort { $0.name < $1.name }
         relationships.sort { $0.name < $1.name }
-        let entity = EntityDescription(name: name, parent: parent, isAbstract: try object.bool("NSIsAbstract"),
-                                       attributes: attributes, relationships: relationships,
-                                       renamingIdentifier: try renamingIdentifier(object, name: name),
-                                       versionHashModifier: try object.string("NSVersionHashModifier"),
-                                       userInfo: try userInfo(object))
+        let entity = EntityDescription(
+            name: name, parent: parent, isAbstract: try object.bool("NSIsAbstract"),
+            attributes: attributes, relationships: relationships,
+            renamingIdentifier: try renamingIdentifier(object, name: name),
+            versionHashModifier: try object.string("NSVersionHashModifier"),
+            userInfo: try userInfo(object))
         entity.fetchIndexes = try fetchIndexes(object, entity: name)
         entity.uniquenessConstraints = try uniquenessConstraints(object, entity: name)
         // The class Core Data instantiates; its default (NSManagedObject) is no class name.
-        if let className = try object.string("NSClassNameForEntity"), !className.isEmpty, className != "NSManagedObject" {
+        if let className = try object.string("NSClassNameForEntity"), !className.isEmpty, className != "NSManagedObject"
+        {
             entity.managedObjectClassName = className
         }
         return entity
@@ -109,7 +114,8 @@ package enum CompiledModelReader {
         var constraints: [[String]] = []
         for value in try object.array("NSUniqueTuples") ?? [] {
             guard case .array(let items) = value else {
-                throw object.error("NSUniqueTuples", "holds a \(value.typeName), not a list of property names ('\(entity)')")
+                throw object.error(
+                    "NSUniqueTuples", "holds a \(value.typeName), not a list of property names ('\(entity)')")
             }
             var names: [String] = []
             for item in items {
@@ -136,19 +142,26 @@ package enum CompiledModelReader {
         var indexes: [FetchIndexDescription] = []
         for value in try object.array("NSFetchIndexDescriptions") ?? [] {
             guard case .object(let reference, _) = value else {
-                throw object.error("NSFetchIndexDescriptions", "holds a \(value.typeName), not a fetch index ('\(entity)')")
+                throw object.error(
+                    "NSFetchIndexDescriptions", "holds a \(value.typeName), not a fetch index ('\(entity)')")
             }
             let index = try object.archive.object(reference)
-            guard let name = try index.string("NSIndexName") else { throw index.error("NSIndexName", "is missing (a fetch index of '\(entity)')") }
+            guard let name = try index.string("NSIndexName") else {
+                throw index.error("NSIndexName", "is missing (a fetch index of '\(entity)')")
+            }
             var elements: [FetchIndexDescription.Element] = []
             for item in try index.array("NSIndexElements") ?? [] {
                 guard case .object(let elementReference, _) = item else {
-                    throw index.error("NSIndexElements", "holds a \(item.typeName), not an index element ('\(entity).\(name)')")
+                    throw index.error(
+                        "NSIndexElements", "holds a \(item.typeName), not an index element ('\(entity).\(name)')")
                 }
                 let element = try object.archive.object(elementReference)
-                let type: FetchIndexDescription.ElementType = try element.integer("NSFetchIndexElementType") == 1 ? .rTree : .binary
+                let type: FetchIndexDescription.ElementType =
+                    try element.integer("NSFetchIndexElementType") == 1 ? .rTree : .binary
                 let ascending = try element.value("NSAscending") == .null ? true : try element.bool("NSAscending")
-                elements.append(FetchIndexDescription.Element(propertyName: try element.string("NSPropertyName"), type: type, isAscending: ascending))
+                elements.append(
+                    FetchIndexDescription.Element(
+                        propertyName: try element.string("NSPropertyName"), type: type, isAscending: ascending))
             }
             indexes.append(FetchIndexDescription(name: name, elements: elements))
         }
@@ -185,11 +198,14 @@ package enum CompiledModelReader {
     private static func attribute(_ object: ArchivedObject, entity: String) throws -> AttributeDescription {
         let name = try propertyName(object, entity: entity)
         let flags = try PropertyFlags(object)
-        guard let code = try object.integer("NSAttributeType") else { throw object.error("NSAttributeType", "is missing ('\(entity).\(name)')") }
+        guard let code = try object.integer("NSAttributeType") else {
+            throw object.error("NSAttributeType", "is missing ('\(entity).\(name)')")
+        }
         guard let type = AttributeType.allCases.first(where: { Int64($0.coreDataCode) == code }) else {
             throw object.error("NSAttributeType", "is \(code), a type cdmigrate does not support ('\(entity).\(name)')")
         }
-        let defaultValue = try self.defaultValue(try object.value("NSDefaultValue"), type: type, object: object, owner: "\(entity).\(name)")
+        let defaultValue = try self.defaultValue(
+            try object.value("NSDefaultValue"), type: type, object: object, owner: "\(entity).\(name)")
         // NSFlagsKey: 1 a maximum, 2 a minimum, 4 external binary storage, 0x10 preserved in history on deletion.
         let attributeFlags = try object.integer("NSFlagsKey") ?? 0
         func bound(_ key: String, _ flag: Int64) throws -> Double? {
@@ -203,9 +219,11 @@ package enum CompiledModelReader {
             }
         }
         let attribute = AttributeDescription(
-            name: name, type: type, isOptional: flags.isOptional, isTransient: flags.isTransient, defaultValue: defaultValue,
+            name: name, type: type, isOptional: flags.isOptional, isTransient: flags.isTransient,
+            defaultValue: defaultValue,
             minValue: try bound("NSMinValueName", 2), maxValue: try bound("NSMaxValueName", 1),
-            renamingIdentifier: try renamingIdentifier(object, name: name), versionHashModifier: try object.string("NSVersionHashModifier"),
+            renamingIdentifier: try renamingIdentifier(object, name: name),
+            versionHashModifier: try object.string("NSVersionHashModifier"),
             userInfo: try userInfo(object))
         attribute.valueTransformerName = try object.string("NSValueTransformerName")
         attribute.allowsExternalBinaryDataStorage = attributeFlags & 4 != 0
@@ -215,7 +233,8 @@ package enum CompiledModelReader {
             // NSDerivedAttributeDescription's keys: NSDerivationExpression (an archived NSExpression)
             // and NSFilteringPredicate (an NSPredicate, which this reader does not decode: noted only).
             if let expression = try object.object("NSDerivationExpression") {
-                attribute.derivationExpression = try ArchivedExpressionDecoder(archive: object.archive).text(of: expression)
+                attribute.derivationExpression = try ArchivedExpressionDecoder(archive: object.archive).text(
+                    of: expression)
             } else {
                 attribute.derivationExpression = ""
             }
@@ -228,12 +247,16 @@ package enum CompiledModelReader {
         let name = try propertyName(object, entity: entity)
         let flags = try PropertyFlags(object)
         var destination = try object.string("_NSDestinationEntityName")
-        if destination == nil { destination = try object.object("NSDestinationEntity").flatMap { try $0.string("NSEntityName") } }
+        if destination == nil {
+            destination = try object.object("NSDestinationEntity").flatMap { try $0.string("NSEntityName") }
+        }
         guard let destinationName = destination else {
             throw object.error("NSDestinationEntity", "is missing ('\(entity).\(name)' has no destination)")
         }
         var inverse = try object.string("_NSInverseRelationshipName")
-        if inverse == nil { inverse = try object.object("NSInverseRelationship").flatMap { try $0.string("NSPropertyName") } }
+        if inverse == nil {
+            inverse = try object.object("NSInverseRelationship").flatMap { try $0.string("NSPropertyName") }
+        }
         let maxCount = Int(clamping: try object.integer("NSMaxCount") ?? 0)
         let minCount = Int(clamping: try object.integer("NSMinCount") ?? 0)
         let rules: [DeleteRule] = [.noAction, .nullify, .cascade, .deny]
@@ -242,7 +265,8 @@ package enum CompiledModelReader {
             throw object.error("NSDeleteRule", "is \(ruleCode), not a delete rule (0 to 3) ('\(entity).\(name)')")
         }
         let relationship = RelationshipDescription(
-            name: name, destination: destinationName, inverse: inverse, isToMany: maxCount != 1, isOrdered: flags.isOrdered,
+            name: name, destination: destinationName, inverse: inverse, isToMany: maxCount != 1,
+            isOrdered: flags.isOrdered,
             deleteRule: rules[Int(ruleCode)], minCount: minCount, maxCount: maxCount, isOptional: flags.isOptional,
             isTransient: flags.isTransient, renamingIdentifier: try renamingIdentifier(object, name: name),
             versionHashModifier: try object.string("NSVersionHashModifier"), userInfo: try userInfo(object))
@@ -262,7 +286,9 @@ package enum CompiledModelReader {
     private static func userInfo(_ object: ArchivedObject) throws -> [String: String] {
         var result: [String: String] = [:]
         for (key, value) in try object.dictionary("NSUserInfo") ?? [] {
-            guard case .string(let k) = key else { throw object.error("NSUserInfo", "has a \(key.typeName) key, not a string") }
+            guard case .string(let k) = key else {
+                throw object.error("NSUserInfo", "has a \(key.typeName) key, not a string")
+            }
             switch value {
             case .string(let s): result[k] = s
             case .integer(let i): result[k] = String(i)
@@ -275,7 +301,9 @@ package enum CompiledModelReader {
     }
 
     /// A default value, converted as the JSON reader converts one.
-    private static func defaultValue(_ value: ArchiveValue, type: AttributeType, object: ArchivedObject, owner: String) throws -> Value {
+    private static func defaultValue(_ value: ArchiveValue, type: AttributeType, object: ArchivedObject, owner: String)
+        throws -> Value
+    {
         if type == .transformable {
             switch value {
             case .array, .dictionary, .object:
@@ -293,13 +321,16 @@ package enum CompiledModelReader {
         case .url(let s) where type == .uri: return .uri(s)
         case .bool(let b): json = type.isNumeric && type != .boolean ? .integer(b ? 1 : 0) : .bool(b)
         case .integer(let i): json = type == .boolean ? .bool(i != 0) : .integer(i)
-        case .real(let d): json = type.isInteger && d.rounded() == d && abs(d) < 9.2e18 ? .integer(Int64(d)) : .double(d)
+        case .real(let d):
+            json = type.isInteger && d.rounded() == d && abs(d) < 9.2e18 ? .integer(Int64(d)) : .double(d)
         case .string(let s): json = .string(s)
         case .decimal(let s): json = type == .decimal ? .string(s) : (Double(s).map { JSON.double($0) } ?? .string(s))
         case .date(let d): json = .double(d)
         case .data(let bytes): json = .string(Base64.encode(bytes))
         case .uuid, .url, .array, .dictionary, .object:
-            throw object.error("NSDefaultValue", "is a \(value.typeName), which cannot be the default of a \(type.rawValue) attribute ('\(owner)')")
+            throw object.error(
+                "NSDefaultValue",
+                "is a \(value.typeName), which cannot be the default of a \(type.rawValue) attribute ('\(owner)')")
         }
         switch ModelReader.convertDefault(json, type: type) {
         case .success(let v): return v

@@ -45,18 +45,28 @@ package enum CompiledModelWriter {
         let writer = KeyedArchiveWriter(what: "the archive of model \(model.name.map { "'\($0)'" } ?? "(unnamed)")")
         let entities = model.entities.sorted { VersionHash.nameOrder($0.name, $1.name) }
         let root = writer.encode("model", classes: ["NSManagedObjectModel"]) {
-            let entityDictionary = writer.encode(nil, classes: ["NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary"]) {
-                let strategy = writer.encode(nil, classes: ["NSKnownKeysMappingStrategy1", "NSKnownKeysMappingStrategy"]) {
+            let entityDictionary = writer.encode(
+                nil,
+                classes: ["NSKnownKeysDictionary1", "NSKnownKeysDictionary", "NSMutableDictionary", "NSDictionary"]
+            ) {
+                let strategy = writer.encode(
+                    nil, classes: ["NSKnownKeysMappingStrategy1", "NSKnownKeysMappingStrategy"]
+                ) {
                     let keys = writer.array { entities.map { writer.string($0.name) } }
                     return [("keys", keys), ("length", .integer(Int64(entities.count))), ("version", .integer(1))]
                 }
                 let token = writer.string(emptySlotToken)
                 // Each entity written where NSKeyedArchiver writes it: inside the values, in order.
                 let values = writer.array { entities.map { encode($0, writer) } }
-                return [("searchMapping", strategy), ("emptyToken", token), ("values", values), ("version", .integer(1))]
+                return [
+                    ("searchMapping", strategy), ("emptyToken", token), ("values", values), ("version", .integer(1)),
+                ]
             }
             let identifiers = writer.array(["NSMutableSet", "NSSet"]) { [writer.string(model.versionIdentifier ?? "")] }
-            return [("NSEntities", entityDictionary), ("NSFetchRequestTemplates", KeyedArchiveWriter.null), ("NSVersionIdentifiers", identifiers)]
+            return [
+                ("NSEntities", entityDictionary), ("NSFetchRequestTemplates", KeyedArchiveWriter.null),
+                ("NSVersionIdentifiers", identifiers),
+            ]
         }
         // Every entity is written (with its own properties and fetch indexes) by now.
         return try writer.archive(root: root)
@@ -75,46 +85,78 @@ package enum CompiledModelWriter {
             ]
             if entity.isAbstract { fields.append(("NSIsAbstract", .bool(true))) }
             fields.append(("NSManagedObjectModel", writer.reference(to: "model")))
-            fields.append(("NSSuperentity", entity.parent.map { writer.reference(to: entityKey($0)) } ?? KeyedArchiveWriter.null))
+            fields.append(
+                ("NSSuperentity", entity.parent.map { writer.reference(to: entityKey($0)) } ?? KeyedArchiveWriter.null))
             let subentities = entity.subentities.sorted { VersionHash.nameOrder($0.name, $1.name) }
             if subentities.isEmpty {
                 fields.append(("NSSubentities", KeyedArchiveWriter.null))
             } else {
-                fields.append(("NSSubentities", writer.dictionary(["NSMutableDictionary", "NSDictionary"],
-                                                                  keys: { subentities.map { writer.string($0.name) } },
-                                                                  values: { subentities.map { writer.reference(to: entityKey($0)) } })))
+                fields.append(
+                    (
+                        "NSSubentities",
+                        writer.dictionary(
+                            ["NSMutableDictionary", "NSDictionary"],
+                            keys: { subentities.map { writer.string($0.name) } },
+                            values: { subentities.map { writer.reference(to: entityKey($0)) } })
+                    ))
             }
-            let properties: [PropertyDescription] = (entity.ownAttributes as [PropertyDescription] + entity.ownRelationships)
+            let properties: [PropertyDescription] =
+                (entity.ownAttributes as [PropertyDescription] + entity.ownRelationships)
                 .sorted { VersionHash.nameOrder($0.name, $1.name) }
-            fields.append(("NSProperties", writer.dictionary(["NSMutableDictionary", "NSDictionary"],
-                                                             keys: { properties.map { writer.string($0.name) } },
-                                                             values: { properties.map { encode($0, of: entity, writer) } })))
+            fields.append(
+                (
+                    "NSProperties",
+                    writer.dictionary(
+                        ["NSMutableDictionary", "NSDictionary"],
+                        keys: { properties.map { writer.string($0.name) } },
+                        values: { properties.map { encode($0, of: entity, writer) } })
+                ))
             fields.append(("NSUserInfo", userInfo(entity.userInfo, writer)))
-            fields.append(("NSVersionHashModifier", writer.string(entity.versionHashModifier.flatMap { $0.isEmpty ? nil : $0 })))
+            fields.append(
+                ("NSVersionHashModifier", writer.string(entity.versionHashModifier.flatMap { $0.isEmpty ? nil : $0 })))
             fields.append(("NSRenamingIdentifier", writer.string(entity.renamingIdentifier ?? entity.name)))
             let constraints = entity.uniquenessConstraints.filter { !$0.isEmpty }
             if !constraints.isEmpty {
-                fields.append(("NSUniqueTuples", writer.array {
-                    constraints.map { constraint in writer.array { constraint.map { writer.string($0) } } }
-                }))
+                fields.append(
+                    (
+                        "NSUniqueTuples",
+                        writer.array {
+                            constraints.map { constraint in writer.array { constraint.map { writer.string($0) } } }
+                        }
+                    ))
             }
             if !entity.fetchIndexes.isEmpty {
-                fields.append(("NSFetchIndexDescriptions", writer.array(["NSMutableArray", "NSArray"]) {
-                    entity.fetchIndexes.map { encode($0, of: entity, writer) }
-                }))
+                fields.append(
+                    (
+                        "NSFetchIndexDescriptions",
+                        writer.array(["NSMutableArray", "NSArray"]) {
+                            entity.fetchIndexes.map { encode($0, of: entity, writer) }
+                        }
+                    ))
                 // Core Data's older form beside them: the multi-property indexes as name lists.
                 let compound = entity.fetchIndexes.filter { index in
-                    index.elements.count > 1 && index.elements.allSatisfy { $0.propertyName != nil && $0.type == .binary }
+                    index.elements.count > 1
+                        && index.elements.allSatisfy { $0.propertyName != nil && $0.type == .binary }
                 }
-                fields.append(("NSCompoundIndexes", writer.array(["NSMutableArray", "NSArray"]) {
-                    compound.map { index in writer.array(["NSMutableArray", "NSArray"]) { index.elements.map { writer.string($0.propertyName) } } }
-                }))
+                fields.append(
+                    (
+                        "NSCompoundIndexes",
+                        writer.array(["NSMutableArray", "NSArray"]) {
+                            compound.map { index in
+                                writer.array(["NSMutableArray", "NSArray"]) {
+                                    index.elements.map { writer.string($0.propertyName) }
+                                }
+                            }
+                        }
+                    ))
             }
             return fields
         }
     }
 
-    private static func encode(_ index: FetchIndexDescription, of entity: EntityDescription, _ writer: KeyedArchiveWriter) -> PropertyListValue {
+    private static func encode(
+        _ index: FetchIndexDescription, of entity: EntityDescription, _ writer: KeyedArchiveWriter
+    ) -> PropertyListValue {
         let key = "index:" + entity.name + "." + index.name
         return writer.encode(key, classes: ["NSFetchIndexDescription"]) {
             // The elements point back at their index, whose slot is taken already.
@@ -122,37 +164,57 @@ package enum CompiledModelWriter {
             let elements = writer.array {
                 index.elements.map { element in
                     writer.encode(nil, classes: ["NSFetchIndexElementDescription"]) {
-                        [("NSPropertyName", writer.string(element.propertyName)),
-                         ("NSFetchIndexElementType", .integer(element.type == .rTree ? 1 : 0)),
-                         ("NSFetchIndexDescription", indexReference),
-                         ("NSAscending", .bool(element.isAscending))]
+                        [
+                            ("NSPropertyName", writer.string(element.propertyName)),
+                            ("NSFetchIndexElementType", .integer(element.type == .rTree ? 1 : 0)),
+                            ("NSFetchIndexDescription", indexReference),
+                            ("NSAscending", .bool(element.isAscending)),
+                        ]
                     }
                 }
             }
-            return [("NSIndexName", writer.string(index.name)), ("NSPartialIndexPredicate", KeyedArchiveWriter.null),
-                    ("NSIndexElements", elements), ("NSEntity", writer.reference(to: entityKey(entity)))]
+            return [
+                ("NSIndexName", writer.string(index.name)), ("NSPartialIndexPredicate", KeyedArchiveWriter.null),
+                ("NSIndexElements", elements), ("NSEntity", writer.reference(to: entityKey(entity))),
+            ]
         }
     }
 
     /// NSPropertyDescription's keys, then the attribute's or the relationship's.
-    private static func encode(_ property: PropertyDescription, of entity: EntityDescription, _ writer: KeyedArchiveWriter) -> PropertyListValue {
+    private static func encode(
+        _ property: PropertyDescription, of entity: EntityDescription, _ writer: KeyedArchiveWriter
+    ) -> PropertyListValue {
         let derivation = (property as? AttributeDescription)?.derivationExpression
-        let classes = property is RelationshipDescription ? ["NSRelationshipDescription", "NSPropertyDescription"]
-            : derivation != nil ? ["NSDerivedAttributeDescription", "NSAttributeDescription", "NSPropertyDescription"]
-            : ["NSAttributeDescription", "NSPropertyDescription"]
+        let classes =
+            property is RelationshipDescription
+            ? ["NSRelationshipDescription", "NSPropertyDescription"]
+            : derivation != nil
+                ? ["NSDerivedAttributeDescription", "NSAttributeDescription", "NSPropertyDescription"]
+                : ["NSAttributeDescription", "NSPropertyDescription"]
         return writer.encode(propertyKey(entity.name, property.name), classes: classes) {
             var fields: [(String, PropertyListValue)] = []
             var flags: Int64 = 0x1
-            if property.isOptional { fields.append(("NSIsOptional", .bool(true))); flags |= 0x2 }
-            if property.isTransient { fields.append(("NSIsTransient", .bool(true))); flags |= 0x8 }
+            if property.isOptional {
+                fields.append(("NSIsOptional", .bool(true)))
+                flags |= 0x2
+            }
+            if property.isTransient {
+                fields.append(("NSIsTransient", .bool(true)))
+                flags |= 0x8
+            }
             if let relationship = property as? RelationshipDescription, relationship.isOrdered {
-                fields.append(("NSIsOrdered", .bool(true))); flags |= 0x400
+                fields.append(("NSIsOrdered", .bool(true)))
+                flags |= 0x400
             }
             fields.append(("NSRenamingIdentifier", writer.string(property.renamingIdentifier ?? property.name)))
             fields.append(("NSPropertyName", writer.string(property.name)))
             fields.append(("NSEntity", writer.reference(to: entityKey(entity))))
-            flags |= 0x10 | 0x20   // no validation predicates, no warnings (bounds travel in NSFlagsKey)
-            if property.userInfo.isEmpty { flags |= 0x40 } else { fields.append(("NSUserInfo", userInfo(property.userInfo, writer))) }
+            flags |= 0x10 | 0x20  // no validation predicates, no warnings (bounds travel in NSFlagsKey)
+            if property.userInfo.isEmpty {
+                flags |= 0x40
+            } else {
+                fields.append(("NSUserInfo", userInfo(property.userInfo, writer)))
+            }
             if let modifier = property.versionHashModifier, !modifier.isEmpty {
                 fields.append(("NSVersionHashModifier", writer.string(modifier)))
             } else {
@@ -169,7 +231,9 @@ package enum CompiledModelWriter {
         }
     }
 
-    private static func attributeFields(_ attribute: AttributeDescription, _ writer: KeyedArchiveWriter) -> [(String, PropertyListValue)] {
+    private static func attributeFields(_ attribute: AttributeDescription, _ writer: KeyedArchiveWriter) -> [(
+        String, PropertyListValue
+    )] {
         let type = attribute.attributeType
         var fields: [(String, PropertyListValue)] = [
             ("NSAttributeType", .integer(Int64(type.coreDataCode))),
@@ -185,8 +249,14 @@ package enum CompiledModelWriter {
             if integral, value.rounded() == value, abs(value) < 9.2e18 { return .integer(Int64(value)) }
             return .real(value)
         }
-        if let maximum = attribute.maxValue, maximum.isFinite { flags |= 1; fields.append(("NSMaxValueName", bound(maximum))) }
-        if let minimum = attribute.minValue, minimum.isFinite { flags |= 2; fields.append(("NSMinValueName", bound(minimum))) }
+        if let maximum = attribute.maxValue, maximum.isFinite {
+            flags |= 1
+            fields.append(("NSMaxValueName", bound(maximum)))
+        }
+        if let minimum = attribute.minValue, minimum.isFinite {
+            flags |= 2
+            fields.append(("NSMinValueName", bound(minimum)))
+        }
         if attribute.allowsExternalBinaryDataStorage { flags |= 4 }
         if attribute.preservesValueInHistoryOnDeletion { flags |= 0x10 }
         fields.append(("NSFlagsKey", .integer(flags)))
@@ -205,12 +275,15 @@ package enum CompiledModelWriter {
         return [("NSDerivationExpression", expression), ("NSFilteringPredicate", KeyedArchiveWriter.null)]
     }
 
-    private static func relationshipFields(_ relationship: RelationshipDescription, _ writer: KeyedArchiveWriter) -> [(String, PropertyListValue)] {
+    private static func relationshipFields(_ relationship: RelationshipDescription, _ writer: KeyedArchiveWriter) -> [(
+        String, PropertyListValue
+    )] {
         let codes: [DeleteRule: Int64] = [.noAction: 0, .nullify: 1, .cascade: 2, .deny: 3]
         let destination = relationship.destinationEntityName
         var inverse = KeyedArchiveWriter.null
         if let inverseName = relationship.inverseName {
-            inverse = writer.reference(to: propertyKey(relationship.inverseRelationship?.entity?.name ?? destination, inverseName))
+            inverse = writer.reference(
+                to: propertyKey(relationship.inverseRelationship?.entity?.name ?? destination, inverseName))
         }
         var fields: [(String, PropertyListValue)] = [
             ("NSDestinationEntity", writer.reference(to: entityKey(named: destination))),
@@ -245,6 +318,7 @@ package enum CompiledModelWriter {
     /// User info as an NSDictionary of strings, keys in order.
     private static func userInfo(_ info: [String: String], _ writer: KeyedArchiveWriter) -> PropertyListValue {
         let entries = info.sorted { $0.key < $1.key }
-        return writer.dictionary(keys: { entries.map { writer.string($0.key) } }, values: { entries.map { writer.string($0.value) } })
+        return writer.dictionary(
+            keys: { entries.map { writer.string($0.key) } }, values: { entries.map { writer.string($0.value) } })
     }
 }

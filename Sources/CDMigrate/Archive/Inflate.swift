@@ -18,16 +18,21 @@ enum Inflate {
         } catch let raw as MigrationError {
             // A zlib header (CMF 0x78, header checksum a multiple of 31) gets a second try.
             if bytes.count >= 2, bytes[0] & 0x0F == 8, (Int(bytes[0]) << 8 | Int(bytes[1])) % 31 == 0,
-               let wrapped = try? run(bytes, windowBits: 15, limit: limit, code: code, what: what) {
+                let wrapped = try? run(bytes, windowBits: 15, limit: limit, code: code, what: what)
+            {
                 return wrapped
             }
             throw raw
         }
     }
 
-    private static func run(_ bytes: [UInt8], windowBits: Int32, limit: Int, code: MigrationError.Code, what: String) throws -> [UInt8] {
+    private static func run(_ bytes: [UInt8], windowBits: Int32, limit: Int, code: MigrationError.Code, what: String)
+        throws -> [UInt8]
+    {
         guard !bytes.isEmpty else { throw MigrationError(code, "\(what) is empty: there is nothing to inflate") }
-        guard UInt64(bytes.count) <= UInt64(UInt32.max) else { throw MigrationError(code, "\(what) is \(bytes.count) bytes, more than zlib takes at once") }
+        guard UInt64(bytes.count) <= UInt64(UInt32.max) else {
+            throw MigrationError(code, "\(what) is \(bytes.count) bytes, more than zlib takes at once")
+        }
         var stream = z_stream()
         guard cdm_inflate_init2(&stream, windowBits) == Z_OK else {
             throw MigrationError(code, "\(what): zlib could not start inflating")
@@ -52,18 +57,26 @@ enum Inflate {
                     let reason: String
                     switch status {
                     case Z_BUF_ERROR: reason = "the data ends before the compressed stream does"
-                    case Z_DATA_ERROR: reason = "the data is not valid DEFLATE (\(stream.msg.map { String(cString: $0) } ?? "corrupt"))"
+                    case Z_DATA_ERROR:
+                        reason =
+                            "the data is not valid DEFLATE (\(stream.msg.map { String(cString: $0) } ?? "corrupt"))"
                     case Z_MEM_ERROR: reason = "zlib ran out of memory"
                     default: reason = "zlib failed with status \(status)"
                     }
-                    throw MigrationError(code, "\(what) cannot be inflated after \(Int(stream.total_in)) of \(bytes.count) bytes: \(reason)")
+                    throw MigrationError(
+                        code,
+                        "\(what) cannot be inflated after \(Int(stream.total_in)) of \(bytes.count) bytes: \(reason)")
                 }
                 if output.count + produced > limit {
-                    throw MigrationError(code, "\(what) inflates to more than \(limit) bytes (from \(bytes.count)); refused as a likely decompression bomb")
+                    throw MigrationError(
+                        code,
+                        "\(what) inflates to more than \(limit) bytes (from \(bytes.count)); refused as a likely decompression bomb"
+                    )
                 }
                 output.append(contentsOf: chunk[0..<produced])
                 if status != Z_STREAM_END && stream.avail_in == 0 && produced == 0 {
-                    throw MigrationError(code, "\(what) cannot be inflated: the data ends before the compressed stream does")
+                    throw MigrationError(
+                        code, "\(what) cannot be inflated: the data ends before the compressed stream does")
                 }
             } while status != Z_STREAM_END
         }

@@ -32,7 +32,8 @@ extension PersistentStore {
             let database = try SQLiteDatabase(path: path, mode: .readOnly)
             defer { database.close() }
             guard try database.tableExists("Z_METADATA") else {
-                throw MigrationError(.incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")
+                throw MigrationError(
+                    .incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")
             }
             cached = try StoreModelCache.model(from: database)
         } catch {
@@ -41,7 +42,10 @@ extension PersistentStore {
         }
         tidyCompanions(missingCompanions)
         guard let model = cached else {
-            throw MigrationError(.migrationMissingSourceModel, "the store '\(path)' keeps no model of itself (its model cache, Z_MODELCACHE, is empty, as in stores written before macOS 10.12 and iOS 10): open it with its model, or with the model rebuilt from its schema (cdm_model_from_store, Model.from_store)")
+            throw MigrationError(
+                .migrationMissingSourceModel,
+                "the store '\(path)' keeps no model of itself (its model cache, Z_MODELCACHE, is empty, as in stores written before macOS 10.12 and iOS 10): open it with its model, or with the model rebuilt from its schema (cdm_model_from_store, Model.from_store)"
+            )
         }
         return try open(at: path, model: model, readOnly: true, checkVersion: true)
     }

@@ -43,8 +43,14 @@ package enum StoreModelCache {
     package static func compressedArchive(in database: SQLiteDatabase) throws -> [UInt8]? {
         guard try database.tableExists("Z_MODELCACHE") else { return nil }
         let columns = try database.columns(ofTable: "Z_MODELCACHE")
-        guard let column = columns.first(where: { $0.uppercased() == "Z_CONTENT" }) ?? columns.first(where: { $0.uppercased() == "ZCONTENT" }) else {
-            throw MigrationError(.invalidModel, "the Z_MODELCACHE table of store '\(database.path)' has no Z_CONTENT column (it has \(columns.joined(separator: ", ")))")
+        guard
+            let column = columns.first(where: { $0.uppercased() == "Z_CONTENT" })
+                ?? columns.first(where: { $0.uppercased() == "ZCONTENT" })
+        else {
+            throw MigrationError(
+                .invalidModel,
+                "the Z_MODELCACHE table of store '\(database.path)' has no Z_CONTENT column (it has \(columns.joined(separator: ", ")))"
+            )
         }
         for row in try database.rows("SELECT \(SQLiteDatabase.quote(column)) FROM Z_MODELCACHE") {
             guard let value = row.first else { continue }
@@ -76,9 +82,13 @@ package enum StoreModelCache {
     package static func compressedArchive(of model: ManagedObjectModel) throws -> [UInt8]? {
         let archive = try CompiledModelWriter.archive(model)
         // Checked by decoding: the cache is the store's version, or there is none.
-        guard let back = try? CompiledModelReader.model(fromArchive: archive, name: model.name, what: "the model cache being written"),
-              back.entityVersionHashes == model.entityVersionHashes else { return nil }
-        return try Deflate.deflate(archive, what: "the model cache of \(model.name.map { "model '\($0)'" } ?? "the model")")
+        guard
+            let back = try? CompiledModelReader.model(
+                fromArchive: archive, name: model.name, what: "the model cache being written"),
+            back.entityVersionHashes == model.entityVersionHashes
+        else { return nil }
+        return try Deflate.deflate(
+            archive, what: "the model cache of \(model.name.map { "model '\($0)'" } ?? "the model")")
     }
 
     /// Writes `model` as the cache of an open, writable store (replacing what it held; emptying it

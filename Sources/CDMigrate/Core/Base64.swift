@@ -7,7 +7,9 @@ package enum Base64 {
         out.reserveCapacity((bytes.count + 2) / 3 * 4)
         var i = 0
         while i < bytes.count {
-            let b0 = bytes[i], b1 = i + 1 < bytes.count ? bytes[i + 1] : 0, b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
+            let b0 = bytes[i]
+            let b1 = i + 1 < bytes.count ? bytes[i + 1] : 0
+            let b2 = i + 2 < bytes.count ? bytes[i + 2] : 0
             out.append(alphabet[Int(b0 >> 2)])
             out.append(alphabet[Int((b0 & 3) << 4 | b1 >> 4)])
             out.append(i + 1 < bytes.count ? alphabet[Int((b1 & 15) << 2 | b2 >> 6)] : UInt8(ascii: "="))
@@ -27,7 +29,8 @@ package enum Base64 {
             case UInt8(ascii: "0")...UInt8(ascii: "9"): values.append(c - 48 + 52)
             case UInt8(ascii: "+"), UInt8(ascii: "-"): values.append(62)
             case UInt8(ascii: "/"), UInt8(ascii: "_"): values.append(63)
-            case UInt8(ascii: "="), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"): continue
+            case UInt8(ascii: "="), UInt8(ascii: " "), UInt8(ascii: "\n"), UInt8(ascii: "\r"), UInt8(ascii: "\t"):
+                continue
             default: return nil
             }
         }
@@ -36,7 +39,8 @@ package enum Base64 {
         var i = 0
         while i < values.count {
             let n = min(4, values.count - i)
-            let v0 = values[i], v1 = values[i + 1]
+            let v0 = values[i]
+            let v1 = values[i + 1]
             out.append(v0 << 2 | v1 >> 4)
             if n > 2 { out.append((v1 & 15) << 4 | values[i + 2] >> 2) }
             if n > 3 { out.append((values[i + 2] & 3) << 6 | values[i + 3]) }

@@ -45,9 +45,13 @@ package enum DateConversion {
             return true
         }
         var negativeYear = false
-        if i < chars.count && chars[i] == UInt8(ascii: "-") { negativeYear = true; i += 1 }
+        if i < chars.count && chars[i] == UInt8(ascii: "-") {
+            negativeYear = true
+            i += 1
+        }
         guard var year = number(4), expect("-"), let month = number(2), expect("-"), let day = number(2),
-              (1...12).contains(month), (1...31).contains(day) else { return nil }
+            (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
         if negativeYear { year = -year }
         // Reject days the month does not have (2017-02-30), rather than rolling into the next month.
         let (_, checkedMonth, checkedDay) = civilFromDays(daysFromCivil(year: year, month: month, day: day))
@@ -86,7 +90,9 @@ package enum DateConversion {
                     _ = expect(":")
                     guard let om = number(2) else { return nil }
                     seconds -= sign * Double(oh * 3600 + om * 60)
-                } else { return nil }
+                } else {
+                    return nil
+                }
             }
         }
         guard i == chars.count else { return nil }
@@ -104,7 +110,11 @@ package enum DateConversion {
         var fraction = unix - wholeSeconds
         var total = Int(wholeSeconds)
         var millis = Int((fraction * 1000).rounded())
-        if millis == 1000 { total += 1; millis = 0; fraction = 0 }
+        if millis == 1000 {
+            total += 1
+            millis = 0
+            fraction = 0
+        }
         let days = total >= 0 ? total / 86400 : (total - 86399) / 86400
         let secondOfDay = total - days * 86400
         let (y, m, d) = civilFromDays(days)
@@ -113,7 +123,8 @@ package enum DateConversion {
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
         // Years before 1 BC keep the sign in front of the padding (-0044), as ISO 8601 writes them.
-        var text = "\(y < 0 ? "-" + pad(-y, 4) : pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        var text =
+            "\(y < 0 ? "-" + pad(-y, 4) : pad(y, 4))-\(pad(m, 2))-\(pad(d, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
         if millis != 0 { text += "." + pad(millis, 3) }
         return text + "Z"
     }

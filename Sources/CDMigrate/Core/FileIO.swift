@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The few file operations the engine needs, on the C library (no Foundation).
@@ -60,7 +60,8 @@ package enum FileIO {
     /// Atomically replaces `destination` by `source` (same file system).
     package static func rename(_ source: String, to destination: String) throws {
         if Glibc.rename(source, destination) != 0 {
-            throw MigrationError(.io, "cannot rename '\(source)' to '\(destination)': \(String(cString: strerror(errno)))")
+            throw MigrationError(
+                .io, "cannot rename '\(source)' to '\(destination)': \(String(cString: strerror(errno)))")
         }
     }
 
@@ -81,7 +82,10 @@ package enum FileIO {
     /// Flushes a file's data to disk.
     package static func fsync(path: String) {
         let fd = open(path, O_RDONLY)
-        if fd >= 0 { _ = Glibc.fsync(fd); close(fd) }
+        if fd >= 0 {
+            _ = Glibc.fsync(fd)
+            close(fd)
+        }
     }
 
     package static func directory(of path: String) -> String {

@@ -43,7 +43,8 @@ package enum JSON: Equatable {
             let reason = withUnsafeBytes(of: error.text) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            throw MigrationError(.invalidJSON, "JSON syntax error at line \(error.line), column \(error.column): \(reason)")
+            throw MigrationError(
+                .invalidJSON, "JSON syntax error at line \(error.line), column \(error.column): \(reason)")
         }
         defer { cdm_json_decref(root) }
         return JSON(jansson: root)
@@ -134,7 +135,9 @@ package enum JSON: Equatable {
     package var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
     package var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
     package var arrayValue: [JSON]? { if case .array(let a) = self { return a } else { return nil } }
-    package var objectValue: [(key: String, value: JSON)]? { if case .object(let o) = self { return o } else { return nil } }
+    package var objectValue: [(key: String, value: JSON)]? {
+        if case .object(let o) = self { return o } else { return nil }
+    }
     package var integerValue: Int64? {
         switch self {
         case .integer(let i): return i

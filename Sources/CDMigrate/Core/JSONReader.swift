@@ -35,38 +35,56 @@ struct JSONReader {
             if required { fail(key, "\(what.isEmpty ? "" : what + ": ")'\(key)' is required") }
             return nil
         }
-        guard let s = v.stringValue else { fail(key, "'\(key)' must be a string, not \(v.typeName)"); return nil }
+        guard let s = v.stringValue else {
+            fail(key, "'\(key)' must be a string, not \(v.typeName)")
+            return nil
+        }
         return s
     }
 
     mutating func bool(_ key: String, default defaultValue: Bool) -> Bool {
         guard let v = value(key) else { return defaultValue }
-        guard let b = v.boolValue else { fail(key, "'\(key)' must be true or false, not \(v.typeName)"); return defaultValue }
+        guard let b = v.boolValue else {
+            fail(key, "'\(key)' must be true or false, not \(v.typeName)")
+            return defaultValue
+        }
         return b
     }
 
     mutating func integer(_ key: String) -> Int? {
         guard let v = value(key) else { return nil }
-        guard let i = v.integerValue, i >= Int64(Int32.min), i <= Int64(Int32.max) else { fail(key, "'\(key)' must be an integer"); return nil }
+        guard let i = v.integerValue, i >= Int64(Int32.min), i <= Int64(Int32.max) else {
+            fail(key, "'\(key)' must be an integer")
+            return nil
+        }
         return Int(i)
     }
 
     mutating func number(_ key: String) -> Double? {
         guard let v = value(key) else { return nil }
-        guard let d = v.doubleValue else { fail(key, "'\(key)' must be a number, not \(v.typeName)"); return nil }
+        guard let d = v.doubleValue else {
+            fail(key, "'\(key)' must be a number, not \(v.typeName)")
+            return nil
+        }
         return d
     }
 
     mutating func array(_ key: String) -> [JSON] {
         guard let v = value(key) else { return [] }
-        guard let a = v.arrayValue else { fail(key, "'\(key)' must be an array, not \(v.typeName)"); return [] }
+        guard let a = v.arrayValue else {
+            fail(key, "'\(key)' must be an array, not \(v.typeName)")
+            return []
+        }
         return a
     }
 
     /// A flat string dictionary (Core Data's userInfo as Xcode writes it); numbers and booleans become text.
     mutating func userInfo(_ key: String = "userInfo") -> [String: String] {
         guard let v = value(key) else { return [:] }
-        guard let members = v.objectValue else { fail(key, "'\(key)' must be an object, not \(v.typeName)"); return [:] }
+        guard let members = v.objectValue else {
+            fail(key, "'\(key)' must be an object, not \(v.typeName)")
+            return [:]
+        }
         var info: [String: String] = [:]
         for (k, value) in members {
             switch value {
@@ -74,7 +92,11 @@ struct JSONReader {
             case .integer(let i): info[k] = String(i)
             case .double(let d): info[k] = Value.format(d)
             case .bool(let b): info[k] = b ? "YES" : "NO"
-            default: problems.append(MigrationError(code, "userInfo value '\(k)' must be a string, number or boolean", path: memberPath(key) + "." + k))
+            default:
+                problems.append(
+                    MigrationError(
+                        code, "userInfo value '\(k)' must be a string, number or boolean",
+                        path: memberPath(key) + "." + k))
             }
         }
         return info
@@ -95,7 +117,9 @@ struct JSONReader {
         }
         if utf8.count == 64, utf8.allSatisfy({ nibble($0) != nil }) {
             var bytes: [UInt8] = []
-            for i in stride(from: 0, to: 64, by: 2) { bytes.append((nibble(utf8[i]) ?? 0) << 4 | (nibble(utf8[i + 1]) ?? 0)) }
+            for i in stride(from: 0, to: 64, by: 2) {
+                bytes.append((nibble(utf8[i]) ?? 0) << 4 | (nibble(utf8[i + 1]) ?? 0))
+            }
             return bytes
         }
         guard let bytes = Base64.decode(text), bytes.count == 32 else {

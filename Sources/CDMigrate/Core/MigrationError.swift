@@ -115,7 +115,10 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     public var byteOffset: Int? {
         get { position.flatMap { $0.byte >= 0 ? Int($0.byte) : nil } }
         set {
-            guard let value = newValue else { position?.byte = -1; return }
+            guard let value = newValue else {
+                position?.byte = -1
+                return
+            }
             position = TextPosition(character: position?.character ?? 0, byte: Int32(clamping: value))
         }
     }
@@ -138,12 +141,16 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     /// - parameter offset: The position in the file or text (in characters), when known.
     /// - parameter byteOffset: The same position in UTF-8 bytes, when known (what the C API reports).
     /// - parameter underlying: The errors this one collects.
-    public init(_ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, byteOffset: Int? = nil,
-                underlying: [MigrationError] = []) {
+    public init(
+        _ code: Code, _ message: String, path: String? = nil, offset: Int? = nil, byteOffset: Int? = nil,
+        underlying: [MigrationError] = []
+    ) {
         self.code = code
         self.message = message
         self.path = path
-        self.position = offset.map { TextPosition(character: Int32(clamping: $0), byte: byteOffset.map { Int32(clamping: $0) } ?? -1) }
+        self.position = offset.map {
+            TextPosition(character: Int32(clamping: $0), byte: byteOffset.map { Int32(clamping: $0) } ?? -1)
+        }
         self.underlying = underlying
     }
 
@@ -166,7 +173,8 @@ public struct MigrationError: Error, Equatable, CustomStringConvertible {
     public static func collecting(_ errors: [MigrationError], code: Code, summary: String) -> MigrationError? {
         if errors.isEmpty { return nil }
         if errors.count == 1 { return errors[0] }
-        return MigrationError(code, "\(summary): \(errors.count) problem\(errors.count == 1 ? "" : "s")", underlying: errors)
+        return MigrationError(
+            code, "\(summary): \(errors.count) problem\(errors.count == 1 ? "" : "s")", underlying: errors)
     }
 }
 

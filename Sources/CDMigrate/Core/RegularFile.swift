@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 extension FileIO {
@@ -32,7 +32,8 @@ extension FileIO {
         let type = info.st_mode & S_IFMT
         guard type == S_IFREG else {
             close(fd)
-            throw MigrationError(.io, "\(named) is \(fileTypeName(type)), not a regular file; cdmigrate reads only regular files")
+            throw MigrationError(
+                .io, "\(named) is \(fileTypeName(type)), not a regular file; cdmigrate reads only regular files")
         }
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }

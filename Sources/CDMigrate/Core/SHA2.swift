@@ -17,7 +17,8 @@ struct SHA2<Word: FixedWidthInteger & UnsignedInteger> {
     /// last two words (big-endian; messages here are far below 2^64 bits, so a 128-bit length's
     /// high half is zero).
     static func padded(_ message: [UInt8]) -> [UInt8] {
-        let block = 16 * wordBytes, lengthField = 2 * wordBytes
+        let block = 16 * wordBytes
+        let lengthField = 2 * wordBytes
         let bitLength = UInt64(message.count) &* 8
         var data = message
         data.reserveCapacity(message.count + block + lengthField)
@@ -30,7 +31,8 @@ struct SHA2<Word: FixedWidthInteger & UnsignedInteger> {
 
     /// The digest of `message`: the final hash value's words, big-endian.
     func hash(_ message: [UInt8]) -> [UInt8] {
-        let data = Self.padded(message), wordBytes = Self.wordBytes
+        let data = Self.padded(message)
+        let wordBytes = Self.wordBytes
         var h = initial
         var w = [Word](repeating: 0, count: k.count)
         for chunk in stride(from: 0, to: data.count, by: 16 * wordBytes) {
@@ -44,7 +46,14 @@ struct SHA2<Word: FixedWidthInteger & UnsignedInteger> {
                 let s1 = rotr(w[i - 2], schedule.s1.0) ^ rotr(w[i - 2], schedule.s1.1) ^ (w[i - 2] &>> schedule.s1.2)
                 w[i] = w[i - 16] &+ s0 &+ w[i - 7] &+ s1
             }
-            var a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7]
+            var a = h[0]
+            var b = h[1]
+            var c = h[2]
+            var d = h[3]
+            var e = h[4]
+            var f = h[5]
+            var g = h[6]
+            var hh = h[7]
             for i in 0..<k.count {
                 let s1 = rotr(e, rounds.s1.0) ^ rotr(e, rounds.s1.1) ^ rotr(e, rounds.s1.2)
                 let ch = (e & f) ^ (~e & g)
@@ -52,15 +61,30 @@ struct SHA2<Word: FixedWidthInteger & UnsignedInteger> {
                 let s0 = rotr(a, rounds.s0.0) ^ rotr(a, rounds.s0.1) ^ rotr(a, rounds.s0.2)
                 let maj = (a & b) ^ (a & c) ^ (b & c)
                 let t2 = s0 &+ maj
-                hh = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+                hh = g
+                g = f
+                f = e
+                e = d &+ t1
+                d = c
+                c = b
+                b = a
+                a = t1 &+ t2
             }
-            h[0] = h[0] &+ a; h[1] = h[1] &+ b; h[2] = h[2] &+ c; h[3] = h[3] &+ d
-            h[4] = h[4] &+ e; h[5] = h[5] &+ f; h[6] = h[6] &+ g; h[7] = h[7] &+ hh
+            h[0] = h[0] &+ a
+            h[1] = h[1] &+ b
+            h[2] = h[2] &+ c
+            h[3] = h[3] &+ d
+            h[4] = h[4] &+ e
+            h[5] = h[5] &+ f
+            h[6] = h[6] &+ g
+            h[7] = h[7] &+ hh
         }
         var digest: [UInt8] = []
         digest.reserveCapacity(8 * wordBytes)
         for word in h {
-            for shift in stride(from: Word.bitWidth - 8, through: 0, by: -8) { digest.append(UInt8(truncatingIfNeeded: word &>> shift)) }
+            for shift in stride(from: Word.bitWidth - 8, through: 0, by: -8) {
+                digest.append(UInt8(truncatingIfNeeded: word &>> shift))
+            }
         }
         return digest
     }

@@ -11,17 +11,29 @@ package enum UTF8Text {
         let n = bytes.count
         while i < n {
             let b = bytes[i]
-            if b < 0x80 { i += 1; continue }
+            if b < 0x80 {
+                i += 1
+                continue
+            }
             let length: Int
-            var low: UInt8 = 0x80, high: UInt8 = 0xBF  // bounds of the second byte
+            var low: UInt8 = 0x80
+            var high: UInt8 = 0xBF  // bounds of the second byte
             switch b {
             case 0xC2...0xDF: length = 2
-            case 0xE0: length = 3; low = 0xA0
+            case 0xE0:
+                length = 3
+                low = 0xA0
             case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED: length = 3; high = 0x9F
-            case 0xF0: length = 4; low = 0x90
+            case 0xED:
+                length = 3
+                high = 0x9F
+            case 0xF0:
+                length = 4
+                low = 0x90
             case 0xF1...0xF3: length = 4
-            case 0xF4: length = 4; high = 0x8F
+            case 0xF4:
+                length = 4
+                high = 0x8F
             default: return i
             }
             guard i + 1 < n, bytes[i + 1] >= low, bytes[i + 1] <= high else { return i }
@@ -43,8 +55,10 @@ package enum UTF8Text {
             var line = 1
             for byte in bytes[..<bad] where byte == 0x0A { line += 1 }
             let hex = String(bytes[bad], radix: 16, uppercase: true)
-            throw MigrationError(code, "'\(file)' is not valid UTF-8: byte 0x\(hex.count == 1 ? "0" : "")\(hex) at line \(line), byte offset \(bad) (the file must be UTF-8; convert it, e.g. with iconv -f LATIN1 -t UTF-8)",
-                                 path: file, offset: bad, byteOffset: bad)
+            throw MigrationError(
+                code,
+                "'\(file)' is not valid UTF-8: byte 0x\(hex.count == 1 ? "0" : "")\(hex) at line \(line), byte offset \(bad) (the file must be UTF-8; convert it, e.g. with iconv -f LATIN1 -t UTF-8)",
+                path: file, offset: bad, byteOffset: bad)
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -84,7 +84,9 @@ public enum Value: CustomStringConvertible {
         case .integer(let i): return i != 0
         case .double(let d): return d != 0
         case .decimal(let s): return (Double(s) ?? 0) != 0
-        case .string(let s): return ["y", "Y", "t", "T", "1", "2", "3", "4", "5", "6", "7", "8", "9"].contains(s.first.map(String.init) ?? "")
+        case .string(let s):
+            return ["y", "Y", "t", "T", "1", "2", "3", "4", "5", "6", "7", "8", "9"].contains(
+                s.first.map(String.init) ?? "")
         default: return true
         }
     }
@@ -165,7 +167,12 @@ public enum Value: CustomStringConvertible {
             case UInt8(ascii: "A")...UInt8(ascii: "F"): v = c - 55
             default: return nil
             }
-            if let h = high { bytes.append(h << 4 | v); high = nil } else { high = v }
+            if let h = high {
+                bytes.append(h << 4 | v)
+                high = nil
+            } else {
+                high = v
+            }
         }
         return bytes
     }
@@ -216,7 +223,9 @@ extension Value: Hashable {
     }
 }
 
-extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral, ExpressibleByBooleanLiteral, ExpressibleByNilLiteral {
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByNilLiteral
+{
     /// `"text"` as `.string`.
     public init(stringLiteral value: String) { self = .string(value) }
     /// `42` as `.integer`.

@@ -5,7 +5,8 @@ enum Aggregates {
         var result: [Value] = []
         for v in values where !v.isNull {
             guard v.doubleValue != nil, !isDate(v) else {
-                throw MigrationError(.expressionEvaluation, "\(function) needs numbers, not \(v.aTypeName) value ('\(v)')")
+                throw MigrationError(
+                    .expressionEvaluation, "\(function) needs numbers, not \(v.aTypeName) value ('\(v)')")
             }
             result.append(v)
         }
@@ -29,9 +30,14 @@ enum Aggregates {
     static func extreme(_ values: [Value], max: Bool) throws -> Value {
         var best: Value = .null
         for v in values where !v.isNull {
-            if best.isNull { best = v; continue }
+            if best.isNull {
+                best = v
+                continue
+            }
             guard let order = ValueComparison.compare(v, best) else {
-                throw MigrationError(.expressionEvaluation, "\(max ? "max" : "min") cannot compare \(v.aTypeName) value with \(best.aTypeName) value")
+                throw MigrationError(
+                    .expressionEvaluation,
+                    "\(max ? "max" : "min") cannot compare \(v.aTypeName) value with \(best.aTypeName) value")
             }
             if (max && order > 0) || (!max && order < 0) { best = v }
         }

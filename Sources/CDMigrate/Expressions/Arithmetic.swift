@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Arithmetic of value expressions: integers stay integers while the result is exact, otherwise
@@ -21,7 +21,9 @@ enum Arithmetic {
             break
         }
         guard let x = number(a, op, b), let y = number(b, op, a) else {
-            throw MigrationError(.expressionEvaluation, "cannot apply '\(op.rawValue)' to \(a.aTypeName) value ('\(a)') and \(b.aTypeName) value ('\(b)')")
+            throw MigrationError(
+                .expressionEvaluation,
+                "cannot apply '\(op.rawValue)' to \(a.aTypeName) value ('\(a)') and \(b.aTypeName) value ('\(b)')")
         }
         if let i = exactInteger(a), let j = exactInteger(b) {
             switch op {
@@ -87,7 +89,8 @@ enum Arithmetic {
 
     private static func integerPower(_ base: Int64, _ exponent: Int64) -> Int64? {
         var result: Int64 = 1
-        var b = base, e = exponent
+        var b = base
+        var e = exponent
         while e > 0 {
             if e & 1 == 1 {
                 let (r, o) = result.multipliedReportingOverflow(by: b)

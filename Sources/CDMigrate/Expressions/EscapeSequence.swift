@@ -20,8 +20,10 @@ enum EscapeSequence {
 
     /// The value of the hexadecimal digits at `position` in `text`, at most `maximum` of them
     /// (at most 8, so the value fits), and how many there were.
-    static func digits<Element>(in text: [Element], at position: Int, maximum: Int,
-                                digit: (Element) -> Int?) -> (value: UInt32, count: Int) {
+    static func digits<Element>(
+        in text: [Element], at position: Int, maximum: Int,
+        digit: (Element) -> Int?
+    ) -> (value: UInt32, count: Int) {
         var value: UInt32 = 0
         var count = 0
         while count < min(maximum, 8), position + count < text.count, let v = digit(text[position + count]), v < 16 {

@@ -4,7 +4,9 @@
 /// `timeIntervalSinceReferenceDate` does; text becomes a date when it is ISO 8601 (or Core Data's
 /// printed form `2020-01-01 10:00:00 +0000`) or a number of seconds.
 enum ExpressionCast {
-    static let typeNames: Set<String> = ["NSString", "NSNumber", "NSDate", "NSDecimalNumber", "NSData", "NSUUID", "NSURL", "Class"]
+    static let typeNames: Set<String> = [
+        "NSString", "NSNumber", "NSDate", "NSDecimalNumber", "NSData", "NSUUID", "NSURL", "Class",
+    ]
 
     static func cast(_ value: Value, to type: String) throws -> Value {
         if value.isNull { return .null }
@@ -70,9 +72,13 @@ enum ExpressionCast {
             default: throw fail()
             }
         case "Class":
-            throw MigrationError(.expressionEvaluation, "CAST(\"\(value)\", \"Class\") names a host class and can only be the target of FUNCTION")
+            throw MigrationError(
+                .expressionEvaluation,
+                "CAST(\"\(value)\", \"Class\") names a host class and can only be the target of FUNCTION")
         default:
-            throw MigrationError(.expressionEvaluation, "unknown CAST type '\(type)' (expected one of \(typeNames.sorted().joined(separator: ", ")))")
+            throw MigrationError(
+                .expressionEvaluation,
+                "unknown CAST type '\(type)' (expected one of \(typeNames.sorted().joined(separator: ", ")))")
         }
     }
 
@@ -81,7 +87,9 @@ enum ExpressionCast {
         if let d = DateConversion.parseISO8601(text) { return d }
         // "YYYY-MM-DD HH:MM:SS +0000": drop the space before the zone.
         var chars = Array(text)
-        if chars.count > 6, chars[chars.count - 6] == " ", chars[chars.count - 5] == "+" || chars[chars.count - 5] == "-" {
+        if chars.count > 6, chars[chars.count - 6] == " ",
+            chars[chars.count - 5] == "+" || chars[chars.count - 5] == "-"
+        {
             chars.remove(at: chars.count - 6)
             if let d = DateConversion.parseISO8601(String(chars)) { return d }
         }
@@ -91,7 +99,8 @@ enum ExpressionCast {
 
 extension String {
     var trimmingWhitespace: String {
-        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else { return "" }
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return String(self[first...last])
     }
 }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Evaluates value expressions against an evaluated object (`SELF`, bare key paths) and an
@@ -25,7 +25,9 @@ package final class ExpressionEvaluator {
         self.environment = environment
     }
 
-    package static func evaluate(_ expression: ValueExpression, object: Value = .null, environment: ExpressionEnvironment? = nil) throws -> Value {
+    package static func evaluate(
+        _ expression: ValueExpression, object: Value = .null, environment: ExpressionEnvironment? = nil
+    ) throws -> Value {
         return try ExpressionEvaluator(environment: environment).evaluate(expression, object: object)
     }
 
@@ -55,8 +57,10 @@ package final class ExpressionEvaluator {
         depth += 1
         guard depth <= ExpressionParser.maximumDepth else {
             depth -= 1
-            throw MigrationError(.expressionEvaluation,
-                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels (an expression or predicate built by hand: each function, aggregate, key path, operator, index, subquery, NOT, AND/OR and comparison counts one level)")
+            throw MigrationError(
+                .expressionEvaluation,
+                "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels (an expression or predicate built by hand: each function, aggregate, key path, operator, index, subquery, NOT, AND/OR and comparison counts one level)"
+            )
         }
     }
 
@@ -71,7 +75,8 @@ package final class ExpressionEvaluator {
             return try variable(name)
         case .keyPath(let base, let keys):
             if case .variable(let name) = base, local(name) == nil, let environment = environment,
-               let value = try environment.keyPath(keys, onVariable: name) {
+                let value = try environment.keyPath(keys, onVariable: name)
+            {
                 return value
             }
             return try KeyValueCoding.value(try evaluate(base, object: object), keys: keys[...])
@@ -111,7 +116,9 @@ package final class ExpressionEvaluator {
 
     // The cases below live apart from `evaluate`, which recursion passes through, to keep its stack frame small.
 
-    private func subquery(_ collection: ValueExpression, _ name: String, _ predicate: FilterPredicate, object: Value) throws -> Value {
+    private func subquery(_ collection: ValueExpression, _ name: String, _ predicate: FilterPredicate, object: Value)
+        throws -> Value
+    {
         let items = try evaluate(collection, object: object).elements
         let predicates = PredicateEvaluator(expressions: self)
         var result: [Value] = []
@@ -124,7 +131,9 @@ package final class ExpressionEvaluator {
         return .collection(result)
     }
 
-    private func index(_ collection: ValueExpression, _ index: ValueExpression, _ expression: ValueExpression, object: Value) throws -> Value {
+    private func index(
+        _ collection: ValueExpression, _ index: ValueExpression, _ expression: ValueExpression, object: Value
+    ) throws -> Value {
         let items = try evaluate(collection, object: object)
         if items.isNull { return .null }
         let elements = items.elements
@@ -138,7 +147,9 @@ package final class ExpressionEvaluator {
         }
         let position = try evaluate(index, object: object)
         guard let i = position.integerValue, i >= 0, i < Int64(elements.count) else {
-            throw MigrationError(.expressionEvaluation, "index \(position) is outside a collection of \(elements.count) in '\(expression)'")
+            throw MigrationError(
+                .expressionEvaluation,
+                "index \(position) is outside a collection of \(elements.count) in '\(expression)'")
         }
         return elements[Int(i)]
     }
@@ -161,24 +172,33 @@ package final class ExpressionEvaluator {
         return values
     }
 
-    private func function(_ target: ValueExpression, _ selector: String, _ args: [ValueExpression], object: Value) throws -> Value {
+    private func function(_ target: ValueExpression, _ selector: String, _ args: [ValueExpression], object: Value)
+        throws -> Value
+    {
         // Every function is bounded (ExpressionValueLimits); between two, a cancellation ends the evaluation.
         if let isCancelled, isCancelled() {
             throw MigrationError(.migrationCancelled, "cancelled while evaluating FUNCTION(…, '\(selector)', …)")
         }
         // FUNCTION(CAST("Class", "Class"), "selector:", …): a host function.
-        if case .builtin("CAST", let castArgs) = target, castArgs.count == 2, castArgs[1] == .constant(.string("Class")) {
+        if case .builtin("CAST", let castArgs) = target, castArgs.count == 2, castArgs[1] == .constant(.string("Class"))
+        {
             guard case .string(let className) = try evaluate(castArgs[0], object: object) else {
-                throw MigrationError(.expressionEvaluation, "the class of a FUNCTION must be a string in '\(ValueExpression.function(target, selector, args))'")
+                throw MigrationError(
+                    .expressionEvaluation,
+                    "the class of a FUNCTION must be a string in '\(ValueExpression.function(target, selector, args))'")
             }
             guard let environment = environment else {
-                throw MigrationError(.expressionEvaluation, "no host function '\(className).\(selector)' is available here")
+                throw MigrationError(
+                    .expressionEvaluation, "no host function '\(className).\(selector)' is available here")
             }
-            return try environment.invokeHostFunction(className: className, selector: selector, arguments: try evaluateAll(args, object: object))
+            return try environment.invokeHostFunction(
+                className: className, selector: selector, arguments: try evaluateAll(args, object: object))
         }
         if case .variable(let name) = target, local(name) == nil, let environment = environment {
             let arguments = try evaluateAll(args, object: object)
-            if let value = try environment.invoke(selector: selector, onVariable: name, arguments: arguments) { return value }
+            if let value = try environment.invoke(selector: selector, onVariable: name, arguments: arguments) {
+                return value
+            }
             return try SelectorTable.perform(selector, on: try variable(name), arguments: arguments)
         }
         let receiver = try evaluate(target, object: object)
@@ -205,7 +225,8 @@ package final class ExpressionEvaluator {
             arity = entry
         }
         if let arity = arity, args.count != arity {
-            throw MigrationError(.expressionEvaluation, "\(name) takes \(arity) argument\(arity == 1 ? "" : "s"), not \(args.count)")
+            throw MigrationError(
+                .expressionEvaluation, "\(name) takes \(arity) argument\(arity == 1 ? "" : "s"), not \(args.count)")
         }
         if arity == nil && args.isEmpty { throw MigrationError(.expressionEvaluation, "\(name) needs an argument") }
         switch name {
@@ -219,7 +240,9 @@ package final class ExpressionEvaluator {
             // The environment answers the fetch request expression with the fetched instances.
             let request = try evaluate(args[0], object: object)
             if case .collection = request { return request }
-            throw MigrationError(.expressionEvaluation, "FETCH needs a fetch request the environment can execute, not \(request.aTypeName) value")
+            throw MigrationError(
+                .expressionEvaluation,
+                "FETCH needs a fetch request the environment can execute, not \(request.aTypeName) value")
         case "now": return .date(ExpressionEvaluator.now())
         case "sum:": return try Aggregates.sum(try collection(args, object: object))
         case "count:": return .integer(Int64(try collection(args, object: object).count))
@@ -257,7 +280,9 @@ package final class ExpressionEvaluator {
             return .double(fmod(a, b))
         case "bitwiseAnd:with:", "bitwiseOr:with:", "bitwiseXor:with:", "leftshift:by:", "rightshift:by:":
             guard let a = integer(values[0]), let b = integer(values[1]) else {
-                throw MigrationError(.expressionEvaluation, "\(name) needs integers, not \(values[0].typeName) and \(values[1].typeName)")
+                throw MigrationError(
+                    .expressionEvaluation, "\(name) needs integers, not \(values[0].typeName) and \(values[1].typeName)"
+                )
             }
             switch name {
             case "bitwiseAnd:with:": return .integer(a & b)
@@ -267,7 +292,10 @@ package final class ExpressionEvaluator {
             default: return .integer(a >> b)
             }
         case "onesComplement:":
-            guard let a = integer(values[0]) else { throw MigrationError(.expressionEvaluation, "onesComplement: needs an integer, not \(values[0].aTypeName) value") }
+            guard let a = integer(values[0]) else {
+                throw MigrationError(
+                    .expressionEvaluation, "onesComplement: needs an integer, not \(values[0].aTypeName) value")
+            }
             return .integer(~a)
         case "abs:":
             if let a = integer(values[0]), a != Int64.min { return .integer(Swift.abs(a)) }
@@ -281,10 +309,13 @@ package final class ExpressionEvaluator {
         case "trunc:": return .double(try number(values[0], name).rounded(.towardZero))
         case "uppercase:", "lowercase:", "length:", "canonical:":
             guard case .string(let s) = values[0] else {
-                throw MigrationError(.expressionEvaluation, "\(name) needs a string, not \(values[0].aTypeName) value ('\(values[0])')")
+                throw MigrationError(
+                    .expressionEvaluation, "\(name) needs a string, not \(values[0].aTypeName) value ('\(values[0])')")
             }
             if name == "length:" { return .integer(Int64(s.utf16.count)) }
-            if name == "canonical:" { return .string(ValueComparison.fold(s, [.caseInsensitive, .diacriticInsensitive])) }
+            if name == "canonical:" {
+                return .string(ValueComparison.fold(s, [.caseInsensitive, .diacriticInsensitive]))
+            }
             return .string(name == "uppercase:" ? s.uppercased() : s.lowercased())
         default:
             throw MigrationError(.expressionEvaluation, "unknown function '\(name)'")

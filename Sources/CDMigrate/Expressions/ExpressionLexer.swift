@@ -65,8 +65,10 @@ struct ExpressionLexer {
     }
 
     func error(expected: String, found: String, at offset: Int) -> MigrationError {
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(found) at character \(offset) in '\(text)'", offset: offset,
-                              byteOffset: MigrationError.utf8Offset(ofCharacter: offset, in: text))
+        return MigrationError(
+            .expressionSyntax, "expected \(expected) but found \(found) at character \(offset) in '\(text)'",
+            offset: offset,
+            byteOffset: MigrationError.utf8Offset(ofCharacter: offset, in: text))
     }
 
     private func peek(_ ahead: Int = 0) -> Character? {
@@ -84,17 +86,25 @@ struct ExpressionLexer {
 
     private mutating func identifier() -> String {
         var name = ""
-        while let c = peek(), ExpressionLexer.isIdentifierPart(c) { name.append(c); position += 1 }
+        while let c = peek(), ExpressionLexer.isIdentifierPart(c) {
+            name.append(c)
+            position += 1
+        }
         return name
     }
 
     mutating func next() throws -> ExpressionToken {
         while let c = peek(), c.isWhitespace { position += 1 }
         let start = position
-        while counted.characters < start { counted.bytes += chars[counted.characters].utf8.count; counted.characters += 1 }
+        while counted.characters < start {
+            counted.bytes += chars[counted.characters].utf8.count
+            counted.characters += 1
+        }
         let startByte = counted.bytes
         guard let c = peek() else { return ExpressionToken(kind: .end, offset: start, byteOffset: startByte) }
-        func token(_ kind: ExpressionToken.Kind) -> ExpressionToken { ExpressionToken(kind: kind, offset: start, byteOffset: startByte) }
+        func token(_ kind: ExpressionToken.Kind) -> ExpressionToken {
+            ExpressionToken(kind: kind, offset: start, byteOffset: startByte)
+        }
 
         if ExpressionLexer.isIdentifierStart(c) { return token(.identifier(identifier())) }
         if c == "@", let n = peek(1), ExpressionLexer.isIdentifierStart(n) {
@@ -105,20 +115,23 @@ struct ExpressionLexer {
         if c == "#" {
             position += 1
             guard let n = peek(), ExpressionLexer.isIdentifierStart(n) else {
-                throw error(expected: "a name after '#'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
+                throw error(
+                    expected: "a name after '#'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
             }
             return token(.escapedIdentifier(identifier()))
         }
         if c == "$" {
             position += 1
             guard let n = peek(), ExpressionLexer.isIdentifierStart(n) else {
-                throw error(expected: "a variable name after '$'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
+                throw error(
+                    expected: "a variable name after '$'", found: peek().map { "'\($0)'" } ?? "end of text",
+                    at: position)
             }
             return token(.variable(identifier()))
         }
         if c == "\"" || c == "'" { return token(.string(try string(quote: c))) }
         if c.isASCII && c.isNumber { return token(try number()) }
-        if c == "." , let n = peek(1), n.isASCII, n.isNumber { return token(try number()) }
+        if c == ".", let n = peek(1), n.isASCII, n.isNumber { return token(try number()) }
         if c == "%" { return token(try format()) }
 
         let two = peek(1).map { String(c) + String($0) } ?? ""
@@ -138,7 +151,9 @@ struct ExpressionLexer {
         position += 1
         // Length modifiers of printf conversions are accepted and ignored: arguments are Values.
         while let c = peek(), c == "l" || c == "h" || c == "q" || c == "z" { position += 1 }
-        guard let c = peek() else { throw error(expected: "a format conversion after '%'", found: "end of text", at: position) }
+        guard let c = peek() else {
+            throw error(expected: "a format conversion after '%'", found: "end of text", at: position)
+        }
         position += 1
         switch c {
         case "@", "K": return .format(c)
@@ -158,17 +173,24 @@ struct ExpressionLexer {
         var value = ""
         while true {
             guard let c = peek() else {
-                throw error(expected: "a closing \(quote) for the string at character \(start)", found: "end of text", at: position)
+                throw error(
+                    expected: "a closing \(quote) for the string at character \(start)", found: "end of text",
+                    at: position)
             }
             position += 1
             if c == quote { return value }
-            if c != "\\" { value.append(c); continue }
+            if c != "\\" {
+                value.append(c)
+                continue
+            }
             let escapeStart = position - 1
             guard let e = peek() else {
                 throw error(expected: "an escaped character after '\\'", found: "end of text", at: position)
             }
             position += 1
-            if let scalar = e.unicodeScalars.first, e.unicodeScalars.count == 1, let control = EscapeSequence.control(scalar) {
+            if let scalar = e.unicodeScalars.first, e.unicodeScalars.count == 1,
+                let control = EscapeSequence.control(scalar)
+            {
                 value.unicodeScalars.append(control)
                 continue
             }
@@ -181,10 +203,14 @@ struct ExpressionLexer {
                 let (code, count) = EscapeSequence.digits(in: chars, at: position, maximum: width) { $0.hexDigitValue }
                 position += count
                 guard count == width else {
-                    throw error(expected: "\(width) hexadecimal digits after '\\\(e)'", found: peek().map { "'\($0)'" } ?? "end of text", at: position)
+                    throw error(
+                        expected: "\(width) hexadecimal digits after '\\\(e)'",
+                        found: peek().map { "'\($0)'" } ?? "end of text", at: position)
                 }
                 guard let scalar = Unicode.Scalar(code) else {
-                    throw error(expected: "a Unicode scalar value", found: "'\\\(e)\(String(code, radix: 16))'", at: escapeStart)
+                    throw error(
+                        expected: "a Unicode scalar value", found: "'\\\(e)\(String(code, radix: 16))'", at: escapeStart
+                    )
                 }
                 value.unicodeScalars.append(scalar)
             default:
@@ -200,19 +226,30 @@ struct ExpressionLexer {
             position += 2
             let radix = "xX".contains(p) ? 16 : ("oO".contains(p) ? 8 : 2)
             var digits = ""
-            while let c = peek(), c.isHexDigit || c == "_" { digits.append(c); position += 1 }
+            while let c = peek(), c.isHexDigit || c == "_" {
+                digits.append(c)
+                position += 1
+            }
             guard !digits.isEmpty, let v = Int64(digits, radix: radix) else {
-                throw error(expected: "a base-\(radix) number", found: "'\(String(chars[start..<position]))'", at: start)
+                throw error(
+                    expected: "a base-\(radix) number", found: "'\(String(chars[start..<position]))'", at: start)
             }
             return .integer(v)
         }
         var text = ""
         var isDouble = false
-        while let c = peek(), c.isASCII, c.isNumber { text.append(c); position += 1 }
+        while let c = peek(), c.isASCII, c.isNumber {
+            text.append(c)
+            position += 1
+        }
         if peek() == ".", let n = peek(1), n.isASCII, n.isNumber {
             isDouble = true
-            text.append("."); position += 1
-            while let c = peek(), c.isASCII, c.isNumber { text.append(c); position += 1 }
+            text.append(".")
+            position += 1
+            while let c = peek(), c.isASCII, c.isNumber {
+                text.append(c)
+                position += 1
+            }
         } else if peek() == ".", !(peek(1).map(ExpressionLexer.isIdentifierStart) ?? false) {
             // "1." is a double; "1.foo" is left for the parser to reject.
             isDouble = true
@@ -226,7 +263,10 @@ struct ExpressionLexer {
                 text.append("e")
                 if k == 2, let s = peek(1) { text.append(s) }
                 position += k
-                while let c = peek(), c.isASCII, c.isNumber { text.append(c); position += 1 }
+                while let c = peek(), c.isASCII, c.isNumber {
+                    text.append(c)
+                    position += 1
+                }
             }
         }
         if let c = peek(), ExpressionLexer.isIdentifierStart(c) {

@@ -32,7 +32,8 @@ package struct ExpressionParser {
 
     /// NSExpression's built-in functions and how many arguments they take (nil: any number, read as one collection).
     static let builtinArity: [String: Int?] = [
-        "sum:": nil, "count:": nil, "min:": nil, "max:": nil, "average:": nil, "median:": nil, "mode:": nil, "stddev:": nil,
+        "sum:": nil, "count:": nil, "min:": nil, "max:": nil, "average:": nil, "median:": nil, "mode:": nil,
+        "stddev:": nil,
         "abs:": 1, "sqrt:": 1, "log:": 1, "ln:": 1, "exp:": 1, "floor:": 1, "ceiling:": 1, "trunc:": 1,
         "uppercase:": 1, "lowercase:": 1, "length:": 1, "distinct:": nil, "noindex:": 1, "onesComplement:": 1,
         "add:to:": 2, "from:subtract:": 2, "multiply:by:": 2, "divide:by:": 2, "modulus:by:": 2, "raise:toPower:": 2,
@@ -63,7 +64,9 @@ package struct ExpressionParser {
         self.variables = variables
     }
 
-    package static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> ValueExpression {
+    package static func parseExpression(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:])
+        throws -> ValueExpression
+    {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let expression = try parser.expression()
         try parser.expectEnd()
@@ -71,7 +74,9 @@ package struct ExpressionParser {
         return expression
     }
 
-    package static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws -> FilterPredicate {
+    package static func parsePredicate(_ text: String, arguments: [Value] = [], variables: [String: Value] = [:]) throws
+        -> FilterPredicate
+    {
         var parser = try ExpressionParser(text: text, arguments: arguments, variables: variables)
         let predicate = try parser.predicate()
         try parser.expectEnd()
@@ -101,8 +106,10 @@ package struct ExpressionParser {
 
     private func error(_ expected: String, at token: ExpressionToken? = nil) -> MigrationError {
         let t = token ?? current
-        return MigrationError(.expressionSyntax, "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset,
-                              byteOffset: t.byteOffset)
+        return MigrationError(
+            .expressionSyntax,
+            "expected \(expected) but found \(t.display) at character \(t.offset) in '\(quotedText)'", offset: t.offset,
+            byteOffset: t.byteOffset)
     }
 
     /// The text as error messages quote it: long texts are cut short.
@@ -116,9 +123,10 @@ package struct ExpressionParser {
         depth += 1
         guard depth <= ExpressionParser.maximumDepth else {
             let t = current
-            throw MigrationError(.expressionSyntax,
-                                 "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
-                                 offset: t.offset, byteOffset: t.byteOffset)
+            throw MigrationError(
+                .expressionSyntax,
+                "expression nests deeper than the limit of \(ExpressionParser.maximumDepth) levels at character \(t.offset) in '\(quotedText)' (each parenthesis, function, aggregate, NOT, unary minus, index and each operator of a + - * / chain counts one level)",
+                offset: t.offset, byteOffset: t.byteOffset)
         }
     }
 
@@ -143,7 +151,10 @@ package struct ExpressionParser {
             items.append(try andPredicate())
         }
         if items.count == 1 { return items[0] }
-        return .or(items.flatMap { item -> [FilterPredicate] in if case .or(let inner) = item { return inner } else { return [item] } })
+        return .or(
+            items.flatMap { item -> [FilterPredicate] in
+                if case .or(let inner) = item { return inner } else { return [item] }
+            })
     }
 
     private mutating func andPredicate() throws -> FilterPredicate {
@@ -153,7 +164,10 @@ package struct ExpressionParser {
             items.append(try notPredicate())
         }
         if items.count == 1 { return items[0] }
-        return .and(items.flatMap { item -> [FilterPredicate] in if case .and(let inner) = item { return inner } else { return [item] } })
+        return .and(
+            items.flatMap { item -> [FilterPredicate] in
+                if case .and(let inner) = item { return inner } else { return [item] }
+            })
     }
 
     private mutating func notPredicate() throws -> FilterPredicate {
@@ -164,8 +178,14 @@ package struct ExpressionParser {
             advance()
             return .not(try notPredicate())
         }
-        if isKeyword("TRUEPREDICATE") { advance(); return .constant(true) }
-        if isKeyword("FALSEPREDICATE") { advance(); return .constant(false) }
+        if isKeyword("TRUEPREDICATE") {
+            advance()
+            return .constant(true)
+        }
+        if isKeyword("FALSEPREDICATE") {
+            advance()
+            return .constant(false)
+        }
         if isSymbol("(") {
             // "(" opens either a nested predicate or an expression such as "(a + b) * 2 > 3":
             // try the predicate first and fall back, reporting whichever attempt got further.
@@ -193,9 +213,15 @@ package struct ExpressionParser {
     private mutating func comparison() throws -> FilterPredicate {
         var modifier = FilterPredicate.ComparisonModifier.direct
         switch keyword {
-        case "ANY", "SOME": modifier = .any; advance()
-        case "ALL": modifier = .all; advance()
-        case "NONE": modifier = .none; advance()
+        case "ANY", "SOME":
+            modifier = .any
+            advance()
+        case "ALL":
+            modifier = .all
+            advance()
+        case "NONE":
+            modifier = .none
+            advance()
         default: break
         }
         let lhs = try expression()
@@ -229,11 +255,13 @@ package struct ExpressionParser {
                 case "c": options.insert(.caseInsensitive)
                 case "d": options.insert(.diacriticInsensitive)
                 case "n": options.insert(.normalized)
-                case "l": break // locale-sensitive: accepted, comparisons are not localised here
+                case "l": break  // locale-sensitive: accepted, comparisons are not localised here
                 default: throw error("comparison options made of c, d, n", at: tokens[position + 1])
                 }
             }
-            advance(); advance(); advance()
+            advance()
+            advance()
+            advance()
         }
         let rhsToken = current
         let rhs = try expression()
@@ -255,7 +283,7 @@ package struct ExpressionParser {
             let op: ValueExpression.ArithmeticOperator
             if isSymbol("+") { op = .add } else if isSymbol("-") { op = .subtract } else { return lhs }
             advance()
-            try nest() // the chain nests to the left
+            try nest()  // the chain nests to the left
             lhs = .binary(op, lhs, try term())
         }
     }
@@ -268,7 +296,7 @@ package struct ExpressionParser {
             let op: ValueExpression.ArithmeticOperator
             if isSymbol("*") { op = .multiply } else if isSymbol("/") { op = .divide } else { return lhs }
             advance()
-            try nest() // the chain nests to the left
+            try nest()  // the chain nests to the left
             lhs = .binary(op, lhs, try unary())
         }
     }
@@ -287,7 +315,10 @@ package struct ExpressionParser {
             default: return .negation(operand)
             }
         }
-        if isSymbol("+") { advance(); return try unary() }
+        if isSymbol("+") {
+            advance()
+            return try unary()
+        }
         return try power()
     }
 
@@ -312,8 +343,10 @@ package struct ExpressionParser {
                 // Consecutive keys extend one key path.
                 var base = result
                 var keys: [String] = []
-                if case .keyPath(let b, let k) = result { (base, keys) = (b, k) } else {
-                    try nest() // a key path on an index or function result nests
+                if case .keyPath(let b, let k) = result {
+                    (base, keys) = (b, k)
+                } else {
+                    try nest()  // a key path on an index or function result nests
                 }
                 while isSymbol(".") {
                     advance()
@@ -321,7 +354,7 @@ package struct ExpressionParser {
                 }
                 result = .keyPath(base, keys)
             } else if isSymbol("[") {
-                try nest() // indexes chain to the left
+                try nest()  // indexes chain to the left
                 advance()
                 let index: ValueExpression
                 if let word = keyword, ["FIRST", "LAST", "SIZE"].contains(word) {
@@ -355,7 +388,8 @@ package struct ExpressionParser {
 
     private mutating func nextArgument(_ token: ExpressionToken) throws -> Value {
         guard argumentIndex < arguments.count else {
-            throw error("format argument \(argumentIndex + 1) for \(token.display) (only \(arguments.count) given)", at: token)
+            throw error(
+                "format argument \(argumentIndex + 1) for \(token.display) (only \(arguments.count) given)", at: token)
         }
         defer { argumentIndex += 1 }
         return arguments[argumentIndex]
@@ -364,24 +398,35 @@ package struct ExpressionParser {
     /// More format arguments than specifiers is a mistake (Foundation ignores the extra ones).
     private func expectEveryArgumentUsed() throws {
         guard argumentIndex < arguments.count else { return }
-        throw MigrationError(.expressionSyntax, "format argument \(argumentIndex + 1) of \(arguments.count) is left over: '\(quotedText)' has \(argumentIndex) format specifier\(argumentIndex == 1 ? "" : "s") (%@, %K, %d, %f)")
+        throw MigrationError(
+            .expressionSyntax,
+            "format argument \(argumentIndex + 1) of \(arguments.count) is left over: '\(quotedText)' has \(argumentIndex) format specifier\(argumentIndex == 1 ? "" : "s") (%@, %K, %d, %f)"
+        )
     }
 
     private mutating func keyPathArgument(_ token: ExpressionToken) throws -> [String] {
         let position = argumentIndex + 1
         let value = try nextArgument(token)
         guard case .string(let path) = value, !path.isEmpty else {
-            throw error("a key path string as format argument \(position) for '%K', not \(value.typeName) '\(value)'", at: token)
+            throw error(
+                "a key path string as format argument \(position) for '%K', not \(value.typeName) '\(value)'", at: token
+            )
         }
         return path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)
     }
 
     private mutating func argumentList(close: String) throws -> [ValueExpression] {
         var items: [ValueExpression] = []
-        if isSymbol(close) { advance(); return items }
+        if isSymbol(close) {
+            advance()
+            return items
+        }
         while true {
             items.append(try expression())
-            if isSymbol(",") { advance(); continue }
+            if isSymbol(",") {
+                advance()
+                continue
+            }
             try expectSymbol(close, "',' or '\(close)'")
             return items
         }
@@ -390,9 +435,15 @@ package struct ExpressionParser {
     private mutating func primary() throws -> ValueExpression {
         let token = current
         switch token.kind {
-        case .string(let s): advance(); return .constant(.string(s))
-        case .integer(let i): advance(); return .constant(.integer(i))
-        case .double(let d): advance(); return .constant(.double(d))
+        case .string(let s):
+            advance()
+            return .constant(.string(s))
+        case .integer(let i):
+            advance()
+            return .constant(.integer(i))
+        case .double(let d):
+            advance()
+            return .constant(.double(d))
         case .variable(let name):
             advance()
             if !boundVariables.contains(name), let value = variables[name] { return .constant(value) }
@@ -427,12 +478,18 @@ package struct ExpressionParser {
         case "d":
             let position = argumentIndex + 1
             let value = try nextArgument(token)
-            guard let i = value.integerValue else { throw error("a number as format argument \(position) for '%d', not \(value.typeName) '\(value)'", at: token) }
+            guard let i = value.integerValue else {
+                throw error(
+                    "a number as format argument \(position) for '%d', not \(value.typeName) '\(value)'", at: token)
+            }
             return .constant(.integer(i))
         case "f":
             let position = argumentIndex + 1
             let value = try nextArgument(token)
-            guard let d = value.doubleValue else { throw error("a number as format argument \(position) for '%f', not \(value.typeName) '\(value)'", at: token) }
+            guard let d = value.doubleValue else {
+                throw error(
+                    "a number as format argument \(position) for '%f', not \(value.typeName) '\(value)'", at: token)
+            }
             return .constant(.double(d))
         default:
             return .constant(try nextArgument(token))
@@ -444,10 +501,18 @@ package struct ExpressionParser {
     private mutating func identifierExpression(_ name: String, _ token: ExpressionToken) throws -> ValueExpression {
         let upper = name.uppercased()
         switch upper {
-        case "NIL", "NULL": advance(); return .constant(.null)
-        case "YES", "TRUE": advance(); return .constant(.bool(true))
-        case "NO", "FALSE": advance(); return .constant(.bool(false))
-        case "SELF": advance(); return .evaluatedObject
+        case "NIL", "NULL":
+            advance()
+            return .constant(.null)
+        case "YES", "TRUE":
+            advance()
+            return .constant(.bool(true))
+        case "NO", "FALSE":
+            advance()
+            return .constant(.bool(false))
+        case "SELF":
+            advance()
+            return .evaluatedObject
         case "FUNCTION": return try functionExpression()
         case "CAST", "FETCH": return try castOrFetch(upper, token)
         case "SUBQUERY": return try subqueryExpression()
@@ -473,17 +538,26 @@ package struct ExpressionParser {
         switch current.kind {
         case .string(let s): selector = s
         case .format("@"):
-            guard case .string(let s) = try nextArgument(selectorToken) else { throw error("a selector string", at: selectorToken) }
+            guard case .string(let s) = try nextArgument(selectorToken) else {
+                throw error("a selector string", at: selectorToken)
+            }
             selector = s
         default: throw error("a selector string")
         }
         advance()
         guard !selector.isEmpty, !selector.contains(" ") else { throw error("a selector name", at: selectorToken) }
         var args: [ValueExpression] = []
-        if isSymbol(",") { advance(); args = try argumentList(close: ")") } else { try expectSymbol(")", "',' or ')'") }
+        if isSymbol(",") {
+            advance()
+            args = try argumentList(close: ")")
+        } else {
+            try expectSymbol(")", "',' or ')'")
+        }
         let colons = selector.filter { $0 == ":" }.count
         guard colons == args.count else {
-            throw error("\(colons) argument\(colons == 1 ? "" : "s") for selector '\(selector)' (one per ':'), not \(args.count)", at: selectorToken)
+            throw error(
+                "\(colons) argument\(colons == 1 ? "" : "s") for selector '\(selector)' (one per ':'), not \(args.count)",
+                at: selectorToken)
         }
         return .function(target, selector, args)
     }

@@ -14,20 +14,27 @@ package enum ExpressionValueLimits {
     /// Refuses a string of `bytes` UTF-8 bytes as the result of `selector`.
     static func checkString(bytes: Int, _ selector: String) throws {
         guard bytes <= maximumStringBytes else {
-            throw MigrationError(.expressionEvaluation, "\(selector) would build a string of \(bytes) bytes, above the limit of \(maximumStringBytes) bytes for a value an expression makes")
+            throw MigrationError(
+                .expressionEvaluation,
+                "\(selector) would build a string of \(bytes) bytes, above the limit of \(maximumStringBytes) bytes for a value an expression makes"
+            )
         }
     }
 
     /// Refuses a collection of `count` members as the result of `selector`.
     static func checkCollection(count: Int, _ selector: String) throws {
         guard count <= maximumCollectionCount else {
-            throw MigrationError(.expressionEvaluation, "\(selector) would build a collection of more than \(maximumCollectionCount) members, above the limit for a value an expression makes")
+            throw MigrationError(
+                .expressionEvaluation,
+                "\(selector) would build a collection of more than \(maximumCollectionCount) members, above the limit for a value an expression makes"
+            )
         }
     }
 
     /// `s` with every occurrence of `target` replaced, refused before it is built when the
     /// result would pass the limit.
-    static func replacing(_ s: String, _ target: String, with replacement: String, _ selector: String) throws -> String {
+    static func replacing(_ s: String, _ target: String, with replacement: String, _ selector: String) throws -> String
+    {
         guard !target.isEmpty else { return s }
         let growth = replacement.utf8.count - target.utf8.count
         if growth > 0 {

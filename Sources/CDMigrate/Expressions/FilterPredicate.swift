@@ -22,7 +22,10 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
         public var modifier: ComparisonModifier
 
         /// The comparison `lhs op rhs`, with options and a modifier.
-        public init(_ lhs: ValueExpression, _ op: ComparisonOperator, _ rhs: ValueExpression, options: ComparisonOptions = [], modifier: ComparisonModifier = .direct) {
+        public init(
+            _ lhs: ValueExpression, _ op: ComparisonOperator, _ rhs: ValueExpression, options: ComparisonOptions = [],
+            modifier: ComparisonModifier = .direct
+        ) {
             self.lhs = lhs
             self.op = op
             self.rhs = rhs
@@ -79,7 +82,10 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
 
     /// NSComparisonPredicateModifier; `NONE` is Core Data's `NOT ANY`, `SOME` is `ANY`.
     public enum ComparisonModifier: String, Equatable {
-        case direct = "", any = "ANY", all = "ALL", none = "NONE"
+        case direct = ""
+        case any = "ANY"
+        case all = "ALL"
+        case none = "NONE"
     }
 
     /// The predicate as format text that parses back to the same predicate.
@@ -91,7 +97,8 @@ public indirect enum FilterPredicate: Equatable, CustomStringConvertible {
         case .constant(let b): return b ? "TRUEPREDICATE" : "FALSEPREDICATE"
         case .comparison(let c):
             let modifier = c.modifier == .direct ? "" : c.modifier.rawValue + " "
-            return modifier + c.lhs.text(context: 0) + " " + c.op.rawValue + c.options.text + " " + c.rhs.text(context: 0)
+            return modifier + c.lhs.text(context: 0) + " " + c.op.rawValue + c.options.text + " "
+                + c.rhs.text(context: 0)
         case .and(let items):
             let body = items.map { $0.text(context: 1) }.joined(separator: " AND ")
             return context > 1 ? "(" + body + ")" : body

@@ -20,14 +20,17 @@ struct KeyPathCheck {
                 if key.hasPrefix("@") { return nil }
                 if current.attribute(named: key) != nil { return nil }
                 guard let next = current.relationship(named: key)?.destinationEntity else {
-                    return "entity '\(current.name)' has no property '\(key)'\(SpellingSuggestion.hint(key, among: current.attributes.map { $0.name } + current.relationships.map { $0.name }))"
+                    return
+                        "entity '\(current.name)' has no property '\(key)'\(SpellingSuggestion.hint(key, among: current.attributes.map { $0.name } + current.relationships.map { $0.name }))"
                 }
                 current = next
             }
             return nil
         case .keyPath(let base, _): return problem(in: base)
-        case .function(let target, _, let arguments): return problem(in: target) ?? arguments.lazy.compactMap { problem(in: $0) }.first
-        case .builtin(_, let arguments), .aggregate(let arguments): return arguments.lazy.compactMap { problem(in: $0) }.first
+        case .function(let target, _, let arguments):
+            return problem(in: target) ?? arguments.lazy.compactMap { problem(in: $0) }.first
+        case .builtin(_, let arguments), .aggregate(let arguments):
+            return arguments.lazy.compactMap { problem(in: $0) }.first
         case .binary(_, let lhs, let rhs), .index(let lhs, let rhs): return problem(in: lhs) ?? problem(in: rhs)
         case .negation(let operand): return problem(in: operand)
         case .constant, .variable, .evaluatedObject, .subquery: return nil

@@ -8,7 +8,11 @@ enum NumericText {
         var sawSign = false
         for c in s.unicodeScalars {
             if !started && !sawSign && (c == " " || c == "\t" || c == "\n" || c == "\r") { continue }
-            if !started && !sawSign && (c == "+" || c == "-") { negative = c == "-"; sawSign = true; continue }
+            if !started && !sawSign && (c == "+" || c == "-") {
+                negative = c == "-"
+                sawSign = true
+                continue
+            }
             guard c.value >= 48 && c.value <= 57 else { break }
             started = true
             let digit = Int64(c.value - 48)
@@ -33,7 +37,10 @@ enum NumericText {
         }
         if i < chars.count, chars[i] == 43 || chars[i] == 45 { i += 1 }
         var count = digits()
-        if i < chars.count, chars[i] == 46 { i += 1; count += digits() }
+        if i < chars.count, chars[i] == 46 {
+            i += 1
+            count += digits()
+        }
         guard count > 0 else { return 0 }
         var end = i
         if i < chars.count, chars[i] == 101 || chars[i] == 69 {
@@ -48,9 +55,18 @@ enum NumericText {
     static func leadingBool(_ s: String) -> Bool {
         var sawSign = false
         for c in s.unicodeScalars {
-            if c == " " || c == "\t" || c == "\n" || c == "\r" { if sawSign { return false }; continue }
-            if (c == "+" || c == "-") && !sawSign { sawSign = true; continue }
-            if c == "0" { sawSign = true; continue }
+            if c == " " || c == "\t" || c == "\n" || c == "\r" {
+                if sawSign { return false }
+                continue
+            }
+            if (c == "+" || c == "-") && !sawSign {
+                sawSign = true
+                continue
+            }
+            if c == "0" {
+                sawSign = true
+                continue
+            }
             return "YyTt123456789".unicodeScalars.contains(c)
         }
         return false

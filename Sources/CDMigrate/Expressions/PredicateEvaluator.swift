@@ -17,7 +17,9 @@ package struct PredicateEvaluator {
         self.expressions = ExpressionEvaluator(environment: environment)
     }
 
-    package static func evaluate(_ predicate: FilterPredicate, object: Value, environment: ExpressionEnvironment? = nil) throws -> Bool {
+    package static func evaluate(_ predicate: FilterPredicate, object: Value, environment: ExpressionEnvironment? = nil)
+        throws -> Bool
+    {
         return try PredicateEvaluator(environment: environment).evaluate(predicate, object: object)
     }
 
@@ -59,7 +61,10 @@ package struct PredicateEvaluator {
         }
     }
 
-    func compare(_ lhs: Value, _ op: FilterPredicate.ComparisonOperator, _ rhs: Value, _ options: FilterPredicate.ComparisonOptions) throws -> Bool {
+    func compare(
+        _ lhs: Value, _ op: FilterPredicate.ComparisonOperator, _ rhs: Value,
+        _ options: FilterPredicate.ComparisonOptions
+    ) throws -> Bool {
         switch op {
         case .equal: return ValueComparison.equal(lhs, rhs, options)
         case .notEqual: return !ValueComparison.equal(lhs, rhs, options)
@@ -73,7 +78,9 @@ package struct PredicateEvaluator {
             guard bounds.count == 2 else {
                 throw MigrationError(.expressionEvaluation, "BETWEEN needs two values {low, high}, not \(bounds.count)")
             }
-            guard let low = ValueComparison.compare(lhs, bounds[0], options), let high = ValueComparison.compare(lhs, bounds[1], options) else { return false }
+            guard let low = ValueComparison.compare(lhs, bounds[0], options),
+                let high = ValueComparison.compare(lhs, bounds[1], options)
+            else { return false }
             return low >= 0 && high <= 0
         case .in:
             switch rhs {
@@ -96,7 +103,9 @@ package struct PredicateEvaluator {
         case .matches:
             return try strings(lhs, rhs, op) { text, pattern in
                 let regex = try self.regex(pattern, options)
-                return try regex.wholeMatch(ValueComparison.fold(text, options.subtracting(.caseInsensitive)), isCancelled: self.expressions.isCancelled)
+                return try regex.wholeMatch(
+                    ValueComparison.fold(text, options.subtracting(.caseInsensitive)),
+                    isCancelled: self.expressions.isCancelled)
             }
         }
     }
@@ -106,11 +115,14 @@ package struct PredicateEvaluator {
     }
 
     /// String operators: nil on either side is false; anything else that is not a string is an error.
-    private func strings(_ lhs: Value, _ rhs: Value, _ op: FilterPredicate.ComparisonOperator, _ test: (String, String) throws -> Bool) throws -> Bool {
+    private func strings(
+        _ lhs: Value, _ rhs: Value, _ op: FilterPredicate.ComparisonOperator, _ test: (String, String) throws -> Bool
+    ) throws -> Bool {
         if lhs.isNull || rhs.isNull { return false }
         guard case .string(let a) = lhs, case .string(let b) = rhs else {
             let culprit = lhs.stringValue == nil ? lhs : rhs
-            throw MigrationError(.expressionEvaluation, "\(op.rawValue) compares strings, not \(culprit.aTypeName) value ('\(culprit)')")
+            throw MigrationError(
+                .expressionEvaluation, "\(op.rawValue) compares strings, not \(culprit.aTypeName) value ('\(culprit)')")
         }
         return try test(a, b)
     }

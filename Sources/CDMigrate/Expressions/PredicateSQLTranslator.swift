@@ -22,7 +22,9 @@ package protocol SQLColumnResolver {
 package enum PredicateSQLTranslator {
     /// The SQL of `predicate`, nil when it has none (the caller then evaluates it in memory), also
     /// when it nests deeper than `ExpressionParser.maximumDepth` levels (built by hand).
-    package static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (sql: String, arguments: [Value])? {
+    package static func translate(_ predicate: FilterPredicate, resolver: SQLColumnResolver) -> (
+        sql: String, arguments: [Value]
+    )? {
         var builder = Builder(resolver: resolver)
         guard let sql = builder.predicate(predicate) else { return nil }
         return (sql, builder.arguments)
@@ -154,8 +156,10 @@ package enum PredicateSQLTranslator {
             }
         }
 
-        private mutating func columnWithConstant(_ column: String, _ type: AttributeType, _ op: FilterPredicate.ComparisonOperator,
-                                                 _ value: Value, _ caseInsensitive: Bool) -> String? {
+        private mutating func columnWithConstant(
+            _ column: String, _ type: AttributeType, _ op: FilterPredicate.ComparisonOperator,
+            _ value: Value, _ caseInsensitive: Bool
+        ) -> String? {
             guard let kind = kind(type) else { return nil }
             if caseInsensitive && (kind != .text || !PredicateSQLTranslator.Builder.isASCIIAll(value)) { return nil }
             let col = caseInsensitive ? "lower(\(column))" : column
@@ -174,7 +178,9 @@ package enum PredicateSQLTranslator {
                 return "(\(column) IS NOT NULL AND \(col) \(op.rawValue) \(bind(v)))"
             case .between:
                 let bounds = value.elements
-                guard bounds.count == 2, let low = constant(bounds[0]), let high = constant(bounds[1]) else { return nil }
+                guard bounds.count == 2, let low = constant(bounds[0]), let high = constant(bounds[1]) else {
+                    return nil
+                }
                 return "(\(column) IS NOT NULL AND \(col) BETWEEN \(bind(low)) AND \(bind(high)))"
             case .in:
                 guard case .collection(let items) = value else { return nil }
@@ -197,7 +203,9 @@ package enum PredicateSQLTranslator {
                 if text.isEmpty { return "0" }
                 switch op {
                 case .beginsWith: return "(\(column) IS NOT NULL AND instr(\(col), \(bind(.string(text)))) = 1)"
-                case .endsWith: return "(\(column) IS NOT NULL AND substr(\(col), -\(text.unicodeScalars.count)) = \(bind(.string(text))))"
+                case .endsWith:
+                    return
+                        "(\(column) IS NOT NULL AND substr(\(col), -\(text.unicodeScalars.count)) = \(bind(.string(text))))"
                 default: return "(\(column) IS NOT NULL AND instr(\(col), \(bind(.string(text)))) > 0)"
                 }
             case .matches:

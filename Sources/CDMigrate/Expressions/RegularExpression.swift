@@ -35,7 +35,9 @@ struct RegularExpression {
     private let program: [Instruction]
 
     enum Assertion {
-        case lineStart(multiline: Bool), lineEnd(multiline: Bool), textStart, textEnd, textEndBeforeNewline
+        case lineStart(multiline: Bool)
+        case lineEnd(multiline: Bool)
+        case textStart, textEnd, textEndBeforeNewline
         case wordBoundary, notWordBoundary
     }
 
@@ -68,7 +70,8 @@ struct RegularExpression {
             }
             var found = member(u)
             if !found && caseInsensitive {
-                let lower = RegularExpression.fold(u), upper = RegularExpression.upper(u)
+                let lower = RegularExpression.fold(u)
+                let upper = RegularExpression.upper(u)
                 found = (lower != u && member(lower)) || (upper != u && member(upper))
             }
             return found != negated
@@ -76,7 +79,9 @@ struct RegularExpression {
     }
 
     enum NamedClass {
-        case digit, word, space, generalCategories([Unicode.GeneralCategory]), any
+        case digit, word, space
+        case generalCategories([Unicode.GeneralCategory])
+        case any
 
         func contains(_ u: Unicode.Scalar) -> Bool {
             switch self {
@@ -85,7 +90,8 @@ struct RegularExpression {
                 if u == "_" || u == "\u{200C}" || u == "\u{200D}" { return true }
                 switch u.properties.generalCategory {
                 case .uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter,
-                     .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .connectorPunctuation: return true
+                    .nonspacingMark, .spacingMark, .enclosingMark, .decimalNumber, .connectorPunctuation:
+                    return true
                 default: return false
                 }
             case .space: return u.properties.isWhitespace
@@ -112,7 +118,8 @@ struct RegularExpression {
     /// - Throws: `.expressionEvaluation` when the step budget runs out, `.migrationCancelled` when cancelled.
     func wholeMatch(_ text: String, isCancelled: (() -> Bool)? = nil) throws -> Bool {
         let scalars = Array(text.unicodeScalars)
-        var current: [Int] = [], next: [Int] = []
+        var current: [Int] = []
+        var next: [Int] = []
         // The position a pc was last added at, so each state is added once per position.
         var addedAt = [Int](repeating: -1, count: program.count)
         var stack: [Int] = []
@@ -125,10 +132,15 @@ struct RegularExpression {
             if steps >= nextCheck {
                 nextCheck += RegularExpression.cancellationInterval
                 if steps > budget {
-                    throw MigrationError(.expressionEvaluation, "MATCHES gave up on the regular expression '\(ExpressionParser.excerpt(pattern))' after \(budget) steps against a text of \(scalars.count) characters")
+                    throw MigrationError(
+                        .expressionEvaluation,
+                        "MATCHES gave up on the regular expression '\(ExpressionParser.excerpt(pattern))' after \(budget) steps against a text of \(scalars.count) characters"
+                    )
                 }
                 if let isCancelled = isCancelled, isCancelled() {
-                    throw MigrationError(.migrationCancelled, "cancelled while matching the regular expression '\(ExpressionParser.excerpt(pattern))'")
+                    throw MigrationError(
+                        .migrationCancelled,
+                        "cancelled while matching the regular expression '\(ExpressionParser.excerpt(pattern))'")
                 }
             }
         }
@@ -142,7 +154,9 @@ struct RegularExpression {
                 try count()
                 switch program[pc] {
                 case .jump(let target): stack.append(target)
-                case .split(let first, let second): stack.append(second); stack.append(first)
+                case .split(let first, let second):
+                    stack.append(second)
+                    stack.append(first)
                 case .assert(let assertion):
                     if holds(assertion, at: position, in: scalars) { stack.append(pc + 1) }
                 default: list.append(pc)
@@ -178,7 +192,8 @@ struct RegularExpression {
         case .textStart: return i == 0
         case .textEnd: return i == n
         case .textEndBeforeNewline: return i == n || (i == n - 1 && RegularExpression.isLineTerminator(s[i]))
-        case .lineStart(let multiline): return i == 0 || (multiline && RegularExpression.isLineTerminator(s[i - 1]) && i < n)
+        case .lineStart(let multiline):
+            return i == 0 || (multiline && RegularExpression.isLineTerminator(s[i - 1]) && i < n)
         case .lineEnd(let multiline):
             if i == n || (i == n - 1 && RegularExpression.isLineTerminator(s[i])) { return true }
             return multiline && RegularExpression.isLineTerminator(s[i])
@@ -243,7 +258,10 @@ extension RegularExpression {
         }
 
         func error(_ message: String, at offset: Int? = nil) -> MigrationError {
-            MigrationError(.expressionEvaluation, "MATCHES has an invalid regular expression '\(ExpressionParser.excerpt(pattern))': \(message) at character \(offset ?? position)")
+            MigrationError(
+                .expressionEvaluation,
+                "MATCHES has an invalid regular expression '\(ExpressionParser.excerpt(pattern))': \(message) at character \(offset ?? position)"
+            )
         }
 
         var peek: Unicode.Scalar? { position < scalars.count ? scalars[position] : nil }
@@ -280,17 +298,28 @@ extension RegularExpression {
 
         mutating func quantified(_ atom: Node, start: Int) throws -> Node {
             guard let c = peek else { return atom }
-            var min = 0, max: Int? = nil
+            var min = 0
+            var max: Int? = nil
             switch c {
             case "*": position += 1
-            case "+": min = 1; position += 1
-            case "?": max = 1; position += 1
+            case "+":
+                min = 1
+                position += 1
+            case "?":
+                max = 1
+                position += 1
             case "{": (min, max) = try counted()
             default: return atom
             }
-            if peek == "?" { position += 1 }  // lazy: the same answer for a whole match
-            else if peek == "+" { throw error("possessive quantifiers are not supported") }
-            if let c = peek, c == "*" || c == "+" || c == "?" || c == "{" { throw error("a quantifier after a quantifier") }
+            if peek == "?" {
+                position += 1
+            }  // lazy: the same answer for a whole match
+            else if peek == "+" {
+                throw error("possessive quantifiers are not supported")
+            }
+            if let c = peek, c == "*" || c == "+" || c == "?" || c == "{" {
+                throw error("a quantifier after a quantifier")
+            }
             return .repetition(atom, min: min, max: max)
         }
 
@@ -309,10 +338,15 @@ extension RegularExpression {
             let malformed = error("a repetition {n}, {n,} or {n,m} (a literal brace is written '\\{')", at: start)
             guard let low = number() else { throw malformed }
             var high: Int? = low
-            if peek == "," { position += 1; high = number() }
+            if peek == "," {
+                position += 1
+                high = number()
+            }
             guard peek == "}" else { throw malformed }
             position += 1
-            if let high = high, high < low { throw error("a repetition {\(low),\(high)} whose maximum is below its minimum", at: start) }
+            if let high = high, high < low {
+                throw error("a repetition {\(low),\(high)} whose maximum is below its minimum", at: start)
+            }
             return (low, high)
         }
 
@@ -333,7 +367,12 @@ extension RegularExpression {
             }
         }
 
-        enum Escaped { case scalar(Unicode.Scalar), named(NamedClass, negated: Bool), assertion(Assertion), quoted([Unicode.Scalar]) }
+        enum Escaped {
+            case scalar(Unicode.Scalar)
+            case named(NamedClass, negated: Bool)
+            case assertion(Assertion)
+            case quoted([Unicode.Scalar])
+        }
 
         func node(_ escaped: Escaped) -> Node {
             switch escaped {
@@ -361,7 +400,8 @@ extension RegularExpression {
                 position += 1
                 switch peek {
                 case ":": position += 1
-                case "<" where position + 1 < scalars.count && scalars[position + 1] != "=" && scalars[position + 1] != "!":
+                case "<"
+                where position + 1 < scalars.count && scalars[position + 1] != "=" && scalars[position + 1] != "!":
                     // A named group: the name is skipped, MATCHES captures nothing.
                     while let c = peek, c != ">" { position += 1 }
                     guard peek == ">" else { throw error("an unterminated group name", at: start) }
@@ -415,14 +455,21 @@ extension RegularExpression {
             case "0":
                 var value: UInt32 = 0
                 var digits = 0
-                while digits < 3, let d = peek, let v = Character(d).hexDigitValue, v < 8 { value = value * 8 + UInt32(v); position += 1; digits += 1 }
+                while digits < 3, let d = peek, let v = Character(d).hexDigitValue, v < 8 {
+                    value = value * 8 + UInt32(v)
+                    position += 1
+                    digits += 1
+                }
                 return .scalar(Unicode.Scalar(value) ?? "\0")
             case "x", "u", "U":
                 return .scalar(try hexScalar(c, start))
             case "Q":
                 var items: [Unicode.Scalar] = []
                 while position < scalars.count {
-                    if scalars[position] == "\\" && position + 1 < scalars.count && scalars[position + 1] == "E" { position += 2; return .quoted(items) }
+                    if scalars[position] == "\\" && position + 1 < scalars.count && scalars[position + 1] == "E" {
+                        position += 2
+                        return .quoted(items)
+                    }
                     items.append(scalars[position])
                     position += 1
                 }
@@ -446,7 +493,9 @@ extension RegularExpression {
             let braced = kind == "x" && peek == "{"
             if braced { position += 1 }
             let width = braced ? 8 : EscapeSequence.width(Character(kind))
-            let (value, count) = EscapeSequence.digits(in: scalars, at: position, maximum: width) { Character($0).hexDigitValue }
+            let (value, count) = EscapeSequence.digits(in: scalars, at: position, maximum: width) {
+                Character($0).hexDigitValue
+            }
             position += count
             if braced {
                 guard count > 0, peek == "}" else { throw error("hexadecimal digits and '}' after '\\x{'", at: start) }
@@ -454,7 +503,9 @@ extension RegularExpression {
             } else if count < width {
                 throw error("\(width) hexadecimal digits after '\\\(kind)'", at: start)
             }
-            guard let scalar = Unicode.Scalar(value) else { throw error("a code point that is not a Unicode scalar", at: start) }
+            guard let scalar = Unicode.Scalar(value) else {
+                throw error("a code point that is not a Unicode scalar", at: start)
+            }
             return scalar
         }
 
@@ -462,7 +513,10 @@ extension RegularExpression {
             var name = ""
             if peek == "{" {
                 position += 1
-                while let c = peek, c != "}" { name.unicodeScalars.append(c); position += 1 }
+                while let c = peek, c != "}" {
+                    name.unicodeScalars.append(c)
+                    position += 1
+                }
                 guard peek == "}" else { throw error("a '}' after the property name", at: start) }
                 position += 1
             } else if let c = peek {
@@ -483,11 +537,17 @@ extension RegularExpression {
                 throw error("classes nest deeper than the limit of \(RegularExpression.maximumDepth) levels")
             }
             var set = ScalarSet()
-            if peek == "^" { set.negated = true; position += 1 }
+            if peek == "^" {
+                set.negated = true
+                position += 1
+            }
             var first = true
             while true {
                 guard let c = peek else { throw error("a '[' without its ']'", at: start) }
-                if c == "]" && !first { position += 1; return set }
+                if c == "]" && !first {
+                    position += 1
+                    return set
+                }
                 first = false
                 let itemStart = position
                 position += 1
@@ -499,23 +559,38 @@ extension RegularExpression {
                         var name = ""
                         position += 1
                         var negated = false
-                        if peek == "^" { negated = true; position += 1 }
-                        while let n = peek, n != ":" { name.unicodeScalars.append(n); position += 1 }
-                        guard peek == ":", position + 1 < scalars.count, scalars[position + 1] == "]" else { throw error("a ':]' after the class name", at: itemStart) }
+                        if peek == "^" {
+                            negated = true
+                            position += 1
+                        }
+                        while let n = peek, n != ":" {
+                            name.unicodeScalars.append(n)
+                            position += 1
+                        }
+                        guard peek == ":", position + 1 < scalars.count, scalars[position + 1] == "]" else {
+                            throw error("a ':]' after the class name", at: itemStart)
+                        }
                         position += 2
-                        guard let named = RegularExpression.properties[name.lowercased()] else { throw error("the unsupported class '[:\(name):]'", at: itemStart) }
+                        guard let named = RegularExpression.properties[name.lowercased()] else {
+                            throw error("the unsupported class '[:\(name):]'", at: itemStart)
+                        }
                         set.classes.append((named, negated))
                     } else {
                         set.subsets.append(try self.set(itemStart))
                     }
                     continue
-                case "&" where peek == "&", "-" where peek == "-" && position + 1 < scalars.count && scalars[position + 1] == "[":
+                case "&" where peek == "&",
+                    "-" where peek == "-" && position + 1 < scalars.count && scalars[position + 1] == "[":
                     throw error("set operations ('&&', '--') are not supported", at: itemStart)
                 case "\\":
                     switch try escape(itemStart, inSet: true) {
                     case .scalar(let u): low = u
-                    case .named(let named, let negated): set.classes.append((named, negated)); continue
-                    case .quoted(let items): set.ranges += items.map { $0.value...$0.value }; continue
+                    case .named(let named, let negated):
+                        set.classes.append((named, negated))
+                        continue
+                    case .quoted(let items):
+                        set.ranges += items.map { $0.value...$0.value }
+                        continue
                     case .assertion: throw error("an anchor inside a class", at: itemStart)
                     }
                 default: low = c
@@ -526,12 +601,16 @@ extension RegularExpression {
                     let highStart = position
                     position += 1
                     if high == "\\" {
-                        guard case .scalar(let u) = try escape(highStart, inSet: true) else { throw error("a character after '-' in a range", at: highStart) }
+                        guard case .scalar(let u) = try escape(highStart, inSet: true) else {
+                            throw error("a character after '-' in a range", at: highStart)
+                        }
                         high = u
                     } else if high == "[" {
                         throw error("a character after '-' in a range", at: highStart)
                     }
-                    guard low.value <= high.value else { throw error("a range whose end comes before its start", at: itemStart) }
+                    guard low.value <= high.value else {
+                        throw error("a range whose end comes before its start", at: itemStart)
+                    }
                     set.ranges.append(low.value...high.value)
                 } else {
                     set.ranges.append(low.value...low.value)
@@ -545,31 +624,42 @@ extension RegularExpression {
         let letters: [C] = [.uppercaseLetter, .lowercaseLetter, .titlecaseLetter, .modifierLetter, .otherLetter]
         let marks: [C] = [.nonspacingMark, .spacingMark, .enclosingMark]
         let numbers: [C] = [.decimalNumber, .letterNumber, .otherNumber]
-        let punctuation: [C] = [.connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
-                                .initialPunctuation, .finalPunctuation, .otherPunctuation]
+        let punctuation: [C] = [
+            .connectorPunctuation, .dashPunctuation, .openPunctuation, .closePunctuation,
+            .initialPunctuation, .finalPunctuation, .otherPunctuation,
+        ]
         let symbols: [C] = [.mathSymbol, .currencySymbol, .modifierSymbol, .otherSymbol]
         let separators: [C] = [.spaceSeparator, .lineSeparator, .paragraphSeparator]
         let others: [C] = [.control, .format, .surrogate, .privateUse, .unassigned]
         return [
-            "l": .generalCategories(letters), "letter": .generalCategories(letters), "alpha": .generalCategories(letters),
+            "l": .generalCategories(letters), "letter": .generalCategories(letters),
+            "alpha": .generalCategories(letters),
             "lu": .generalCategories([.uppercaseLetter]), "upper": .generalCategories([.uppercaseLetter]),
             "ll": .generalCategories([.lowercaseLetter]), "lower": .generalCategories([.lowercaseLetter]),
-            "lt": .generalCategories([.titlecaseLetter]), "lm": .generalCategories([.modifierLetter]), "lo": .generalCategories([.otherLetter]),
-            "m": .generalCategories(marks), "mark": .generalCategories(marks), "mn": .generalCategories([.nonspacingMark]),
+            "lt": .generalCategories([.titlecaseLetter]), "lm": .generalCategories([.modifierLetter]),
+            "lo": .generalCategories([.otherLetter]),
+            "m": .generalCategories(marks), "mark": .generalCategories(marks),
+            "mn": .generalCategories([.nonspacingMark]),
             "n": .generalCategories(numbers), "number": .generalCategories(numbers),
-            "nd": .digit, "digit": .digit, "nl": .generalCategories([.letterNumber]), "no": .generalCategories([.otherNumber]),
-            "p": .generalCategories(punctuation), "punct": .generalCategories(punctuation), "punctuation": .generalCategories(punctuation),
-            "s": .generalCategories(symbols), "symbol": .generalCategories(symbols), "sm": .generalCategories([.mathSymbol]),
+            "nd": .digit, "digit": .digit, "nl": .generalCategories([.letterNumber]),
+            "no": .generalCategories([.otherNumber]),
+            "p": .generalCategories(punctuation), "punct": .generalCategories(punctuation),
+            "punctuation": .generalCategories(punctuation),
+            "s": .generalCategories(symbols), "symbol": .generalCategories(symbols),
+            "sm": .generalCategories([.mathSymbol]),
             "sc": .generalCategories([.currencySymbol]),
-            "z": .generalCategories(separators), "separator": .generalCategories(separators), "zs": .generalCategories([.spaceSeparator]),
-            "c": .generalCategories(others), "other": .generalCategories(others), "cc": .generalCategories([.control]), "cntrl": .generalCategories([.control]),
-            "space": .space, "whitespace": .space, "alnum": .generalCategories(letters + [.decimalNumber]), "word": .word, "any": .any,
+            "z": .generalCategories(separators), "separator": .generalCategories(separators),
+            "zs": .generalCategories([.spaceSeparator]),
+            "c": .generalCategories(others), "other": .generalCategories(others), "cc": .generalCategories([.control]),
+            "cntrl": .generalCategories([.control]),
+            "space": .space, "whitespace": .space, "alnum": .generalCategories(letters + [.decimalNumber]),
+            "word": .word, "any": .any,
         ]
     }()
 }
 
-private extension String {
-    func replacingAll(_ target: Character, _ replacement: String) -> String {
+extension String {
+    fileprivate func replacingAll(_ target: Character, _ replacement: String) -> String {
         var out = ""
         for c in self { if c == target { out += replacement } else { out.append(c) } }
         return out
@@ -585,7 +675,10 @@ extension RegularExpression {
 
         mutating func append(_ instruction: Instruction) throws {
             guard program.count < RegularExpression.maximumProgramSize else {
-                throw MigrationError(.expressionEvaluation, "MATCHES refuses the regular expression '\(ExpressionParser.excerpt(pattern))': it unrolls to more than \(RegularExpression.maximumProgramSize) states")
+                throw MigrationError(
+                    .expressionEvaluation,
+                    "MATCHES refuses the regular expression '\(ExpressionParser.excerpt(pattern))': it unrolls to more than \(RegularExpression.maximumProgramSize) states"
+                )
             }
             program.append(instruction)
         }

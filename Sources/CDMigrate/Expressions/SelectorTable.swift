@@ -12,10 +12,12 @@ enum SelectorTable {
             return try KeyValueCoding.value(receiver, keys: [try key(arguments, selector)][...])
         case "valueForKeyPath:":
             let path = try key(arguments, selector)
-            return try KeyValueCoding.value(receiver, keys: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...])
+            return try KeyValueCoding.value(
+                receiver, keys: path.split(separator: ".", omittingEmptySubsequences: false).map(String.init)[...])
         case "description":
             if case .collection(let items) = receiver {
-                return .string("(" + (try ExpressionValueLimits.joined(items.map(describe), separator: ", ", selector)) + ")")
+                return .string(
+                    "(" + (try ExpressionValueLimits.joined(items.map(describe), separator: ", ", selector)) + ")")
             }
             return .string(describe(receiver))
         case "self":
@@ -31,7 +33,9 @@ enum SelectorTable {
         case .collection(let items): result = try collectionSelector(selector, items, arguments)
         case .object(let object):
             // A getter named like a property (`FUNCTION($source, "name")`).
-            if !selector.contains(":"), object.entity.attributesByName[selector] != nil || object.entity.relationshipsByName[selector] != nil {
+            if !selector.contains(":"),
+                object.entity.attributesByName[selector] != nil || object.entity.relationshipsByName[selector] != nil
+            {
                 result = try KeyValueCoding.value(receiver, keys: [selector][...])
             } else {
                 result = nil
@@ -42,14 +46,18 @@ enum SelectorTable {
         default: result = nil
         }
         guard let value = result else {
-            throw MigrationError(.expressionEvaluation, "unknown selector '\(selector)' for \(receiver.aTypeName) receiver ('\(describe(receiver))')")
+            throw MigrationError(
+                .expressionEvaluation,
+                "unknown selector '\(selector)' for \(receiver.aTypeName) receiver ('\(describe(receiver))')")
         }
         return value
     }
 
     private static func key(_ arguments: [Value], _ selector: String) throws -> String {
         guard arguments.count == 1, case .string(let key) = arguments[0] else {
-            throw MigrationError(.expressionEvaluation, "\(selector) needs one key string, not \(arguments.map { $0.typeName }.joined(separator: ", "))")
+            throw MigrationError(
+                .expressionEvaluation,
+                "\(selector) needs one key string, not \(arguments.map { $0.typeName }.joined(separator: ", "))")
         }
         return key
     }
@@ -88,9 +96,15 @@ enum SelectorTable {
     private static func stringSelector(_ selector: String, _ s: String, _ args: [Value]) throws -> Value? {
         switch selector {
         // Case mapping can lengthen a string (ß becomes SS) up to three times.
-        case "uppercaseString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(s.uppercased())
-        case "lowercaseString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(s.lowercased())
-        case "capitalizedString": try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector); return .string(capitalized(s))
+        case "uppercaseString":
+            try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector)
+            return .string(s.uppercased())
+        case "lowercaseString":
+            try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector)
+            return .string(s.lowercased())
+        case "capitalizedString":
+            try ExpressionValueLimits.checkString(bytes: s.utf8.count, selector)
+            return .string(capitalized(s))
         case "length": return .integer(Int64(s.utf16.count))
         case "substringToIndex:":
             return .string(String(s.unicodeScalars[..<utf16Index(s, try integer(args, 0, selector))]))
@@ -109,7 +123,9 @@ enum SelectorTable {
             parts.append(.string(String(rest)))
             return .collection(parts)
         case "stringByReplacingOccurrencesOfString:withString:":
-            return .string(try ExpressionValueLimits.replacing(s, try string(args, 0, selector), with: try string(args, 1, selector), selector))
+            return .string(
+                try ExpressionValueLimits.replacing(
+                    s, try string(args, 0, selector), with: try string(args, 1, selector), selector))
         case "stringByAppendingString:":
             let tail = try string(args, 0, selector)
             try ExpressionValueLimits.checkString(bytes: s.utf8.count.addingClampedToMax(tail.utf8.count), selector)
@@ -118,9 +134,15 @@ enum SelectorTable {
             if args.first?.isNull == true { return .bool(false) }
             return .bool(s == (try string(args, 0, selector)))
         // Foundation answers NO for an empty prefix, suffix or substring.
-        case "hasPrefix:": let p = try string(args, 0, selector); return .bool(!p.isEmpty && s.hasPrefix(p))
-        case "hasSuffix:": let p = try string(args, 0, selector); return .bool(!p.isEmpty && s.hasSuffix(p))
-        case "containsString:": let p = try string(args, 0, selector); return .bool(!p.isEmpty && s.contains(p))
+        case "hasPrefix:":
+            let p = try string(args, 0, selector)
+            return .bool(!p.isEmpty && s.hasPrefix(p))
+        case "hasSuffix:":
+            let p = try string(args, 0, selector)
+            return .bool(!p.isEmpty && s.hasSuffix(p))
+        case "containsString:":
+            let p = try string(args, 0, selector)
+            return .bool(!p.isEmpty && s.contains(p))
         case "intValue":
             let i = NumericText.leadingInteger(s)
             return .integer(min(max(i, Int64(Int32.min)), Int64(Int32.max)))
@@ -181,7 +203,8 @@ enum SelectorTable {
         case "objectAtIndex:":
             let i = try integer(args, 0, selector)
             guard i >= 0, i < Int64(items.count) else {
-                throw MigrationError(.expressionEvaluation, "objectAtIndex: index \(i) is beyond a collection of \(items.count)")
+                throw MigrationError(
+                    .expressionEvaluation, "objectAtIndex: index \(i) is beyond a collection of \(items.count)")
             }
             return items[Int(i)]
         case "componentsJoinedByString:":
@@ -218,7 +241,8 @@ enum SelectorTable {
             let s = String(n)
             return String(repeating: "0", count: max(0, width - s.count)) + s
         }
-        return "\(pad(Int64(y), 4))-\(pad(Int64(m), 2))-\(pad(Int64(d), 2)) \(pad(second / 3600, 2)):\(pad(second / 60 % 60, 2)):\(pad(second % 60, 2)) +0000"
+        return
+            "\(pad(Int64(y), 4))-\(pad(Int64(m), 2))-\(pad(Int64(d), 2)) \(pad(second / 3600, 2)):\(pad(second / 60 % 60, 2)):\(pad(second % 60, 2)) +0000"
     }
 }
 

@@ -24,20 +24,29 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
         if text.trimmingWhitespace.uppercased().hasPrefix("FETCH") {
             let expression = try ExpressionParser.parseExpression(text)
             guard case .builtin("FETCH", let args) = expression, let request = args.first,
-                  case .function(.variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let requestArgs) = request,
-                  requestArgs.count == 2,
-                  case .constant(.string(let entity)) = requestArgs[0],
-                  case .constant(.string(let predicateText)) = requestArgs[1] else {
-                throw MigrationError(.expressionSyntax, "expected FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"<Entity>\", \"<predicate>\"), $manager.sourceContext, NO) but found '\(text)'", offset: 0, byteOffset: 0)
+                case .function(
+                    .variable("manager"), "fetchRequestForSourceEntityNamed:predicateString:", let requestArgs) =
+                    request,
+                requestArgs.count == 2,
+                case .constant(.string(let entity)) = requestArgs[0],
+                case .constant(.string(let predicateText)) = requestArgs[1]
+            else {
+                throw MigrationError(
+                    .expressionSyntax,
+                    "expected FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"<Entity>\", \"<predicate>\"), $manager.sourceContext, NO) but found '\(text)'",
+                    offset: 0, byteOffset: 0)
             }
             do {
-                return SourceExpression(entityName: entity, predicate: try ExpressionParser.parsePredicate(predicateText))
+                return SourceExpression(
+                    entityName: entity, predicate: try ExpressionParser.parsePredicate(predicateText))
             } catch var error as MigrationError {
                 // Point into the outer text: the predicate string starts after its quote.
                 if let inner = error.offset, let start = literalOffset(of: predicateText, in: text) {
                     error.offset = start + inner
                     error.byteOffset = MigrationError.utf8Offset(ofCharacter: start + inner, in: text)
-                    error.message = error.message.replacingAll(" at character \(inner) in '\(predicateText)'", with: " at character \(start + inner) in '\(text)'")
+                    error.message = error.message.replacingAll(
+                        " at character \(inner) in '\(predicateText)'",
+                        with: " at character \(start + inner) in '\(text)'")
                 }
                 throw error
             }
@@ -57,6 +66,7 @@ public struct SourceExpression: Equatable, CustomStringConvertible {
 
     /// The FETCH form Xcode writes.
     public var description: String {
-        return "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(ValueExpression.quoted(entityName ?? "")), \(ValueExpression.quoted(predicate.description))), $manager.sourceContext, NO)"
+        return
+            "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(ValueExpression.quoted(entityName ?? "")), \(ValueExpression.quoted(predicate.description))), $manager.sourceContext, NO)"
     }
 }

@@ -40,30 +40,34 @@ enum ValueComparison {
 
     /// Code point order (the order of UTF-8 bytes, SQLite's BINARY collation): -1, 0 or 1.
     static func literalOrder(_ a: String, _ b: String) -> Int {
-        var i = a.unicodeScalars.makeIterator(), j = b.unicodeScalars.makeIterator()
+        var i = a.unicodeScalars.makeIterator()
+        var j = b.unicodeScalars.makeIterator()
         while true {
             switch (i.next(), j.next()) {
             case (nil, nil): return 0
             case (nil, _): return -1
             case (_, nil): return 1
-            case let (x?, y?): if x != y { return x.value < y.value ? -1 : 1 }
+            case (let x?, let y?): if x != y { return x.value < y.value ? -1 : 1 }
             }
         }
     }
 
     /// BEGINSWITH, ENDSWITH and CONTAINS on code points, after folding.
     static func hasPrefix(_ s: String, _ prefix: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(prefix, options).unicodeScalars)
+        let text = Array(fold(s, options).unicodeScalars)
+        let p = Array(fold(prefix, options).unicodeScalars)
         return !p.isEmpty && text.starts(with: p)
     }
 
     static func hasSuffix(_ s: String, _ suffix: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(suffix, options).unicodeScalars)
+        let text = Array(fold(s, options).unicodeScalars)
+        let p = Array(fold(suffix, options).unicodeScalars)
         return !p.isEmpty && text.count >= p.count && text[(text.count - p.count)...].elementsEqual(p)
     }
 
     static func contains(_ s: String, _ needle: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        let text = Array(fold(s, options).unicodeScalars), p = Array(fold(needle, options).unicodeScalars)
+        let text = Array(fold(s, options).unicodeScalars)
+        let p = Array(fold(needle, options).unicodeScalars)
         guard !p.isEmpty, text.count >= p.count else { return false }
         for start in 0...(text.count - p.count) where text[start] == p[0] {
             if text[start..<(start + p.count)].elementsEqual(p) { return true }
@@ -86,7 +90,10 @@ enum ValueComparison {
         guard !s.utf8.allSatisfy({ $0 < 0x80 }) else { return s }
         var out = String.UnicodeScalarView()
         for scalar in s.unicodeScalars {
-            if scalar.isASCII { out.append(scalar); continue }
+            if scalar.isASCII {
+                out.append(scalar)
+                continue
+            }
             switch scalar.properties.generalCategory {
             case .nonspacingMark, .enclosingMark, .spacingMark: continue
             default: break
@@ -98,15 +105,24 @@ enum ValueComparison {
 
     private static func baseLetter(_ scalar: Unicode.Scalar) -> Unicode.Scalar? {
         guard let name = scalar.properties.name else { return nil }
-        let small = "LATIN SMALL LETTER ", capital = "LATIN CAPITAL LETTER "
+        let small = "LATIN SMALL LETTER "
+        let capital = "LATIN CAPITAL LETTER "
         let rest: Substring
         let isSmall: Bool
-        if name.hasPrefix(small) { rest = name.dropFirst(small.count); isSmall = true }
-        else if name.hasPrefix(capital) { rest = name.dropFirst(capital.count); isSmall = false }
-        else { return nil }
+        if name.hasPrefix(small) {
+            rest = name.dropFirst(small.count)
+            isSmall = true
+        } else if name.hasPrefix(capital) {
+            rest = name.dropFirst(capital.count)
+            isSmall = false
+        } else {
+            return nil
+        }
         // "E WITH ACUTE", "O WITH STROKE": one base letter, then the mark.
-        guard rest.count > 6, rest.dropFirst().hasPrefix(" WITH "), let letter = rest.first, letter.isASCII, letter.isLetter,
-              let base = (isSmall ? letter.lowercased() : String(letter)).unicodeScalars.first else { return nil }
+        guard rest.count > 6, rest.dropFirst().hasPrefix(" WITH "), let letter = rest.first, letter.isASCII,
+            letter.isLetter,
+            let base = (isSmall ? letter.lowercased() : String(letter)).unicodeScalars.first
+        else { return nil }
         return base
     }
 
@@ -114,24 +130,37 @@ enum ValueComparison {
     /// Works on code points, as the other string operators and SQLite's GLOB (its SQL form) do:
     /// `?` matches one code point.
     static func like(_ text: String, _ pattern: String, _ options: FilterPredicate.ComparisonOptions) -> Bool {
-        let t = Array(fold(text, options).unicodeScalars), p = Array(fold(pattern, options).unicodeScalars)
+        let t = Array(fold(text, options).unicodeScalars)
+        let p = Array(fold(pattern, options).unicodeScalars)
         // Pattern items: (code point, isWildcard).
         var items: [(Unicode.Scalar, Bool)] = []
         var i = 0
         while i < p.count {
-            if p[i] == "\\" && i + 1 < p.count { items.append((p[i + 1], false)); i += 2; continue }
+            if p[i] == "\\" && i + 1 < p.count {
+                items.append((p[i + 1], false))
+                i += 2
+                continue
+            }
             items.append((p[i], p[i] == "*" || p[i] == "?"))
             i += 1
         }
         // Iterative wildcard matching with one backtrack point (linear for each star).
-        var ti = 0, pi = 0, starP = -1, starT = 0
+        var ti = 0
+        var pi = 0
+        var starP = -1
+        var starT = 0
         while ti < t.count {
             if pi < items.count && (items[pi] == ("?", true) || (!items[pi].1 && items[pi].0 == t[ti])) {
-                ti += 1; pi += 1
+                ti += 1
+                pi += 1
             } else if pi < items.count && items[pi] == ("*", true) {
-                starP = pi; starT = ti; pi += 1
+                starP = pi
+                starT = ti
+                pi += 1
             } else if starP >= 0 {
-                pi = starP + 1; starT += 1; ti = starT
+                pi = starP + 1
+                starT += 1
+                ti = starT
             } else {
                 return false
             }

@@ -26,7 +26,11 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
 
     /// `+`, `-`, `*`, `/`, `**` (NSExpression's `add:to:`, … functions).
     public enum ArithmeticOperator: String, Equatable {
-        case add = "+", subtract = "-", multiply = "*", divide = "/", power = "**"
+        case add = "+"
+        case subtract = "-"
+        case multiply = "*"
+        case divide = "/"
+        case power = "**"
 
         /// Binding strength: higher binds tighter.
         var precedence: Int {
@@ -73,7 +77,9 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
             default: return "(" + base.text(context: 0) + ")." + path
             }
         case .function(let target, let selector, let args):
-            return "FUNCTION(" + ([target.text(context: 0), ValueExpression.literal(.string(selector))] + args.map { $0.text(context: 0) }).joined(separator: ", ") + ")"
+            return "FUNCTION("
+                + ([target.text(context: 0), ValueExpression.literal(.string(selector))]
+                + args.map { $0.text(context: 0) }).joined(separator: ", ") + ")"
         case .builtin(let name, let args):
             let list = args.map { $0.text(context: 0) }.joined(separator: ", ")
             if name == "CAST" || name == "FETCH" { return name + "(" + list + ")" }
@@ -94,7 +100,11 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
             return "SUBQUERY(" + collection.text(context: 0) + ", $" + variable + ", " + predicate.description + ")"
         case .index(let collection, let index):
             let inner: String
-            if case .constant(.string(let s)) = index, ["FIRST", "LAST", "SIZE"].contains(s) { inner = s } else { inner = index.text(context: 0) }
+            if case .constant(.string(let s)) = index, ["FIRST", "LAST", "SIZE"].contains(s) {
+                inner = s
+            } else {
+                inner = index.text(context: 0)
+            }
             return collection.text(context: 10) + "[" + inner + "]"
         }
     }
@@ -140,7 +150,9 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
                 if c.value < 0x20 || c.value == 0x7F {
                     let hex = String(c.value, radix: 16)
                     out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else { out.unicodeScalars.append(c) }
+                } else {
+                    out.unicodeScalars.append(c)
+                }
             }
         }
         return out + "\""

@@ -31,20 +31,31 @@ package enum DistinctValueMapping {
     package static func attribute(of mapping: EntityMapping) throws -> AttributeDescription? {
         guard let value = mapping.userInfo[userInfoKey] else { return nil }
         let fail = { (reason: String) in
-            MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': user info '\(userInfoKey)' \(reason)",
-                           path: mapping.path + ".userInfo." + userInfoKey)
+            MigrationError(
+                .invalidMapping, "entity mapping '\(mapping.name)': user info '\(userInfoKey)' \(reason)",
+                path: mapping.path + ".userInfo." + userInfoKey)
         }
-        guard case .string(let key) = value else { throw fail("must be text naming a source attribute, not a \(value.typeName) value") }
+        guard case .string(let key) = value else {
+            throw fail("must be text naming a source attribute, not a \(value.typeName) value")
+        }
         if mapping.entityMigrationPolicyClassName != nil {
-            throw fail("takes the place of a policy: the mapping cannot also name the policy '\(mapping.entityMigrationPolicyClassName ?? "")'")
+            throw fail(
+                "takes the place of a policy: the mapping cannot also name the policy '\(mapping.entityMigrationPolicyClassName ?? "")'"
+            )
         }
         guard let source = mapping.sourceEntity else { throw fail("needs a source entity") }
         guard mapping.destinationEntity != nil else { throw fail("needs a destination entity") }
-        if key.contains(".") { throw fail("'\(key)' is a key path of several keys: name one attribute of source entity '\(source.name)'") }
-        guard let attribute = source.attribute(named: key) else {
-            throw fail("names '\(key)', which is not an attribute of source entity '\(source.name)'\(SpellingSuggestion.hint(key, among: source.attributes.map { $0.name }))")
+        if key.contains(".") {
+            throw fail("'\(key)' is a key path of several keys: name one attribute of source entity '\(source.name)'")
         }
-        if attribute.isTransient { throw fail("names '\(key)', a transient attribute of '\(source.name)': the store keeps no value to compare") }
+        guard let attribute = source.attribute(named: key) else {
+            throw fail(
+                "names '\(key)', which is not an attribute of source entity '\(source.name)'\(SpellingSuggestion.hint(key, among: source.attributes.map { $0.name }))"
+            )
+        }
+        if attribute.isTransient {
+            throw fail("names '\(key)', a transient attribute of '\(source.name)': the store keeps no value to compare")
+        }
         return attribute
     }
 

@@ -39,12 +39,14 @@ public final class EntityMapping {
     /// The destination entity of the model the mapping was checked against (bound copies only).
     public let destinationEntity: EntityDescription?
 
-    init(name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
-         sourceExpressionText: String?, sourceExpression: SourceExpression?, attributeMappings: [PropertyMapping],
-         relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: Value],
-         sourceEntityVersionHash: [UInt8]?, destinationEntityVersionHash: [UInt8]?,
-         sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String,
-         sourceEntity: EntityDescription? = nil, destinationEntity: EntityDescription? = nil) {
+    init(
+        name: String, mappingType: EntityMappingType, sourceEntityName: String?, destinationEntityName: String?,
+        sourceExpressionText: String?, sourceExpression: SourceExpression?, attributeMappings: [PropertyMapping],
+        relationshipMappings: [PropertyMapping], entityMigrationPolicyClassName: String?, userInfo: [String: Value],
+        sourceEntityVersionHash: [UInt8]?, destinationEntityVersionHash: [UInt8]?,
+        sourceEntitySnapshot: [String: String]?, destinationEntitySnapshot: [String: String]?, path: String,
+        sourceEntity: EntityDescription? = nil, destinationEntity: EntityDescription? = nil
+    ) {
         self.name = name
         self.mappingType = mappingType
         self.sourceEntityName = sourceEntityName
@@ -71,20 +73,29 @@ public final class EntityMapping {
     }
 
     /// A copy with its own property mappings, the given user info and bound entities.
-    func copy(userInfo: [String: Value], sourceEntity: EntityDescription?, destinationEntity: EntityDescription?) -> EntityMapping {
-        EntityMapping(name: name, mappingType: mappingType, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
-                      sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
-                      attributeMappings: attributeMappings.map { $0.copy() }, relationshipMappings: relationshipMappings.map { $0.copy() },
-                      entityMigrationPolicyClassName: entityMigrationPolicyClassName, userInfo: userInfo,
-                      sourceEntityVersionHash: sourceEntityVersionHash, destinationEntityVersionHash: destinationEntityVersionHash,
-                      sourceEntitySnapshot: sourceEntitySnapshot, destinationEntitySnapshot: destinationEntitySnapshot, path: path,
-                      sourceEntity: sourceEntity, destinationEntity: destinationEntity)
+    func copy(userInfo: [String: Value], sourceEntity: EntityDescription?, destinationEntity: EntityDescription?)
+        -> EntityMapping
+    {
+        EntityMapping(
+            name: name, mappingType: mappingType, sourceEntityName: sourceEntityName,
+            destinationEntityName: destinationEntityName,
+            sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
+            attributeMappings: attributeMappings.map { $0.copy() },
+            relationshipMappings: relationshipMappings.map { $0.copy() },
+            entityMigrationPolicyClassName: entityMigrationPolicyClassName, userInfo: userInfo,
+            sourceEntityVersionHash: sourceEntityVersionHash,
+            destinationEntityVersionHash: destinationEntityVersionHash,
+            sourceEntitySnapshot: sourceEntitySnapshot, destinationEntitySnapshot: destinationEntitySnapshot,
+            path: path,
+            sourceEntity: sourceEntity, destinationEntity: destinationEntity)
     }
 
     /// The attribute mapping for destination attribute `name`, or nil.
     public func attributeMapping(named name: String) -> PropertyMapping? { attributeMappings.first { $0.name == name } }
     /// The relationship mapping for destination relationship `name`, or nil.
-    public func relationshipMapping(named name: String) -> PropertyMapping? { relationshipMappings.first { $0.name == name } }
+    public func relationshipMapping(named name: String) -> PropertyMapping? {
+        relationshipMappings.first { $0.name == name }
+    }
 
     /// The property snapshot format written into mappings: attribute → type name, relationship → "→Dest" or "→*Dest".
     package static func snapshot(of entity: EntityDescription) -> [String: String] {

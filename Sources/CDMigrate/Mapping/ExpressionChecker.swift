@@ -13,7 +13,10 @@ struct ExpressionChecker {
     }
 
     private func fail(_ message: String) -> MigrationError {
-        MigrationError(.invalidMapping, "entity mapping '\(mapping.name)', property '\(property.name)': \(message) in '\(property.valueExpressionText ?? "")'", path: property.path)
+        MigrationError(
+            .invalidMapping,
+            "entity mapping '\(mapping.name)', property '\(property.name)': \(message) in '\(property.valueExpressionText ?? "")'",
+            path: property.path)
     }
 
     private func walk(_ expression: ValueExpression, _ problems: inout [MigrationError]) {
@@ -28,15 +31,16 @@ struct ExpressionChecker {
             }
         case .function(let target, let selector, let arguments):
             walk(target, &problems)
-            arguments.forEach { walk($0, &problems) }
+            for argument in arguments { walk(argument, &problems) }
             if case .variable("manager") = target { checkManagerCall(selector, arguments, &problems) }
             if case .variable("source") = target, selector == "valueForKey:" || selector == "valueForKeyPath:",
-               let key = arguments.first?.constantValue?.stringValue {
+                let key = arguments.first?.constantValue?.stringValue
+            {
                 let keys = selector == "valueForKey:" ? [key] : key.split(separator: ".").map(String.init)
                 checkKeyPath(variable: "source", keys: keys, &problems)
             }
         case .builtin(_, let arguments), .aggregate(let arguments):
-            arguments.forEach { walk($0, &problems) }
+            for argument in arguments { walk(argument, &problems) }
         case .binary(_, let lhs, let rhs), .index(let lhs, let rhs):
             walk(lhs, &problems)
             walk(rhs, &problems)
@@ -65,31 +69,50 @@ struct ExpressionChecker {
             if let attribute = entity.attribute(named: key) {
                 // Past an attribute, Foundation's key-value coding asks the value itself
                 // (`flag.boolValue`, `name.length`); the keys must be messages its type answers.
-                if i < keys.count - 1, let unknown = KeyValueCoding.unansweredKey(keys[(i + 1)...], afterValueOf: attribute.attributeType) {
-                    problems.append(fail("'\(key)' of entity '\(entity.name)' is an attribute of type \(attribute.attributeType.rawValue), whose values do not answer '\(unknown)' in '$\(variable).\(keys.joined(separator: "."))'"))
+                if i < keys.count - 1,
+                    let unknown = KeyValueCoding.unansweredKey(keys[(i + 1)...], afterValueOf: attribute.attributeType)
+                {
+                    problems.append(
+                        fail(
+                            "'\(key)' of entity '\(entity.name)' is an attribute of type \(attribute.attributeType.rawValue), whose values do not answer '\(unknown)' in '$\(variable).\(keys.joined(separator: "."))'"
+                        ))
                 }
                 return
             }
             guard let relationship = entity.relationship(named: key), let next = relationship.destinationEntity else {
                 let names = entity.attributes.map { $0.name } + entity.relationships.map { $0.name }
-                let subentityHint = entity.selfAndDescendants.dropFirst().contains { $0.property(named: key) != nil } ? " (only a sub-entity has it)" : ""
-                problems.append(fail("\(variable) entity '\(entity.name)' has no property '\(key)'\(subentityHint)\(SpellingSuggestion.hint(key, among: names))"))
+                let subentityHint =
+                    entity.selfAndDescendants.dropFirst().contains { $0.property(named: key) != nil }
+                    ? " (only a sub-entity has it)" : ""
+                problems.append(
+                    fail(
+                        "\(variable) entity '\(entity.name)' has no property '\(key)'\(subentityHint)\(SpellingSuggestion.hint(key, among: names))"
+                    ))
                 return
             }
             entity = next
         }
     }
 
-    private func checkManagerCall(_ selector: String, _ arguments: [ValueExpression], _ problems: inout [MigrationError]) {
+    private func checkManagerCall(
+        _ selector: String, _ arguments: [ValueExpression], _ problems: inout [MigrationError]
+    ) {
         guard let name = arguments.first?.constantValue?.stringValue else { return }
         switch selector {
-        case "destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:":
+        case "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            "sourceInstancesForEntityMappingNamed:destinationInstances:":
             if mappingModel.entityMapping(named: name) == nil {
-                problems.append(fail("names entity mapping '\(name)', which is not in the mapping model\(SpellingSuggestion.hint(name, among: mappingModel.entityMappings.map { $0.name }))"))
+                problems.append(
+                    fail(
+                        "names entity mapping '\(name)', which is not in the mapping model\(SpellingSuggestion.hint(name, among: mappingModel.entityMappings.map { $0.name }))"
+                    ))
             }
         case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
             if let source = mapping.sourceEntity, source.relationship(named: name) == nil {
-                problems.append(fail("names source relationship '\(name)', which entity '\(source.name)' does not have\(SpellingSuggestion.hint(name, among: source.relationships.map { $0.name }))"))
+                problems.append(
+                    fail(
+                        "names source relationship '\(name)', which entity '\(source.name)' does not have\(SpellingSuggestion.hint(name, among: source.relationships.map { $0.name }))"
+                    ))
             }
         default:
             break

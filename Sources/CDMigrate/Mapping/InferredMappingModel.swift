@@ -22,7 +22,9 @@ extension MappingModel {
     ///   property's path in the destination model's JSON.
     ///
     /// Core Data counterpart: `NSMappingModel.inferredMappingModel(forSourceModel:destinationModel:)`.
-    public static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel) throws -> MappingModel {
+    public static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel) throws
+        -> MappingModel
+    {
         try inferred(from: sourceModel, to: destinationModel, rows: nil).model
     }
 
@@ -30,21 +32,29 @@ extension MappingModel {
     /// where `rows` answers (see `MappingInference.RowCount`): such a change is refused only when
     /// rows would be left without a value, as Core Data's validation at save refuses them.
     /// Returns the model and what was judged by rows, for the plan to say.
-    static func inferred(from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel,
-                         rows: MappingInference.RowCount?) throws -> (model: MappingModel, notes: [String]) {
+    static func inferred(
+        from sourceModel: ManagedObjectModel, to destinationModel: ManagedObjectModel,
+        rows: MappingInference.RowCount?
+    ) throws -> (model: MappingModel, notes: [String]) {
         var inference = MappingInference(source: sourceModel, destination: destinationModel)
         inference.rowCount = rows
         let model = inference.run()
-        let name = "'\(sourceModel.versionIdentifier ?? sourceModel.name ?? "source")' to '\(destinationModel.versionIdentifier ?? destinationModel.name ?? "destination")'"
+        let name =
+            "'\(sourceModel.versionIdentifier ?? sourceModel.name ?? "source")' to '\(destinationModel.versionIdentifier ?? destinationModel.name ?? "destination")'"
         if !inference.problems.isEmpty {
             let count = inference.problems.count
             let summary = count == 1 ? inference.problems[0].message : "\(count) changes cannot be inferred"
-            throw MigrationError(.inferredMappingModel, "cannot infer a mapping model from \(name): \(summary)", underlying: inference.problems)
+            throw MigrationError(
+                .inferredMappingModel, "cannot infer a mapping model from \(name): \(summary)",
+                underlying: inference.problems)
         }
         do {
             return (try model.validate(sourceModel: sourceModel, destinationModel: destinationModel), inference.notes)
         } catch let error as MigrationError {
-            throw MigrationError(.inferredMappingModel, "the mapping model inferred from \(name) does not fit its models: \(error.message)", underlying: [error])
+            throw MigrationError(
+                .inferredMappingModel,
+                "the mapping model inferred from \(name) does not fit its models: \(error.message)", underlying: [error]
+            )
         }
     }
 }
@@ -82,10 +92,14 @@ struct MappingInference {
     }
 
     mutating func run() -> MappingModel {
-        let match = RenamingMatch(destination: destination.entities, source: source.entities,
-                                  name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        let match = RenamingMatch(
+            destination: destination.entities, source: source.entities,
+            name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
         for (sourceEntity, claimants) in match.conflicts {
-            fail(claimants.first, nil, "entities \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) both take source entity '\(sourceEntity.name)' by their renaming identifiers; only one entity can continue it")
+            fail(
+                claimants.first, nil,
+                "entities \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) both take source entity '\(sourceEntity.name)' by their renaming identifiers; only one entity can continue it"
+            )
         }
         // Destination entity → source entity, by identity.
         var sourceOf: [ObjectIdentifier: EntityDescription] = [:]
@@ -93,7 +107,9 @@ struct MappingInference {
         for (entity, sourceEntity) in zip(destination.entities, match.sources) {
             guard let sourceEntity = sourceEntity else { continue }
             sourceOf[ObjectIdentifier(entity)] = sourceEntity
-            if destinationOf[ObjectIdentifier(sourceEntity)] == nil { destinationOf[ObjectIdentifier(sourceEntity)] = entity }
+            if destinationOf[ObjectIdentifier(sourceEntity)] == nil {
+                destinationOf[ObjectIdentifier(sourceEntity)] = entity
+            }
         }
         checkHierarchies(sourceOf: sourceOf)
 
@@ -102,50 +118,67 @@ struct MappingInference {
         for entity in destination.entities {
             guard let sourceEntity = sourceOf[ObjectIdentifier(entity)] else {
                 // New: no source instances; its properties' defaults apply to instances made later.
-                mappings.append(EntityMapping(
-                    name: "IEM_Add_" + entity.name, mappingType: .add, sourceEntityName: nil, destinationEntityName: entity.name,
-                    sourceExpressionText: nil, sourceExpression: nil, attributeMappings: [], relationshipMappings: [],
-                    entityMigrationPolicyClassName: nil, userInfo: [:], sourceEntityVersionHash: nil,
-                    destinationEntityVersionHash: MappingInference.recordable(entity.versionHash), sourceEntitySnapshot: nil,
-                    destinationEntitySnapshot: EntityMapping.snapshot(of: entity), path: path()))
+                mappings.append(
+                    EntityMapping(
+                        name: "IEM_Add_" + entity.name, mappingType: .add, sourceEntityName: nil,
+                        destinationEntityName: entity.name,
+                        sourceExpressionText: nil, sourceExpression: nil, attributeMappings: [],
+                        relationshipMappings: [],
+                        entityMigrationPolicyClassName: nil, userInfo: [:], sourceEntityVersionHash: nil,
+                        destinationEntityVersionHash: MappingInference.recordable(entity.versionHash),
+                        sourceEntitySnapshot: nil,
+                        destinationEntitySnapshot: EntityMapping.snapshot(of: entity), path: path()))
                 continue
             }
             if entity.isAbstract {
                 if !sourceEntity.isAbstract {
-                    fail(entity, nil, "entity '\(entity.name)' becomes abstract, but the source store may hold instances of '\(sourceEntity.name)', which an abstract entity cannot take")
+                    fail(
+                        entity, nil,
+                        "entity '\(entity.name)' becomes abstract, but the source store may hold instances of '\(sourceEntity.name)', which an abstract entity cannot take"
+                    )
                 }
                 // Both abstract: no instances of their own; the sub-entities' mappings carry their rows.
                 continue
             }
             let mappingPath = path()
             let attributes = inferAttributes(entity, from: sourceEntity, path: mappingPath)
-            let relationships = inferRelationships(entity, from: sourceEntity, destinationOf: destinationOf, path: mappingPath)
+            let relationships = inferRelationships(
+                entity, from: sourceEntity, destinationOf: destinationOf, path: mappingPath)
             let unchanged = entity.name == sourceEntity.name && entity.versionHash == sourceEntity.versionHash
             let text = MappingInference.sourceExpression(for: sourceEntity)
-            mappings.append(EntityMapping(
-                name: (unchanged ? "IEM_Copy_" : "IEM_Transform_") + entity.name, mappingType: unchanged ? .copy : .transform,
-                sourceEntityName: sourceEntity.name, destinationEntityName: entity.name,
-                sourceExpressionText: text, sourceExpression: try? SourceExpression.parse(text),
-                attributeMappings: attributes, relationshipMappings: relationships,
-                entityMigrationPolicyClassName: nil, userInfo: [:],
-                sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash),
-                destinationEntityVersionHash: MappingInference.recordable(entity.versionHash),
-                sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: EntityMapping.snapshot(of: entity),
-                path: mappingPath))
+            mappings.append(
+                EntityMapping(
+                    name: (unchanged ? "IEM_Copy_" : "IEM_Transform_") + entity.name,
+                    mappingType: unchanged ? .copy : .transform,
+                    sourceEntityName: sourceEntity.name, destinationEntityName: entity.name,
+                    sourceExpressionText: text, sourceExpression: try? SourceExpression.parse(text),
+                    attributeMappings: attributes, relationshipMappings: relationships,
+                    entityMigrationPolicyClassName: nil, userInfo: [:],
+                    sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash),
+                    destinationEntityVersionHash: MappingInference.recordable(entity.versionHash),
+                    sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity),
+                    destinationEntitySnapshot: EntityMapping.snapshot(of: entity),
+                    path: mappingPath))
         }
         for sourceEntity in source.entities where destinationOf[ObjectIdentifier(sourceEntity)] == nil {
             // A removed sub-entity's rows would otherwise be fetched with its parent's: its remove
             // mapping takes them (and makes nothing of them), as the rows of a removed entity go.
             let takesRows = sourceEntity.parent != nil
             let text = takesRows ? MappingInference.sourceExpression(for: sourceEntity) : nil
-            mappings.append(EntityMapping(
-                name: "IEM_Remove_" + sourceEntity.name, mappingType: .remove, sourceEntityName: sourceEntity.name, destinationEntityName: nil,
-                sourceExpressionText: text, sourceExpression: text.flatMap { try? SourceExpression.parse($0) },
-                attributeMappings: [], relationshipMappings: [], entityMigrationPolicyClassName: nil, userInfo: [:],
-                sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash), destinationEntityVersionHash: nil,
-                sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: nil, path: path()))
+            mappings.append(
+                EntityMapping(
+                    name: "IEM_Remove_" + sourceEntity.name, mappingType: .remove, sourceEntityName: sourceEntity.name,
+                    destinationEntityName: nil,
+                    sourceExpressionText: text, sourceExpression: text.flatMap { try? SourceExpression.parse($0) },
+                    attributeMappings: [], relationshipMappings: [], entityMigrationPolicyClassName: nil, userInfo: [:],
+                    sourceEntityVersionHash: MappingInference.recordable(sourceEntity.versionHash),
+                    destinationEntityVersionHash: nil,
+                    sourceEntitySnapshot: EntityMapping.snapshot(of: sourceEntity), destinationEntitySnapshot: nil,
+                    path: path()))
         }
-        let name = "Inferred_" + MappingInference.label(source, "source") + "_to_" + MappingInference.label(destination, "destination")
+        let name =
+            "Inferred_" + MappingInference.label(source, "source") + "_to_"
+            + MappingInference.label(destination, "destination")
         let inferred = MappingModel(name: name, entityMappings: mappings)
         inferred.isInferred = true
         return inferred
@@ -162,23 +195,36 @@ struct MappingInference {
             for entity in root.selfAndDescendants {
                 guard let sourceEntity = sourceOf[ObjectIdentifier(entity)] else { continue }
                 let key = ObjectIdentifier(sourceEntity.rootEntity)
-                if seen[key] == nil { seen[key] = (entity, sourceEntity); order.append(key) }
+                if seen[key] == nil {
+                    seen[key] = (entity, sourceEntity)
+                    order.append(key)
+                }
             }
             guard order.count > 1 else { continue }
             let pairs = order.compactMap { seen[$0] }
-            let listed = pairs.map { "'\($0.0.name)' (from '\($0.1.name)' under '\($0.1.rootEntity.name)')" }.joined(separator: ", ")
-            fail(root, nil, "entity hierarchy '\(root.name)' merges entities of separate source hierarchies: \(listed); entities that share no parent in the source cannot share one in the destination")
+            let listed = pairs.map { "'\($0.0.name)' (from '\($0.1.name)' under '\($0.1.rootEntity.name)')" }.joined(
+                separator: ", ")
+            fail(
+                root, nil,
+                "entity hierarchy '\(root.name)' merges entities of separate source hierarchies: \(listed); entities that share no parent in the source cannot share one in the destination"
+            )
         }
     }
 
     // MARK: Attributes
 
-    private mutating func inferAttributes(_ entity: EntityDescription, from sourceEntity: EntityDescription, path: String) -> [PropertyMapping] {
+    private mutating func inferAttributes(
+        _ entity: EntityDescription, from sourceEntity: EntityDescription, path: String
+    ) -> [PropertyMapping] {
         let wanted = entity.attributes.filter { !$0.isTransient }
         let candidates = sourceEntity.attributes.filter { !$0.isTransient }
-        let match = RenamingMatch(destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        let match = RenamingMatch(
+            destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
         for (attribute, claimants) in match.conflicts {
-            fail(entity, claimants.first, "attributes \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source attribute '\(sourceEntity.name).\(attribute.name)' by their renaming identifiers")
+            fail(
+                entity, claimants.first,
+                "attributes \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source attribute '\(sourceEntity.name).\(attribute.name)' by their renaming identifiers"
+            )
         }
         var result: [PropertyMapping] = []
         for (attribute, sourceAttribute) in zip(wanted, match.sources) {
@@ -187,40 +233,65 @@ struct MappingInference {
                 if sourceEntity.relationship(named: attribute.renamingIdentifier ?? attribute.name) != nil {
                     // Core Data matches attributes with attributes: a relationship of that name
                     // is removed and the attribute is new (its default applies).
-                    notes.append("'\(entity.name).\(attribute.name)' was a relationship of '\(sourceEntity.name)' and is now an attribute: as Core Data matches attributes only with attributes, the relationship's objects are not carried over and the attribute starts \(attribute.defaultValue.isNull ? "empty" : "at its default value")")
+                    notes.append(
+                        "'\(entity.name).\(attribute.name)' was a relationship of '\(sourceEntity.name)' and is now an attribute: as Core Data matches attributes only with attributes, the relationship's objects are not carried over and the attribute starts \(attribute.defaultValue.isNull ? "empty" : "at its default value")"
+                    )
                 }
                 if !attribute.isOptional && attribute.defaultValue.isNull {
-                    failUnlessRowsAllow(entity, attribute, sourceEntity: sourceEntity, sourceProperty: nil,
-                                        "new attribute '\(entity.name).\(attribute.name)' is non-optional and has no default value, so the migrated instances would have none")
+                    failUnlessRowsAllow(
+                        entity, attribute, sourceEntity: sourceEntity, sourceProperty: nil,
+                        "new attribute '\(entity.name).\(attribute.name)' is non-optional and has no default value, so the migrated instances would have none"
+                    )
                 }
                 // New: no expression, the default value applies.
-                result.append(PropertyMapping(name: attribute.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                result.append(
+                    PropertyMapping(
+                        name: attribute.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:],
+                        path: propertyPath))
                 continue
             }
             if !InferredTypeChange.isAccepted(from: sourceAttribute.attributeType, to: attribute.attributeType) {
-                fail(entity, attribute, "attribute '\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue) (source attribute '\(sourceEntity.name).\(sourceAttribute.name)'); Core Data's inferred mapping converts only \(InferredTypeChange.acceptedText), and refuses this change: write a mapping model with a value expression (or a policy) that converts it")
-            } else if let note = InferredTypeChange.note(from: sourceAttribute.attributeType, to: attribute.attributeType) {
-                notes.append("'\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue), which Core Data's inferred mapping converts: \(note)")
+                fail(
+                    entity, attribute,
+                    "attribute '\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue) (source attribute '\(sourceEntity.name).\(sourceAttribute.name)'); Core Data's inferred mapping converts only \(InferredTypeChange.acceptedText), and refuses this change: write a mapping model with a value expression (or a policy) that converts it"
+                )
+            } else if let note = InferredTypeChange.note(
+                from: sourceAttribute.attributeType, to: attribute.attributeType)
+            {
+                notes.append(
+                    "'\(entity.name).\(attribute.name)' changes type from \(sourceAttribute.attributeType.rawValue) to \(attribute.attributeType.rawValue), which Core Data's inferred mapping converts: \(note)"
+                )
             }
             if sourceAttribute.isOptional && !attribute.isOptional && attribute.defaultValue.isNull {
-                failUnlessRowsAllow(entity, attribute, sourceEntity: sourceEntity, sourceProperty: sourceAttribute,
-                                    "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional)", advice: "give it a default value")
+                failUnlessRowsAllow(
+                    entity, attribute, sourceEntity: sourceEntity, sourceProperty: sourceAttribute,
+                    "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional)",
+                    advice: "give it a default value")
             }
             let text = MappingInference.attributeExpression(sourceAttribute.name)
-            result.append(PropertyMapping(name: attribute.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+            result.append(
+                PropertyMapping(
+                    name: attribute.name, valueExpressionText: text,
+                    valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
         }
         return result
     }
 
     // MARK: Relationships
 
-    private mutating func inferRelationships(_ entity: EntityDescription, from sourceEntity: EntityDescription,
-                                             destinationOf: [ObjectIdentifier: EntityDescription], path: String) -> [PropertyMapping] {
+    private mutating func inferRelationships(
+        _ entity: EntityDescription, from sourceEntity: EntityDescription,
+        destinationOf: [ObjectIdentifier: EntityDescription], path: String
+    ) -> [PropertyMapping] {
         let wanted = entity.relationships.filter { !$0.isTransient }
         let candidates = sourceEntity.relationships.filter { !$0.isTransient }
-        let match = RenamingMatch(destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        let match = RenamingMatch(
+            destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
         for (relationship, claimants) in match.conflicts {
-            fail(entity, claimants.first, "relationships \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source relationship '\(sourceEntity.name).\(relationship.name)' by their renaming identifiers")
+            fail(
+                entity, claimants.first,
+                "relationships \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source relationship '\(sourceEntity.name).\(relationship.name)' by their renaming identifiers"
+            )
         }
         var result: [PropertyMapping] = []
         for (relationship, sourceRelationship) in zip(wanted, match.sources) {
@@ -229,47 +300,76 @@ struct MappingInference {
                 if sourceEntity.attribute(named: relationship.renamingIdentifier ?? relationship.name) != nil {
                     // Core Data matches relationships with relationships: the attribute of that
                     // name is removed and the relationship is new (empty).
-                    notes.append("'\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)' and is now a relationship: as Core Data matches relationships only with relationships, the attribute's values are not carried over and the relationship starts empty")
+                    notes.append(
+                        "'\(entity.name).\(relationship.name)' was an attribute of '\(sourceEntity.name)' and is now a relationship: as Core Data matches relationships only with relationships, the attribute's values are not carried over and the relationship starts empty"
+                    )
                 }
                 if !relationship.allowsEmpty {
-                    failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil,
-                                        "new relationship '\(entity.name).\(relationship.name)' \(relationship.isToMany ? "has minCount \(relationship.minCount) and is non-optional" : "is non-optional"); the migrated instances would have no object for it")
+                    failUnlessRowsAllow(
+                        entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil,
+                        "new relationship '\(entity.name).\(relationship.name)' \(relationship.isToMany ? "has minCount \(relationship.minCount) and is non-optional" : "is non-optional"); the migrated instances would have no object for it"
+                    )
                 }
-                result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                result.append(
+                    PropertyMapping(
+                        name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:],
+                        path: propertyPath))
                 continue
             }
             if let sourceTarget = sourceRelationship.destinationEntity, let target = relationship.destinationEntity {
                 if let mappedTarget = destinationOf[ObjectIdentifier(sourceTarget)] {
                     if !mappedTarget.isKind(of: target) {
-                        fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to '\(sourceTarget.name)', which becomes '\(mappedTarget.name)', not a kind of '\(target.name)'")
+                        fail(
+                            entity, relationship,
+                            "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to '\(sourceTarget.name)', which becomes '\(mappedTarget.name)', not a kind of '\(target.name)'"
+                        )
                     }
                 } else if !sourceTarget.isAbstract || sourceTarget.subentities.isEmpty {
                     // Core Data infers it: the objects it reached are not migrated (their entity is
                     // removed), so no destination instance answers for them and it starts empty.
-                    let message = "relationship '\(entity.name).\(relationship.name)' continues source relationship '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' has no counterpart in the destination model, so it starts empty"
+                    let message =
+                        "relationship '\(entity.name).\(relationship.name)' continues source relationship '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' has no counterpart in the destination model, so it starts empty"
                     if relationship.allowsEmpty {
-                        notes.append("'\(entity.name).\(relationship.name)' continues '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' is removed: as in Core Data's inferred mapping, the objects it reached are not migrated and it starts empty")
+                        notes.append(
+                            "'\(entity.name).\(relationship.name)' continues '\(sourceEntity.name).\(sourceRelationship.name)', whose destination entity '\(sourceTarget.name)' is removed: as in Core Data's inferred mapping, the objects it reached are not migrated and it starts empty"
+                        )
                     } else {
-                        failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil, message)
+                        failUnlessRowsAllow(
+                            entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil, message)
                     }
-                    result.append(PropertyMapping(name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:], path: propertyPath))
+                    result.append(
+                        PropertyMapping(
+                            name: relationship.name, valueExpressionText: nil, valueExpression: nil, userInfo: [:],
+                            path: propertyPath))
                     continue
-                } else if !sourceTarget.selfAndDescendants.allSatisfy({ e in e.isAbstract || (destinationOf[ObjectIdentifier(e)].map { $0.isKind(of: target) } ?? false) }) {
-                    fail(entity, relationship, "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'")
+                } else if !sourceTarget.selfAndDescendants.allSatisfy({ e in
+                    e.isAbstract || (destinationOf[ObjectIdentifier(e)].map { $0.isKind(of: target) } ?? false)
+                }) {
+                    fail(
+                        entity, relationship,
+                        "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'"
+                    )
                 }
             }
             if sourceRelationship.allowsEmpty && !relationship.allowsEmpty {
-                let becomes = relationship.isToMany ? "becomes non-optional with minCount \(relationship.minCount)" : "becomes non-optional"
+                let becomes =
+                    relationship.isToMany
+                    ? "becomes non-optional with minCount \(relationship.minCount)" : "becomes non-optional"
                 let was = sourceRelationship.isOptional ? "is optional" : "may be empty"
-                let message = "relationship '\(entity.name).\(relationship.name)' \(becomes) (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' \(was)); a relationship has no default value to fill the instances where it is empty"
+                let message =
+                    "relationship '\(entity.name).\(relationship.name)' \(becomes) (source relationship '\(sourceEntity.name).\(sourceRelationship.name)' \(was)); a relationship has no default value to fill the instances where it is empty"
                 if !relationship.isToMany && !sourceRelationship.isToMany {
-                    failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: sourceRelationship, message)
+                    failUnlessRowsAllow(
+                        entity, relationship, sourceEntity: sourceEntity, sourceProperty: sourceRelationship, message)
                 } else {
                     fail(entity, relationship, message)
                 }
             }
             let text = MappingInference.relationshipExpression(sourceRelationship.name)
-            result.append(PropertyMapping(name: relationship.name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+            result.append(
+                PropertyMapping(
+                    name: relationship.name, valueExpressionText: text,
+                    valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
         }
         return result
     }
@@ -280,10 +380,13 @@ struct MappingInference {
     /// Core Data infers the mapping anyway and refuses at save the instances left without a
     /// value (validation error 1570). With a store to ask, refused only when rows lack the value
     /// (`sourceProperty` nil: every row of `sourceEntity` would lack it), naming how many.
-    private mutating func failUnlessRowsAllow(_ entity: EntityDescription, _ property: PropertyDescription,
-                                              sourceEntity: EntityDescription, sourceProperty: PropertyDescription?,
-                                              _ message: String, advice: String? = nil) {
-        let coreData = "Core Data would infer this step and refuse at save (validation error 1570, NSValidationMissingMandatoryPropertyError) every instance left without a value, so only a store in which none lacks it migrates"
+    private mutating func failUnlessRowsAllow(
+        _ entity: EntityDescription, _ property: PropertyDescription,
+        sourceEntity: EntityDescription, sourceProperty: PropertyDescription?,
+        _ message: String, advice: String? = nil
+    ) {
+        let coreData =
+            "Core Data would infer this step and refuse at save (validation error 1570, NSValidationMissingMandatoryPropertyError) every instance left without a value, so only a store in which none lacks it migrates"
         guard let rowCount else {
             fail(entity, property, message + "; " + coreData + (advice.map { "; " + $0 } ?? ""))
             return
@@ -293,7 +396,9 @@ struct MappingInference {
             lacking = try rowCount(sourceEntity, sourceProperty)
         } catch {
             let reason = (error as? MigrationError)?.message ?? "\(error)"
-            fail(entity, property, message + "; the store's rows could not be counted to see whether any lacks a value: " + reason)
+            fail(
+                entity, property,
+                message + "; the store's rows could not be counted to see whether any lacks a value: " + reason)
             return
         }
         guard let lacking else {
@@ -302,12 +407,24 @@ struct MappingInference {
         }
         let what = sourceProperty.map { "no value for '\(sourceEntity.name).\($0.name)'" } ?? "no value for it"
         if lacking == 0 {
-            let rows = sourceProperty == nil ? "the store has no '\(sourceEntity.name)' instance" : "every '\(sourceEntity.name)' instance of the store has a value for '\(sourceEntity.name).\(sourceProperty?.name ?? "")'"
-            notes.append("'\(entity.name).\(property.name)' may be non-optional: \(rows), as Core Data's validation at save asks")
+            let rows =
+                sourceProperty == nil
+                ? "the store has no '\(sourceEntity.name)' instance"
+                : "every '\(sourceEntity.name)' instance of the store has a value for '\(sourceEntity.name).\(sourceProperty?.name ?? "")'"
+            notes.append(
+                "'\(entity.name).\(property.name)' may be non-optional: \(rows), as Core Data's validation at save asks"
+            )
             return
         }
-        let instances = lacking == 1 ? "1 '\(sourceEntity.name)' instance of the store has" : "\(lacking) '\(sourceEntity.name)' instances of the store have"
-        fail(entity, property, message + "; \(instances) \(what), which Core Data's inferred migration would refuse at save with validation error 1570 (NSValidationMissingMandatoryPropertyError) on entity '\(entity.name)', property '\(property.name)'" + (advice.map { "; " + $0 + " or a mapping model" } ?? "; write a mapping model that gives them one"))
+        let instances =
+            lacking == 1
+            ? "1 '\(sourceEntity.name)' instance of the store has"
+            : "\(lacking) '\(sourceEntity.name)' instances of the store have"
+        fail(
+            entity, property,
+            message
+                + "; \(instances) \(what), which Core Data's inferred migration would refuse at save with validation error 1570 (NSValidationMissingMandatoryPropertyError) on entity '\(entity.name)', property '\(property.name)'"
+                + (advice.map { "; " + $0 + " or a mapping model" } ?? "; write a mapping model that gives them one"))
     }
 
     // MARK: Reporting
@@ -320,12 +437,18 @@ struct MappingInference {
 
     private func modelPath(_ entity: EntityDescription?, _ property: PropertyDescription?) -> String? {
         let declaring = property?.entity ?? entity
-        guard let owner = declaring, let i = destination.entities.firstIndex(where: { $0 === owner }) else { return nil }
+        guard let owner = declaring, let i = destination.entities.firstIndex(where: { $0 === owner }) else {
+            return nil
+        }
         let entityPath = "$.entities[\(i)]"
-        if let attribute = property as? AttributeDescription, let j = owner.ownAttributes.firstIndex(where: { $0 === attribute }) {
+        if let attribute = property as? AttributeDescription,
+            let j = owner.ownAttributes.firstIndex(where: { $0 === attribute })
+        {
             return entityPath + ".attributes[\(j)]"
         }
-        if let relationship = property as? RelationshipDescription, let j = owner.ownRelationships.firstIndex(where: { $0 === relationship }) {
+        if let relationship = property as? RelationshipDescription,
+            let j = owner.ownRelationships.firstIndex(where: { $0 === relationship })
+        {
             return entityPath + ".relationships[\(j)]"
         }
         return entityPath

@@ -37,7 +37,9 @@ enum InferredTypeChange {
 
     /// What happens to values in an accepted change that may not keep them; nil when every value is kept.
     static func note(from source: AttributeType, to destination: AttributeType) -> String? {
-        guard isAccepted(from: source, to: destination), !keepsEveryValue(from: source, to: destination) else { return nil }
+        guard isAccepted(from: source, to: destination), !keepsEveryValue(from: source, to: destination) else {
+            return nil
+        }
         let integers: Set<AttributeType> = [.integer16, .integer32, .integer64]
         if integers.contains(destination) {
             return integers.contains(source)
@@ -50,5 +52,6 @@ enum InferredTypeChange {
     }
 
     /// The accepted changes, for error messages.
-    static let acceptedText = "between the numeric types (Integer 16/32/64, Decimal, Double, Float), as Core Data converts numbers"
+    static let acceptedText =
+        "between the numeric types (Integer 16/32/64, Decimal, Double, Float), as Core Data converts numbers"
 }

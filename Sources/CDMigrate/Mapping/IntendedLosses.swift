@@ -41,12 +41,22 @@ package enum IntendedLosses {
             guard let value = mapping.userInfo[key] else { continue }
             let path = mapping.path + ".userInfo." + key
             guard case .string = value else {
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': '\(key)' must be text listing source property names separated by commas", path: path))
+                problems.append(
+                    MigrationError(
+                        .invalidMapping,
+                        "entity mapping '\(mapping.name)': '\(key)' must be text listing source property names separated by commas",
+                        path: path))
                 continue
             }
             guard let entity = mapping.sourceEntity else { continue }
-            for name in names(of: mapping, key: key).sorted() where !(key == userInfoKey && (name == "*" || name == instancesName)) && entity.property(named: name) == nil {
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping.name)': '\(key)' names '\(name)', which source entity '\(entity.name)' does not have\(SpellingSuggestion.hint(name, among: (entity.attributes.map { $0.name } + entity.relationships.map { $0.name })))", path: path))
+            for name in names(of: mapping, key: key).sorted()
+            where !(key == userInfoKey && (name == "*" || name == instancesName)) && entity.property(named: name) == nil
+            {
+                problems.append(
+                    MigrationError(
+                        .invalidMapping,
+                        "entity mapping '\(mapping.name)': '\(key)' names '\(name)', which source entity '\(entity.name)' does not have\(SpellingSuggestion.hint(name, among: (entity.attributes.map { $0.name } + entity.relationships.map { $0.name })))",
+                        path: path))
             }
         }
         return problems
@@ -78,7 +88,8 @@ package enum IntendedLosses {
     package static func sameKeyCopy(_ expression: ValueExpression) -> String? {
         switch expression {
         case .keyPath(.variable("source"), let keys) where keys.count == 1: return keys[0]
-        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1: return arguments[0].constantValue?.stringValue
+        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1:
+            return arguments[0].constantValue?.stringValue
         default: return nil
         }
     }
@@ -88,10 +99,14 @@ package enum IntendedLosses {
         case .keyPath(.variable("source"), let path):
             if let first = path.first { keys.insert(first) }
         case .function(.variable("source"), let selector, let arguments)
-            where selector == "valueForKey:" || selector == "valueForKeyPath:" || selector == "mutableSetValueForKey:" || selector == "mutableOrderedSetValueForKey:":
-            if let key = arguments.first?.constantValue?.stringValue, let first = key.split(separator: ".").first { keys.insert(String(first)) }
+        where selector == "valueForKey:" || selector == "valueForKeyPath:" || selector == "mutableSetValueForKey:"
+            || selector == "mutableOrderedSetValueForKey:":
+            if let key = arguments.first?.constantValue?.stringValue, let first = key.split(separator: ".").first {
+                keys.insert(String(first))
+            }
             for argument in arguments { collect(argument, into: &keys) }
-        case .function(.variable("manager"), "destinationInstancesForSourceRelationshipNamed:sourceInstances:", let arguments):
+        case .function(
+            .variable("manager"), "destinationInstancesForSourceRelationshipNamed:sourceInstances:", let arguments):
             if let name = arguments.first?.constantValue?.stringValue { keys.insert(name) }
             for argument in arguments { collect(argument, into: &keys) }
         case .keyPath(let base, _): collect(base, into: &keys)

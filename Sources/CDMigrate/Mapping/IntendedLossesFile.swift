@@ -44,20 +44,35 @@ package enum IntendedLossesFile {
                 for (name, value) in members {
                     let path = "$.entityMappings.\(name)"
                     guard mapping.entityMapping(named: name) != nil else {
-                        problems.append(MigrationError(.invalidMapping, "'\(file)': entity mapping '\(name)' is not in the mapping model '\(mapping.name ?? mappingPath)'\(SpellingSuggestion.hint(name, among: mapping.entityMappings.map { $0.name }))", path: path))
+                        problems.append(
+                            MigrationError(
+                                .invalidMapping,
+                                "'\(file)': entity mapping '\(name)' is not in the mapping model '\(mapping.name ?? mappingPath)'\(SpellingSuggestion.hint(name, among: mapping.entityMappings.map { $0.name }))",
+                                path: path))
                         continue
                     }
                     guard let keys = value.objectValue else {
-                        problems.append(MigrationError(.invalidMapping, "'\(file)': entity mapping '\(name)' needs an object of user info keys", path: path))
+                        problems.append(
+                            MigrationError(
+                                .invalidMapping,
+                                "'\(file)': entity mapping '\(name)' needs an object of user info keys", path: path))
                         continue
                     }
                     for (key, text) in keys {
                         guard key == IntendedLosses.userInfoKey || key == IntendedLosses.carriedByPolicyKey else {
-                            problems.append(MigrationError(.invalidMapping, "'\(file)': '\(key)' is not a key of the side file (expected '\(IntendedLosses.userInfoKey)' or '\(IntendedLosses.carriedByPolicyKey)')", path: path + "." + key))
+                            problems.append(
+                                MigrationError(
+                                    .invalidMapping,
+                                    "'\(file)': '\(key)' is not a key of the side file (expected '\(IntendedLosses.userInfoKey)' or '\(IntendedLosses.carriedByPolicyKey)')",
+                                    path: path + "." + key))
                             continue
                         }
                         guard let string = text.stringValue else {
-                            problems.append(MigrationError(.invalidMapping, "'\(file)': '\(key)' must be text listing source property names separated by commas", path: path + "." + key))
+                            problems.append(
+                                MigrationError(
+                                    .invalidMapping,
+                                    "'\(file)': '\(key)' must be text listing source property names separated by commas",
+                                    path: path + "." + key))
                             continue
                         }
                         declarations[name, default: [:]][key] = string
@@ -72,13 +87,20 @@ package enum IntendedLossesFile {
         _ = root.value("comment")
         root.rejectUnknownKeys(what: "the side file '\(file)'")
         problems = root.problems + problems
-        if let error = MigrationError.collecting(problems, code: .invalidMapping, summary: "the side file '\(file)' is not valid") { throw error }
+        if let error = MigrationError.collecting(
+            problems, code: .invalidMapping, summary: "the side file '\(file)' is not valid")
+        {
+            throw error
+        }
         let mappings = mapping.entityMappings.map { entityMapping -> EntityMapping in
             guard let keys = declarations[entityMapping.name] else { return entityMapping }
             var userInfo = entityMapping.userInfo
             for (key, text) in keys {
-                if case .string(let existing)? = userInfo[key], !existing.isEmpty { userInfo[key] = .string(existing + ", " + text) }
-                else { userInfo[key] = .string(text) }
+                if case .string(let existing)? = userInfo[key], !existing.isEmpty {
+                    userInfo[key] = .string(existing + ", " + text)
+                } else {
+                    userInfo[key] = .string(text)
+                }
             }
             return entityMapping.withUserInfo(userInfo)
         }

@@ -47,27 +47,40 @@ public final class MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")
         let name = root.string("name")
         for key in ["$schema", "comment", "sourceModel", "destinationModel"] { _ = root.value(key) }
-        if root.value("entityMappings") == nil { root.fail("entityMappings", "a mapping model needs an 'entityMappings' array") }
+        if root.value("entityMappings") == nil {
+            root.fail("entityMappings", "a mapping model needs an 'entityMappings' array")
+        }
         var problems: [MigrationError] = []
         var mappings: [EntityMapping] = []
         for (i, item) in root.array("entityMappings").enumerated() {
-            if let mapping = readEntityMapping(item, path: "$.entityMappings[\(i)]", problems: &problems) { mappings.append(mapping) }
+            if let mapping = readEntityMapping(item, path: "$.entityMappings[\(i)]", problems: &problems) {
+                mappings.append(mapping)
+            }
         }
         root.rejectUnknownKeys(what: "the mapping model")
         problems = root.problems + problems
-        if let error = MigrationError.collecting(problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")is not valid") {
+        if let error = MigrationError.collecting(
+            problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")is not valid")
+        {
             throw error
         }
         return MappingModel(name: name, entityMappings: mappings)
     }
 
-    private static func readEntityMapping(_ json: JSON, path: String, problems: inout [MigrationError]) -> EntityMapping? {
+    private static func readEntityMapping(_ json: JSON, path: String, problems: inout [MigrationError])
+        -> EntityMapping?
+    {
         var r = JSONReader(json, path: path, code: .invalidMapping, what: "an entity mapping")
         let name = r.string("name", required: true, what: "entity mapping") ?? ""
         var type = EntityMappingType.undefined
         if let typeName = r.string("type") {
-            if let t = EntityMappingType(rawValue: typeName.lowercased()) { type = t } else {
-                r.fail("type", "entity mapping '\(name)' has unknown type '\(typeName)' (expected one of \(EntityMappingType.allCases.map { $0.rawValue }.joined(separator: ", ")))")
+            if let t = EntityMappingType(rawValue: typeName.lowercased()) {
+                type = t
+            } else {
+                r.fail(
+                    "type",
+                    "entity mapping '\(name)' has unknown type '\(typeName)' (expected one of \(EntityMappingType.allCases.map { $0.rawValue }.joined(separator: ", ")))"
+                )
             }
         }
         var sourceEntityName = r.string("sourceEntity")
@@ -86,7 +99,10 @@ public final class MappingModel {
                 var parsed = try SourceExpression.parse(text)
                 if let fetched = parsed.entityName {
                     if let declared = sourceEntityName, declared != fetched {
-                        r.fail(key, "entity mapping '\(name)' fetches entity '\(fetched)' but its sourceEntity is '\(declared)'")
+                        r.fail(
+                            key,
+                            "entity mapping '\(name)' fetches entity '\(fetched)' but its sourceEntity is '\(declared)'"
+                        )
                     }
                     sourceEntityName = sourceEntityName ?? fetched
                 } else {
@@ -97,13 +113,17 @@ public final class MappingModel {
                 }
                 sourceExpression = parsed
             } catch let error as MigrationError {
-                problems.append(MigrationError(error.code, "entity mapping '\(name)': \(error.message)", path: r.memberPath(key), offset: error.offset, byteOffset: error.byteOffset))
+                problems.append(
+                    MigrationError(
+                        error.code, "entity mapping '\(name)': \(error.message)", path: r.memberPath(key),
+                        offset: error.offset, byteOffset: error.byteOffset))
             } catch {
                 r.fail(key, "entity mapping '\(name)': \(error)")
             }
         }
         let attributeMappings = readPropertyMappings(&r, key: "attributeMappings", mapping: name, problems: &problems)
-        let relationshipMappings = readPropertyMappings(&r, key: "relationshipMappings", mapping: name, problems: &problems)
+        let relationshipMappings = readPropertyMappings(
+            &r, key: "relationshipMappings", mapping: name, problems: &problems)
         let policy = r.string("policy") ?? r.string("entityMigrationPolicyClassName")
         let userInfo = r.mappingUserInfo()
         let sourceHash = r.hash("sourceEntityVersionHash")
@@ -113,17 +133,21 @@ public final class MappingModel {
         _ = r.value("comment")
         r.rejectUnknownKeys(what: "entity mapping '\(name)'")
         problems += r.problems
-        return EntityMapping(name: name, mappingType: type, sourceEntityName: sourceEntityName, destinationEntityName: destinationEntityName,
-                             sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
-                             attributeMappings: attributeMappings, relationshipMappings: relationshipMappings,
-                             entityMigrationPolicyClassName: policy, userInfo: userInfo,
-                             sourceEntityVersionHash: sourceHash, destinationEntityVersionHash: destinationHash,
-                             sourceEntitySnapshot: sourceSnapshot, destinationEntitySnapshot: destinationSnapshot, path: path)
+        return EntityMapping(
+            name: name, mappingType: type, sourceEntityName: sourceEntityName,
+            destinationEntityName: destinationEntityName,
+            sourceExpressionText: sourceExpressionText, sourceExpression: sourceExpression,
+            attributeMappings: attributeMappings, relationshipMappings: relationshipMappings,
+            entityMigrationPolicyClassName: policy, userInfo: userInfo,
+            sourceEntityVersionHash: sourceHash, destinationEntityVersionHash: destinationHash,
+            sourceEntitySnapshot: sourceSnapshot, destinationEntitySnapshot: destinationSnapshot, path: path)
     }
 
     /// Property mappings as an array of `{"name", "valueExpression"}` objects, or as an object
     /// `{"destinationProperty": "expression"}` (order kept either way).
-    private static func readPropertyMappings(_ r: inout JSONReader, key: String, mapping: String, problems: inout [MigrationError]) -> [PropertyMapping] {
+    private static func readPropertyMappings(
+        _ r: inout JSONReader, key: String, mapping: String, problems: inout [MigrationError]
+    ) -> [PropertyMapping] {
         guard let value = r.value(key) else { return [] }
         var entries: [(name: String, expression: String?, userInfo: [String: Value], path: String)] = []
         switch value {
@@ -133,12 +157,18 @@ public final class MappingModel {
                 switch v {
                 case .string(let s): entries.append((name, s, [:], p))
                 case .null: entries.append((name, nil, [:], p))
-                default: problems.append(MigrationError(.invalidMapping, "the value expression for '\(name)' in entity mapping '\(mapping)' must be a string", path: p))
+                default:
+                    problems.append(
+                        MigrationError(
+                            .invalidMapping,
+                            "the value expression for '\(name)' in entity mapping '\(mapping)' must be a string",
+                            path: p))
                 }
             }
         case .array(let items):
             for (i, item) in items.enumerated() {
-                var m = JSONReader(item, path: r.memberPath(key) + "[\(i)]", code: .invalidMapping, what: "a property mapping")
+                var m = JSONReader(
+                    item, path: r.memberPath(key) + "[\(i)]", code: .invalidMapping, what: "a property mapping")
                 let name = m.string("name", required: true, what: "property mapping of '\(mapping)'") ?? ""
                 let expression = m.string("valueExpression")
                 let info = m.mappingUserInfo()
@@ -154,26 +184,41 @@ public final class MappingModel {
         var seen = Set<String>()
         for entry in entries {
             if !seen.insert(entry.name).inserted {
-                problems.append(MigrationError(.invalidMapping, "entity mapping '\(mapping)' maps '\(entry.name)' twice", path: entry.path))
+                problems.append(
+                    MigrationError(
+                        .invalidMapping, "entity mapping '\(mapping)' maps '\(entry.name)' twice", path: entry.path))
             }
             var parsed: ValueExpression?
             if let text = entry.expression, !text.allSatisfy({ $0 == " " }) {
                 do {
                     parsed = try ExpressionParser.parseExpression(text)
                 } catch let error as MigrationError {
-                    problems.append(MigrationError(error.code, "value expression for '\(mapping).\(entry.name)': \(error.message)", path: entry.path + (value.arrayValue != nil ? ".valueExpression" : ""), offset: error.offset, byteOffset: error.byteOffset))
+                    problems.append(
+                        MigrationError(
+                            error.code, "value expression for '\(mapping).\(entry.name)': \(error.message)",
+                            path: entry.path + (value.arrayValue != nil ? ".valueExpression" : ""),
+                            offset: error.offset, byteOffset: error.byteOffset))
                 } catch {
-                    problems.append(MigrationError(.expressionSyntax, "value expression for '\(mapping).\(entry.name)': \(error)", path: entry.path))
+                    problems.append(
+                        MigrationError(
+                            .expressionSyntax, "value expression for '\(mapping).\(entry.name)': \(error)",
+                            path: entry.path))
                 }
             }
-            result.append(PropertyMapping(name: entry.name, valueExpressionText: entry.expression, valueExpression: parsed, userInfo: entry.userInfo, path: entry.path))
+            result.append(
+                PropertyMapping(
+                    name: entry.name, valueExpressionText: entry.expression, valueExpression: parsed,
+                    userInfo: entry.userInfo, path: entry.path))
         }
         return result
     }
 
     private static func readSnapshot(_ r: inout JSONReader, key: String) -> [String: String]? {
         guard let value = r.value(key) else { return nil }
-        guard let members = value.objectValue else { r.fail(key, "'\(key)' must be an object"); return nil }
+        guard let members = value.objectValue else {
+            r.fail(key, "'\(key)' must be an object")
+            return nil
+        }
         var snapshot: [String: String] = [:]
         for (name, v) in members {
             if let s = v.stringValue { snapshot[name] = s } else { r.fail(key, "'\(key).\(name)' must be a string") }

@@ -20,7 +20,9 @@ extension MappingModel {
     public func jsonText(indent: Int = 2) -> String { jsonValue().serialized(indent: indent) }
 
     static func jsonValue(of mapping: EntityMapping) -> JSON {
-        var members: [(key: String, value: JSON)] = [("name", .string(mapping.name)), ("type", .string(mapping.mappingType.rawValue))]
+        var members: [(key: String, value: JSON)] = [
+            ("name", .string(mapping.name)), ("type", .string(mapping.mappingType.rawValue)),
+        ]
         if let s = mapping.sourceEntityName { members.append(("sourceEntity", .string(s))) }
         if let d = mapping.destinationEntityName { members.append(("destinationEntity", .string(d))) }
         if let text = mapping.sourceExpressionText { members.append(("sourceExpression", .string(text))) }
@@ -28,10 +30,18 @@ extension MappingModel {
         if !mapping.userInfo.isEmpty { members.append(("userInfo", MappingUserInfo.json(mapping.userInfo))) }
         members.append(("attributeMappings", .array(mapping.attributeMappings.map(jsonValue(of:)))))
         members.append(("relationshipMappings", .array(mapping.relationshipMappings.map(jsonValue(of:)))))
-        if let hash = mapping.sourceEntityVersionHash { members.append(("sourceEntityVersionHash", .string(VersionHash.hex(hash)))) }
-        if let hash = mapping.destinationEntityVersionHash { members.append(("destinationEntityVersionHash", .string(VersionHash.hex(hash)))) }
-        if let snapshot = mapping.sourceEntitySnapshot { members.append(("sourceEntityProperties", stringObject(snapshot))) }
-        if let snapshot = mapping.destinationEntitySnapshot { members.append(("destinationEntityProperties", stringObject(snapshot))) }
+        if let hash = mapping.sourceEntityVersionHash {
+            members.append(("sourceEntityVersionHash", .string(VersionHash.hex(hash))))
+        }
+        if let hash = mapping.destinationEntityVersionHash {
+            members.append(("destinationEntityVersionHash", .string(VersionHash.hex(hash))))
+        }
+        if let snapshot = mapping.sourceEntitySnapshot {
+            members.append(("sourceEntityProperties", stringObject(snapshot)))
+        }
+        if let snapshot = mapping.destinationEntitySnapshot {
+            members.append(("destinationEntityProperties", stringObject(snapshot)))
+        }
         return .object(members)
     }
 

@@ -39,7 +39,9 @@ package enum MappingUserInfo {
             let (type, content) = (members[0].key, members[0].value)
             switch (type, content) {
             case ("date", .string(let text)):
-                guard let d = DateConversion.parseISO8601(text) else { return (nil, "'\(text)' is not an ISO 8601 date") }
+                guard let d = DateConversion.parseISO8601(text) else {
+                    return (nil, "'\(text)' is not an ISO 8601 date")
+                }
                 return (.date(d), nil)
             case ("date", .integer(let i)): return (.date(Double(i)), nil)
             case ("date", .double(let d)): return (.date(d), nil)
@@ -80,12 +82,20 @@ extension JSONReader {
     /// A mapping's `userInfo` object, each value typed as `MappingUserInfo.value(_:)` reads it.
     mutating func mappingUserInfo(_ key: String = "userInfo") -> [String: Value] {
         guard let v = value(key) else { return [:] }
-        guard let members = v.objectValue else { fail(key, "'\(key)' must be an object, not \(v.typeName)"); return [:] }
+        guard let members = v.objectValue else {
+            fail(key, "'\(key)' must be an object, not \(v.typeName)")
+            return [:]
+        }
         var info: [String: Value] = [:]
         for (k, member) in members {
             let (value, problem) = MappingUserInfo.value(member)
-            if let value { info[k] = value; continue }
-            problems.append(MigrationError(code, "userInfo value '\(k)' \(problem ?? "is not understood")", path: memberPath(key) + "." + k))
+            if let value {
+                info[k] = value
+                continue
+            }
+            problems.append(
+                MigrationError(
+                    code, "userInfo value '\(k)' \(problem ?? "is not understood")", path: memberPath(key) + "." + k))
         }
         return info
     }

@@ -28,7 +28,10 @@ public final class PropertyMapping {
     /// Counts changes of the expression, so that plans resolved from it can tell they are stale.
     package private(set) var revision = 0
 
-    init(name: String, valueExpressionText: String?, valueExpression: ValueExpression?, userInfo: [String: Value], path: String) {
+    init(
+        name: String, valueExpressionText: String?, valueExpression: ValueExpression?, userInfo: [String: Value],
+        path: String
+    ) {
         self.name = name
         self.valueExpressionText = valueExpressionText
         self.valueExpression = valueExpression
@@ -65,7 +68,9 @@ public final class PropertyMapping {
 
     /// A copy with its own expression, as declared.
     func copy() -> PropertyMapping {
-        PropertyMapping(name: name, valueExpressionText: declaredText, valueExpression: declaredExpression, userInfo: userInfo, path: path)
+        PropertyMapping(
+            name: name, valueExpressionText: declaredText, valueExpression: declaredExpression, userInfo: userInfo,
+            path: path)
     }
 
     /// Puts the declared expression back if a policy changed it.

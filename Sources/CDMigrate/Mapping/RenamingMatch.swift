@@ -18,7 +18,8 @@ struct RenamingMatch<Element: AnyObject> {
     /// (source, the destination elements).
     var conflicts: [(Element, [Element])] = []
 
-    init(destination: [Element], source: [Element], name: (Element) -> String, renamingIdentifier: (Element) -> String?) {
+    init(destination: [Element], source: [Element], name: (Element) -> String, renamingIdentifier: (Element) -> String?)
+    {
         var byName: [String: Element] = [:]
         var byIdentifier: [String: Element] = [:]
         for element in source {
@@ -43,7 +44,9 @@ struct RenamingMatch<Element: AnyObject> {
             }
         }
         for element in source {
-            if let claimants = claimedBy[ObjectIdentifier(element)], claimants.count > 1 { conflicts.append((element, claimants)) }
+            if let claimants = claimedBy[ObjectIdentifier(element)], claimants.count > 1 {
+                conflicts.append((element, claimants))
+            }
         }
     }
 }

@@ -55,7 +55,8 @@ final class AssociationTable {
 
     init(database: SQLiteDatabase) throws {
         self.database = database
-        try database.exec("""
+        try database.exec(
+            """
             CREATE TEMP TABLE IF NOT EXISTS cdm_association (
                 mapping INTEGER NOT NULL, source_ent INTEGER NOT NULL, source_pk INTEGER NOT NULL,
                 destination_ent INTEGER NOT NULL, destination_pk INTEGER NOT NULL);
@@ -65,7 +66,8 @@ final class AssociationTable {
     /// Builds the indexes (once, at the first read: cheaper after a bulk insert than during it).
     private func ensureIndexes() throws {
         guard !hasIndexes else { return }
-        try database.exec("""
+        try database.exec(
+            """
             CREATE INDEX IF NOT EXISTS temp.cdm_association_source ON cdm_association (source_ent, source_pk, mapping);
             CREATE INDEX IF NOT EXISTS temp.cdm_association_destination ON cdm_association (destination_ent, destination_pk, mapping);
             CREATE INDEX IF NOT EXISTS temp.cdm_association_mapping ON cdm_association (mapping);
@@ -76,25 +78,34 @@ final class AssociationTable {
     /// Records that `mapping` made the rows `low...high` of `destinationTable` from the source rows
     /// with the same keys, without writing a row per association: it reserves the rowids the rows
     /// would have had (a placeholder of mapping -1 holds the last one until `materialize`).
-    func recordIdentity(mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
-                        low: Int64, high: Int64, count: Int) throws {
+    func recordIdentity(
+        mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
+        low: Int64, high: Int64, count: Int
+    ) throws {
         let first = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) + 1 FROM cdm_association")?.integer) ?? 1
         // Keys spread over more of the 64-bit range than rowids can reserve (INT64_MIN to INT64_MAX,
         // or a span that would leave no rowids above it): the associations are written out now.
         let (span, o1) = high.subtractingReportingOverflow(low)
         let (last, o2) = first.addingReportingOverflow(span)
         guard !o1, !o2, span >= 0, last <= Int64.max / 2 else {
-            try database.run("""
+            try database.run(
+                """
                 INSERT INTO cdm_association (mapping, source_ent, source_pk, destination_ent, destination_pk)
                 SELECT ?, ?, Z_PK, ?, Z_PK FROM main.\(destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
-                """, [.integer(Int64(mapping)), .integer(Int64(sourceEntity)), .integer(Int64(destinationEntity)), .integer(low), .integer(high)])
+                """,
+                [
+                    .integer(Int64(mapping)), .integer(Int64(sourceEntity)), .integer(Int64(destinationEntity)),
+                    .integer(low), .integer(high),
+                ])
             identities[mapping] = nil
             return
         }
-        try database.run("INSERT INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk) VALUES (?, -1, 0, 0, 0, 0)",
-                         [.integer(last)])
-        identities[mapping] = IdentityRange(mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
-                                            destinationTable: destinationTable, low: low, high: high, count: count, firstRowID: first)
+        try database.run(
+            "INSERT INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk) VALUES (?, -1, 0, 0, 0, 0)",
+            [.integer(last)])
+        identities[mapping] = IdentityRange(
+            mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
+            destinationTable: destinationTable, low: low, high: high, count: count, firstRowID: first)
     }
 
     /// Writes the implied associations of the identity mappings among `mappings` into the table,
@@ -103,11 +114,16 @@ final class AssociationTable {
     func materialize(_ mappings: [Int]) throws {
         for id in mappings {
             guard let range = identities.removeValue(forKey: id) else { continue }
-            try database.run("""
+            try database.run(
+                """
                 INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
                 SELECT ? + (Z_PK - ?), ?, ?, Z_PK, ?, Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
-                """, [.integer(range.firstRowID), .integer(range.low), .integer(Int64(range.mapping)), .integer(Int64(range.sourceEntity)),
-                     .integer(Int64(range.destinationEntity)), .integer(range.low), .integer(range.high)])
+                """,
+                [
+                    .integer(range.firstRowID), .integer(range.low), .integer(Int64(range.mapping)),
+                    .integer(Int64(range.sourceEntity)),
+                    .integer(Int64(range.destinationEntity)), .integer(range.low), .integer(range.high),
+                ])
         }
         try ensureIndexes()
     }
@@ -130,15 +146,19 @@ final class AssociationTable {
     func count(mapping: Int) throws -> Int {
         if let range = identities[mapping] { return range.count }
         try ensureIndexes()
-        return Int(try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?.integer ?? 0)
+        return Int(
+            try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?
+                .integer ?? 0)
     }
 
     /// How many distinct destination instances a mapping made.
     func destinationCount(mapping: Int) throws -> Int {
         if let range = identities[mapping] { return range.count }
         try ensureIndexes()
-        return Int(try database.scalar("SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = ?)",
-                                [.integer(Int64(mapping))])?.integer ?? 0)
+        return Int(
+            try database.scalar(
+                "SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = ?)",
+                [.integer(Int64(mapping))])?.integer ?? 0)
     }
 
     /// Walks the distinct destination instances a mapping made, once each, in the order they were
@@ -150,7 +170,8 @@ final class AssociationTable {
         while true {
             // An association is the first of its destination when none for the same destination and
             // mapping came before it (one index probe each, through the destination index).
-            let rows = try database.rows("""
+            let rows = try database.rows(
+                """
                 SELECT a.rowid, a.source_ent, a.source_pk, a.destination_ent, a.destination_pk,
                        (SELECT COUNT(*) FROM (SELECT 1 FROM cdm_association b WHERE b.destination_ent = a.destination_ent
                             AND b.destination_pk = a.destination_pk AND b.mapping = a.mapping LIMIT 2))
@@ -163,9 +184,12 @@ final class AssociationTable {
             if rows.isEmpty { return }
             for row in rows {
                 guard row.count == 6, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
-                      let de = row[3].integer, let dp = row[4].integer, let sources = row[5].integer else { continue }
+                    let de = row[3].integer, let dp = row[4].integer, let sources = row[5].integer
+                else { continue }
                 lastRowID = rowID
-                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp), sources > 1)
+                try body(
+                    Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp),
+                    sources > 1)
             }
         }
     }
@@ -175,16 +199,19 @@ final class AssociationTable {
         try materialize([mapping])
         var lastRowID: Int64 = 0
         while true {
-            let rows = try database.rows("""
+            let rows = try database.rows(
+                """
                 SELECT rowid, source_ent, source_pk, destination_ent, destination_pk FROM cdm_association
                 WHERE mapping = ? AND rowid > ? ORDER BY rowid LIMIT \(chunkSize)
                 """, [.integer(Int64(mapping)), .integer(lastRowID)])
             if rows.isEmpty { return }
             for row in rows {
                 guard row.count == 5, let rowID = row[0].integer, let se = row[1].integer, let sp = row[2].integer,
-                      let de = row[3].integer, let dp = row[4].integer else { continue }
+                    let de = row[3].integer, let dp = row[4].integer
+                else { continue }
                 lastRowID = rowID
-                try body(Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp))
+                try body(
+                    Association(sourceEntity: Int(se), sourcePK: sp, destinationEntity: Int(de), destinationPK: dp))
             }
         }
     }
@@ -195,11 +222,15 @@ final class AssociationTable {
         let statement: SQLiteStatement
         var arguments: [Value] = [.integer(Int64(source.entity.entityNumber)), .integer(source.objectID.primaryKey)]
         if mappings.count == 1 {
-            statement = try database.prepare("SELECT destination_ent, destination_pk FROM cdm_association WHERE source_ent = ? AND source_pk = ? AND mapping = ? ORDER BY rowid")
+            statement = try database.prepare(
+                "SELECT destination_ent, destination_pk FROM cdm_association WHERE source_ent = ? AND source_pk = ? AND mapping = ? ORDER BY rowid"
+            )
             arguments.append(.integer(Int64(mappings[0])))
         } else {
             let list = mappings.map(String.init).joined(separator: ",")
-            statement = try database.prepare("SELECT destination_ent, destination_pk FROM cdm_association WHERE source_ent = ? AND source_pk = ? AND mapping IN (\(list)) ORDER BY rowid")
+            statement = try database.prepare(
+                "SELECT destination_ent, destination_pk FROM cdm_association WHERE source_ent = ? AND source_pk = ? AND mapping IN (\(list)) ORDER BY rowid"
+            )
         }
         return try pairs(statement, arguments)
     }
@@ -207,8 +238,15 @@ final class AssociationTable {
     /// (entity number, primary key) of the sources `mapping` made `destination` from.
     func sources(mapping: Int, destination: ManagedObject) throws -> [(Int, Int64)] {
         try materialize([mapping])
-        let statement = try database.prepare("SELECT source_ent, source_pk FROM cdm_association WHERE destination_ent = ? AND destination_pk = ? AND mapping = ? ORDER BY rowid")
-        return try pairs(statement, [.integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey), .integer(Int64(mapping))])
+        let statement = try database.prepare(
+            "SELECT source_ent, source_pk FROM cdm_association WHERE destination_ent = ? AND destination_pk = ? AND mapping = ? ORDER BY rowid"
+        )
+        return try pairs(
+            statement,
+            [
+                .integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey),
+                .integer(Int64(mapping)),
+            ])
     }
 
     /// Per source entity number, how many distinct source instances some mapping took.
@@ -217,8 +255,12 @@ final class AssociationTable {
     /// the destination table) are counted in SQL with the others', without writing them out.
     func distinctSourceCounts() throws -> [Int: Int] {
         var counts: [Int: Int] = [:]
-        for row in try database.rows("SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent") {
-            if row.count == 2, let entity = row[0].integer, let count = row[1].integer { counts[Int(entity)] = Int(count) }
+        for row in try database.rows(
+            "SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent")
+        {
+            if row.count == 2, let entity = row[0].integer, let count = row[1].integer {
+                counts[Int(entity)] = Int(count)
+            }
         }
         var bySource: [Int: [IdentityRange]] = [:]
         for range in identities.values { bySource[range.sourceEntity, default: []].append(range) }
@@ -227,9 +269,13 @@ final class AssociationTable {
                 counts[entity] = ranges[0].count
                 continue
             }
-            let keys = ["SELECT source_pk FROM cdm_association WHERE source_ent = \(entity) AND mapping >= 0"]
-                + ranges.map { "SELECT Z_PK FROM main.\($0.destinationTable) WHERE Z_PK BETWEEN \($0.low) AND \($0.high)" }
-            counts[entity] = Int(try database.scalar("SELECT COUNT(*) FROM (\(keys.joined(separator: " UNION ")))")?.integer ?? 0)
+            let keys =
+                ["SELECT source_pk FROM cdm_association WHERE source_ent = \(entity) AND mapping >= 0"]
+                + ranges.map {
+                    "SELECT Z_PK FROM main.\($0.destinationTable) WHERE Z_PK BETWEEN \($0.low) AND \($0.high)"
+                }
+            counts[entity] = Int(
+                try database.scalar("SELECT COUNT(*) FROM (\(keys.joined(separator: " UNION ")))")?.integer ?? 0)
         }
         return counts
     }
@@ -246,7 +292,8 @@ final class AssociationTable {
     /// SQL selecting `source_pk, destination_pk` of every association of `mapping`, for a loss count.
     func associationsSQL(mapping: Int) throws -> String {
         if let range = identities[mapping] {
-            return "SELECT Z_PK AS source_pk, Z_PK AS destination_pk FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
+            return
+                "SELECT Z_PK AS source_pk, Z_PK AS destination_pk FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
         }
         try ensureIndexes()
         return "SELECT source_pk, destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"
@@ -262,7 +309,8 @@ final class AssociationTable {
 
     static func entity(_ number: Int, in model: ManagedObjectModel) throws -> EntityDescription {
         guard let entity = model.entitiesInStoreOrder.element(at: number - 1) else {
-            throw MigrationError(.migration, "an association names entity number \(number), which the model does not have")
+            throw MigrationError(
+                .migration, "an association names entity number \(number), which the model does not have")
         }
         return entity
     }

@@ -30,13 +30,17 @@ struct AttributeMappingPlan {
             if case .keyPath(.variable("source"), let keys) = expression, keys.count == 1, let source = sourceEntity {
                 sourceAttribute = source.attributesByName[keys[0]]
             }
-            return Step(property: property, expression: expression, attribute: destinationEntity.attribute(named: property.name),
-                        sourceAttribute: sourceAttribute)
+            return Step(
+                property: property, expression: expression,
+                attribute: destinationEntity.attribute(named: property.name),
+                sourceAttribute: sourceAttribute)
         }
     }
 
     /// Whether the plan was made for these entities and this mapping.
-    func fits(_ mapping: EntityMapping, _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription) -> Bool {
+    func fits(_ mapping: EntityMapping, _ sourceEntity: EntityDescription?, _ destinationEntity: EntityDescription)
+        -> Bool
+    {
         self.mapping === mapping && self.sourceEntity === sourceEntity && self.destinationEntity === destinationEntity
             && revisions == AttributeMappingPlan.revisions(of: mapping)
     }

@@ -52,7 +52,9 @@ struct DeclarativeMappingSQL {
             try database.run(insertRows, arguments)
             return true
         } catch let error as MigrationError where error.message.contains(StoredValueRule.needsConversion) {
-            try database.run("DELETE FROM \(destinationTable) WHERE Z_PK BETWEEN ? AND ?", [.integer(keys.lowerBound), .integer(keys.upperBound)])
+            try database.run(
+                "DELETE FROM \(destinationTable) WHERE Z_PK BETWEEN ? AND ?",
+                [.integer(keys.lowerBound), .integer(keys.upperBound)])
             try database.run(converting, arguments)
             return false
         }
@@ -62,9 +64,11 @@ struct DeclarativeMappingSQL {
     /// destination row of the same key when the mapping takes its source entity whole (no
     /// predicate, no sub-entities: one source entity number) and the destination table is still
     /// empty (`destinationTableIsEmpty`: no key allocated in it yet).
-    static func canKeepSourceKeys(mapping: EntityMapping, request: FetchRequest, destinationTableIsEmpty: Bool) -> Bool {
+    static func canKeepSourceKeys(mapping: EntityMapping, request: FetchRequest, destinationTableIsEmpty: Bool) -> Bool
+    {
         guard destinationTableIsEmpty, request.sqlWhere == nil, request.filter == nil, request.arguments.isEmpty,
-              let sourceEntity = mapping.sourceEntity, sourceEntity.subentities.isEmpty else { return false }
+            let sourceEntity = mapping.sourceEntity, sourceEntity.subentities.isEmpty
+        else { return false }
         return true
     }
 
@@ -75,7 +79,8 @@ struct DeclarativeMappingSQL {
         let table = SQLiteDatabase.quote(source.layout.table(for: entity))
         // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
         guard let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(table)")?.integer,
-              let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer else { return true }
+            let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer
+        else { return true }
         return low >= 1 && high <= Int64.max / 2
     }
 
@@ -99,21 +104,29 @@ struct DeclarativeMappingSQL {
     ///
     /// `counting`: source columns (`t.`-qualified, quoted) whose non-NULL values `insertRows`
     /// counts as it copies (`countsValues`; not for `distinct`, whose INSERT reads one row per value).
-    static func plan(mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
-                     distinct: AttributeDescription? = nil, batchRows: String? = nil, counting: [String] = [],
-                     source: PersistentStore, destination: PersistentStore) -> DeclarativeMappingSQL? {
+    static func plan(
+        mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
+        distinct: AttributeDescription? = nil, batchRows: String? = nil, counting: [String] = [],
+        source: PersistentStore, destination: PersistentStore
+    ) -> DeclarativeMappingSQL? {
         if distinct != nil && (keepsSourceKeys || batchRows != nil) { return nil }
-        guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil, request.filter == nil || batchRows != nil,
-              let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
-              !destinationEntity.isAbstract else { return nil }
+        guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil,
+            request.filter == nil || batchRows != nil,
+            let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
+            !destinationEntity.isAbstract
+        else { return nil }
         var columns = ["Z_PK", "Z_ENT", "Z_OPT"]
         let sourceTable = source.layout.table(for: sourceEntity)
-        let restriction = source.layout.entityRestriction(for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.")
+        let restriction = source.layout.entityRestriction(
+            for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.")
         // Every Z_ENT of the table is taken: a row naming no entity of it is refused, as the per-instance read refuses it.
-        let entityValue = restriction != nil ? String(destination.layout.entityNumber(of: destinationEntity))
-            : StoredValueRule.checkedEntity(destination.layout.entityNumber(of: destinationEntity),
-                                            numbers: source.layout.entityNumbers(of: sourceEntity, includingSubentities: true),
-                                            table: sourceTable, storePath: source.path, entityName: sourceEntity.name)
+        let entityValue =
+            restriction != nil
+            ? String(destination.layout.entityNumber(of: destinationEntity))
+            : StoredValueRule.checkedEntity(
+                destination.layout.entityNumber(of: destinationEntity),
+                numbers: source.layout.entityNumbers(of: sourceEntity, includingSubentities: true),
+                table: sourceTable, storePath: source.path, entityName: sourceEntity.name)
         var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", entityValue, "1"]
         // The same values with the source columns read bare, the columns checked once per row.
         let reads = ColumnReads()
@@ -121,10 +134,15 @@ struct DeclarativeMappingSQL {
         var validated: Set<String> = []
         for attribute in destinationEntity.attributes where !attribute.isTransient {
             guard let column = destination.layout.column(for: attribute) else { continue }
-            let sql: String, plainSQL: String
-            if let property = mapping.attributeMapping(named: attribute.name), let expression = property.valueExpression {
-                guard let translated = translate(expression, into: attribute, from: sourceEntity, layout: source.layout),
-                      let bare = translate(expression, into: attribute, from: sourceEntity, layout: source.layout, reads: reads) else { return nil }
+            let sql: String
+            let plainSQL: String
+            if let property = mapping.attributeMapping(named: attribute.name), let expression = property.valueExpression
+            {
+                guard
+                    let translated = translate(expression, into: attribute, from: sourceEntity, layout: source.layout),
+                    let bare = translate(
+                        expression, into: attribute, from: sourceEntity, layout: source.layout, reads: reads)
+                else { return nil }
                 sql = translated
                 plainSQL = bare
                 if let (read, type) = bareColumn(expression, entity: sourceEntity, layout: source.layout) {
@@ -133,14 +151,17 @@ struct DeclarativeMappingSQL {
                         validated.insert(attribute.name)
                     }
                 } else if case .constant(let constant) = expression, attribute.derivationExpression == nil,
-                          ValidatedByCopy.constantMeetsRules(constant, of: attribute) {
+                    ValidatedByCopy.constantMeetsRules(constant, of: attribute)
+                {
                     validated.insert(attribute.name)
                 }
             } else {
                 guard let literal = literal(attribute.defaultValue) else { return nil }
                 sql = literal
                 plainSQL = literal
-                if attribute.derivationExpression == nil, ValidatedByCopy.constantMeetsRules(attribute.defaultValue, of: attribute) {
+                if attribute.derivationExpression == nil,
+                    ValidatedByCopy.constantMeetsRules(attribute.defaultValue, of: attribute)
+                {
                     validated.insert(attribute.name)
                 }
             }
@@ -153,30 +174,35 @@ struct DeclarativeMappingSQL {
         let countsValues = count != nil
         if count != nil, reads.columns.count + counting.count <= StoredValueRule.plainArguments {
             // One call per row checks the columns and counts the values (`c` codes) at once.
-            let both = StoredValueRule.plainRowCheck(codes: reads.columns + counting.map { ($0, StoredValueRule.countCode) })
+            let both = StoredValueRule.plainRowCheck(
+                codes: reads.columns + counting.map { ($0, StoredValueRule.countCode) })
             check = check == nil ? nil : both
             count = check == nil ? both : nil
         }
         switch (check, count) {
-        case let (check?, count?): plainValues[2] = "min(\(check), \(count))"
-        case let (check?, nil): plainValues[2] = check
-        case let (nil, count?): plainValues[2] = count
+        case (let check?, let count?): plainValues[2] = "min(\(check), \(count))"
+        case (let check?, nil): plainValues[2] = check
+        case (nil, let count?): plainValues[2] = count
         case (nil, nil): break
         }
         let destinationTable = "main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)))"
         if !carriesNoExternalData(destinationEntity, from: sourceEntity, values: values, source: source) { return nil }
         let table = "\(sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
         var conditions: [String] = []
-        if let restriction = source.layout.entityRestriction(for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.") {
+        if let restriction = source.layout.entityRestriction(
+            for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.")
+        {
             conditions.append(restriction)
         }
         if let condition = request.sqlWhere { conditions.append("(\(condition))") }
         let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         let rows = batchRows ?? "\(table) t\(whereClause)"
         // Associations name entities by the models' numbers; a store written by Core Data may number them otherwise.
-        let entityCase = "CASE t.Z_ENT " + sourceEntity.selfAndDescendants.map {
-            "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
-        }.joined(separator: " ") + " END"
+        let entityCase =
+            "CASE t.Z_ENT "
+            + sourceEntity.selfAndDescendants.map {
+                "WHEN \(source.layout.entityNumber(of: $0)) THEN \($0.entityNumber)"
+            }.joined(separator: " ") + " END"
         if let distinct = distinct {
             guard let valueColumn = source.layout.column(for: distinct) else { return nil }
             let v = "t." + SQLiteDatabase.quote(valueColumn)
@@ -195,7 +221,8 @@ struct DeclarativeMappingSQL {
             }
             var plan = DeclarativeMappingSQL(
                 insertRows: insert(check == nil ? values : plainValues),
-                insertAssociations: "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+                insertAssociations:
+                    "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
                     + "? + d.k FROM \(table) t JOIN temp.\(values_) d ON d.value = \(v)\(valued) ORDER BY t.Z_PK",
                 predicateArguments: request.arguments, keepsSourceKeys: false)
             plan.insertRowsConverting = check == nil ? nil : insert(values)
@@ -215,8 +242,10 @@ struct DeclarativeMappingSQL {
         }
         var plan = DeclarativeMappingSQL(
             insertRows: insert(check == nil && count == nil ? values : plainValues),
-            insertAssociations: keepsSourceKeys ? nil : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
-                + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
+            insertAssociations: keepsSourceKeys
+                ? nil
+                : "INSERT INTO cdm_association SELECT \(mappingID), \(entityCase), t.Z_PK, \(destinationEntity.entityNumber), "
+                    + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
         plan.insertRowsConverting = check == nil ? nil : insert(values)
         plan.destinationTable = destinationTable
@@ -235,7 +264,8 @@ struct DeclarativeMappingSQL {
             if let code = StoredValueRule.plainCode(type) { add(column, code) }
         }
         func add(_ column: String, _ code: UInt8) {
-            guard let i = columns.firstIndex(where: { $0.column == column && Self.base($0.code) == Self.base(code) }) else {
+            guard let i = columns.firstIndex(where: { $0.column == column && Self.base($0.code) == Self.base(code) })
+            else {
                 columns.append((column, code))
                 return
             }
@@ -255,7 +285,9 @@ struct DeclarativeMappingSQL {
 
     /// The source column (`t.`-qualified, quoted) and its attribute's type when `expression`
     /// reads one source attribute as it is.
-    private static func bareColumn(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> (String, AttributeType)? {
+    private static func bareColumn(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> (
+        String, AttributeType
+    )? {
         let key: String
         switch expression {
         case .keyPath(.variable("source"), let keys) where keys.count == 1: key = keys[0]
@@ -264,7 +296,9 @@ struct DeclarativeMappingSQL {
             key = name
         default: return nil
         }
-        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
+        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else {
+            return nil
+        }
         return ("t." + SQLiteDatabase.quote(column), attribute.attributeType)
     }
 
@@ -273,9 +307,13 @@ struct DeclarativeMappingSQL {
     /// source column with external storage holds markers, not values (a copy would point at files
     /// the destination lacks). Such mappings run the row-by-row path. A source column is taken as
     /// used when its name appears in the values' SQL (at worst a mapping runs row by row needlessly).
-    static func carriesNoExternalData(_ destinationEntity: EntityDescription, from sourceEntity: EntityDescription, values: [String],
-                                      source: PersistentStore) -> Bool {
-        if destinationEntity.attributes.contains(where: { ExternalBinaryData.applies(to: $0) && !$0.isTransient }) { return false }
+    static func carriesNoExternalData(
+        _ destinationEntity: EntityDescription, from sourceEntity: EntityDescription, values: [String],
+        source: PersistentStore
+    ) -> Bool {
+        if destinationEntity.attributes.contains(where: { ExternalBinaryData.applies(to: $0) && !$0.isTransient }) {
+            return false
+        }
         let sql = values.joined(separator: " ")
         for entity in sourceEntity.selfAndDescendants {
             for attribute in entity.attributes where ExternalBinaryData.applies(to: attribute) {
@@ -288,14 +326,19 @@ struct DeclarativeMappingSQL {
     /// SQL computing `expression` for `attribute` from the source row `t`, or nil.
     /// With `reads`, the source columns are read bare and collected in it (the caller checks them);
     /// without, each is read through `StoredValueRule.sql`.
-    static func translate(_ expression: ValueExpression, into attribute: AttributeDescription, from entity: EntityDescription, layout: StoreLayout,
-                          reads: ColumnReads? = nil) -> String? {
+    static func translate(
+        _ expression: ValueExpression, into attribute: AttributeDescription, from entity: EntityDescription,
+        layout: StoreLayout,
+        reads: ColumnReads? = nil
+    ) -> String? {
         guard let (sql, type) = value(expression, entity: entity, layout: layout, reads: reads) else { return nil }
         return fits(type, into: attribute.attributeType) ? sql : nil
     }
 
     /// The kinds of value SQL can carry over unchanged (nil type: a NULL literal, fitting anything).
-    private static func value(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?) -> (String, AttributeType?)? {
+    private static func value(
+        _ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?
+    ) -> (String, AttributeType?)? {
         switch expression {
         case .keyPath(.variable("source"), let keys) where keys.count == 1:
             return column(keys[0], entity: entity, layout: layout, reads: reads)
@@ -313,8 +356,10 @@ struct DeclarativeMappingSQL {
             default: return nil
             }
         case .binary(let op, let lhs, let rhs) where op == .add || op == .subtract || op == .multiply:
-            guard let (l, lt) = value(lhs, entity: entity, layout: layout, reads: reads), let (r, rt) = value(rhs, entity: entity, layout: layout, reads: reads),
-                  let lType = lt, let rType = rt, isArithmetic(lType), isArithmetic(rType) else { return nil }
+            guard let (l, lt) = value(lhs, entity: entity, layout: layout, reads: reads),
+                let (r, rt) = value(rhs, entity: entity, layout: layout, reads: reads),
+                let lType = lt, let rType = rt, isArithmetic(lType), isArithmetic(rType)
+            else { return nil }
             let resultType: AttributeType = lType.isInteger && rType.isInteger ? .integer64 : .double
             return ("(\(l) \(op.rawValue) \(r))", resultType)
         default:
@@ -322,8 +367,12 @@ struct DeclarativeMappingSQL {
         }
     }
 
-    private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?) -> (String, AttributeType?)? {
-        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else { return nil }
+    private static func column(_ key: String, entity: EntityDescription, layout: StoreLayout, reads: ColumnReads?) -> (
+        String, AttributeType?
+    )? {
+        guard let attribute = entity.attribute(named: key), let column = layout.column(for: attribute) else {
+            return nil
+        }
         let sql = "t." + SQLiteDatabase.quote(column)
         if let reads = reads {
             reads.add(sql, attribute.attributeType)
@@ -333,13 +382,15 @@ struct DeclarativeMappingSQL {
         return (StoredValueRule.sql(sql, as: attribute.attributeType), attribute.attributeType)
     }
 
-    private static func isArithmetic(_ type: AttributeType) -> Bool { type.isInteger || type == .double || type == .float }
+    private static func isArithmetic(_ type: AttributeType) -> Bool {
+        type.isInteger || type == .double || type == .float
+    }
 
     /// Whether values of `source` type are stored exactly as `destination` stores them.
     private static func fits(_ source: AttributeType?, into destination: AttributeType) -> Bool {
         guard let source = source else { return true }
         if source == destination { return true }
-        if source.isInteger && destination.isInteger { return true }   // ranges are checked in stage 3
+        if source.isInteger && destination.isInteger { return true }  // ranges are checked in stage 3
         if (source == .double || source == .float) && (destination == .double || destination == .float) { return true }
         if source.isInteger && (destination == .double || destination == .float) { return true }
         if source == .string && destination == .uri { return true }

@@ -13,10 +13,14 @@ enum DeclarativeRelationshipSQL {
     /// The statements for every relationship mapping of `mapping`, or nil when one of them needs
     /// the per-instance path. The source is attached. Temporary tables the plan made are dropped
     /// by its last statements, or here when it gives up.
-    static func plan(mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore) throws -> [String]? {
+    static func plan(
+        mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore
+    ) throws -> [String]? {
         var temporaries: [String] = []
         do {
-            if let statements = try plan(mapping: mapping, manager: manager, source: source, destination: destination, temporaries: &temporaries) {
+            if let statements = try plan(
+                mapping: mapping, manager: manager, source: source, destination: destination, temporaries: &temporaries)
+            {
                 return statements
             }
         } catch {
@@ -31,56 +35,82 @@ enum DeclarativeRelationshipSQL {
         for name in temporaries { try destination.database.exec("DROP TABLE IF EXISTS temp.\(name)") }
     }
 
-    private static func plan(mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore,
-                             temporaries: inout [String]) throws -> [String]? {
-        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return nil }
+    private static func plan(
+        mapping: EntityMapping, manager: MigrationManager, source: PersistentStore, destination: PersistentStore,
+        temporaries: inout [String]
+    ) throws -> [String]? {
+        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else {
+            return nil
+        }
         var statements: [String] = []
         guard let associations = manager.associations else { return nil }
         let ownID = manager.mappingID(mapping)
         // A mapping making one destination per distinct value adds up what its sources give: to-manys only here.
-        let addsUp = try DistinctValueMapping.attribute(of: mapping) != nil && mapping.relationshipMappings.allSatisfy {
-            $0.valueExpression == nil || destinationEntity.relationship(named: $0.name)?.isToMany == true
-        }
-        if associations.identities[ownID] == nil, !addsUp, !mapping.relationshipMappings.allSatisfy({ $0.valueExpression == nil }) {
+        let addsUp =
+            try DistinctValueMapping.attribute(of: mapping) != nil
+            && mapping.relationshipMappings.allSatisfy {
+                $0.valueExpression == nil || destinationEntity.relationship(named: $0.name)?.isToMany == true
+            }
+        if associations.identities[ownID] == nil, !addsUp,
+            !mapping.relationshipMappings.allSatisfy({ $0.valueExpression == nil })
+        {
             // Core Data's default policy refuses a destination made of several sources: the per-instance path says so.
             try associations.materialize([ownID])
-            if try destination.database.scalar("""
+            if try destination.database.scalar(
+                """
                 SELECT 1 FROM cdm_association WHERE mapping = \(ownID) GROUP BY destination_ent, destination_pk HAVING COUNT(*) > 1 LIMIT 1
-                """) != nil { return nil }
+                """) != nil
+            {
+                return nil
+            }
         }
         for (index, property) in mapping.relationshipMappings.enumerated() {
             guard let expression = property.valueExpression else { continue }
             guard let relationship = destinationEntity.relationship(named: property.name) else { return nil }
             if relationship.isToMany {
                 // Set already, from the other side, by the mapping that sets the inverse to-one.
-                if isSetByInverse(relationship, expression, property: property, mapping: mapping, sourceEntity: sourceEntity, manager: manager) { continue }
-                guard let planned = try DeclarativeToManySQL.plan(relationship: relationship, expression: expression, property: property,
-                                                                  mapping: mapping, manager: manager, source: source, destination: destination,
-                                                                  index: index, temporaries: &temporaries) else { return nil }
+                if isSetByInverse(
+                    relationship, expression, property: property, mapping: mapping, sourceEntity: sourceEntity,
+                    manager: manager)
+                {
+                    continue
+                }
+                guard
+                    let planned = try DeclarativeToManySQL.plan(
+                        relationship: relationship, expression: expression, property: property,
+                        mapping: mapping, manager: manager, source: source, destination: destination,
+                        index: index, temporaries: &temporaries)
+                else { return nil }
                 statements += planned
                 continue
             }
             guard relationship.inverseRelationship?.isToMany ?? true,
-                  case .foreignKey(let column, nil, nil) = destination.layout.storage(of: relationship),
-                  let (sourceRelationship, mappingIDs) = lookup(expression, property: property, sourceEntity: sourceEntity,
-                                                               destinationRelationship: relationship, manager: manager),
-                  !sourceRelationship.isToMany,
-                  case .foreignKey(let sourceColumn, _, _) = source.layout.storage(of: sourceRelationship),
-                  let sourceTarget = sourceRelationship.destinationEntity, !mappingIDs.isEmpty
+                case .foreignKey(let column, nil, nil) = destination.layout.storage(of: relationship),
+                let (sourceRelationship, mappingIDs) = lookup(
+                    expression, property: property, sourceEntity: sourceEntity,
+                    destinationRelationship: relationship, manager: manager),
+                !sourceRelationship.isToMany,
+                case .foreignKey(let sourceColumn, _, _) = source.layout.storage(of: sourceRelationship),
+                let sourceTarget = sourceRelationship.destinationEntity, !mappingIDs.isEmpty
             else { return nil }
             let targetNumbers = sourceTarget.rootEntity.selfAndDescendants.map { $0.entityNumber }
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
-            let sourceTable = "\(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
+            let sourceTable =
+                "\(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
             let target: String
-            if mappingIDs.count == 1, let range = associations.identities[mappingIDs[0]], targetNumbers.contains(range.sourceEntity) {
+            if mappingIDs.count == 1, let range = associations.identities[mappingIDs[0]],
+                targetNumbers.contains(range.sourceEntity)
+            {
                 // The target mapping kept its source keys: the target's key is the source's foreign key, if it made that row.
-                target = "SELECT d.Z_PK FROM main.\(range.destinationTable) d WHERE d.Z_PK = s.\(SQLiteDatabase.quote(sourceColumn)) AND d.Z_PK BETWEEN \(range.low) AND \(range.high)"
+                target =
+                    "SELECT d.Z_PK FROM main.\(range.destinationTable) d WHERE d.Z_PK = s.\(SQLiteDatabase.quote(sourceColumn)) AND d.Z_PK BETWEEN \(range.low) AND \(range.high)"
             } else {
                 try associations.materialize(mappingIDs)
                 let ids = mappingIDs.map(String.init).joined(separator: ", ")
                 // Core Data refuses several instances for a to-one: leave that case to the per-instance path, which says so.
                 let ambiguous = try destination.database.scalar(
-                    "SELECT 1 FROM cdm_association WHERE mapping IN (\(ids)) GROUP BY source_ent, source_pk HAVING COUNT(*) > 1 LIMIT 1")
+                    "SELECT 1 FROM cdm_association WHERE mapping IN (\(ids)) GROUP BY source_ent, source_pk HAVING COUNT(*) > 1 LIMIT 1"
+                )
                 if ambiguous != nil { return nil }
                 target = """
                     SELECT t.destination_pk FROM cdm_association t
@@ -90,7 +120,8 @@ enum DeclarativeRelationshipSQL {
             let rows: String
             if let own = associations.identities[ownID] {
                 // This mapping kept its source keys: each of its rows has the key of the source row it was made from.
-                rows = "FROM \(sourceTable) s WHERE s.Z_PK = \(table).Z_PK AND \(table).Z_PK BETWEEN \(own.low) AND \(own.high)"
+                rows =
+                    "FROM \(sourceTable) s WHERE s.Z_PK = \(table).Z_PK AND \(table).Z_PK BETWEEN \(own.low) AND \(own.high)"
             } else {
                 try associations.materialize([ownID])
                 rows = """
@@ -110,41 +141,53 @@ enum DeclarativeRelationshipSQL {
     /// source to-many, and that mapping sets the inverse to-one from the destinations this
     /// mapping made of the source to-many's inverse to-one. A member belongs to an owner on
     /// either side exactly when its source belongs to the owner's source. Unordered only.
-    static func isSetByInverse(_ relationship: RelationshipDescription, _ expression: ValueExpression, property: PropertyMapping,
-                               mapping: EntityMapping, sourceEntity: EntityDescription, manager: MigrationManager) -> Bool {
+    static func isSetByInverse(
+        _ relationship: RelationshipDescription, _ expression: ValueExpression, property: PropertyMapping,
+        mapping: EntityMapping, sourceEntity: EntityDescription, manager: MigrationManager
+    ) -> Bool {
         let form = "destinationInstancesForEntityMappingNamed:sourceInstances:"
         guard !relationship.isOrdered, let inverse = relationship.inverseRelationship, !inverse.isToMany,
-              let wanted = relationship.destinationEntity,
-              case .function(.variable("manager"), form, let arguments) = expression, arguments.count == 2,
-              let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),
-              let sourceRelationship = sourceEntity.relationship(named: key), sourceRelationship.isToMany, !sourceRelationship.isOrdered,
-              let sourceInverse = sourceRelationship.inverseRelationship, !sourceInverse.isToMany,
-              let other = try? manager.entityMappingOfCurrentPass(named: name), other !== mapping,
-              other.entityMigrationPolicyClassName == nil, other.userInfo[DistinctValueMapping.userInfoKey] == nil,
-              other.sourceEntity === sourceRelationship.destinationEntity,
-              let made = other.destinationEntity, made.isKind(of: wanted),
-              let back = other.relationshipMappings.first(where: { $0.name == inverse.name })?.valueExpression,
-              case .function(.variable("manager"), form, let backArguments) = back, backArguments.count == 2,
-              backArguments[0].constantValue?.stringValue == mapping.name, sourceKey(backArguments[1]) == sourceInverse.name
+            let wanted = relationship.destinationEntity,
+            case .function(.variable("manager"), form, let arguments) = expression, arguments.count == 2,
+            let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),
+            let sourceRelationship = sourceEntity.relationship(named: key), sourceRelationship.isToMany,
+            !sourceRelationship.isOrdered,
+            let sourceInverse = sourceRelationship.inverseRelationship, !sourceInverse.isToMany,
+            let other = try? manager.entityMappingOfCurrentPass(named: name), other !== mapping,
+            other.entityMigrationPolicyClassName == nil, other.userInfo[DistinctValueMapping.userInfoKey] == nil,
+            other.sourceEntity === sourceRelationship.destinationEntity,
+            let made = other.destinationEntity, made.isKind(of: wanted),
+            let back = other.relationshipMappings.first(where: { $0.name == inverse.name })?.valueExpression,
+            case .function(.variable("manager"), form, let backArguments) = back, backArguments.count == 2,
+            backArguments[0].constantValue?.stringValue == mapping.name,
+            sourceKey(backArguments[1]) == sourceInverse.name
         else { return false }
         return true
     }
 
     /// The source relationship and the entity mappings an expression of the two supported forms looks through.
-    static func lookup(_ expression: ValueExpression, property: PropertyMapping, sourceEntity: EntityDescription,
-                               destinationRelationship: RelationshipDescription, manager: MigrationManager) -> (RelationshipDescription, [Int])? {
+    static func lookup(
+        _ expression: ValueExpression, property: PropertyMapping, sourceEntity: EntityDescription,
+        destinationRelationship: RelationshipDescription, manager: MigrationManager
+    ) -> (RelationshipDescription, [Int])? {
         guard case .function(.variable("manager"), let selector, let arguments) = expression, arguments.count == 2,
-              let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),
-              let sourceRelationship = sourceEntity.relationship(named: key), let sourceTarget = sourceRelationship.destinationEntity
+            let name = arguments[0].constantValue?.stringValue, let key = sourceKey(arguments[1]),
+            let sourceRelationship = sourceEntity.relationship(named: key),
+            let sourceTarget = sourceRelationship.destinationEntity
         else { return nil }
         switch selector {
         case "destinationInstancesForEntityMappingNamed:sourceInstances:":
-            guard let target = try? manager.entityMappingOfCurrentPass(named: name), let made = target.destinationEntity,
-                  let wanted = destinationRelationship.destinationEntity, made.isKind(of: wanted) else { return nil }
+            guard let target = try? manager.entityMappingOfCurrentPass(named: name),
+                let made = target.destinationEntity,
+                let wanted = destinationRelationship.destinationEntity, made.isKind(of: wanted)
+            else { return nil }
             return (sourceRelationship, [manager.mappingID(target)])
         case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
             guard name == key else { return nil }
-            return (sourceRelationship, manager.mappingIDs(from: sourceTarget, to: destinationRelationship.destinationEntity))
+            return (
+                sourceRelationship,
+                manager.mappingIDs(from: sourceTarget, to: destinationRelationship.destinationEntity)
+            )
         default:
             return nil
         }
@@ -154,7 +197,8 @@ enum DeclarativeRelationshipSQL {
     private static func sourceKey(_ expression: ValueExpression) -> String? {
         switch expression {
         case .keyPath(.variable("source"), let keys) where keys.count == 1: return keys[0]
-        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1: return arguments[0].constantValue?.stringValue
+        case .function(.variable("source"), "valueForKey:", let arguments) where arguments.count == 1:
+            return arguments[0].constantValue?.stringValue
         default: return nil
         }
     }

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The claim of one migration on a destination name: an exclusive `flock` on
@@ -64,16 +64,25 @@ package final class DestinationLock {
         if lstat(destination, &info) == 0 && (info.st_mode & S_IFMT) == S_IFLNK && !FileIO.exists(destination) {
             lock.release()
             let target = linkTarget(destination).map { " to '\($0)'" } ?? ""
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' is a symbolic link\(target), which does not exist; cdmigrate creates a new store only under a free name and never through a link — give the link's target as the destination, or remove the link")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the destination '\(destination)' is a symbolic link\(target), which does not exist; cdmigrate creates a new store only under a free name and never through a link — give the link's target as the destination, or remove the link"
+            )
         }
         if FileIO.exists(destination) {
             lock.release()
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' already exists; cdmigrate never overwrites a store it did not make in this run")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the destination '\(destination)' already exists; cdmigrate never overwrites a store it did not make in this run"
+            )
         }
         let stale = StoreFiles.presentCompanions(of: destination)
         if !stale.isEmpty {
             lock.release()
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); SQLite would replay them onto the new store — remove them (or move them away with the store they belong to) and run the migration again")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the destination '\(destination)' does not exist but SQLite's companion files of an earlier store are beside it: \(stale.map { "'\($0)'" }.joined(separator: ", ")); SQLite would replay them onto the new store — remove them (or move them away with the store they belong to) and run the migration again"
+            )
         }
         return lock
     }
@@ -104,39 +113,62 @@ package final class DestinationLock {
                     let failure = errno
                     close(fd)
                     unlink(path)
-                    throw MigrationError(.migrationManagerDestinationStore, "cannot write the lock file '\(path)' for the destination '\(destination)': \(String(cString: strerror(failure)))")
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "cannot write the lock file '\(path)' for the destination '\(destination)': \(String(cString: strerror(failure)))"
+                    )
                 }
             } else if errno == EEXIST {
                 fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-                if fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM) { fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC) }
+                if fd < 0 && (errno == EACCES || errno == EROFS || errno == EPERM) {
+                    fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+                }
                 if fd < 0 && errno == ENOENT { continue }
             }
             if fd < 0 {
-                throw MigrationError(.migrationManagerDestinationStore, "cannot create the lock file '\(path)' for the destination '\(destination)': \(String(cString: strerror(errno)))")
+                throw MigrationError(
+                    .migrationManagerDestinationStore,
+                    "cannot create the lock file '\(path)' for the destination '\(destination)': \(String(cString: strerror(errno)))"
+                )
             }
             if flock(fd, LOCK_EX | LOCK_NB) != 0 {
                 let failure = errno
                 let owner = ownerDescription(readAll(fd))
                 close(fd)
                 if failure == EWOULDBLOCK || failure == EAGAIN {
-                    throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' is busy: another migration to it is running (it holds '\(path)'\(owner.map { ", \($0)" } ?? ""))")
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "the destination '\(destination)' is busy: another migration to it is running (it holds '\(path)'\(owner.map { ", \($0)" } ?? ""))"
+                    )
                 }
-                throw MigrationError(.migrationManagerDestinationStore, "cannot lock '\(path)' for the destination '\(destination)': \(String(cString: strerror(failure)))")
+                throw MigrationError(
+                    .migrationManagerDestinationStore,
+                    "cannot lock '\(path)' for the destination '\(destination)': \(String(cString: strerror(failure)))")
             }
             // The lock counts only if the name still leads to the file we locked.
-            var held = stat(), named = stat()
-            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino {
+            var held = stat()
+            var named = stat()
+            if fstat(fd, &held) == 0, stat(path, &named) == 0, held.st_dev == named.st_dev, held.st_ino == named.st_ino
+            {
                 if (held.st_mode & S_IFMT) != S_IFREG {
                     close(fd)
-                    throw MigrationError(.migrationManagerDestinationStore, "cannot lock the destination '\(destination)': '\(path)' is \(FileIO.fileTypeName(held.st_mode & S_IFMT)), not a lock file")
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "cannot lock the destination '\(destination)': '\(path)' is \(FileIO.fileTypeName(held.st_mode & S_IFMT)), not a lock file"
+                    )
                 }
                 let content = readAll(fd)
                 let isRecord = content.isEmpty || content.starts(with: marker)
-                if isRecord, let owner = Record(content).owner, !owner.hasPrefix("pid=\(getpid()) "), ProcessIdentity.isAlive(owner) {
+                if isRecord, let owner = Record(content).owner, !owner.hasPrefix("pid=\(getpid()) "),
+                    ProcessIdentity.isAlive(owner)
+                {
                     // The flock says free, the record says its owner runs: a file system whose
                     // flock does not reach other processes (some network file systems). Busy.
                     close(fd)
-                    throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' is busy: its lock file '\(path)' names a running process (\(owner))")
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "the destination '\(destination)' is busy: its lock file '\(path)' names a running process (\(owner))"
+                    )
                 }
                 if isRecord {
                     // Whoever recorded anything here is dead (its flock died with it).
@@ -151,7 +183,9 @@ package final class DestinationLock {
             }
             close(fd)
         }
-        throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' is busy: its lock file '\(path)' keeps being replaced")
+        throw MigrationError(
+            .migrationManagerDestinationStore,
+            "the destination '\(destination)' is busy: its lock file '\(path)' keeps being replaced")
     }
 
     /// Removes the lock file if it is cdmigrate's (see above; still holding the lock, so no other
@@ -162,15 +196,19 @@ package final class DestinationLock {
         DestinationLock.held.withLock { held in
             if held[destination] == fd { held[destination] = nil }
         }
-        if isRecord && isStillNamed() && DestinationLock.readAll(fd).starts(with: DestinationLock.marker) { unlink(lockPath) }
+        if isRecord && isStillNamed() && DestinationLock.readAll(fd).starts(with: DestinationLock.marker) {
+            unlink(lockPath)
+        }
         close(fd)
         descriptor = -1
     }
 
     /// Whether the locked file is still the one under `lockPath`.
     private func isStillNamed() -> Bool {
-        var held = stat(), named = stat()
-        return fstat(descriptor, &held) == 0 && stat(lockPath, &named) == 0 && held.st_dev == named.st_dev && held.st_ino == named.st_ino
+        var held = stat()
+        var named = stat()
+        return fstat(descriptor, &held) == 0 && stat(lockPath, &named) == 0 && held.st_dev == named.st_dev
+            && held.st_ino == named.st_ino
     }
 
     // MARK: Recording temporaries
@@ -185,7 +223,9 @@ package final class DestinationLock {
             for (destination, fd) in held where path.hasPrefix(destination + ".cdmigrate-") {
                 if destination.count > (best?.0.count ?? -1) { best = (destination, fd) }
             }
-            guard let (destination, fd) = best, FileIO.directory(of: path) == FileIO.directory(of: destination) else { return }
+            guard let (destination, fd) = best, FileIO.directory(of: path) == FileIO.directory(of: destination) else {
+                return
+            }
             let name = path.lastIndex(of: "/").map { String(path[path.index(after: $0)...]) } ?? path
             let line = Array("temporary \(name)\n".utf8)
             var info = stat()
@@ -260,12 +300,15 @@ package final class DestinationLock {
     package static func leftovers(of destination: String, remove: Bool) throws -> Leftovers {
         let path = lockPath(for: destination)
         let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else { throw MigrationError(.io, "cannot read the lock file '\(path)': \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw MigrationError(.io, "cannot read the lock file '\(path)': \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         let content = readAll(fd)
         let record = Record(content)
-        var report = Leftovers(destination: destination, lockPath: path, inUse: false, owner: record.owner, files: [],
-                               isRecord: content.isEmpty || content.starts(with: marker))
+        var report = Leftovers(
+            destination: destination, lockPath: path, inUse: false, owner: record.owner, files: [],
+            isRecord: content.isEmpty || content.starts(with: marker))
         // A shared lock is refused while a migration holds its exclusive one.
         if flock(fd, LOCK_SH | LOCK_NB) != 0 {
             report.inUse = true

@@ -31,20 +31,33 @@ struct DestinationValidation {
             // first, and a query per rule only when some row breaks one.
             var rules: [(key: String, condition: String, code: MigrationError.Code, what: String)] = []
             // Rows made or changed one at a time may hold anything: their entity is scanned whole.
-            let covered = store.entitiesWrittenByInstance.contains(ObjectIdentifier(entity)) ? ValidatedByCopy() : validatedByCopy
+            let covered =
+                store.entitiesWrittenByInstance.contains(ObjectIdentifier(entity)) ? ValidatedByCopy() : validatedByCopy
             for attribute in entity.attributes where !attribute.isTransient {
                 guard let column = layout.column(for: attribute).map(SQLiteDatabase.quote) else { continue }
                 let name = "\(entity.name).\(attribute.name)"
                 if !attribute.isOptional {
-                    rules.append((attribute.name, "\(column) IS NULL", .validationMissingMandatoryProperty, "\(name) is required but nil"))
+                    rules.append(
+                        (
+                            attribute.name, "\(column) IS NULL", .validationMissingMandatoryProperty,
+                            "\(name) is required but nil"
+                        ))
                 }
                 let (lower, upper) = Self.bounds(of: attribute)
                 guard attribute.attributeType.isNumeric else { continue }
                 if let upper = upper {
-                    rules.append((attribute.name, "\(column) > \(Value.format(upper))", .validationNumberTooLarge, "\(name) is above its maximum \(Value.format(upper))"))
+                    rules.append(
+                        (
+                            attribute.name, "\(column) > \(Value.format(upper))", .validationNumberTooLarge,
+                            "\(name) is above its maximum \(Value.format(upper))"
+                        ))
                 }
                 if let lower = lower {
-                    rules.append((attribute.name, "\(column) < \(Value.format(lower))", .validationNumberTooSmall, "\(name) is below its minimum \(Value.format(lower))"))
+                    rules.append(
+                        (
+                            attribute.name, "\(column) < \(Value.format(lower))", .validationNumberTooSmall,
+                            "\(name) is below its minimum \(Value.format(lower))"
+                        ))
                 }
             }
             if !rules.isEmpty {
@@ -52,20 +65,28 @@ struct DestinationValidation {
                 var groups: [(gaps: [ClosedRange<Int64>], conditions: [String])] = []
                 for rule in rules {
                     let gaps = ValidatedByCopy.gaps(outside: covered.coveredKeys(of: entity, attribute: rule.key))
-                    if let i = groups.firstIndex(where: { $0.gaps == gaps }) { groups[i].conditions.append(rule.condition) }
-                    else { groups.append((gaps, [rule.condition])) }
+                    if let i = groups.firstIndex(where: { $0.gaps == gaps }) {
+                        groups[i].conditions.append(rule.condition)
+                    } else {
+                        groups.append((gaps, [rule.condition]))
+                    }
                 }
                 var broken = false
                 for group in groups where !broken {
                     let any = group.conditions.map { "(\($0))" }.joined(separator: " OR ")
                     for gap in group.gaps where !broken {
-                        let keys = gap == Int64.min...Int64.max ? "" : "Z_PK BETWEEN \(gap.lowerBound) AND \(gap.upperBound) AND "
-                        broken = try store.database.scalar("SELECT 1 FROM \(table) WHERE \(keys)\(own) AND (\(any)) LIMIT 1") != nil
+                        let keys =
+                            gap == Int64.min...Int64.max
+                            ? "" : "Z_PK BETWEEN \(gap.lowerBound) AND \(gap.upperBound) AND "
+                        broken =
+                            try store.database.scalar("SELECT 1 FROM \(table) WHERE \(keys)\(own) AND (\(any)) LIMIT 1")
+                            != nil
                     }
                 }
                 if broken {
                     for rule in rules {
-                        try check(entity, rule.key, table, "\(own) AND \(rule.condition)", rule.code, rule.what, &problems)
+                        try check(
+                            entity, rule.key, table, "\(own) AND \(rule.condition)", rule.code, rule.what, &problems)
                     }
                 }
             }
@@ -80,32 +101,44 @@ struct DestinationValidation {
                 switch layout.storage(of: relationship) {
                 case .foreignKey(let column, _, _):
                     if !relationship.isOptional {
-                        try check(entity, relationship.name, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL", .validationMissingMandatoryProperty,
-                                  "\(name) is required but nil", &problems)
+                        try check(
+                            entity, relationship.name, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL",
+                            .validationMissingMandatoryProperty,
+                            "\(name) is required but nil", &problems)
                     }
                     continue
                 case .inverseForeignKey(let other, let column, _, _), .hiddenColumn(let other, let column, _):
-                    count = "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(other)) i WHERE i.\(SQLiteDatabase.quote(column)) = \(table).Z_PK)"
+                    count =
+                        "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(other)) i WHERE i.\(SQLiteDatabase.quote(column)) = \(table).Z_PK)"
                 case .joinTable(let join, let ownColumn, _, _, _):
-                    count = "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(join)) j WHERE j.\(SQLiteDatabase.quote(ownColumn)) = \(table).Z_PK)"
+                    count =
+                        "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(join)) j WHERE j.\(SQLiteDatabase.quote(ownColumn)) = \(table).Z_PK)"
                 case .transient:
                     continue
                 }
                 if relationship.allowsEmpty {
                     if minimum > 1 {
-                        try check(entity, relationship.name, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)", .validationRelationshipLacksMinimumCount,
-                                  "\(name) has fewer than \(minimum) instances", &problems)
+                        try check(
+                            entity, relationship.name, table, "\(own) AND \(count) BETWEEN 1 AND \(minimum - 1)",
+                            .validationRelationshipLacksMinimumCount,
+                            "\(name) has fewer than \(minimum) instances", &problems)
                     }
                 } else if relationship.isToMany {
-                    try check(entity, relationship.name, table, "\(own) AND \(count) < \(minimum)", .validationRelationshipLacksMinimumCount,
-                              "\(name) has fewer than \(minimum) instance\(minimum == 1 ? "" : "s")", &problems)
+                    try check(
+                        entity, relationship.name, table, "\(own) AND \(count) < \(minimum)",
+                        .validationRelationshipLacksMinimumCount,
+                        "\(name) has fewer than \(minimum) instance\(minimum == 1 ? "" : "s")", &problems)
                 } else {
-                    try check(entity, relationship.name, table, "\(own) AND \(count) < 1", .validationMissingMandatoryProperty,
-                              "\(name) is required but nil", &problems)
+                    try check(
+                        entity, relationship.name, table, "\(own) AND \(count) < 1",
+                        .validationMissingMandatoryProperty,
+                        "\(name) is required but nil", &problems)
                 }
                 if relationship.isToMany && maximum > 0 {
-                    try check(entity, relationship.name, table, "\(own) AND \(count) > \(maximum)", .validationRelationshipExceedsMaximumCount,
-                              "\(name) has more than \(maximum) instances", &problems)
+                    try check(
+                        entity, relationship.name, table, "\(own) AND \(count) > \(maximum)",
+                        .validationRelationshipExceedsMaximumCount,
+                        "\(name) has more than \(maximum) instances", &problems)
                 }
             }
         }
@@ -113,9 +146,11 @@ struct DestinationValidation {
         if problems.count == 1, individual.count == 1 { throw individual[0] }
         if !problems.isEmpty {
             let total = problems.count
-            throw MigrationError(.validationMultipleErrors,
-                                 "the migrated store does not validate: \(total) problem\(total == 1 ? "" : "s"): " + problems.map { $0.summary }.joined(separator: "; "),
-                                 underlying: individual)
+            throw MigrationError(
+                .validationMultipleErrors,
+                "the migrated store does not validate: \(total) problem\(total == 1 ? "" : "s"): "
+                    + problems.map { $0.summary }.joined(separator: "; "),
+                underlying: individual)
         }
     }
 
@@ -133,27 +168,35 @@ struct DestinationValidation {
 
     /// Adds a problem when rows of `entity` match `condition`: one error per instance (while the
     /// budget lasts) and a summary naming how many and a few of them.
-    private func check(_ entity: EntityDescription, _ key: String, _ table: String, _ condition: String, _ code: MigrationError.Code,
-                       _ what: String, _ problems: inout [Problem]) throws {
+    private func check(
+        _ entity: EntityDescription, _ key: String, _ table: String, _ condition: String, _ code: MigrationError.Code,
+        _ what: String, _ problems: inout [Problem]
+    ) throws {
         let budget = max(examplesPerProblem, maximumIndividualErrors - problems.reduce(0) { $0 + $1.individual.count })
-        let rows = try store.database.rows("SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(budget + 1)")
+        let rows = try store.database.rows(
+            "SELECT Z_PK FROM \(table) WHERE \(condition) ORDER BY Z_PK LIMIT \(budget + 1)")
         guard !rows.isEmpty else { return }
-        let total = rows.count > budget
+        let total =
+            rows.count > budget
             ? Int(try store.database.scalar("SELECT COUNT(*) FROM \(table) WHERE \(condition)")?.integer ?? 0)
             : rows.count
         let subjects = rows.prefix(budget).compactMap { $0.first?.integer }.map {
-            ValidationSubject(entityName: entity.name,
-                              objectURI: ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: $0).uriRepresentation,
-                              primaryKey: $0, key: key)
+            ValidationSubject(
+                entityName: entity.name,
+                objectURI: ObjectID(storeIdentifier: store.metadata.storeUUID, entityName: entity.name, primaryKey: $0)
+                    .uriRepresentation,
+                primaryKey: $0, key: key)
         }
         let uris = subjects.map { $0.objectURI }
         let examples = uris.prefix(examplesPerProblem)
-        problems.append(Problem(
-            summary: "\(what) in \(total) instance\(total == 1 ? "" : "s") (\(examples.joined(separator: ", "))\(total > examples.count ? ", …" : ""))",
-            individual: subjects.map {
-                var error = MigrationError(code, "\(what) (\($0.objectURI))")
-                error.validationSubject = $0
-                return error
-            }))
+        problems.append(
+            Problem(
+                summary:
+                    "\(what) in \(total) instance\(total == 1 ? "" : "s") (\(examples.joined(separator: ", "))\(total > examples.count ? ", …" : ""))",
+                individual: subjects.map {
+                    var error = MigrationError(code, "\(what) (\($0.objectURI))")
+                    error.validationSubject = $0
+                    return error
+                }))
     }
 }

@@ -62,7 +62,9 @@ open class EntityMigrationPolicy {
     /// - throws: Any error, which aborts the migration.
     ///
     /// Core Data: `NSEntityMigrationPolicy.createDestinationInstances(forSource:in:manager:)`.
-    open func createDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    open func createDestinationInstances(
+        forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         try defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
     }
 
@@ -89,7 +91,9 @@ open class EntityMigrationPolicy {
     ///
     /// cdmigrate's extension beyond Core Data, whose `createDestinationInstances(forSource:in:manager:)`
     /// sees one source instance per call.
-    open func createDestinationInstances(forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager) throws {
+    open func createDestinationInstances(
+        forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         try batch.applyDefault()
     }
 
@@ -117,7 +121,9 @@ open class EntityMigrationPolicy {
     /// - throws: Any error, which aborts the migration.
     ///
     /// Core Data: `NSEntityMigrationPolicy.createRelationships(forDestination:in:manager:)`.
-    open func createRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    open func createRelationships(
+        forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         try defaultCreateRelationships(forDestination: dInstance, in: mapping, manager: manager)
     }
 
@@ -180,7 +186,9 @@ open class EntityMigrationPolicy {
     ///
     /// Core Data: `super.createDestinationInstances(forSource:in:manager:)`.
     @discardableResult
-    public final func defaultCreateDestinationInstances(forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws -> ManagedObject? {
+    public final func defaultCreateDestinationInstances(
+        forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws -> ManagedObject? {
         guard let entityName = mapping.destinationEntityName else { return nil }
         let dInstance = try manager.createDestinationInstance(entityName: entityName)
         try manager.applyAttributeMappings(of: mapping, source: sInstance, destination: dInstance)
@@ -197,7 +205,9 @@ open class EntityMigrationPolicy {
     ///   when a relationship mapping fails to evaluate or set.
     ///
     /// Core Data: `super.createRelationships(forDestination:in:manager:)`.
-    public final func defaultCreateRelationships(forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager) throws {
+    public final func defaultCreateRelationships(
+        forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
+    ) throws {
         try manager.applyRelationshipMappings(of: mapping, destination: dInstance)
     }
 }

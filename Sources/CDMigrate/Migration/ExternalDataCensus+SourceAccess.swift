@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 extension ExternalDataCensus {
@@ -11,7 +11,9 @@ extension ExternalDataCensus {
     /// - Throws: `MigrationError` as `read(at:uri:)`, and `.migrationManagerSourceStore` when the
     ///   store is busy in another process in a way that cannot be read consistently.
     package static func readSource(at path: String) throws -> ExternalDataCensus {
-        let scratch = (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp") + "/cdmigrate-census"
+        let scratch =
+            (getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp")
+            + "/cdmigrate-census"
         let access = try SourceAccess.prepare(source: path, scratchBeside: scratch)
         defer { access.removeSnapshot() }
         return try read(at: path, uri: access.uri)

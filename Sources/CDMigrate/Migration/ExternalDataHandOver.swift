@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The external binary data files of a new store (see `ExternalBinaryData`), handed over with it.
@@ -29,21 +29,32 @@ enum ExternalDataHandOver {
         if names.isEmpty { return published }
         let target = ExternalBinaryData.folder(forStore: storePath)
         do {
-            for directory in [ExternalBinaryData.supportFolder(forStore: storePath), target] where !FileIO.isDirectory(directory) {
+            for directory in [ExternalBinaryData.supportFolder(forStore: storePath), target]
+            where !FileIO.isDirectory(directory) {
                 if mkdir(directory, 0o755) != 0 {
-                    throw MigrationError(.migrationManagerDestinationStore, "cannot create the external data folder '\(directory)': \(String(cString: strerror(errno)))")
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "cannot create the external data folder '\(directory)': \(String(cString: strerror(errno)))")
                 }
                 published.folders.append(directory)
             }
             for name in names {
-                let from = folder + "/" + name, to = target + "/" + name
+                let from = folder + "/" + name
+                let to = target + "/" + name
                 if link(from, to) == 0 {
                     published.files.append(to)
                     continue
                 }
                 if errno == EEXIST {
-                    if StoreFiles.sameFile(from, to) || (try? FileIO.readBytes(path: from)) == (try? FileIO.readBytes(path: to)) { continue }
-                    throw MigrationError(.migrationManagerDestinationStore, "the external data file '\(to)' exists already with other contents; cdmigrate never overwrites a file it did not make (the migrated store was discarded)")
+                    if StoreFiles.sameFile(from, to)
+                        || (try? FileIO.readBytes(path: from)) == (try? FileIO.readBytes(path: to))
+                    {
+                        continue
+                    }
+                    throw MigrationError(
+                        .migrationManagerDestinationStore,
+                        "the external data file '\(to)' exists already with other contents; cdmigrate never overwrites a file it did not make (the migrated store was discarded)"
+                    )
                 }
                 // Another file system (the support folder a mount point): copy.
                 try StoreFiles.copyExclusively(from, to: to)

@@ -18,28 +18,46 @@ struct InferredRowTrace {
         var entity = entity
         var property = property
         for stage in stages.reversed() {
-            guard stage.isInferred, stage.mappingModels.count == 1, let mapping = stage.mappingModels.first else { return nil }
-            guard let entityMapping = mapping.entityMappings.first(where: { $0.destinationEntityName == entity.name && $0.mappingType != .remove }) else { return nil }
+            guard stage.isInferred, stage.mappingModels.count == 1, let mapping = stage.mappingModels.first else {
+                return nil
+            }
+            guard
+                let entityMapping = mapping.entityMappings.first(where: {
+                    $0.destinationEntityName == entity.name && $0.mappingType != .remove
+                })
+            else { return nil }
             if entityMapping.mappingType == .add { return 0 }
-            guard let sourceName = entityMapping.sourceEntityName, let source = stage.sourceModel.entity(named: sourceName),
-                  entity.subentities.isEmpty, source.subentities.isEmpty else { return nil }
+            guard let sourceName = entityMapping.sourceEntityName,
+                let source = stage.sourceModel.entity(named: sourceName),
+                entity.subentities.isEmpty, source.subentities.isEmpty
+            else { return nil }
             if let attribute = property as? AttributeDescription {
                 guard let propertyMapping = entityMapping.attributeMapping(named: attribute.name) else { return nil }
                 if let text = propertyMapping.valueExpressionText {
-                    guard let origin = source.attributes.first(where: { MappingInference.attributeExpression($0.name) == text }) else { return nil }
+                    guard
+                        let origin = source.attributes.first(where: {
+                            MappingInference.attributeExpression($0.name) == text
+                        })
+                    else { return nil }
                     property = origin
                 } else if !attribute.defaultValue.isNull {
                     return 0
                 } else {
-                    property = nil   // added here without a default: every row lacks it
+                    property = nil  // added here without a default: every row lacks it
                 }
             } else if let relationship = property as? RelationshipDescription {
-                guard !relationship.isToMany, let propertyMapping = entityMapping.relationshipMapping(named: relationship.name) else { return nil }
+                guard !relationship.isToMany,
+                    let propertyMapping = entityMapping.relationshipMapping(named: relationship.name)
+                else { return nil }
                 if let text = propertyMapping.valueExpressionText {
-                    guard let origin = source.relationships.first(where: { !$0.isToMany && MappingInference.relationshipExpression($0.name) == text }) else { return nil }
+                    guard
+                        let origin = source.relationships.first(where: {
+                            !$0.isToMany && MappingInference.relationshipExpression($0.name) == text
+                        })
+                    else { return nil }
                     property = origin
                 } else {
-                    property = nil   // added (or emptied) here: every row lacks it
+                    property = nil  // added (or emptied) here: every row lacks it
                 }
             } else if property != nil {
                 return nil

@@ -51,7 +51,10 @@ public struct LossReport: Equatable {
         public var isIntended: Bool
 
         /// A loss as counted by a migration.
-        public init(kind: Kind, entityName: String, propertyName: String?, entityMappingName: String?, pass: Int?, count: Int, isIntended: Bool) {
+        public init(
+            kind: Kind, entityName: String, propertyName: String?, entityMappingName: String?, pass: Int?, count: Int,
+            isIntended: Bool
+        ) {
             self.kind = kind
             self.entityName = entityName
             self.propertyName = propertyName
@@ -73,7 +76,11 @@ public struct LossReport: Equatable {
             case .nilled: what = "\(count) value\(count == 1 ? "" : "s") nil in the destination but not in the source"
             case .externalData: what = "\(count) external binary value\(count == 1 ? "" : "s") whose file is missing"
             }
-            let mapping = entityMappingName.map { name in " (entity mapping '\(name)'" + (isIntended ? "" : policyName.map { ", whose policy '\($0)' may carry it" } ?? "") + ")" } ?? ""
+            let mapping =
+                entityMappingName.map { name in
+                    " (entity mapping '\(name)'"
+                        + (isIntended ? "" : policyName.map { ", whose policy '\($0)' may carry it" } ?? "") + ")"
+                } ?? ""
             return "\(subject): \(what)\(mapping)\(isIntended ? ", intended" : "")"
         }
     }
@@ -92,16 +99,19 @@ public struct LossReport: Equatable {
 
     /// The report as JSON, the same keys in every host (docs/loss-report.md).
     package var json: JSON {
-        .array(losses.map { loss in
-            var members: [(key: String, value: JSON)] = [("kind", .string(loss.kind.rawValue)), ("entity", .string(loss.entityName))]
-            if let property = loss.propertyName { members.append(("property", .string(property))) }
-            if let mapping = loss.entityMappingName { members.append(("entityMapping", .string(mapping))) }
-            if let pass = loss.pass { members.append(("pass", .integer(Int64(pass)))) }
-            if let policy = loss.policyName { members.append(("policy", .string(policy))) }
-            members.append(("count", .integer(Int64(loss.count))))
-            members.append(("intended", .bool(loss.isIntended)))
-            return .object(members)
-        })
+        .array(
+            losses.map { loss in
+                var members: [(key: String, value: JSON)] = [
+                    ("kind", .string(loss.kind.rawValue)), ("entity", .string(loss.entityName)),
+                ]
+                if let property = loss.propertyName { members.append(("property", .string(property))) }
+                if let mapping = loss.entityMappingName { members.append(("entityMapping", .string(mapping))) }
+                if let pass = loss.pass { members.append(("pass", .integer(Int64(pass)))) }
+                if let policy = loss.policyName { members.append(("policy", .string(policy))) }
+                members.append(("count", .integer(Int64(loss.count))))
+                members.append(("intended", .bool(loss.isIntended)))
+                return .object(members)
+            })
     }
 
     /// The error of a run that lost what its mapping does not declare (`failsOnUnintendedLoss`).
@@ -111,6 +121,9 @@ public struct LossReport: Equatable {
         let shown = lines.prefix(10).map { $0.summary }.joined(separator: "; ")
         let more = lines.count > 10 ? "; and \(lines.count - 10) more" : ""
         let prefix = step.map { "\($0): " } ?? ""
-        return MigrationError(.migration, "\(prefix)the migration would lose data its mapping does not declare as intended, so nothing was written: \(shown)\(more). Declare intended losses with the entity mapping's userInfo key '\(IntendedLosses.userInfoKey)' (docs/loss-report.md)")
+        return MigrationError(
+            .migration,
+            "\(prefix)the migration would lose data its mapping does not declare as intended, so nothing was written: \(shown)\(more). Declare intended losses with the entity mapping's userInfo key '\(IntendedLosses.userInfoKey)' (docs/loss-report.md)"
+        )
     }
 }

@@ -19,10 +19,15 @@ public struct MappingModelFile {
         case json, xcode, compiled
 
         init?(fileName: String) {
-            if fileName.hasSuffix(".mapping.json") { self = .json }
-            else if fileName.hasSuffix(".xcmappingmodel") { self = .xcode }
-            else if fileName.hasSuffix(".cdm") { self = .compiled }
-            else { return nil }
+            if fileName.hasSuffix(".mapping.json") {
+                self = .json
+            } else if fileName.hasSuffix(".xcmappingmodel") {
+                self = .xcode
+            } else if fileName.hasSuffix(".cdm") {
+                self = .compiled
+            } else {
+                return nil
+            }
         }
     }
 
@@ -62,8 +67,10 @@ public struct MappingModelFile {
     /// Whether the mapping was written for the two models: every recorded hash equals the
     /// model's (the whole set of entities when recorded whole), or the recorded version names are
     /// the step's.
-    public func matches(source: ManagedObjectModel, sourceVersionName: String,
-                        destination: ManagedObjectModel, destinationVersionName: String) -> Bool {
+    public func matches(
+        source: ManagedObjectModel, sourceVersionName: String,
+        destination: ManagedObjectModel, destinationVersionName: String
+    ) -> Bool {
         if (!sourceHashes.isEmpty || !destinationHashes.isEmpty) && !namesStandIn {
             return MappingModelFile.fits(sourceHashes, source, whole: hashesAreWhole)
                 && MappingModelFile.fits(destinationHashes, destination, whole: hashesAreWhole)
@@ -100,7 +107,10 @@ public struct MappingModelFile {
     static func read(path: String, kind: Kind, warnings: inout [String]) throws -> MappingModelFile? {
         let fileName = path.split(separator: "/").last.map(String.init) ?? path
         var name = fileName
-        for suffix in [".mapping.json", ".xcmappingmodel", ".cdm"] where name.hasSuffix(suffix) { name.removeLast(suffix.count); break }
+        for suffix in [".mapping.json", ".xcmappingmodel", ".cdm"] where name.hasSuffix(suffix) {
+            name.removeLast(suffix.count)
+            break
+        }
         switch kind {
         case .json, .compiled:
             let mapping: MappingModel
@@ -110,28 +120,40 @@ public struct MappingModelFile {
                 warnings.append("'\(path)' skipped: this build cannot read compiled mapping models (\(error.message))")
                 return nil
             }
-            var source: [String: [UInt8]] = [:], destination: [String: [UInt8]] = [:]
+            var source: [String: [UInt8]] = [:]
+            var destination: [String: [UInt8]] = [:]
             for entity in mapping.entityMappings {
                 if let n = entity.sourceEntityName, let h = entity.sourceEntityVersionHash { source[n] = h }
-                if let n = entity.destinationEntityName, let h = entity.destinationEntityVersionHash { destination[n] = h }
+                if let n = entity.destinationEntityName, let h = entity.destinationEntityVersionHash {
+                    destination[n] = h
+                }
             }
-            var sourceName: String?, destinationName: String?
+            var sourceName: String?
+            var destinationName: String?
             if kind == .json, source.isEmpty && destination.isEmpty {
                 let json = try JSON.load(path: path)
                 sourceName = json["sourceModel"]?.stringValue
                 destinationName = json["destinationModel"]?.stringValue
             }
-            let file = MappingModelFile(path: path, kind: kind, name: name, sourceHashes: source, destinationHashes: destination,
-                                        sourceVersionName: sourceName, destinationVersionName: destinationName,
-                                        mapping: mapping)
+            let file = MappingModelFile(
+                path: path, kind: kind, name: name, sourceHashes: source, destinationHashes: destination,
+                sourceVersionName: sourceName, destinationVersionName: destinationName,
+                mapping: mapping)
             if !file.recordsVersions {
-                warnings.append("'\(path)' records neither entity version hashes nor sourceModel/destinationModel version names: no step can use it")
+                warnings.append(
+                    "'\(path)' records neither entity version hashes nor sourceModel/destinationModel version names: no step can use it"
+                )
             }
             return file
         case .xcode:
-            let document = try XcodeStoreDocument.read(file: XcodeMappingModelReader.documentPath(path), code: .invalidMapping)
-            guard let root = document.objects.first(where: { $0.type == XcodeMappingModelReader.mappingModelType }) else {
-                throw MigrationError(.invalidMapping, "'\(path)' holds no \(XcodeMappingModelReader.mappingModelType) object: it is not an Xcode mapping model")
+            let document = try XcodeStoreDocument.read(
+                file: XcodeMappingModelReader.documentPath(path), code: .invalidMapping)
+            guard let root = document.objects.first(where: { $0.type == XcodeMappingModelReader.mappingModelType })
+            else {
+                throw MigrationError(
+                    .invalidMapping,
+                    "'\(path)' holds no \(XcodeMappingModelReader.mappingModelType) object: it is not an Xcode mapping model"
+                )
             }
             // Xcode embeds both models as its editor's archives (XDPMModel): their entity hashes
             // say which step the mapping is for, as Core Data's compiled mapping records them; the
@@ -143,14 +165,17 @@ public struct MappingModelFile {
                 for entity in model?.entities ?? [] { result[entity.name] = entity.versionHash }
                 return result
             }
-            let sourceHashes = hashes(embedded.source), destinationHashes = hashes(embedded.destination)
-            let file = MappingModelFile(path: path, kind: kind, name: name,
-                                        sourceHashes: sourceHashes, destinationHashes: destinationHashes,
-                                        sourceVersionName: versionName(root.string("sourcemodelpath")),
-                                        destinationVersionName: versionName(root.string("destinationmodelpath")),
-                                        mapping: nil, hashesAreWhole: true)
+            let sourceHashes = hashes(embedded.source)
+            let destinationHashes = hashes(embedded.destination)
+            let file = MappingModelFile(
+                path: path, kind: kind, name: name,
+                sourceHashes: sourceHashes, destinationHashes: destinationHashes,
+                sourceVersionName: versionName(root.string("sourcemodelpath")),
+                destinationVersionName: versionName(root.string("destinationmodelpath")),
+                mapping: nil, hashesAreWhole: true)
             if !file.recordsVersions {
-                warnings.append("'\(path)' records neither the models it was made for nor their paths: no step can use it")
+                warnings.append(
+                    "'\(path)' records neither the models it was made for nor their paths: no step can use it")
             }
             return file
         }

@@ -21,8 +21,11 @@ final class BatchDefaultSQL {
     /// Rows made so far (the identity's count).
     var made = 0
 
-    init(contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL, identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?,
-         total: Int) {
+    init(
+        contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL,
+        identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?,
+        total: Int
+    ) {
         self.contiguous = contiguous
         self.listed = listed
         self.identity = identity
@@ -39,16 +42,20 @@ extension MigrationManager {
     /// Stage 1 through the policy's batch hook: the mapping's source rows in batches of
     /// `batchSize`, in key order, read as keys only unless a source predicate must be evaluated
     /// per row.
-    func createInstancesInBatches(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
-                                  source: PersistentStore, destination: PersistentStore) throws -> Int {
+    func createInstancesInBatches(
+        _ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
+        source: PersistentStore, destination: PersistentStore
+    ) throws -> Int {
         guard let sourceEntity = source.model.entity(named: request.entityName) else { return 0 }
         let size = max(batchSize, 1)
-        let plan = try batchDefaultPlan(mapping, request: request, total: total, source: source, destination: destination)
+        let plan = try batchDefaultPlan(
+            mapping, request: request, total: total, source: source, destination: destination)
         var processed = 0
         func run(_ keys: [Int64], _ entities: [EntityDescription], _ objects: [ManagedObject]?) throws {
             try checkCancelled()
-            let batch = SourceBatch(mapping: mapping, sourceKeys: keys, sourceEntities: entities, sourceObjects: objects,
-                                    manager: self, defaultSQL: plan)
+            let batch = SourceBatch(
+                mapping: mapping, sourceKeys: keys, sourceEntities: entities, sourceObjects: objects,
+                manager: self, defaultSQL: plan)
             defer { batch.isFinished = true }
             try policy.createDestinationInstances(forSourceBatch: batch, in: mapping, manager: self)
             processed += keys.count
@@ -63,10 +70,14 @@ extension MigrationManager {
                 var entities: [EntityDescription] = []
                 keys.reserveCapacity(size)
                 let after = last.map { [Value.integer($0)] } ?? []
-                let conditions = [request.sqlWhere.map { "(\($0))" }, last == nil ? nil : "t.Z_PK > ?"].compactMap { $0 }
-                try source.query(sourceEntity, includesSubentities: request.includesSubentities,
-                                 condition: conditions.isEmpty ? nil : conditions.joined(separator: " AND "),
-                                 arguments: request.arguments + after, limit: size, faults: true) { fault in
+                let conditions = [request.sqlWhere.map { "(\($0))" }, last == nil ? nil : "t.Z_PK > ?"].compactMap {
+                    $0
+                }
+                try source.query(
+                    sourceEntity, includesSubentities: request.includesSubentities,
+                    condition: conditions.isEmpty ? nil : conditions.joined(separator: " AND "),
+                    arguments: request.arguments + after, limit: size, faults: true
+                ) { fault in
                     keys.append(fault.objectID.primaryKey)
                     entities.append(fault.entity)
                     return true
@@ -95,10 +106,13 @@ extension MigrationManager {
     /// The SQL of `SourceBatch.applyDefault` for the mapping, or nil when its attribute mappings
     /// need the engine (or SQL is off): the source is attached and the key table made here,
     /// outside any batch's transaction.
-    private func batchDefaultPlan(_ mapping: EntityMapping, request: FetchRequest, total: Int,
-                                  source: PersistentStore, destination: PersistentStore) throws -> BatchDefaultSQL? {
+    private func batchDefaultPlan(
+        _ mapping: EntityMapping, request: FetchRequest, total: Int,
+        source: PersistentStore, destination: PersistentStore
+    ) throws -> BatchDefaultSQL? {
         guard pushDownSQL, sourceAccess?.allowsAttach == true, let sourceEntity = mapping.sourceEntity,
-              let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, associations != nil else { return nil }
+            let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, associations != nil
+        else { return nil }
         let sourceTable = SQLiteDatabase.quote(source.layout.table(for: sourceEntity))
         let table = "\(DeclarativeMappingSQL.sourceSchema).\(sourceTable)"
         var whole = FetchRequest(entityName: sourceEntity.name)
@@ -106,17 +120,23 @@ extension MigrationManager {
         // The key range bounds every statement: SQLite then walks the batch's rows, never the whole table.
         let range = "\(table) t WHERE t.Z_PK BETWEEN ? AND ?"
         func plan(_ rows: String, keepsSourceKeys: Bool = false) -> DeclarativeMappingSQL? {
-            DeclarativeMappingSQL.plan(mapping: mapping, request: whole, mappingID: mappingID(mapping), keepsSourceKeys: keepsSourceKeys,
-                                       batchRows: rows, source: source, destination: destination)
+            DeclarativeMappingSQL.plan(
+                mapping: mapping, request: whole, mappingID: mappingID(mapping), keepsSourceKeys: keepsSourceKeys,
+                batchRows: rows, source: source, destination: destination)
         }
-        guard let contiguous = plan(range), let listed = plan(range + " AND t.Z_PK IN (SELECT pk FROM \(Self.batchKeyTable))") else { return nil }
+        guard let contiguous = plan(range),
+            let listed = plan(range + " AND t.Z_PK IN (SELECT pk FROM \(Self.batchKeyTable))")
+        else { return nil }
         var identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
-        if keepsSourceKeys, total > 0, DeclarativeMappingSQL.canKeepSourceKeys(
-                mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0),
-           try DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source),
-           let keeping = plan(range, keepsSourceKeys: true),
-           let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(sourceTable)")?.integer,
-           let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(sourceTable)")?.integer {
+        if keepsSourceKeys, total > 0,
+            DeclarativeMappingSQL.canKeepSourceKeys(
+                mapping: mapping, request: request,
+                destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0),
+            try DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source),
+            let keeping = plan(range, keepsSourceKeys: true),
+            let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(sourceTable)")?.integer,
+            let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(sourceTable)")?.integer
+        {
             identity = (keeping, low, high)
         }
         try attachSource(source, to: destination)
@@ -129,39 +149,50 @@ extension MigrationManager {
     private func takeIdentity(_ sql: BatchDefaultSQL, _ mapping: EntityMapping, destination: PersistentStore) throws {
         guard !sql.identityTaken, let identity = sql.identity else { return }
         guard sql.made == 0, let associations = associations, let sourceEntity = mapping.sourceEntity,
-              let destinationEntity = mapping.destinationEntity, destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0 else {
+            let destinationEntity = mapping.destinationEntity,
+            destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0
+        else {
             sql.identity = nil
             return
         }
         destination.reservePrimaryKeys(for: destinationEntity, upTo: identity.high)
-        try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
-                                        destinationEntity: destinationEntity.entityNumber,
-                                        destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
-                                        low: identity.low, high: identity.high, count: sql.total)
+        try associations.recordIdentity(
+            mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+            destinationEntity: destinationEntity.entityNumber,
+            destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
+            low: identity.low, high: identity.high, count: sql.total)
         sql.identityTaken = true
     }
 
     /// After the last batch: the identity's count is the rows the batches made.
-    private func finishBatchDefault(_ sql: BatchDefaultSQL?, _ mapping: EntityMapping, total: Int, destination: PersistentStore) throws {
-        guard let sql = sql, sql.identityTaken, let identity = sql.identity, sql.made != total, let associations = associations,
-              associations.identities[mappingID(mapping)] != nil,
-              let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity else { return }
-        try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
-                                        destinationEntity: destinationEntity.entityNumber,
-                                        destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
-                                        low: identity.low, high: identity.high, count: sql.made)
+    private func finishBatchDefault(
+        _ sql: BatchDefaultSQL?, _ mapping: EntityMapping, total: Int, destination: PersistentStore
+    ) throws {
+        guard let sql = sql, sql.identityTaken, let identity = sql.identity, sql.made != total,
+            let associations = associations,
+            associations.identities[mappingID(mapping)] != nil,
+            let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity
+        else { return }
+        try associations.recordIdentity(
+            mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+            destinationEntity: destinationEntity.entityNumber,
+            destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)),
+            low: identity.low, high: identity.high, count: sql.made)
     }
 
     /// `SourceBatch.applyDefault` as SQL: the plan's INSERTs over the batch's key range, and
     /// when the batch does not hold every key of its range, over the keys put in the key table.
-    func applyDefault(_ sql: BatchDefaultSQL, to batch: SourceBatch, destinationEntity: EntityDescription, numbered: Bool = false) throws -> [Int64] {
-        guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last else { return [] }
+    func applyDefault(
+        _ sql: BatchDefaultSQL, to batch: SourceBatch, destinationEntity: EntityDescription, numbered: Bool = false
+    ) throws -> [Int64] {
+        guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last
+        else { return [] }
         try destination.flush()
         try destination.beginIfNeeded()
         let database = destination.database
         let id = mappingID(batch.mapping)
         if numbered, !sql.identityTaken {
-            sql.identity = nil   // numbered as instances made one by one: the source keys are never kept
+            sql.identity = nil  // numbered as instances made one by one: the source keys are never kept
         }
         try takeIdentity(sql, batch.mapping, destination: destination)
         sql.made += batch.count
@@ -170,7 +201,8 @@ extension MigrationManager {
             try identity.plan.runInsertRows(on: database, [.integer(low), .integer(high)], keys: low...high)
             if associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {
                 // The implied associations were written out for a reader: write this batch's too.
-                try database.run("""
+                try database.run(
+                    """
                     INSERT INTO cdm_association SELECT \(id), \(sourceEntity.entityNumber), Z_PK, \(destinationEntity.entityNumber), Z_PK
                     FROM main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
                     """, [.integer(low), .integer(high)])
@@ -181,7 +213,7 @@ extension MigrationManager {
         // high − low may pass INT64_MAX (keys at both ends of the range): then the range is not full.
         let (span, overflow) = high.subtractingReportingOverflow(low)
         if !overflow, span < Int64(batch.count), span + 1 == Int64(batch.count) {
-            plan = sql.contiguous   // ascending distinct keys filling their range: every row of it
+            plan = sql.contiguous  // ascending distinct keys filling their range: every row of it
         } else {
             plan = sql.listed
             try database.run("DELETE FROM \(Self.batchKeyTable)")
@@ -197,18 +229,25 @@ extension MigrationManager {
     }
 
     /// Records many associations of `mapping` at once (see `SourceBatch.associate`).
-    func associate(mapping: EntityMapping, sourceEntities: [Int], sourceKeys: [Int64], destinationEntity: EntityDescription,
-                   destinationKeys: [Int64]) throws {
+    func associate(
+        mapping: EntityMapping, sourceEntities: [Int], sourceKeys: [Int64], destinationEntity: EntityDescription,
+        destinationKeys: [Int64]
+    ) throws {
         guard let associations = associations, let destination = destinationStore else {
             throw MigrationError(.invalidArgument, "associate is only available while a migration runs")
         }
         let id = mappingID(mapping)
-        guard id >= 0 else { throw MigrationError(.invalidArgument, "associate: entity mapping '\(mapping.name)' is not part of this migration") }
+        guard id >= 0 else {
+            throw MigrationError(
+                .invalidArgument, "associate: entity mapping '\(mapping.name)' is not part of this migration")
+        }
         try checkKeys(destinationKeys, of: destinationEntity, in: destination, "associate")
         if associations.identities[id] != nil { try associations.materialize([id]) }
         try destination.beginIfNeeded()
         let entityNumber = Int64(destinationEntity.entityNumber)
-        try Self.insertRows(into: destination.database, "INSERT INTO cdm_association", count: sourceKeys.count, columns: 5) { i, column in
+        try Self.insertRows(
+            into: destination.database, "INSERT INTO cdm_association", count: sourceKeys.count, columns: 5
+        ) { i, column in
             switch column {
             case 0: return Int64(id)
             case 1: return Int64(sourceEntities[i])
@@ -233,7 +272,9 @@ extension MigrationManager {
     /// `setValuesForKeys(_:)`, once per instance.
     public func createDestinationInstances(entityName: String, values: [[String: Value]]) throws -> [Int64] {
         guard let destination = destinationStore else {
-            throw MigrationError(.invalidArgument, "createDestinationInstances(entityName:values:) is only available while a migration runs")
+            throw MigrationError(
+                .invalidArgument,
+                "createDestinationInstances(entityName:values:) is only available while a migration runs")
         }
         guard let entity = destinationModel.entity(named: entityName) else {
             throw MigrationError(.invalidArgument, "the destination model has no entity named '\(entityName)'")
@@ -245,10 +286,17 @@ extension MigrationManager {
             var checked: [(AttributeDescription, Value)] = []
             for (key, value) in row {
                 guard let attribute = entity.attributesByName[key] else {
-                    throw MigrationError(.invalidArgument, "instance \(index) of '\(entityName)': entity '\(entityName)' has no attribute '\(key)'")
+                    throw MigrationError(
+                        .invalidArgument,
+                        "instance \(index) of '\(entityName)': entity '\(entityName)' has no attribute '\(key)'")
                 }
                 do {
-                    checked.append((attribute, try AttributeValueCoercion.coerce(TransformableValue.stored(value, for: attribute), to: attribute)))
+                    checked.append(
+                        (
+                            attribute,
+                            try AttributeValueCoercion.coerce(
+                                TransformableValue.stored(value, for: attribute), to: attribute)
+                        ))
                 } catch let error as MigrationError {
                     throw MigrationError(error.code, "instance \(index) of '\(entityName)': \(error.message)")
                 }
@@ -281,16 +329,23 @@ extension MigrationManager {
     /// Core Data: `mutableSetValue(forKey:).add(_:)` or `setValue(_:forKey:)`, once per pair.
     public func relate(entityName: String, relationshipName: String, owners: [Int64], targets: [Int64]) throws {
         guard let destination = destinationStore else {
-            throw MigrationError(.invalidArgument, "relate(entityName:relationshipName:owners:targets:) is only available while a migration runs")
+            throw MigrationError(
+                .invalidArgument,
+                "relate(entityName:relationshipName:owners:targets:) is only available while a migration runs")
         }
         guard let entity = destinationModel.entity(named: entityName) else {
             throw MigrationError(.invalidArgument, "the destination model has no entity named '\(entityName)'")
         }
-        guard let relationship = entity.relationshipsByName[relationshipName], let targetEntity = relationship.destinationEntity else {
-            throw MigrationError(.invalidArgument, "destination entity '\(entityName)' has no relationship '\(relationshipName)'")
+        guard let relationship = entity.relationshipsByName[relationshipName],
+            let targetEntity = relationship.destinationEntity
+        else {
+            throw MigrationError(
+                .invalidArgument, "destination entity '\(entityName)' has no relationship '\(relationshipName)'")
         }
         guard owners.count == targets.count else {
-            throw MigrationError(.invalidArgument, "relate '\(entityName).\(relationshipName)': \(owners.count) owners but \(targets.count) targets")
+            throw MigrationError(
+                .invalidArgument,
+                "relate '\(entityName).\(relationshipName)': \(owners.count) owners but \(targets.count) targets")
         }
         guard !owners.isEmpty else { return }
         try checkKeys(owners, of: entity, in: destination, "relate '\(entityName).\(relationshipName)'")
@@ -304,33 +359,43 @@ extension MigrationManager {
         }
         switch layout.storage(of: relationship) {
         case .joinTable(let table, let own, let other, nil, nil) where relationship.inverseRelationship !== relationship:
-            try Self.insertRows(into: database, "INSERT OR IGNORE INTO \(table) (\(own), \(other))", count: owners.count, columns: 2) { i, column in
+            try Self.insertRows(
+                into: database, "INSERT OR IGNORE INTO \(table) (\(own), \(other))", count: owners.count, columns: 2
+            ) { i, column in
                 column == 0 ? owners[i] : targets[i]
             }
             return
-        case .foreignKey(let column, let entityColumn, nil) where relationship.inverseRelationship.map({ $0.isToMany }) ?? true:
+        case .foreignKey(let column, let entityColumn, nil)
+        where relationship.inverseRelationship.map({ $0.isToMany }) ?? true:
             let table = SQLiteDatabase.quote(layout.table(for: entity))
             let assignEntity = entityColumn.map { ", \($0) = \(entityNumber(targetEntity))" } ?? ""
             let update = try database.prepare("UPDATE \(table) SET \(column) = ?\(assignEntity) WHERE Z_PK = ?")
             for i in 0..<owners.count {
-                try update.run(entityColumn == nil ? [.integer(targets[i]), .integer(owners[i])]
-                                                   : [.integer(targets[i]), .integer(targets[i]), .integer(owners[i])])
+                try update.run(
+                    entityColumn == nil
+                        ? [.integer(targets[i]), .integer(owners[i])]
+                        : [.integer(targets[i]), .integer(targets[i]), .integer(owners[i])])
             }
             return
         case .inverseForeignKey(let table, let column, let entityColumn, nil):
             let assignEntity = entityColumn.map { ", \($0) = \(entityNumber(entity))" } ?? ""
             let update = try database.prepare("UPDATE \(table) SET \(column) = ?\(assignEntity) WHERE Z_PK = ?")
             for i in 0..<owners.count {
-                try update.run(entityColumn == nil ? [.integer(owners[i]), .integer(targets[i])]
-                                                   : [.integer(owners[i]), .integer(owners[i]), .integer(targets[i])])
+                try update.run(
+                    entityColumn == nil
+                        ? [.integer(owners[i]), .integer(targets[i])]
+                        : [.integer(owners[i]), .integer(owners[i]), .integer(targets[i])])
             }
             return
         default:
             break
         }
         for i in 0..<owners.count {
-            let owner = destination.fault(entity: try concreteEntity(of: owners[i], in: entity, store: destination), primaryKey: owners[i])
-            let target = destination.fault(entity: try concreteEntity(of: targets[i], in: targetEntity, store: destination), primaryKey: targets[i])
+            let owner = destination.fault(
+                entity: try concreteEntity(of: owners[i], in: entity, store: destination), primaryKey: owners[i])
+            let target = destination.fault(
+                entity: try concreteEntity(of: targets[i], in: targetEntity, store: destination), primaryKey: targets[i]
+            )
             if relationship.isToMany {
                 try owner.add([target], to: relationship)
             } else {
@@ -342,14 +407,17 @@ extension MigrationManager {
     /// Inserts `count` rows of `columns` integers (`value(row, column)`) with `insert` ("INSERT
     /// INTO t (a, b)"), a few hundred rows per multi-row statement: one statement's start-up per
     /// chunk instead of per row.
-    static func insertRows(into database: SQLiteDatabase, _ insert: String, count: Int, columns: Int,
-                           _ value: (Int, Int) -> Int64) throws {
+    static func insertRows(
+        into database: SQLiteDatabase, _ insert: String, count: Int, columns: Int,
+        _ value: (Int, Int) -> Int64
+    ) throws {
         let chunk = 200
         let tuple = "(" + Array(repeating: "?", count: columns).joined(separator: ", ") + ")"
         var start = 0
         while start < count {
             let rows = min(chunk, count - start)
-            let statement = try database.prepare(insert + " VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", "))
+            let statement = try database.prepare(
+                insert + " VALUES " + Array(repeating: tuple, count: rows).joined(separator: ", "))
             statement.reset()
             var position: Int32 = 1
             for row in start..<(start + rows) {
@@ -365,7 +433,9 @@ extension MigrationManager {
     }
 
     /// Refuses keys no instance of `entity`'s table was given (below 1 or above the last allocated).
-    private func checkKeys(_ keys: [Int64], of entity: EntityDescription, in store: PersistentStore, _ what: String) throws {
+    private func checkKeys(_ keys: [Int64], of entity: EntityDescription, in store: PersistentStore, _ what: String)
+        throws
+    {
         let last = store.lastAllocatedPrimaryKey(for: entity)
         for key in keys where key < 1 || key > last {
             throw MigrationError(.invalidArgument, "\(what): no instance of '\(entity.name)' has primary key \(key)")
@@ -373,11 +443,16 @@ extension MigrationManager {
     }
 
     /// The concrete entity of the row `key` of `entity`'s table.
-    private func concreteEntity(of key: Int64, in entity: EntityDescription, store: PersistentStore) throws -> EntityDescription {
+    private func concreteEntity(of key: Int64, in entity: EntityDescription, store: PersistentStore) throws
+        -> EntityDescription
+    {
         guard !entity.subentities.isEmpty else { return entity }
-        guard let number = try store.database.scalar("SELECT Z_ENT FROM \(SQLiteDatabase.quote(store.layout.table(for: entity))) WHERE Z_PK = ?",
-                                                     [.integer(key)])?.integer,
-              let concrete = store.layout.entity(forNumber: Int(number)), concrete.isKind(of: entity) else {
+        guard
+            let number = try store.database.scalar(
+                "SELECT Z_ENT FROM \(SQLiteDatabase.quote(store.layout.table(for: entity))) WHERE Z_PK = ?",
+                [.integer(key)])?.integer,
+            let concrete = store.layout.entity(forNumber: Int(number)), concrete.isKind(of: entity)
+        else {
             throw MigrationError(.invalidArgument, "no instance of '\(entity.name)' has primary key \(key)")
         }
         return concrete

@@ -9,11 +9,14 @@ extension MigrationManager {
         let layout = destination.layout
         var plans: [DerivedAttributeSQL] = []
         for entity in destinationModel.entities {
-            for attribute in entity.attributes where attribute.derivationExpression != nil && !attribute.isTransient && attribute.entity === entity {
+            for attribute in entity.attributes
+            where attribute.derivationExpression != nil && !attribute.isTransient && attribute.entity === entity {
                 switch DerivedAttributeSQL.plan(for: attribute, of: entity, layout: layout) {
                 case .success(let plan): plans.append(plan)
                 case .failure(let problem):
-                    report.warnings.append("derived attribute '\(entity.name).\(attribute.name)' keeps the values the mapping gave it and gets no trigger: \(problem.reason)")
+                    report.warnings.append(
+                        "derived attribute '\(entity.name).\(attribute.name)' keeps the values the mapping gave it and gets no trigger: \(problem.reason)"
+                    )
                 }
             }
         }

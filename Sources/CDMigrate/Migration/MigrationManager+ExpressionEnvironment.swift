@@ -22,7 +22,8 @@ extension MigrationManager: ExpressionEnvironment {
             case "sourceEntityName": return mapping.sourceEntityName.map { .string($0) } ?? .null
             case "destinationEntityName": return mapping.destinationEntityName.map { .string($0) } ?? .null
             case "mappingType": return .string(mapping.mappingType.rawValue)
-            case "entityMigrationPolicyClassName": return mapping.entityMigrationPolicyClassName.map { .string($0) } ?? .null
+            case "entityMigrationPolicyClassName":
+                return mapping.entityMigrationPolicyClassName.map { .string($0) } ?? .null
             case "userInfo":
                 guard keys.count > 1 else { return .null }
                 return mapping.userInfo[keys[1]] ?? .null
@@ -47,7 +48,8 @@ extension MigrationManager: ExpressionEnvironment {
                 guard keys.count > 1 else { return .null }
                 return (userInfo[keys[1]] as? Value) ?? .null
             default:
-                throw MigrationError(.expressionEvaluation, "$manager has no key '\(first)' that a value expression can use")
+                throw MigrationError(
+                    .expressionEvaluation, "$manager has no key '\(first)' that a value expression can use")
             }
         default:
             return nil
@@ -60,31 +62,41 @@ extension MigrationManager: ExpressionEnvironment {
             func instances(_ value: Value) -> [ManagedObject] { value.elements.compactMap { $0.object } }
             func stringArgument(_ i: Int) throws -> String {
                 guard i < arguments.count, let s = arguments[i].stringValue else {
-                    throw MigrationError(.expressionEvaluation, "$manager \(selector) needs a string as argument \(i + 1)")
+                    throw MigrationError(
+                        .expressionEvaluation, "$manager \(selector) needs a string as argument \(i + 1)")
                 }
                 return s
             }
             switch selector {
             case "destinationInstancesForEntityMappingNamed:sourceInstances:":
                 let name = try stringArgument(0)
-                let objects = try destinationInstances(forEntityMappingName: name, sourceInstances: instances(arguments.element(at: 1) ?? .null))
+                let objects = try destinationInstances(
+                    forEntityMappingName: name, sourceInstances: instances(arguments.element(at: 1) ?? .null))
                 return .collection(objects.map { .object($0) })
             case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
                 let name = try stringArgument(0)
-                let objects = try destinationInstances(forSourceRelationshipNamed: name, sourceInstances: instances(arguments.element(at: 1) ?? .null))
+                let objects = try destinationInstances(
+                    forSourceRelationshipNamed: name, sourceInstances: instances(arguments.element(at: 1) ?? .null))
                 return .collection(objects.map { .object($0) })
             case "sourceInstancesForEntityMappingNamed:destinationInstances:":
                 let name = try stringArgument(0)
-                let objects = try sourceInstances(forEntityMappingName: name, destinationInstances: instances(arguments.element(at: 1) ?? .null))
+                let objects = try sourceInstances(
+                    forEntityMappingName: name, destinationInstances: instances(arguments.element(at: 1) ?? .null))
                 return .collection(objects.map { .object($0) })
             default:
-                throw MigrationError(.expressionEvaluation, "$manager does not answer '\(selector)' (it answers destinationInstancesForEntityMappingNamed:sourceInstances:, destinationInstancesForSourceRelationshipNamed:sourceInstances: and sourceInstancesForEntityMappingNamed:destinationInstances:)")
+                throw MigrationError(
+                    .expressionEvaluation,
+                    "$manager does not answer '\(selector)' (it answers destinationInstancesForEntityMappingNamed:sourceInstances:, destinationInstancesForSourceRelationshipNamed:sourceInstances: and sourceInstancesForEntityMappingNamed:destinationInstances:)"
+                )
             }
         case "entityPolicy":
             guard let policy = currentPolicy else { return nil }
             if let value = try policy.perform(selector: selector, arguments: arguments, manager: self) { return value }
             let className = currentEntityMapping?.entityMigrationPolicyClassName ?? "NSEntityMigrationPolicy"
-            throw MigrationError(.expressionEvaluation, "the entity policy \(className) of entity mapping '\(currentEntityMapping?.name ?? "?")' has no method for the selector '\(selector)'")
+            throw MigrationError(
+                .expressionEvaluation,
+                "the entity policy \(className) of entity mapping '\(currentEntityMapping?.name ?? "?")' has no method for the selector '\(selector)'"
+            )
         default:
             return nil
         }
@@ -92,7 +104,10 @@ extension MigrationManager: ExpressionEnvironment {
 
     package func invokeHostFunction(className: String, selector: String, arguments: [Value]) throws -> Value {
         guard let function = hostFunctions[className + " " + selector] else {
-            throw MigrationError(.expressionEvaluation, "no function is registered for FUNCTION(CAST(\"\(className)\", \"Class\"), \"\(selector)\", …); register it with registerFunction(className:selector:)")
+            throw MigrationError(
+                .expressionEvaluation,
+                "no function is registered for FUNCTION(CAST(\"\(className)\", \"Class\"), \"\(selector)\", …); register it with registerFunction(className:selector:)"
+            )
         }
         do {
             return try function(arguments)

@@ -9,11 +9,14 @@
 extension MigrationManager {
     /// `sortDescriptors` order the result in SQL (see `FetchSortDescriptor`); without them instances
     /// come in `Z_PK` order, the order they were made in.
-    public func fetchDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                          includesSubentities: Bool = true, fetchLimit: Int? = nil,
-                                          sortDescriptors: [FetchSortDescriptor] = []) throws -> [ManagedObject] {
+    public func fetchDestinationInstances(
+        entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        includesSubentities: Bool = true, fetchLimit: Int? = nil,
+        sortDescriptors: [FetchSortDescriptor] = []
+    ) throws -> [ManagedObject] {
         let store = try runningStore(destination: true, "fetchDestinationInstances")
-        var request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: true)
+        var request = try lookupRequest(
+            store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: true)
         try request.sort(by: sortDescriptors, in: store)
         return try store.fetch(request)
     }
@@ -30,10 +33,14 @@ extension MigrationManager {
     ///   not parse or names an unknown key.
     ///
     /// Core Data: `destinationContext.count(for:)` with an `NSFetchRequest`.
-    public func countDestinationInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                          includesSubentities: Bool = true) throws -> Int {
+    public func countDestinationInstances(
+        entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        includesSubentities: Bool = true
+    ) throws -> Int {
         let store = try runningStore(destination: true, "countDestinationInstances")
-        return try store.count(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: true))
+        return try store.count(
+            try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: true)
+        )
     }
 
     /// Fetches the source store's instances of `entityName` (and its subentities) that match `predicate`.
@@ -50,11 +57,14 @@ extension MigrationManager {
     ///   not parse or names an unknown key.
     ///
     /// Core Data: `sourceContext.fetch(_:)` with an `NSFetchRequest`.
-    public func fetchSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                     includesSubentities: Bool = true, fetchLimit: Int? = nil,
-                                     sortDescriptors: [FetchSortDescriptor] = []) throws -> [ManagedObject] {
+    public func fetchSourceInstances(
+        entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        includesSubentities: Bool = true, fetchLimit: Int? = nil,
+        sortDescriptors: [FetchSortDescriptor] = []
+    ) throws -> [ManagedObject] {
         let store = try runningStore(destination: false, "fetchSourceInstances")
-        var request = try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: false)
+        var request = try lookupRequest(
+            store, entityName, predicate, arguments, variables, includesSubentities, fetchLimit, index: false)
         try request.sort(by: sortDescriptors, in: store)
         return try store.fetch(request)
     }
@@ -71,26 +81,35 @@ extension MigrationManager {
     ///   not parse or names an unknown key.
     ///
     /// Core Data: `sourceContext.count(for:)` with an `NSFetchRequest`.
-    public func countSourceInstances(entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                                     includesSubentities: Bool = true) throws -> Int {
+    public func countSourceInstances(
+        entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        includesSubentities: Bool = true
+    ) throws -> Int {
         let store = try runningStore(destination: false, "countSourceInstances")
-        return try store.count(try lookupRequest(store, entityName, predicate, arguments, variables, includesSubentities, nil, index: false))
+        return try store.count(
+            try lookupRequest(
+                store, entityName, predicate, arguments, variables, includesSubentities, nil, index: false))
     }
 
     /// The source or destination instance an object ID names (nil when there is no such row).
     public func instance(with id: ObjectID) throws -> ManagedObject? {
-        if let destination = destinationStore, id.storeIdentifier == destination.storeIdentifier { return try destination.object(with: id) }
+        if let destination = destinationStore, id.storeIdentifier == destination.storeIdentifier {
+            return try destination.object(with: id)
+        }
         if let source = sourceStore, id.storeIdentifier == source.storeIdentifier { return try source.object(with: id) }
         if destinationStore == nil && sourceStore == nil {
             throw MigrationError(.invalidArgument, "instance(with:) is only available while a migration runs")
         }
-        throw MigrationError(.invalidArgument, "object ID \(id) belongs to neither the source nor the destination store of this migration")
+        throw MigrationError(
+            .invalidArgument,
+            "object ID \(id) belongs to neither the source nor the destination store of this migration")
     }
 
     /// The instance a URI from `ObjectID.uriRepresentation` names.
     public func instance(forURI uri: String) throws -> ManagedObject? {
         guard let id = ObjectID(uri: uri) else {
-            throw MigrationError(.invalidArgument, "'\(uri)' is not an object ID URI (x-coredata://<store UUID>/<Entity>/p<number>)")
+            throw MigrationError(
+                .invalidArgument, "'\(uri)' is not an object ID URI (x-coredata://<store UUID>/<Entity>/p<number>)")
         }
         return try instance(with: id)
     }
@@ -102,16 +121,22 @@ extension MigrationManager {
         return store
     }
 
-    private func lookupRequest(_ store: PersistentStore, _ entityName: String, _ predicate: String?, _ arguments: [Value], _ variables: [String: Value],
-                               _ includesSubentities: Bool, _ fetchLimit: Int?, index: Bool) throws -> FetchRequest {
-        var request = try FetchRequest(entityName: entityName, predicate: predicate, arguments: arguments, variables: variables, in: store)
+    private func lookupRequest(
+        _ store: PersistentStore, _ entityName: String, _ predicate: String?, _ arguments: [Value],
+        _ variables: [String: Value],
+        _ includesSubentities: Bool, _ fetchLimit: Int?, index: Bool
+    ) throws -> FetchRequest {
+        var request = try FetchRequest(
+            entityName: entityName, predicate: predicate, arguments: arguments, variables: variables, in: store)
         request.includesSubentities = includesSubentities
         request.fetchLimit = fetchLimit
         if index, let entity = store.model.entity(named: entityName) {
             let table = store.layout.table(for: entity)
             for column in request.columnsUsed where !lookupIndexes.contains(table + "." + column) {
                 let name = "cdm_lookup_\(table)_\(column)"
-                try store.database.exec("CREATE INDEX IF NOT EXISTS \(SQLiteDatabase.quote(name)) ON \(SQLiteDatabase.quote(table)) (\(SQLiteDatabase.quote(column)))")
+                try store.database.exec(
+                    "CREATE INDEX IF NOT EXISTS \(SQLiteDatabase.quote(name)) ON \(SQLiteDatabase.quote(table)) (\(SQLiteDatabase.quote(column)))"
+                )
                 lookupIndexes.insert(table + "." + column)
                 lookupIndexNames.append(name)
             }

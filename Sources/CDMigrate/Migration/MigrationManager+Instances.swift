@@ -4,39 +4,56 @@ extension MigrationManager {
     /// Makes a new instance of a destination entity (buffered; written with the next batch).
     public func createDestinationInstance(entityName: String) throws -> ManagedObject {
         guard let destination = destinationStore else {
-            throw MigrationError(.invalidArgument, "createDestinationInstance(entityName:) is only available while a migration runs")
+            throw MigrationError(
+                .invalidArgument, "createDestinationInstance(entityName:) is only available while a migration runs")
         }
         return try destination.insertObject(entityName: entityName)
     }
 
     /// Records that `destination` was made from `source` by `mapping` (Core Data's
     /// `associateSourceInstance:withDestinationInstance:forEntityMapping:`).
-    public func associate(sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject, for mapping: EntityMapping) throws {
+    public func associate(
+        sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
+        for mapping: EntityMapping
+    ) throws {
         guard let associations = associations else {
-            throw MigrationError(.invalidArgument, "associate(sourceInstance:withDestinationInstance:for:) is only available while a migration runs")
+            throw MigrationError(
+                .invalidArgument,
+                "associate(sourceInstance:withDestinationInstance:for:) is only available while a migration runs")
         }
         guard source.entity.model === sourceModel, destination.entity.model === destinationModel else {
-            throw MigrationError(.invalidArgument, "associate: the source instance must come from the source store and the destination instance from the destination store")
+            throw MigrationError(
+                .invalidArgument,
+                "associate: the source instance must come from the source store and the destination instance from the destination store"
+            )
         }
         let id = mappingID(mapping)
-        guard id >= 0 else { throw MigrationError(.invalidArgument, "associate: entity mapping '\(mapping.name)' is not part of this migration") }
+        guard id >= 0 else {
+            throw MigrationError(
+                .invalidArgument, "associate: entity mapping '\(mapping.name)' is not part of this migration")
+        }
         try associations.insert(mapping: id, source: source, destination: destination)
     }
 
     /// The destination instances made from `sourceInstances` by the named entity mapping of the current pass.
-    public func destinationInstances(forEntityMappingName name: String, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func destinationInstances(forEntityMappingName name: String, sourceInstances: [ManagedObject]) throws
+        -> [ManagedObject]
+    {
         let mapping = try entityMappingOfCurrentPass(named: name)
         return try lookUpDestinations(mappings: [mappingID(mapping)], sources: sourceInstances)
     }
 
     /// The source instances the named entity mapping of the current pass made `destinationInstances` from.
-    public func sourceInstances(forEntityMappingName name: String, destinationInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func sourceInstances(forEntityMappingName name: String, destinationInstances: [ManagedObject]) throws
+        -> [ManagedObject]
+    {
         let mapping = try entityMappingOfCurrentPass(named: name)
         guard let associations = associations, let source = sourceStore else { return [] }
         var result: [ManagedObject] = []
         for destination in destinationInstances {
             for (entityNumber, pk) in try associations.sources(mapping: mappingID(mapping), destination: destination) {
-                result.append(source.fault(entity: try AssociationTable.entity(entityNumber, in: sourceModel), primaryKey: pk))
+                result.append(
+                    source.fault(entity: try AssociationTable.entity(entityNumber, in: sourceModel), primaryKey: pk))
             }
         }
         return result
@@ -46,15 +63,25 @@ extension MigrationManager {
     /// instances of `sourceInstances` (the targets of source relationship `relationshipName`) made by
     /// every entity mapping of the pass whose source and destination entities match the targets of
     /// the source relationship and of the destination relationship being mapped (sub-entities included).
-    public func destinationInstances(forSourceRelationshipNamed relationshipName: String, sourceInstances: [ManagedObject]) throws -> [ManagedObject] {
+    public func destinationInstances(
+        forSourceRelationshipNamed relationshipName: String, sourceInstances: [ManagedObject]
+    ) throws -> [ManagedObject] {
         guard let mapping = currentEntityMapping, let sourceEntity = mapping.sourceEntity else {
-            throw MigrationError(.invalidArgument, "destinationInstancesForSourceRelationshipNamed: needs a current entity mapping with a source entity")
+            throw MigrationError(
+                .invalidArgument,
+                "destinationInstancesForSourceRelationshipNamed: needs a current entity mapping with a source entity")
         }
-        guard let sourceRelationship = sourceEntity.relationship(named: relationshipName), let sourceTarget = sourceRelationship.destinationEntity else {
-            throw MigrationError(.expressionEvaluation, "destinationInstancesForSourceRelationshipNamed: source entity '\(sourceEntity.name)' has no relationship '\(relationshipName)' (entity mapping '\(mapping.name)')")
+        guard let sourceRelationship = sourceEntity.relationship(named: relationshipName),
+            let sourceTarget = sourceRelationship.destinationEntity
+        else {
+            throw MigrationError(
+                .expressionEvaluation,
+                "destinationInstancesForSourceRelationshipNamed: source entity '\(sourceEntity.name)' has no relationship '\(relationshipName)' (entity mapping '\(mapping.name)')"
+            )
         }
         let destinationName = currentPropertyMapping?.name ?? relationshipName
-        let ids = mappingIDs(from: sourceTarget, to: mapping.destinationEntity?.relationship(named: destinationName)?.destinationEntity)
+        let ids = mappingIDs(
+            from: sourceTarget, to: mapping.destinationEntity?.relationship(named: destinationName)?.destinationEntity)
         return try lookUpDestinations(mappings: ids, sources: sourceInstances)
     }
 
@@ -77,10 +104,14 @@ extension MigrationManager {
         var seen = Set<ObjectID>()
         for source in sources {
             guard source.entity.model === sourceModel else {
-                throw MigrationError(.invalidArgument, "destination instances can only be looked up for instances of the source store, not for '\(source.objectID)'")
+                throw MigrationError(
+                    .invalidArgument,
+                    "destination instances can only be looked up for instances of the source store, not for '\(source.objectID)'"
+                )
             }
             for (entityNumber, pk) in try associations.destinations(mappings: ids, source: source) {
-                let object = destination.fault(entity: try AssociationTable.entity(entityNumber, in: destinationModel), primaryKey: pk)
+                let object = destination.fault(
+                    entity: try AssociationTable.entity(entityNumber, in: destinationModel), primaryKey: pk)
                 if seen.insert(object.objectID).inserted { result.append(object) }
             }
         }
@@ -88,8 +119,10 @@ extension MigrationManager {
     }
 
     func entityMappingOfCurrentPass(named name: String) throws -> EntityMapping {
-        guard currentPass < mappingModels.count, let mapping = mappingModels[currentPass].entityMapping(named: name) else {
-            throw MigrationError(.expressionEvaluation, "there is no entity mapping named '\(name)' in the current mapping model")
+        guard currentPass < mappingModels.count, let mapping = mappingModels[currentPass].entityMapping(named: name)
+        else {
+            throw MigrationError(
+                .expressionEvaluation, "there is no entity mapping named '\(name)' in the current mapping model")
         }
         return mapping
     }
@@ -99,32 +132,43 @@ extension MigrationManager {
     /// Evaluates the mapping's attribute mappings with `$source` and `$destination` and sets the
     /// results (what Core Data's default `createDestinationInstances` does; a mapping without an
     /// expression leaves the destination's default value).
-    public func applyAttributeMappings(of mapping: EntityMapping, source: ManagedObject?, destination: ManagedObject) throws {
+    public func applyAttributeMappings(of mapping: EntityMapping, source: ManagedObject?, destination: ManagedObject)
+        throws
+    {
         let plan: AttributeMappingPlan
         if let last = attributeMappingPlan, last.fits(mapping, source?.entity, destination.entity) {
             plan = last
         } else {
-            plan = AttributeMappingPlan(mapping: mapping, sourceEntity: source?.entity, destinationEntity: destination.entity)
+            plan = AttributeMappingPlan(
+                mapping: mapping, sourceEntity: source?.entity, destinationEntity: destination.entity)
             attributeMappingPlan = plan
         }
         for step in plan.steps {
             let property = step.property
             guard let attribute = step.attribute else {
-                throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no attribute '\(property.name)'", path: property.path)
+                throw MigrationError(
+                    .entityMigrationPolicy,
+                    "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no attribute '\(property.name)'",
+                    path: property.path)
             }
             let value: Value
             if let sourceAttribute = step.sourceAttribute, let source = source {
                 // `$source.attribute`, the commonest mapping: what the evaluator would answer, without it.
                 // Transformable into transformable keeps the stored bytes (the declarative copy does too).
-                value = sourceAttribute.attributeType == .transformable && attribute.attributeType == .transformable
+                value =
+                    sourceAttribute.attributeType == .transformable && attribute.attributeType == .transformable
                     ? try source.storedValue(for: sourceAttribute) : try source.value(for: sourceAttribute)
             } else {
-                value = try evaluate(step.expression, property: property, mapping: mapping, source: source, destination: destination)
+                value = try evaluate(
+                    step.expression, property: property, mapping: mapping, source: source, destination: destination)
             }
             do {
                 try destination.setValue(value, for: attribute)
             } catch let error as MigrationError {
-                throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)', attribute '\(property.name)': \(error.message)", path: property.path)
+                throw MigrationError(
+                    .entityMigrationPolicy,
+                    "entity mapping '\(mapping.name)', attribute '\(property.name)': \(error.message)",
+                    path: property.path)
             }
         }
     }
@@ -144,20 +188,30 @@ extension MigrationManager {
         if source == nil || currentDestination !== destination {
             let sources = try sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [destination])
             if sources.count > 1 {
-                throw MigrationError(.migration, "more than one source for destination in default mapping policy: entity mapping '\(mapping.name)' made \(destination.objectID) from \(sources.count) source instances; override createRelationships in the mapping's policy to set its relationships")
+                throw MigrationError(
+                    .migration,
+                    "more than one source for destination in default mapping policy: entity mapping '\(mapping.name)' made \(destination.objectID) from \(sources.count) source instances; override createRelationships in the mapping's policy to set its relationships"
+                )
             }
             source = sources.first
         }
         for property in mapping.relationshipMappings {
             guard let expression = property.valueExpression else { continue }
             guard let relationship = destination.entity.relationship(named: property.name) else {
-                throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no relationship '\(property.name)'", path: property.path)
+                throw MigrationError(
+                    .entityMigrationPolicy,
+                    "entity mapping '\(mapping.name)': destination entity '\(destination.entity.name)' has no relationship '\(property.name)'",
+                    path: property.path)
             }
-            let value = try evaluate(expression, property: property, mapping: mapping, source: source, destination: destination)
+            let value = try evaluate(
+                expression, property: property, mapping: mapping, source: source, destination: destination)
             var objects: [ManagedObject] = []
             for element in value.elements {
                 guard let object = element.object else {
-                    throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)', relationship '\(property.name)': the expression gave a \(element.typeName) value, not instances", path: property.path)
+                    throw MigrationError(
+                        .entityMigrationPolicy,
+                        "entity mapping '\(mapping.name)', relationship '\(property.name)': the expression gave a \(element.typeName) value, not instances",
+                        path: property.path)
                 }
                 objects.append(object)
             }
@@ -168,24 +222,34 @@ extension MigrationManager {
                         // An ordered to-many takes the expression's order, whatever order its members joined in.
                         // (An owner made of several sources, `DistinctValueMapping`, collects its members as they come.)
                         if relationship.isOrdered, let store = destinationStore, destination.context === store,
-                           try DistinctValueMapping.attribute(of: mapping) == nil {
+                            try DistinctValueMapping.attribute(of: mapping) == nil
+                        {
                             try store.placeLast(objects, of: destination, in: relationship)
                         }
                     }
                 } else {
                     if objects.count > 1 {
-                        throw MigrationError(.entityMigrationPolicy, "to-one relationship '\(destination.entity.name).\(relationship.name)' cannot take the \(objects.count) instances its expression gave (\(destination.objectID))")
+                        throw MigrationError(
+                            .entityMigrationPolicy,
+                            "to-one relationship '\(destination.entity.name).\(relationship.name)' cannot take the \(objects.count) instances its expression gave (\(destination.objectID))"
+                        )
                     }
                     try destination.setValue(objects.first.map { .object($0) } ?? .null, for: relationship)
                 }
             } catch let error as MigrationError {
-                throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)', relationship '\(property.name)': \(error.message)", path: property.path)
+                throw MigrationError(
+                    .entityMigrationPolicy,
+                    "entity mapping '\(mapping.name)', relationship '\(property.name)': \(error.message)",
+                    path: property.path)
             }
         }
     }
 
     /// Evaluates a value expression as the mapping's property mappings are evaluated.
-    public func evaluate(_ expression: ValueExpression, property: PropertyMapping? = nil, mapping: EntityMapping? = nil, source: ManagedObject?, destination: ManagedObject?) throws -> Value {
+    public func evaluate(
+        _ expression: ValueExpression, property: PropertyMapping? = nil, mapping: EntityMapping? = nil,
+        source: ManagedObject?, destination: ManagedObject?
+    ) throws -> Value {
         let saved = (currentPropertyMapping, currentSource, currentDestination, currentEntityMapping)
         currentPropertyMapping = property
         currentSource = source
@@ -197,17 +261,22 @@ extension MigrationManager {
         evaluationDepth += 1
         defer { evaluationDepth -= 1 }
         do {
-            return try (shared ?? ExpressionEvaluator(environment: self)).evaluate(expression, object: source.map { .object($0) } ?? .null)
+            return try (shared ?? ExpressionEvaluator(environment: self)).evaluate(
+                expression, object: source.map { .object($0) } ?? .null)
         } catch let error as MigrationError where error.code == .expressionEvaluation {
             let owner = mapping.map { "entity mapping '\($0.name)'" } ?? "expression"
             let target = property.map { ", property '\($0.name)'" } ?? ""
-            throw MigrationError(.expressionEvaluation, "\(owner)\(target): \(error.message) in '\(expression)'", path: property?.path, offset: error.offset, byteOffset: error.byteOffset)
+            throw MigrationError(
+                .expressionEvaluation, "\(owner)\(target): \(error.message) in '\(expression)'", path: property?.path,
+                offset: error.offset, byteOffset: error.byteOffset)
         }
     }
 
     /// Parses and evaluates an expression text with the current instances.
     public func evaluate(_ text: String, source: ManagedObject?, destination: ManagedObject? = nil) throws -> Value {
-        return try evaluate(try ExpressionParser.parseExpression(text), mapping: currentEntityMapping, source: source, destination: destination)
+        return try evaluate(
+            try ExpressionParser.parseExpression(text), mapping: currentEntityMapping, source: source,
+            destination: destination)
     }
 }
 

@@ -1,8 +1,9 @@
 import CSQLite
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// A step done as schema changes (`SchemaStepPlan`): the source is copied page by page (SQLite's
@@ -21,8 +22,10 @@ extension MigrationManager {
 
     /// Runs the step as schema changes when it is eligible; nil (with `report.schemaChangesNotDone`
     /// saying why) when the general path must run. `temporaryPath` is the run's empty private file.
-    func runAsSchemaChanges(source: PersistentStore, access: SourceAccess, hasFrameworkTables: Bool,
-                            temporaryPath: String) throws -> MigrationReport? {
+    func runAsSchemaChanges(
+        source: PersistentStore, access: SourceAccess, hasFrameworkTables: Bool,
+        temporaryPath: String
+    ) throws -> MigrationReport? {
         guard triesSchemaChanges else { return nil }
         func notDone(_ reason: String) -> MigrationReport? {
             report.schemaChangesNotDone = reason
@@ -35,14 +38,18 @@ extension MigrationManager {
             return notDone("SQLite \(String(cString: sqlite3_libversion())) cannot drop columns (3.35.0 or later can)")
         }
         let plan: SchemaStepPlan
-        switch SchemaStepPlan.make(sourceLayout: source.layout, destinationModel: destinationModel, mappingModels: mappingModels) {
+        switch SchemaStepPlan.make(
+            sourceLayout: source.layout, destinationModel: destinationModel, mappingModels: mappingModels)
+        {
         case .notEligible(let reason): return notDone(reason)
         case .eligible(let eligible): plan = eligible
         }
         let carried = StoreMetadata(carrying: source.metadata, model: destinationModel)
         let autoVacuum = Int(try source.database.scalar("PRAGMA auto_vacuum")?.integer ?? -1)
         guard autoVacuum == carried.autoVacuumLevel else {
-            return notDone("the source file's auto_vacuum (\(autoVacuum)) is not the one its metadata asks for (\(carried.autoVacuumLevel))")
+            return notDone(
+                "the source file's auto_vacuum (\(autoVacuum)) is not the one its metadata asks for (\(carried.autoVacuumLevel))"
+            )
         }
         // The source's rows, read once: whether the general path would keep them as they are,
         // and the counts the report needs (`SchemaStepScan`).
@@ -50,12 +57,14 @@ extension MigrationManager {
         var leftBehind: [String: [String]] = [:]
         for kept in plan.keptTables {
             guard let mapping = mappingModels[0].entityMapping(named: kept.mappingName) else { continue }
-            leftBehind[kept.name] = attributesLeftBehind(by: mapping, carried: carriedProperties, source: source).compactMap { source.layout.column(for: $0) }
+            leftBehind[kept.name] = attributesLeftBehind(by: mapping, carried: carriedProperties, source: source)
+                .compactMap { source.layout.column(for: $0) }
         }
         let scan: SchemaStepScan
         do {
-            scan = try SchemaStepScan.scan(plan, source: source.database, destinationModel: destinationModel, leftBehind: leftBehind,
-                                           isCancelled: { try checkCancelled() })
+            scan = try SchemaStepScan.scan(
+                plan, source: source.database, destinationModel: destinationModel, leftBehind: leftBehind,
+                isCancelled: { try checkCancelled() })
         } catch let reason as SchemaStepPlan.NotEligible {
             return notDone(reason.text)
         }
@@ -84,7 +93,7 @@ extension MigrationManager {
             }
             try dropIndexesNotKept(plan, in: database, desired: desired)
             for change in plan.changes {
-                if case .renumberEntity = change { continue }   // with the rows' checks, below
+                if case .renumberEntity = change { continue }  // with the rows' checks, below
                 for statement in change.statements { try database.exec(statement) }
             }
             try createMissingIndexes(in: database, desired: desired)
@@ -101,25 +110,33 @@ extension MigrationManager {
             // Back to the general path, on an empty private file.
             copy?.close()
             emptyTemporaryFile(temporaryPath)
-            let reason = (error as? SchemaStepPlan.NotEligible)?.text ?? (error as? MigrationError)?.message ?? "\(error)"
+            let reason =
+                (error as? SchemaStepPlan.NotEligible)?.text ?? (error as? MigrationError)?.message ?? "\(error)"
             return notDone(reason)
         }
         guard let database = copy else { return nil }
-        return try finishSchemaStep(plan, scan: scan, database: database, source: source, access: access, carried: carried, temporaryPath: temporaryPath)
+        return try finishSchemaStep(
+            plan, scan: scan, database: database, source: source, access: access, carried: carried,
+            temporaryPath: temporaryPath)
     }
 
     /// The rest of a step done as schema changes, as the general path ends a run.
-    private func finishSchemaStep(_ plan: SchemaStepPlan, scan: SchemaStepScan, database: SQLiteDatabase, source: PersistentStore, access: SourceAccess,
-                                  carried: StoreMetadata, temporaryPath: String) throws -> MigrationReport {
+    private func finishSchemaStep(
+        _ plan: SchemaStepPlan, scan: SchemaStepScan, database: SQLiteDatabase, source: PersistentStore,
+        access: SourceAccess,
+        carried: StoreMetadata, temporaryPath: String
+    ) throws -> MigrationReport {
         let layout = StoreLayout(model: destinationModel)
         var whileRunning = carried
         whileRunning.storeUUID = PersistentStore.randomUUID()
-        let destination = PersistentStore(model: destinationModel, path: temporaryPath, readOnly: false, database: database, layout: layout,
-                                          metadata: whileRunning, warnings: [], isNew: true)
+        let destination = PersistentStore(
+            model: destinationModel, path: temporaryPath, readOnly: false, database: database, layout: layout,
+            metadata: whileRunning, warnings: [], isNew: true)
         destinationStore = destination
         try destination.loadMaxPrimaryKeys()
         try destination.save()
-        try destination.writeModelCache(try StoreModelCache.compressedArchive(of: destinationModel) ?? [])   // Z_MODELCACHE, as Core Data writes it
+        // Z_MODELCACHE, as Core Data writes it
+        try destination.writeModelCache(try StoreModelCache.compressedArchive(of: destinationModel) ?? [])
         let associations = try AssociationTable(database: destination.database)
         self.associations = associations
         let model = mappingModels[0]
@@ -127,21 +144,29 @@ extension MigrationManager {
         for (index, mapping) in model.entityMappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = index }
         for (index, mapping) in model.entityMappings.enumerated() {
             currentEntityMapping = mapping
-            var counts = MigrationReport.MappingCounts(pass: 0, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
-            if plans[index] != nil, let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity {
+            var counts = MigrationReport.MappingCounts(
+                pass: 0, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
+            if plans[index] != nil, let sourceEntity = mapping.sourceEntity,
+                let destinationEntity = mapping.destinationEntity
+            {
                 let name = layout.table(for: destinationEntity)
                 let table = SQLiteDatabase.quote(name)
                 let found = scan.tables[name] ?? SchemaStepScan.Table()
                 let total = found.count
-                let low = found.low, high = found.high
+                let low = found.low
+                let high = found.high
                 leftBehindCounts[index] = found.leftBehind
                 if total > 0, let low = low, let high = high {
-                    try associations.recordIdentity(mapping: index, sourceEntity: sourceEntity.entityNumber, destinationEntity: destinationEntity.entityNumber,
-                                                    destinationTable: table, low: low, high: high, count: total)
+                    try associations.recordIdentity(
+                        mapping: index, sourceEntity: sourceEntity.entityNumber,
+                        destinationEntity: destinationEntity.entityNumber,
+                        destinationTable: table, low: low, high: high, count: total)
                     counts.instancesBySQL = true
                     counts.relationshipsBySQL = !mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
                 } else {
-                    report.warnings.append("entity mapping '\(mapping.name)' took no source instances: the source store has no '\(sourceEntity.name)' instances")
+                    report.warnings.append(
+                        "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(sourceEntity.name)' instances"
+                    )
                 }
                 counts.sourceInstances = total
                 counts.associations = total
@@ -190,13 +215,20 @@ extension MigrationManager {
 
     /// Copies every page of `source`'s main database (in its read transaction: the run's snapshot) into `copy`.
     private func copyPages(from source: SQLiteDatabase, to copy: SQLiteDatabase) throws {
-        guard let to = copy.handle, let from = source.handle, let backup = sqlite3_backup_init(to, "main", from, "main") else {
-            throw MigrationError(.sqlite, "cannot copy the source store into '\(copy.path)': \(copy.handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")")
+        guard let to = copy.handle, let from = source.handle, let backup = sqlite3_backup_init(to, "main", from, "main")
+        else {
+            throw MigrationError(
+                .sqlite,
+                "cannot copy the source store into '\(copy.path)': \(copy.handle.map { String(cString: sqlite3_errmsg($0)) } ?? "closed")"
+            )
         }
         let step = sqlite3_backup_step(backup, -1)
         let finish = sqlite3_backup_finish(backup)
         guard step == SQLITE_DONE, finish == SQLITE_OK else {
-            throw MigrationError(.sqlite, "cannot copy the source store into '\(copy.path)': \(String(cString: sqlite3_errstr(step == SQLITE_DONE ? finish : step)))")
+            throw MigrationError(
+                .sqlite,
+                "cannot copy the source store into '\(copy.path)': \(String(cString: sqlite3_errstr(step == SQLITE_DONE ? finish : step)))"
+            )
         }
     }
 
@@ -214,20 +246,37 @@ extension MigrationManager {
         var columns: [String]
     }
 
-    private func indexShapes(in database: SQLiteDatabase, renaming: ((String, String) -> (String, String?)?)? = nil) throws -> [String: IndexShape] {
+    private func indexShapes(in database: SQLiteDatabase, renaming: ((String, String) -> (String, String?)?)? = nil)
+        throws -> [String: IndexShape]
+    {
         var shapes: [String: IndexShape] = [:]
-        for row in try database.rows("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
+        for row in try database.rows(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        {
             guard let name = row.element(at: 0)?.text, let table = row.element(at: 1)?.text else { continue }
-            let flags = try database.rows("SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?", [.string(table), .string(name)]).first ?? []
-            var shape = IndexShape(table: table.uppercased(), unique: flags.element(at: 0)?.integer == 1, partial: flags.element(at: 1)?.integer == 1, columns: [])
-            for column in try database.rows("SELECT name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", [.string(name)]) {
+            let flags =
+                try database.rows(
+                    "SELECT \"unique\", partial FROM pragma_index_list(?) WHERE name = ?",
+                    [.string(table), .string(name)]
+                ).first ?? []
+            var shape = IndexShape(
+                table: table.uppercased(), unique: flags.element(at: 0)?.integer == 1,
+                partial: flags.element(at: 1)?.integer == 1, columns: [])
+            for column in try database.rows(
+                "SELECT name, \"desc\", coll FROM pragma_index_xinfo(?) WHERE key = 1 ORDER BY seqno", [.string(name)])
+            {
                 var columnName = column.element(at: 0)?.text
                 if let renaming = renaming, let c = columnName {
-                    guard let mapped = renaming(table, c) else { shape.table = ""; break }
+                    guard let mapped = renaming(table, c) else {
+                        shape.table = ""
+                        break
+                    }
                     shape.table = mapped.0.uppercased()
                     columnName = mapped.1
                 }
-                shape.columns.append("\(columnName?.uppercased() ?? "<expression>") \(column.element(at: 1)?.integer ?? 0) \(column.element(at: 2)?.text?.uppercased() ?? "")")
+                shape.columns.append(
+                    "\(columnName?.uppercased() ?? "<expression>") \(column.element(at: 1)?.integer ?? 0) \(column.element(at: 2)?.text?.uppercased() ?? "")"
+                )
             }
             shapes[name.uppercased()] = shape
         }
@@ -236,29 +285,45 @@ extension MigrationManager {
 
     /// Drops the copy's indexes that the destination does not have as they are (by name and
     /// shape, once renamed): the others stay, and are not rebuilt.
-    private func dropIndexesNotKept(_ plan: SchemaStepPlan, in database: SQLiteDatabase, desired: SQLiteDatabase) throws {
+    private func dropIndexesNotKept(_ plan: SchemaStepPlan, in database: SQLiteDatabase, desired: SQLiteDatabase) throws
+    {
         let wanted = try indexShapes(in: desired)
-        let dropped = Set(plan.changes.compactMap { change -> String? in
-            if case .dropTable(let table) = change { return table.uppercased() }
-            return nil
-        })
+        let dropped = Set(
+            plan.changes.compactMap { change -> String? in
+                if case .dropTable(let table) = change { return table.uppercased() }
+                return nil
+            })
         let existing = try indexShapes(in: database) { table, column in
-            guard let kept = plan.columnRenames.first(where: { $0.key.uppercased() == table.uppercased() })?.value else { return nil }
+            guard let kept = plan.columnRenames.first(where: { $0.key.uppercased() == table.uppercased() })?.value
+            else { return nil }
             return (kept.table, kept.columns.first(where: { $0.key.uppercased() == column.uppercased() })?.value)
         }
-        for row in try database.rows("SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") {
-            guard let name = row.element(at: 0)?.text, let table = row.element(at: 1)?.text, !dropped.contains(table.uppercased()) else { continue }
+        for row in try database.rows(
+            "SELECT name, tbl_name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")
+        {
+            guard let name = row.element(at: 0)?.text, let table = row.element(at: 1)?.text,
+                !dropped.contains(table.uppercased())
+            else { continue }
             let shape = existing[name.uppercased()]
-            if shape == nil || shape?.table == "" || shape?.columns.contains(where: { $0.hasPrefix("<") }) == true || wanted[name.uppercased()] != shape {
+            if shape == nil || shape?.table == "" || shape?.columns.contains(where: { $0.hasPrefix("<") }) == true
+                || wanted[name.uppercased()] != shape
+            {
                 try database.exec("DROP INDEX \(SQLiteDatabase.quote(name))")
             }
         }
     }
 
     private func createMissingIndexes(in database: SQLiteDatabase, desired: SQLiteDatabase) throws {
-        let present = Set(try database.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap { $0.first?.text?.uppercased() })
-        for row in try desired.rows("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid") {
-            guard let name = row.element(at: 0)?.text, let sql = row.element(at: 1)?.text, !present.contains(name.uppercased()) else { continue }
+        let present = Set(
+            try database.rows("SELECT name FROM sqlite_master WHERE type = 'index'").compactMap {
+                $0.first?.text?.uppercased()
+            })
+        for row in try desired.rows(
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL ORDER BY rowid")
+        {
+            guard let name = row.element(at: 0)?.text, let sql = row.element(at: 1)?.text,
+                !present.contains(name.uppercased())
+            else { continue }
             try database.exec(sql)
         }
     }
@@ -278,19 +343,30 @@ extension MigrationManager {
                     "\(row.element(at: 0)?.text?.uppercased() ?? "") \(row.element(at: 1)?.text?.uppercased() ?? "") \(row.element(at: 2)?.integer ?? 0)"
                 }
             }
-            let have = try database.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(kept.name)])?.text
-            guard let want = try desired.scalar("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(kept.name)])?.text,
-                  have != want, try columns(database) == columns(desired) else { continue }
+            let have = try database.scalar(
+                "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(kept.name)])?.text
+            guard
+                let want = try desired.scalar(
+                    "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", [.string(kept.name)])?.text,
+                have != want, try columns(database) == columns(desired)
+            else { continue }
             replacements.append((kept.name, want))
-            for row in try desired.rows("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL", [.string(kept.name)]) {
-                if let name = row.element(at: 0)?.text, let sql = row.element(at: 1)?.text { replacements.append((name, sql)) }
+            for row in try desired.rows(
+                "SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+                [.string(kept.name)])
+            {
+                if let name = row.element(at: 0)?.text, let sql = row.element(at: 1)?.text {
+                    replacements.append((name, sql))
+                }
             }
         }
         if replacements.isEmpty { return }
         let version = try database.scalar("PRAGMA schema_version")?.integer ?? 0
         try database.exec("PRAGMA writable_schema = ON")
         for replacement in replacements {
-            try database.run("UPDATE sqlite_master SET sql = ? WHERE name = ? AND sql IS NOT NULL", [.string(replacement.sql), .string(replacement.name)])
+            try database.run(
+                "UPDATE sqlite_master SET sql = ? WHERE name = ? AND sql IS NOT NULL",
+                [.string(replacement.sql), .string(replacement.name)])
         }
         try database.exec("PRAGMA writable_schema = OFF")
         try database.exec("PRAGMA schema_version = \(version + 1)")
@@ -301,9 +377,12 @@ extension MigrationManager {
     private func verifySchema(of database: SQLiteDatabase, desired: SQLiteDatabase) throws {
         func tables(_ db: SQLiteDatabase) throws -> [String: Set<String>] {
             var result: [String: Set<String>] = [:]
-            for row in try db.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'") {
+            for row in try db.rows(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite!_%' ESCAPE '!'")
+            {
                 guard let name = row.first?.text else { continue }
-                let columns = try db.rows("SELECT name, type, pk FROM pragma_table_info(?)", [.string(name)]).map { column in
+                let columns = try db.rows("SELECT name, type, pk FROM pragma_table_info(?)", [.string(name)]).map {
+                    column in
                     "\(column.element(at: 0)?.text?.uppercased() ?? "") \(column.element(at: 1)?.text?.uppercased() ?? "") \(column.element(at: 2)?.integer ?? 0)"
                 }
                 result[name.uppercased()] = Set(columns)
@@ -315,7 +394,8 @@ extension MigrationManager {
         if have != want {
             let names = Set(have.keys).symmetricDifference(want.keys).sorted()
             let differing = want.keys.filter { have[$0] != nil && have[$0] != want[$0] }.sorted()
-            throw SchemaStepPlan.NotEligible(text: "the changed schema is not the destination's (tables \(names + differing))")
+            throw SchemaStepPlan.NotEligible(
+                text: "the changed schema is not the destination's (tables \(names + differing))")
         }
         if try indexShapes(in: database) != indexShapes(in: desired) {
             throw SchemaStepPlan.NotEligible(text: "the changed schema's indexes are not the destination's")
@@ -341,7 +421,9 @@ extension MigrationManager {
     private func rewriteRows(_ plan: SchemaStepPlan, scan: SchemaStepScan, in database: SQLiteDatabase) throws {
         for kept in plan.keptTables where scan.tables[kept.name]?.rewritesRows == true {
             try checkCancelled()
-            try database.exec("UPDATE \(SQLiteDatabase.quote(kept.name)) SET Z_ENT = \(kept.destinationEntityNumber), Z_OPT = 1 WHERE Z_ENT IS NOT \(kept.destinationEntityNumber) OR Z_OPT IS NOT 1")
+            try database.exec(
+                "UPDATE \(SQLiteDatabase.quote(kept.name)) SET Z_ENT = \(kept.destinationEntityNumber), Z_OPT = 1 WHERE Z_ENT IS NOT \(kept.destinationEntityNumber) OR Z_OPT IS NOT 1"
+            )
         }
     }
 
@@ -358,7 +440,8 @@ extension MigrationManager {
             if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
         }
         for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
-            report.destinationCounts.append((entity.name, scan.tables[destinationLayout.table(for: entity)]?.count ?? 0))
+            report.destinationCounts.append(
+                (entity.name, scan.tables[destinationLayout.table(for: entity)]?.count ?? 0))
         }
     }
 }

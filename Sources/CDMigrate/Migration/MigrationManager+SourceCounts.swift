@@ -7,10 +7,14 @@
 extension MigrationManager {
     func countSource(_ request: FetchRequest, in source: PersistentStore) throws -> Int {
         guard request.filter == nil, request.fetchLimit == nil, request.fetchOffset == 0, request.arguments.isEmpty,
-              let entity = source.model.entity(named: request.entityName) else { return try source.count(request) }
-        let key = [source.layout.table(for: entity),
-                   source.layout.entityRestriction(for: entity, includingSubentities: request.includesSubentities, qualifier: "t.") ?? "",
-                   request.sqlWhere ?? ""].joined(separator: "\u{1}")
+            let entity = source.model.entity(named: request.entityName)
+        else { return try source.count(request) }
+        let key = [
+            source.layout.table(for: entity),
+            source.layout.entityRestriction(
+                for: entity, includingSubentities: request.includesSubentities, qualifier: "t.") ?? "",
+            request.sqlWhere ?? "",
+        ].joined(separator: "\u{1}")
         if let count = sourceCounts[key] { return count }
         let count = try source.count(request)
         sourceCounts[key] = count

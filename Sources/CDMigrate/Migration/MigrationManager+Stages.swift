@@ -8,15 +8,23 @@ extension MigrationManager {
         // What policies changed in the property mappings lasts for this pass only.
         defer {
             for mapping in mappings {
-                for property in mapping.attributeMappings + mapping.relationshipMappings { property.restoreDeclaredExpression() }
+                for property in mapping.attributeMappings + mapping.relationshipMappings {
+                    property.restoreDeclaredExpression()
+                }
             }
         }
-        for (index, mapping) in mappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index }
+        for (index, mapping) in mappings.enumerated() {
+            mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index
+        }
         let policies: [EntityMigrationPolicy] = mappings.map { mapping in
-            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) { return factory() }
+            if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) {
+                return factory()
+            }
             return DefaultEntityMigrationPolicy()
         }
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        guard let source = sourceStore, let destination = destinationStore, let associations = associations else {
+            return
+        }
         let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
 
         // Stage 1: create destination instances.
@@ -24,22 +32,27 @@ extension MigrationManager {
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             try policies[index].begin(mapping, manager: self)
-            var counts = MigrationReport.MappingCounts(pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
+            var counts = MigrationReport.MappingCounts(
+                pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if let request = plans[index] {
                 let total = try countSource(request, in: source)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
                 if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
-                   try runDeclaratively(mapping, request: request, total: total, source: source, destination: destination) {
+                    try runDeclaratively(
+                        mapping, request: request, total: total, source: source, destination: destination)
+                {
                     processed = total
                     counts.instancesBySQL = true
                     try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
                 } else if policies[index].createsDestinationInstancesInBatches {
-                    processed = try createInstancesInBatches(mapping, policy: policies[index], request: request, total: total,
-                                                             source: source, destination: destination)
+                    processed = try createInstancesInBatches(
+                        mapping, policy: policies[index], request: request, total: total,
+                        source: source, destination: destination)
                 } else {
-                    processed = try createInstancesPerSource(mapping, policy: policies[index], request: request, total: total,
-                                                             source: source, destination: destination)
+                    processed = try createInstancesPerSource(
+                        mapping, policy: policies[index], request: request, total: total,
+                        source: source, destination: destination)
                 }
                 counts.sourceInstances = processed
             }
@@ -52,9 +65,11 @@ extension MigrationManager {
                 var all = FetchRequest(entityName: entityName)
                 all.includesSubentities = true
                 let available = (try? source.count(all)) ?? 0
-                report.warnings.append(available == 0
-                    ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
-                    : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances")
+                report.warnings.append(
+                    available == 0
+                        ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
+                        : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances"
+                )
             }
             finishStep()
         }
@@ -64,16 +79,24 @@ extension MigrationManager {
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             // The default createRelationships with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
-            var idle = policies[index].createsRelationshipsByDefault && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
-            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true && policies[index] is DefaultEntityMigrationPolicy {
+            var idle =
+                policies[index].createsRelationshipsByDefault
+                && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
+            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true
+                && policies[index] is DefaultEntityMigrationPolicy
+            {
                 idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
-                if idle, let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }) {
+                if idle,
+                    let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }
+                    )
+                {
                     report.mappings[i].relationshipsBySQL = true
                 }
             }
             if !idle {
-                try createRelationshipsPerDestination(mapping, policy: policies[index], associations: associations,
-                                                      source: source, destination: destination)
+                try createRelationshipsPerDestination(
+                    mapping, policy: policies[index], associations: associations,
+                    source: source, destination: destination)
             } else {
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
             }
@@ -106,8 +129,10 @@ extension MigrationManager {
     }
 
     /// Stage 1 row by row: the policy's `createDestinationInstances` for each source instance.
-    func createInstancesPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
-                                          source: PersistentStore, destination: PersistentStore) throws -> Int {
+    func createInstancesPerSource(
+        _ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
+        source: PersistentStore, destination: PersistentStore
+    ) throws -> Int {
         var processed = 0
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
@@ -123,7 +148,8 @@ extension MigrationManager {
                 } else if let made = madeByValue[key] {
                     try associate(sourceInstance: sInstance, withDestinationInstance: made, for: mapping)
                 } else {
-                    madeByValue[key] = try policy.defaultCreateDestinationInstances(forSource: sInstance, in: mapping, manager: self)
+                    madeByValue[key] = try policy.defaultCreateDestinationInstances(
+                        forSource: sInstance, in: mapping, manager: self)
                 }
             } else {
                 try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
@@ -140,40 +166,49 @@ extension MigrationManager {
     /// Stage 2 per instance, as Core Data runs it: the policy's `createRelationships` once for each
     /// destination instance the mapping made (however many sources it was associated with), with
     /// `$source` the instance it was made from when there is exactly one (both as faults).
-    func createRelationshipsPerDestination(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
-                                                   source: PersistentStore, destination: PersistentStore) throws {
+    func createRelationshipsPerDestination(
+        _ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+        source: PersistentStore, destination: PersistentStore
+    ) throws {
         if try DistinctValueMapping.attribute(of: mapping) != nil, policy is DefaultEntityMigrationPolicy {
-            try createRelationshipsPerSource(mapping, policy: policy, associations: associations, source: source, destination: destination)
+            try createRelationshipsPerSource(
+                mapping, policy: policy, associations: associations, source: source, destination: destination)
             return
         }
         let total = try associations.destinationCount(mapping: mappingID(mapping))
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
         try associations.forEachDestination(mapping: mappingID(mapping)) { association, hasSeveralSources in
-            try createRelationships(of: association, withSource: !hasSeveralSources, mapping, policy: policy, source: source,
-                                    destination: destination, processed: &processed, total: total)
+            try createRelationships(
+                of: association, withSource: !hasSeveralSources, mapping, policy: policy, source: source,
+                destination: destination, processed: &processed, total: total)
         }
     }
 
     /// Stage 2 per instance for a mapping making one destination per distinct value: the
     /// relationship mappings once for each association, in the order made, with `$source` its
     /// source; what they give is added up (`DistinctValueMapping`).
-    func createRelationshipsPerSource(_ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
-                                      source: PersistentStore, destination: PersistentStore) throws {
+    func createRelationshipsPerSource(
+        _ mapping: EntityMapping, policy: EntityMigrationPolicy, associations: AssociationTable,
+        source: PersistentStore, destination: PersistentStore
+    ) throws {
         let total = try associations.count(mapping: mappingID(mapping))
         var processed = 0
         try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
         try associations.forEachAssociation(mapping: mappingID(mapping)) { association in
-            try createRelationships(of: association, withSource: true, mapping, policy: policy, source: source,
-                                    destination: destination, processed: &processed, total: total)
+            try createRelationships(
+                of: association, withSource: true, mapping, policy: policy, source: source,
+                destination: destination, processed: &processed, total: total)
         }
     }
 
     /// One step of stage 2: the policy's `createRelationships` for the association's destination
     /// instance, with `$source` its source instance when `withSource`; saved in batches, progress told.
-    private func createRelationships(of association: AssociationTable.Association, withSource: Bool, _ mapping: EntityMapping,
-                                     policy: EntityMigrationPolicy, source: PersistentStore, destination: PersistentStore,
-                                     processed: inout Int, total: Int) throws {
+    private func createRelationships(
+        of association: AssociationTable.Association, withSource: Bool, _ mapping: EntityMapping,
+        policy: EntityMigrationPolicy, source: PersistentStore, destination: PersistentStore,
+        processed: inout Int, total: Int
+    ) throws {
         try checkCancelled()
         let dInstance = try association.destination(in: destinationModel, store: destination)
         currentDestination = dInstance
@@ -188,19 +223,28 @@ extension MigrationManager {
 
     /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
     /// mapping needs the row-by-row path.
-    func runDeclaratively(_ mapping: EntityMapping, request: FetchRequest, total: Int,
-                                  source: PersistentStore, destination: PersistentStore) throws -> Bool {
+    func runDeclaratively(
+        _ mapping: EntityMapping, request: FetchRequest, total: Int,
+        source: PersistentStore, destination: PersistentStore
+    ) throws -> Bool {
         guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
-              let associations = associations else { return false }
+            let associations = associations
+        else { return false }
         let distinct = try DistinctValueMapping.attribute(of: mapping)
-        let keepsKeys = try keepsSourceKeys && distinct == nil && DeclarativeMappingSQL.canKeepSourceKeys(
-            mapping: mapping, request: request, destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
+        let keepsKeys =
+            try keepsSourceKeys && distinct == nil
+            && DeclarativeMappingSQL.canKeepSourceKeys(
+                mapping: mapping, request: request,
+                destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
             && DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source)
         // The values the loss report counts for attributes left behind are counted by the copy itself.
-        let leftBehind = distinct == nil ? attributesLeftBehind(by: mapping, carried: carriedSourceProperties(), source: source) : []
+        let leftBehind =
+            distinct == nil ? attributesLeftBehind(by: mapping, carried: carriedSourceProperties(), source: source) : []
         let counting = leftBehind.compactMap { source.layout.column(for: $0).map { "t." + SQLiteDatabase.quote($0) } }
-        guard let plan = DeclarativeMappingSQL.plan(mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
-                                                    distinct: distinct, counting: counting, source: source, destination: destination)
+        guard
+            let plan = DeclarativeMappingSQL.plan(
+                mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
+                distinct: distinct, counting: counting, source: source, destination: destination)
         else { return false }
         var copied = false
         try attachSource(source, to: destination)
@@ -209,8 +253,10 @@ extension MigrationManager {
             for (i, statement) in distinctValues.enumerated() {
                 try destination.database.run(statement, i == distinctValues.count - 1 ? plan.predicateArguments : [])
             }
-            made = Int(try destination.database.scalar("SELECT COUNT(*) FROM temp.\(DeclarativeMappingSQL.distinctTable)")?.integer ?? 0)
-            if made == 0 {   // every value nil or empty: nothing to make
+            made = Int(
+                try destination.database.scalar("SELECT COUNT(*) FROM temp.\(DeclarativeMappingSQL.distinctTable)")?
+                    .integer ?? 0)
+            if made == 0 {  // every value nil or empty: nothing to make
                 try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)")
                 return true
             }
@@ -222,24 +268,33 @@ extension MigrationManager {
             let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: made)
             let arguments = plan.arguments(firstPrimaryKey: first)
             written = first...(first + Int64(max(made, 1) - 1))
-            copied = try plan.runInsertRows(on: destination.database, plan.distinctValues == nil ? arguments : [arguments[0]],
-                                            keys: first...(first + Int64(max(made, 1) - 1)))
+            copied = try plan.runInsertRows(
+                on: destination.database, plan.distinctValues == nil ? arguments : [arguments[0]],
+                keys: first...(first + Int64(max(made, 1) - 1)))
             try destination.database.run(insertAssociations, arguments)
-            if plan.distinctValues != nil { try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)") }
+            if plan.distinctValues != nil {
+                try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)")
+            }
         } else {
             // The table was empty: the source keys the INSERT keeps are all in 1...Int64.max / 2.
-            copied = try plan.runInsertRows(on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2))
+            copied = try plan.runInsertRows(
+                on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2))
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
             // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
             guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
-                  let high = try destination.database.scalar("SELECT MAX(Z_PK) FROM main.\(table)")?.integer else {
-                throw MigrationError(.migration, "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted")
+                let high = try destination.database.scalar("SELECT MAX(Z_PK) FROM main.\(table)")?.integer
+            else {
+                throw MigrationError(
+                    .migration,
+                    "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted"
+                )
             }
             destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
             written = low...high
-            try associations.recordIdentity(mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
-                                            destinationEntity: destinationEntity.entityNumber, destinationTable: table,
-                                            low: low, high: high, count: total)
+            try associations.recordIdentity(
+                mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                destinationEntity: destinationEntity.entityNumber, destinationTable: table,
+                low: low, high: high, count: total)
         }
         if copied, !destination.database.valueCounts.rulesBroken, let written {
             validatedByCopy.record(destinationEntity, keys: written, attributes: plan.attributesValidated)
@@ -254,10 +309,15 @@ extension MigrationManager {
 
     /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it
     /// needs the per-instance path.
-    func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws -> Bool {
+    func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore)
+        throws -> Bool
+    {
         // The plan of a to-many reads the source's relationships.
         try attachSource(source, to: destination)
-        guard let statements = try DeclarativeRelationshipSQL.plan(mapping: mapping, manager: self, source: source, destination: destination) else { return false }
+        guard
+            let statements = try DeclarativeRelationshipSQL.plan(
+                mapping: mapping, manager: self, source: source, destination: destination)
+        else { return false }
         try destination.database.begin()
         for statement in statements { try destination.database.run(statement) }
         try destination.save()

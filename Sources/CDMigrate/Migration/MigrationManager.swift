@@ -117,14 +117,18 @@ public final class MigrationManager {
             }
         }
         for warning in mappingModels.flatMap({ $0.warnings }) where !result.contains(warning) { result.append(warning) }
-        let passes = mappingModels.enumerated().map { PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element) }
+        let passes = mappingModels.enumerated().map {
+            PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element)
+        }
         for warning in PassDependencies.warnings(passes) where !result.contains(warning) { result.append(warning) }
         return result
     }
 
     /// For the 134130 message: which version of `modelVersions` the store at `path` matches.
     func storeVersionNote(_ path: String) -> String {
-        guard let versions = modelVersions, let info = try? StoreInfo.readSource(at: path, countingRows: false), !info.metadata.isEmpty else { return "" }
+        guard let versions = modelVersions, let info = try? StoreInfo.readSource(at: path, countingRows: false),
+            !info.metadata.isEmpty
+        else { return "" }
         if let name = versions.versionName(forStoreMetadata: info.metadata) {
             return ". The store matches version '\(name)' of '\(versions.path)': migrate from that version"
         }
@@ -134,17 +138,25 @@ public final class MigrationManager {
     /// Checks every mapping model against the two models (errors name what does not fit) and
     /// keeps its own copies bound to them: the mapping models given are not changed, so they may
     /// be shared with other migrations.
-    public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) throws {
+    public init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModels: [MappingModel])
+        throws
+    {
         if mappingModels.isEmpty {
             throw MigrationError(.migrationMissingMappingModel, "a migration needs at least one mapping model")
         }
         // A look-up by name of another pass's entity mapping: said as such, before each model's own checks.
-        let passes = mappingModels.enumerated().map { PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element) }
-        if let error = MigrationError.collecting(PassDependencies.lookUpsAcrossPasses(passes), code: .invalidMapping,
-                                                 summary: "passes look up entity mappings of other passes") {
+        let passes = mappingModels.enumerated().map {
+            PassDependencies.Pass(name: $0.element.name ?? "mapping model \($0.offset + 1)", model: $0.element)
+        }
+        if let error = MigrationError.collecting(
+            PassDependencies.lookUpsAcrossPasses(passes), code: .invalidMapping,
+            summary: "passes look up entity mappings of other passes")
+        {
             throw error
         }
-        self.mappingModels = try mappingModels.map { try $0.validate(sourceModel: sourceModel, destinationModel: destinationModel) }
+        self.mappingModels = try mappingModels.map {
+            try $0.validate(sourceModel: sourceModel, destinationModel: destinationModel)
+        }
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
     }
@@ -158,7 +170,9 @@ public final class MigrationManager {
     ///
     /// Core Data: `NSMigrationManager(sourceModel:destinationModel:)`, with the mapping model given to
     /// `migrateStore(from:type:options:with:toDestinationURL:…)`.
-    public convenience init(sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModel: MappingModel) throws {
+    public convenience init(
+        sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel, mappingModel: MappingModel
+    ) throws {
         try self.init(sourceModel: sourceModel, destinationModel: destinationModel, mappingModels: [mappingModel])
     }
 
@@ -182,7 +196,9 @@ public final class MigrationManager {
         if let factory = policyFactories[name] { return factory }
         let bare = XcodeMappingModelReader.unqualified(name)
         if let factory = policyFactories[bare] { return factory }
-        return policyFactories.keys.sorted().first { XcodeMappingModelReader.unqualified($0) == bare }.flatMap { policyFactories[$0] }
+        return policyFactories.keys.sorted().first { XcodeMappingModelReader.unqualified($0) == bare }.flatMap {
+            policyFactories[$0]
+        }
     }
 
     /// Registers the function `FUNCTION(CAST("className", "Class"), "selector", …)` calls.
@@ -211,16 +227,26 @@ public final class MigrationManager {
     ///   that cannot be read or that another process changed meanwhile; any error of the run.
     /// - Core Data: `NSMigrationManager.migrateStore(from:type:options:mapping:to:type:options:)`.
     @discardableResult
-    public func migrateStore(from sourcePath: String, to destinationPath: String, checkSourceVersion: Bool = true) throws -> MigrationReport {
+    public func migrateStore(from sourcePath: String, to destinationPath: String, checkSourceVersion: Bool = true)
+        throws -> MigrationReport
+    {
         if StoreFiles.sameFile(sourcePath, destinationPath) {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; use migrateStoreInPlace(at:) to replace a store")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the destination '\(destinationPath)' is the source store; use migrateStoreInPlace(at:) to replace a store"
+            )
         }
         let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
         let temporary = try StoreFiles.makeTemporaryFile(beside: destinationPath)
-        defer { ExternalDataHandOver.removeFolder(stagedExternalData); stagedExternalData = nil }
+        defer {
+            ExternalDataHandOver.removeFolder(stagedExternalData)
+            stagedExternalData = nil
+        }
         do {
-            let result = try run(sourcePath: sourcePath, temporaryPath: temporary, destinationPath: destinationPath, checkSourceVersion: checkSourceVersion)
+            let result = try run(
+                sourcePath: sourcePath, temporaryPath: temporary, destinationPath: destinationPath,
+                checkSourceVersion: checkSourceVersion)
             try handOver(temporary, to: destinationPath, replacing: false)
             return result
         } catch {
@@ -248,10 +274,15 @@ public final class MigrationManager {
         defer { lock.release() }
         try refuseIfOpenElsewhere(path)
         let temporary = try StoreFiles.makeTemporaryFile(beside: path)
-        defer { ExternalDataHandOver.removeFolder(stagedExternalData); stagedExternalData = nil }
+        defer {
+            ExternalDataHandOver.removeFolder(stagedExternalData)
+            stagedExternalData = nil
+        }
         let result: MigrationReport
         do {
-            result = try run(sourcePath: path, temporaryPath: temporary, destinationPath: path, checkSourceVersion: checkSourceVersion)
+            result = try run(
+                sourcePath: path, temporaryPath: temporary, destinationPath: path,
+                checkSourceVersion: checkSourceVersion)
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             throw MigrationManager.wrap(error)
@@ -260,15 +291,20 @@ public final class MigrationManager {
         do {
             try refuseIfOpenElsewhere(path)
             if (FileIO.size(path + "-wal") ?? 0) > 0 {
-                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' may have been checkpointed into its main file"
+                changed =
+                    "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' may have been checkpointed into its main file"
                 try StoreFiles.checkpointLog(path)
-                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
+                changed =
+                    "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
             }
             try handOver(temporary, to: path, replacing: true)
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             let reason = (error as? MigrationError)?.message ?? "\(error)"
-            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)"
+            )
         }
         return result
     }
@@ -276,18 +312,26 @@ public final class MigrationManager {
     /// In-place migration needs the store to itself: a process writing it meanwhile would lose its writes.
     func refuseIfOpenElsewhere(_ path: String) throws {
         if SourceAccess.isOpenElsewhere(path) == true {
-            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
+            throw MigrationError(
+                .migrationManagerSourceStore,
+                "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place"
+            )
         }
     }
 
     /// The run proper: reads the source (see `SourceAccess`) and writes the new store into
     /// `temporaryPath`, an empty file this run created, and its external data files into
     /// `stagedExternalData`; the caller hands both over to `destinationPath` or removes them.
-    func run(sourcePath: String, temporaryPath: String, destinationPath: String, checkSourceVersion: Bool) throws -> MigrationReport {
+    func run(sourcePath: String, temporaryPath: String, destinationPath: String, checkSourceVersion: Bool) throws
+        -> MigrationReport
+    {
         for model in mappingModels {
             for mapping in model.entityMappings {
                 if let name = mapping.entityMigrationPolicyClassName, policyFactory(named: name) == nil {
-                    throw MigrationError(.entityMigrationPolicy, "entity mapping '\(mapping.name)' names policy '\(name)', which is not registered", path: mapping.path + ".policy")
+                    throw MigrationError(
+                        .entityMigrationPolicy,
+                        "entity mapping '\(mapping.name)' names policy '\(name)', which is not registered",
+                        path: mapping.path + ".policy")
                 }
             }
         }
@@ -326,12 +370,18 @@ public final class MigrationManager {
             sourceAccess = access
             let source: PersistentStore
             do {
-                source = try PersistentStore.openSource(at: sourcePath, uri: access.uri, model: sourceModel, checkVersion: checkSourceVersion)
+                source = try PersistentStore.openSource(
+                    at: sourcePath, uri: access.uri, model: sourceModel, checkVersion: checkSourceVersion)
             } catch let error as MigrationError where error.code == .incompatibleVersionHash {
                 // Core Data's word for "this store is not at the source model's version".
-                throw MigrationError(.migrationMissingSourceModel, "the source store '\(sourcePath)' does not match the source model: \(error.message)\(storeVersionNote(sourcePath))", underlying: [error])
+                throw MigrationError(
+                    .migrationMissingSourceModel,
+                    "the source store '\(sourcePath)' does not match the source model: \(error.message)\(storeVersionNote(sourcePath))",
+                    underlying: [error])
             } catch let error as MigrationError {
-                throw MigrationError(.migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)", underlying: [error])
+                throw MigrationError(
+                    .migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)",
+                    underlying: [error])
             }
             sourceStore = source
             // One read transaction for the whole run (begun by openSource): a consistent snapshot
@@ -342,15 +392,20 @@ public final class MigrationManager {
             // Data's lightweight migration keeps them; a custom mapping model leaves them behind.
             let history = try StoreInfo.frameworkEntities(in: source.database)
             if !history.isEmpty && !isInferredStep {
-                report.warnings.append("the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations")
+                report.warnings.append(
+                    "the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations"
+                )
             }
-            if let done = try runAsSchemaChanges(source: source, access: access, hasFrameworkTables: !history.isEmpty, temporaryPath: temporaryPath) {
+            if let done = try runAsSchemaChanges(
+                source: source, access: access, hasFrameworkTables: !history.isEmpty, temporaryPath: temporaryPath)
+            {
                 return done
             }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
             options.adoptsEmptyFile = true
-            options.modelCache = try StoreModelCache.compressedArchive(of: destinationModel)   // Z_MODELCACHE, as Core Data writes it
+            // Z_MODELCACHE, as Core Data writes it
+            options.modelCache = try StoreModelCache.compressedArchive(of: destinationModel)
             // The source's UUID and metadata entries, the destination model's version entries;
             // the UUID only at the end, so that source and destination object IDs stay distinct
             // while the run has both stores open.
@@ -362,11 +417,14 @@ public final class MigrationManager {
             do {
                 destination = try PersistentStore.create(at: temporaryPath, model: destinationModel, options: options)
             } catch let error as MigrationError {
-                throw MigrationError(.migrationManagerDestinationStore, "cannot create the destination store '\(temporaryPath)': \(error.message)", underlying: [error])
+                throw MigrationError(
+                    .migrationManagerDestinationStore,
+                    "cannot create the destination store '\(temporaryPath)': \(error.message)", underlying: [error])
             }
             destinationStore = destination
-            destination.externalData.prepareForHandOver(to: destinationPath, stagingTemplate: destinationPath + ".cdmigrate-data-XXXXXX",
-                                                        origins: source.externalData.origins)
+            destination.externalData.prepareForHandOver(
+                to: destinationPath, stagingTemplate: destinationPath + ".cdmigrate-data-XXXXXX",
+                origins: source.externalData.origins)
             destination.externalData.stagingFolderCreated = { DestinationLock.noteTemporary($0) }
             associations = try AssociationTable(database: destination.database)
 
@@ -420,12 +478,17 @@ public final class MigrationManager {
         report.missingExternalDataFiles = missing.count
         for (property, files) in data.missingFilesByProperty.sorted(by: { $0.key < $1.key }) {
             let parts = property.split(separator: ".", maxSplits: 1).map(String.init)
-            report.losses.losses.append(LossReport.Loss(kind: .externalData, entityName: parts.first ?? property, propertyName: parts.count > 1 ? parts[1] : nil,
-                                                 entityMappingName: nil, pass: nil, count: files.count, isIntended: false))
+            report.losses.losses.append(
+                LossReport.Loss(
+                    kind: .externalData, entityName: parts.first ?? property,
+                    propertyName: parts.count > 1 ? parts[1] : nil,
+                    entityMappingName: nil, pass: nil, count: files.count, isIntended: false))
         }
         guard !missing.isEmpty else { return }
         let shown = missing.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
-        report.warnings.append("\(missing.count) external binary data file\(missing.count == 1 ? " is" : "s are") missing from the source (\(shown)\(missing.count > 5 ? ", …" : "")): \(missing.count == 1 ? "its value was" : "their values were") migrated as nil")
+        report.warnings.append(
+            "\(missing.count) external binary data file\(missing.count == 1 ? " is" : "s are") missing from the source (\(shown)\(missing.count > 5 ? ", …" : "")): \(missing.count == 1 ? "its value was" : "their values were") migrated as nil"
+        )
     }
 
     func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {
@@ -440,7 +503,9 @@ public final class MigrationManager {
     }
 
     func checkCancelled() throws {
-        if cancelRequest.load(ordering: .relaxed) { throw MigrationError(.migrationCancelled, "the migration was cancelled") }
+        if cancelRequest.load(ordering: .relaxed) {
+            throw MigrationError(.migrationCancelled, "the migration was cancelled")
+        }
     }
 
     func notifyProgress(entityMappingName: String, processed: Int, total: Int, force: Bool = false) throws {
@@ -449,13 +514,17 @@ public final class MigrationManager {
         let within = total > 0 ? min(1, Double(processed) / Double(total)) : 0
         let fraction = min(1, (Double(stepsDone) + within) / Double(totalSteps))
         migrationProgress = fraction
-        let progress = MigrationProgress(fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName, processed: processed, total: total)
+        let progress = MigrationProgress(
+            fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName,
+            processed: processed, total: total)
         if !handler(progress) { cancelRequest.store(true, ordering: .relaxed) }
         try checkCancelled()
     }
 
     func collectCounts() throws {
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else { return }
+        guard let source = sourceStore, let destination = destinationStore, let associations = associations else {
+            return
+        }
         let taken = try associations.distinctSourceCounts()
         for entity in sourceModel.entitiesInStoreOrder where !entity.isAbstract {
             var request = FetchRequest(entityName: entity.name)

@@ -11,8 +11,9 @@ extension MigrationPlan {
         var all = warnings
         var seen = Set(all)
         for stage in stages {
-            let manager = try MigrationManager(sourceModel: stage.sourceModel, destinationModel: stage.destinationModel,
-                                               mappingModels: stage.mappingModels)
+            let manager = try MigrationManager(
+                sourceModel: stage.sourceModel, destinationModel: stage.destinationModel,
+                mappingModels: stage.mappingModels)
             for warning in manager.warnings where seen.insert(stage.warningLabel + warning).inserted {
                 all.append(stage.warningLabel + warning)
             }

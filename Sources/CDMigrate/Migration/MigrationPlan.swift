@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// The steps that bring a store from the version it was written with to a target version, one
@@ -49,44 +49,63 @@ public struct MigrationPlan {
         // "Becomes non-optional" in a step from the store's version is judged by its rows.
         let census = models.models[storeVersion].map { StoreRowCensus(storePath: storePath, model: $0) }
         defer { census?.close() }
-        try self.init(storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion, census: census)
+        try self.init(
+            storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion,
+            census: census)
     }
 
     /// Plans from a known store version (the store is not read, so a step that makes a property
     /// non-optional with nothing to fill it is refused whatever the rows).
     public init(storePath: String, storeVersion: String, models: ModelSet, targetVersion: String? = nil) throws {
-        try self.init(storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion, census: nil)
+        try self.init(
+            storePath: storePath, storeVersion: storeVersion, models: models, targetVersion: targetVersion, census: nil)
     }
 
-    init(storePath: String, storeVersion: String, models: ModelSet, targetVersion: String?, census: StoreRowCensus?) throws {
+    init(storePath: String, storeVersion: String, models: ModelSet, targetVersion: String?, census: StoreRowCensus?)
+        throws
+    {
         let target = targetVersion ?? models.currentVersionName
         guard let targetIndex = models.versionNames.firstIndex(of: target) else {
-            throw MigrationError(.invalidArgument, "the model set '\(models.path)' has no version '\(target)' (it holds \(models.versionNames.joined(separator: ", ")))")
+            throw MigrationError(
+                .invalidArgument,
+                "the model set '\(models.path)' has no version '\(target)' (it holds \(models.versionNames.joined(separator: ", ")))"
+            )
         }
         guard let storeIndex = models.versionNames.firstIndex(of: storeVersion) else {
             throw MigrationError(.invalidArgument, "the model set '\(models.path)' has no version '\(storeVersion)'")
         }
         var warnings = models.warnings
-        let rows = census.map { census -> MappingInference.RowCount in { entity, property in try census.rows(of: entity, lacking: property) } }
+        let rows = census.map { census -> MappingInference.RowCount in
+            { entity, property in try census.rows(of: entity, lacking: property) }
+        }
         self.storePath = storePath
         self.storeVersionName = storeVersion
         self.targetVersionName = target
         if storeIndex > targetIndex {
             // Core Data orders no versions: its automatic migration takes a mapping model from the
             // store's model to the current one, else infers one straight between them.
-            let order = "the set's order (\(models.versionNames.joined(separator: ", "))) puts the store's version '\(storeVersion)' after the target '\(target)'"
+            let order =
+                "the set's order (\(models.versionNames.joined(separator: ", "))) puts the store's version '\(storeVersion)' after the target '\(target)'"
             let stage: MigrationStage
             if MigrationPlan.hasMappingModel(from: storeVersion, to: target, in: models) {
                 stage = try MigrationPlan.stage(from: storeVersion, to: target, in: models, warnings: &warnings)
             } else {
                 do {
-                    stage = try MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows,
-                                                            why: "\(order); Core Data orders no versions: its automatic migration infers one mapping straight from the store's model to the current one, as here")
+                    stage = try MigrationPlan.inferredStage(
+                        from: storeVersion, to: target, in: models, rows: rows,
+                        why:
+                            "\(order); Core Data orders no versions: its automatic migration infers one mapping straight from the store's model to the current one, as here"
+                    )
                 } catch let error as MigrationError {
-                    throw MigrationError(error.code, "\(order), and no mapping model records \(ModelSet.Step(storeVersion, target)); Core Data's automatic migration would infer one mapping straight between them, which it cannot: \(error.message)", path: error.path, underlying: error.underlying)
+                    throw MigrationError(
+                        error.code,
+                        "\(order), and no mapping model records \(ModelSet.Step(storeVersion, target)); Core Data's automatic migration would infer one mapping straight between them, which it cannot: \(error.message)",
+                        path: error.path, underlying: error.underlying)
                 }
             }
-            warnings.append("\(order): the plan takes one step straight from '\(storeVersion)' to '\(target)', as Core Data's automatic migration does")
+            warnings.append(
+                "\(order): the plan takes one step straight from '\(storeVersion)' to '\(target)', as Core Data's automatic migration does"
+            )
             self.stages = [stage]
             self.warnings = warnings
             self.directStep = nil
@@ -108,7 +127,10 @@ public struct MigrationPlan {
                 next = targetIndex
                 mapped = true
             } else if !mapped, next < targetIndex,
-               let later = (next + 1...targetIndex).first(where: { MigrationPlan.hasMappingModel(from: names[i], to: names[$0], in: models) }) {
+                let later = (next + 1...targetIndex).first(where: {
+                    MigrationPlan.hasMappingModel(from: names[i], to: names[$0], in: models)
+                })
+            {
                 next = later
                 mapped = true
             }
@@ -121,30 +143,40 @@ public struct MigrationPlan {
         // never makes. Where no mapping model applies on the way, its direct step is taken.
         let between = Array(names[storeIndex...targetIndex]).filter { $0 != models.currentVersionName }
         if hops.count > 1, hops.allSatisfy({ !$0.mapped }), let (a, b) = MigrationPlan.namesThatDoNotOrder(between) {
-            let why = "one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it, because the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers)"
-            if let direct = try? MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows, why: why,
-                                                             skipping: Array(names[(storeIndex + 1)..<targetIndex])) {
-                warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers): the plan takes the inferred step \(ModelSet.Step(storeVersion, target)) instead of \(hops.count) steps in the order of the names")
+            let why =
+                "one mapping is inferred straight from the store's model to the target's, as Core Data's automatic migration infers it, because the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers)"
+            if let direct = try? MigrationPlan.inferredStage(
+                from: storeVersion, to: target, in: models, rows: rows, why: why,
+                skipping: Array(names[(storeIndex + 1)..<targetIndex]))
+            {
+                warnings.append(
+                    "the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers): the plan takes the inferred step \(ModelSet.Step(storeVersion, target)) instead of \(hops.count) steps in the order of the names"
+                )
                 self.stages = [direct]
                 self.warnings = warnings
                 self.directStep = nil
                 return
             }
-            warnings.append("the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), and the step straight from '\(storeVersion)' to '\(target)' cannot be inferred: the plan goes through the versions in the order of their names")
+            warnings.append(
+                "the version names do not say their order ('\(a)' and '\(b)' differ in more than their numbers), and the step straight from '\(storeVersion)' to '\(target)' cannot be inferred: the plan goes through the versions in the order of their names"
+            )
         }
         var h = 0
         while h < hops.count {
             let hop = hops[h]
             if hop.mapped {
-                stages.append(try MigrationPlan.stage(from: names[hop.from], to: names[hop.to], in: models, warnings: &warnings,
-                                                      skipping: Array(names[(hop.from + 1)..<hop.to])))
+                stages.append(
+                    try MigrationPlan.stage(
+                        from: names[hop.from], to: names[hop.to], in: models, warnings: &warnings,
+                        skipping: Array(names[(hop.from + 1)..<hop.to])))
                 h += 1
                 continue
             }
             // A run of steps no mapping model records: inferred one by one, else straight across.
             var end = h
             while end + 1 < hops.count && !hops[end + 1].mapped { end += 1 }
-            let start = hop.from, finish = hops[end].to
+            let start = hop.from
+            let finish = hops[end].to
             var run: [MigrationStage] = []
             var failure: (step: ModelSet.Step, error: MigrationError)?
             for k in h...end {
@@ -157,8 +189,10 @@ public struct MigrationPlan {
                     stepRows = { entity, property in try trace.rows(of: entity, lacking: property) }
                 }
                 do {
-                    run.append(try MigrationPlan.inferredStage(from: step.sourceVersionName, to: step.destinationVersionName, in: models,
-                                                               rows: stepRows))
+                    run.append(
+                        try MigrationPlan.inferredStage(
+                            from: step.sourceVersionName, to: step.destinationVersionName, in: models,
+                            rows: stepRows))
                 } catch let error as MigrationError {
                     failure = (step, error)
                     break
@@ -167,16 +201,23 @@ public struct MigrationPlan {
             if let failure {
                 guard end > h else { throw failure.error }
                 let direct = ModelSet.Step(names[start], names[finish])
-                let why = "\(failure.step) cannot be inferred (\(MigrationPlan.problems(of: failure.error))), so one mapping is inferred straight from '\(names[start])' to '\(names[finish])', as Core Data's automatic migration infers from the store's model to the current one"
+                let why =
+                    "\(failure.step) cannot be inferred (\(MigrationPlan.problems(of: failure.error))), so one mapping is inferred straight from '\(names[start])' to '\(names[finish])', as Core Data's automatic migration infers from the store's model to the current one"
                 do {
-                    run = [try MigrationPlan.inferredStage(from: direct.sourceVersionName, to: direct.destinationVersionName, in: models,
-                                                           rows: start == storeIndex ? rows : nil, why: why, skipping: Array(names[(start + 1)..<finish]))]
+                    run = [
+                        try MigrationPlan.inferredStage(
+                            from: direct.sourceVersionName, to: direct.destinationVersionName, in: models,
+                            rows: start == storeIndex ? rows : nil, why: why,
+                            skipping: Array(names[(start + 1)..<finish]))
+                    ]
                 } catch let error as MigrationError {
                     var chain = failure.error
-                    chain.message += "; the step straight from '\(names[start])' to '\(names[finish])', which Core Data's automatic migration would infer, cannot be inferred either: \(MigrationPlan.problems(of: error))"
+                    chain.message +=
+                        "; the step straight from '\(names[start])' to '\(names[finish])', which Core Data's automatic migration would infer, cannot be inferred either: \(MigrationPlan.problems(of: error))"
                     throw chain
                 }
-                warnings.append("\(failure.step) cannot be inferred: the plan takes the inferred step \(direct) instead")
+                warnings.append(
+                    "\(failure.step) cannot be inferred: the plan takes the inferred step \(direct) instead")
             }
             stages += run
             h = end + 1
@@ -187,9 +228,12 @@ public struct MigrationPlan {
         // version to the target (nil where the plan takes it already or a mapping model applies).
         if stages.count > 1, stages.allSatisfy({ $0.isInferred }) {
             do {
-                directStep = .inferable(try MigrationPlan.inferredStage(from: storeVersion, to: target, in: models, rows: rows,
-                                                                        why: "Core Data's automatic migration infers one mapping straight from the store's model to the current one",
-                                                                        skipping: Array(names[(storeIndex + 1)..<targetIndex])))
+                directStep = .inferable(
+                    try MigrationPlan.inferredStage(
+                        from: storeVersion, to: target, in: models, rows: rows,
+                        why:
+                            "Core Data's automatic migration infers one mapping straight from the store's model to the current one",
+                        skipping: Array(names[(storeIndex + 1)..<targetIndex])))
             } catch let error as MigrationError {
                 directStep = .notInferable(ModelSet.Step(storeVersion, target), MigrationPlan.problems(of: error))
             }
@@ -227,7 +271,10 @@ public struct MigrationPlan {
             plan.directStep = nil
             return plan
         case .notInferable(let step, let why)?:
-            throw MigrationError(.inferredMappingModel, "\(step): Core Data's automatic migration cannot infer a mapping straight between these versions: \(why)")
+            throw MigrationError(
+                .inferredMappingModel,
+                "\(step): Core Data's automatic migration cannot infer a mapping straight between these versions: \(why)"
+            )
         }
     }
 
@@ -252,32 +299,46 @@ public struct MigrationPlan {
     /// Whether a mapping model (or the passes manifest) records the step.
     static func hasMappingModel(from source: String, to destination: String, in models: ModelSet) -> Bool {
         if models.passOrder[ModelSet.Step(source, destination)] != nil { return true }
-        guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else { return false }
+        guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else {
+            return false
+        }
         return models.mappingModels.contains {
-            $0.matches(source: sourceModel, sourceVersionName: source, destination: destinationModel, destinationVersionName: destination)
+            $0.matches(
+                source: sourceModel, sourceVersionName: source, destination: destinationModel,
+                destinationVersionName: destination)
         }
     }
 
     /// One step: the mapping models recorded for the pair (manifest order, else file-name
     /// order), else the inferred mapping. `skipping`: the versions the step passes over.
-    static func stage(from source: String, to destination: String, in models: ModelSet, warnings: inout [String],
-                      skipping: [String] = []) throws -> MigrationStage {
+    static func stage(
+        from source: String, to destination: String, in models: ModelSet, warnings: inout [String],
+        skipping: [String] = []
+    ) throws -> MigrationStage {
         guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else {
-            throw MigrationError(.invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
+            throw MigrationError(
+                .invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
         }
         let step = ModelSet.Step(source, destination)
         let matching = models.mappingModels.filter {
-            $0.matches(source: sourceModel, sourceVersionName: source, destination: destinationModel, destinationVersionName: destination)
+            $0.matches(
+                source: sourceModel, sourceVersionName: source, destination: destinationModel,
+                destinationVersionName: destination)
         }
         var chosen = matching
         var reason: String
         if let listed = models.passOrder[step] {
             chosen = listed.compactMap { name in models.mappingModels.first { $0.name == name } }
             for file in chosen where !matching.contains(where: { $0.name == file.name }) {
-                throw MigrationError(.invalidMapping, "'\(ModelSet.manifestName)' lists mapping model '\(file.name)' for \(step), but '\(file.path)' records other versions")
+                throw MigrationError(
+                    .invalidMapping,
+                    "'\(ModelSet.manifestName)' lists mapping model '\(file.name)' for \(step), but '\(file.path)' records other versions"
+                )
             }
             for file in matching where !listed.contains(file.name) {
-                warnings.append("\(step): mapping model '\(file.name)' matches but '\(ModelSet.manifestName)' does not list it; it is not run")
+                warnings.append(
+                    "\(step): mapping model '\(file.name)' matches but '\(ModelSet.manifestName)' does not list it; it is not run"
+                )
             }
             reason = chosen.isEmpty ? "" : "passes in the order '\(ModelSet.manifestName)' lists"
         } else {
@@ -285,10 +346,16 @@ public struct MigrationPlan {
         }
         if !chosen.isEmpty {
             // A look-up by name of another pass's entity mapping (JSON and compiled files, read already): said as such.
-            let unbound = chosen.compactMap { file in file.mapping.map { PassDependencies.Pass(name: file.name, model: $0) } }
-            if unbound.count == chosen.count, let error = MigrationError.collecting(
-                PassDependencies.lookUpsAcrossPasses(unbound).map { MigrationError($0.code, "\(step): " + $0.message, path: $0.path) },
-                code: .invalidMapping, summary: "\(step): passes look up entity mappings of other passes") {
+            let unbound = chosen.compactMap { file in
+                file.mapping.map { PassDependencies.Pass(name: file.name, model: $0) }
+            }
+            if unbound.count == chosen.count,
+                let error = MigrationError.collecting(
+                    PassDependencies.lookUpsAcrossPasses(unbound).map {
+                        MigrationError($0.code, "\(step): " + $0.message, path: $0.path)
+                    },
+                    code: .invalidMapping, summary: "\(step): passes look up entity mappings of other passes")
+            {
                 throw error
             }
             var bound: [MappingModel] = []
@@ -296,7 +363,11 @@ public struct MigrationPlan {
                 do {
                     bound.append(try file.mappingModel(source: sourceModel, destination: destinationModel))
                 } catch let error as MigrationError {
-                    throw MigrationError(error.code, "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)", path: error.path, offset: error.offset, byteOffset: error.byteOffset, underlying: error.underlying)
+                    throw MigrationError(
+                        error.code,
+                        "mapping model '\(file.name)' (\(file.path)) records \(step) but does not fit those models: \(error.message)",
+                        path: error.path, offset: error.offset, byteOffset: error.byteOffset,
+                        underlying: error.underlying)
                 }
             }
             // A pass that needs instances only another pass makes: said before the run.
@@ -307,11 +378,13 @@ public struct MigrationPlan {
             let how = chosen.map { "'\($0.name)' (\(describeMatch($0)))" }.joined(separator: ", ")
             reason = "mapping model\(chosen.count == 1 ? "" : "s") \(how)" + (reason.isEmpty ? "" : "; " + reason)
             if !skipping.isEmpty {
-                reason += "; it passes over \(skipping.map { "'\($0)'" }.joined(separator: ", ")), as the mapping model records this step"
+                reason +=
+                    "; it passes over \(skipping.map { "'\($0)'" }.joined(separator: ", ")), as the mapping model records this step"
             }
-            return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .custom,
-                                  mappingModelNames: chosen.map { $0.name }, mappingModels: bound, reason: reason,
-                                  sourceModel: sourceModel, destinationModel: destinationModel)
+            return MigrationStage(
+                sourceVersionName: source, destinationVersionName: destination, kind: .custom,
+                mappingModelNames: chosen.map { $0.name }, mappingModels: bound, reason: reason,
+                sourceModel: sourceModel, destinationModel: destinationModel)
         }
         return try inferredStage(from: source, to: destination, in: models, rows: nil)
     }
@@ -319,10 +392,13 @@ public struct MigrationPlan {
     /// A step no mapping model records: Core Data's inferred mapping, "becomes non-optional"
     /// judged by the store's rows where `rows` is given. `why` replaces the usual reason;
     /// `skipping` names the versions a direct step passes over.
-    static func inferredStage(from source: String, to destination: String, in models: ModelSet, rows: MappingInference.RowCount?,
-                              why: String? = nil, skipping: [String] = []) throws -> MigrationStage {
+    static func inferredStage(
+        from source: String, to destination: String, in models: ModelSet, rows: MappingInference.RowCount?,
+        why: String? = nil, skipping: [String] = []
+    ) throws -> MigrationStage {
         guard let sourceModel = models.models[source], let destinationModel = models.models[destination] else {
-            throw MigrationError(.invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
+            throw MigrationError(
+                .invalidArgument, "the model set '\(models.path)' lacks version '\(source)' or '\(destination)'")
         }
         let step = ModelSet.Step(source, destination)
         let inferred: (model: MappingModel, notes: [String])
@@ -330,15 +406,21 @@ public struct MigrationPlan {
             inferred = try MappingModel.inferred(from: sourceModel, to: destinationModel, rows: rows)
         } catch let error as MigrationError {
             let problems = error.underlying.isEmpty ? [error.message] : error.underlying.map { $0.message }
-            throw MigrationError(error.code, "\(step): no mapping model records these versions (\(models.mappingSearchDescription)) and Core Data's inferred mapping cannot be used: \(problems.joined(separator: "; "))", path: error.path, underlying: error.underlying)
+            throw MigrationError(
+                error.code,
+                "\(step): no mapping model records these versions (\(models.mappingSearchDescription)) and Core Data's inferred mapping cannot be used: \(problems.joined(separator: "; "))",
+                path: error.path, underlying: error.underlying)
         }
-        var reason = "no mapping model records these versions (\(models.mappingSearchDescription)), so " + (why ?? "Core Data's inferred mapping is used")
+        var reason =
+            "no mapping model records these versions (\(models.mappingSearchDescription)), so "
+            + (why ?? "Core Data's inferred mapping is used")
         if !skipping.isEmpty { reason += "; it passes over \(skipping.map { "'\($0)'" }.joined(separator: ", "))" }
         if !inferred.notes.isEmpty { reason += "; " + inferred.notes.joined(separator: "; ") }
-        return MigrationStage(sourceVersionName: source, destinationVersionName: destination, kind: .lightweight,
-                              mappingModelNames: ["inferred"], mappingModels: [inferred.model],
-                              reason: reason, sourceModel: sourceModel, destinationModel: destinationModel,
-                              isDirect: why != nil)
+        return MigrationStage(
+            sourceVersionName: source, destinationVersionName: destination, kind: .lightweight,
+            mappingModelNames: ["inferred"], mappingModels: [inferred.model],
+            reason: reason, sourceModel: sourceModel, destinationModel: destinationModel,
+            isDirect: why != nil)
     }
 
     static func describeMatch(_ file: MappingModelFile) -> String { file.matchDescription }
@@ -346,16 +428,27 @@ public struct MigrationPlan {
     /// Core Data's 134130 for a store no version matches, with the store's hashes and, per
     /// version, the entities that differ.
     static func unmatchedStore(_ path: String, metadata: StoreMetadata, models: ModelSet) -> MigrationError {
-        let hashes = metadata.versionHashes.keys.sorted(by: VersionHash.nameOrder).map { "\($0) \(Base64.encode(metadata.versionHashes[$0] ?? []))" }
+        let hashes = metadata.versionHashes.keys.sorted(by: VersionHash.nameOrder).map {
+            "\($0) \(Base64.encode(metadata.versionHashes[$0] ?? []))"
+        }
         var underlying: [MigrationError] = []
         // Without hashes no version can match: said once (below), not every entity per version.
         for name in models.versionNames where !metadata.versionHashes.isEmpty {
             guard let model = models.models[name] else { continue }
             let differences = model.versionDifferences(fromStoreMetadata: metadata)
             let shown = differences.prefix(5).map { $0.description }.joined(separator: "; ")
-            underlying.append(MigrationError(.migrationMissingSourceModel, "version '\(name)' differs in \(differences.count) entit\(differences.count == 1 ? "y" : "ies"): \(shown)\(differences.count > 5 ? "; …" : "")"))
+            underlying.append(
+                MigrationError(
+                    .migrationMissingSourceModel,
+                    "version '\(name)' differs in \(differences.count) entit\(differences.count == 1 ? "y" : "ies"): \(shown)\(differences.count > 5 ? "; …" : "")"
+                ))
         }
-        let what = metadata.versionHashes.isEmpty ? "records no entity version hashes" : "has entity version hashes \(hashes.joined(separator: ", "))"
-        return MigrationError(.migrationMissingSourceModel, "no version of '\(models.path)' matches the store '\(path)', which \(what) (versions: \(models.versionNames.joined(separator: ", ")))", underlying: underlying)
+        let what =
+            metadata.versionHashes.isEmpty
+            ? "records no entity version hashes" : "has entity version hashes \(hashes.joined(separator: ", "))"
+        return MigrationError(
+            .migrationMissingSourceModel,
+            "no version of '\(models.path)' matches the store '\(path)', which \(what) (versions: \(models.versionNames.joined(separator: ", ")))",
+            underlying: underlying)
     }
 }

@@ -37,11 +37,15 @@ extension MigrationPlan {
     private static func json(_ direct: DirectStep?) -> JSON {
         switch direct {
         case .inferable(let stage)?:
-            return .object([("from", .string(stage.sourceVersionName)), ("to", .string(stage.destinationVersionName)),
-                            ("inferable", .bool(true)), ("reason", .string(stage.reason))])
+            return .object([
+                ("from", .string(stage.sourceVersionName)), ("to", .string(stage.destinationVersionName)),
+                ("inferable", .bool(true)), ("reason", .string(stage.reason)),
+            ])
         case .notInferable(let step, let why)?:
-            return .object([("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
-                            ("inferable", .bool(false)), ("reason", .string(why))])
+            return .object([
+                ("from", .string(step.sourceVersionName)), ("to", .string(step.destinationVersionName)),
+                ("inferable", .bool(false)), ("reason", .string(why)),
+            ])
         case nil:
             return .null
         }

@@ -9,12 +9,20 @@ extension MigrationReport {
     /// "schemaChanges": [text], "schemaChangesNotDone": text or null}`.
     package var json: JSON {
         .object([
-            ("mappings", .array(mappings.map { mapping in
-                .object([("pass", .integer(Int64(mapping.pass))), ("entityMapping", .string(mapping.entityMappingName)),
-                         ("sourceInstances", .integer(Int64(mapping.sourceInstances))),
-                         ("associations", .integer(Int64(mapping.associations))),
-                         ("instancesBySQL", .bool(mapping.instancesBySQL)), ("relationshipsBySQL", .bool(mapping.relationshipsBySQL))])
-            })),
+            (
+                "mappings",
+                .array(
+                    mappings.map { mapping in
+                        .object([
+                            ("pass", .integer(Int64(mapping.pass))),
+                            ("entityMapping", .string(mapping.entityMappingName)),
+                            ("sourceInstances", .integer(Int64(mapping.sourceInstances))),
+                            ("associations", .integer(Int64(mapping.associations))),
+                            ("instancesBySQL", .bool(mapping.instancesBySQL)),
+                            ("relationshipsBySQL", .bool(mapping.relationshipsBySQL)),
+                        ])
+                    })
+            ),
             ("destinationCounts", Self.counts(destinationCounts)),
             ("untakenSourceInstances", Self.counts(untakenSourceInstances)),
             ("warnings", .array(warnings.map { .string($0) })),
@@ -50,12 +58,19 @@ extension StagedMigrationReport {
         .object([
             ("storeVersion", .string(storeVersionName)), ("targetVersion", .string(targetVersionName)),
             ("alreadyAtTarget", .bool(wasAtTarget)), ("copied", .bool(copied)),
-            ("steps", .array(stages.map { step in
-                .object([("from", .string(step.stage.sourceVersionName)), ("to", .string(step.stage.destinationVersionName)),
-                         ("inferred", .bool(step.stage.isInferred)),
-                         ("mappingModels", .array(step.stage.mappingModelNames.map { .string($0) })),
-                         ("direct", .bool(step.stage.isDirect)), ("report", step.report.json)])
-            })),
+            (
+                "steps",
+                .array(
+                    stages.map { step in
+                        .object([
+                            ("from", .string(step.stage.sourceVersionName)),
+                            ("to", .string(step.stage.destinationVersionName)),
+                            ("inferred", .bool(step.stage.isInferred)),
+                            ("mappingModels", .array(step.stage.mappingModelNames.map { .string($0) })),
+                            ("direct", .bool(step.stage.isDirect)), ("report", step.report.json),
+                        ])
+                    })
+            ),
         ])
     }
 }

@@ -39,7 +39,10 @@ public struct ModelSet {
         /// The version migrated to.
         public var destinationVersionName: String
         /// The step from `source` to `destination` (version names).
-        public init(_ source: String, _ destination: String) { sourceVersionName = source; destinationVersionName = destination }
+        public init(_ source: String, _ destination: String) {
+            sourceVersionName = source
+            destinationVersionName = destination
+        }
         /// "source → destination".
         public var description: String { "\(sourceVersionName) → \(destinationVersionName)" }
     }
@@ -83,7 +86,9 @@ public struct ModelSet {
             currentIsNamed = set.namesCurrentVersion
             models = set.models
             warnings += set.warnings
-            folders = ModelReader.trimmedExtension(trimmed) == "xcdatamodeld" ? [trimmed, FileIO.directory(of: trimmed)] : [trimmed]
+            folders =
+                ModelReader.trimmedExtension(trimmed) == "xcdatamodeld"
+                ? [trimmed, FileIO.directory(of: trimmed)] : [trimmed]
         }
         if folders.count == 2 && folders[0] == folders[1] { folders.removeLast() }
         var files: [MappingModelFile] = []
@@ -91,12 +96,18 @@ public struct ModelSet {
         var manifest: String?
         func take(_ folder: String, _ entry: String) throws -> Bool {
             let file = folder + "/" + entry
-            if entry == ModelSet.manifestName { manifest = manifest ?? file; return true }
+            if entry == ModelSet.manifestName {
+                manifest = manifest ?? file
+                return true
+            }
             guard let kind = MappingModelFile.Kind(fileName: entry) else { return false }
             do {
-                guard let mapping = try MappingModelFile.read(path: file, kind: kind, warnings: &warnings) else { return true }
+                guard let mapping = try MappingModelFile.read(path: file, kind: kind, warnings: &warnings) else {
+                    return true
+                }
                 if !seenNames.insert(mapping.name).inserted {
-                    warnings.append("'\(file)': a mapping model named '\(mapping.name)' was already found; this one is ignored")
+                    warnings.append(
+                        "'\(file)': a mapping model named '\(mapping.name)' was already found; this one is ignored")
                     return true
                 }
                 files.append(mapping)
@@ -126,7 +137,8 @@ public struct ModelSet {
                     if try take(current, entry) { continue }
                     let child = current + "/" + entry
                     if depth < ModelSet.maximumFolderDepth, FileIO.isDirectory(child),
-                       !entry.hasSuffix(".xcdatamodeld"), !entry.hasSuffix(".xcdatamodel") {
+                        !entry.hasSuffix(".xcdatamodeld"), !entry.hasSuffix(".xcdatamodel")
+                    {
                         subfolders.append(child)
                     }
                 }
@@ -137,40 +149,64 @@ public struct ModelSet {
         let loaded = models
         // Xcode mapping models: the embedded models' hashes decide, where they match versions of
         // the set; where they match none, the version names of the model paths stand in.
-        for index in files.indices where files[index].kind == .xcode && !(files[index].sourceHashes.isEmpty && files[index].destinationHashes.isEmpty) {
+        for index in files.indices
+        where files[index].kind == .xcode
+            && !(files[index].sourceHashes.isEmpty && files[index].destinationHashes.isEmpty)
+        {
             let file = files[index]
-            let sources = names.filter { loaded[$0].map { MappingModelFile.fits(file.sourceHashes, $0, whole: true) } ?? false }
-            let destinations = names.filter { loaded[$0].map { MappingModelFile.fits(file.destinationHashes, $0, whole: true) } ?? false }
+            let sources = names.filter {
+                loaded[$0].map { MappingModelFile.fits(file.sourceHashes, $0, whole: true) } ?? false
+            }
+            let destinations = names.filter {
+                loaded[$0].map { MappingModelFile.fits(file.destinationHashes, $0, whole: true) } ?? false
+            }
             if sources.isEmpty || destinations.isEmpty {
                 files[index].namesStandIn = true
                 let side = sources.isEmpty ? "source" : "destination"
-                warnings.append("'\(file.path)': its embedded \(side) model matches no version of the set by entity hashes; the version names of its model paths are used")
+                warnings.append(
+                    "'\(file.path)': its embedded \(side) model matches no version of the set by entity hashes; the version names of its model paths are used"
+                )
                 continue
             }
-            for (recorded, matched, side) in [(file.sourceVersionName, sources, "source"), (file.destinationVersionName, destinations, "destination")] {
+            for (recorded, matched, side) in [
+                (file.sourceVersionName, sources, "source"), (file.destinationVersionName, destinations, "destination"),
+            ] {
                 if let recorded, !matched.contains(recorded) {
-                    warnings.append("'\(file.path)': its \(side) model path names version '\(recorded)', but the model it embeds is version \(matched.map { "'\($0)'" }.joined(separator: " or ")) by entity hashes, which is used")
+                    warnings.append(
+                        "'\(file.path)': its \(side) model path names version '\(recorded)', but the model it embeds is version \(matched.map { "'\($0)'" }.joined(separator: " or ")) by entity hashes, which is used"
+                    )
                 }
             }
         }
         let versionSet = Set(names)
-        for file in files where file.kind != .xcode || file.namesStandIn || (file.sourceHashes.isEmpty && file.destinationHashes.isEmpty) {
-            for name in [file.sourceVersionName, file.destinationVersionName].compactMap({ $0 }) where !versionSet.contains(name) {
-                warnings.append("'\(file.path)' records version '\(name)', which is not in the set (\(names.joined(separator: ", "))): no step can use it")
+        for file in files
+        where file.kind != .xcode || file.namesStandIn || (file.sourceHashes.isEmpty && file.destinationHashes.isEmpty)
+        {
+            for name in [file.sourceVersionName, file.destinationVersionName].compactMap({ $0 })
+            where !versionSet.contains(name) {
+                warnings.append(
+                    "'\(file.path)' records version '\(name)', which is not in the set (\(names.joined(separator: ", "))): no step can use it"
+                )
             }
         }
         mappingModels = files.sorted { $0.fileName < $1.fileName }
         versionNames = ModelSet.order(names, models: loaded, mappings: mappingModels, warnings: &warnings)
         // A current version no file names is the newest: the last once mapping models have spoken.
         if !currentIsNamed, let last = versionNames.last, last != current {
-            warnings = warnings.map { $0.contains("is taken as the current one") ? "'\(trimmed)' names no current version: '\(last)', the last in the order of its mapping models, is taken as the current one" : $0 }
+            warnings = warnings.map {
+                $0.contains("is taken as the current one")
+                    ? "'\(trimmed)' names no current version: '\(last)', the last in the order of its mapping models, is taken as the current one"
+                    : $0
+            }
             current = last
         }
         if let index = versionNames.firstIndex(of: current), index < versionNames.count - 1 {
             // Mapping models lead on from the current version: say so instead of "the newest".
             let later = versionNames[(index + 1)...].map { "'\($0)'" }.joined(separator: ", ")
             warnings.removeAll { $0.contains("the current version '\(current)' is taken as the newest") }
-            warnings.append("'\(trimmed)': the current version '\(current)' is not the newest: mapping models record steps from it to \(later)")
+            warnings.append(
+                "'\(trimmed)': the current version '\(current)' is not the newest: mapping models record steps from it to \(later)"
+            )
         }
         currentVersionName = current
         let known = Set(files.map { $0.name })
@@ -179,7 +215,8 @@ public struct ModelSet {
             order = try ModelSet.readManifest(manifest, versions: Set(versionNames), mappings: known)
         }
         passOrder = order
-        warnings += ModelSet.unorderedPassWarnings(versionNames: versionNames, models: models, mappingModels: mappingModels, passOrder: order)
+        warnings += ModelSet.unorderedPassWarnings(
+            versionNames: versionNames, models: models, mappingModels: mappingModels, passOrder: order)
         self.warnings = warnings
     }
 
@@ -194,7 +231,9 @@ public struct ModelSet {
     /// 'A' and 'B', found 2 mapping models".
     public var mappingSearchDescription: String {
         let places = mappingSearchPaths.map { "'\($0)'" }
-        let list = places.count <= 1 ? places.joined() : places.dropLast().joined(separator: ", ") + " and " + (places.last ?? "")
+        let list =
+            places.count <= 1
+            ? places.joined() : places.dropLast().joined(separator: ", ") + " and " + (places.last ?? "")
         let count = mappingModels.count
         return "looked in \(list), found \(count) mapping model\(count == 1 ? "" : "s")"
     }
@@ -202,17 +241,22 @@ public struct ModelSet {
     /// The versions in `names` order, moved where mapping models record steps between them: a
     /// version a mapping model starts from comes before the one it ends at (a stable topological
     /// order; steps that contradict each other are ignored with a warning).
-    static func order(_ names: [String], models: [String: ManagedObjectModel], mappings: [MappingModelFile], warnings: inout [String]) -> [String] {
+    static func order(
+        _ names: [String], models: [String: ManagedObjectModel], mappings: [MappingModelFile], warnings: inout [String]
+    ) -> [String] {
         let index = Dictionary(names.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
         var edges: [Int: Set<Int>] = [:]
         for file in mappings {
             func versions(_ hashes: [String: [UInt8]], _ name: String?) -> [String] {
                 if !hashes.isEmpty && !file.namesStandIn {
-                    return names.filter { models[$0].map { MappingModelFile.fits(hashes, $0, whole: file.hashesAreWhole) } ?? false }
+                    return names.filter {
+                        models[$0].map { MappingModelFile.fits(hashes, $0, whole: file.hashesAreWhole) } ?? false
+                    }
                 }
                 return name.map { index[$0] != nil ? [$0] : [] } ?? []
             }
-            let from = versions(file.sourceHashes, file.sourceVersionName), to = versions(file.destinationHashes, file.destinationVersionName)
+            let from = versions(file.sourceHashes, file.sourceVersionName)
+            let to = versions(file.destinationHashes, file.destinationVersionName)
             guard from.count == 1, to.count == 1, let a = index[from[0]], let b = index[to[0]], a != b else { continue }
             edges[a, default: []].insert(b)
         }
@@ -234,10 +278,14 @@ public struct ModelSet {
             for b in edges[n] ?? [] { incoming[b] -= 1 }
         }
         if ignoredCycle {
-            warnings.append("the steps mapping models record form a cycle between versions; where they contradict each other, the versions keep the order of their names")
+            warnings.append(
+                "the steps mapping models record form a cycle between versions; where they contradict each other, the versions keep the order of their names"
+            )
         }
         if result != names {
-            warnings.append("versions ordered by the steps their mapping models record: \(result.joined(separator: ", ")) (by name: \(names.joined(separator: ", ")))")
+            warnings.append(
+                "versions ordered by the steps their mapping models record: \(result.joined(separator: ", ")) (by name: \(names.joined(separator: ", ")))"
+            )
         }
         return result
     }
@@ -259,17 +307,24 @@ public struct ModelSet {
     /// For each step (two versions in a row) that several mapping models match and the passes
     /// manifest does not list: a warning naming them in the order they run (file-name order),
     /// since the order can change what a pass finds.
-    static func unorderedPassWarnings(versionNames: [String], models: [String: ManagedObjectModel],
-                                      mappingModels: [MappingModelFile], passOrder: [Step: [String]]) -> [String] {
+    static func unorderedPassWarnings(
+        versionNames: [String], models: [String: ManagedObjectModel],
+        mappingModels: [MappingModelFile], passOrder: [Step: [String]]
+    ) -> [String] {
         var warnings: [String] = []
         for (from, to) in zip(versionNames, versionNames.dropFirst()) {
             let step = Step(from, to)
             guard passOrder[step] == nil, let source = models[from], let destination = models[to] else { continue }
-            let matching = mappingModels.filter { $0.matches(source: source, sourceVersionName: from, destination: destination, destinationVersionName: to) }
+            let matching = mappingModels.filter {
+                $0.matches(
+                    source: source, sourceVersionName: from, destination: destination, destinationVersionName: to)
+            }
             guard matching.count > 1 else { continue }
-            let order = matching.enumerated().map { "\($0.offset + 1). '\($0.element.name)' (\($0.element.path))" }.joined(separator: ", ")
+            let order = matching.enumerated().map { "\($0.offset + 1). '\($0.element.name)' (\($0.element.path))" }
+                .joined(separator: ", ")
             let listed = matching.map { "\"\($0.name)\"" }.joined(separator: ", ")
-            warnings.append("""
+            warnings.append(
+                """
                 \(step): \(matching.count) mapping models match and no '\(manifestName)' orders them, so they run as passes \
                 in file-name order: \(order); the order decides what a pass finds of another's work (a policy fetching \
                 what an earlier pass made, a look-up across passes): to set it, list them in '\(manifestName)' \
@@ -291,24 +346,36 @@ public struct ModelSet {
             var passes: [String] = []
             for (j, pass) in (r.value("passes")?.arrayValue ?? []).enumerated() {
                 guard let name = pass.stringValue else {
-                    throw MigrationError(.invalidMapping, "'\(file)': passes must be mapping model names", path: r.path + ".passes[\(j)]")
+                    throw MigrationError(
+                        .invalidMapping, "'\(file)': passes must be mapping model names", path: r.path + ".passes[\(j)]"
+                    )
                 }
                 guard mappings.contains(name) else {
-                    throw MigrationError(.invalidMapping, "'\(file)' names mapping model '\(name)', which is not in the model set (it holds \(mappings.sorted().joined(separator: ", ")))", path: r.path + ".passes[\(j)]")
+                    throw MigrationError(
+                        .invalidMapping,
+                        "'\(file)' names mapping model '\(name)', which is not in the model set (it holds \(mappings.sorted().joined(separator: ", ")))",
+                        path: r.path + ".passes[\(j)]")
                 }
                 passes.append(name)
             }
             _ = r.value("comment")
             r.rejectUnknownKeys(what: "the step")
-            if let problem = r.problems.first { throw MigrationError(problem.code, "'\(file)': " + problem.message, path: problem.path) }
+            if let problem = r.problems.first {
+                throw MigrationError(problem.code, "'\(file)': " + problem.message, path: problem.path)
+            }
             for version in [from, to] where !versions.contains(version) {
-                throw MigrationError(.invalidMapping, "'\(file)' names version '\(version)', which is not in the model set (it holds \(versions.sorted(by: ModelVersionSet.versionOrder).joined(separator: ", ")))", path: r.path)
+                throw MigrationError(
+                    .invalidMapping,
+                    "'\(file)' names version '\(version)', which is not in the model set (it holds \(versions.sorted(by: ModelVersionSet.versionOrder).joined(separator: ", ")))",
+                    path: r.path)
             }
             order[Step(from, to)] = passes
         }
         _ = root.value("comment")
         root.rejectUnknownKeys(what: "the passes manifest")
-        if let problem = root.problems.first { throw MigrationError(problem.code, "'\(file)': " + problem.message, path: problem.path) }
+        if let problem = root.problems.first {
+            throw MigrationError(problem.code, "'\(file)': " + problem.message, path: problem.path)
+        }
         return order
     }
 }

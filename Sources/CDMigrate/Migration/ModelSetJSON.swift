@@ -44,7 +44,9 @@ package struct ModelSetJSON {
         models = set.versionNames.compactMap { name in set.models[name].map { (name, $0.jsonText() + "\n") } }
         var warnings = set.warnings
         if set.mappingModels.isEmpty && set.versionNames.count > 1 {
-            warnings.append("no mapping model found (\(set.mappingSearchDescription)): every step is Core Data's inferred mapping; mapping models kept in another folder are found when it is given (cdmigrate --mappings DIR)")
+            warnings.append(
+                "no mapping model found (\(set.mappingSearchDescription)): every step is Core Data's inferred mapping; mapping models kept in another folder are found when it is given (cdmigrate --mappings DIR)"
+            )
         }
         for name in set.versionNames { warnings += (set.models[name]?.warnings ?? []).map { "\(name): \($0)" } }
         var mappings: [(name: String, step: ModelSet.Step, text: String)] = []
@@ -53,7 +55,9 @@ package struct ModelSetJSON {
                 warnings.append("'\(file.path)' records no pair of the set's versions: not written")
                 continue
             }
-            guard let source = set.models[step.sourceVersionName], let destination = set.models[step.destinationVersionName] else { continue }
+            guard let source = set.models[step.sourceVersionName],
+                let destination = set.models[step.destinationVersionName]
+            else { continue }
             do {
                 let mapping = try file.mappingModel(source: source, destination: destination)
                 mappings.append((file.name, step, mapping.jsonText() + "\n"))
@@ -71,10 +75,19 @@ package struct ModelSetJSON {
                     ? ModelVersionSet.versionOrder(a.key.sourceVersionName, b.key.sourceVersionName)
                     : ModelVersionSet.versionOrder(a.key.destinationVersionName, b.key.destinationVersionName)
             }
-            let json = JSON.object([("steps", .array(steps.map { step in
-                .object([("from", .string(step.key.sourceVersionName)), ("to", .string(step.key.destinationVersionName)),
-                         ("passes", .array(step.value.map { .string($0) }))])
-            }))])
+            let json = JSON.object([
+                (
+                    "steps",
+                    .array(
+                        steps.map { step in
+                            .object([
+                                ("from", .string(step.key.sourceVersionName)),
+                                ("to", .string(step.key.destinationVersionName)),
+                                ("passes", .array(step.value.map { .string($0) })),
+                            ])
+                        })
+                )
+            ])
             passesManifest = json.serialized(indent: 2) + "\n"
         }
         self.warnings = warnings
@@ -85,7 +98,9 @@ package struct ModelSetJSON {
     static func step(of file: MappingModelFile, in set: ModelSet) -> ModelSet.Step? {
         let names = set.versionNames
         var pairs: [(String, String)] = zip(names, names.dropFirst()).map { ($0, $1) }
-        for a in names { for b in names where a != b && !pairs.contains(where: { $0 == (a, b) }) { pairs.append((a, b)) } }
+        for a in names {
+            for b in names where a != b && !pairs.contains(where: { $0 == (a, b) }) { pairs.append((a, b)) }
+        }
         for (a, b) in pairs {
             guard let source = set.models[a], let destination = set.models[b] else { continue }
             if file.matches(source: source, sourceVersionName: a, destination: destination, destinationVersionName: b) {

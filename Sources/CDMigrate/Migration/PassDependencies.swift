@@ -25,14 +25,21 @@ enum PassDependencies {
                 for property in mapping.relationshipMappings {
                     guard let expression = property.valueExpression else { continue }
                     for relationshipName in sourceRelationshipLookUps(in: expression) {
-                        guard let sourceTarget = sourceEntity.relationship(named: relationshipName)?.destinationEntity else { continue }
+                        guard let sourceTarget = sourceEntity.relationship(named: relationshipName)?.destinationEntity
+                        else { continue }
                         let wanted = mapping.destinationEntity?.relationship(named: property.name)?.destinationEntity
                         if makers(of: sourceTarget, as: wanted, in: pass.model).isEmpty == false { continue }
-                        let elsewhere = passes.enumerated().filter { $0.offset != index && !makers(of: sourceTarget, as: wanted, in: $0.element.model).isEmpty }
-                        guard let other = elsewhere.first(where: { $0.offset > index }) ?? elsewhere.first else { continue }
-                        let names = makers(of: sourceTarget, as: wanted, in: other.element.model).map { "'\($0)'" }.joined(separator: ", ")
+                        let elsewhere = passes.enumerated().filter {
+                            $0.offset != index && !makers(of: sourceTarget, as: wanted, in: $0.element.model).isEmpty
+                        }
+                        guard let other = elsewhere.first(where: { $0.offset > index }) ?? elsewhere.first else {
+                            continue
+                        }
+                        let names = makers(of: sourceTarget, as: wanted, in: other.element.model).map { "'\($0)'" }
+                            .joined(separator: ", ")
                         let when = other.offset > index ? "the later pass" : "the earlier pass"
-                        warnings.append("""
+                        warnings.append(
+                            """
                             pass \(index + 1) '\(pass.name)', entity mapping '\(mapping.name)', relationship '\(property.name)': \
                             destinationInstancesForSourceRelationshipNamed: "\(relationshipName)" needs destination instances of \
                             '\(sourceTarget.name)' that only \(when) \(other.offset + 1) '\(other.element.name)' makes (entity mapping \(names)); \
@@ -54,22 +61,31 @@ enum PassDependencies {
     /// silently stay empty is refused here rather than run.
     static func lookUpsAcrossPasses(_ passes: [Pass]) -> [MigrationError] {
         guard passes.count > 1 else { return [] }
-        let selectors: Set<String> = ["destinationInstancesForEntityMappingNamed:sourceInstances:", "sourceInstancesForEntityMappingNamed:destinationInstances:"]
+        let selectors: Set<String> = [
+            "destinationInstancesForEntityMappingNamed:sourceInstances:",
+            "sourceInstancesForEntityMappingNamed:destinationInstances:",
+        ]
         var problems: [MigrationError] = []
         for (index, pass) in passes.enumerated() {
             for mapping in pass.model.entityMappings {
                 for property in mapping.attributeMappings + mapping.relationshipMappings {
                     guard let expression = property.valueExpression else { continue }
-                    for name in lookUps(in: expression, selectors: selectors) where pass.model.entityMapping(named: name) == nil {
-                        let others = passes.enumerated().filter { $0.offset != index && $0.element.model.entityMapping(named: name) != nil }
+                    for name in lookUps(in: expression, selectors: selectors)
+                    where pass.model.entityMapping(named: name) == nil {
+                        let others = passes.enumerated().filter {
+                            $0.offset != index && $0.element.model.entityMapping(named: name) != nil
+                        }
                         guard let other = others.first(where: { $0.offset > index }) ?? others.first else { continue }
                         let when = other.offset > index ? "the later pass" : "the earlier pass"
-                        problems.append(MigrationError(.invalidMapping, """
-                            pass \(index + 1) '\(pass.name)', entity mapping '\(mapping.name)', property '\(property.name)': looks up \
-                            entity mapping '\(name)', which only \(when) \(other.offset + 1) '\(other.element.name)' has; a pass looks up \
-                            only its own mapping model's instances, as in Core Data, where the look-up finds nothing for a mapping \
-                            not run in that migration: put '\(name)' in '\(pass.name)' as well, or set the relationship in a policy
-                            """, path: property.path))
+                        problems.append(
+                            MigrationError(
+                                .invalidMapping,
+                                """
+                                pass \(index + 1) '\(pass.name)', entity mapping '\(mapping.name)', property '\(property.name)': looks up \
+                                entity mapping '\(name)', which only \(when) \(other.offset + 1) '\(other.element.name)' has; a pass looks up \
+                                only its own mapping model's instances, as in Core Data, where the look-up finds nothing for a mapping \
+                                not run in that migration: put '\(name)' in '\(pass.name)' as well, or set the relationship in a policy
+                                """, path: property.path))
                     }
                 }
             }
@@ -79,10 +95,13 @@ enum PassDependencies {
 
     /// The entity mappings of `model` that `destinationInstancesForSourceRelationshipNamed:` looks
     /// through for targets of `sourceTarget` becoming `wanted` (as `MigrationManager.mappingIDs`).
-    private static func makers(of sourceTarget: EntityDescription, as wanted: EntityDescription?, in model: MappingModel) -> [String] {
+    private static func makers(
+        of sourceTarget: EntityDescription, as wanted: EntityDescription?, in model: MappingModel
+    ) -> [String] {
         model.entityMappings.compactMap { candidate in
             guard let s = candidate.sourceEntity, let d = candidate.destinationEntity,
-                  s.isKind(of: sourceTarget) || sourceTarget.isKind(of: s) else { return nil }
+                s.isKind(of: sourceTarget) || sourceTarget.isKind(of: s)
+            else { return nil }
             if let wanted = wanted, !d.isKind(of: wanted) { return nil }
             return candidate.name
         }
@@ -107,7 +126,8 @@ enum PassDependencies {
                 pending.append(base)
             case .function(let target, let selector, let arguments):
                 if case .variable("manager") = target, selectors.contains(selector),
-                   let name = arguments.first?.constantValue?.stringValue, !names.contains(name) {
+                    let name = arguments.first?.constantValue?.stringValue, !names.contains(name)
+                {
                     names.append(name)
                 }
                 pending.append(target)

@@ -18,7 +18,9 @@ extension PersistentStore {
     ///
     /// Core Data counterpart: `NSPersistentStoreCoordinator.addPersistentStore(ofType:…)` on a new
     /// file, inserting instances into a context, and `save()`.
-    public static func create(at path: String, model: ManagedObjectModel, seed: StoreSeed, validates: Bool = true) throws -> PersistentStore {
+    public static func create(at path: String, model: ManagedObjectModel, seed: StoreSeed, validates: Bool = true)
+        throws -> PersistentStore
+    {
         var options = CreateOptions()
         options.modelCache = try StoreModelCache.compressedArchive(of: model)
         let store = try create(at: path, model: model, options: options)

@@ -6,8 +6,10 @@ extension PersistentStore {
     ///
     /// - Throws: `.migrationManagerSourceStore` for a store that is not a regular file or is busy
     ///   in a way that cannot be read consistently; `open(at:model:)`'s errors; what `body` throws.
-    package static func withSourceStore<T>(at path: String, model: ManagedObjectModel, checkVersion: Bool,
-                                           _ body: (PersistentStore) throws -> T) throws -> T {
+    package static func withSourceStore<T>(
+        at path: String, model: ManagedObjectModel, checkVersion: Bool,
+        _ body: (PersistentStore) throws -> T
+    ) throws -> T {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
         let access = try SourceAccess.prepare(source: path, scratchBeside: SourceAccess.temporaryScratch)
         defer { access.removeSnapshot() }

@@ -46,9 +46,13 @@ struct SchemaStepPlan {
             switch self {
             case .dropTable(let table): return ["DROP TABLE \(q(table))"]
             case .renameTable(let from, let to): return ["ALTER TABLE \(q(from)) RENAME TO \(q(to))"]
-            case .renameColumn(let table, let from, let to): return ["ALTER TABLE \(q(table)) RENAME COLUMN \(q(from)) TO \(q(to))"]
+            case .renameColumn(let table, let from, let to):
+                return ["ALTER TABLE \(q(table)) RENAME COLUMN \(q(from)) TO \(q(to))"]
             case .addColumn(let table, let column, let type, let defaultSQL):
-                return ["ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(type)" + (defaultSQL.map { " DEFAULT \($0)" } ?? "")]
+                return [
+                    "ALTER TABLE \(q(table)) ADD COLUMN \(q(column)) \(type)"
+                        + (defaultSQL.map { " DEFAULT \($0)" } ?? "")
+                ]
             case .dropColumn(let table, let column): return ["ALTER TABLE \(q(table)) DROP COLUMN \(q(column))"]
             case .createTable(_, let statements): return statements
             case .renumberEntity(let table, _, let to): return ["UPDATE \(q(table)) SET Z_ENT = \(to)"]
@@ -61,10 +65,12 @@ struct SchemaStepPlan {
             case .dropTable(let table): return "dropped table \(table)"
             case .renameTable(let from, let to): return "renamed table \(from) to \(to)"
             case .renameColumn(let table, let from, let to): return "renamed column \(table).\(from) to \(to)"
-            case .addColumn(let table, let column, _, let defaultSQL): return "added column \(table).\(column)" + (defaultSQL.map { " (default \($0))" } ?? "")
+            case .addColumn(let table, let column, _, let defaultSQL):
+                return "added column \(table).\(column)" + (defaultSQL.map { " (default \($0))" } ?? "")
             case .dropColumn(let table, let column): return "dropped column \(table).\(column)"
             case .createTable(let name, _): return "created table \(name)"
-            case .renumberEntity(let table, let from, let to): return "renumbered the entity of \(table) from \(from) to \(to)"
+            case .renumberEntity(let table, let from, let to):
+                return "renumbered the entity of \(table) from \(from) to \(to)"
             }
         }
     }
@@ -89,11 +95,14 @@ struct SchemaStepPlan {
 
         static func == (a: KeptTable, b: KeptTable) -> Bool {
             a.name == b.name && a.sourceName == b.sourceName && a.mappingName == b.mappingName
-                && a.sourceEntityNumber == b.sourceEntityNumber && a.destinationEntityNumber == b.destinationEntityNumber
-                && a.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" } == b.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" }
+                && a.sourceEntityNumber == b.sourceEntityNumber
+                && a.destinationEntityNumber == b.destinationEntityNumber
+                && a.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" }
+                    == b.carriedColumns.map { "\($0.column) \($0.sourceColumn) \($0.type.rawValue)" }
                 && a.foreignKeys.map { "\($0.column) \($0.sourceColumn) \($0.targetTable) \($0.targetSourceTable)" }
                     == b.foreignKeys.map { "\($0.column) \($0.sourceColumn) \($0.targetTable) \($0.targetSourceTable)" }
-                && a.addedColumns.map { "\($0.column) \($0.literal)" } == b.addedColumns.map { "\($0.column) \($0.literal)" }
+                && a.addedColumns.map { "\($0.column) \($0.literal)" }
+                    == b.addedColumns.map { "\($0.column) \($0.literal)" }
         }
     }
 
@@ -101,12 +110,16 @@ struct SchemaStepPlan {
     /// spells its names, and as `ALTER TABLE` then writes it into the schema), quoted otherwise.
     static func identifier(_ name: String) -> String {
         let bytes = Array(name.utf8)
-        let plain = !bytes.isEmpty && !(bytes[0] >= 48 && bytes[0] <= 57) && bytes.allSatisfy { b in
-            (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57) || b == 95
-        }
+        let plain =
+            !bytes.isEmpty && !(bytes[0] >= 48 && bytes[0] <= 57)
+            && bytes.allSatisfy { b in
+                (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || (b >= 48 && b <= 57) || b == 95
+            }
         guard plain else { return SQLiteDatabase.quote(name) }
         let keyword = bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) { sqlite3_keyword_check($0.baseAddress, Int32(clamping: $0.count)) }
+            buffer.withMemoryRebound(to: CChar.self) {
+                sqlite3_keyword_check($0.baseAddress, Int32(clamping: $0.count))
+            }
         }
         return keyword != 0 ? SQLiteDatabase.quote(name) : name
     }
@@ -126,9 +139,14 @@ struct SchemaStepPlan {
 
     /// The plan for migrating a store laid out as `sourceLayout` to `destinationModel` with
     /// `mappingModels`, or the reason the general path must run.
-    static func make(sourceLayout: StoreLayout, destinationModel: ManagedObjectModel, mappingModels: [MappingModel]) -> Outcome {
+    static func make(sourceLayout: StoreLayout, destinationModel: ManagedObjectModel, mappingModels: [MappingModel])
+        -> Outcome
+    {
         do {
-            return .eligible(try Builder(sourceLayout: sourceLayout, destinationModel: destinationModel, mappingModels: mappingModels).build())
+            return .eligible(
+                try Builder(
+                    sourceLayout: sourceLayout, destinationModel: destinationModel, mappingModels: mappingModels
+                ).build())
         } catch let reason as NotEligible {
             return .notEligible(reason.text)
         } catch {
@@ -156,14 +174,19 @@ struct SchemaStepPlan {
         func fail(_ text: String) -> NotEligible { NotEligible(text: text) }
 
         func build() throws -> SchemaStepPlan {
-            guard mappingModels.count == 1, let model = mappingModels.first else { throw fail("the migration has \(mappingModels.count) passes") }
+            guard mappingModels.count == 1, let model = mappingModels.first else {
+                throw fail("the migration has \(mappingModels.count) passes")
+            }
             for (side, entities) in [("source", sourceModel.entities), ("destination", destinationModel.entities)] {
                 if let entity = entities.first(where: { $0.parent != nil || !$0.subentities.isEmpty }) {
                     throw fail("\(side) entity '\(entity.name)' is part of an entity hierarchy")
                 }
                 for entity in entities {
-                    if let attribute = entity.attributes.first(where: { ExternalBinaryData.applies(to: $0) && !$0.isTransient }) {
-                        throw fail("\(side) attribute '\(entity.name).\(attribute.name)' allows external binary data storage")
+                    if let attribute = entity.attributes.first(where: {
+                        ExternalBinaryData.applies(to: $0) && !$0.isTransient
+                    }) {
+                        throw fail(
+                            "\(side) attribute '\(entity.name).\(attribute.name)' allows external binary data storage")
                     }
                 }
             }
@@ -172,37 +195,64 @@ struct SchemaStepPlan {
             var taken = Set<ObjectIdentifier>()
             var made = Set<ObjectIdentifier>()
             for mapping in model.entityMappings {
-                if let policy = mapping.entityMigrationPolicyClassName { throw fail("entity mapping '\(mapping.name)' has the policy '\(policy)'") }
-                if mapping.userInfo[DistinctValueMapping.userInfoKey] != nil { throw fail("entity mapping '\(mapping.name)' makes one destination per distinct value") }
+                if let policy = mapping.entityMigrationPolicyClassName {
+                    throw fail("entity mapping '\(mapping.name)' has the policy '\(policy)'")
+                }
+                if mapping.userInfo[DistinctValueMapping.userInfoKey] != nil {
+                    throw fail("entity mapping '\(mapping.name)' makes one destination per distinct value")
+                }
                 switch (mapping.sourceEntity, mapping.destinationEntity) {
                 case (let source?, let destination?):
-                    guard let expression = mapping.sourceExpression else { throw fail("entity mapping '\(mapping.name)' has no source expression") }
-                    guard case .constant(true) = expression.predicate else { throw fail("entity mapping '\(mapping.name)' takes its source instances with a predicate") }
-                    guard !destination.isAbstract else { throw fail("entity mapping '\(mapping.name)' makes instances of abstract entity '\(destination.name)'") }
-                    guard taken.insert(ObjectIdentifier(source)).inserted else { throw fail("source entity '\(source.name)' is taken by several entity mappings") }
-                    guard made.insert(ObjectIdentifier(destination)).inserted else { throw fail("destination entity '\(destination.name)' is made by several entity mappings") }
+                    guard let expression = mapping.sourceExpression else {
+                        throw fail("entity mapping '\(mapping.name)' has no source expression")
+                    }
+                    guard case .constant(true) = expression.predicate else {
+                        throw fail("entity mapping '\(mapping.name)' takes its source instances with a predicate")
+                    }
+                    guard !destination.isAbstract else {
+                        throw fail(
+                            "entity mapping '\(mapping.name)' makes instances of abstract entity '\(destination.name)'")
+                    }
+                    guard taken.insert(ObjectIdentifier(source)).inserted else {
+                        throw fail("source entity '\(source.name)' is taken by several entity mappings")
+                    }
+                    guard made.insert(ObjectIdentifier(destination)).inserted else {
+                        throw fail("destination entity '\(destination.name)' is made by several entity mappings")
+                    }
                     pairs.append((mapping, source, destination))
                 case (nil, _?):
-                    if mapping.sourceExpression != nil { throw fail("entity mapping '\(mapping.name)' has a source expression but no source entity") }
+                    if mapping.sourceExpression != nil {
+                        throw fail("entity mapping '\(mapping.name)' has a source expression but no source entity")
+                    }
                 case (_?, nil):
-                    break   // removed: its rows stay behind, its table goes
+                    break  // removed: its rows stay behind, its table goes
                 case (nil, nil):
                     throw fail("entity mapping '\(mapping.name)' names neither a source nor a destination entity")
                 }
             }
-            func pair(ofSource entity: EntityDescription) -> (mapping: EntityMapping, source: EntityDescription, destination: EntityDescription)? {
+            func pair(ofSource entity: EntityDescription) -> (
+                mapping: EntityMapping, source: EntityDescription, destination: EntityDescription
+            )? {
                 pairs.first { $0.source === entity }
             }
             for entity in sourceModel.entities {
                 for relationship in entity.relationships where !relationship.isTransient {
                     switch sourceLayout.storage(of: relationship) {
-                    case .joinTable: throw fail("source relationship '\(entity.name).\(relationship.name)' is a many-to-many (join table)")
-                    case .hiddenColumn: throw fail("source relationship '\(entity.name).\(relationship.name)' is a to-many without inverse")
+                    case .joinTable:
+                        throw fail(
+                            "source relationship '\(entity.name).\(relationship.name)' is a many-to-many (join table)")
+                    case .hiddenColumn:
+                        throw fail(
+                            "source relationship '\(entity.name).\(relationship.name)' is a to-many without inverse")
                     case .foreignKey(_, let e, let o) where e != nil || o != nil:
-                        throw fail("source relationship '\(entity.name).\(relationship.name)' has an entity or ordering column")
+                        throw fail(
+                            "source relationship '\(entity.name).\(relationship.name)' has an entity or ordering column"
+                        )
                     default: break
                     }
-                    if relationship.isOrdered { throw fail("source relationship '\(entity.name).\(relationship.name)' is ordered") }
+                    if relationship.isOrdered {
+                        throw fail("source relationship '\(entity.name).\(relationship.name)' is ordered")
+                    }
                 }
             }
 
@@ -233,37 +283,54 @@ struct SchemaStepPlan {
                 let from = sourceLayout.entityNumber(of: source)
                 let to = destinationLayout.entityNumber(of: entity)
                 if from != to { renumbers.append(.renumberEntity(table: table, from: from, to: to)) }
-                var kept = KeptTable(name: table, sourceName: sourceTable, mappingName: mapping.name, sourceEntityNumber: from, destinationEntityNumber: to,
-                                     carriedColumns: [], foreignKeys: [])
-                var columnMap: [String: String] = ["Z_PK": "Z_PK", "Z_ENT": "Z_ENT", "Z_OPT": "Z_OPT"]   // source → destination
+                var kept = KeptTable(
+                    name: table, sourceName: sourceTable, mappingName: mapping.name, sourceEntityNumber: from,
+                    destinationEntityNumber: to,
+                    carriedColumns: [], foreignKeys: [])
+                // source → destination
+                var columnMap: [String: String] = ["Z_PK": "Z_PK", "Z_ENT": "Z_ENT", "Z_OPT": "Z_OPT"]
                 var added: [Change] = []
                 func carry(_ sourceColumn: String, to column: String, what: String) throws {
-                    if columnMap[sourceColumn] != nil { throw fail("\(what): source column \(sourceTable).\(sourceColumn) would be carried twice") }
+                    if columnMap[sourceColumn] != nil {
+                        throw fail("\(what): source column \(sourceTable).\(sourceColumn) would be carried twice")
+                    }
                     columnMap[sourceColumn] = column
                 }
                 for attribute in entity.attributes where !attribute.isTransient {
                     let what = "attribute '\(entity.name).\(attribute.name)'"
                     guard let column = destinationLayout.column(for: attribute) else { continue }
                     if let expression = mapping.attributeMapping(named: attribute.name)?.valueExpression {
-                        guard let key = IntendedLosses.sameKeyCopy(expression), let origin = source.attribute(named: key), !origin.isTransient,
-                              let sourceColumn = sourceLayout.column(for: origin) else {
+                        guard let key = IntendedLosses.sameKeyCopy(expression),
+                            let origin = source.attribute(named: key), !origin.isTransient,
+                            let sourceColumn = sourceLayout.column(for: origin)
+                        else {
                             throw fail("\(what) has a value expression other than a copy of a source attribute")
                         }
                         guard origin.attributeType == attribute.attributeType else {
-                            throw fail("\(what) changes type from \(origin.attributeType.rawValue) to \(attribute.attributeType.rawValue)")
+                            throw fail(
+                                "\(what) changes type from \(origin.attributeType.rawValue) to \(attribute.attributeType.rawValue)"
+                            )
                         }
-                        if attribute.attributeType == .transformable && origin.valueTransformerName != attribute.valueTransformerName {
+                        if attribute.attributeType == .transformable
+                            && origin.valueTransformerName != attribute.valueTransformerName
+                        {
                             throw fail("\(what) changes its value transformer")
                         }
                         try carry(sourceColumn, to: column, what: what)
                         kept.carriedColumns.append((column, sourceColumn, attribute.attributeType))
                     } else {
-                        if !attribute.isOptional && attribute.defaultValue.isNull { throw fail("\(what) is new, non-optional and has no default value") }
-                        guard let literal = DeclarativeMappingSQL.literal(attribute.defaultValue) else {
-                            throw fail("\(what) is new and its default value is not a constant SQLite stores as the general path does")
+                        if !attribute.isOptional && attribute.defaultValue.isNull {
+                            throw fail("\(what) is new, non-optional and has no default value")
                         }
-                        added.append(.addColumn(table: table, column: column, type: attribute.attributeType.sqlColumnType,
-                                                defaultSQL: literal == "NULL" ? nil : literal))
+                        guard let literal = DeclarativeMappingSQL.literal(attribute.defaultValue) else {
+                            throw fail(
+                                "\(what) is new and its default value is not a constant SQLite stores as the general path does"
+                            )
+                        }
+                        added.append(
+                            .addColumn(
+                                table: table, column: column, type: attribute.attributeType.sqlColumnType,
+                                defaultSQL: literal == "NULL" ? nil : literal))
                         kept.addedColumns.append((column, literal))
                     }
                 }
@@ -273,7 +340,9 @@ struct SchemaStepPlan {
                     let expression = mapping.relationshipMapping(named: relationship.name)?.valueExpression
                     switch destinationLayout.storage(of: relationship) {
                     case .foreignKey(let column, nil, nil):
-                        if let inverse = relationship.inverseRelationship, !inverse.isToMany { throw fail("\(what) is a one-to-one") }
+                        if let inverse = relationship.inverseRelationship, !inverse.isToMany {
+                            throw fail("\(what) is a one-to-one")
+                        }
                         guard let expression = expression else {
                             if !relationship.isOptional { throw fail("\(what) is new and non-optional") }
                             added.append(.addColumn(table: table, column: column, type: "INTEGER", defaultSQL: nil))
@@ -281,27 +350,36 @@ struct SchemaStepPlan {
                             continue
                         }
                         guard let origin = sourceRelationship(expression, from: source, model: model), !origin.isToMany,
-                              case .foreignKey(let sourceColumn, nil, nil) = sourceLayout.storage(of: origin),
-                              let originTarget = origin.destinationEntity, let targetPair = pair(ofSource: originTarget),
-                              targetPair.destination === relationship.destinationEntity,
-                              expressionTakes(expression, mapping: targetPair.mapping) else {
+                            case .foreignKey(let sourceColumn, nil, nil) = sourceLayout.storage(of: origin),
+                            let originTarget = origin.destinationEntity, let targetPair = pair(ofSource: originTarget),
+                            targetPair.destination === relationship.destinationEntity,
+                            expressionTakes(expression, mapping: targetPair.mapping)
+                        else {
                             throw fail("\(what) is not set from a source to-one through the mapping of its target")
                         }
                         try carry(sourceColumn, to: column, what: what)
-                        kept.foreignKeys.append((column, sourceColumn, destinationLayout.table(for: targetPair.destination), sourceLayout.table(for: targetPair.source)))
+                        kept.foreignKeys.append(
+                            (
+                                column, sourceColumn, destinationLayout.table(for: targetPair.destination),
+                                sourceLayout.table(for: targetPair.source)
+                            ))
                     case .inverseForeignKey:
-                        guard relationship.isToMany, let inverse = relationship.inverseRelationship, !inverse.isToMany else {
+                        guard relationship.isToMany, let inverse = relationship.inverseRelationship, !inverse.isToMany
+                        else {
                             throw fail("\(what) is a one-to-one")
                         }
                         guard let expression = expression else { continue }
                         // Set by its inverse: that to-one must continue the inverse of the source to-many this one continues.
                         guard let origin = sourceRelationship(expression, from: source, model: model), origin.isToMany,
-                              let originTarget = origin.destinationEntity, let targetPair = pair(ofSource: originTarget),
-                              targetPair.destination === relationship.destinationEntity,
-                              expressionTakes(expression, mapping: targetPair.mapping),
-                              let inverseExpression = targetPair.mapping.relationshipMapping(named: inverse.name)?.valueExpression,
-                              let inverseOrigin = sourceRelationship(inverseExpression, from: targetPair.source, model: model),
-                              inverseOrigin === origin.inverseRelationship else {
+                            let originTarget = origin.destinationEntity, let targetPair = pair(ofSource: originTarget),
+                            targetPair.destination === relationship.destinationEntity,
+                            expressionTakes(expression, mapping: targetPair.mapping),
+                            let inverseExpression = targetPair.mapping.relationshipMapping(named: inverse.name)?
+                                .valueExpression,
+                            let inverseOrigin = sourceRelationship(
+                                inverseExpression, from: targetPair.source, model: model),
+                            inverseOrigin === origin.inverseRelationship
+                        else {
                             throw fail("\(what) is not the inverse of a to-one continued from the source")
                         }
                     case .foreignKey:
@@ -321,20 +399,30 @@ struct SchemaStepPlan {
                     return (c, to)
                 }
                 let dropped = sourceColumns.filter { columnMap[$0] == nil }
-                let finalNames = Set(columnMap.values.map { $0.uppercased() } + added.compactMap { change -> String? in
-                    if case .addColumn(_, let c, _, _) = change { return c.uppercased() }
-                    return nil
-                })
+                let finalNames = Set(
+                    columnMap.values.map { $0.uppercased() }
+                        + added.compactMap { change -> String? in
+                            if case .addColumn(_, let c, _, _) = change { return c.uppercased() }
+                            return nil
+                        })
                 for column in dropped { columnChanges.append(.dropColumn(table: table, column: column)) }
-                let clash = moves.contains { move in sourceColumns.contains { $0.uppercased() == move.1.uppercased() && $0 != move.0 } }
+                let clash = moves.contains { move in
+                    sourceColumns.contains { $0.uppercased() == move.1.uppercased() && $0 != move.0 }
+                }
                 if clash {
-                    for (i, move) in moves.enumerated() { columnChanges.append(.renameColumn(table: table, from: move.0, to: "cdm_column_\(i)")) }
-                    for (i, move) in moves.enumerated() { columnChanges.append(.renameColumn(table: table, from: "cdm_column_\(i)", to: move.1)) }
+                    for (i, move) in moves.enumerated() {
+                        columnChanges.append(.renameColumn(table: table, from: move.0, to: "cdm_column_\(i)"))
+                    }
+                    for (i, move) in moves.enumerated() {
+                        columnChanges.append(.renameColumn(table: table, from: "cdm_column_\(i)", to: move.1))
+                    }
                 } else {
                     for move in moves { columnChanges.append(.renameColumn(table: table, from: move.0, to: move.1)) }
                 }
                 columnChanges += added
-                if finalNames.count != columnMap.count + added.count { throw fail("two columns of table \(table) would have the same name") }
+                if finalNames.count != columnMap.count + added.count {
+                    throw fail("two columns of table \(table) would have the same name")
+                }
                 plan.keptTables.append(kept)
                 plan.columnRenames[sourceTable] = (table, columnMap)
             }
@@ -342,8 +430,12 @@ struct SchemaStepPlan {
             let sourceTables = Set(sourceLayout.tables.map { $0.name.uppercased() })
             var tableChanges: [Change] = []
             if renames.contains(where: { sourceTables.contains($0.to.uppercased()) }) {
-                for (i, rename) in renames.enumerated() { tableChanges.append(.renameTable(from: rename.from, to: "cdm_table_\(i)")) }
-                for (i, rename) in renames.enumerated() { tableChanges.append(.renameTable(from: "cdm_table_\(i)", to: rename.to)) }
+                for (i, rename) in renames.enumerated() {
+                    tableChanges.append(.renameTable(from: rename.from, to: "cdm_table_\(i)"))
+                }
+                for (i, rename) in renames.enumerated() {
+                    tableChanges.append(.renameTable(from: "cdm_table_\(i)", to: rename.to))
+                }
             } else {
                 for rename in renames { tableChanges.append(.renameTable(from: rename.from, to: rename.to)) }
             }
@@ -352,13 +444,18 @@ struct SchemaStepPlan {
         }
 
         /// The source relationship an expression of the two look-up forms continues.
-        func sourceRelationship(_ expression: ValueExpression, from source: EntityDescription, model: MappingModel) -> RelationshipDescription? {
+        func sourceRelationship(_ expression: ValueExpression, from source: EntityDescription, model: MappingModel)
+            -> RelationshipDescription?
+        {
             guard case .function(.variable("manager"), let selector, let arguments) = expression, arguments.count == 2,
-                  let name = arguments[0].constantValue?.stringValue, let key = IntendedLosses.sameKeyCopy(arguments[1]),
-                  let relationship = source.relationship(named: key) else { return nil }
+                let name = arguments[0].constantValue?.stringValue, let key = IntendedLosses.sameKeyCopy(arguments[1]),
+                let relationship = source.relationship(named: key)
+            else { return nil }
             switch selector {
-            case "destinationInstancesForSourceRelationshipNamed:sourceInstances:": return name == key ? relationship : nil
-            case "destinationInstancesForEntityMappingNamed:sourceInstances:": return model.entityMapping(named: name) != nil ? relationship : nil
+            case "destinationInstancesForSourceRelationshipNamed:sourceInstances:":
+                return name == key ? relationship : nil
+            case "destinationInstancesForEntityMappingNamed:sourceInstances:":
+                return model.entityMapping(named: name) != nil ? relationship : nil
             default: return nil
             }
         }
@@ -366,7 +463,8 @@ struct SchemaStepPlan {
         /// Whether the look-up of `expression` goes through `mapping` (the one taking the source target).
         func expressionTakes(_ expression: ValueExpression, mapping: EntityMapping) -> Bool {
             guard case .function(.variable("manager"), let selector, let arguments) = expression, arguments.count == 2,
-                  let name = arguments[0].constantValue?.stringValue else { return false }
+                let name = arguments[0].constantValue?.stringValue
+            else { return false }
             return selector == "destinationInstancesForSourceRelationshipNamed:sourceInstances:" || name == mapping.name
         }
     }

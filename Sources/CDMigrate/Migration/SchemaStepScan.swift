@@ -42,20 +42,30 @@ struct SchemaStepScan {
     ///
     /// - parameter leftBehind: per kept table (destination name), the source columns whose non-nil
     ///   values the loss report counts.
-    static func scan(_ plan: SchemaStepPlan, source: SQLiteDatabase, destinationModel: ManagedObjectModel,
-                     leftBehind: [String: [String]], isCancelled: () throws -> Void) throws -> SchemaStepScan {
+    static func scan(
+        _ plan: SchemaStepPlan, source: SQLiteDatabase, destinationModel: ManagedObjectModel,
+        leftBehind: [String: [String]], isCancelled: () throws -> Void
+    ) throws -> SchemaStepScan {
         let layout = StoreLayout(model: destinationModel)
         var result = SchemaStepScan()
         for kept in plan.keptTables {
             try isCancelled()
             let table = "main." + SQLiteDatabase.quote(kept.sourceName)
-            let counts = try source.rows("SELECT (SELECT COUNT(*) FROM \(table)), (SELECT MIN(Z_PK) FROM \(table)), (SELECT MAX(Z_PK) FROM \(table))").first ?? []
-            var found = Table(count: Int(counts.element(at: 0)?.integer ?? 0), low: counts.element(at: 1)?.integer, high: counts.element(at: 2)?.integer)
+            let counts =
+                try source.rows(
+                    "SELECT (SELECT COUNT(*) FROM \(table)), (SELECT MIN(Z_PK) FROM \(table)), (SELECT MAX(Z_PK) FROM \(table))"
+                ).first ?? []
+            var found = Table(
+                count: Int(counts.element(at: 0)?.integer ?? 0), low: counts.element(at: 1)?.integer,
+                high: counts.element(at: 2)?.integer)
             if let low = found.low, let high = found.high, low < 1 || high > Int64.max / 2 {
                 // As `DeclarativeMappingSQL.sourceKeysLeaveRoom`: such keys are renumbered by the general path.
-                throw SchemaStepPlan.NotEligible(text: "table \(kept.sourceName) has primary keys outside 1…\(Int64.max / 2)")
+                throw SchemaStepPlan.NotEligible(
+                    text: "table \(kept.sourceName) has primary keys outside 1…\(Int64.max / 2)")
             }
-            guard let entity = destinationModel.entitiesInStoreOrder.first(where: { layout.table(for: $0) == kept.name }) else {
+            guard
+                let entity = destinationModel.entitiesInStoreOrder.first(where: { layout.table(for: $0) == kept.name })
+            else {
                 throw SchemaStepPlan.NotEligible(text: "table \(kept.name) has no destination entity")
             }
             let differs = try conditions(kept, source: source)
@@ -64,22 +74,39 @@ struct SchemaStepScan {
             var any = ["Z_ENT IS NOT \(kept.sourceEntityNumber)"] + differs + rules.map { $0.condition }
             any.append("Z_OPT IS NOT 1")
             if found.count > 0,
-               try source.scalar("SELECT 1 FROM \(table) t WHERE " + any.map { "(\($0))" }.joined(separator: " OR ") + " LIMIT 1") != nil {
-                let converted = (["Z_ENT IS NOT \(kept.sourceEntityNumber)"] + differs).map { "(\($0))" }.joined(separator: " OR ")
-                if let pk = try source.scalar("SELECT Z_PK FROM \(table) t WHERE \(converted) ORDER BY Z_PK LIMIT 1")?.integer {
-                    throw SchemaStepPlan.NotEligible(text: "row \(pk) of table \(kept.sourceName) has a value the general path does not copy as it is")
+                try source.scalar(
+                    "SELECT 1 FROM \(table) t WHERE " + any.map { "(\($0))" }.joined(separator: " OR ") + " LIMIT 1")
+                    != nil
+            {
+                let converted = (["Z_ENT IS NOT \(kept.sourceEntityNumber)"] + differs).map { "(\($0))" }.joined(
+                    separator: " OR ")
+                if let pk = try source.scalar("SELECT Z_PK FROM \(table) t WHERE \(converted) ORDER BY Z_PK LIMIT 1")?
+                    .integer
+                {
+                    throw SchemaStepPlan.NotEligible(
+                        text:
+                            "row \(pk) of table \(kept.sourceName) has a value the general path does not copy as it is")
                 }
                 for rule in rules {
-                    if let pk = try source.scalar("SELECT Z_PK FROM \(table) t WHERE \(rule.condition) ORDER BY Z_PK LIMIT 1")?.integer {
-                        throw SchemaStepPlan.NotEligible(text: "row \(pk) of table \(kept.sourceName) does not validate (\(rule.what)): the general path reports it")
+                    if let pk = try source.scalar(
+                        "SELECT Z_PK FROM \(table) t WHERE \(rule.condition) ORDER BY Z_PK LIMIT 1")?.integer
+                    {
+                        throw SchemaStepPlan.NotEligible(
+                            text:
+                                "row \(pk) of table \(kept.sourceName) does not validate (\(rule.what)): the general path reports it"
+                        )
                     }
                 }
-                found.rewritesRows = true   // only Z_OPT is left
+                found.rewritesRows = true  // only Z_OPT is left
             }
             if kept.sourceEntityNumber != kept.destinationEntityNumber && found.count > 0 { found.rewritesRows = true }
             let columns = leftBehind[kept.name] ?? []
             if !columns.isEmpty && found.count > 0 {
-                let row = try source.rows("SELECT " + columns.map { "COUNT(\(SQLiteDatabase.quote($0)))" }.joined(separator: ", ") + " FROM \(table)").first ?? []
+                let row =
+                    try source.rows(
+                        "SELECT " + columns.map { "COUNT(\(SQLiteDatabase.quote($0)))" }.joined(separator: ", ")
+                            + " FROM \(table)"
+                    ).first ?? []
                 found.leftBehind = columns.indices.map { Int(row.element(at: $0)?.integer ?? 0) }
             } else {
                 found.leftBehind = columns.map { _ in 0 }
@@ -107,9 +134,15 @@ struct SchemaStepScan {
             let c = "t." + SQLiteDatabase.quote(sourceColumn)
             let target = "main." + SQLiteDatabase.quote(targetSourceTable)
             // Keys without gaps (the usual case): a range check instead of a look-up per row.
-            let range = try source.rows("SELECT (SELECT COUNT(*) FROM \(target)), (SELECT MIN(Z_PK) FROM \(target)), (SELECT MAX(Z_PK) FROM \(target))").first ?? []
-            if let count = range.element(at: 0)?.integer, let low = range.element(at: 1)?.integer, let high = range.element(at: 2)?.integer,
-               high >= low, high.subtractingReportingOverflow(low).partialValue == count - 1, !high.subtractingReportingOverflow(low).overflow {
+            let range =
+                try source.rows(
+                    "SELECT (SELECT COUNT(*) FROM \(target)), (SELECT MIN(Z_PK) FROM \(target)), (SELECT MAX(Z_PK) FROM \(target))"
+                ).first ?? []
+            if let count = range.element(at: 0)?.integer, let low = range.element(at: 1)?.integer,
+                let high = range.element(at: 2)?.integer,
+                high >= low, high.subtractingReportingOverflow(low).partialValue == count - 1,
+                !high.subtractingReportingOverflow(low).overflow
+            {
                 conditions.append("\(c) IS NOT NULL AND (typeof(\(c)) != 'integer' OR \(c) < \(low) OR \(c) > \(high))")
             } else {
                 conditions.append("\(c) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM \(target) k WHERE k.Z_PK = \(c))")
@@ -121,10 +154,14 @@ struct SchemaStepScan {
     /// `DestinationValidation`'s rules for the kept table's attributes and to-ones, as conditions
     /// on the source row (a carried column under its source name, an added one as its constant),
     /// and whether a rule counting to-manys applies (checked on the destination instead).
-    private static func validationRules(_ kept: SchemaStepPlan.KeptTable, entity: EntityDescription,
-                                        layout: StoreLayout) -> (rules: [(condition: String, what: String)], full: Bool) {
+    private static func validationRules(
+        _ kept: SchemaStepPlan.KeptTable, entity: EntityDescription,
+        layout: StoreLayout
+    ) -> (rules: [(condition: String, what: String)], full: Bool) {
         var sourceExpression: [String: String] = [:]
-        for carried in kept.carriedColumns { sourceExpression[carried.column] = SQLiteDatabase.quote(carried.sourceColumn) }
+        for carried in kept.carriedColumns {
+            sourceExpression[carried.column] = SQLiteDatabase.quote(carried.sourceColumn)
+        }
         for key in kept.foreignKeys { sourceExpression[key.column] = "t." + SQLiteDatabase.quote(key.sourceColumn) }
         for added in kept.addedColumns { sourceExpression[added.column] = added.literal }
         var rules: [(String, String)] = []
@@ -153,7 +190,9 @@ struct SchemaStepScan {
                 continue
             default:
                 let minimum = relationship.isToMany ? relationship.minCount : 1
-                if (relationship.allowsEmpty && minimum > 1) || !relationship.allowsEmpty || (relationship.isToMany && relationship.maxCount > 0) {
+                if (relationship.allowsEmpty && minimum > 1) || !relationship.allowsEmpty
+                    || (relationship.isToMany && relationship.maxCount > 0)
+                {
                     full = true
                 }
             }

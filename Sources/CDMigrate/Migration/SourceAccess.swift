@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// How a migration reads its source store: the committed state, consistently for the whole run,
@@ -44,7 +44,9 @@ final class SourceAccess {
     private let watched: [(String, StoreFiles.Fingerprint)]
     private var snapshotFiles: [String]
 
-    private init(path: String, kind: Kind, uri: String, watched: [(String, StoreFiles.Fingerprint)], snapshotFiles: [String] = []) {
+    private init(
+        path: String, kind: Kind, uri: String, watched: [(String, StoreFiles.Fingerprint)], snapshotFiles: [String] = []
+    ) {
         self.path = path
         self.kind = kind
         self.uri = uri
@@ -81,19 +83,23 @@ final class SourceAccess {
             let copy = try StoreFiles.makeTemporaryFile(beside: scratchBeside)
             var files = [copy]
             do {
-                FileIO.remove(copy)   // ours (mkstemp); recreated with O_EXCL by the copy
+                FileIO.remove(copy)  // ours (mkstemp); recreated with O_EXCL by the copy
                 try StoreFiles.copyExclusively(path, to: copy)
                 files.append(copy + "-wal")
                 try StoreFiles.copyExclusively(path + "-wal", to: copy + "-wal")
             } catch {
                 for file in files { FileIO.remove(file) }
-                throw MigrationError(.migrationManagerSourceStore, "cannot make a private snapshot of the source store '\(path)' (its write-ahead log holds committed transactions): \(error)")
+                throw MigrationError(
+                    .migrationManagerSourceStore,
+                    "cannot make a private snapshot of the source store '\(path)' (its write-ahead log holds committed transactions): \(error)"
+                )
             }
             let unchanged = StoreFiles.Fingerprint(path) == main && StoreFiles.Fingerprint(path + "-wal") == wal
             if unchanged && isOpenElsewhere(path) == false {
                 // SQLite makes the snapshot's -shm (a name derived from this run's unique one).
                 files.append(copy + "-shm")
-                return SourceAccess(path: path, kind: .snapshot, uri: uri(copy, "mode=ro"), watched: [], snapshotFiles: files)
+                return SourceAccess(
+                    path: path, kind: .snapshot, uri: uri(copy, "mode=ro"), watched: [], snapshotFiles: files)
             }
             for file in files { FileIO.remove(file) }
         }
@@ -113,12 +119,18 @@ final class SourceAccess {
     /// - Throws: `.migrationManagerSourceStore` naming the file and what it is.
     static func requireRegularStoreFiles(_ given: String) throws {
         let path = StoreFiles.resolvedPath(given)
-        for (file, what) in [(given, "the store"), (path + "-wal", "the store's companion file"), (path + "-shm", "the store's companion file")] {
+        for (file, what) in [
+            (given, "the store"), (path + "-wal", "the store's companion file"),
+            (path + "-shm", "the store's companion file"),
+        ] {
             var info = stat()
             guard stat(file, &info) == 0 else { continue }
             let type = info.st_mode & S_IFMT
             if type != S_IFREG {
-                throw MigrationError(.migrationManagerSourceStore, "\(what) '\(file)' is \(FileIO.fileTypeName(type)), not a regular file; cdmigrate reads only regular files")
+                throw MigrationError(
+                    .migrationManagerSourceStore,
+                    "\(what) '\(file)' is \(FileIO.fileTypeName(type)), not a regular file; cdmigrate reads only regular files"
+                )
             }
         }
     }
@@ -137,7 +149,10 @@ final class SourceAccess {
     }
 
     static func busy(_ path: String, detail: String = "it kept changing while cdmigrate copied it") -> MigrationError {
-        MigrationError(.migrationManagerSourceStore, "the source store '\(path)' is busy: another process is writing it (\(detail)); nothing was migrated — run the migration again when the store is not in use")
+        MigrationError(
+            .migrationManagerSourceStore,
+            "the source store '\(path)' is busy: another process is writing it (\(detail)); nothing was migrated — run the migration again when the store is not in use"
+        )
     }
 
     private static func uri(_ path: String, _ query: String) -> String {

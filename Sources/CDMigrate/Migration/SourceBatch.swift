@@ -28,8 +28,11 @@ public final class SourceBatch {
     /// Whether `applyDefault` ran (it runs once per batch).
     var defaultApplied = false
 
-    init(mapping: EntityMapping, sourceKeys: [Int64], sourceEntities: [EntityDescription], sourceObjects: [ManagedObject]?,
-         manager: MigrationManager, defaultSQL: BatchDefaultSQL?) {
+    init(
+        mapping: EntityMapping, sourceKeys: [Int64], sourceEntities: [EntityDescription],
+        sourceObjects: [ManagedObject]?,
+        manager: MigrationManager, defaultSQL: BatchDefaultSQL?
+    ) {
         self.mapping = mapping
         self.sourceKeys = sourceKeys
         self.sourceEntities = sourceEntities
@@ -43,7 +46,9 @@ public final class SourceBatch {
 
     func checkLive(_ what: String) throws {
         if isFinished {
-            throw MigrationError(.invalidArgument, "\(what): the source batch of entity mapping '\(mapping.name)' is no longer valid (its hook returned)")
+            throw MigrationError(
+                .invalidArgument,
+                "\(what): the source batch of entity mapping '\(mapping.name)' is no longer valid (its hook returned)")
         }
     }
 
@@ -70,16 +75,24 @@ public final class SourceBatch {
     public func values(ofAttribute attributeName: String) throws -> [Value] {
         try checkLive("values(ofAttribute:)")
         guard let entity = mapping.sourceEntity, let source = manager.sourceStore else { return [] }
-        guard let attribute = entity.selfAndDescendants.lazy.compactMap({ $0.attributesByName[attributeName] }).first else {
-            throw MigrationError(.invalidArgument, "entity mapping '\(mapping.name)': source entity '\(entity.name)' has no attribute '\(attributeName)'")
+        guard let attribute = entity.selfAndDescendants.lazy.compactMap({ $0.attributesByName[attributeName] }).first
+        else {
+            throw MigrationError(
+                .invalidArgument,
+                "entity mapping '\(mapping.name)': source entity '\(entity.name)' has no attribute '\(attributeName)'")
         }
         if let objects = sourceObjects {
-            return try objects.map { object in try object.entity.attributesByName[attributeName].map { try object.storedValue(for: $0) } ?? .null }
+            return try objects.map { object in
+                try object.entity.attributesByName[attributeName].map { try object.storedValue(for: $0) } ?? .null
+            }
         }
         guard let low = sourceKeys.first, let high = sourceKeys.last else { return [] }
-        guard let column = source.layout.column(for: attribute) else { return Array(repeating: .null, count: sourceKeys.count) }
+        guard let column = source.layout.column(for: attribute) else {
+            return Array(repeating: .null, count: sourceKeys.count)
+        }
         let table = SQLiteDatabase.quote(source.layout.table(for: entity))
-        let statement = try source.database.prepare("SELECT Z_PK, \(SQLiteDatabase.quote(column)) FROM \(table) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK")
+        let statement = try source.database.prepare(
+            "SELECT Z_PK, \(SQLiteDatabase.quote(column)) FROM \(table) WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK")
         defer { statement.reset() }
         try statement.bind([.integer(low), .integer(high)])
         var result: [Value] = []
@@ -88,12 +101,15 @@ public final class SourceBatch {
         while index < sourceKeys.count, try statement.step() {
             let key = statement.int64(at: 0)
             while index < sourceKeys.count, sourceKeys[index] < key {
-                result.append(.null)   // a key the query did not return (the row is gone)
+                result.append(.null)  // a key the query did not return (the row is gone)
                 index += 1
             }
             guard index < sourceKeys.count, sourceKeys[index] == key else { continue }
-            result.append(sourceEntities[index].attributesByName[attributeName] != nil
-                ? try source.attributeValue(statement.value(at: 1, as: attribute.attributeType), of: attribute, table: table, primaryKey: key) : .null)
+            result.append(
+                sourceEntities[index].attributesByName[attributeName] != nil
+                    ? try source.attributeValue(
+                        statement.value(at: 1, as: attribute.attributeType), of: attribute, table: table,
+                        primaryKey: key) : .null)
             index += 1
         }
         while result.count < sourceKeys.count { result.append(.null) }
@@ -122,16 +138,23 @@ public final class SourceBatch {
     public func applyDefault(numbered: Bool = false) throws -> [Int64] {
         try checkLive("applyDefault")
         guard !defaultApplied else {
-            throw MigrationError(.invalidArgument, "applyDefault: it already ran for this batch of entity mapping '\(mapping.name)' (once per batch)")
+            throw MigrationError(
+                .invalidArgument,
+                "applyDefault: it already ran for this batch of entity mapping '\(mapping.name)' (once per batch)")
         }
         defaultApplied = true
         guard let destinationEntity = mapping.destinationEntity, !sourceKeys.isEmpty else { return [] }
-        if let plan = defaultSQL { return try manager.applyDefault(plan, to: self, destinationEntity: destinationEntity, numbered: numbered) }
+        if let plan = defaultSQL {
+            return try manager.applyDefault(plan, to: self, destinationEntity: destinationEntity, numbered: numbered)
+        }
         var keys: [Int64] = []
         keys.reserveCapacity(sourceKeys.count)
         let policy = DefaultEntityMigrationPolicy()
         for source in try sourceInstances() {
-            guard let made = try policy.defaultCreateDestinationInstances(forSource: source, in: mapping, manager: manager) else { return [] }
+            guard
+                let made = try policy.defaultCreateDestinationInstances(
+                    forSource: source, in: mapping, manager: manager)
+            else { return [] }
             keys.append(made.objectID.primaryKey)
         }
         return keys
@@ -151,21 +174,28 @@ public final class SourceBatch {
     public func associate(destinationEntityName: String, sourceKeys: [Int64], destinationKeys: [Int64]) throws {
         try checkLive("associate")
         guard sourceKeys.count == destinationKeys.count else {
-            throw MigrationError(.invalidArgument, "associate: \(sourceKeys.count) source keys but \(destinationKeys.count) destination keys")
+            throw MigrationError(
+                .invalidArgument,
+                "associate: \(sourceKeys.count) source keys but \(destinationKeys.count) destination keys")
         }
         guard let entity = manager.destinationModel.entity(named: destinationEntityName), !entity.isAbstract else {
-            throw MigrationError(.invalidArgument, "associate: the destination model has no concrete entity named '\(destinationEntityName)'")
+            throw MigrationError(
+                .invalidArgument,
+                "associate: the destination model has no concrete entity named '\(destinationEntityName)'")
         }
         var sourceEntityNumbers: [Int] = []
         sourceEntityNumbers.reserveCapacity(sourceKeys.count)
         for key in sourceKeys {
             guard let index = position(of: key) else {
-                throw MigrationError(.invalidArgument, "associate: source key \(key) is not a row of this batch of entity mapping '\(mapping.name)'")
+                throw MigrationError(
+                    .invalidArgument,
+                    "associate: source key \(key) is not a row of this batch of entity mapping '\(mapping.name)'")
             }
             sourceEntityNumbers.append(sourceEntities[index].entityNumber)
         }
-        try manager.associate(mapping: mapping, sourceEntities: sourceEntityNumbers, sourceKeys: sourceKeys,
-                              destinationEntity: entity, destinationKeys: destinationKeys)
+        try manager.associate(
+            mapping: mapping, sourceEntities: sourceEntityNumbers, sourceKeys: sourceKeys,
+            destinationEntity: entity, destinationKeys: destinationKeys)
     }
 
     /// The index of `key` among the (ascending) source keys.

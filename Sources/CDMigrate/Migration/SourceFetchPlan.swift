@@ -10,17 +10,22 @@ enum SourceFetchPlan {
             request.includesSubentities = true
             let claimedElsewhere = mappings.compactMap { other -> EntityDescription? in
                 guard other !== mapping, other.sourceExpression != nil, let sub = other.sourceEntity,
-                      sub !== entity, sub.isKind(of: entity) else { return nil }
+                    sub !== entity, sub.isKind(of: entity)
+                else { return nil }
                 return sub
             }
             var conditions: [String] = []
             if !claimedElsewhere.isEmpty {
-                let numbers = claimedElsewhere.flatMap { sourceStore.layout.entityNumbers(of: $0, includingSubentities: true) }
+                let numbers = claimedElsewhere.flatMap {
+                    sourceStore.layout.entityNumbers(of: $0, includingSubentities: true)
+                }
                 conditions.append("t.Z_ENT NOT IN (\(numbers.map(String.init).joined(separator: ", ")))")
             }
             let predicate = expression.predicate
             if case .constant(true) = predicate {
-            } else if let sql = PredicateSQLTranslator.translate(predicate, resolver: sourceStore.layout.columnResolver(for: entity)) {
+            } else if let sql = PredicateSQLTranslator.translate(
+                predicate, resolver: sourceStore.layout.columnResolver(for: entity))
+            {
                 conditions.append("(" + sql.sql + ")")
                 request.arguments = sql.arguments
             } else {

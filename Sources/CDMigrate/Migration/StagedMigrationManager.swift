@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#endif
 
 /// Runs a `MigrationPlan`: one `MigrationManager` per stage, each reading the previous stage's
 /// store, through temporary stores in a private folder beside the destination; the final store
@@ -71,16 +72,20 @@ public final class StagedMigrationManager {
     @discardableResult
     public func migrateStore(to destinationPath: String) throws -> StagedMigrationReport {
         if StoreFiles.sameFile(plan.storePath, destinationPath) {
-            throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destinationPath)' is the source store; migrate it in place instead")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the destination '\(destinationPath)' is the source store; migrate it in place instead")
         }
         let managers = try prepareManagers()
         let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
         let folder = try StagedMigrationManager.makeWorkFolder(beside: destinationPath)
         defer { StagedMigrationManager.removeWorkFolder(folder) }
-        var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
+        var report = StagedMigrationReport(
+            storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
         let result = try run(managers, folder: folder, report: &report)
-        let published = try ExternalDataHandOver.publish(externalDataFolder(ofResult: result, copied: report.copied), toStore: destinationPath)
+        let published = try ExternalDataHandOver.publish(
+            externalDataFolder(ofResult: result, copied: report.copied), toStore: destinationPath)
         do {
             try StoreFiles.handOver(result, to: destinationPath, replacing: false)
         } catch {
@@ -96,7 +101,8 @@ public final class StagedMigrationManager {
     @discardableResult
     public func migrateStoreInPlace() throws -> StagedMigrationReport {
         let path = try StoreFiles.inPlaceTarget(plan.storePath)
-        var report = StagedMigrationReport(storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
+        var report = StagedMigrationReport(
+            storeVersionName: plan.storeVersionName, targetVersionName: plan.targetVersionName)
         if plan.isAtTarget { return report }
         let managers = try prepareManagers()
         let lock = try DestinationLock.acquire(for: path)
@@ -109,10 +115,12 @@ public final class StagedMigrationManager {
         do {
             try StagedMigrationManager.refuseIfOpenElsewhere(path)
             if (FileIO.size(path + "-wal") ?? 0) > 0 {
-                changed = "the store's contents are unchanged, but the committed transactions of its write-ahead log may have been checkpointed into its main file"
+                changed =
+                    "the store's contents are unchanged, but the committed transactions of its write-ahead log may have been checkpointed into its main file"
                 try StoreFiles.checkpointLog(path)
             }
-            let published = try ExternalDataHandOver.publish(externalDataFolder(ofResult: result, copied: false), toStore: path)
+            let published = try ExternalDataHandOver.publish(
+                externalDataFolder(ofResult: result, copied: false), toStore: path)
             do {
                 try StoreFiles.handOver(result, to: path, replacing: true)
             } catch {
@@ -121,7 +129,10 @@ public final class StagedMigrationManager {
             }
         } catch {
             let reason = (error as? MigrationError)?.message ?? "\(error)"
-            throw MigrationError(.migrationManagerDestinationStore, "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "the migration succeeded but '\(path)' could not be replaced: \(reason); the migrated store was discarded and \(changed)"
+            )
         }
         return report
     }
@@ -134,13 +145,20 @@ public final class StagedMigrationManager {
         cancelRequest.store(false, ordering: .relaxed)
         var managers: [MigrationManager] = []
         for stage in plan.stages {
-            let manager = try MigrationManager(sourceModel: stage.sourceModel, destinationModel: stage.destinationModel, mappingModels: stage.mappingModels)
+            let manager = try MigrationManager(
+                sourceModel: stage.sourceModel, destinationModel: stage.destinationModel,
+                mappingModels: stage.mappingModels)
             for (name, factory) in policyFactories { manager.registerPolicy(named: name, factory) }
-            for function in hostFunctions { manager.registerFunction(className: function.className, selector: function.selector, function.body) }
+            for function in hostFunctions {
+                manager.registerFunction(className: function.className, selector: function.selector, function.body)
+            }
             manager.pushDownSQL = pushDownSQL
             manager.failsOnUnintendedLoss = failsOnUnintendedLoss
             for name in stage.policyNames where manager.policyFactory(named: name) == nil {
-                throw MigrationError(.entityMigrationPolicy, "\(stage.sourceVersionName) → \(stage.destinationVersionName): mapping model \(stage.mappingModelNames.joined(separator: ", ")) names policy '\(name)', which is not registered")
+                throw MigrationError(
+                    .entityMigrationPolicy,
+                    "\(stage.sourceVersionName) → \(stage.destinationVersionName): mapping model \(stage.mappingModelNames.joined(separator: ", ")) names policy '\(name)', which is not registered"
+                )
             }
             managers.append(manager)
         }
@@ -148,7 +166,9 @@ public final class StagedMigrationManager {
     }
 
     /// Runs every stage into the work folder; returns the last store's path (in the folder).
-    private func run(_ managers: [MigrationManager], folder: String, report: inout StagedMigrationReport) throws -> String {
+    private func run(_ managers: [MigrationManager], folder: String, report: inout StagedMigrationReport) throws
+        -> String
+    {
         if managers.isEmpty {
             let copy = folder + "/store.sqlite"
             try StagedMigrationManager.copySnapshot(of: plan.storePath, to: copy)
@@ -159,7 +179,9 @@ public final class StagedMigrationManager {
         for (index, manager) in managers.enumerated() {
             let stage = plan.stages[index]
             if cancelRequest.load(ordering: .relaxed) {
-                throw MigrationError(.migrationCancelled, "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)")
+                throw MigrationError(
+                    .migrationCancelled,
+                    "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)")
             }
             let handler = progressHandler
             manager.progressHandler = { [unowned self] progress in
@@ -173,7 +195,9 @@ public final class StagedMigrationManager {
                 report.stages.append(.init(stage: stage, report: result))
             } catch {
                 var error = MigrationManager.wrap(error)
-                error.message = "\(stage.sourceVersionName) → \(stage.destinationVersionName) (\(stage.mappingModelNames.joined(separator: ", "))): " + error.message
+                error.message =
+                    "\(stage.sourceVersionName) → \(stage.destinationVersionName) (\(stage.mappingModelNames.joined(separator: ", "))): "
+                    + error.message
                 throw error
             }
             if index > 0 {
@@ -198,7 +222,9 @@ public final class StagedMigrationManager {
         do {
             folder = try FileIO.makeTemporaryDirectory(template: destination + ".cdmigrate-stages-XXXXXX")
         } catch let error as MigrationError {
-            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary folder beside '\(destination)': \(error.message)")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "cannot create a temporary folder beside '\(destination)': \(error.message)")
         }
         DestinationLock.noteTemporary(folder)
         return folder
@@ -221,7 +247,10 @@ public final class StagedMigrationManager {
 
     private static func refuseIfOpenElsewhere(_ path: String) throws {
         if SourceAccess.isOpenElsewhere(path) == true {
-            throw MigrationError(.migrationManagerSourceStore, "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place")
+            throw MigrationError(
+                .migrationManagerSourceStore,
+                "the store '\(path)' is busy: another program or connection has it open; close it there before migrating it in place"
+            )
         }
     }
 
@@ -240,7 +269,8 @@ public final class StagedMigrationManager {
             database.close()
         } catch let error as MigrationError {
             database.close()
-            throw MigrationError(.migrationManagerDestinationStore, "cannot copy the store '\(source)' to '\(path)': \(error.message)")
+            throw MigrationError(
+                .migrationManagerDestinationStore, "cannot copy the store '\(source)' to '\(path)': \(error.message)")
         }
         try access.checkUnchanged()
     }

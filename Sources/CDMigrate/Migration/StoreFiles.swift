@@ -1,7 +1,7 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #endif
 
 /// File handling around a store: its companion files, the private files a migration writes
@@ -29,11 +29,14 @@ package enum StoreFiles {
             return mkstemp(base)
         }
         if fd < 0 {
-            throw MigrationError(.migrationManagerDestinationStore, "cannot create a temporary file beside '\(destination)' (in '\(FileIO.directory(of: destination))'): \(String(cString: strerror(errno)))")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "cannot create a temporary file beside '\(destination)' (in '\(FileIO.directory(of: destination))'): \(String(cString: strerror(errno)))"
+            )
         }
         close(fd)
         let path = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        DestinationLock.noteTemporary(path)   // the next run removes it, should this one be killed
+        DestinationLock.noteTemporary(path)  // the next run removes it, should this one be killed
         return path
     }
 
@@ -49,11 +52,14 @@ package enum StoreFiles {
 
     private static func copy(_ source: String, to path: String, flags: Int32, creating: Bool) throws {
         let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))") }
+        guard input >= 0 else {
+            throw MigrationError(.io, "cannot read '\(source)': \(String(cString: strerror(errno)))")
+        }
         defer { close(input) }
         let output = open(path, O_WRONLY | O_CLOEXEC | flags, 0o600)
         guard output >= 0 else {
-            throw MigrationError(.io, "cannot \(creating ? "create" : "write") '\(path)': \(String(cString: strerror(errno)))")
+            throw MigrationError(
+                .io, "cannot \(creating ? "create" : "write") '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { close(output) }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
@@ -98,9 +104,13 @@ package enum StoreFiles {
             try FileIO.rename(temporary, to: destination)
         } else if !renameWithoutReplacing(temporary, to: destination) {
             if errno == EEXIST {
-                throw MigrationError(.migrationManagerDestinationStore, "the destination '\(destination)' appeared while the migration ran; cdmigrate never overwrites a store it did not make in this run (the migrated store was discarded)")
+                throw MigrationError(
+                    .migrationManagerDestinationStore,
+                    "the destination '\(destination)' appeared while the migration ran; cdmigrate never overwrites a store it did not make in this run (the migrated store was discarded)"
+                )
             }
-            throw MigrationError(.io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
+            throw MigrationError(
+                .io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
         }
         handOverWindow?(.afterMove)
         FileIO.fsync(path: FileIO.directory(of: destination))
@@ -157,10 +167,14 @@ package enum StoreFiles {
     static func refuseHardLinkedStore(_ path: String) throws {
         var info = stat()
         guard stat(path, &info) == 0, info.st_nlink > 1 else { return }
-        throw MigrationError(.migrationManagerDestinationStore, "the store '\(path)' has \(info.st_nlink) names (hard links); replacing it in place would give only this name the migrated store while the others keep the old one — migrate it to a new file, or remove its other names first")
+        throw MigrationError(
+            .migrationManagerDestinationStore,
+            "the store '\(path)' has \(info.st_nlink) names (hard links); replacing it in place would give only this name the migrated store while the others keep the old one — migrate it to a new file, or remove its other names first"
+        )
     }
 
-    private typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    private typealias RenameAt2 =
+        @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
 
     /// glibc's `renameat2`, looked up at run time (glibc ≥ 2.28 has it; older ones and musl do not).
     private static let renameat2Function: RenameAt2? = {
@@ -168,10 +182,13 @@ package enum StoreFiles {
         return unsafeBitCast(symbol, to: RenameAt2.self)
     }()
 
+    /// renameat2's `RENAME_NOREPLACE` flag (linux/fs.h).
+    private static let renameNoReplace: UInt32 = 1
+
     /// `rename` that fails with `EEXIST` instead of replacing; false with `errno` set on failure.
     static func renameWithoutReplacing(_ source: String, to destination: String) -> Bool {
         if let renameat2 = renameat2Function, !handOverByLink {
-            if renameat2(AT_FDCWD, source, AT_FDCWD, destination, 1 /* RENAME_NOREPLACE */) == 0 { return true }
+            if renameat2(AT_FDCWD, source, AT_FDCWD, destination, renameNoReplace) == 0 { return true }
             // Kernels or file systems without the flag: fall back below; any other error is final.
             if errno != EINVAL && errno != ENOSYS && errno != ENOTSUP { return false }
         }
@@ -205,7 +222,8 @@ package enum StoreFiles {
     /// Whether two paths name the same file (by device and inode when both exist).
     static func sameFile(_ a: String, _ b: String) -> Bool {
         if a == b { return true }
-        var sa = stat(), sb = stat()
+        var sa = stat()
+        var sb = stat()
         guard stat(a, &sa) == 0, stat(b, &sb) == 0 else { return false }
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino
     }
@@ -239,7 +257,9 @@ package enum StoreFiles {
         let rows = try database.rows("PRAGMA wal_checkpoint(TRUNCATE)")
         // (busy, log frames, checkpointed frames): busy means a reader kept part of the log.
         if let row = rows.first, row.first?.integer != 0 {
-            throw MigrationError(.migrationManagerDestinationStore, "cannot fold in the write-ahead log of '\(path)': the store is busy (another connection is reading it)")
+            throw MigrationError(
+                .migrationManagerDestinationStore,
+                "cannot fold in the write-ahead log of '\(path)': the store is busy (another connection is reading it)")
         }
     }
 

@@ -20,7 +20,7 @@ extension StoreModelRecovery {
         defer { access.removeSnapshot() }
         let database = try SQLiteDatabase(path: path, mode: .readOnly, uri: access.uri)
         defer { database.close() }
-        try database.begin()   // one snapshot for every read
+        try database.begin()  // one snapshot for every read
         if let cached = try StoreModelCache.model(from: database) { return cached }
         return try model(from: database)
     }

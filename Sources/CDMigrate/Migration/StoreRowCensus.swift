@@ -32,7 +32,9 @@ final class StoreRowCensus {
     func rows(of entity: EntityDescription, lacking property: PropertyDescription?) throws -> Int? {
         let (database, layout) = try open()
         var conditions: [String] = []
-        if let restriction = layout.entityRestriction(for: entity, includingSubentities: true) { conditions.append(restriction) }
+        if let restriction = layout.entityRestriction(for: entity, includingSubentities: true) {
+            conditions.append(restriction)
+        }
         if let attribute = property as? AttributeDescription {
             guard let column = layout.column(for: attribute) else { return nil }
             conditions.append("\(SQLiteDatabase.quote(column)) IS NULL")
@@ -43,7 +45,9 @@ final class StoreRowCensus {
             return nil
         }
         let table = SQLiteDatabase.quote(layout.table(for: entity))
-        let sql = "SELECT COUNT(*) FROM \(table)" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+        let sql =
+            "SELECT COUNT(*) FROM \(table)"
+            + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
         let count = try database.scalar(sql)?.integer ?? 0
         return Int(clamping: count)
     }

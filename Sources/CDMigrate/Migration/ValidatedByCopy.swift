@@ -79,14 +79,18 @@ struct ValidatedByCopy {
     /// `attribute`, with the rules stage 3 checks for it; nil when the check cannot cover them.
     static func ruleCode(copying source: AttributeType, into attribute: AttributeDescription) -> UInt8? {
         guard attribute.derivationExpression == nil, attribute.minValue == nil, attribute.maxValue == nil,
-              let plain = StoredValueRule.plainCode(source) else { return nil }
+            let plain = StoredValueRule.plainCode(source)
+        else { return nil }
         var code = plain
         if let range = attribute.attributeType.integerRange {
             switch plain {
-            case UInt8(ascii: "b"): break   // 0 or 1: within every integer range
+            case UInt8(ascii: "b"): break  // 0 or 1: within every integer range
             case UInt8(ascii: "i"):
-                if range == Int64(Int16.min)...Int64(Int16.max) { code = UInt8(ascii: "h") }
-                else if range == Int64(Int32.min)...Int64(Int32.max) { code = UInt8(ascii: "w") }
+                if range == Int64(Int16.min)...Int64(Int16.max) {
+                    code = UInt8(ascii: "h")
+                } else if range == Int64(Int32.min)...Int64(Int32.max) {
+                    code = UInt8(ascii: "w")
+                }
             default: return nil
             }
         }

@@ -4,7 +4,8 @@
 /// (iOS 17's NSCompositeAttributeDescription) is read so that a model naming it loads, but only a
 /// transient one is accepted: cdmigrate does not store composite attributes.
 public enum AttributeType: String, CaseIterable {
-    case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri, transformable
+    case integer16, integer32, integer64, decimal, double, float, string, boolean, date, binary, uuid, uri,
+        transformable
     case undefined, objectID, composite
 
     /// Core Data's NSAttributeType raw value, which goes into version hashes.
@@ -38,14 +39,16 @@ public enum AttributeType: String, CaseIterable {
         case .string, .uri: return "VARCHAR"
         case .date: return "TIMESTAMP"
         case .binary, .transformable, .uuid: return "BLOB"
-        case .undefined, .objectID, .composite: return "BLOB"   // transient only: never a column
+        case .undefined, .objectID, .composite: return "BLOB"  // transient only: never a column
         }
     }
 
     /// Whether the type is `integer16`, `integer32` or `integer64`.
     public var isInteger: Bool { self == .integer16 || self == .integer32 || self == .integer64 }
     /// Whether the type holds a number (the integers, decimal, double, float, boolean).
-    public var isNumeric: Bool { isInteger || self == .decimal || self == .double || self == .float || self == .boolean }
+    public var isNumeric: Bool {
+        isInteger || self == .decimal || self == .double || self == .float || self == .boolean
+    }
 
     /// The range an integer type can hold.
     public var integerRange: ClosedRange<Int64>? {
@@ -63,7 +66,10 @@ public enum AttributeType: String, CaseIterable {
     /// Accepts the JSON names and Core Data's own spellings ("Integer 16", "String", "Binary Data", "UUID",
     /// and every `attributeType` Xcode writes: "Undefined", "ObjectID", "Composite", …).
     public init?(name: String) {
-        if let t = AttributeType(rawValue: name) { self = t; return }
+        if let t = AttributeType(rawValue: name) {
+            self = t
+            return
+        }
         let folded = String(name.lowercased().filter { $0 != " " && $0 != "_" })
         switch folded {
         case "integer16", "int16": self = .integer16

@@ -10,7 +10,10 @@ enum AttributeValueCoercion {
         let type = attribute.attributeType
         func fail() -> MigrationError {
             let owner = attribute.entity?.name ?? "?"
-            return MigrationError(.invalidArgument, "attribute '\(owner).\(attribute.name)' of type \(type.rawValue) cannot take the \(value.typeName) value '\(value)'")
+            return MigrationError(
+                .invalidArgument,
+                "attribute '\(owner).\(attribute.name)' of type \(type.rawValue) cannot take the \(value.typeName) value '\(value)'"
+            )
         }
         switch type {
         case .integer16, .integer32, .integer64:
@@ -75,7 +78,7 @@ enum AttributeValueCoercion {
             default: throw fail()
             }
         case .undefined, .objectID, .composite:
-            return value   // transient attributes of these types hold whatever the code puts there
+            return value  // transient attributes of these types hold whatever the code puts there
         }
     }
 }

@@ -10,9 +10,12 @@ package enum DerivationForm {
     /// `items.price.@sum` gives `sum:(items.price)`; any other text is returned unchanged.
     package static func keptText(_ text: String) -> String {
         let trimmed = trim(text)
-        for (suffix, function) in [(".@count", "count:"), (".@sum", "sum:"), (".@total", "sum:")] where trimmed.hasSuffix(suffix) {
+        for (suffix, function) in [(".@count", "count:"), (".@sum", "sum:"), (".@total", "sum:")]
+        where trimmed.hasSuffix(suffix) {
             let path = String(trimmed.dropLast(suffix.count))
-            guard !path.isEmpty, path.utf8.allSatisfy(isKeyPathByte), !path.hasPrefix("."), !path.hasSuffix(".") else { return text }
+            guard !path.isEmpty, path.utf8.allSatisfy(isKeyPathByte), !path.hasPrefix("."), !path.hasSuffix(".") else {
+                return text
+            }
             return function + "(" + path + ")"
         }
         return text
@@ -21,8 +24,9 @@ package enum DerivationForm {
     /// Letters, digits, `_`, `.` and `#` (an escaped key): a plain key path from the object.
     private static func isKeyPathByte(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-             UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "#"):
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"),
+            UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "#"):
             return true
         default:
             return byte >= 0x80

@@ -59,9 +59,11 @@ public final class EntityDescription {
     /// - parameter userInfo: The model's user info for it.
     ///
     /// Core Data: `NSEntityDescription()` with these properties set.
-    public init(name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [AttributeDescription] = [],
-                relationships: [RelationshipDescription] = [], renamingIdentifier: String? = nil,
-                versionHashModifier: String? = nil, userInfo: [String: String] = [:]) {
+    public init(
+        name: String, parent: String? = nil, isAbstract: Bool = false, attributes: [AttributeDescription] = [],
+        relationships: [RelationshipDescription] = [], renamingIdentifier: String? = nil,
+        versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+    ) {
         self.name = name
         self.parentName = parent
         self.isAbstract = isAbstract
@@ -104,7 +106,9 @@ public final class EntityDescription {
     /// The relationship called `name`, own or inherited, or nil.
     public func relationship(named name: String) -> RelationshipDescription? { relationshipsByName[name] }
     /// The attribute or relationship called `name`, or nil (Core Data: `propertiesByName[name]`).
-    public func property(named name: String) -> PropertyDescription? { attributesByName[name] ?? relationshipsByName[name] }
+    public func property(named name: String) -> PropertyDescription? {
+        attributesByName[name] ?? relationshipsByName[name]
+    }
 }
 
 /// A weak reference in a collection.

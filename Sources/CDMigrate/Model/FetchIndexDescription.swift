@@ -28,7 +28,9 @@ public struct FetchIndexDescription: Equatable {
         ///   - type: binary or R-tree.
         ///   - isAscending: the sort order.
         /// - Core Data: `NSFetchIndexElementDescription(property:collationType:)`.
-        public init(propertyName: String?, expression: String? = nil, type: ElementType = .binary, isAscending: Bool = true) {
+        public init(
+            propertyName: String?, expression: String? = nil, type: ElementType = .binary, isAscending: Bool = true
+        ) {
             self.propertyName = propertyName
             self.expression = expression
             self.type = type

@@ -59,14 +59,18 @@ public final class ManagedObjectModel {
         var problems: [MigrationError] = []
         for (i, entity) in entities.enumerated() {
             if byName[entity.name] != nil {
-                problems.append(MigrationError(.invalidModel, "duplicate entity name '\(entity.name)'", path: "$.entities[\(i)].name"))
+                problems.append(
+                    MigrationError(
+                        .invalidModel, "duplicate entity name '\(entity.name)'", path: "$.entities[\(i)].name"))
             } else {
                 byName[entity.name] = entity
             }
         }
         self.entitiesByName = byName
         problems += link()
-        if let error = MigrationError.collecting(problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid") {
+        if let error = MigrationError.collecting(
+            problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid")
+        {
             throw error
         }
         number()

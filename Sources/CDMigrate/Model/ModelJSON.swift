@@ -34,11 +34,18 @@ extension ManagedObjectModel {
         if let modifier = entity.versionHashModifier { members.append(("versionHashModifier", .string(modifier))) }
         if !entity.userInfo.isEmpty { members.append(("userInfo", stringObject(entity.userInfo))) }
         if !entity.uniquenessConstraints.isEmpty {
-            members.append(("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map(JSON.string)) })))
+            members.append(
+                ("uniquenessConstraints", .array(entity.uniquenessConstraints.map { .array($0.map(JSON.string)) })))
         }
-        if !entity.fetchIndexes.isEmpty { members.append(("fetchIndexes", .array(entity.fetchIndexes.map(jsonValue(of:))))) }
-        if !entity.ownAttributes.isEmpty { members.append(("attributes", .array(entity.ownAttributes.map(jsonValue(of:))))) }
-        if !entity.ownRelationships.isEmpty { members.append(("relationships", .array(entity.ownRelationships.map(jsonValue(of:))))) }
+        if !entity.fetchIndexes.isEmpty {
+            members.append(("fetchIndexes", .array(entity.fetchIndexes.map(jsonValue(of:)))))
+        }
+        if !entity.ownAttributes.isEmpty {
+            members.append(("attributes", .array(entity.ownAttributes.map(jsonValue(of:)))))
+        }
+        if !entity.ownRelationships.isEmpty {
+            members.append(("relationships", .array(entity.ownRelationships.map(jsonValue(of:)))))
+        }
         if !entity.versionHash.isEmpty { members.append(("versionHash", .string(Base64.encode(entity.versionHash)))) }
         return .object(members)
     }
@@ -58,29 +65,45 @@ extension ManagedObjectModel {
     }
 
     static func jsonValue(of attribute: AttributeDescription) -> JSON {
-        var members: [(key: String, value: JSON)] = [("name", .string(attribute.name)), ("type", .string(attribute.attributeType.rawValue))]
+        var members: [(key: String, value: JSON)] = [
+            ("name", .string(attribute.name)), ("type", .string(attribute.attributeType.rawValue)),
+        ]
         if !attribute.isOptional { members.append(("optional", .bool(false))) }
         if attribute.isTransient { members.append(("transient", .bool(true))) }
         if let value = defaultJSON(attribute.defaultValue) { members.append(("default", value)) }
         if let min = attribute.minValue { members.append(("minValue", number(min))) }
         if let max = attribute.maxValue { members.append(("maxValue", number(max))) }
-        if attribute.allowsExternalBinaryDataStorage { members.append(("allowsExternalBinaryDataStorage", .bool(true))) }
-        if attribute.preservesValueInHistoryOnDeletion { members.append(("preservesValueInHistoryOnDeletion", .bool(true))) }
-        if let transformer = attribute.valueTransformerName { members.append(("valueTransformerName", .string(transformer))) }
-        if let derivation = attribute.derivationExpression { members.append(("derivationExpression", .string(derivation))) }
+        if attribute.allowsExternalBinaryDataStorage {
+            members.append(("allowsExternalBinaryDataStorage", .bool(true)))
+        }
+        if attribute.preservesValueInHistoryOnDeletion {
+            members.append(("preservesValueInHistoryOnDeletion", .bool(true)))
+        }
+        if let transformer = attribute.valueTransformerName {
+            members.append(("valueTransformerName", .string(transformer)))
+        }
+        if let derivation = attribute.derivationExpression {
+            members.append(("derivationExpression", .string(derivation)))
+        }
         if let filter = attribute.filteringPredicate { members.append(("filteringPredicate", .string(filter))) }
         appendCommon(attribute, to: &members)
         return .object(members)
     }
 
     static func jsonValue(of relationship: RelationshipDescription) -> JSON {
-        var members: [(key: String, value: JSON)] = [("name", .string(relationship.name)), ("destination", .string(relationship.destinationEntityName))]
+        var members: [(key: String, value: JSON)] = [
+            ("name", .string(relationship.name)), ("destination", .string(relationship.destinationEntityName)),
+        ]
         if let inverse = relationship.inverseName { members.append(("inverse", .string(inverse))) }
         if relationship.isToMany { members.append(("toMany", .bool(true))) }
         if relationship.isOrdered { members.append(("ordered", .bool(true))) }
-        if relationship.deleteRule != .nullify { members.append(("deleteRule", .string(relationship.deleteRule.rawValue))) }
+        if relationship.deleteRule != .nullify {
+            members.append(("deleteRule", .string(relationship.deleteRule.rawValue)))
+        }
         if relationship.minCount != 0 { members.append(("minCount", .integer(Int64(relationship.minCount)))) }
-        if relationship.isToMany && relationship.maxCount != 0 { members.append(("maxCount", .integer(Int64(relationship.maxCount)))) }
+        if relationship.isToMany && relationship.maxCount != 0 {
+            members.append(("maxCount", .integer(Int64(relationship.maxCount))))
+        }
         if !relationship.isOptional { members.append(("optional", .bool(false))) }
         if relationship.isTransient { members.append(("transient", .bool(true))) }
         appendCommon(relationship, to: &members)

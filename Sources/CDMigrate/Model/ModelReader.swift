@@ -30,11 +30,15 @@ public enum ModelReader {
         let entityList = root.array("entities")
         if root.value("entities") == nil { root.fail("entities", "a model needs an 'entities' array") }
         for (i, entityJSON) in entityList.enumerated() {
-            if let entity = readEntity(entityJSON, path: "$.entities[\(i)]", problems: &problems) { entities.append(entity) }
+            if let entity = readEntity(entityJSON, path: "$.entities[\(i)]", problems: &problems) {
+                entities.append(entity)
+            }
         }
         root.rejectUnknownKeys(what: "the model")
         problems = root.problems + problems
-        if let error = MigrationError.collecting(problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid") {
+        if let error = MigrationError.collecting(
+            problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid")
+        {
             throw error
         }
         return try ManagedObjectModel(name: name, versionIdentifier: versionIdentifier, entities: entities)
@@ -53,28 +57,42 @@ public enum ModelReader {
         var constraints: [[String]] = []
         for (j, c) in r.array("uniquenessConstraints").enumerated() {
             guard let names = c.arrayValue, names.allSatisfy({ $0.stringValue != nil }) else {
-                problems.append(MigrationError(.invalidModel, "a uniqueness constraint of entity '\(name)' must be an array of property names", path: path + ".uniquenessConstraints[\(j)]"))
+                problems.append(
+                    MigrationError(
+                        .invalidModel, "a uniqueness constraint of entity '\(name)' must be an array of property names",
+                        path: path + ".uniquenessConstraints[\(j)]"))
                 continue
             }
             constraints.append(names.compactMap { $0.stringValue })
         }
         var fetchIndexes: [FetchIndexDescription] = []
         for (j, index) in r.array("fetchIndexes").enumerated() {
-            if let fetchIndex = readFetchIndex(index, entity: name, path: path + ".fetchIndexes[\(j)]", problems: &problems) { fetchIndexes.append(fetchIndex) }
+            if let fetchIndex = readFetchIndex(
+                index, entity: name, path: path + ".fetchIndexes[\(j)]", problems: &problems)
+            {
+                fetchIndexes.append(fetchIndex)
+            }
         }
         _ = r.value("comment")
         var attributes: [AttributeDescription] = []
         for (j, a) in r.array("attributes").enumerated() {
-            if let attribute = readAttribute(a, entity: name, path: path + ".attributes[\(j)]", problems: &problems) { attributes.append(attribute) }
+            if let attribute = readAttribute(a, entity: name, path: path + ".attributes[\(j)]", problems: &problems) {
+                attributes.append(attribute)
+            }
         }
         var relationships: [RelationshipDescription] = []
         for (j, rel) in r.array("relationships").enumerated() {
-            if let relationship = readRelationship(rel, entity: name, path: path + ".relationships[\(j)]", problems: &problems) { relationships.append(relationship) }
+            if let relationship = readRelationship(
+                rel, entity: name, path: path + ".relationships[\(j)]", problems: &problems)
+            {
+                relationships.append(relationship)
+            }
         }
         r.rejectUnknownKeys(what: "entity '\(name)'")
         problems += r.problems
-        let entity = EntityDescription(name: name, parent: parent, isAbstract: abstract, attributes: attributes, relationships: relationships,
-                                       renamingIdentifier: renamingIdentifier, versionHashModifier: modifier, userInfo: userInfo)
+        let entity = EntityDescription(
+            name: name, parent: parent, isAbstract: abstract, attributes: attributes, relationships: relationships,
+            renamingIdentifier: renamingIdentifier, versionHashModifier: modifier, userInfo: userInfo)
         entity.explicitVersionHash = hash
         entity.managedObjectClassName = className
         entity.uniquenessConstraints = constraints
@@ -83,41 +101,63 @@ public enum ModelReader {
     }
 
     /// `{"name": …, "elements": [{"property"|"expression": …, "type": "Binary"|"RTree", "ascending": …}], "partialIndexPredicate": …}`.
-    private static func readFetchIndex(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> FetchIndexDescription? {
+    private static func readFetchIndex(_ json: JSON, entity: String, path: String, problems: inout [MigrationError])
+        -> FetchIndexDescription?
+    {
         var r = JSONReader(json, path: path, code: .invalidModel, what: "a fetch index")
         let name = r.string("name", required: true, what: "fetch index of '\(entity)'") ?? ""
         var elements: [FetchIndexDescription.Element] = []
         for (k, elementJSON) in r.array("elements").enumerated() {
-            var e = JSONReader(elementJSON, path: path + ".elements[\(k)]", code: .invalidModel, what: "a fetch index element")
+            var e = JSONReader(
+                elementJSON, path: path + ".elements[\(k)]", code: .invalidModel, what: "a fetch index element")
             let property = e.string("property")
             let expression = e.string("expression")
-            if property == nil && expression == nil { e.fail("property", "an element of fetch index '\(entity).\(name)' needs a 'property' or an 'expression'") }
+            if property == nil && expression == nil {
+                e.fail(
+                    "property", "an element of fetch index '\(entity).\(name)' needs a 'property' or an 'expression'")
+            }
             var type = FetchIndexDescription.ElementType.binary
             if let typeName = e.string("type") {
-                if let t = FetchIndexDescription.ElementType(rawValue: typeName) { type = t } else {
-                    e.fail("type", "fetch index '\(entity).\(name)' has an element of unknown type '\(typeName)' (expected Binary or RTree)")
+                if let t = FetchIndexDescription.ElementType(rawValue: typeName) {
+                    type = t
+                } else {
+                    e.fail(
+                        "type",
+                        "fetch index '\(entity).\(name)' has an element of unknown type '\(typeName)' (expected Binary or RTree)"
+                    )
                 }
             }
-            elements.append(FetchIndexDescription.Element(propertyName: property, expression: property == nil ? expression : nil,
-                                                          type: type, isAscending: e.bool("ascending", default: true)))
+            elements.append(
+                FetchIndexDescription.Element(
+                    propertyName: property, expression: property == nil ? expression : nil,
+                    type: type, isAscending: e.bool("ascending", default: true)))
             e.rejectUnknownKeys(what: "an element of fetch index '\(entity).\(name)'")
             problems += e.problems
         }
-        if r.value("elements") == nil || elements.isEmpty { r.fail("elements", "fetch index '\(entity).\(name)' needs a non-empty 'elements' array") }
+        if r.value("elements") == nil || elements.isEmpty {
+            r.fail("elements", "fetch index '\(entity).\(name)' needs a non-empty 'elements' array")
+        }
         let predicate = r.string("partialIndexPredicate")
         r.rejectUnknownKeys(what: "fetch index '\(entity).\(name)'")
         problems += r.problems
         return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: predicate)
     }
 
-    private static func readAttribute(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> AttributeDescription? {
+    private static func readAttribute(_ json: JSON, entity: String, path: String, problems: inout [MigrationError])
+        -> AttributeDescription?
+    {
         var r = JSONReader(json, path: path, code: .invalidModel, what: "an attribute")
         let name = r.string("name", required: true, what: "attribute of '\(entity)'") ?? ""
         let typeName = r.string("type", required: true, what: "attribute '\(entity).\(name)'")
         var type = AttributeType.string
         if let typeName = typeName {
-            if let t = AttributeType(name: typeName) { type = t } else {
-                r.fail("type", "attribute '\(entity).\(name)' has unknown type '\(typeName)' (expected one of \(AttributeType.allCases.map { $0.rawValue }.joined(separator: ", ")))")
+            if let t = AttributeType(name: typeName) {
+                type = t
+            } else {
+                r.fail(
+                    "type",
+                    "attribute '\(entity).\(name)' has unknown type '\(typeName)' (expected one of \(AttributeType.allCases.map { $0.rawValue }.joined(separator: ", ")))"
+                )
             }
         }
         var defaultValue = Value.null
@@ -128,9 +168,11 @@ public enum ModelReader {
             }
         }
         let attribute = AttributeDescription(
-            name: name, type: type, isOptional: r.bool("optional", default: true), isTransient: r.bool("transient", default: false),
+            name: name, type: type, isOptional: r.bool("optional", default: true),
+            isTransient: r.bool("transient", default: false),
             defaultValue: defaultValue, minValue: r.number("minValue"), maxValue: r.number("maxValue"),
-            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
+            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"),
+            userInfo: r.userInfo())
         attribute.explicitVersionHash = r.hash("versionHash")
         attribute.allowsExternalBinaryDataStorage = r.bool("allowsExternalBinaryDataStorage", default: false)
         attribute.preservesValueInHistoryOnDeletion = r.bool("preservesValueInHistoryOnDeletion", default: false)
@@ -144,7 +186,9 @@ public enum ModelReader {
         return attribute
     }
 
-    private static func readRelationship(_ json: JSON, entity: String, path: String, problems: inout [MigrationError]) -> RelationshipDescription? {
+    private static func readRelationship(_ json: JSON, entity: String, path: String, problems: inout [MigrationError])
+        -> RelationshipDescription?
+    {
         var r = JSONReader(json, path: path, code: .invalidModel, what: "a relationship")
         let name = r.string("name", required: true, what: "relationship of '\(entity)'") ?? ""
         let destination = r.string("destination", required: true, what: "relationship '\(entity).\(name)'") ?? ""
@@ -152,15 +196,22 @@ public enum ModelReader {
         let toMany = r.bool("toMany", default: false)
         var deleteRule = DeleteRule.nullify
         if let rule = r.string("deleteRule") {
-            if let d = DeleteRule(rawValue: rule) { deleteRule = d } else {
-                r.fail("deleteRule", "relationship '\(entity).\(name)' has unknown delete rule '\(rule)' (expected one of \(DeleteRule.allCases.map { $0.rawValue }.joined(separator: ", ")))")
+            if let d = DeleteRule(rawValue: rule) {
+                deleteRule = d
+            } else {
+                r.fail(
+                    "deleteRule",
+                    "relationship '\(entity).\(name)' has unknown delete rule '\(rule)' (expected one of \(DeleteRule.allCases.map { $0.rawValue }.joined(separator: ", ")))"
+                )
             }
         }
         let relationship = RelationshipDescription(
-            name: name, destination: destination, inverse: inverse, isToMany: toMany, isOrdered: r.bool("ordered", default: false),
+            name: name, destination: destination, inverse: inverse, isToMany: toMany,
+            isOrdered: r.bool("ordered", default: false),
             deleteRule: deleteRule, minCount: r.integer("minCount") ?? 0, maxCount: r.integer("maxCount"),
             isOptional: r.bool("optional", default: true), isTransient: r.bool("transient", default: false),
-            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"), userInfo: r.userInfo())
+            renamingIdentifier: r.string("renamingIdentifier"), versionHashModifier: r.string("versionHashModifier"),
+            userInfo: r.userInfo())
         relationship.explicitVersionHash = r.hash("versionHash")
         relationship.isIndexed = r.bool("indexed", default: false)
         _ = r.value("comment")
@@ -172,12 +223,17 @@ public enum ModelReader {
     /// A JSON default value as a value of the attribute's type.
     static func convertDefault(_ json: JSON, type: AttributeType) -> Result<Value, DefaultValueProblem> {
         func wrong(_ expected: String) -> Result<Value, DefaultValueProblem> {
-            .failure(DefaultValueProblem("default value of type \(json.typeName) does not suit type \(type.rawValue) (expected \(expected))"))
+            .failure(
+                DefaultValueProblem(
+                    "default value of type \(json.typeName) does not suit type \(type.rawValue) (expected \(expected))")
+            )
         }
         switch type {
         case .integer16, .integer32, .integer64:
             guard case .integer(let i) = json else { return wrong("an integer") }
-            if let range = type.integerRange, !range.contains(i) { return .failure(DefaultValueProblem("default value \(i) does not fit in \(type.rawValue)")) }
+            if let range = type.integerRange, !range.contains(i) {
+                return .failure(DefaultValueProblem("default value \(i) does not fit in \(type.rawValue)"))
+            }
             return .success(.integer(i))
         case .decimal:
             switch json {
@@ -222,12 +278,18 @@ public enum ModelReader {
         var chars = Array(s.utf8)[...]
         func digits() -> Int {
             var n = 0
-            while let c = chars.first, c >= 48, c <= 57 { chars = chars.dropFirst(); n += 1 }
+            while let c = chars.first, c >= 48, c <= 57 {
+                chars = chars.dropFirst()
+                n += 1
+            }
             return n
         }
         if let c = chars.first, c == UInt8(ascii: "-") || c == UInt8(ascii: "+") { chars = chars.dropFirst() }
         var mantissa = digits()
-        if chars.first == UInt8(ascii: ".") { chars = chars.dropFirst(); mantissa += digits() }
+        if chars.first == UInt8(ascii: ".") {
+            chars = chars.dropFirst()
+            mantissa += digits()
+        }
         guard mantissa > 0 else { return false }
         if let c = chars.first, c == UInt8(ascii: "e") || c == UInt8(ascii: "E") {
             chars = chars.dropFirst()

@@ -16,13 +16,21 @@ extension ManagedObjectModel {
         for (i, entity) in entities.enumerated() {
             entity.model = self
             if entity.name.isEmpty || !ManagedObjectModel.isValidName(entity.name) {
-                problems.append(MigrationError(.invalidModel, "entity name '\(entity.name)' is not a valid name (letters, digits and '_', not starting with a digit)", path: path(i) + ".name"))
+                problems.append(
+                    MigrationError(
+                        .invalidModel,
+                        "entity name '\(entity.name)' is not a valid name (letters, digits and '_', not starting with a digit)",
+                        path: path(i) + ".name"))
             }
             if let parentName = entity.parentName {
                 if let parent = entitiesByName[parentName] {
                     entity.parent = parent
                 } else {
-                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has parent '\(parentName)', which is not in the model", path: path(i) + ".parent"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "entity '\(entity.name)' has parent '\(parentName)', which is not in the model",
+                            path: path(i) + ".parent"))
                 }
             }
         }
@@ -34,7 +42,10 @@ extension ManagedObjectModel {
             while let e = current {
                 if !seen.insert(ObjectIdentifier(e)).inserted {
                     if !inCycle.contains(entity.name) {
-                        problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' is part of an inheritance cycle", path: path(i) + ".parent"))
+                        problems.append(
+                            MigrationError(
+                                .invalidModel, "entity '\(entity.name)' is part of an inheritance cycle",
+                                path: path(i) + ".parent"))
                     }
                     inCycle.insert(entity.name)
                     break
@@ -73,55 +84,108 @@ extension ManagedObjectModel {
                 attribute.entity = entity
                 let p = path(i) + ".attributes[\(j)]"
                 if !ManagedObjectModel.isValidName(attribute.name) {
-                    problems.append(MigrationError(.invalidModel, "attribute name '\(attribute.name)' of entity '\(entity.name)' is not a valid name", path: p + ".name"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "attribute name '\(attribute.name)' of entity '\(entity.name)' is not a valid name",
+                            path: p + ".name"))
                 }
                 if let previous = names[attribute.name] {
-                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has a duplicate property name '\(attribute.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")", path: p + ".name"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "entity '\(entity.name)' has a duplicate property name '\(attribute.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")",
+                            path: p + ".name"))
                 }
                 names[attribute.name] = "own"
                 if let problem = ManagedObjectModel.checkDefault(attribute) {
-                    problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)': \(problem)", path: p + ".default"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel, "attribute '\(entity.name).\(attribute.name)': \(problem)",
+                            path: p + ".default"))
                 }
                 if !attribute.isTransient && !attribute.attributeType.isStorable {
-                    let why = attribute.attributeType == .composite ? "cdmigrate does not store composite attributes" : "Core Data stores no value of that type"
-                    problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)' of type \(attribute.attributeType.rawValue) must be transient (\(why))", path: p + ".type"))
+                    let why =
+                        attribute.attributeType == .composite
+                        ? "cdmigrate does not store composite attributes" : "Core Data stores no value of that type"
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "attribute '\(entity.name).\(attribute.name)' of type \(attribute.attributeType.rawValue) must be transient (\(why))",
+                            path: p + ".type"))
                 }
                 if let min = attribute.minValue, let max = attribute.maxValue, min > max {
-                    problems.append(MigrationError(.invalidModel, "attribute '\(entity.name).\(attribute.name)' has minValue \(Value.format(min)) above maxValue \(Value.format(max))", path: p + ".minValue"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "attribute '\(entity.name).\(attribute.name)' has minValue \(Value.format(min)) above maxValue \(Value.format(max))",
+                            path: p + ".minValue"))
                 }
             }
             for (j, relationship) in entity.ownRelationships.enumerated() {
                 relationship.entity = entity
                 let p = path(i) + ".relationships[\(j)]"
                 if !ManagedObjectModel.isValidName(relationship.name) {
-                    problems.append(MigrationError(.invalidModel, "relationship name '\(relationship.name)' of entity '\(entity.name)' is not a valid name", path: p + ".name"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "relationship name '\(relationship.name)' of entity '\(entity.name)' is not a valid name",
+                            path: p + ".name"))
                 }
                 if let previous = names[relationship.name] {
-                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has a duplicate property name '\(relationship.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")", path: p + ".name"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "entity '\(entity.name)' has a duplicate property name '\(relationship.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")",
+                            path: p + ".name"))
                 }
                 names[relationship.name] = "own"
                 guard let destination = entitiesByName[relationship.destinationEntityName] else {
-                    problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' points to entity '\(relationship.destinationEntityName)', which is not in the model", path: p + ".destination"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "relationship '\(entity.name).\(relationship.name)' points to entity '\(relationship.destinationEntityName)', which is not in the model",
+                            path: p + ".destination"))
                     continue
                 }
                 relationship.destinationEntity = destination
-                if relationship.minCount < 0 || relationship.maxCount < 0 || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount) {
-                    problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' has minCount \(relationship.minCount) and maxCount \(relationship.maxCount)", path: p + ".minCount"))
+                if relationship.minCount < 0 || relationship.maxCount < 0
+                    || (relationship.maxCount > 0 && relationship.minCount > relationship.maxCount)
+                {
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "relationship '\(entity.name).\(relationship.name)' has minCount \(relationship.minCount) and maxCount \(relationship.maxCount)",
+                            path: p + ".minCount"))
                 }
                 if !relationship.isToMany && relationship.maxCount != 1 {
                     // A to-one holds at most one object; any other maximum means toMany was forgotten.
-                    problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' is to-one, so its maxCount must be 1, not \(relationship.maxCount)", path: p + ".maxCount"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "relationship '\(entity.name).\(relationship.name)' is to-one, so its maxCount must be 1, not \(relationship.maxCount)",
+                            path: p + ".maxCount"))
                 }
                 if relationship.isOrdered && !relationship.isToMany {
-                    problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' is ordered but not to-many", path: p + ".ordered"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "relationship '\(entity.name).\(relationship.name)' is ordered but not to-many",
+                            path: p + ".ordered"))
                 }
                 if let inverseName = relationship.inverseName {
                     guard let inverse = destination.relationshipsByNameIncludingOwn(inverseName) else {
-                        problems.append(MigrationError(.invalidModel, "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseName)', which entity '\(destination.name)' does not have", path: p + ".inverse"))
+                        problems.append(
+                            MigrationError(
+                                .invalidModel,
+                                "relationship '\(entity.name).\(relationship.name)' names inverse '\(inverseName)', which entity '\(destination.name)' does not have",
+                                path: p + ".inverse"))
                         continue
                     }
                     let backName = inverse.destinationEntityName
-                    let pointsBack = inverse.inverseName == relationship.name && (entitiesByName[backName].map { entity.isKind(of: $0) || $0.isKind(of: entity) } ?? false)
+                    let pointsBack =
+                        inverse.inverseName == relationship.name
+                        && (entitiesByName[backName].map { entity.isKind(of: $0) || $0.isKind(of: entity) } ?? false)
                     if pointsBack {
                         relationship.inverseRelationship = inverse
                     } else {
@@ -129,7 +193,9 @@ extension ManagedObjectModel {
                         // inverse name it declares (its version hash includes it) but, as its
                         // inverse does not answer it, it is stored and maintained as one without
                         // an inverse (docs/coming-from-core-data.md).
-                        warnings.append("relationship '\(entity.name).\(relationship.name)' names inverse '\(destination.name).\(inverseName)', but that one's inverse is \(inverse.inverseName.map { "'\(backName).\($0)'" } ?? "not set"); '\(entity.name).\(relationship.name)' is kept as a relationship without an inverse (its version hash still names '\(inverseName)')")
+                        warnings.append(
+                            "relationship '\(entity.name).\(relationship.name)' names inverse '\(destination.name).\(inverseName)', but that one's inverse is \(inverse.inverseName.map { "'\(backName).\($0)'" } ?? "not set"); '\(entity.name).\(relationship.name)' is kept as a relationship without an inverse (its version hash still names '\(inverseName)')"
+                        )
                     }
                 }
             }
@@ -138,25 +204,42 @@ extension ManagedObjectModel {
         for entity in entities {
             for (k, a) in entity.attributes.enumerated() where a.entity === entity { a.index = k }
             for (k, r) in entity.relationships.enumerated() where r.entity === entity { r.index = k }
-            entity.attributesByName = Dictionary(entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
-            entity.relationshipsByName = Dictionary(entity.relationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            entity.attributesByName = Dictionary(
+                entity.attributes.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+            entity.relationshipsByName = Dictionary(
+                entity.relationships.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         }
         for (i, entity) in entities.enumerated() {
             for (j, constraint) in entity.uniquenessConstraints.enumerated() {
                 if constraint.isEmpty {
-                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has an empty uniqueness constraint", path: path(i) + ".uniquenessConstraints[\(j)]"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel, "entity '\(entity.name)' has an empty uniqueness constraint",
+                            path: path(i) + ".uniquenessConstraints[\(j)]"))
                 }
                 for name in constraint where entity.property(named: name) == nil {
-                    problems.append(MigrationError(.invalidModel, "entity '\(entity.name)' has a uniqueness constraint on '\(name)', which is not one of its properties", path: path(i) + ".uniquenessConstraints[\(j)]"))
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "entity '\(entity.name)' has a uniqueness constraint on '\(name)', which is not one of its properties",
+                            path: path(i) + ".uniquenessConstraints[\(j)]"))
                 }
             }
             for (j, index) in entity.fetchIndexes.enumerated() {
                 for (k, element) in index.elements.enumerated() {
                     guard let name = element.propertyName else { continue }
                     if entity.property(named: name) == nil {
-                        problems.append(MigrationError(.invalidModel, "fetch index '\(entity.name).\(index.name)' names '\(name)', which is not one of the entity's properties", path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
+                        problems.append(
+                            MigrationError(
+                                .invalidModel,
+                                "fetch index '\(entity.name).\(index.name)' names '\(name)', which is not one of the entity's properties",
+                                path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
                     } else if entity.relationship(named: name)?.isToMany == true {
-                        problems.append(MigrationError(.invalidModel, "fetch index '\(entity.name).\(index.name)' names the to-many relationship '\(name)', which has no column to index", path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
+                        problems.append(
+                            MigrationError(
+                                .invalidModel,
+                                "fetch index '\(entity.name).\(index.name)' names the to-many relationship '\(name)', which has no column to index",
+                                path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
                     }
                 }
             }
@@ -164,11 +247,12 @@ extension ManagedObjectModel {
         return problems
     }
 
-
     /// Letters, digits and underscores, not starting with a digit (what Xcode accepts).
     static func isValidName(_ name: String) -> Bool {
         guard let first = name.unicodeScalars.first, !(first.value >= 48 && first.value <= 57) else { return false }
-        return name.unicodeScalars.allSatisfy { ($0.properties.isAlphabetic) || ($0.value >= 48 && $0.value <= 57) || $0 == "_" }
+        return name.unicodeScalars.allSatisfy {
+            ($0.properties.isAlphabetic) || ($0.value >= 48 && $0.value <= 57) || $0 == "_"
+        }
     }
 
     /// Why a default value does not suit its attribute, or nil when it does.
@@ -178,12 +262,14 @@ extension ManagedObjectModel {
         let type = attribute.attributeType
         switch (type, value) {
         case (.integer16, .integer(let i)), (.integer32, .integer(let i)), (.integer64, .integer(let i)):
-            if let range = type.integerRange, !range.contains(i) { return "default value \(i) does not fit in \(type.rawValue)" }
+            if let range = type.integerRange, !range.contains(i) {
+                return "default value \(i) does not fit in \(type.rawValue)"
+            }
             return nil
         case (.decimal, .decimal), (.decimal, .integer), (.decimal, .double),
-             (.double, .double), (.double, .integer), (.float, .double), (.float, .integer),
-             (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .binary), (.transformable, .binary),
-             (.uuid, .uuid), (.uri, .uri):
+            (.double, .double), (.double, .integer), (.float, .double), (.float, .integer),
+            (.string, .string), (.boolean, .bool), (.date, .date), (.binary, .binary), (.transformable, .binary),
+            (.uuid, .uuid), (.uri, .uri):
             return nil
         default:
             return "default value \(value) (\(value.typeName)) does not suit type \(type.rawValue)"

@@ -35,8 +35,10 @@ public struct ModelVersionSet {
     ///   - currentVersionName: the current version the files name, if they name one.
     ///   - marker: what would have named the current version, for the warning.
     ///   - warnings: what the reader noticed (versions it skipped), kept first.
-    package init(path: String, models: [String: ManagedObjectModel], order: (String, String) -> Bool,
-                 currentVersionName: String?, marker: String, warnings readerWarnings: [String] = []) {
+    package init(
+        path: String, models: [String: ManagedObjectModel], order: (String, String) -> Bool,
+        currentVersionName: String?, marker: String, warnings readerWarnings: [String] = []
+    ) {
         var names = models.keys.sorted(by: order)
         var warnings = readerWarnings
         if let currentVersionName {
@@ -45,12 +47,16 @@ public struct ModelVersionSet {
                 let later = names[(index + 1)...]
                 names.remove(at: index)
                 names.append(currentVersionName)
-                warnings.append("'\(path)': the current version '\(currentVersionName)' is taken as the newest, after \(later.map { "'\($0)'" }.joined(separator: ", ")), whose name\(later.count == 1 ? "" : "s") sort\(later.count == 1 ? "s" : "") after it")
+                warnings.append(
+                    "'\(path)': the current version '\(currentVersionName)' is taken as the newest, after \(later.map { "'\($0)'" }.joined(separator: ", ")), whose name\(later.count == 1 ? "" : "s") sort\(later.count == 1 ? "s" : "") after it"
+                )
             }
         } else {
             self.currentVersionName = names.last ?? ""
             if names.count > 1 {
-                warnings.append("'\(path)' has no \(marker): the last version by name, '\(self.currentVersionName)', is taken as the current one")
+                warnings.append(
+                    "'\(path)' has no \(marker): the last version by name, '\(self.currentVersionName)', is taken as the current one"
+                )
             }
         }
         self.path = path
@@ -74,7 +80,9 @@ public struct ModelVersionSet {
             let json = try JSON.load(path: file)
             // Mapping models may sit beside the models: a model has "entities".
             guard json["entities"] != nil else { continue }
-            let name = entry.hasSuffix(".model.json") ? String(entry.dropLast(".model.json".count)) : String(entry.dropLast(".json".count))
+            let name =
+                entry.hasSuffix(".model.json")
+                ? String(entry.dropLast(".model.json".count)) : String(entry.dropLast(".json".count))
             do {
                 models[name] = try ModelReader.model(from: json)
             } catch var error as MigrationError {
@@ -82,18 +90,25 @@ public struct ModelVersionSet {
                 throw error
             }
         }
-        guard !models.isEmpty else { throw MigrationError(.invalidModel, "'\(path)' holds no model (no JSON file with \"entities\")") }
+        guard !models.isEmpty else {
+            throw MigrationError(.invalidModel, "'\(path)' holds no model (no JSON file with \"entities\")")
+        }
         let marker = path + "/current-version"
         var current: String?
         if FileIO.exists(marker) {
             let name = try FileIO.readText(path: marker).trimmingWhitespace
             guard models[name] != nil else {
                 let names = models.keys.sorted(by: ModelVersionSet.versionOrder)
-                throw MigrationError(.invalidModel, "'\(marker)' names version '\(name)', which is not in the folder (it holds \(names.joined(separator: ", ")))")
+                throw MigrationError(
+                    .invalidModel,
+                    "'\(marker)' names version '\(name)', which is not in the folder (it holds \(names.joined(separator: ", ")))"
+                )
             }
             current = name
         }
-        self.init(path: path, models: models, order: ModelVersionSet.versionOrder, currentVersionName: current, marker: "current-version file")
+        self.init(
+            path: path, models: models, order: ModelVersionSet.versionOrder, currentVersionName: current,
+            marker: "current-version file")
     }
 
     /// The model of the current version.
@@ -104,20 +119,31 @@ public struct ModelVersionSet {
 
     /// Version names in natural order: digit runs compare as numbers ("v2" before "v10").
     static func versionOrder(_ a: String, _ b: String) -> Bool {
-        var i = a.unicodeScalars.makeIterator(), j = b.unicodeScalars.makeIterator()
-        var x = i.next(), y = j.next()
+        var i = a.unicodeScalars.makeIterator()
+        var j = b.unicodeScalars.makeIterator()
+        var x = i.next()
+        var y = j.next()
         while let p = x, let q = y {
             if p.properties.numericType != nil, q.properties.numericType != nil, p.isASCII, q.isASCII {
-                var m = "", n = ""
-                while let c = x, c.isASCII, c.properties.numericType != nil { m.unicodeScalars.append(c); x = i.next() }
-                while let c = y, c.isASCII, c.properties.numericType != nil { n.unicodeScalars.append(c); y = j.next() }
-                let u = m.drop { $0 == "0" }, v = n.drop { $0 == "0" }
+                var m = ""
+                var n = ""
+                while let c = x, c.isASCII, c.properties.numericType != nil {
+                    m.unicodeScalars.append(c)
+                    x = i.next()
+                }
+                while let c = y, c.isASCII, c.properties.numericType != nil {
+                    n.unicodeScalars.append(c)
+                    y = j.next()
+                }
+                let u = m.drop { $0 == "0" }
+                let v = n.drop { $0 == "0" }
                 if u.count != v.count { return u.count < v.count }
                 if u != v { return u < v }
                 continue
             }
             if p != q { return p.value < q.value }
-            x = i.next(); y = j.next()
+            x = i.next()
+            y = j.next()
         }
         return x == nil && y != nil
     }

@@ -22,7 +22,10 @@ public class PropertyDescription {
     public internal(set) var versionHash: [UInt8] = []
     var explicitVersionHash: [UInt8]?
 
-    init(name: String, isOptional: Bool, isTransient: Bool, renamingIdentifier: String?, versionHashModifier: String?, userInfo: [String: String]) {
+    init(
+        name: String, isOptional: Bool, isTransient: Bool, renamingIdentifier: String?, versionHashModifier: String?,
+        userInfo: [String: String]
+    ) {
         self.name = name
         self.isOptional = isOptional
         self.isTransient = isTransient
@@ -74,15 +77,19 @@ public final class AttributeDescription: PropertyDescription {
     /// - parameter userInfo: The model's user info for it.
     ///
     /// Core Data: `NSAttributeDescription()` with these properties set.
-    public init(name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false, defaultValue: Value = .null,
-                minValue: Double? = nil, maxValue: Double? = nil,
-                renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]) {
+    public init(
+        name: String, type: AttributeType, isOptional: Bool = true, isTransient: Bool = false,
+        defaultValue: Value = .null,
+        minValue: Double? = nil, maxValue: Double? = nil,
+        renamingIdentifier: String? = nil, versionHashModifier: String? = nil, userInfo: [String: String] = [:]
+    ) {
         self.attributeType = type
         self.defaultValue = defaultValue
         self.minValue = minValue
         self.maxValue = maxValue
-        super.init(name: name, isOptional: isOptional, isTransient: isTransient, renamingIdentifier: renamingIdentifier,
-                   versionHashModifier: versionHashModifier, userInfo: userInfo)
+        super.init(
+            name: name, isOptional: isOptional, isTransient: isTransient, renamingIdentifier: renamingIdentifier,
+            versionHashModifier: versionHashModifier, userInfo: userInfo)
     }
 }
 
@@ -132,10 +139,12 @@ public final class RelationshipDescription: PropertyDescription {
     /// - parameter userInfo: The model's user info for it.
     ///
     /// Core Data: `NSRelationshipDescription()` with these properties set.
-    public init(name: String, destination: String, inverse: String?, isToMany: Bool, isOrdered: Bool = false,
-                deleteRule: DeleteRule = .nullify, minCount: Int = 0, maxCount: Int? = nil, isOptional: Bool = true,
-                isTransient: Bool = false, renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
-                userInfo: [String: String] = [:]) {
+    public init(
+        name: String, destination: String, inverse: String?, isToMany: Bool, isOrdered: Bool = false,
+        deleteRule: DeleteRule = .nullify, minCount: Int = 0, maxCount: Int? = nil, isOptional: Bool = true,
+        isTransient: Bool = false, renamingIdentifier: String? = nil, versionHashModifier: String? = nil,
+        userInfo: [String: String] = [:]
+    ) {
         self.destinationEntityName = destination
         self.inverseName = inverse
         self.isToMany = isToMany
@@ -143,8 +152,9 @@ public final class RelationshipDescription: PropertyDescription {
         self.deleteRule = deleteRule
         self.minCount = minCount
         self.maxCount = maxCount ?? (isToMany ? 0 : 1)
-        super.init(name: name, isOptional: isOptional, isTransient: isTransient, renamingIdentifier: renamingIdentifier,
-                   versionHashModifier: versionHashModifier, userInfo: userInfo)
+        super.init(
+            name: name, isOptional: isOptional, isTransient: isTransient, renamingIdentifier: renamingIdentifier,
+            versionHashModifier: versionHashModifier, userInfo: userInfo)
     }
 
     /// Whether the relationship and its inverse are both to-many (stored in a join table).

@@ -69,7 +69,7 @@ package enum VersionHash {
     /// `E` for an entity whose superentity and properties already carry their hashes.
     static func entityHash(_ entity: EntityDescription) -> [UInt8] {
         var bytes = Array(entity.name.utf8)
-        bytes.append(entity.isAbstract ? 1 : 0)   // abstract = 1: not verified
+        bytes.append(entity.isAbstract ? 1 : 0)  // abstract = 1: not verified
         if let parent = entity.parent { bytes += parent.versionHash }
         let properties: [PropertyDescription] = entity.attributes + entity.relationships
         for property in properties.filter({ !$0.isTransient }).sorted(by: { nameOrder($0.name, $1.name) }) {
@@ -89,20 +89,27 @@ package enum VersionHash {
         func settle(_ computed: [UInt8], explicit: [UInt8]?, what: String) -> [UInt8] {
             guard let explicit = explicit else { return computed }
             if explicit != computed {
-                warnings.append("\(what): the versionHash written in the model (\(Base64.encode(explicit))) differs from Core Data's (\(Base64.encode(computed))); the written one is used")
+                warnings.append(
+                    "\(what): the versionHash written in the model (\(Base64.encode(explicit))) differs from Core Data's (\(Base64.encode(computed))); the written one is used"
+                )
             }
             return explicit
         }
         for entity in model.entitiesInStoreOrder {
             for attribute in entity.ownAttributes {
-                attribute.versionHash = settle(attributeHash(attribute), explicit: attribute.explicitVersionHash, what: "attribute '\(entity.name).\(attribute.name)'")
+                attribute.versionHash = settle(
+                    attributeHash(attribute), explicit: attribute.explicitVersionHash,
+                    what: "attribute '\(entity.name).\(attribute.name)'")
             }
             for relationship in entity.ownRelationships {
-                relationship.versionHash = settle(relationshipHash(relationship), explicit: relationship.explicitVersionHash, what: "relationship '\(entity.name).\(relationship.name)'")
+                relationship.versionHash = settle(
+                    relationshipHash(relationship), explicit: relationship.explicitVersionHash,
+                    what: "relationship '\(entity.name).\(relationship.name)'")
             }
         }
         for entity in model.entitiesInStoreOrder {
-            entity.versionHash = settle(entityHash(entity), explicit: entity.explicitVersionHash, what: "entity '\(entity.name)'")
+            entity.versionHash = settle(
+                entityHash(entity), explicit: entity.explicitVersionHash, what: "entity '\(entity.name)'")
         }
         let sorted = model.entities.sorted { nameOrder($0.name, $1.name) }
         var checksum: [UInt8] = []
@@ -131,7 +138,10 @@ package enum VersionHash {
     package static func hex(_ bytes: [UInt8]) -> String {
         let digits = Array("0123456789abcdef")
         var s = ""
-        for b in bytes { s.append(digits[Int(b >> 4)]); s.append(digits[Int(b & 15)]) }
+        for b in bytes {
+            s.append(digits[Int(b >> 4)])
+            s.append(digits[Int(b & 15)])
+        }
         return s
     }
 

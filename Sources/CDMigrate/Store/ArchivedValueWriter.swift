@@ -21,9 +21,11 @@ enum ArchivedValueWriter {
         case .decimal(let text):
             guard let decimal = DecimalParts(text) else { return writer.string(text) }
             return writer.encode(nil, classes: ["NSDecimalNumber", "NSNumber", "NSValue"]) {
-                [("NS.exponent", .integer(Int64(decimal.exponent))), ("NS.length", .integer(Int64(decimal.length))),
-                 ("NS.negative", .bool(decimal.negative)), ("NS.compact", .bool(true)),
-                 ("NS.mantissa.bo", .integer(1)), ("NS.mantissa", .data(decimal.mantissaBytes))]
+                [
+                    ("NS.exponent", .integer(Int64(decimal.exponent))), ("NS.length", .integer(Int64(decimal.length))),
+                    ("NS.negative", .bool(decimal.negative)), ("NS.compact", .bool(true)),
+                    ("NS.mantissa.bo", .integer(1)), ("NS.mantissa", .data(decimal.mantissaBytes)),
+                ]
             }
         case .string(let s):
             return writer.string(s)
@@ -35,7 +37,9 @@ enum ArchivedValueWriter {
             guard bytes.count == 16 else { return KeyedArchiveWriter.null }
             return writer.encode(nil, classes: ["NSUUID"]) { [("NS.uuidbytes", .data(bytes))] }
         case .uri(let s):
-            return writer.encode(nil, classes: ["NSURL"]) { [("NS.base", KeyedArchiveWriter.null), ("NS.relative", writer.string(s))] }
+            return writer.encode(nil, classes: ["NSURL"]) {
+                [("NS.base", KeyedArchiveWriter.null), ("NS.relative", writer.string(s))]
+            }
         }
     }
 }
@@ -94,9 +98,18 @@ struct DecimalParts {
         }
         var exponent = exponentValue - fractionDigits
         while let first = digits.first, first == 0, digits.count > 1 { digits.removeFirst() }
-        while digits.count > 1, digits.last == 0 { digits.removeLast(); exponent += 1 }
-        while digits.count > 38 { digits.removeLast(); exponent += 1 }
-        if digits == [0] { exponent = 0; negative = false }
+        while digits.count > 1, digits.last == 0 {
+            digits.removeLast()
+            exponent += 1
+        }
+        while digits.count > 38 {
+            digits.removeLast()
+            exponent += 1
+        }
+        if digits == [0] {
+            exponent = 0
+            negative = false
+        }
         guard exponent >= -128, exponent <= 127 else { return nil }
         self.exponent = exponent
         // words = words * 10 + digit, over 128 bits (38 digits always fit).

@@ -100,7 +100,9 @@ extension BinaryPropertyList {
             let top = Reader.bigEndian(bytes, at: trailer + 16, size: 8)
             let tableOffset = Reader.bigEndian(bytes, at: trailer + 24, size: 8)
             guard (1...8).contains(offsetIntSize) else { throw Reader.malformed("offset size \(offsetIntSize)") }
-            guard (1...8).contains(objectRefSize) else { throw Reader.malformed("object reference size \(objectRefSize)") }
+            guard (1...8).contains(objectRefSize) else {
+                throw Reader.malformed("object reference size \(objectRefSize)")
+            }
             guard tableOffset >= 9, tableOffset < UInt64(trailer) else {
                 throw Reader.malformed("offset table at \(tableOffset) outside the document")
             }
@@ -135,7 +137,8 @@ extension BinaryPropertyList {
         /// Checks that `count` items of `size` bytes from `offset` lie within the object area.
         func checkRange(_ offset: Int, count: UInt64, size: Int) throws {
             let (total, overflow) = count.multipliedReportingOverflow(by: UInt64(size))
-            guard !overflow, offset >= 8, offset <= offsetTableOffset, total <= UInt64(offsetTableOffset - offset) else {
+            guard !overflow, offset >= 8, offset <= offsetTableOffset, total <= UInt64(offsetTableOffset - offset)
+            else {
                 throw Reader.malformed("\(count) items of \(size) bytes at \(offset) run past the objects")
             }
         }
@@ -180,7 +183,9 @@ extension BinaryPropertyList {
         /// The value of object `ref`; nil for null and fill.
         mutating func object(_ ref: Int, depth: Int) throws -> PropertyListValue? {
             if let known = decoded[ref] { return known }
-            guard depth < BinaryPropertyList.maximumDepth else { throw Reader.malformed("nested deeper than \(BinaryPropertyList.maximumDepth)") }
+            guard depth < BinaryPropertyList.maximumDepth else {
+                throw Reader.malformed("nested deeper than \(BinaryPropertyList.maximumDepth)")
+            }
             guard !inProgress[ref] else { throw Reader.malformed("object \(ref) contains itself") }
             inProgress[ref] = true
             let value = try parse(ref, depth: depth)
@@ -283,7 +288,13 @@ extension BinaryPropertyList {
 extension BinaryPropertyList {
     /// Scalars that are written once however often they occur.
     enum UniqueKey: Hashable {
-        case string(String), integer(Int64), real(UInt64), bool(Bool), date(UInt64), data([UInt8]), uid(UInt64)
+        case string(String)
+        case integer(Int64)
+        case real(UInt64)
+        case bool(Bool)
+        case date(UInt64)
+        case data([UInt8])
+        case uid(UInt64)
     }
 
     enum FlatObject {
@@ -337,7 +348,9 @@ extension BinaryPropertyList {
         }
 
         static func append(_ value: UInt64, size: Int, to out: inout [UInt8]) {
-            for i in stride(from: size - 1, through: 0, by: -1) { out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i)))) }
+            for i in stride(from: size - 1, through: 0, by: -1) {
+                out.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(i))))
+            }
         }
 
         static func appendInteger(_ value: Int64, to out: inout [UInt8]) {

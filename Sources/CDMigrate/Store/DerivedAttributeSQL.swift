@@ -49,12 +49,16 @@ package struct DerivedAttributeSQL {
 
     /// The SQL for `attribute` (declared by `entity`) in a store laid out as `layout`, or the reason
     /// Core Data would not maintain it in SQL (an expression it does not support there).
-    package static func plan(for attribute: AttributeDescription, of entity: EntityDescription, layout: StoreLayout) -> Result<DerivedAttributeSQL, DerivedAttributeProblem> {
+    package static func plan(for attribute: AttributeDescription, of entity: EntityDescription, layout: StoreLayout)
+        -> Result<DerivedAttributeSQL, DerivedAttributeProblem>
+    {
         guard let text = attribute.derivationExpression else { return .failure(.init("it is not derived")) }
         if let filter = attribute.filteringPredicate, !filter.isEmpty {
             return .failure(.init("it has a filtering predicate, which Core Data does not maintain in SQLite stores"))
         }
-        guard let column = layout.column(for: attribute) else { return .failure(.init("it has no column in the store")) }
+        guard let column = layout.column(for: attribute) else {
+            return .failure(.init("it has no column in the store"))
+        }
         let expression: ValueExpression
         do { expression = try ExpressionParser.parseExpression(text) } catch let error as MigrationError {
             return .failure(.init("its derivation expression '\(text)' does not parse: \(error.message)"))
@@ -64,18 +68,26 @@ package struct DerivedAttributeSQL {
         case .success(let derivation):
             var plan = Writer(attribute: attribute, entity: entity, layout: layout, column: column)
             plan.write(derivation)
-            return .success(DerivedAttributeSQL(attribute: attribute, entity: entity, derivation: derivation,
-                                                dataStatements: plan.data, triggerStatements: plan.triggers))
+            return .success(
+                DerivedAttributeSQL(
+                    attribute: attribute, entity: entity, derivation: derivation,
+                    dataStatements: plan.data, triggerStatements: plan.triggers))
         }
     }
 
     // MARK: Reading the expression
 
-    private static let sqlFunctions = ["lowercase:": "NSCoreDataToLower", "uppercase:": "NSCoreDataToUpper", "canonical:": "NSCoreDataCanonical"]
-    private static let aggregates = ["@count": "COUNT", "@sum": "SUM", "@min": "MIN", "@max": "MAX",
-                                     "count:": "COUNT", "sum:": "SUM", "min:": "MIN", "max:": "MAX"]
+    private static let sqlFunctions = [
+        "lowercase:": "NSCoreDataToLower", "uppercase:": "NSCoreDataToUpper", "canonical:": "NSCoreDataCanonical",
+    ]
+    private static let aggregates = [
+        "@count": "COUNT", "@sum": "SUM", "@min": "MIN", "@max": "MAX",
+        "count:": "COUNT", "sum:": "SUM", "min:": "MIN", "max:": "MAX",
+    ]
 
-    private static func resolve(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout) -> Result<Derivation, DerivedAttributeProblem> {
+    private static func resolve(_ expression: ValueExpression, entity: EntityDescription, layout: StoreLayout)
+        -> Result<Derivation, DerivedAttributeProblem>
+    {
         switch expression {
         case .builtin("now", let args) where args.isEmpty:
             return .success(.now)
@@ -91,7 +103,10 @@ package struct DerivedAttributeSQL {
             return resolveToMany(keys, aggregate: aggregates[name] ?? "COUNT", entity: entity, layout: layout)
         default:
             guard let keys = expression.simpleKeyPath else {
-                return .failure(.init("its derivation expression is not one Core Data maintains in SQLite stores (a key path, a to-one key path, a to-many aggregate, lowercase:, uppercase:, canonical: or now())"))
+                return .failure(
+                    .init(
+                        "its derivation expression is not one Core Data maintains in SQLite stores (a key path, a to-one key path, a to-many aggregate, lowercase:, uppercase:, canonical: or now())"
+                    ))
             }
             if let last = keys.last, let aggregate = aggregates[last], last.hasPrefix("@") {
                 return resolveToMany(Array(keys.dropLast()), aggregate: aggregate, entity: entity, layout: layout)
@@ -100,32 +115,49 @@ package struct DerivedAttributeSQL {
         }
     }
 
-    private static func resolvePath(_ keys: [String], function: String?, entity: EntityDescription, layout: StoreLayout) -> Result<Derivation, DerivedAttributeProblem> {
+    private static func resolvePath(_ keys: [String], function: String?, entity: EntityDescription, layout: StoreLayout)
+        -> Result<Derivation, DerivedAttributeProblem>
+    {
         switch keys.count {
         case 1:
-            guard let source = entity.attributesByName[keys[0]], source.derivationExpression == nil, let column = layout.column(for: source) else {
+            guard let source = entity.attributesByName[keys[0]], source.derivationExpression == nil,
+                let column = layout.column(for: source)
+            else {
                 return .failure(.init("'\(keys[0])' is not a stored attribute of \(entity.name)"))
             }
             return .success(.ownAttribute(column: column, function: function))
         case 2:
             guard let relationship = entity.relationshipsByName[keys[0]], !relationship.isToMany,
-                  case .foreignKey(let foreignKey, _, _) = layout.storage(of: relationship),
-                  let destination = relationship.destinationEntity else {
+                case .foreignKey(let foreignKey, _, _) = layout.storage(of: relationship),
+                let destination = relationship.destinationEntity
+            else {
                 return .failure(.init("'\(keys[0])' is not a stored to-one of \(entity.name)"))
             }
             guard let target = destination.attributesByName[keys[1]], let column = layout.column(for: target) else {
                 return .failure(.init("'\(keys[1])' is not a stored attribute of \(destination.name)"))
             }
-            return .success(.toOne(foreignKey: foreignKey, table: layout.table(for: destination), column: column, function: function))
+            return .success(
+                .toOne(
+                    foreignKey: foreignKey, table: layout.table(for: destination), column: column, function: function))
         default:
-            return .failure(.init("its key path '\(keys.joined(separator: "."))' has more steps than Core Data maintains (one to-one, then an attribute)"))
+            return .failure(
+                .init(
+                    "its key path '\(keys.joined(separator: "."))' has more steps than Core Data maintains (one to-one, then an attribute)"
+                ))
         }
     }
 
-    private static func resolveToMany(_ keys: [String], aggregate: String, entity: EntityDescription, layout: StoreLayout) -> Result<Derivation, DerivedAttributeProblem> {
-        guard let first = keys.first, keys.count <= 2, let relationship = entity.relationshipsByName[first], relationship.isToMany,
-              let destination = relationship.destinationEntity else {
-            return .failure(.init("'\(keys.joined(separator: "."))' is not a to-many of \(entity.name) (or an attribute through one)"))
+    private static func resolveToMany(
+        _ keys: [String], aggregate: String, entity: EntityDescription, layout: StoreLayout
+    ) -> Result<Derivation, DerivedAttributeProblem> {
+        guard let first = keys.first, keys.count <= 2, let relationship = entity.relationshipsByName[first],
+            relationship.isToMany,
+            let destination = relationship.destinationEntity
+        else {
+            return .failure(
+                .init(
+                    "'\(keys.joined(separator: "."))' is not a to-many of \(entity.name) (or an attribute through one)")
+            )
         }
         var column: String?
         if keys.count == 2 {
@@ -135,7 +167,8 @@ package struct DerivedAttributeSQL {
             column = c
         }
         if aggregate == "COUNT" && column != nil {
-            return .failure(.init("a count through an attribute ('\(keys.joined(separator: "."))') is not one cdmigrate maintains"))
+            return .failure(
+                .init("a count through an attribute ('\(keys.joined(separator: "."))') is not one cdmigrate maintains"))
         }
         if aggregate != "COUNT" && column == nil {
             return .failure(.init("\(aggregate.lowercased()) needs an attribute after the to-many '\(first)'"))
@@ -148,7 +181,10 @@ package struct DerivedAttributeSQL {
                 let high = destination.selfAndDescendants.map { layout.entityNumber(of: $0) }.max() ?? low
                 targetRange = low >= high ? " AND \(low) = Z_ENT" : " AND \(low) <= Z_ENT AND Z_ENT <= \(high)"
             }
-            return .success(.toMany(aggregate: aggregate, table: table, foreignKey: foreignKey, column: column, targetRange: targetRange))
+            return .success(
+                .toMany(
+                    aggregate: aggregate, table: table, foreignKey: foreignKey, column: column, targetRange: targetRange
+                ))
         case .joinTable(let table, let ownColumn, _, _, _) where aggregate == "COUNT":
             return .success(.manyToManyCount(joinTable: table, ownColumn: ownColumn))
         default:
@@ -184,7 +220,9 @@ package struct DerivedAttributeSQL {
             return (low, numbers.max() ?? low)
         }
 
-        func name(_ table: String, _ suffix: String = "") -> String { "Z_DA_\(table)_\(entity.name)_\(attribute.name)\(suffix)" }
+        func name(_ table: String, _ suffix: String = "") -> String {
+            "Z_DA_\(table)_\(entity.name)_\(attribute.name)\(suffix)"
+        }
 
         func affected(_ function: String, where condition: String) -> String {
             " SELECT \(function)('\(table)', Z_ENT, Z_PK, '\(attribute.name)', \(column)) FROM \(table) WHERE \(condition);"
@@ -206,7 +244,9 @@ package struct DerivedAttributeSQL {
                 toOne(foreignKey: foreignKey, target: target, source: source, function: function)
             case .toMany(let aggregate, let target, let foreignKey, let source, let targetRange):
                 if aggregate == "MIN" || aggregate == "MAX" {
-                    extreme(aggregate, target: target, foreignKey: foreignKey, source: source ?? foreignKey, targetAnd: targetRange)
+                    extreme(
+                        aggregate, target: target, foreignKey: foreignKey, source: source ?? foreignKey,
+                        targetAnd: targetRange)
                 } else {
                     toMany(aggregate, target: target, foreignKey: foreignKey, source: source)
                 }
@@ -218,12 +258,15 @@ package struct DerivedAttributeSQL {
         /// `now()` and attributes of the same entity: `_INSERT` and `_UPDATE` on the entity's table.
         mutating func selfTriggers(newToken: String, columns: String) {
             let base = name(table)
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(base)_INSERT AFTER INSERT ON \(table) FOR EACH ROW WHEN (NEW.\(columns) NOT NULL) BEGIN"
-                + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
-                + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(base)_UPDATE AFTER UPDATE OF \(columns) ON \(table) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
-                + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(base)_INSERT AFTER INSERT ON \(table) FOR EACH ROW WHEN (NEW.\(columns) NOT NULL) BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
+                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
+            )
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(base)_UPDATE AFTER UPDATE OF \(columns) ON \(table) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
+                    + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
         }
 
         /// An attribute through a to-one: `_SOURCE_INSERT`/`_UPDATE` on the entity's table,
@@ -231,31 +274,53 @@ package struct DerivedAttributeSQL {
         mutating func toOne(foreignKey: String, target: String, source: String, function: String?) {
             let sourceToken = function.map { "\($0)(\(source))" } ?? source
             let parameterToken = function.map { "\($0)(NEW.\(source))" } ?? "NEW.\(source)"
-            let newRange = range.map { $0.low >= $0.high ? "\($0.low) = NEW.Z_ENT" : "\($0.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \($0.high)" }
-            let rowRange = range.map { $0.low >= $0.high ? "\($0.low) = Z_ENT" : "\($0.low) <= Z_ENT AND Z_ENT <= \($0.high)" }
-            let andNew = newRange.map { " AND \($0)" } ?? "", andRow = rowRange.map { " AND \($0)" } ?? ""
-            let source0 = name(table, "_SOURCE"), parameter = name(target, "_PARAMETER")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK\(andNew);"
-                + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK\(andNew)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(source0)_UPDATE AFTER UPDATE OF \(foreignKey) ON \(table) FOR EACH ROW\(newRange.map { " WHEN \($0)" } ?? "") BEGIN"
-                + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
-                + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
-                + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "\(foreignKey) = NEW.Z_PK\(andRow)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE AFTER UPDATE OF \(source) ON \(target) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
-                + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "\(foreignKey) = NEW.Z_PK\(andRow)") + " END")
-            data = ["UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = \(table).\(foreignKey))\(rowRange.map { " WHERE \($0)" } ?? "")"]
+            let newRange = range.map {
+                $0.low >= $0.high ? "\($0.low) = NEW.Z_ENT" : "\($0.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \($0.high)"
+            }
+            let rowRange = range.map {
+                $0.low >= $0.high ? "\($0.low) = Z_ENT" : "\($0.low) <= Z_ENT AND Z_ENT <= \($0.high)"
+            }
+            let andNew = newRange.map { " AND \($0)" } ?? ""
+            let andRow = rowRange.map { " AND \($0)" } ?? ""
+            let source0 = name(table, "_SOURCE")
+            let parameter = name(target, "_PARAMETER")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK\(andNew);"
+                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK\(andNew)")
+                    + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(source0)_UPDATE AFTER UPDATE OF \(foreignKey) ON \(table) FOR EACH ROW\(newRange.map { " WHEN \($0)" } ?? "") BEGIN"
+                    + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
+                    + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
+                    + affected(
+                        "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+                        where: "\(foreignKey) = NEW.Z_PK\(andRow)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE AFTER UPDATE OF \(source) ON \(target) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
+                    + affected(
+                        "NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "\(foreignKey) = NEW.Z_PK\(andRow)")
+                    + " END")
+            data = [
+                "UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = \(table).\(foreignKey))\(rowRange.map { " WHERE \($0)" } ?? "")"
+            ]
         }
 
         /// The range clauses of the to-many triggers: `WHEN`, `AND` and `WHERE` forms.
         var toManyRanges: (when: String, and: String, where: String) {
             guard let r = range else { return ("", "", "") }
-            if r.low >= r.high { return (" WHEN \(r.low) = NEW.Z_ENT", " AND \(r.low) = Z_ENT", " WHERE \(r.low) = Z_ENT") }
-            return (" WHEN \(r.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \(r.high)", " AND \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)",
-                    " WHERE \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)")
+            if r.low >= r.high {
+                return (" WHEN \(r.low) = NEW.Z_ENT", " AND \(r.low) = Z_ENT", " WHERE \(r.low) = Z_ENT")
+            }
+            return (
+                " WHEN \(r.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \(r.high)",
+                " AND \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)",
+                " WHERE \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)"
+            )
         }
 
         /// `@count` and `@sum` over a one-to-many: four triggers on the target's table, one on the entity's.
@@ -265,70 +330,110 @@ package struct DerivedAttributeSQL {
             let decrement = source.map { "- IFNULL(OLD.\($0), 0)" } ?? "- 1"
             let columns = source.map { "\(foreignKey), \($0)" } ?? foreignKey
             let argument = source ?? foreignKey
-            let parameter = name(target, "_PARAMETER"), source0 = name(table, "_SOURCE")
+            let parameter = name(target, "_PARAMETER")
+            let source0 = name(table, "_SOURCE")
             let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
-                + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
-                + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_INCREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
-                + " UPDATE \(table) SET \(column) = \(column) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
-                + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_DECREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
-                + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
-                + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
-                + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
-                + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                + " UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
-            data = ["UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"]
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
+                    + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
+                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_INCREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(column) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
+                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_DECREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
+                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
+                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
+                    + " UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
+                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
+            )
+            data = [
+                "UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"
+            ]
         }
 
         /// `@min` and `@max` over a one-to-many: `_INSERT`, `_UPDATE_SET`, `_UPDATE_UNSET`, `_DELETE` on the
         /// target's table, `_INSERT` on the entity's (named without `_PARAMETER`/`_SOURCE`, as Core Data names them).
-        mutating func extreme(_ aggregate: String, target: String, foreignKey: String, source: String, targetAnd: String) {
+        mutating func extreme(
+            _ aggregate: String, target: String, foreignKey: String, source: String, targetAnd: String
+        ) {
             let (when, and, rowWhere) = toManyRanges
             let op = aggregate == "MIN" ? "<" : ">"
-            let parameter = name(target), source0 = name(table)
+            let parameter = name(target)
+            let source0 = name(table)
             let columns = "\(foreignKey), \(source)"
             let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
-            let recompute = " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = OLD.\(foreignKey)) WHERE Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column);"
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
-                + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
-                + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op)= \(column))") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_SET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
-                + recompute
-                + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column)")
-                + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
-                + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and) AND NEW.\(source) \(op)= \(column)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_UNSET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL AND (NEW.\(foreignKey) IS NULL OR NEW.\(source) IS NULL)\(targetAnd)) BEGIN"
-                + recompute
-                + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL\(targetAnd)) BEGIN"
-                + recompute
-                + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                + " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
-            data = ["UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"]
+            let recompute =
+                " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = OLD.\(foreignKey)) WHERE Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column);"
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
+                    + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
+                    + affected(
+                        updated,
+                        where:
+                            "Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op)= \(column))")
+                    + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_SET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
+                    + recompute
+                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column)")
+                    + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
+                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and) AND NEW.\(source) \(op)= \(column)")
+                    + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_UNSET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL AND (NEW.\(foreignKey) IS NULL OR NEW.\(source) IS NULL)\(targetAnd)) BEGIN"
+                    + recompute
+                    + affected(
+                        updated,
+                        where:
+                            "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))")
+                    + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL\(targetAnd)) BEGIN"
+                    + recompute
+                    + affected(
+                        updated,
+                        where:
+                            "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))")
+                    + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
+                    + " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
+                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
+            )
+            data = [
+                "UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"
+            ]
         }
 
         /// A many-to-many count: `_INSERT` and `_DELETE` on the join table, `_INSERT` on the entity's.
         mutating func manyToMany(joinTable: String, ownColumn: String) {
             let (when, and, rowWhere) = toManyRanges
-            let parameter = name(joinTable, "_PARAMETER"), source0 = name(table, "_SOURCE")
+            let parameter = name(joinTable, "_PARAMETER")
+            let source0 = name(table, "_SOURCE")
             let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(joinTable) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(ownColumn)\(and);"
-                + affected(updated, where: "Z_PK = NEW.\(ownColumn)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(joinTable) FOR EACH ROW BEGIN"
-                + " UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(ownColumn)\(and);"
-                + affected(updated, where: "Z_PK = OLD.\(ownColumn)\(and)") + " END")
-            triggers.append("CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                + " UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                + affected(updated, where: "Z_PK = NEW.Z_PK") + " END")
-            data = ["UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = \(table).Z_PK)\(rowWhere)"]
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(joinTable) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(ownColumn)\(and);"
+                    + affected(updated, where: "Z_PK = NEW.\(ownColumn)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(joinTable) FOR EACH ROW BEGIN"
+                    + " UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(ownColumn)\(and);"
+                    + affected(updated, where: "Z_PK = OLD.\(ownColumn)\(and)") + " END")
+            triggers.append(
+                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
+                    + " UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
+                    + affected(updated, where: "Z_PK = NEW.Z_PK") + " END")
+            data = [
+                "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = \(table).Z_PK)\(rowWhere)"
+            ]
         }
     }
 
@@ -343,32 +448,47 @@ package struct DerivedAttributeSQL {
         let deterministic = SQLITE_UTF8 | SQLITE_DETERMINISTIC
         for (name, code) in [("NSCoreDataToLower", 0), ("NSCoreDataToUpper", 1), ("NSCoreDataCanonical", 2)] {
             let box = UnsafeMutableRawPointer(bitPattern: code + 1)
-            sqlite3_create_function_v2(db, name, 1, deterministic, box, { context, count, arguments in
-                guard let context, count == 1, let arguments, let value = arguments[0] else { return }
-                guard sqlite3_value_type(value) == SQLITE_TEXT, let text = sqlite3_value_text(value) else {
-                    sqlite3_result_value(context, value)
-                    return
-                }
-                let count = Int(sqlite3_value_bytes(value))
-                let s = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
-                let code = Int(bitPattern: sqlite3_user_data(context)) - 1
-                let result = code == 0 ? s.lowercased() : code == 1 ? s.uppercased() : ValueComparison.fold(s, [.caseInsensitive, .diacriticInsensitive])
-                let bytes = Array(result.utf8) + [0]
-                bytes.withUnsafeBufferPointer { buffer in
-                    buffer.withMemoryRebound(to: CChar.self) { sqlite3_result_text(context, $0.baseAddress, Int32(clamping: bytes.count - 1), cdm_sqlite_transient) }
-                }
-            }, nil, nil, nil)
+            sqlite3_create_function_v2(
+                db, name, 1, deterministic, box,
+                { context, count, arguments in
+                    guard let context, count == 1, let arguments, let value = arguments[0] else { return }
+                    guard sqlite3_value_type(value) == SQLITE_TEXT, let text = sqlite3_value_text(value) else {
+                        sqlite3_result_value(context, value)
+                        return
+                    }
+                    let count = Int(sqlite3_value_bytes(value))
+                    let s = String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
+                    let code = Int(bitPattern: sqlite3_user_data(context)) - 1
+                    let result =
+                        code == 0
+                        ? s.lowercased()
+                        : code == 1
+                            ? s.uppercased() : ValueComparison.fold(s, [.caseInsensitive, .diacriticInsensitive])
+                    let bytes = Array(result.utf8) + [0]
+                    bytes.withUnsafeBufferPointer { buffer in
+                        buffer.withMemoryRebound(to: CChar.self) {
+                            sqlite3_result_text(
+                                context, $0.baseAddress, Int32(clamping: bytes.count - 1), cdm_sqlite_transient)
+                        }
+                    }
+                }, nil, nil, nil)
         }
-        sqlite3_create_function_v2(db, "NSCoreDataNow", 0, SQLITE_UTF8, nil, { context, _, _ in
-            guard let context else { return }
-            sqlite3_result_double(context, ExpressionEvaluator.now())
-        }, nil, nil, nil)
-        for name in ["NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
-                     "NSCoreDataTriggerUpdateAffectedObjectValue"] {
-            sqlite3_create_function_v2(db, name, 5, SQLITE_UTF8, nil, { context, _, _ in
+        sqlite3_create_function_v2(
+            db, "NSCoreDataNow", 0, SQLITE_UTF8, nil,
+            { context, _, _ in
                 guard let context else { return }
-                sqlite3_result_null(context)
+                sqlite3_result_double(context, ExpressionEvaluator.now())
             }, nil, nil, nil)
+        for name in [
+            "NSCoreDataDATriggerUpdatedAffectedObjectValue", "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
+            "NSCoreDataTriggerUpdateAffectedObjectValue",
+        ] {
+            sqlite3_create_function_v2(
+                db, name, 5, SQLITE_UTF8, nil,
+                { context, _, _ in
+                    guard let context else { return }
+                    sqlite3_result_null(context)
+                }, nil, nil, nil)
         }
     }
 }

@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Core Data's external binary data: how a store keeps the values of attributes with
@@ -44,7 +44,8 @@ package final class ExternalBinaryData {
 
     /// Whether Core Data may keep this attribute's values outside the row.
     package static func applies(to attribute: AttributeDescription) -> Bool {
-        attribute.allowsExternalBinaryDataStorage && (attribute.attributeType == .binary || attribute.attributeType == .transformable)
+        attribute.allowsExternalBinaryDataStorage
+            && (attribute.attributeType == .binary || attribute.attributeType == .transformable)
     }
 
     /// Where files named by the columns are looked up, in order.
@@ -99,8 +100,13 @@ package final class ExternalBinaryData {
             return .binary(Array(raw.dropFirst()))
         case ExternalBinaryData.externalMarker:
             let nameBytes = raw.dropFirst().prefix { $0 != 0 }
-            guard !nameBytes.isEmpty, nameBytes.count <= 128, nameBytes.allSatisfy({ ExternalBinaryData.isNameByte($0) }) else {
-                throw MigrationError(.sqlite, "\(describe()) names an external data file '\(String(decoding: nameBytes, as: UTF8.self))' that is not a UUID")
+            guard !nameBytes.isEmpty, nameBytes.count <= 128,
+                nameBytes.allSatisfy({ ExternalBinaryData.isNameByte($0) })
+            else {
+                throw MigrationError(
+                    .sqlite,
+                    "\(describe()) names an external data file '\(String(decoding: nameBytes, as: UTF8.self))' that is not a UUID"
+                )
             }
             let name = String(decoding: nameBytes, as: UTF8.self)
             for folder in readFolders {
@@ -110,7 +116,10 @@ package final class ExternalBinaryData {
                 do {
                     bytes = try ExternalBinaryData.readFile(path)
                 } catch let error as MigrationError {
-                    throw MigrationError(.io, "\(describe()) is kept in the external data file '\(path)', which cannot be read: \(error.message)")
+                    throw MigrationError(
+                        .io,
+                        "\(describe()) is kept in the external data file '\(path)', which cannot be read: \(error.message)"
+                    )
                 }
                 origins.remember(name: name, folder: folder, bytes: bytes)
                 return .binary(bytes)
@@ -119,7 +128,10 @@ package final class ExternalBinaryData {
             if let property { missingFilesByProperty[property, default: []].insert(name) }
             return .null
         default:
-            throw MigrationError(.sqlite, "\(describe()) starts with byte 0x\(String(marker, radix: 16)), which is no marker of Core Data's external binary data (0x01 in the row, 0x02 in a file)")
+            throw MigrationError(
+                .sqlite,
+                "\(describe()) starts with byte 0x\(String(marker, radix: 16)), which is no marker of Core Data's external binary data (0x01 in the row, 0x02 in a file)"
+            )
         }
     }
 
@@ -129,14 +141,20 @@ package final class ExternalBinaryData {
         guard fd >= 0 else { throw MigrationError(.io, "cannot open '\(path)': \(String(cString: strerror(errno)))") }
         defer { close(fd) }
         var info = stat()
-        guard fstat(fd, &info) == 0 else { throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))") }
+        guard fstat(fd, &info) == 0 else {
+            throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))")
+        }
         let size = Int(info.st_size)
         var failure: Int32 = 0
         var bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
             count = 0
             while count < size, let base = buffer.baseAddress {
                 let n = read(fd, base + count, size - count)
-                if n < 0 { if errno == EINTR { continue }; failure = errno; return }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    return
+                }
                 if n == 0 { break }
                 count += n
             }
@@ -147,7 +165,10 @@ package final class ExternalBinaryData {
             var more = [UInt8](repeating: 0, count: 65_536)
             while true {
                 let n = more.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n < 0 { if errno == EINTR { continue }; throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))") }
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw MigrationError(.io, "cannot read '\(path)': \(String(cString: strerror(errno)))")
+                }
                 if n == 0 { break }
                 bytes.append(contentsOf: more[0..<n])
             }
@@ -156,7 +177,8 @@ package final class ExternalBinaryData {
     }
 
     static func isNameByte(_ byte: UInt8) -> Bool {
-        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D
+        (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A)
+            || byte == 0x2D
     }
 
     // MARK: Writing
@@ -166,7 +188,9 @@ package final class ExternalBinaryData {
     /// `storeFolder`) it is referenced as it is; otherwise it is hard-linked (or copied) into the
     /// folder new files go to. Each file is referenced by one row only, as Core Data does.
     package func encode(_ bytes: [UInt8]) throws -> [UInt8] {
-        guard bytes.count > ExternalBinaryData.externalThreshold else { return [ExternalBinaryData.inlineMarker] + bytes }
+        guard bytes.count > ExternalBinaryData.externalThreshold else {
+            return [ExternalBinaryData.inlineMarker] + bytes
+        }
         if let origin = origins.match(bytes) {
             if stagingTemplate != nil && FileIO.sameFile(origin.folder, storeFolder) {
                 if reusedNames.insert(origin.name).inserted { return ExternalBinaryData.reference(origin.name) }
@@ -174,7 +198,9 @@ package final class ExternalBinaryData {
                 let folder = try writeFolder()
                 let target = folder + "/" + origin.name
                 if !FileIO.exists(target) {
-                    if link(origin.folder + "/" + origin.name, target) == 0 { return ExternalBinaryData.reference(origin.name) }
+                    if link(origin.folder + "/" + origin.name, target) == 0 {
+                        return ExternalBinaryData.reference(origin.name)
+                    }
                     try ExternalBinaryData.writeExclusively(bytes, to: target)
                     return ExternalBinaryData.reference(origin.name)
                 }
@@ -190,7 +216,8 @@ package final class ExternalBinaryData {
     /// the column no longer references it. Files of other stores (the source's, those reused in
     /// place) are never touched.
     func discardWrittenFile(referencedBy column: [UInt8]) {
-        guard let folder = stagingFolder, folder != storeFolder, column.first == ExternalBinaryData.externalMarker else { return }
+        guard let folder = stagingFolder, folder != storeFolder, column.first == ExternalBinaryData.externalMarker
+        else { return }
         let name = column.dropFirst().prefix { $0 != 0 }
         guard !name.isEmpty, name.allSatisfy({ ExternalBinaryData.isNameByte($0) }) else { return }
         unlink(folder + "/" + String(decoding: name, as: UTF8.self))
@@ -208,7 +235,9 @@ package final class ExternalBinaryData {
             do {
                 folder = try FileIO.makeTemporaryDirectory(template: template)
             } catch let error as MigrationError {
-                throw MigrationError(.migrationManagerDestinationStore, "cannot create a folder for external data files: \(error.message)")
+                throw MigrationError(
+                    .migrationManagerDestinationStore,
+                    "cannot create a folder for external data files: \(error.message)")
             }
             stagingFolder = folder
             stagingFolderCreated?(folder)
@@ -233,7 +262,10 @@ package final class ExternalBinaryData {
     /// Writes a new file (`O_EXCL`) and syncs it.
     static func writeExclusively(_ bytes: [UInt8], to path: String) throws {
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw MigrationError(.io, "cannot create the external data file '\(path)': \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else {
+            throw MigrationError(
+                .io, "cannot create the external data file '\(path)': \(String(cString: strerror(errno)))")
+        }
         defer { close(fd) }
         var written = 0
         while written < bytes.count {

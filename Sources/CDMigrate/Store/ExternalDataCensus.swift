@@ -27,22 +27,28 @@ package struct ExternalDataCensus: Equatable {
         defer { database.close() }
         var references = 0
         var missing = Set<String>()
-        let tables = try database.rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT LIKE 'Z\\_%' ESCAPE '\\'")
+        let tables = try database.rows(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT LIKE 'Z\\_%' ESCAPE '\\'"
+        )
         for row in tables {
             guard let table = row.first?.text else { continue }
-            for column in try database.rows("PRAGMA table_info(\(SQLiteDatabase.quote(table)))") where column.count > 2 {
+            for column in try database.rows("PRAGMA table_info(\(SQLiteDatabase.quote(table)))") where column.count > 2
+            {
                 guard let name = column[1].text, (column[2].text ?? "").uppercased() == "BLOB" else { continue }
                 let quoted = SQLiteDatabase.quote(name)
-                let sql = "SELECT substr(\(quoted), 2, 36) FROM \(SQLiteDatabase.quote(table)) "
+                let sql =
+                    "SELECT substr(\(quoted), 2, 36) FROM \(SQLiteDatabase.quote(table)) "
                     + "WHERE typeof(\(quoted)) = 'blob' AND length(\(quoted)) = 38 AND substr(\(quoted), 1, 1) = x'02' AND substr(\(quoted), 38, 1) = x'00'"
                 for reference in try database.rows(sql) {
-                    guard case .blob(let bytes)? = reference.first, bytes.allSatisfy(ExternalBinaryData.isNameByte) else { continue }
+                    guard case .blob(let bytes)? = reference.first, bytes.allSatisfy(ExternalBinaryData.isNameByte)
+                    else { continue }
                     references += 1
                     let file = String(decoding: bytes, as: UTF8.self)
                     if !names.contains(file) { missing.insert(folder + "/" + file) }
                 }
             }
         }
-        return ExternalDataCensus(folder: folder, files: names.count, references: references, missingFiles: missing.sorted())
+        return ExternalDataCensus(
+            folder: folder, files: names.count, references: references, missingFiles: missing.sorted())
     }
 }

@@ -22,7 +22,9 @@ package final class ExternalFileOrigins {
         bytes.withUnsafeBytes { buffer -> UInt64 in
             var h: UInt64 = 0xcbf2_9ce4_8422_2325
             let words = buffer.count / 8
-            for i in 0..<words { h = (h ^ buffer.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01b3 }
+            for i in 0..<words {
+                h = (h ^ buffer.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+            }
             for i in (words * 8)..<buffer.count { h = (h ^ UInt64(buffer[i])) &* 0x0000_0100_0000_01b3 }
             return h
         }
@@ -35,7 +37,10 @@ package final class ExternalFileOrigins {
         if order.count - start > capacity {
             entries[order[start]] = nil
             start += 1
-            if start > capacity { order.removeFirst(start); start = 0 }
+            if start > capacity {
+                order.removeFirst(start)
+                start = 0
+            }
         }
     }
 
@@ -44,7 +49,8 @@ package final class ExternalFileOrigins {
         guard !entries.isEmpty else { return nil }
         let key = Key(count: bytes.count, hash: ExternalFileOrigins.hash(bytes))
         guard let origin = entries[key], FileIO.size(origin.folder + "/" + origin.name) == Int64(bytes.count),
-              (try? ExternalBinaryData.readFile(origin.folder + "/" + origin.name)) == bytes else { return nil }
+            (try? ExternalBinaryData.readFile(origin.folder + "/" + origin.name)) == bytes
+        else { return nil }
         return origin
     }
 }

@@ -37,18 +37,26 @@ extension FetchRequest {
     public mutating func sort(by descriptors: [FetchSortDescriptor], in store: PersistentStore) throws {
         guard !descriptors.isEmpty else { return }
         guard let entity = store.model.entity(named: entityName) else {
-            throw MigrationError(.invalidArgument, "cannot sort a fetch of '\(entityName)': the store's model has no such entity")
+            throw MigrationError(
+                .invalidArgument, "cannot sort a fetch of '\(entityName)': the store's model has no such entity")
         }
         var terms: [String] = []
         for (i, descriptor) in descriptors.enumerated() {
             let key = descriptor.key
             func refuse(_ why: String) -> MigrationError {
-                MigrationError(.invalidArgument, "sort descriptor \(i + 1) ('\(key)') of a fetch of '\(entityName)': \(why)")
+                MigrationError(
+                    .invalidArgument, "sort descriptor \(i + 1) ('\(key)') of a fetch of '\(entityName)': \(why)")
             }
-            if key.contains(".") { throw refuse("sorting follows no relationships; sort on an attribute of '\(entity.name)'") }
-            if entity.relationship(named: key) != nil { throw refuse("'\(key)' is a relationship; sort on an attribute") }
+            if key.contains(".") {
+                throw refuse("sorting follows no relationships; sort on an attribute of '\(entity.name)'")
+            }
+            if entity.relationship(named: key) != nil {
+                throw refuse("'\(key)' is a relationship; sort on an attribute")
+            }
             guard let attribute = entity.attribute(named: key) else {
-                throw refuse("entity '\(entity.name)' has no attribute '\(key)'\(SpellingSuggestion.hint(key, among: entity.attributes.map { $0.name }))")
+                throw refuse(
+                    "entity '\(entity.name)' has no attribute '\(key)'\(SpellingSuggestion.hint(key, among: entity.attributes.map { $0.name }))"
+                )
             }
             guard let column = store.layout.sqlColumn(forKeyPath: [attribute.name], of: entity)?.sql else {
                 throw refuse("attribute '\(key)' is not stored (transient)")

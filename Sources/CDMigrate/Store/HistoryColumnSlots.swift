@@ -16,8 +16,11 @@ package struct HistoryColumnSlots: Equatable {
 
     /// The slots of `entity` in a store laid out as `layout`.
     package init(entity: EntityDescription, layout: StoreLayout) {
-        var foreignKeys: [String] = [], entityColumns: [String] = [], orderColumns: [String] = []
-        var toManys: [String] = [], manyToManys: [String] = []
+        var foreignKeys: [String] = []
+        var entityColumns: [String] = []
+        var orderColumns: [String] = []
+        var toManys: [String] = []
+        var manyToManys: [String] = []
         for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
             switch layout.storage(of: relationship) {
             case .foreignKey(_, let entityColumn, let orderColumn):

@@ -74,8 +74,12 @@ package final class KeyedArchive {
 
     /// The reference a UID value holds.
     package func reference(_ value: PropertyListValue, at position: @autoclosure () -> String) throws -> Reference {
-        guard case .uid(let uid) = value else { throw error("\(position()) is a \(Self.kind(of: value)), not an object reference") }
-        guard uid < UInt64(objects.count) else { throw error("\(position()) refers to object \(uid), but the archive has \(objects.count) objects") }
+        guard case .uid(let uid) = value else {
+            throw error("\(position()) is a \(Self.kind(of: value)), not an object reference")
+        }
+        guard uid < UInt64(objects.count) else {
+            throw error("\(position()) refers to object \(uid), but the archive has \(objects.count) objects")
+        }
         return Reference(Int(uid))
     }
 
@@ -93,7 +97,8 @@ package final class KeyedArchive {
             throw error("object \(index) is a \(Self.kind(of: objects[index])), not an archived object with a '$class'")
         }
         let (className, classes) = try classDescription(classValue, of: index)
-        return ArchivedObject(archive: self, reference: reference, className: className, classes: classes, fields: fields)
+        return ArchivedObject(
+            archive: self, reference: reference, className: className, classes: classes, fields: fields)
     }
 
     /// `$classname` and `$classes` of the class an object's `$class` points to.
@@ -123,7 +128,9 @@ package final class KeyedArchive {
         return try decode(reference, depth: 0)
     }
 
-    private func value(_ raw: PropertyListValue, at position: @autoclosure () -> String, depth: Int) throws -> ArchiveValue {
+    private func value(_ raw: PropertyListValue, at position: @autoclosure () -> String, depth: Int) throws
+        -> ArchiveValue
+    {
         switch raw {
         case .uid: return try decode(try reference(raw, at: position()), depth: depth)
         case .string(let s): return .string(s)
@@ -133,10 +140,14 @@ package final class KeyedArchive {
         case .data(let d): return .data(d)
         case .date(let d): return .date(d)
         case .array(let items):
-            guard depth < KeyedArchive.maximumDepth else { throw error("\(position()) nests deeper than \(KeyedArchive.maximumDepth) levels") }
+            guard depth < KeyedArchive.maximumDepth else {
+                throw error("\(position()) nests deeper than \(KeyedArchive.maximumDepth) levels")
+            }
             var result: [ArchiveValue] = []
             result.reserveCapacity(items.count)
-            for (i, item) in items.enumerated() { result.append(try value(item, at: "\(position())[\(i)]", depth: depth + 1)) }
+            for (i, item) in items.enumerated() {
+                result.append(try value(item, at: "\(position())[\(i)]", depth: depth + 1))
+            }
             return .array(result)
         case .dictionary:
             throw error("\(position()) is an inline dictionary, which keyed archives do not hold")
@@ -164,7 +175,9 @@ package final class KeyedArchive {
         guard let kind = FoundationKind(classes: object.classes) else {
             return .object(reference, className: object.className)
         }
-        guard depth < KeyedArchive.maximumDepth else { throw error("object \(index) (\(object.className)) nests deeper than \(KeyedArchive.maximumDepth) levels") }
+        guard depth < KeyedArchive.maximumDepth else {
+            throw error("object \(index) (\(object.className)) nests deeper than \(KeyedArchive.maximumDepth) levels")
+        }
         guard decoding.insert(index).inserted else {
             throw error("object \(index) (\(object.className)) contains itself")
         }
@@ -181,16 +194,36 @@ package final class KeyedArchive {
         init?(classes: [String]) {
             for name in classes {
                 switch name {
-                case "NSKnownKeysDictionary1": self = .knownKeysDictionary; return
-                case "NSDecimalNumber": self = .decimalNumber; return
-                case "NSDictionary": self = .dictionary; return
-                case "NSArray", "NSSet", "NSOrderedSet": self = .array; return
-                case "NSString": self = .string; return
-                case "NSData": self = .data; return
-                case "NSDate": self = .date; return
-                case "NSUUID": self = .uuid; return
-                case "NSURL": self = .url; return
-                case "NSNull": self = .null; return
+                case "NSKnownKeysDictionary1":
+                    self = .knownKeysDictionary
+                    return
+                case "NSDecimalNumber":
+                    self = .decimalNumber
+                    return
+                case "NSDictionary":
+                    self = .dictionary
+                    return
+                case "NSArray", "NSSet", "NSOrderedSet":
+                    self = .array
+                    return
+                case "NSString":
+                    self = .string
+                    return
+                case "NSData":
+                    self = .data
+                    return
+                case "NSDate":
+                    self = .date
+                    return
+                case "NSUUID":
+                    self = .uuid
+                    return
+                case "NSURL":
+                    self = .url
+                    return
+                case "NSNull":
+                    self = .null
+                    return
                 default: continue
                 }
             }
@@ -201,11 +234,16 @@ package final class KeyedArchive {
     private func decodeFoundation(_ object: ArchivedObject, kind: FoundationKind, depth: Int) throws -> ArchiveValue {
         func elements(_ key: String) throws -> [ArchiveValue] {
             guard let raw = object.raw(key) else { return [] }
-            guard case .array(let items) = raw else { throw object.error(key, "is a \(Self.kind(of: raw)), not an array") }
+            guard case .array(let items) = raw else {
+                throw object.error(key, "is a \(Self.kind(of: raw)), not an array")
+            }
             var result: [ArchiveValue] = []
             result.reserveCapacity(items.count)
             for (i, item) in items.enumerated() {
-                result.append(try value(item, at: "object \(object.reference.index) (\(object.className)) '\(key)'[\(i)]", depth: depth))
+                result.append(
+                    try value(
+                        item, at: "object \(object.reference.index) (\(object.className)) '\(key)'[\(i)]", depth: depth)
+                )
             }
             return result
         }
@@ -215,7 +253,8 @@ package final class KeyedArchive {
         }
         switch kind {
         case .dictionary:
-            let keys = try elements("NS.keys"), values = try elements("NS.objects")
+            let keys = try elements("NS.keys")
+            let values = try elements("NS.objects")
             guard keys.count == values.count else {
                 throw object.error("NS.keys", "has \(keys.count) keys for \(values.count) objects")
             }
@@ -227,11 +266,14 @@ package final class KeyedArchive {
                 throw object.error("searchMapping", "is not an archived mapping strategy")
             }
             let strategy = try self.object(strategyReference)
-            guard case .array(let keys) = try value(strategy.raw("keys") ?? .uid(0), at: "the known keys", depth: depth) else {
+            guard case .array(let keys) = try value(strategy.raw("keys") ?? .uid(0), at: "the known keys", depth: depth)
+            else {
                 throw strategy.error("keys", "is not an array")
             }
             guard case .array(let values) = try field("values") else { throw object.error("values", "is not an array") }
-            guard keys.count == values.count else { throw object.error("values", "has \(values.count) values for \(keys.count) keys") }
+            guard keys.count == values.count else {
+                throw object.error("values", "has \(values.count) values for \(keys.count) keys")
+            }
             let empty = try field("emptyToken")
             return .dictionary(zip(keys, values).filter { empty.isNull || $0.1 != empty }.map { (key: $0, value: $1) })
         case .array:
@@ -240,7 +282,9 @@ package final class KeyedArchive {
             switch try field("NS.string") {
             case .string(let s): return .string(s)
             case .null:
-                if case .data(let bytes) = try field("NS.bytes") { return .string(String(decoding: bytes, as: UTF8.self)) }
+                if case .data(let bytes) = try field("NS.bytes") {
+                    return .string(String(decoding: bytes, as: UTF8.self))
+                }
                 return .string("")
             case let other: throw object.error("NS.string", "is a \(other.typeName), not a string")
             }
@@ -263,7 +307,9 @@ package final class KeyedArchive {
             }
             return .uuid(bytes)
         case .url:
-            guard case .string(let relative) = try field("NS.relative") else { throw object.error("NS.relative", "is not a string") }
+            guard case .string(let relative) = try field("NS.relative") else {
+                throw object.error("NS.relative", "is not a string")
+            }
             if case .url(let base) = try field("NS.base"), !relative.contains("://") {
                 return .url(base.hasSuffix("/") || relative.hasPrefix("/") ? base + relative : base + "/" + relative)
             }
@@ -282,13 +328,18 @@ package final class KeyedArchive {
         let negative = try object.bool("NS.negative")
         let length = Int(clamping: try object.integer("NS.length") ?? 0)
         let littleEndian = (try object.integer("NS.mantissa.bo") ?? 1) == 1
-        guard case .data(let bytes) = try object.value("NS.mantissa"), length >= 0, length <= 8, bytes.count >= 2 * length else {
+        guard case .data(let bytes) = try object.value("NS.mantissa"), length >= 0, length <= 8,
+            bytes.count >= 2 * length
+        else {
             throw object.error("NS.mantissa", "is not \(max(0, min(length, 8)) * 2) bytes of mantissa")
         }
-        guard exponent >= -128, exponent <= 127 else { throw object.error("NS.exponent", "is \(exponent), outside -128…127") }
+        guard exponent >= -128, exponent <= 127 else {
+            throw object.error("NS.exponent", "is \(exponent), outside -128…127")
+        }
         if length == 0 { return negative ? "NaN" : "0" }
         var words: [UInt32] = (0..<length).map { i in
-            let a = UInt32(bytes[2 * i]), b = UInt32(bytes[2 * i + 1])
+            let a = UInt32(bytes[2 * i])
+            let b = UInt32(bytes[2 * i + 1])
             return littleEndian ? a | b << 8 : a << 8 | b
         }
         // The 128-bit mantissa in decimal, by repeated division of its 16-bit words (most significant last).
@@ -322,7 +373,8 @@ package final class KeyedArchive {
         var keysByClass: [String: Set<String>] = [:]
         for index in objects.indices {
             guard case .dictionary(let fields) = objects[index], objects[index]["$class"] != nil,
-                  let object = try? self.object(Reference(index)) else { continue }
+                let object = try? self.object(Reference(index))
+            else { continue }
             keysByClass[object.className, default: []].formUnion(fields.map { $0.key }.filter { $0 != "$class" })
         }
         return keysByClass.sorted { $0.key < $1.key }.map { (className: $0.key, keys: $0.value.sorted()) }

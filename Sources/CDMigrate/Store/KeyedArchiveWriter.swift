@@ -99,7 +99,9 @@ package final class KeyedArchiveWriter {
     ///   - fields: its keys and values (plain numbers inline, objects as references).
     /// - Returns: the reference to the object.
     @discardableResult
-    package func encode(_ key: String?, classes: [String], fields: () throws -> [(String, PropertyListValue)]) rethrows -> PropertyListValue {
+    package func encode(_ key: String?, classes: [String], fields: () throws -> [(String, PropertyListValue)]) rethrows
+        -> PropertyListValue
+    {
         let uid: UInt64
         if let key {
             if case .uid(let known) = reference(to: key) { uid = known } else { uid = append(nil) }
@@ -120,13 +122,17 @@ package final class KeyedArchiveWriter {
     // MARK: Foundation containers
 
     /// An NSArray (or NSMutableArray, NSSet, …: `classes`) of the references `items` makes.
-    package func array(_ classes: [String] = ["NSArray"], _ items: () throws -> [PropertyListValue]) rethrows -> PropertyListValue {
+    package func array(_ classes: [String] = ["NSArray"], _ items: () throws -> [PropertyListValue]) rethrows
+        -> PropertyListValue
+    {
         return try encode(nil, classes: classes) { [("NS.objects", .array(try items()))] }
     }
 
     /// An NSDictionary (or NSMutableDictionary: `classes`): the keys are encoded before the values.
-    package func dictionary(_ classes: [String] = ["NSDictionary"], keys: () -> [PropertyListValue],
-                            values: () throws -> [PropertyListValue]) rethrows -> PropertyListValue {
+    package func dictionary(
+        _ classes: [String] = ["NSDictionary"], keys: () -> [PropertyListValue],
+        values: () throws -> [PropertyListValue]
+    ) rethrows -> PropertyListValue {
         return try encode(nil, classes: classes) {
             let keyReferences = keys()
             let valueReferences = try values()
@@ -145,13 +151,15 @@ package final class KeyedArchiveWriter {
         for (index, object) in objects.enumerated() {
             guard let object else {
                 let key = uidByKey.first(where: { $0.value == UInt64(index) })?.key ?? "?"
-                throw MigrationError(.invalidModel, "\(what): object \(index) ('\(key)') is referred to but never encoded")
+                throw MigrationError(
+                    .invalidModel, "\(what): object \(index) ('\(key)') is referred to but never encoded")
             }
             filled.append(object)
         }
-        return BinaryPropertyList.encode(.dictionary([
-            ("$version", .integer(100000)), ("$archiver", .string("NSKeyedArchiver")),
-            ("$top", .dictionary([("root", root)])), ("$objects", .array(filled)),
-        ]))
+        return BinaryPropertyList.encode(
+            .dictionary([
+                ("$version", .integer(100000)), ("$archiver", .string("NSKeyedArchiver")),
+                ("$top", .dictionary([("root", root)])), ("$objects", .array(filled)),
+            ]))
     }
 }

@@ -20,7 +20,9 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// A free-standing instance with the attributes' default values.
     public convenience init(entity: EntityDescription, primaryKey: Int64 = 0) {
-        self.init(entity: entity, objectID: ObjectID(storeIdentifier: "", entityName: entity.name, primaryKey: primaryKey), context: nil)
+        self.init(
+            entity: entity, objectID: ObjectID(storeIdentifier: "", entityName: entity.name, primaryKey: primaryKey),
+            context: nil)
     }
 
     init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext?, values: [Value]? = nil) {
@@ -28,7 +30,8 @@ public final class ManagedObject: CustomStringConvertible {
         self.objectID = objectID
         self.context = context
         self.attributeValues = values ?? entity.attributes.map { $0.defaultValue }
-        self.relationshipValues = context == nil ? entity.relationships.map { $0.isToMany ? .collection([]) : .null } : []
+        self.relationshipValues =
+            context == nil ? entity.relationships.map { $0.isToMany ? .collection([]) : .null } : []
     }
 
     // MARK: Key-value coding
@@ -90,7 +93,8 @@ public final class ManagedObject: CustomStringConvertible {
     func fireFault() throws {
         guard isFault else { return }
         guard let context = context else {
-            throw MigrationError(.invalidArgument, "instance \(objectID.uriRepresentation) belongs to a store that was closed")
+            throw MigrationError(
+                .invalidArgument, "instance \(objectID.uriRepresentation) belongs to a store that was closed")
         }
         try context.fulfillFault(self)
         isFault = false
@@ -98,7 +102,10 @@ public final class ManagedObject: CustomStringConvertible {
 
     private func checkOwnAttribute(_ attribute: AttributeDescription) throws {
         guard attribute.index < entity.attributes.count, entity.attributes[attribute.index] === attribute else {
-            throw MigrationError(.invalidArgument, "attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' is not an attribute of entity '\(entity.name)'")
+            throw MigrationError(
+                .invalidArgument,
+                "attribute '\(attribute.entity?.name ?? "?").\(attribute.name)' is not an attribute of entity '\(entity.name)'"
+            )
         }
     }
 
@@ -135,13 +142,17 @@ public final class ManagedObject: CustomStringConvertible {
         let targets = try RelationshipValue.instances(in: value, for: relationship, of: entity)
         if let context = context { return try context.setRelationship(of: self, relationship, to: targets) }
         try checkFreeStanding(relationship)
-        relationshipValues[relationship.index] = relationship.isToMany ? .collection(targets.map { .object($0) }) : (targets.first.map { .object($0) } ?? .null)
+        relationshipValues[relationship.index] =
+            relationship.isToMany
+            ? .collection(targets.map { .object($0) }) : (targets.first.map { .object($0) } ?? .null)
     }
 
     /// Adds instances to a to-many (appending for an ordered one), like `mutableSetValueForKey:`'s `addObject:`.
     public func add(_ objects: [ManagedObject], to relationship: RelationshipDescription) throws {
         guard relationship.isToMany else {
-            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is a to-one relationship; set it instead of adding to it")
+            throw MigrationError(
+                .invalidArgument,
+                "'\(entity.name).\(relationship.name)' is a to-one relationship; set it instead of adding to it")
         }
         _ = try RelationshipValue.instances(in: .collection(objects.map { .object($0) }), for: relationship, of: entity)
         if let context = context { return try context.addToRelationship(of: self, relationship, objects) }
@@ -155,7 +166,9 @@ public final class ManagedObject: CustomStringConvertible {
     /// when they are already members, like `insertObject:inValuesOfOrderedSetAtIndex:`.
     public func insert(_ objects: [ManagedObject], at index: Int, into relationship: RelationshipDescription) throws {
         guard relationship.isToMany && relationship.isOrdered else {
-            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is not an ordered to-many relationship; add to it instead")
+            throw MigrationError(
+                .invalidArgument,
+                "'\(entity.name).\(relationship.name)' is not an ordered to-many relationship; add to it instead")
         }
         var members = try value(for: relationship).elements.compactMap { $0.object }
         members.removeAll { member in objects.contains { $0.isSameInstance(as: member) } }
@@ -171,25 +184,33 @@ public final class ManagedObject: CustomStringConvertible {
     /// Removes instances from a to-many.
     public func remove(_ objects: [ManagedObject], from relationship: RelationshipDescription) throws {
         guard relationship.isToMany else {
-            throw MigrationError(.invalidArgument, "'\(entity.name).\(relationship.name)' is a to-one relationship; set it to nil instead")
+            throw MigrationError(
+                .invalidArgument,
+                "'\(entity.name).\(relationship.name)' is a to-one relationship; set it to nil instead")
         }
         if let context = context { return try context.removeFromRelationship(of: self, relationship, objects) }
         try checkFreeStanding(relationship)
         let removed = Set(objects.map { ObjectIdentifier($0) })
-        relationshipValues[relationship.index] = .collection(relationshipValues[relationship.index].elements.filter {
-            guard let o = $0.object else { return true }
-            return !removed.contains(ObjectIdentifier(o))
-        })
+        relationshipValues[relationship.index] = .collection(
+            relationshipValues[relationship.index].elements.filter {
+                guard let o = $0.object else { return true }
+                return !removed.contains(ObjectIdentifier(o))
+            })
     }
 
     /// A relationship of another entity, or an instance whose store is gone (its relationships
     /// lived only there), is an error rather than an out-of-range index.
     private func checkFreeStanding(_ relationship: RelationshipDescription) throws {
-        guard relationship.index < relationshipValues.count, entity.relationships[relationship.index] === relationship else {
+        guard relationship.index < relationshipValues.count, entity.relationships[relationship.index] === relationship
+        else {
             if relationshipValues.isEmpty && !entity.relationships.isEmpty {
-                throw MigrationError(.invalidArgument, "instance \(objectID.uriRepresentation): its store was released, so relationship '\(relationship.name)' cannot be read or written")
+                throw MigrationError(
+                    .invalidArgument,
+                    "instance \(objectID.uriRepresentation): its store was released, so relationship '\(relationship.name)' cannot be read or written"
+                )
             }
-            throw MigrationError(.invalidArgument, "'\(relationship.name)' is not a relationship of entity '\(entity.name)'")
+            throw MigrationError(
+                .invalidArgument, "'\(relationship.name)' is not a relationship of entity '\(entity.name)'")
         }
     }
 
@@ -204,7 +225,9 @@ public final class ManagedObject: CustomStringConvertible {
     /// when `skippingNil`, nil values), as policies that copy "every attribute" generically need.
     /// Returns the keys that were set.
     @discardableResult
-    public func setAttributeValues(_ values: [(key: String, value: Value)], skippingNil: Bool = false) throws -> [String] {
+    public func setAttributeValues(_ values: [(key: String, value: Value)], skippingNil: Bool = false) throws
+        -> [String]
+    {
         var set: [String] = []
         for (key, value) in values {
             guard let attribute = entity.attributesByName[key], !(skippingNil && value.isNull) else { continue }
@@ -228,26 +251,39 @@ package protocol ObjectContext: AnyObject {
     func fulfillFault(_ object: ManagedObject) throws
     func relationshipValue(of object: ManagedObject, _ relationship: RelationshipDescription) throws -> Value
     func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws
-    func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]) throws
-    func addToRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
-    func removeFromRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
+    func setRelationship(of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject])
+        throws
+    func addToRelationship(
+        of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
+    func removeFromRelationship(
+        of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]) throws
 }
 
 enum RelationshipValue {
     /// The instances a relationship value holds, checked against the relationship's destination.
-    static func instances(in value: Value, for relationship: RelationshipDescription, of entity: EntityDescription) throws -> [ManagedObject] {
+    static func instances(in value: Value, for relationship: RelationshipDescription, of entity: EntityDescription)
+        throws -> [ManagedObject]
+    {
         var objects: [ManagedObject] = []
         for element in value.elements {
             guard let object = element.object else {
-                throw MigrationError(.invalidArgument, "relationship '\(entity.name).\(relationship.name)' takes instances, not a \(element.typeName) value")
+                throw MigrationError(
+                    .invalidArgument,
+                    "relationship '\(entity.name).\(relationship.name)' takes instances, not a \(element.typeName) value"
+                )
             }
             if let destination = relationship.destinationEntity, !object.entity.isKind(of: destination) {
-                throw MigrationError(.invalidArgument, "relationship '\(entity.name).\(relationship.name)' takes '\(destination.name)' instances, not '\(object.entity.name)'")
+                throw MigrationError(
+                    .invalidArgument,
+                    "relationship '\(entity.name).\(relationship.name)' takes '\(destination.name)' instances, not '\(object.entity.name)'"
+                )
             }
             objects.append(object)
         }
         if !relationship.isToMany && objects.count > 1 {
-            throw MigrationError(.invalidArgument, "to-one relationship '\(entity.name).\(relationship.name)' cannot take \(objects.count) instances")
+            throw MigrationError(
+                .invalidArgument,
+                "to-one relationship '\(entity.name).\(relationship.name)' cannot take \(objects.count) instances")
         }
         return objects
     }

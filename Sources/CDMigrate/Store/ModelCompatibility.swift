@@ -14,7 +14,8 @@ extension ManagedObjectModel {
         /// metadata holds them, and as `cdmigrate inspect` prints them), or which side lacks it.
         public var description: String {
             switch (storeHash, modelHash) {
-            case (let s?, let m?): return "\(entityName): store hash \(Base64.encode(s)), model hash \(Base64.encode(m))"
+            case (let s?, let m?):
+                return "\(entityName): store hash \(Base64.encode(s)), model hash \(Base64.encode(m))"
             case (nil, _?): return "\(entityName) is not in the store"
             case (_?, nil): return "\(entityName) is only in the store"
             case (nil, nil): return entityName
@@ -28,8 +29,11 @@ extension ManagedObjectModel {
         let modelHashes = entityVersionHashes
         var differences: [VersionDifference] = []
         for name in Set(modelHashes.keys).union(metadata.versionHashes.keys).sorted(by: VersionHash.nameOrder) {
-            let model = modelHashes[name], store = metadata.versionHashes[name]
-            if model != store { differences.append(VersionDifference(entityName: name, storeHash: store, modelHash: model)) }
+            let model = modelHashes[name]
+            let store = metadata.versionHashes[name]
+            if model != store {
+                differences.append(VersionDifference(entityName: name, storeHash: store, modelHash: model))
+            }
         }
         return differences
     }

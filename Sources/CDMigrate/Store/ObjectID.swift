@@ -22,7 +22,9 @@ public struct ObjectID: Hashable, CustomStringConvertible {
         let prefix = "x-coredata://"
         guard uri.hasPrefix(prefix) else { return nil }
         let parts = uri.dropFirst(prefix.count).split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[2].first == "p", let pk = Int64(parts[2].dropFirst()), !parts[1].isEmpty else { return nil }
+        guard parts.count == 3, parts[2].first == "p", let pk = Int64(parts[2].dropFirst()), !parts[1].isEmpty else {
+            return nil
+        }
         self.init(storeIdentifier: String(parts[0]), entityName: String(parts[1]), primaryKey: pk)
     }
 

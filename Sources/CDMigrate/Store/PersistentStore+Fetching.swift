@@ -6,7 +6,9 @@ extension PersistentStore {
     public func object(with id: ObjectID) throws -> ManagedObject? {
         try checkOpen()
         if !id.storeIdentifier.isEmpty && id.storeIdentifier != storeIdentifier {
-            throw MigrationError(.invalidArgument, "object ID \(id.uriRepresentation) belongs to another store than '\(path)' (\(storeIdentifier))")
+            throw MigrationError(
+                .invalidArgument,
+                "object ID \(id.uriRepresentation) belongs to another store than '\(path)' (\(storeIdentifier))")
         }
         let entity = try self.entity(named: id.entityName)
         // An instance inserted and still buffered is that row's whole state: it is the answer, and
@@ -21,7 +23,10 @@ extension PersistentStore {
             return object.entity.isKind(of: entity) ? object : nil
         }
         var found: ManagedObject? = nil
-        try query(entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1, flushing: false) {
+        try query(
+            entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1,
+            flushing: false
+        ) {
             found = $0
             return false
         }
@@ -33,8 +38,10 @@ extension PersistentStore {
     /// attribute values are read on first use. The engine hands these around where most instances
     /// are only linked, not read (relationship creation, association look-ups).
     func fault(entity: EntityDescription, primaryKey: Int64) -> ManagedObject {
-        let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
-                                   context: self, values: [])
+        let object = ManagedObject(
+            entity: entity,
+            objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
+            context: self, values: [])
         object.isFault = true
         return object
     }
@@ -43,12 +50,16 @@ extension PersistentStore {
         try checkOpen()
         try checkOwn(object)
         var found: ManagedObject?
-        try query(object.entity, includesSubentities: false, condition: "t.Z_PK = ?", arguments: [.integer(object.objectID.primaryKey)], limit: 1) {
+        try query(
+            object.entity, includesSubentities: false, condition: "t.Z_PK = ?",
+            arguments: [.integer(object.objectID.primaryKey)], limit: 1
+        ) {
             found = $0
             return false
         }
         guard let row = found else {
-            throw MigrationError(.invalidArgument, "instance \(object.objectID.uriRepresentation) is no longer in the store '\(path)'")
+            throw MigrationError(
+                .invalidArgument, "instance \(object.objectID.uriRepresentation) is no longer in the store '\(path)'")
         }
         object.attributeValues = row.attributeValues
     }
@@ -62,7 +73,10 @@ extension PersistentStore {
     /// Core Data: `NSManagedObjectContext.fetch(_:)`.
     public func fetch(_ request: FetchRequest) throws -> [ManagedObject] {
         var result: [ManagedObject] = []
-        try enumerate(request) { result.append($0); return true }
+        try enumerate(request) {
+            result.append($0)
+            return true
+        }
         return result
     }
 
@@ -73,16 +87,24 @@ extension PersistentStore {
         let offset = max(request.fetchOffset, 0)
         if let limit = request.fetchLimit, limit <= 0 { return }
         guard let filter = request.filter else {
-            try query(entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere, arguments: request.arguments,
-                      orderBy: request.sqlOrderBy, limit: request.fetchLimit, offset: offset, body)
+            try query(
+                entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere,
+                arguments: request.arguments,
+                orderBy: request.sqlOrderBy, limit: request.fetchLimit, offset: offset, body)
             return
         }
         var skipped = 0
         var delivered = 0
-        try query(entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere, arguments: request.arguments,
-                  orderBy: request.sqlOrderBy) { object in
+        try query(
+            entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere,
+            arguments: request.arguments,
+            orderBy: request.sqlOrderBy
+        ) { object in
             guard try filter(object) else { return true }
-            if skipped < offset { skipped += 1; return true }
+            if skipped < offset {
+                skipped += 1
+                return true
+            }
             delivered += 1
             guard try body(object) else { return false }
             if let limit = request.fetchLimit, delivered >= limit { return false }
@@ -95,14 +117,21 @@ extension PersistentStore {
         try checkOpen()
         if request.filter != nil {
             var n = 0
-            try enumerate(request) { _ in n += 1; return true }
+            try enumerate(request) { _ in
+                n += 1
+                return true
+            }
             return n
         }
         let entity = try self.entity(named: request.entityName)
         if let limit = request.fetchLimit, limit <= 0 { return 0 }
         try writeBuffer()
         var conditions: [String] = []
-        if let restriction = layout.entityRestriction(for: entity, includingSubentities: request.includesSubentities, qualifier: "t.") { conditions.append(restriction) }
+        if let restriction = layout.entityRestriction(
+            for: entity, includingSubentities: request.includesSubentities, qualifier: "t.")
+        {
+            conditions.append(restriction)
+        }
         if let condition = request.sqlWhere { conditions.append("(\(condition))") }
         var sql = "SELECT 1 FROM \(layout.table(for: entity)) t"
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
@@ -132,15 +161,22 @@ extension PersistentStore {
 
     /// Runs a SELECT over the entity's rows (`t` is its table; `join` may add others) and hands
     /// each row to `body` as an instance of its concrete entity, until `body` returns false.
-    func query(_ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?, arguments: [Value],
-                       orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false, flushing: Bool = true,
-                       _ body: (ManagedObject) throws -> Bool) throws {
+    func query(
+        _ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?,
+        arguments: [Value],
+        orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false, flushing: Bool = true,
+        _ body: (ManagedObject) throws -> Bool
+    ) throws {
         if flushing { try writeBuffer() }
         let reader = reader(for: entity)
         var sql = "SELECT \(faults ? "t.Z_PK, t.Z_ENT" : reader.selectList) FROM \(reader.table) t"
         if let join = join { sql += " " + join }
         var conditions: [String] = []
-        if let restriction = layout.entityRestriction(for: entity, includingSubentities: includesSubentities, qualifier: "t.") { conditions.append(restriction) }
+        if let restriction = layout.entityRestriction(
+            for: entity, includingSubentities: includesSubentities, qualifier: "t.")
+        {
+            conditions.append(restriction)
+        }
         if let condition = condition { conditions.append("(\(condition))") }
         if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
         sql += " ORDER BY " + (orderBy ?? "t.Z_PK")
@@ -151,8 +187,11 @@ extension PersistentStore {
         while try statement.step() {
             let number = Int(statement.int64(at: 1))
             guard let concrete = layout.entity(forNumber: number), let positions = reader.positions[number] else {
-                throw MigrationError(.sqlite, StoredValueRule.badEntityMessage(primaryKey: statement.int64(at: 0), entityNumber: Int64(number),
-                                                                               table: reader.table, storePath: path, entityName: entity.name))
+                throw MigrationError(
+                    .sqlite,
+                    StoredValueRule.badEntityMessage(
+                        primaryKey: statement.int64(at: 0), entityNumber: Int64(number),
+                        table: reader.table, storePath: path, entityName: entity.name))
             }
             if faults {
                 guard try body(fault(entity: concrete, primaryKey: statement.int64(at: 0))) else { break }
@@ -163,13 +202,16 @@ extension PersistentStore {
             for (i, attribute) in concrete.attributes.enumerated() {
                 if let p = positions[i] {
                     let raw = statement.value(at: p + 2, as: attribute.attributeType)
-                    values.append(attribute.allowsExternalBinaryDataStorage
-                        ? try attributeValue(raw, of: attribute, table: reader.table, primaryKey: statement.int64(at: 0)) : raw)
+                    values.append(
+                        attribute.allowsExternalBinaryDataStorage
+                            ? try attributeValue(
+                                raw, of: attribute, table: reader.table, primaryKey: statement.int64(at: 0)) : raw)
                 } else {
                     values.append(attribute.defaultValue)
                 }
             }
-            let id = ObjectID(storeIdentifier: storeIdentifier, entityName: concrete.name, primaryKey: statement.int64(at: 0))
+            let id = ObjectID(
+                storeIdentifier: storeIdentifier, entityName: concrete.name, primaryKey: statement.int64(at: 0))
             let object = ManagedObject(entity: concrete, objectID: id, context: self, values: values)
             guard try body(object) else { break }
         }

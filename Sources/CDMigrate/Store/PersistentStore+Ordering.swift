@@ -11,14 +11,21 @@ extension PersistentStore {
     /// ran first and appended each member as its turn came.
     ///
     /// Core Data: `setValue(_:forKey:)` with the `NSOrderedSet` the relationship mapping evaluates to.
-    package func placeLast(_ targets: [ManagedObject], of object: ManagedObject, in relationship: RelationshipDescription) throws {
+    package func placeLast(
+        _ targets: [ManagedObject], of object: ManagedObject, in relationship: RelationshipDescription
+    ) throws {
         guard relationship.isToMany, relationship.isOrdered, !targets.isEmpty else { return }
         try checkRelationshipWrite(object, relationship, targets)
         var keys: [Int64] = []
         var seen = Set<Int64>()
-        for target in targets where seen.insert(target.objectID.primaryKey).inserted { keys.append(target.objectID.primaryKey) }
+        for target in targets where seen.insert(target.objectID.primaryKey).inserted {
+            keys.append(target.objectID.primaryKey)
+        }
         let owner = primaryKeyValue(object)
-        let table: String, ownerColumn: String, memberColumn: String, orderColumn: String
+        let table: String
+        let ownerColumn: String
+        let memberColumn: String
+        let orderColumn: String
         switch layout.storage(of: relationship) {
         case .inverseForeignKey(let t, let column, _, let order?), .hiddenColumn(let t, let column, let order?):
             (table, ownerColumn, memberColumn, orderColumn) = (t, column, "Z_PK", order)
@@ -32,19 +39,25 @@ extension PersistentStore {
         // The list as it is: each member's place; the members not given keep theirs, at the front.
         var current: [Int64: Int64] = [:]
         var others: Int64 = 0
-        for row in try database.rows("SELECT \(memberColumn), \(orderColumn) FROM \(table) WHERE \(ownerColumn) = ?", [owner]) {
+        for row in try database.rows(
+            "SELECT \(memberColumn), \(orderColumn) FROM \(table) WHERE \(ownerColumn) = ?", [owner])
+        {
             guard row.count == 2, let member = row[0].integer else { continue }
             let place = row[1].integer ?? 0
             current[member] = place
             if !seen.contains(member) { others = max(others, place) }
         }
-        let update = try database.prepare("UPDATE \(table) SET \(orderColumn) = ? WHERE \(ownerColumn) = ? AND \(memberColumn) = ?")
+        let update = try database.prepare(
+            "UPDATE \(table) SET \(orderColumn) = ? WHERE \(ownerColumn) = ? AND \(memberColumn) = ?")
         var place = others
         for key in keys {
-            guard let was = current[key] else { continue }   // not a member: nothing to place
+            guard let was = current[key] else { continue }  // not a member: nothing to place
             let (next, overflow) = place.addingReportingOverflow(1)
             if overflow {
-                throw MigrationError(.migration, "'\(object.entity.name).\(relationship.name)' of \(object.objectID): the ordering column '\(orderColumn)' of '\(table)' holds a place too large to follow")
+                throw MigrationError(
+                    .migration,
+                    "'\(object.entity.name).\(relationship.name)' of \(object.objectID): the ordering column '\(orderColumn)' of '\(table)' holds a place too large to follow"
+                )
             }
             place = next
             if was != place { try update.run([.integer(place), owner, .integer(key)]) }

@@ -22,10 +22,13 @@ extension PersistentStore {
     ///
     /// Core Data counterpart: `NSManagedObjectContext.fetch(_:)` of an `NSFetchRequest` with
     /// `predicate`, `sortDescriptors`, `fetchLimit` and `includesSubentities`.
-    public func fetch(_ entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                      sortDescriptors: [FetchSortDescriptor] = [], limit: Int? = nil, includesSubentities: Bool = true) throws -> [ManagedObject] {
-        let request = try predicateRequest(entityName, predicate: predicate, arguments: arguments, variables: variables,
-                                           sortDescriptors: sortDescriptors, limit: limit, includesSubentities: includesSubentities)
+    public func fetch(
+        _ entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        sortDescriptors: [FetchSortDescriptor] = [], limit: Int? = nil, includesSubentities: Bool = true
+    ) throws -> [ManagedObject] {
+        let request = try predicateRequest(
+            entityName, predicate: predicate, arguments: arguments, variables: variables,
+            sortDescriptors: sortDescriptors, limit: limit, includesSubentities: includesSubentities)
         return try fetch(request)
     }
 
@@ -34,20 +37,29 @@ extension PersistentStore {
     /// - Throws: as `fetch(_:predicate:…)`.
     ///
     /// Core Data counterpart: `NSManagedObjectContext.count(for:)`.
-    public func count(_ entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
-                      includesSubentities: Bool = true) throws -> Int {
-        let request = try predicateRequest(entityName, predicate: predicate, arguments: arguments, variables: variables,
-                                           sortDescriptors: [], limit: nil, includesSubentities: includesSubentities)
+    public func count(
+        _ entityName: String, predicate: String? = nil, arguments: [Value] = [], variables: [String: Value] = [:],
+        includesSubentities: Bool = true
+    ) throws -> Int {
+        let request = try predicateRequest(
+            entityName, predicate: predicate, arguments: arguments, variables: variables,
+            sortDescriptors: [], limit: nil, includesSubentities: includesSubentities)
         return try count(request)
     }
 
-    private func predicateRequest(_ entityName: String, predicate: String?, arguments: [Value], variables: [String: Value],
-                                  sortDescriptors: [FetchSortDescriptor], limit: Int?, includesSubentities: Bool) throws -> FetchRequest {
+    private func predicateRequest(
+        _ entityName: String, predicate: String?, arguments: [Value], variables: [String: Value],
+        sortDescriptors: [FetchSortDescriptor], limit: Int?, includesSubentities: Bool
+    ) throws -> FetchRequest {
         try checkOpen()
         guard model.entity(named: entityName) != nil else {
-            throw MigrationError(.invalidArgument, "cannot fetch '\(entityName)': the model \(PersistentStore.describe(model)) has no such entity\(SpellingSuggestion.hint(entityName, among: model.entities.map { $0.name }))")
+            throw MigrationError(
+                .invalidArgument,
+                "cannot fetch '\(entityName)': the model \(PersistentStore.describe(model)) has no such entity\(SpellingSuggestion.hint(entityName, among: model.entities.map { $0.name }))"
+            )
         }
-        var request = try FetchRequest(entityName: entityName, predicate: predicate, arguments: arguments, variables: variables, in: self)
+        var request = try FetchRequest(
+            entityName: entityName, predicate: predicate, arguments: arguments, variables: variables, in: self)
         try request.sort(by: sortDescriptors, in: self)
         request.fetchLimit = limit
         request.includesSubentities = includesSubentities

@@ -7,12 +7,18 @@ extension PersistentStore {
         try checkWritable("insert a '\(entityName)'")
         let entity = try self.entity(named: entityName)
         if entity.isAbstract {
-            throw MigrationError(.invalidArgument, "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))")
+            throw MigrationError(
+                .invalidArgument,
+                "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))"
+            )
         }
         if pending.count >= insertBatchSize { try writeBuffer() }
         entitiesWrittenByInstance.insert(ObjectIdentifier(entity))
         let primaryKey = try allocatePrimaryKeys(for: entity, count: 1)
-        let object = ManagedObject(entity: entity, objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey), context: self)
+        let object = ManagedObject(
+            entity: entity,
+            objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
+            context: self)
         pendingIndex[key(object)] = pending.count
         pending.append(PendingRow(object: object, links: [:]))
         return object
@@ -27,7 +33,10 @@ extension PersistentStore {
         let (first, o1) = last.addingReportingOverflow(1)
         let (end, o2) = first.addingReportingOverflow(Int64(max(count, 1)) - 1)
         guard !o1, !o2 else {
-            throw MigrationError(.migration, "no primary key is left for \(max(count, 1)) new instance\(count == 1 ? "" : "s") of '\(entity.name)': its table's largest key is \(last), and a key cannot pass \(Int64.max)")
+            throw MigrationError(
+                .migration,
+                "no primary key is left for \(max(count, 1)) new instance\(count == 1 ? "" : "s") of '\(entity.name)': its table's largest key is \(last), and a key cannot pass \(Int64.max)"
+            )
         }
         maxPrimaryKeys[table] = end
         return first
@@ -78,7 +87,9 @@ extension PersistentStore {
             let attributes = object.entity.attributes
             for index in plan.attributeIndexes {
                 let value = object.attributeValues[index]
-                try statement.bind(attributes[index].allowsExternalBinaryDataStorage ? try columnValue(value, of: attributes[index]) : value, at: position)
+                try statement.bind(
+                    attributes[index].allowsExternalBinaryDataStorage
+                        ? try columnValue(value, of: attributes[index]) : value, at: position)
                 position += 1
             }
             for column in plan.linkColumns {
@@ -102,8 +113,10 @@ extension PersistentStore {
         }
         let links = layout.linkColumns(for: entity)
         columns += links
-        let sql = "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
-        let plan = InsertPlan(statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
+        let sql =
+            "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        let plan = InsertPlan(
+            statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
         insertPlans[ObjectIdentifier(entity)] = plan
         return plan
     }
@@ -128,20 +141,25 @@ extension PersistentStore {
         if isNew {
             for entity in model.entitiesInStoreOrder {
                 let maxKey: Int64 = entity.parent == nil ? maxPrimaryKeys[layout.table(for: entity)] ?? 0 : 0
-                try database.run("INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)", [
-                    .integer(Int64(layout.entityNumber(of: entity))), .string(entity.name),
-                    .integer(Int64(entity.parent.map { layout.entityNumber(of: $0) } ?? 0)), .integer(maxKey)])
+                try database.run(
+                    "INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
+                    [
+                        .integer(Int64(layout.entityNumber(of: entity))), .string(entity.name),
+                        .integer(Int64(entity.parent.map { layout.entityNumber(of: $0) } ?? 0)), .integer(maxKey),
+                    ])
             }
         } else {
             for root in model.entities where root.parent == nil {
                 let maxKey = maxPrimaryKeys[layout.table(for: root)] ?? 0
-                try database.run("UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND (Z_MAX IS NULL OR Z_MAX < ?)",
-                                 [.integer(maxKey), .integer(Int64(layout.entityNumber(of: root))), .integer(maxKey)])
+                try database.run(
+                    "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND (Z_MAX IS NULL OR Z_MAX < ?)",
+                    [.integer(maxKey), .integer(Int64(layout.entityNumber(of: root))), .integer(maxKey)])
             }
         }
         if metadataNeedsSave {
-            try database.run("INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
-                             [.string(metadata.storeUUID), .binary(metadata.plistBytes())])
+            try database.run(
+                "INSERT OR REPLACE INTO Z_METADATA (Z_VERSION, Z_UUID, Z_PLIST) VALUES (1, ?, ?)",
+                [.string(metadata.storeUUID), .binary(metadata.plistBytes())])
             metadataNeedsSave = false
         }
     }
@@ -160,10 +178,16 @@ extension PersistentStore {
         let table = layout.table(for: object.entity)
         // A file this store wrote for the value being replaced goes with it (Core Data deletes a
         // replaced value's file on save as well).
-        let replaced = ExternalBinaryData.applies(to: attribute)
-            ? try database.scalar("SELECT \(column) FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)]) : nil
-        try database.run("UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?",
-                         [try columnValue(object.attributeValues[attribute.index], of: attribute), .integer(object.objectID.primaryKey)])
+        let replaced =
+            ExternalBinaryData.applies(to: attribute)
+            ? try database.scalar(
+                "SELECT \(column) FROM \(table) WHERE Z_PK = ?", [.integer(object.objectID.primaryKey)]) : nil
+        try database.run(
+            "UPDATE \(table) SET \(column) = ? WHERE Z_PK = ?",
+            [
+                try columnValue(object.attributeValues[attribute.index], of: attribute),
+                .integer(object.objectID.primaryKey),
+            ])
         if case .blob(let bytes)? = replaced { externalData.discardWrittenFile(referencedBy: bytes) }
     }
 }

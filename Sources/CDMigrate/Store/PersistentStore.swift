@@ -1,9 +1,9 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Musl)
-import Musl
+    import Musl
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A Core Data SQLite store (NSPersistentStore + the little of NSManagedObjectContext a
@@ -102,8 +102,10 @@ public final class PersistentStore: ObjectContext {
         let linkColumns: [String]
     }
 
-    init(model: ManagedObjectModel, path: String, readOnly: Bool, database: SQLiteDatabase, layout: StoreLayout,
-                 metadata: StoreMetadata, warnings: [String], isNew: Bool) {
+    init(
+        model: ManagedObjectModel, path: String, readOnly: Bool, database: SQLiteDatabase, layout: StoreLayout,
+        metadata: StoreMetadata, warnings: [String], isNew: Bool
+    ) {
         self.model = model
         self.path = path
         self.isReadOnly = readOnly
@@ -117,7 +119,9 @@ public final class PersistentStore: ObjectContext {
     }
 
     /// A column's value as the store holds it → the attribute's value (external binary data decoded).
-    func attributeValue(_ raw: Value, of attribute: AttributeDescription, table: String, primaryKey: Int64) throws -> Value {
+    func attributeValue(_ raw: Value, of attribute: AttributeDescription, table: String, primaryKey: Int64) throws
+        -> Value
+    {
         guard ExternalBinaryData.applies(to: attribute), case .binary(let bytes) = raw else { return raw }
         let property = "\(attribute.entity?.name ?? table).\(attribute.name)"
         return try externalData.decode(bytes, property: property) { "'\(property)' of row \(primaryKey) in '\(path)'" }
@@ -142,18 +146,24 @@ public final class PersistentStore: ObjectContext {
 
     func checkWritable(_ what: @autoclosure () -> String) throws {
         try checkOpen()
-        if isReadOnly { throw MigrationError(.invalidArgument, "the store '\(path)' is open read-only: cannot \(what())") }
+        if isReadOnly {
+            throw MigrationError(.invalidArgument, "the store '\(path)' is open read-only: cannot \(what())")
+        }
     }
 
     func checkOwn(_ object: ManagedObject) throws {
         guard object.context === self else {
-            throw MigrationError(.invalidArgument, "instance \(object.objectID.uriRepresentation) of '\(object.entity.name)' does not belong to the store '\(path)'")
+            throw MigrationError(
+                .invalidArgument,
+                "instance \(object.objectID.uriRepresentation) of '\(object.entity.name)' does not belong to the store '\(path)'"
+            )
         }
     }
 
     func entity(named name: String) throws -> EntityDescription {
         guard let entity = model.entity(named: name) else {
-            throw MigrationError(.invalidArgument, "the model \(PersistentStore.describe(model)) has no entity named '\(name)'")
+            throw MigrationError(
+                .invalidArgument, "the model \(PersistentStore.describe(model)) has no entity named '\(name)'")
         }
         return entity
     }

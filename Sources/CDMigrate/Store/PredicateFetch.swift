@@ -3,14 +3,19 @@
 extension FetchRequest {
     /// A request for `entityName` instances matching `predicate` (nil or "TRUEPREDICATE" for all),
     /// with `%@`-style `arguments` and `$variables`.
-    public init(entityName: String, predicate: String?, arguments: [Value] = [], variables: [String: Value] = [:], in store: PersistentStore) throws {
+    public init(
+        entityName: String, predicate: String?, arguments: [Value] = [], variables: [String: Value] = [:],
+        in store: PersistentStore
+    ) throws {
         self.init(entityName: entityName)
         guard let text = predicate else { return }
         let parsed: FilterPredicate
         do {
             parsed = try ExpressionParser.parsePredicate(text, arguments: arguments, variables: variables)
         } catch let error as MigrationError {
-            throw MigrationError(error.code, "predicate for a fetch of '\(entityName)': \(error.message)", offset: error.offset, byteOffset: error.byteOffset)
+            throw MigrationError(
+                error.code, "predicate for a fetch of '\(entityName)': \(error.message)", offset: error.offset,
+                byteOffset: error.byteOffset)
         }
         try self.init(entityName: entityName, predicate: parsed, in: store)
     }
@@ -28,7 +33,8 @@ extension FetchRequest {
         }
         if case .constant(true) = predicate { return }
         if let problem = KeyPathCheck(entity: entity).problem(in: predicate) {
-            throw MigrationError(.invalidArgument, "predicate '\(predicate)' for a fetch of '\(entityName)': \(problem)")
+            throw MigrationError(
+                .invalidArgument, "predicate '\(predicate)' for a fetch of '\(entityName)': \(problem)")
         }
         let resolver = RecordingColumnResolver(base: store.layout.columnResolver(for: entity))
         if let sql = PredicateSQLTranslator.translate(predicate, resolver: resolver) {

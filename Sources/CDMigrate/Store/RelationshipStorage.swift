@@ -11,7 +11,8 @@ package enum RelationshipStorage: Equatable {
     case inverseForeignKey(table: String, column: String, entityColumn: String?, orderColumn: String?)
     /// A many-to-many: the join table, the column holding this side's `Z_PK`, the column holding
     /// the other side's, and the ordering columns of this relationship and of its inverse (when ordered).
-    case joinTable(table: String, ownColumn: String, otherColumn: String, orderColumn: String?, inverseOrderColumn: String?)
+    case joinTable(
+        table: String, ownColumn: String, otherColumn: String, orderColumn: String?, inverseOrderColumn: String?)
     /// A to-many without an inverse: a hidden column on the destination's table holding the source's `Z_PK`.
     case hiddenColumn(table: String, column: String, orderColumn: String?)
     /// A transient relationship: nothing in the store.

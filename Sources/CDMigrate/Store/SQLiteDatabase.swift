@@ -204,7 +204,8 @@ package final class SQLiteDatabase {
 
     /// Whether a table of that name exists (case-insensitive, as SQLite's names are).
     package func tableExists(_ name: String) throws -> Bool {
-        return try scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.string(name)]) != nil
+        return try scalar(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ? COLLATE NOCASE", [.string(name)]) != nil
     }
 
     /// The column names of a table, in order; empty when there is no such table.

@@ -59,7 +59,9 @@ package final class SQLiteStatement {
     }
 
     private func live() throws -> OpaquePointer {
-        guard let h = handle else { throw MigrationError(.sqlite, "statement used after its database was closed — SQL: \(sql)") }
+        guard let h = handle else {
+            throw MigrationError(.sqlite, "statement used after its database was closed — SQL: \(sql)")
+        }
         return h
     }
 
@@ -111,7 +113,9 @@ package final class SQLiteStatement {
         var text = text
         return text.withUTF8 { buffer in
             // An empty buffer may have no base address; "" is still text, not NULL.
-            guard let base = buffer.baseAddress else { return sqlite3_bind_text(h, position, "", 0, cdm_sqlite_transient) }
+            guard let base = buffer.baseAddress else {
+                return sqlite3_bind_text(h, position, "", 0, cdm_sqlite_transient)
+            }
             return base.withMemoryRebound(to: CChar.self, capacity: buffer.count) {
                 sqlite3_bind_text(h, position, $0, Int32(buffer.count), cdm_sqlite_transient)
             }
@@ -121,7 +125,9 @@ package final class SQLiteStatement {
     private func bindBlob(_ h: OpaquePointer, _ position: Int32, _ bytes: [UInt8]) -> Int32 {
         // A NULL pointer would bind SQL NULL; an empty blob is still a blob.
         if bytes.isEmpty { return sqlite3_bind_zeroblob(h, position, 0) }
-        return bytes.withUnsafeBytes { sqlite3_bind_blob(h, position, $0.baseAddress, Int32($0.count), cdm_sqlite_transient) }
+        return bytes.withUnsafeBytes {
+            sqlite3_bind_blob(h, position, $0.baseAddress, Int32($0.count), cdm_sqlite_transient)
+        }
     }
 
     // MARK: Stepping
@@ -257,7 +263,7 @@ extension SQLiteStatement.Raw {
             default: return .null
             }
         case .undefined, .objectID, .composite:
-            return raw.bytes.map { .binary($0) } ?? .null   // transient only: no column holds them
+            return raw.bytes.map { .binary($0) } ?? .null  // transient only: no column holds them
         }
     }
 }

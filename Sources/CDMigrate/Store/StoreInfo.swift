@@ -43,21 +43,30 @@ public struct StoreInfo {
         let database = try SQLiteDatabase(path: path, mode: .readOnly, uri: uri)
         defer { database.close() }
         guard try database.tableExists("Z_METADATA") else {
-            throw MigrationError(.incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")
+            throw MigrationError(
+                .incompatibleVersionHash, "'\(path)' is not a Core Data SQLite store: it has no Z_METADATA table")
         }
-        guard let row = try database.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first, row.count == 2 else {
-            throw MigrationError(.incompatibleVersionHash, "'\(path)' is not a usable Core Data SQLite store: its Z_METADATA table is empty")
+        guard let row = try database.rows("SELECT Z_UUID, Z_PLIST FROM Z_METADATA ORDER BY Z_VERSION LIMIT 1").first,
+            row.count == 2
+        else {
+            throw MigrationError(
+                .incompatibleVersionHash,
+                "'\(path)' is not a usable Core Data SQLite store: its Z_METADATA table is empty")
         }
         let metadata = try StoreMetadata(storeUUID: row[0].text ?? "", plist: row[1].bytes ?? [])
         var entities: [Entity] = []
         if try database.tableExists("Z_PRIMARYKEY") {
             let rows = try database.rows("SELECT Z_ENT, Z_NAME, Z_SUPER, Z_MAX FROM Z_PRIMARYKEY ORDER BY Z_ENT")
             var names: [Int64: String] = [:]
-            for r in rows where r.count == 4 { if let number = r[0].integer, let name = r[1].text { names[number] = name } }
+            for r in rows where r.count == 4 {
+                if let number = r[0].integer, let name = r[1].text { names[number] = name }
+            }
             for r in rows where r.count == 4 {
                 guard let number = r[0].integer, let name = r[1].text else { continue }
-                entities.append(Entity(name: name, entityNumber: Int(number), superentityName: r[2].integer.flatMap { names[$0] },
-                                       rowCount: 0, maxPrimaryKey: r[3].integer ?? 0))
+                entities.append(
+                    Entity(
+                        name: name, entityNumber: Int(number), superentityName: r[2].integer.flatMap { names[$0] },
+                        rowCount: 0, maxPrimaryKey: r[3].integer ?? 0))
             }
             for i in entities.indices where countingRows {
                 entities[i].rowCount = try rowCount(of: entities[i], among: entities, in: database)
@@ -68,10 +77,15 @@ public struct StoreInfo {
 
     /// Core Data's own entities in a store (`Z_PRIMARYKEY` rows numbered from 16000) whose tables
     /// hold rows: name, table and row count, in entity-number order.
-    package static func frameworkEntities(in database: SQLiteDatabase) throws -> [(name: String, table: String, rows: Int)] {
+    package static func frameworkEntities(in database: SQLiteDatabase) throws -> [(
+        name: String, table: String, rows: Int
+    )] {
         guard try database.tableExists("Z_PRIMARYKEY") else { return [] }
         var result: [(name: String, table: String, rows: Int)] = []
-        for row in try database.rows("SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT >= ? ORDER BY Z_ENT", [.integer(Int64(frameworkEntityNumbers))]) {
+        for row in try database.rows(
+            "SELECT Z_ENT, Z_NAME FROM Z_PRIMARYKEY WHERE Z_ENT >= ? ORDER BY Z_ENT",
+            [.integer(Int64(frameworkEntityNumbers))])
+        {
             guard row.count == 2, let name = row[1].text else { continue }
             let table = "A" + name.uppercased()
             guard try database.tableExists(table) else { continue }
@@ -85,16 +99,23 @@ public struct StoreInfo {
     /// table, `Z` + the root's upper-cased name), those whose `Z_ENT` is the entity's number.
     /// Core Data's own entities (numbered from 16000: persistent history's `TRANSACTION`, `CHANGE`,
     /// `TRANSACTIONSTRING`, CloudKit mirroring's `NSCK…`) live in `A` + the upper-cased name.
-    private static func rowCount(of entity: Entity, among entities: [Entity], in database: SQLiteDatabase) throws -> Int {
+    private static func rowCount(of entity: Entity, among entities: [Entity], in database: SQLiteDatabase) throws -> Int
+    {
         var root = entity
         var seen: Set<Int> = [root.entityNumber]
-        while let parentName = root.superentityName, let parent = entities.first(where: { $0.name == parentName }), seen.insert(parent.entityNumber).inserted {
+        while let parentName = root.superentityName, let parent = entities.first(where: { $0.name == parentName }),
+            seen.insert(parent.entityNumber).inserted
+        {
             root = parent
         }
         var table = "Z" + root.name.uppercased()
-        if entity.entityNumber >= StoreInfo.frameworkEntityNumbers, try !database.tableExists(table) { table = "A" + root.name.uppercased() }
+        if entity.entityNumber >= StoreInfo.frameworkEntityNumbers, try !database.tableExists(table) {
+            table = "A" + root.name.uppercased()
+        }
         guard try database.tableExists(table) else { return 0 }
-        let count = try database.scalar("SELECT COUNT(*) FROM \(SQLiteDatabase.quote(table)) WHERE Z_ENT = ?", [.integer(Int64(entity.entityNumber))])
+        let count = try database.scalar(
+            "SELECT COUNT(*) FROM \(SQLiteDatabase.quote(table)) WHERE Z_ENT = ?",
+            [.integer(Int64(entity.entityNumber))])
         return Int(count?.integer ?? 0)
     }
 }

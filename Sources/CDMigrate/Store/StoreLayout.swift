@@ -37,7 +37,8 @@ package final class StoreLayout {
         /// The `CREATE TABLE` and `CREATE INDEX` statements, in Core Data's spelling.
         package var createStatements: [String] {
             var body = columns.map { column -> String in
-                column.name == "Z_PK" && primaryKey.isEmpty ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
+                column.name == "Z_PK" && primaryKey.isEmpty
+                    ? "Z_PK INTEGER PRIMARY KEY" : "\(column.name) \(column.type)"
             }
             if !primaryKey.isEmpty { body.append("PRIMARY KEY (\(primaryKey.joined(separator: ", ")))") }
             var statements = ["CREATE TABLE \(name) ( \(body.joined(separator: ", ")) )"]
@@ -77,13 +78,18 @@ package final class StoreLayout {
         install(plan, numbers: numbers)
     }
 
-    private init(model: ManagedObjectModel, plan: Plan, numbers: [String: Int], warnings: [String], storeEntityCounts: [String: Int]) {
+    private init(
+        model: ManagedObjectModel, plan: Plan, numbers: [String: Int], warnings: [String],
+        storeEntityCounts: [String: Int]
+    ) {
         self.model = model
         self.warnings = warnings
         install(plan, numbers: numbers)
         // A store may hold entities the model lacks (in the same tables): count those too, so
         // their rows are never taken for the model's.
-        for (table, count) in storeEntityCounts { entityCountByTable[table] = max(entityCountByTable[table] ?? 0, count) }
+        for (table, count) in storeEntityCounts {
+            entityCountByTable[table] = max(entityCountByTable[table] ?? 0, count)
+        }
     }
 
     private func install(_ plan: Plan, numbers: [String: Int]) {
@@ -126,7 +132,9 @@ package final class StoreLayout {
 
     /// `Z_ENT IN (…)` (or `= n`) selecting the entity's rows in its table, nil when every row of the
     /// table qualifies. `qualifier` prefixes the column (e.g. "t." in a join).
-    package func entityRestriction(for entity: EntityDescription, includingSubentities: Bool, qualifier: String = "") -> String? {
+    package func entityRestriction(for entity: EntityDescription, includingSubentities: Bool, qualifier: String = "")
+        -> String?
+    {
         let numbers = entityNumbers(of: entity, includingSubentities: includingSubentities)
         if numbers.count == entityCountByTable[table(for: entity)] { return nil }
         if numbers.count == 1 { return "\(qualifier)Z_ENT = \(numbers[0])" }
@@ -134,7 +142,9 @@ package final class StoreLayout {
     }
 
     /// The attribute's column; nil for a transient attribute (nothing stored).
-    package func column(for attribute: AttributeDescription) -> String? { attributeColumns[ObjectIdentifier(attribute)] }
+    package func column(for attribute: AttributeDescription) -> String? {
+        attributeColumns[ObjectIdentifier(attribute)]
+    }
 
     /// How the relationship is stored.
     package func storage(of relationship: RelationshipDescription) -> RelationshipStorage {
@@ -143,8 +153,11 @@ package final class StoreLayout {
 
     /// For the predicate-to-SQL translator: a key path that is one stored attribute of the entity →
     /// its column and type; nil for anything else (relationships, key paths, transient attributes).
-    package func sqlColumn(forKeyPath keys: [String], of entity: EntityDescription) -> (sql: String, type: AttributeType)? {
-        guard keys.count == 1, let attribute = entity.attributesByName[keys[0]], let column = column(for: attribute) else { return nil }
+    package func sqlColumn(forKeyPath keys: [String], of entity: EntityDescription) -> (
+        sql: String, type: AttributeType
+    )? {
+        guard keys.count == 1, let attribute = entity.attributesByName[keys[0]], let column = column(for: attribute)
+        else { return nil }
         return (column, attribute.attributeType)
     }
 
@@ -167,12 +180,19 @@ package final class StoreLayout {
         var columns: [String] = []
         func add(_ name: String?) { if let n = name, !columns.contains(n) { columns.append(n) } }
         for relationship in entity.relationships {
-            if case .foreignKey(let c, let e, let o) = storage(of: relationship) { add(c); add(e); add(o) }
+            if case .foreignKey(let c, let e, let o) = storage(of: relationship) {
+                add(c)
+                add(e)
+                add(o)
+            }
         }
         for other in model.entities {
             for relationship in other.ownRelationships {
                 guard let destination = relationship.destinationEntity, entity.isKind(of: destination) else { continue }
-                if case .hiddenColumn(_, let c, let o) = storage(of: relationship) { add(c); add(o) }
+                if case .hiddenColumn(_, let c, let o) = storage(of: relationship) {
+                    add(c)
+                    add(o)
+                }
             }
         }
         return columns
@@ -183,7 +203,8 @@ package final class StoreLayout {
         var statements: [String] = []
         for table in tables { statements += table.createStatements }
         statements += fetchIndexStatements
-        statements.append("CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
+        statements.append(
+            "CREATE TABLE Z_PRIMARYKEY (Z_ENT INTEGER PRIMARY KEY, Z_NAME VARCHAR, Z_SUPER INTEGER, Z_MAX INTEGER)")
         statements.append("CREATE TABLE Z_METADATA (Z_VERSION INTEGER PRIMARY KEY, Z_UUID VARCHAR(255), Z_PLIST BLOB)")
         statements.append("CREATE TABLE Z_MODELCACHE (Z_CONTENT BLOB)")
         return statements
@@ -218,10 +239,14 @@ package final class StoreLayout {
         mutating func add(_ base: String, _ type: String, order: ColumnOrder? = nil) -> String {
             var name = base
             var n = 1
-            while taken.contains(name.uppercased()) { name = base + String(n); n += 1 }
+            while taken.contains(name.uppercased()) {
+                name = base + String(n)
+                n += 1
+            }
             taken.insert(name.uppercased())
             definition.columns.append((name, type))
-            self.order.append(order ?? ColumnOrder(kind: -1, entityRank: 0, group: 0, name: "", part: definition.columns.count))
+            self.order.append(
+                order ?? ColumnOrder(kind: -1, entityRank: 0, group: 0, name: "", part: definition.columns.count))
             return name
         }
 
@@ -242,7 +267,9 @@ package final class StoreLayout {
                 guard let first = index.columns.first, first != "Z_ENT" else { return Int.max }
                 return columnNames.firstIndex(of: first) ?? Int.max - 1
             }
-            let ranked = definition.indexes.enumerated().sorted { (rank($0.element), $0.offset) < (rank($1.element), $1.offset) }
+            let ranked = definition.indexes.enumerated().sorted {
+                (rank($0.element), $0.offset) < (rank($1.element), $1.offset)
+            }
             definition.indexes = ranked.map { $0.element }
         }
     }
@@ -254,13 +281,16 @@ package final class StoreLayout {
         func claimTable(_ base: String) -> String {
             var name = base
             var n = 1
-            while tableNames.contains(name.uppercased()) { name = base + String(n); n += 1 }
+            while tableNames.contains(name.uppercased()) {
+                name = base + String(n)
+                n += 1
+            }
             tableNames.insert(name.uppercased())
             return name
         }
         let roots = model.entities.filter { $0.parent == nil }.sorted { number($0) < number($1) }
         var builders: [TableBuilder] = []
-        var builderIndex: [String: Int] = [:]   // entity name → index in builders
+        var builderIndex: [String: Int] = [:]  // entity name → index in builders
 
         // Pass 1: entity tables with attributes and to-one columns.
         for root in roots {
@@ -271,25 +301,34 @@ package final class StoreLayout {
                 builderIndex[entity.name] = builders.count
                 for attribute in entity.ownAttributes where !attribute.isTransient {
                     let type = attribute.attributeType.sqlColumnType
-                    let column = builder.add("Z" + attribute.name.uppercased(), type,
-                                             order: ColumnOrder(kind: ColumnOrder.kind(of: type), entityRank: rank, group: 0, name: attribute.name, part: 0))
+                    let column = builder.add(
+                        "Z" + attribute.name.uppercased(), type,
+                        order: ColumnOrder(
+                            kind: ColumnOrder.kind(of: type), entityRank: rank, group: 0, name: attribute.name, part: 0)
+                    )
                     plan.attributeColumns[ObjectIdentifier(attribute)] = column
                     if attribute.isIndexed { builder.index(column) }
                 }
                 for relationship in entity.ownRelationships where !relationship.isTransient && !relationship.isToMany {
-                    func order(_ part: Int) -> ColumnOrder { ColumnOrder(kind: 0, entityRank: rank, group: 1, name: relationship.name, part: part) }
+                    func order(_ part: Int) -> ColumnOrder {
+                        ColumnOrder(kind: 0, entityRank: rank, group: 1, name: relationship.name, part: part)
+                    }
                     let column = builder.add("Z" + relationship.name.uppercased(), "INTEGER", order: order(0))
                     let suffix = String(column.dropFirst())
                     var entityColumn: String? = nil
                     if let destination = relationship.destinationEntity, !destination.subentities.isEmpty {
-                        entityColumn = builder.add("Z\(number(destination.rootEntity))_" + suffix, "INTEGER", order: order(1))
+                        entityColumn = builder.add(
+                            "Z\(number(destination.rootEntity))_" + suffix, "INTEGER", order: order(1))
                     }
                     var orderColumn: String? = nil
-                    if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered, !inverse.isTransient {
+                    if let inverse = relationship.inverseRelationship, inverse.isToMany, inverse.isOrdered,
+                        !inverse.isTransient
+                    {
                         orderColumn = builder.add("Z_FOK_" + suffix, "INTEGER", order: order(2))
                     }
                     builder.index(column)
-                    plan.storages[ObjectIdentifier(relationship)] = .foreignKey(column: column, entityColumn: entityColumn, orderColumn: orderColumn)
+                    plan.storages[ObjectIdentifier(relationship)] = .foreignKey(
+                        column: column, entityColumn: entityColumn, orderColumn: orderColumn)
                 }
             }
             if members.count > 1 { builder.index("Z_ENT") }
@@ -306,25 +345,39 @@ package final class StoreLayout {
                 guard let inverse = relationship.inverseRelationship, !inverse.isTransient else {
                     // No inverse (or a transient one): Core Data's hidden column on the destination.
                     guard let b = builderIndex[destination.name] else { continue }
-                    let rank = destination.rootEntity.selfAndDescendants.sorted { number($0) < number($1) }.firstIndex { $0 === destination } ?? 0
+                    let rank =
+                        destination.rootEntity.selfAndDescendants.sorted { number($0) < number($1) }.firstIndex {
+                            $0 === destination
+                        } ?? 0
                     let name = "\(number(entity))" + relationship.name
-                    let column = builders[b].add("Z\(number(entity))" + relationship.name.uppercased(), "INTEGER",
-                                                 order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 0))
-                    let order = relationship.isOrdered ? builders[b].add("Z_FOK_" + column.dropFirst(), "INTEGER",
-                                                                         order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 1)) : nil
+                    let column = builders[b].add(
+                        "Z\(number(entity))" + relationship.name.uppercased(), "INTEGER",
+                        order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 0))
+                    let order =
+                        relationship.isOrdered
+                        ? builders[b].add(
+                            "Z_FOK_" + column.dropFirst(), "INTEGER",
+                            order: ColumnOrder(kind: 0, entityRank: rank, group: 2, name: name, part: 1)) : nil
                     builders[b].index(column)
-                    plan.storages[id] = .hiddenColumn(table: builders[b].definition.name, column: column, orderColumn: order)
+                    plan.storages[id] = .hiddenColumn(
+                        table: builders[b].definition.name, column: column, orderColumn: order)
                     continue
                 }
                 if !inverse.isToMany {
-                    guard case .foreignKey(let column, let entityColumn, let orderColumn)? = plan.storages[ObjectIdentifier(inverse)],
-                          let inverseOwner = inverse.entity, let table = plan.tableByEntity[inverseOwner.name] else { continue }
-                    plan.storages[id] = .inverseForeignKey(table: table, column: column, entityColumn: entityColumn, orderColumn: orderColumn)
+                    guard
+                        case .foreignKey(let column, let entityColumn, let orderColumn)? = plan.storages[
+                            ObjectIdentifier(inverse)],
+                        let inverseOwner = inverse.entity, let table = plan.tableByEntity[inverseOwner.name]
+                    else { continue }
+                    plan.storages[id] = .inverseForeignKey(
+                        table: table, column: column, entityColumn: entityColumn, orderColumn: orderColumn)
                     continue
                 }
                 // Many-to-many: the side whose name sorts last names the table.
                 guard let owner = relationship.entity, let inverseOwner = inverse.entity else { continue }
-                let namerIsThis = relationship.name != inverse.name ? relationship.name > inverse.name : number(owner) >= number(inverseOwner)
+                let namerIsThis =
+                    relationship.name != inverse.name
+                    ? relationship.name > inverse.name : number(owner) >= number(inverseOwner)
                 let namer = namerIsThis ? relationship : inverse
                 let other = namerIsThis ? inverse : relationship
                 guard let namerEntity = namer.entity, let otherEntity = other.entity else { continue }
@@ -333,13 +386,19 @@ package final class StoreLayout {
                 let namerColumn = builder.add("Z_\(number(namerEntity))" + other.name.uppercased(), "INTEGER")
                 let otherColumn = builder.add("Z_\(number(otherEntity))" + namer.name.uppercased(), "INTEGER")
                 let namerOrder = namer.isOrdered ? builder.add("Z_FOK_" + namerColumn.dropFirst(2), "INTEGER") : nil
-                let otherOrder = other.isOrdered && other !== namer ? builder.add("Z_FOK_" + otherColumn.dropFirst(2), "INTEGER") : nil
+                let otherOrder =
+                    other.isOrdered && other !== namer
+                    ? builder.add("Z_FOK_" + otherColumn.dropFirst(2), "INTEGER") : nil
                 builder.definition.primaryKey = [namerColumn, otherColumn]
                 builder.definition.indexes.append(("\(table)_\(otherColumn)_INDEX", [otherColumn, namerColumn]))
                 joinBuilders.append(builder)
-                plan.storages[ObjectIdentifier(namer)] = .joinTable(table: table, ownColumn: namerColumn, otherColumn: otherColumn, orderColumn: namerOrder, inverseOrderColumn: otherOrder)
+                plan.storages[ObjectIdentifier(namer)] = .joinTable(
+                    table: table, ownColumn: namerColumn, otherColumn: otherColumn, orderColumn: namerOrder,
+                    inverseOrderColumn: otherOrder)
                 if other !== namer {
-                    plan.storages[ObjectIdentifier(other)] = .joinTable(table: table, ownColumn: otherColumn, otherColumn: namerColumn, orderColumn: otherOrder, inverseOrderColumn: namerOrder)
+                    plan.storages[ObjectIdentifier(other)] = .joinTable(
+                        table: table, ownColumn: otherColumn, otherColumn: namerColumn, orderColumn: otherOrder,
+                        inverseOrderColumn: namerOrder)
                 }
             }
         }
@@ -386,21 +445,31 @@ package final class StoreLayout {
             for table in plan.tables { for index in table.indexes { names.insert(index.name.uppercased()) } }
             func add(_ unique: Bool, _ name: String, _ table: String, _ columns: [String]) {
                 guard !columns.isEmpty, names.insert(name.uppercased()).inserted else { return }
-                statements.append("CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))")
+                statements.append(
+                    "CREATE \(unique ? "UNIQUE " : "")INDEX \(name) ON \(table) (\(columns.joined(separator: ", ")))")
             }
             for entity in model.entitiesInStoreOrder {
                 guard let table = plan.tableByEntity[entity.name] else { continue }
                 func column(_ property: String) -> String? {
-                    if let attribute = entity.attributesByName[property] { return plan.attributeColumns[ObjectIdentifier(attribute)] }
+                    if let attribute = entity.attributesByName[property] {
+                        return plan.attributeColumns[ObjectIdentifier(attribute)]
+                    }
                     if let relationship = entity.relationshipsByName[property],
-                       case .foreignKey(let column, _, _)? = plan.storages[ObjectIdentifier(relationship)] { return column }
+                        case .foreignKey(let column, _, _)? = plan.storages[ObjectIdentifier(relationship)]
+                    {
+                        return column
+                    }
                     return nil
                 }
                 // Fetch indexes: Z_<Entity>_<index name>, each column COLLATE BINARY ASC|DESC.
                 for index in entity.fetchIndexes {
                     var columns: [String] = []
                     for element in index.elements {
-                        guard element.type == .binary, let property = element.propertyName, let c = column(property) else { columns = []; break }
+                        guard element.type == .binary, let property = element.propertyName, let c = column(property)
+                        else {
+                            columns = []
+                            break
+                        }
                         columns.append("\(c) COLLATE BINARY \(element.isAscending ? "ASC" : "DESC")")
                     }
                     add(false, "Z_\(entity.name)_\(index.name)", table, columns)
@@ -409,7 +478,9 @@ package final class StoreLayout {
                 // Data makes of it, named after the property (the Notes store's Z_OfflineAction_sequenceNumber).
                 if entity.fetchIndexes.isEmpty {
                     for attribute in entity.ownAttributes where attribute.isIndexed {
-                        if let c = column(attribute.name) { add(false, "Z_\(entity.name)_\(attribute.name)", table, ["\(c) COLLATE BINARY ASC"]) }
+                        if let c = column(attribute.name) {
+                            add(false, "Z_\(entity.name)_\(attribute.name)", table, ["\(c) COLLATE BINARY ASC"])
+                        }
                     }
                 }
                 // Uniqueness constraints: Z_<Entity>_UNIQUE_<property>_<property>.
@@ -429,7 +500,8 @@ package final class StoreLayout {
     package static func read(from database: SQLiteDatabase, model: ManagedObjectModel) throws -> StoreLayout {
         let where_ = "store '\(database.path)'"
         guard try database.tableExists("Z_PRIMARYKEY") else {
-            throw MigrationError(.incompatibleVersionHash, "\(where_) is not a Core Data SQLite store: it has no Z_PRIMARYKEY table")
+            throw MigrationError(
+                .incompatibleVersionHash, "\(where_) is not a Core Data SQLite store: it has no Z_PRIMARYKEY table")
         }
         var storeNumbers: [String: (number: Int, superNumber: Int)] = [:]
         for row in try database.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY") {
@@ -440,7 +512,11 @@ package final class StoreLayout {
         var problems: [MigrationError] = []
         for entity in model.entities {
             guard let entry = storeNumbers[entity.name] else {
-                problems.append(MigrationError(.incompatibleVersionHash, "entity '\(entity.name)' of the model is not in the \(where_) (no Z_PRIMARYKEY row named '\(entity.name)')"))
+                problems.append(
+                    MigrationError(
+                        .incompatibleVersionHash,
+                        "entity '\(entity.name)' of the model is not in the \(where_) (no Z_PRIMARYKEY row named '\(entity.name)')"
+                    ))
                 continue
             }
             numbers[entity.name] = entry.number
@@ -450,10 +526,18 @@ package final class StoreLayout {
             let expected = entity.parent.flatMap { numbers[$0.name] } ?? 0
             if entry.superNumber != expected {
                 let storeParent = storeNumbers.first(where: { $0.value.number == entry.superNumber })?.key
-                problems.append(MigrationError(.incompatibleVersionHash, "entity '\(entity.name)' has parent \(entity.parent.map { "'\($0.name)'" } ?? "none") in the model but \(storeParent.map { "'\($0)'" } ?? "none") in the \(where_)"))
+                problems.append(
+                    MigrationError(
+                        .incompatibleVersionHash,
+                        "entity '\(entity.name)' has parent \(entity.parent.map { "'\($0.name)'" } ?? "none") in the model but \(storeParent.map { "'\($0)'" } ?? "none") in the \(where_)"
+                    ))
             }
         }
-        if let error = MigrationError.collecting(problems, code: .incompatibleVersionHash, summary: "the model does not fit the \(where_)") { throw error }
+        if let error = MigrationError.collecting(
+            problems, code: .incompatibleVersionHash, summary: "the model does not fit the \(where_)")
+        {
+            throw error
+        }
 
         // The store's tables and columns, by upper-cased name.
         var schema: [String: (name: String, columns: [String])] = [:]
@@ -467,15 +551,25 @@ package final class StoreLayout {
         // How many of the store's entities live in each table (following Z_SUPER up to the root).
         var superByNumber: [Int: Int] = [:]
         var nameByNumber: [Int: String] = [:]
-        for (name, entry) in storeNumbers { superByNumber[entry.number] = entry.superNumber; nameByNumber[entry.number] = name }
+        for (name, entry) in storeNumbers {
+            superByNumber[entry.number] = entry.superNumber
+            nameByNumber[entry.number] = name
+        }
         var storeEntityCounts: [String: Int] = [:]
         for (_, entry) in storeNumbers {
             var root = entry.number
             var steps = 0
-            while let up = superByNumber[root], up != 0, steps < storeNumbers.count { root = up; steps += 1 }
-            if let rootName = nameByNumber[root], let table = resolved.tableByEntity[rootName] { storeEntityCounts[table, default: 0] += 1 }
+            while let up = superByNumber[root], up != 0, steps < storeNumbers.count {
+                root = up
+                steps += 1
+            }
+            if let rootName = nameByNumber[root], let table = resolved.tableByEntity[rootName] {
+                storeEntityCounts[table, default: 0] += 1
+            }
         }
-        return StoreLayout(model: model, plan: resolved, numbers: numbers, warnings: resolver.warnings, storeEntityCounts: storeEntityCounts)
+        return StoreLayout(
+            model: model, plan: resolved, numbers: numbers, warnings: resolver.warnings,
+            storeEntityCounts: storeEntityCounts)
     }
 
     /// Matches planned names to the store's own, claiming each real column once.
@@ -502,10 +596,13 @@ package final class StoreLayout {
         /// The columns not matched yet whose names are `prefix` + digits + `suffix`.
         func candidates(in table: String, prefix: String, suffix: String) -> [String] {
             guard let real = realTable(table) else { return [] }
-            let p = prefix.uppercased(), s = suffix.uppercased()
+            let p = prefix.uppercased()
+            let s = suffix.uppercased()
             return real.columns.filter { column in
                 let u = column.uppercased()
-                guard !claimed.contains(real.name.uppercased() + "." + u), u.hasPrefix(p), u.hasSuffix(s), u.count >= p.count + s.count else { return false }
+                guard !claimed.contains(real.name.uppercased() + "." + u), u.hasPrefix(p), u.hasSuffix(s),
+                    u.count >= p.count + s.count
+                else { return false }
                 let middle = u.dropFirst(p.count).dropLast(s.count)
                 return !middle.isEmpty && middle.allSatisfy { $0.isASCII && $0.isNumber }
             }
@@ -518,7 +615,9 @@ package final class StoreLayout {
         /// Every planned name that exists is claimed first, so fallbacks only pick unmatched columns.
         mutating func claimExisting(_ plan: Plan) {
             for table in plan.tables {
-                for column in table.columns where exact(column.name, in: table.name) != nil { claim(column.name, in: table.name) }
+                for column in table.columns where exact(column.name, in: table.name) != nil {
+                    claim(column.name, in: table.name)
+                }
             }
         }
 
@@ -527,8 +626,15 @@ package final class StoreLayout {
         mutating func column(_ planned: String, base: String, in table: String, what: () -> String) -> String? {
             if let real = exact(planned, in: table) { return real }
             let found = candidates(in: table, prefix: base, suffix: "")
-            if found.count == 1 { claim(found[0], in: table); return found[0] }
-            problems.append(MigrationError(.incompatibleVersionHash, "\(what()) has no column in table '\(table)' of the store '\(storePath)' (looked for '\(planned)'\(found.count > 1 ? "; several candidates: \(found.joined(separator: ", "))" : ""))"))
+            if found.count == 1 {
+                claim(found[0], in: table)
+                return found[0]
+            }
+            problems.append(
+                MigrationError(
+                    .incompatibleVersionHash,
+                    "\(what()) has no column in table '\(table)' of the store '\(storePath)' (looked for '\(planned)'\(found.count > 1 ? "; several candidates: \(found.joined(separator: ", "))" : ""))"
+                ))
             return nil
         }
 
@@ -540,8 +646,14 @@ package final class StoreLayout {
                 if let real = realTable(table.name) {
                     tableRename[table.name] = real.name
                 } else {
-                    let entities = model.entities.filter { plan.tableByEntity[$0.name] == table.name }.map { "'\($0.name)'" }
-                    problems.append(MigrationError(.incompatibleVersionHash, "entit\(entities.count == 1 ? "y" : "ies") \(entities.joined(separator: ", ")) of the model ha\(entities.count == 1 ? "s" : "ve") no table '\(table.name)' in the store '\(storePath)'"))
+                    let entities = model.entities.filter { plan.tableByEntity[$0.name] == table.name }.map {
+                        "'\($0.name)'"
+                    }
+                    problems.append(
+                        MigrationError(
+                            .incompatibleVersionHash,
+                            "entit\(entities.count == 1 ? "y" : "ies") \(entities.joined(separator: ", ")) of the model ha\(entities.count == 1 ? "s" : "ve") no table '\(table.name)' in the store '\(storePath)'"
+                        ))
                 }
             }
             for (entity, table) in plan.tableByEntity { result.tableByEntity[entity] = tableRename[table] ?? table }
@@ -550,7 +662,9 @@ package final class StoreLayout {
                 guard let table = plan.tableByEntity[entity.name], tableRename[table] != nil else { continue }
                 for attribute in entity.ownAttributes {
                     guard let planned = plan.attributeColumns[ObjectIdentifier(attribute)] else { continue }
-                    result.attributeColumns[ObjectIdentifier(attribute)] = column(planned, base: "Z" + attribute.name.uppercased(), in: table) {
+                    result.attributeColumns[ObjectIdentifier(attribute)] = column(
+                        planned, base: "Z" + attribute.name.uppercased(), in: table
+                    ) {
                         "attribute '\(entity.name).\(attribute.name)'"
                     }
                 }
@@ -560,29 +674,51 @@ package final class StoreLayout {
                     let what = { "relationship '\(entity.name).\(relationship.name)'" }
                     switch storage {
                     case .foreignKey(let planned, let entityColumn, let orderColumn):
-                        guard let real = column(planned, base: "Z" + relationship.name.uppercased(), in: table, what: what) else { continue }
+                        guard
+                            let real = column(
+                                planned, base: "Z" + relationship.name.uppercased(), in: table, what: what)
+                        else { continue }
                         let suffix = String(real.dropFirst())
                         var realEntity: String? = nil
                         if let e = entityColumn {
-                            realEntity = exact(e, in: table) ?? exact(e.prefix(while: { $0 != "_" }) + "_" + suffix, in: table)
+                            realEntity =
+                                exact(e, in: table) ?? exact(e.prefix(while: { $0 != "_" }) + "_" + suffix, in: table)
                             if realEntity == nil {
                                 let found = candidates(in: table, prefix: "Z", suffix: "_" + suffix)
-                                if found.count == 1 { realEntity = found[0]; claim(found[0], in: table) }
+                                if found.count == 1 {
+                                    realEntity = found[0]
+                                    claim(found[0], in: table)
+                                }
                             }
-                            if realEntity == nil { warnings.append("\(what()): no entity column '\(e)' in table '\(table)'; the target's entity is looked up") }
+                            if realEntity == nil {
+                                warnings.append(
+                                    "\(what()): no entity column '\(e)' in table '\(table)'; the target's entity is looked up"
+                                )
+                            }
                         }
                         var realOrder: String? = nil
                         if let o = orderColumn {
                             realOrder = exact(o, in: table) ?? exact("Z_FOK_" + suffix, in: table)
-                            if realOrder == nil { warnings.append("\(what()): no ordering column '\(o)' in table '\(table)'; the inverse is read unordered") }
+                            if realOrder == nil {
+                                warnings.append(
+                                    "\(what()): no ordering column '\(o)' in table '\(table)'; the inverse is read unordered"
+                                )
+                            }
                         }
-                        result.storages[id] = .foreignKey(column: real, entityColumn: realEntity, orderColumn: realOrder)
+                        result.storages[id] = .foreignKey(
+                            column: real, entityColumn: realEntity, orderColumn: realOrder)
                     case .hiddenColumn(let hiddenTable, let planned, let orderColumn):
                         guard tableRename[hiddenTable] != nil, let real = exact(planned, in: hiddenTable) else {
-                            problems.append(MigrationError(.incompatibleVersionHash, "\(what()) (a to-many without inverse) has no column '\(planned)' in table '\(hiddenTable)' of the store '\(storePath)'"))
+                            problems.append(
+                                MigrationError(
+                                    .incompatibleVersionHash,
+                                    "\(what()) (a to-many without inverse) has no column '\(planned)' in table '\(hiddenTable)' of the store '\(storePath)'"
+                                ))
                             continue
                         }
-                        result.storages[id] = .hiddenColumn(table: tableRename[hiddenTable] ?? hiddenTable, column: real, orderColumn: orderColumn.flatMap { exact($0, in: hiddenTable) })
+                        result.storages[id] = .hiddenColumn(
+                            table: tableRename[hiddenTable] ?? hiddenTable, column: real,
+                            orderColumn: orderColumn.flatMap { exact($0, in: hiddenTable) })
                     case .joinTable, .inverseForeignKey, .transient:
                         break
                     }
@@ -597,29 +733,41 @@ package final class StoreLayout {
                     switch storage {
                     case .inverseForeignKey(let table, _, _, _):
                         guard let inverse = relationship.inverseRelationship,
-                              case .foreignKey(let c, let e, let o)? = result.storages[ObjectIdentifier(inverse)] else { continue }
-                        result.storages[id] = .inverseForeignKey(table: tableRename[table] ?? table, column: c, entityColumn: e, orderColumn: o)
+                            case .foreignKey(let c, let e, let o)? = result.storages[ObjectIdentifier(inverse)]
+                        else { continue }
+                        result.storages[id] = .inverseForeignKey(
+                            table: tableRename[table] ?? table, column: c, entityColumn: e, orderColumn: o)
                     case .joinTable(let table, let own, let other, let order, let inverseOrder):
                         var realTable = joinRename[table]
                         if realTable == nil {
-                            if let real = self.realTable(table), exact(own, in: table) != nil, exact(other, in: table) != nil {
+                            if let real = self.realTable(table), exact(own, in: table) != nil,
+                                exact(other, in: table) != nil
+                            {
                                 realTable = real.name
                             } else {
                                 // Another spelling of the table: any Z_ table with both columns.
-                                realTable = schema.values.first { t in
-                                    t.name.uppercased().hasPrefix("Z_") && t.columns.contains { $0.uppercased() == own.uppercased() }
-                                        && t.columns.contains { $0.uppercased() == other.uppercased() }
-                                }?.name
+                                realTable =
+                                    schema.values.first { t in
+                                        t.name.uppercased().hasPrefix("Z_")
+                                            && t.columns.contains { $0.uppercased() == own.uppercased() }
+                                            && t.columns.contains { $0.uppercased() == other.uppercased() }
+                                    }?.name
                             }
                             joinRename[table] = realTable
                         }
                         guard let real = realTable else {
-                            problems.append(MigrationError(.incompatibleVersionHash, "relationship '\(entity.name).\(relationship.name)' (many-to-many) has no join table in the store '\(storePath)' (looked for '\(table)' with columns \(own), \(other))"))
+                            problems.append(
+                                MigrationError(
+                                    .incompatibleVersionHash,
+                                    "relationship '\(entity.name).\(relationship.name)' (many-to-many) has no join table in the store '\(storePath)' (looked for '\(table)' with columns \(own), \(other))"
+                                ))
                             continue
                         }
                         func present(_ c: String?) -> String? { c.flatMap { exact($0, in: real) } }
-                        result.storages[id] = .joinTable(table: real, ownColumn: exact(own, in: real) ?? own, otherColumn: exact(other, in: real) ?? other,
-                                                         orderColumn: present(order), inverseOrderColumn: present(inverseOrder))
+                        result.storages[id] = .joinTable(
+                            table: real, ownColumn: exact(own, in: real) ?? own,
+                            otherColumn: exact(other, in: real) ?? other,
+                            orderColumn: present(order), inverseOrderColumn: present(inverseOrder))
                     default:
                         break
                     }
@@ -629,7 +777,11 @@ package final class StoreLayout {
                 let name = result.tables[i].name
                 result.tables[i].name = tableRename[name] ?? joinRename[name] ?? name
             }
-            if let error = MigrationError.collecting(problems, code: .incompatibleVersionHash, summary: "the model does not fit the store '\(storePath)'") { throw error }
+            if let error = MigrationError.collecting(
+                problems, code: .incompatibleVersionHash, summary: "the model does not fit the store '\(storePath)'")
+            {
+                throw error
+            }
             return result
         }
     }

@@ -82,7 +82,9 @@ public struct StoreMetadata: Equatable {
     public var versionChecksum: String? { stringEntry(StoreMetadata.checksumKey) }
 
     private func stringEntry(_ key: String) -> String? {
-        guard let entry = otherEntries.first(where: { $0.key == key }), case .string(let text) = entry.value else { return nil }
+        guard let entry = otherEntries.first(where: { $0.key == key }), case .string(let text) = entry.value else {
+            return nil
+        }
         return text
     }
 
@@ -125,7 +127,9 @@ public struct StoreMetadata: Equatable {
                 guard case .string(let type) = value else { throw malformed("has a \(key) that is not a string") }
                 storeType = type
             case StoreMetadata.versionHashesKey:
-                guard case .dictionary(let hashes) = value else { throw malformed("has a \(key) that is not a dictionary") }
+                guard case .dictionary(let hashes) = value else {
+                    throw malformed("has a \(key) that is not a dictionary")
+                }
                 for (entity, hash) in hashes {
                     guard case .data(let bytes) = hash, bytes.count == 32 else {
                         throw malformed("has a version hash for entity \(entity) that is not 32 bytes of data")
@@ -135,7 +139,9 @@ public struct StoreMetadata: Equatable {
             case StoreMetadata.versionIdentifiersKey:
                 guard case .array(let identifiers) = value else { throw malformed("has a \(key) that is not an array") }
                 for identifier in identifiers {
-                    guard case .string(let text) = identifier else { throw malformed("has a \(key) entry that is not a string") }
+                    guard case .string(let text) = identifier else {
+                        throw malformed("has a \(key) entry that is not a string")
+                    }
                     versionIdentifiers.append(text)
                 }
             default:
@@ -149,7 +155,9 @@ public struct StoreMetadata: Equatable {
     /// Empty metadata stays empty.
     package func plistBytes() -> [UInt8] {
         if isEmpty { return [] }
-        let hashes = versionHashes.keys.sorted().map { (key: $0, value: PropertyListValue.data(versionHashes[$0] ?? [])) }
+        let hashes = versionHashes.keys.sorted().map {
+            (key: $0, value: PropertyListValue.data(versionHashes[$0] ?? []))
+        }
         var members: [(key: String, value: PropertyListValue)] = [
             (StoreMetadata.versionHashesKey, .dictionary(hashes)),
             (StoreMetadata.versionIdentifiersKey, .array(versionIdentifiers.map { .string($0) })),
@@ -158,7 +166,9 @@ public struct StoreMetadata: Equatable {
         for entry in StoreMetadata.defaultEntries where !otherEntries.contains(where: { $0.key == entry.key }) {
             members.append(entry)
         }
-        let reserved = [StoreMetadata.versionHashesKey, StoreMetadata.versionIdentifiersKey, StoreMetadata.storeTypeKey]
+        let reserved = [
+            StoreMetadata.versionHashesKey, StoreMetadata.versionIdentifiersKey, StoreMetadata.storeTypeKey,
+        ]
         members += otherEntries.filter { !reserved.contains($0.key) }
         return BinaryPropertyList.encode(.dictionary(members))
     }

@@ -42,14 +42,19 @@ public enum StoreModelRecovery {
     package static func model(from database: SQLiteDatabase) throws -> ManagedObjectModel {
         let store = "store '\(database.path)'"
         guard try database.tableExists("Z_PRIMARYKEY") else {
-            throw MigrationError(.invalidModel, "the \(store) has no Z_PRIMARYKEY table: it is not a Core Data SQLite store, and no model can be recovered from it")
+            throw MigrationError(
+                .invalidModel,
+                "the \(store) has no Z_PRIMARYKEY table: it is not a Core Data SQLite store, and no model can be recovered from it"
+            )
         }
         var notes: [String] = [
-            "rebuilt from the schema of the \(store): names are the columns' in lower case; every column belongs to its hierarchy's root entity; optionality, defaults, delete rules, abstract flags and the inverses of to-one relationships are unknown",
+            "rebuilt from the schema of the \(store): names are the columns' in lower case; every column belongs to its hierarchy's root entity; optionality, defaults, delete rules, abstract flags and the inverses of to-one relationships are unknown"
         ]
         var entities: [Int: StoreEntity] = [:]
         for row in try database.rows("SELECT Z_ENT, Z_NAME, Z_SUPER FROM Z_PRIMARYKEY") {
-            guard row.count == 3, let number = row[0].integer, let name = row[1].text, ManagedObjectModel.isValidName(name) else {
+            guard row.count == 3, let number = row[0].integer, let name = row[1].text,
+                ManagedObjectModel.isValidName(name)
+            else {
                 notes.append("a Z_PRIMARYKEY row without a usable number and entity name was left out")
                 continue
             }
@@ -68,7 +73,8 @@ public enum StoreModelRecovery {
         var schema: [String: (name: String, columns: [(name: String, type: String)])] = [:]
         for row in try database.rows("SELECT name FROM sqlite_master WHERE type = 'table'") {
             guard let name = row.first?.text else { continue }
-            let columns = try database.rows("SELECT name, type FROM pragma_table_info(?)", [.string(name)]).compactMap { r -> (String, String)? in
+            let columns = try database.rows("SELECT name, type FROM pragma_table_info(?)", [.string(name)]).compactMap {
+                r -> (String, String)? in
                 guard r.count == 2, let n = r[0].text else { return nil }
                 return (n, r[1].text ?? "")
             }
@@ -78,7 +84,8 @@ public enum StoreModelRecovery {
         for row in try database.rows("SELECT name FROM sqlite_master WHERE type = 'index'") {
             if let name = row.first?.text { indexes.insert(name.uppercased()) }
         }
-        let numberByUpperName = Dictionary(entities.values.map { ($0.name.uppercased(), $0.number) }, uniquingKeysWith: { a, _ in a })
+        let numberByUpperName = Dictionary(
+            entities.values.map { ($0.name.uppercased(), $0.number) }, uniquingKeysWith: { a, _ in a })
 
         // Entities without a table (or in a Z_SUPER cycle) are left out, with their descendants.
         var tableByRoot: [Int: String] = [:]
@@ -89,7 +96,8 @@ public enum StoreModelRecovery {
                 continue
             }
             guard let table = schema[("Z" + rootEntity.name).uppercased()] else {
-                notes.append("entity '\(entity.name)' was left out: the store has no table Z\(rootEntity.name.uppercased())")
+                notes.append(
+                    "entity '\(entity.name)' was left out: the store has no table Z\(rootEntity.name.uppercased())")
                 entities[number] = nil
                 continue
             }
@@ -115,25 +123,33 @@ public enum StoreModelRecovery {
             }
             for column in table.columns {
                 let upper = column.name.uppercased()
-                if ["Z_PK", "Z_ENT", "Z_OPT"].contains(upper) || consumed.contains(upper) || upper.hasPrefix("Z_FOK_") { continue }
+                if ["Z_PK", "Z_ENT", "Z_OPT"].contains(upper) || consumed.contains(upper) || upper.hasPrefix("Z_FOK_") {
+                    continue
+                }
                 guard upper.hasPrefix("Z"), upper.count > 1 else {
-                    notes.append("column '\(table.name).\(column.name)' was left out: it is not named as Core Data names columns")
+                    notes.append(
+                        "column '\(table.name).\(column.name)' was left out: it is not named as Core Data names columns"
+                    )
                     continue
                 }
                 let body = String(upper.dropFirst())
                 // Z<n><NAME>: entity n's to-many without inverse, pointing at this table's entities.
                 if let split = splitNumber(Substring(body)), !split.rest.isEmpty, !split.rest.hasPrefix("_"),
-                   let owner = entities[split.number], let destination = entities[rootNumber] {
+                    let owner = entities[split.number], let destination = entities[rootNumber]
+                {
                     let name = split.rest.lowercased()
                     guard ManagedObjectModel.isValidName(name) else { continue }
                     let ordered = upperColumns.contains("Z_FOK_" + body)
-                    entities[owner.number]?.relationships.append(RelationshipDescription(
-                        name: name, destination: destination.name, inverse: nil, isToMany: true, isOrdered: ordered))
+                    entities[owner.number]?.relationships.append(
+                        RelationshipDescription(
+                            name: name, destination: destination.name, inverse: nil, isToMany: true, isOrdered: ordered)
+                    )
                     continue
                 }
                 let name = body.lowercased()
                 guard ManagedObjectModel.isValidName(name) else {
-                    notes.append("column '\(table.name).\(column.name)' was left out: '\(name)' is not a valid property name")
+                    notes.append(
+                        "column '\(table.name).\(column.name)' was left out: '\(name)' is not a valid property name")
                     continue
                 }
                 let type = column.type.uppercased()
@@ -154,33 +170,39 @@ public enum StoreModelRecovery {
                         }
                     }
                     if let d = destination, let target = entities[d] {
-                        entities[rootNumber]?.relationships.append(RelationshipDescription(
-                            name: name, destination: target.name, inverse: nil, isToMany: false))
+                        entities[rootNumber]?.relationships.append(
+                            RelationshipDescription(
+                                name: name, destination: target.name, inverse: nil, isToMany: false))
                         continue
                     }
                 }
-                entities[rootNumber]?.attributes.append(AttributeDescription(name: name, type: attributeType(declared: type)))
+                entities[rootNumber]?.attributes.append(
+                    AttributeDescription(name: name, type: attributeType(declared: type)))
             }
         }
 
         // Join tables: Z_<n><NAME> with two columns Z_<x><NX>, Z_<y><NY>.
         for (upper, table) in schema.sorted(by: { $0.key < $1.key }) where upper.hasPrefix("Z_") {
-            guard let tableSplit = splitNumber(upper.dropFirst(2)), !tableSplit.rest.isEmpty, table.columns.count >= 2 else { continue }
+            guard let tableSplit = splitNumber(upper.dropFirst(2)), !tableSplit.rest.isEmpty, table.columns.count >= 2
+            else { continue }
             let sides = table.columns.prefix(2).compactMap { c -> (number: Int, name: String)? in
                 let u = c.name.uppercased()
                 guard u.hasPrefix("Z_"), let s = splitNumber(u.dropFirst(2)), !s.rest.isEmpty else { return nil }
                 return (s.number, s.rest.lowercased())
             }
             guard sides.count == 2, let x = entities[sides[0].number], let y = entities[sides[1].number],
-                  ManagedObjectModel.isValidName(sides[0].name), ManagedObjectModel.isValidName(sides[1].name) else {
+                ManagedObjectModel.isValidName(sides[0].name), ManagedObjectModel.isValidName(sides[1].name)
+            else {
                 notes.append("table '\(table.name)' was left out: it is not a join table between known entities")
                 continue
             }
             // Column Z_<x><NX> holds x's keys: NX is y's relationship pointing at x.
-            entities[y.number]?.relationships.append(RelationshipDescription(
-                name: sides[0].name, destination: x.name, inverse: sides[1].name, isToMany: true))
-            entities[x.number]?.relationships.append(RelationshipDescription(
-                name: sides[1].name, destination: y.name, inverse: sides[0].name, isToMany: true))
+            entities[y.number]?.relationships.append(
+                RelationshipDescription(
+                    name: sides[0].name, destination: x.name, inverse: sides[1].name, isToMany: true))
+            entities[x.number]?.relationships.append(
+                RelationshipDescription(
+                    name: sides[1].name, destination: y.name, inverse: sides[0].name, isToMany: true))
         }
 
         // Names stay unique per entity (a collision can only come from lower-casing).
@@ -192,8 +214,10 @@ public enum StoreModelRecovery {
             if attributes.count + relationships.count < entity.attributes.count + entity.relationships.count {
                 notes.append("entity '\(entity.name)': properties whose lower-cased names collide were left out")
             }
-            descriptions.append(EntityDescription(name: entity.name, parent: entities[entity.superNumber]?.name,
-                                                  attributes: attributes, relationships: relationships))
+            descriptions.append(
+                EntityDescription(
+                    name: entity.name, parent: entities[entity.superNumber]?.name,
+                    attributes: attributes, relationships: relationships))
         }
         let model: ManagedObjectModel
         do {

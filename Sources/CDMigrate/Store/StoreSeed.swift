@@ -75,15 +75,21 @@ public struct StoreSeed {
             base = "$"
         } else if let members = json.objectValue {
             guard let objects = members.first(where: { $0.key == "objects" })?.value.arrayValue else {
-                throw MigrationError(.invalidArgument, "a store description is an array of objects, or an object with an 'objects' array", path: "$")
+                throw MigrationError(
+                    .invalidArgument,
+                    "a store description is an array of objects, or an object with an 'objects' array", path: "$")
             }
             if let other = members.first(where: { $0.key != "objects" && $0.key != "comment" }) {
-                throw MigrationError(.invalidArgument, "a store description has no member '\(other.key)' (it has 'objects' and 'comment')", path: "$." + other.key)
+                throw MigrationError(
+                    .invalidArgument,
+                    "a store description has no member '\(other.key)' (it has 'objects' and 'comment')",
+                    path: "$." + other.key)
             }
             list = objects
             base = "$.objects"
         } else {
-            throw MigrationError(.invalidArgument, "a store description is an array of objects, not a \(json.typeName)", path: "$")
+            throw MigrationError(
+                .invalidArgument, "a store description is an array of objects, not a \(json.typeName)", path: "$")
         }
         var objects: [Object] = []
         var ids = Set<String>()
@@ -91,7 +97,11 @@ public struct StoreSeed {
         for (i, item) in list.enumerated() {
             let path = "\(base)[\(i)]"
             guard let members = item.objectValue else {
-                problems.append(MigrationError(.invalidArgument, "an object of the description is a JSON object with 'entity', not a \(item.typeName)", path: path))
+                problems.append(
+                    MigrationError(
+                        .invalidArgument,
+                        "an object of the description is a JSON object with 'entity', not a \(item.typeName)",
+                        path: path))
                 continue
             }
             var entity: String?
@@ -101,24 +111,43 @@ public struct StoreSeed {
                 switch key {
                 case "entity":
                     entity = value.stringValue
-                    if entity == nil { problems.append(MigrationError(.invalidArgument, "'entity' is the entity's name, a string", path: path + ".entity")) }
+                    if entity == nil {
+                        problems.append(
+                            MigrationError(
+                                .invalidArgument, "'entity' is the entity's name, a string", path: path + ".entity"))
+                    }
                 case "id":
                     if let name = value.stringValue {
                         id = name
                         if !ids.insert(name).inserted {
-                            problems.append(MigrationError(.invalidArgument, "id '\(name)' is given to an earlier object already", path: path + ".id"))
+                            problems.append(
+                                MigrationError(
+                                    .invalidArgument, "id '\(name)' is given to an earlier object already",
+                                    path: path + ".id"))
                         }
                     } else if !value.isNull {
-                        problems.append(MigrationError(.invalidArgument, "'id' is a string other objects point at this one with", path: path + ".id"))
+                        problems.append(
+                            MigrationError(
+                                .invalidArgument, "'id' is a string other objects point at this one with",
+                                path: path + ".id"))
                     }
                 case "values":
-                    if let properties = value.objectValue { values = properties } else if !value.isNull {
-                        problems.append(MigrationError(.invalidArgument, "'values' is an object of property names and values", path: path + ".values"))
+                    if let properties = value.objectValue {
+                        values = properties
+                    } else if !value.isNull {
+                        problems.append(
+                            MigrationError(
+                                .invalidArgument, "'values' is an object of property names and values",
+                                path: path + ".values"))
                     }
                 case "comment":
                     break
                 default:
-                    problems.append(MigrationError(.invalidArgument, "an object of the description has no member '\(key)' (it has 'entity', 'id', 'values' and 'comment'; properties go in 'values')", path: path + "." + key))
+                    problems.append(
+                        MigrationError(
+                            .invalidArgument,
+                            "an object of the description has no member '\(key)' (it has 'entity', 'id', 'values' and 'comment'; properties go in 'values')",
+                            path: path + "." + key))
                 }
             }
             guard let name = entity else {
@@ -129,7 +158,11 @@ public struct StoreSeed {
             }
             objects.append(Object(entity: name, id: id, values: values, path: path))
         }
-        if let error = MigrationError.collecting(problems, code: .invalidArgument, summary: "the store description is not valid") { throw error }
+        if let error = MigrationError.collecting(
+            problems, code: .invalidArgument, summary: "the store description is not valid")
+        {
+            throw error
+        }
         self.objects = objects
     }
 
@@ -153,7 +186,10 @@ public struct StoreSeed {
         for object in objects {
             guard let entity = store.model.entity(named: object.entity) else {
                 let names = store.model.entities.map { $0.name }
-                throw MigrationError(.invalidArgument, "the model \(PersistentStore.describe(store.model)) has no entity named '\(object.entity)'\(SpellingSuggestion.hint(object.entity, among: names))", path: object.path + ".entity")
+                throw MigrationError(
+                    .invalidArgument,
+                    "the model \(PersistentStore.describe(store.model)) has no entity named '\(object.entity)'\(SpellingSuggestion.hint(object.entity, among: names))",
+                    path: object.path + ".entity")
             }
             let instance: ManagedObject
             do {
@@ -166,10 +202,15 @@ public struct StoreSeed {
                 let path = object.path + ".values." + key
                 guard let attribute = entity.attributesByName[key] else {
                     let names = entity.attributes.map { $0.name } + entity.relationships.map { $0.name }
-                    throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'\(SpellingSuggestion.hint(key, among: names))", path: path)
+                    throw MigrationError(
+                        .invalidArgument,
+                        "entity '\(entity.name)' has no property named '\(key)'\(SpellingSuggestion.hint(key, among: names))",
+                        path: path)
                 }
                 if attribute.isTransient {
-                    throw MigrationError(.invalidArgument, "attribute '\(entity.name).\(key)' is transient: the store keeps no value for it", path: path)
+                    throw MigrationError(
+                        .invalidArgument,
+                        "attribute '\(entity.name).\(key)' is transient: the store keeps no value for it", path: path)
                 }
                 do {
                     try instance.setValue(try StoreSeed.value(json, for: attribute), for: attribute)
@@ -186,14 +227,23 @@ public struct StoreSeed {
                 guard let relationship = instance.entity.relationshipsByName[key] else { continue }
                 let path = object.path + ".values." + key
                 if relationship.isTransient {
-                    throw MigrationError(.invalidArgument, "relationship '\(instance.entity.name).\(key)' is transient: the store keeps no value for it", path: path)
+                    throw MigrationError(
+                        .invalidArgument,
+                        "relationship '\(instance.entity.name).\(key)' is transient: the store keeps no value for it",
+                        path: path)
                 }
                 func target(_ item: JSON, _ itemPath: String) throws -> ManagedObject {
                     guard let id = item.stringValue else {
-                        throw MigrationError(.invalidArgument, "relationship '\(instance.entity.name).\(key)' takes the id of an object of the description, not a \(item.typeName)", path: itemPath)
+                        throw MigrationError(
+                            .invalidArgument,
+                            "relationship '\(instance.entity.name).\(key)' takes the id of an object of the description, not a \(item.typeName)",
+                            path: itemPath)
                     }
                     guard let found = byID[id] else {
-                        throw MigrationError(.invalidArgument, "no object of the description has id '\(id)'\(SpellingSuggestion.hint(id, among: Array(byID.keys).sorted()))", path: itemPath)
+                        throw MigrationError(
+                            .invalidArgument,
+                            "no object of the description has id '\(id)'\(SpellingSuggestion.hint(id, among: Array(byID.keys).sorted()))",
+                            path: itemPath)
                     }
                     return found
                 }
@@ -202,7 +252,10 @@ public struct StoreSeed {
                     value = relationship.isToMany ? .collection([]) : .null
                 } else if relationship.isToMany {
                     guard let items = json.arrayValue else {
-                        throw MigrationError(.invalidArgument, "to-many relationship '\(instance.entity.name).\(key)' takes an array of ids, not a \(json.typeName)", path: path)
+                        throw MigrationError(
+                            .invalidArgument,
+                            "to-many relationship '\(instance.entity.name).\(key)' takes an array of ids, not a \(json.typeName)",
+                            path: path)
                     }
                     value = .collection(try items.enumerated().map { .object(try target($1, "\(path)[\($0)]")) })
                 } else {
@@ -231,7 +284,8 @@ public struct StoreSeed {
         case .failure(let problem):
             var message = problem.message
             if message.hasPrefix("default value") { message = String(message.dropFirst("default ".count)) }
-            throw MigrationError(.invalidArgument, "attribute '\(attribute.entity?.name ?? "?").\(attribute.name)': \(message)")
+            throw MigrationError(
+                .invalidArgument, "attribute '\(attribute.entity?.name ?? "?").\(attribute.name)': \(message)")
         }
     }
 
@@ -246,11 +300,15 @@ public struct StoreSeed {
         case .string(let s): return .string(s)
         case .array(let items):
             guard depth < TransformableValue.maximumNesting else {
-                throw MigrationError(.invalidArgument, "the value nests arrays more than \(TransformableValue.maximumNesting) deep")
+                throw MigrationError(
+                    .invalidArgument, "the value nests arrays more than \(TransformableValue.maximumNesting) deep")
             }
             return .collection(try items.map { try plainValue($0, depth: depth + 1) })
         case .object:
-            throw MigrationError(.invalidArgument, "a transformable attribute takes base64 text (the stored bytes), a number, a boolean or an array, not an object")
+            throw MigrationError(
+                .invalidArgument,
+                "a transformable attribute takes base64 text (the stored bytes), a number, a boolean or an array, not an object"
+            )
         }
     }
 }

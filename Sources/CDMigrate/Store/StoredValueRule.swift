@@ -157,13 +157,18 @@ package enum StoredValueRule {
 
     /// The SQL of a row's destination entity number when every `Z_ENT` of the table is taken:
     /// `destinationNumber`, or an error naming the row when its `Z_ENT` is not among `numbers`.
-    package static func checkedEntity(_ destinationNumber: Int, numbers: [Int], table: String, storePath: String, entityName: String) -> String {
+    package static func checkedEntity(
+        _ destinationNumber: Int, numbers: [Int], table: String, storePath: String, entityName: String
+    ) -> String {
         let list = numbers.map(String.init).joined(separator: ", ")
-        return "(CASE WHEN t.Z_ENT IN (\(list)) THEN \(destinationNumber) ELSE cdm_bad_entity(t.Z_PK, t.Z_ENT, \(quote(table)), \(quote(storePath)), \(quote(entityName))) END)"
+        return
+            "(CASE WHEN t.Z_ENT IN (\(list)) THEN \(destinationNumber) ELSE cdm_bad_entity(t.Z_PK, t.Z_ENT, \(quote(table)), \(quote(storePath)), \(quote(entityName))) END)"
     }
 
     /// The message both paths give for a row whose `Z_ENT` is not one of the entity's.
-    package static func badEntityMessage(primaryKey: Int64, entityNumber: Int64, table: String, storePath: String, entityName: String) -> String {
+    package static func badEntityMessage(
+        primaryKey: Int64, entityNumber: Int64, table: String, storePath: String, entityName: String
+    ) -> String {
         "row \(primaryKey) of table '\(table)' in the store '\(storePath)' has Z_ENT \(entityNumber), which is not '\(entityName)' or one of its subentities"
     }
 
@@ -177,76 +182,96 @@ package enum StoredValueRule {
     /// connection keeps for as long as it is open) and `cdm_bad_entity` on a connection.
     static func register(on db: OpaquePointer, counts: ValueCounts) {
         let flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC
-        sqlite3_create_function_v2(db, "cdm_read", 2, flags, nil, { context, count, arguments in
-            guard let context, count == 2, let arguments, let value = arguments[0], let typeArgument = arguments[1] else { return }
-            let typeName = sqlite3_value_text(typeArgument).map { String(cString: $0) } ?? ""
-            guard let type = AttributeType(rawValue: typeName) else {
-                sqlite3_result_error(context, "cdm_read: unknown attribute type", -1)
-                return
-            }
-            StoredValueRule.result(SQLiteStatement.Raw(value).value(as: type), context)
-        }, nil, nil, nil)
-        // Not deterministic: it records broken rules, once for every row the statement reads.
-        sqlite3_create_function_v2(db, "cdm_plain", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(), { context, count, arguments in
-            guard let context else { return }
-            guard let arguments, count >= 1, let signatureValue = arguments[0], let signature = sqlite3_value_text(signatureValue),
-                  Int(sqlite3_value_bytes(signatureValue)) == Int(count) - 1 else {
-                sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
-                return
-            }
-            var broken = false
-            var counted = 0
-            var state: ValueCounts? = nil
-            for i in 1..<Int(count) {
-                guard let value = arguments[i] else { continue }
-                let code = signature[i - 1]
-                // One storage-class read per value; the rules only for the codes that carry some.
-                let storage = sqlite3_value_type(value)
-                if code == StoredValueRule.countCode {
-                    if state == nil, let data = sqlite3_user_data(context) { state = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue() }
-                    if let state {
-                        if state.counts.count <= counted { state.counts += [Int](repeating: 0, count: counted + 1 - state.counts.count) }
-                        if storage != SQLITE_NULL { state.counts[counted] &+= 1 }
-                    }
-                    counted += 1
-                    continue
-                }
-                if !StoredValueRule.isPlain(value, storage: storage, code: code) {
-                    sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
+        sqlite3_create_function_v2(
+            db, "cdm_read", 2, flags, nil,
+            { context, count, arguments in
+                guard let context, count == 2, let arguments, let value = arguments[0], let typeArgument = arguments[1]
+                else { return }
+                let typeName = sqlite3_value_text(typeArgument).map { String(cString: $0) } ?? ""
+                guard let type = AttributeType(rawValue: typeName) else {
+                    sqlite3_result_error(context, "cdm_read: unknown attribute type", -1)
                     return
                 }
-                if code < UInt8(ascii: "a") || code == UInt8(ascii: "h") || code == UInt8(ascii: "w") {
-                    if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
+                StoredValueRule.result(SQLiteStatement.Raw(value).value(as: type), context)
+            }, nil, nil, nil)
+        // Not deterministic: it records broken rules, once for every row the statement reads.
+        sqlite3_create_function_v2(
+            db, "cdm_plain", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(),
+            { context, count, arguments in
+                guard let context else { return }
+                guard let arguments, count >= 1, let signatureValue = arguments[0],
+                    let signature = sqlite3_value_text(signatureValue),
+                    Int(sqlite3_value_bytes(signatureValue)) == Int(count) - 1
+                else {
+                    sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
+                    return
                 }
-            }
-            if broken, let data = sqlite3_user_data(context) {
-                Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true
-            }
-            sqlite3_result_int64(context, 1)
-        }, nil, nil, nil)
+                var broken = false
+                var counted = 0
+                var state: ValueCounts? = nil
+                for i in 1..<Int(count) {
+                    guard let value = arguments[i] else { continue }
+                    let code = signature[i - 1]
+                    // One storage-class read per value; the rules only for the codes that carry some.
+                    let storage = sqlite3_value_type(value)
+                    if code == StoredValueRule.countCode {
+                        if state == nil, let data = sqlite3_user_data(context) {
+                            state = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue()
+                        }
+                        if let state {
+                            if state.counts.count <= counted {
+                                state.counts += [Int](repeating: 0, count: counted + 1 - state.counts.count)
+                            }
+                            if storage != SQLITE_NULL { state.counts[counted] &+= 1 }
+                        }
+                        counted += 1
+                        continue
+                    }
+                    if !StoredValueRule.isPlain(value, storage: storage, code: code) {
+                        sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
+                        return
+                    }
+                    if code < UInt8(ascii: "a") || code == UInt8(ascii: "h") || code == UInt8(ascii: "w") {
+                        if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
+                    }
+                }
+                if broken, let data = sqlite3_user_data(context) {
+                    Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true
+                }
+                sqlite3_result_int64(context, 1)
+            }, nil, nil, nil)
         // Not deterministic: it must run once for every row the statement reads.
-        sqlite3_create_function_v2(db, "cdm_count_values", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(), { context, count, arguments in
-            guard let context else { return }
-            guard let arguments, let data = sqlite3_user_data(context) else {
-                sqlite3_result_error(context, "cdm_count_values: no counts", -1)
-                return
-            }
-            let counts = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue()
-            let n = Int(max(count, 0))
-            if counts.counts.count < n { counts.counts += [Int](repeating: 0, count: n - counts.counts.count) }
-            for i in 0..<n {
-                if let value = arguments[i], sqlite3_value_type(value) != SQLITE_NULL { counts.counts[i] &+= 1 }
-            }
-            sqlite3_result_int64(context, 1)
-        }, nil, nil, nil)
-        sqlite3_create_function_v2(db, "cdm_bad_entity", 5, SQLITE_UTF8, nil, { context, count, arguments in
-            guard let context, count == 5, let arguments else { return }
-            func text(_ i: Int) -> String { arguments[i].flatMap { sqlite3_value_text($0) }.map { String(cString: $0) } ?? "" }
-            let message = StoredValueRule.errorMarker + StoredValueRule.badEntityMessage(
-                primaryKey: arguments[0].map { sqlite3_value_int64($0) } ?? 0, entityNumber: arguments[1].map { sqlite3_value_int64($0) } ?? 0,
-                table: text(2), storePath: text(3), entityName: text(4))
-            sqlite3_result_error(context, message, -1)
-        }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, "cdm_count_values", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(),
+            { context, count, arguments in
+                guard let context else { return }
+                guard let arguments, let data = sqlite3_user_data(context) else {
+                    sqlite3_result_error(context, "cdm_count_values: no counts", -1)
+                    return
+                }
+                let counts = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue()
+                let n = Int(max(count, 0))
+                if counts.counts.count < n { counts.counts += [Int](repeating: 0, count: n - counts.counts.count) }
+                for i in 0..<n {
+                    if let value = arguments[i], sqlite3_value_type(value) != SQLITE_NULL { counts.counts[i] &+= 1 }
+                }
+                sqlite3_result_int64(context, 1)
+            }, nil, nil, nil)
+        sqlite3_create_function_v2(
+            db, "cdm_bad_entity", 5, SQLITE_UTF8, nil,
+            { context, count, arguments in
+                guard let context, count == 5, let arguments else { return }
+                func text(_ i: Int) -> String {
+                    arguments[i].flatMap { sqlite3_value_text($0) }.map { String(cString: $0) } ?? ""
+                }
+                let message =
+                    StoredValueRule.errorMarker
+                    + StoredValueRule.badEntityMessage(
+                        primaryKey: arguments[0].map { sqlite3_value_int64($0) } ?? 0,
+                        entityNumber: arguments[1].map { sqlite3_value_int64($0) } ?? 0,
+                        table: text(2), storePath: text(3), entityName: text(4))
+                sqlite3_result_error(context, message, -1)
+            }, nil, nil, nil)
     }
 
     /// Stores `value` as the function's result, as a bound parameter would be stored.
@@ -258,11 +283,18 @@ package enum StoredValueRule {
         case .decimal(let s), .string(let s), .uri(let s):
             let bytes = Array(s.utf8) + [0]
             bytes.withUnsafeBufferPointer { buffer in
-                buffer.withMemoryRebound(to: CChar.self) { sqlite3_result_text(context, $0.baseAddress, Int32(clamping: bytes.count - 1), cdm_sqlite_transient) }
+                buffer.withMemoryRebound(to: CChar.self) {
+                    sqlite3_result_text(context, $0.baseAddress, Int32(clamping: bytes.count - 1), cdm_sqlite_transient)
+                }
             }
         case .binary(let bytes), .uuid(let bytes):
-            if bytes.isEmpty { sqlite3_result_zeroblob(context, 0); return }
-            bytes.withUnsafeBytes { sqlite3_result_blob(context, $0.baseAddress, Int32(clamping: $0.count), cdm_sqlite_transient) }
+            if bytes.isEmpty {
+                sqlite3_result_zeroblob(context, 0)
+                return
+            }
+            bytes.withUnsafeBytes {
+                sqlite3_result_blob(context, $0.baseAddress, Int32(clamping: $0.count), cdm_sqlite_transient)
+            }
         case .null, .object, .collection, .migrationManager: sqlite3_result_null(context)
         }
     }
@@ -276,11 +308,17 @@ extension SQLiteStatement.Raw {
         case SQLITE_FLOAT: self = .real(sqlite3_value_double(value))
         case SQLITE_TEXT:
             let count = Int(sqlite3_value_bytes(value))
-            let text = sqlite3_value_text(value).map { String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self) } ?? ""
+            let text =
+                sqlite3_value_text(value).map {
+                    String(decoding: UnsafeBufferPointer(start: $0, count: count), as: UTF8.self)
+                } ?? ""
             self = .text(text)
         case SQLITE_BLOB:
             let count = Int(sqlite3_value_bytes(value))
-            self = .blob(count > 0 ? sqlite3_value_blob(value).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? [] : [])
+            self = .blob(
+                count > 0
+                    ? sqlite3_value_blob(value).map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
+                    : [])
         default: self = .null
         }
     }

@@ -12,8 +12,10 @@
 /// is refused with a message saying so.
 enum TransformableValue {
     /// Foundation's transformers that archive with NSKeyedArchiver (Core Data's default is one).
-    static let keyedArchivers: Set<String> = ["NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromData",
-                                               "NSSecureUnarchiveFromDataTransformer"]
+    static let keyedArchivers: Set<String> = [
+        "NSKeyedUnarchiveFromData", "NSSecureUnarchiveFromData",
+        "NSSecureUnarchiveFromDataTransformer",
+    ]
 
     /// Whether `attribute`'s transformer archives with NSKeyedArchiver: none named (Core Data's
     /// default; Xcode writes an emptied name as `valueTransformerName=""`) or one of Foundation's.
@@ -39,7 +41,10 @@ enum TransformableValue {
         }
         let owner = "\(attribute.entity?.name ?? "?").\(attribute.name)"
         if !archivesWithKeyedArchiver(attribute), let transformer = attribute.valueTransformerName {
-            throw MigrationError(.invalidArgument, "attribute '\(owner)' is transformed by '\(transformer)', the app's own value transformer, which cdmigrate cannot run: give the attribute the bytes the transformer makes (a binary value), not the \(value.typeName) value '\(value)'")
+            throw MigrationError(
+                .invalidArgument,
+                "attribute '\(owner)' is transformed by '\(transformer)', the app's own value transformer, which cdmigrate cannot run: give the attribute the bytes the transformer makes (a binary value), not the \(value.typeName) value '\(value)'"
+            )
         }
         return .binary(try archive(value, what: "attribute '\(owner)'"))
     }
@@ -47,8 +52,10 @@ enum TransformableValue {
     /// Foundation's classes whose archives `read` turns back into values: what `archive` writes
     /// (and their mutable kinds). An archive holding any other class (a dictionary, a set, a
     /// class of the app's) is handed over as its bytes.
-    static let readableClasses: Set<String> = ["NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate",
-                                               "NSUUID", "NSURL", "NSNull", "NSDecimalNumber", "NSArray", "NSMutableArray"]
+    static let readableClasses: Set<String> = [
+        "NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate",
+        "NSUUID", "NSURL", "NSNull", "NSDecimalNumber", "NSArray", "NSMutableArray",
+    ]
 
     /// The object a transformable attribute's stored bytes stand for, as Core Data hands it to
     /// whoever reads the attribute (`valueForKey:` on a source instance, `$source.<key>` in a
@@ -61,12 +68,13 @@ enum TransformableValue {
     /// read stays bytes.
     static func read(_ value: Value, for attribute: AttributeDescription) -> Value {
         guard attribute.attributeType == .transformable, case .binary(let bytes) = value,
-              archivesWithKeyedArchiver(attribute),
-              bytes.starts(with: binaryPropertyListMagic),
-              let archive = try? KeyedArchive(bytes: bytes, code: .invalidArgument, what: "a transformable value"),
-              archive.classKeys().allSatisfy({ readableClasses.contains($0.className) }),
-              let root = try? archive.decode(archive.topReference()),
-              let decoded = self.value(of: root) else { return value }
+            archivesWithKeyedArchiver(attribute),
+            bytes.starts(with: binaryPropertyListMagic),
+            let archive = try? KeyedArchive(bytes: bytes, code: .invalidArgument, what: "a transformable value"),
+            archive.classKeys().allSatisfy({ readableClasses.contains($0.className) }),
+            let root = try? archive.decode(archive.topReference()),
+            let decoded = self.value(of: root)
+        else { return value }
         if case .binary = decoded { return value }
         return decoded
     }
@@ -104,15 +112,21 @@ enum TransformableValue {
         return try writer.archive(root: root)
     }
 
-    private static func object(_ value: Value, _ writer: KeyedArchiveWriter, what: String, depth: Int) throws -> PropertyListValue {
+    private static func object(_ value: Value, _ writer: KeyedArchiveWriter, what: String, depth: Int) throws
+        -> PropertyListValue
+    {
         switch value {
         case .collection(let items):
             guard depth < maximumNesting else {
-                throw MigrationError(.invalidArgument, "\(what): the value nests arrays more than \(maximumNesting) deep")
+                throw MigrationError(
+                    .invalidArgument, "\(what): the value nests arrays more than \(maximumNesting) deep")
             }
             return try writer.array { try items.map { try object($0, writer, what: what, depth: depth + 1) } }
         case .object, .migrationManager:
-            throw MigrationError(.invalidArgument, "\(what) is transformable: it keeps archived values (strings, numbers, dates, URLs, UUIDs, data, arrays of them), not the \(value.typeName) value '\(value)'")
+            throw MigrationError(
+                .invalidArgument,
+                "\(what) is transformable: it keeps archived values (strings, numbers, dates, URLs, UUIDs, data, arrays of them), not the \(value.typeName) value '\(value)'"
+            )
         case .null where depth > 0:
             // An array holds no nil: NSNull stands for it, as Foundation's collections keep it.
             return writer.encode(nil, classes: ["NSNull"]) { [] }

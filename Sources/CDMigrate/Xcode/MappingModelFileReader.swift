@@ -16,7 +16,10 @@ extension MappingModel {
             return try CompiledMappingModelReader.read(path: path)
         }
         if XcodeMappingModelReader.isXcodeMappingModelPath(path) {
-            throw MigrationError(.invalidArgument, "'\(path)' is an Xcode mapping model, which is compiled against its source and destination models: read it with fromXcodeMappingModel(_:sourceModel:destinationModel:) (C: cdm_mapping_from_xcode_file)")
+            throw MigrationError(
+                .invalidArgument,
+                "'\(path)' is an Xcode mapping model, which is compiled against its source and destination models: read it with fromXcodeMappingModel(_:sourceModel:destinationModel:) (C: cdm_mapping_from_xcode_file)"
+            )
         }
         return try from(try JSON.load(path: path))
     }
@@ -34,7 +37,9 @@ extension MappingModel {
     ///   and `.invalidMapping` when the mapping does not fit the models.
     ///
     /// Core Data counterpart: `NSMappingModel(contentsOf:)`.
-    public static func fromFile(_ path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel) throws -> MappingModel {
+    public static func fromFile(_ path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel)
+        throws -> MappingModel
+    {
         if XcodeMappingModelReader.isXcodeMappingModelPath(path) {
             return try fromXcodeMappingModel(path, sourceModel: sourceModel, destinationModel: destinationModel)
         }

@@ -14,7 +14,9 @@ package struct XMLElement: Equatable {
     /// The line in the document where the element starts (1-based), for error messages.
     package var line: Int
 
-    package init(name: String, attributes: [String: String] = [:], children: [XMLElement] = [], text: String = "", line: Int = 0) {
+    package init(
+        name: String, attributes: [String: String] = [:], children: [XMLElement] = [], text: String = "", line: Int = 0
+    ) {
         self.name = name
         self.attributes = attributes
         self.children = children
@@ -35,13 +37,18 @@ package struct XMLElement: Equatable {
     ///   naming the line when it is not well-formed XML.
     package static func parse(file path: String, code: MigrationError.Code = .invalidModel) throws -> XMLElement {
         if let size = FileIO.size(path), size > Int64(XMLInputLimits.maximumBytes) {
-            throw MigrationError(code, "'\(path)' is \(size) bytes, above the limit of \(XMLInputLimits.maximumBytes) bytes for an Xcode XML document")
+            throw MigrationError(
+                code,
+                "'\(path)' is \(size) bytes, above the limit of \(XMLInputLimits.maximumBytes) bytes for an Xcode XML document"
+            )
         }
         return try parse(bytes: try FileIO.readBytes(path: path), name: path, code: code)
     }
 
     /// Reads an XML document held in memory; `name` is the file named in error messages.
-    package static func parse(bytes: [UInt8], name: String, code: MigrationError.Code = .invalidModel) throws -> XMLElement {
+    package static func parse(bytes: [UInt8], name: String, code: MigrationError.Code = .invalidModel) throws
+        -> XMLElement
+    {
         // Size, attributes per element and entity declarations are bounded before libxml2 reads a byte.
         try XMLInputLimits.check(bytes, name: name, code: code)
         // No network, no external entities or DTDs: Xcode's files name a DTD on the Mac, never read.

@@ -19,7 +19,9 @@ package enum XMLInputLimits {
     /// - Throws: `MigrationError` with `code`.
     package static func check(_ bytes: [UInt8], name: String, code: MigrationError.Code) throws {
         guard bytes.count <= maximumBytes else {
-            throw MigrationError(code, "'\(name)' is \(bytes.count) bytes, above the limit of \(maximumBytes) bytes for an Xcode XML document")
+            throw MigrationError(
+                code,
+                "'\(name)' is \(bytes.count) bytes, above the limit of \(maximumBytes) bytes for an Xcode XML document")
         }
         let n = bytes.count
         var i = 0
@@ -41,12 +43,19 @@ package enum XMLInputLimits {
             for k in 0..<prefix.count where bytes[index + k] != prefix[k] { return false }
             return true
         }
-        let lt = UInt8(ascii: "<"), gt = UInt8(ascii: ">"), equals = UInt8(ascii: "=")
-        let comment = Array("<!--".utf8), cdata = Array("<![CDATA[".utf8), entity = Array("<!ENTITY".utf8)
+        let lt = UInt8(ascii: "<")
+        let gt = UInt8(ascii: ">")
+        let equals = UInt8(ascii: "=")
+        let comment = Array("<!--".utf8)
+        let cdata = Array("<![CDATA[".utf8)
+        let entity = Array("<!ENTITY".utf8)
         while i < n {
             let byte = bytes[i]
             if byte == 0x0A { line += 1 }
-            guard byte == lt else { i += 1; continue }
+            guard byte == lt else {
+                i += 1
+                continue
+            }
             if starts(comment, at: i) {
                 i += comment.count
                 if !skip(past: Array("-->".utf8)) { return }
@@ -54,7 +63,10 @@ package enum XMLInputLimits {
                 i += cdata.count
                 if !skip(past: Array("]]>".utf8)) { return }
             } else if starts(entity, at: i) {
-                throw MigrationError(code, "'\(name)' declares an XML entity at line \(line): Xcode's files never do, and entities are refused (they can expand a small file into gigabytes)")
+                throw MigrationError(
+                    code,
+                    "'\(name)' declares an XML entity at line \(line): Xcode's files never do, and entities are refused (they can expand a small file into gigabytes)"
+                )
             } else if i + 1 < n, bytes[i + 1] == UInt8(ascii: "?") {
                 i += 2
                 if !skip(past: Array("?>".utf8)) { return }
@@ -77,7 +89,10 @@ package enum XMLInputLimits {
                     } else if c == equals {
                         attributes += 1
                         if attributes > maximumAttributesPerElement {
-                            throw MigrationError(code, "'\(name)' has an element with more than \(maximumAttributesPerElement) attributes at line \(tagLine), above the limit for an Xcode XML document")
+                            throw MigrationError(
+                                code,
+                                "'\(name)' has an element with more than \(maximumAttributesPerElement) attributes at line \(tagLine), above the limit for an Xcode XML document"
+                            )
                         }
                     } else if c == gt || c == lt {
                         break

@@ -21,11 +21,14 @@ struct XcodeDefaultValue {
             var value = read
             var notes: [String] = []
             if Int64(text) == nil {
-                notes.append("default value '\(text)' is not an integer; read as momc reads it (NSString.integerValue): \(read)")
+                notes.append(
+                    "default value '\(text)' is not an integer; read as momc reads it (NSString.integerValue): \(read)")
             }
             if let range = type.integerRange, !range.contains(read) {
                 value = min(max(read, range.lowerBound), range.upperBound)
-                notes.append("default value \(read) does not fit in \(type.rawValue); the nearest value it holds, \(value), is taken")
+                notes.append(
+                    "default value \(read) does not fit in \(type.rawValue); the nearest value it holds, \(value), is taken"
+                )
             }
             json = .integer(value)
             note = notes.isEmpty ? nil : notes.joined(separator: "; ")
@@ -33,11 +36,15 @@ struct XcodeDefaultValue {
             var value = Self.doubleValue(text)
             var notes: [String] = []
             if Double(text) == nil {
-                notes.append("default value '\(text)' is not a number; read as momc reads it (NSString.doubleValue): \(Value.format(value))")
+                notes.append(
+                    "default value '\(text)' is not a number; read as momc reads it (NSString.doubleValue): \(Value.format(value))"
+                )
             }
             if type == .float, abs(value) > Double(Float.greatestFiniteMagnitude) {
                 let nearest = value < 0 ? -Double(Float.greatestFiniteMagnitude) : Double(Float.greatestFiniteMagnitude)
-                notes.append("default value \(Value.format(value)) does not fit in float; the nearest value it holds, \(Value.format(nearest)), is taken")
+                notes.append(
+                    "default value \(Value.format(value)) does not fit in float; the nearest value it holds, \(Value.format(nearest)), is taken"
+                )
                 value = nearest
             }
             json = .double(value)
@@ -47,7 +54,9 @@ struct XcodeDefaultValue {
             json = .bool(value)
             switch text {
             case "YES", "NO", "1", "0", "true", "false": note = nil
-            default: note = "default value '\(text)' is not YES or NO; read as momc reads it (NSString.boolValue): \(value ? "YES" : "NO")"
+            default:
+                note =
+                    "default value '\(text)' is not YES or NO; read as momc reads it (NSString.boolValue): \(value ? "YES" : "NO")"
             }
         case .decimal, .string, .uri, .uuid, .binary, .transformable, .undefined, .objectID, .composite:
             json = .string(text)
@@ -75,7 +84,10 @@ struct XcodeDefaultValue {
         while i < bytes.count, bytes[i] >= 0x30, bytes[i] <= 0x39 {
             let (times, o1) = magnitude.multipliedReportingOverflow(by: 10)
             let (plus, o2) = times.addingReportingOverflow(UInt64(bytes[i] - 0x30))
-            if o1 || o2 { overflow = true; break }
+            if o1 || o2 {
+                overflow = true
+                break
+            }
             magnitude = plus
             i += 1
         }

@@ -12,27 +12,36 @@ extension XcodeMappingModelReader {
     /// embedded but not readable.
     /// - Throws: `MigrationError` `.io` when the file cannot be read, `.invalidMapping` when it is
     ///   not an Xcode mapping model.
-    package static func embeddedModels(_ path: String) throws -> (source: ManagedObjectModel?, destination: ManagedObjectModel?, warnings: [String]) {
+    package static func embeddedModels(_ path: String) throws -> (
+        source: ManagedObjectModel?, destination: ManagedObjectModel?, warnings: [String]
+    ) {
         let document = try XcodeStoreDocument.read(file: documentPath(path), code: .invalidMapping)
         guard let root = document.objects.first(where: { $0.type == mappingModelType }) else {
-            throw MigrationError(.invalidMapping, "'\(path)' holds no \(mappingModelType) object: it is not an Xcode mapping model")
+            throw MigrationError(
+                .invalidMapping, "'\(path)' holds no \(mappingModelType) object: it is not an Xcode mapping model")
         }
         return embeddedModels(root, file: document.name)
     }
 
     /// The models embedded in a mapping model's root object.
-    static func embeddedModels(_ root: XcodeStoreDocument.Object, file: String) -> (source: ManagedObjectModel?, destination: ManagedObjectModel?, warnings: [String]) {
+    static func embeddedModels(_ root: XcodeStoreDocument.Object, file: String) -> (
+        source: ManagedObjectModel?, destination: ManagedObjectModel?, warnings: [String]
+    ) {
         var warnings: [String] = []
         func decode(_ key: String, _ side: String) -> ManagedObjectModel? {
             guard let text = root.string(key), !text.isEmpty else { return nil }
             guard let bytes = Base64.decode(text) else {
-                warnings.append("'\(file)': the embedded \(side) model (\(key)) is not base64; the model path is used instead")
+                warnings.append(
+                    "'\(file)': the embedded \(side) model (\(key)) is not base64; the model path is used instead")
                 return nil
             }
             do {
-                return try XcodeModelArchiveReader.model(bytes: bytes, what: "the \(side) model embedded in '\(file)'", name: nil, code: .invalidMapping)
+                return try XcodeModelArchiveReader.model(
+                    bytes: bytes, what: "the \(side) model embedded in '\(file)'", name: nil, code: .invalidMapping)
             } catch let error as MigrationError {
-                warnings.append("'\(file)': the embedded \(side) model cannot be read (\(error.message)); the model path is used instead")
+                warnings.append(
+                    "'\(file)': the embedded \(side) model cannot be read (\(error.message)); the model path is used instead"
+                )
                 return nil
             } catch {
                 return nil

@@ -18,15 +18,20 @@ enum XcodeModelArchiveReader {
     /// - Throws: `MigrationError` `.io` when it cannot be read, `.invalidModel` naming the file
     ///   and the archived object at fault.
     static func model(elements path: String, name: String) throws -> ManagedObjectModel {
-        let document = try self.document(bytes: try FileIO.readBytes(path: path), what: "the Xcode 3 model '\(path)'", code: .invalidModel)
-        return try XcodeModelReader.model(document: document.root, file: path, name: name, extraWarnings: document.warnings)
+        let document = try self.document(
+            bytes: try FileIO.readBytes(path: path), what: "the Xcode 3 model '\(path)'", code: .invalidModel)
+        return try XcodeModelReader.model(
+            document: document.root, file: path, name: name, extraWarnings: document.warnings)
     }
 
     /// Reads an archive held in memory (a mapping model's embedded model); `what` names it in errors.
-    static func model(bytes: [UInt8], what: String, name: String?, code: MigrationError.Code) throws -> ManagedObjectModel {
+    static func model(bytes: [UInt8], what: String, name: String?, code: MigrationError.Code) throws
+        -> ManagedObjectModel
+    {
         let document = try self.document(bytes: bytes, what: what, code: code)
         do {
-            return try XcodeModelReader.model(document: document.root, file: what, name: name, extraWarnings: document.warnings)
+            return try XcodeModelReader.model(
+                document: document.root, file: what, name: name, extraWarnings: document.warnings)
         } catch var error as MigrationError {
             error.code = code
             throw error
@@ -34,18 +39,23 @@ enum XcodeModelArchiveReader {
     }
 
     /// The `<model>` document the archive describes, and what was not carried over.
-    static func document(bytes: [UInt8], what: String, code: MigrationError.Code) throws -> (root: XMLElement, warnings: [String]) {
+    static func document(bytes: [UInt8], what: String, code: MigrationError.Code) throws -> (
+        root: XMLElement, warnings: [String]
+    ) {
         let archive = try KeyedArchive(bytes: bytes, code: code, what: what)
         var reader = Reader(archive: archive)
         let root = try archive.object(try archive.topReference())
         guard root.isKind(of: "XDPMModel") else {
-            throw archive.error("its root object is a \(root.className), not an XDPMModel (Xcode's model editor archive)")
+            throw archive.error(
+                "its root object is a \(root.className), not an XDPMModel (Xcode's model editor archive)")
         }
         var model = XMLElement(name: "model")
         if let identifier = try root.string("_modelVersionIdentifier"), !identifier.isEmpty {
             model.attributes["userDefinedModelVersionIdentifier"] = identifier
         }
-        guard let package = try root.object("_xd_rootPackage") else { throw archive.error("the XDPMModel has no root package") }
+        guard let package = try root.object("_xd_rootPackage") else {
+            throw archive.error("the XDPMModel has no root package")
+        }
         let classes = try package.dictionary("XDBucketForClassesstorage") ?? []
         var entities: [(String, ArchivedObject)] = []
         for (key, value) in classes {
@@ -61,8 +71,12 @@ enum XcodeModelArchiveReader {
             var configuration = XMLElement(name: "configuration", attributes: ["name": name.stringValue ?? ""])
             for member in members.arrayValue ?? [] {
                 var memberName = member.stringValue
-                if case .object(let reference, _) = member { memberName = try archive.object(reference).string("_name") }
-                if let memberName { configuration.children.append(XMLElement(name: "memberEntity", attributes: ["name": memberName])) }
+                if case .object(let reference, _) = member {
+                    memberName = try archive.object(reference).string("_name")
+                }
+                if let memberName {
+                    configuration.children.append(XMLElement(name: "memberEntity", attributes: ["name": memberName]))
+                }
             }
             model.children.append(configuration)
         }
@@ -88,7 +102,9 @@ enum XcodeModelArchiveReader {
             var settings: [String: ArchiveValue] = [:]
             for (_, stereotype) in try element.dictionary("XDBucketForStereotypesstorage") ?? [] {
                 guard case .object(let reference, _) = stereotype else { continue }
-                for (key, property) in try archive.object(reference).dictionary("XDBucketForOwnedAttributesstorage") ?? [] {
+                for (key, property) in try archive.object(reference).dictionary("XDBucketForOwnedAttributesstorage")
+                    ?? []
+                {
                     guard let key = key.stringValue, case .object(let p, _) = property else { continue }
                     settings[key] = try archive.object(p).value("_default")
                 }
@@ -124,7 +140,8 @@ enum XcodeModelArchiveReader {
             var block = XMLElement(name: "userInfo")
             for (key, value) in entries {
                 guard let key = text(key) else { continue }
-                block.children.append(XMLElement(name: "entry", attributes: ["key": key, "value": text(value) ?? value.description]))
+                block.children.append(
+                    XMLElement(name: "entry", attributes: ["key": key, "value": text(value) ?? value.description]))
             }
             return [block]
         }
@@ -134,9 +151,13 @@ enum XcodeModelArchiveReader {
             var element = XMLElement(name: "entity", attributes: ["name": name])
             element.attributes["representedClassName"] = text(s["XD_PSK_entityClassName"])
             let abstract = try entity.bool("_isAbstract")
-            if (flag(s["XD_PSK_isAbstract"]) ?? (abstract ? "YES" : "NO")) == "YES" { element.attributes["isAbstract"] = "YES" }
+            if (flag(s["XD_PSK_isAbstract"]) ?? (abstract ? "YES" : "NO")) == "YES" {
+                element.attributes["isAbstract"] = "YES"
+            }
             element.attributes["elementID"] = text(s["XD_PSK_elementID"]).flatMap { $0.isEmpty ? nil : $0 }
-            element.attributes["versionHashModifier"] = text(s["XD_PSK_versionHashModifier"]).flatMap { $0.isEmpty ? nil : $0 }
+            element.attributes["versionHashModifier"] = text(s["XD_PSK_versionHashModifier"]).flatMap {
+                $0.isEmpty ? nil : $0
+            }
             // The parent entity: a generalization refers to the entity it specialises.
             for generalization in try entity.array("XDBucketForGeneralizationsstorage") ?? [] {
                 guard case .object(let reference, _) = generalization else { continue }
@@ -151,12 +172,17 @@ enum XcodeModelArchiveReader {
                     continue
                 }
                 for field in object.keys {
-                    guard case .object(let target, _) = try object.value(field), target != entity.reference else { continue }
+                    guard case .object(let target, _) = try object.value(field), target != entity.reference else {
+                        continue
+                    }
                     let candidate = try archive.object(target)
-                    if candidate.isKind(of: "XDPMEntity") { element.attributes["parentEntity"] = try candidate.string("_name") }
+                    if candidate.isKind(of: "XDPMEntity") {
+                        element.attributes["parentEntity"] = try candidate.string("_name")
+                    }
                 }
                 if element.attributes["parentEntity"] == nil {
-                    throw archive.error("entity '\(name)' has a generalization (\(object.className)) that names no entity")
+                    throw archive.error(
+                        "entity '\(name)' has a generalization (\(object.className)) that names no entity")
                 }
             }
             var properties: [(String, ArchivedObject)] = []
@@ -171,7 +197,9 @@ enum XcodeModelArchiveReader {
                 } else if property.isKind(of: "XDPMRelationship") {
                     element.children.append(try relationship(property, name: propertyName, entity: name))
                 } else {
-                    warnings.append("\(archive.what): \(property.className) '\(name).\(propertyName)' is not kept (fetched properties are never stored and take no part in version hashes)")
+                    warnings.append(
+                        "\(archive.what): \(property.className) '\(name).\(propertyName)' is not kept (fetched properties are never stored and take no part in version hashes)"
+                    )
                 }
             }
             if let constraints = s["XDPMUniquenessConstraints"]?.arrayValue, !constraints.isEmpty {
@@ -179,7 +207,9 @@ enum XcodeModelArchiveReader {
                 for constraint in constraints {
                     var item = XMLElement(name: "uniquenessConstraint")
                     for part in constraint.arrayValue ?? [] {
-                        if let value = try self.name(part) { item.children.append(XMLElement(name: "constraint", attributes: ["value": value])) }
+                        if let value = try self.name(part) {
+                            item.children.append(XMLElement(name: "constraint", attributes: ["value": value]))
+                        }
                     }
                     block.children.append(item)
                 }
@@ -196,7 +226,9 @@ enum XcodeModelArchiveReader {
             if flag(s["XD_PPSK_isOptional"]) == "YES" { element.attributes["optional"] = "YES" }
             if flag(s["XD_PPSK_isTransient"]) == "YES" { element.attributes["transient"] = "YES" }
             element.attributes["elementID"] = text(s["XD_PPSK_elementID"]).flatMap { $0.isEmpty ? nil : $0 }
-            element.attributes["versionHashModifier"] = text(s["XD_PPSK_versionHashModifier"]).flatMap { $0.isEmpty ? nil : $0 }
+            element.attributes["versionHashModifier"] = text(s["XD_PPSK_versionHashModifier"]).flatMap {
+                $0.isEmpty ? nil : $0
+            }
         }
 
         mutating func attribute(_ property: ArchivedObject, name: String, entity: String) throws -> XMLElement {
@@ -205,19 +237,30 @@ enum XcodeModelArchiveReader {
             common(&element, s)
             let code = s["XD_PAttK_attributeType"]?.integerValue ?? 0
             guard let typeName = XcodeModelArchiveReader.attributeTypeNames[code] else {
-                throw archive.error("attribute '\(entity).\(name)' has attribute type code \(code), which Core Data does not define")
+                throw archive.error(
+                    "attribute '\(entity).\(name)' has attribute type code \(code), which Core Data does not define")
             }
             element.attributes["attributeType"] = typeName
             let isDate = code == 900
             if let value = text(s["XD_PAttK_defaultValueAsString"]), !value.isEmpty {
                 element.attributes[isDate ? "defaultDateTimeInterval" : "defaultValueString"] = value
             }
-            if let value = text(s["XD_PAttK_minValueString"]), !value.isEmpty { element.attributes[isDate ? "minDateTimeInterval" : "minValueString"] = value }
-            if let value = text(s["XD_PAttK_maxValueString"]), !value.isEmpty { element.attributes[isDate ? "maxDateTimeInterval" : "maxValueString"] = value }
-            element.attributes["valueTransformerName"] = text(s["XD_PAttK_valueTransformerName"]).flatMap { $0.isEmpty ? nil : $0 }
-            if flag(s["XD_PAttK_allowsExternalBinaryDataStorage"]) == "YES" { element.attributes["allowsExternalBinaryDataStorage"] = "YES" }
+            if let value = text(s["XD_PAttK_minValueString"]), !value.isEmpty {
+                element.attributes[isDate ? "minDateTimeInterval" : "minValueString"] = value
+            }
+            if let value = text(s["XD_PAttK_maxValueString"]), !value.isEmpty {
+                element.attributes[isDate ? "maxDateTimeInterval" : "maxValueString"] = value
+            }
+            element.attributes["valueTransformerName"] = text(s["XD_PAttK_valueTransformerName"]).flatMap {
+                $0.isEmpty ? nil : $0
+            }
+            if flag(s["XD_PAttK_allowsExternalBinaryDataStorage"]) == "YES" {
+                element.attributes["allowsExternalBinaryDataStorage"] = "YES"
+            }
             if let pattern = text(s["XD_PAttK_regularExpressionString"]), !pattern.isEmpty {
-                warnings.append("\(archive.what): the regular expression of attribute '\(entity).\(name)' is not kept (cdmigrate does not validate against it)")
+                warnings.append(
+                    "\(archive.what): the regular expression of attribute '\(entity).\(name)' is not kept (cdmigrate does not validate against it)"
+                )
             }
             element.children += userInfo(s["XD_PPSK_userInfo"])
             return element
@@ -242,7 +285,8 @@ enum XcodeModelArchiveReader {
             if let max = s["XD_PRK_maxCount"]?.integerValue, max > 0 { element.attributes["maxCount"] = String(max) }
             let rule = s["XD_PRK_deleteRule"]?.integerValue ?? 1
             guard let ruleName = XcodeModelArchiveReader.deleteRuleNames[rule] else {
-                throw archive.error("relationship '\(entity).\(name)' has delete rule code \(rule), which Core Data does not define")
+                throw archive.error(
+                    "relationship '\(entity).\(name)' has delete rule code \(rule), which Core Data does not define")
             }
             element.attributes["deletionRule"] = ruleName
             element.children += userInfo(s["XD_PPSK_userInfo"])

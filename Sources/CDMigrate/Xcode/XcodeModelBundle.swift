@@ -37,7 +37,10 @@ package enum XcodeModelBundle {
                 let name = current.hasSuffix(".xcdatamodel") ? String(current.dropLast(".xcdatamodel".count)) : current
                 guard names.contains(name) else {
                     let sorted = names.sorted(by: ModelVersionSet.versionOrder)
-                    throw MigrationError(.invalidModel, "'\(marker)': the current version '\(current)' is not in the bundle (it holds \(sorted.joined(separator: ", ")))")
+                    throw MigrationError(
+                        .invalidModel,
+                        "'\(marker)': the current version '\(current)' is not in the bundle (it holds \(sorted.joined(separator: ", ")))"
+                    )
                 }
                 currentName = name
             } else {
@@ -59,10 +62,12 @@ package enum XcodeModelBundle {
             throw failures.first?.error ?? MigrationError(.invalidModel, "'\(path)' holds no readable model version")
         }
         for failure in failures {
-            warnings.append("'\(path)': version '\(failure.name)' is skipped, it cannot be read: \(failure.error.message)")
+            warnings.append(
+                "'\(path)': version '\(failure.name)' is skipped, it cannot be read: \(failure.error.message)")
         }
-        return ModelVersionSet(path: path, models: models, order: ModelVersionSet.versionOrder, currentVersionName: currentName,
-                               marker: markerDescription, warnings: warnings)
+        return ModelVersionSet(
+            path: path, models: models, order: ModelVersionSet.versionOrder, currentVersionName: currentName,
+            marker: markerDescription, warnings: warnings)
     }
 
     /// `_XCCurrentVersionName` of a `.xccurrentversion` property list (XML); nil when the
@@ -71,12 +76,16 @@ package enum XcodeModelBundle {
     static func currentVersion(file: String) throws -> String? {
         let root = try XMLElement.parse(file: file)
         guard root.name == "plist", let dict = root.child(named: "dict") else {
-            throw MigrationError(.invalidModel, "'\(file)' line \(root.line): not a property list with a <dict>", path: "\(file):\(root.line)")
+            throw MigrationError(
+                .invalidModel, "'\(file)' line \(root.line): not a property list with a <dict>",
+                path: "\(file):\(root.line)")
         }
         let children = dict.children
         for (i, child) in children.enumerated() where child.name == "key" && child.text == "_XCCurrentVersionName" {
             guard i + 1 < children.count, children[i + 1].name == "string" else {
-                throw MigrationError(.invalidModel, "'\(file)' line \(child.line): _XCCurrentVersionName has no <string> value", path: "\(file):\(child.line)")
+                throw MigrationError(
+                    .invalidModel, "'\(file)' line \(child.line): _XCCurrentVersionName has no <string> value",
+                    path: "\(file):\(child.line)")
             }
             let name = children[i + 1].text.trimmingWhitespace
             return name.isEmpty ? nil : name

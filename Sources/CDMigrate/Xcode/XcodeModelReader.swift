@@ -20,18 +20,25 @@ enum XcodeModelReader {
             if FileIO.isDirectory(folder), FileIO.exists(folder + "/elements") {
                 return try XcodeModelArchiveReader.model(elements: folder + "/elements", name: name)
             }
-            throw MigrationError(.io, "cannot read the Xcode model '\(path)': it has neither a 'contents' file (Xcode 4 and later) nor an 'elements' file (Xcode 3)")
+            throw MigrationError(
+                .io,
+                "cannot read the Xcode model '\(path)': it has neither a 'contents' file (Xcode 4 and later) nor an 'elements' file (Xcode 3)"
+            )
         }
         let document = try XMLElement.parse(file: contents)
         return try model(document: document, file: contents, name: name)
     }
 
     /// Builds the model of a parsed `contents` document; `file` is named in error messages.
-    static func model(document root: XMLElement, file: String, name: String?, extraWarnings: [String] = []) throws -> ManagedObjectModel {
+    static func model(document root: XMLElement, file: String, name: String?, extraWarnings: [String] = []) throws
+        -> ManagedObjectModel
+    {
         var reader = Reader(file: file)
         reader.warnings = extraWarnings
         guard root.name == "model" else {
-            throw MigrationError(.invalidModel, "'\(file)' is not an Xcode model: its root element is <\(root.name)>, not <model>", path: reader.position(root))
+            throw MigrationError(
+                .invalidModel, "'\(file)' is not an Xcode model: its root element is <\(root.name)>, not <model>",
+                path: reader.position(root))
         }
         var entities: [EntityDescription] = []
         var configurations: [String: [String]] = [:]
@@ -43,19 +50,28 @@ enum XcodeModelReader {
                 if let entity = reader.entity(child, path: "$.entities[\(index)]") { entities.append(entity) }
             case "configuration":
                 guard let configName = reader.required(child, "name") else { continue }
-                configurations[configName] = child.children(named: "memberEntity").compactMap { reader.required($0, "name") }
+                configurations[configName] = child.children(named: "memberEntity").compactMap {
+                    reader.required($0, "name")
+                }
             case "fetchRequest":
-                guard let requestName = reader.required(child, "name"), let entity = reader.required(child, "entity") else { continue }
-                templates[requestName] = FetchRequestTemplate(name: requestName, entityName: entity, predicateFormat: child["predicateString"])
+                guard let requestName = reader.required(child, "name"), let entity = reader.required(child, "entity")
+                else { continue }
+                templates[requestName] = FetchRequestTemplate(
+                    name: requestName, entityName: entity, predicateFormat: child["predicateString"])
             case "elements":
-                break   // the diagram's layout
+                break  // the diagram's layout
             case "composite":
-                reader.warn(child, "the composite attribute definition '\(child["name"] ?? "")' is not kept (cdmigrate does not store composite attributes)")
+                reader.warn(
+                    child,
+                    "the composite attribute definition '\(child["name"] ?? "")' is not kept (cdmigrate does not store composite attributes)"
+                )
             default:
                 reader.warn(child, "<\(child.name)> is not read by cdmigrate")
             }
         }
-        if let error = MigrationError.collecting(reader.problems, code: .invalidModel, summary: "the Xcode model '\(file)' is not valid") {
+        if let error = MigrationError.collecting(
+            reader.problems, code: .invalidModel, summary: "the Xcode model '\(file)' is not valid")
+        {
             throw error
         }
         let identifier = root["userDefinedModelVersionIdentifier"].flatMap { $0.isEmpty ? nil : $0 }
@@ -67,7 +83,8 @@ enum XcodeModelReader {
         }
         for (configName, members) in configurations {
             for member in members where model.entity(named: member) == nil {
-                reader.warnings.append("'\(file)': configuration '\(configName)' names entity '\(member)', which is not in the model")
+                reader.warnings.append(
+                    "'\(file)': configuration '\(configName)' names entity '\(member)', which is not in the model")
             }
         }
         model.configurations = configurations
@@ -99,7 +116,10 @@ enum XcodeModelReader {
         }
 
         mutating func fail(_ element: XMLElement, _ message: String) {
-            problems.append(MigrationError(.invalidModel, "'\(file)' line \(element.line), \(describe(element)): \(message)", path: position(element)))
+            problems.append(
+                MigrationError(
+                    .invalidModel, "'\(file)' line \(element.line), \(describe(element)): \(message)",
+                    path: position(element)))
         }
 
         mutating func warn(_ element: XMLElement, _ message: String) {
@@ -168,9 +188,14 @@ enum XcodeModelReader {
             for child in element.children {
                 switch child.name {
                 case "attribute":
-                    if let a = attribute(child, entity: name, path: path + ".attributes[\(attributes.count)]") { attributes.append(a) }
+                    if let a = attribute(child, entity: name, path: path + ".attributes[\(attributes.count)]") {
+                        attributes.append(a)
+                    }
                 case "relationship":
-                    if let r = relationship(child, entity: name, path: path + ".relationships[\(relationships.count)]") { relationships.append(r) }
+                    if let r = relationship(child, entity: name, path: path + ".relationships[\(relationships.count)]")
+                    {
+                        relationships.append(r)
+                    }
                 case "uniquenessConstraints":
                     for constraint in child.children(named: "uniquenessConstraint") {
                         let names = constraint.children(named: "constraint").compactMap { required($0, "value") }
@@ -178,7 +203,10 @@ enum XcodeModelReader {
                         // editor and never filled; momc builds the model and the app runs with it.
                         // It constrains nothing: left out, with a warning.
                         if names.isEmpty && constraint.children(named: "constraint").isEmpty {
-                            warn(constraint, "empty uniqueness constraint of entity '\(name)' is left out (it names no property, so it constrains nothing)")
+                            warn(
+                                constraint,
+                                "empty uniqueness constraint of entity '\(name)' is left out (it names no property, so it constrains nothing)"
+                            )
                             continue
                         }
                         constraints.append(names)
@@ -186,11 +214,17 @@ enum XcodeModelReader {
                 case "fetchIndex":
                     if let index = fetchIndex(child, entity: name) { fetchIndexes.append(index) }
                 case "fetchedProperty":
-                    warn(child, "fetched property of entity '\(name)' is not kept (fetched properties are never stored and take no part in version hashes)")
+                    warn(
+                        child,
+                        "fetched property of entity '\(name)' is not kept (fetched properties are never stored and take no part in version hashes)"
+                    )
                 case "userInfo":
                     break
                 case "compoundIndexes":
-                    warn(child, "the compound indexes of entity '\(name)' are not kept (stores cdmigrate writes have no compound indexes; declare them as fetch indexes)")
+                    warn(
+                        child,
+                        "the compound indexes of entity '\(name)' are not kept (stores cdmigrate writes have no compound indexes; declare them as fetch indexes)"
+                    )
                 default:
                     warn(child, "<\(child.name)> in entity '\(name)' is not read by cdmigrate")
                 }
@@ -221,23 +255,39 @@ enum XcodeModelReader {
             var elements: [FetchIndexDescription.Element] = []
             for child in element.children(named: "fetchIndexElement") {
                 let type = FetchIndexDescription.ElementType(rawValue: child["type"] ?? "Binary")
-                if type == nil { fail(child, "fetch index '\(entity).\(name)' has an element of unknown type '\(child["type"] ?? "")' (expected Binary or RTree)") }
+                if type == nil {
+                    fail(
+                        child,
+                        "fetch index '\(entity).\(name)' has an element of unknown type '\(child["type"] ?? "")' (expected Binary or RTree)"
+                    )
+                }
                 let order = child["order"] ?? "ascending"
                 if order != "ascending" && order != "descending" {
-                    fail(child, "fetch index '\(entity).\(name)' has an element with order '\(order)' (expected ascending or descending)")
+                    fail(
+                        child,
+                        "fetch index '\(entity).\(name)' has an element with order '\(order)' (expected ascending or descending)"
+                    )
                 }
                 let property = child["property"]
                 let expression = child["expression"]
                 if property == nil && expression == nil {
-                    fail(child, "an element of fetch index '\(entity).\(name)' names neither a property nor an expression")
+                    fail(
+                        child,
+                        "an element of fetch index '\(entity).\(name)' names neither a property nor an expression")
                 }
-                elements.append(FetchIndexDescription.Element(propertyName: property, expression: property == nil ? expression : nil,
-                                                              type: type ?? .binary, isAscending: order != "descending"))
+                elements.append(
+                    FetchIndexDescription.Element(
+                        propertyName: property, expression: property == nil ? expression : nil,
+                        type: type ?? .binary, isAscending: order != "descending"))
             }
             if elements.contains(where: { $0.type == .rTree || $0.propertyName == nil }) {
-                warn(element, "fetch index '\(entity).\(name)' is not created in stores cdmigrate writes (R-tree and expression elements are not supported)")
+                warn(
+                    element,
+                    "fetch index '\(entity).\(name)' is not created in stores cdmigrate writes (R-tree and expression elements are not supported)"
+                )
             }
-            return FetchIndexDescription(name: name, elements: elements, partialIndexPredicate: element["partialIndexPredicate"])
+            return FetchIndexDescription(
+                name: name, elements: elements, partialIndexPredicate: element["partialIndexPredicate"])
         }
 
         mutating func attribute(_ element: XMLElement, entity: String, path: String) -> AttributeDescription? {
@@ -245,7 +295,9 @@ enum XcodeModelReader {
             guard let name = required(element, "name") else { return nil }
             var type = AttributeType.undefined
             if let typeName = element["attributeType"] {
-                if let t = AttributeType(name: typeName) { type = t } else {
+                if let t = AttributeType(name: typeName) {
+                    type = t
+                } else {
                     fail(element, "attribute '\(entity).\(name)' has unknown attributeType '\(typeName)'")
                 }
             }
@@ -273,7 +325,9 @@ enum XcodeModelReader {
             if flag(element, "derived") {
                 attribute.derivationExpression = element["derivationExpression"] ?? ""
                 attribute.filteringPredicate = element["filteringPredicate"]
-                warn(element, "derived attribute '\(entity).\(name)': its version hash is not verified against Core Data")
+                warn(
+                    element, "derived attribute '\(entity).\(name)': its version hash is not verified against Core Data"
+                )
             }
             return attribute
         }
@@ -289,13 +343,19 @@ enum XcodeModelReader {
                 case "Cascade": deleteRule = .cascade
                 case "Deny": deleteRule = .deny
                 case "No Action": deleteRule = .noAction
-                default: fail(element, "relationship '\(entity).\(name)' has unknown deletionRule '\(rule)' (expected Nullify, Cascade, Deny or No Action)")
+                default:
+                    fail(
+                        element,
+                        "relationship '\(entity).\(name)' has unknown deletionRule '\(rule)' (expected Nullify, Cascade, Deny or No Action)"
+                    )
                 }
             }
             let relationship = RelationshipDescription(
-                name: name, destination: destination, inverse: element["inverseName"], isToMany: flag(element, "toMany"),
+                name: name, destination: destination, inverse: element["inverseName"],
+                isToMany: flag(element, "toMany"),
                 isOrdered: flag(element, "ordered"), deleteRule: deleteRule, minCount: count(element, "minCount") ?? 0,
-                maxCount: count(element, "maxCount"), isOptional: flag(element, "optional"), isTransient: flag(element, "transient"),
+                maxCount: count(element, "maxCount"), isOptional: flag(element, "optional"),
+                isTransient: flag(element, "transient"),
                 renamingIdentifier: element["elementID"], versionHashModifier: element["versionHashModifier"],
                 userInfo: userInfo(element))
             relationship.isIndexed = flag(element, "indexed")

@@ -44,12 +44,16 @@ package struct XcodeStoreDocument {
 
     package static func read(root: XMLElement, name: String, code: MigrationError.Code) throws -> XcodeStoreDocument {
         guard root.name == "database" else {
-            throw MigrationError(code, "'\(name)' is not a Core Data XML store: its root element is <\(root.name)> (line \(root.line)), not <database>")
+            throw MigrationError(
+                code,
+                "'\(name)' is not a Core Data XML store: its root element is <\(root.name)> (line \(root.line)), not <database>"
+            )
         }
         var document = XcodeStoreDocument(name: name, objects: [], objectsByID: [:])
         for element in root.children where element.name != "databaseInfo" {
             guard element.name == "object" else {
-                throw MigrationError(code, "'\(name)' line \(element.line): unexpected element <\(element.name)> in <database>")
+                throw MigrationError(
+                    code, "'\(name)' line \(element.line): unexpected element <\(element.name)> in <database>")
             }
             guard let id = element["id"], !id.isEmpty else {
                 throw MigrationError(code, "'\(name)' line \(element.line): an <object> has no id")
@@ -58,27 +62,39 @@ package struct XcodeStoreDocument {
                 throw MigrationError(code, "'\(name)' line \(element.line): object \(id) has no type")
             }
             if let earlier = document.objectsByID[id] {
-                throw MigrationError(code, "'\(name)' line \(element.line): object id \(id) is used twice (also line \(earlier.line))")
+                throw MigrationError(
+                    code, "'\(name)' line \(element.line): object id \(id) is used twice (also line \(earlier.line))")
             }
-            var object = Object(id: id, type: type, line: element.line, attributes: [:], attributeOrder: [], relationships: [:])
+            var object = Object(
+                id: id, type: type, line: element.line, attributes: [:], attributeOrder: [], relationships: [:])
             for child in element.children {
                 guard let property = child["name"], !property.isEmpty else {
-                    throw MigrationError(code, "'\(name)': \(object.label): <\(child.name)> at line \(child.line) has no name")
+                    throw MigrationError(
+                        code, "'\(name)': \(object.label): <\(child.name)> at line \(child.line) has no name")
                 }
                 switch child.name {
                 case "attribute":
                     if object.attributes[property] != nil {
-                        throw MigrationError(code, "'\(name)': \(object.label): attribute '\(property)' is given twice (line \(child.line))")
+                        throw MigrationError(
+                            code,
+                            "'\(name)': \(object.label): attribute '\(property)' is given twice (line \(child.line))")
                     }
-                    object.attributes[property] = Attribute(type: child["type"] ?? "", text: child.text, line: child.line)
+                    object.attributes[property] = Attribute(
+                        type: child["type"] ?? "", text: child.text, line: child.line)
                     object.attributeOrder.append(property)
                 case "relationship":
                     if object.relationships[property] != nil {
-                        throw MigrationError(code, "'\(name)': \(object.label): relationship '\(property)' is given twice (line \(child.line))")
+                        throw MigrationError(
+                            code,
+                            "'\(name)': \(object.label): relationship '\(property)' is given twice (line \(child.line))"
+                        )
                     }
-                    object.relationships[property] = (child["idrefs"] ?? "").split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).map(String.init)
+                    object.relationships[property] = (child["idrefs"] ?? "").split(whereSeparator: {
+                        $0 == " " || $0 == "\t" || $0 == "\n"
+                    }).map(String.init)
                 default:
-                    throw MigrationError(code, "'\(name)': \(object.label): unexpected element <\(child.name)> at line \(child.line)")
+                    throw MigrationError(
+                        code, "'\(name)': \(object.label): unexpected element <\(child.name)> at line \(child.line)")
                 }
             }
             document.objects.append(object)
@@ -92,10 +108,16 @@ package struct XcodeStoreDocument {
     package func related(_ object: Object, _ name: String, type: String, code: MigrationError.Code) throws -> [Object] {
         try (object.relationships[name] ?? []).map { id in
             guard let target = objectsByID[id] else {
-                throw MigrationError(code, "'\(self.name)': \(object.label): relationship '\(name)' lists \(id), which is no object of the document")
+                throw MigrationError(
+                    code,
+                    "'\(self.name)': \(object.label): relationship '\(name)' lists \(id), which is no object of the document"
+                )
             }
             guard target.type == type else {
-                throw MigrationError(code, "'\(self.name)': \(object.label): relationship '\(name)' lists \(target.label), which is not a \(type)")
+                throw MigrationError(
+                    code,
+                    "'\(self.name)': \(object.label): relationship '\(name)' lists \(target.label), which is not a \(type)"
+                )
             }
             return target
         }

@@ -18,26 +18,63 @@ or at the path in ``CDMIGRATE_LIBRARY``); no compiler or Swift toolchain is need
 ...     migration.run("Users.sqlite", "Users-v2.sqlite", policies={"SwedenUserMapping": SwedenUserMapping})
 """
 
-from . import _lib
-from .errors import (DestinationStoreError, EncodingError, EntityMigrationPolicyError, ExpressionEvaluationError,
-                     ExpressionSyntaxError, IncompatibleVersionHashError, InferredMappingModelError, InvalidArgumentError,
-                     InvalidJSONError, InvalidMappingError, InvalidModelError, MigrationCancelledError, MigrationError,
-                     MigrationIOError, MigrationWarning, MismatchError, MissingMappingModelError, MissingSourceModelError, MisuseError,
-                     NotFoundError, Problem, SourceStoreError, SQLiteError, ValidationError, error_class)
+from . import _lib, graphs
+from ._version import __version__ as __version__
+from .batch import SourceBatch
+from .chain import (
+    DirectStep,
+    MigrationChain,
+    MigrationPlan,
+    MigrationStep,
+    ModelSet,
+    ModelSetFiles,
+    StagedMigrationReport,
+    migrate_store,
+)
+from .errors import (
+    DestinationStoreError,
+    EncodingError,
+    EntityMigrationPolicyError,
+    ExpressionEvaluationError,
+    ExpressionSyntaxError,
+    IncompatibleVersionHashError,
+    InferredMappingModelError,
+    InvalidArgumentError,
+    InvalidJSONError,
+    InvalidMappingError,
+    InvalidModelError,
+    MigrationCancelledError,
+    MigrationError,
+    MigrationIOError,
+    MigrationWarning,
+    MismatchError,
+    MissingMappingModelError,
+    MissingSourceModelError,
+    MisuseError,
+    NotFoundError,
+    Problem,
+    SourceStoreError,
+    SQLiteError,
+    ValidationError,
+    error_class,
+)
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
-from .chain import DirectStep, MigrationChain, MigrationPlan, MigrationStep, ModelSet, ModelSetFiles, StagedMigrationReport, migrate_store
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import EntityMappingReport, Loss, Migration, MigrationReport, Progress
 from .model import MappingModel, Model
-from .batch import SourceBatch
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
 from .store import Store
-from . import graphs
-from .values import REFERENCE_DATE, UNIX_TO_REFERENCE, AttributeType, CoreDataDate, ValueType, date_from_reference_seconds, reference_seconds
-
-from ._version import __version__
+from .values import (
+    REFERENCE_DATE,
+    UNIX_TO_REFERENCE,
+    AttributeType,
+    CoreDataDate,
+    ValueType,
+    date_from_reference_seconds,
+    reference_seconds,
+)
 
 
 def library_version() -> str:
@@ -56,16 +93,75 @@ def library_path() -> str:
 
 
 __all__ = [
-    "Model", "MappingModel", "Migration", "MigrationReport", "EntityMappingReport", "Loss", "Progress", "EntityMigrationPolicy", "SourceBatch", "EntityMapping",
-    "MigrationChain", "ModelSet", "ModelSetFiles", "MigrationPlan", "MigrationStep", "DirectStep", "StagedMigrationReport", "migrate_store",
-    "ModelVersionSet", "StoreMetadata", "StoreEntity", "VersionDifference", "store_metadata",
-    "migrate_many", "migrate_one", "StoreResult", "FleetPlan",
-    "MigrationManager", "Instance", "ObjectID", "Store", "EntityDescription", "AttributeDescription",
-    "RelationshipDescription", "PropertyMapping", "AttributeType", "ValueType", "REFERENCE_DATE", "UNIX_TO_REFERENCE",
-    "CoreDataDate", "date_from_reference_seconds", "reference_seconds", "library_version", "sqlite_version", "library_path", "graphs",
-    "MigrationError", "MigrationWarning", "Problem", "error_class", "InvalidJSONError", "InvalidModelError", "InvalidMappingError",
-    "ExpressionSyntaxError", "ExpressionEvaluationError", "InvalidArgumentError", "MigrationIOError", "MisuseError",
-    "NotFoundError", "MismatchError", "EncodingError", "ValidationError", "IncompatibleVersionHashError",
-    "MigrationCancelledError", "MissingSourceModelError", "MissingMappingModelError", "SourceStoreError",
-    "DestinationStoreError", "EntityMigrationPolicyError", "SQLiteError", "InferredMappingModelError",
+    "REFERENCE_DATE",
+    "UNIX_TO_REFERENCE",
+    "AttributeDescription",
+    "AttributeType",
+    "CoreDataDate",
+    "DestinationStoreError",
+    "DirectStep",
+    "EncodingError",
+    "EntityDescription",
+    "EntityMapping",
+    "EntityMappingReport",
+    "EntityMigrationPolicy",
+    "EntityMigrationPolicyError",
+    "ExpressionEvaluationError",
+    "ExpressionSyntaxError",
+    "FleetPlan",
+    "IncompatibleVersionHashError",
+    "InferredMappingModelError",
+    "Instance",
+    "InvalidArgumentError",
+    "InvalidJSONError",
+    "InvalidMappingError",
+    "InvalidModelError",
+    "Loss",
+    "MappingModel",
+    "Migration",
+    "MigrationCancelledError",
+    "MigrationChain",
+    "MigrationError",
+    "MigrationIOError",
+    "MigrationManager",
+    "MigrationPlan",
+    "MigrationReport",
+    "MigrationStep",
+    "MigrationWarning",
+    "MismatchError",
+    "MissingMappingModelError",
+    "MissingSourceModelError",
+    "MisuseError",
+    "Model",
+    "ModelSet",
+    "ModelSetFiles",
+    "ModelVersionSet",
+    "NotFoundError",
+    "ObjectID",
+    "Problem",
+    "Progress",
+    "PropertyMapping",
+    "RelationshipDescription",
+    "SQLiteError",
+    "SourceBatch",
+    "SourceStoreError",
+    "StagedMigrationReport",
+    "Store",
+    "StoreEntity",
+    "StoreMetadata",
+    "StoreResult",
+    "ValidationError",
+    "ValueType",
+    "VersionDifference",
+    "date_from_reference_seconds",
+    "error_class",
+    "graphs",
+    "library_path",
+    "library_version",
+    "migrate_many",
+    "migrate_one",
+    "migrate_store",
+    "reference_seconds",
+    "sqlite_version",
+    "store_metadata",
 ]

@@ -13,17 +13,18 @@ cdmigrate`` with the same interpreter, each loading the same modules.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Sequence
 
 from . import _lib
-from .chain import _ChainRun
-from ._policy_modules import load_policy_module, module_policies  # noqa: F401 - also imported from here
 from ._handle import LongLivedHandle
-from .errors import IO, INVALID_ARGUMENT, NOTFOUND
+from ._policy_modules import load_policy_module, module_policies
+from .chain import _ChainRun
+from .errors import INVALID_ARGUMENT, IO, NOTFOUND
 from .migration import Migration
 
 _lib_ = _lib.lib
@@ -35,7 +36,7 @@ class _BorrowedMigration(Migration):
     """A migration handle the command line made and owns: the Python policies are registered on
     it as on a Migration, and its callbacks find their run; closing it frees nothing."""
 
-    def __init__(self, pointer: int) -> None:  # noqa: D107 - not Migration's constructor
+    def __init__(self, pointer: int) -> None:
         LongLivedHandle.__init__(self, None)
         self._init_state()
         self._pointer = pointer
@@ -52,8 +53,8 @@ class _PolicyLoader:
     policies on each handle the command makes; leaves ``.so`` files to the command."""
 
     def __init__(self) -> None:
-        self.modules: Dict[str, Tuple[Dict[str, Any], Dict[Any, Any]]] = {}
-        self.handles: List[_BorrowedMigration] = []
+        self.modules: dict[str, tuple[dict[str, Any], dict[Any, Any]]] = {}
+        self.handles: list[_BorrowedMigration] = []
         self.message = b""
         self.callback = _lib.COMMAND_LINE_POLICY_LOADER(self._load)
 
@@ -91,10 +92,8 @@ def run(arguments: Sequence[str], program: str = "cdmigrate") -> int:
     loader = _PolicyLoader()
     options = _lib.cdm_command_line_options(child_argv, len(child), loader.callback, None)
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):
             stream.flush()
-        except (OSError, ValueError):
-            pass
     try:
         return int(_lib_.cdm_command_line_run(len(texts), argv, ctypes.byref(options), ctypes.sizeof(options)))
     finally:
@@ -102,6 +101,6 @@ def run(arguments: Sequence[str], program: str = "cdmigrate") -> int:
             borrowed._state.run = None
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """The console script's and ``python -m cdmigrate``'s entry point."""
     return run(sys.argv[1:] if argv is None else list(argv))

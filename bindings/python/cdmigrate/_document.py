@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Any, Dict
+from typing import Any
 
 #: Field metadata of a field left out of to_dict()/to_json() (the library's own JSON document).
 NOT_IN_DOCUMENT = {"document": False}
@@ -13,7 +13,11 @@ NOT_IN_DOCUMENT = {"document": False}
 
 def _plain(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value) if f.metadata.get("document", True)}
+        return {
+            f.name: _plain(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.metadata.get("document", True)
+        }
     if isinstance(value, (list, tuple)):
         return [_plain(item) for item in value]
     if isinstance(value, dict):
@@ -24,7 +28,7 @@ def _plain(value: Any) -> Any:
 class Document:
     """Base of the report dataclasses."""
 
-    def to_dict(self) -> Dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The report as a dict (nested reports as dicts), keyed by the attribute names."""
         plain = _plain(self)
         assert isinstance(plain, dict)

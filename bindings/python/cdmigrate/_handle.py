@@ -4,25 +4,24 @@ in Python first."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Type, TypeVar
-
+import contextlib
 import ctypes
+from typing import Any, Callable, TypeVar
 
 from . import _lib
 from .errors import MisuseError, from_record
-
 
 _Handle = TypeVar("_Handle", bound="LongLivedHandle")
 
 
 class LongLivedHandle:
     _kind = "object"
-    _free: Optional[Callable[[int], Any]] = None
+    _free: Callable[[int], Any] | None = None
     # cdm_<object>_error: the structured error a failed constructor left on its handle.
-    _error: Optional[Callable[[int], Any]] = None
+    _error: Callable[[int], Any] | None = None
 
-    def __init__(self, pointer: Optional[int]):
-        self._pointer: Optional[int] = pointer
+    def __init__(self, pointer: int | None):
+        self._pointer: int | None = pointer
 
     @property
     def _ptr(self) -> int:
@@ -33,7 +32,7 @@ class LongLivedHandle:
         return pointer
 
     @classmethod
-    def _make(cls: Type[_Handle], constructor: Callable[..., int], *arguments: Any) -> _Handle:
+    def _make(cls: type[_Handle], constructor: Callable[..., int], *arguments: Any) -> _Handle:
         """Calls a C constructor `constructor(*arguments, &out)` and wraps the handle it gives."""
         out = ctypes.c_void_p()
         code = constructor(*arguments, ctypes.byref(out))
@@ -70,7 +69,5 @@ class LongLivedHandle:
         self.close()
 
     def __del__(self) -> None:
-        try:
+        with contextlib.suppress(Exception):
             self.close()
-        except Exception:
-            pass

@@ -16,8 +16,18 @@ from __future__ import annotations
 
 import ctypes
 import os
-from ctypes import CFUNCTYPE, POINTER, Structure, c_char_p, c_double, c_int, c_int32, c_int64, c_size_t, c_ubyte, c_void_p
-from typing import Optional
+from ctypes import (
+    CFUNCTYPE,
+    POINTER,
+    Structure,
+    c_char_p,
+    c_double,
+    c_int,
+    c_int64,
+    c_size_t,
+    c_ubyte,
+    c_void_p,
+)
 
 from ._version import VERSION_NUMBER
 
@@ -46,7 +56,8 @@ def _load() -> ctypes.CDLL:
     if not os.path.exists(path):
         raise LibraryNotFoundError(
             f"libcdmigrate.so not found at '{path}': build it with `make -C bindings/python python-package` "
-            f"(copies it into the package) or set {LIBRARY_ENV} to its path")
+            f"(copies it into the package) or set {LIBRARY_ENV} to its path"
+        )
     try:
         return ctypes.CDLL(path)
     except OSError as error:
@@ -80,6 +91,7 @@ class cdm_field(Structure):
     """A named value (predicate arguments, bulk reads and writes). `name` and `data` are plain
     pointers: names the library hands out are interned (cached by address), data is read with
     string_at and written from bytes objects the caller keeps alive during the call."""
+
     _fields_ = [
         ("name", c_void_p),
         ("index", c_int),
@@ -168,6 +180,7 @@ _objects = POINTER(POINTER(c_void_p))
 
 class cdm_sort_descriptor(Structure):
     """An attribute key and a direction (non-zero ascending), for cdm_context_fetch."""
+
     _fields_ = [("key", c_char_p), ("ascending", c_int)]
 
 
@@ -177,8 +190,13 @@ COMMAND_LINE_POLICY_LOADER = CFUNCTYPE(c_int, c_void_p, c_char_p, c_void_p, POIN
 
 class cdm_command_line_options(Structure):
     """What python -m cdmigrate and the console script give cdm_command_line_run."""
-    _fields_ = [("child_command", POINTER(c_char_p)), ("child_command_count", c_size_t),
-                ("load_policies", COMMAND_LINE_POLICY_LOADER), ("user", c_void_p)]
+
+    _fields_ = [
+        ("child_command", POINTER(c_char_p)),
+        ("child_command_count", c_size_t),
+        ("load_policies", COMMAND_LINE_POLICY_LOADER),
+        ("user", c_void_p),
+    ]
 
 
 # name: (restype, argtypes). c_char_p results are turned into bytes by ctypes (a copy), which is
@@ -256,7 +274,10 @@ _PROTOTYPES = {
     "cdm_migration_set_schema_changes": (c_int, [c_void_p, c_int]),
     "cdm_migration_new_chain": (c_int, [c_char_p, c_char_p, POINTER(c_void_p)]),
     "cdm_chain_plan_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, POINTER(c_void_p)]),
-    "cdm_migrate_chain_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, c_char_p, POINTER(c_void_p)]),
+    "cdm_migrate_chain_with_mappings": (
+        c_int,
+        [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, c_char_p, POINTER(c_void_p)],
+    ),
     "cdm_model_set_json_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), POINTER(c_void_p)]),
     "cdm_migration_new_chain_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, POINTER(c_void_p)]),
     "cdm_migration_error": (c_void_p, [c_void_p]),
@@ -270,10 +291,14 @@ _PROTOTYPES = {
     "cdm_context_create_instance": (c_int, [c_void_p, c_char_p, _out_ptr]),
     "cdm_context_apply_attribute_mappings": (c_int, [c_void_p, c_void_p, c_void_p]),
     "cdm_context_associate": (c_int, [c_void_p, c_void_p, c_void_p]),
-    "cdm_context_destination_instances": (c_int, [c_void_p, c_char_p, POINTER(c_void_p), c_size_t,
-                                                  POINTER(POINTER(c_void_p)), _out_size]),
-    "cdm_context_source_instances": (c_int, [c_void_p, c_char_p, POINTER(c_void_p), c_size_t,
-                                             POINTER(POINTER(c_void_p)), _out_size]),
+    "cdm_context_destination_instances": (
+        c_int,
+        [c_void_p, c_char_p, POINTER(c_void_p), c_size_t, POINTER(POINTER(c_void_p)), _out_size],
+    ),
+    "cdm_context_source_instances": (
+        c_int,
+        [c_void_p, c_char_p, POINTER(c_void_p), c_size_t, POINTER(POINTER(c_void_p)), _out_size],
+    ),
     "cdm_context_evaluate": (c_int, [c_void_p, c_char_p, c_void_p, c_void_p, _out_ptr]),
     # objects
     "cdm_object_entity_name": (c_int, [c_void_p, _out_str]),
@@ -345,8 +370,21 @@ _PROTOTYPES = {
     "cdm_store_error": (c_void_p, [c_void_p]),
     "cdm_store_open": (c_int, [c_char_p, c_void_p, _out_ptr]),
     "cdm_store_model": (c_int, [c_void_p, _out_ptr]),
-    "cdm_store_fetch": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, POINTER(cdm_sort_descriptor), c_size_t,
-                                c_int, c_size_t, _out_ptr]),
+    "cdm_store_fetch": (
+        c_int,
+        [
+            c_void_p,
+            c_char_p,
+            c_char_p,
+            _fields,
+            c_size_t,
+            POINTER(cdm_sort_descriptor),
+            c_size_t,
+            c_int,
+            c_size_t,
+            _out_ptr,
+        ],
+    ),
     "cdm_store_count": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_store_insert_json": (c_int, [c_void_p, c_char_p]),
     "cdm_store_validate": (c_int, [c_void_p]),
@@ -388,12 +426,32 @@ _PROTOTYPES = {
     "cdm_context_model": (c_int, [c_void_p, c_int, _out_ptr]),
     "cdm_context_default_create_destination_instances": (c_int, [c_void_p, c_void_p, _out_ptr]),
     "cdm_context_default_create_relationships": (c_int, [c_void_p, c_void_p]),
-    "cdm_context_create_instance_with_fields": (c_int, [c_void_p, c_char_p, _fields, c_size_t, c_int, c_void_p, _out_ptr]),
+    "cdm_context_create_instance_with_fields": (
+        c_int,
+        [c_void_p, c_char_p, _fields, c_size_t, c_int, c_void_p, _out_ptr],
+    ),
     # queries and identities
-    "cdm_context_fetch_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
+    "cdm_context_fetch_destination": (
+        c_int,
+        [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr],
+    ),
     "cdm_context_fetch_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, c_size_t, _out_ptr]),
-    "cdm_context_fetch": (c_int, [c_void_p, c_int, c_char_p, c_char_p, _fields, c_size_t, POINTER(cdm_sort_descriptor), c_size_t,
-                                  c_int, c_size_t, _out_ptr]),
+    "cdm_context_fetch": (
+        c_int,
+        [
+            c_void_p,
+            c_int,
+            c_char_p,
+            c_char_p,
+            _fields,
+            c_size_t,
+            POINTER(cdm_sort_descriptor),
+            c_size_t,
+            c_int,
+            c_size_t,
+            _out_ptr,
+        ],
+    ),
     "cdm_context_count_destination": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_context_count_source": (c_int, [c_void_p, c_char_p, c_char_p, _fields, c_size_t, c_int, _out_size]),
     "cdm_list_count": (c_int, [c_void_p, _out_size]),
@@ -416,7 +474,10 @@ _PROTOTYPES = {
     "cdm_context_entity_mapping_type": (c_int, [c_void_p, _out_str]),
     "cdm_context_property_mapping_user_info_value": (c_int, [c_void_p, c_int, c_char_p, c_char_p, _out_ptr]),
     "cdm_context_property_mapping_user_info_count": (c_int, [c_void_p, c_int, c_char_p, _out_size]),
-    "cdm_context_property_mapping_user_info_value_at": (c_int, [c_void_p, c_int, c_char_p, c_size_t, _out_str, _out_ptr]),
+    "cdm_context_property_mapping_user_info_value_at": (
+        c_int,
+        [c_void_p, c_int, c_char_p, c_size_t, _out_str, _out_ptr],
+    ),
     "cdm_context_set_property_mapping_expression": (c_int, [c_void_p, c_int, c_char_p, c_char_p]),
     "cdm_command_line_run": (c_int, [c_int, POINTER(c_char_p), POINTER(cdm_command_line_options), c_size_t]),
 }
@@ -445,16 +506,27 @@ def _declare() -> None:
 
 _declare()
 if missing:
-    raise LibraryNotFoundError(f"'{library_path()}' lacks {', '.join(missing[:5])}: it is not a libcdmigrate of this version")
+    raise LibraryNotFoundError(
+        f"'{library_path()}' lacks {', '.join(missing[:5])}: it is not a libcdmigrate of this version"
+    )
 
 if lib.cdm_libversion_number() // 1_000_000 != HEADER_VERSION_NUMBER // 1_000_000:
-    raise LibraryNotFoundError(f"libcdmigrate {lib.cdm_libversion().decode()} does not match the binding (written for {HEADER_VERSION_NUMBER})")
+    raise LibraryNotFoundError(
+        f"libcdmigrate {lib.cdm_libversion().decode()} does not match the binding (written for {HEADER_VERSION_NUMBER})"
+    )
 
 if lib.cdm_internal_abi_check(ctypes.sizeof(cdm_policy), ctypes.sizeof(cdm_progress)) != 0:
     raise LibraryNotFoundError("libcdmigrate's cdm_policy/cdm_progress layout differs from the binding's")
 
-for _struct in (cdm_field, cdm_attribute_info, cdm_relationship_info, cdm_sort_descriptor, cdm_store_entity_info, cdm_version_difference,
-                cdm_command_line_options):
+for _struct in (
+    cdm_field,
+    cdm_attribute_info,
+    cdm_relationship_info,
+    cdm_sort_descriptor,
+    cdm_store_entity_info,
+    cdm_version_difference,
+    cdm_command_line_options,
+):
     if lib.cdm_internal_struct_size(_struct.__name__.encode()) != ctypes.sizeof(_struct):
         raise LibraryNotFoundError(f"libcdmigrate's {_struct.__name__} layout differs from the binding's")
 
@@ -464,7 +536,7 @@ def has(name: str) -> bool:
     return getattr(lib, name, None) is not None
 
 
-def take_string(pointer: Optional[int]) -> str:
+def take_string(pointer: int | None) -> str:
     """A string the caller frees with cdm_free: decoded, then freed."""
     if not pointer:
         return ""

@@ -11,7 +11,7 @@ import importlib.util
 import os
 import sys
 import types
-from typing import Any, Dict, Tuple
+from typing import Any
 
 from .chain import module_registrations
 from .errors import InvalidArgumentError
@@ -33,7 +33,7 @@ def load_policy_module(name: str) -> types.ModuleType:
     return importlib.import_module(name)
 
 
-def module_policies(module: types.ModuleType) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
+def module_policies(module: types.ModuleType) -> tuple[dict[str, Any], dict[Any, Any]]:
     """What a policies module registers: its EntityMigrationPolicy subclasses by class name, then
     its ``POLICIES`` dict (policy name → class, factory or object), and its ``FUNCTIONS``.
 
@@ -43,11 +43,13 @@ def module_policies(module: types.ModuleType) -> Tuple[Dict[str, Any], Dict[Any,
     policies.update(dict(getattr(module, "POLICIES", None) or {}))
     if not policies and not functions:
         where = getattr(module, "__file__", None) or module.__name__
-        raise InvalidArgumentError(f"the policies module '{module.__name__}' ({where}) registers nothing: it defines no "
-                                   "cdmigrate.EntityMigrationPolicy subclass, no POLICIES dict and no FUNCTIONS dict")
+        raise InvalidArgumentError(
+            f"the policies module '{module.__name__}' ({where}) registers nothing: it defines no "
+            "cdmigrate.EntityMigrationPolicy subclass, no POLICIES dict and no FUNCTIONS dict"
+        )
     return policies, functions
 
 
-def load_policies(name: str) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
+def load_policies(name: str) -> tuple[dict[str, Any], dict[Any, Any]]:
     """``module_policies(load_policy_module(name))``."""
     return module_policies(load_policy_module(name))

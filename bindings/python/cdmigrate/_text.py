@@ -8,7 +8,7 @@ as ``str``, ``bytes`` or any ``os.PathLike``.
 from __future__ import annotations
 
 import os
-from typing import Optional, Union
+from typing import Union
 
 PathLike = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]"]
 
@@ -23,7 +23,7 @@ def c_text(value: str, what: str) -> bytes:
     return value.encode("utf-8", "surrogatepass")
 
 
-def c_optional_text(value: Optional[str], what: str) -> Optional[bytes]:
+def c_optional_text(value: str | None, what: str) -> bytes | None:
     """As c_text, with None passed on as NULL."""
     return None if value is None else c_text(value, what)
 

@@ -15,7 +15,7 @@ import datetime as _dt
 import decimal
 import json
 import uuid
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _lib
 from ._text import c_text
@@ -29,7 +29,7 @@ _lib_ = _lib.lib
 _KEYS = ctypes.POINTER(ctypes.c_int64)
 
 
-def keys_from(pointer: Any, count: int) -> List[int]:
+def keys_from(pointer: Any, count: int) -> list[int]:
     """A C int64 array as a list."""
     if not count:
         return []
@@ -59,12 +59,12 @@ def _json_value(value: Any) -> Any:
     raise TypeError(f"a {type(value).__name__} value cannot be stored in an attribute")
 
 
-def rows_json(rows: Sequence[Dict[str, Any]]) -> bytes:
+def rows_json(rows: Sequence[dict[str, Any]]) -> bytes:
     """Rows of attribute values as the JSON text of cdm_context_create_instances_json."""
     return json.dumps(list(rows), default=_json_value, ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
-def _converter(attribute_type: Optional[int]):
+def _converter(attribute_type: int | None):
     """How a JSON column value becomes the Python value an Instance would give, per attribute type."""
     if attribute_type == AttributeType.DATE:
         return lambda v: None if v is None else date_from_reference_seconds(v)
@@ -94,25 +94,27 @@ class SourceBatch:
     ``manager.create_many`` and ``manager.relate_many``.
     """
 
-    __slots__ = ("_h", "_manager", "_keys", "_live", "_source_entity")
+    __slots__ = ("_h", "_keys", "_live", "_manager", "_source_entity")
 
-    def __init__(self, handle: int, manager: "MigrationManager", source_entity: Optional[str]):
+    def __init__(self, handle: int, manager: MigrationManager, source_entity: str | None):
         self._h = handle
         self._manager = manager
-        self._keys: Optional[List[int]] = None
+        self._keys: list[int] | None = None
         self._live = True
         self._source_entity = source_entity
 
     def _handle(self) -> int:
         if not self._live:
-            raise MisuseError("a source batch is usable only during the create_destination_instances_batch call that received it")
+            raise MisuseError(
+                "a source batch is usable only during the create_destination_instances_batch call that received it"
+            )
         return self._h
 
     def __len__(self) -> int:
         return len(self.keys)
 
     @property
-    def keys(self) -> List[int]:
+    def keys(self) -> list[int]:
         """The source rows' primary keys, ascending."""
         if self._keys is None:
             pointer = _KEYS()
@@ -121,7 +123,7 @@ class SourceBatch:
             self._keys = keys_from(pointer, count.value)
         return self._keys
 
-    def column(self, attribute: str) -> List[Any]:
+    def column(self, attribute: str) -> list[Any]:
         """The values of a source attribute for every row, in row order (None for null, and for a
         row whose entity lacks the attribute). Raises NotFoundError for an unknown attribute."""
         return self._column_values(attribute)[0]
@@ -138,7 +140,7 @@ class SourceBatch:
         convert = _converter(attribute_type)
         return ([convert(v) for v in values] if convert else values), values
 
-    def apply_default(self) -> List[int]:
+    def apply_default(self) -> list[int]:
         """Core Data's default createDestinationInstancesForSourceInstance for every row of the
         batch; returns the destination instances' primary keys, one per row in order (empty for a
         mapping without a destination entity)."""
@@ -154,7 +156,15 @@ class SourceBatch:
         destinations, other = keys_array(destination_keys, "destination_keys")
         if count != other:
             raise ValueError(f"associate: {count} source keys but {other} destination keys")
-        check(_lib_.cdm_batch_associate(self._handle(), c_text(destination_entity, "the entity name"), sources, destinations, count))
+        check(
+            _lib_.cdm_batch_associate(
+                self._handle(), c_text(destination_entity, "the entity name"), sources, destinations, count
+            )
+        )
 
     def __repr__(self) -> str:
-        return f"<SourceBatch of {len(self._keys) if self._keys is not None else '?'} rows>" if self._live else "<SourceBatch (finished)>"
+        return (
+            f"<SourceBatch of {len(self._keys) if self._keys is not None else '?'} rows>"
+            if self._live
+            else "<SourceBatch (finished)>"
+        )

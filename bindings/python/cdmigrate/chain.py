@@ -18,11 +18,11 @@ import json
 import os
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Tuple, Union, cast
+from typing import Any, Callable, Iterable, Mapping, cast
 
 from . import _lib
-from ._handle import LongLivedHandle
 from ._document import NOT_IN_DOCUMENT, Document
+from ._handle import LongLivedHandle
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
 from .instance import Side
@@ -35,44 +35,54 @@ _lib_ = _lib.lib
 @dataclass(frozen=True)
 class MigrationStep(Document):
     """One step of a plan or a run: a store at one version becomes a store at the next."""
+
     source_version: str
     destination_version: str
-    inferred: bool                 #: Core Data's inferred (lightweight) mapping: no mapping model records the step
-    mapping_models: List[str]      #: mapping model names in pass order (["inferred"] for an inferred step)
-    reason: str = ""               #: why these mapping models (plans only)
-    policies: List[str] = field(default_factory=list)
-    destination_counts: Dict[str, int] = field(default_factory=dict)  #: instances per entity after the step (runs only)
+    inferred: bool  #: Core Data's inferred (lightweight) mapping: no mapping model records the step
+    mapping_models: list[str]  #: mapping model names in pass order (["inferred"] for an inferred step)
+    reason: str = ""  #: why these mapping models (plans only)
+    policies: list[str] = field(default_factory=list)
+    destination_counts: dict[str, int] = field(default_factory=dict)  #: instances per entity after the step (runs only)
     #: External binary data files the step's source named but lacked (runs only; see MigrationReport).
     missing_external_data_files: int = 0
-    losses: List[Loss] = field(default_factory=list)  #: the step's loss report (runs only; docs/loss-report.md)
+    losses: list[Loss] = field(default_factory=list)  #: the step's loss report (runs only; docs/loss-report.md)
     #: Core Data's own step: one mapping inferred straight over the versions between, taken where
     #: the version-by-version steps cannot be inferred or ordered (``reason`` says which).
     direct: bool = False
     #: The entity mappings of the step's mapping models, in the order they run (plans only).
-    entity_mappings: List[str] = field(default_factory=list)
+    entity_mappings: list[str] = field(default_factory=list)
 
     @staticmethod
-    def _from(raw: Dict[str, Any]) -> "MigrationStep":
+    def _from(raw: dict[str, Any]) -> MigrationStep:
         # A plan's step has no report; a run's has its step's report under "report".
         report = raw.get("report", {})
-        return MigrationStep(raw["from"], raw["to"], bool(raw["inferred"]), list(raw.get("mappingModels", [])),
-                             raw.get("reason", ""), list(raw.get("policies", [])), dict(report.get("destinationCounts", {})),
-                             int(report.get("missingExternalDataFiles", 0)),
-                             [Loss._from(loss) for loss in report.get("losses", [])], bool(raw.get("direct", False)),
-                             list(raw.get("entityMappings", [])))
+        return MigrationStep(
+            raw["from"],
+            raw["to"],
+            bool(raw["inferred"]),
+            list(raw.get("mappingModels", [])),
+            raw.get("reason", ""),
+            list(raw.get("policies", [])),
+            dict(report.get("destinationCounts", {})),
+            int(report.get("missingExternalDataFiles", 0)),
+            [Loss._from(loss) for loss in report.get("losses", [])],
+            bool(raw.get("direct", False)),
+            list(raw.get("entityMappings", [])),
+        )
 
 
 @dataclass(frozen=True)
 class DirectStep(Document):
     """Core Data's automatic migration beside a plan whose steps are all inferred: one mapping
     inferred straight from the store's version to the target, and whether it can be."""
+
     source_version: str
     destination_version: str
     inferable: bool
-    reason: str                    #: the step's reason when inferable, else why it cannot be inferred
+    reason: str  #: the step's reason when inferable, else why it cannot be inferred
 
     @staticmethod
-    def _from(raw: Optional[Dict[str, Any]]) -> "Optional[DirectStep]":
+    def _from(raw: dict[str, Any] | None) -> DirectStep | None:
         if not raw:
             return None
         return DirectStep(raw["from"], raw["to"], bool(raw["inferable"]), raw.get("reason", ""))
@@ -81,15 +91,16 @@ class DirectStep(Document):
 @dataclass(frozen=True)
 class MigrationPlan(Document):
     """What a progressive migration of a store would do."""
+
     store: str
     store_version: str
     target_version: str
     current_version: str
-    versions: List[str]
-    steps: List[MigrationStep]
-    warnings: List[str]
+    versions: list[str]
+    steps: list[MigrationStep]
+    warnings: list[str]
     #: Core Data's one direct step, offered where every step is inferred (None otherwise).
-    direct_step: Optional[DirectStep] = None
+    direct_step: DirectStep | None = None
 
     @property
     def is_at_target(self) -> bool:
@@ -99,12 +110,15 @@ class MigrationPlan(Document):
 @dataclass(frozen=True)
 class StagedMigrationReport(Document):
     """What a progressive migration did (``to_dict()``/``to_json()`` as for MigrationReport)."""
+
     store_version: str
     target_version: str
     already_at_target: bool
     copied: bool
-    steps: List[MigrationStep]
-    raw: Dict[str, Any] = field(repr=False, compare=False, metadata=NOT_IN_DOCUMENT)  #: the library's JSON document (camelCase)
+    steps: list[MigrationStep]
+    raw: dict[str, Any] = field(
+        repr=False, compare=False, metadata=NOT_IN_DOCUMENT
+    )  #: the library's JSON document (camelCase)
 
 
 class ModelSet:
@@ -119,7 +133,7 @@ class ModelSet:
         c_path(path, "the model set path")
         if isinstance(mappings, (str, bytes, os.PathLike)):
             mappings = [mappings]
-        self.mappings: Tuple[Union[str, bytes], ...] = tuple(os.fspath(m) for m in mappings)
+        self.mappings: tuple[str | bytes, ...] = tuple(os.fspath(m) for m in mappings)
         self._mapping_paths = [c_path(m, "a mapping models folder") for m in self.mappings]
 
     def _mapping_dirs(self):
@@ -128,21 +142,35 @@ class ModelSet:
             return None
         return (ctypes.c_char_p * (len(self._mapping_paths) + 1))(*self._mapping_paths, None)
 
-    def plan(self, store: PathLike, to_version: Optional[str] = None) -> MigrationPlan:
+    def plan(self, store: PathLike, to_version: str | None = None) -> MigrationPlan:
         """The steps that bring ``store`` to ``to_version`` (default: the current version).
 
         Raises MissingSourceModelError when no version matches the store (the message lists its
         hashes), InferredMappingModelError (a MigrationError with code 134190) for a step that
         cannot be inferred."""
         out = ctypes.c_void_p()
-        check(_lib_.cdm_chain_plan_with_mappings(c_path(self.path, "the model set path"), self._mapping_dirs(), c_path(store, "the store path"),
-                                   c_optional_text(to_version, "the target version"), ctypes.byref(out)))
+        check(
+            _lib_.cdm_chain_plan_with_mappings(
+                c_path(self.path, "the model set path"),
+                self._mapping_dirs(),
+                c_path(store, "the store path"),
+                c_optional_text(to_version, "the target version"),
+                ctypes.byref(out),
+            )
+        )
         raw = json.loads(_lib.take_string(out.value))
-        return MigrationPlan(raw["store"], raw["storeVersion"], raw["targetVersion"], raw["currentVersion"],
-                             list(raw["versions"]), [MigrationStep._from(s) for s in raw["steps"]], list(raw["warnings"]),
-                             DirectStep._from(raw.get("directStep")))
+        return MigrationPlan(
+            raw["store"],
+            raw["storeVersion"],
+            raw["targetVersion"],
+            raw["currentVersion"],
+            list(raw["versions"]),
+            [MigrationStep._from(s) for s in raw["steps"]],
+            list(raw["warnings"]),
+            DirectStep._from(raw.get("directStep")),
+        )
 
-    def json_files(self) -> "ModelSetFiles":
+    def json_files(self) -> ModelSetFiles:
         """The set as the files of a folder of JSON models — what ``cdmigrate import`` writes for
         an ``.xcdatamodeld`` or ``.momd``: ``<version>.json`` per version, ``<name>.mapping.json``
         per mapping model (bound to the two versions it records, an Xcode mapping compiled against
@@ -150,13 +178,21 @@ class ModelSet:
         ``current-version``. A mapping model that records no pair of versions is left out with a
         warning. MigrationIOError, InvalidModelError, InvalidMappingError naming the file at fault."""
         out = ctypes.c_void_p()
-        check(_lib_.cdm_model_set_json_with_mappings(c_path(self.path, "the model set path"), self._mapping_dirs(), ctypes.byref(out)))
+        check(
+            _lib_.cdm_model_set_json_with_mappings(
+                c_path(self.path, "the model set path"), self._mapping_dirs(), ctypes.byref(out)
+            )
+        )
         raw = json.loads(_lib.take_string(out.value))
-        return ModelSetFiles(list(raw["versions"]), raw["currentVersion"],
-                             {m["name"]: (m["from"], m["to"]) for m in raw["mappingModels"]},
-                             [(f["name"], f["text"]) for f in raw["files"]], list(raw["warnings"]))
+        return ModelSetFiles(
+            list(raw["versions"]),
+            raw["currentVersion"],
+            {m["name"]: (m["from"], m["to"]) for m in raw["mappingModels"]},
+            [(f["name"], f["text"]) for f in raw["files"]],
+            list(raw["warnings"]),
+        )
 
-    def write_json(self, folder: PathLike) -> "ModelSetFiles":
+    def write_json(self, folder: PathLike) -> ModelSetFiles:
         """Writes ``json_files()`` into ``folder`` (created if needed; files of the same names are
         replaced): a folder ``ModelSet`` reads as the same set. Returns what was written."""
         files = self.json_files()
@@ -168,32 +204,47 @@ class ModelSet:
         return files
 
     def __repr__(self) -> str:
-        return f"ModelSet({self.path!r}, mappings={list(self.mappings)!r})" if self.mappings else f"ModelSet({self.path!r})"
+        return (
+            f"ModelSet({self.path!r}, mappings={list(self.mappings)!r})"
+            if self.mappings
+            else f"ModelSet({self.path!r})"
+        )
 
 
 @dataclass(frozen=True)
 class ModelSetFiles(Document):
     """A model set as a folder's files (``ModelSet.json_files()``)."""
-    versions: List[str]                          #: the versions, in the set's order
+
+    versions: list[str]  #: the versions, in the set's order
     current_version: str
-    mapping_models: Dict[str, Tuple[str, str]]   #: mapping model name → (source version, destination version)
-    files: List[Tuple[str, str]] = field(repr=False)  #: (file name, text), in writing order
-    warnings: List[str] = field(default_factory=list)
+    mapping_models: dict[str, tuple[str, str]]  #: mapping model name → (source version, destination version)
+    files: list[tuple[str, str]] = field(repr=False)  #: (file name, text), in writing order
+    warnings: list[str] = field(default_factory=list)
 
 
-def _report(raw: Dict[str, Any]) -> StagedMigrationReport:
-    return StagedMigrationReport(raw["storeVersion"], raw["targetVersion"], bool(raw["alreadyAtTarget"]), bool(raw["copied"]),
-                                 [MigrationStep._from(s) for s in raw["steps"]], raw)
+def _report(raw: dict[str, Any]) -> StagedMigrationReport:
+    return StagedMigrationReport(
+        raw["storeVersion"],
+        raw["targetVersion"],
+        bool(raw["alreadyAtTarget"]),
+        bool(raw["copied"]),
+        [MigrationStep._from(s) for s in raw["steps"]],
+        raw,
+    )
 
 
-def module_registrations(module: types.ModuleType) -> Tuple[Dict[str, type], Dict[Any, Callable[..., Any]]]:
+def module_registrations(module: types.ModuleType) -> tuple[dict[str, type], dict[Any, Callable[..., Any]]]:
     """The policies a module defines — every EntityMigrationPolicy subclass defined in it, under
     its class name, which is what a mapping's ``policy`` names — and its host functions (a
     module-level ``FUNCTIONS`` dict ``{("ClassName", "selector:"): callable}``)."""
-    policies: Dict[str, type] = {}
+    policies: dict[str, type] = {}
     for value in vars(module).values():
-        if (inspect.isclass(value) and issubclass(value, EntityMigrationPolicy) and value is not EntityMigrationPolicy
-                and value.__module__ == module.__name__):
+        if (
+            inspect.isclass(value)
+            and issubclass(value, EntityMigrationPolicy)
+            and value is not EntityMigrationPolicy
+            and value.__module__ == module.__name__
+        ):
             policies[value.__name__] = value
     return policies, dict(getattr(module, "FUNCTIONS", {}) or {})
 
@@ -204,9 +255,9 @@ class _ChainRun(_Run):
 
     def __init__(self) -> None:
         super().__init__()
-        self._step_model: Optional[int] = None
+        self._step_model: int | None = None
 
-    def entering(self, ctx: Optional[int]) -> None:
+    def entering(self, ctx: int | None) -> None:
         if not ctx:
             return
         model = ctypes.c_void_p()
@@ -239,18 +290,27 @@ class MigrationChain(Migration):
     Core Data counterpart: ``NSStagedMigrationManager`` with ``NSCustomMigrationStage``s.
     """
 
-    def __init__(self, models: Union[ModelSet, PathLike], to_version: Optional[str] = None, *,
-                 policies: Optional[Union[Mapping[str, PolicySpec], types.ModuleType]] = None,
-                 functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-                 progress: Optional[Callable[[Progress], Any]] = None,
-                 progress_interval: Optional[int] = None):
+    def __init__(
+        self,
+        models: ModelSet | PathLike,
+        to_version: str | None = None,
+        *,
+        policies: Mapping[str, PolicySpec] | types.ModuleType | None = None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
+        progress: Callable[[Progress], Any] | None = None,
+        progress_interval: int | None = None,
+    ):
         LongLivedHandle.__init__(self, None)
         self._init_state()
         self.models = models if isinstance(models, ModelSet) else ModelSet(models)
         self.to_version = to_version
         out = ctypes.c_void_p()
-        code = _lib_.cdm_migration_new_chain_with_mappings(c_path(self.models.path, "the model set path"), self.models._mapping_dirs(),
-                                             c_optional_text(to_version, "the target version"), ctypes.byref(out))
+        code = _lib_.cdm_migration_new_chain_with_mappings(
+            c_path(self.models.path, "the model set path"),
+            self.models._mapping_dirs(),
+            c_optional_text(to_version, "the target version"),
+            ctypes.byref(out),
+        )
         self._pointer = out.value
         self._raise_if_failed(code)
         self.set_progress(progress, progress_interval)
@@ -283,12 +343,18 @@ class MigrationChain(Migration):
         return "<MigrationChain closed>" if self.closed else f"<MigrationChain {self.models.path!r}>"
 
 
-def migrate_store(store: PathLike, models: Union[ModelSet, PathLike], to: Optional[PathLike] = None, *,
-                  in_place: bool = False, to_version: Optional[str] = None,
-                  policies: Optional[Union[Mapping[str, PolicySpec], types.ModuleType]] = None,
-                  functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-                  progress: Optional[Callable[[Progress], Any]] = None,
-                  fail_on_unintended_loss: bool = False) -> StagedMigrationReport:
+def migrate_store(
+    store: PathLike,
+    models: ModelSet | PathLike,
+    to: PathLike | None = None,
+    *,
+    in_place: bool = False,
+    to_version: str | None = None,
+    policies: Mapping[str, PolicySpec] | types.ModuleType | None = None,
+    functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
+    progress: Callable[[Progress], Any] | None = None,
+    fail_on_unintended_loss: bool = False,
+) -> StagedMigrationReport:
     """Migrates ``store`` version by version to ``to_version`` (default: the current one) into a
     new store at ``to`` (which must not exist), or with ``in_place=True`` replaces it once every
     step succeeded. Intermediate stores are removed; on error nothing is left and the store is

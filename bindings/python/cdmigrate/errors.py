@@ -8,10 +8,9 @@ Codes below 1000 are cdmigrate's own; the others are Core Data's NSCocoaErrorDom
 from __future__ import annotations
 
 import json
-
 import os
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Type
+from typing import TYPE_CHECKING, Any
 
 from . import _lib
 
@@ -50,10 +49,10 @@ INFERRED_MAPPING_MODEL = 134190
 
 # The library's I/O messages: "cannot open 'PATH': No such file or directory", "cannot rename 'A' to 'B': ...".
 _IO_MESSAGE = re.compile(r"cannot \w+ '(?P<file>[^']*)'(?: to '(?P<file2>[^']*)')?(?:: (?P<reason>[^:]+))?$")
-_ERRNOS: Dict[str, int] = {}
+_ERRNOS: dict[str, int] = {}
 
 
-def _errno_of(reason: str) -> Optional[int]:
+def _errno_of(reason: str) -> int | None:
     """The errno whose strerror text is `reason` (the library's C library is the one Python uses)."""
     if not _ERRNOS:
         for number in range(1, 256):
@@ -69,11 +68,20 @@ class Problem:
     ObjectID of the destination instance: store ``"destination"``, entity, primary key), ``uri``
     (its object ID URI) and ``key`` (the attribute or relationship); None for other problems."""
 
-    __slots__ = ("code", "message", "path", "offset", "byte_offset", "entity", "uri", "key", "primary_key")
+    __slots__ = ("byte_offset", "code", "entity", "key", "message", "offset", "path", "primary_key", "uri")
 
-    def __init__(self, code: int, message: str, path: Optional[str] = None, offset: Optional[int] = None, *,
-                 entity: Optional[str] = None, uri: Optional[str] = None, key: Optional[str] = None,
-                 primary_key: Optional[int] = None):
+    def __init__(
+        self,
+        code: int,
+        message: str,
+        path: str | None = None,
+        offset: int | None = None,
+        *,
+        entity: str | None = None,
+        uri: str | None = None,
+        key: str | None = None,
+        primary_key: int | None = None,
+    ):
         self.code = code
         self.message = message
         self.path = path
@@ -85,11 +93,12 @@ class Problem:
         self.primary_key = primary_key
 
     @property
-    def object_id(self) -> Optional["ObjectID"]:
+    def object_id(self) -> ObjectID | None:
         """The failing destination instance's ObjectID (None when the problem names none)."""
         if self.entity is None or self.primary_key is None:
             return None
         from .instance import ObjectID  # instance.py imports this module
+
         return ObjectID("destination", self.entity, self.primary_key)
 
     def __repr__(self) -> str:
@@ -115,8 +124,15 @@ class MigrationError(Exception):
 
     code: int = MIGRATION
 
-    def __init__(self, message: str, code: Optional[int] = None, *, path: Optional[str] = None,
-                 offset: Optional[int] = None, problems: Optional[List[Problem]] = None):
+    def __init__(
+        self,
+        message: str,
+        code: int | None = None,
+        *,
+        path: str | None = None,
+        offset: int | None = None,
+        problems: list[Problem] | None = None,
+    ):
         super().__init__(message)
         self.message = message
         if code is not None:
@@ -124,15 +140,15 @@ class MigrationError(Exception):
         self.path = path
         self.offset = offset
         self.byte_offset = offset
-        self.problems: List[Problem] = problems or []
+        self.problems: list[Problem] = problems or []
         # What a single validation error is about (Problem's fields), when the library says.
-        self._entity: Optional[str] = None
-        self._uri: Optional[str] = None
-        self._key: Optional[str] = None
-        self._primary_key: Optional[int] = None
+        self._entity: str | None = None
+        self._uri: str | None = None
+        self._key: str | None = None
+        self._primary_key: int | None = None
 
     @property
-    def errors(self) -> List[Problem]:
+    def errors(self) -> list[Problem]:
         """The individual errors: for a validation that failed on several instances (1560,
         NSValidationMultipleErrorsError) one per instance and property, as Core Data's
         NSDetailedErrorsKey, each with ``code``, ``message``, ``entity``, ``object_id``, ``uri``
@@ -140,8 +156,16 @@ class MigrationError(Exception):
         Problem; otherwise ``problems``."""
         if self.problems or not 1560 <= self.code < 1700:
             return list(self.problems)
-        problem = Problem(self.code, self.message, self.path, self.byte_offset, entity=self._entity, uri=self._uri,
-                          key=self._key, primary_key=self._primary_key)
+        problem = Problem(
+            self.code,
+            self.message,
+            self.path,
+            self.byte_offset,
+            entity=self._entity,
+            uri=self._uri,
+            key=self._key,
+            primary_key=self._primary_key,
+        )
         problem.offset = self.offset
         return [problem]
 
@@ -160,31 +184,37 @@ class MigrationError(Exception):
 
 class InvalidJSONError(MigrationError, ValueError):
     """Text that is not well-formed JSON."""
+
     code = INVALID_JSON
 
 
 class InvalidModelError(MigrationError, ValueError):
     """A data model that fails validation (see ``problems``)."""
+
     code = INVALID_MODEL
 
 
 class InvalidMappingError(MigrationError, ValueError):
     """A mapping model that does not fit its models (see ``problems``)."""
+
     code = INVALID_MAPPING
 
 
 class ExpressionSyntaxError(MigrationError, ValueError):
     """A value expression or predicate that does not parse (see ``offset``)."""
+
     code = EXPRESSION_SYNTAX
 
 
 class ExpressionEvaluationError(MigrationError):
     """An expression that fails when evaluated."""
+
     code = EXPRESSION_EVALUATION
 
 
 class InvalidArgumentError(MigrationError, ValueError):
     """A value the engine refuses (wrong entity for a relationship, ...)."""
+
     code = INVALID_ARGUMENT
 
 
@@ -192,9 +222,10 @@ class MigrationIOError(MigrationError, OSError):
     """A file that cannot be read or written. Also an OSError, so ``except OSError`` catches it,
     with OSError's ``errno``, ``strerror``, ``filename`` (and ``filename2`` for a rename) where the
     library names them (None otherwise)."""
+
     code = IO
 
-    def __init__(self, message: str, code: Optional[int] = None, **details: Any):
+    def __init__(self, message: str, code: int | None = None, **details: Any):
         super().__init__(message, code, **details)
         found = _IO_MESSAGE.search(message)
         if found:
@@ -208,37 +239,44 @@ class MigrationIOError(MigrationError, OSError):
 
 class MisuseError(MigrationError):
     """A closed object, an instance used after its callback returned, a call in the wrong state."""
+
     code = MISUSE
 
 
 class NotFoundError(MigrationError, KeyError):
     """An unknown entity, attribute, relationship or mapping name. Also a KeyError, so that
     ``instance.get("unknown")`` answers None as a mapping does."""
+
     code = NOTFOUND
 
 
 class MismatchError(MigrationError, TypeError):
     """A value of the wrong type for an attribute."""
+
     code = MISMATCH
 
 
 class EncodingError(MigrationError, ValueError):
     """A string that is not valid UTF-8."""
+
     code = ENCODING
 
 
 class ValidationError(MigrationError):
     """The destination failed Core Data's validation (1560–1620); see ``problems``."""
+
     code = VALIDATION_MULTIPLE_ERRORS
 
 
 class IncompatibleVersionHashError(MigrationError):
     """The store's version hashes do not match the source model (134100)."""
+
     code = INCOMPATIBLE_VERSION_HASH
 
 
 class MigrationCancelledError(MigrationError):
     """The progress callback returned False (134120)."""
+
     code = MIGRATION_CANCELLED
 
 
@@ -252,16 +290,19 @@ class MissingMappingModelError(MigrationError):
 
 class SourceStoreError(MigrationError):
     """The source store cannot be opened or read (134150)."""
+
     code = MIGRATION_MANAGER_SOURCE_STORE
 
 
 class DestinationStoreError(MigrationError):
     """The destination cannot be made (it exists, it is the source, ...) (134160)."""
+
     code = MIGRATION_MANAGER_DESTINATION_STORE
 
 
 class EntityMigrationPolicyError(MigrationError):
     """A policy or host function reported an error (134170)."""
+
     code = ENTITY_MIGRATION_POLICY
 
 
@@ -272,10 +313,11 @@ class SQLiteError(MigrationError):
 class InferredMappingModelError(MigrationError):
     """Core Data cannot infer a mapping model between the two models (NSInferredMappingModelError):
     each problem names the entity, the property and the rule the change breaks."""
+
     code = INFERRED_MAPPING_MODEL
 
 
-_CLASSES: Dict[int, Type[MigrationError]] = {
+_CLASSES: dict[int, type[MigrationError]] = {
     INVALID_JSON: InvalidJSONError,
     INVALID_MODEL: InvalidModelError,
     INVALID_MAPPING: InvalidMappingError,
@@ -297,21 +339,27 @@ _CLASSES: Dict[int, Type[MigrationError]] = {
     SQLITE: SQLiteError,
     INFERRED_MAPPING_MODEL: InferredMappingModelError,
 }
-for _code in (VALIDATION_MULTIPLE_ERRORS, VALIDATION_MISSING_MANDATORY_PROPERTY, VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT,
-              VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT, VALIDATION_NUMBER_TOO_LARGE, VALIDATION_NUMBER_TOO_SMALL):
+for _code in (
+    VALIDATION_MULTIPLE_ERRORS,
+    VALIDATION_MISSING_MANDATORY_PROPERTY,
+    VALIDATION_RELATIONSHIP_LACKS_MINIMUM_COUNT,
+    VALIDATION_RELATIONSHIP_EXCEEDS_MAXIMUM_COUNT,
+    VALIDATION_NUMBER_TOO_LARGE,
+    VALIDATION_NUMBER_TOO_SMALL,
+):
     _CLASSES[_code] = ValidationError
 
 
-def error_class(code: int) -> Type[MigrationError]:
+def error_class(code: int) -> type[MigrationError]:
     """The exception class for an engine code (MigrationError for codes it does not know)."""
     return _CLASSES.get(code, MigrationError)
 
 
-def _text(raw: Optional[bytes]) -> str:
+def _text(raw: bytes | None) -> str:
     return raw.decode("utf-8", "replace") if raw else ""
 
 
-def _optional_text(raw: Optional[bytes]) -> Optional[str]:
+def _optional_text(raw: bytes | None) -> str | None:
     return raw.decode("utf-8", "replace") if raw is not None else None
 
 
@@ -320,19 +368,26 @@ def _problem(pointer: int) -> Problem:
     path = lib.cdm_error_path(pointer)
     offset = lib.cdm_error_offset(pointer)
     entity = _optional_text(lib.cdm_error_entity(pointer))
-    return Problem(lib.cdm_error_code(pointer), _text(lib.cdm_error_message(pointer)),
-                   path.decode("utf-8", "replace") if path else None, offset if offset >= 0 else None,
-                   entity=entity, uri=_optional_text(lib.cdm_error_object_uri(pointer)),
-                   key=_optional_text(lib.cdm_error_key(pointer)),
-                   primary_key=lib.cdm_error_primary_key(pointer) if entity is not None else None)
+    return Problem(
+        lib.cdm_error_code(pointer),
+        _text(lib.cdm_error_message(pointer)),
+        path.decode("utf-8", "replace") if path else None,
+        offset if offset >= 0 else None,
+        entity=entity,
+        uri=_optional_text(lib.cdm_error_object_uri(pointer)),
+        key=_optional_text(lib.cdm_error_key(pointer)),
+        primary_key=lib.cdm_error_primary_key(pointer) if entity is not None else None,
+    )
 
 
 _RETAIN_HINT = "; call cdm_object_retain"
-_PYTHON_HINT = ("; an Instance stays usable while Python references it, until instance.release() or the end of its "
-                "migration run (a Store's until the store is closed)")
+_PYTHON_HINT = (
+    "; an Instance stays usable while Python references it, until instance.release() or the end of its "
+    "migration run (a Store's until the store is closed)"
+)
 
 
-def from_record(code: int, pointer: Optional[int]) -> MigrationError:
+def from_record(code: int, pointer: int | None) -> MigrationError:
     """A MigrationError from a cdm_error (which the library owns; everything is copied at once)."""
     lib = _lib.lib
     if not pointer:
@@ -345,9 +400,16 @@ def from_record(code: int, pointer: Optional[int]) -> MigrationError:
     problems = [_problem(lib.cdm_error_at(pointer, i)) for i in range(lib.cdm_error_count(pointer))]
     if record_code == MISUSE and _RETAIN_HINT in problem.message:
         # The binding retains every Instance it makes: tell Python users what applies to them.
-        problem.message = problem.message[:problem.message.index(_RETAIN_HINT)] + _PYTHON_HINT
-    error = error_class(record_code)(problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems)
-    error._entity, error._uri, error._key, error._primary_key = problem.entity, problem.uri, problem.key, problem.primary_key
+        problem.message = problem.message[: problem.message.index(_RETAIN_HINT)] + _PYTHON_HINT
+    error = error_class(record_code)(
+        problem.message, record_code, path=problem.path, offset=problem.offset, problems=problems
+    )
+    error._entity, error._uri, error._key, error._primary_key = (
+        problem.entity,
+        problem.uri,
+        problem.key,
+        problem.primary_key,
+    )
     return error
 
 
@@ -359,7 +421,7 @@ def last_error(code: int) -> MigrationError:
 def str_index(text: str, byte_offset: int) -> int:
     """The index in ``text`` of the character that starts at UTF-8 byte ``byte_offset`` (as the
     binding encodes a str for C: ``c_text``)."""
-    return len(text.encode("utf-8", "surrogatepass")[:max(byte_offset, 0)].decode("utf-8", "ignore"))
+    return len(text.encode("utf-8", "surrogatepass")[: max(byte_offset, 0)].decode("utf-8", "ignore"))
 
 
 def _member(document: Any, path: str) -> Any:
@@ -373,13 +435,13 @@ def _member(document: Any, path: str) -> Any:
             end = rest.find("]")
             if end < 0 or not rest[1:end].isdigit() or int(rest[1:end]) >= len(value):
                 return None
-            value, rest = value[int(rest[1:end])], rest[end + 1:]
+            value, rest = value[int(rest[1:end])], rest[end + 1 :]
         elif rest[0] == "." and isinstance(value, dict):
-            fits = [k for k in value if rest[1:].startswith(k) and rest[1 + len(k):][:1] in ("", ".", "[")]
+            fits = [k for k in value if rest[1:].startswith(k) and rest[1 + len(k) :][:1] in ("", ".", "[")]
             if not fits:
                 return None
             key = max(fits, key=len)
-            value, rest = value[key], rest[1 + len(key):]
+            value, rest = value[key], rest[1 + len(key) :]
         else:
             return None
     return value
@@ -397,7 +459,7 @@ def located(error: MigrationError, text: str, json_document: bool = False) -> Mi
         except ValueError:
             return error
 
-    def index(path: Optional[str], byte_offset: Optional[int]) -> Optional[int]:
+    def index(path: str | None, byte_offset: int | None) -> int | None:
         if byte_offset is None:
             return None
         holder = _member(document, path or "") if json_document else text

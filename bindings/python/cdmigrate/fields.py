@@ -16,14 +16,14 @@ import datetime as _dt
 import decimal
 import struct
 import uuid
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Iterable, Sequence
 
 from . import _lib
-from .errors import MismatchError, check
 from ._text import c_text
+from .errors import MismatchError, check
 from .values import AttributeType as T
-from .values import ValueType as V
 from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
+from .values import ValueType as V
 
 _lib_ = _lib.lib
 
@@ -31,9 +31,20 @@ _lib_ = _lib.lib
 FIELD = struct.Struct("@PiiqdPNP")
 assert FIELD.size == ctypes.sizeof(_lib.cdm_field)
 
-_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 _NULL, _BOOL, _INTEGER, _DOUBLE, _DECIMAL, _STRING, _DATE, _BINARY, _UUID, _URI, _OBJECT = (
-    V.NULL, V.BOOL, V.INTEGER, V.DOUBLE, V.DECIMAL, V.STRING, V.DATE, V.BINARY, V.UUID, V.URI, V.OBJECT)
+    V.NULL,
+    V.BOOL,
+    V.INTEGER,
+    V.DOUBLE,
+    V.DECIMAL,
+    V.STRING,
+    V.DATE,
+    V.BINARY,
+    V.UUID,
+    V.URI,
+    V.OBJECT,
+)
 _COLLECTION = V.COLLECTION
 #: What decode_row gives for a field holding an array (a transformable attribute's), which a field
 #: cannot carry: read the attribute by its key instead.
@@ -41,7 +52,7 @@ COLLECTION = object()
 _WITH_DATA = frozenset((int(V.DECIMAL), int(V.STRING), int(V.BINARY), int(V.UUID), int(V.URI)))
 
 # Names the library hands out are interned for the life of the process: cached by address.
-_interned: Dict[int, str] = {}
+_interned: dict[int, str] = {}
 
 
 def interned(address: int) -> str:
@@ -53,11 +64,11 @@ def interned(address: int) -> str:
 
 # Names the binding hands in: NUL-terminated copies kept alive for the life of the process (the
 # keys policies use are a model's property names; other keys are not cached).
-_names: Dict[str, Tuple[Any, int]] = {}
+_names: dict[str, tuple[Any, int]] = {}
 _NAME_CACHE_LIMIT = 4096
 
 
-def name_address(name: str, keep: List[Any]) -> int:
+def name_address(name: str, keep: list[Any]) -> int:
     entry = _names.get(name)
     if entry is None:
         if not isinstance(name, str):
@@ -86,7 +97,7 @@ class FieldBuffer:
         self.array = (_lib.cdm_field * capacity)()
 
 
-def read_row(handle: int, buffer: FieldBuffer) -> List[Tuple[int, int, int, int, float, int, int, int]]:
+def read_row(handle: int, buffer: FieldBuffer) -> list[tuple[int, int, int, int, float, int, int, int]]:
     """The raw fields of an instance's attributes, in index order: one C call (two when the
     buffer has to grow)."""
     code = _lib_.cdm_object_get_fields(handle, buffer.array, buffer.capacity, ctypes.byref(buffer.count))
@@ -98,11 +109,12 @@ def read_row(handle: int, buffer: FieldBuffer) -> List[Tuple[int, int, int, int,
         check(code)
     if not count:
         return []
-    return list(FIELD.iter_unpack(memoryview(buffer.array).cast("B")[:count * FIELD.size]))
+    return list(FIELD.iter_unpack(memoryview(buffer.array).cast("B")[: count * FIELD.size]))
 
 
-def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
-               kinds: Sequence[Optional[int]] = ()) -> Dict[str, Any]:
+def decode_row(
+    raw: Sequence[tuple[int, int, int, int, float, int, int, int]], kinds: Sequence[int | None] = ()
+) -> dict[str, Any]:
     """Python values of raw fields, by attribute name. `kinds` (attribute types by index) are
     optional: the library already reports booleans as BOOL and doubles as DOUBLE; with them an
     INTEGER value of a boolean or floating-point attribute still becomes a bool or a float."""
@@ -117,11 +129,11 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
             if end > high:
                 high = end
     block = ctypes.string_at(low, high - low) if low else b""
-    result: Dict[str, Any] = {}
+    result: dict[str, Any] = {}
     names = _interned
     for name, index, kind, integer, number, data, length, _ in raw:
-        if kind == _STRING or kind == _URI:
-            value: Any = block[data - low:data - low + length].decode("utf-8") if length else ""
+        if kind in (_STRING, _URI):
+            value: Any = block[data - low : data - low + length].decode("utf-8") if length else ""
         elif kind == _INTEGER:
             value = integer
             if kinds and index < len(kinds):
@@ -139,11 +151,11 @@ def decode_row(raw: Sequence[Tuple[int, int, int, int, float, int, int, int]],
         elif kind == _DATE:
             value = date_from_reference_seconds(number)
         elif kind == _DECIMAL:
-            value = decimal.Decimal(block[data - low:data - low + length].decode("ascii"))
+            value = decimal.Decimal(block[data - low : data - low + length].decode("ascii"))
         elif kind == _BINARY:
-            value = block[data - low:data - low + length]
+            value = block[data - low : data - low + length]
         elif kind == _UUID:
-            value = uuid.UUID(bytes=block[data - low:data - low + 16])
+            value = uuid.UUID(bytes=block[data - low : data - low + 16])
         elif kind == _COLLECTION:
             value = COLLECTION
         else:
@@ -159,10 +171,10 @@ _STR, _INT, _FLOAT, _BOOLEAN, _NONE, _BYTES = str, int, float, bool, type(None),
 _DATETIMES = (_dt.datetime, _dt.date, CoreDataDate)
 
 
-def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -> Tuple[Any, int, List[Any]]:
+def pack(items: Iterable[tuple[str | None, int, Any]], what: str = "value") -> tuple[Any, int, list[Any]]:
     """A cdm_field array for (name or None, index, value) items: (array, count, keepalive).
     Keep `keepalive` referenced until the C call returns."""
-    keep: List[Any] = []
+    keep: list[Any] = []
     prepared = []
     blob = bytearray()
     names = _names
@@ -235,5 +247,7 @@ def pack(items: Iterable[Tuple[Optional[str], int, Any]], what: str = "value") -
         buffer[head:] = blob
     pack_into = FIELD.pack_into
     for i, (address, index, kind, integer, number, offset, length, obj) in enumerate(prepared):
-        pack_into(buffer, i * size, address, index, kind, integer, number, base + offset if offset >= 0 else 0, length, obj)
+        pack_into(
+            buffer, i * size, address, index, kind, integer, number, base + offset if offset >= 0 else 0, length, obj
+        )
     return array, count, keep

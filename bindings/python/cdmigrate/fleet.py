@@ -31,7 +31,7 @@ import threading
 import time
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Iterable, Sequence
 
 from ._text import PathLike
 
@@ -42,12 +42,13 @@ class FleetPlan:
     pickles to any worker. Either ``models`` (a model set: each store's version is found and its
     chain run up to the current version) or ``source_model``, ``destination_model`` and
     ``mappings`` (one step)."""
-    source_model: Optional[str] = None
-    destination_model: Optional[str] = None
-    mappings: Tuple[str, ...] = ()
-    models: Optional[str] = None
-    to_version: Optional[str] = None
-    policies_module: Optional[str] = None
+
+    source_model: str | None = None
+    destination_model: str | None = None
+    mappings: tuple[str, ...] = ()
+    models: str | None = None
+    to_version: str | None = None
+    policies_module: str | None = None
     in_place: bool = False
 
     def __post_init__(self) -> None:
@@ -63,18 +64,19 @@ class FleetPlan:
 @dataclass
 class StoreResult:
     """How one store of a fleet ended."""
-    store: str                      #: the source store
-    destination: str                #: where it was written (the store itself when in place)
-    ok: bool                        #: migrated
-    code: Optional[int] = None      #: the engine's error code (None when ok, or for a non-engine error)
-    message: str = ""               #: what went wrong ("" when ok)
-    error_type: Optional[str] = None  #: the exception's class name ("IncompatibleVersionHashError", "ValueError", …)
+
+    store: str  #: the source store
+    destination: str  #: where it was written (the store itself when in place)
+    ok: bool  #: migrated
+    code: int | None = None  #: the engine's error code (None when ok, or for a non-engine error)
+    message: str = ""  #: what went wrong ("" when ok)
+    error_type: str | None = None  #: the exception's class name ("IncompatibleVersionHashError", "ValueError", …)
     #: instances per destination entity (with a model set: after the last step; {} for a store
     #: already at the target, which is only copied)
-    counts: Dict[str, int] = field(default_factory=dict)
-    duration: float = 0.0           #: seconds spent on this store (in its worker)
-    version: Optional[str] = None   #: the store's version, when a model set found it
-    target_version: Optional[str] = None  #: the version reached, with a model set
+    counts: dict[str, int] = field(default_factory=dict)
+    duration: float = 0.0  #: seconds spent on this store (in its worker)
+    version: str | None = None  #: the store's version, when a model set found it
+    target_version: str | None = None  #: the version reached, with a model set
 
 
 # ---------------------------------------------------------------------------------------------
@@ -84,11 +86,12 @@ class StoreResult:
 _loaded = threading.local()
 
 
-def _policies(module_name: Optional[str]) -> Tuple[Dict[str, Any], Dict[Any, Any]]:
+def _policies(module_name: str | None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The policies module loaded as the command line's ``--policies`` loads it."""
     if not module_name:
         return {}, {}
     from ._policy_modules import load_policies
+
     return load_policies(module_name)
 
 
@@ -98,6 +101,7 @@ def _migration(plan: FleetPlan) -> Any:
     from .chain import MigrationChain
     from .migration import Migration
     from .model import MappingModel, Model
+
     policies, functions = _policies(plan.policies_module)
     if plan.models is not None:
         return MigrationChain(plan.models, plan.to_version, policies=policies, functions=functions)
@@ -111,7 +115,7 @@ def _migration(plan: FleetPlan) -> Any:
 def _loaded_migration(plan: FleetPlan) -> Any:
     """The plan's Migration (or MigrationChain), made on first use in this worker thread and kept
     for the worker's next stores."""
-    cache: Dict[FleetPlan, Any] = _loaded.__dict__.setdefault("migrations", {})
+    cache: dict[FleetPlan, Any] = _loaded.__dict__.setdefault("migrations", {})
     migration = cache.get(plan)
     if migration is None:
         migration = cache[plan] = _migration(plan)
@@ -123,7 +127,9 @@ def _run_chain(plan: FleetPlan, store: str, destination: str) -> StoreResult:
     chain = _loaded_migration(plan)
     report = chain.run_in_place(store) if plan.in_place else chain.run(store, destination)
     counts = dict(report.steps[-1].destination_counts) if report.steps else {}
-    return StoreResult(store, destination, True, counts=counts, version=report.store_version, target_version=report.target_version)
+    return StoreResult(
+        store, destination, True, counts=counts, version=report.store_version, target_version=report.target_version
+    )
 
 
 def migrate_one(store: PathLike, destination: PathLike, plan: FleetPlan) -> StoreResult:
@@ -137,17 +143,26 @@ def migrate_one(store: PathLike, destination: PathLike, plan: FleetPlan) -> Stor
             result = _run_chain(plan, store_text, destination_text)
         else:
             migration = _loaded_migration(plan)
-            report = migration.run_in_place(store_text) if plan.in_place else migration.run(store_text, destination_text)
+            report = (
+                migration.run_in_place(store_text) if plan.in_place else migration.run(store_text, destination_text)
+            )
             result = StoreResult(store_text, destination_text, True, counts=dict(report.destination_counts))
     except Exception as error:  # one store's failure is its result
-        result = StoreResult(store_text, destination_text, False, code=getattr(error, "code", None),
-                             message=str(error) or type(error).__name__, error_type=type(error).__name__)
+        result = StoreResult(
+            store_text,
+            destination_text,
+            False,
+            code=getattr(error, "code", None),
+            message=str(error) or type(error).__name__,
+            error_type=type(error).__name__,
+        )
     result.duration = time.perf_counter() - started
     return result
 
 
 # ---------------------------------------------------------------------------------------------
 # In the parent.
+
 
 def _isolated(store: str, destination: str, plan: FleetPlan) -> StoreResult:
     """One store in a process of its own (after a worker died): its result, or a result saying
@@ -157,18 +172,29 @@ def _isolated(store: str, destination: str, plan: FleetPlan) -> StoreResult:
         try:
             return pool.submit(migrate_one, store, destination, plan).result()
         except BrokenProcessPool as error:
-            return StoreResult(store, destination, False, message=f"the worker process died while migrating this store ({error})",
-                               error_type="BrokenProcessPool")
+            return StoreResult(
+                store,
+                destination,
+                False,
+                message=f"the worker process died while migrating this store ({error})",
+                error_type="BrokenProcessPool",
+            )
 
 
-def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike], *,
-                 models: Optional[PathLike] = None, to_version: Optional[str] = None,
-                 source_model: Optional[PathLike] = None, destination_model: Optional[PathLike] = None,
-                 mappings: Sequence[PathLike] = (),
-                 policies_module: Optional[str] = None,
-                 jobs: Optional[int] = None,
-                 in_place: bool = False,
-                 on_result: Optional[Callable[[StoreResult], Any]] = None) -> List[StoreResult]:
+def migrate_many(
+    stores: Iterable[PathLike],
+    destination_dir: PathLike | None,
+    *,
+    models: PathLike | None = None,
+    to_version: str | None = None,
+    source_model: PathLike | None = None,
+    destination_model: PathLike | None = None,
+    mappings: Sequence[PathLike] = (),
+    policies_module: str | None = None,
+    jobs: int | None = None,
+    in_place: bool = False,
+    on_result: Callable[[StoreResult], Any] | None = None,
+) -> list[StoreResult]:
     """Migrates many stores in parallel worker processes and returns one ``StoreResult`` per
     store, in the order given.
 
@@ -193,20 +219,28 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     failure — corrupt, at another version, a policy raising, a worker process dying — is in its
     result (``ok`` False, ``code``, ``message``).
     """
-    plan = FleetPlan(source_model=None if source_model is None else os.fsdecode(source_model),
-                     destination_model=None if destination_model is None else os.fsdecode(destination_model),
-                     mappings=tuple(os.fsdecode(m) for m in mappings),
-                     models=None if models is None else os.fsdecode(models), to_version=to_version,
-                     policies_module=policies_module, in_place=in_place)
+    plan = FleetPlan(
+        source_model=None if source_model is None else os.fsdecode(source_model),
+        destination_model=None if destination_model is None else os.fsdecode(destination_model),
+        mappings=tuple(os.fsdecode(m) for m in mappings),
+        models=None if models is None else os.fsdecode(models),
+        to_version=to_version,
+        policies_module=policies_module,
+        in_place=in_place,
+    )
     if in_place != (destination_dir is None):
         raise ValueError("give either destination_dir or in_place=True")
     if jobs is not None and jobs < 1:
         raise ValueError("jobs must be at least 1")
-    pairs: List[Tuple[str, str]] = []
-    seen: Dict[str, str] = {}
+    pairs: list[tuple[str, str]] = []
+    seen: dict[str, str] = {}
     for store in stores:
         store_text = os.fsdecode(store)
-        destination = store_text if destination_dir is None else os.path.join(os.fsdecode(destination_dir), os.path.basename(store_text))
+        destination = (
+            store_text
+            if destination_dir is None
+            else os.path.join(os.fsdecode(destination_dir), os.path.basename(store_text))
+        )
         key = os.path.realpath(destination)
         if key in seen:
             raise ValueError(f"{seen[key]} and {store_text} would both be written to {destination}")
@@ -219,6 +253,7 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
         _migration(plan).close()  # checked, and nothing kept in this process
     elif not os.path.exists(plan.models):
         from .errors import MigrationIOError
+
         raise MigrationIOError(f"the model set {plan.models} does not exist")
     else:
         _policies(plan.policies_module)  # a module that cannot be imported or registers nothing
@@ -226,12 +261,14 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
         os.makedirs(os.fsdecode(destination_dir), exist_ok=True)
 
     existed = [os.path.lexists(destination) for _, destination in pairs]
-    results: List[Optional[StoreResult]] = [None] * len(pairs)
-    broken: List[int] = []
+    results: list[StoreResult | None] = [None] * len(pairs)
+    broken: list[int] = []
     context = multiprocessing.get_context("spawn")
     workers = min(jobs or os.cpu_count() or 1, len(pairs))
     with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-        futures = {pool.submit(migrate_one, store, destination, plan): i for i, (store, destination) in enumerate(pairs)}
+        futures = {
+            pool.submit(migrate_one, store, destination, plan): i for i, (store, destination) in enumerate(pairs)
+        }
         for future in concurrent.futures.as_completed(futures):
             index = futures[future]
             try:
@@ -247,8 +284,12 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
     # hand-over is atomic: a destination appears only whole); only its report was lost.
     finished = [i for i in broken if not in_place and not existed[i] and os.path.lexists(pairs[i][1])]
     for index in finished:
-        results[index] = StoreResult(pairs[index][0], pairs[index][1], True,
-                                     message="migrated; its report was lost when another store's worker process died (counts unknown)")
+        results[index] = StoreResult(
+            pairs[index][0],
+            pairs[index][1],
+            True,
+            message="migrated; its report was lost when another store's worker process died (counts unknown)",
+        )
         if on_result is not None:
             on_result(results[index])  # type: ignore[arg-type]
     broken = [i for i in broken if i not in finished]
@@ -259,7 +300,9 @@ def migrate_many(stores: Iterable[PathLike], destination_dir: Optional[PathLike]
                 index = retried[future]
                 result = results[index] = future.result()
                 if in_place and not result.ok:
-                    result.message += " (its first attempt was cut short when a worker process died; it may have been migrated then)"
+                    result.message += (
+                        " (its first attempt was cut short when a worker process died; it may have been migrated then)"
+                    )
                 if on_result is not None:
                     on_result(results[index])  # type: ignore[arg-type]
     return [result for result in results if result is not None]

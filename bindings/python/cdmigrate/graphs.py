@@ -9,7 +9,7 @@ character for character, for ``python -m cdmigrate``.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Optional, Union
+from typing import Any
 
 from .chain import MigrationPlan
 from .model import Model
@@ -27,17 +27,17 @@ def _record(text: str) -> str:
     return "".join("\\" + c if c in _RECORD_SPECIALS else c for c in text)
 
 
-def _store_order(entities: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+def _store_order(entities: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Entities in store numbering order: root entities by name, each followed depth-first by its
     subentities (by name), as Core Data numbers them (``Z_ENT``)."""
-    children: Dict[str, List[Dict[str, Any]]] = {}
+    children: dict[str, list[dict[str, Any]]] = {}
     for entity in entities:
         if entity.get("parent") is not None:
             children.setdefault(entity["parent"], []).append(entity)
-    ordered: List[Dict[str, Any]] = []
+    ordered: list[dict[str, Any]] = []
     seen = set()
 
-    def visit(entity: Dict[str, Any]) -> None:
+    def visit(entity: dict[str, Any]) -> None:
         stack = [entity]
         while stack:  # depth-first without recursion, children by name
             current = stack.pop()
@@ -45,14 +45,14 @@ def _store_order(entities: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
                 continue
             seen.add(current["name"])
             ordered.append(current)
-            stack.extend(reversed(sorted(children.get(current["name"], []), key=lambda e: e["name"])))
+            stack.extend(sorted(children.get(current["name"], []), key=lambda e: e["name"], reverse=True))
 
     for root in sorted((e for e in entities if e.get("parent") is None), key=lambda e: e["name"]):
         visit(root)
     return ordered
 
 
-def model_dot(model: Union[Model, Dict[str, Any], str], title: Optional[str] = None) -> str:
+def model_dot(model: Model | dict[str, Any] | str, title: str | None = None) -> str:
     """A model as a Graphviz digraph: one record node per entity with its own attributes and their
     types ("(required)", "(transient)"), an edge per relationship labelled with its name (and
     "to-many", "ordered"; a crow's foot for to-many), and a dashed "inherits" edge from each
@@ -67,10 +67,12 @@ def model_dot(model: Union[Model, Dict[str, Any], str], title: Optional[str] = N
     name = document.get("name")
     if name is None:
         name = title if title is not None else "model"
-    lines = [f"digraph {_quoted(name)} {{",
-             "  rankdir=LR;",
-             '  node [shape=record, fontname="Helvetica", fontsize=10];',
-             '  edge [fontname="Helvetica", fontsize=9];']
+    lines = [
+        f"digraph {_quoted(name)} {{",
+        "  rankdir=LR;",
+        '  node [shape=record, fontname="Helvetica", fontsize=10];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
     entities = _store_order(list(document.get("entities", [])))
     for entity in entities:
         header = _record(entity["name"])
@@ -92,11 +94,15 @@ def model_dot(model: Union[Model, Dict[str, Any], str], title: Optional[str] = N
             if to_many:
                 label += " (to-many, ordered)" if relationship.get("ordered") else " (to-many)"
             head = "crow" if to_many else "normal"
-            lines.append(f"  {_quoted(entity['name'])} -> {_quoted(relationship['destination'])} "
-                         f"[label={_quoted(label)}, arrowhead={head}];")
+            lines.append(
+                f"  {_quoted(entity['name'])} -> {_quoted(relationship['destination'])} "
+                f"[label={_quoted(label)}, arrowhead={head}];"
+            )
         if entity.get("parent") is not None:
-            lines.append(f"  {_quoted(entity['name'])} -> {_quoted(entity['parent'])} "
-                         '[style=dashed, arrowhead=empty, label="inherits"];')
+            lines.append(
+                f"  {_quoted(entity['name'])} -> {_quoted(entity['parent'])} "
+                '[style=dashed, arrowhead=empty, label="inherits"];'
+            )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -120,7 +126,9 @@ def plan_dot(plan: MigrationPlan) -> str:
     for step in plan.steps:
         label = "inferred" if step.inferred else " + ".join(step.mapping_models)
         style = ", style=dashed" if step.inferred else ""
-        lines.append(f"  {_plan_quoted(step.source_version)} -> {_plan_quoted(step.destination_version)} "
-                     f"[label={_plan_quoted(label)}{style}];")
+        lines.append(
+            f"  {_plan_quoted(step.source_version)} -> {_plan_quoted(step.destination_version)} "
+            f"[label={_plan_quoted(label)}{style}];"
+        )
     lines.append("}")
     return "\n".join(lines) + "\n"

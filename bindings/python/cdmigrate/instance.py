@@ -18,29 +18,28 @@ from __future__ import annotations
 import ctypes
 import datetime as _dt
 import decimal
-import json
 import uuid
 from _thread import get_ident
 from collections.abc import MutableMapping
-from typing import Any, Dict, Iterable, Iterator, List, NamedTuple, NoReturn, Optional, Tuple
+from typing import Any, Iterable, Iterator, NamedTuple, NoReturn
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
 from ._text import c_text
+from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
 from .fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
-from .values import ValueType as V
 from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
+from .values import ValueType as V
 
 _lib_ = _lib.lib
-_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
 class _Buffers:
     """Out-parameters for the getters, made once per side (a side belongs to one thread)."""
 
-    __slots__ = ("i64", "dbl", "int", "isnull", "ptr", "size", "uuid", "handle", "text")
+    __slots__ = ("dbl", "handle", "i64", "int", "isnull", "ptr", "size", "text", "uuid")
 
     def __init__(self) -> None:
         self.i64 = ctypes.c_int64()
@@ -61,6 +60,7 @@ class ObjectID(NamedTuple):
     """An instance's identity without text (NSManagedObjectID): which store (``"source"``,
     ``"destination"`` or ``"store"``), the entity and the primary key. Hashable, comparable, and
     valid for the whole run: ``manager.instance_with_id(object_id)`` gives the instance back."""
+
     store: str
     entity: str
     primary_key: int
@@ -77,14 +77,13 @@ class Side:
     def __init__(self, label: str, model: Any = None) -> None:
         """`model`: a cdm_model pointer or a Model, as EntityCache takes."""
         self.label = label
-        self.entities: Dict[str, Dict[str, Optional[Tuple[int, int]]]] = {}
-        self.names: Dict[str, List[str]] = {}
+        self.entities: dict[str, dict[str, tuple[int, int] | None]] = {}
+        self.names: dict[str, list[str]] = {}
         self.buffers = _Buffers()
         self.fields = FieldBuffer()
         self.model = EntityCache(model)
         #: Counts attribute writes through instances of this side (row_batches keeps fetch results until it changes).
         self.generation = 0
-
 
 
 def _fail_relating(code: int, key: str):
@@ -96,15 +95,15 @@ def _fail_relating(code: int, key: str):
     raise error
 
 
-def _text(pointer: Optional[int], length: int) -> str:
+def _text(pointer: int | None, length: int) -> str:
     return ctypes.string_at(pointer, length).decode("utf-8") if pointer and length else ""
 
 
-def _bytes(pointer: Optional[int], length: int) -> bytes:
+def _bytes(pointer: int | None, length: int) -> bytes:
     return ctypes.string_at(pointer, length) if pointer and length else b""
 
 
-def _read(instance: "Instance", index: int, kind: int) -> Any:
+def _read(instance: Instance, index: int, kind: int) -> Any:
     """The attribute at `index` of type `kind` through its typed getter."""
     h = instance._h
     b = instance._buffers
@@ -140,7 +139,7 @@ def _read(instance: "Instance", index: int, kind: int) -> Any:
     return None if b.isnull.value else value
 
 
-def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[int], value: Any) -> None:
+def _write(instance: Instance, key: str, index: int | None, kind: int | None, value: Any) -> None:
     """Sets an attribute through the setter that fits the Python type; the library checks that the
     attribute takes it (MismatchError otherwise)."""
     h = instance._h
@@ -185,7 +184,7 @@ def _write(instance: "Instance", key: str, index: Optional[int], kind: Optional[
     check(code)
 
 
-def side_of(handle: Optional[int], sides: Optional[Dict[int, Side]]) -> Optional[Side]:
+def side_of(handle: int | None, sides: dict[int, Side] | None) -> Side | None:
     """The side (source or destination) an instance handle belongs to, by its store."""
     if not sides:
         return None
@@ -195,8 +194,9 @@ def side_of(handle: Optional[int], sides: Optional[Dict[int, Side]]) -> Optional
     return sides.get(store.value)
 
 
-def value_from_handle(handle: Optional[int], side: Optional[Side], sides: Optional[Dict[int, Side]] = None,
-                      manager: Any = None) -> Any:
+def value_from_handle(
+    handle: int | None, side: Side | None, sides: dict[int, Side] | None = None, manager: Any = None
+) -> Any:
     """A cdm_value (an expression's result, a host function's argument) as a Python value.
     Instances get `side`, or with `sides` ({store kind: Side}) the side of their store;
     ``$manager`` (CDM_VALUE_MANAGER) is `manager`, the running migration's MigrationManager."""
@@ -272,7 +272,7 @@ def set_result(handle: int, value: Any, depth: int = 0) -> None:
                 check(lib.cdm_value_append_object(handle, item._h))
             else:
                 check(lib.cdm_value_append_new(handle, ctypes.byref(element)))
-                set_result(element.value, item, depth + 1)
+                set_result(element.value or 0, item, depth + 1)
         return
     if value is None:
         code = lib.cdm_value_set_null(handle)
@@ -327,13 +327,13 @@ class Instance(MutableMapping):
     with ``manager.instance_with_id`` (or ``manager.instance_for_uri``) finds it again too.
     """
 
-    __slots__ = ("_h", "_side", "_entity", "_local", "_thread", "__weakref__")
+    __slots__ = ("__weakref__", "_entity", "_h", "_local", "_side", "_thread")
 
-    def __init__(self, handle: Optional[int], side: Optional[Side]) -> None:
+    def __init__(self, handle: int | None, side: Side | None) -> None:
         self._h: int = handle or 0  # 0 (NULL): every call says misuse
         self._side = side
-        self._entity: Optional[str] = None
-        self._local: Optional[Dict[str, Optional[Tuple[int, int]]]] = None
+        self._entity: str | None = None
+        self._local: dict[str, tuple[int, int] | None] | None = None
         # Kept while this object lives; released by __del__ on the thread that retained it (a
         # handle belongs to its thread's table: elsewhere the same token could name another).
         self._thread = get_ident() if handle and not _lib_.cdm_object_retain(handle) else 0
@@ -387,7 +387,9 @@ class Instance(MutableMapping):
         store, entity, key = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int64()
         code = _lib_.cdm_object_id(self._h, ctypes.byref(store), ctypes.byref(entity), ctypes.byref(key))
         check(code)
-        return ObjectID(_STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value)
+        return ObjectID(
+            _STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value
+        )
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Instance):
@@ -413,7 +415,7 @@ class Instance(MutableMapping):
         _lib_.cdm_object_release(self._h)
 
     # -- attribute resolution ------------------------------------------------------------------
-    def _table(self) -> Dict[str, Optional[Tuple[int, int]]]:
+    def _table(self) -> dict[str, tuple[int, int] | None]:
         side = self._side
         if side is None:
             if self._local is None:
@@ -425,7 +427,7 @@ class Instance(MutableMapping):
             table = side.entities[entity] = {}
         return table
 
-    def _attribute(self, key: str) -> Optional[Tuple[int, int]]:
+    def _attribute(self, key: str) -> tuple[int, int] | None:
         """(index, type) of the attribute `key`, or None when `key` is a relationship, a key path
         or unknown (those take the generic path, which reports unknown keys)."""
         table = self._table()
@@ -435,7 +437,7 @@ class Instance(MutableMapping):
             pass
         if not isinstance(key, str):
             raise TypeError(f"instance keys are str, not {type(key).__name__}")
-        entry: Optional[Tuple[int, int]] = None
+        entry: tuple[int, int] | None = None
         if "." not in key:
             kind, index = ctypes.c_int(), ctypes.c_int()
             name = c_text(key, "the key")
@@ -449,13 +451,13 @@ class Instance(MutableMapping):
         table[key] = entry
         return entry
 
-    def _description(self) -> Optional[EntityDescription]:
+    def _description(self) -> EntityDescription | None:
         side = self._side
         if side is None or side.model.model is None:
             return None
         return side.model.entity(self.entity_name)
 
-    def attribute_names(self) -> List[str]:
+    def attribute_names(self) -> list[str]:
         """The entity's attribute names (inherited ones included), in the entity's order."""
         side = self._side
         entity = self.entity_name
@@ -465,12 +467,14 @@ class Instance(MutableMapping):
         if description is not None:
             names = list(description.attributes)
         else:
-            names = [interned(field[0]) for field in read_row(self._h, side.fields if side is not None else FieldBuffer())]
+            names = [
+                interned(field[0]) for field in read_row(self._h, side.fields if side is not None else FieldBuffer())
+            ]
         if side is not None:
             side.names[entity] = names
         return names
 
-    def relationship_names(self) -> List[str]:
+    def relationship_names(self) -> list[str]:
         description = self._description()
         return list(description.relationships) if description is not None else []
 
@@ -511,7 +515,7 @@ class Instance(MutableMapping):
             return False
         return True
 
-    def to_dict(self, keys: Optional[Iterable[str]] = None) -> Dict[str, Any]:
+    def to_dict(self, keys: Iterable[str] | None = None) -> dict[str, Any]:
         """The attribute values as a dict (``dictionaryWithValuesForKeys:``): every attribute in
         one call to the library, or the given keys (which may also name relationships and key
         paths; NotFoundError for a key the entity lacks)."""
@@ -522,7 +526,7 @@ class Instance(MutableMapping):
                 row[key] = self[key]
         if keys is None:
             return row
-        result: Dict[str, Any] = {}
+        result: dict[str, Any] = {}
         for key in keys:
             result[key] = row[key] if key in row else self[key]
         return result
@@ -565,8 +569,10 @@ class Instance(MutableMapping):
     def _refuse_removal(self, key: object, operation: str) -> NoReturn:
         if not isinstance(key, str) or key not in self:
             raise NotFoundError(f"'{self.entity_name}' has no property {key!r}")
-        raise TypeError(f"{operation}: the properties of an instance of '{self.entity_name}' cannot be removed; "
-                        f"set instance[{key!r}] = None to make {key!r} nil")
+        raise TypeError(
+            f"{operation}: the properties of an instance of '{self.entity_name}' cannot be removed; "
+            f"set instance[{key!r}] = None to make {key!r} nil"
+        )
 
     def __delitem__(self, key: str) -> None:
         """Refused: TypeError for a property of the entity, KeyError for a key it lacks."""
@@ -581,7 +587,7 @@ class Instance(MutableMapping):
             return default[0]
         self._refuse_removal(key, f"instance.pop({key!r})")
 
-    def popitem(self) -> Tuple[str, Any]:
+    def popitem(self) -> tuple[str, Any]:
         """Refused: TypeError (KeyError for an entity without attributes, as for an empty dict)."""
         names = self.attribute_names()
         if not names:
@@ -596,16 +602,16 @@ class Instance(MutableMapping):
         if names:
             self._refuse_removal(names[0], "instance.clear()")
 
-    def add(self, key: str, *targets: "Instance") -> None:
+    def add(self, key: str, *targets: Instance) -> None:
         """Adds instances to a to-many relationship (``mutableSetValueForKey:`` add; appended
         when it is ordered)."""
         self._relate(_lib_.cdm_object_add_object, key, targets)
 
-    def remove(self, key: str, *targets: "Instance") -> None:
+    def remove(self, key: str, *targets: Instance) -> None:
         """Removes instances from a to-many relationship (harmless for one that is not there)."""
         self._relate(_lib_.cdm_object_remove_object, key, targets)
 
-    def insert(self, key: str, index: int, target: "Instance") -> None:
+    def insert(self, key: str, index: int, target: Instance) -> None:
         """Inserts an instance at ``index`` of an ordered to-many relationship (clamped to its
         count; a member already there moves). O(n) per call: ``add`` appends."""
         if not isinstance(target, Instance):
@@ -616,7 +622,7 @@ class Instance(MutableMapping):
         if code:
             _fail_relating(code, key)
 
-    def _relate(self, function, key: str, targets: Iterable["Instance"]) -> None:
+    def _relate(self, function, key: str, targets: Iterable[Instance]) -> None:
         name = c_text(key, "the key")
         for target in targets:
             if not isinstance(target, Instance):
@@ -625,11 +631,11 @@ class Instance(MutableMapping):
             if code:
                 _fail_relating(code, key)
 
-    def _split(self, values: Dict[str, Any], skip_unknown: bool) -> Tuple[list, list, List[str]]:
+    def _split(self, values: dict[str, Any], skip_unknown: bool) -> tuple[list, list, list[str]]:
         """(attribute fields, relationship items, skipped keys) of a dict of values."""
-        attributes: List[Tuple[Optional[str], int, Any]] = []
-        relationships: List[Tuple[str, Any]] = []
-        skipped: List[str] = []
+        attributes: list[tuple[str | None, int, Any]] = []
+        relationships: list[tuple[str, Any]] = []
+        skipped: list[str] = []
         description = None
         for key, value in values.items():
             entry = self._attribute(key)
@@ -647,7 +653,7 @@ class Instance(MutableMapping):
                 relationships.append((key, value))
         return attributes, relationships, skipped
 
-    def set_values(self, values: Dict[str, Any], skip_unknown: bool = True) -> List[str]:
+    def set_values(self, values: dict[str, Any], skip_unknown: bool = True) -> list[str]:
         """Sets values from a dict (``setValuesForKeysWithDictionary:``): the attributes in one
         call, relationships (Instances, lists of Instances, None) one by one; keys the entity
         lacks are skipped unless ``skip_unknown`` is False (NotFoundError naming the key).
@@ -670,7 +676,7 @@ class Instance(MutableMapping):
         return skipped
 
 
-def instances_from_array(array, count: int, side: Optional[Side]) -> List[Instance]:
+def instances_from_array(array, count: int, side: Side | None) -> list[Instance]:
     return [Instance(array[i], side) for i in range(count)]
 
 

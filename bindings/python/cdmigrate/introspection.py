@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from . import _lib
-from .errors import check
 from ._text import c_text
+from .errors import check
 from .values import AttributeType
 
 _lib_ = _lib.lib
@@ -22,69 +22,89 @@ class AttributeDescription:
     type: AttributeType
     optional: bool
     transient: bool
-    index: int            #: position among the entity's attributes (inherited ones first)
-    entity: str           #: the entity that declares it (a parent for an inherited one)
+    index: int  #: position among the entity's attributes (inherited ones first)
+    entity: str  #: the entity that declares it (a parent for an inherited one)
 
 
 @dataclass(frozen=True)
 class RelationshipDescription:
     name: str
     destination_entity: str
-    inverse: Optional[str]
+    inverse: str | None
     to_many: bool
     ordered: bool
     optional: bool
-    min_count: int        #: 0: no minimum
-    max_count: int        #: 0: no maximum; 1 for a to-one
+    min_count: int  #: 0: no minimum
+    max_count: int  #: 0: no maximum; 1 for a to-one
     index: int
-    entity: str           #: the declaring entity
+    entity: str  #: the declaring entity
 
 
 class EntityDescription:
     """An entity of a model: ``attributes`` and ``relationships`` by name (inherited ones
     included, inherited ones first), ``parent`` (the superentity's name or None)."""
 
-    __slots__ = ("name", "parent", "attributes", "relationships")
+    __slots__ = ("attributes", "name", "parent", "relationships")
 
-    def __init__(self, name: str, parent: Optional[str], attributes: Dict[str, AttributeDescription],
-                 relationships: Dict[str, RelationshipDescription]):
+    def __init__(
+        self,
+        name: str,
+        parent: str | None,
+        attributes: dict[str, AttributeDescription],
+        relationships: dict[str, RelationshipDescription],
+    ):
         self.name = name
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
 
     @property
-    def properties(self) -> List[str]:
+    def properties(self) -> list[str]:
         return list(self.attributes) + list(self.relationships)
 
     def __repr__(self) -> str:
         return f"<EntityDescription {self.name}: {', '.join(self.properties)}>"
 
 
-def _text(value: Optional[bytes]) -> Optional[str]:
+def _text(value: bytes | None) -> str | None:
     return value.decode("utf-8") if value is not None else None
 
 
-def _attribute(info: "_lib.cdm_attribute_info", entity: str) -> AttributeDescription:
+def _attribute(info: _lib.cdm_attribute_info, entity: str) -> AttributeDescription:
     try:
         kind = AttributeType(info.type)
     except ValueError:  # a type this binding does not know yet
-        kind = info.type  # type: ignore[assignment]
-    return AttributeDescription(_text(info.name) or "", kind, bool(info.is_optional), bool(info.is_transient), info.index,
-                                _text(info.entity) or entity)
+        kind = info.type
+    return AttributeDescription(
+        _text(info.name) or "",
+        kind,
+        bool(info.is_optional),
+        bool(info.is_transient),
+        info.index,
+        _text(info.entity) or entity,
+    )
 
 
-def _relationship(info: "_lib.cdm_relationship_info", entity: str) -> RelationshipDescription:
+def _relationship(info: _lib.cdm_relationship_info, entity: str) -> RelationshipDescription:
     return RelationshipDescription(
-        _text(info.name) or "", _text(info.destination_entity) or "", _text(info.inverse), bool(info.is_to_many),
-        bool(info.is_ordered), bool(info.is_optional), info.min_count, info.max_count, info.index, _text(info.entity) or entity)
+        _text(info.name) or "",
+        _text(info.destination_entity) or "",
+        _text(info.inverse),
+        bool(info.is_to_many),
+        bool(info.is_ordered),
+        bool(info.is_optional),
+        info.min_count,
+        info.max_count,
+        info.index,
+        _text(info.entity) or entity,
+    )
 
 
-def _properties(model: int, name: bytes, count_function: Any, at_function: Any, info: Any, make: Any) -> Dict[str, Any]:
+def _properties(model: int, name: bytes, count_function: Any, at_function: Any, info: Any, make: Any) -> dict[str, Any]:
     """An entity's attributes or relationships by name, in index order, each read into `info`."""
     count = ctypes.c_size_t()
     check(count_function(model, name, ctypes.byref(count)))
-    found: Dict[str, Any] = {}
+    found: dict[str, Any] = {}
     for i in range(count.value):
         check(at_function(model, name, i, ctypes.byref(info)))
         item = make(info)
@@ -97,10 +117,22 @@ def describe(model: int, entity: str) -> EntityDescription:
     name = c_text(entity, "the entity")
     parent = ctypes.c_char_p()
     check(_lib_.cdm_model_entity_parent(model, name, ctypes.byref(parent)))
-    attributes = _properties(model, name, _lib_.cdm_model_attribute_count, _lib_.cdm_model_attribute_at,
-                             _lib.cdm_attribute_info(), lambda info: _attribute(info, entity))
-    relationships = _properties(model, name, _lib_.cdm_model_relationship_count, _lib_.cdm_model_relationship_at,
-                                _lib.cdm_relationship_info(), lambda info: _relationship(info, entity))
+    attributes = _properties(
+        model,
+        name,
+        _lib_.cdm_model_attribute_count,
+        _lib_.cdm_model_attribute_at,
+        _lib.cdm_attribute_info(),
+        lambda info: _attribute(info, entity),
+    )
+    relationships = _properties(
+        model,
+        name,
+        _lib_.cdm_model_relationship_count,
+        _lib_.cdm_model_relationship_at,
+        _lib.cdm_relationship_info(),
+        lambda info: _relationship(info, entity),
+    )
     return EntityDescription(entity, _text(parent.value), attributes, relationships)
 
 
@@ -109,11 +141,11 @@ class EntityCache:
     (borrowed from a running migration) or a Model (whose pointer is checked at each read, so a
     closed Model gives MisuseError rather than a dangling pointer)."""
 
-    __slots__ = ("model", "entities")
+    __slots__ = ("entities", "model")
 
     def __init__(self, model: Any = None) -> None:
         self.model = model
-        self.entities: Dict[str, EntityDescription] = {}
+        self.entities: dict[str, EntityDescription] = {}
 
     def entity(self, name: str) -> EntityDescription:
         description = self.entities.get(name)
@@ -121,6 +153,7 @@ class EntityCache:
             model = self.model
             if model is None or model == 0:
                 from .errors import MisuseError
+
                 raise MisuseError(f"no model to describe entity '{name}' with")
             pointer = model if isinstance(model, int) else model._ptr
             description = self.entities[name] = describe(pointer, name)

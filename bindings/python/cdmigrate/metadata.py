@@ -13,7 +13,7 @@ False
 from __future__ import annotations
 
 import ctypes
-from typing import TYPE_CHECKING, Dict, List, NamedTuple, Optional, Tuple, Union
+from typing import TYPE_CHECKING, NamedTuple, Union
 
 from . import _lib
 from ._handle import LongLivedHandle
@@ -26,24 +26,26 @@ if TYPE_CHECKING:  # pragma: no cover - typing only
 
 class StoreEntity(NamedTuple):
     """One entity a store names, in its version hashes or in ``Z_PRIMARYKEY``."""
+
     name: str
     #: The parent entity, None for a root entity (or one ``Z_PRIMARYKEY`` does not list).
-    superentity: Optional[str]
+    superentity: str | None
     #: ``Z_ENT``; 0 when ``Z_PRIMARYKEY`` does not list the entity.
     entity_number: int
     #: Rows of the entity itself (not its subentities); -1 when ``Z_PRIMARYKEY`` does not list it.
     row_count: int
     #: The store's 32-byte version hash, None when it records none.
-    version_hash: Optional[bytes]
+    version_hash: bytes | None
 
 
 class VersionDifference(NamedTuple):
     """An entity whose version hash differs between a store and a model."""
+
     entity: str
     #: None: the entity is not in the store.
-    store_hash: Optional[bytes]
+    store_hash: bytes | None
     #: None: the entity is not in the model.
-    model_hash: Optional[bytes]
+    model_hash: bytes | None
 
     def __str__(self) -> str:
         if self.store_hash is None:
@@ -53,11 +55,11 @@ class VersionDifference(NamedTuple):
         return f"{self.entity}: store {self.store_hash.hex()}, model {self.model_hash.hex()}"
 
 
-def _bytes(pointer, length: int) -> Optional[bytes]:
+def _bytes(pointer, length: int) -> bytes | None:
     return ctypes.string_at(pointer, length) if pointer else None
 
 
-def _text(raw: Optional[bytes]) -> Optional[str]:
+def _text(raw: bytes | None) -> str | None:
     return raw.decode() if raw is not None else None
 
 
@@ -75,11 +77,11 @@ class StoreMetadata(LongLivedHandle):
     uuid: str
     store_type: str
     is_empty: bool
-    version_identifiers: List[str]
-    entities: List[StoreEntity]
+    version_identifiers: list[str]
+    entities: list[StoreEntity]
 
     @classmethod
-    def read(cls, path: PathLike) -> "StoreMetadata":
+    def read(cls, path: PathLike) -> StoreMetadata:
         """Reads the store at ``path`` (opened read-only). MigrationIOError for a missing or
         unreadable file, IncompatibleVersionHashError for a file that is not a Core Data SQLite
         store, SourceStoreError for malformed metadata."""
@@ -110,49 +112,68 @@ class StoreMetadata(LongLivedHandle):
         info = _lib.cdm_store_entity_info()
         for i in range(count.value):
             check(lib.cdm_store_metadata_entity_at(pointer, i, ctypes.byref(info)))
-            entities.append(StoreEntity(info.name.decode(), _text(info.superentity), info.entity_number, info.row_count,
-                                        _bytes(info.version_hash, info.version_hash_length)))
+            entities.append(
+                StoreEntity(
+                    info.name.decode(),
+                    _text(info.superentity),
+                    info.entity_number,
+                    info.row_count,
+                    _bytes(info.version_hash, info.version_hash_length),
+                )
+            )
         self.entities = entities
 
     @property
-    def version_hashes(self) -> Dict[str, bytes]:
+    def version_hashes(self) -> dict[str, bytes]:
         """``NSStoreModelVersionHashes``: entity name → the store's 32-byte version hash."""
         return {e.name: e.version_hash for e in self.entities if e.version_hash is not None}
 
-    def version_differences(self, model: "Model") -> List[VersionDifference]:
+    def version_differences(self, model: Model) -> list[VersionDifference]:
         """The entities whose version hashes differ between this store and ``model``, in name order."""
         return self._comparison(model)[1]
 
-    def is_compatible(self, model: "Model") -> bool:
+    def is_compatible(self, model: Model) -> bool:
         """Whether ``model`` opens this store without a migration (Core Data's
         ``isConfiguration(withName:compatibleWithStoreMetadata:)``); never for empty metadata."""
         return self._comparison(model)[0]
 
-    def _comparison(self, model: "Model") -> Tuple[bool, List[VersionDifference]]:
+    def _comparison(self, model: Model) -> tuple[bool, list[VersionDifference]]:
         lib, pointer = _lib.lib, self._ptr
         compatible, count = ctypes.c_int(), ctypes.c_size_t()
-        self._checked(lib.cdm_store_metadata_check_model(pointer, model._ptr, ctypes.byref(compatible), ctypes.byref(count)))
+        self._checked(
+            lib.cdm_store_metadata_check_model(pointer, model._ptr, ctypes.byref(compatible), ctypes.byref(count))
+        )
         differences = []
         difference = _lib.cdm_version_difference()
         for i in range(count.value):
             check(lib.cdm_store_metadata_difference_at(pointer, i, ctypes.byref(difference)))
-            differences.append(VersionDifference(difference.entity.decode(),
-                                                 _bytes(difference.store_hash, difference.store_hash_length),
-                                                 _bytes(difference.model_hash, difference.model_hash_length)))
+            differences.append(
+                VersionDifference(
+                    difference.entity.decode(),
+                    _bytes(difference.store_hash, difference.store_hash_length),
+                    _bytes(difference.model_hash, difference.model_hash_length),
+                )
+            )
         return bool(compatible.value), differences
 
     def _checked(self, code: int) -> None:
         if code:
             from .errors import from_record
+
             raise from_record(code, _lib.lib.cdm_store_metadata_error(self._ptr))
 
-    def _version_in(self, model_set_path: PathLike) -> Optional[str]:
+    def _version_in(self, model_set_path: PathLike) -> str | None:
         version = ctypes.c_char_p()
-        self._checked(_lib.lib.cdm_store_metadata_version_in(self._ptr, c_path(model_set_path, "the model set path"), ctypes.byref(version)))
+        self._checked(
+            _lib.lib.cdm_store_metadata_version_in(
+                self._ptr, c_path(model_set_path, "the model set path"), ctypes.byref(version)
+            )
+        )
         return version.value.decode() if version.value is not None else None
 
     def __repr__(self) -> str:
-        return f"StoreMetadata({self.path!r}, uuid={getattr(self, 'uuid', '?')!r}, entities={len(getattr(self, 'entities', []))})"
+        entities = len(getattr(self, "entities", []))
+        return f"StoreMetadata({self.path!r}, uuid={getattr(self, 'uuid', '?')!r}, entities={entities})"
 
 
 StoreLike = Union[StoreMetadata, PathLike]
@@ -177,7 +198,7 @@ class ModelVersionSet:
         c_path(path, "the model set path")
         self.path = path
 
-    def version_for_store(self, store: StoreLike) -> Optional[str]:
+    def version_for_store(self, store: StoreLike) -> str | None:
         """The name of the version the store was written with (its entity version hashes equal the
         store's), None when no version matches. ``store`` is a path or a :class:`StoreMetadata`.
         Core Data counterpart: ``NSManagedObjectModel.mergedModel(from:forStoreMetadata:)``."""

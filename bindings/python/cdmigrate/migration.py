@@ -8,6 +8,7 @@ callback) is kept in ``_registry`` under the integer passed to C as ``user``; th
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -16,20 +17,30 @@ import sys
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from types import FrameType
+from typing import Any, Callable, Mapping, Sequence, Tuple, Union, cast
 
 from . import _lib
 from ._document import NOT_IN_DOCUMENT, Document
 from ._handle import LongLivedHandle
-from .errors import (ENTITY_MIGRATION_POLICY, MIGRATION_CANCELLED, NOTFOUND, EntityMigrationPolicyError, ExpressionEvaluationError,
-                     MigrationError, MigrationWarning, MisuseError, check)
-from .instance import Instance, Side, set_result, value_from_handle
-from .model import MappingModel, Model
 from ._text import PathLike, c_path, c_text
 from .batch import SourceBatch
+from .errors import (
+    ENTITY_MIGRATION_POLICY,
+    MIGRATION_CANCELLED,
+    NOTFOUND,
+    EntityMigrationPolicyError,
+    ExpressionEvaluationError,
+    MigrationError,
+    MigrationWarning,
+    MisuseError,
+    check,
+)
+from .instance import Instance, Side, set_result, value_from_handle
+from .model import MappingModel, Model
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
-from .row_batches import run_rows
 from .policy_methods import find_method
+from .row_batches import run_rows
 
 _lib_ = _lib.lib
 
@@ -40,21 +51,23 @@ FunctionKey = Union[str, Tuple[str, str]]
 @dataclass(frozen=True)
 class Progress:
     """Where a migration stands, as handed to the progress callback."""
-    fraction: float         #: 0…1 over all stages and passes
-    stage: int              #: 1 create destination instances, 2 create relationships, 3 validate
-    pass_index: int         #: 0-based mapping model of a multi-pass migration
-    entity_mapping: str     #: the current entity mapping ("" at the very end)
-    processed: int          #: instances handled in this step so far
-    total: int              #: instances in this step (0 when not known)
+
+    fraction: float  #: 0…1 over all stages and passes
+    stage: int  #: 1 create destination instances, 2 create relationships, 3 validate
+    pass_index: int  #: 0-based mapping model of a multi-pass migration
+    entity_mapping: str  #: the current entity mapping ("" at the very end)
+    processed: int  #: instances handled in this step so far
+    total: int  #: instances in this step (0 when not known)
 
 
 @dataclass(frozen=True)
 class EntityMappingReport(Document):
     """What one entity mapping did in one pass."""
-    pass_index: int         #: 0-based mapping model of a multi-pass migration
-    entity_mapping: str     #: the entity mapping's name
-    source_instances: int   #: source instances it took
-    associations: int       #: source–destination associations it recorded
+
+    pass_index: int  #: 0-based mapping model of a multi-pass migration
+    entity_mapping: str  #: the entity mapping's name
+    source_instances: int  #: source instances it took
+    associations: int  #: source–destination associations it recorded
 
 
 @dataclass(frozen=True)
@@ -62,43 +75,53 @@ class Loss(Document):
     """One line of the loss report: what a migration did not carry into the destination
     (docs/loss-report.md; the C API's and ``cdmigrate --json``'s ``losses``, with the binding's
     snake_case names: ``entityMapping`` is ``entity_mapping``, ``pass`` is ``pass_index``)."""
-    kind: str                       #: attribute, instances, relationship, toMany, nilled or externalData
-    entity: str                     #: the source entity
-    count: int                      #: values, instances or links (see docs/loss-report.md)
-    intended: bool                  #: whether the mapping declares it (cdmigrate.intendedLosses, …)
-    property: Optional[str] = None  #: the source property (None for instances)
-    entity_mapping: Optional[str] = None  #: the entity mapping that left it behind
-    pass_index: Optional[int] = None      #: that mapping's pass
-    policy: Optional[str] = None          #: that mapping's custom policy, whose code may carry it
+
+    kind: str  #: attribute, instances, relationship, toMany, nilled or externalData
+    entity: str  #: the source entity
+    count: int  #: values, instances or links (see docs/loss-report.md)
+    intended: bool  #: whether the mapping declares it (cdmigrate.intendedLosses, …)
+    property: str | None = None  #: the source property (None for instances)
+    entity_mapping: str | None = None  #: the entity mapping that left it behind
+    pass_index: int | None = None  #: that mapping's pass
+    policy: str | None = None  #: that mapping's custom policy, whose code may carry it
 
     @staticmethod
-    def _from(raw: Dict[str, Any]) -> "Loss":
-        return Loss(str(raw.get("kind", "")), str(raw.get("entity", "")), int(raw.get("count", 0)), bool(raw.get("intended", False)),
-                    raw.get("property"), raw.get("entityMapping"), raw.get("pass"), raw.get("policy"))
+    def _from(raw: dict[str, Any]) -> Loss:
+        return Loss(
+            str(raw.get("kind", "")),
+            str(raw.get("entity", "")),
+            int(raw.get("count", 0)),
+            bool(raw.get("intended", False)),
+            raw.get("property"),
+            raw.get("entityMapping"),
+            raw.get("pass"),
+            raw.get("policy"),
+        )
 
 
 @dataclass
 class MigrationReport(Document):
     """What a successful run did (Core Data's migration manager has no such report). ``to_dict()``
     and ``to_json()`` give it with these attribute names as keys."""
-    mappings: List[EntityMappingReport] = field(default_factory=list)  #: per pass and entity mapping, in order
-    destination_counts: Dict[str, int] = field(default_factory=dict)   #: instances per destination entity
-    untaken: Dict[str, int] = field(default_factory=dict)              #: source instances no entity mapping took, per entity
-    warnings: List[str] = field(default_factory=list)
+
+    mappings: list[EntityMappingReport] = field(default_factory=list)  #: per pass and entity mapping, in order
+    destination_counts: dict[str, int] = field(default_factory=dict)  #: instances per destination entity
+    untaken: dict[str, int] = field(default_factory=dict)  #: source instances no entity mapping took, per entity
+    warnings: list[str] = field(default_factory=list)
     #: External binary data files source rows named but the source's ``.<name>_SUPPORT/_EXTERNAL_DATA``
     #: folder lacked: their values were migrated as None (the warnings name them).
     missing_external_data_files: int = 0
-    losses: List[Loss] = field(default_factory=list)                   #: the loss report: what did not reach the destination
+    losses: list[Loss] = field(default_factory=list)  #: the loss report: what did not reach the destination
     #: Whether the step was done as schema changes on a copy of the source file (docs/schema-step.md).
     by_schema_changes: bool = False
-    schema_changes: List[str] = field(default_factory=list)           #: those changes, in words
+    schema_changes: list[str] = field(default_factory=list)  #: those changes, in words
     #: Why a step that was tried as schema changes took the general path (None when it did not, or was not tried).
-    schema_changes_not_done: Optional[str] = None
+    schema_changes_not_done: str | None = None
     #: The library's JSON document as it gave it (camelCase keys, as the C API and the command line give it).
-    raw: Dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
+    raw: dict[str, Any] = field(default_factory=dict, repr=False, compare=False, metadata=NOT_IN_DOCUMENT)
 
     @property
-    def unintended_losses(self) -> List[Loss]:
+    def unintended_losses(self) -> list[Loss]:
         """The losses the mapping does not declare as intended (what ``fail_on_unintended_loss`` refuses)."""
         return [loss for loss in self.losses if not loss.intended]
 
@@ -106,7 +129,7 @@ class MigrationReport(Document):
 # ---------------------------------------------------------------------------------------------
 # The registry of Python objects the library holds as `user` pointers.
 
-_registry: Dict[int, Any] = {}
+_registry: dict[int, Any] = {}
 _registry_lock = threading.Lock()
 _next_key = [1]
 
@@ -119,45 +142,52 @@ def _keep(obj: Any) -> int:
     return key
 
 
-def _destroy(user: Optional[int]) -> None:
-    try:
+def _destroy(user: int | None) -> None:
+    with contextlib.suppress(Exception):  # interpreter shutdown
         _registry.pop(user or 0, None)
-    except Exception:  # pragma: no cover - interpreter shutdown
-        pass
 
 
 class _State:
     """What the registrations of one Migration share: the run in progress (None between runs).
     Deliberately holds no reference to the Migration, so that the Migration can be collected."""
 
-    __slots__ = ("run", "__weakref__")
+    __slots__ = ("__weakref__", "run")
 
     def __init__(self) -> None:
-        self.run: Optional[_Run] = None
+        self.run: _Run | None = None
 
 
-_RUN_SCOPED = ("registrations given to run() last only for that run: register it with Migration(...), "
-               "register_policy or register_function to keep it, or pass it to this run")
+_RUN_SCOPED = (
+    "registrations given to run() last only for that run: register it with Migration(...), "
+    "register_policy or register_function to keep it, or pass it to this run"
+)
 
 
-def _rows_in_batches(cls: type) -> bool:
+def _rows_in_batches(cls: type[EntityMigrationPolicy]) -> bool:
     """Whether a policy class's single-row create_destination_instances runs over batches of
     source rows (row_batches): it defines that hook, not the batch hook, and keeps
     ``row_batches`` true."""
     base = EntityMigrationPolicy
-    return (getattr(cls, "row_batches", True) is True
-            and cls.create_destination_instances is not base.create_destination_instances
-            and cls.create_destination_instances_batch is base.create_destination_instances_batch)
+    return (
+        getattr(cls, "row_batches", True) is True
+        and cls.create_destination_instances is not base.create_destination_instances
+        and cls.create_destination_instances_batch is base.create_destination_instances_batch
+    )
 
 
 class _PolicyRegistration:
     """A policy name's registration; `factory` None stands for a name whose policy was given to an
     earlier run only (the C library cannot unregister a name): its hooks raise."""
 
-    __slots__ = ("name", "factory", "probe", "state")
+    __slots__ = ("factory", "name", "probe", "state")
 
-    def __init__(self, name: str, factory: Optional[Callable[[], EntityMigrationPolicy]], probe: Optional[EntityMigrationPolicy],
-                 state: _State):
+    def __init__(
+        self,
+        name: str,
+        factory: Callable[[], EntityMigrationPolicy] | None,
+        probe: EntityMigrationPolicy | None,
+        state: _State,
+    ):
         self.name = name
         self.factory = factory
         self.probe = probe
@@ -165,9 +195,9 @@ class _PolicyRegistration:
 
 
 class _FunctionRegistration:
-    __slots__ = ("label", "function", "state")
+    __slots__ = ("function", "label", "state")
 
-    def __init__(self, label: str, function: Optional[Callable[..., Any]], state: _State):
+    def __init__(self, label: str, function: Callable[..., Any] | None, state: _State):
         self.label = label
         self.function = function
         self.state = state
@@ -176,7 +206,7 @@ class _FunctionRegistration:
 class _ProgressRegistration:
     __slots__ = ("callback", "state")
 
-    def __init__(self, callback: Optional[Callable[[Progress], Any]], state: _State):
+    def __init__(self, callback: Callable[[Progress], Any] | None, state: _State):
         self.callback = callback
         self.state = state
 
@@ -191,15 +221,15 @@ class _Run:
         self.destination_side = Side("destination")
         self.sides = {1: self.source_side, 2: self.destination_side}  # by enum cdm_store_kind
         self.models_known = False
-        self.policies: Dict[Tuple[int, str, str], EntityMigrationPolicy] = {}
-        self.mappings: Dict[Tuple[int, str], EntityMapping] = {}
-        self.exception: Optional[BaseException] = None
+        self.policies: dict[tuple[int, str, str], EntityMigrationPolicy] = {}
+        self.mappings: dict[tuple[int, str], EntityMapping] = {}
+        self.exception: BaseException | None = None
         self.pass_index = 0
-        self.row_plans: Dict[int, Any] = {}  # row_batches: what each entity mapping's batches need
+        self.row_plans: dict[int, Any] = {}  # row_batches: what each entity mapping's batches need
         #: Set by the run's SIGINT handler: the next callback stops the run, which then raises KeyboardInterrupt.
         self.interrupted = False
 
-    def entering(self, ctx: Optional[int]) -> None:
+    def entering(self, ctx: int | None) -> None:
         """Called as every callback begins (a chain's run starts a step's caches afresh here)."""
 
     def know_models(self, ctx: int) -> None:
@@ -236,8 +266,10 @@ class _Run:
         policy = self.policies.get(key)
         if policy is None:
             if registration.factory is None:
-                raise EntityMigrationPolicyError(f"entity mapping '{mapping.name}' names policy '{registration.name}', "
-                                                 f"which is not registered ({_RUN_SCOPED})")
+                raise EntityMigrationPolicyError(
+                    f"entity mapping '{mapping.name}' names policy '{registration.name}', "
+                    f"which is not registered ({_RUN_SCOPED})"
+                )
             if registration.probe is not None:
                 policy, registration.probe = registration.probe, None
             else:
@@ -245,7 +277,7 @@ class _Run:
             self.policies[key] = policy
         return policy
 
-    def fail(self, ctx: Optional[int], error: BaseException, where: str = "") -> int:
+    def fail(self, ctx: int | None, error: BaseException, where: str = "") -> int:
         """Keeps the first exception of the callback nest and tells the library to stop; the
         library's message (what the command line prints) names ``where`` — the policy and its
         hook or method, or the function — and the exception."""
@@ -266,7 +298,7 @@ class _Run:
         return code
 
 
-def _enter(state: _State, ctx: Optional[int]) -> Tuple[_Run, Optional[int]]:
+def _enter(state: _State, ctx: int | None) -> tuple[_Run, int | None]:
     run = state.run
     if run is None:
         raise MisuseError("a callback ran outside of a run")
@@ -277,7 +309,7 @@ def _enter(state: _State, ctx: Optional[int]) -> Tuple[_Run, Optional[int]]:
     return run, previous
 
 
-def _leave(run: _Run, previous: Optional[int], succeeded: bool) -> None:
+def _leave(run: _Run, previous: int | None, succeeded: bool) -> None:
     run.manager._ctx = previous
     if succeeded and previous is None:
         # An outermost callback finished well: any exception a nested callback raised was handled.
@@ -293,7 +325,10 @@ def _framed(ctx: int, user: int, body: Callable[..., int], *args: Any) -> int:
         registration = _registry[user]
         run, previous = _enter(registration.state, ctx)
     except BaseException as error:  # a registry miss would be a binding bug: fail, never crash
-        return _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode()) or ENTITY_MIGRATION_POLICY
+        return (
+            _lib_.cdm_context_fail(ctx, ENTITY_MIGRATION_POLICY, f"cdmigrate binding: {error}".encode())
+            or ENTITY_MIGRATION_POLICY
+        )
     ok = False
     try:
         if run.interrupted:
@@ -311,16 +346,18 @@ def _emit_warnings(report: Any) -> None:
     """Each warning of a run, once, through Python's ``warnings`` module as a MigrationWarning (a
     staged run's named by their step, as the command line prints them)."""
     raw = getattr(report, "raw", None) or {}
-    lines: List[str] = []
+    lines: list[str] = []
     if "steps" in raw and "storeVersion" in raw:
         lines += list(raw.get("warnings", []))
         for step in raw.get("steps", []):
-            lines += [f"{step.get('from')} → {step.get('to')}: {w}" for w in (step.get("report") or {}).get("warnings", [])]
+            lines += [
+                f"{step.get('from')} → {step.get('to')}: {w}" for w in (step.get("report") or {}).get("warnings", [])
+            ]
     else:
         lines += list(getattr(report, "warnings", []) or [])
     # Attributed to the program's line that ran the migration: the first frame outside the package.
     package = os.path.dirname(os.path.abspath(__file__))
-    level, frame = 1, sys._getframe(0)
+    level, frame = 1, cast("FrameType | None", sys._getframe(0))
     while frame is not None and os.path.dirname(os.path.abspath(frame.f_code.co_filename)) == package:
         level, frame = level + 1, frame.f_back
     seen = set()
@@ -330,7 +367,7 @@ def _emit_warnings(report: Any) -> None:
             warnings.warn(line, MigrationWarning, stacklevel=level)
 
 
-def _callback_name(registration: Any, body: Callable[..., int], args: Tuple[Any, ...], ctx: Optional[int]) -> str:
+def _callback_name(registration: Any, body: Callable[..., int], args: tuple[Any, ...], ctx: int | None) -> str:
     """What raised, for the library's message: "policy 'P' hook create_relationships (entity
     mapping 'M')", "policy 'P' method labelFor:", "function Class.selector:"."""
     try:
@@ -384,7 +421,7 @@ def _call_row_batch_hook(user: int, ctx: int, handle: int) -> int:
     return _framed(ctx, user, _row_batch_body, handle)
 
 
-def _hook_body(registration: _PolicyRegistration, run: _Run, ctx: int, hook: str, obj: Optional[int]) -> int:
+def _hook_body(registration: _PolicyRegistration, run: _Run, ctx: int, hook: str, obj: int | None) -> int:
     mapping = run.mapping_for(ctx)
     policy = run.policy_for(registration, mapping)
     if obj is None:
@@ -395,7 +432,7 @@ def _hook_body(registration: _PolicyRegistration, run: _Run, ctx: int, hook: str
     return 0
 
 
-def _call_hook(user: int, hook: str, ctx: int, obj: Optional[int]) -> int:
+def _call_hook(user: int, hook: str, ctx: int, obj: int | None) -> int:
     return _framed(ctx, user, _hook_body, hook, obj)
 
 
@@ -415,7 +452,9 @@ _HOOKS = {
     "end_relationship_creation": _make_hook("end_relationship_creation"),
     "perform_custom_validation": _make_hook("perform_custom_validation"),
     "end_entity_mapping": _make_hook("end_entity_mapping"),
-    "create_destination_instances_batch": _lib.BATCH_HOOK(lambda ctx, batch, user: _call_batch_hook(user, ctx, batch or 0)),
+    "create_destination_instances_batch": _lib.BATCH_HOOK(
+        lambda ctx, batch, user: _call_batch_hook(user, ctx, batch or 0)
+    ),
 }
 _ROW_BATCH_HOOK = _lib.BATCH_HOOK(lambda ctx, batch, user: _call_row_batch_hook(user, ctx, batch or 0))
 _FIELDS = {
@@ -445,7 +484,9 @@ def _function_trampoline(ctx, argc, argv, result, user) -> int:
     return _framed(ctx, user, _function_body, argc, argv, result)
 
 
-def _policy_method_body(registration: _PolicyRegistration, run: _Run, ctx: int, selector, argc: int, argv, result) -> int:
+def _policy_method_body(
+    registration: _PolicyRegistration, run: _Run, ctx: int, selector, argc: int, argv, result
+) -> int:
     policy = run.policy_for(registration, run.mapping_for(ctx))
     method = find_method(policy, (selector or b"").decode("utf-8"))
     if method is None:
@@ -462,7 +503,7 @@ def _policy_method_trampoline(ctx, selector, argc, argv, result, user) -> int:
 
 
 def _progress_trampoline(record, user) -> int:
-    run: Optional[_Run] = None
+    run: _Run | None = None
     try:
         registration: _ProgressRegistration = _registry[user]
         run = registration.state.run
@@ -473,8 +514,16 @@ def _progress_trampoline(record, user) -> int:
         callback = registration.callback
         answer = None
         if callback is not None:
-            answer = callback(Progress(p.fraction, p.stage, p.pass_, (p.entity_mapping or b"").decode("utf-8", "replace"),
-                                       p.processed, p.total))
+            answer = callback(
+                Progress(
+                    p.fraction,
+                    p.stage,
+                    p.pass_,
+                    (p.entity_mapping or b"").decode("utf-8", "replace"),
+                    p.processed,
+                    p.total,
+                )
+            )
         # None goes on (a callback that only prints); False (or 0) cancels; so does Ctrl-C.
         return 1 if (answer is not None and not answer) or run.interrupted else 0
     except BaseException as error:  # an exception of the callback: cancel cleanly, re-raise after the run
@@ -502,6 +551,7 @@ def _catch_interrupts(run: _Run) -> Callable[[], None]:
 
     def restore() -> None:
         signal.signal(signal.SIGINT, previous)
+
     return restore
 
 
@@ -511,7 +561,7 @@ _PROGRESS = _lib.PROGRESS(_progress_trampoline)
 _DESTROY = _lib.DESTROY(_destroy)
 
 
-def _function_key(key: FunctionKey) -> Tuple[str, str]:
+def _function_key(key: FunctionKey) -> tuple[str, str]:
     if isinstance(key, tuple) and len(key) == 2:
         return key
     if isinstance(key, str) and "." in key:
@@ -545,16 +595,21 @@ class Migration(LongLivedHandle):
     _kind = "migration"
     _error = staticmethod(lambda p: _lib_.cdm_migration_error(p))
 
-    def __init__(self, source_model: Model, destination_model: Model,
-                 mappings: Union[MappingModel, Sequence[MappingModel]], *,
-                 policies: Optional[Mapping[str, PolicySpec]] = None,
-                 functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-                 progress: Optional[Callable[[Progress], Any]] = None,
-                 progress_interval: Optional[int] = None,
-                 check_source_version: bool = True):
+    def __init__(
+        self,
+        source_model: Model,
+        destination_model: Model,
+        mappings: MappingModel | Sequence[MappingModel],
+        *,
+        policies: Mapping[str, PolicySpec] | None = None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
+        progress: Callable[[Progress], Any] | None = None,
+        progress_interval: int | None = None,
+        check_source_version: bool = True,
+    ):
         super().__init__(None)
         self._init_state()
-        passes: List[MappingModel] = [mappings] if isinstance(mappings, MappingModel) else list(mappings)
+        passes: list[MappingModel] = [mappings] if isinstance(mappings, MappingModel) else list(mappings)
         for model in (source_model, destination_model):
             if not isinstance(model, Model):
                 raise TypeError(f"models must be cdmigrate.Model, not {type(model).__name__}")
@@ -576,11 +631,11 @@ class Migration(LongLivedHandle):
         """The Python side of a migration handle (Migration and MigrationChain alike)."""
         self._state = _State()
         self._lock = threading.Lock()
-        self._report: Optional[MigrationReport] = None
+        self._report: MigrationReport | None = None
         # What the migration keeps between runs, to restore after a run with its own registrations.
-        self._policies: Dict[str, Tuple[type, Callable[[], EntityMigrationPolicy]]] = {}
-        self._functions: Dict[Tuple[str, str], Callable[..., Any]] = {}
-        self._progress: Optional[Callable[[Progress], Any]] = None
+        self._policies: dict[str, tuple[type, Callable[[], EntityMigrationPolicy]]] = {}
+        self._functions: dict[tuple[str, str], Callable[..., Any]] = {}
+        self._progress: Callable[[Progress], Any] | None = None
         self._check_source_version = True
 
     def register_policy(self, name: str, policy: PolicySpec) -> None:
@@ -593,10 +648,12 @@ class Migration(LongLivedHandle):
         self._policies[name] = (cls, factory)
 
     @staticmethod
-    def _resolve_policy(name: str, policy: PolicySpec) -> Tuple[type, Callable[[], EntityMigrationPolicy], Optional[EntityMigrationPolicy]]:
+    def _resolve_policy(
+        name: str, policy: PolicySpec
+    ) -> tuple[type, Callable[[], EntityMigrationPolicy], EntityMigrationPolicy | None]:
         """(class, factory, first object made to find the class) of a policy specification."""
         factory: Callable[[], EntityMigrationPolicy]
-        probe: Optional[EntityMigrationPolicy]
+        probe: EntityMigrationPolicy | None
         if isinstance(policy, type):
             if not issubclass(policy, EntityMigrationPolicy):
                 raise TypeError(f"policy '{name}': {policy.__name__} is not an EntityMigrationPolicy subclass")
@@ -607,14 +664,21 @@ class Migration(LongLivedHandle):
         elif callable(policy):
             probe = policy()
             if not isinstance(probe, EntityMigrationPolicy):
-                raise TypeError(f"policy '{name}': the factory made a {type(probe).__name__}, not an EntityMigrationPolicy")
+                raise TypeError(
+                    f"policy '{name}': the factory made a {type(probe).__name__}, not an EntityMigrationPolicy"
+                )
             cls, factory = type(probe), policy
         else:
             raise TypeError(f"policy '{name}' must be an EntityMigrationPolicy subclass, instance or factory")
         return cls, factory, probe
 
-    def _install_policy(self, name: str, cls: Optional[type], factory: Optional[Callable[[], EntityMigrationPolicy]],
-                        probe: Optional[EntityMigrationPolicy]) -> None:
+    def _install_policy(
+        self,
+        name: str,
+        cls: type | None,
+        factory: Callable[[], EntityMigrationPolicy] | None,
+        probe: EntityMigrationPolicy | None,
+    ) -> None:
         """Registers a policy with the library; with `factory` None, one whose every hook raises
         "not registered" (the library cannot unregister a name)."""
         hooks = _lib.cdm_policy()
@@ -626,12 +690,14 @@ class Migration(LongLivedHandle):
             hooks.create_destination_instances_batch = _ROW_BATCH_HOOK
         registration = _PolicyRegistration(name, factory, probe, self._state)
         user = _keep(registration)
-        code = _lib_.cdm_migration_register_policy(self._ptr, c_text(name, "the policy name"), ctypes.byref(hooks),
-                                                   ctypes.sizeof(hooks), user, _DESTROY)
+        code = _lib_.cdm_migration_register_policy(
+            self._ptr, c_text(name, "the policy name"), ctypes.byref(hooks), ctypes.sizeof(hooks), user, _DESTROY
+        )
         check(code)
         # Every selector of FUNCTION($entityPolicy, …) goes to the policy object's methods.
-        code = _lib_.cdm_migration_register_policy_method(self._ptr, c_text(name, "the policy name"), None, _POLICY_METHOD,
-                                                          _keep(registration), _DESTROY)
+        code = _lib_.cdm_migration_register_policy_method(
+            self._ptr, c_text(name, "the policy name"), None, _POLICY_METHOD, _keep(registration), _DESTROY
+        )
         check(code)
 
     def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:
@@ -643,12 +709,13 @@ class Migration(LongLivedHandle):
         self._install_function(class_name, selector, function)
         self._functions[(class_name, selector)] = function
 
-    def _install_function(self, class_name: str, selector: str, function: Optional[Callable[..., Any]]) -> None:
+    def _install_function(self, class_name: str, selector: str, function: Callable[..., Any] | None) -> None:
         """Registers a function with the library; None for one that raises "not registered"."""
         label = f'FUNCTION(CAST("{class_name}", "Class"), "{selector}", …)'
         user = _keep(_FunctionRegistration(label, function, self._state))
-        code = _lib_.cdm_migration_register_function(self._ptr, c_text(class_name, "the class name"),
-                                                     c_text(selector, "the selector"), _FUNCTION, user, _DESTROY)
+        code = _lib_.cdm_migration_register_function(
+            self._ptr, c_text(class_name, "the class name"), c_text(selector, "the selector"), _FUNCTION, user, _DESTROY
+        )
         check(code)
 
     def set_batch_size(self, size: int) -> None:
@@ -657,7 +724,7 @@ class Migration(LongLivedHandle):
         self._idle()
         check(_lib_.cdm_migration_set_batch_size(self._ptr, size))
 
-    def set_progress(self, callback: Optional[Callable[[Progress], Any]], interval: Optional[int] = None) -> None:
+    def set_progress(self, callback: Callable[[Progress], Any] | None, interval: int | None = None) -> None:
         """Sets the progress callback (None removes it), called at the start of every step and every
         ``interval`` instances (default 500). Returning False cancels: ``run`` then raises
         MigrationCancelledError. Ctrl-C (KeyboardInterrupt) stops the run too, which then raises
@@ -670,26 +737,32 @@ class Migration(LongLivedHandle):
         self._install_progress(callback)
         self._progress = callback
 
-    def _install_progress(self, callback: Optional[Callable[[Progress], Any]]) -> None:
+    def _install_progress(self, callback: Callable[[Progress], Any] | None) -> None:
         # Always installed: it tracks the pass and lets Ctrl-C reach Python during long runs.
         user = _keep(_ProgressRegistration(callback, self._state))
         code = _lib_.cdm_migration_set_progress(self._ptr, _PROGRESS, user, _DESTROY)
         check(code)
 
-    def _register(self, policies: Optional[Mapping[str, PolicySpec]],
-                  functions: Optional[Mapping[FunctionKey, Callable[..., Any]]]) -> None:
+    def _register(
+        self,
+        policies: Mapping[str, PolicySpec] | None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None,
+    ) -> None:
         for name, policy in (policies or {}).items():
             self.register_policy(name, policy)
         for key, function in (functions or {}).items():
             class_name, selector = _function_key(key)
             self.register_function(class_name, selector, function)
 
-    def _register_for_run(self, policies: Optional[Mapping[str, PolicySpec]],
-                          functions: Optional[Mapping[FunctionKey, Callable[..., Any]]],
-                          progress: Optional[Callable[[Progress], Any]]) -> Callable[[], None]:
+    def _register_for_run(
+        self,
+        policies: Mapping[str, PolicySpec] | None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None,
+        progress: Callable[[Progress], Any] | None,
+    ) -> Callable[[], None]:
         """Installs a run's own registrations; returns what puts the migration's back afterwards."""
-        names: List[str] = []
-        keys: List[Tuple[str, str]] = []
+        names: list[str] = []
+        keys: list[tuple[str, str]] = []
         if progress is not None and not callable(progress):
             raise TypeError("the progress callback is not callable")
 
@@ -726,10 +799,15 @@ class Migration(LongLivedHandle):
             raise MisuseError("the migration is running: it cannot be changed from its own callbacks")
 
     # -- running ----------------------------------------------------------------------------
-    def run(self, source: PathLike, destination: PathLike, *,
-            policies: Optional[Mapping[str, PolicySpec]] = None,
-            functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-            progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
+    def run(
+        self,
+        source: PathLike,
+        destination: PathLike,
+        *,
+        policies: Mapping[str, PolicySpec] | None = None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
+        progress: Callable[[Progress], Any] | None = None,
+    ) -> MigrationReport:
         """Migrates the store at ``source`` into a new store at ``destination`` (which must not
         exist, nor appear during the run). The source is never written and nothing is created
         beside it; another migration to ``destination`` fails as busy. On any error nothing is left
@@ -738,22 +816,38 @@ class Migration(LongLivedHandle):
 
         ``policies``, ``functions`` and ``progress`` apply to this run only (added to, or in
         place of, the migration's own registrations of the same names)."""
-        return self._run(lambda p: _lib_.cdm_migration_run(p, c_path(source, "the source path"), c_path(destination, "the destination path")),
-                         policies, functions, progress)
+        return self._run(
+            lambda p: _lib_.cdm_migration_run(
+                p, c_path(source, "the source path"), c_path(destination, "the destination path")
+            ),
+            policies,
+            functions,
+            progress,
+        )
 
-    def run_in_place(self, path: PathLike, *,
-                     policies: Optional[Mapping[str, PolicySpec]] = None,
-                     functions: Optional[Mapping[FunctionKey, Callable[..., Any]]] = None,
-                     progress: Optional[Callable[[Progress], Any]] = None) -> MigrationReport:
+    def run_in_place(
+        self,
+        path: PathLike,
+        *,
+        policies: Mapping[str, PolicySpec] | None = None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
+        progress: Callable[[Progress], Any] | None = None,
+    ) -> MigrationReport:
         """Migrates a store and replaces it with the result only after everything succeeded; on
         error the store's contents are unchanged (the message says whether committed transactions
         of its -wal were checkpointed into its main file first). ``policies``, ``functions`` and
         ``progress`` apply to this run only, as for ``run``."""
-        return self._run(lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress)
+        return self._run(
+            lambda p: _lib_.cdm_migration_run_in_place(p, c_path(path, "the store path")), policies, functions, progress
+        )
 
-    def _run(self, call: Callable[[int], int], policies: Optional[Mapping[str, PolicySpec]],
-             functions: Optional[Mapping[FunctionKey, Callable[..., Any]]],
-             progress: Optional[Callable[[Progress], Any]]) -> MigrationReport:
+    def _run(
+        self,
+        call: Callable[[int], int],
+        policies: Mapping[str, PolicySpec] | None,
+        functions: Mapping[FunctionKey, Callable[..., Any]] | None,
+        progress: Callable[[Progress], Any] | None,
+    ) -> MigrationReport:
         if not self._lock.acquire(blocking=False):
             raise MisuseError("the migration is already running (a Migration belongs to one thread at a time)")
         try:
@@ -766,13 +860,17 @@ class Migration(LongLivedHandle):
         finally:
             self._lock.release()
 
-    def set_model_versions(self, path: Optional[PathLike]) -> None:
+    def set_model_versions(self, path: PathLike | None) -> None:
         """The versions of the source model (an ``.xcdatamodeld`` or a folder of JSON models): when
         the source store is not at the source model's version, MissingSourceModelError names the
         version it does match. None forgets them. MigrationIOError, InvalidModelError when the set
         cannot be read."""
         self._idle()
-        check(_lib_.cdm_migration_set_model_versions(self._ptr, None if path is None else c_path(path, "the model set path")))
+        check(
+            _lib_.cdm_migration_set_model_versions(
+                self._ptr, None if path is None else c_path(path, "the model set path")
+            )
+        )
 
     @property
     def check_source_version(self) -> bool:
@@ -820,7 +918,7 @@ class Migration(LongLivedHandle):
         self._schema_changes = bool(tries)
 
     @property
-    def warnings(self) -> List[str]:
+    def warnings(self) -> list[str]:
         """What checking the models and mapping models noticed, before any run (a run's report
         starts with the same lines): a destination property no mapping fills while the source
         entity has one of that name, an entity mapping without a source expression, a model's
@@ -853,7 +951,7 @@ class Migration(LongLivedHandle):
         return self._report
 
     @property
-    def report(self) -> Optional[MigrationReport]:
+    def report(self) -> MigrationReport | None:
         """The report of the last successful run (None before one)."""
         return self._report
 
@@ -862,15 +960,27 @@ class Migration(LongLivedHandle):
         code = _lib_.cdm_migration_report_json(self._ptr, ctypes.byref(out))
         check(code)
         raw = json.loads(_lib.take_string(out.value))
-        mappings = [EntityMappingReport(int(m.get("pass", 0)), str(m.get("entityMapping", "")), int(m.get("sourceInstances", 0)),
-                                        int(m.get("associations", 0))) for m in raw.get("mappings", [])]
-        return MigrationReport(mappings=mappings, destination_counts=dict(raw.get("destinationCounts", {})),
-                               untaken=dict(raw.get("untakenSourceInstances", {})), warnings=list(raw.get("warnings", [])),
-                               missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)),
-                               losses=[Loss._from(loss) for loss in raw.get("losses", [])],
-                               by_schema_changes=bool(raw.get("bySchemaChanges", False)),
-                               schema_changes=[str(c) for c in raw.get("schemaChanges", [])],
-                               schema_changes_not_done=raw.get("schemaChangesNotDone"), raw=raw)
+        mappings = [
+            EntityMappingReport(
+                int(m.get("pass", 0)),
+                str(m.get("entityMapping", "")),
+                int(m.get("sourceInstances", 0)),
+                int(m.get("associations", 0)),
+            )
+            for m in raw.get("mappings", [])
+        ]
+        return MigrationReport(
+            mappings=mappings,
+            destination_counts=dict(raw.get("destinationCounts", {})),
+            untaken=dict(raw.get("untakenSourceInstances", {})),
+            warnings=list(raw.get("warnings", [])),
+            missing_external_data_files=int(raw.get("missingExternalDataFiles", 0)),
+            losses=[Loss._from(loss) for loss in raw.get("losses", [])],
+            by_schema_changes=bool(raw.get("bySchemaChanges", False)),
+            schema_changes=[str(c) for c in raw.get("schemaChanges", [])],
+            schema_changes_not_done=raw.get("schemaChangesNotDone"),
+            raw=raw,
+        )
 
     def close(self) -> None:
         """Frees the migration and releases every callback registered with it."""

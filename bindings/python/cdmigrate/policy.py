@@ -5,20 +5,31 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
-from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
 from ._text import c_optional_text, c_text
+from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
 from .fields import pack
-from .instance import DESTINATION, SOURCE, _STORE_KINDS, Instance, ObjectID, Side, handle_array, instances_from_array, side_of, value_from_handle
+from .instance import (
+    _STORE_KINDS,
+    DESTINATION,
+    SOURCE,
+    Instance,
+    ObjectID,
+    Side,
+    handle_array,
+    instances_from_array,
+    side_of,
+    value_from_handle,
+)
 from .introspection import EntityDescription
 from .sorting import SortSpec, sort_descriptors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .batch import SourceBatch
-    from .model import Model
     from .migration import _Run
+    from .model import Model
 
 _lib_ = _lib.lib
 
@@ -34,31 +45,35 @@ class PropertyMapping:
     destination's default stays); an expression that does not parse raises ExpressionSyntaxError
     and changes nothing."""
 
-    __slots__ = ("name", "_expression", "_kind", "_mapping", "_user_info")
+    __slots__ = ("_expression", "_kind", "_mapping", "_user_info", "name")
 
-    def __init__(self, name: str, value_expression: Optional[str], kind: int = 1, mapping: Optional["EntityMapping"] = None):
+    def __init__(self, name: str, value_expression: str | None, kind: int = 1, mapping: EntityMapping | None = None):
         self.name = name
         self._expression = value_expression
         self._kind = kind
         self._mapping = mapping
-        self._user_info: Optional[Dict[str, Any]] = None
+        self._user_info: dict[str, Any] | None = None
 
     @property
-    def value_expression(self) -> Optional[str]:
+    def value_expression(self) -> str | None:
         """The value expression as written or as last set."""
         return self._expression
 
     @value_expression.setter
-    def value_expression(self, text: Optional[str]) -> None:
+    def value_expression(self, text: str | None) -> None:
         if self._mapping is None:
             raise MisuseError(f"property mapping '{self.name}' belongs to no running entity mapping")
         ctx = self._mapping._context()
-        _check_in(_lib_.cdm_context_set_property_mapping_expression(ctx, self._kind, c_text(self.name, "the property name"),
-                                                                    c_optional_text(text, "the expression")), text)
+        _check_in(
+            _lib_.cdm_context_set_property_mapping_expression(
+                ctx, self._kind, c_text(self.name, "the property name"), c_optional_text(text, "the expression")
+            ),
+            text,
+        )
         self._expression = text
 
     @property
-    def user_info(self) -> Dict[str, Any]:
+    def user_info(self) -> dict[str, Any]:
         """The property mapping's userInfo, as a new dict (values typed as EntityMapping.user_info's)."""
         if self._user_info is None:
             if self._mapping is None:
@@ -68,9 +83,13 @@ class PropertyMapping:
             count = ctypes.c_size_t()
             check(_lib_.cdm_context_property_mapping_user_info_count(ctx, self._kind, name, ctypes.byref(count)))
             key, value = ctypes.c_char_p(), ctypes.c_void_p()
-            info: Dict[str, Any] = {}
+            info: dict[str, Any] = {}
             for i in range(count.value):
-                check(_lib_.cdm_context_property_mapping_user_info_value_at(ctx, self._kind, name, i, ctypes.byref(key), ctypes.byref(value)))
+                check(
+                    _lib_.cdm_context_property_mapping_user_info_value_at(
+                        ctx, self._kind, name, i, ctypes.byref(key), ctypes.byref(value)
+                    )
+                )
                 info[(key.value or b"").decode("utf-8")] = value_from_handle(value.value, None)
             self._user_info = info
         return dict(self._user_info)
@@ -92,9 +111,10 @@ class EntityMappingInfo:
     """One entity mapping of the mapping model running (Core Data: an element of the mapping
     model's ``entityMappings``): its name and its source and destination entity names (None where
     the mapping has none: an add mapping has no source, a remove mapping no destination)."""
+
     name: str
-    source_entity_name: Optional[str]
-    destination_entity_name: Optional[str]
+    source_entity_name: str | None
+    destination_entity_name: str | None
 
 
 @dataclass(frozen=True)
@@ -102,9 +122,10 @@ class MappingModelInfo:
     """The mapping model of the pass running (the manager's ``mappingModel``): its name (None when
     it has none) and its entity mappings, in run order (``entity_mappings``; their names alone in
     ``entity_mapping_names``)."""
-    name: Optional[str]
-    entity_mapping_names: List[str]
-    entity_mappings: List[EntityMappingInfo]
+
+    name: str | None
+    entity_mapping_names: list[str]
+    entity_mappings: list[EntityMappingInfo]
 
 
 _ATTRIBUTE, _RELATIONSHIP = 1, 2  # enum cdm_property_kind
@@ -114,33 +135,46 @@ _PLAIN = frozenset((str, int, float, bool, type(None), bytes))  # values that ar
 class EntityMapping:
     """The entity mapping a hook runs for (NSEntityMapping): its name, source and destination
     entity names, pass (0-based mapping model of a multi-pass migration), ``user_info`` (str to
-    the value as written: str, int, float, bool, datetime, bytes, Decimal, UUID), and its ``attribute_mappings`` and ``relationship_mappings`` (PropertyMapping, by
-    destination property name, in the mapping's order).
+    the value as written: str, int, float, bool, datetime, bytes, Decimal, UUID), and its
+    ``attribute_mappings`` and ``relationship_mappings`` (PropertyMapping, by destination property
+    name, in the mapping's order).
 
     Everything is read from the library the first time it is asked for, which has to happen in
     a callback of this very mapping (MisuseError otherwise); afterwards it is kept."""
 
-    __slots__ = ("name", "pass_index", "_source", "_destination", "_manager", "_user_info", "_attributes", "_relationships", "_type")
+    __slots__ = (
+        "_attributes",
+        "_destination",
+        "_manager",
+        "_relationships",
+        "_source",
+        "_type",
+        "_user_info",
+        "name",
+        "pass_index",
+    )
 
-    def __init__(self, name: str, pass_index: int, manager: "MigrationManager"):
+    def __init__(self, name: str, pass_index: int, manager: MigrationManager):
         self.name = name
         self.pass_index = pass_index
         self._manager = manager
-        self._source: Optional[str] = None
-        self._destination: Optional[str] = None
-        self._user_info: Optional[Dict[str, Any]] = None
-        self._attributes: Optional[Dict[str, PropertyMapping]] = None
-        self._relationships: Optional[Dict[str, PropertyMapping]] = None
-        self._type: Optional[str] = None
+        self._source: str | None = None
+        self._destination: str | None = None
+        self._user_info: dict[str, Any] | None = None
+        self._attributes: dict[str, PropertyMapping] | None = None
+        self._relationships: dict[str, PropertyMapping] | None = None
+        self._type: str | None = None
 
     def _context(self) -> int:
         manager = self._manager
         ctx = manager._context
         if manager._run.mapping_for(ctx) is not self:
-            raise MisuseError(f"entity mapping '{self.name}' (pass {self.pass_index}) is read only from its own callbacks")
+            raise MisuseError(
+                f"entity mapping '{self.name}' (pass {self.pass_index}) is read only from its own callbacks"
+            )
         return ctx
 
-    def _entity_name(self, slot: str, function: Any) -> Optional[str]:
+    def _entity_name(self, slot: str, function: Any) -> str | None:
         """An entity name the context gives, read once into `slot` ("" kept for none)."""
         if getattr(self, slot) is None:
             self._context()
@@ -148,17 +182,17 @@ class EntityMapping:
         return getattr(self, slot) or None
 
     @property
-    def source_entity_name(self) -> Optional[str]:
+    def source_entity_name(self) -> str | None:
         """The source entity's name (None for a mapping without one)."""
         return self._entity_name("_source", _lib_.cdm_context_source_entity_name)
 
     @property
-    def destination_entity_name(self) -> Optional[str]:
+    def destination_entity_name(self) -> str | None:
         """The destination entity's name (None for a mapping without one)."""
         return self._entity_name("_destination", _lib_.cdm_context_destination_entity_name)
 
     @property
-    def user_info(self) -> Dict[str, Any]:
+    def user_info(self) -> dict[str, Any]:
         """The entity mapping's userInfo (``mapping.userInfo["modelVersion"]``), as a new dict. Each
         value keeps the type it was written as: str, int, float, bool, datetime (UTC), bytes, and
         Decimal, UUID or str (a URI) from an Xcode or compiled mapping model; ``2`` and ``"2"`` differ."""
@@ -167,34 +201,36 @@ class EntityMapping:
             count = ctypes.c_size_t()
             check(_lib_.cdm_context_mapping_user_info_count(ctx, ctypes.byref(count)))
             key, value = ctypes.c_char_p(), ctypes.c_void_p()
-            info: Dict[str, Any] = {}
+            info: dict[str, Any] = {}
             for i in range(count.value):
                 check(_lib_.cdm_context_mapping_user_info_value_at(ctx, i, ctypes.byref(key), ctypes.byref(value)))
                 info[(key.value or b"").decode("utf-8")] = value_from_handle(value.value, None)
             self._user_info = info
         return dict(self._user_info)
 
-    def _properties(self, kind: int) -> Dict[str, PropertyMapping]:
+    def _properties(self, kind: int) -> dict[str, PropertyMapping]:
         ctx = self._context()
         count = ctypes.c_size_t()
         check(_lib_.cdm_context_property_mapping_count(ctx, kind, ctypes.byref(count)))
         name, expression = ctypes.c_char_p(), ctypes.c_char_p()
-        result: Dict[str, PropertyMapping] = {}
+        result: dict[str, PropertyMapping] = {}
         for i in range(count.value):
             check(_lib_.cdm_context_property_mapping_at(ctx, kind, i, ctypes.byref(name), ctypes.byref(expression)))
             key = (name.value or b"").decode("utf-8")
-            result[key] = PropertyMapping(key, expression.value.decode("utf-8") if expression.value is not None else None, kind, self)
+            result[key] = PropertyMapping(
+                key, expression.value.decode("utf-8") if expression.value is not None else None, kind, self
+            )
         return result
 
     @property
-    def attribute_mappings(self) -> Dict[str, PropertyMapping]:
+    def attribute_mappings(self) -> dict[str, PropertyMapping]:
         """The attribute mappings by destination attribute; each ``value_expression`` is settable."""
         if self._attributes is None:
             self._attributes = self._properties(_ATTRIBUTE)
         return dict(self._attributes)
 
     @property
-    def relationship_mappings(self) -> Dict[str, PropertyMapping]:
+    def relationship_mappings(self) -> dict[str, PropertyMapping]:
         """The relationship mappings by destination relationship; each ``value_expression`` is settable."""
         if self._relationships is None:
             self._relationships = self._properties(_RELATIONSHIP)
@@ -212,8 +248,7 @@ class EntityMapping:
         return f"<EntityMapping {self.name} pass {self.pass_index}>"
 
 
-
-def _check_in(code: int, text: Optional[str]) -> None:
+def _check_in(code: int, text: str | None) -> None:
     """As ``check``, with the error's offset an index into ``text``, the expression or predicate
     the caller gave (``byte_offset`` keeps the C API's)."""
     if code:
@@ -221,7 +256,7 @@ def _check_in(code: int, text: Optional[str]) -> None:
         raise located(error, text) if text is not None else error
 
 
-def _check_sides(run: "_Run", source: Optional[Instance], destination: Instance) -> None:
+def _check_sides(run: _Run, source: Instance | None, destination: Instance) -> None:
     """TypeError for a destination instance given as the source or a source one as the
     destination: every method taking both takes the source first."""
     if source is not None and not isinstance(source, Instance):
@@ -229,11 +264,15 @@ def _check_sides(run: "_Run", source: Optional[Instance], destination: Instance)
     if not isinstance(destination, Instance):
         raise TypeError(f"destination must be an Instance, not {type(destination).__name__}")
     if source is not None and source._side is run.destination_side:
-        raise TypeError("the source argument is a destination instance: the source comes first, "
-                        "as in associate(source, destination)")
+        raise TypeError(
+            "the source argument is a destination instance: the source comes first, "
+            "as in associate(source, destination)"
+        )
     if destination._side is run.source_side:
-        raise TypeError("the destination argument is a source instance: the source comes first, "
-                        "as in associate(source, destination)")
+        raise TypeError(
+            "the destination argument is a source instance: the source comes first, "
+            "as in associate(source, destination)"
+        )
 
 
 class MigrationManager:
@@ -245,10 +284,10 @@ class MigrationManager:
     (MisuseError otherwise); instances they return stay usable while referenced, until the run ends.
     """
 
-    def __init__(self, run: "_Run"):
+    def __init__(self, run: _Run):
         self._run = run
-        self._ctx: Optional[int] = None
-        self.user_info: Dict[str, Any] = {}
+        self._ctx: int | None = None
+        self.user_info: dict[str, Any] = {}
         #: The batch of a single-row hook run over batches (row_batches.RowBatch), while it runs.
         self._rows: Any = None
 
@@ -257,13 +296,15 @@ class MigrationManager:
     def _context(self) -> int:
         ctx = self._ctx
         if ctx is None:
-            raise MisuseError("the migration manager is only usable inside a policy hook, host function or progress callback")
+            raise MisuseError(
+                "the migration manager is only usable inside a policy hook, host function or progress callback"
+            )
         rows = self._rows
         if rows is not None:
             rows.reached()  # what the library is asked next sees what the batch has made
         return ctx
 
-    def _context_string(self, function) -> Optional[str]:
+    def _context_string(self, function) -> str | None:
         out = ctypes.c_char_p()
         code = function(self._context, ctypes.byref(out))
         check(code)
@@ -291,8 +332,14 @@ class MigrationManager:
         return out.value
 
     # -- instances ---------------------------------------------------------------------------
-    def create(self, entity: Optional[str] = None, values: Optional[Dict[str, Any]] = None, *,
-               source: Optional[Instance] = None, skip_unknown: bool = False) -> Instance:
+    def create(
+        self,
+        entity: str | None = None,
+        values: dict[str, Any] | None = None,
+        *,
+        source: Instance | None = None,
+        skip_unknown: bool = False,
+    ) -> Instance:
         """A new destination instance of a (concrete) entity — the current mapping's destination
         entity when ``entity`` is None — with its default values
         (``NSEntityDescription.insertNewObject(forEntityName:into: manager.destinationContext)``).
@@ -326,8 +373,15 @@ class MigrationManager:
                 else:
                     attributes.append((key, -1, value))
         array, count, keep = pack(attributes, "attribute")
-        code = _lib_.cdm_context_create_instance_with_fields(ctx, name, array, count, 1 if skip_unknown else 0,
-                                                             source._h if source is not None else None, ctypes.byref(out))
+        code = _lib_.cdm_context_create_instance_with_fields(
+            ctx,
+            name,
+            array,
+            count,
+            1 if skip_unknown else 0,
+            source._h if source is not None else None,
+            ctypes.byref(out),
+        )
         del keep
         check(code)
         instance = Instance(out.value, self._run.destination_side)
@@ -337,7 +391,7 @@ class MigrationManager:
             instance.set_values(dict(relationships), skip_unknown=skip_unknown)
         return instance
 
-    def apply_attribute_mappings(self, source: Optional[Instance], destination: Instance) -> None:
+    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> None:
         """Evaluates the current entity mapping's attribute value expressions with ``$source`` and
         ``$destination`` and sets the results on ``destination``. Source first, as everywhere in
         the binding (``associate(source, destination)``); ``source`` may be None for a mapping
@@ -346,7 +400,11 @@ class MigrationManager:
         if rows is not None and rows.apply_attribute_mappings(source, destination):
             return  # a source row and an instance the batch made: the right way round
         _check_sides(self._run, source, destination)
-        check(_lib_.cdm_context_apply_attribute_mappings(self._context, source._h if source is not None else None, destination._h))
+        check(
+            _lib_.cdm_context_apply_attribute_mappings(
+                self._context, source._h if source is not None else None, destination._h
+            )
+        )
 
     def associate(self, source: Instance, destination: Instance) -> None:
         """Records that ``destination`` was made from ``source`` by the current entity mapping
@@ -358,48 +416,77 @@ class MigrationManager:
         _check_sides(self._run, source, destination)
         check(_lib_.cdm_context_associate(self._context, source._h, destination._h))
 
-
-    def _associated(self, function: Any, entity_mapping: str, given: Iterable[Instance], side: Any) -> List[Instance]:
+    def _associated(self, function: Any, entity_mapping: str, given: Iterable[Instance], side: Any) -> list[Instance]:
         """The instances the named entity mapping of the current pass associated with ``given``, by
         ``function`` (cdm_context_destination_instances or cdm_context_source_instances)."""
         if isinstance(given, Instance):
             given = [given]
         array, count = handle_array(given)
         out, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
-        check(function(self._context, c_text(entity_mapping, "the entity mapping name"), array, count, ctypes.byref(out),
-                       ctypes.byref(found)))
+        check(
+            function(
+                self._context,
+                c_text(entity_mapping, "the entity mapping name"),
+                array,
+                count,
+                ctypes.byref(out),
+                ctypes.byref(found),
+            )
+        )
         return instances_from_array(out, found.value, side)
 
-    def destination_instances(self, entity_mapping: str, sources: Iterable[Instance]) -> List[Instance]:
+    def destination_instances(self, entity_mapping: str, sources: Iterable[Instance]) -> list[Instance]:
         """``destinationInstancesForEntityMappingNamed:sourceInstances:`` — what the named entity
         mapping of the current pass made from ``sources``."""
-        return self._associated(_lib_.cdm_context_destination_instances, entity_mapping, sources, self._run.destination_side)
+        return self._associated(
+            _lib_.cdm_context_destination_instances, entity_mapping, sources, self._run.destination_side
+        )
 
-    def source_instances(self, entity_mapping: str, destinations: Iterable[Instance]) -> List[Instance]:
+    def source_instances(self, entity_mapping: str, destinations: Iterable[Instance]) -> list[Instance]:
         """``sourceInstancesForEntityMappingNamed:destinationInstances:``, the other way round."""
         return self._associated(_lib_.cdm_context_source_instances, entity_mapping, destinations, self._run.source_side)
 
-    def evaluate(self, expression: str, source: Optional[Instance] = None, destination: Optional[Instance] = None) -> Any:
+    def evaluate(self, expression: str, source: Instance | None = None, destination: Instance | None = None) -> Any:
         """Evaluates a value expression (``"FUNCTION($source.name, 'uppercaseString')"``) with
         ``$source``/``$destination`` bound. ExpressionSyntaxError carries the offset (an index into
         ``expression``; ``byte_offset`` is the C API's UTF-8 byte offset)."""
         out = ctypes.c_void_p()
-        code = _lib_.cdm_context_evaluate(self._context, c_text(expression, "the expression"),
-                                          source._h if source is not None else None,
-                                          destination._h if destination is not None else None, ctypes.byref(out))
+        code = _lib_.cdm_context_evaluate(
+            self._context,
+            c_text(expression, "the expression"),
+            source._h if source is not None else None,
+            destination._h if destination is not None else None,
+            ctypes.byref(out),
+        )
         _check_in(code, expression)
         return value_from_handle(out.value, None, self._run.sides, self)
 
     # -- querying the stores (manager.destinationContext / sourceContext) ------------------
-    def _query(self, function, entity: str, predicate: Optional[str], arguments, variables, include_subentities: bool):
+    def _query(self, function, entity: str, predicate: str | None, arguments, variables, include_subentities: bool):
         items = [(None, i, value) for i, value in enumerate(arguments)]
         items += [(name, -1, value) for name, value in (variables or {}).items()]
         array, count, keep = pack(items, "predicate argument")
-        return (self._context, c_text(entity, "the entity"), c_optional_text(predicate, "the predicate"),
-                array, count, 0 if include_subentities else 1), keep
+        return (
+            self._context,
+            c_text(entity, "the entity"),
+            c_optional_text(predicate, "the predicate"),
+            array,
+            count,
+            0 if include_subentities else 1,
+        ), keep
 
-    def _fetch(self, function, side: Side, entity, predicate, arguments, variables, include_subentities, limit,
-               sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
+    def _fetch(
+        self,
+        function,
+        side: Side,
+        entity,
+        predicate,
+        arguments,
+        variables,
+        include_subentities,
+        limit,
+        sort: Iterable[SortSpec] | None = None,
+    ) -> list[Instance]:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
         descriptors, sort_count, sort_keep = sort_descriptors(sort)
@@ -407,8 +494,16 @@ class MigrationManager:
         out = ctypes.c_void_p()
         if sort_count:
             ctx, *rest = call
-            code = _lib_.cdm_context_fetch(ctx, DESTINATION if side is self._run.destination_side else SOURCE, *rest[:4],
-                                           descriptors, sort_count, rest[4], limit or 0, ctypes.byref(out))
+            code = _lib_.cdm_context_fetch(
+                ctx,
+                DESTINATION if side is self._run.destination_side else SOURCE,
+                *rest[:4],
+                descriptors,
+                sort_count,
+                rest[4],
+                limit or 0,
+                ctypes.byref(out),
+            )
         else:
             code = function(*call, limit or 0, ctypes.byref(out))
         del keep, sort_keep
@@ -428,9 +523,16 @@ class MigrationManager:
         _check_in(code, predicate)
         return out.value
 
-    def fetch_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                          variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
-                          limit: Optional[int] = None, sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
+    def fetch_destination(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        include_subentities: bool = True,
+        limit: int | None = None,
+        sort: Iterable[SortSpec] | None = None,
+    ) -> list[Instance]:
         """Destination instances of ``entity`` (and its subentities unless
         ``include_subentities=False``) matching an NSPredicate string, with ``arguments`` for its
         ``%@``, ``%K`` (a key path), ``%d``/``%i`` and ``%f`` in order and ``variables`` for its
@@ -454,34 +556,73 @@ class MigrationManager:
             found = rows.fetch_destination(entity, predicate, arguments, variables, include_subentities, limit, sort)
             if found is not None:
                 return found
-        return self._fetch(_lib_.cdm_context_fetch_destination, self._run.destination_side, entity, predicate, arguments,
-                           variables, include_subentities, limit, sort)
+        return self._fetch(
+            _lib_.cdm_context_fetch_destination,
+            self._run.destination_side,
+            entity,
+            predicate,
+            arguments,
+            variables,
+            include_subentities,
+            limit,
+            sort,
+        )
 
-    def count_destination(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                          variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
+    def count_destination(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        include_subentities: bool = True,
+    ) -> int:
         """How many destination instances fetch_destination would give."""
-        return self._count(_lib_.cdm_context_count_destination, entity, predicate, arguments, variables, include_subentities)
+        return self._count(
+            _lib_.cdm_context_count_destination, entity, predicate, arguments, variables, include_subentities
+        )
 
-    def fetch_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                     variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True,
-                     limit: Optional[int] = None, sort: Optional[Iterable[SortSpec]] = None) -> List[Instance]:
+    def fetch_source(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        include_subentities: bool = True,
+        limit: int | None = None,
+        sort: Iterable[SortSpec] | None = None,
+    ) -> list[Instance]:
         """Source instances of any entity matching a predicate (``manager.sourceContext`` fetch),
         with ``arguments``, ``variables`` and ``sort`` as for fetch_destination."""
-        return self._fetch(_lib_.cdm_context_fetch_source, self._run.source_side, entity, predicate, arguments,
-                           variables, include_subentities, limit, sort)
+        return self._fetch(
+            _lib_.cdm_context_fetch_source,
+            self._run.source_side,
+            entity,
+            predicate,
+            arguments,
+            variables,
+            include_subentities,
+            limit,
+            sort,
+        )
 
-    def count_source(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-                     variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
+    def count_source(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        include_subentities: bool = True,
+    ) -> int:
         return self._count(_lib_.cdm_context_count_source, entity, predicate, arguments, variables, include_subentities)
 
     # -- identities -----------------------------------------------------------------------------
-    def _found(self, code: int, out: ctypes.c_void_p) -> Optional[Instance]:
+    def _found(self, code: int, out: ctypes.c_void_p) -> Instance | None:
         if code == NOTFOUND:
             return None
         check(code)
         return Instance(out.value, side_of(out.value, self._run.sides))
 
-    def instance_for_uri(self, uri: Union[str, ObjectID]) -> Optional[Instance]:
+    def instance_for_uri(self, uri: str | ObjectID) -> Instance | None:
         """The source or destination instance an object ID URI names (``existingObject(with:)``),
         including destination instances not yet written; None when there is no such row.
         InvalidArgumentError for text that is not such a URI or names another store. An ObjectID
@@ -491,9 +632,11 @@ class MigrationManager:
         if not isinstance(uri, str):
             raise TypeError(f"an object ID URI is a str, not {type(uri).__name__}")
         out = ctypes.c_void_p()
-        return self._found(_lib_.cdm_context_instance_for_uri(self._context, c_text(uri, "the URI"), ctypes.byref(out)), out)
+        return self._found(
+            _lib_.cdm_context_instance_for_uri(self._context, c_text(uri, "the URI"), ctypes.byref(out)), out
+        )
 
-    def instance_with_id(self, object_id: ObjectID) -> Optional[Instance]:
+    def instance_with_id(self, object_id: ObjectID) -> Instance | None:
         """The instance an ObjectID (``instance.object_id``) names, without text; None when there
         is no such row."""
         if not isinstance(object_id, ObjectID):
@@ -502,24 +645,29 @@ class MigrationManager:
         if store not in (SOURCE, DESTINATION):
             raise MismatchError(f"{object_id} is not an instance of this migration's stores")
         out = ctypes.c_void_p()
-        return self._found(_lib_.cdm_context_instance_with_id(self._context, store, c_text(object_id.entity, "the entity"),
-                                                               object_id.primary_key, ctypes.byref(out)), out)
+        return self._found(
+            _lib_.cdm_context_instance_with_id(
+                self._context, store, c_text(object_id.entity, "the entity"), object_id.primary_key, ctypes.byref(out)
+            ),
+            out,
+        )
 
     # -- introspection ------------------------------------------------------------------------
-    def _model(self, kind: int) -> "Model":
+    def _model(self, kind: int) -> Model:
         from .model import _BorrowedModel
+
         out = ctypes.c_void_p()
         check(_lib_.cdm_context_model(self._context, kind, ctypes.byref(out)))
         return _BorrowedModel(out.value)
 
     @property
-    def source_model(self) -> "Model":
+    def source_model(self) -> Model:
         """The model of the store being read (Core Data: ``sourceModel``), lent by the migration:
         ``version_identifiers``, ``entity_names``, ``entity(name)`` (Core Data's ``entitiesByName``)."""
         return self._model(1)
 
     @property
-    def destination_model(self) -> "Model":
+    def destination_model(self) -> Model:
         """The model of the store being written (Core Data: ``destinationModel``), lent as ``source_model``."""
         return self._model(2)
 
@@ -536,9 +684,13 @@ class MigrationManager:
         for i in range(count.value):
             check(_lib_.cdm_context_entity_mapping_at(ctx, i, ctypes.byref(out)))
             check(_lib_.cdm_context_entity_mapping_entities_at(ctx, i, ctypes.byref(source), ctypes.byref(destination)))
-            mappings.append(EntityMappingInfo((out.value or b"").decode("utf-8"),
-                                              source.value.decode("utf-8") if source.value is not None else None,
-                                              destination.value.decode("utf-8") if destination.value is not None else None))
+            mappings.append(
+                EntityMappingInfo(
+                    (out.value or b"").decode("utf-8"),
+                    source.value.decode("utf-8") if source.value is not None else None,
+                    destination.value.decode("utf-8") if destination.value is not None else None,
+                )
+            )
         return MappingModelInfo(name, [m.name for m in mappings], mappings)
 
     def source_entity(self, name: str) -> EntityDescription:
@@ -552,16 +704,24 @@ class MigrationManager:
         return self._run.destination_side.model.entity(name)
 
     # -- bulk calls (cdmigrate's extension beyond Core Data, for batch hooks) ------------------
-    def create_many(self, entity: str, rows: Sequence[Dict[str, Any]]) -> List[int]:
+    def create_many(self, entity: str, rows: Sequence[dict[str, Any]]) -> list[int]:
         """Makes one destination instance of ``entity`` per dict of attribute values in ``rows``
         (str, int, float, bool, None, datetime, bytes, Decimal, UUID), in one call; returns their
         primary keys in order. Nothing is made when a row is refused (NotFoundError for an unknown
         entity or attribute, InvalidArgumentError for a value that does not suit its attribute)."""
         from .batch import keys_from, rows_json
+
         pointer = ctypes.POINTER(ctypes.c_int64)()
         count = ctypes.c_size_t()
-        check(_lib_.cdm_context_create_instances_json(self._context, c_text(entity, "the entity name"), rows_json(rows),
-                                                      ctypes.byref(pointer), ctypes.byref(count)))
+        check(
+            _lib_.cdm_context_create_instances_json(
+                self._context,
+                c_text(entity, "the entity name"),
+                rows_json(rows),
+                ctypes.byref(pointer),
+                ctypes.byref(count),
+            )
+        )
         return keys_from(pointer, count.value)
 
     def relate_many(self, entity: str, relationship: str, owners: Sequence[int], targets: Sequence[int]) -> None:
@@ -570,15 +730,24 @@ class MigrationManager:
         as its to-one); the inverse follows. NotFoundError for an unknown entity or relationship,
         InvalidArgumentError for a key no instance has."""
         from .batch import keys_array
+
         owner_array, count = keys_array(owners, "owners")
         target_array, other = keys_array(targets, "targets")
         if count != other:
             raise ValueError(f"relate_many: {count} owners but {other} targets")
-        check(_lib_.cdm_context_relate(self._context, c_text(entity, "the entity name"), c_text(relationship, "the relationship name"),
-                                       owner_array, target_array, count))
+        check(
+            _lib_.cdm_context_relate(
+                self._context,
+                c_text(entity, "the entity name"),
+                c_text(relationship, "the relationship name"),
+                owner_array,
+                target_array,
+                count,
+            )
+        )
 
     # -- Core Data's default hooks, for `super` ----------------------------------------------
-    def default_create_destination_instances(self, source: Instance) -> Optional[Instance]:
+    def default_create_destination_instances(self, source: Instance) -> Instance | None:
         """Core Data's createDestinationInstancesForSourceInstance: make an instance of the
         mapping's destination entity, apply the attribute mappings, associate it with ``source``.
         Returns the instance (None for a mapping without a destination entity)."""
@@ -630,7 +799,9 @@ class EntityMigrationPolicy:
     def begin_entity_mapping(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         """beginEntityMapping:manager:error:"""
 
-    def create_destination_instances(self, source: Instance, mapping: EntityMapping, manager: MigrationManager) -> Optional[Instance]:
+    def create_destination_instances(
+        self, source: Instance, mapping: EntityMapping, manager: MigrationManager
+    ) -> Instance | None:
         """createDestinationInstancesForSourceInstance:entityMapping:manager:error:
 
         The default makes an instance of the mapping's destination entity, applies the mapping's
@@ -639,7 +810,9 @@ class EntityMigrationPolicy:
         """
         return manager.default_create_destination_instances(source)
 
-    def create_destination_instances_batch(self, batch: "SourceBatch", mapping: EntityMapping, manager: MigrationManager) -> None:
+    def create_destination_instances_batch(
+        self, batch: SourceBatch, mapping: EntityMapping, manager: MigrationManager
+    ) -> None:
         """cdmigrate's extension beyond Core Data: when a policy class defines this, stage 1 calls
         it for the mapping's source rows in batches (``SourceBatch``), and never
         ``create_destination_instances``. Work on whole lists: ``batch.keys``,
@@ -671,5 +844,13 @@ class EntityMigrationPolicy:
         """endEntityMapping:manager:error:"""
 
 
-HOOK_NAMES = ("begin_entity_mapping", "create_destination_instances", "end_instance_creation", "create_relationships",
-              "end_relationship_creation", "perform_custom_validation", "end_entity_mapping", "create_destination_instances_batch")
+HOOK_NAMES = (
+    "begin_entity_mapping",
+    "create_destination_instances",
+    "end_instance_creation",
+    "create_relationships",
+    "end_relationship_creation",
+    "perform_custom_validation",
+    "end_entity_mapping",
+    "create_destination_instances_batch",
+)

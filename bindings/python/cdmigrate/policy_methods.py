@@ -11,26 +11,26 @@ called."""
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, List, Optional
+from typing import Any, Callable
 
 from .policy import EntityMigrationPolicy
 
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def method_names(selector: str) -> List[str]:
+def method_names(selector: str) -> list[str]:
     """The Python names a selector is looked up under, in order (no duplicates)."""
     pyobjc = selector.replace(":", "_")
     plain = pyobjc.rstrip("_") or pyobjc
     snake = _CAMEL_BOUNDARY.sub("_", plain).lower()
-    names: List[str] = []
+    names: list[str] = []
     for name in (pyobjc, plain, snake):
         if name not in names:
             names.append(name)
     return names
 
 
-def find_method(policy: Any, selector: str) -> Optional[Callable[..., Any]]:
+def find_method(policy: Any, selector: str) -> Callable[..., Any] | None:
     """The bound method of ``policy`` that answers ``selector``, None when it has none."""
     for name in method_names(selector):
         if not name.isidentifier() or name.startswith("_") or hasattr(EntityMigrationPolicy, name):

@@ -27,12 +27,12 @@ from __future__ import annotations
 import ctypes
 import datetime as _dt
 import re
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
+from ._text import c_text
 from .batch import SourceBatch, keys_array, keys_from, rows_json
 from .errors import MisuseError, check
-from ._text import c_text
 from .instance import DESTINATION, SOURCE, Instance, ObjectID
 from .values import AttributeType, CoreDataDate, reference_seconds
 
@@ -46,7 +46,7 @@ _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
-_NUMBERS = _INTEGERS + (AttributeType.DOUBLE, AttributeType.FLOAT)
+_NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
 
 
 def _suits(value: Any, kind: Any) -> bool:
@@ -60,7 +60,7 @@ def _suits(value: Any, kind: Any) -> bool:
     if t is bool:
         return kind == AttributeType.BOOLEAN
     if t is int:
-        return kind in _INTEGERS and -(2 ** 63) <= value < 2 ** 63
+        return kind in _INTEGERS and -(2**63) <= value < 2**63
     if t is float:
         return kind in _NUMBERS and value - value == 0.0  # finite
     if t is _dt.datetime:
@@ -72,13 +72,16 @@ def _suits(value: Any, kind: Any) -> bool:
 
 def _whole(seconds: Any) -> bool:
     """Whether a date column's raw value is nil or whole seconds (within datetime's years)."""
-    return seconds is None or (type(seconds) is int or (type(seconds) is float and seconds.is_integer())) \
+    return seconds is None or (
+        (type(seconds) is int or (type(seconds) is float and seconds.is_integer()))
         and -63_113_904_000 < seconds < 252_423_993_600
+    )
 
-_COMPARED: Dict[str, Optional[str]] = {}
+
+_COMPARED: dict[str, str | None] = {}
 
 
-def _compared_key(predicate: str) -> Optional[str]:
+def _compared_key(predicate: str) -> str | None:
     """The attribute a predicate ``key == %@`` compares (None for any other predicate)."""
     try:
         return _COMPARED[predicate]
@@ -91,27 +94,40 @@ def _compared_key(predicate: str) -> Optional[str]:
     return key
 
 
-def _create_many(ctx: int, entity: str, rows: List[Dict[str, Any]]) -> List[int]:
+def _create_many(ctx: int, entity: str, rows: list[dict[str, Any]]) -> list[int]:
     pointer = ctypes.POINTER(ctypes.c_int64)()
     count = ctypes.c_size_t()
-    check(_lib_.cdm_context_create_instances_json(ctx, c_text(entity, "the entity name"), rows_json(rows),
-                                                  ctypes.byref(pointer), ctypes.byref(count)))
+    check(
+        _lib_.cdm_context_create_instances_json(
+            ctx, c_text(entity, "the entity name"), rows_json(rows), ctypes.byref(pointer), ctypes.byref(count)
+        )
+    )
     return keys_from(pointer, count.value)
 
 
-def _relate_many(ctx: int, entity: str, relationship: str, owners: List[int], targets: List[int]) -> None:
+def _relate_many(ctx: int, entity: str, relationship: str, owners: list[int], targets: list[int]) -> None:
     owner_array, count = keys_array(owners, "owners")
     target_array, _ = keys_array(targets, "targets")
-    check(_lib_.cdm_context_relate(ctx, c_text(entity, "the entity name"), c_text(relationship, "the relationship name"),
-                                   owner_array, target_array, count))
+    check(
+        _lib_.cdm_context_relate(
+            ctx,
+            c_text(entity, "the entity name"),
+            c_text(relationship, "the relationship name"),
+            owner_array,
+            target_array,
+            count,
+        )
+    )
 
 
-def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int, concrete: bool = True) -> Instance:
+def _handle_for(manager: MigrationManager, store: int, entity: str, key: int, concrete: bool = True) -> Instance:
     """The library's instance of a row, found by primary key in the running context (``entity``
     its concrete entity, or with ``concrete`` False one of its superentities)."""
     ctx = manager._ctx
     if ctx is None:
-        raise MisuseError("the migration manager is only usable inside a policy hook, host function or progress callback")
+        raise MisuseError(
+            "the migration manager is only usable inside a policy hook, host function or progress callback"
+        )
     out = ctypes.c_void_p()
     check(_lib_.cdm_context_instance_with_id(ctx, store, c_text(entity, "the entity"), key, ctypes.byref(out)))
     side = manager._run.source_side if store == SOURCE else manager._run.destination_side
@@ -123,7 +139,8 @@ def _handle_for(manager: "MigrationManager", store: int, entity: str, key: int, 
 
 class _Released:
     """The batch of a released RowSource: no columns, never active."""
-    columns: Dict[str, List[Any]] = {}
+
+    columns: ClassVar[dict[str, list[Any]]] = {}
     active = False
 
 
@@ -135,16 +152,16 @@ class RowSource(Instance):
     columns; anything else (relationships, key paths, ``uri``…) from the library's own instance,
     found by primary key when first needed."""
 
-    __slots__ = ("_rows", "_index", "_key", "_real")
+    __slots__ = ("_index", "_key", "_real", "_rows")
 
-    def __init__(self, rows: "RowBatch", index: int, key: int, entity: str) -> None:
+    def __init__(self, rows: RowBatch, index: int, key: int, entity: str) -> None:
         # Instance.__init__ is not called: the handle is found only when needed (_h below).
         self._side = rows.source_side
         self._entity = entity
         self._rows = rows
         self._index = index
         self._key = key
-        self._real: Optional[Instance] = None
+        self._real: Instance | None = None
 
     @property
     def _h(self) -> int:  # type: ignore[override]
@@ -163,8 +180,9 @@ class RowSource(Instance):
     def release(self) -> None:
         """As Instance.release: every later use is MisuseError ("no longer valid")."""
         self._h  # noqa: B018 - the library's instance, so that its handle is what goes stale
-        self._real.release()  # type: ignore[union-attr]
-        self._rows = _RELEASED  # no more reads from the batch's columns
+        if self._real is not None:
+            self._real.release()
+        self._rows = cast("RowBatch", _RELEASED)  # no more reads from the batch's columns
 
     # Once the batch is over its columns are gone: a source kept for later reads through the library.
     def __getitem__(self, key: str) -> Any:
@@ -179,7 +197,7 @@ class RowSource(Instance):
             return column[self._index]
         return Instance.get(self, key, default)
 
-    def to_dict(self, keys: Any = None) -> Dict[str, Any]:
+    def to_dict(self, keys: Any = None) -> dict[str, Any]:
         rows = self._rows
         if keys is None and rows.active:
             dicts = rows.dicts
@@ -210,17 +228,24 @@ class PendingInstance(Instance):
     anything not kept here, it is the library's instance of its row (the batch is written first
     when it holds anything)."""
 
-    __slots__ = ("_rows", "_values", "_key", "_real", "_copy", "_creator")
+    __slots__ = ("_copy", "_creator", "_key", "_real", "_rows", "_values")
 
-    def __init__(self, rows: "RowBatch", entity: str, values: Optional[Dict[str, Any]], key: Optional[int] = None,
-                 copy: int = -1, creator: Optional[RowSource] = None) -> None:
+    def __init__(
+        self,
+        rows: RowBatch,
+        entity: str,
+        values: dict[str, Any] | None,
+        key: int | None = None,
+        copy: int = -1,
+        creator: RowSource | None = None,
+    ) -> None:
         # Instance's _local and _thread stay unset: no side-less table, no handle of its own to release.
         self._side = rows.side
         self._entity = entity
         self._rows = rows
         self._values = values
         self._key = key
-        self._real = None
+        self._real: Instance | None = None
         #: The index of the batch row whose attribute mappings alone made the values (-1: none).
         self._copy = copy
         #: The source row the hook was called for when it made this instance (errors name it).
@@ -232,7 +257,8 @@ class PendingInstance(Instance):
             self._h  # noqa: B018 - written and found, so that its handle is what goes stale
         except MisuseError:
             return  # made in a batch whose hook failed: nothing to release
-        self._real.release()  # type: ignore[union-attr]
+        if self._real is not None:
+            self._real.release()
 
     @property
     def _h(self) -> int:  # type: ignore[override]
@@ -279,9 +305,9 @@ class PendingInstance(Instance):
 class _EntityInfo:
     """A destination entity as the batches need it."""
 
-    __slots__ = ("attributes", "relationships", "root", "has_subentities")
+    __slots__ = ("attributes", "has_subentities", "relationships", "root")
 
-    def __init__(self, name: str, model: Any, parents: Dict[str, Optional[str]]) -> None:
+    def __init__(self, name: str, model: Any, parents: dict[str, str | None]) -> None:
         description = model.entity(name)
         self.attributes = {a.name: a.type for a in description.attributes.values() if not a.transient}
         self.relationships = {r.name: r.to_many for r in description.relationships.values()}
@@ -295,28 +321,40 @@ class _EntityInfo:
 class _Plan:
     """What the binding knows of one entity mapping for its batches (read once per mapping)."""
 
-    __slots__ = ("source_entity", "destination_entity", "columns", "date_columns", "fast", "parents", "entities", "manager")
+    __slots__ = (
+        "columns",
+        "date_columns",
+        "destination_entity",
+        "entities",
+        "fast",
+        "manager",
+        "parents",
+        "source_entity",
+    )
 
-    def __init__(self, mapping: "EntityMapping", manager: "MigrationManager") -> None:
+    def __init__(self, mapping: EntityMapping, manager: MigrationManager) -> None:
         self.manager = manager
         self.source_entity = mapping.source_entity_name
         self.destination_entity = mapping.destination_entity_name
         source_model = manager.source_model
         subentities = bool(self.source_entity) and any(
-            source_model.entity(name).parent == self.source_entity for name in source_model.entity_names)
+            source_model.entity(name).parent == self.source_entity for name in source_model.entity_names
+        )
         self.fast = bool(self.source_entity) and not subentities
-        source = manager.source_entity(self.source_entity) if self.fast else None
+        source = manager.source_entity(self.source_entity or "") if self.fast else None
         if source is not None and any(a.type == AttributeType.TRANSFORMABLE for a in source.attributes.values()):
             # A transformable attribute reads as the object its archive holds, which only the
             # library's instance answers (batch columns hold the stored bytes).
             self.fast, source = False, None
         self.columns = [name for name, a in source.attributes.items() if not a.transient] if source else []
-        self.date_columns = {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
+        self.date_columns = (
+            {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
+        )
         destination_model = manager.destination_model
         self.parents = {name: destination_model.entity(name).parent for name in destination_model.entity_names}
-        self.entities: Dict[str, _EntityInfo] = {}
+        self.entities: dict[str, _EntityInfo] = {}
 
-    def entity(self, name: str) -> Optional[_EntityInfo]:
+    def entity(self, name: str) -> _EntityInfo | None:
         info = self.entities.get(name)
         if info is None:
             if name not in self.parents:
@@ -324,14 +362,14 @@ class _Plan:
             info = self.entities[name] = _EntityInfo(name, self.manager._run.destination_side.model, self.parents)
         return info
 
-    def copies(self, mapping: "EntityMapping") -> Optional[List[Tuple[str, str, Any]]]:
+    def copies(self, mapping: EntityMapping) -> list[tuple[str, str, Any]] | None:
         """(destination attribute, source attribute, type) of the mapping's attribute mappings when
         every one copies a source attribute of its destination attribute's type (``$source.name``)
         or has no expression; None otherwise. Read per batch: a hook may set an expression."""
         destination = self.destination_entity
         if not self.fast or not destination:
             return None
-        source = self.manager._run.source_side.model.entity(self.source_entity)
+        source = self.manager._run.source_side.model.entity(self.source_entity or "")
         target = self.entity(destination)
         if target is None:
             return None
@@ -351,7 +389,7 @@ class RowBatch:
     """One batch of the single-row hook: the source columns, and what the hook made and did,
     until it is written (``flush``)."""
 
-    def __init__(self, manager: "MigrationManager", mapping: "EntityMapping", batch: SourceBatch, plan: _Plan) -> None:
+    def __init__(self, manager: MigrationManager, mapping: EntityMapping, batch: SourceBatch, plan: _Plan) -> None:
         self.manager = manager
         self.side = manager._run.destination_side
         self.source_side = manager._run.source_side
@@ -362,8 +400,8 @@ class RowBatch:
         self.dirty = False
         self.flushed = False  # written before the batch's end (a read needed it)
         self.keys = batch.keys
-        self.columns: Dict[str, List[Any]] = {}
-        self.raw: Dict[str, List[Any]] = {}
+        self.columns: dict[str, list[Any]] = {}
+        self.raw: dict[str, list[Any]] = {}
         for name in plan.columns:
             values, raw = batch._column_values(name)
             self.columns[name] = values
@@ -371,18 +409,28 @@ class RowBatch:
         self.copies = plan.copies(mapping)
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
         # (destination attribute, the source column as read — a date's raw seconds, copied exactly —, is a date)
-        self.copy_columns = [(name, self.raw[column] if kind == AttributeType.DATE else self.columns[column], kind == AttributeType.DATE)
-                             for name, column, kind in self.copies] if self.copies is not None else []
-        self.exact_dates: Dict[str, bool] = {}
-        self.dicts: Optional[List[Optional[Dict[str, Any]]]] = None  # to_dict's, made for every row at once
-        self.by_name: Optional[bool] = None
-        self.infos: Dict[str, _EntityInfo] = {}
-        self.created: List[PendingInstance] = []      # in the order the hook made them, not yet written
-        self.relations: List[Tuple[str, str, List[Any], List[Any]]] = []
-        self.associations: List[Tuple[RowSource, PendingInstance]] = []
-        self.by_entity: Dict[str, List[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
-        self.current: Optional[RowSource] = None
-        self.fetched: Dict[Tuple[str, str, str, int], Tuple[int, List[int]]] = {}
+        self.copy_columns = (
+            [
+                (
+                    name,
+                    self.raw[column] if kind == AttributeType.DATE else self.columns[column],
+                    kind == AttributeType.DATE,
+                )
+                for name, column, kind in self.copies
+            ]
+            if self.copies is not None
+            else []
+        )
+        self.exact_dates: dict[str, bool] = {}
+        self.dicts: list[dict[str, Any] | None] | None = None  # to_dict's, made for every row at once
+        self.by_name: bool | None = None
+        self.infos: dict[str, _EntityInfo] = {}
+        self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
+        self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
+        self.associations: list[tuple[RowSource, PendingInstance]] = []
+        self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
+        self.current: RowSource | None = None
+        self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
 
     def _dates_exact(self, column: str) -> bool:
         """Whether every date of a source column reads as a datetime that writes back its exact
@@ -391,8 +439,10 @@ class RowBatch:
         if exact is None:
             raw = self.raw[column]
             # Whole seconds go to a datetime and back exactly; anything else is checked value by value.
-            exact = all(map(_whole, raw)) or all(r is None or (type(v) is CoreDataDate or reference_seconds(v) == r)
-                                                 for v, r in zip(self.columns[column], raw))
+            exact = all(map(_whole, raw)) or all(
+                r is None or (type(v) is CoreDataDate or reference_seconds(v) == r)
+                for v, r in zip(self.columns[column], raw)
+            )
             self.exact_dates[column] = exact
         return exact
 
@@ -404,15 +454,16 @@ class RowBatch:
         self.side.generation += 1
 
     # -- kept in the binding ---------------------------------------------------------------
-    def create(self, entity: Optional[str], values: Optional[Dict[str, Any]], source: Optional[Instance],
-               skip_unknown: bool) -> Optional[PendingInstance]:
+    def create(
+        self, entity: str | None, values: dict[str, Any] | None, source: Instance | None, skip_unknown: bool
+    ) -> PendingInstance | None:
         """manager.create, kept; None when this path cannot express it."""
         plan = self.plan
         if entity is None:
             entity = plan.destination_entity
             if entity is None:
                 return None
-        if source is not None and (type(source) is not RowSource or source._rows is not self):  # type: ignore[union-attr]
+        if source is not None and (type(source) is not RowSource or source._rows is not self):
             return None
         info = self.infos.get(entity)
         if info is None:
@@ -423,10 +474,15 @@ class RowBatch:
         copy = -1
         relationships = None
         if not values:
-            kept: Dict[str, Any] = {}
-        elif source is not None and entity == plan.destination_entity and values.keys() == self.copy_names and self._copies_by_name():
+            kept: dict[str, Any] = {}
+        elif (
+            source is not None
+            and entity == plan.destination_entity
+            and values.keys() == self.copy_names
+            and self._copies_by_name()
+        ):
             # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
-            index = source._index  # type: ignore[union-attr]
+            index = source._index
             columns = self.columns
             copy = index
             for key, value in values.items():
@@ -461,7 +517,7 @@ class RowBatch:
         if watched is not None:
             watched.append(instance)
         if source is not None:
-            self.associations.append((source, instance))  # type: ignore[arg-type]
+            self.associations.append((source, instance))
         if relationships:
             for key, value in relationships:
                 instance[key] = value
@@ -474,7 +530,9 @@ class RowBatch:
         if ok is None:
             copies = self.copies
             ok = self.by_name = copies is not None and all(
-                name == column and (kind != AttributeType.DATE or self._dates_exact(column)) for name, column, kind in copies)
+                name == column and (kind != AttributeType.DATE or self._dates_exact(column))
+                for name, column, kind in copies
+            )
         return ok
 
     def set_value(self, instance: PendingInstance, key: str, value: Any) -> bool:
@@ -522,17 +580,17 @@ class RowBatch:
         return True
 
     def associate(self, source: Instance, destination: Instance) -> bool:
-        if type(source) is not RowSource or source._rows is not self:  # type: ignore[attr-defined]
+        if type(source) is not RowSource or source._rows is not self:
             return False
-        if type(destination) is not PendingInstance or destination._key is not None:  # type: ignore[attr-defined]
+        if type(destination) is not PendingInstance or destination._key is not None:
             return False
-        self.associations.append((source, destination))  # type: ignore[arg-type]
+        self.associations.append((source, destination))
         self.dirty = True
         return True
 
-    def apply_attribute_mappings(self, source: Optional[Instance], destination: Instance) -> bool:
+    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> bool:
         copies = self.copies
-        if copies is None or type(source) is not RowSource or source._rows is not self:  # type: ignore[union-attr]
+        if copies is None or type(source) is not RowSource or source._rows is not self:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
@@ -540,15 +598,23 @@ class RowBatch:
             return False
         values = destination._values
         fresh = not values
-        i = source._index  # type: ignore[union-attr]
+        i = source._index
         for name, column, dates in self.copy_columns:
             value = column[i]
             values[name] = CoreDataDate(value) if dates and value is not None else value  # type: ignore[index]
         destination._copy = i if fresh or len(values) == len(copies) else -1  # type: ignore[arg-type]
         return True
 
-    def fetch_destination(self, entity: str, predicate: Optional[str], arguments: tuple, variables: Any,
-                          include_subentities: bool, limit: Optional[int], sort: Any) -> Optional[List[Instance]]:
+    def fetch_destination(
+        self,
+        entity: str,
+        predicate: str | None,
+        arguments: tuple,
+        variables: Any,
+        include_subentities: bool,
+        limit: int | None,
+        sort: Any,
+    ) -> list[Instance] | None:
         """fetch_destination by ``key == %@`` (a string attribute, a str argument): the store's
         instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
         if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
@@ -574,7 +640,7 @@ class RowBatch:
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
         stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: List[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
+        result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
         if limit and len(result) >= limit:
             return result
         for p in pending:
@@ -584,13 +650,13 @@ class RowBatch:
                     break
         return result
 
-    def _pending(self, entity: str) -> List[PendingInstance]:
+    def _pending(self, entity: str) -> list[PendingInstance]:
         """The batch's unwritten instances of an entity, in the order they were made; kept up to
         date by ``create`` from now on (until the batch is written)."""
         pending = self.by_entity[entity] = [p for p in self.created if p._entity == entity]
         return pending
 
-    def _stored(self, entity: str, key: str, predicate: str, value: str, limit: int) -> List[int]:
+    def _stored(self, entity: str, key: str, predicate: str, value: str, limit: int) -> list[int]:
         """The primary keys of the stored instances a fetch finds, kept while nothing could have
         changed the destination's attributes (no write by the batch or through an instance, no
         other use of the library)."""
@@ -600,10 +666,19 @@ class RowBatch:
         if kept is not None and kept[0] == side.generation:
             return kept[1]
         from .fields import pack
+
         array, count, keep = pack([(None, 0, value)], "predicate argument")
         out = ctypes.c_void_p()
-        code = _lib_.cdm_context_fetch_destination(self.manager._ctx, c_text(entity, "the entity"), c_text(predicate, "the predicate"),
-                                                   array, count, 0, limit, ctypes.byref(out))
+        code = _lib_.cdm_context_fetch_destination(
+            self.manager._ctx,
+            c_text(entity, "the entity"),
+            c_text(predicate, "the predicate"),
+            array,
+            count,
+            0,
+            limit,
+            ctypes.byref(out),
+        )
         del keep
         check(code)
         handles, found = ctypes.POINTER(ctypes.c_void_p)(), ctypes.c_size_t()
@@ -618,11 +693,10 @@ class RowBatch:
         return keys
 
     # -- writing -----------------------------------------------------------------------------
-    def _by_default(self) -> Optional[List[PendingInstance]]:
+    def _by_default(self) -> list[PendingInstance] | None:
         """The instances the batch's default can make (``cdm_batch_apply_default``: one per row,
         the attribute mappings applied, associated), when every row made exactly that as the only
         instance of its destination entity's hierarchy, with that association alone; else None."""
-        plan = self.plan
         keys = self.keys
         if self.flushed or self.copies is None or not keys:
             return None
@@ -649,7 +723,7 @@ class RowBatch:
             return
         self.dirty = False
         self.side.generation += 1
-        ctx = self.manager._ctx
+        ctx = self.manager._ctx or 0
         created = self.created
         self.created = []
         self.by_entity = {}
@@ -660,7 +734,9 @@ class RowBatch:
         if by_default is not None:
             pointer = ctypes.POINTER(ctypes.c_int64)()
             count = ctypes.c_size_t()
-            check(_lib_.cdm_batch_apply_default_numbered(self.batch._handle(), ctypes.byref(pointer), ctypes.byref(count)))
+            check(
+                _lib_.cdm_batch_apply_default_numbered(self.batch._handle(), ctypes.byref(pointer), ctypes.byref(count))
+            )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
                 p._values = None
@@ -675,7 +751,7 @@ class RowBatch:
             run = created[start:end]
             if run:
                 try:
-                    keys = _create_many(ctx, entity, [p._values for p in run])  # type: ignore[misc]
+                    keys = _create_many(ctx, entity, [p._values or {} for p in run])
                 except Exception as error:
                     raise self._named(error, entity, run) from None
                 for p, key in zip(run, keys):
@@ -683,11 +759,17 @@ class RowBatch:
                     p._values = None
             start = end
         relations, self.relations = self.relations, []
-        for entity, key, owners, members in relations:
-            _relate_many(ctx, entity, key, [o._key for o in owners],
-                         [m._key if type(m) is PendingInstance else m.object_id.primary_key for m in members])
+        for entity, relationship, owners, members in relations:
+            _relate_many(
+                ctx,
+                entity,
+                relationship,
+                [o._key for o in owners],
+                # Written above: every pending instance has its key by now.
+                [m._key if type(m) is PendingInstance else m.object_id.primary_key for m in members],  # type: ignore[misc]
+            )
         if associations:
-            groups: Dict[str, Tuple[List[int], List[int]]] = {}
+            groups: dict[str, tuple[list[int], list[int]]] = {}
             for source, destination in associations:
                 sources, destinations = groups.setdefault(destination._entity or "", ([], []))
                 sources.append(source._key)
@@ -695,7 +777,9 @@ class RowBatch:
             for entity, (sources, destinations) in groups.items():
                 self.batch.associate(entity, sources, destinations)
 
-    def created_by_default(self, created: List[PendingInstance], associations: List[Tuple[RowSource, PendingInstance]]) -> Optional[List[PendingInstance]]:
+    def created_by_default(
+        self, created: list[PendingInstance], associations: list[tuple[RowSource, PendingInstance]]
+    ) -> list[PendingInstance] | None:
         saved = self.created, self.associations
         self.created, self.associations = created, associations
         try:
@@ -703,22 +787,25 @@ class RowBatch:
         finally:
             self.created, self.associations = saved
 
-    def _named(self, error: Exception, entity: str, run: List[PendingInstance]) -> Exception:
+    def _named(self, error: Exception, entity: str, run: list[PendingInstance]) -> Exception:
         """The error of writing a run of new instances, naming the instance refused and the source
         instance it was made for: the rows are written again one at a time to find it (nothing is
         made when a row is refused, and the migration stops anyway)."""
-        ctx = self.manager._ctx
+        ctx = self.manager._ctx or 0
         for p in run:
             try:
-                _create_many(ctx, entity, [p._values])  # type: ignore[list-item]
+                _create_many(ctx, entity, [p._values or {}])
             except Exception as single:
                 creator = p._creator
-                what = f"a new '{entity}' made for source instance {creator.object_id.entity} {creator._key}" if creator is not None \
+                what = (
+                    f"a new '{entity}' made for source instance {creator.object_id.entity} {creator._key}"
+                    if creator is not None
                     else f"a new '{entity}'"
+                )
                 message = f"{getattr(single, 'message', single)} ({what})"
                 single.args = (message,)
                 if hasattr(single, "message"):
-                    single.message = message  # type: ignore[attr-defined]
+                    single.message = message
                 return single
         return error
 
@@ -731,7 +818,9 @@ class RowBatch:
         self.current = None
 
 
-def run_rows(policy: Any, mapping: "EntityMapping", manager: "MigrationManager", batch: SourceBatch, plans: Dict[int, Any]) -> None:
+def run_rows(
+    policy: Any, mapping: EntityMapping, manager: MigrationManager, batch: SourceBatch, plans: dict[int, Any]
+) -> None:
     """Calls the policy's create_destination_instances for every row of the batch, as the engine
     calls it per source instance, and writes what the calls made."""
     kept = plans.get(id(mapping))
@@ -762,4 +851,3 @@ def run_rows(policy: Any, mapping: "EntityMapping", manager: "MigrationManager",
     finally:
         manager._rows = None
         rows.close()
-

@@ -7,23 +7,24 @@ database — instead of on SQL (docs/ci.md)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import ctypes
 import datetime as _dt
 import decimal
 import json
 import os
 import uuid
-from typing import Any, Dict, Iterable, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Union
 
 from . import _lib
 from ._handle import LongLivedHandle
-from .errors import MisuseError, check, located, last_error
+from ._text import PathLike, c_optional_text, c_path, c_text
+from .errors import MisuseError, check, last_error, located
 from .fields import pack
 from .instance import Instance, Side, instances_from_array
 from .model import Model, _BorrowedModel
 from .sorting import SortSpec, sort_descriptors
 from .values import CoreDataDate
-from ._text import PathLike, c_optional_text, c_path, c_text
 
 Objects = Union[str, bytes, "os.PathLike[str]", List[Dict[str, Any]], Dict[str, Any]]
 
@@ -31,7 +32,7 @@ Objects = Union[str, bytes, "os.PathLike[str]", List[Dict[str, Any]], Dict[str, 
 class _StoreModel(_BorrowedModel):
     """The model a store lends (``cdm_store_model``): valid while the store is open."""
 
-    def __init__(self, pointer: Optional[int], store: "Store"):
+    def __init__(self, pointer: int | None, store: Store):
         super().__init__(pointer)
         self._store = store
 
@@ -95,13 +96,13 @@ class Store(LongLivedHandle):
     _free = staticmethod(lambda p: _lib.lib.cdm_store_close(p))
     _error = staticmethod(lambda p: _lib.lib.cdm_store_error(p))
 
-    def __init__(self, pointer: Optional[int], model: Optional[Model]):
+    def __init__(self, pointer: int | None, model: Model | None):
         super().__init__(pointer)
         self.model = model
         self._side = Side("store", model)
 
     @classmethod
-    def create(cls, model: Model, path: PathLike, objects: Optional[Objects] = None, validate: bool = True) -> "Store":
+    def create(cls, model: Model, path: PathLike, objects: Objects | None = None, validate: bool = True) -> Store:
         """Creates a store at ``path`` (which must not exist) as a migration writes its
         destination: Core Data's metadata with the model's version hashes, ``Z_PRIMARYKEY``, the
         model cache. With ``objects`` — a store description (docs/ci.md, "The objects file") as Python lists
@@ -133,15 +134,13 @@ class Store(LongLivedHandle):
             except BaseException:
                 store.close()
                 for suffix in ("", "-wal", "-shm"):
-                    try:
-                        os.remove(os.fspath(path) + suffix)
-                    except OSError:
-                        pass
+                    with contextlib.suppress(OSError):
+                        os.remove(os.fsdecode(path) + suffix)
                 raise
         return store
 
     @classmethod
-    def open(cls, path: PathLike, model: Optional[Model] = None) -> "Store":
+    def open(cls, path: PathLike, model: Model | None = None) -> Store:
         """Opens an existing store read-only. With ``model``, which must be the store's version
         (IncompatibleVersionHashError naming the entities that differ otherwise); without, through
         the model the store keeps of itself in its model cache (``Z_MODELCACHE``: every store Core
@@ -154,8 +153,9 @@ class Store(LongLivedHandle):
         IncompatibleVersionHashError (not a Core Data store, or another version).
         Core Data counterpart: ``NSPersistentContainer`` with ``NSReadOnlyPersistentStoreOption``."""
         out = ctypes.c_void_p()
-        code = _lib.lib.cdm_store_open(c_path(path, "the store path"), model._ptr if model is not None else None,
-                                       ctypes.byref(out))
+        code = _lib.lib.cdm_store_open(
+            c_path(path, "the store path"), model._ptr if model is not None else None, ctypes.byref(out)
+        )
         store = cls(out.value, model)
         store._raise_if_failed(code)
         if model is None:
@@ -165,7 +165,7 @@ class Store(LongLivedHandle):
             store._side = Side("store", store.model)
         return store
 
-    def insert(self, entity: str, values: Optional[Dict[str, Any]] = None, **more: Any) -> Instance:
+    def insert(self, entity: str, values: dict[str, Any] | None = None, **more: Any) -> Instance:
         """Inserts an instance of ``entity`` and sets the given values (attributes, to-one
         relationships as Instances, to-many ones as lists of Instances)."""
         out = ctypes.c_void_p()
@@ -198,15 +198,22 @@ class Store(LongLivedHandle):
         failure in ``error.problems``)."""
         check(_lib.lib.cdm_store_validate(self._ptr))
 
-    def _query(self, entity: str, predicate: Optional[str], arguments: Iterable[Any], variables: Optional[Dict[str, Any]]):
-        items = [(None, i, value) for i, value in enumerate(arguments)]
+    def _query(self, entity: str, predicate: str | None, arguments: Iterable[Any], variables: dict[str, Any] | None):
+        items: list[tuple[str | None, int, Any]] = [(None, i, value) for i, value in enumerate(arguments)]
         items += [(name, -1, value) for name, value in (variables or {}).items()]
         array, count, keep = pack(items, "predicate argument")
         return c_text(entity, "the entity"), c_optional_text(predicate, "the predicate"), array, count, keep
 
-    def fetch(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-              variables: Optional[Dict[str, Any]] = None, sort: Optional[Iterable[SortSpec]] = None,
-              limit: Optional[int] = None, include_subentities: bool = True) -> List[Instance]:
+    def fetch(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        sort: Iterable[SortSpec] | None = None,
+        limit: int | None = None,
+        include_subentities: bool = True,
+    ) -> list[Instance]:
         """Instances of ``entity`` (and its subentities unless ``include_subentities=False``)
         matching an NSPredicate string, with ``arguments`` for its ``%@`` in order and
         ``variables`` for its ``$NAME``s; sorted by ``sort`` (``[("year", False), "title"]``, a
@@ -227,8 +234,18 @@ class Store(LongLivedHandle):
         descriptors, sort_count, sort_keep = sort_descriptors(sort)
         name, text, array, count, keep = self._query(entity, predicate, arguments, variables)
         out = ctypes.c_void_p()
-        code = _lib.lib.cdm_store_fetch(self._ptr, name, text, array, count, descriptors, sort_count,
-                                        0 if include_subentities else 1, limit or 0, ctypes.byref(out))
+        code = _lib.lib.cdm_store_fetch(
+            self._ptr,
+            name,
+            text,
+            array,
+            count,
+            descriptors,
+            sort_count,
+            0 if include_subentities else 1,
+            limit or 0,
+            ctypes.byref(out),
+        )
         del keep, sort_keep
         if code:
             error = last_error(code)
@@ -237,13 +254,20 @@ class Store(LongLivedHandle):
         check(_lib.lib.cdm_list_objects(out.value, ctypes.byref(objects), ctypes.byref(total)))
         return instances_from_array(objects, total.value, self._side)
 
-    def count(self, entity: str, predicate: Optional[str] = None, *arguments: Any,
-              variables: Optional[Dict[str, Any]] = None, include_subentities: bool = True) -> int:
+    def count(
+        self,
+        entity: str,
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: dict[str, Any] | None = None,
+        include_subentities: bool = True,
+    ) -> int:
         """How many instances ``fetch`` would give without a limit; the same errors."""
         name, text, array, count, keep = self._query(entity, predicate, arguments, variables)
         out = ctypes.c_size_t()
-        code = _lib.lib.cdm_store_count(self._ptr, name, text, array, count, 0 if include_subentities else 1,
-                                        ctypes.byref(out))
+        code = _lib.lib.cdm_store_count(
+            self._ptr, name, text, array, count, 0 if include_subentities else 1, ctypes.byref(out)
+        )
         del keep
         if code:
             error = last_error(code)

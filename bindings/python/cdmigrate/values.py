@@ -38,6 +38,7 @@ UNIX_TO_REFERENCE = 978_307_200.0
 class AttributeType(enum.IntEnum):
     """Core Data's NSAttributeType values (enum cdm_attribute_type). UNDEFINED, OBJECT_ID and
     COMPOSITE are only ever transient attributes: cdmigrate stores none of them."""
+
     UNDEFINED = 0
     INTEGER16 = 100
     INTEGER32 = 200
@@ -58,6 +59,7 @@ class AttributeType(enum.IntEnum):
 
 class ValueType(enum.IntEnum):
     """The kinds of values of expressions and host functions (enum cdm_value_type)."""
+
     NULL = 0
     BOOL = 1
     INTEGER = 2
@@ -93,7 +95,7 @@ class CoreDataDate(float):
         return REFERENCE_DATE + _dt.timedelta(seconds=float(self))
 
 
-def date_from_reference_seconds(seconds: float) -> "_dt.datetime | CoreDataDate":
+def date_from_reference_seconds(seconds: float) -> _dt.datetime | CoreDataDate:
     """The UTC datetime of a Core Data date (seconds since 2001-01-01), to the microsecond, or a
     ``CoreDataDate`` holding the seconds when ``datetime`` cannot hold the date (not finite, or
     outside years 1 to 9999)."""
@@ -103,7 +105,7 @@ def date_from_reference_seconds(seconds: float) -> "_dt.datetime | CoreDataDate"
         return CoreDataDate(seconds)
 
 
-def reference_seconds(value: "_dt.datetime | _dt.date | CoreDataDate") -> float:
+def reference_seconds(value: _dt.datetime | _dt.date | CoreDataDate) -> float:
     """Seconds since 2001-01-01 UTC of a datetime (naive ones are UTC), a date (at midnight UTC) or
     a ``CoreDataDate``."""
     if isinstance(value, CoreDataDate):

@@ -16,7 +16,7 @@ def _load():
         return sys.modules["check_abi"]
     spec = importlib.util.spec_from_file_location("check_abi", os.path.join(ROOT, "scripts", "check-abi.py"))
     module = importlib.util.module_from_spec(spec)
-    sys.modules["check_abi"] = module     # dataclasses look their module up
+    sys.modules["check_abi"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 

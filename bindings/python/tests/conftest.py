@@ -19,27 +19,35 @@ import cdmigrate  # noqa: E402
 
 # Every attribute type, a to-one and a to-many relationship, and a child entity.
 KITCHEN_V1 = {
-    "name": "Kitchen", "versionIdentifier": "v1",
+    "name": "Kitchen",
+    "versionIdentifier": "v1",
     "entities": [
-        {"name": "Item", "attributes": [
-            {"name": "i16", "type": "integer16", "optional": True},
-            {"name": "i32", "type": "integer32", "optional": True},
-            {"name": "i64", "type": "integer64", "optional": True},
-            {"name": "dec", "type": "decimal", "optional": True},
-            {"name": "dbl", "type": "double", "optional": True},
-            {"name": "flt", "type": "float", "optional": True},
-            {"name": "str", "type": "string", "optional": True},
-            {"name": "flag", "type": "boolean", "optional": True},
-            {"name": "when", "type": "date", "optional": True},
-            {"name": "blob", "type": "binary", "optional": True},
-            {"name": "ident", "type": "uuid", "optional": True},
-            {"name": "link", "type": "uri", "optional": True},
-            {"name": "thing", "type": "transformable", "optional": True}],
-         "relationships": [
-            {"name": "box", "destination": "Box", "inverse": "items", "toMany": False, "optional": True},
-         ]},
-        {"name": "Box", "attributes": [{"name": "label", "type": "string", "optional": True}],
-         "relationships": [{"name": "items", "destination": "Item", "inverse": "box", "toMany": True}]},
+        {
+            "name": "Item",
+            "attributes": [
+                {"name": "i16", "type": "integer16", "optional": True},
+                {"name": "i32", "type": "integer32", "optional": True},
+                {"name": "i64", "type": "integer64", "optional": True},
+                {"name": "dec", "type": "decimal", "optional": True},
+                {"name": "dbl", "type": "double", "optional": True},
+                {"name": "flt", "type": "float", "optional": True},
+                {"name": "str", "type": "string", "optional": True},
+                {"name": "flag", "type": "boolean", "optional": True},
+                {"name": "when", "type": "date", "optional": True},
+                {"name": "blob", "type": "binary", "optional": True},
+                {"name": "ident", "type": "uuid", "optional": True},
+                {"name": "link", "type": "uri", "optional": True},
+                {"name": "thing", "type": "transformable", "optional": True},
+            ],
+            "relationships": [
+                {"name": "box", "destination": "Box", "inverse": "items", "toMany": False, "optional": True},
+            ],
+        },
+        {
+            "name": "Box",
+            "attributes": [{"name": "label", "type": "string", "optional": True}],
+            "relationships": [{"name": "items", "destination": "Item", "inverse": "box", "toMany": True}],
+        },
     ],
 }
 
@@ -51,14 +59,36 @@ KITCHEN_V2["entities"][1]["attributes"].append({"name": "note", "type": "string"
 def copy_mapping(name="KitchenV1ToV2", item_policy=None, box_policy=None):
     """A mapping that copies everything (Item and Box), with optional policies."""
     item_attributes = [a["name"] for a in KITCHEN_V1["entities"][0]["attributes"]]
-    item = {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-            "attributeMappings": [{"name": a, "valueExpression": f"$source.{a}"} for a in item_attributes],
-            "relationshipMappings": [{"name": "box", "valueExpression":
-                                      'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "BoxToBox", $source.box)'}]}
-    box = {"name": "BoxToBox", "type": "transform", "sourceEntity": "Box", "destinationEntity": "Box", "predicate": "TRUEPREDICATE",
-           "attributeMappings": [{"name": "label", "valueExpression": "$source.label"}],
-           "relationshipMappings": [{"name": "items", "valueExpression":
-                                     'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "ItemToItem", $source.items)'}]}
+    item = {
+        "name": "ItemToItem",
+        "type": "transform",
+        "sourceEntity": "Item",
+        "destinationEntity": "Item",
+        "predicate": "TRUEPREDICATE",
+        "attributeMappings": [{"name": a, "valueExpression": f"$source.{a}"} for a in item_attributes],
+        "relationshipMappings": [
+            {
+                "name": "box",
+                "valueExpression": 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", '
+                '"BoxToBox", $source.box)',
+            }
+        ],
+    }
+    box = {
+        "name": "BoxToBox",
+        "type": "transform",
+        "sourceEntity": "Box",
+        "destinationEntity": "Box",
+        "predicate": "TRUEPREDICATE",
+        "attributeMappings": [{"name": "label", "valueExpression": "$source.label"}],
+        "relationshipMappings": [
+            {
+                "name": "items",
+                "valueExpression": 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", '
+                '"ItemToItem", $source.items)',
+            }
+        ],
+    }
     if item_policy:
         item["policy"] = item_policy
         item["type"] = "custom"
@@ -77,8 +107,17 @@ def kitchen_models():
     v2.close()
 
 
-ITEM_VALUES = dict(i16=-7, i32=123456, i64=2 ** 40, dbl=3.25, flt=1.5, str="héllo ✓", flag=True,
-                   blob=b"\x00\x01binary\xff", link="https://example.com/a")
+ITEM_VALUES = {
+    "i16": -7,
+    "i32": 123456,
+    "i64": 2**40,
+    "dbl": 3.25,
+    "flt": 1.5,
+    "str": "héllo ✓",
+    "flag": True,
+    "blob": b"\x00\x01binary\xff",
+    "link": "https://example.com/a",
+}
 
 
 @pytest.fixture
@@ -87,6 +126,7 @@ def kitchen_store(tmp_path, kitchen_models):
     import datetime as dt
     import decimal
     import uuid
+
     v1, _ = kitchen_models
     path = str(tmp_path / "kitchen.sqlite")
     with cdmigrate.Store.create(v1, path) as store:

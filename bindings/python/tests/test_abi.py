@@ -12,25 +12,37 @@ import os
 import subprocess
 
 import pytest
-
 from abi_checker import HEADERS, abi
-from cdmigrate import _lib
 from conftest import ROOT
 
+from cdmigrate import _lib
 
 # --- This repository -----------------------------------------------------------------------------
+
 
 def test_every_declared_function_has_a_swift_function_of_the_same_signature():
     header = abi.parse_header(HEADERS)
     assert len(header.functions) > 200
-    assert abi.check_swift(header, abi.parse_swift(os.path.join(ROOT, "Sources", "CDMigrateCAPI"),
-                                                   os.path.join(ROOT, "Sources", "CDMigrateCommandLine"))) == []
+    assert (
+        abi.check_swift(
+            header,
+            abi.parse_swift(
+                os.path.join(ROOT, "Sources", "CDMigrateCAPI"), os.path.join(ROOT, "Sources", "CDMigrateCommandLine")
+            ),
+        )
+        == []
+    )
 
 
 def test_the_bindings_prototypes_and_structures_agree_with_the_header():
     header = abi.parse_header(HEADERS)
-    errors = abi.check_python(header, _lib, os.path.join(ROOT, "bindings", "python", "cdmigrate"),
-                              abi.read_unbound(os.path.join(ROOT, "scripts", "check-abi-unbound.txt")), abi.layouts(header))
+    errors = abi.check_python(
+        header,
+        _lib,
+        os.path.join(ROOT, "bindings", "python", "cdmigrate"),
+        abi.read_unbound(os.path.join(ROOT, "scripts", "check-abi-unbound.txt")),
+        abi.layouts(header),
+    )
     assert errors == []
 
 
@@ -45,27 +57,40 @@ def test_the_header_reads_as_c_declares_it():
     header = abi.parse_header(HEADERS)
     migration_new = header.functions["cdm_migration_new"]
     assert [p.text for p in migration_new.params] == [
-        "const cdm_model *source", "const cdm_model *destination", "cdm_mapping *const *mappings", "size_t count",
-        "cdm_migration **out"]
+        "const cdm_model *source",
+        "const cdm_model *destination",
+        "cdm_mapping *const *mappings",
+        "size_t count",
+        "cdm_migration **out",
+    ]
     mappings = migration_new.params[2].type
     assert mappings == abi.Ptr(abi.Ptr(abi.Struct("cdm_mapping"), False), True)
     assert header.functions["cdm_object_get_uuid"].params[2].type == abi.Ptr(abi.Scalar("u8"), False, 16)
     hook = header.structs["cdm_policy"].fields[0].type
-    assert hook == abi.Ptr(abi.Fn(abi.Scalar("i32"), (abi.Ptr(abi.Struct("cdm_context"), False),
-                                                     abi.Ptr(abi.Scalar("void"), False))), False)
-    assert "cdm_field_text" not in header.functions         # a static inline helper is no part of the ABI
+    assert hook == abi.Ptr(
+        abi.Fn(abi.Scalar("i32"), (abi.Ptr(abi.Struct("cdm_context"), False), abi.Ptr(abi.Scalar("void"), False))),
+        False,
+    )
+    assert "cdm_field_text" not in header.functions  # a static inline helper is no part of the ABI
     assert header.enums["cdm_result"]["CDM_MIGRATION_CANCELLED"] == 134120
     assert header.is_opaque("cdm_model") and not header.is_opaque("cdm_field")
 
 
 def test_scalars_of_every_width_read_as_c_declares_them(tmp_path):
     path = tmp_path / "widths.h"
-    path.write_text("#include <stdint.h>\n#include <stddef.h>\n"
-                    "int f(unsigned x, unsigned int y, const unsigned char *z, uint64_t w, float v, size_t n);\n")
+    path.write_text(
+        "#include <stdint.h>\n#include <stddef.h>\n"
+        "int f(unsigned x, unsigned int y, const unsigned char *z, uint64_t w, float v, size_t n);\n"
+    )
     params = abi.parse_header([str(path)]).functions["f"].params
     assert [(p.text, str(p.type)) for p in params] == [
-        ("unsigned x", "uint32_t"), ("unsigned int y", "uint32_t"), ("const unsigned char *z", "const unsigned char *"),
-        ("uint64_t w", "uint64_t"), ("float v", "float"), ("size_t n", "size_t")]
+        ("unsigned x", "uint32_t"),
+        ("unsigned int y", "uint32_t"),
+        ("const unsigned char *z", "const unsigned char *"),
+        ("uint64_t w", "uint64_t"),
+        ("float v", "float"),
+        ("size_t n", "size_t"),
+    ]
 
 
 # --- A trio of its own ----------------------------------------------------------------------------
@@ -155,9 +180,9 @@ def _check(tmp_path, header=MINI_H, swift=MINI_SWIFT, python=MINI_PY, unbound=MI
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     parsed = abi.parse_header([str(folder / "mini.h")])
-    return (abi.check_swift(parsed, abi.parse_swift(str(folder / "swift")))
-            + abi.check_python(parsed, module, str(folder / "binding"), abi.read_unbound(str(folder / "unbound.txt")),
-                               abi.layouts(parsed)))
+    return abi.check_swift(parsed, abi.parse_swift(str(folder / "swift"))) + abi.check_python(
+        parsed, module, str(folder / "binding"), abi.read_unbound(str(folder / "unbound.txt")), abi.layouts(parsed)
+    )
 
 
 def _one(errors, *fragments):
@@ -187,14 +212,23 @@ def test_a_swift_pointer_that_is_not_optional_is_named(tmp_path):
 
 
 def test_a_swift_pointer_of_other_constness_is_named(tmp_path):
-    errors = _check(tmp_path, swift=MINI_SWIFT.replace("UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?",
-                                                       "UnsafeMutablePointer<UnsafeMutablePointer<UnsafePointer<CChar>?>?>?"))
+    errors = _check(
+        tmp_path,
+        swift=MINI_SWIFT.replace(
+            "UnsafeMutablePointer<UnsafePointer<UnsafePointer<CChar>?>?>?",
+            "UnsafeMutablePointer<UnsafeMutablePointer<UnsafePointer<CChar>?>?>?",
+        ),
+    )
     _one(errors, "mini_names", "parameter 2", "is const", "is not const")
 
 
 def test_a_swift_callback_of_another_signature_is_named(tmp_path):
-    errors = _check(tmp_path, swift=MINI_SWIFT.replace("(OpaquePointer?, UnsafeMutableRawPointer?) -> Int32",
-                                                       "(OpaquePointer?, Int32) -> Int32"))
+    errors = _check(
+        tmp_path,
+        swift=MINI_SWIFT.replace(
+            "(OpaquePointer?, UnsafeMutableRawPointer?) -> Int32", "(OpaquePointer?, Int32) -> Int32"
+        ),
+    )
     _one(errors, "mini_each", "parameter 3", "function pointer parameter 2")
 
 
@@ -204,19 +238,27 @@ def test_a_swift_function_the_header_lacks_is_named(tmp_path):
 
 
 def test_a_header_function_swift_lacks_is_named(tmp_path):
-    errors = _check(tmp_path, header=MINI_H + "int mini_close(mini_handle *handle);\n",
-                    unbound=MINI_UNBOUND + "mini_close  test\n")
-    _one(errors, "mini_close", "no @_cdecl(\"mini_close\")")
+    errors = _check(
+        tmp_path, header=MINI_H + "int mini_close(mini_handle *handle);\n", unbound=MINI_UNBOUND + "mini_close  test\n"
+    )
+    _one(errors, "mini_close", 'no @_cdecl("mini_close")')
 
 
 def test_a_swift_mirror_with_fields_in_another_order_is_named(tmp_path):
-    errors = _check(tmp_path, swift=MINI_SWIFT.replace("    var count: Int32\n    var total: Int64\n",
-                                                       "    var total: Int64\n    var count: Int32\n"))
+    errors = _check(
+        tmp_path,
+        swift=MINI_SWIFT.replace(
+            "    var count: Int32\n    var total: Int64\n", "    var total: Int64\n    var count: Int32\n"
+        ),
+    )
     _one(errors, "struct mini_info", "MiniInfo", "fields")
 
 
 def test_a_python_argument_of_another_width_is_named(tmp_path):
-    errors = _check(tmp_path, python=MINI_PY.replace("[c_void_p, c_size_t, POINTER(mini_info)]", "[c_void_p, c_int, POINTER(mini_info)]"))
+    errors = _check(
+        tmp_path,
+        python=MINI_PY.replace("[c_void_p, c_size_t, POINTER(mini_info)]", "[c_void_p, c_int, POINTER(mini_info)]"),
+    )
     _one(errors, "_lib.py: mini_info_at: parameter 2 (size_t i)", "C size_t is not c_int")
 
 
@@ -231,7 +273,9 @@ def test_a_python_pointer_one_level_short_is_named(tmp_path):
 
 
 def test_a_python_callback_of_another_signature_is_named(tmp_path):
-    errors = _check(tmp_path, python=MINI_PY.replace("CFUNCTYPE(c_int, c_void_p, c_void_p)", "CFUNCTYPE(c_int, c_void_p)"))
+    errors = _check(
+        tmp_path, python=MINI_PY.replace("CFUNCTYPE(c_int, c_void_p, c_void_p)", "CFUNCTYPE(c_int, c_void_p)")
+    )
     _one(errors, "_lib.py: mini_each: parameter 3", "2 parameters in C, 1 in its CFUNCTYPE")
 
 
@@ -242,9 +286,14 @@ def test_a_python_structure_field_of_another_width_is_named(tmp_path):
 
 def test_a_python_structure_laid_out_otherwise_is_named_with_its_size_and_offsets(tmp_path):
     # The same fields, packed: only the compiled C program's sizeof and offsetof can tell.
-    errors = _check(tmp_path, python=MINI_PY.replace("class mini_info(Structure):\n", "class mini_info(Structure):\n    _pack_ = 1\n"))
-    assert sorted(errors) == ["_lib.py: Structure mini_info: ctypes size 20, C sizeof 24",
-                              "_lib.py: Structure mini_info: field total at offset 12, C offsetof 16"]
+    errors = _check(
+        tmp_path,
+        python=MINI_PY.replace("class mini_info(Structure):\n", "class mini_info(Structure):\n    _pack_ = 1\n"),
+    )
+    assert sorted(errors) == [
+        "_lib.py: Structure mini_info: ctypes size 20, C sizeof 24",
+        "_lib.py: Structure mini_info: field total at offset 12, C offsetof 16",
+    ]
 
 
 def test_a_header_struct_change_is_named_in_swift_and_python(tmp_path):
@@ -275,8 +324,10 @@ def test_a_call_of_an_undeclared_function_is_named(tmp_path):
 
 def test_the_result_codes_of_swift_and_python_agree_with_the_header():
     header = abi.parse_header(HEADERS)
-    codes = [os.path.join(ROOT, "Sources", "CDMigrate", "Core", "MigrationError.swift"),
-             os.path.join(ROOT, "Sources", "CDMigrateCAPI", "CAPIError.swift")]
+    codes = [
+        os.path.join(ROOT, "Sources", "CDMigrate", "Core", "MigrationError.swift"),
+        os.path.join(ROOT, "Sources", "CDMigrateCAPI", "CAPIError.swift"),
+    ]
     assert abi.check_swift_codes(header, codes) == []
     assert abi.check_python_constants(header, os.path.join(ROOT, "bindings", "python", "cdmigrate")) == []
 
@@ -286,11 +337,15 @@ def test_a_result_code_of_another_value_is_named_in_swift_and_python(tmp_path):
     header_path.write_text("enum mini_result { MINI_OK = 0, MINI_NOT_FOUND = 7, MINI_GONE = 8 };\n")
     header = abi.parse_header([str(header_path)])
     swift = tmp_path / "Codes.swift"
-    swift.write_text("extension MigrationError.Code {\n    static let notFound = MigrationError.Code(rawValue: 7)\n"
-                     "    static let gone = Code(rawValue: 8)\n}\n")
+    swift.write_text(
+        "extension MigrationError.Code {\n    static let notFound = MigrationError.Code(rawValue: 7)\n"
+        "    static let gone = Code(rawValue: 8)\n}\n"
+    )
     assert abi.check_swift_codes(header, [str(swift)], "mini_result") == []
     swift.write_text(swift.read_text().replace("rawValue: 8", "rawValue: 9"))
-    assert abi.check_swift_codes(header, [str(swift)], "mini_result") == ["enum mini_result: MINI_GONE is 8, Swift's Code.gone 9"]
+    assert abi.check_swift_codes(header, [str(swift)], "mini_result") == [
+        "enum mini_result: MINI_GONE is 8, Swift's Code.gone 9"
+    ]
     swift.write_text("extension MigrationError.Code {\n    static let gone = Code(rawValue: 8)\n}\n")
     _one(abi.check_swift_codes(header, [str(swift)], "mini_result"), "MINI_NOT_FOUND has no Swift MigrationError.Code")
     package = tmp_path / "package"
@@ -298,7 +353,9 @@ def test_a_result_code_of_another_value_is_named_in_swift_and_python(tmp_path):
     (package / "errors.py").write_text("OK = 0\nNOT_FOUND = 7\nGONE = 8\nOTHER = 9\n")
     assert abi.check_python_constants(header, str(package)) == []
     (package / "errors.py").write_text("OK = 0\nNOT_FOUND = 6\n")
-    assert abi.check_python_constants(header, str(package)) == ["errors.py:2: NOT_FOUND = 6, but the header's MINI_NOT_FOUND is 7"]
+    assert abi.check_python_constants(header, str(package)) == [
+        "errors.py:2: NOT_FOUND = 6, but the header's MINI_NOT_FOUND is 7"
+    ]
 
 
 def test_python_enums_and_commented_tuples_are_held_to_the_header_enum_they_name(tmp_path):
@@ -310,11 +367,14 @@ def test_python_enums_and_commented_tuples_are_held_to_the_header_enum_they_name
     enum_class = 'import enum\n\n\nclass Kind(enum.IntEnum):\n    """Kinds (enum mini_kind)."""\n    A = 1\n    B = 2\n'
     (package / "kinds.py").write_text(enum_class + "_A, _B = 1, 2  # enum mini_kind\n")
     assert abi.check_python_constants(header, str(package)) == []
-    (package / "kinds.py").write_text(enum_class.replace("B = 2", "B = 3\n    C = 4") + "_A, _B = 2, 2  # enum mini_kind\n")
+    (package / "kinds.py").write_text(
+        enum_class.replace("B = 2", "B = 3\n    C = 4") + "_A, _B = 2, 2  # enum mini_kind\n"
+    )
     assert abi.check_python_constants(header, str(package)) == [
         "kinds.py:7: Kind.B = 3, but the header's MINI_KIND_B is 2",
         "kinds.py:8: Kind.C = 4 is no constant of enum mini_kind",
-        "kinds.py:9: _A = 2, but the header's MINI_KIND_A is 1"]
+        "kinds.py:9: _A = 2, but the header's MINI_KIND_A is 1",
+    ]
     (package / "kinds.py").write_text(enum_class.replace("    B = 2\n", ""))
     assert abi.check_python_constants(header, str(package)) == ["kinds.py:4: Kind lacks B (MINI_KIND_B = 2)"]
 
@@ -323,41 +383,63 @@ def _shared_library(tmp_path, name: str, source: str, symbols: str) -> str:
     """A small shared library with the SONAME libmini.so.0 and the version node MINI_0 (each under
     a file name of its own: the dynamic loader keeps a library once loaded)."""
     (tmp_path / "lib.c").write_text(source)
-    (tmp_path / "lib.map").write_text("MINI_0 { global: %s; local: *; };\n" % symbols)
+    (tmp_path / "lib.map").write_text(f"MINI_0 {{ global: {symbols}; local: *; }};\n")
     library = str(tmp_path / name)
-    subprocess.run(["cc", "-shared", "-fPIC", "-o", library, str(tmp_path / "lib.c"), "-Wl,-soname,libmini.so.0",
-                    "-Wl,--version-script=" + str(tmp_path / "lib.map")], check=True)
+    subprocess.run(
+        [
+            "cc",
+            "-shared",
+            "-fPIC",
+            "-o",
+            library,
+            str(tmp_path / "lib.c"),
+            "-Wl,-soname,libmini.so.0",
+            "-Wl,--version-script=" + str(tmp_path / "lib.map"),
+        ],
+        check=True,
+    )
     return library
 
 
 def test_the_library_check_names_a_wrong_soname_stray_exports_missing_functions_and_struct_sizes(tmp_path):
     header_path = tmp_path / "mini.h"
-    header_path.write_text("#include <stddef.h>\ntypedef struct cdm_pair { int a; double b; } cdm_pair;\n"
-                           "typedef struct cdm_one_int { int a; } cdm_one_int;\n"
-                           "int cdm_one(void);\nint cdm_two(void);\nsize_t cdm_internal_struct_size(const char *name);\n")
+    header_path.write_text(
+        "#include <stddef.h>\ntypedef struct cdm_pair { int a; double b; } cdm_pair;\n"
+        "typedef struct cdm_one_int { int a; } cdm_one_int;\n"
+        "int cdm_one(void);\nint cdm_two(void);\nsize_t cdm_internal_struct_size(const char *name);\n"
+    )
     header = abi.parse_header([str(header_path)])
-    good = ("#include <string.h>\nint cdm_one(void) { return 1; }\nint cdm_two(void) { return 2; }\n"
-            "size_t cdm_internal_struct_size(const char *name) {\n"
-            "    return strcmp(name, \"cdm_pair\") == 0 ? 16 : strcmp(name, \"cdm_one_int\") == 0 ? 4 : 0;\n}\n")
+    good = (
+        "#include <string.h>\nint cdm_one(void) { return 1; }\nint cdm_two(void) { return 2; }\n"
+        "size_t cdm_internal_struct_size(const char *name) {\n"
+        '    return strcmp(name, "cdm_pair") == 0 ? 16 : strcmp(name, "cdm_one_int") == 0 ? 4 : 0;\n}\n'
+    )
     library = _shared_library(tmp_path, "libgood.so", good, "cdm_*")
     assert abi.check_library(header, library, "libmini.so.0", "MINI_0", abi.layouts(header)) == []
-    broken = good.replace("int cdm_two(void) { return 2; }", "int helper(void) { return 2; }").replace("? 16", "? 12") \
+    broken = (
+        good.replace("int cdm_two(void) { return 2; }", "int helper(void) { return 2; }")
+        .replace("? 16", "? 12")
         .replace("? 4 : 0", "? 0 : 0")
+    )
     library = _shared_library(tmp_path, "libbroken.so", broken, "cdm_*; helper")
     errors = abi.check_library(header, library, "libmini.so.1", "MINI_0", abi.layouts(header))
-    assert errors == [f"{library} has SONAME 'libmini.so.0', not 'libmini.so.1'",
-                      f"{library} exports 'helper', which is not cdm_*",
-                      "declared but not exported: cdm_two",
-                      "exported but declared in no header: helper",
-                      'cdm_internal_struct_size("cdm_pair") is 12 (the Swift mirror\'s stride), C sizeof 16',
-                      'cdm_internal_struct_size does not know "cdm_one_int": add its Swift mirror to the switch '
-                      '(Sources/CDMigrateCAPI/StructLayout.swift)']
+    assert errors == [
+        f"{library} has SONAME 'libmini.so.0', not 'libmini.so.1'",
+        f"{library} exports 'helper', which is not cdm_*",
+        "declared but not exported: cdm_two",
+        "exported but declared in no header: helper",
+        'cdm_internal_struct_size("cdm_pair") is 12 (the Swift mirror\'s stride), C sizeof 16',
+        'cdm_internal_struct_size does not know "cdm_one_int": add its Swift mirror to the switch '
+        "(Sources/CDMigrateCAPI/StructLayout.swift)",
+    ]
 
 
 def test_ctypes_signatures_follow_the_header():
     header = abi.parse_header(HEADERS)
     assert abi.ctypes_signature(header, "cdm_object_set_text") == (
-        ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t])
+        ctypes.c_int,
+        [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t],
+    )
     assert abi.ctypes_signature(header, "cdm_error_primary_key") == (ctypes.c_int64, [ctypes.c_void_p])
 
 

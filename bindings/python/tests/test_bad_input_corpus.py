@@ -12,12 +12,12 @@ import sqlite3
 from ctypes import c_char_p, c_int, c_size_t, c_void_p
 
 import pytest
+from abi_checker import HEADERS, abi
+from conftest import ROOT
 
 import cdmigrate
-from abi_checker import HEADERS, abi
 from cdmigrate import errors
 from cdmigrate._text import c_text
-from conftest import ROOT
 
 CORPUS_PATH = os.path.join(ROOT, "Tests", "BadInput", "corpus.json")
 with open(CORPUS_PATH, encoding="utf-8") as _file:
@@ -55,8 +55,14 @@ class Fixtures:
         self.callback_results = None
 
     def handle(self, kind: str):
-        return {"null": None, "model": self.model._ptr, "mapping": self.mapping._ptr, "migration": self.migration._ptr,
-                "store": self.store._ptr, "object": self.note._h}[kind]
+        return {
+            "null": None,
+            "model": self.model._ptr,
+            "mapping": self.mapping._ptr,
+            "migration": self.migration._ptr,
+            "store": self.store._ptr,
+            "object": self.note._h,
+        }[kind]
 
     def run_callback_cases(self):
         """Runs the cases that need a callback in one migration, inside the Probe policy."""
@@ -73,7 +79,7 @@ class Fixtures:
                             else:
                                 manager.fetch_source(case["entity"], case["predicate"])
                             results[case["name"]] = None
-                        except Exception as error:  # noqa: BLE001 - what each case gives is the point
+                        except Exception as error:
                             results[case["name"]] = error
                 manager.default_create_destination_instances(source)
 
@@ -103,18 +109,28 @@ def _raw(case, fixtures):
         code = {
             "attribute_index": lambda: RAW.cdm_model_attribute_index(model, entity, prop, _out(c_int)),
             "attribute_type": lambda: RAW.cdm_model_attribute_type(model, entity, prop, _out(c_int)),
-            "relationship_info": lambda: RAW.cdm_model_relationship_info(model, entity, prop, _out(cdmigrate._lib.cdm_relationship_info)),
+            "relationship_info": lambda: RAW.cdm_model_relationship_info(
+                model, entity, prop, _out(cdmigrate._lib.cdm_relationship_info)
+            ),
             "entity_name": lambda: RAW.cdm_model_entity_at(model, index, _out(c_char_p)),
-            "attribute_at": lambda: RAW.cdm_model_attribute_at(model, entity, index, _out(cdmigrate._lib.cdm_attribute_info)),
+            "attribute_at": lambda: RAW.cdm_model_attribute_at(
+                model, entity, index, _out(cdmigrate._lib.cdm_attribute_info)
+            ),
             "attribute_count": lambda: RAW.cdm_model_attribute_count(model, entity, _out(c_size_t)),
         }[f]()
     elif op == "store_call":
         note, f = fixtures.note._h, case["function"]
         code = {
-            "insert": lambda: RAW.cdm_store_insert(fixtures.store._ptr, c_text(case.get("entity", ""), "the entity"), _out()),
-            "set_text": lambda: RAW.cdm_object_set_text(note, c_text(case["key"], "the key"), c_text(case["text"], "the text"), -1),
+            "insert": lambda: RAW.cdm_store_insert(
+                fixtures.store._ptr, c_text(case.get("entity", ""), "the entity"), _out()
+            ),
+            "set_text": lambda: RAW.cdm_object_set_text(
+                note, c_text(case["key"], "the key"), c_text(case["text"], "the text"), -1
+            ),
             "set_int64": lambda: RAW.cdm_object_set_int64(note, c_text(case["key"], "the key"), case["value"]),
-            "get_text": lambda: RAW.cdm_object_get_text(note, c_text(case["key"], "the key"), _out(), _out(c_size_t), None),
+            "get_text": lambda: RAW.cdm_object_get_text(
+                note, c_text(case["key"], "the key"), _out(), _out(c_size_t), None
+            ),
         }[f]()
     elif op == "handle":
         h, f = fixtures.handle(case["handle"]), case["function"]
@@ -179,7 +195,11 @@ def _through_the_binding(case, fixtures):
                     source = os.path.join(fixtures.directory, case["source"]) if "source" in case else fixtures.source
                     destination = os.path.join(fixtures.directory, f"run-{CASES.index(case)}.sqlite")
                     if "source_sql" in case:
-                        source = _make_source(fixtures.source, os.path.join(fixtures.directory, f"source-{CASES.index(case)}.sqlite"), case["source_sql"])
+                        source = _make_source(
+                            fixtures.source,
+                            os.path.join(fixtures.directory, f"source-{CASES.index(case)}.sqlite"),
+                            case["source_sql"],
+                        )
                     succeeded = False
                     try:
                         migration.run(source, destination)
@@ -205,8 +225,9 @@ def _through_the_binding(case, fixtures):
             elif call == "store_metadata":
                 cdmigrate.StoreMetadata.read(fifo).close()
             elif call == "run":
-                with cdmigrate.MappingModel.from_json(case["mapping"]) as mapping, \
-                        cdmigrate.Migration(fixtures.model, fixtures.model, [mapping]) as migration:
+                with cdmigrate.MappingModel.from_json(case["mapping"]) as mapping, cdmigrate.Migration(
+                    fixtures.model, fixtures.model, [mapping]
+                ) as migration:
                     try:
                         migration.run(fifo, fifo + ".sqlite")
                     finally:
@@ -236,7 +257,7 @@ def test_bad_input(case, fixtures):
         assert not isinstance(raised.value, cdmigrate.MigrationError), "refused by the binding, before C"
         assert expected["message"] in str(raised.value)
         return
-    code = getattr(errors, expected["code"][len("CDM_"):])
+    code = getattr(errors, expected["code"][len("CDM_") :])
     if code == errors.OK:
         _through_the_binding(case, fixtures)
         return
@@ -249,4 +270,12 @@ def test_bad_input(case, fixtures):
 def test_the_corpus_is_large_and_names_are_unique():
     assert len(CASES) >= 60
     assert len({c["name"] for c in CASES}) == len(CASES)
-    assert {c["op"] for c in CASES} >= {"model_json", "mapping_json", "migration", "evaluate", "fetch", "handle", "null_out"}
+    assert {c["op"] for c in CASES} >= {
+        "model_json",
+        "mapping_json",
+        "migration",
+        "evaluate",
+        "fetch",
+        "handle",
+        "null_out",
+    }

@@ -8,9 +8,9 @@ import os
 import pathlib
 
 import pytest
+from conftest import KITCHEN_V1, copy_mapping
 
 import cdmigrate
-from conftest import KITCHEN_V1, copy_mapping
 
 
 class Where(os.PathLike):

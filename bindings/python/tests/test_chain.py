@@ -12,12 +12,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import EXAMPLES, ROOT
 
 import cdmigrate
-from cdmigrate._lib import lib as _lib_, take_string
+from cdmigrate._lib import lib as _lib_
+from cdmigrate._lib import take_string
 from cdmigrate.errors import check
-
-from conftest import EXAMPLES, ROOT
 
 RENAMES = os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames")
 RENAMES_MODELS = os.path.join(RENAMES, "Model.xcdatamodeld")
@@ -41,7 +41,11 @@ def test_plan_names_every_inferred_step_from_the_stores_version(tmp_path):
     plan = cdmigrate.ModelSet(RENAMES_MODELS).plan(store)
     assert plan.store_version == "v1.1.0"
     assert plan.target_version == plan.current_version == "v2.0.0"
-    assert [(s.source_version, s.destination_version) for s in plan.steps] == [("v1.1.0", "v1.1.2"), ("v1.1.2", "v1.2.0"), ("v1.2.0", "v2.0.0")]
+    assert [(s.source_version, s.destination_version) for s in plan.steps] == [
+        ("v1.1.0", "v1.1.2"),
+        ("v1.1.2", "v1.2.0"),
+        ("v1.2.0", "v2.0.0"),
+    ]
     assert all(s.inferred and s.mapping_models == ["inferred"] for s in plan.steps)
     short = cdmigrate.ModelSet(RENAMES_MODELS).plan(store, to_version="v1.1.2")
     assert len(short.steps) == 1
@@ -49,14 +53,16 @@ def test_plan_names_every_inferred_step_from_the_stores_version(tmp_path):
 
 def test_migrate_store_reaches_the_current_version_and_leaves_only_the_result(tmp_path):
     store = copy_store(tmp_path, "1.0.0")
-    before = open(store, "rb").read()
+    with open(store, "rb") as file:
+        before = file.read()
     destination = str(tmp_path / "current.sqlite")
     report = cdmigrate.migrate_store(store, RENAMES_MODELS, to=destination)
     assert report.store_version == "v1.0.0" and len(report.steps) == 4
     assert all(step.inferred for step in report.steps)
     assert report.steps[-1].destination_counts == {"BasicEntity": 1}
     assert sorted(os.listdir(tmp_path)) == ["current.sqlite", "store-1.0.0"]
-    assert open(store, "rb").read() == before
+    with open(store, "rb") as file:
+        assert file.read() == before
     with sqlite3.connect(destination) as db:
         assert db.execute("SELECT ZV2_0_0_NAME FROM ZBASICENTITY").fetchall() == [("A Known Value",)]
 
@@ -106,8 +112,12 @@ def test_the_library_and_the_command_line_give_the_plan_in_one_json_form(tmp_pat
         store.save()
     plan = cdmigrate.ModelSet(UNCLOUDNOTES).plan(db)
     assert plan.steps[0].entity_mappings[:2] == ["AttachmentToAttachment", "NoteToNote"]
-    done = subprocess.run([sys.executable, "-m", "cdmigrate", "plan", db, "--models", UNCLOUDNOTES, "--json"],
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "cdmigrate", "plan", db, "--models", UNCLOUDNOTES, "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     printed = json.loads(done.stdout)
     assert printed.pop("ok") is True
     ctypes_text = ctypes.c_void_p()
@@ -124,7 +134,9 @@ def test_arguments_are_checked():
 
 # -- chains with policies ---------------------------------------------------------------------
 
-SWIFT_RUNNER = os.environ.get("CDMIGRATE_EXAMPLES_RUNNER") or os.path.join(ROOT, ".build", "debug", "cdmigrate-examples")
+SWIFT_RUNNER = os.environ.get("CDMIGRATE_EXAMPLES_RUNNER") or os.path.join(
+    ROOT, ".build", "debug", "cdmigrate-examples"
+)
 
 
 def rows(path: str) -> dict:
@@ -133,8 +145,11 @@ def rows(path: str) -> dict:
     try:
         result = {}
         for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
-            columns = [c[1] for c in db.execute(f'PRAGMA table_info("{table}")')
-                       if c[1] != "Z_OPT" and not (table == "Z_METADATA" and c[1] in ("Z_UUID", "Z_PLIST"))]
+            columns = [
+                c[1]
+                for c in db.execute(f'PRAGMA table_info("{table}")')
+                if c[1] != "Z_OPT" and not (table == "Z_METADATA" and c[1] in ("Z_UUID", "Z_PLIST"))
+            ]
             select = ", ".join(f'"{c}"' for c in columns)
             result[table] = sorted(db.execute(f'SELECT {select} FROM "{table}"').fetchall(), key=repr)
         return result
@@ -147,8 +162,13 @@ def swift_rows(source: str, destination: str):
     if not os.access(SWIFT_RUNNER, os.X_OK):
         return None
     import subprocess
-    done = subprocess.run([SWIFT_RUNNER, "--scenario", "4", "--source", source, "--destination", destination],
-                          capture_output=True, text=True, timeout=120)
+
+    done = subprocess.run(
+        [SWIFT_RUNNER, "--scenario", "4", "--source", source, "--destination", destination],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return rows(destination)
 
@@ -156,12 +176,16 @@ def swift_rows(source: str, destination: str):
 @pytest.mark.parametrize("version", [1, 2, 3])
 def test_stores_at_v1_v2_v3_reach_v4_in_one_call_with_the_python_policy(tmp_path, version):
     from reference_migrations import uncloudnotes
+
     source = str(tmp_path / f"v{version}.sqlite")
     uncloudnotes.generate_source(version, source, count=40)
     destination = str(tmp_path / "chain.sqlite")
     report = cdmigrate.migrate_store(source, UNCLOUDNOTES, to=destination, policies=uncloudnotes.POLICIES)
     # Nothing but the result is left (no intermediate store).
-    assert sorted(n for n in os.listdir(tmp_path) if not n.endswith(("-wal", "-shm"))) == ["chain.sqlite", f"v{version}.sqlite"]
+    assert sorted(n for n in os.listdir(tmp_path) if not n.endswith(("-wal", "-shm"))) == [
+        "chain.sqlite",
+        f"v{version}.sqlite",
+    ]
     assert report.store_version == f"UnCloudNotes_v{version}" and report.target_version == "UnCloudNotes_v4"
     assert [s.source_version for s in report.steps] == [f"UnCloudNotes_v{v}" for v in range(version, 4)]
     result = rows(destination)
@@ -176,13 +200,16 @@ def test_stores_at_v1_v2_v3_reach_v4_in_one_call_with_the_python_policy(tmp_path
 
 def test_a_chain_registers_a_module_once_for_every_run_and_step(tmp_path):
     from reference_migrations import uncloudnotes
+
     fractions, calls = [], []
 
     def note(name):
         calls.append(name)
         return name
 
-    with cdmigrate.MigrationChain(UNCLOUDNOTES, policies=uncloudnotes, progress=lambda p: fractions.append(p.fraction)) as chain:
+    with cdmigrate.MigrationChain(
+        UNCLOUDNOTES, policies=uncloudnotes, progress=lambda p: fractions.append(p.fraction)
+    ) as chain:
         assert isinstance(chain, cdmigrate.Migration)
         for version in (1, 3):
             source = str(tmp_path / f"v{version}.sqlite")
@@ -211,17 +238,27 @@ def test_a_policy_exception_in_a_later_step_comes_back_and_leaves_nothing(tmp_pa
     uncloudnotes.generate_source(1, source, count=5)
     uncloudnotes.generate_source(2, str(tmp_path / "v2.sqlite"), count=20)
     with pytest.raises(LookupError, match="no image today"):
-        cdmigrate.migrate_store(str(tmp_path / "v2.sqlite"), UNCLOUDNOTES, to=str(tmp_path / "out.sqlite"),
-                                policies={"AttachmentToImageAttachmentMigrationPolicyV3toV4": Broken})
+        cdmigrate.migrate_store(
+            str(tmp_path / "v2.sqlite"),
+            UNCLOUDNOTES,
+            to=str(tmp_path / "out.sqlite"),
+            policies={"AttachmentToImageAttachmentMigrationPolicyV3toV4": Broken},
+        )
     assert sorted(os.listdir(tmp_path)) == ["v1.sqlite", "v2.sqlite"]
     # A chain to v3 does not need the policy; an unknown target is refused when the chain is made.
-    assert cdmigrate.migrate_store(source, UNCLOUDNOTES, to=str(tmp_path / "v3.sqlite"), to_version="UnCloudNotes_v3").target_version == "UnCloudNotes_v3"
+    assert (
+        cdmigrate.migrate_store(
+            source, UNCLOUDNOTES, to=str(tmp_path / "v3.sqlite"), to_version="UnCloudNotes_v3"
+        ).target_version
+        == "UnCloudNotes_v3"
+    )
     with pytest.raises(cdmigrate.InvalidArgumentError, match="UnCloudNotes_v9"):
         cdmigrate.MigrationChain(UNCLOUDNOTES, "UnCloudNotes_v9")
 
 
 def _item_model(version: str, attributes: str) -> str:
-    return '{"name": "M", "versionIdentifier": "%s", "entities": [{"name": "Item", "attributes": [%s]}]}' % (version, attributes)
+    entities = f'[{{"name": "Item", "attributes": [{attributes}]}}]'
+    return f'{{"name": "M", "versionIdentifier": "{version}", "entities": {entities}}}'
 
 
 def test_a_plan_offers_core_datas_direct_step_and_takes_it_where_a_step_cannot_be_inferred(tmp_path):
@@ -236,7 +273,7 @@ def test_a_plan_offers_core_datas_direct_step_and_takes_it_where_a_step_cannot_b
     folder = tmp_path / "models"
     folder.mkdir()
     for version, kind in (("v1", "string"), ("v2", "date"), ("v3", "string")):
-        (folder / f"{version}.model.json").write_text(_item_model(version, '{"name": "n", "type": "%s"}' % kind))
+        (folder / f"{version}.model.json").write_text(_item_model(version, f'{{"name": "n", "type": "{kind}"}}'))
     store = str(tmp_path / "items.sqlite")
     with cdmigrate.Store.create(cdmigrate.Model.from_json((folder / "v1.model.json").read_text()), store) as s:
         s.insert("Item", n="kept")

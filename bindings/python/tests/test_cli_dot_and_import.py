@@ -13,10 +13,10 @@ import subprocess
 import sys
 
 import pytest
+from conftest import EXAMPLES, KITCHEN_V1, ROOT
 
 import cdmigrate
 from cdmigrate.__main__ import main
-from conftest import EXAMPLES, KITCHEN_V1, ROOT
 
 FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
 UNCLOUDNOTES_XCODE = os.path.join(FIXTURES, "xcode", "UnCloudNotes")
@@ -29,17 +29,30 @@ REQUIRED = os.environ.get("CDMIGRATE_CROSS_LANGUAGE") == "required"
 
 # Inheritance (an abstract root with two levels below it), a to-one, a to-many, an ordered
 # to-many, required and transient attributes, and names DOT must escape.
-ZOO = {"name": 'Zoo "v1"', "entities": [
-    {"name": "Keeper", "attributes": [{"name": "name", "type": "string", "optional": False}],
-     "relationships": [{"name": "animals", "destination": "Animal", "toMany": True, "ordered": True, "inverse": "keeper"}]},
-    {"name": "Animal", "abstract": True, "attributes": [{"name": "born", "type": "date"},
-                                                        {"name": "mood", "type": "string", "transient": True}],
-     "relationships": [{"name": "keeper", "destination": "Keeper", "inverse": "animals"},
-                       {"name": "friends", "destination": "Animal", "toMany": True, "inverse": "friends"}]},
-    {"name": "Reptile", "parent": "Animal", "attributes": [{"name": "scales", "type": "integer16"}]},
-    {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double"}]},
-    {"name": "Parrot", "parent": "Bird", "attributes": [{"name": "words", "type": "integer32"}]},
-]}
+ZOO = {
+    "name": 'Zoo "v1"',
+    "entities": [
+        {
+            "name": "Keeper",
+            "attributes": [{"name": "name", "type": "string", "optional": False}],
+            "relationships": [
+                {"name": "animals", "destination": "Animal", "toMany": True, "ordered": True, "inverse": "keeper"}
+            ],
+        },
+        {
+            "name": "Animal",
+            "abstract": True,
+            "attributes": [{"name": "born", "type": "date"}, {"name": "mood", "type": "string", "transient": True}],
+            "relationships": [
+                {"name": "keeper", "destination": "Keeper", "inverse": "animals"},
+                {"name": "friends", "destination": "Animal", "toMany": True, "inverse": "friends"},
+            ],
+        },
+        {"name": "Reptile", "parent": "Animal", "attributes": [{"name": "scales", "type": "integer16"}]},
+        {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double"}]},
+        {"name": "Parrot", "parent": "Bird", "attributes": [{"name": "words", "type": "integer32"}]},
+    ],
+}
 
 
 def swift_cli() -> str:
@@ -52,7 +65,9 @@ def swift_cli() -> str:
 
 
 def run_python(arguments, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True, timeout=120, cwd=cwd
+    )
 
 
 def run_swift(arguments) -> subprocess.CompletedProcess:
@@ -92,6 +107,7 @@ def statements(dot: str):
 
 # -- inspect --dot: the structure --------------------------------------------------------------
 
+
 def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, capfd):
     model = write_json(tmp_path, "zoo.json", ZOO)
     assert main(["inspect", "--dot", "--model", model]) == 0
@@ -103,23 +119,27 @@ def test_inspect_dot_draws_entities_relationships_and_inheritance(tmp_path, capf
     assert [line.split('"')[1] for line in nodes] == ["Animal", "Bird", "Parrot", "Reptile", "Keeper"]
     assert '  "Animal" [label="{Animal\\n(abstract)|born: date\\lmood: string (transient)\\l}"];' in body
     assert '  "Keeper" [label="{Keeper|name: string (required)\\l}"];' in body
-    assert '  "Parrot" [label="{Parrot|words: integer32\\l}"];' in body     # own attributes only
+    assert '  "Parrot" [label="{Parrot|words: integer32\\l}"];' in body  # own attributes only
     assert '  "Keeper" -> "Animal" [label="animals (to-many, ordered)", arrowhead=crow];' in body
     assert '  "Animal" -> "Keeper" [label="keeper", arrowhead=normal];' in body
     assert '  "Animal" -> "Animal" [label="friends (to-many)", arrowhead=crow];' in body
     inherits = sorted(line for line in body if "inherits" in line)
-    assert inherits == ['  "Bird" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];',
-                        '  "Parrot" -> "Bird" [style=dashed, arrowhead=empty, label="inherits"];',
-                        '  "Reptile" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];']
+    assert inherits == [
+        '  "Bird" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];',
+        '  "Parrot" -> "Bird" [style=dashed, arrowhead=empty, label="inherits"];',
+        '  "Reptile" -> "Animal" [style=dashed, arrowhead=empty, label="inherits"];',
+    ]
     assert len([line for line in body if "->" in line]) == 6
 
 
 def test_inspect_dot_of_a_model_without_a_name_is_titled_by_its_path(tmp_path, capfd):
     model = write_json(tmp_path, "anonymous.json", {"entities": [{"name": "A", "attributes": []}]})
     assert main(["inspect", "--dot", "--model", model]) == 0
-    assert capfd.readouterr().out == (f"digraph {json.dumps(model)} {{\n  rankdir=LR;\n"
-                                       '  node [shape=record, fontname="Helvetica", fontsize=10];\n'
-                                       '  edge [fontname="Helvetica", fontsize=9];\n  "A" [label="{A|}"];\n}\n')
+    assert capfd.readouterr().out == (
+        f"digraph {json.dumps(model)} {{\n  rankdir=LR;\n"
+        '  node [shape=record, fontname="Helvetica", fontsize=10];\n'
+        '  edge [fontname="Helvetica", fontsize=9];\n  "A" [label="{A|}"];\n}\n'
+    )
 
 
 def test_inspect_dot_arguments_are_checked(tmp_path):
@@ -135,7 +155,9 @@ def notes_store(tmp_path) -> str:
     """A copy of the macOS Notes store: an empty model cache, so its model is rebuilt from its schema."""
     folder = os.path.join(FIXTURES, "apple-stores", "macos-notes")
     for suffix in ("", "-wal", "-shm"):
-        shutil.copyfile(os.path.join(folder, "NotesV7.storedata" + suffix), str(tmp_path / "NotesV7.storedata") + suffix)
+        shutil.copyfile(
+            os.path.join(folder, "NotesV7.storedata" + suffix), str(tmp_path / "NotesV7.storedata") + suffix
+        )
     return str(tmp_path / "NotesV7.storedata")
 
 
@@ -144,11 +166,11 @@ def test_inspect_dot_of_a_store_draws_its_own_model(tmp_path, capfd):
     assert main(["inspect", store, "--dot"]) == 0
     drawn = capfd.readouterr().out
     assert drawn.startswith("digraph ")
-    assert "v1_1_0_name" in drawn          # the cached model keeps the names' case
+    assert "v1_1_0_name" in drawn  # the cached model keeps the names' case
     store = notes_store(tmp_path)
     assert main(["inspect", store, "--dot"]) == 0
     drawn = capfd.readouterr().out
-    assert f"digraph {json.dumps(store)} {{" in drawn   # a rebuilt model has no name: titled by the store
+    assert f"digraph {json.dumps(store)} {{" in drawn  # a rebuilt model has no name: titled by the store
     assert '"Account"' in drawn and "username" in drawn
 
 
@@ -158,6 +180,7 @@ def test_inspect_dot_of_a_file_that_is_no_store_fails(tmp_path, capfd):
     assert main(["inspect", str(garbage), "--dot"]) != 0
     assert capfd.readouterr().out == ""
     import sqlite3
+
     connection = sqlite3.connect(tmp_path / "plain.sqlite")
     connection.execute("CREATE TABLE t (x)")
     connection.commit()
@@ -186,7 +209,7 @@ def test_inspect_with_models_names_the_version_that_wrote_the_store(tmp_path, ca
     bundle = os.path.join(RENAMES, "Model.xcdatamodeld")
     assert main(["inspect", store, "--models", bundle]) == 0
     last = capfd.readouterr().out.splitlines()[-1]
-    assert last.startswith(f"written with version ") and f" of {bundle} (current: " in last
+    assert last.startswith("written with version ") and f" of {bundle} (current: " in last
     assert main(["inspect", store, "--models", bundle, "--json"]) == 0
     document = json.loads(capfd.readouterr().out)
     assert document["version"] is not None and document["currentVersion"]
@@ -204,6 +227,7 @@ def test_model_dot_takes_a_model_or_its_json():
 
 # -- plan --dot: the structure ----------------------------------------------------------------
 
+
 def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capfd):
     store = renames_store(tmp_path, "1.1.0")
     assert main(["plan", store, "--models", os.path.join(RENAMES, "Model.xcdatamodeld"), "--dot"]) == 0
@@ -215,7 +239,8 @@ def test_plan_dot_draws_versions_and_dashed_inferred_steps(tmp_path, capfd):
     assert [line for line in body if "->" in line] == [
         '  "v1.1.0" -> "v1.1.2" [label="inferred", style=dashed];',
         '  "v1.1.2" -> "v1.2.0" [label="inferred", style=dashed];',
-        '  "v1.2.0" -> "v2.0.0" [label="inferred", style=dashed];']
+        '  "v1.2.0" -> "v2.0.0" [label="inferred", style=dashed];',
+    ]
 
 
 def test_plan_dot_labels_steps_with_their_mapping_models(tmp_path, capfd):
@@ -225,11 +250,14 @@ def test_plan_dot_labels_steps_with_their_mapping_models(tmp_path, capfd):
     assert '  "UnCloudNotes_v2" [style=filled, fillcolor=lightblue, xlabel="store"];' in body
     assert '  "UnCloudNotes_v3" [peripheries=2];' in body
     assert '  "UnCloudNotes_v4";' in body
-    assert [line for line in body if "->" in line] == ['  "UnCloudNotes_v2" -> "UnCloudNotes_v3" [label="UnCloudNotes_v2_to_v3"];']
+    assert [line for line in body if "->" in line] == [
+        '  "UnCloudNotes_v2" -> "UnCloudNotes_v3" [label="UnCloudNotes_v2_to_v3"];'
+    ]
     assert main(["plan", store, "--models", UNCLOUDNOTES_JSON, "--dot", "--json"]) == 64
 
 
 # -- import of a model set: the structure ------------------------------------------------------
+
 
 def test_import_of_an_xcdatamodeld_writes_every_version_its_mappings_and_current_version(tmp_path):
     folder = tmp_path / "models"
@@ -237,9 +265,14 @@ def test_import_of_an_xcdatamodeld_writes_every_version_its_mappings_and_current
     assert result.returncode == 0, result.stderr
     assert "wrote 4 version(s) and 2 mapping model(s)" in result.stderr
     assert sorted(os.listdir(folder)) == [
-        "UnCloudNotesDataModel.json", "UnCloudNotesDataModel_v2.json", "UnCloudNotesDataModel_v3.json",
-        "UnCloudNotesDataModel_v4.json", "UnCloudNotesMappingModel_v2_to_v3.mapping.json",
-        "UnCloudNotesMappingModel_v3_to_v4.mapping.json", "current-version"]
+        "UnCloudNotesDataModel.json",
+        "UnCloudNotesDataModel_v2.json",
+        "UnCloudNotesDataModel_v3.json",
+        "UnCloudNotesDataModel_v4.json",
+        "UnCloudNotesMappingModel_v2_to_v3.mapping.json",
+        "UnCloudNotesMappingModel_v3_to_v4.mapping.json",
+        "current-version",
+    ]
     assert (folder / "current-version").read_text() == "UnCloudNotesDataModel_v4\n"
     mapping = json.loads((folder / "UnCloudNotesMappingModel_v3_to_v4.mapping.json").read_text())
     assert all("sourceEntityVersionHash" in m for m in mapping["entityMappings"] if m.get("sourceEntity"))
@@ -247,9 +280,19 @@ def test_import_of_an_xcdatamodeld_writes_every_version_its_mappings_and_current
     store = uncloudnotes_store(tmp_path, "v1")
     through_bundle = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).plan(store)
     through_folder = cdmigrate.ModelSet(str(folder)).plan(store)
-    steps = [(s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies) for s in through_folder.steps]
-    assert steps == [(s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies) for s in through_bundle.steps]
-    assert [s[3] for s in steps] == [["inferred"], ["UnCloudNotesMappingModel_v2_to_v3"], ["UnCloudNotesMappingModel_v3_to_v4"]]
+    steps = [
+        (s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies)
+        for s in through_folder.steps
+    ]
+    assert steps == [
+        (s.source_version, s.destination_version, s.inferred, s.mapping_models, s.policies)
+        for s in through_bundle.steps
+    ]
+    assert [s[3] for s in steps] == [
+        ["inferred"],
+        ["UnCloudNotesMappingModel_v2_to_v3"],
+        ["UnCloudNotesMappingModel_v3_to_v4"],
+    ]
 
 
 def test_import_of_a_bundle_reports_json_and_needs_a_folder(tmp_path):
@@ -257,12 +300,20 @@ def test_import_of_a_bundle_reports_json_and_needs_a_folder(tmp_path):
     result = run_python(["import", XCODESERVER_MOMD, "-o", str(folder), "--json"])
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert document == {"ok": True, "versions": ["XcodeServer"], "currentVersion": "XcodeServer", "mappingModels": [],
-                        "folder": str(folder)}
+    assert document == {
+        "ok": True,
+        "versions": ["XcodeServer"],
+        "currentVersion": "XcodeServer",
+        "mappingModels": [],
+        "folder": str(folder),
+    }
     assert sorted(os.listdir(folder)) == ["XcodeServer.json", "current-version"]
     assert run_python(["import", XCODESERVER_MOMD]).returncode == 64
     assert run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", "-"]).returncode == 64
-    assert run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", str(tmp_path / "x"), "--source-model", "a.json"]).returncode == 64
+    assert (
+        run_python(["import", UNCLOUDNOTES_BUNDLE, "-o", str(tmp_path / "x"), "--source-model", "a.json"]).returncode
+        == 64
+    )
 
 
 def test_model_set_json_files_names_each_mappings_step(tmp_path):
@@ -270,7 +321,8 @@ def test_model_set_json_files_names_each_mappings_step(tmp_path):
     assert files.current_version == "UnCloudNotesDataModel_v4"
     assert files.mapping_models == {
         "UnCloudNotesMappingModel_v2_to_v3": ("UnCloudNotesDataModel_v2", "UnCloudNotesDataModel_v3"),
-        "UnCloudNotesMappingModel_v3_to_v4": ("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4")}
+        "UnCloudNotesMappingModel_v3_to_v4": ("UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4"),
+    }
     assert [name for name, _ in files.files][-1] == "current-version"
     written = cdmigrate.ModelSet(UNCLOUDNOTES_BUNDLE).write_json(tmp_path / "set")
     assert sorted(os.listdir(tmp_path / "set")) == sorted(name for name, _ in files.files)
@@ -290,7 +342,7 @@ MODELS_TO_DRAW = [
 ]
 
 
-@pytest.mark.parametrize("model", MODELS_TO_DRAW + ["zoo"], ids=lambda p: os.path.basename(p))
+@pytest.mark.parametrize("model", [*MODELS_TO_DRAW, "zoo"], ids=lambda p: os.path.basename(p))
 def test_inspect_dot_is_the_swift_commands(tmp_path, model):
     if model == "zoo":
         model = write_json(tmp_path, "zoo.json", ZOO)
@@ -312,10 +364,12 @@ def test_inspect_store_dot_is_the_swift_commands(tmp_path):
 
 def test_inspect_model_and_models_are_the_swift_commands(tmp_path):
     store = renames_store(tmp_path, "1.1.0")
-    cases = [["--model", os.path.join(FIXTURES, "json-models", "renames-v1.1.0.json")],
-             ["--model", os.path.join(FIXTURES, "json-models", "renames-v2.0.0.json")],
-             ["--models", os.path.join(RENAMES, "Model.xcdatamodeld")],
-             ["--models", UNCLOUDNOTES_JSON]]
+    cases = [
+        ["--model", os.path.join(FIXTURES, "json-models", "renames-v1.1.0.json")],
+        ["--model", os.path.join(FIXTURES, "json-models", "renames-v2.0.0.json")],
+        ["--models", os.path.join(RENAMES, "Model.xcdatamodeld")],
+        ["--models", UNCLOUDNOTES_JSON],
+    ]
     for extra in cases:
         swift = run_swift(["inspect", store, *extra])
         python = run_python(["inspect", store, *extra])
@@ -328,10 +382,12 @@ def test_inspect_model_and_models_are_the_swift_commands(tmp_path):
 
 def test_plan_dot_is_the_swift_commands(tmp_path):
     v2 = uncloudnotes_store(tmp_path, "v2")
-    cases = [(renames_store(tmp_path, "1.0.0"), os.path.join(RENAMES, "Model.xcdatamodeld"), []),
-             (uncloudnotes_store(tmp_path, "v1"), UNCLOUDNOTES_JSON, []),
-             (v2, UNCLOUDNOTES_BUNDLE, []),
-             (v2, UNCLOUDNOTES_JSON, ["--to-version", "UnCloudNotes_v3"])]
+    cases = [
+        (renames_store(tmp_path, "1.0.0"), os.path.join(RENAMES, "Model.xcdatamodeld"), []),
+        (uncloudnotes_store(tmp_path, "v1"), UNCLOUDNOTES_JSON, []),
+        (v2, UNCLOUDNOTES_BUNDLE, []),
+        (v2, UNCLOUDNOTES_JSON, ["--to-version", "UnCloudNotes_v3"]),
+    ]
     for store, models, extra in cases:
         arguments = ["plan", store, "--models", models, "--dot", *extra]
         swift = run_swift(arguments)
@@ -341,8 +397,9 @@ def test_plan_dot_is_the_swift_commands(tmp_path):
         assert python.stdout == swift.stdout, arguments
 
 
-@pytest.mark.parametrize("bundle", [UNCLOUDNOTES_BUNDLE, XCODESERVER_MOMD, os.path.join(RENAMES, "Model.xcdatamodeld")],
-                         ids=os.path.basename)
+@pytest.mark.parametrize(
+    "bundle", [UNCLOUDNOTES_BUNDLE, XCODESERVER_MOMD, os.path.join(RENAMES, "Model.xcdatamodeld")], ids=os.path.basename
+)
 def test_import_of_a_model_set_is_the_swift_commands(tmp_path, bundle):
     swift_folder, python_folder = tmp_path / "swift", tmp_path / "python"
     swift = run_swift(["import", bundle, "-o", str(swift_folder)])

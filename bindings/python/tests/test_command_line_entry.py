@@ -13,18 +13,20 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT, rows
+from test_cli import PEOPLE, POLICY_MODULE, SPLIT, mapping
 
 import cdmigrate
 from cdmigrate.__main__ import main
 from cdmigrate._command_line import load_policy_module
-from conftest import ROOT, rows
-from test_cli import PEOPLE, POLICY_MODULE, SPLIT, mapping
 
-ENTRY_POINTS = {"python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
-                "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")]}
+ENTRY_POINTS = {
+    "python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
+    "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")],
+}
 
 # Registered through POLICIES, under a name that is not its class's.
-POLICIES_MODULE = '''
+POLICIES_MODULE = """
 import cdmigrate
 
 class Renamed(cdmigrate.EntityMigrationPolicy):
@@ -34,10 +36,10 @@ class Renamed(cdmigrate.EntityMigrationPolicy):
         return swede
 
 POLICIES = {"OlderSwedes": Renamed}
-'''
+"""
 
 # Ctrl-C in the middle of the run, from inside a policy.
-INTERRUPTING_MODULE = '''
+INTERRUPTING_MODULE = """
 import os, signal
 import cdmigrate
 
@@ -45,7 +47,7 @@ class OlderSwedes(cdmigrate.EntityMigrationPolicy):
     def create_destination_instances(self, source, mapping, manager):
         os.kill(os.getpid(), signal.SIGINT)
         return super().create_destination_instances(source, mapping, manager)
-'''
+"""
 
 
 def make_people(folder, name):
@@ -68,16 +70,28 @@ def people(tmp_path):
 
 
 def models(folder):
-    return ["--source-model", str(folder / "v1.json"), "--destination-model", str(folder / "v2.json"),
-            "--mapping", str(folder / "policy-map.json")]
+    return [
+        "--source-model",
+        str(folder / "v1.json"),
+        "--destination-model",
+        str(folder / "v2.json"),
+        "--mapping",
+        str(folder / "policy-map.json"),
+    ]
 
 
 def run(entry, *arguments, cwd=None):
     command = ENTRY_POINTS[entry]
     if not os.access(command[0], os.X_OK):
         pytest.fail(f"{command[0]} is not installed: pip install the package (make -C bindings/python test)")
-    return subprocess.run([*command, *arguments], capture_output=True, text=True, cwd=cwd, timeout=300,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    return subprocess.run(
+        [*command, *arguments],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
 
 
 @pytest.mark.parametrize("entry", sorted(ENTRY_POINTS))
@@ -87,8 +101,19 @@ def test_a_fleet_runs_its_children_through_the_same_entry_point_with_the_policy_
     for name in ("a.sqlite", "b.sqlite", "c.sqlite"):
         os.replace(make_people(people, name), stores / name)
     out = people / "out"
-    result = run(entry, "migrate", str(stores), "--out-dir", str(out), "--jobs", "2", "--json",
-                 "--policies", str(people / "olderswedes.py"), *models(people))
+    result = run(
+        entry,
+        "migrate",
+        str(stores),
+        "--out-dir",
+        str(out),
+        "--jobs",
+        "2",
+        "--json",
+        "--policies",
+        str(people / "olderswedes.py"),
+        *models(people),
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert sorted(line["status"] for line in lines if "status" in line) == ["migrated"] * 3
@@ -102,8 +127,16 @@ def test_a_fleet_runs_its_children_through_the_same_entry_point_with_the_policy_
 
 def test_a_module_registers_its_policies_dict_under_the_names_it_gives(people):
     destination = str(people / "out.sqlite")
-    result = run("python -m cdmigrate", "migrate", make_people(people, "people.sqlite"), "--to", destination,
-                 "--policies", str(people / "renamed.py"), *models(people))
+    result = run(
+        "python -m cdmigrate",
+        "migrate",
+        make_people(people, "people.sqlite"),
+        "--to",
+        destination,
+        "--policies",
+        str(people / "renamed.py"),
+        *models(people),
+    )
     assert result.returncode == 0, result.stderr
     assert rows(destination, "SELECT ZAGE FROM ZSWEDE") == [(7,), (7,)]
 
@@ -117,8 +150,17 @@ def test_a_module_that_cannot_be_imported_fails_with_the_io_status(people):
 def test_ctrl_c_cancels_the_command_and_python_keeps_its_handler(people, capfd):
     before = signal.getsignal(signal.SIGINT)
     destination = str(people / "out.sqlite")
-    status = main(["migrate", make_people(people, "people.sqlite"), "--to", destination,
-                   "--policies", str(people / "interrupting.py"), *models(people)])
+    status = main(
+        [
+            "migrate",
+            make_people(people, "people.sqlite"),
+            "--to",
+            destination,
+            "--policies",
+            str(people / "interrupting.py"),
+            *models(people),
+        ]
+    )
     assert status == 130
     assert not os.path.exists(destination)
     assert "cancel" in capfd.readouterr().err.lower()
@@ -152,49 +194,99 @@ def test_a_c_policy_library_built_against_the_header_alone_loads_as_in_the_execu
         pytest.fail("a C compiler is needed to build the policy library")
     (people / "swedes.c").write_text(C_POLICY)
     library = str(people / "libswedes.so")
-    subprocess.run([compiler, "-shared", "-fPIC", "-I", os.path.join(ROOT, "include"), "-o", library, str(people / "swedes.c")],
-                   check=True)
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-I", os.path.join(ROOT, "include"), "-o", library, str(people / "swedes.c")],
+        check=True,
+    )
     destination = str(people / "out.sqlite")
-    result = run(entry, "migrate", make_people(people, "people.sqlite"), "--to", destination, "--policies", library, *models(people))
+    result = run(
+        entry,
+        "migrate",
+        make_people(people, "people.sqlite"),
+        "--to",
+        destination,
+        "--policies",
+        library,
+        *models(people),
+    )
     assert result.returncode == 0, result.stderr
     assert rows(destination, "SELECT ZAGE FROM ZSWEDE") == [(55,), (55,)]
 
 
-REPORT_KEYS = {"mappings", "destinationCounts", "untakenSourceInstances", "warnings", "missingExternalDataFiles", "losses",
-               "bySchemaChanges", "schemaChanges", "schemaChangesNotDone"}
+REPORT_KEYS = {
+    "mappings",
+    "destinationCounts",
+    "untakenSourceInstances",
+    "warnings",
+    "missingExternalDataFiles",
+    "losses",
+    "bySchemaChanges",
+    "schemaChanges",
+    "schemaChangesNotDone",
+}
 MAPPING_KEYS = {"pass", "entityMapping", "sourceInstances", "associations", "instancesBySQL", "relationshipsBySQL"}
 
 
 def test_the_command_line_and_the_library_give_one_report_json(people):
     store = make_people(people, "people.sqlite")
-    command = run("python -m cdmigrate", "migrate", store, "--to", str(people / "cli.sqlite"), "--json",
-                  "--policies", str(people / "olderswedes.py"), *models(people))
+    command = run(
+        "python -m cdmigrate",
+        "migrate",
+        store,
+        "--to",
+        str(people / "cli.sqlite"),
+        "--json",
+        "--policies",
+        str(people / "olderswedes.py"),
+        *models(people),
+    )
     assert command.returncode == 0, command.stderr
     printed = json.loads(command.stdout)["report"]
-    with cdmigrate.Model.from_file(str(people / "v1.json")) as source, cdmigrate.Model.from_file(str(people / "v2.json")) as destination, \
-            cdmigrate.MappingModel.from_file(str(people / "policy-map.json")) as mapping:
+    with cdmigrate.Model.from_file(str(people / "v1.json")) as source, cdmigrate.Model.from_file(
+        str(people / "v2.json")
+    ) as destination, cdmigrate.MappingModel.from_file(str(people / "policy-map.json")) as mapping:
         policies = load_policy_module(str(people / "olderswedes.py"))
-        with cdmigrate.Migration(source, destination, [mapping], policies={"OlderSwedes": policies.OlderSwedes}) as migration:
+        with cdmigrate.Migration(
+            source, destination, [mapping], policies={"OlderSwedes": policies.OlderSwedes}
+        ) as migration:
             report = migration.run(store, str(people / "api.sqlite"))
     assert set(printed) == set(report.raw) == REPORT_KEYS
-    assert {key for m in printed["mappings"] for key in m} == {key for m in report.raw["mappings"] for key in m} == MAPPING_KEYS
+    assert (
+        {key for m in printed["mappings"] for key in m}
+        == {key for m in report.raw["mappings"] for key in m}
+        == MAPPING_KEYS
+    )
     assert printed == report.raw
-    assert report.untaken == printed["untakenSourceInstances"] == {}      # every person is a Swede or a Finn
+    assert report.untaken == printed["untakenSourceInstances"] == {}  # every person is a Swede or a Finn
     assert report.destination_counts == printed["destinationCounts"] == {"Swede": 2, "Finn": 1}
 
 
 def test_a_chain_report_nests_each_steps_report_as_the_command_line_prints_it(tmp_path):
     from reference_migrations import uncloudnotes
     from test_chain import UNCLOUDNOTES
+
     store = str(tmp_path / "v1.sqlite")
     uncloudnotes.generate_source(1, store, count=5)
-    command = run("python -m cdmigrate", "migrate", store, "--to", str(tmp_path / "cli.sqlite"), "--models", UNCLOUDNOTES,
-                  "--to-version", "UnCloudNotes_v2", "--json")
+    command = run(
+        "python -m cdmigrate",
+        "migrate",
+        store,
+        "--to",
+        str(tmp_path / "cli.sqlite"),
+        "--models",
+        UNCLOUDNOTES,
+        "--to-version",
+        "UnCloudNotes_v2",
+        "--json",
+    )
     assert command.returncode == 0, command.stderr
     printed = json.loads(command.stdout)
     report = cdmigrate.migrate_store(store, UNCLOUDNOTES, str(tmp_path / "api.sqlite"), to_version="UnCloudNotes_v2")
     assert set(report.raw) <= set(printed)
-    assert [set(step) for step in printed["steps"]] == [set(step) for step in report.raw["steps"]] \
+    assert (
+        [set(step) for step in printed["steps"]]
+        == [set(step) for step in report.raw["steps"]]
         == [{"from", "to", "inferred", "mappingModels", "direct", "report"}]
+    )
     assert set(report.raw["steps"][0]["report"]) == REPORT_KEYS
     assert report.steps[0].destination_counts == printed["steps"][0]["report"]["destinationCounts"]

@@ -14,7 +14,6 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
 
 CLI = os.environ.get("CDMIGRATE_CLI") or os.path.join(ROOT, ".build", "debug", "cdmigrate")
@@ -24,12 +23,16 @@ RUNNER = os.path.join(ROOT, "scripts", "corpus.py")
 def corpus(*arguments):
     if not os.path.exists(CLI):
         pytest.fail(f"the cdmigrate command is needed at {CLI} (swift build, or CDMIGRATE_CLI)")
-    return subprocess.run([sys.executable, RUNNER, "--cdmigrate", CLI, *arguments], capture_output=True, text=True, check=True)
+    return subprocess.run(
+        [sys.executable, RUNNER, "--cdmigrate", CLI, *arguments], capture_output=True, text=True, check=True
+    )
 
 
 def test_renamed_attributes_reach_the_current_version_with_their_values(tmp_path):
-    shutil.copytree(os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames", "Model.xcdatamodeld"),
-                    tmp_path / "Model.xcdatamodeld")
+    shutil.copytree(
+        os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames", "Model.xcdatamodeld"),
+        tmp_path / "Model.xcdatamodeld",
+    )
     done = corpus("--json", str(tmp_path / "results.jsonl"), str(tmp_path))
     assert done.stdout.splitlines()[-1] == "1 bundles: 1 import, 1 seed, 1 migrate, 1 compare"
     result = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
@@ -39,8 +42,19 @@ def test_renamed_attributes_reach_the_current_version_with_their_values(tmp_path
 def test_compare_reports_lost_instances_and_changed_values(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import corpus as runner
-    model = {"name": "Notes", "entities": [{"name": "Note", "attributes": [
-        {"name": "title", "type": "string", "optional": True}, {"name": "rank", "type": "integer32", "optional": True}]}]}
+
+    model = {
+        "name": "Notes",
+        "entities": [
+            {
+                "name": "Note",
+                "attributes": [
+                    {"name": "title", "type": "string", "optional": True},
+                    {"name": "rank", "type": "integer32", "optional": True},
+                ],
+            }
+        ],
+    }
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(model))
     versions = [runner.load_version(str(path))] * 2
@@ -61,16 +75,27 @@ def test_compare_reports_lost_instances_and_changed_values(tmp_path):
 def test_seed_gives_each_required_one_to_one_its_own_destination_and_fills_what_a_later_version_requires(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import corpus as runner
+
     # Book and Playlist inherit a required one-to-one `theme` from Item: six items need six themes
     # where only three are seeded; `title` is optional here and required by a later version.
-    model = {"name": "Library", "entities": [
-        {"name": "Item", "abstract": True,
-         "attributes": [{"name": "title", "type": "string", "optional": True}],
-         "relationships": [{"name": "theme", "destination": "Theme", "inverse": "item", "optional": False}]},
-        {"name": "Book", "parent": "Item"},
-        {"name": "Playlist", "parent": "Item"},
-        {"name": "Theme", "attributes": [{"name": "hex", "type": "string", "optional": True}],
-         "relationships": [{"name": "item", "destination": "Item", "inverse": "theme", "optional": True}]}]}
+    model = {
+        "name": "Library",
+        "entities": [
+            {
+                "name": "Item",
+                "abstract": True,
+                "attributes": [{"name": "title", "type": "string", "optional": True}],
+                "relationships": [{"name": "theme", "destination": "Theme", "inverse": "item", "optional": False}],
+            },
+            {"name": "Book", "parent": "Item"},
+            {"name": "Playlist", "parent": "Item"},
+            {
+                "name": "Theme",
+                "attributes": [{"name": "hex", "type": "string", "optional": True}],
+                "relationships": [{"name": "item", "destination": "Item", "inverse": "theme", "optional": True}],
+            },
+        ],
+    }
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(model))
     version = runner.load_version(str(path))
@@ -83,7 +108,7 @@ def test_seed_gives_each_required_one_to_one_its_own_destination_and_fills_what_
     db.close()
 
 
-UNCLOUDNOTES_POLICIES = '''
+UNCLOUDNOTES_POLICIES = """
 import sqlite3
 import cdmigrate
 
@@ -112,9 +137,10 @@ def check(seed_path, out_path):
         expected = sorted(row[0][:80] for row in seed.execute(
             "SELECT n.ZBODY FROM ZATTACHMENT a JOIN ZNOTE n ON a.ZNOTE = n.Z_PK"))
         got = sorted(row[0] for row in out.execute(
-            "SELECT ZCAPTION FROM ZATTACHMENT WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'ImageAttachment')"))
+            "SELECT ZCAPTION FROM ZATTACHMENT "
+            "WHERE Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'ImageAttachment')"))
     return [] if expected == got else [f"captions {got} where {expected} were expected"]
-'''
+"""
 
 
 def test_a_project_with_ported_policies_runs_them_and_their_checks(tmp_path):
@@ -147,17 +173,36 @@ def test_a_project_with_ported_policies_runs_them_and_their_checks(tmp_path):
 def test_seeds_fill_transformable_attributes_and_keep_unique_values_across_sub_entities(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import corpus as runner
-    model = {"name": "Cars", "entities": [
-        {"name": "Car", "uniquenessConstraints": [["plate"]], "attributes": [
-            {"name": "plate", "type": "string"},
-            {"name": "kind", "type": "transformable", "optional": False},
-            {"name": "icon", "type": "transformable", "optional": True, "valueTransformerName": "IconTransformer"}]},
-        {"name": "SportCar", "parent": "Car", "attributes": [{"name": "speed", "type": "integer32", "optional": True}]}]}
+
+    model = {
+        "name": "Cars",
+        "entities": [
+            {
+                "name": "Car",
+                "uniquenessConstraints": [["plate"]],
+                "attributes": [
+                    {"name": "plate", "type": "string"},
+                    {"name": "kind", "type": "transformable", "optional": False},
+                    {
+                        "name": "icon",
+                        "type": "transformable",
+                        "optional": True,
+                        "valueTransformerName": "IconTransformer",
+                    },
+                ],
+            },
+            {
+                "name": "SportCar",
+                "parent": "Car",
+                "attributes": [{"name": "speed", "type": "integer32", "optional": True}],
+            },
+        ],
+    }
     path = tmp_path / "v1.json"
     path.write_text(json.dumps(model))
     versions = [runner.load_version(str(path))] * 2
     seed = str(tmp_path / "seed.sqlite")
-    runner.seed(str(path), versions[0], seed, 3)   # Car and SportCar share ZCAR and its unique plates
+    runner.seed(str(path), versions[0], seed, 3)  # Car and SportCar share ZCAR and its unique plates
     with sqlite3.connect(seed) as db:
         rows = db.execute("SELECT ZPLATE, ZKIND, ZICON FROM ZCAR").fetchall()
     plates = [plate for plate, _, _ in rows if plate is not None]
@@ -177,7 +222,11 @@ def test_a_bundle_whose_current_version_is_its_oldest_is_skipped_not_passed(tmp_
     oldest = sorted(p.name for p in bundle.iterdir() if p.suffix == ".xcdatamodel")[0]
     (bundle / ".xccurrentversion").write_text(
         '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>_XCCurrentVersionName</key>'
-        f"<string>{oldest}</string></dict></plist>\n")
+        f"<string>{oldest}</string></dict></plist>\n"
+    )
     done = corpus(str(tmp_path))
     assert "skipped: the current version" in done.stdout
-    assert done.stdout.splitlines()[-1] == "1 bundles: 1 import, 0 seed, 0 migrate, 0 compare (1 skipped: nothing to migrate)"
+    assert (
+        done.stdout.splitlines()[-1]
+        == "1 bundles: 1 import, 0 seed, 0 migrate, 0 compare (1 skipped: nothing to migrate)"
+    )

@@ -4,9 +4,9 @@ import decimal
 import json
 
 import pytest
+from conftest import copy_mapping, rows
 
 import cdmigrate
-from conftest import copy_mapping, rows
 
 
 def test_a_host_function_returns_an_exact_decimal(tmp_path, kitchen_models, kitchen_store):
@@ -18,8 +18,15 @@ def test_a_host_function_returns_an_exact_decimal(tmp_path, kitchen_models, kitc
             attribute["valueExpression"] = 'FUNCTION(CAST("Money", "Class"), "withTax:", $source.dec)'
     destination = str(tmp_path / "out.sqlite")
     with cdmigrate.MappingModel.from_json(json.dumps(mapping)) as m, cdmigrate.Migration(v1, v2, m) as migration:
-        migration.run(kitchen_store, destination,
-                      functions={("Money", "withTax:"): lambda amount: (decimal.Decimal(str(amount)) * decimal.Decimal("1.25")).quantize(decimal.Decimal("0.001"))})
+        migration.run(
+            kitchen_store,
+            destination,
+            functions={
+                ("Money", "withTax:"): lambda amount: (decimal.Decimal(str(amount)) * decimal.Decimal("1.25")).quantize(
+                    decimal.Decimal("0.001")
+                )
+            },
+        )
     values = sorted(row[0] for row in rows(destination, "SELECT ZDEC FROM ZITEM"))
     assert values[0] == pytest.approx(15.625) and values[-1] == pytest.approx((12.5 + 29) * 1.25)
 
@@ -33,4 +40,8 @@ def test_a_decimal_result_that_is_not_finite_is_refused(tmp_path, kitchen_models
             attribute["valueExpression"] = 'FUNCTION(CAST("Money", "Class"), "broken:", $source.dec)'
     with cdmigrate.MappingModel.from_json(json.dumps(mapping)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         with pytest.raises(cdmigrate.MigrationError):
-            migration.run(kitchen_store, str(tmp_path / "out.sqlite"), functions={("Money", "broken:"): lambda amount: decimal.Decimal("NaN")})
+            migration.run(
+                kitchen_store,
+                str(tmp_path / "out.sqlite"),
+                functions={("Money", "broken:"): lambda amount: decimal.Decimal("NaN")},
+            )

@@ -15,13 +15,27 @@ import cdmigrate
 def model(derived):
     folder = [{"name": "name", "type": "string", "optional": True}]
     if derived:
-        folder += [{"name": "postCount", "type": "int64", "optional": True, "derivationExpression": "posts.@count"},
-                   {"name": "searchName", "type": "string", "optional": True, "derivationExpression": "canonical:(name)"}]
-    return {"name": "Blog", "entities": [
-        {"name": "Folder", "attributes": folder,
-         "relationships": [{"name": "posts", "destination": "Post", "inverse": "folder", "toMany": True}]},
-        {"name": "Post", "attributes": [{"name": "title", "type": "string", "optional": True}],
-         "relationships": [{"name": "folder", "destination": "Folder", "inverse": "posts", "toMany": False, "optional": True}]}]}
+        folder += [
+            {"name": "postCount", "type": "int64", "optional": True, "derivationExpression": "posts.@count"},
+            {"name": "searchName", "type": "string", "optional": True, "derivationExpression": "canonical:(name)"},
+        ]
+    return {
+        "name": "Blog",
+        "entities": [
+            {
+                "name": "Folder",
+                "attributes": folder,
+                "relationships": [{"name": "posts", "destination": "Post", "inverse": "folder", "toMany": True}],
+            },
+            {
+                "name": "Post",
+                "attributes": [{"name": "title", "type": "string", "optional": True}],
+                "relationships": [
+                    {"name": "folder", "destination": "Folder", "inverse": "posts", "toMany": False, "optional": True}
+                ],
+            },
+        ],
+    }
 
 
 def test_a_migration_computes_derived_attributes_and_installs_core_datas_triggers(tmp_path):
@@ -40,12 +54,19 @@ def test_a_migration_computes_derived_attributes_and_installs_core_datas_trigger
     database = sqlite3.connect(out)
     try:
         assert database.execute("SELECT ZNAME, ZPOSTCOUNT, ZSEARCHNAME FROM ZFOLDER ORDER BY ZNAME").fetchall() == [
-            ("Boîte", 3, "boite"), ("Empty", 0, "empty")]
+            ("Boîte", 3, "boite"),
+            ("Empty", 0, "empty"),
+        ]
         triggers = {name for (name,) in database.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
-        assert triggers == {"Z_DA_ZPOST_Folder_postCount_PARAMETER_INSERT", "Z_DA_ZPOST_Folder_postCount_PARAMETER_UPDATE_INCREMENT",
-                            "Z_DA_ZPOST_Folder_postCount_PARAMETER_UPDATE_DECREMENT", "Z_DA_ZPOST_Folder_postCount_PARAMETER_DELETE",
-                            "Z_DA_ZFOLDER_Folder_postCount_SOURCE_INSERT",
-                            "Z_DA_ZFOLDER_Folder_searchName_INSERT", "Z_DA_ZFOLDER_Folder_searchName_UPDATE"}
+        assert triggers == {
+            "Z_DA_ZPOST_Folder_postCount_PARAMETER_INSERT",
+            "Z_DA_ZPOST_Folder_postCount_PARAMETER_UPDATE_INCREMENT",
+            "Z_DA_ZPOST_Folder_postCount_PARAMETER_UPDATE_DECREMENT",
+            "Z_DA_ZPOST_Folder_postCount_PARAMETER_DELETE",
+            "Z_DA_ZFOLDER_Folder_postCount_SOURCE_INSERT",
+            "Z_DA_ZFOLDER_Folder_searchName_INSERT",
+            "Z_DA_ZFOLDER_Folder_searchName_UPDATE",
+        }
     finally:
         database.close()
 
@@ -77,12 +98,23 @@ def test_now_stamps_every_migrated_row_with_the_time_of_the_migration(tmp_path):
         stamp = {"name": "touched", "type": "date", "optional": True}
         if derived:
             stamp["derivationExpression"] = "now()"
-        return cdmigrate.Model.from_json(json.dumps({"name": "Notes", "entities": [
-            {"name": "Note", "attributes": [{"name": "title", "type": "string", "optional": True}, stamp]}]}))
+        return cdmigrate.Model.from_json(
+            json.dumps(
+                {
+                    "name": "Notes",
+                    "entities": [
+                        {"name": "Note", "attributes": [{"name": "title", "type": "string", "optional": True}, stamp]}
+                    ],
+                }
+            )
+        )
+
     v1, v2 = notes(False), notes(True)
     source = str(tmp_path / "notes.sqlite")
     with cdmigrate.Store.create(v1, source) as store:
-        store.insert("Note", title="old", touched=datetime.datetime(2001, 1, 1, 0, 16, 40, tzinfo=datetime.timezone.utc))
+        store.insert(
+            "Note", title="old", touched=datetime.datetime(2001, 1, 1, 0, 16, 40, tzinfo=datetime.timezone.utc)
+        )
         store.insert("Note", title="never")
         store.save()
     out = str(tmp_path / "out.sqlite")

@@ -10,11 +10,12 @@ import json
 import os
 import shutil
 import sqlite3
+from typing import ClassVar
 
 import pytest
+from conftest import ROOT
 
 import cdmigrate
-from conftest import ROOT
 
 FIXTURE = os.path.join(ROOT, "Tests", "Fixtures", "external-data")
 IMAGE_UUID = "6F1C2A9E-3B7D-4E21-9A0C-5D8E7F6A1B2C"
@@ -49,7 +50,7 @@ def raw_images(store):
 
 
 class Sizes(cdmigrate.EntityMigrationPolicy):
-    seen = {}
+    seen: ClassVar[dict] = {}
 
     def create_destination_instances(self, source, mapping, manager):
         Sizes.seen[source["name"]] = source["image"]
@@ -86,7 +87,9 @@ def test_a_policy_reads_the_real_bytes_and_the_store_gets_core_datas(tmp_path, i
     assert raw["inline"] == b"\x01" + pattern(1000, 1)
     assert raw["external"] == b"\x02" + IMAGE_UUID.encode() + b"\x00"
     assert raw["missing"] is None
-    support = os.path.join(os.path.dirname(destination), "." + os.path.splitext(os.path.basename(destination))[0] + "_SUPPORT")
+    support = os.path.join(
+        os.path.dirname(destination), "." + os.path.splitext(os.path.basename(destination))[0] + "_SUPPORT"
+    )
     with open(os.path.join(support, "_EXTERNAL_DATA", IMAGE_UUID), "rb") as f:
         assert f.read() == pattern(200_000, 2)
 

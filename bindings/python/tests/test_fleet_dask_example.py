@@ -17,11 +17,12 @@ if os.environ.get("CDMIGRATE_FLEET") == "required":  # scripts/test.sh: fail, ne
 else:
     distributed = pytest.importorskip("distributed")
 
-import cdmigrate  # noqa: E402
-from conftest import EXAMPLES, sha256  # noqa: E402
+from conftest import EXAMPLES, sha256
+
+import cdmigrate
 
 sys.path.insert(0, os.path.join(EXAMPLES, "fleet"))
-import fleet_dask  # noqa: E402
+import fleet_dask
 
 STORES = 300
 
@@ -31,7 +32,7 @@ def test_a_dask_cluster_migrates_every_store_of_mixed_versions(tmp_path):
     expected = fleet_dask.generate(str(sources), STORES)
     corrupt = sources / "corrupt.sqlite"
     corrupt.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 8)
-    stores = sorted(expected) + [str(corrupt)]
+    stores = [*sorted(expected), str(corrupt)]
     before = {name: sha256(str(sources / name)) for name in os.listdir(sources)}
     plan = cdmigrate.FleetPlan(models=os.path.join(EXAMPLES, "4-uncloudnotes"), to_version="UnCloudNotes_v3")
     out = tmp_path / "out"
@@ -40,8 +41,9 @@ def test_a_dask_cluster_migrates_every_store_of_mixed_versions(tmp_path):
     # tests that follow (the binding turns Ctrl-C into KeyboardInterrupt only under Python's own).
     sigint = signal.getsignal(signal.SIGINT)
     try:
-        with distributed.LocalCluster(n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
-                distributed.Client(cluster) as client:
+        with distributed.LocalCluster(
+            n_workers=3, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster, distributed.Client(cluster) as client:
             assert len(client.scheduler_info()["workers"]) == 3
             results = fleet_dask.run_fleet(client, stores, str(out), plan)
     finally:

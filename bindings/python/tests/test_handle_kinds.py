@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import ctypes
 
+from conftest import copy_mapping
+
 import cdmigrate
 from cdmigrate import _lib
-from conftest import copy_mapping
 
 
 def test_a_mapping_handle_passed_to_model_functions_is_misuse(kitchen_models):
@@ -19,7 +20,9 @@ def test_a_mapping_handle_passed_to_model_functions_is_misuse(kitchen_models):
         assert count.value == 77
         assert b"is a cdm_mapping, not a cdm_model" in lib.cdm_last_errmsg()
         index = ctypes.c_int()
-        assert lib.cdm_model_attribute_index(mapping._ptr, b"Item", b"i16", ctypes.byref(index)) == cdmigrate.errors.MISUSE
+        assert (
+            lib.cdm_model_attribute_index(mapping._ptr, b"Item", b"i16", ctypes.byref(index)) == cdmigrate.errors.MISUSE
+        )
         assert lib.cdm_mapping_entity_mapping_count(v1._ptr, ctypes.byref(count)) == cdmigrate.errors.MISUSE
         assert b"is a cdm_model, not a cdm_mapping" in lib.cdm_last_errmsg()
         lib.cdm_model_free(mapping._ptr)  # the wrong free function frees nothing

@@ -6,24 +6,59 @@ from __future__ import annotations
 import json
 
 import pytest
-
-import cdmigrate
 from conftest import rows
 
-V1 = {"name": "Shop", "versionIdentifier": "1", "entities": [
-    {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"}]}]}
+import cdmigrate
+
+V1 = {
+    "name": "Shop",
+    "versionIdentifier": "1",
+    "entities": [
+        {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"}]}
+    ],
+}
 # Inferable: a new optional attribute.
-V2 = {"name": "Shop", "versionIdentifier": "2", "entities": [
-    {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"},
-                                    {"name": "note", "type": "string"}]}]}
+V2 = {
+    "name": "Shop",
+    "versionIdentifier": "2",
+    "entities": [
+        {
+            "name": "Item",
+            "attributes": [
+                {"name": "title", "type": "string"},
+                {"name": "price", "type": "double"},
+                {"name": "note", "type": "string"},
+            ],
+        }
+    ],
+}
 # Not inferable: a new required attribute without a default value.
-STRICT = {"name": "Shop", "versionIdentifier": "3", "entities": [
-    {"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"},
-                                    {"name": "rank", "type": "integer32", "optional": False}]}]}
+STRICT = {
+    "name": "Shop",
+    "versionIdentifier": "3",
+    "entities": [
+        {
+            "name": "Item",
+            "attributes": [
+                {"name": "title", "type": "string"},
+                {"name": "price", "type": "double"},
+                {"name": "rank", "type": "integer32", "optional": False},
+            ],
+        }
+    ],
+}
 # V1's tables with another version hash.
-V1_MODIFIED = {"name": "Shop", "versionIdentifier": "1b", "entities": [
-    {"name": "Item", "versionHashModifier": "b",
-     "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"}]}]}
+V1_MODIFIED = {
+    "name": "Shop",
+    "versionIdentifier": "1b",
+    "entities": [
+        {
+            "name": "Item",
+            "versionHashModifier": "b",
+            "attributes": [{"name": "title", "type": "string"}, {"name": "price", "type": "double"}],
+        }
+    ],
+}
 
 
 def model(document):
@@ -65,9 +100,8 @@ def test_infer_gives_core_datas_entity_mappings_and_json_that_migrates(tmp_path)
 
 
 def test_infer_names_what_cannot_be_inferred():
-    with model(V1) as v1, model(STRICT) as strict:
-        with pytest.raises(cdmigrate.InferredMappingModelError) as caught:
-            cdmigrate.MappingModel.infer(v1, strict)
+    with model(V1) as v1, model(STRICT) as strict, pytest.raises(cdmigrate.InferredMappingModelError) as caught:
+        cdmigrate.MappingModel.infer(v1, strict)
     assert caught.value.code == 134190
     assert "rank" in str(caught.value)
     with model(V1) as v1, pytest.raises(TypeError):

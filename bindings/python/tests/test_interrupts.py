@@ -11,17 +11,25 @@ import signal
 import threading
 
 import pytest
-
-import cdmigrate
 from conftest import copy_mapping, sha256
 
+import cdmigrate
 
 ROWS = {"entities": [{"name": "Row", "attributes": [{"name": "name", "type": "string", "optional": True}]}]}
 # MATCHES does not translate to SQL, so the rows are copied one by one in the library (with no
 # Python frame running) for long enough that the signal arrives during the copy: a mapping that
 # runs as one INSERT … SELECT may end before the timer fires.
-ROW_MAPPING = {"entityMappings": [{"name": "RowToRow", "sourceEntity": "Row", "destinationEntity": "Row",
-                                   "predicate": "name MATCHES 'row [0-9]+'", "attributeMappings": {"name": "$source.name"}}]}
+ROW_MAPPING = {
+    "entityMappings": [
+        {
+            "name": "RowToRow",
+            "sourceEntity": "Row",
+            "destinationEntity": "Row",
+            "predicate": "name MATCHES 'row [0-9]+'",
+            "attributeMappings": {"name": "$source.name"},
+        }
+    ]
+}
 
 
 def test_ctrl_c_while_the_library_works_raises_keyboard_interrupt(tmp_path, capfd):
@@ -42,8 +50,9 @@ def test_ctrl_c_while_the_library_works_raises_keyboard_interrupt(tmp_path, capf
             timers[0].start()
 
     try:
-        with cdmigrate.MappingModel.from_json(json.dumps(ROW_MAPPING)) as mapping, \
-                cdmigrate.Migration(model, model, mapping) as m:
+        with cdmigrate.MappingModel.from_json(json.dumps(ROW_MAPPING)) as mapping, cdmigrate.Migration(
+            model, model, mapping
+        ) as m:
             with pytest.raises(KeyboardInterrupt):
                 m.run(source, tmp_path / "a.sqlite", progress=progress)
             assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

@@ -8,24 +8,49 @@ import gc
 import json
 
 import pytest
+from conftest import rows
 
 import cdmigrate
 from cdmigrate import _lib
-from conftest import rows
 
-SHELF_V1 = {"name": "Shelf1", "entities": [{"name": "Book", "attributes": [
-    {"name": "title", "type": "string"}, {"name": "authorName", "type": "string"}]}]}
+SHELF_V1 = {
+    "name": "Shelf1",
+    "entities": [
+        {"name": "Book", "attributes": [{"name": "title", "type": "string"}, {"name": "authorName", "type": "string"}]}
+    ],
+}
 
-SHELF_V2 = {"name": "Shelf2", "entities": [
-    {"name": "Author", "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}],
-     "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True}]},
-    {"name": "Book", "attributes": [{"name": "title", "type": "string", "optional": False}],
-     "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}]}]}
+SHELF_V2 = {
+    "name": "Shelf2",
+    "entities": [
+        {
+            "name": "Author",
+            "attributes": [{"name": "name", "type": "string"}, {"name": "rank", "type": "integer32"}],
+            "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": True}],
+        },
+        {
+            "name": "Book",
+            "attributes": [{"name": "title", "type": "string", "optional": False}],
+            "relationships": [{"name": "author", "destination": "Author", "inverse": "books"}],
+        },
+    ],
+}
 
-BOOKS_PASS = {"name": "books", "entityMappings": [
-    {"name": "BookToBook", "type": "custom", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
-     "policy": "AuthorTable", "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}],
-     "relationshipMappings": [{"name": "author"}]}]}
+BOOKS_PASS = {
+    "name": "books",
+    "entityMappings": [
+        {
+            "name": "BookToBook",
+            "type": "custom",
+            "sourceEntity": "Book",
+            "destinationEntity": "Book",
+            "predicate": "TRUEPREDICATE",
+            "policy": "AuthorTable",
+            "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}],
+            "relationshipMappings": [{"name": "author"}],
+        }
+    ],
+}
 
 RANK_PASS = {"name": "ranks", "entityMappings": [{"name": "Rank", "type": "custom", "policy": "Ranker"}]}
 
@@ -99,7 +124,7 @@ def test_a_policy_keeps_a_name_to_author_dict_across_hooks_and_passes(tmp_path, 
     class Ranker(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
             assert manager.current_pass == 1
-            for rank, (name, author) in enumerate(sorted(manager.user_info["authors"].items()), start=1):
+            for rank, (_name, author) in enumerate(sorted(manager.user_info["authors"].items()), start=1):
                 author["rank"] = rank
                 assert len(author["books"]) in (7, 8)
                 seen["ranked"] += 1
@@ -108,7 +133,9 @@ def test_a_policy_keeps_a_name_to_author_dict_across_hooks_and_passes(tmp_path, 
     run(v1, v2, [BOOKS_PASS, RANK_PASS], source, destination, {"AuthorTable": AuthorTable, "Ranker": Ranker})
     assert seen == {"related": 30, "ranked": AUTHORS}
     assert rows(destination, "SELECT COUNT(*) FROM ZAUTHOR") == [(AUTHORS,)]
-    assert rows(destination, "SELECT ZNAME, ZRANK FROM ZAUTHOR ORDER BY ZRANK") == [(author_of(i), i + 1) for i in range(AUTHORS)]
+    assert rows(destination, "SELECT ZNAME, ZRANK FROM ZAUTHOR ORDER BY ZRANK") == [
+        (author_of(i), i + 1) for i in range(AUTHORS)
+    ]
     linked = rows(destination, "SELECT b.ZTITLE, a.ZNAME FROM ZBOOK b JOIN ZAUTHOR a ON b.ZAUTHOR = a.Z_PK")
     assert sorted(linked) == sorted((f"Book {i}", author_of(i)) for i in range(30))
     # After the run the kept instances are gone: MisuseError, never a crash.
@@ -181,8 +208,12 @@ def test_memory_stays_flat_for_policies_that_keep_nothing(tmp_path, shelf):
 def test_validation_errors_name_each_instance_and_property(tmp_path, shelf):
     v1, v2, make = shelf
     source = make(5)
-    untitled = {"name": "untitled", "entityMappings": [
-        {"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE"}]}
+    untitled = {
+        "name": "untitled",
+        "entityMappings": [
+            {"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE"}
+        ],
+    }
     with pytest.raises(cdmigrate.ValidationError) as caught:
         run(v1, v2, [untitled], source, str(tmp_path / "out.sqlite"), {})
     error = caught.value
@@ -205,7 +236,8 @@ def test_validation_errors_name_each_instance_and_property(tmp_path, shelf):
     single = caught.value
     assert single.code == cdmigrate.errors.VALIDATION_MISSING_MANDATORY_PROPERTY
     assert [(e.code, e.entity, e.key, e.object_id) for e in single.errors] == [
-        (single.code, "Book", "title", cdmigrate.ObjectID("destination", "Book", 1))]
+        (single.code, "Book", "title", cdmigrate.ObjectID("destination", "Book", 1))
+    ]
     # Other errors name no instance.
     other = cdmigrate.MigrationError("x", cdmigrate.errors.MIGRATION)
     assert other.errors == []

@@ -13,37 +13,83 @@ from __future__ import annotations
 import gc
 import json
 import weakref
+from typing import ClassVar
 
 import pytest
-
-import cdmigrate
 from conftest import rows, sha256
 
+import cdmigrate
+
 AUTHOR_V1 = [
-    {"name": "Author", "attributes": [{"name": "name", "type": "string"}],
-     "relationships": [{"name": "books", "destination": "Book", "inverse": "authors", "toMany": True}]},
+    {
+        "name": "Author",
+        "attributes": [{"name": "name", "type": "string"}],
+        "relationships": [{"name": "books", "destination": "Book", "inverse": "authors", "toMany": True}],
+    },
     {"name": "Translator", "parent": "Author", "attributes": [{"name": "language", "type": "string"}]},
 ]
-BOOK_ATTRIBUTES = [{"name": "title", "type": "string", "optional": False}, {"name": "year", "type": "integer32"},
-                   {"name": "isbn", "type": "string"}, {"name": "price", "type": "decimal"}]
-LIB_V1 = {"name": "LibraryV1", "entities": AUTHOR_V1 + [
-    {"name": "Book", "attributes": BOOK_ATTRIBUTES[:1] + [{"name": "genre", "type": "string"}] + BOOK_ATTRIBUTES[1:],
-     "relationships": [{"name": "authors", "destination": "Author", "inverse": "books", "toMany": True}]}]}
-LIB_V2 = {"name": "LibraryV2", "entities": AUTHOR_V1 + [
-    {"name": "Genre", "attributes": [{"name": "name", "type": "string"}],
-     "relationships": [{"name": "books", "destination": "Book", "inverse": "genre", "toMany": True}]},
-    {"name": "Book", "attributes": BOOK_ATTRIBUTES,
-     "relationships": [{"name": "authors", "destination": "Author", "inverse": "books", "toMany": True},
-                       {"name": "genre", "destination": "Genre", "inverse": "books"}]}]}
-LIB_V3 = {"name": "LibraryV3", "entities": [
-    {"name": "Author", "attributes": [{"name": "name", "type": "string"}, {"name": "sortName", "type": "string"}],
-     "relationships": [{"name": "books", "destination": "Book", "inverse": "authors", "toMany": True}]},
-    {"name": "Translator", "parent": "Author", "attributes": [{"name": "language", "type": "string"}]},
-    {"name": "Genre", "attributes": [{"name": "name", "type": "string"}, {"name": "code", "type": "string"}],
-     "relationships": [{"name": "books", "destination": "Book", "inverse": "genre", "toMany": True, "ordered": True}]},
-    {"name": "Book", "attributes": BOOK_ATTRIBUTES,
-     "relationships": [{"name": "authors", "destination": "Author", "inverse": "books", "toMany": True},
-                       {"name": "genre", "destination": "Genre", "inverse": "books"}]}]}
+BOOK_ATTRIBUTES = [
+    {"name": "title", "type": "string", "optional": False},
+    {"name": "year", "type": "integer32"},
+    {"name": "isbn", "type": "string"},
+    {"name": "price", "type": "decimal"},
+]
+LIB_V1 = {
+    "name": "LibraryV1",
+    "entities": [
+        *AUTHOR_V1,
+        {
+            "name": "Book",
+            "attributes": [*BOOK_ATTRIBUTES[:1], {"name": "genre", "type": "string"}, *BOOK_ATTRIBUTES[1:]],
+            "relationships": [{"name": "authors", "destination": "Author", "inverse": "books", "toMany": True}],
+        },
+    ],
+}
+LIB_V2 = {
+    "name": "LibraryV2",
+    "entities": [
+        *AUTHOR_V1,
+        {
+            "name": "Genre",
+            "attributes": [{"name": "name", "type": "string"}],
+            "relationships": [{"name": "books", "destination": "Book", "inverse": "genre", "toMany": True}],
+        },
+        {
+            "name": "Book",
+            "attributes": BOOK_ATTRIBUTES,
+            "relationships": [
+                {"name": "authors", "destination": "Author", "inverse": "books", "toMany": True},
+                {"name": "genre", "destination": "Genre", "inverse": "books"},
+            ],
+        },
+    ],
+}
+LIB_V3 = {
+    "name": "LibraryV3",
+    "entities": [
+        {
+            "name": "Author",
+            "attributes": [{"name": "name", "type": "string"}, {"name": "sortName", "type": "string"}],
+            "relationships": [{"name": "books", "destination": "Book", "inverse": "authors", "toMany": True}],
+        },
+        {"name": "Translator", "parent": "Author", "attributes": [{"name": "language", "type": "string"}]},
+        {
+            "name": "Genre",
+            "attributes": [{"name": "name", "type": "string"}, {"name": "code", "type": "string"}],
+            "relationships": [
+                {"name": "books", "destination": "Book", "inverse": "genre", "toMany": True, "ordered": True}
+            ],
+        },
+        {
+            "name": "Book",
+            "attributes": BOOK_ATTRIBUTES,
+            "relationships": [
+                {"name": "authors", "destination": "Author", "inverse": "books", "toMany": True},
+                {"name": "genre", "destination": "Genre", "inverse": "books"},
+            ],
+        },
+    ],
+}
 
 
 def _di(mapping: str, path: str) -> str:
@@ -54,32 +100,119 @@ def _copy(*names):
     return [{"name": n, "valueExpression": f"$source.{n}"} for n in names]
 
 
-STEP1 = {"name": "V1toV2", "entityMappings": [
-    {"name": "AuthorToAuthor", "sourceEntity": "Author", "destinationEntity": "Author", "predicate": "TRUEPREDICATE",
-     "attributeMappings": _copy("name"), "relationshipMappings": [{"name": "books", "valueExpression": _di("BookToBook", "$source.books")}]},
-    {"name": "TranslatorToTranslator", "sourceEntity": "Translator", "destinationEntity": "Translator", "predicate": "TRUEPREDICATE",
-     "attributeMappings": _copy("name", "language"),
-     "relationshipMappings": [{"name": "books", "valueExpression": _di("BookToBook", "$source.books")}]},
-    {"name": "BookToBook", "type": "custom", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
-     "policy": "GenrePolicy", "userInfo": {"modelVersion": "2", "genreEntity": "Genre"},
-     "attributeMappings": _copy("title", "year", "isbn", "price"), "relationshipMappings": [{"name": "genre"}]}]}
-STEP2_PASS1 = {"name": "V2toV3-people-and-genres", "entityMappings": [
-    {"name": "GenreToGenre", "type": "custom", "sourceEntity": "Genre", "destinationEntity": "Genre", "predicate": "name != nil",
-     "policy": "RememberPolicy", "userInfo": {"copy": "fields"}},
-    {"name": "AuthorToAuthor", "sourceEntity": "Author", "destinationEntity": "Author", "predicate": "TRUEPREDICATE",
-     "policy": "RememberPolicy", "attributeMappings": _copy("name")},
-    {"name": "TranslatorToTranslator", "sourceEntity": "Translator", "destinationEntity": "Translator", "predicate": "TRUEPREDICATE",
-     "policy": "RememberPolicy", "attributeMappings": _copy("name", "language")}]}
-STEP2_PASS2 = {"name": "V2toV3-books", "entityMappings": [
-    {"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "isbn != nil",
-     "policy": "LinkPolicy", "attributeMappings": _copy("title", "year", "isbn", "price")}]}
+STEP1 = {
+    "name": "V1toV2",
+    "entityMappings": [
+        {
+            "name": "AuthorToAuthor",
+            "sourceEntity": "Author",
+            "destinationEntity": "Author",
+            "predicate": "TRUEPREDICATE",
+            "attributeMappings": _copy("name"),
+            "relationshipMappings": [{"name": "books", "valueExpression": _di("BookToBook", "$source.books")}],
+        },
+        {
+            "name": "TranslatorToTranslator",
+            "sourceEntity": "Translator",
+            "destinationEntity": "Translator",
+            "predicate": "TRUEPREDICATE",
+            "attributeMappings": _copy("name", "language"),
+            "relationshipMappings": [{"name": "books", "valueExpression": _di("BookToBook", "$source.books")}],
+        },
+        {
+            "name": "BookToBook",
+            "type": "custom",
+            "sourceEntity": "Book",
+            "destinationEntity": "Book",
+            "predicate": "TRUEPREDICATE",
+            "policy": "GenrePolicy",
+            "userInfo": {"modelVersion": "2", "genreEntity": "Genre"},
+            "attributeMappings": _copy("title", "year", "isbn", "price"),
+            "relationshipMappings": [{"name": "genre"}],
+        },
+    ],
+}
+STEP2_PASS1 = {
+    "name": "V2toV3-people-and-genres",
+    "entityMappings": [
+        {
+            "name": "GenreToGenre",
+            "type": "custom",
+            "sourceEntity": "Genre",
+            "destinationEntity": "Genre",
+            "predicate": "name != nil",
+            "policy": "RememberPolicy",
+            "userInfo": {"copy": "fields"},
+        },
+        {
+            "name": "AuthorToAuthor",
+            "sourceEntity": "Author",
+            "destinationEntity": "Author",
+            "predicate": "TRUEPREDICATE",
+            "policy": "RememberPolicy",
+            "attributeMappings": _copy("name"),
+        },
+        {
+            "name": "TranslatorToTranslator",
+            "sourceEntity": "Translator",
+            "destinationEntity": "Translator",
+            "predicate": "TRUEPREDICATE",
+            "policy": "RememberPolicy",
+            "attributeMappings": _copy("name", "language"),
+        },
+    ],
+}
+STEP2_PASS2 = {
+    "name": "V2toV3-books",
+    "entityMappings": [
+        {
+            "name": "BookToBook",
+            "sourceEntity": "Book",
+            "destinationEntity": "Book",
+            "predicate": "isbn != nil",
+            "policy": "LinkPolicy",
+            "attributeMappings": _copy("title", "year", "isbn", "price"),
+        }
+    ],
+}
 
 # The generated library: deterministic, with messy genre strings.
 BOOKS, AUTHORS, TRANSLATORS = 120, 12, 3
 RAW_GENRES = ["fiction", " Fiction", "FICTION ", "history", "History", "science", " poetry", None, "Science "]
-FIRST = ["Ana", "Bruno", "Carla", "Diego", "Elena", "Felipe", "Gloria", "Hugo", "Irene", "Jorge", "Karen", "Luis", "Marta", "Nico", "Olga"]
-LAST = ["Alonso", "Benitez", "Castro", "Duran", "Escobar", "Flores", "Garcia", "Herrera", "Ibarra", "Jimenez", "Kuri", "Lopez", "Mora",
-        "Nunez", "Ortiz"]
+FIRST = [
+    "Ana",
+    "Bruno",
+    "Carla",
+    "Diego",
+    "Elena",
+    "Felipe",
+    "Gloria",
+    "Hugo",
+    "Irene",
+    "Jorge",
+    "Karen",
+    "Luis",
+    "Marta",
+    "Nico",
+    "Olga",
+]
+LAST = [
+    "Alonso",
+    "Benitez",
+    "Castro",
+    "Duran",
+    "Escobar",
+    "Flores",
+    "Garcia",
+    "Herrera",
+    "Ibarra",
+    "Jimenez",
+    "Kuri",
+    "Lopez",
+    "Mora",
+    "Nunez",
+    "Ortiz",
+]
 
 
 def book_author(i: int, k: int) -> int:
@@ -95,7 +228,7 @@ def person(a: int) -> str:
 
 
 def normalize_genre(raw):
-    """"  fiction " → "Fiction"; None for nothing."""
+    """ "  fiction " → "Fiction"; None for nothing."""
     text = (raw or "").strip()
     return text[:1].upper() + text[1:].lower() if text else None
 
@@ -106,14 +239,28 @@ def model(document) -> cdmigrate.Model:
 
 def make_v1(path: str) -> None:
     import decimal
+
     with model(LIB_V1) as v1, cdmigrate.Store.create(v1, path) as store:
-        people = [store.insert("Translator" if a >= AUTHORS else "Author", name=person(a),
-                               **({"language": "es"} if a >= AUTHORS else {})) for a in range(AUTHORS + TRANSLATORS)]
+        people = [
+            store.insert(
+                "Translator" if a >= AUTHORS else "Author",
+                name=person(a),
+                **({"language": "es"} if a >= AUTHORS else {}),
+            )
+            for a in range(AUTHORS + TRANSLATORS)
+        ]
         for i in range(BOOKS):
             book = store.insert("Book")
-            book.set_values({"title": f"{'Withdrawn ' if withdrawn(i) else ''}Book {i}", "genre": RAW_GENRES[i % len(RAW_GENRES)],
-                             "year": 1950 + i % 70, "isbn": f"978-{i:06d}", "price": decimal.Decimal(f"{5 + i % 20}.99")},
-                            skip_unknown=False)
+            book.set_values(
+                {
+                    "title": f"{'Withdrawn ' if withdrawn(i) else ''}Book {i}",
+                    "genre": RAW_GENRES[i % len(RAW_GENRES)],
+                    "year": 1950 + i % 70,
+                    "isbn": f"978-{i:06d}",
+                    "price": decimal.Decimal(f"{5 + i % 20}.99"),
+                },
+                skip_unknown=False,
+            )
             book.add("authors", people[book_author(i, 0)])
             if book_author(i, 1) != book_author(i, 0):
                 book.add("authors", people[book_author(i, 1)])
@@ -125,6 +272,7 @@ class Sentinel:
 
 
 # -- step 1 ------------------------------------------------------------------------------------
+
 
 class GenrePolicy(cdmigrate.EntityMigrationPolicy):
     """BookToBook: the default behaviour (super), then the book's Genre — found with a destination
@@ -160,6 +308,7 @@ class GenrePolicy(cdmigrate.EntityMigrationPolicy):
 
 # -- step 2 ------------------------------------------------------------------------------------
 
+
 class RememberPolicy(cdmigrate.EntityMigrationPolicy):
     """Pass 1: makes genres (a generic copy of the fields, in two C calls) and authors (super, then
     a sortName), keeping source object ID → destination URI in the manager's user info."""
@@ -182,8 +331,13 @@ class LinkPolicy(cdmigrate.EntityMigrationPolicy):
 
     def begin_entity_mapping(self, mapping, manager):
         olga = manager.fetch_destination("Author", "name == $NAME", variables={"NAME": "Olga Ortiz"})
-        manager.user_info["begin"] = (mapping.pass_index, manager.count_destination("Genre"), len(olga),
-                                      olga[0].entity_name if olga else None, olga[0]["sortName"] if olga else None)
+        manager.user_info["begin"] = (
+            mapping.pass_index,
+            manager.count_destination("Genre"),
+            len(olga),
+            olga[0].entity_name if olga else None,
+            olga[0]["sortName"] if olga else None,
+        )
 
     def lookup(self, manager, source_instance):
         uri = manager.user_info["ids"][source_instance.object_id]
@@ -255,8 +409,9 @@ def test_library_in_two_steps_row_by_row(tmp_path):
         assert (genres[genre] if genre is not None else None) == normalize_genre(RAW_GENRES[i % len(RAW_GENRES)])
 
     # Step 2: two mapping models, two passes.
-    report = migrate(v2, v3, LIB_V3, [STEP2_PASS1, STEP2_PASS2],
-                     {"RememberPolicy": RememberPolicy, "LinkPolicy": Watching2})
+    report = migrate(
+        v2, v3, LIB_V3, [STEP2_PASS1, STEP2_PASS2], {"RememberPolicy": RememberPolicy, "LinkPolicy": Watching2}
+    )
     assert report.destination_counts == {"Author": AUTHORS, "Translator": TRANSLATORS, "Genre": 4, "Book": BOOKS}
     assert [m.pass_index for m in report.mappings] == [0, 0, 0, 1]
     assert Watching2.seen["begin"] == (1, 4, 1, "Translator", "Ortiz, Olga")
@@ -266,22 +421,28 @@ def test_library_in_two_steps_row_by_row(tmp_path):
 
     authors = dict(rows(v3, "SELECT Z_PK, ZNAME FROM ZAUTHOR"))
     assert sorted(rows(v3, "SELECT ZNAME, ZSORTNAME FROM ZAUTHOR")) == sorted(
-        (person(a), f"{LAST[a]}, {FIRST[a]}") for a in range(AUTHORS + TRANSLATORS))
+        (person(a), f"{LAST[a]}, {FIRST[a]}") for a in range(AUTHORS + TRANSLATORS)
+    )
     genres = {pk: (name, code) for pk, name, code in rows(v3, "SELECT Z_PK, ZNAME, ZCODE FROM ZGENRE")}
     assert sorted(genres.values()) == [("Fiction", "FIC"), ("History", "HIS"), ("Poetry", "POE"), ("Science", "SCI")]
-    join = [t for (t,) in rows(v3, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'")
-            if t not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")]
+    join = [
+        t
+        for (t,) in rows(v3, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'")
+        if t not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")
+    ]
     assert len(join) == 1
     columns = [c[1] for c in rows(v3, f"PRAGMA table_info({join[0]})")]
-    author_column = [c for c in columns if c.endswith("AUTHORS")][0]
-    book_column = [c for c in columns if c.endswith("BOOKS")][0]
+    author_column = next(c for c in columns if c.endswith("AUTHORS"))
+    book_column = next(c for c in columns if c.endswith("BOOKS"))
     links = {}
     for author, book in rows(v3, f"SELECT {author_column}, {book_column} FROM {join[0]}"):
         links.setdefault(book, []).append(authors[author])
     book_columns = [c[1] for c in rows(v3, "PRAGMA table_info(ZBOOK)")]
     order_column = [c for c in book_columns if c.startswith("Z_FOK")]
     assert order_column, book_columns  # Genre.books is ordered
-    by_isbn = rows(v3, f"SELECT Z_PK, ZISBN, ZTITLE, ZYEAR, ZPRICE, ZGENRE, {order_column[0]} FROM ZBOOK ORDER BY ZISBN")
+    by_isbn = rows(
+        v3, f"SELECT Z_PK, ZISBN, ZTITLE, ZYEAR, ZPRICE, ZGENRE, {order_column[0]} FROM ZBOOK ORDER BY ZISBN"
+    )
     assert len(by_isbn) == BOOKS
     positions = {}
     for i, (pk, isbn, title, year, price, genre, position) in enumerate(by_isbn):
@@ -298,7 +459,7 @@ def test_library_in_two_steps_row_by_row(tmp_path):
 
 
 class Watching2(LinkPolicy):
-    seen: dict = {}
+    seen: ClassVar[dict] = {}
 
     def end_entity_mapping(self, mapping, manager):
         type(self).seen = {k: manager.user_info.get(k) for k in ("begin", "order", "removed")}

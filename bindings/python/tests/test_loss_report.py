@@ -12,23 +12,53 @@ import cdmigrate
 
 
 def model(version, post_attributes):
-    return {"name": "Blog", "versionIdentifier": str(version), "entities": [
-        {"name": "Folder", "attributes": [{"name": "name", "type": "string", "optional": True}],
-         "relationships": [{"name": "posts", "destination": "Post", "inverse": "folder", "toMany": True}]},
-        {"name": "Post", "attributes": [{"name": n, "type": "string", "optional": True} for n in post_attributes],
-         "relationships": [{"name": "folder", "destination": "Folder", "inverse": "posts", "toMany": False, "optional": True}]}]}
+    return {
+        "name": "Blog",
+        "versionIdentifier": str(version),
+        "entities": [
+            {
+                "name": "Folder",
+                "attributes": [{"name": "name", "type": "string", "optional": True}],
+                "relationships": [{"name": "posts", "destination": "Post", "inverse": "folder", "toMany": True}],
+            },
+            {
+                "name": "Post",
+                "attributes": [{"name": n, "type": "string", "optional": True} for n in post_attributes],
+                "relationships": [
+                    {"name": "folder", "destination": "Folder", "inverse": "posts", "toMany": False, "optional": True}
+                ],
+            },
+        ],
+    }
 
 
-V1, V2, V3 = model(1, ["title", "color"]), model(2, ["title", "color", "subtitle"]), model(3, ["title", "hue", "subtitle"])
-FOLDER_TO_FOLDER = {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
-                    "attributeMappings": {"name": "$source.name"}}
+V1, V2, V3 = (
+    model(1, ["title", "color"]),
+    model(2, ["title", "color", "subtitle"]),
+    model(3, ["title", "hue", "subtitle"]),
+)
+FOLDER_TO_FOLDER = {
+    "name": "FolderToFolder",
+    "sourceEntity": "Folder",
+    "destinationEntity": "Folder",
+    "predicate": "TRUEPREDICATE",
+    "attributeMappings": {"name": "$source.name"},
+}
 
 
 def post_to_post(attributes, **extra):
-    return {"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
-            "attributeMappings": attributes,
-            "relationshipMappings": {"folder": 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "FolderToFolder", $source.folder)'},
-            **extra}
+    return {
+        "name": "PostToPost",
+        "sourceEntity": "Post",
+        "destinationEntity": "Post",
+        "predicate": "TRUEPREDICATE",
+        "attributeMappings": attributes,
+        "relationshipMappings": {
+            "folder": 'FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", '
+            '"FolderToFolder", $source.folder)'
+        },
+        **extra,
+    }
 
 
 def make_store(path, posts=1001):
@@ -42,9 +72,22 @@ def make_store(path, posts=1001):
 def chain_folder(tmp_path):
     folder = tmp_path / "models"
     folder.mkdir()
-    for name, document in [("v1.json", V1), ("v2.json", V2), ("v3.json", V3),
-                           ("v1-to-v2.mapping.json", {"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
-                               FOLDER_TO_FOLDER, post_to_post({"title": "$source.title", "color": "$source.color"})]})]:
+    for name, document in [
+        ("v1.json", V1),
+        ("v2.json", V2),
+        ("v3.json", V3),
+        (
+            "v1-to-v2.mapping.json",
+            {
+                "sourceModel": "v1",
+                "destinationModel": "v2",
+                "entityMappings": [
+                    FOLDER_TO_FOLDER,
+                    post_to_post({"title": "$source.title", "color": "$source.color"}),
+                ],
+            },
+        ),
+    ]:
         (folder / name).write_text(json.dumps(document))
     return str(folder)
 
@@ -55,10 +98,22 @@ def test_a_chains_inferred_step_that_drops_an_attribute_is_reported(tmp_path):
     report = cdmigrate.migrate_store(store, chain_folder(tmp_path), str(tmp_path / "out.sqlite"))
     assert [step.inferred for step in report.steps] == [False, True]
     assert report.steps[0].losses == []
-    assert report.steps[1].losses == [cdmigrate.Loss("attribute", "Post", 1001, False, property="color",
-                                                     entity_mapping="IEM_Transform_Post", pass_index=0)]
-    assert report.raw["steps"][1]["report"]["losses"] == [{"kind": "attribute", "entity": "Post", "property": "color",
-                                                 "entityMapping": "IEM_Transform_Post", "pass": 0, "count": 1001, "intended": False}]
+    assert report.steps[1].losses == [
+        cdmigrate.Loss(
+            "attribute", "Post", 1001, False, property="color", entity_mapping="IEM_Transform_Post", pass_index=0
+        )
+    ]
+    assert report.raw["steps"][1]["report"]["losses"] == [
+        {
+            "kind": "attribute",
+            "entity": "Post",
+            "property": "color",
+            "entityMapping": "IEM_Transform_Post",
+            "pass": 0,
+            "count": 1001,
+            "intended": False,
+        }
+    ]
 
 
 def test_fail_on_unintended_loss_fails_before_the_hand_over(tmp_path):
@@ -80,11 +135,18 @@ def test_a_declared_loss_is_intended_and_passes_a_strict_run(tmp_path):
     make_store(store, posts=5)
     v1, v2 = cdmigrate.Model.from_json(json.dumps(V1)), cdmigrate.Model.from_json(json.dumps(V2))
     undeclared = {"entityMappings": [FOLDER_TO_FOLDER, post_to_post({"title": "$source.title"})]}
-    declared = {"entityMappings": [FOLDER_TO_FOLDER, post_to_post({"title": "$source.title"}, userInfo={"cdmigrate.intendedLosses": "color"})]}
+    declared = {
+        "entityMappings": [
+            FOLDER_TO_FOLDER,
+            post_to_post({"title": "$source.title"}, userInfo={"cdmigrate.intendedLosses": "color"}),
+        ]
+    }
     with cdmigrate.MappingModel.from_json(json.dumps(undeclared)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         assert migration.fail_on_unintended_loss is False
         report = migration.run(store, str(tmp_path / "a.sqlite"))
-        assert [(loss.kind, loss.property, loss.count, loss.intended) for loss in report.losses] == [("attribute", "color", 5, False)]
+        assert [(loss.kind, loss.property, loss.count, loss.intended) for loss in report.losses] == [
+            ("attribute", "color", 5, False)
+        ]
         assert report.unintended_losses == report.losses
         migration.fail_on_unintended_loss = True
         with pytest.raises(cdmigrate.MigrationError):
@@ -93,7 +155,19 @@ def test_a_declared_loss_is_intended_and_passes_a_strict_run(tmp_path):
     with cdmigrate.MappingModel.from_json(json.dumps(declared)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.fail_on_unintended_loss = True
         report = migration.run(store, str(tmp_path / "c.sqlite"))
-        assert report.losses == [cdmigrate.Loss("attribute", "Post", 5, True, property="color", entity_mapping="PostToPost", pass_index=0)]
+        assert report.losses == [
+            cdmigrate.Loss("attribute", "Post", 5, True, property="color", entity_mapping="PostToPost", pass_index=0)
+        ]
         assert report.unintended_losses == []
-        assert report.to_dict()["losses"] == [{"kind": "attribute", "entity": "Post", "count": 5, "intended": True, "property": "color",
-                                               "entity_mapping": "PostToPost", "pass_index": 0, "policy": None}]
+        assert report.to_dict()["losses"] == [
+            {
+                "kind": "attribute",
+                "entity": "Post",
+                "count": 5,
+                "intended": True,
+                "property": "color",
+                "entity_mapping": "PostToPost",
+                "pass_index": 0,
+                "policy": None,
+            }
+        ]

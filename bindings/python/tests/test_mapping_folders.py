@@ -9,9 +9,9 @@ import shutil
 import subprocess
 import sys
 
-import cdmigrate
-
 from conftest import ROOT
+
+import cdmigrate
 
 FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
 UNCLOUDNOTES = os.path.join(FIXTURES, "xcode", "UnCloudNotes")
@@ -27,7 +27,9 @@ def project(tmp_path) -> tuple:
     os.rename(bundle / "UnCloudNotesDataModel_v2.xcdatamodel", bundle / "UnCloudNotesDataModel_v2b.xcdatamodel")
     mappings = tmp_path / "Migrations"
     for name in ("UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"):
-        shutil.copytree(os.path.join(UNCLOUDNOTES, name + ".xcmappingmodel"), mappings / "Xcode" / (name + ".xcmappingmodel"))
+        shutil.copytree(
+            os.path.join(UNCLOUDNOTES, name + ".xcmappingmodel"), mappings / "Xcode" / (name + ".xcmappingmodel")
+        )
     return str(bundle), str(mappings)
 
 
@@ -55,14 +57,40 @@ def test_an_xcode3_model_matches_apples_store(tmp_path):
 def test_the_command_line_imports_with_mapping_folders(tmp_path):
     bundle, mappings = project(tmp_path)
     out = tmp_path / "json"
-    result = subprocess.run([sys.executable, "-m", "cdmigrate", "import", bundle, "-o", str(out), "--mappings", mappings, "--json"],
-                            capture_output=True, text=True, env=ENV)
+    result = subprocess.run(
+        [sys.executable, "-m", "cdmigrate", "import", bundle, "-o", str(out), "--mappings", mappings, "--json"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
-    assert sorted(document["mappingModels"]) == ["UnCloudNotesMappingModel_v2_to_v3", "UnCloudNotesMappingModel_v3_to_v4"]
+    assert sorted(document["mappingModels"]) == [
+        "UnCloudNotesMappingModel_v2_to_v3",
+        "UnCloudNotesMappingModel_v3_to_v4",
+    ]
     assert (out / "UnCloudNotesMappingModel_v2_to_v3.mapping.json").exists()
     again = cdmigrate.ModelSet(str(out)).json_files()
-    assert again.versions == ["UnCloudNotesDataModel", "UnCloudNotesDataModel_v2b", "UnCloudNotesDataModel_v3", "UnCloudNotesDataModel_v4"]
-    refused = subprocess.run([sys.executable, "-m", "cdmigrate", "plan", "x.sqlite", "--models", bundle, "--mappings", str(tmp_path / "none")],
-                             capture_output=True, text=True, env=ENV)
+    assert again.versions == [
+        "UnCloudNotesDataModel",
+        "UnCloudNotesDataModel_v2b",
+        "UnCloudNotesDataModel_v3",
+        "UnCloudNotesDataModel_v4",
+    ]
+    refused = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cdmigrate",
+            "plan",
+            "x.sqlite",
+            "--models",
+            bundle,
+            "--mappings",
+            str(tmp_path / "none"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
     assert refused.returncode != 0 and "none" in refused.stderr

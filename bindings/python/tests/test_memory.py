@@ -6,8 +6,9 @@ from __future__ import annotations
 import gc
 import os
 
-import cdmigrate
 from conftest import copy_mapping
+
+import cdmigrate
 
 
 def rss_kib() -> int:
@@ -38,10 +39,16 @@ def test_a_thousand_migrations_in_one_process(tmp_path, kitchen_models, kitchen_
 
     def once(i: int) -> None:
         destination = str(tmp_path / f"out-{i % 2}.sqlite")
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="Touching")) as mapping, \
-                cdmigrate.Migration(v1, v2, mapping) as migration:
-            migration.run(kitchen_store, destination, policies={"Touching": Touching},
-                          functions={("F", "f:"): lambda x: x}, progress=lambda p: True)
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="Touching")) as mapping, cdmigrate.Migration(
+            v1, v2, mapping
+        ) as migration:
+            migration.run(
+                kitchen_store,
+                destination,
+                policies={"Touching": Touching},
+                functions={("F", "f:"): lambda x: x},
+                progress=lambda p: True,
+            )
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(destination + suffix):
                 os.remove(destination + suffix)
@@ -56,5 +63,6 @@ def test_a_thousand_migrations_in_one_process(tmp_path, kitchen_models, kitchen_
     growth = rss_kib() - before
     print(f"\nRSS growth over 1000 migrations: {growth} KiB ({before} KiB before)")
     from cdmigrate import migration as migration_module
+
     assert migration_module._registry == {}
     assert growth < 64 * 1024, f"RSS grew by {growth} KiB"

@@ -13,17 +13,19 @@ import threading
 import traceback
 import uuid
 import weakref
+from typing import ClassVar
 
 import pytest
+from conftest import ITEM_VALUES, copy_mapping, leftovers, rows, sha256
 
 import cdmigrate
-from conftest import ITEM_VALUES, copy_mapping, leftovers, rows, sha256
 
 
 def migration(kitchen_models, **kwargs):
     v1, v2 = kitchen_models
-    mapping = cdmigrate.MappingModel.from_json(copy_mapping(item_policy=kwargs.pop("item_policy", None),
-                                                            box_policy=kwargs.pop("box_policy", None)))
+    mapping = cdmigrate.MappingModel.from_json(
+        copy_mapping(item_policy=kwargs.pop("item_policy", None), box_policy=kwargs.pop("box_policy", None))
+    )
     m = cdmigrate.Migration(v1, v2, mapping, **kwargs)
     mapping.close()  # the migration keeps what it needs
     return m
@@ -38,8 +40,16 @@ def test_declarative_run_copies_every_row(tmp_path, kitchen_models, kitchen_stor
     assert report.untaken == {}
     assert [r.entity_mapping for r in report.mappings] == ["BoxToBox", "ItemToItem"]
     assert rows(destination, "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL") == [(20,)]
-    source_rows = rows(kitchen_store, "SELECT ZI16, ZI32, ZI64, ZDEC, ZDBL, ZFLT, ZSTR, ZFLAG, ZWHEN, ZBLOB, ZIDENT, ZLINK, ZTHING FROM ZITEM ORDER BY ZI64")
-    destination_rows = rows(destination, "SELECT ZI16, ZI32, ZI64, ZDEC, ZDBL, ZFLT, ZSTR, ZFLAG, ZWHEN, ZBLOB, ZIDENT, ZLINK, ZTHING FROM ZITEM ORDER BY ZI64")
+    source_rows = rows(
+        kitchen_store,
+        "SELECT ZI16, ZI32, ZI64, ZDEC, ZDBL, ZFLT, ZSTR, ZFLAG, ZWHEN, ZBLOB, ZIDENT, ZLINK, ZTHING "
+        "FROM ZITEM ORDER BY ZI64",
+    )
+    destination_rows = rows(
+        destination,
+        "SELECT ZI16, ZI32, ZI64, ZDEC, ZDBL, ZFLT, ZSTR, ZFLAG, ZWHEN, ZBLOB, ZIDENT, ZLINK, ZTHING "
+        "FROM ZITEM ORDER BY ZI64",
+    )
     assert source_rows == destination_rows and len(source_rows) == 30
 
 
@@ -89,7 +99,7 @@ def test_destination_that_exists_or_is_the_source(tmp_path, kitchen_models, kitc
 
 
 def test_wrong_source_version_is_refused(tmp_path, kitchen_models, kitchen_store):
-    v1, v2 = kitchen_models
+    _v1, _v2 = kitchen_models
     destination = str(tmp_path / "v2.sqlite")
     with migration(kitchen_models) as m:
         m.run(kitchen_store, destination)
@@ -108,7 +118,7 @@ def test_run_in_place_replaces_the_store(tmp_path, kitchen_models, kitchen_store
 
 
 class Recorder(cdmigrate.EntityMigrationPolicy):
-    calls = []
+    calls: ClassVar[list] = []
 
     def begin_entity_mapping(self, mapping, manager):
         Recorder.calls.append(("begin", mapping.name, id(self)))
@@ -143,11 +153,20 @@ def test_every_hook_in_core_datas_order_one_policy_object_per_mapping(tmp_path, 
         if not compact or compact[-1] != k:
             compact.append(k)
     assert compact == [
-        ("begin", "BoxToBox"), ("create", "BoxToBox"), ("end_instance_creation", "BoxToBox"),
-        ("begin", "ItemToItem"), ("create", "ItemToItem"), ("end_instance_creation", "ItemToItem"),
-        ("relationships", "BoxToBox"), ("end_relationship_creation", "BoxToBox"),
-        ("relationships", "ItemToItem"), ("end_relationship_creation", "ItemToItem"),
-        ("validate", "BoxToBox"), ("end", "BoxToBox"), ("validate", "ItemToItem"), ("end", "ItemToItem"),
+        ("begin", "BoxToBox"),
+        ("create", "BoxToBox"),
+        ("end_instance_creation", "BoxToBox"),
+        ("begin", "ItemToItem"),
+        ("create", "ItemToItem"),
+        ("end_instance_creation", "ItemToItem"),
+        ("relationships", "BoxToBox"),
+        ("end_relationship_creation", "BoxToBox"),
+        ("relationships", "ItemToItem"),
+        ("end_relationship_creation", "ItemToItem"),
+        ("validate", "BoxToBox"),
+        ("end", "BoxToBox"),
+        ("validate", "ItemToItem"),
+        ("end", "ItemToItem"),
     ]
     assert kinds.count(("create", "ItemToItem")) == 30 and kinds.count(("relationships", "ItemToItem")) == 30
     objects = {(c[1], c[2]) for c in Recorder.calls}
@@ -220,7 +239,7 @@ def test_instances_read_and_write_every_type(tmp_path, kitchen_models, kitchen_s
                 with pytest.raises(cdmigrate.MismatchError):
                     destination["str"] = object()
                 with pytest.raises(OverflowError):
-                    destination["i64"] = 2 ** 70
+                    destination["i64"] = 2**70
                 with pytest.raises(TypeError):
                     destination[3]
             return destination
@@ -245,7 +264,10 @@ def test_instances_read_and_write_every_type(tmp_path, kitchen_models, kitchen_s
     assert seen["nil"] == (None, None)
     assert seen["skipped"] == ["unknown"]
     assert "i64" in seen["mismatch"]
-    row = rows(destination, "SELECT ZSTR, ZWHEN, ZDEC, ZDBL, ZFLAG, ZI16, ZI32, ZFLT, ZLINK, ZBLOB, ZIDENT FROM ZITEM WHERE ZI64 = 5")[0]
+    row = rows(
+        destination,
+        "SELECT ZSTR, ZWHEN, ZDEC, ZDBL, ZFLAG, ZI16, ZI32, ZFLT, ZLINK, ZBLOB, ZIDENT FROM ZITEM WHERE ZI64 = 5",
+    )[0]
     assert row[0] == "changed"
     assert row[1] == cdmigrate.reference_seconds(dt.datetime(2021, 2, 3))
     assert float(row[2]) == 7 and row[3] == 2.0 and row[4] == 0 and row[5] is None and row[6] is None
@@ -281,7 +303,7 @@ def test_kept_instances_stay_valid_until_released_or_the_run_ends(tmp_path, kitc
         with pytest.raises(cdmigrate.MisuseError):
             instance["str"] = "x"
         with pytest.raises(cdmigrate.MisuseError):
-            instance.uri
+            _ = instance.uri
         instance.release()  # harmless
 
 
@@ -290,8 +312,16 @@ def test_manager_services(tmp_path, kitchen_models, kitchen_store):
 
     class Services(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
-            seen.setdefault("mappings", []).append((mapping.name, mapping.source_entity_name, mapping.destination_entity_name,
-                                                    mapping.pass_index, manager.current_pass, manager.current_entity_mapping.name))
+            seen.setdefault("mappings", []).append(
+                (
+                    mapping.name,
+                    mapping.source_entity_name,
+                    mapping.destination_entity_name,
+                    mapping.pass_index,
+                    manager.current_pass,
+                    manager.current_entity_mapping.name,
+                )
+            )
             manager.user_info.setdefault("begun", []).append(mapping.name)
             manager.user_info["object"] = self
 
@@ -305,7 +335,10 @@ def test_manager_services(tmp_path, kitchen_models, kitchen_store):
                 seen["back"] = manager.source_instances("ItemToItem", destination)[0] == source
                 seen["evaluate"] = manager.evaluate("FUNCTION($source.str, 'uppercaseString')", source)
                 seen["evaluate dest"] = manager.evaluate("$destination.i64 + 1", None, destination)
-                seen["evaluate list"] = (manager.evaluate("$source.box.label", source), len(manager.evaluate("$source.box.items", source)))
+                seen["evaluate list"] = (
+                    manager.evaluate("$source.box.label", source),
+                    len(manager.evaluate("$source.box.items", source)),
+                )
                 seen["evaluate date"] = manager.evaluate("$source.when", source)
                 seen["created"] = manager.create("Box").entity_name
                 with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
@@ -317,15 +350,26 @@ def test_manager_services(tmp_path, kitchen_models, kitchen_store):
                     manager.destination_instances("NoMapping", [source])
                 with pytest.raises(cdmigrate.MismatchError):
                     manager.destination_instances("BoxToBox", ["not an instance"])
-                seen["queries"] = (manager.count_destination("Box"), len(manager.fetch_destination("Box")),
-                                   manager.count_source("Box"), len(manager.fetch_source("Box")),
-                                   manager.instance_for_uri(source.uri) == source, mapping.user_info)
-                seen["shared"] = manager.user_info["object"] is self and manager.user_info["begun"] == ["BoxToBox", "ItemToItem"]
+                seen["queries"] = (
+                    manager.count_destination("Box"),
+                    len(manager.fetch_destination("Box")),
+                    manager.count_source("Box"),
+                    len(manager.fetch_source("Box")),
+                    manager.instance_for_uri(source.uri) == source,
+                    mapping.user_info,
+                )
+                seen["shared"] = manager.user_info["object"] is self and manager.user_info["begun"] == [
+                    "BoxToBox",
+                    "ItemToItem",
+                ]
             return destination
 
     with migration(kitchen_models, item_policy="S", box_policy="S") as m:
         m.run(kitchen_store, tmp_path / "out.sqlite", policies={"S": Services})
-    assert seen["mappings"] == [("BoxToBox", "Box", "Box", 0, 0, "BoxToBox"), ("ItemToItem", "Item", "Item", 0, 0, "ItemToItem")]
+    assert seen["mappings"] == [
+        ("BoxToBox", "Box", "Box", 0, 0, "BoxToBox"),
+        ("ItemToItem", "Item", "Item", 0, 0, "ItemToItem"),
+    ]
     assert seen["made"] == (1, "box 1", "Box") and seen["single"] and seen["back"]
     assert seen["evaluate"] == "HÉLLO ✓" and seen["evaluate dest"] == 2 and seen["evaluate list"] == ("box 1", 10)
     assert seen["evaluate date"] == dt.datetime(2020, 1, 2, 0, 0, 0, 250000, tzinfo=dt.timezone.utc)
@@ -357,12 +401,43 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
         calls.append(args)
         return args[0]
 
-    results = {"i16": 5, "i32": True, "dbl": 1, "flt": 2.5, "str": "1.25", "blob": b"\x01", "when": dt.datetime(2030, 1, 1),
-               "dec": decimal.Decimal("1.25"), "link": uuid.UUID(int=3), "i64": None}
-    attribute_mappings = [{"name": k, "valueExpression": f'FUNCTION(CAST("Py", "Class"), "f:", "{k}")'} for k in results]
-    attribute_mappings.append({"name": "thing", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "d:a:b:c:e:f:g:h:i:", $source.when, $source.i64, $source.str, $source.flag, $source.dec, $source.blob, $source.ident, $source.box, $source.dbl)'})
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "predicate": "TRUEPREDICATE",
-                                                      "destinationEntity": "Item", "attributeMappings": attribute_mappings}]})
+    results = {
+        "i16": 5,
+        "i32": True,
+        "dbl": 1,
+        "flt": 2.5,
+        "str": "1.25",
+        "blob": b"\x01",
+        "when": dt.datetime(2030, 1, 1),
+        "dec": decimal.Decimal("1.25"),
+        "link": uuid.UUID(int=3),
+        "i64": None,
+    }
+    attribute_mappings = [
+        {"name": k, "valueExpression": f'FUNCTION(CAST("Py", "Class"), "f:", "{k}")'} for k in results
+    ]
+    attribute_mappings.append(
+        {
+            "name": "thing",
+            "valueExpression": 'FUNCTION(CAST("Py", "Class"), "d:a:b:c:e:f:g:h:i:", $source.when, $source.i64, '
+            "$source.str, $source.flag, $source.dec, $source.blob, $source.ident, $source.box, $source.dbl)",
+        }
+    )
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "predicate": "TRUEPREDICATE",
+                    "destinationEntity": "Item",
+                    "attributeMappings": attribute_mappings,
+                }
+            ],
+        }
+    )
     with cdmigrate.MappingModel.from_json(text) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
         m.register_function("Py", "d:a:b:c:e:f:g:h:i:", lambda *a: describe(*a) and b"ok")
         m.run(kitchen_store, tmp_path / "out.sqlite", functions={"Py.f:": lambda key: results[key]})
@@ -371,7 +446,10 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
     assert first[1:5] == (1, "héllo ✓", True, decimal.Decimal("13.5"))
     assert first[5] == ITEM_VALUES["blob"] and first[6] == uuid.UUID(int=2)
     assert isinstance(first[7], cdmigrate.Instance) and first[8] == 3.25
-    row = rows(str(tmp_path / "out.sqlite"), "SELECT ZI16, ZI32, ZDBL, ZFLT, ZSTR, ZBLOB, ZWHEN, ZDEC, ZLINK, ZI64, ZTHING FROM ZITEM LIMIT 1")[0]
+    row = rows(
+        str(tmp_path / "out.sqlite"),
+        "SELECT ZI16, ZI32, ZDBL, ZFLT, ZSTR, ZBLOB, ZWHEN, ZDEC, ZLINK, ZI64, ZTHING FROM ZITEM LIMIT 1",
+    )[0]
     assert row[:6] == (5, 1, 1.0, 2.5, "1.25", b"\x01")
     assert row[6] == cdmigrate.reference_seconds(dt.datetime(2030, 1, 1))
     assert float(row[7]) == 1.25 and row[8] == str(uuid.UUID(int=3)) and row[9] is None and row[10] == b"ok"
@@ -379,9 +457,23 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
 
 def test_unknown_host_function_names_itself(tmp_path, kitchen_models, kitchen_store):
     v1, v2 = kitchen_models
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "predicate": "TRUEPREDICATE",
-                                                      "destinationEntity": "Item", "attributeMappings": [
-                                                          {"name": "str", "valueExpression": 'FUNCTION(CAST("Nobody", "Class"), "nothing:", 1)'}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "predicate": "TRUEPREDICATE",
+                    "destinationEntity": "Item",
+                    "attributeMappings": [
+                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Nobody", "Class"), "nothing:", 1)'}
+                    ],
+                }
+            ],
+        }
+    )
     with cdmigrate.MappingModel.from_json(text) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
         with pytest.raises(cdmigrate.ExpressionEvaluationError, match="Nobody"):
             m.run(kitchen_store, tmp_path / "out.sqlite")
@@ -401,10 +493,13 @@ def _failing_policy(after: int):
             if HalfWay.seen == after:
                 raise Boom(f"row {after} is bad")
             return super().create_destination_instances(source, mapping, manager)
+
     return HalfWay
 
 
-def test_a_policy_raising_half_way_reraises_with_traceback_and_leaves_the_source_untouched(tmp_path, kitchen_models, kitchen_store):
+def test_a_policy_raising_half_way_reraises_with_traceback_and_leaves_the_source_untouched(
+    tmp_path, kitchen_models, kitchen_store
+):
     before = sha256(kitchen_store)
     source_files = sorted(os.listdir(tmp_path))
     with migration(kitchen_models, item_policy="HalfWay") as m:
@@ -413,14 +508,25 @@ def test_a_policy_raising_half_way_reraises_with_traceback_and_leaves_the_source
         frames = [frame.name for frame in traceback.extract_tb(error.value.__traceback__)]
         assert "create_destination_instances" in frames
         # the same migration runs fine afterwards
-        m.run(kitchen_store, tmp_path / "ok.sqlite", policies={"HalfWay": _failing_policy(10 ** 6)})
+        m.run(kitchen_store, tmp_path / "ok.sqlite", policies={"HalfWay": _failing_policy(10**6)})
     assert sha256(kitchen_store) == before
     assert not leftovers(str(tmp_path), "out.sqlite")
-    assert sorted(os.listdir(tmp_path)) == sorted(source_files + [f for f in os.listdir(tmp_path) if f.startswith("ok.sqlite")])
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        source_files + [f for f in os.listdir(tmp_path) if f.startswith("ok.sqlite")]
+    )
 
 
-@pytest.mark.parametrize("hook", ["begin_entity_mapping", "end_instance_creation", "create_relationships",
-                                  "end_relationship_creation", "perform_custom_validation", "end_entity_mapping"])
+@pytest.mark.parametrize(
+    "hook",
+    [
+        "begin_entity_mapping",
+        "end_instance_creation",
+        "create_relationships",
+        "end_relationship_creation",
+        "perform_custom_validation",
+        "end_entity_mapping",
+    ],
+)
 def test_every_hook_can_fail_cleanly(tmp_path, kitchen_models, kitchen_store, hook):
     before = sha256(kitchen_store)
 
@@ -428,9 +534,8 @@ def test_every_hook_can_fail_cleanly(tmp_path, kitchen_models, kitchen_store, ho
         raise Boom(hook)
 
     Policy = type("Failing", (cdmigrate.EntityMigrationPolicy,), {hook: fail})
-    with migration(kitchen_models, item_policy="F") as m:
-        with pytest.raises(Boom, match=hook):
-            m.run(kitchen_store, tmp_path / "out.sqlite", policies={"F": Policy})
+    with migration(kitchen_models, item_policy="F") as m, pytest.raises(Boom, match=hook):
+        m.run(kitchen_store, tmp_path / "out.sqlite", policies={"F": Policy})
     assert sha256(kitchen_store) == before and not leftovers(str(tmp_path), "out.sqlite")
 
 
@@ -439,16 +544,29 @@ def test_engine_errors_inside_a_policy_keep_their_class(tmp_path, kitchen_models
         def create_destination_instances(self, source, mapping, manager):
             manager.create("Nowhere")
 
-    with migration(kitchen_models, item_policy="W") as m:
-        with pytest.raises(cdmigrate.NotFoundError, match="Nowhere"):
-            m.run(kitchen_store, tmp_path / "out.sqlite", policies={"W": Wrong})
+    with migration(kitchen_models, item_policy="W") as m, pytest.raises(cdmigrate.NotFoundError, match="Nowhere"):
+        m.run(kitchen_store, tmp_path / "out.sqlite", policies={"W": Wrong})
 
 
 def test_a_host_function_raising_reaches_the_caller(tmp_path, kitchen_models, kitchen_store):
     v1, v2 = kitchen_models
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "predicate": "TRUEPREDICATE",
-                                                      "destinationEntity": "Item", "attributeMappings": [
-                                                          {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "predicate": "TRUEPREDICATE",
+                    "destinationEntity": "Item",
+                    "attributeMappings": [
+                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}
+                    ],
+                }
+            ],
+        }
+    )
 
     def f(i):
         if i == 3:
@@ -475,9 +593,22 @@ def test_an_exception_caught_by_the_policy_does_not_resurface(tmp_path, kitchen_
                 destination["str"] = "recovered"
             manager.associate(source, destination)
 
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "custom", "policy": "C", "sourceEntity": "Item", "predicate": "TRUEPREDICATE",
-                                                      "destinationEntity": "Item", "attributeMappings": [
-                                                          {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", 1)'}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "custom",
+                    "policy": "C",
+                    "sourceEntity": "Item",
+                    "predicate": "TRUEPREDICATE",
+                    "destinationEntity": "Item",
+                    "attributeMappings": [{"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", 1)'}],
+                }
+            ],
+        }
+    )
 
     def f(_):
         raise Boom("nested")
@@ -521,9 +652,8 @@ def test_keyboard_interrupt_cancels_cleanly_and_is_reraised(tmp_path, kitchen_mo
         def create_destination_instances(self, source, mapping, manager):
             raise KeyboardInterrupt
 
-    with migration(kitchen_models, item_policy="I") as m:
-        with pytest.raises(KeyboardInterrupt):
-            m.run(kitchen_store, tmp_path / "c.sqlite", policies={"I": Interrupting})
+    with migration(kitchen_models, item_policy="I") as m, pytest.raises(KeyboardInterrupt):
+        m.run(kitchen_store, tmp_path / "c.sqlite", policies={"I": Interrupting})
     assert sha256(kitchen_store) == before
     assert not [f for f in os.listdir(tmp_path) if f[:2] in ("a.", "b.", "c.")]
 
@@ -533,8 +663,12 @@ def test_reentrant_use_from_a_callback_is_misuse(tmp_path, kitchen_models, kitch
 
     class Reenter(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
-            for action in (lambda: holder[0].run(kitchen_store, tmp_path / "inner.sqlite"), lambda: holder[0].close(),
-                           lambda: holder[0].register_policy("X", Reenter), lambda: holder[0].set_progress(None)):
+            for action in (
+                lambda: holder[0].run(kitchen_store, tmp_path / "inner.sqlite"),
+                lambda: holder[0].close(),
+                lambda: holder[0].register_policy("X", Reenter),
+                lambda: holder[0].set_progress(None),
+            ):
                 try:
                     action()
                 except cdmigrate.MisuseError as error:
@@ -558,7 +692,9 @@ def test_callbacks_are_kept_alive_and_released_with_the_migration(tmp_path, kitc
         return x
 
     before = len(migration_module._registry)
-    m = migration(kitchen_models, item_policy="P", policies={"P": Policy}, functions={("A", "b:"): function}, progress=print)
+    m = migration(
+        kitchen_models, item_policy="P", policies={"P": Policy}, functions={("A", "b:"): function}, progress=print
+    )
     function_ref = weakref.ref(function)
     del function
     gc.collect()
@@ -583,7 +719,7 @@ def test_migrations_run_in_parallel_threads(tmp_path, kitchen_models, kitchen_st
 
     def work(n):
         try:
-            with migration(kitchen_models, item_policy="P", policies={"P": _failing_policy(10 ** 6)}) as m:
+            with migration(kitchen_models, item_policy="P", policies={"P": _failing_policy(10**6)}) as m:
                 for k in range(3):
                     m.run(kitchen_store, tmp_path / f"t{n}-{k}.sqlite")
         except Exception as error:  # pragma: no cover - reported below

@@ -6,9 +6,9 @@ import json
 import os
 
 import pytest
+from conftest import KITCHEN_V1, copy_mapping
 
 import cdmigrate
-from conftest import KITCHEN_V1, KITCHEN_V2, copy_mapping
 
 
 def test_library_versions_and_path():
@@ -53,8 +53,15 @@ def test_model_invalid_json_has_code_and_message():
 
 
 def test_model_invalid_lists_every_problem_with_paths():
-    bad = {"name": "Bad", "entities": [{"name": "A", "attributes": [
-        {"name": "x", "type": "nonsense"}, {"name": "n", "type": "integer16", "default": 40000}]}]}
+    bad = {
+        "name": "Bad",
+        "entities": [
+            {
+                "name": "A",
+                "attributes": [{"name": "x", "type": "nonsense"}, {"name": "n", "type": "integer16", "default": 40000}],
+            }
+        ],
+    }
     with pytest.raises(cdmigrate.InvalidModelError) as error:
         cdmigrate.Model.from_json(json.dumps(bad))
     problems = error.value.problems
@@ -87,7 +94,7 @@ def test_closed_model_is_misuse_not_crash(kitchen_models):
     model.close()
     model.close()  # harmless
     with pytest.raises(cdmigrate.MisuseError, match="closed"):
-        model.entity_names
+        _ = model.entity_names
     assert repr(model) == "<Model closed>"
 
 
@@ -106,9 +113,20 @@ def test_mapping_from_json_and_file(tmp_path, kitchen_models):
 
 
 def test_mapping_expression_syntax_error_has_offset():
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
-                                                      "destinationEntity": "Item",
-                                                      "attributeMappings": [{"name": "str", "valueExpression": "$source.str +* 2"}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "destinationEntity": "Item",
+                    "attributeMappings": [{"name": "str", "valueExpression": "$source.str +* 2"}],
+                }
+            ],
+        }
+    )
     with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
         cdmigrate.MappingModel.from_json(text)
     assert error.value.code == 4
@@ -119,16 +137,27 @@ def test_expression_error_offset_is_an_index_into_the_str():
     # The end of this text is str index 12 ("👍🏽" is two code points), Swift character 11 and
     # UTF-8 byte 20: offset is the str index, byte_offset the C API's (as sqlite3_error_offset).
     expression = "'Grüße 👍🏽' +"
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
-                                                      "destinationEntity": "Item",
-                                                      "attributeMappings": [{"name": "str", "valueExpression": expression}]}]},
-                      ensure_ascii=False)
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "destinationEntity": "Item",
+                    "attributeMappings": [{"name": "str", "valueExpression": expression}],
+                }
+            ],
+        },
+        ensure_ascii=False,
+    )
     with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
         cdmigrate.MappingModel.from_json(text)
     assert error.value.offset == len(expression) == 12
     assert error.value.byte_offset == 20
-    assert expression[:error.value.offset] == expression
-    assert expression.encode("utf-8")[:error.value.byte_offset].decode("utf-8") == expression
+    assert expression[: error.value.offset] == expression
+    assert expression.encode("utf-8")[: error.value.byte_offset].decode("utf-8") == expression
 
 
 def test_mapping_json_offsets_index_the_string_at_each_problems_path():
@@ -136,9 +165,21 @@ def test_mapping_json_offsets_index_the_string_at_each_problems_path():
     # that is not ASCII; the document itself escapes them (ensure_ascii), which does not matter.
     predicate = "str == 'é€' AND"
     expression = "FUNCTION($source.str, 'ça') +* 1"
-    text = json.dumps({"name": "M", "entityMappings": [
-        {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item",
-         "predicate": predicate, "attributeMappings": {"str": expression}}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "destinationEntity": "Item",
+                    "predicate": predicate,
+                    "attributeMappings": {"str": expression},
+                }
+            ],
+        }
+    )
     with pytest.raises(cdmigrate.MigrationError) as error:
         cdmigrate.MappingModel.from_json(text)
     located = {p.path: p for p in error.value.problems if p.offset is not None}
@@ -147,15 +188,16 @@ def test_mapping_json_offsets_index_the_string_at_each_problems_path():
     for path, problem in located.items():
         target = predicate if path.endswith(".predicate") else expression
         by_text[target] = problem
-        assert problem.byte_offset == len(target[:problem.offset].encode("utf-8"))
+        assert problem.byte_offset == len(target[: problem.offset].encode("utf-8"))
     assert by_text[predicate].offset == len(predicate)
     assert by_text[predicate].byte_offset == len(predicate) + 3
-    assert expression[by_text[expression].offset:].startswith("* 1")
+    assert expression[by_text[expression].offset :].startswith("* 1")
     assert by_text[expression].byte_offset == by_text[expression].offset + 1
 
 
 def test_located_finds_dotted_keys_and_leaves_what_it_cannot_find():
     from cdmigrate.errors import _member, located, str_index
+
     document = {"a.b": {"c": ["x", "é!"]}, "a": {"b": 1}}
     assert _member(document, "$.a.b.c[1]") == "é!"
     assert _member(document, "$.a.b") == {"c": ["x", "é!"]}
@@ -173,9 +215,20 @@ def test_located_finds_dotted_keys_and_leaves_what_it_cannot_find():
 
 def test_mapping_that_does_not_fit_the_models(kitchen_models):
     v1, v2 = kitchen_models
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
-                                                      "destinationEntity": "Nowhere", "attributeMappings": [
-                                                          {"name": "nope", "valueExpression": "$source.alsoNope"}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "destinationEntity": "Nowhere",
+                    "attributeMappings": [{"name": "nope", "valueExpression": "$source.alsoNope"}],
+                }
+            ],
+        }
+    )
     with cdmigrate.MappingModel.from_json(text) as mapping:
         with pytest.raises(cdmigrate.InvalidMappingError) as error:
             mapping.validate(v1, v2)
@@ -193,6 +246,7 @@ def test_mapping_invalid_json():
 
 def test_store_create_insert_save_and_read_back(tmp_path, kitchen_models):
     from conftest import rows
+
     v1, _ = kitchen_models
     path = str(tmp_path / "s.sqlite")
     with cdmigrate.Store.create(v1, path) as store:
@@ -246,7 +300,8 @@ def test_xcode_model_with_an_empty_uniqueness_constraint_loads_with_a_warning(tm
     # builds such a model, so it loads: the empty constraint is left out, with a warning.
     folder = tmp_path / "Model 2.xcdatamodel"
     folder.mkdir()
-    (folder / "contents").write_text("""<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
+    (folder / "contents").write_text(
+        """<?xml version="1.0" encoding="UTF-8" standalone="yes"?>
 <model type="com.apple.IDECoreDataModeler.DataModel" documentVersion="1.0">
     <entity name="User" representedClassName="User" syncable="YES">
         <attribute name="name" attributeType="String" defaultValueString=""/>
@@ -263,9 +318,13 @@ def test_xcode_model_with_an_empty_uniqueness_constraint_loads_with_a_warning(tm
         </uniquenessConstraints>
     </entity>
 </model>
-""", encoding="utf-8")
+""",
+        encoding="utf-8",
+    )
     model = cdmigrate.Model.from_file(folder)
-    assert any("empty uniqueness constraint of entity 'User'" in w and "line 6" in w for w in model.warnings), model.warnings
+    assert any("empty uniqueness constraint of entity 'User'" in w and "line 6" in w for w in model.warnings), (
+        model.warnings
+    )
     entities = {e["name"]: e for e in json.loads(model.to_json())["entities"]}
     assert not entities["User"].get("uniquenessConstraints")
     assert entities["Album"]["uniquenessConstraints"] == [["uuid"]]

@@ -19,14 +19,31 @@ import cdmigrate
 
 def model(version: int) -> dict:
     note = [{"name": "note", "type": "string", "optional": True}] if version > 1 else []
-    return {"name": "Lists", "entities": [
-        {"name": "List", "attributes": [{"name": "name", "type": "string"}] + note,
-         "relationships": [{"name": "items", "destination": "Item", "inverse": "list", "toMany": True, "ordered": True},
-                           {"name": "tags", "destination": "Tag", "inverse": "lists", "toMany": True, "ordered": True}]},
-        {"name": "Item", "attributes": [{"name": "name", "type": "string"}],
-         "relationships": [{"name": "list", "destination": "List", "inverse": "items"}]},
-        {"name": "Tag", "attributes": [{"name": "name", "type": "string"}],
-         "relationships": [{"name": "lists", "destination": "List", "inverse": "tags", "toMany": True, "ordered": True}]}]}
+    return {
+        "name": "Lists",
+        "entities": [
+            {
+                "name": "List",
+                "attributes": [{"name": "name", "type": "string"}, *note],
+                "relationships": [
+                    {"name": "items", "destination": "Item", "inverse": "list", "toMany": True, "ordered": True},
+                    {"name": "tags", "destination": "Tag", "inverse": "lists", "toMany": True, "ordered": True},
+                ],
+            },
+            {
+                "name": "Item",
+                "attributes": [{"name": "name", "type": "string"}],
+                "relationships": [{"name": "list", "destination": "List", "inverse": "items"}],
+            },
+            {
+                "name": "Tag",
+                "attributes": [{"name": "name", "type": "string"}],
+                "relationships": [
+                    {"name": "lists", "destination": "List", "inverse": "tags", "toMany": True, "ordered": True}
+                ],
+            },
+        ],
+    }
 
 
 def look_up(mapping: str, key: str) -> str:
@@ -36,14 +53,42 @@ def look_up(mapping: str, key: str) -> str:
 def mapping(policy: str | None = None) -> dict:
     """Xcode's mapping model with the members' mappings first (the order that used to lose the lists' order)."""
     extra = {"policy": policy} if policy else {}
-    return {"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
-        dict(name="ItemToItem", sourceEntity="Item", destinationEntity="Item", predicate="TRUEPREDICATE",
-             attributeMappings={"name": "$source.name"}, relationshipMappings={"list": look_up("ListToList", "$source.list")}, **extra),
-        dict(name="TagToTag", sourceEntity="Tag", destinationEntity="Tag", predicate="TRUEPREDICATE",
-             attributeMappings={"name": "$source.name"}, relationshipMappings={"lists": look_up("ListToList", "$source.lists")}, **extra),
-        dict(name="ListToList", sourceEntity="List", destinationEntity="List", predicate="TRUEPREDICATE",
-             attributeMappings={"name": "$source.name"},
-             relationshipMappings={"items": look_up("ItemToItem", "$source.items"), "tags": look_up("TagToTag", "$source.tags")}, **extra)]}
+    return {
+        "sourceModel": "v1",
+        "destinationModel": "v2",
+        "entityMappings": [
+            dict(
+                name="ItemToItem",
+                sourceEntity="Item",
+                destinationEntity="Item",
+                predicate="TRUEPREDICATE",
+                attributeMappings={"name": "$source.name"},
+                relationshipMappings={"list": look_up("ListToList", "$source.list")},
+                **extra,
+            ),
+            dict(
+                name="TagToTag",
+                sourceEntity="Tag",
+                destinationEntity="Tag",
+                predicate="TRUEPREDICATE",
+                attributeMappings={"name": "$source.name"},
+                relationshipMappings={"lists": look_up("ListToList", "$source.lists")},
+                **extra,
+            ),
+            dict(
+                name="ListToList",
+                sourceEntity="List",
+                destinationEntity="List",
+                predicate="TRUEPREDICATE",
+                attributeMappings={"name": "$source.name"},
+                relationshipMappings={
+                    "items": look_up("ItemToItem", "$source.items"),
+                    "tags": look_up("TagToTag", "$source.tags"),
+                },
+                **extra,
+            ),
+        ],
+    }
 
 
 ITEMS = ["I2", "I0", "I3", "I1"]
@@ -66,17 +111,25 @@ def source(tmp_path):
 def lists(path):
     """L0's items and tags, in the order the store keeps them (its ordering columns: docs/store-layout.md)."""
     with sqlite3.connect(path) as db:
-        items = [r[0] for r in db.execute("SELECT i.ZNAME FROM ZITEM i JOIN ZLIST l ON l.Z_PK = i.ZLIST ORDER BY i.Z_FOK_LIST")]
-        rows = db.execute("SELECT t.ZNAME, j.Z_FOK_2LISTS FROM Z_2TAGS j JOIN ZTAG t ON t.Z_PK = j.Z_3TAGS ORDER BY j.Z_FOK_2LISTS").fetchall()
-        assert len({place for _, place in rows}) == len(rows), rows   # places that decide the order
+        items = [
+            r[0]
+            for r in db.execute("SELECT i.ZNAME FROM ZITEM i JOIN ZLIST l ON l.Z_PK = i.ZLIST ORDER BY i.Z_FOK_LIST")
+        ]
+        rows = db.execute(
+            "SELECT t.ZNAME, j.Z_FOK_2LISTS FROM Z_2TAGS j JOIN ZTAG t ON t.Z_PK = j.Z_3TAGS ORDER BY j.Z_FOK_2LISTS"
+        ).fetchall()
+        assert len({place for _, place in rows}) == len(rows), rows  # places that decide the order
         tags = [name for name, _ in rows]
     return items, tags
 
 
 def migrate(tmp_path, source, policies=None, policy_name=None, name="out.sqlite"):
     destination = str(tmp_path / name)
-    with cdmigrate.Model.from_json(json.dumps(model(1))) as v1, cdmigrate.Model.from_json(json.dumps(model(2))) as v2, \
-            cdmigrate.MappingModel.from_json(json.dumps(mapping(policy_name))) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(json.dumps(model(1))) as v1, cdmigrate.Model.from_json(
+        json.dumps(model(2))
+    ) as v2, cdmigrate.MappingModel.from_json(json.dumps(mapping(policy_name))) as m, cdmigrate.Migration(
+        v1, v2, m
+    ) as migration:
         migration.run(source, destination, policies=policies or {})
     return destination
 
@@ -107,9 +160,13 @@ def test_several_mapping_models_for_a_step_are_named_in_the_order_they_run(tmp_p
     (folder / "v1.json").write_text(json.dumps(model(1)))
     (folder / "v2.json").write_text(json.dumps(model(2)))
     (folder / "lists.mapping.json").write_text(json.dumps(mapping()))
-    (folder / "extra.mapping.json").write_text(json.dumps({"sourceModel": "v1", "destinationModel": "v2", "entityMappings": []}))
-    expected = ("v1 → v2: 2 mapping models match and no 'migration-passes.json' orders them, "
-                "so they run as passes in file-name order: 1. 'extra'")
+    (folder / "extra.mapping.json").write_text(
+        json.dumps({"sourceModel": "v1", "destinationModel": "v2", "entityMappings": []})
+    )
+    expected = (
+        "v1 → v2: 2 mapping models match and no 'migration-passes.json' orders them, "
+        "so they run as passes in file-name order: 1. 'extra'"
+    )
     models = cdmigrate.ModelSet(str(folder))
     set_warnings = models.json_files().warnings
     assert any(w.startswith(expected) for w in set_warnings), set_warnings
@@ -117,15 +174,21 @@ def test_several_mapping_models_for_a_step_are_named_in_the_order_they_run(tmp_p
     assert plan.steps[0].mapping_models == ["extra", "lists"]
     assert any(w.startswith(expected) for w in plan.warnings), plan.warnings
 
-    (folder / "migration-passes.json").write_text(json.dumps({"steps": [{"from": "v1", "to": "v2", "passes": ["lists", "extra"]}]}))
+    (folder / "migration-passes.json").write_text(
+        json.dumps({"steps": [{"from": "v1", "to": "v2", "passes": ["lists", "extra"]}]})
+    )
     plan = cdmigrate.ModelSet(str(folder)).plan(source)
     assert plan.steps[0].mapping_models == ["lists", "extra"]
     assert not any("file-name order" in w for w in plan.warnings)
 
 
 def cli(*arguments):
-    return subprocess.run([sys.executable, "-m", "cdmigrate", *arguments], capture_output=True, text=True,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)})
+    return subprocess.run(
+        [sys.executable, "-m", "cdmigrate", *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)},
+    )
 
 
 def test_the_command_line_names_the_passes_in_plan_migrate_check_and_validate(tmp_path, source):
@@ -134,7 +197,9 @@ def test_the_command_line_names_the_passes_in_plan_migrate_check_and_validate(tm
     (folder / "v1.json").write_text(json.dumps(model(1)))
     (folder / "v2.json").write_text(json.dumps(model(2)))
     (folder / "lists.mapping.json").write_text(json.dumps(mapping()))
-    (folder / "extra.mapping.json").write_text(json.dumps({"sourceModel": "v1", "destinationModel": "v2", "entityMappings": []}))
+    (folder / "extra.mapping.json").write_text(
+        json.dumps({"sourceModel": "v1", "destinationModel": "v2", "entityMappings": []})
+    )
     order = "file-name order: 1. 'extra'"
 
     plan = cli("plan", source, "--models", str(folder))
@@ -153,15 +218,46 @@ def test_the_command_line_names_the_passes_in_plan_migrate_check_and_validate(tm
 
     # Two passes given by hand: the first maps the lists' items through the source relationship,
     # but only the second maps the items, so the first's look-up would find nothing.
-    first = {"entityMappings": [dict(name="ListToList", sourceEntity="List", destinationEntity="List", predicate="TRUEPREDICATE",
-                                     attributeMappings={"name": "$source.name"},
-                                     relationshipMappings={"items": 'FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", "items", $source.items)'})]}
-    second = {"entityMappings": [dict(name="ItemToItem", sourceEntity="Item", destinationEntity="Item", predicate="TRUEPREDICATE",
-                                      attributeMappings={"name": "$source.name"})]}
+    first = {
+        "entityMappings": [
+            {
+                "name": "ListToList",
+                "sourceEntity": "List",
+                "destinationEntity": "List",
+                "predicate": "TRUEPREDICATE",
+                "attributeMappings": {"name": "$source.name"},
+                "relationshipMappings": {
+                    "items": 'FUNCTION($manager, "destinationInstancesForSourceRelationshipNamed:sourceInstances:", '
+                    '"items", $source.items)'
+                },
+            }
+        ]
+    }
+    second = {
+        "entityMappings": [
+            {
+                "name": "ItemToItem",
+                "sourceEntity": "Item",
+                "destinationEntity": "Item",
+                "predicate": "TRUEPREDICATE",
+                "attributeMappings": {"name": "$source.name"},
+            }
+        ]
+    }
     (tmp_path / "first.json").write_text(json.dumps(first))
     (tmp_path / "second.json").write_text(json.dumps(second))
-    validated = cli("validate", "--source-model", str(folder / "v1.json"), "--destination-model", str(folder / "v2.json"),
-                    "--mapping", str(tmp_path / "first.json"), "--mapping", str(tmp_path / "second.json"), "--json")
+    validated = cli(
+        "validate",
+        "--source-model",
+        str(folder / "v1.json"),
+        "--destination-model",
+        str(folder / "v2.json"),
+        "--mapping",
+        str(tmp_path / "first.json"),
+        "--mapping",
+        str(tmp_path / "second.json"),
+        "--json",
+    )
     assert validated.returncode == 0, validated.stderr
     warnings = json.loads(validated.stdout)["warnings"]
     assert any("relationship 'items'" in w and "only the later pass 2" in w for w in warnings), warnings

@@ -8,12 +8,12 @@ import os
 import sqlite3
 
 import pytest
-
-import cdmigrate
 from conftest import KITCHEN_V1, copy_mapping, rows
 from reference_migrations import notas
 from reference_migrations.common import mapping, model
 from reference_migrations.text import nfc
+
+import cdmigrate
 
 
 class SingleRowCategorias(cdmigrate.EntityMigrationPolicy):
@@ -36,8 +36,9 @@ class SingleRowCategorias(cdmigrate.EntityMigrationPolicy):
 
 
 def run_notas(source, destination, policy, batch_size=None):
-    with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(notas.DIRECTORY, "NotasV3.model.json") as v3, \
-            mapping(notas.DIRECTORY, "NotasV2ToV3.mapping.json") as m, cdmigrate.Migration(v2, v3, m) as migration:
+    with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(
+        notas.DIRECTORY, "NotasV3.model.json"
+    ) as v3, mapping(notas.DIRECTORY, "NotasV2ToV3.mapping.json") as m, cdmigrate.Migration(v2, v3, m) as migration:
         if batch_size:
             migration.set_batch_size(batch_size)
         return migration.run(source, destination, policies={"CrearCategoriasMigrationPolicy": policy})
@@ -45,17 +46,22 @@ def run_notas(source, destination, policy, batch_size=None):
 
 def notas_of(path):
     """(contenido, fecha, etiquetas, category names) of every Nota, sorted; and the Categoria names."""
-    join = [r[0] for r in rows(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'")
-            if r[0] not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")][0]
+    join = next(
+        r[0]
+        for r in rows(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'")
+        if r[0] not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")
+    )
     columns = [c[1] for c in rows(path, f"PRAGMA table_info({join})")]
-    nota_column = [c for c in columns if c.endswith("NOTAS")][0]
-    categoria_column = [c for c in columns if c.endswith("CATEGORIAS")][0]
+    nota_column = next(c for c in columns if c.endswith("NOTAS"))
+    categoria_column = next(c for c in columns if c.endswith("CATEGORIAS"))
     names = dict(rows(path, "SELECT Z_PK, ZNOMBRE FROM ZCATEGORIA"))
     links = {}
     for nota, categoria in rows(path, f"SELECT {nota_column}, {categoria_column} FROM {join}"):
         links.setdefault(nota, []).append(names[categoria])
-    result = sorted((contenido, fecha, etiquetas, tuple(sorted(links.get(pk, []))))
-                    for pk, contenido, fecha, etiquetas in rows(path, "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM ZNOTA"))
+    result = sorted(
+        (contenido, fecha, etiquetas, tuple(sorted(links.get(pk, []))))
+        for pk, contenido, fecha, etiquetas in rows(path, "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM ZNOTA")
+    )
     return result, sorted(names.values())
 
 
@@ -101,7 +107,9 @@ def test_batch_columns_give_the_values_an_instance_gives(tmp_path, kitchen_model
     # Text that JSON must escape: a quote, a backslash, a newline, a control character.
     with sqlite3.connect(kitchen_store) as db:
         db.execute("UPDATE ZITEM SET ZSTR = 'q\"uo\\te' || char(10) || char(1) || 'ñ' WHERE Z_PK = 1")
-    with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
+        v1, v2, m
+    ) as migration:
         migration.run(kitchen_store, str(tmp_path / "rows.sqlite"), policies={"P": PerRow})
         migration.set_batch_size(7)
         migration.run(kitchen_store, str(tmp_path / "batch.sqlite"), policies={"P": PerBatch})
@@ -110,7 +118,9 @@ def test_batch_columns_give_the_values_an_instance_gives(tmp_path, kitchen_model
     assert any(values[attributes.index("str")] == 'q"uo\\te\n\x01ñ' for values in by_column.values())
     # The relationship mappings of stage 2 found the instances the batches made and associated.
     linked = rows(str(tmp_path / "batch.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL")[0][0]
-    assert linked == rows(str(tmp_path / "rows.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL")[0][0] == 20
+    assert (
+        linked == rows(str(tmp_path / "rows.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZBOX IS NOT NULL")[0][0] == 20
+    )
 
 
 def test_an_exception_in_the_batch_hook_stops_the_run_with_its_message(tmp_path):

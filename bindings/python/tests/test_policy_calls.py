@@ -11,20 +11,50 @@ import pytest
 import cdmigrate
 from cdmigrate.policy_methods import method_names
 
-PEOPLE = {"name": "People", "versionIdentifier": "1", "entities": [
-    {"name": "Person", "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer64"}],
-     "relationships": [{"name": "friend", "destination": "Person"}]}]}
-COPIES = {"name": "People", "versionIdentifier": "2", "entities": [
-    {"name": "Copy", "attributes": [{"name": "name", "type": "string"}, {"name": "label", "type": "string"},
-                                    {"name": "age", "type": "integer64"}]}]}
+PEOPLE = {
+    "name": "People",
+    "versionIdentifier": "1",
+    "entities": [
+        {
+            "name": "Person",
+            "attributes": [{"name": "name", "type": "string"}, {"name": "age", "type": "integer64"}],
+            "relationships": [{"name": "friend", "destination": "Person"}],
+        }
+    ],
+}
+COPIES = {
+    "name": "People",
+    "versionIdentifier": "2",
+    "entities": [
+        {
+            "name": "Copy",
+            "attributes": [
+                {"name": "name", "type": "string"},
+                {"name": "label", "type": "string"},
+                {"name": "age", "type": "integer64"},
+            ],
+        }
+    ],
+}
 # Z_PK order; primary-key, case-sensitive and case-insensitive orders all differ.
 ROWS = [("bob", 30), ("Anna", 30), (None, 20), ("Cecil", 40), ("anna", 10)]
 
 
 def mapping(label: str) -> str:
-    return json.dumps({"entityMappings": [{
-        "name": "PersonToCopy", "sourceEntity": "Person", "destinationEntity": "Copy", "predicate": "TRUEPREDICATE",
-        "policy": "CopyPolicy", "attributeMappings": {"name": "$source.name", "age": "$source.age", "label": label}}]})
+    return json.dumps(
+        {
+            "entityMappings": [
+                {
+                    "name": "PersonToCopy",
+                    "sourceEntity": "Person",
+                    "destinationEntity": "Copy",
+                    "predicate": "TRUEPREDICATE",
+                    "policy": "CopyPolicy",
+                    "attributeMappings": {"name": "$source.name", "age": "$source.age", "label": label},
+                }
+            ]
+        }
+    )
 
 
 @pytest.fixture
@@ -39,19 +69,22 @@ def source(tmp_path):
 
 def migrate(tmp_path, source, label, policy, name="out.sqlite"):
     destination = str(tmp_path / name)
-    with cdmigrate.Model.from_json(json.dumps(PEOPLE)) as v1, cdmigrate.Model.from_json(json.dumps(COPIES)) as v2, \
-            cdmigrate.MappingModel.from_json(mapping(label)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(json.dumps(PEOPLE)) as v1, cdmigrate.Model.from_json(
+        json.dumps(COPIES)
+    ) as v2, cdmigrate.MappingModel.from_json(mapping(label)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(source, destination, policies={"CopyPolicy": policy})
     return destination
 
 
 def labels(path):
     import sqlite3
+
     with sqlite3.connect(path) as db:
         return [row[0] for row in db.execute("SELECT ZLABEL FROM ZCOPY ORDER BY Z_PK")]
 
 
 # -- policy methods ----------------------------------------------------------------------------
+
 
 def test_method_names_follow_pyobjc_then_plain_then_snake_case():
     assert method_names("labelFor:age:") == ["labelFor_age_", "labelFor_age", "label_for_age"]
@@ -132,6 +165,7 @@ def test_an_exception_in_a_method_is_reraised_by_run(tmp_path, source):
 
 # -- sorted fetches and format specifiers ------------------------------------------------------
 
+
 def names(instances):
     return [i["name"] for i in instances]
 
@@ -156,15 +190,26 @@ def test_fetches_sort_in_sql_with_primary_key_order_by_default(tmp_path, source)
         assert names(manager.fetch_source("Person", sort=["name"])) == [None, "Anna", "Cecil", "anna", "bob"]
         assert names(manager.fetch_source("Person", sort=[("name", False)])) == ["bob", "anna", "Cecil", "Anna", None]
         assert names(manager.fetch_source("Person", sort=[("age", False)])) == ["Cecil", "bob", "Anna", None, "anna"]
-        assert names(manager.fetch_destination("Copy", sort=[("age", True), ("name", True)], limit=3)) == ["anna", None, "Anna"]
-        assert names(manager.fetch_source("Person", "age >= %d", 30, sort=[("name", False)])) == ["bob", "Cecil", "Anna"]
+        assert names(manager.fetch_destination("Copy", sort=[("age", True), ("name", True)], limit=3)) == [
+            "anna",
+            None,
+            "Anna",
+        ]
+        assert names(manager.fetch_source("Person", "age >= %d", 30, sort=[("name", False)])) == [
+            "bob",
+            "Cecil",
+            "Anna",
+        ]
 
     run_checks(tmp_path, source, checks)
 
 
 def test_format_specifiers_substitute_as_object_arguments(tmp_path, source):
     def checks(manager):
-        assert names(manager.fetch_source("Person", "%K > %d AND age < %f", "age", 25, 35.5, sort=["name"])) == ["Anna", "bob"]
+        assert names(manager.fetch_source("Person", "%K > %d AND age < %f", "age", 25, 35.5, sort=["name"])) == [
+            "Anna",
+            "bob",
+        ]
         assert manager.count_source("Person", "age == %i", 30) == 2
         assert names(manager.fetch_destination("Copy", "%K BEGINSWITH %@", "name", "a")) == ["anna"]
 
@@ -173,7 +218,9 @@ def test_format_specifiers_substitute_as_object_arguments(tmp_path, source):
 
 def test_argument_and_sort_errors_name_the_position(tmp_path, source):
     def checks(manager):
-        with pytest.raises(cdmigrate.ExpressionSyntaxError, match=r"format argument 2 for '%d' \(only 1 given\)") as info:
+        with pytest.raises(
+            cdmigrate.ExpressionSyntaxError, match=r"format argument 2 for '%d' \(only 1 given\)"
+        ) as info:
             manager.fetch_source("Person", "%K > %d", "age")
         assert info.value.offset == 5
         assert info.value.byte_offset == 5
@@ -181,13 +228,15 @@ def test_argument_and_sort_errors_name_the_position(tmp_path, source):
         with pytest.raises(cdmigrate.ExpressionSyntaxError, match="format argument 2") as info:
             manager.count_source("Person", predicate, "age")
         assert info.value.offset == predicate.index("%d")
-        assert info.value.byte_offset == len(predicate[:predicate.index("%d")].encode("utf-8"))
+        assert info.value.byte_offset == len(predicate[: predicate.index("%d")].encode("utf-8"))
         expression = "'ß☃' + +"
         with pytest.raises(cdmigrate.ExpressionSyntaxError) as info:
             manager.evaluate(expression)
-        assert info.value.byte_offset == len(expression[:info.value.offset].encode("utf-8"))
+        assert info.value.byte_offset == len(expression[: info.value.offset].encode("utf-8"))
         assert info.value.offset == len(expression) and info.value.byte_offset == len(expression) + 3
-        with pytest.raises(cdmigrate.ExpressionSyntaxError, match="a number as format argument 2 for '%d', not string 'old'"):
+        with pytest.raises(
+            cdmigrate.ExpressionSyntaxError, match="a number as format argument 2 for '%d', not string 'old'"
+        ):
             manager.fetch_source("Person", "%K > %d", "age", "old")
         with pytest.raises(cdmigrate.ExpressionSyntaxError, match="format argument 2 of 2 is left over"):
             manager.fetch_source("Person", "name == %@", "x", 3)

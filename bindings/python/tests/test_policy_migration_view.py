@@ -12,15 +12,34 @@ import pytest
 
 import cdmigrate
 
-V1 = {"name": "Notes", "versionIdentifier": "1", "entities": [
-    {"name": "Note", "attributes": [{"name": "title", "type": "string"},
-                                    {"name": "body", "type": "string", "optional": True}]}]}
+V1 = {
+    "name": "Notes",
+    "versionIdentifier": "1",
+    "entities": [
+        {
+            "name": "Note",
+            "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string", "optional": True}],
+        }
+    ],
+}
 V2 = dict(V1, versionIdentifier="2")
-MAPPING = {"name": "Notes1to2", "entityMappings": [{
-    "name": "NoteToNote", "type": "custom", "sourceEntity": "Note", "destinationEntity": "Note",
-    "predicate": "TRUEPREDICATE", "policy": "NotePolicy", "attributeMappings": [
-        {"name": "title", "valueExpression": "$source.title", "userInfo": {"limit": 3}},
-        {"name": "body", "valueExpression": "$source.body"}]}]}
+MAPPING = {
+    "name": "Notes1to2",
+    "entityMappings": [
+        {
+            "name": "NoteToNote",
+            "type": "custom",
+            "sourceEntity": "Note",
+            "destinationEntity": "Note",
+            "predicate": "TRUEPREDICATE",
+            "policy": "NotePolicy",
+            "attributeMappings": [
+                {"name": "title", "valueExpression": "$source.title", "userInfo": {"limit": 3}},
+                {"name": "body", "valueExpression": "$source.body"},
+            ],
+        }
+    ],
+}
 
 
 @pytest.fixture
@@ -53,7 +72,9 @@ class NotePolicy(cdmigrate.EntityMigrationPolicy):
         model = manager.mapping_model
         self.seen.append(("mapping model", model.name, model.entity_mapping_names, mapping.mapping_type))
         title = mapping.attribute_mappings["title"]
-        self.seen.append(("title", title.value_expression, title.user_info, mapping.attribute_mappings["body"].user_info))
+        self.seen.append(
+            ("title", title.value_expression, title.user_info, mapping.attribute_mappings["body"].user_info)
+        )
         with pytest.raises(cdmigrate.ExpressionSyntaxError):
             title.value_expression = "$source.title +"
         assert title.value_expression == "$source.title"
@@ -65,8 +86,9 @@ class NotePolicy(cdmigrate.EntityMigrationPolicy):
 
 def test_a_policy_branching_on_the_source_version_changes_a_property_mapping_for_that_run_only(tmp_path, source):
     seen: list = []
-    with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Model.from_json(json.dumps(V2)) as v2, \
-            cdmigrate.MappingModel.from_json(json.dumps(MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Model.from_json(
+        json.dumps(V2)
+    ) as v2, cdmigrate.MappingModel.from_json(json.dumps(MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(source, str(tmp_path / "first.sqlite"), policies={"NotePolicy": lambda: NotePolicy(True, seen)})
         assert notes(str(tmp_path / "first.sqlite")) == [("ALPHA", None), ("BETA", None), ("GAMMA", None)]
         assert seen == [
@@ -99,28 +121,43 @@ def test_a_property_mapping_is_changed_only_from_its_own_callbacks(tmp_path, sou
         def begin_entity_mapping(self, mapping, manager):
             kept["title"] = mapping.attribute_mappings["title"]
 
-    with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Model.from_json(json.dumps(V2)) as v2, \
-            cdmigrate.MappingModel.from_json(json.dumps(MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(json.dumps(V1)) as v1, cdmigrate.Model.from_json(
+        json.dumps(V2)
+    ) as v2, cdmigrate.MappingModel.from_json(json.dumps(MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(source, str(tmp_path / "out.sqlite"), policies={"NotePolicy": Keeper})
     with pytest.raises(cdmigrate.MisuseError):
         kept["title"].value_expression = "$source.body"
 
 
-def test_a_policy_reads_the_source_and_destination_entity_of_every_entity_mapping_of_its_mapping_model(tmp_path, source):
+def test_a_policy_reads_the_source_and_destination_entity_of_every_entity_mapping_of_its_mapping_model(
+    tmp_path, source
+):
     # Core Data: manager.mappingModel.entityMappings[i].sourceEntityName / destinationEntityName,
     # as a policy does to find the mapping that made another entity's instances.
-    v2 = {"name": "Notes", "versionIdentifier": "2", "entities": V1["entities"] + [
-        {"name": "Tag", "attributes": [{"name": "label", "type": "string", "optional": True}]}]}
-    mapping = {"name": "Notes1to2", "entityMappings": [
-        {"name": "TagAdded", "type": "add", "destinationEntity": "Tag"}, MAPPING["entityMappings"][0]]}
+    v2 = {
+        "name": "Notes",
+        "versionIdentifier": "2",
+        "entities": V1["entities"]
+        + [{"name": "Tag", "attributes": [{"name": "label", "type": "string", "optional": True}]}],
+    }
+    mapping = {
+        "name": "Notes1to2",
+        "entityMappings": [
+            {"name": "TagAdded", "type": "add", "destinationEntity": "Tag"},
+            MAPPING["entityMappings"][0],
+        ],
+    }
     seen = []
 
     class Reader(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
             seen.append(manager.mapping_model.entity_mappings)
 
-    with cdmigrate.Model.from_json(json.dumps(V1)) as m1, cdmigrate.Model.from_json(json.dumps(v2)) as m2, \
-            cdmigrate.MappingModel.from_json(json.dumps(mapping)) as m, cdmigrate.Migration(m1, m2, m) as migration:
+    with cdmigrate.Model.from_json(json.dumps(V1)) as m1, cdmigrate.Model.from_json(
+        json.dumps(v2)
+    ) as m2, cdmigrate.MappingModel.from_json(json.dumps(mapping)) as m, cdmigrate.Migration(m1, m2, m) as migration:
         migration.run(source, str(tmp_path / "out.sqlite"), policies={"NotePolicy": Reader})
     assert [(e.name, e.source_entity_name, e.destination_entity_name) for e in seen[0]] == [
-        ("TagAdded", None, "Tag"), ("NoteToNote", "Note", "Note")]
+        ("TagAdded", None, "Tag"),
+        ("NoteToNote", "Note", "Note"),
+    ]

@@ -9,16 +9,15 @@ import datetime as dt
 import decimal
 import gc
 import json
-import os
 import re
 import uuid
 import weakref
 
 import pytest
+from conftest import ITEM_VALUES, KITCHEN_V2, copy_mapping, leftovers, rows, sha256
+from test_library_migration import AUTHORS, BOOKS, LIB_V1, LIB_V2, STEP1, TRANSLATORS, make_v1, model
 
 import cdmigrate
-from conftest import ITEM_VALUES, KITCHEN_V2, copy_mapping, leftovers, rows, sha256
-from test_library_migration import LIB_V1, LIB_V2, STEP1, AUTHORS, TRANSLATORS, BOOKS, make_v1, model
 
 URI = re.compile(r"^x-coredata://[0-9A-F-]{36}/(\w+)/p(\d+)$")
 
@@ -29,9 +28,11 @@ KITCHEN_V2_ORDERED["entities"][1]["relationships"][0]["ordered"] = True
 
 def run_kitchen(tmp_path, v1, store, policies, item_policy=None, box_policy=None, ordered=False, name="out.sqlite"):
     destination = str(tmp_path / name)
-    with cdmigrate.Model.from_json(json.dumps(KITCHEN_V2_ORDERED)) if ordered else _borrow(v1[1]) as v2, \
-            cdmigrate.MappingModel.from_json(copy_mapping(item_policy=item_policy, box_policy=box_policy)) as mapping, \
-            cdmigrate.Migration(v1[0], v2, mapping) as migration:
+    with cdmigrate.Model.from_json(json.dumps(KITCHEN_V2_ORDERED)) if ordered else _borrow(
+        v1[1]
+    ) as v2, cdmigrate.MappingModel.from_json(
+        copy_mapping(item_policy=item_policy, box_policy=box_policy)
+    ) as mapping, cdmigrate.Migration(v1[0], v2, mapping) as migration:
         report = migration.run(store, destination, policies=policies)
     return destination, report
 
@@ -50,12 +51,14 @@ class _borrow:
 def run_library_step1(tmp_path, policy):
     v1, v2 = str(tmp_path / "Library-v1.sqlite"), str(tmp_path / "Library-v2.sqlite")
     make_v1(v1)
-    with model(LIB_V1) as a, model(LIB_V2) as b, cdmigrate.MappingModel.from_json(json.dumps(STEP1)) as mapping, \
-            cdmigrate.Migration(a, b, mapping) as migration:
+    with model(LIB_V1) as a, model(LIB_V2) as b, cdmigrate.MappingModel.from_json(
+        json.dumps(STEP1)
+    ) as mapping, cdmigrate.Migration(a, b, mapping) as migration:
         return v1, v2, migration.run(v1, v2, policies={"GenrePolicy": policy})
 
 
 # -- querying the destination and the source ---------------------------------------------------
+
 
 def test_destination_and_source_fetch_and_count(tmp_path):
     seen = {}
@@ -67,18 +70,30 @@ def test_destination_and_source_fetch_and_count(tmp_path):
                 return book
             seen["done"] = True
             # Made by earlier entity mappings of this pass, and unflushed ones made just now.
-            seen["authors"] = (manager.count_destination("Author"), manager.count_destination("Author", include_subentities=False),
-                               len(manager.fetch_destination("Translator")))
+            seen["authors"] = (
+                manager.count_destination("Author"),
+                manager.count_destination("Author", include_subentities=False),
+                len(manager.fetch_destination("Translator")),
+            )
             genre = manager.create("Genre", {"name": "Unflushed"})
             found = manager.fetch_destination("Genre", "name == %@", "Unflushed")
-            seen["unflushed"] = (found == [genre], found[0]["name"], manager.count_destination("Book", "title == %@", book["title"]))
-            seen["variables"] = manager.count_source("Book", "year >= $FROM AND year <= $TO", variables={"FROM": 1960, "$TO": 1964})
+            seen["unflushed"] = (
+                found == [genre],
+                found[0]["name"],
+                manager.count_destination("Book", "title == %@", book["title"]),
+            )
+            seen["variables"] = manager.count_source(
+                "Book", "year >= $FROM AND year <= $TO", variables={"FROM": 1960, "$TO": 1964}
+            )
             seen["limit"] = len(manager.fetch_source("Book", "year > %@", 1900, limit=3))
             seen["none"] = manager.fetch_source("Book", "year > 2030")
             seen["self"] = manager.count_source("Book", "SELF == %@", source)
             seen["decimal"] = manager.count_source("Book", "price == %@", decimal.Decimal("5.99"))
             seen["begins"] = [a["name"] for a in manager.fetch_source("Author", "name BEGINSWITH %@", "A")]
-            seen["source subentities"] = (manager.count_source("Author"), manager.count_source("Author", include_subentities=False))
+            seen["source subentities"] = (
+                manager.count_source("Author"),
+                manager.count_source("Author", include_subentities=False),
+            )
             # Found instances can be read and changed: the change lands in the destination store.
             olga = manager.fetch_destination("Author", "name == $N", variables={"N": "Olga Ortiz"})[0]
             olga["name"] = "Olga Ortiz (tr.)"
@@ -136,6 +151,7 @@ def test_fetch_arguments_of_every_type(tmp_path, kitchen_models, kitchen_store):
 
 # -- changing destination instances made earlier ----------------------------------------------
 
+
 def test_changing_destination_instances_made_earlier(tmp_path, kitchen_models, kitchen_store):
     kept = {}
 
@@ -146,16 +162,16 @@ def test_changing_destination_instances_made_earlier(tmp_path, kitchen_models, k
             box0, box1, box2 = (manager.fetch_destination("Box", "label == %@", f"box {b}")[0] for b in range(3))
             box1["note"] = "changed later"
             items = {i["i64"]: i for i in manager.fetch_destination("Item")}
-            items[0]["box"] = box1                                   # to-one
-            box2.add("items", items[3])                               # add to a to-many
+            items[0]["box"] = box1  # to-one
+            box2.add("items", items[3])  # add to a to-many
             box0.add("items", items[6], items[9], items[12])
-            box0.remove("items", items[9])                            # remove from a to-many
-            box0.remove("items", items[27])                           # (not there: harmless)
-            box0.insert("items", 0, items[15])                        # ordered insert
-            box0.insert("items", 1, items[12])                        # a member moves
-            box0.insert("items", 99, items[18])                       # clamped to the end
+            box0.remove("items", items[9])  # remove from a to-many
+            box0.remove("items", items[27])  # (not there: harmless)
+            box0.insert("items", 0, items[15])  # ordered insert
+            box0.insert("items", 1, items[12])  # a member moves
+            box0.insert("items", 99, items[18])  # clamped to the end
             items[22]["box"] = None
-            box2["items"] = [items[24], items[3]]                     # the whole contents
+            box2["items"] = [items[24], items[3]]  # the whole contents
             kept["order"] = [i["i64"] for i in box0["items"]]
             with pytest.raises(cdmigrate.MismatchError):
                 box0.insert("label", 0, items[1])
@@ -172,7 +188,7 @@ def test_changing_destination_instances_made_earlier(tmp_path, kitchen_models, k
     path, _ = run_kitchen(tmp_path, kitchen_models, kitchen_store, {"C": Change}, item_policy="C", ordered=True)
     boxes = dict(rows(path, "SELECT ZLABEL, Z_PK FROM ZBOX"))
     assert rows(path, "SELECT ZNOTE FROM ZBOX WHERE ZLABEL = 'box 1'") == [("changed later",)]
-    order_column = [c[1] for c in rows(path, "PRAGMA table_info(ZITEM)") if c[1].startswith("Z_FOK")][0]
+    order_column = next(c[1] for c in rows(path, "PRAGMA table_info(ZITEM)") if c[1].startswith("Z_FOK"))
     members = {}
     for i64, box, position in rows(path, f"SELECT ZI64, ZBOX, {order_column} FROM ZITEM WHERE ZBOX IS NOT NULL"):
         members.setdefault(box, []).append((position, i64))
@@ -183,6 +199,7 @@ def test_changing_destination_instances_made_earlier(tmp_path, kitchen_models, k
 
 
 # -- stable identities ------------------------------------------------------------------------
+
 
 def test_object_ids_and_uris(tmp_path, kitchen_models, kitchen_store):
     seen = {"sources": {}}
@@ -195,8 +212,12 @@ def test_object_ids_and_uris(tmp_path, kitchen_models, kitchen_store):
             seen["sources"][source.uri] = source["i64"]
             if source["i64"] == 0:
                 seen["uris"] = (source.uri, destination.uri)
-                seen["same"] = (manager.instance_for_uri(source.uri) == source, manager.instance_for_uri(destination.uri) == destination,
-                                {source: 1, destination: 2}[destination], source != destination)
+                seen["same"] = (
+                    manager.instance_for_uri(source.uri) == source,
+                    manager.instance_for_uri(destination.uri) == destination,
+                    {source: 1, destination: 2}[destination],
+                    source != destination,
+                )
                 seen["unflushed"] = manager.instance_for_uri(destination.uri)["i64"]
             return destination
 
@@ -206,11 +227,16 @@ def test_object_ids_and_uris(tmp_path, kitchen_models, kitchen_store):
             for source_id, (destination_id, destination_uri) in made.items():
                 source = manager.instance_with_id(source_id)
                 by_id, by_uri = manager.instance_with_id(destination_id), manager.instance_for_uri(destination_uri)
-                found += by_id == by_uri and by_id["i64"] == source["i64"] and manager.instance_for_uri(source_id) == source
+                found += (
+                    by_id == by_uri and by_id["i64"] == source["i64"] and manager.instance_for_uri(source_id) == source
+                )
                 assert source.object_id.store == "source" and by_id.object_id.store == "destination"
             seen["found"] = found
             missing = cdmigrate.ObjectID("destination", "Item", 999_999)
-            seen["missing"] = (manager.instance_with_id(missing), manager.instance_for_uri(re.sub(r"p\d+$", "p999999", destination_uri)))
+            seen["missing"] = (
+                manager.instance_with_id(missing),
+                manager.instance_for_uri(re.sub(r"p\d+$", "p999999", destination_uri)),
+            )
             with pytest.raises(cdmigrate.InvalidArgumentError, match="not a uri"):
                 manager.instance_for_uri("not a uri")
             with pytest.raises(cdmigrate.InvalidArgumentError):
@@ -231,6 +257,7 @@ def test_object_ids_and_uris(tmp_path, kitchen_models, kitchen_store):
 
 # -- introspection ----------------------------------------------------------------------------
 
+
 def test_mapping_user_info_keeps_the_types_it_was_written_with(tmp_path):
     seen = {}
 
@@ -240,18 +267,39 @@ def test_mapping_user_info_keeps_the_types_it_was_written_with(tmp_path):
 
     step = json.loads(json.dumps(STEP1))
     step["entityMappings"][2]["userInfo"] = {
-        "count": 2, "label": "2", "ratio": 0.5, "whole": 2.0, "strict": True,
-        "when": {"date": "2024-05-01T12:00:00Z"}, "bytes": {"data": "AQID"}, "price": {"decimal": "12.30"}}
+        "count": 2,
+        "label": "2",
+        "ratio": 0.5,
+        "whole": 2.0,
+        "strict": True,
+        "when": {"date": "2024-05-01T12:00:00Z"},
+        "bytes": {"data": "AQID"},
+        "price": {"decimal": "12.30"},
+    }
     v1, v2 = str(tmp_path / "Library-v1.sqlite"), str(tmp_path / "Library-v2.sqlite")
     make_v1(v1)
-    with model(LIB_V1) as a, model(LIB_V2) as b, cdmigrate.MappingModel.from_json(json.dumps(step)) as mapping, \
-            cdmigrate.Migration(a, b, mapping) as migration:
+    with model(LIB_V1) as a, model(LIB_V2) as b, cdmigrate.MappingModel.from_json(
+        json.dumps(step)
+    ) as mapping, cdmigrate.Migration(a, b, mapping) as migration:
         migration.run(v1, v2, policies={"GenrePolicy": Look})
     info = seen["info"]
     assert {k: type(v) for k, v in info.items()} == {
-        "count": int, "label": str, "ratio": float, "whole": float, "strict": bool, "when": dt.datetime, "bytes": bytes,
-        "price": decimal.Decimal}
-    assert info["count"] == 2 and info["label"] == "2" and info["ratio"] == 0.5 and info["whole"] == 2.0 and info["strict"] is True
+        "count": int,
+        "label": str,
+        "ratio": float,
+        "whole": float,
+        "strict": bool,
+        "when": dt.datetime,
+        "bytes": bytes,
+        "price": decimal.Decimal,
+    }
+    assert (
+        info["count"] == 2
+        and info["label"] == "2"
+        and info["ratio"] == 0.5
+        and info["whole"] == 2.0
+        and info["strict"] is True
+    )
     assert info["when"] == dt.datetime(2024, 5, 1, 12, 0, tzinfo=dt.timezone.utc)
     assert info["bytes"] == b"\x01\x02\x03" and info["price"] == decimal.Decimal("12.30")
 
@@ -261,14 +309,24 @@ def test_introspection_of_entities_and_the_current_mapping(tmp_path):
 
     class Look(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
-            seen["mapping"] = (mapping.name, mapping.source_entity_name, mapping.destination_entity_name, mapping.pass_index,
-                               mapping.user_info)
+            seen["mapping"] = (
+                mapping.name,
+                mapping.source_entity_name,
+                mapping.destination_entity_name,
+                mapping.pass_index,
+                mapping.user_info,
+            )
             seen["attribute mappings"] = {n: m.value_expression for n, m in mapping.attribute_mappings.items()}
             seen["relationship mappings"] = {n: m.value_expression for n, m in mapping.relationship_mappings.items()}
             translator = manager.destination_entity("Translator")
-            seen["translator"] = (translator.parent, list(translator.attributes), list(translator.relationships),
-                                  translator.attributes["name"].entity, translator.relationships["books"].to_many,
-                                  translator.relationships["books"].destination_entity)
+            seen["translator"] = (
+                translator.parent,
+                list(translator.attributes),
+                list(translator.relationships),
+                translator.attributes["name"].entity,
+                translator.relationships["books"].to_many,
+                translator.relationships["books"].destination_entity,
+            )
             with pytest.raises(cdmigrate.NotFoundError, match="Nope"):
                 manager.source_entity("Nope")
             seen["kept"] = mapping
@@ -278,22 +336,41 @@ def test_introspection_of_entities_and_the_current_mapping(tmp_path):
             if "book" not in seen:
                 entity = book.entity
                 seen["book"] = {n: (a.type, a.optional) for n, a in entity.attributes.items()}
-                seen["book relationships"] = {n: (r.destination_entity, r.to_many, r.optional, r.inverse, r.max_count)
-                                              for n, r in entity.relationships.items()}
+                seen["book relationships"] = {
+                    n: (r.destination_entity, r.to_many, r.optional, r.inverse, r.max_count)
+                    for n, r in entity.relationships.items()
+                }
                 seen["source book"] = list(source.entity.attributes)
                 seen["names"] = (book.attribute_names(), book.relationship_names(), list(book))
             return book
 
     _, _, _ = run_library_step1(tmp_path, Look)
     assert seen["mapping"] == ("BookToBook", "Book", "Book", 0, {"modelVersion": "2", "genreEntity": "Genre"})
-    assert seen["attribute mappings"] == {"title": "$source.title", "year": "$source.year", "isbn": "$source.isbn", "price": "$source.price"}
+    assert seen["attribute mappings"] == {
+        "title": "$source.title",
+        "year": "$source.year",
+        "isbn": "$source.isbn",
+        "price": "$source.price",
+    }
     assert seen["relationship mappings"] == {"genre": None}
     assert seen["translator"] == ("Author", ["name", "language"], ["books"], "Author", True, "Book")
     T = cdmigrate.AttributeType
-    assert seen["book"] == {"title": (T.STRING, False), "year": (T.INTEGER32, True), "isbn": (T.STRING, True), "price": (T.DECIMAL, True)}
-    assert seen["book relationships"] == {"authors": ("Author", True, True, "books", 0), "genre": ("Genre", False, True, "books", 1)}
+    assert seen["book"] == {
+        "title": (T.STRING, False),
+        "year": (T.INTEGER32, True),
+        "isbn": (T.STRING, True),
+        "price": (T.DECIMAL, True),
+    }
+    assert seen["book relationships"] == {
+        "authors": ("Author", True, True, "books", 0),
+        "genre": ("Genre", False, True, "books", 1),
+    }
     assert seen["source book"] == ["title", "genre", "year", "isbn", "price"]
-    assert seen["names"] == (["title", "year", "isbn", "price"], ["authors", "genre"], ["title", "year", "isbn", "price"])
+    assert seen["names"] == (
+        ["title", "year", "isbn", "price"],
+        ["authors", "genre"],
+        ["title", "year", "isbn", "price"],
+    )
     # Read in its own callbacks, the mapping's details are kept; a fresh read outside is refused.
     assert seen["kept"].user_info["modelVersion"] == "2"
     with model(LIB_V1) as v1:
@@ -311,7 +388,7 @@ def test_a_mapping_read_from_another_mappings_callback_is_misuse(tmp_path, kitch
                 seen["box"] = mapping
             else:
                 with pytest.raises(cdmigrate.MisuseError, match="BoxToBox"):
-                    seen["box"].user_info
+                    _ = seen["box"].user_info
                 seen["ok"] = True
 
     run_kitchen(tmp_path, kitchen_models, kitchen_store, {"K": Keep}, item_policy="K", box_policy="K")
@@ -319,6 +396,7 @@ def test_a_mapping_read_from_another_mappings_callback_is_misuse(tmp_path, kitch
 
 
 # -- the dictionary view ----------------------------------------------------------------------
+
 
 def test_dictionary_view_and_setting_from_a_dictionary(tmp_path, kitchen_models, kitchen_store):
     seen = {}
@@ -348,7 +426,12 @@ def test_dictionary_view_and_setting_from_a_dictionary(tmp_path, kitchen_models,
     row = seen["row"]
     assert row["i64"] == 2 and row["dec"] == decimal.Decimal("14.50") and row["ident"] == uuid.UUID(int=3)
     assert row["when"] == dt.datetime(2020, 1, 3, 0, 0, 0, 250000, tzinfo=dt.timezone.utc)
-    assert row["flag"] is True and isinstance(row["dbl"], float) and row["blob"] == ITEM_VALUES["blob"] and row["thing"] == bytes([2])
+    assert (
+        row["flag"] is True
+        and isinstance(row["dbl"], float)
+        and row["blob"] == ITEM_VALUES["blob"]
+        and row["thing"] == bytes([2])
+    )
     assert seen["keys"] == {"str": "héllo ✓", "box.label": "box 2", "i64": 2}
     assert seen["back"] and seen["skipped"] == ["nothere"]
     assert seen["after"] == {"str": "set", "flt": 0.5, "box": None}
@@ -357,6 +440,7 @@ def test_dictionary_view_and_setting_from_a_dictionary(tmp_path, kitchen_models,
 
 
 # -- the default behaviour as super -----------------------------------------------------------
+
 
 def test_super_in_every_hook(tmp_path, kitchen_models, kitchen_store):
     calls = []
@@ -401,6 +485,7 @@ def test_super_in_every_hook(tmp_path, kitchen_models, kitchen_store):
 
 # -- shared state -----------------------------------------------------------------------------
 
+
 class Payload:
     pass
 
@@ -430,12 +515,21 @@ def test_user_info_is_shared_by_all_policies_and_released_when_the_run_ends(tmp_
             raise RuntimeError("stop")
 
     with pytest.raises(RuntimeError):
-        run_kitchen(tmp_path, kitchen_models, kitchen_store, {"B": Box, "I": Failing}, item_policy="I", box_policy="B", name="x.sqlite")
+        run_kitchen(
+            tmp_path,
+            kitchen_models,
+            kitchen_store,
+            {"B": Box, "I": Failing},
+            item_policy="I",
+            box_policy="B",
+            name="x.sqlite",
+        )
     gc.collect()
     assert len(refs) == 2 and refs[1]() is None
 
 
 # -- errors abort cleanly -----------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("failure", ["fetch", "count", "uri", "set_values", "insert", "super", "mapping"])
 def test_errors_inside_a_policy_abort_the_migration_cleanly(tmp_path, kitchen_models, kitchen_store, failure):
@@ -462,8 +556,15 @@ def test_errors_inside_a_policy_abort_the_migration_cleanly(tmp_path, kitchen_mo
     before = sha256(kitchen_store)
     with pytest.raises(cdmigrate.MigrationError) as error:
         run_kitchen(tmp_path, kitchen_models, kitchen_store, {"F": Fails}, item_policy="F")
-    culprit = {"fetch": "entity 'Item' has no property 'colour'", "count": "Nowhere", "uri": "x-coredata://nope", "set_values": "i32", "insert": "'Item.box' is to-one: set it with instance['box']",
-               "super": "read-only", "mapping": "nothere"}[failure]
+    culprit = {
+        "fetch": "entity 'Item' has no property 'colour'",
+        "count": "Nowhere",
+        "uri": "x-coredata://nope",
+        "set_values": "i32",
+        "insert": "'Item.box' is to-one: set it with instance['box']",
+        "super": "read-only",
+        "mapping": "nothere",
+    }[failure]
     assert culprit in error.value.message
     assert sha256(kitchen_store) == before
     assert leftovers(str(tmp_path), "out") == []

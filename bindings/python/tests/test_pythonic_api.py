@@ -8,14 +8,15 @@ from __future__ import annotations
 import errno
 import json
 import os
+import pathlib
 import re
 import signal
 from collections.abc import MutableMapping
 
 import pytest
+from conftest import copy_mapping, rows
 
 import cdmigrate
-from conftest import copy_mapping, rows
 
 PACKAGE = os.path.dirname(cdmigrate.__file__)
 
@@ -28,8 +29,10 @@ def migration(models, **kwargs):
 
 # -- one argument order: source first -------------------------------------------------------------
 
+
 def test_every_method_taking_a_source_and_a_destination_takes_the_source_first():
     import inspect
+
     for cls in (cdmigrate.MigrationManager, cdmigrate.Migration, cdmigrate.MappingModel):
         for name, method in inspect.getmembers(cls, inspect.isfunction):
             parameters = [p for p in inspect.signature(method).parameters if p in ("source", "destination")]
@@ -39,7 +42,9 @@ def test_every_method_taking_a_source_and_a_destination_takes_the_source_first()
     assert parameters[1:3] == ["source", "destination"]
 
 
-def test_apply_attribute_mappings_takes_the_source_first_and_refuses_them_swapped(tmp_path, kitchen_models, kitchen_store):
+def test_apply_attribute_mappings_takes_the_source_first_and_refuses_them_swapped(
+    tmp_path, kitchen_models, kitchen_store
+):
     seen = {}
 
     class Copy(cdmigrate.EntityMigrationPolicy):
@@ -62,14 +67,17 @@ def test_apply_attribute_mappings_takes_the_source_first_and_refuses_them_swappe
 
 # -- Instance is a MutableMapping that keeps the contract -------------------------------------------
 
+
 class _Hang(Exception):
     pass
 
 
 def _within(seconds, call):
     """`call()` with a time limit: an operation that loops forever fails instead of hanging."""
+
     def alarm(signum, frame):
         raise _Hang(f"{call} did not return within {seconds} s")
+
     previous = signal.signal(signal.SIGALRM, alarm)
     signal.alarm(seconds)
     try:
@@ -104,7 +112,7 @@ def test_instance_keeps_the_mutable_mapping_contract(tmp_path, kitchen_models):
         item["str"] = None
         assert "str" in item and item["str"] is None
         # removing: refused, and `k in i` stays what it was
-        with pytest.raises(TypeError, match="cannot be removed.*= None"):
+        with pytest.raises(TypeError, match=r"cannot be removed.*= None"):
             del item["i32"]
         assert "i32" in item and item["i32"] == 7
         with pytest.raises(KeyError):
@@ -127,6 +135,7 @@ def test_instance_keeps_the_mutable_mapping_contract(tmp_path, kitchen_models):
 
 # -- registrations given to run() last for that run -------------------------------------------------
 
+
 def test_policies_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_models, kitchen_store):
     made = []
 
@@ -138,7 +147,7 @@ def test_policies_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_mod
     with migration(kitchen_models, item_policy="Mark") as m:
         m.run(kitchen_store, tmp_path / "a.sqlite", policies={"Mark": Mark})
         assert len(made) == 30
-        with pytest.raises(cdmigrate.EntityMigrationPolicyError, match="'Mark'.*not registered.*only for that run"):
+        with pytest.raises(cdmigrate.EntityMigrationPolicyError, match=r"'Mark'.*not registered.*only for that run"):
             m.run(kitchen_store, tmp_path / "b.sqlite")
         assert not os.path.exists(tmp_path / "b.sqlite") and len(made) == 30
         # Registered on the migration, it stays: a run's own one replaces it for that run only.
@@ -158,16 +167,30 @@ def test_policies_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_mod
 
 
 def test_functions_and_progress_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_models, kitchen_store):
-    text = json.dumps({"name": "M", "entityMappings": [{"name": "ItemToItem", "type": "transform", "sourceEntity": "Item",
-                                                      "destinationEntity": "Item", "predicate": "TRUEPREDICATE", "attributeMappings": [
-                                                          {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}]}]})
+    text = json.dumps(
+        {
+            "name": "M",
+            "entityMappings": [
+                {
+                    "name": "ItemToItem",
+                    "type": "transform",
+                    "sourceEntity": "Item",
+                    "destinationEntity": "Item",
+                    "predicate": "TRUEPREDICATE",
+                    "attributeMappings": [
+                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}
+                    ],
+                }
+            ],
+        }
+    )
     v1, v2 = kitchen_models
     seen = []
     with cdmigrate.MappingModel.from_json(text) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
         m.run(kitchen_store, tmp_path / "a.sqlite", functions={"Py.f:": str}, progress=seen.append)
         assert seen
         count = len(seen)
-        with pytest.raises(cdmigrate.ExpressionEvaluationError, match="not registered|no function"):
+        with pytest.raises(cdmigrate.ExpressionEvaluationError, match=r"not registered|no function"):
             m.run(kitchen_store, tmp_path / "b.sqlite")
         assert len(seen) == count  # the run's progress callback was not called again
         m.register_function("Py", "f:", lambda i: f"#{i}")
@@ -178,6 +201,7 @@ def test_functions_and_progress_given_to_run_are_not_kept_for_later_runs(tmp_pat
 
 # -- reports ----------------------------------------------------------------------------------------
 
+
 def test_reports_are_dataclasses_with_snake_case_to_dict_and_json_text(tmp_path, kitchen_models, kitchen_store):
     with migration(kitchen_models) as m:
         report = m.run(kitchen_store, tmp_path / "out.sqlite")
@@ -185,9 +209,23 @@ def test_reports_are_dataclasses_with_snake_case_to_dict_and_json_text(tmp_path,
     assert isinstance(first, cdmigrate.EntityMappingReport)
     assert (first.pass_index, first.entity_mapping, first.source_instances) == (0, "BoxToBox", 3)
     document = report.to_dict()
-    assert set(document) == {"mappings", "destination_counts", "untaken", "warnings", "missing_external_data_files", "losses",
-                             "by_schema_changes", "schema_changes", "schema_changes_not_done"}
-    assert document["mappings"][1] == {"pass_index": 0, "entity_mapping": "ItemToItem", "source_instances": 30, "associations": 30}
+    assert set(document) == {
+        "mappings",
+        "destination_counts",
+        "untaken",
+        "warnings",
+        "missing_external_data_files",
+        "losses",
+        "by_schema_changes",
+        "schema_changes",
+        "schema_changes_not_done",
+    }
+    assert document["mappings"][1] == {
+        "pass_index": 0,
+        "entity_mapping": "ItemToItem",
+        "source_instances": 30,
+        "associations": 30,
+    }
     text = report.to_json()
     assert isinstance(text, str) and json.loads(text) == document
     assert "raw" not in repr(report)
@@ -225,9 +263,13 @@ def test_io_errors_carry_errno_and_filename(tmp_path):
 
 # -- one checked-call helper, no dead code ----------------------------------------------------------
 
+
 def test_failed_calls_raise_through_the_one_checked_call_helper():
-    sources = {name: open(os.path.join(PACKAGE, name), encoding="utf-8").read()
-               for name in os.listdir(PACKAGE) if name.endswith(".py")}
+    sources = {
+        name: pathlib.Path(PACKAGE, name).read_text(encoding="utf-8")
+        for name in os.listdir(PACKAGE)
+        if name.endswith(".py")
+    }
     for name, text in sources.items():
         assert not re.search(r"def _check\(", text), name
         assert "if False:" not in text, name

@@ -8,11 +8,11 @@ import collections
 import os
 
 import pytest
-
-import cdmigrate
 from conftest import entity_number, leftovers, rows, sha256
 from reference_migrations import events, notas, png, recipes, uncloudnotes, users
 from reference_migrations.text import prefix_graphemes
+
+import cdmigrate
 
 REF = cdmigrate.UNIX_TO_REFERENCE
 
@@ -26,16 +26,25 @@ def test_1_notas_each_distinct_categoria_string_becomes_one_categoria(tmp_path):
     old = rows(source, "SELECT ZCONTENIDO, ZFECHA, ZETIQUETAS, ZCATEGORIA FROM ZNOTA")
     categorias = dict(rows(destination, "SELECT Z_PK, ZNOMBRE FROM ZCATEGORIA"))
     assert sorted(categorias.values()) == sorted({c for *_, c in old if c})  # one per distinct string, no duplicates
-    join = [r for r in rows(destination, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'")
-            if r[0] not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")][0][0]
+    join = next(
+        r
+        for r in rows(
+            destination, "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z\\_%' ESCAPE '\\'"
+        )
+        if r[0] not in ("Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE")
+    )[0]
     columns = [c[1] for c in rows(destination, f"PRAGMA table_info({join})")]
-    nota_column = [c for c in columns if c.endswith("NOTAS")][0]
-    categoria_column = [c for c in columns if c.endswith("CATEGORIAS")][0]
+    nota_column = next(c for c in columns if c.endswith("NOTAS"))
+    categoria_column = next(c for c in columns if c.endswith("CATEGORIAS"))
     links = collections.defaultdict(list)
     for nota, categoria in rows(destination, f"SELECT {nota_column}, {categoria_column} FROM {join}"):
         links[nota].append(categorias[categoria])
-    new = {pk: (contenido, fecha, etiquetas) for pk, contenido, fecha, etiquetas in
-           rows(destination, "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM ZNOTA")}
+    new = {
+        pk: (contenido, fecha, etiquetas)
+        for pk, contenido, fecha, etiquetas in rows(
+            destination, "SELECT Z_PK, ZCONTENIDO, ZFECHA, ZETIQUETAS FROM ZNOTA"
+        )
+    }
     assert len(new) == len(old) == 800
     by_content = {v[0]: (pk, v) for pk, v in new.items()}
     for contenido, fecha, etiquetas, categoria in old:
@@ -61,9 +70,9 @@ def test_split_name():
     assert recipes.split_name("") == ("", "")
     assert recipes.split_name("山田\u3000太郎") == ("山田", "太郎")
     assert recipes.split_name("  Gordon   Ramsay ") == ("Gordon", "Ramsay")
-    assert recipes.split_name("\tJiro\u00a0\u3000Ono\n") == ("Jiro", "Ono")            # every White_Space character
-    assert recipes.split_name("Zero\u200bWidth") == ("Zero\u200bWidth", "")             # U+200B is not white space
-    assert recipes.split_name("File\x1cSeparator") == ("File\x1cSeparator", "")          # nor U+001C (str.isspace says it is)
+    assert recipes.split_name("\tJiro\u00a0\u3000Ono\n") == ("Jiro", "Ono")  # every White_Space character
+    assert recipes.split_name("Zero\u200bWidth") == ("Zero\u200bWidth", "")  # U+200B is not white space
+    assert recipes.split_name("File\x1cSeparator") == ("File\x1cSeparator", "")  # nor U+001C (str.isspace says it is)
     assert recipes.get_first_name(None) is None and recipes.get_last_name(None) is None
 
 
@@ -87,7 +96,7 @@ def test_3_events_two_passes_double_the_rows_and_convert_exactly(tmp_path):
     assert events.medium_date(43_200) == "Jan 1, 2001 at 12:00:00 PM"
     assert events.medium_date(-978_307_200.5) == "Dec 31, 1969 at 11:59:59 PM"
     assert events.medium_date(86_399.999) == "Jan 1, 2001 at 11:59:59 PM"
-    assert events.medium_date(299_985_683_696.75) == "Mar 4, 11507 at 12:34:56 PM"   # past datetime's year 9999
+    assert events.medium_date(299_985_683_696.75) == "Mar 4, 11507 at 12:34:56 PM"  # past datetime's year 9999
     assert events.medium_date(float("inf")) is None and events.medium_date(1e300) is None
     # after success the old store can be replaced by the new one
     events.replace_store(source, migrated)
@@ -107,7 +116,8 @@ def test_3_events_in_place(tmp_path):
         migration.run_in_place(source, policies=events.POLICIES)
     assert rows(source, "SELECT COUNT(*) FROM ZNUMERICEVENT") == [(300,)]
     assert leftovers(str(tmp_path), "Events") == ["Events.sqlite"] or all(
-        f.startswith("Events.sqlite") for f in leftovers(str(tmp_path), "Events"))
+        f.startswith("Events.sqlite") for f in leftovers(str(tmp_path), "Events")
+    )
 
 
 def test_3_printed_date_rejects_non_dates():
@@ -120,8 +130,11 @@ def test_3_printed_date_rejects_non_dates():
 
 def _v4_attachments(path):
     image_ent = entity_number(path, "ImageAttachment")
-    return rows(path, f"""SELECT a.Z_ENT = {image_ent}, a.ZDATECREATED, a.ZIMAGE, n.ZTITLE, a.ZCAPTION, a.ZWIDTH, a.ZHEIGHT
-                          FROM ZATTACHMENT a LEFT JOIN ZNOTE n ON n.Z_PK = a.ZNOTE""")
+    return rows(
+        path,
+        f"""SELECT a.Z_ENT = {image_ent}, a.ZDATECREATED, a.ZIMAGE, n.ZTITLE, a.ZCAPTION, a.ZWIDTH, a.ZHEIGHT
+                          FROM ZATTACHMENT a LEFT JOIN ZNOTE n ON n.Z_PK = a.ZNOTE""",
+    )
 
 
 def test_4_uncloudnotes_v3_to_v4_image_attachments_with_size_and_caption(tmp_path):
@@ -131,8 +144,11 @@ def test_4_uncloudnotes_v3_to_v4_image_attachments_with_size_and_caption(tmp_pat
     reports = uncloudnotes.migrate_to_v4(source, destination)
     assert [label for label, _ in reports] == ["v3 -> v4"] and sha256(source) == before
     expected = []
-    for date, image, title, body in rows(source, """SELECT a.ZDATECREATED, a.ZIMAGE, n.ZTITLE, n.ZBODY
-                                                    FROM ZATTACHMENT a LEFT JOIN ZNOTE n ON n.Z_PK = a.ZNOTE"""):
+    for date, image, title, body in rows(
+        source,
+        """SELECT a.ZDATECREATED, a.ZIMAGE, n.ZTITLE, n.ZBODY
+                                                    FROM ZATTACHMENT a LEFT JOIN ZNOTE n ON n.Z_PK = a.ZNOTE""",
+    ):
         if image is None:
             expected.append((0, date, None, title, None, None, None))
         else:
@@ -152,13 +168,20 @@ def test_4_uncloudnotes_any_version_reaches_v4(tmp_path, version):
     generated = uncloudnotes.generate_source(version, source)
     reports = uncloudnotes.migrate_to_v4(source, destination)
     assert [label for label, _ in reports] == [f"v{v} -> v{v + 1}" for v in range(version, 4)]
-    assert sorted(os.listdir(tmp_path)) == sorted(set(os.listdir(tmp_path)) & {f for f in os.listdir(tmp_path)
-                                                                               if f.startswith(("v4.sqlite", f"v{version}.sqlite"))})
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        set(os.listdir(tmp_path))
+        & {f for f in os.listdir(tmp_path) if f.startswith(("v4.sqlite", f"v{version}.sqlite"))}
+    )
     notes = rows(destination, "SELECT ZTITLE, ZBODY, ZDISPLAYINDEX FROM ZNOTE ORDER BY ZDISPLAYINDEX")
     assert notes == [(g.title, g.body, g.display_index) for g in generated]
     images = [(a[3], a[2], a[5], a[6], a[4]) for a in _v4_attachments(destination) if a[0]]
     bodies = {g.title: g.body for g in generated}
-    expected = [(g.title, img, float(png.size(img)[0]), float(png.size(img)[1]), prefix_graphemes(g.body, 80)) for g in generated for img in g.images if img]
+    expected = [
+        (g.title, img, float(png.size(img)[0]), float(png.size(img)[1]), prefix_graphemes(g.body, 80))
+        for g in generated
+        for img in g.images
+        if img
+    ]
     assert sorted(images, key=repr) == sorted(expected, key=repr)
     assert len(images) == sum(1 for g in generated for img in g.images if img) and bodies
 
@@ -201,10 +224,12 @@ def test_5_a_policy_failing_half_way_leaves_the_source_byte_identical_and_no_des
                 raise RuntimeError(f"cannot migrate {source['name']}")
             super().create_destination_instances(source, mapping, manager)
 
-    with users.model(users.DIRECTORY, "UsersV1.model.json") as v1, users.model(users.DIRECTORY, "UsersV2.model.json") as v2, \
-            users.mapping(users.DIRECTORY, "UsersV1ToV2.mapping.json") as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
-        with pytest.raises(RuntimeError, match="cannot migrate"):
-            m.run(source, destination, policies={**users.POLICIES, "FinlandUserMapping": Failing})
+    with users.model(users.DIRECTORY, "UsersV1.model.json") as v1, users.model(
+        users.DIRECTORY, "UsersV2.model.json"
+    ) as v2, users.mapping(users.DIRECTORY, "UsersV1ToV2.mapping.json") as mapping, cdmigrate.Migration(
+        v1, v2, mapping
+    ) as m, pytest.raises(RuntimeError, match="cannot migrate"):
+        m.run(source, destination, policies={**users.POLICIES, "FinlandUserMapping": Failing})
     assert len(seen) == 250
     assert sha256(source) == before
     assert leftovers(str(tmp_path), "Users") == ["Users.sqlite"]
@@ -212,6 +237,7 @@ def test_5_a_policy_failing_half_way_leaves_the_source_byte_identical_and_no_des
 
 def test_examples_runner_runs_every_scenario(tmp_path, capsys):
     from reference_migrations.__main__ import main
+
     assert main(["--keep", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert all(f"{n}. " in out for n in range(1, 6)) and "Categoria" in out and "SwedenUser" in out

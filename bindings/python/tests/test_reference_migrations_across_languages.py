@@ -22,12 +22,14 @@ import sqlite3
 import subprocess
 
 import pytest
-
-import cdmigrate
 from conftest import ROOT
 from reference_migrations import common, events, notas, png, recipes, uncloudnotes, users
 
-SWIFT_RUNNER = os.environ.get("CDMIGRATE_EXAMPLES_RUNNER") or os.path.join(ROOT, ".build", "debug", "cdmigrate-examples")
+import cdmigrate
+
+SWIFT_RUNNER = os.environ.get("CDMIGRATE_EXAMPLES_RUNNER") or os.path.join(
+    ROOT, ".build", "debug", "cdmigrate-examples"
+)
 C_PROGRAMS = {1: "notas_categorias", 2: "recipes", 3: "events_two_passes", 4: "uncloudnotes", 5: "international_users"}
 REQUIRED = os.environ.get("CDMIGRATE_CROSS_LANGUAGE") == "required"
 
@@ -42,15 +44,20 @@ def program(path: str) -> str:
 
 
 def run_swift(number: int, source: str, destination: str) -> subprocess.CompletedProcess:
-    return subprocess.run([program(SWIFT_RUNNER), "--scenario", str(number), "--source", source, "--destination", destination],
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [program(SWIFT_RUNNER), "--scenario", str(number), "--source", source, "--destination", destination],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def run_c(number: int, source: str, destination: str) -> subprocess.CompletedProcess:
     path = program(os.path.join(ROOT, "examples", "c", C_PROGRAMS[number]))
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0")
-    return subprocess.run([path, "--source", source, "--destination", destination], capture_output=True, text=True,
-                          timeout=120, env=env)
+    return subprocess.run(
+        [path, "--source", source, "--destination", destination], capture_output=True, text=True, timeout=120, env=env
+    )
 
 
 def dump(path: str) -> dict:
@@ -101,8 +108,23 @@ def set_date(instance, key: str, seconds: float) -> None:
 
 # ---- 1. Notas: NFC and NFD names are one Categoria, stored NFC.
 
-CATEGORIAS = ["Música", "Mu\u0301sica", "Año nuevo", "An\u0303o nuevo", "Cumpleaños", "Trabajo", "trabajo", " Trabajo", "",
-              None, "🎵 Música", "Ca\u0300fe\u0301", "Cafè\u0301", "한국", "\u1112\u1161\u11ab\u1100\u116e\u11a8"]
+CATEGORIAS = [
+    "Música",
+    "Mu\u0301sica",
+    "Año nuevo",
+    "An\u0303o nuevo",
+    "Cumpleaños",
+    "Trabajo",
+    "trabajo",
+    " Trabajo",
+    "",
+    None,
+    "🎵 Música",
+    "Ca\u0300fe\u0301",
+    "Cafè\u0301",
+    "한국",
+    "\u1112\u1161\u11ab\u1100\u116e\u11a8",
+]
 
 
 def test_1_notas_gives_the_same_rows_in_swift_c_and_python(tmp_path):
@@ -120,15 +142,30 @@ def test_1_notas_gives_the_same_rows_in_swift_c_and_python(tmp_path):
     rows = assert_same_rows(migrate_in_all_three(1, source, tmp_path, notas.migrate))
     columns, categorias = rows["ZCATEGORIA"]
     names = sorted(r[columns.index("ZNOMBRE")] for r in categorias)
-    assert names == sorted({notas.nfc(c) for c in CATEGORIAS if c})   # one per NFC name, stored NFC
+    assert names == sorted({notas.nfc(c) for c in CATEGORIAS if c})  # one per NFC name, stored NFC
     assert "Música" in names and "Mu\u0301sica" not in names and "한국" in names and "한국" in names
 
 
 # ---- 2. Recipes: names trimmed and split on every White_Space character.
 
-CHEF_NAMES = ["  Gordon   Ramsay ", "Jiro\tOno", "山田\u3000太郎", "\u3000\u3000小野\u3000\u3000二郎\u3000", "Nigella", "", "   ",
-              "Ana\u00a0María  López", "Zero\u200bWidth Space", "Line\nBreak", "Em\u2003Space", "Trailing\u3000", None,
-              "Josée\u0301 Combining", "Thin\u2009Space\u202fNarrow", "Next\u0085Line"]
+CHEF_NAMES = [
+    "  Gordon   Ramsay ",
+    "Jiro\tOno",
+    "山田\u3000太郎",
+    "\u3000\u3000小野\u3000\u3000二郎\u3000",
+    "Nigella",
+    "",
+    "   ",
+    "Ana\u00a0María  López",
+    "Zero\u200bWidth Space",
+    "Line\nBreak",
+    "Em\u2003Space",
+    "Trailing\u3000",
+    None,
+    "Josée\u0301 Combining",
+    "Thin\u2009Space\u202fNarrow",
+    "Next\u0085Line",
+]
 
 
 # Canonically equivalent spellings are one Cuisine (the engine's == and Swift's String agree), named as first seen.
@@ -167,8 +204,20 @@ def test_2_recipes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
 
 # ---- 3. Events: any year prints, 11507 too.
 
-STAMPS = [0.0, -0.5, 1e-9, -1e-9, 86_399.999, 252_423_993_599.999, 252_423_993_600.0, 299_985_683_696.75, -63_113_904_000.0,
-          -978_307_200.5, 604_627_200 + 3_600 * 13 + 0.25, 1e12]
+STAMPS = [
+    0.0,
+    -0.5,
+    1e-9,
+    -1e-9,
+    86_399.999,
+    252_423_993_599.999,
+    252_423_993_600.0,
+    299_985_683_696.75,
+    -63_113_904_000.0,
+    -978_307_200.5,
+    604_627_200 + 3_600 * 13 + 0.25,
+    1e12,
+]
 
 
 def test_3_events_gives_the_same_rows_in_swift_c_and_python(tmp_path):
@@ -195,7 +244,23 @@ def test_3_a_time_stamp_no_calendar_prints_fails_the_same_way_in_swift_c_and_pyt
 
 # ---- 4. UnCloudNotes: captions are the first 80 extended grapheme clusters.
 
-PIECES = ["🇸🇪", "🇫🇮", "👩‍💻", "👨‍👩‍👧‍👦", "👍🏽", "❤️", "1️⃣", "e\u0301", "a\u0323\u0302", "한", "\u1112\u1161\u11ab", "\r\n", "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f", "x", "ñ"]
+PIECES = [
+    "🇸🇪",
+    "🇫🇮",
+    "👩‍💻",
+    "👨‍👩‍👧‍👦",
+    "👍🏽",
+    "❤️",
+    "1️⃣",
+    "e\u0301",
+    "a\u0323\u0302",
+    "한",
+    "\u1112\u1161\u11ab",
+    "\r\n",
+    "🏴\U000e0067\U000e0062\U000e0073\U000e0063\U000e0074\U000e007f",
+    "x",
+    "ñ",
+]
 
 
 def bodies():
@@ -205,19 +270,29 @@ def bodies():
         for before in (78, 79, 80):
             out.append("x" * before + piece * 3 + "tail")
         out.append(piece * 100)
-    out.append("🇸🇪🇫" + "🇮" * 90)   # an odd run of regional indicators
+    out.append("🇸🇪🇫" + "🇮" * 90)  # an odd run of regional indicators
     return out
 
 
 def test_4_uncloudnotes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
     source = str(tmp_path / "source.sqlite")
     texts = bodies()
-    with common.model(uncloudnotes.DIRECTORY, "UnCloudNotes_v3.model.json") as v3, cdmigrate.Store.create(v3, source) as store:
+    with common.model(uncloudnotes.DIRECTORY, "UnCloudNotes_v3.model.json") as v3, cdmigrate.Store.create(
+        v3, source
+    ) as store:
         for i, text in enumerate(texts):
-            note = store.insert("Note", title=f"Note {i}", body=text, displayIndex=i,
-                                dateCreated=cdmigrate.date_from_reference_seconds(500_000_000 + i))
-            attachment = store.insert("Attachment", dateCreated=cdmigrate.date_from_reference_seconds(500_000_000 + i),
-                                      image=png.encode(1 + i % 7, 1 + i % 5, i % 256))
+            note = store.insert(
+                "Note",
+                title=f"Note {i}",
+                body=text,
+                displayIndex=i,
+                dateCreated=cdmigrate.date_from_reference_seconds(500_000_000 + i),
+            )
+            attachment = store.insert(
+                "Attachment",
+                dateCreated=cdmigrate.date_from_reference_seconds(500_000_000 + i),
+                image=png.encode(1 + i % 7, 1 + i % 5, i % 256),
+            )
             attachment["note"] = note
         store.save()
     rows = assert_same_rows(migrate_in_all_three(4, source, tmp_path, lambda s, d: uncloudnotes.migrate_to_v4(s, d)))
@@ -229,10 +304,27 @@ def test_4_uncloudnotes_gives_the_same_rows_in_swift_c_and_python(tmp_path):
 
 # ---- 5. International users: literal replacement everywhere in the city; a nil city stays nil.
 
-USERS = [("Sweden", "Trosa"), ("Sweden", "Östra Trosa"), ("Sweden", "TrosaTrosa"), ("Sweden", "trosa"), ("Sweden", "Turku"),
-         ("Sweden", ""), ("Sweden", "Malmo\u0308"), ("Sweden", "Trosa\u0301"), ("Sweden", "xTrosa\u0301Trosa"),
-         ("Sweden", "🇸🇪Trosa👍🏽"), ("Finland", "Turku\u200dTurku"), ("Finland", "Turku"), ("Finland", "Turkuturku Turku"), ("Finland", "Trosa"),
-         ("Finland", "Åbo"), ("Norway", "Trosa"), ("sweden", "Trosa"), (" Sweden", "Trosa"), ("Estonia", "Turku")]
+USERS = [
+    ("Sweden", "Trosa"),
+    ("Sweden", "Östra Trosa"),
+    ("Sweden", "TrosaTrosa"),
+    ("Sweden", "trosa"),
+    ("Sweden", "Turku"),
+    ("Sweden", ""),
+    ("Sweden", "Malmo\u0308"),
+    ("Sweden", "Trosa\u0301"),
+    ("Sweden", "xTrosa\u0301Trosa"),
+    ("Sweden", "🇸🇪Trosa👍🏽"),
+    ("Finland", "Turku\u200dTurku"),
+    ("Finland", "Turku"),
+    ("Finland", "Turkuturku Turku"),
+    ("Finland", "Trosa"),
+    ("Finland", "Åbo"),
+    ("Norway", "Trosa"),
+    ("sweden", "Trosa"),
+    (" Sweden", "Trosa"),
+    ("Estonia", "Turku"),
+]
 
 
 def make_users(path: str, users_: list) -> None:
@@ -254,11 +346,21 @@ def test_5_international_users_gives_the_same_rows_in_swift_c_and_python(tmp_pat
 
     destinations = migrate_in_all_three(5, source, tmp_path, both)
     with_policies = assert_same_rows(destinations)
-    assert assert_same_rows(destinations, ".no-code") == with_policies   # the policies and no code agree too
+    assert assert_same_rows(destinations, ".no-code") == with_policies  # the policies and no code agree too
     columns, swedes = with_policies["ZSWEDENUSER"]
     cities = {r[columns.index("ZCITY")] for r in swedes}
-    assert cities == {"Nora", "Östra Nora", "NoraNora", "trosa", "Turku", "", "Malmo\u0308", "Trosa\u0301", "xTrosa\u0301Nora",
-                      "🇸🇪Nora👍🏽"}
+    assert cities == {
+        "Nora",
+        "Östra Nora",
+        "NoraNora",
+        "trosa",
+        "Turku",
+        "",
+        "Malmo\u0308",
+        "Trosa\u0301",
+        "xTrosa\u0301Nora",
+        "🇸🇪Nora👍🏽",
+    }
 
 
 def test_5_a_nil_city_fails_validation_in_swift_c_and_python_with_and_without_code(tmp_path):

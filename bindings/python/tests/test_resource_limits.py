@@ -19,8 +19,6 @@ import subprocess
 import sys
 import textwrap
 
-import pytest
-
 import cdmigrate
 
 # Generous ceilings for a debug-free library on a shared 2-core machine: each case needs a small
@@ -36,21 +34,31 @@ def _limits():
 
 def run_bounded(code: str, *args: str) -> dict:
     """Runs `code` (with cdmigrate imported and `args` as ARGS) in a bounded child; its JSON result."""
-    program = "import json, sys, cdmigrate\nARGS = sys.argv[1:]\n" + textwrap.dedent(code) + textwrap.dedent("""
+    program = (
+        "import json, sys, cdmigrate\nARGS = sys.argv[1:]\n"
+        + textwrap.dedent(code)
+        + textwrap.dedent("""
         try:
             result = {"ok": main()}
         except cdmigrate.MigrationError as error:
             result = {"code": error.code, "message": str(error)}
         # The child's own peak (VmHWM: ru_maxrss may carry the parent's over exec).
-        result["peak_rss_kb"] = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:"))
+        with open("/proc/self/status") as status:
+            result["peak_rss_kb"] = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
         print(json.dumps(result))
         """)
-    child = subprocess.run([sys.executable, "-c", program, *args], capture_output=True, text=True,
-                           timeout=SECONDS * 2, preexec_fn=_limits)
-    assert child.returncode == 0, f"child ended with {child.returncode} (negative: killed by a signal)\n{child.stderr[-2000:]}"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, timeout=SECONDS * 2, preexec_fn=_limits
+    )
+    assert child.returncode == 0, (
+        f"child ended with {child.returncode} (negative: killed by a signal)\n{child.stderr[-2000:]}"
+    )
     result = json.loads(child.stdout.strip().splitlines()[-1])
     if os.environ.get("CDMIGRATE_LIMIT_REPORT"):
-        print(f"\n{os.environ.get('PYTEST_CURRENT_TEST', '').split(' ')[0]}: peak RSS {result['peak_rss_kb'] // 1024} MiB")
+        print(
+            f"\n{os.environ.get('PYTEST_CURRENT_TEST', '').split(' ')[0]}: peak RSS {result['peak_rss_kb'] // 1024} MiB"
+        )
     del result["peak_rss_kb"]
     return result
 
@@ -63,12 +71,20 @@ def expect_error(result: dict, code: int, fragment: str):
 def test_the_limits_stop_a_runaway_child():
     """The harness itself: a child allocating past the address-space limit, or spinning past the
     CPU limit, does not end normally."""
-    grow = subprocess.run([sys.executable, "-c", f"x = bytearray({MEMORY_MB + 64} << 20)"], capture_output=True, preexec_fn=_limits,
-                          timeout=SECONDS * 2)
+    grow = subprocess.run(
+        [sys.executable, "-c", f"x = bytearray({MEMORY_MB + 64} << 20)"],
+        capture_output=True,
+        preexec_fn=_limits,
+        timeout=SECONDS * 2,
+    )
     assert grow.returncode != 0 and b"MemoryError" in grow.stderr
-    spin = subprocess.run([sys.executable, "-c", "import resource; resource.setrlimit(resource.RLIMIT_CPU, (1, 2))\nwhile True: pass"],
-                          capture_output=True, preexec_fn=_limits, timeout=SECONDS * 2)
-    assert spin.returncode < 0   # SIGXCPU
+    spin = subprocess.run(
+        [sys.executable, "-c", "import resource; resource.setrlimit(resource.RLIMIT_CPU, (1, 2))\nwhile True: pass"],
+        capture_output=True,
+        preexec_fn=_limits,
+        timeout=SECONDS * 2,
+    )
+    assert spin.returncode < 0  # SIGXCPU
 
 
 # MARK: JSON
@@ -85,12 +101,14 @@ def test_json_string_of_16_mib(tmp_path):
     path = tmp_path / "long.json"
     path.write_text('{"entities": [{"name": "' + "N" * (16 << 20) + '"}]}')
     result = run_bounded("def main(): return len(cdmigrate.Model.from_file(ARGS[0]).entity_names)", str(path))
-    assert result == {"ok": 1}   # an entity of a 16 MiB name: read, within the bounds
+    assert result == {"ok": 1}  # an entity of a 16 MiB name: read, within the bounds
 
 
 def test_json_model_of_2000_entities_reads(tmp_path):
-    entities = [{"name": f"E{i}", "attributes": [{"name": f"a{j}", "type": "string", "optional": True} for j in range(10)]}
-                for i in range(2000)]
+    entities = [
+        {"name": f"E{i}", "attributes": [{"name": f"a{j}", "type": "string", "optional": True} for j in range(10)]}
+        for i in range(2000)
+    ]
     path = tmp_path / "wide.json"
     path.write_text(json.dumps({"name": "Wide", "entities": entities}))
     result = run_bounded("def main(): return len(cdmigrate.Model.from_file(ARGS[0]).entity_names)", str(path))
@@ -116,8 +134,10 @@ def _xcdatamodel(tmp_path, name: str, text: str) -> str:
 
 def test_xml_quadratic_entity_expansion(tmp_path):
     # 150 KB: 20,000 references to one 50 KB internal entity in an attribute (1 GB expanded).
-    text = ('<?xml version="1.0"?>\n<!DOCTYPE model [\n<!ENTITY e "' + "x" * 50_000 + '">\n]>\n'
-            '<model><entity name="N" representedClassName="' + "&e;" * 20_000 + '"/></model>')
+    text = (
+        '<?xml version="1.0"?>\n<!DOCTYPE model [\n<!ENTITY e "' + "x" * 50_000 + '">\n]>\n'
+        '<model><entity name="N" representedClassName="' + "&e;" * 20_000 + '"/></model>'
+    )
     result = run_bounded("def main(): cdmigrate.Model.from_file(ARGS[0])", _xcdatamodel(tmp_path, "expansion", text))
     expect_error(result, cdmigrate.errors.INVALID_MODEL, "declares an XML entity at line 3")
 
@@ -137,7 +157,7 @@ def test_xml_nested_100000_levels(tmp_path):
 def test_xml_file_above_64_mib(tmp_path):
     folder = tmp_path / "huge.xcdatamodel"
     folder.mkdir()
-    with open(folder / "contents", "wb") as file:   # sparse: no disk used
+    with open(folder / "contents", "wb") as file:  # sparse: no disk used
         file.write(b"<model>")
         file.seek(65 << 20)
         file.write(b"</model>")
@@ -149,40 +169,56 @@ def test_xml_file_above_64_mib(tmp_path):
 
 
 def _keyed_archive(objects, root=1) -> bytes:
-    return plistlib.dumps({"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(root)},
-                           "$objects": objects}, fmt=plistlib.FMT_BINARY)
+    return plistlib.dumps(
+        {"$archiver": "NSKeyedArchiver", "$version": 100000, "$top": {"root": plistlib.UID(root)}, "$objects": objects},
+        fmt=plistlib.FMT_BINARY,
+    )
 
 
 def test_compiled_model_with_a_cycle(tmp_path):
     # A model whose entities dictionary holds the model itself.
-    objects = ["$null",
-               {"$class": plistlib.UID(3), "NSEntities": plistlib.UID(2)},
-               {"$class": plistlib.UID(4), "NS.keys": [plistlib.UID(5)], "NS.objects": [plistlib.UID(1)]},
-               {"$classname": "NSManagedObjectModel", "$classes": ["NSManagedObjectModel", "NSObject"]},
-               {"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]},
-               "Loop"]
+    objects = [
+        "$null",
+        {"$class": plistlib.UID(3), "NSEntities": plistlib.UID(2)},
+        {"$class": plistlib.UID(4), "NS.keys": [plistlib.UID(5)], "NS.objects": [plistlib.UID(1)]},
+        {"$classname": "NSManagedObjectModel", "$classes": ["NSManagedObjectModel", "NSObject"]},
+        {"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]},
+        "Loop",
+    ]
     path = tmp_path / "cycle.mom"
     path.write_bytes(_keyed_archive(objects))
     result = run_bounded("def main(): cdmigrate.Model.from_file(ARGS[0])", str(path))
-    expect_error(result, cdmigrate.errors.INVALID_MODEL, "object 1 is a NSManagedObjectModel, not an NSEntityDescription")
+    expect_error(
+        result, cdmigrate.errors.INVALID_MODEL, "object 1 is a NSManagedObjectModel, not an NSEntityDescription"
+    )
 
 
 def test_compiled_model_with_a_million_objects(tmp_path):
-    objects = ["$null", {"$class": plistlib.UID(2), "NSEntities": plistlib.UID(3)},
-               {"$classname": "NSManagedObjectModel", "$classes": ["NSManagedObjectModel", "NSObject"]},
-               {"$class": plistlib.UID(4), "NS.keys": [], "NS.objects": []},
-               {"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]}] + [f"s{i}" for i in range(1_000_000)]
+    objects = [
+        "$null",
+        {"$class": plistlib.UID(2), "NSEntities": plistlib.UID(3)},
+        {"$classname": "NSManagedObjectModel", "$classes": ["NSManagedObjectModel", "NSObject"]},
+        {"$class": plistlib.UID(4), "NS.keys": [], "NS.objects": []},
+        {"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]},
+    ] + [f"s{i}" for i in range(1_000_000)]
     path = tmp_path / "big.mom"
     path.write_bytes(_keyed_archive(objects))
     result = run_bounded("def main(): return len(cdmigrate.Model.from_file(ARGS[0]).entity_names)", str(path))
-    assert result == {"ok": 0}   # an empty model, read within the bounds
+    assert result == {"ok": 0}  # an empty model, read within the bounds
 
 
 # MARK: Binary property lists (store metadata)
 
 
 def _store_with_plist(tmp_path, name: str, plist: bytes) -> str:
-    model = cdmigrate.Model.from_json(json.dumps({"name": "M", "entities": [{"name": "Note", "attributes": [{"name": "t", "type": "string", "optional": True}]}]}))
+    model = cdmigrate.Model.from_json(
+        json.dumps(
+            {
+                "name": "M",
+                "entities": [{"name": "Note", "attributes": [{"name": "t", "type": "string", "optional": True}]}],
+            }
+        )
+    )
     path = str(tmp_path / f"{name}.sqlite")
     cdmigrate.Store.create(model, path).close()
     model.close()
@@ -202,7 +238,13 @@ def _bplist(objects: list, top: int, ref_size: int = 4, count_claim: int | None 
     table = len(body)
     for offset in offsets:
         body += offset.to_bytes(4, "big")
-    body += bytes(6) + bytes([4, ref_size]) + (count_claim or len(objects)).to_bytes(8, "big") + top.to_bytes(8, "big") + table.to_bytes(8, "big")
+    body += (
+        bytes(6)
+        + bytes([4, ref_size])
+        + (count_claim or len(objects)).to_bytes(8, "big")
+        + top.to_bytes(8, "big")
+        + table.to_bytes(8, "big")
+    )
     return bytes(body)
 
 
@@ -247,15 +289,31 @@ def main():
 
 
 def _migration_args(tmp_path, name: str, title: str, attribute_mapping: str, predicate: str = "TRUEPREDICATE"):
-    model_json = json.dumps({"name": "M", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string", "optional": True}]}]})
+    model_json = json.dumps(
+        {
+            "name": "M",
+            "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string", "optional": True}]}],
+        }
+    )
     model = cdmigrate.Model.from_json(model_json)
     source = str(tmp_path / f"{name}.sqlite")
     with cdmigrate.Store.create(model, source) as store:
         store.insert("Note", title=title)
         store.save()
     model.close()
-    mapping = json.dumps({"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note",
-                                              "predicate": predicate, "attributeMappings": {"title": attribute_mapping}}]})
+    mapping = json.dumps(
+        {
+            "entityMappings": [
+                {
+                    "name": "NoteToNote",
+                    "sourceEntity": "Note",
+                    "destinationEntity": "Note",
+                    "predicate": predicate,
+                    "attributeMappings": {"title": attribute_mapping},
+                }
+            ]
+        }
+    )
     return model_json, mapping, source, str(tmp_path / f"{name}-out.sqlite")
 
 
@@ -277,11 +335,13 @@ def test_regular_expression_with_nested_repetition_on_a_long_text(tmp_path):
     # (a|aa)*c against a megabyte of a's: exponential for a backtracking matcher.
     args = _migration_args(tmp_path, "regex", "a" * (1 << 20), "$source.title", predicate="title MATCHES '(a|aa)*c'")
     result = run_bounded(MIGRATE, *args)
-    assert result == {"ok": None}   # no backtracking: linear in the text (no row matches, nothing is migrated)
+    assert result == {"ok": None}  # no backtracking: linear in the text (no row matches, nothing is migrated)
 
 
 def test_regular_expression_of_many_alternatives(tmp_path):
     pattern = "|".join(f"w{i}" for i in range(5000))
-    args = _migration_args(tmp_path, "alternatives", "w4999" * 20_000, "$source.title", predicate=f"title MATCHES '({pattern})*'")
+    args = _migration_args(
+        tmp_path, "alternatives", "w4999" * 20_000, "$source.title", predicate=f"title MATCHES '({pattern})*'"
+    )
     result = run_bounded(MIGRATE, *args)
     expect_error(result, cdmigrate.errors.EXPRESSION_EVALUATION, "it unrolls to more than 20000 states")

@@ -11,11 +11,11 @@ import os
 import re
 
 import pytest
-
-import cdmigrate
 from conftest import copy_mapping, rows
 from reference_migrations import notas
 from reference_migrations.common import mapping, model
+
+import cdmigrate
 
 
 def both_ways(policy_class):
@@ -27,14 +27,21 @@ def both_ways(policy_class):
 
 def dump(path):
     """Every table of a store (Z_METADATA and the model cache aside), every row in key order."""
-    tables = [r[0] for r in rows(path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
-                                        "('Z_METADATA', 'Z_MODELCACHE') AND name NOT LIKE 'sqlite%' ORDER BY name")]
+    tables = [
+        r[0]
+        for r in rows(
+            path,
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT IN "
+            "('Z_METADATA', 'Z_MODELCACHE') AND name NOT LIKE 'sqlite%' ORDER BY name",
+        )
+    ]
     return {table: rows(path, f"SELECT * FROM {table} ORDER BY 1, 2") for table in tables}
 
 
 def run_notas(source, destination, policy, batch_size=7):
-    with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(notas.DIRECTORY, "NotasV3.model.json") as v3, \
-            mapping(notas.DIRECTORY, "NotasV2ToV3.mapping.json") as m, cdmigrate.Migration(v2, v3, m) as migration:
+    with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(
+        notas.DIRECTORY, "NotasV3.model.json"
+    ) as v3, mapping(notas.DIRECTORY, "NotasV2ToV3.mapping.json") as m, cdmigrate.Migration(v2, v3, m) as migration:
         migration.set_batch_size(batch_size)
         return migration.run(source, destination, policies={"CrearCategoriasMigrationPolicy": policy})
 
@@ -158,8 +165,9 @@ def test_associations_and_relationships_are_seen_by_the_later_stages(tmp_path, n
     report_fast = run_notas(notas_source, str(tmp_path / "fast.sqlite"), fast)
     assert counts == [120, 120]
     assert dump(str(tmp_path / "fast.sqlite")) == dump(str(tmp_path / "slow.sqlite"))
-    assert [(m.entity_mapping, m.source_instances, m.associations) for m in report_fast.mappings] == \
-        [(m.entity_mapping, m.source_instances, m.associations) for m in report_slow.mappings]
+    assert [(m.entity_mapping, m.source_instances, m.associations) for m in report_fast.mappings] == [
+        (m.entity_mapping, m.source_instances, m.associations) for m in report_slow.mappings
+    ]
 
 
 def test_an_exception_in_the_hook_stops_the_run_the_same_way(tmp_path, notas_source):
@@ -167,7 +175,9 @@ def test_an_exception_in_the_hook_stops_the_run_the_same_way(tmp_path, notas_sou
         def create_destination_instances(self, source, mapping, manager):
             manager.create("Nota", values={"contenido": "x", "fecha": dt.datetime(2020, 1, 1)}, source=source)
             if source.object_id.primary_key == 30:
-                raise ValueError(f"cannot migrate {source.object_id.entity} {source.object_id.primary_key}: {source['contenido']!r}")
+                raise ValueError(
+                    f"cannot migrate {source.object_id.entity} {source.object_id.primary_key}: {source['contenido']!r}"
+                )
 
     messages = []
     for cls in both_ways(Failing):
@@ -191,14 +201,19 @@ def test_a_value_validation_refuses_gives_the_same_error(tmp_path, kitchen_store
 
     errors = []
     for cls in both_ways(Overflowing):
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
+            v1, v2, m
+        ) as migration:
             migration.set_batch_size(8)
             with pytest.raises(cdmigrate.MigrationError) as caught:
                 migration.run(kitchen_store, str(tmp_path / f"{cls.__name__}.sqlite"), policies={"P": cls})
         errors.append(caught.value)
     assert type(errors[0]) is type(errors[1])
+
     # The message names the destination instance by its URI, whose store UUID differs per run.
-    strip = lambda e: re.sub(r"//[0-9A-F-]+/", "//STORE/", str(e))
+    def strip(e):
+        return re.sub(r"//[0-9A-F-]+/", "//STORE/", str(e))
+
     assert strip(errors[0]) == strip(errors[1]) and "Item.i16" in str(errors[0])
 
 
@@ -222,7 +237,9 @@ def test_every_attribute_type_and_to_one_relationships_match(tmp_path, kitchen_s
     dumps = []
     for cls in both_ways(Copying):
         destination = str(tmp_path / f"{cls.__name__}.sqlite")
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
+            v1, v2, m
+        ) as migration:
             migration.set_batch_size(4)
             migration.run(kitchen_store, destination, policies={"P": cls})
         dumps.append(dump(destination))
@@ -256,21 +273,50 @@ def test_a_policy_can_keep_the_engines_per_row_calls(tmp_path, notas_source):
     assert calls and set(calls) == {cdmigrate.Instance}
 
 
-ANIMALS_V1 = {"name": "Zoo", "versionIdentifier": "v1", "entities": [
-    {"name": "Animal", "attributes": [{"name": "name", "type": "string", "optional": True}]},
-    {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double", "optional": True}]}]}
-ANIMALS_V2 = {"name": "Zoo", "versionIdentifier": "v2", "entities": [
-    {"name": "Pet", "attributes": [{"name": "name", "type": "string", "optional": True},
-                                   {"name": "kind", "type": "string", "optional": True}]}]}
-ANIMALS_MAPPING = {"name": "ZooV1ToV2", "entityMappings": [
-    {"name": "AnimalToPet", "type": "custom", "sourceEntity": "Animal", "destinationEntity": "Pet", "policy": "P",
-     "sourceExpression": 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", "Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)',
-     "attributeMappings": [{"name": "name", "valueExpression": "$source.name"}]}]}
+ANIMALS_V1 = {
+    "name": "Zoo",
+    "versionIdentifier": "v1",
+    "entities": [
+        {"name": "Animal", "attributes": [{"name": "name", "type": "string", "optional": True}]},
+        {"name": "Bird", "parent": "Animal", "attributes": [{"name": "wingspan", "type": "double", "optional": True}]},
+    ],
+}
+ANIMALS_V2 = {
+    "name": "Zoo",
+    "versionIdentifier": "v2",
+    "entities": [
+        {
+            "name": "Pet",
+            "attributes": [
+                {"name": "name", "type": "string", "optional": True},
+                {"name": "kind", "type": "string", "optional": True},
+            ],
+        }
+    ],
+}
+ANIMALS_MAPPING = {
+    "name": "ZooV1ToV2",
+    "entityMappings": [
+        {
+            "name": "AnimalToPet",
+            "type": "custom",
+            "sourceEntity": "Animal",
+            "destinationEntity": "Pet",
+            "policy": "P",
+            "sourceExpression": 'FETCH(FUNCTION($manager, "fetchRequestForSourceEntityNamed:predicateString:", '
+            '"Animal", "TRUEPREDICATE"), $manager.sourceContext, NO)',
+            "attributeMappings": [{"name": "name", "valueExpression": "$source.name"}],
+        }
+    ],
+}
 
 
 def test_a_source_entity_with_subentities_gives_every_row_its_own_entity(tmp_path):
     import json as _json
-    with cdmigrate.Model.from_json(_json.dumps(ANIMALS_V1)) as v1, cdmigrate.Model.from_json(_json.dumps(ANIMALS_V2)) as v2:
+
+    with cdmigrate.Model.from_json(_json.dumps(ANIMALS_V1)) as v1, cdmigrate.Model.from_json(
+        _json.dumps(ANIMALS_V2)
+    ) as v2:
         source = str(tmp_path / "zoo.sqlite")
         with cdmigrate.Store.create(v1, source) as store:
             for i in range(9):
@@ -287,7 +333,9 @@ def test_a_source_entity_with_subentities_gives_every_row_its_own_entity(tmp_pat
         dumps = []
         for cls in both_ways(Kinds):
             destination = str(tmp_path / f"{cls.__name__}.sqlite")
-            with cdmigrate.MappingModel.from_json(_json.dumps(ANIMALS_MAPPING)) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            with cdmigrate.MappingModel.from_json(_json.dumps(ANIMALS_MAPPING)) as m, cdmigrate.Migration(
+                v1, v2, m
+            ) as migration:
                 migration.set_batch_size(4)
                 migration.run(source, destination, policies={"P": cls})
             dumps.append(dump(destination))
@@ -304,7 +352,9 @@ def test_a_released_source_and_an_instance_kept_into_stage_two(tmp_path, notas_s
             kept.clear()  # each run keeps its own
 
         def create_destination_instances(self, source, mapping, manager):
-            nota = manager.create("Nota", values={"contenido": source["contenido"], "fecha": source["fecha"]}, source=source)
+            nota = manager.create(
+                "Nota", values={"contenido": source["contenido"], "fecha": source["fecha"]}, source=source
+            )
             kept.setdefault("first", (source, nota))
             if source.object_id.primary_key == 3:
                 source.release()
@@ -331,7 +381,9 @@ def test_every_attribute_type_given_back_by_to_dict_matches(tmp_path, kitchen_st
     dumps = []
     for cls in both_ways(Copying):
         destination = str(tmp_path / f"{cls.__name__}.sqlite")
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
+            v1, v2, m
+        ) as migration:
             migration.set_batch_size(7)
             migration.run(kitchen_store, destination, policies={"P": cls})
         dumps.append(dump(destination))

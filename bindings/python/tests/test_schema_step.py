@@ -12,13 +12,17 @@ import cdmigrate
 
 
 def model(version, attributes):
-    return {"name": "Blog", "versionIdentifier": str(version), "entities": [
-        {"name": "Post", "attributes": attributes}]}
+    return {"name": "Blog", "versionIdentifier": str(version), "entities": [{"name": "Post", "attributes": attributes}]}
 
 
 V1 = model(1, [{"name": "title", "type": "string"}, {"name": "color", "type": "string"}])
-V2 = model(2, [{"name": "heading", "type": "string", "renamingIdentifier": "title"},
-               {"name": "stars", "type": "integer16", "default": 3}])
+V2 = model(
+    2,
+    [
+        {"name": "heading", "type": "string", "renamingIdentifier": "title"},
+        {"name": "stars", "type": "integer16", "default": 3},
+    ],
+)
 
 
 def make_store(path, posts=50):
@@ -58,8 +62,15 @@ def test_an_inferred_step_is_done_as_schema_changes_with_the_general_paths_resul
     assert rows(str(tmp_path / "fast.sqlite")) == rows(str(tmp_path / "general.sqlite"))
     assert rows(str(tmp_path / "fast.sqlite"))[0] == (1, 1, 1, "Post 0", 3)
     # The dropped attribute's values are reported alike.
-    assert fast.losses == general.losses == [cdmigrate.Loss("attribute", "Post", 25, False, property="color",
-                                                            entity_mapping="IEM_Transform_Post", pass_index=0)]
+    assert (
+        fast.losses
+        == general.losses
+        == [
+            cdmigrate.Loss(
+                "attribute", "Post", 25, False, property="color", entity_mapping="IEM_Transform_Post", pass_index=0
+            )
+        ]
+    )
 
 
 def test_a_step_sent_to_the_general_path_says_why(tmp_path):
@@ -70,4 +81,4 @@ def test_a_step_sent_to_the_general_path_says_why(tmp_path):
     db.commit()
     db.close()
     with pytest.raises(cdmigrate.MigrationError):
-        migrate(source, str(tmp_path / "out.sqlite"), True)   # the general path refuses the row, as it always did
+        migrate(source, str(tmp_path / "out.sqlite"), True)  # the general path refuses the row, as it always did

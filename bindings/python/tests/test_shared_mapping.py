@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 
-import cdmigrate
 from conftest import KITCHEN_V1, copy_mapping, rows
+
+import cdmigrate
 
 # The same entities as KITCHEN_V2 with the attributes in another order, so that a mapping bound
 # to one model's entities would write the other's columns.

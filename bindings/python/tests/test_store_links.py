@@ -1,10 +1,12 @@
 """Stores reached through symbolic links, and reads of a store that leave nothing beside it."""
+
 import os
 import shutil
 import sqlite3
 
-import cdmigrate
 from conftest import copy_mapping, rows
+
+import cdmigrate
 
 
 def _listing(folder):
@@ -20,7 +22,9 @@ def test_model_from_store_and_metadata_leave_no_file_beside_a_wal_store(kitchen_
     assert _listing(folder) == before
 
 
-def test_a_symlinked_source_is_migrated_with_the_committed_rows_of_its_targets_log(tmp_path, kitchen_store, kitchen_models):
+def test_a_symlinked_source_is_migrated_with_the_committed_rows_of_its_targets_log(
+    tmp_path, kitchen_store, kitchen_models
+):
     # The target's -wal holds committed rows (a writer killed before its checkpoint).
     real = tmp_path / "real"
     real.mkdir()
@@ -37,7 +41,9 @@ def test_a_symlinked_source_is_migrated_with_the_committed_rows_of_its_targets_l
     link.symlink_to("real/store.sqlite")
     before = _listing(real)
     v1, v2 = kitchen_models
-    with cdmigrate.MappingModel.from_json(copy_mapping()) as mapping, cdmigrate.Migration(v1, v2, [mapping]) as migration:
+    with cdmigrate.MappingModel.from_json(copy_mapping()) as mapping, cdmigrate.Migration(
+        v1, v2, [mapping]
+    ) as migration:
         migration.run(str(link), str(tmp_path / "out.sqlite"))
     assert rows(str(tmp_path / "out.sqlite"), "SELECT COUNT(*) FROM ZBOX") == [(6,)]
     assert _listing(real) == before
@@ -49,7 +55,9 @@ def test_in_place_through_a_symlink_migrates_the_target_and_keeps_the_link(tmp_p
     link.symlink_to("kitchen.sqlite")
     os.chmod(kitchen_store, 0o664)
     v1, v2 = kitchen_models
-    with cdmigrate.MappingModel.from_json(copy_mapping()) as mapping, cdmigrate.Migration(v1, v2, [mapping]) as migration:
+    with cdmigrate.MappingModel.from_json(copy_mapping()) as mapping, cdmigrate.Migration(
+        v1, v2, [mapping]
+    ) as migration:
         migration.run_in_place(str(link))
     assert os.path.islink(link) and os.readlink(link) == "kitchen.sqlite"
     assert oct(os.stat(kitchen_store).st_mode & 0o777) == oct(0o664), "in place keeps the store's mode"

@@ -9,9 +9,9 @@ import os
 import shutil
 
 import pytest
+from conftest import ROOT
 
 import cdmigrate
-from conftest import ROOT
 
 FIXTURES = os.environ.get("CDMIGRATE_FIXTURES", os.path.join(ROOT, "Tests", "Fixtures"))
 RENAMES = os.path.join(FIXTURES, "apple-stores", "renames")
@@ -92,16 +92,23 @@ def test_compiled_mapping_model_loads_through_from_file_and_from_xcode():
     source = cdmigrate.Model.from_file(os.path.join(XCODE_SERVER, "1_1_0", "XcodeServer.xcdatamodeld"))
     destination = cdmigrate.Model.from_file(os.path.join(XCODE_SERVER, "2_0_0", "XcodeServer.xcdatamodeld"))
     with source, destination:
-        with cdmigrate.MappingModel.from_xcode(cdm, source, destination) as compiled, \
-             cdmigrate.MappingModel.from_xcode(os.path.join(XCODE_SERVER, "2_0_0", "MappingModel.xcmappingmodel"), source, destination) as written:
+        with cdmigrate.MappingModel.from_xcode(cdm, source, destination) as compiled, cdmigrate.MappingModel.from_xcode(
+            os.path.join(XCODE_SERVER, "2_0_0", "MappingModel.xcmappingmodel"), source, destination
+        ) as written:
             assert compiled.entity_mapping_names == written.entity_mapping_names
 
 
 def test_transient_only_attribute_types_have_core_datas_values():
-    assert (cdmigrate.AttributeType.UNDEFINED, cdmigrate.AttributeType.OBJECT_ID, cdmigrate.AttributeType.COMPOSITE) == (0, 2000, 2100)
-    model = cdmigrate.Model.from_json('{"name": "T", "entities": [{"name": "E", "attributes": ['
-                                      '{"name": "scratch", "type": "undefined", "transient": true},'
-                                      '{"name": "title", "type": "string"}]}]}')
+    assert (
+        cdmigrate.AttributeType.UNDEFINED,
+        cdmigrate.AttributeType.OBJECT_ID,
+        cdmigrate.AttributeType.COMPOSITE,
+    ) == (0, 2000, 2100)
+    model = cdmigrate.Model.from_json(
+        '{"name": "T", "entities": [{"name": "E", "attributes": ['
+        '{"name": "scratch", "type": "undefined", "transient": true},'
+        '{"name": "title", "type": "string"}]}]}'
+    )
     with model:
         assert model.attribute_type("E", "scratch") is cdmigrate.AttributeType.UNDEFINED
         assert model.entity("E").attributes["scratch"].type is cdmigrate.AttributeType.UNDEFINED
@@ -110,11 +117,16 @@ def test_transient_only_attribute_types_have_core_datas_values():
 def test_missing_source_model_error_names_hashes_in_hex_and_the_version_the_store_matches(tmp_path):
     store = copied_store(tmp_path, "1.0.0")
     with json_model("1.1.0") as v110, json_model("1.2.0") as v120, cdmigrate.store_metadata(store) as metadata:
-        with cdmigrate.MappingModel.from_json('{"entityMappings": []}') as empty, cdmigrate.Migration(v110, v120, empty) as migration:
+        with cdmigrate.MappingModel.from_json('{"entityMappings": []}') as empty, cdmigrate.Migration(
+            v110, v120, empty
+        ) as migration:
             with pytest.raises(cdmigrate.MissingSourceModelError) as error:
                 migration.run(store, str(tmp_path / "out.sqlite"))
             [difference] = v110.version_differences(metadata)
-            assert f"store hash {base64.b64encode(difference.store_hash).decode()}, model hash {base64.b64encode(difference.model_hash).decode()}" in str(error.value)
+            assert (
+                f"store hash {base64.b64encode(difference.store_hash).decode()}, "
+                f"model hash {base64.b64encode(difference.model_hash).decode()}" in str(error.value)
+            )
             migration.set_model_versions(os.path.join(RENAMES, "Model.xcdatamodeld"))
             with pytest.raises(cdmigrate.MissingSourceModelError) as error:
                 migration.run(store, str(tmp_path / "out.sqlite"))
@@ -150,6 +162,7 @@ def test_model_from_store_errors_name_the_file(tmp_path):
     with pytest.raises(cdmigrate.SQLiteError):
         cdmigrate.Model.from_store(garbage)
     import sqlite3
+
     plain = tmp_path / "plain.sqlite"
     connection = sqlite3.connect(plain)
     connection.execute("CREATE TABLE t (x)")
@@ -164,9 +177,13 @@ def test_model_from_store_errors_name_the_file(tmp_path):
 def test_a_migrated_store_gives_back_its_own_model_from_its_cache(tmp_path):
     # Stores cdmigrate creates keep their model in Z_MODELCACHE, as Core Data's stores do: the
     # store's own model is the destination model itself (names in their case, no "rebuilt" warning).
-    v1 = cdmigrate.Model.from_json('{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"}]}]}')
-    v2 = cdmigrate.Model.from_json('{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"},'
-                                   ' {"name": "addedCount", "type": "integer32", "optional": false, "default": 3}]}]}')
+    v1 = cdmigrate.Model.from_json(
+        '{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"}]}]}'
+    )
+    v2 = cdmigrate.Model.from_json(
+        '{"entities": [{"name": "Item", "attributes": [{"name": "camelName", "type": "string"},'
+        ' {"name": "addedCount", "type": "integer32", "optional": false, "default": 3}]}]}'
+    )
     with cdmigrate.Store.create(v1, tmp_path / "v1.sqlite") as store:
         store.insert("Item", camelName="kept")
         store.save()
@@ -179,11 +196,13 @@ def test_a_migrated_store_gives_back_its_own_model_from_its_cache(tmp_path):
             assert own.warnings == []
             assert own.is_compatible(path)
     import sqlite3
+
     connection = sqlite3.connect(tmp_path / "v2.sqlite")
     (blob,) = connection.execute("SELECT Z_CONTENT FROM Z_MODELCACHE").fetchone()
     connection.close()
     import plistlib
     import zlib
+
     archive = plistlib.loads(zlib.decompress(blob, -15))
     assert archive["$archiver"] == "NSKeyedArchiver"
     objects = archive["$objects"]

@@ -13,17 +13,17 @@ import shutil
 import subprocess
 
 import pytest
-
 from conftest import EXAMPLES, ROOT
 from reference_migrations.text import graphemes, prefix_graphemes
 
-CASES = json.load(open(os.path.join(ROOT, "Tests", "Fixtures", "text", "grapheme-clusters.json"), encoding="utf-8"))
+with open(os.path.join(ROOT, "Tests", "Fixtures", "text", "grapheme-clusters.json"), encoding="utf-8") as _cases:
+    CASES = json.load(_cases)
 
 
 def expected_clusters(case):
     text, clusters, start = case["text"], [], 0
     for size in case["clusters"]:
-        clusters.append(text[start:start + size])
+        clusters.append(text[start : start + size])
         start += size
     return clusters
 
@@ -31,7 +31,11 @@ def expected_clusters(case):
 def test_the_fixture_covers_emoji_sequences_and_marks():
     texts = [case["text"] for case in CASES]
     assert len(CASES) > 300
-    assert "\U0001F469\u200d\U0001F4BBx" in texts and any("\u093F" in t for t in texts) and any("\u0600" in t for t in texts)
+    assert (
+        "\U0001f469\u200d\U0001f4bbx" in texts
+        and any("\u093f" in t for t in texts)
+        and any("\u0600" in t for t in texts)
+    )
 
 
 def test_python_splits_text_into_the_clusters_swift_makes():
@@ -53,12 +57,16 @@ def c_prefix(tmp_path_factory):
         pytest.fail("a C compiler is needed to check examples/c/unicode_text.h")
     folder = tmp_path_factory.mktemp("text-rules")
     source = folder / "prefix.c"
-    source.write_text('#include "unicode_text.h"\n'
-                      "size_t prefix(const char *text, size_t length, size_t characters) {\n"
-                      "    return text_prefix_graphemes(text, length, characters);\n}\n")
+    source.write_text(
+        '#include "unicode_text.h"\n'
+        "size_t prefix(const char *text, size_t length, size_t characters) {\n"
+        "    return text_prefix_graphemes(text, length, characters);\n}\n"
+    )
     library = folder / "libprefix.so"
-    subprocess.run([compiler, "-shared", "-fPIC", "-O1", "-I", os.path.join(EXAMPLES, "c"), "-o", str(library), str(source)],
-                   check=True)
+    subprocess.run(
+        [compiler, "-shared", "-fPIC", "-O1", "-I", os.path.join(EXAMPLES, "c"), "-o", str(library), str(source)],
+        check=True,
+    )
     function = ctypes.CDLL(str(library)).prefix
     function.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_size_t]
     function.restype = ctypes.c_size_t
@@ -70,4 +78,7 @@ def test_c_prefixes_end_on_swift_character_boundaries(c_prefix):
         encoded = case["text"].encode("utf-8")
         clusters = expected_clusters(case)
         for count in range(len(clusters) + 2):
-            assert c_prefix(encoded, len(encoded), count) == len("".join(clusters[:count]).encode("utf-8")), (case["text"], count)
+            assert c_prefix(encoded, len(encoded), count) == len("".join(clusters[:count]).encode("utf-8")), (
+                case["text"],
+                count,
+            )

@@ -8,14 +8,16 @@ from __future__ import annotations
 import shutil
 import threading
 
-import cdmigrate
 from conftest import copy_mapping, leftovers, rows, sha256
+
+import cdmigrate
 
 THREADS = 8
 
 
 def tagging_policy(tag: str, seen_threads: list, barrier: threading.Barrier | None = None):
     """A policy that writes `tag` into every item's text and notes the thread it is called on."""
+
     class Tagging(cdmigrate.EntityMigrationPolicy):
         def begin_entity_mapping(self, mapping, manager):
             seen_threads.append(threading.get_ident())
@@ -30,6 +32,7 @@ def tagging_policy(tag: str, seen_threads: list, barrier: threading.Barrier | No
             destination = super().create_destination_instances(source, mapping, manager)
             destination["str"] = f"{tag}:{source['i64']}"
             return destination
+
     return Tagging
 
 
@@ -144,11 +147,14 @@ def test_a_python_policy_failing_on_one_thread_does_not_disturb_the_others(tmp_p
     assert isinstance(outcomes[0], Boom) and "item 7 of the failing thread" in str(outcomes[0])
     assert not (tmp_path / "out-0.sqlite").exists()
     for n in range(1, 4):
-        assert rows(str(tmp_path / f"out-{n}.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZSTR LIKE ?", f"t{n}:%") == [(30,)]
+        assert rows(str(tmp_path / f"out-{n}.sqlite"), "SELECT COUNT(*) FROM ZITEM WHERE ZSTR LIKE ?", f"t{n}:%") == [
+            (30,)
+        ]
 
 
 def test_migrations_closed_on_their_threads_release_their_callbacks(tmp_path, kitchen_models, kitchen_store):
     from cdmigrate import migration as migration_module
+
     before = len(migration_module._registry)
     test_two_threads_migrating_to_one_destination_one_wins_the_other_is_busy(tmp_path, kitchen_models, kitchen_store)
     assert len(migration_module._registry) == before

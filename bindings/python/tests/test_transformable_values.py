@@ -15,16 +15,46 @@ import cdmigrate
 
 
 def apps_model(version: str, screenshots_optional: bool) -> str:
-    return json.dumps({"name": "Apps", "versionIdentifier": version, "entities": [{"name": "App", "attributes": [
-        {"name": "name", "type": "string"},
-        {"name": "screenshotURLs", "type": "transformable", "optional": screenshots_optional},
-        {"name": "icon", "type": "transformable", "optional": True, "valueTransformerName": "ImageTransformer"}]}]})
+    return json.dumps(
+        {
+            "name": "Apps",
+            "versionIdentifier": version,
+            "entities": [
+                {
+                    "name": "App",
+                    "attributes": [
+                        {"name": "name", "type": "string"},
+                        {"name": "screenshotURLs", "type": "transformable", "optional": screenshots_optional},
+                        {
+                            "name": "icon",
+                            "type": "transformable",
+                            "optional": True,
+                            "valueTransformerName": "ImageTransformer",
+                        },
+                    ],
+                }
+            ],
+        }
+    )
 
 
-MAPPING = json.dumps({"entityMappings": [{
-    "name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
-    "policy": "StoreAppPolicy", "attributeMappings": {
-        "name": "$source.name", "screenshotURLs": 'FUNCTION($entityPolicy, "screenshotsFor:", $source.name)'}}]})
+MAPPING = json.dumps(
+    {
+        "entityMappings": [
+            {
+                "name": "AppToApp",
+                "sourceEntity": "App",
+                "destinationEntity": "App",
+                "predicate": "TRUEPREDICATE",
+                "policy": "StoreAppPolicy",
+                "attributeMappings": {
+                    "name": "$source.name",
+                    "screenshotURLs": 'FUNCTION($entityPolicy, "screenshotsFor:", $source.name)',
+                },
+            }
+        ]
+    }
+)
 
 
 class StoreAppPolicy(cdmigrate.EntityMigrationPolicy):
@@ -60,8 +90,9 @@ def source(tmp_path):
 
 def test_a_policy_methods_list_reaches_a_transformable_attribute_as_its_keyed_archive(tmp_path, source):
     out = str(tmp_path / "out.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
-            cdmigrate.MappingModel.from_json(MAPPING) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
+        apps_model("2", False)
+    ) as v2, cdmigrate.MappingModel.from_json(MAPPING) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(source, out, policies={"StoreAppPolicy": StoreAppPolicy})
     with sqlite3.connect(out) as db:
         rows = dict(db.execute("SELECT ZNAME, ZSCREENSHOTURLS FROM ZAPP"))
@@ -73,17 +104,29 @@ def test_the_apps_own_transformer_takes_bytes_only(tmp_path, source):
     class IconPolicy(cdmigrate.EntityMigrationPolicy):
         def create_destination_instances(self, source, mapping, manager):
             app = manager.create("App", {"name": source["name"], "screenshotURLs": b"\x00"})
-            with pytest.raises(cdmigrate.MigrationError, match="'App.icon' is transformed by 'ImageTransformer'"):
+            with pytest.raises(cdmigrate.MigrationError, match=r"'App\.icon' is transformed by 'ImageTransformer'"):
                 app["icon"] = "icon.png"
             app["icon"] = b"\x89PNG"
             manager.associate(source, app)
             return app
 
-    mapping = json.dumps({"entityMappings": [{"name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App",
-                                               "predicate": "TRUEPREDICATE", "policy": "IconPolicy"}]})
+    mapping = json.dumps(
+        {
+            "entityMappings": [
+                {
+                    "name": "AppToApp",
+                    "sourceEntity": "App",
+                    "destinationEntity": "App",
+                    "predicate": "TRUEPREDICATE",
+                    "policy": "IconPolicy",
+                }
+            ]
+        }
+    )
     out = str(tmp_path / "icons.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
-            cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
+        apps_model("2", False)
+    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(source, out, policies={"IconPolicy": IconPolicy})
     with sqlite3.connect(out) as db:
         assert sorted(row[0] for row in db.execute("SELECT ZICON FROM ZAPP")) == [b"\x89PNG", b"\x89PNG"]
@@ -91,8 +134,15 @@ def test_the_apps_own_transformer_takes_bytes_only(tmp_path, source):
 
 def keyed_archive(text: str) -> bytes:
     """An NSString as NSKeyedArchiver (Core Data's default transformer) archives it."""
-    return plistlib.dumps({"$version": 100000, "$archiver": "NSKeyedArchiver", "$top": {"root": plistlib.UID(1)},
-                           "$objects": ["$null", text]}, fmt=plistlib.FMT_BINARY)
+    return plistlib.dumps(
+        {
+            "$version": 100000,
+            "$archiver": "NSKeyedArchiver",
+            "$top": {"root": plistlib.UID(1)},
+            "$objects": ["$null", text],
+        },
+        fmt=plistlib.FMT_BINARY,
+    )
 
 
 def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_holds(tmp_path):
@@ -100,8 +150,14 @@ def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_hold
     # transformer's bytes.
     path = str(tmp_path / "typed.sqlite")
     with cdmigrate.Model.from_json(apps_model("1", True)) as model, cdmigrate.Store.create(model, path) as store:
-        store.insert("App", {"name": "alpha", "screenshotURLs": keyed_archive("https://example.org/a.png"),
-                             "icon": keyed_archive("not mine to read")})
+        store.insert(
+            "App",
+            {
+                "name": "alpha",
+                "screenshotURLs": keyed_archive("https://example.org/a.png"),
+                "icon": keyed_archive("not mine to read"),
+            },
+        )
         store.save()
     seen = []
 
@@ -114,17 +170,33 @@ def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_hold
             seen.append(value)
             return [value]
 
-    mapping = json.dumps({"entityMappings": [{
-        "name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
-        "policy": "ReadingPolicy", "attributeMappings": {
-            "name": "$source.name", "icon": "$source.icon",
-            "screenshotURLs": 'FUNCTION($entityPolicy, "firstOf:", $source.screenshotURLs)'}}]})
+    mapping = json.dumps(
+        {
+            "entityMappings": [
+                {
+                    "name": "AppToApp",
+                    "sourceEntity": "App",
+                    "destinationEntity": "App",
+                    "predicate": "TRUEPREDICATE",
+                    "policy": "ReadingPolicy",
+                    "attributeMappings": {
+                        "name": "$source.name",
+                        "icon": "$source.icon",
+                        "screenshotURLs": 'FUNCTION($entityPolicy, "firstOf:", $source.screenshotURLs)',
+                    },
+                }
+            ]
+        }
+    )
     out = str(tmp_path / "out.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(apps_model("2", False)) as v2, \
-            cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
+        apps_model("2", False)
+    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(path, out, policies={"ReadingPolicy": ReadingPolicy})
-    assert seen == [("https://example.org/a.png", "https://example.org/a.png", keyed_archive("not mine to read")),
-                    "https://example.org/a.png"]
+    assert seen == [
+        ("https://example.org/a.png", "https://example.org/a.png", keyed_archive("not mine to read")),
+        "https://example.org/a.png",
+    ]
     with sqlite3.connect(out) as db:
         screenshots, icon = db.execute("SELECT ZSCREENSHOTURLS, ZICON FROM ZAPP").fetchone()
     assert archived(screenshots) == ["https://example.org/a.png"]

@@ -22,8 +22,21 @@ def test_dates_beyond_datetime_read_as_core_data_dates():
 
 
 def test_core_data_dates_write_their_exact_seconds(tmp_path):
-    model = cdmigrate.Model.from_json(json.dumps({"entities": [{"name": "Event", "attributes": [
-        {"name": "when", "type": "date", "optional": True}, {"name": "weight", "type": "double", "optional": True}]}]}))
+    model = cdmigrate.Model.from_json(
+        json.dumps(
+            {
+                "entities": [
+                    {
+                        "name": "Event",
+                        "attributes": [
+                            {"name": "when", "type": "date", "optional": True},
+                            {"name": "weight", "type": "double", "optional": True},
+                        ],
+                    }
+                ]
+            }
+        )
+    )
     path = str(tmp_path / "events.sqlite")
     stamps = [299_985_683_696.75, -63_200_000_000.0, 12.5]
     with cdmigrate.Store.create(model, path) as store:
@@ -32,7 +45,7 @@ def test_core_data_dates_write_their_exact_seconds(tmp_path):
         event = store.insert("Event")
         event["when"] = cdmigrate.CoreDataDate(1e12)
         with pytest.raises(cdmigrate.MismatchError):
-            event["weight"] = cdmigrate.CoreDataDate(1.0)   # a date is not a number
+            event["weight"] = cdmigrate.CoreDataDate(1.0)  # a date is not a number
         store.save()
     with sqlite3.connect(path) as db:
-        assert [r[0] for r in db.execute("SELECT ZWHEN FROM ZEVENT ORDER BY Z_PK")] == stamps + [1e12]
+        assert [r[0] for r in db.execute("SELECT ZWHEN FROM ZEVENT ORDER BY Z_PK")] == [*stamps, 1000000000000.0]

@@ -19,8 +19,8 @@ def test_package_library_and_header_versions_agree_with_the_version_file():
     assert cdmigrate.__version__ == version
     assert cdmigrate.library_version() == version
     assert metadata.version("cdmigrate") == version
-    assert re.search(r'#define CDM_VERSION +"%s"' % re.escape(version), header)
-    assert re.search(r"#define CDM_VERSION_NUMBER +%d\b" % (major * 1_000_000 + minor * 1_000 + patch), header)
+    assert re.search(rf'#define CDM_VERSION +"{re.escape(version)}"', header)
+    assert re.search(rf"#define CDM_VERSION_NUMBER +{major * 1_000_000 + minor * 1_000 + patch}\b", header)
     assert _lib.lib.cdm_libversion_number() == major * 1_000_000 + minor * 1_000 + patch
 
 

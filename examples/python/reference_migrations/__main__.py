@@ -22,7 +22,11 @@ def main(argv=None) -> int:
     options = parser.parse_args(argv)
     failed = 0
     for number in [options.scenario] if options.scenario else sorted(SCENARIOS):
-        directory = os.path.join(options.keep, f"scenario-{number}") if options.keep else tempfile.mkdtemp(prefix="cdmigrate-py-")
+        directory = (
+            os.path.join(options.keep, f"scenario-{number}")
+            if options.keep
+            else tempfile.mkdtemp(prefix="cdmigrate-py-")
+        )
         os.makedirs(directory, exist_ok=True)
         try:
             print(SCENARIOS[number].run(directory))

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import List, Sequence, TypeVar
+from typing import Sequence, TypeVar
 
 import cdmigrate
 
@@ -11,7 +12,8 @@ T = TypeVar("T")
 
 #: examples/ (the folder with 1-notas-categorias/ …); CDMIGRATE_EXAMPLES_DIR overrides it.
 EXAMPLES_DIR = os.environ.get("CDMIGRATE_EXAMPLES_DIR") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
+    os.path.join(os.path.dirname(__file__), "..", "..")
+)
 
 
 def path(directory: str, name: str) -> str:
@@ -59,13 +61,11 @@ class SeededGenerator:
 def remove_store(path_: str) -> None:
     """Removes a store and its -wal/-shm/-journal files."""
     for suffix in ("", "-wal", "-shm", "-journal"):
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(path_ + suffix)
-        except FileNotFoundError:
-            pass
 
 
-def summary(number: int, title: str, reports: List[cdmigrate.MigrationReport]) -> str:
+def summary(number: int, title: str, reports: list[cdmigrate.MigrationReport]) -> str:
     lines = [f"{number}. {title}"]
     for report in reports:
         counts = ", ".join(f"{k} {v}" for k, v in sorted(report.destination_counts.items()))

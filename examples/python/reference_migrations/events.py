@@ -8,11 +8,10 @@ from __future__ import annotations
 import datetime as dt
 import math
 import os
-from typing import List, Optional
 
 import cdmigrate
 
-from .common import SeededGenerator, mapping, model, remove_store, summary
+from .common import SeededGenerator, mapping, model, summary
 
 DIRECTORY = "3-events-two-passes"
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
@@ -36,14 +35,14 @@ def civil_from_days(days: int):
     return yoe + era * 400 + (1 if month <= 2 else 0), month, day
 
 
-def medium_date(reference_seconds: float) -> Optional[str]:
+def medium_date(reference_seconds: float) -> str | None:
     """What DateFormatter with medium date and time styles prints for en_US, in UTC:
     "Sep 12, 2017 at 12:55:13 PM" (fractions of a second dropped, a plain space before AM/PM),
     as examples/swift/ReferenceMigrations/MediumDateFormat.swift. Any year prints (11507 too);
     None when the time stamp is not finite or more than LIMIT seconds from 2001."""
     if not math.isfinite(reference_seconds) or abs(reference_seconds) > LIMIT:
         return None
-    total = int(math.floor(reference_seconds + cdmigrate.UNIX_TO_REFERENCE))
+    total = math.floor(reference_seconds + cdmigrate.UNIX_TO_REFERENCE)
     days, second_of_day = divmod(total, 86_400)
     year, month, day = civil_from_days(days)
     hour, minute, second = second_of_day // 3600, second_of_day // 60 % 60, second_of_day % 60
@@ -51,7 +50,7 @@ def medium_date(reference_seconds: float) -> Optional[str]:
     return f"{MONTHS[month - 1]} {day}, {year} at {hour12}:{minute:02d}:{second:02d} {'AM' if hour < 12 else 'PM'}"
 
 
-def printed_date(value) -> Optional[str]:
+def printed_date(value) -> str | None:
     """StepOne's printedDate for a time stamp: dates arrive as datetimes, or as
     cdmigrate.CoreDataDate (seconds since 2001) beyond datetime's year 9999. A time stamp with no
     text fails the migration, as in Swift and C."""
@@ -62,7 +61,9 @@ def printed_date(value) -> Optional[str]:
     seconds = cdmigrate.reference_seconds(value)
     text = medium_date(seconds)
     if text is None:
-        raise ValueError(f"{StepOneEntityMigrationPolicy.__name__}: the date {seconds!r} (seconds since 2001) is out of range")
+        raise ValueError(
+            f"{StepOneEntityMigrationPolicy.__name__}: the date {seconds!r} (seconds since 2001) is out of range"
+        )
     return text
 
 
@@ -79,9 +80,17 @@ class StepOneEntityMigrationPolicy(cdmigrate.EntityMigrationPolicy):
 POLICIES = {"StepOneEntityMigrationPolicy": StepOneEntityMigrationPolicy}
 
 
-def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
+def time_stamps(count: int = 2000, seed: int = 3) -> list[float]:
     """Distinct instants from 1965 to 2035 with milliseconds, edge cases first (as the Swift generator)."""
-    values = [0.0, -978_307_200.5, -978_307_200.0, 43_200.0, 86_399.999, 604_627_200 + 3_600 * 13 + 0.25, 526_953_599.75]
+    values = [
+        0.0,
+        -978_307_200.5,
+        -978_307_200.0,
+        43_200.0,
+        86_399.999,
+        604_627_200 + 3_600 * 13 + 0.25,
+        526_953_599.75,
+    ]
     seen = set(values)
     random = SeededGenerator(seed)
     while len(values) < count:
@@ -92,13 +101,13 @@ def time_stamps(count: int = 2000, seed: int = 3) -> List[float]:
     return values[:count]
 
 
-def generate_source(path: str, count: int = 2000, seed: int = 3) -> List[float]:
+def generate_source(path: str, count: int = 2000, seed: int = 3) -> list[float]:
     stamps = time_stamps(count, seed)
     write_source(path, stamps)
     return stamps
 
 
-def write_source(path: str, stamps: List[float]) -> None:
+def write_source(path: str, stamps: list[float]) -> None:
     """A v1 store with one Event per time stamp (seconds since 2001, written as they are)."""
     with model(DIRECTORY, "EventsV1.model.json") as v1, cdmigrate.Store.create(v1, path) as store:
         for t in stamps:
@@ -111,8 +120,9 @@ def write_source(path: str, stamps: List[float]) -> None:
 def migration(step_one_in_ranges: bool = False) -> cdmigrate.Migration:
     """Both passes (StepOne whole, or in two ranges by predicates); run it with POLICIES."""
     first = "StepOneInRanges.mapping.json" if step_one_in_ranges else "StepOne.mapping.json"
-    with model(DIRECTORY, "EventsV1.model.json") as v1, model(DIRECTORY, "EventsV2.model.json") as v2, \
-            mapping(DIRECTORY, first) as one, mapping(DIRECTORY, "StepTwo.mapping.json") as two:
+    with model(DIRECTORY, "EventsV1.model.json") as v1, model(DIRECTORY, "EventsV2.model.json") as v2, mapping(
+        DIRECTORY, first
+    ) as one, mapping(DIRECTORY, "StepTwo.mapping.json") as two:
         return cdmigrate.Migration(v1, v2, [one, two])
 
 

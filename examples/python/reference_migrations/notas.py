@@ -15,12 +15,48 @@ from .common import SeededGenerator, mapping, model, summary
 from .text import nfc
 
 DIRECTORY = "1-notas-categorias"
-CATEGORIA_NAMES = ["Trabajo", "Personal", "Compras", "Ideas", "Viajes", "Salud", "Recetas", "Estudios", "Finanzas", "Música",
-                   "Películas", "Libros", "Cumpleaños", "Año nuevo"]
-SUBJECTS = ["Llamar a", "Comprar", "Revisar", "Enviar", "Preparar", "Leer", "Escribir a", "Reservar", "Pagar", "Pensar en"]
-OBJECTS = ["mamá", "el informe trimestral", "pan y leche", "la presentación", "el vuelo a Lima", "«Cien años de soledad»",
-           "el dentista", "la factura de la luz", "una idea para la app", "el regalo de Lucía", "la cena del sábado",
-           "los apuntes de cálculo"]
+CATEGORIA_NAMES = [
+    "Trabajo",
+    "Personal",
+    "Compras",
+    "Ideas",
+    "Viajes",
+    "Salud",
+    "Recetas",
+    "Estudios",
+    "Finanzas",
+    "Música",
+    "Películas",
+    "Libros",
+    "Cumpleaños",
+    "Año nuevo",
+]
+SUBJECTS = [
+    "Llamar a",
+    "Comprar",
+    "Revisar",
+    "Enviar",
+    "Preparar",
+    "Leer",
+    "Escribir a",
+    "Reservar",
+    "Pagar",
+    "Pensar en",
+]
+OBJECTS = [
+    "mamá",
+    "el informe trimestral",
+    "pan y leche",
+    "la presentación",
+    "el vuelo a Lima",
+    "«Cien años de soledad»",
+    "el dentista",
+    "la factura de la luz",
+    "una idea para la app",
+    "el regalo de Lucía",
+    "la cena del sábado",
+    "los apuntes de cálculo",
+]
 TAGS = ["urgente", "casa", "oficina", "familia", "pendiente", "fin de semana", "#importante"]
 
 
@@ -36,7 +72,7 @@ class CrearCategoriasMigrationPolicy(cdmigrate.EntityMigrationPolicy):
 
     def __init__(self) -> None:
         self.categorias: dict = {}
-        self.nfc_names: dict = {}   # each distinct string as given → its NFC form
+        self.nfc_names: dict = {}  # each distinct string as given → its NFC form
 
     def create_destination_instances_batch(self, batch, mapping, manager):
         notas = batch.apply_default()
@@ -65,8 +101,11 @@ def generate_source(path: str, count: int = 800, seed: int = 1) -> None:
     random = SeededGenerator(seed)
     with model(DIRECTORY, "NotasV2.model.json") as v2, cdmigrate.Store.create(v2, path) as store:
         for i in range(count):
-            nota = store.insert("Nota", contenido=f"Nota {i + 1}: {random.pick(SUBJECTS)} {random.pick(OBJECTS)}",
-                                fecha=cdmigrate.date_from_reference_seconds(float(random.int(441_763_200, 631_152_000))))
+            nota = store.insert(
+                "Nota",
+                contenido=f"Nota {i + 1}: {random.pick(SUBJECTS)} {random.pick(OBJECTS)}",
+                fecha=cdmigrate.date_from_reference_seconds(float(random.int(441_763_200, 631_152_000))),
+            )
             if random.chance(0.6):
                 nota["etiquetas"] = ", ".join(random.pick(TAGS) for _ in range(random.int(1, 3)))
             roll = random.unit()
@@ -81,8 +120,9 @@ def generate_source(path: str, count: int = 800, seed: int = 1) -> None:
 
 
 def migrate(source: str, destination: str) -> cdmigrate.MigrationReport:
-    with model(DIRECTORY, "NotasV2.model.json") as v2, model(DIRECTORY, "NotasV3.model.json") as v3, \
-            mapping(DIRECTORY, "NotasV2ToV3.mapping.json") as notas, cdmigrate.Migration(v2, v3, notas) as migration:
+    with model(DIRECTORY, "NotasV2.model.json") as v2, model(DIRECTORY, "NotasV3.model.json") as v3, mapping(
+        DIRECTORY, "NotasV2ToV3.mapping.json"
+    ) as notas, cdmigrate.Migration(v2, v3, notas) as migration:
         return migration.run(source, destination, policies=POLICIES)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import struct
 import zlib
-from typing import Optional, Tuple
 
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -24,7 +23,7 @@ def encode(width: int, height: int, shade: int = 0) -> bytes:
     return SIGNATURE + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(bytes(raw))) + _chunk(b"IEND", b"")
 
 
-def size(data: Optional[bytes]) -> Optional[Tuple[int, int]]:
+def size(data: bytes | None) -> tuple[int, int] | None:
     """(width, height) from the IHDR chunk, or None when the bytes are not a PNG."""
     if data is None or len(data) < 24 or data[:8] != SIGNATURE or data[12:16] != b"IHDR":
         return None

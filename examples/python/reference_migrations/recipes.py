@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-from typing import List, Optional, Tuple
 
 import cdmigrate
 
@@ -14,12 +13,31 @@ from .text import is_white_space, nfc
 DIRECTORY = "2-recipes"
 CUISINE_NAMES = ["Japanese", "French", "Italian", "Mexican", "Thai", "Indian", "Spanish", "和食", "Peruvian"]
 #: One-word, two-word, multi-word, empty and Japanese (ideographic space) names, and a chef with no name.
-CHEF_NAMES: List[Optional[str]] = [
-    "Jiro Ono", "Nobu Matsuhisa", "Julia Child", "Alain Ducasse", "Juan Mari Arzak", "Elena Arzak Espina",
-    "Ferran Adrià", "Massimo Bottura", "Gastón Acurio", "Madonna", "Nigella", "", "山田　太郎", "小野 二郎",
-    "Marie-Antoine Carême", "Auguste Escoffier", "  Gordon   Ramsay ", "Yotam Ottolenghi", "Dominique Crenn", None,
+CHEF_NAMES: list[str | None] = [
+    "Jiro Ono",
+    "Nobu Matsuhisa",
+    "Julia Child",
+    "Alain Ducasse",
+    "Juan Mari Arzak",
+    "Elena Arzak Espina",
+    "Ferran Adrià",
+    "Massimo Bottura",
+    "Gastón Acurio",
+    "Madonna",
+    "Nigella",
+    "",
+    "山田　太郎",
+    "小野 二郎",
+    "Marie-Antoine Carême",
+    "Auguste Escoffier",
+    "  Gordon   Ramsay ",
+    "Yotam Ottolenghi",
+    "Dominique Crenn",
+    None,
 ]
-def split_name(name: str) -> Tuple[str, str]:
+
+
+def split_name(name: str) -> tuple[str, str]:
     """The name trimmed of white space, split at its first run of white space (code points with
     Unicode's White_Space property: ASCII space, tab, line breaks, no-break space, U+3000 …), as
     in Swift and C: "Juan Mari Arzak" → ("Juan", "Mari Arzak"); "  Gordon   Ramsay " →
@@ -38,18 +56,20 @@ def split_name(name: str) -> Tuple[str, str]:
     return name[start:gap], name[rest:end]
 
 
-def get_first_name(name: Optional[str]) -> Optional[str]:
+def get_first_name(name: str | None) -> str | None:
     """MigrationFunctions getFirstName: (nil stays nil)."""
     return None if name is None else split_name(name)[0]
 
 
-def get_last_name(name: Optional[str]) -> Optional[str]:
+def get_last_name(name: str | None) -> str | None:
     """MigrationFunctions getLastName:"""
     return None if name is None else split_name(name)[1]
 
 
-FUNCTIONS = {("MigrationFunctions", "getFirstName:"): get_first_name,
-             ("MigrationFunctions", "getLastName:"): get_last_name}
+FUNCTIONS = {
+    ("MigrationFunctions", "getFirstName:"): get_first_name,
+    ("MigrationFunctions", "getLastName:"): get_last_name,
+}
 
 
 class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
@@ -82,9 +102,40 @@ class RecipeToCuisineMigrationPolicy(cdmigrate.EntityMigrationPolicy):
 
 POLICIES = {"RecipeToCuisineMigrationPolicy": RecipeToCuisineMigrationPolicy}
 
-TRAININGS = ["Le Cordon Bleu", "Tsuji Culinary Institute", "self-taught", "apprenticeship", "Basque Culinary Center", None]
-FOODS = ["醤油", "味噌", "rice", "nori", "salmon", "tofu", "butter", "shallot", "garlic", "tomato", "basil", "chili",
-         "lime", "coriander", "saffron", "olive oil", "egg", "flour", "dashi", "mirin", "ginger", "leek", "potato", "corn"]
+TRAININGS = [
+    "Le Cordon Bleu",
+    "Tsuji Culinary Institute",
+    "self-taught",
+    "apprenticeship",
+    "Basque Culinary Center",
+    None,
+]
+FOODS = [
+    "醤油",
+    "味噌",
+    "rice",
+    "nori",
+    "salmon",
+    "tofu",
+    "butter",
+    "shallot",
+    "garlic",
+    "tomato",
+    "basil",
+    "chili",
+    "lime",
+    "coriander",
+    "saffron",
+    "olive oil",
+    "egg",
+    "flour",
+    "dashi",
+    "mirin",
+    "ginger",
+    "leek",
+    "potato",
+    "corn",
+]
 UNITS = ["1 tbsp", "2 tsp", "200 g", "1 cup", "3", "a pinch", "大さじ2", "50 ml", "1 kg", "½ cup"]
 DISHES = ["soup", "stew", "salad", "risotto", "tart", "curry", "丼", "ceviche", "tacos", "paella", "gratin", "ramen"]
 
@@ -106,8 +157,11 @@ def generate_source(path: str, ingredients: int = 90, recipes: int = 300, seed: 
             suffix = "" if i < len(FOODS) else f" #{i // len(FOODS) + 1}"
             made.append(store.insert("Ingredient", name=f"{FOODS[i % len(FOODS)]}{suffix}", amount=random.pick(UNITS)))
         for i in range(recipes):
-            recipe = store.insert("Recipe", name=f"Recipe {i + 1}: {random.pick(FOODS)} {random.pick(DISHES)}",
-                                  directions=f"Step 1: prepare. Step {random.int(2, 9)}: serve.")
+            recipe = store.insert(
+                "Recipe",
+                name=f"Recipe {i + 1}: {random.pick(FOODS)} {random.pick(DISHES)}",
+                directions=f"Step 1: prepare. Step {random.int(2, 9)}: serve.",
+            )
             roll = random.unit()
             if roll < 0.9:
                 recipe["cuisine"] = random.pick(CUISINE_NAMES)
@@ -125,8 +179,9 @@ def generate_source(path: str, ingredients: int = 90, recipes: int = 300, seed: 
 
 
 def migrate(source: str, destination: str) -> cdmigrate.MigrationReport:
-    with model(DIRECTORY, "RecipesV1.model.json") as v1, model(DIRECTORY, "RecipesV2.model.json") as v2, \
-            mapping(DIRECTORY, "RecipesV1ToV2.mapping.json") as recipes, cdmigrate.Migration(v1, v2, recipes) as migration:
+    with model(DIRECTORY, "RecipesV1.model.json") as v1, model(DIRECTORY, "RecipesV2.model.json") as v2, mapping(
+        DIRECTORY, "RecipesV1ToV2.mapping.json"
+    ) as recipes, cdmigrate.Migration(v1, v2, recipes) as migration:
         return migration.run(source, destination, policies=POLICIES, functions=FUNCTIONS)
 
 

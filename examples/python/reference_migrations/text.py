@@ -16,23 +16,28 @@ from __future__ import annotations
 
 import unicodedata
 from bisect import bisect_right
-from typing import Tuple
 
 from . import grapheme_tables
 
-_WHITE_SPACE = frozenset([*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F,
-                          0x205F, 0x3000])
+_WHITE_SPACE = frozenset(
+    [*range(0x09, 0x0E), 0x20, 0x85, 0xA0, 0x1680, *range(0x2000, 0x200B), 0x2028, 0x2029, 0x202F, 0x205F, 0x3000]
+)
 
 (OTHER, CR, LF, CONTROL, EXTEND, ZWJ, RI, PREPEND, SPACING_MARK, L, V, T, LV, LVT, PICTO) = range(15)
 
 
-def _in(c: int, ranges: Tuple[Tuple[int, int], ...]) -> bool:
+def _in(c: int, ranges: tuple[tuple[int, int], ...]) -> bool:
     k = bisect_right(ranges, (c, 0x10FFFF))
     return k > 0 and ranges[k - 1][0] <= c <= ranges[k - 1][1]
 
 
-_CLASSES = ((grapheme_tables.CONTROL, CONTROL), (grapheme_tables.EXTEND, EXTEND),
-            (grapheme_tables.SPACING_MARK, SPACING_MARK), (grapheme_tables.PREPEND, PREPEND), (grapheme_tables.PICTO, PICTO))
+_CLASSES = (
+    (grapheme_tables.CONTROL, CONTROL),
+    (grapheme_tables.EXTEND, EXTEND),
+    (grapheme_tables.SPACING_MARK, SPACING_MARK),
+    (grapheme_tables.PREPEND, PREPEND),
+    (grapheme_tables.PICTO, PICTO),
+)
 
 
 def is_white_space(c: str) -> bool:
@@ -119,7 +124,7 @@ def graphemes(text: str) -> list:
     while text:
         cluster = prefix_graphemes(text, 1)
         out.append(cluster)
-        text = text[len(cluster):]
+        text = text[len(cluster) :]
     return out
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import List, Optional, Tuple
 
 import cdmigrate
 
@@ -15,8 +14,24 @@ from .text import prefix_graphemes
 
 DIRECTORY = "4-uncloudnotes"
 CAPTION_LENGTH = 80
-WORDS = ["remember", "the", "milk", "café", "naïve", "meeting", "at", "noon", "🎉", "photo", "of", "the", "whiteboard", "👩‍💻",
-         "draft", "ideas"]
+WORDS = [
+    "remember",
+    "the",
+    "milk",
+    "café",
+    "naïve",
+    "meeting",
+    "at",
+    "noon",
+    "🎉",
+    "photo",
+    "of",
+    "the",
+    "whiteboard",
+    "👩‍💻",
+    "draft",
+    "ideas",
+]
 
 
 class AttachmentToImageAttachmentMigrationPolicyV3toV4(cdmigrate.EntityMigrationPolicy):
@@ -45,10 +60,10 @@ POLICIES = {"AttachmentToImageAttachmentMigrationPolicyV3toV4": AttachmentToImag
 class GeneratedNote:
     title: str
     body: str
-    date_created: Optional[float]
+    date_created: float | None
     display_index: int
     #: v2: at most one image (on the note); v3: its attachments' images (None: an attachment without one).
-    images: List[Optional[bytes]] = field(default_factory=list)
+    images: list[bytes | None] = field(default_factory=list)
 
 
 def body(i: int, random: SeededGenerator) -> str:
@@ -68,10 +83,12 @@ def body(i: int, random: SeededGenerator) -> str:
     return text
 
 
-def generate_source(version: int, path: str, count: int = 240, seed: int = 4) -> List[GeneratedNote]:
+def generate_source(version: int, path: str, count: int = 240, seed: int = 4) -> list[GeneratedNote]:
     random = SeededGenerator(seed + version)
-    generated: List[GeneratedNote] = []
-    with model(DIRECTORY, f"UnCloudNotes_v{version}.model.json") as store_model, cdmigrate.Store.create(store_model, path) as store:
+    generated: list[GeneratedNote] = []
+    with model(DIRECTORY, f"UnCloudNotes_v{version}.model.json") as store_model, cdmigrate.Store.create(
+        store_model, path
+    ) as store:
         for i in range(count):
             note = store.insert("Note")
             g = GeneratedNote(f"Note {i + 1}", body(i, random), None, i)
@@ -79,16 +96,29 @@ def generate_source(version: int, path: str, count: int = 240, seed: int = 4) ->
                 g.images = [png.encode(random.int(1, 160), random.int(1, 120), i % 256)]
             elif version == 3:
                 for _ in range(random.int(0, 3)):
-                    g.images.append(png.encode(random.int(1, 160), random.int(1, 120), i % 256) if random.chance(0.8) else None)
+                    g.images.append(
+                        png.encode(random.int(1, 160), random.int(1, 120), i % 256) if random.chance(0.8) else None
+                    )
             if g.images or random.chance(0.7):
                 g.date_created = 500_000_000 + i * 3_600 + random.int(0, 3_599)
-            note.set_values({"title": g.title, "body": g.body, "displayIndex": g.display_index,
-                             "dateCreated": None if g.date_created is None else cdmigrate.date_from_reference_seconds(g.date_created)})
+            note.set_values(
+                {
+                    "title": g.title,
+                    "body": g.body,
+                    "displayIndex": g.display_index,
+                    "dateCreated": None
+                    if g.date_created is None
+                    else cdmigrate.date_from_reference_seconds(g.date_created),
+                }
+            )
             if version == 2 and g.images:
                 note["image"] = g.images[0]
             if version == 3:
                 for k, image in enumerate(g.images):
-                    attachment = store.insert("Attachment", dateCreated=cdmigrate.date_from_reference_seconds((g.date_created or 500_000_000) + k))
+                    attachment = store.insert(
+                        "Attachment",
+                        dateCreated=cdmigrate.date_from_reference_seconds((g.date_created or 500_000_000) + k),
+                    )
                     if image is not None:
                         attachment["image"] = image
                     attachment["note"] = note
@@ -96,7 +126,9 @@ def generate_source(version: int, path: str, count: int = 240, seed: int = 4) ->
         if version == 3:
             # Two attachments that belong to no note: their caption is empty.
             for k, image in enumerate([png.encode(7, 3), None]):
-                attachment = store.insert("Attachment", dateCreated=cdmigrate.date_from_reference_seconds(400_000_000 + k))
+                attachment = store.insert(
+                    "Attachment", dateCreated=cdmigrate.date_from_reference_seconds(400_000_000 + k)
+                )
                 if image is not None:
                     attachment["image"] = image
         store.save()
@@ -104,20 +136,22 @@ def generate_source(version: int, path: str, count: int = 240, seed: int = 4) ->
 
 
 def step(version: int, source: str, destination: str) -> cdmigrate.MigrationReport:
-    """One step, version → version + 1 (MissingSourceModelError or IncompatibleVersionHashError when the store is not at `version`)."""
-    with model(DIRECTORY, f"UnCloudNotes_v{version}.model.json") as old, \
-            model(DIRECTORY, f"UnCloudNotes_v{version + 1}.model.json") as new, \
-            mapping(DIRECTORY, f"UnCloudNotes_v{version}_to_v{version + 1}.mapping.json") as notes, \
-            cdmigrate.Migration(old, new, notes) as migration:
+    """One step, version → version + 1 (MissingSourceModelError or IncompatibleVersionHashError
+    when the store is not at `version`)."""
+    with model(DIRECTORY, f"UnCloudNotes_v{version}.model.json") as old, model(
+        DIRECTORY, f"UnCloudNotes_v{version + 1}.model.json"
+    ) as new, mapping(
+        DIRECTORY, f"UnCloudNotes_v{version}_to_v{version + 1}.mapping.json"
+    ) as notes, cdmigrate.Migration(old, new, notes) as migration:
         return migration.run(source, destination, policies=POLICIES)
 
 
-def migrate_to_v4(path: str, destination: str) -> List[Tuple[str, cdmigrate.MigrationReport]]:
+def migrate_to_v4(path: str, destination: str) -> list[tuple[str, cdmigrate.MigrationReport]]:
     """Brings a v1, v2 or v3 store to v4 one version at a time, through intermediate files that
     are removed afterwards. The store's version is the first whose step accepts it (the engine
     checks the version hashes before it writes anything)."""
-    reports: List[Tuple[str, cdmigrate.MigrationReport]] = []
-    intermediates: List[str] = []
+    reports: list[tuple[str, cdmigrate.MigrationReport]] = []
+    intermediates: list[str] = []
     current = path
     try:
         start = None
@@ -151,5 +185,7 @@ def run(directory: str) -> str:
     for version in (3, 1, 2):
         source = os.path.join(directory, f"UnCloudNotes-v{version}.sqlite")
         generate_source(version, source)
-        reports += [r for _, r in migrate_to_v4(source, os.path.join(directory, f"UnCloudNotes-v{version}-to-v4.sqlite"))]
+        reports += [
+            r for _, r in migrate_to_v4(source, os.path.join(directory, f"UnCloudNotes-v{version}-to-v4.sqlite"))
+        ]
     return summary(4, "UnCloudNotes: v3 -> v4 with inheritance, and any version up to v4", reports[:1])

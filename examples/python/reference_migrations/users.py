@@ -5,7 +5,6 @@ and a value expression)."""
 from __future__ import annotations
 
 import os
-from typing import Optional
 
 import cdmigrate
 
@@ -22,10 +21,38 @@ CITIES_BY_COUNTRY = [
     ("Denmark", 0.12, ["København", "Aarhus", "Odense"]),
     ("Estonia", 0.08, ["Tallinn", "Tartu", "Turku"]),
 ]
-FIRST_NAMES = ["Astrid", "Lars", "Ingrid", "Björn", "Aino", "Mikko", "Sanna", "Jukka", "Nora", "Erik", "Freja", "Kari",
-               "Liis", "Mads", "Åsa", "Päivi"]
-LAST_NAMES = ["Andersson", "Lindqvist", "Virtanen", "Korhonen", "Nieminen", "Hansen", "Nielsen", "Tamm", "Berg", "Öberg",
-              "Mäkinen", "Johansson"]
+FIRST_NAMES = [
+    "Astrid",
+    "Lars",
+    "Ingrid",
+    "Björn",
+    "Aino",
+    "Mikko",
+    "Sanna",
+    "Jukka",
+    "Nora",
+    "Erik",
+    "Freja",
+    "Kari",
+    "Liis",
+    "Mads",
+    "Åsa",
+    "Päivi",
+]
+LAST_NAMES = [
+    "Andersson",
+    "Lindqvist",
+    "Virtanen",
+    "Korhonen",
+    "Nieminen",
+    "Hansen",
+    "Nielsen",
+    "Tamm",
+    "Berg",
+    "Öberg",
+    "Mäkinen",
+    "Johansson",
+]
 
 
 class CountryUserMapping(cdmigrate.EntityMigrationPolicy):
@@ -53,11 +80,13 @@ class CountryUserMapping(cdmigrate.EntityMigrationPolicy):
 
 class SwedenUserMapping(CountryUserMapping):
     """Sweden: SwedenUser, Trosa becomes Nora."""
+
     country, entity, city_to_replace, replacement = "Sweden", "SwedenUser", "Trosa", "Nora"
 
 
 class FinlandUserMapping(CountryUserMapping):
     """Finland: FinlandUser, Turku becomes Åbo (its Swedish name)."""
+
     country, entity, city_to_replace, replacement = "Finland", "FinlandUser", "Turku", "Åbo"
 
 
@@ -83,14 +112,17 @@ def generate_source(path: str, count: int = 2000, seed: int = 5) -> None:
 def migrate(source: str, destination: str, with_code: bool = True, progress=None) -> cdmigrate.MigrationReport:
     """With the policies (``with_code``) or with the no-code mapping."""
     name = "UsersV1ToV2.mapping.json" if with_code else "UsersV1ToV2NoCode.mapping.json"
-    with model(DIRECTORY, "UsersV1.model.json") as v1, model(DIRECTORY, "UsersV2.model.json") as v2, \
-            mapping(DIRECTORY, name) as users_mapping, cdmigrate.Migration(v1, v2, users_mapping) as migration:
+    with model(DIRECTORY, "UsersV1.model.json") as v1, model(DIRECTORY, "UsersV2.model.json") as v2, mapping(
+        DIRECTORY, name
+    ) as users_mapping, cdmigrate.Migration(v1, v2, users_mapping) as migration:
         return migration.run(source, destination, policies=POLICIES if with_code else None, progress=progress)
 
 
 def run(directory: str) -> str:
     source = os.path.join(directory, "Users.sqlite")
     generate_source(source)
-    reports = [migrate(source, os.path.join(directory, "Users-v2.sqlite")),
-               migrate(source, os.path.join(directory, "Users-v2-nocode.sqlite"), with_code=False)]
+    reports = [
+        migrate(source, os.path.join(directory, "Users-v2.sqlite")),
+        migrate(source, os.path.join(directory, "Users-v2-nocode.sqlite"), with_code=False),
+    ]
     return summary(5, "International users split by country (policies, then no code)", reports)

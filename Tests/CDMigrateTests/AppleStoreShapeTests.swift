@@ -145,6 +145,39 @@ final class AppleStoreShapeTests: XCTestCase {
         }
     }
 
+    /// A fetch index naming a to-many relationship (Threema's `Contact.byStateConversationsGroupConversations`,
+    /// which momc and Core Data accept): the model reads with a warning naming it, and the store
+    /// gets no such index while the entity's other indexes are made as before.
+    func testAFetchIndexNamingAToManyRelationshipIsAWarningAndLeftOutOfTheStore() throws {
+        let json = """
+            {"name": "Chat", "entities": [
+              {"name": "Contact",
+               "fetchIndexes": [{"name": "byStateConversations", "elements": [{"property": "state"}, {"property": "conversations"}]},
+                                {"name": "byState", "elements": [{"property": "state"}]}],
+               "attributes": [{"name": "state", "type": "integer16"}],
+               "relationships": [{"name": "conversations", "destination": "Conversation", "inverse": "contact", "toMany": true}]},
+              {"name": "Conversation", "attributes": [{"name": "title", "type": "string"}],
+               "relationships": [{"name": "contact", "destination": "Contact", "inverse": "conversations"}]}
+            ]}
+            """
+        let model = try ModelReader.model(fromJSON: json)
+        XCTAssertTrue(
+            model.warnings.contains {
+                $0.contains(
+                    "fetch index 'Contact.byStateConversations' names the to-many relationship 'conversations'")
+                    && $0.contains("left out of the store")
+            }, "\(model.warnings)")
+        let path = scratch.file("chat.sqlite")
+        try makeStore(path, model) { _ in }
+        let indexes = try shape(path).indexes
+        XCTAssertNil(indexes["Z_Contact_byStateConversations"])
+        XCTAssertEqual(
+            indexes["Z_Contact_byState"], "CREATE INDEX Z_Contact_byState ON ZCONTACT (ZSTATE COLLATE BINARY ASC)")
+        // The model's JSON keeps the index as written, and reads back the same way.
+        let again = try ModelReader.model(fromJSON: model.jsonText())
+        XCTAssertEqual(again.entity(named: "Contact")?.fetchIndexes, model.entity(named: "Contact")?.fetchIndexes)
+    }
+
     /// The compiled XcodeServer model (`NSFetchIndexDescriptions`, `NSIsIndexed`) and its Xcode
     /// source read the same fetch indexes and indexed properties, and give the same store.
     func testCompiledAndXcodeModelsKeepTheSameFetchIndexes() throws {

@@ -235,11 +235,13 @@ extension ManagedObjectModel {
                                 "fetch index '\(entity.name).\(index.name)' names '\(name)', which is not one of the entity's properties",
                                 path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
                     } else if entity.relationship(named: name)?.isToMany == true {
-                        problems.append(
-                            MigrationError(
-                                .invalidModel,
-                                "fetch index '\(entity.name).\(index.name)' names the to-many relationship '\(name)', which has no column to index",
-                                path: path(i) + ".fetchIndexes[\(j)].elements[\(k)]"))
+                        // momc and Core Data accept it (Threema's model has such an index from
+                        // its version 44 on). A to-many relationship has no column, so the store
+                        // gets no such index (StoreLayout); an index changes no data, and Core
+                        // Data does not compare a store's indexes with its model.
+                        warnings.append(
+                            "fetch index '\(entity.name).\(index.name)' names the to-many relationship '\(name)', which has no column to index: the index is left out of the store"
+                        )
                     }
                 }
             }

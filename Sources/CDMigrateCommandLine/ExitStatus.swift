@@ -21,14 +21,16 @@ enum ExitStatus: Int32, CaseIterable {
     static let table = """
         Exit codes:
           0    success
-          1    the migration ran and failed: validation, a policy (failed or missing), an
-               expression
+          1    the migration ran and failed: validation, a policy (failed or
+               missing), an expression
           64   wrong command-line arguments
           65   an invalid model, mapping model or expression
-          66   the store is not at the source model's version, or not a Core Data store (or not
-               an SQLite database); inspect --fail-on-mismatch: the store is not at the model's
+          66   the store is not at the source model's version, or is not a Core
+               Data store (or not an SQLite database); inspect
+               --fail-on-mismatch: the store is not at the model's version
           74   a file could not be read or written, or the destination exists
-          130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP — each cleans up as Ctrl-C does
+          130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP, each cleaned
+               up as Ctrl-C is
         """
 
     init(_ error: MigrationError) {

@@ -347,6 +347,24 @@ final class CommandLineToolsTests: XCTestCase {
         }
     }
 
+    /// The exit-code table reads as written at 80 columns (the width help is laid out for when the
+    /// output is no terminal): each line indented, none rewrapped.
+    func testTheExitCodeTableOfEveryCommandsHelpIsNotRewrapped() throws {
+        for command in ["migrate", "plan", "check", "validate", "inspect", "infer", "import", "clean", "create-store"] {
+            let help = try run(["help", command])
+            XCTAssertEqual(help.status, 0, command)
+            let lines = help.out.split(separator: "\n", omittingEmptySubsequences: false)
+            let start = try XCTUnwrap(lines.firstIndex { $0.hasSuffix("Exit codes:") }, "\(command): \(help.out)")
+            let table = lines[(start + 1)...].prefix { !$0.trimmingCharacters(in: .whitespaces).isEmpty }
+            XCTAssertGreaterThanOrEqual(table.count, 8, "\(command): \(help.out)")
+            for line in table {
+                XCTAssertTrue(line.hasPrefix("  "), "\(command): a rewrapped line '\(line)' in\n\(help.out)")
+                XCTAssertLessThanOrEqual(line.count, 80, "\(command): '\(line)'")
+            }
+            XCTAssertTrue(help.out.contains("the store is not at the model's version"), "\(command): \(help.out)")
+        }
+    }
+
     // MARK: --policies
 
     static let policySource = """

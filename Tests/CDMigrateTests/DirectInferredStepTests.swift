@@ -506,4 +506,100 @@ final class DirectInferredStepTests: XCTestCase {
         }
         XCTAssertNoThrow(try MappingModel.inferred(from: v1, to: required, rows: { _, _ in 0 }))
     }
+    // MARK: Judged through a step with a mapping model
+
+    /// v1 → v2 by a mapping model copying `Item` with `$source.title` (Xcode's form) and leaving
+    /// `Note` unmapped; v2 → v3 inferred, making `Item.title` non-optional and adding a
+    /// non-optional `Note.body` without a default.
+    func mappedThenInferredSet() throws -> String {
+        let note = #"{"name": "Note", "attributes": [{"name": "text", "type": "string"}]}"#
+        let noteWithBody =
+            #"{"name": "Note", "attributes": [{"name": "text", "type": "string"}, {"name": "body", "type": "string", "optional": false}]}"#
+        let folder = try modelFolder(
+            [
+                ("v1", Self.item + ", " + note), ("v2", Self.item + ", " + note),
+                ("v3", Self.itemRequired + ", " + noteWithBody),
+            ],
+            current: "v3")
+        try #"""
+        {"sourceModel": "v1", "destinationModel": "v2", "entityMappings": [
+          {"name": "ItemToItem", "type": "copy", "sourceEntity": "Item", "destinationEntity": "Item",
+           "sourceExpression": "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \"Item\", \"TRUEPREDICATE\"), $manager.sourceContext, NO)",
+           "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}]}
+        ]}
+        """#.write(toFile: folder + "/v1-v2.mapping.json", atomically: true, encoding: .utf8)
+        return folder
+    }
+
+    func testALaterStepIsJudgedByTheStoreRowsThroughAStepWithAMappingModel() throws {
+        let set = try ModelSet(contentsOf: try mappedThenInferredSet())
+        let v1 = try XCTUnwrap(set.models["v1"])
+        // Every item has a title, and the mapping model makes no notes: v2 → v3 can be taken.
+        let full = scratch.file("full.sqlite")
+        try makeStore(full, v1) { s in
+            for title in ["a", "b"] { try insert(s, "Item", ["title": .string(title)]) }
+            try insert(s, "Note", ["text": .string("dropped by the mapping model")])
+        }
+        let plan = try MigrationPlan(storeAt: full, models: set)
+        XCTAssertEqual(steps(plan), ["v1→v2", "v2→v3"])
+        let reason = plan.stages[1].reason
+        XCTAssertTrue(reason.contains("every 'Item' instance of the store has a value for 'Item.title'"), reason)
+        XCTAssertTrue(reason.contains("the store has no 'Note' instance"), reason)
+        // An item without a title: refused, counted through the mapping model's copy.
+        let lacking = scratch.file("lacking.sqlite")
+        try makeStore(lacking, v1) { s in
+            try insert(s, "Item", ["title": .string("a")])
+            _ = try insert(s, "Item", [:])
+        }
+        XCTAssertThrowsError(try MigrationPlan(storeAt: lacking, models: set)) { error in
+            XCTAssertTrue(
+                "\(error)".contains("1 'Item' instance of the store has no value for 'Item.title'"), "\(error)")
+        }
+    }
+
+    func testAMappingModelWithAPolicyOrAFilterLosesTheTrail() throws {
+        let folder = try mappedThenInferredSet()
+        let path = folder + "/v1-v2.mapping.json"
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        let set = try ModelSet(contentsOf: folder)
+        let store = scratch.file("full.sqlite")
+        try makeStore(store, try XCTUnwrap(set.models["v1"])) { s in try insert(s, "Item", ["title": .string("a")]) }
+        for changed in [
+            text.replacingOccurrences(of: #""type": "copy","#, with: #""type": "custom", "policy": "AppPolicy","#),
+            text.replacingOccurrences(of: "TRUEPREDICATE", with: "title != 'x'"),
+            text.replacingOccurrences(of: "$source.title", with: "$source.title.uppercaseString"),
+        ] {
+            try changed.write(toFile: path, atomically: true, encoding: .utf8)
+            XCTAssertThrowsError(try MigrationPlan(storeAt: store, models: try ModelSet(contentsOf: folder))) { error in
+                XCTAssertTrue(
+                    "\(error)".contains("so only a store in which none lacks it migrates"), "\(changed): \(error)")
+            }
+        }
+    }
+
+    // MARK: Warnings
+
+    /// A model's own warning is said once, at the first step that reads it, not again as the next
+    /// step's source.
+    func testAModelsWarningIsSaidOnceAlongAChain() throws {
+        let contact =
+            #"{"name": "Contact", "fetchIndexes": [{"name": "byChats", "elements": [{"property": "chats"}]}], "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "chats", "destination": "Chat", "inverse": "contact", "toMany": true}]}, {"name": "Chat", "relationships": [{"name": "contact", "destination": "Contact", "inverse": "chats"}]}"#
+        let folder = try modelFolder(
+            [
+                ("v1", Self.item), ("v2", Self.item + ", " + contact),
+                (
+                    "v3",
+                    Self.itemWithKind.replacingOccurrences(of: #""optional": false"#, with: #""optional": true"#) + ", "
+                        + contact
+                ),
+            ],
+            current: "v3")
+        let plan = try MigrationPlan(
+            storePath: "x.sqlite", storeVersion: "v1", models: try ModelSet(contentsOf: folder))
+        XCTAssertEqual(steps(plan), ["v1→v2", "v2→v3"])
+        let all = try plan.allWarnings()
+        let warnings = all.filter { $0.contains("fetch index 'Contact.byChats'") }
+        XCTAssertEqual(warnings.count, 1, "\(all)")
+        XCTAssertTrue(warnings.first?.hasPrefix("v1 → v2: destination model 'M': ") ?? false, "\(warnings)")
+    }
 }

@@ -181,13 +181,9 @@ public struct MigrationPlan {
             var failure: (step: ModelSet.Step, error: MigrationError)?
             for k in h...end {
                 let step = ModelSet.Step(names[hops[k].from], names[hops[k].to])
-                // From the store's version, its rows answer; further on, through the inferred
-                // steps that lead there from it.
-                var stepRows = start == storeIndex ? rows : nil
-                if start == storeIndex, k > h, let census {
-                    let trace = InferredRowTrace(census: census, stages: run)
-                    stepRows = { entity, property in try trace.rows(of: entity, lacking: property) }
-                }
+                // From the store's version, its rows answer; further on, through the steps
+                // that lead there from it.
+                let stepRows = MigrationPlan.rows(after: stages + run, rows: rows, census: census)
                 do {
                     run.append(
                         try MigrationPlan.inferredStage(
@@ -207,7 +203,7 @@ public struct MigrationPlan {
                     run = [
                         try MigrationPlan.inferredStage(
                             from: direct.sourceVersionName, to: direct.destinationVersionName, in: models,
-                            rows: start == storeIndex ? rows : nil, why: why,
+                            rows: MigrationPlan.rows(after: stages, rows: rows, census: census), why: why,
                             skipping: Array(names[(start + 1)..<finish]))
                     ]
                 } catch let error as MigrationError {
@@ -240,6 +236,18 @@ public struct MigrationPlan {
         } else {
             directStep = nil
         }
+    }
+
+    /// What answers "how many rows lack this property" for a step taken after `stages` (the
+    /// stages from the store's version): the store's own rows for the first step, the rows traced
+    /// back through `stages` for a later one (`InferredRowTrace`), nothing without a store.
+    static func rows(
+        after stages: [MigrationStage], rows: MappingInference.RowCount?, census: StoreRowCensus?
+    ) -> MappingInference.RowCount? {
+        guard !stages.isEmpty else { return rows }
+        guard let census else { return nil }
+        let trace = InferredRowTrace(census: census, stages: stages)
+        return { entity, property in try trace.rows(of: entity, lacking: property) }
     }
 
     /// Core Data's own step, where every step of the plan is inferred: one mapping inferred

@@ -424,6 +424,42 @@ final class DirectInferredStepTests: XCTestCase {
         }
     }
 
+    func testABooleanAndANumberConvertAsCoreDataConvertsThemAndTextStaysRefused() throws {
+        // Core Data's mapping model builder accepts a number becoming a Boolean and back.
+        let v1 = try model(
+            "1",
+            #"{"name": "E", "attributes": [{"name": "flag", "type": "boolean"}, {"name": "count", "type": "integer32"}, {"name": "zero", "type": "double"}]}"#
+        )
+        let v2 = try model(
+            "2",
+            #"{"name": "E", "attributes": [{"name": "flag", "type": "integer16"}, {"name": "count", "type": "boolean"}, {"name": "zero", "type": "boolean"}]}"#
+        )
+        let (mapping, notes) = try MappingModel.inferred(from: v1, to: v2, rows: nil)
+        XCTAssertTrue(
+            notes.contains {
+                $0.contains("'E.count' changes type from integer32 to boolean") && $0.contains("NO when it is zero")
+            }, "\(notes)")
+        XCTAssertFalse(notes.contains { $0.contains("'E.flag'") }, "Boolean → Integer 16 keeps every value: \(notes)")
+        let source = scratch.file("b.sqlite")
+        let destination = scratch.file("b-v2.sqlite")
+        try makeStore(source, v1) { s in
+            try insert(s, "E", ["flag": .bool(true), "count": .integer(5), "zero": .double(0)])
+        }
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
+            .migrateStore(from: source, to: destination)
+        let store = try PersistentStore.open(at: destination, model: v2)
+        defer { store.close() }
+        let object = try XCTUnwrap(try fetchAll(store, "E").first)
+        XCTAssertEqual(try object.value(forKey: "flag").integerValue, 1)
+        XCTAssertEqual(try object.value(forKey: "count"), .bool(true))
+        XCTAssertEqual(try object.value(forKey: "zero"), .bool(false))
+        // A Boolean becoming text is refused, as Core Data refuses it.
+        let v3 = try model("3", #"{"name": "E", "attributes": [{"name": "flag", "type": "string"}]}"#)
+        XCTAssertThrowsError(try MappingModel.inferred(from: v1, to: v3, rows: nil)) { error in
+            XCTAssertTrue("\(error)".contains("changes type from boolean to string"), "\(error)")
+        }
+    }
+
     func testAPropertyChangingKindStartsAfreshAsCoreDataMatchesKindWithKind() throws {
         // Mastodon's shape: a relationship becomes an attribute of the same name, and back.
         let v1 = try model(

@@ -191,6 +191,8 @@ final class InferredMappingModelTests: XCTestCase {
             // Core Data converts between every numeric type ("numerical type conversion").
             (.integer64, .integer16), (.integer32, .integer16), (.integer64, .double), (.double, .integer64),
             (.double, .float), (.decimal, .double), (.integer64, .float),
+            // and between a numeric type and Boolean.
+            (.boolean, .integer16), (.integer32, .boolean), (.double, .boolean), (.boolean, .decimal),
         ]
         for (from, to) in accepted {
             let mapping = try infer(
@@ -205,7 +207,7 @@ final class InferredMappingModelTests: XCTestCase {
     func testRefusedTypeChangesAreAllReportedTogether() throws {
         let refused: [(AttributeType, AttributeType)] = [
             (.string, .integer32), (.integer32, .string), (.date, .double),
-            (.boolean, .integer16), (.string, .uri), (.binary, .transformable),
+            (.boolean, .string), (.string, .uri), (.binary, .transformable), (.uuid, .boolean),
         ]
         let source = refused.enumerated().map { #"{"name": "a\#($0.offset)", "type": "\#($0.element.0.rawValue)"}"# }
             .joined(separator: ", ")
@@ -215,7 +217,7 @@ final class InferredMappingModelTests: XCTestCase {
         let problems = try refusals(
             #"{"name": "E", "attributes": [\#(source)]}"#, #"{"name": "E", "attributes": [\#(destination)]}"#)
         XCTAssertEqual(problems.count, refused.count, "every refused change is reported, not only the first")
-        for (i, (from, to)) in refused.enumerated() {
+        for (i, (from, to)) in refused.enumerated() where i < problems.count {
             XCTAssertTrue(
                 problems[i].message.contains("'E.a\(i)' changes type from \(from.rawValue) to \(to.rawValue)"),
                 problems[i].message)

@@ -24,9 +24,9 @@ from collections.abc import MutableMapping
 from typing import Any, Iterable, Iterator, NamedTuple, NoReturn
 
 from . import _lib
+from ._fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from ._text import c_text
 from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
-from .fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
 from .values import CoreDataDate, date_from_reference_seconds, reference_seconds

@@ -23,6 +23,8 @@ from typing import Any, Callable, Mapping, Sequence, Tuple, Union, cast
 from . import _lib
 from ._document import NOT_IN_DOCUMENT, Document
 from ._handle import LongLivedHandle
+from ._policy_methods import find_method
+from ._row_batches import run_rows
 from ._text import PathLike, c_path, c_text
 from .batch import SourceBatch
 from .errors import (
@@ -39,8 +41,6 @@ from .errors import (
 from .instance import Instance, Side, set_result, value_from_handle
 from .model import MappingModel, Model
 from .policy import HOOK_NAMES, EntityMapping, EntityMigrationPolicy, MigrationManager
-from .policy_methods import find_method
-from .row_batches import run_rows
 
 _lib_ = _lib.lib
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
+from ._fields import pack
+from ._sorting import SortSpec, sort_descriptors
 from ._text import c_optional_text, c_text
 from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
-from .fields import pack
 from .instance import (
     _STORE_KINDS,
     DESTINATION,
@@ -24,7 +25,6 @@ from .instance import (
     value_from_handle,
 )
 from .introspection import EntityDescription
-from .sorting import SortSpec, sort_descriptors
 
 if TYPE_CHECKING:  # pragma: no cover
     from .batch import SourceBatch

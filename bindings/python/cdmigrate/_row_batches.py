@@ -665,7 +665,7 @@ class RowBatch:
         kept = self.fetched.get(cache_key)
         if kept is not None and kept[0] == side.generation:
             return kept[1]
-        from .fields import pack
+        from ._fields import pack
 
         array, count, keep = pack([(None, 0, value)], "predicate argument")
         out = ctypes.c_void_p()

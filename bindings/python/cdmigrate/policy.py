@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
+from ._arrays import keys_array, keys_from, rows_json
 from ._fields import pack
 from ._sorting import SortSpec, sort_descriptors
 from ._text import c_optional_text, c_text
@@ -17,7 +18,6 @@ from .instance import (
     DESTINATION,
     SOURCE,
     Instance,
-    ObjectID,
     Side,
     handle_array,
     instances_from_array,
@@ -25,11 +25,12 @@ from .instance import (
     value_from_handle,
 )
 from .introspection import EntityDescription
+from .model import Model, _BorrowedModel
+from .values import ObjectID
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - typing only: batch.py and the run plumbing import this module
     from .batch import SourceBatch
     from .migration import _Run
-    from .model import Model
 
 _lib_ = _lib.lib
 
@@ -654,8 +655,6 @@ class MigrationManager:
 
     # -- introspection ------------------------------------------------------------------------
     def _model(self, kind: int) -> Model:
-        from .model import _BorrowedModel
-
         out = ctypes.c_void_p()
         check(_lib_.cdm_context_model(self._context, kind, ctypes.byref(out)))
         return _BorrowedModel(out.value)
@@ -709,8 +708,6 @@ class MigrationManager:
         (str, int, float, bool, None, datetime, bytes, Decimal, UUID), in one call; returns their
         primary keys in order. Nothing is made when a row is refused (NotFoundError for an unknown
         entity or attribute, InvalidArgumentError for a value that does not suit its attribute)."""
-        from .batch import keys_from, rows_json
-
         pointer = ctypes.POINTER(ctypes.c_int64)()
         count = ctypes.c_size_t()
         check(
@@ -729,8 +726,6 @@ class MigrationManager:
         ``entity`` ``owners[i]`` gets ``targets[i]`` added to its to-many ``relationship`` (or set
         as its to-one); the inverse follows. NotFoundError for an unknown entity or relationship,
         InvalidArgumentError for a key no instance has."""
-        from .batch import keys_array
-
         owner_array, count = keys_array(owners, "owners")
         target_array, other = keys_array(targets, "targets")
         if count != other:

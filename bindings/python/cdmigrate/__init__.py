@@ -62,9 +62,10 @@ from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
 from .instance import Instance, ObjectID
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
-from .migration import EntityMappingReport, Loss, Migration, MigrationReport, Progress
+from .migration import Migration
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
+from .reports import EntityMappingReport, Loss, MigrationReport, Progress
 from .store import Store
 from .values import (
     REFERENCE_DATE,

@@ -28,9 +28,9 @@ from .introspection import EntityDescription
 from .model import Model, _BorrowedModel
 from .values import ObjectID
 
-if TYPE_CHECKING:  # pragma: no cover - typing only: batch.py and the run plumbing import this module
+if TYPE_CHECKING:  # pragma: no cover - typing only: batch.py and _run.py import this module
+    from ._run import Run
     from .batch import SourceBatch
-    from .migration import _Run
 
 _lib_ = _lib.lib
 
@@ -257,7 +257,7 @@ def _check_in(code: int, text: str | None) -> None:
         raise located(error, text) if text is not None else error
 
 
-def _check_sides(run: _Run, source: Instance | None, destination: Instance) -> None:
+def _check_sides(run: Run, source: Instance | None, destination: Instance) -> None:
     """TypeError for a destination instance given as the source or a source one as the
     destination: every method taking both takes the source first."""
     if source is not None and not isinstance(source, Instance):
@@ -285,7 +285,7 @@ class MigrationManager:
     (MisuseError otherwise); instances they return stay usable while referenced, until the run ends.
     """
 
-    def __init__(self, run: _Run):
+    def __init__(self, run: Run):
         self._run = run
         self._ctx: int | None = None
         self.user_info: dict[str, Any] = {}

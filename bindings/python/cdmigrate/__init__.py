@@ -59,7 +59,7 @@ from .errors import (
     error_class,
 )
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
-from .instance import Instance, ObjectID
+from .instance import Instance
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
 from .migration import Migration
@@ -72,6 +72,7 @@ from .values import (
     UNIX_TO_REFERENCE,
     AttributeType,
     CoreDataDate,
+    ObjectID,
     ValueType,
     date_from_reference_seconds,
     reference_seconds,

@@ -47,7 +47,7 @@ _lib_ = _lib.lib
 PolicySpec = Union[type, EntityMigrationPolicy, Callable[[], EntityMigrationPolicy]]
 FunctionKey = Union[str, Tuple[str, str]]
 
-
+#: The Python objects the library holds as ``user`` pointers, by that integer.
 registry: dict[int, Any] = {}
 _registry_lock = threading.Lock()
 _next_key = [1]

@@ -59,18 +59,20 @@ from .errors import (
     error_class,
 )
 from .fleet import FleetPlan, StoreResult, migrate_many, migrate_one
-from .instance import Instance, ObjectID
+from .instance import Instance
 from .introspection import AttributeDescription, EntityDescription, RelationshipDescription
 from .metadata import ModelVersionSet, StoreEntity, StoreMetadata, VersionDifference, store_metadata
-from .migration import EntityMappingReport, Loss, Migration, MigrationReport, Progress
+from .migration import Migration
 from .model import MappingModel, Model
 from .policy import EntityMapping, EntityMigrationPolicy, MigrationManager, PropertyMapping
+from .reports import EntityMappingReport, Loss, MigrationReport, Progress
 from .store import Store
 from .values import (
     REFERENCE_DATE,
     UNIX_TO_REFERENCE,
     AttributeType,
     CoreDataDate,
+    ObjectID,
     ValueType,
     date_from_reference_seconds,
     reference_seconds,

@@ -21,31 +21,13 @@ import sys
 from typing import Any, Sequence
 
 from . import _lib
-from ._handle import LongLivedHandle
+from ._borrowed_migration import BorrowedMigration
 from ._policy_modules import load_policy_module, module_policies
-from .chain import _ChainRun
 from .errors import INVALID_ARGUMENT, IO, NOTFOUND
-from .migration import Migration
 
 _lib_ = _lib.lib
 
 _SHARED_LIBRARY = re.compile(r"\.so(\.[0-9]+)*$")
-
-
-class _BorrowedMigration(Migration):
-    """A migration handle the command line made and owns: the Python policies are registered on
-    it as on a Migration, and its callbacks find their run; closing it frees nothing."""
-
-    def __init__(self, pointer: int) -> None:
-        LongLivedHandle.__init__(self, None)
-        self._init_state()
-        self._pointer = pointer
-
-    def close(self) -> None:
-        self._pointer = None
-
-    def __del__(self) -> None:
-        pass
 
 
 class _PolicyLoader:
@@ -54,7 +36,7 @@ class _PolicyLoader:
 
     def __init__(self) -> None:
         self.modules: dict[str, tuple[dict[str, Any], dict[Any, Any]]] = {}
-        self.handles: list[_BorrowedMigration] = []
+        self.handles: list[BorrowedMigration] = []
         self.message = b""
         self.callback = _lib.COMMAND_LINE_POLICY_LOADER(self._load)
 
@@ -66,11 +48,7 @@ class _PolicyLoader:
             if text not in self.modules:
                 self.modules[text] = module_policies(load_policy_module(text))
             policies, functions = self.modules[text]
-            borrowed = _BorrowedMigration(migration)
-            borrowed._register(policies, functions)
-            # The command runs the migration itself: the callbacks' run lasts as long as the handle.
-            borrowed._state.run = _ChainRun()
-            self.handles.append(borrowed)
+            self.handles.append(BorrowedMigration(migration, policies, functions))
             return 0
         except BaseException as error:  # an import error, or a policy the binding refuses
             self.message = f"{type(error).__name__}: {error}".encode("utf-8", "replace")
@@ -98,7 +76,7 @@ def run(arguments: Sequence[str], program: str = "cdmigrate") -> int:
         return int(_lib_.cdm_command_line_run(len(texts), argv, ctypes.byref(options), ctypes.sizeof(options)))
     finally:
         for borrowed in loader.handles:
-            borrowed._state.run = None
+            borrowed.end_run()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

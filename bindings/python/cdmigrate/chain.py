@@ -23,11 +23,12 @@ from typing import Any, Callable, Iterable, Mapping, cast
 from . import _lib
 from ._document import NOT_IN_DOCUMENT, Document
 from ._handle import LongLivedHandle
+from ._run import ChainRun, FunctionKey, PolicySpec, Run
 from ._text import PathLike, c_optional_text, c_path
 from .errors import check
-from .instance import Side
-from .migration import FunctionKey, Loss, Migration, PolicySpec, Progress, _Run
+from .migration import Migration
 from .policy import EntityMigrationPolicy
+from .reports import Loss, Progress
 
 _lib_ = _lib.lib
 
@@ -249,31 +250,6 @@ def module_registrations(module: types.ModuleType) -> tuple[dict[str, type], dic
     return policies, dict(getattr(module, "FUNCTIONS", {}) or {})
 
 
-class _ChainRun(_Run):
-    """A chain's run: each step has its own models, entity mappings and policy objects, so the
-    caches of the run start afresh when a callback comes from a step with other models."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._step_model: int | None = None
-
-    def entering(self, ctx: int | None) -> None:
-        if not ctx:
-            return
-        model = ctypes.c_void_p()
-        if _lib_.cdm_context_model(ctx, 2, ctypes.byref(model)) != 0 or model.value == self._step_model:
-            return
-        if self._step_model is not None:
-            self.source_side = Side("source")
-            self.destination_side = Side("destination")
-            self.sides = {1: self.source_side, 2: self.destination_side}
-            self.models_known = False
-            self.policies = {}
-            self.mappings = {}
-            self.pass_index = 0
-        self._step_model = model.value
-
-
 class MigrationChain(Migration):
     """A progressive migration as a Migration: a store at any version of ``models`` is brought
     to ``to_version`` (default: the current one) in one ``run`` (or ``run_in_place``), version by
@@ -331,8 +307,8 @@ class MigrationChain(Migration):
         """As ``Migration.run_in_place``, version by version; returns the StagedMigrationReport."""
         return cast(StagedMigrationReport, super().run_in_place(path, **kwargs))
 
-    def _new_run(self) -> _Run:
-        return _ChainRun()
+    def _new_run(self) -> Run:
+        return ChainRun()
 
     def _read_report(self) -> StagedMigrationReport:  # type: ignore[override]
         out = ctypes.c_void_p()

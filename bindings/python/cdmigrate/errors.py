@@ -10,12 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _lib
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .instance import ObjectID
+from .values import ObjectID
 
 OK = 0
 INVALID_JSON = 1
@@ -97,8 +95,6 @@ class Problem:
         """The failing destination instance's ObjectID (None when the problem names none)."""
         if self.entity is None or self.primary_key is None:
             return None
-        from .instance import ObjectID  # instance.py imports this module
-
         return ObjectID("destination", self.entity, self.primary_key)
 
     def __repr__(self) -> str:

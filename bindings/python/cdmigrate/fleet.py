@@ -33,7 +33,12 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from ._policy_modules import load_policies
 from ._text import PathLike
+from .chain import MigrationChain
+from .errors import MigrationIOError
+from .migration import Migration
+from .model import MappingModel, Model
 
 
 @dataclass(frozen=True)
@@ -90,18 +95,12 @@ def _policies(module_name: str | None) -> tuple[dict[str, Any], dict[Any, Any]]:
     """The policies module loaded as the command line's ``--policies`` loads it."""
     if not module_name:
         return {}, {}
-    from ._policy_modules import load_policies
-
     return load_policies(module_name)
 
 
 def _migration(plan: FleetPlan) -> Any:
     """A new Migration for the plan (models, mapping models and policies loaded): a
     MigrationChain over a model set, else one step."""
-    from .chain import MigrationChain
-    from .migration import Migration
-    from .model import MappingModel, Model
-
     policies, functions = _policies(plan.policies_module)
     if plan.models is not None:
         return MigrationChain(plan.models, plan.to_version, policies=policies, functions=functions)
@@ -252,8 +251,6 @@ def migrate_many(
     if plan.models is None:
         _migration(plan).close()  # checked, and nothing kept in this process
     elif not os.path.exists(plan.models):
-        from .errors import MigrationIOError
-
         raise MigrationIOError(f"the model set {plan.models} does not exist")
     else:
         _policies(plan.policies_module)  # a module that cannot be imported or registers nothing

@@ -1,6 +1,7 @@
 """Graphviz pictures of a model and of a migration plan: the DOT text ``cdmigrate inspect --dot``
 and ``cdmigrate plan --dot`` print (Sources/CDMigrateCommandLine/ModelGraph.swift and PlanCommand.swift),
-character for character, for ``python -m cdmigrate``.
+character for character. The C API does not offer that text, so it is drawn here as well;
+tests/test_cli_dot_and_import.py compares it with the library's command.
 
 >>> print(cdmigrate.graphs.model_dot(cdmigrate.Model.from_file("v2.json")))
 >>> print(cdmigrate.graphs.plan_dot(cdmigrate.ModelSet("Model.xcdatamodeld").plan("Notes.sqlite")))
@@ -114,7 +115,8 @@ def _plan_quoted(text: str) -> str:
 def plan_dot(plan: MigrationPlan) -> str:
     """A plan as a Graphviz digraph: the set's versions as boxes (the store's filled and labelled
     "store", the target doubly outlined), a solid edge per step labelled with its mapping models
-    (joined by " + "), a dashed edge labelled "inferred" per inferred step."""
+    (joined by " + "), a dashed edge labelled "inferred" per inferred step ("inferred directly" for
+    Core Data's one step over the versions between)."""
     lines = ["digraph migration {", "  rankdir=LR;", "  node [shape=box];"]
     for name in plan.versions:
         attributes = []
@@ -124,7 +126,10 @@ def plan_dot(plan: MigrationPlan) -> str:
             attributes.append("peripheries=2")
         lines.append(f"  {_plan_quoted(name)}" + (f" [{', '.join(attributes)}]" if attributes else "") + ";")
     for step in plan.steps:
-        label = "inferred" if step.inferred else " + ".join(step.mapping_models)
+        if step.inferred:
+            label = "inferred directly" if step.direct else "inferred"
+        else:
+            label = " + ".join(step.mapping_models)
         style = ", style=dashed" if step.inferred else ""
         lines.append(
             f"  {_plan_quoted(step.source_version)} -> {_plan_quoted(step.destination_version)} "

@@ -10,7 +10,7 @@ is closed), every use raises ``MisuseError`` — never a crash.
 Reading costs one C call per value: attribute names are resolved to indexes once per entity and
 side (source or destination), so ``source["name"]`` is one typed getter by index.
 ``instance.to_dict()`` reads every attribute in one call and ``instance.set_values(d)`` writes a
-dict in one call (fields.py), which is the cheap way through ctypes.
+dict in one call (_fields.py), which is the cheap way through ctypes.
 """
 
 from __future__ import annotations
@@ -21,15 +21,15 @@ import decimal
 import uuid
 from _thread import get_ident
 from collections.abc import MutableMapping
-from typing import Any, Iterable, Iterator, NamedTuple, NoReturn
+from typing import Any, Iterable, Iterator, NoReturn
 
 from . import _lib
+from ._fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from ._text import c_text
 from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
-from .fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_row
 from .introspection import EntityCache, EntityDescription
 from .values import AttributeType as T
-from .values import CoreDataDate, date_from_reference_seconds, reference_seconds
+from .values import CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 from .values import ValueType as V
 
 _lib_ = _lib.lib
@@ -54,16 +54,6 @@ class _Buffers:
 
 
 SOURCE, DESTINATION, OTHER = 1, 2, 0  # enum cdm_store_kind
-
-
-class ObjectID(NamedTuple):
-    """An instance's identity without text (NSManagedObjectID): which store (``"source"``,
-    ``"destination"`` or ``"store"``), the entity and the primary key. Hashable, comparable, and
-    valid for the whole run: ``manager.instance_with_id(object_id)`` gives the instance back."""
-
-    store: str
-    entity: str
-    primary_key: int
 
 
 _STORE_NAMES = {SOURCE: "source", DESTINATION: "destination", OTHER: "store"}

@@ -10,7 +10,7 @@ from typing import Any
 
 from . import _lib
 from ._text import c_text
-from .errors import check
+from .errors import MisuseError, check
 from .values import AttributeType
 
 _lib_ = _lib.lib
@@ -152,8 +152,6 @@ class EntityCache:
         if description is None:
             model = self.model
             if model is None or model == 0:
-                from .errors import MisuseError
-
                 raise MisuseError(f"no model to describe entity '{name}' with")
             pointer = model if isinstance(model, int) else model._ptr
             description = self.entities[name] = describe(pointer, name)

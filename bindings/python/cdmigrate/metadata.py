@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING, NamedTuple, Union
 from . import _lib
 from ._handle import LongLivedHandle
 from ._text import PathLike, c_path
-from .errors import check
+from .errors import check, from_record
 
-if TYPE_CHECKING:  # pragma: no cover - typing only
+if TYPE_CHECKING:  # pragma: no cover - typing only: model.py imports this module
     from .model import Model
 
 
@@ -158,8 +158,6 @@ class StoreMetadata(LongLivedHandle):
 
     def _checked(self, code: int) -> None:
         if code:
-            from .errors import from_record
-
             raise from_record(code, _lib.lib.cdm_store_metadata_error(self._ptr))
 
     def _version_in(self, model_set_path: PathLike) -> str | None:

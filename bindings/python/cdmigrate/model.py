@@ -5,17 +5,14 @@ from __future__ import annotations
 
 import ctypes
 import json
-from typing import TYPE_CHECKING
 
 from . import _lib
 from ._handle import LongLivedHandle
 from ._text import PathLike, c_path, c_text
 from .errors import MigrationError, check, located
+from .introspection import EntityDescription, describe
+from .metadata import StoreLike, VersionDifference, _metadata
 from .values import AttributeType
-
-if TYPE_CHECKING:  # pragma: no cover - typing only
-    from .introspection import EntityDescription
-    from .metadata import StoreLike, VersionDifference
 
 
 def _from_json(cls, constructor, text: str, what: str):
@@ -96,8 +93,6 @@ class Model(LongLivedHandle):
         are exactly this model's (Core Data's ``isConfiguration(withName:compatibleWithStoreMetadata:)``).
         ``store`` is a path or a :class:`StoreMetadata`; a store with empty metadata is compatible
         with no model."""
-        from .metadata import _metadata
-
         metadata = _metadata(store)
         try:
             return metadata.is_compatible(self)
@@ -108,8 +103,6 @@ class Model(LongLivedHandle):
     def version_differences(self, store: StoreLike) -> list[VersionDifference]:
         """The entities whose version hashes differ between the store and this model, in Core Data's
         name order, each with the store's and the model's hash (None where the entity is missing)."""
-        from .metadata import _metadata
-
         metadata = _metadata(store)
         try:
             return metadata.version_differences(self)
@@ -159,8 +152,6 @@ class Model(LongLivedHandle):
     def entity(self, name: str) -> EntityDescription:
         """An entity's description: attributes and relationships (inherited ones included) with
         name, type, optional, to-many, destination entity; NotFoundError naming an unknown one."""
-        from .introspection import describe
-
         c_text(name, "the entity")
         return describe(self._ptr, name)
 

@@ -8,15 +8,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
+from ._arrays import keys_array, keys_from, rows_json
+from ._fields import pack
+from ._sorting import SortSpec, sort_descriptors
 from ._text import c_optional_text, c_text
 from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
-from .fields import pack
 from .instance import (
     _STORE_KINDS,
     DESTINATION,
     SOURCE,
     Instance,
-    ObjectID,
     Side,
     handle_array,
     instances_from_array,
@@ -24,12 +25,12 @@ from .instance import (
     value_from_handle,
 )
 from .introspection import EntityDescription
-from .sorting import SortSpec, sort_descriptors
+from .model import Model, _BorrowedModel
+from .values import ObjectID
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:  # pragma: no cover - typing only: batch.py and _run.py import this module
+    from ._run import Run
     from .batch import SourceBatch
-    from .migration import _Run
-    from .model import Model
 
 _lib_ = _lib.lib
 
@@ -256,7 +257,7 @@ def _check_in(code: int, text: str | None) -> None:
         raise located(error, text) if text is not None else error
 
 
-def _check_sides(run: _Run, source: Instance | None, destination: Instance) -> None:
+def _check_sides(run: Run, source: Instance | None, destination: Instance) -> None:
     """TypeError for a destination instance given as the source or a source one as the
     destination: every method taking both takes the source first."""
     if source is not None and not isinstance(source, Instance):
@@ -284,7 +285,7 @@ class MigrationManager:
     (MisuseError otherwise); instances they return stay usable while referenced, until the run ends.
     """
 
-    def __init__(self, run: _Run):
+    def __init__(self, run: Run):
         self._run = run
         self._ctx: int | None = None
         self.user_info: dict[str, Any] = {}
@@ -654,8 +655,6 @@ class MigrationManager:
 
     # -- introspection ------------------------------------------------------------------------
     def _model(self, kind: int) -> Model:
-        from .model import _BorrowedModel
-
         out = ctypes.c_void_p()
         check(_lib_.cdm_context_model(self._context, kind, ctypes.byref(out)))
         return _BorrowedModel(out.value)
@@ -709,8 +708,6 @@ class MigrationManager:
         (str, int, float, bool, None, datetime, bytes, Decimal, UUID), in one call; returns their
         primary keys in order. Nothing is made when a row is refused (NotFoundError for an unknown
         entity or attribute, InvalidArgumentError for a value that does not suit its attribute)."""
-        from .batch import keys_from, rows_json
-
         pointer = ctypes.POINTER(ctypes.c_int64)()
         count = ctypes.c_size_t()
         check(
@@ -729,8 +726,6 @@ class MigrationManager:
         ``entity`` ``owners[i]`` gets ``targets[i]`` added to its to-many ``relationship`` (or set
         as its to-one); the inverse follows. NotFoundError for an unknown entity or relationship,
         InvalidArgumentError for a key no instance has."""
-        from .batch import keys_array
-
         owner_array, count = keys_array(owners, "owners")
         target_array, other = keys_array(targets, "targets")
         if count != other:

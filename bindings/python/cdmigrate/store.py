@@ -17,13 +17,13 @@ import uuid
 from typing import Any, Dict, Iterable, List, Union
 
 from . import _lib
+from ._fields import pack
 from ._handle import LongLivedHandle
+from ._sorting import SortSpec, sort_descriptors
 from ._text import PathLike, c_optional_text, c_path, c_text
 from .errors import MisuseError, check, last_error, located
-from .fields import pack
 from .instance import Instance, Side, instances_from_array
 from .model import Model, _BorrowedModel
-from .sorting import SortSpec, sort_descriptors
 from .values import CoreDataDate
 
 Objects = Union[str, bytes, "os.PathLike[str]", List[Dict[str, Any]], Dict[str, Any]]

@@ -1,4 +1,5 @@
-"""Types of attributes and values, and how Core Data's values look in Python.
+"""Types of attributes and values, how Core Data's values look in Python, and an instance's
+identity (``ObjectID``).
 
 ==========================  ==========================================================
 Core Data                   Python
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import enum
+from typing import NamedTuple
 
 REFERENCE_DATE = _dt.datetime(2001, 1, 1, tzinfo=_dt.timezone.utc)
 """Core Data's reference date: dates are stored as seconds since this instant."""
@@ -117,3 +119,13 @@ def reference_seconds(value: _dt.datetime | _dt.date | CoreDataDate) -> float:
     delta = value - REFERENCE_DATE
     # Exact integer arithmetic first, one rounding at the end.
     return (delta.days * 86_400 + delta.seconds) + delta.microseconds / 1_000_000
+
+
+class ObjectID(NamedTuple):
+    """An instance's identity without text (NSManagedObjectID): which store (``"source"``,
+    ``"destination"`` or ``"store"``), the entity and the primary key. Hashable, comparable, and
+    valid for the whole run: ``manager.instance_with_id(object_id)`` gives the instance back."""
+
+    store: str
+    entity: str
+    primary_key: int

@@ -428,3 +428,39 @@ def test_inspect_counts_external_binary_data_as_the_swift_command(tmp_path):
     census = json.loads(swift.stdout)["externalData"]
     assert census["missing"] == 1 and census["references"] > census["missing"]
     assert json.loads(python.stdout) == json.loads(swift.stdout)
+
+
+# -- cdmigrate.graphs: the command's Graphviz text, drawn in Python ------------------------------
+
+
+@pytest.mark.parametrize("model", [*MODELS_TO_DRAW, "zoo"], ids=lambda p: os.path.basename(p))
+def test_model_dot_is_the_librarys_inspect_dot(tmp_path, capfd, model):
+    if model == "zoo":
+        model = write_json(tmp_path, "zoo.json", ZOO)
+    assert main(["inspect", "--dot", "--model", model]) == 0
+    drawn_by_the_library = capfd.readouterr().out
+    with cdmigrate.Model.from_file(model) as opened:
+        assert cdmigrate.graphs.model_dot(opened, title=model) == drawn_by_the_library
+
+
+def test_plan_dot_is_the_librarys_plan_dot(tmp_path, capfd):
+    v2 = uncloudnotes_store(tmp_path, "v2")
+    cases = [
+        (renames_store(tmp_path, "1.0.0"), os.path.join(RENAMES, "Model.xcdatamodeld"), None),
+        (uncloudnotes_store(tmp_path, "v1"), UNCLOUDNOTES_JSON, None),
+        (v2, UNCLOUDNOTES_BUNDLE, None),
+        (v2, UNCLOUDNOTES_JSON, "UnCloudNotes_v3"),
+    ]
+    for store, models, to_version in cases:
+        extra = ["--to-version", to_version] if to_version else []
+        assert main(["plan", store, "--models", models, "--dot", *extra]) == 0
+        drawn_by_the_library = capfd.readouterr().out
+        plan = cdmigrate.ModelSet(models).plan(store, to_version)
+        assert cdmigrate.graphs.plan_dot(plan) == drawn_by_the_library, (store, models)
+
+
+def test_plan_dot_labels_a_direct_step_inferred_directly():
+    # Core Data's one inferred step over the versions between, as `cdmigrate plan --dot` labels it.
+    direct = cdmigrate.MigrationStep("v1", "v3", True, ["inferred"], direct=True)
+    plan = cdmigrate.MigrationPlan("s.sqlite", "v1", "v3", "v3", ["v1", "v2", "v3"], [direct], [])
+    assert '  "v1" -> "v3" [label="inferred directly", style=dashed];' in statements(cdmigrate.graphs.plan_dot(plan))

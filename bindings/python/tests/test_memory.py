@@ -9,6 +9,7 @@ import os
 from conftest import copy_mapping
 
 import cdmigrate
+from cdmigrate import _run
 
 
 def rss_kib() -> int:
@@ -62,7 +63,5 @@ def test_a_thousand_migrations_in_one_process(tmp_path, kitchen_models, kitchen_
     gc.collect()
     growth = rss_kib() - before
     print(f"\nRSS growth over 1000 migrations: {growth} KiB ({before} KiB before)")
-    from cdmigrate import migration as migration_module
-
-    assert migration_module._registry == {}
+    assert _run.registry == {}
     assert growth < 64 * 1024, f"RSS grew by {growth} KiB"

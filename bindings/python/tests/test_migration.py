@@ -19,6 +19,7 @@ import pytest
 from conftest import ITEM_VALUES, copy_mapping, leftovers, rows, sha256
 
 import cdmigrate
+from cdmigrate import _run
 
 
 def migration(kitchen_models, **kwargs):
@@ -682,8 +683,6 @@ def test_reentrant_use_from_a_callback_is_misuse(tmp_path, kitchen_models, kitch
 
 
 def test_callbacks_are_kept_alive_and_released_with_the_migration(tmp_path, kitchen_models, kitchen_store):
-    from cdmigrate import migration as migration_module
-
     class Policy(cdmigrate.EntityMigrationPolicy):
         def create_destination_instances(self, source, mapping, manager):
             return super().create_destination_instances(source, mapping, manager)
@@ -691,7 +690,7 @@ def test_callbacks_are_kept_alive_and_released_with_the_migration(tmp_path, kitc
     def function(x):
         return x
 
-    before = len(migration_module._registry)
+    before = len(_run.registry)
     m = migration(
         kitchen_models, item_policy="P", policies={"P": Policy}, functions={("A", "b:"): function}, progress=print
     )
@@ -699,19 +698,19 @@ def test_callbacks_are_kept_alive_and_released_with_the_migration(tmp_path, kitc
     del function
     gc.collect()
     # the policy (its hooks and its methods for $entityPolicy), the function, the progress callback
-    assert function_ref() is not None and len(migration_module._registry) == before + 4
+    assert function_ref() is not None and len(_run.registry) == before + 4
     m.run(kitchen_store, tmp_path / "out.sqlite")
     m.register_function("A", "b:", len)  # replacing a registration releases the old one
     gc.collect()
     assert function_ref() is None
     m.close()
-    assert len(migration_module._registry) == before
+    assert len(_run.registry) == before
     # a migration dropped without close() is freed by the garbage collector, with its callbacks
     m = migration(kitchen_models, policies={"P": Policy})
     state = weakref.ref(m._state)
     del m
     gc.collect()
-    assert state() is None and len(migration_module._registry) == before
+    assert state() is None and len(_run.registry) == before
 
 
 def test_migrations_run_in_parallel_threads(tmp_path, kitchen_models, kitchen_store):

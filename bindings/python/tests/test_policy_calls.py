@@ -9,7 +9,7 @@ import os
 import pytest
 
 import cdmigrate
-from cdmigrate.policy_methods import method_names
+from cdmigrate._policy_methods import method_names
 
 PEOPLE = {
     "name": "People",

@@ -11,6 +11,7 @@ import threading
 from conftest import copy_mapping, leftovers, rows, sha256
 
 import cdmigrate
+from cdmigrate import _run
 
 THREADS = 8
 
@@ -153,8 +154,6 @@ def test_a_python_policy_failing_on_one_thread_does_not_disturb_the_others(tmp_p
 
 
 def test_migrations_closed_on_their_threads_release_their_callbacks(tmp_path, kitchen_models, kitchen_store):
-    from cdmigrate import migration as migration_module
-
-    before = len(migration_module._registry)
+    before = len(_run.registry)
     test_two_threads_migrating_to_one_destination_one_wins_the_other_is_busy(tmp_path, kitchen_models, kitchen_store)
-    assert len(migration_module._registry) == before
+    assert len(_run.registry) == before

@@ -30,11 +30,13 @@ import re
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
+from ._arrays import keys_array, keys_from, rows_json
+from ._fields import pack
 from ._text import c_text
-from .batch import SourceBatch, keys_array, keys_from, rows_json
+from .batch import SourceBatch
 from .errors import MisuseError, check
-from .instance import DESTINATION, SOURCE, Instance, ObjectID
-from .values import AttributeType, CoreDataDate, reference_seconds
+from .instance import DESTINATION, SOURCE, Instance
+from .values import AttributeType, CoreDataDate, ObjectID, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import EntityMapping, MigrationManager
@@ -665,8 +667,6 @@ class RowBatch:
         kept = self.fetched.get(cache_key)
         if kept is not None and kept[0] == side.generation:
             return kept[1]
-        from .fields import pack
-
         array, count, keep = pack([(None, 0, value)], "predicate argument")
         out = ctypes.c_void_p()
         code = _lib_.cdm_context_fetch_destination(

@@ -9,7 +9,7 @@ import FoundationEssentials
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Migrate every store in a folder to the current version and check the results.",
+        abstract: "Migrate every store in a folder to the current (or another) version and check the results.",
         discussion: """
             For a release check: keep one or more stores per released version in FOLDER, then run \
             cdmigrate check FOLDER --models PATH. Each store of the folder is migrated as cdmigrate \

@@ -347,7 +347,7 @@ final class CommandLineConventionsTests: XCTestCase {
 
     func testCompletionScriptsCompleteFileAndFolderNames() throws {
         let bash = try run(["--generate-completion-script", "bash"]).out
-        for option in ["--source-model", "--mapping", "--models", "--policies", "--to"] {
+        for option in ["--source-model", "--mapping", "--models", "--policies", "--to", "--junit"] {
             XCTAssertTrue(
                 bash.contains("'\(option)')\n        __cdmigrate_add_completions -f"),
                 "\(option) completes no file name")

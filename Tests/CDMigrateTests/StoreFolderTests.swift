@@ -45,7 +45,7 @@ final class StoreFolderTests: XCTestCase {
         try other.exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)")
         other.close()
         try "not a database\n".write(toFile: path("notes.sqlite"), atomically: true, encoding: .utf8)
-        FileManager.default.createFile(atPath: path("empty.db"), contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("empty.db"), contents: Data()))
 
         let entries = try StoreFolder.entries(in: folder)
         XCTAssertEqual(entries.map(\.name), ["Example", "Notes.data", "empty.db", "notes.sqlite", "other.sqlite"])
@@ -102,8 +102,8 @@ final class StoreFolderTests: XCTestCase {
         try FileManager.default.createSymbolicLink(atPath: path("folder-link"), withDestinationPath: "nested")
         try FileManager.default.copyItem(atPath: path("a.sqlite"), toPath: path(".hidden.sqlite"))
         try FileManager.default.copyItem(atPath: path("a.sqlite"), toPath: path("a.sqlite.cdmigrate-tmp-1234"))
-        FileManager.default.createFile(atPath: path("a.sqlite.cdmigrate-lock"), contents: Data())
-        FileManager.default.createFile(atPath: path("gone.sqlite-wal"), contents: Data("x".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("a.sqlite.cdmigrate-lock"), contents: Data()))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("gone.sqlite-wal"), contents: Data("x".utf8)))
         try FileManager.default.createDirectory(atPath: path(".gone_SUPPORT"), withIntermediateDirectories: true)
         XCTAssertEqual(mkfifo(path("pipe.sqlite"), 0o600), 0)
 
@@ -128,7 +128,7 @@ final class StoreFolderTests: XCTestCase {
     }
 
     func testAFileIsNotAFolder() throws {
-        FileManager.default.createFile(atPath: path("file"), contents: Data())
+        XCTAssertTrue(FileManager.default.createFile(atPath: path("file"), contents: Data()))
         XCTAssertThrowsError(try StoreFolder.entries(in: path("file"))) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .io)
         }

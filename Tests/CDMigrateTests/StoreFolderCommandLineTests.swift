@@ -140,15 +140,18 @@ final class StoreFolderCommandLineTests: XCTestCase {
             try ModelReader.model(
                 fromJSON: #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string"}]}]}"#)
         ) { _ in }
+        // A name with a control character, which XML 1.0 cannot hold: written as U+FFFD.
+        try "x".write(toFile: folder + "/bell\u{7}.txt", atomically: true, encoding: .utf8)
         let report = scratch.file("reports/check.xml")
         try FileManager.default.createDirectory(atPath: scratch.file("reports"), withIntermediateDirectories: true)
         try "old report".write(toFile: report, atomically: true, encoding: .utf8)
         let result = try run(["check", folder, "--models", models, "--junit", report])
         XCTAssertEqual(result.status, 66, result.out + result.err)
         let (suite, cases) = try junitCases(report)
-        XCTAssertEqual(suite["tests"], "8")
+        XCTAssertEqual(suite["tests"], "9")
         XCTAssertEqual(suite["failures"], "1")
-        XCTAssertEqual(suite["skipped"], "5")
+        XCTAssertEqual(suite["skipped"], "6")
+        XCTAssertEqual(cases["bell\u{FFFD}.txt"]?.child(named: "skipped")?["message"], "not an SQLite database")
         XCTAssertNotNil(suite["timestamp"])
         let properties = suite.child(named: "properties")?.children(named: "property") ?? []
         XCTAssertEqual(properties.first { $0["name"] == "targetVersion" }?["value"], "v2")

@@ -3,21 +3,29 @@ import CDMigrate
 import CDMigrateCAPI
 import FoundationEssentials
 
-/// `cdmigrate check`: every store of a folder (say one per released version) migrated to the
-/// current version in a scratch folder and opened against the current model.
+/// `cdmigrate check`: every store of a folder (say one per released version; stores told by
+/// content, `StoreFolder`) migrated to the current version, or `--to-version`'s, in a scratch
+/// folder and opened against that version's model.
 struct CheckCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "check",
-        abstract: "Migrate every store in a folder to the current version and check the results.",
+        abstract: "Migrate every store in a folder to the current (or another) version and check the results.",
         discussion: """
             For a release check: keep one or more stores per released version in FOLDER, then run \
-            cdmigrate check FOLDER --models PATH. Each store (every file of the folder but SQLite's \
-            -wal, -shm and -journal companions and hidden files) is migrated as \
-            cdmigrate migrate --models would, into a temporary folder that is removed afterwards; the \
-            result is then opened against the current model (its entity version hashes must equal the \
-            model's) and its instances are counted. The stores themselves are only read. Steps whose \
-            mappings name a policy need it: --policies LIBRARY loads a shared library of C policies \
-            (docs/c-api.md), registered once for every store and step.
+            cdmigrate check FOLDER --models PATH. Each store of the folder is migrated as cdmigrate \
+            migrate --models would, into a temporary folder that is removed afterwards; the result is \
+            then opened against the target version's model (its entity version hashes must equal the \
+            model's) and its instances are counted. The target is the current version, or the one \
+            --to-version names. The stores themselves are only read. Steps whose mappings name a \
+            policy need it: --policies LIBRARY loads a shared library of C policies (docs/c-api.md), \
+            registered once for every store and step.
+
+            Stores are told by content: an SQLite database with Core Data's tables (Z_METADATA, \
+            Z_PRIMARYKEY), whatever its name, with its -wal, -shm and -journal files and its \
+            .NAME_SUPPORT folder of external data. Every other name is listed as skipped with the \
+            reason (not an SQLite database, an SQLite database without Core Data's tables, a folder, \
+            which is not searched, a symbolic link, which is not followed, a hidden file) and never \
+            fails the check; a folder without any store exits with 66.
 
             A report line per store: its version, the steps and their mapping models (or "inferred"), \
             and the destination's instance counts, or the error; below it, what each step lost \
@@ -25,7 +33,8 @@ struct CheckCommand: ParsableCommand {
             carried), and with --json each step's full "losses". --strict fails a store whose steps \
             lose anything their mappings do not declare as intended. The exit code is 0 when every store \
             passes, else the code of the first failure (see below); --json prints one document with a \
-            result per store.
+            result per store; --junit FILE also writes the results as JUnit XML for CI systems (one \
+            test case per store, skipped files as skipped test cases).
 
             \(ExitStatus.table)
             """
@@ -54,6 +63,19 @@ struct CheckCommand: ParsableCommand {
     )
     var strict = false
 
+    @Option(
+        name: .customLong("to-version"),
+        help: ArgumentHelp("The version every store must reach (default: the current one).", valueName: "name"))
+    var targetVersion: String?
+
+    @Option(
+        name: .customLong("junit"),
+        help: ArgumentHelp(
+            "Also write the results as JUnit XML to this file (one test case per store; for CI systems).",
+            valueName: "file"),
+        completion: .file())
+    var junitFile: String?
+
     @Flag(help: "Print the results as JSON on standard output.")
     var json = false
 
@@ -62,20 +84,46 @@ struct CheckCommand: ParsableCommand {
 
     func run() throws {
         let output = Output(json: json, quiet: quiet)
+        var junit = JUnitReport(
+            name: "cdmigrate check", className: "cdmigrate.check", started: Date().timeIntervalSince1970)
         let set: ModelSet
-        let stores: [String]
+        let entries: [StoreFolder.Entry]
         let hosted: HostedMigration?
+        let target: String
+        let targetModel: ManagedObjectModel
         do {
+            if let file = junitFile { try JUnitReport.checkWritable(file) }
             set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
-            stores = try CheckCommand.stores(in: folder)
+            target = targetVersion ?? set.currentVersionName
+            guard let model = set.models[target] else {
+                throw MigrationError(
+                    .invalidArgument,
+                    "the model set '\(modelSet)' has no version '\(target)' (it holds \(set.versionNames.joined(separator: ", ")))"
+                )
+            }
+            targetModel = model
+            entries = try StoreFolder.entries(in: folder)
             // Registered once, on a chain handle: the policies serve every store's steps.
-            hosted = try policies.registerChain(through: set)
+            hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
             output.document(["ok": false, "error": Output.errorObject(error)])
+            if let file = junitFile, (try? JUnitReport.checkWritable(file)) != nil {
+                junit.cases = [
+                    JUnitReport.TestCase(name: "models", file: modelSet, time: 0, outcome: JUnitReport.failure(error))
+                ]
+                try? junit.write(to: file)
+            }
             throw ExitStatus(error).exitCode
         }
+        junit.properties = [
+            ("models", modelSet), ("targetVersion", target), ("currentVersion", set.currentVersionName),
+        ]
+        let stores = entries.filter(\.isStore)
+        let skipped = entries.filter { !$0.isStore }
+        let isCurrent = target == set.currentVersionName
+        output.line("target version \(target)" + (isCurrent ? " (current)" : " (current: \(set.currentVersionName))"))
         for warning in set.warnings { output.warning(warning) }
         // What planning a store's steps adds (a pass needing another's instances), once each.
         var told = Set(set.warnings)
@@ -94,15 +142,28 @@ struct CheckCommand: ParsableCommand {
             output.error(error)
             throw ExitStatus(error).exitCode
         }
-        for (index, store) in stores.enumerated() {
+        let runStarted = ContinuousClock.now
+        for entry in skipped {
+            output.line("skip  \(entry.name): \(entry.skipReason ?? "")")
+            junit.cases.append(
+                JUnitReport.TestCase(
+                    name: entry.name, file: entry.path, time: 0, outcome: .skipped(message: entry.skipReason ?? "")))
+        }
+        for (index, entry) in stores.enumerated() {
+            let store = entry.path
+            let name = entry.name
             if Interrupt.requested {
                 firstFailure = firstFailure ?? .cancelled
-                break
+                junit.cases.append(
+                    JUnitReport.TestCase(
+                        name: name, file: store, time: 0,
+                        outcome: .skipped(message: "not started: the run was interrupted")))
+                continue
             }
-            let name = URL(fileURLWithPath: store).lastPathComponent
             let destination = scratch + "/\(index)-" + name
+            let started = ContinuousClock.now
             do {
-                let manager = try StagedMigrationManager(storeAt: store, models: set)
+                let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
                 for warning in try manager.plan.allWarnings() where told.insert(warning).inserted {
                     output.warning(warning)
                     warnings.append(warning)
@@ -113,57 +174,93 @@ struct CheckCommand: ParsableCommand {
                 let report =
                     try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
                     ?? manager.migrateStore(to: destination)
-                let counts = try CheckCommand.openAndCount(destination, model: set.currentModel)
+                let counts = try CheckCommand.openAndCount(destination, model: targetModel)
                 let steps = report.stages.map {
                     "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? ($0.stage.isDirect ? "inferred directly" : "inferred") : $0.stage.mappingModelNames.joined(separator: ", ")))"
                 }
-                output.line(
+                let line =
                     "ok    \(name): \(report.storeVersionName)"
-                        + (steps.isEmpty ? ", already current" : ": " + steps.joined(separator: ", "))
-                        + "; " + counts.map { "\($0.key) \($0.value)" }.joined(separator: ", "))
+                    + (steps.isEmpty
+                        ? (isCurrent ? ", already current" : ", already at the target")
+                        : ": " + steps.joined(separator: ", "))
+                    + "; " + counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                output.line(line)
+                var lossLines: [String] = []
                 for step in report.stages {
                     let label =
                         "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): "
-                    for line in LossSummary.lines(step.report.losses, prefix: label) { output.line("      \(line)") }
+                    for line in LossSummary.lines(step.report.losses, prefix: label) {
+                        output.line("      \(line)")
+                        lossLines.append("      \(line)")
+                    }
                 }
+                let seconds = CheckCommand.seconds(ContinuousClock.now - started)
                 results.append([
                     "store": store, "ok": true, "version": report.storeVersionName,
                     "steps": report.json["steps"]?.anyValue ?? [], "counts": counts,
+                    "duration": (seconds * 1000).rounded() / 1000,
                 ])
+                junit.cases.append(
+                    JUnitReport.TestCase(
+                        name: name, file: store, time: seconds, outcome: .passed,
+                        output: ([line] + lossLines).joined(separator: "\n")))
             } catch {
                 let error = MigrationError.from(error)
+                let seconds = CheckCommand.seconds(ContinuousClock.now - started)
                 if !json { Output.standardError("FAIL  \(name): \(Output.summary(error))\n") }
-                results.append(["store": store, "ok": false, "error": Output.errorObject(error)])
+                results.append([
+                    "store": store, "ok": false, "error": Output.errorObject(error),
+                    "duration": (seconds * 1000).rounded() / 1000,
+                ])
+                junit.cases.append(
+                    JUnitReport.TestCase(name: name, file: store, time: seconds, outcome: JUnitReport.failure(error)))
                 firstFailure = firstFailure ?? ExitStatus(error)
             }
             try? FileManager.default.removeItem(atPath: destination)
         }
+        junit.time = CheckCommand.seconds(ContinuousClock.now - runStarted)
         let failed = results.filter { ($0["ok"] as? Bool) != true }.count
-        output.line(
-            "\(stores.count - failed) of \(stores.count) store\(stores.count == 1 ? "" : "s") reach version \(set.currentVersionName)"
-        )
-        output.document([
-            "ok": failed == 0, "currentVersion": set.currentVersionName, "stores": results, "warnings": warnings,
-        ])
+        let skippedObjects = skipped.map { ["store": $0.path, "reason": $0.skipReason ?? ""] }
+        var noStore: MigrationError?
+        if stores.isEmpty {
+            let error = FleetRun.noStore(in: [folder], skipped: skipped.count)
+            output.error(error)
+            noStore = error
+            firstFailure = firstFailure ?? ExitStatus(error)
+        } else {
+            let plural = stores.count == 1 ? "" : "s"
+            output.line(
+                "\(stores.count - failed) of \(stores.count) store\(plural) reach version \(target)"
+                    + (skipped.isEmpty
+                        ? "" : "; \(skipped.count) file\(skipped.count == 1 ? "" : "s") skipped (not stores)"))
+        }
+        var document: [String: Any] = [
+            "ok": failed == 0 && noStore == nil, "currentVersion": set.currentVersionName, "targetVersion": target,
+            "stores": results, "skipped": skippedObjects, "warnings": warnings,
+        ]
+        if let error = noStore { document["error"] = Output.errorObject(error) }
+        output.document(document)
         withExtendedLifetime(hosted) {}
+        if let file = junitFile {
+            do { try junit.write(to: file) } catch {
+                let error = MigrationError.from(error)
+                output.error(error)
+                firstFailure = firstFailure ?? ExitStatus(error)
+            }
+        }
         if let failure = firstFailure {
             throw failure.exitCode
         }
     }
 
-    /// The stores of a folder: every regular file but SQLite's companions and hidden files.
-    static func stores(in folder: String) throws -> [String] {
-        guard FileIO.isDirectory(folder) else { throw MigrationError(.io, "'\(folder)' is not a folder") }
-        return try FileIO.directoryEntries(path: folder).filter { name in
-            !name.hasPrefix(".") && !["-wal", "-shm", "-journal"].contains { name.hasSuffix($0) }
-                && !name.contains(".cdmigrate-") && !FileIO.isDirectory(folder + "/" + name)
-        }.map { folder + "/" + $0 }
+    static func seconds(_ duration: Duration) -> Double {
+        let (whole, attoseconds) = duration.components
+        return Double(whole) + Double(attoseconds) / 1e18
     }
 
-    /// Opens the migrated store against the current model (its hashes must match) and counts
+    /// Opens the migrated store against the target version's model (its hashes must match) and counts
     /// each entity's own instances.
-    static func openAndCount(_ path: String, model: ManagedObjectModel?) throws -> [String: Int] {
-        guard let model = model else { throw MigrationError(.invalidModel, "the model set has no current model") }
+    static func openAndCount(_ path: String, model: ManagedObjectModel) throws -> [String: Int] {
         let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: true)
         defer { store.close() }
         var counts: [String: Int] = [:]

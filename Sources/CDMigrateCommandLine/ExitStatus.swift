@@ -26,7 +26,8 @@ enum ExitStatus: Int32, CaseIterable {
           64   wrong command-line arguments
           65   an invalid model, mapping model or expression
           66   the store is not at the source model's version, or is not a Core
-               Data store (or not an SQLite database); inspect
+               Data store (or not an SQLite database); check or a folder
+               migrated: the folder holds no store; inspect
                --fail-on-mismatch: the store is not at the model's version
           74   a file could not be read or written, or the destination exists
           130  cancelled (Ctrl-C); 143 on SIGTERM, 129 on SIGHUP, each cleaned

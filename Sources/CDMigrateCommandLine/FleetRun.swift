@@ -33,19 +33,48 @@ struct FleetRun {
     }
 
     func run() throws {
+        let found: FleetStoreList.Found
         let jobs: [Job]
         do {
-            jobs = try plannedJobs()
+            (found, jobs) = try plannedJobs()
         } catch let error as FleetUsageError {
             Output.standardError("cdmigrate: \(error.description)\n")
             throw ExitStatus.usage.exitCode
         }
+        var junit = JUnitReport(
+            name: "cdmigrate migrate", className: "cdmigrate.migrate", started: Date().timeIntervalSince1970)
+        junit.properties = [("models", command.modelSet ?? command.models.mappings.joined(separator: ", "))]
+        if let version = command.targetVersion { junit.properties.append(("targetVersion", version)) }
         // Models that cannot be read fail every store alike: say so once, before starting.
+        do {
+            if let file = command.fleet.junitFile { try JUnitReport.checkWritable(file) }
+        } catch {
+            let error = MigrationError.from(error)
+            if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
+            throw ExitStatus(error).exitCode
+        }
         do {
             try command.checkFleetModels()
         } catch {
             let error = MigrationError.from(error)
             if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
+            if let file = command.fleet.junitFile {
+                junit.cases = [
+                    JUnitReport.TestCase(
+                        name: "models", file: command.modelSet ?? "", time: 0, outcome: JUnitReport.failure(error))
+                ]
+                try? junit.write(to: file)
+            }
+            throw ExitStatus(error).exitCode
+        }
+        // The files of the folders given that are not stores: listed first, never migrated.
+        let notStores = found.skipped.map { FleetStoreResult(notAStore: $0) }
+        for result in notStores { report(result) }
+        junit.cases = notStores.map(\.junitCase)
+        if jobs.isEmpty {
+            let error = FleetRun.noStore(in: found.folders, skipped: found.skipped.count)
+            if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
+            try command.fleet.junitFile.map { try junit.write(to: $0) }
             throw ExitStatus(error).exitCode
         }
         if let folder = command.fleet.outDirectory {
@@ -56,6 +85,8 @@ struct FleetRun {
         Interrupt.install()
         let results = try runChildren(jobs, width: width)
         let seconds = (ContinuousClock.now - started).seconds
+        junit.cases = results.map(\.junitCase) + junit.cases
+        junit.time = seconds
         let tally = Dictionary(grouping: results, by: \.status).mapValues(\.count)
         let migrated = tally[.migrated] ?? 0
         let checked = tally[.checked] ?? 0
@@ -66,7 +97,7 @@ struct FleetRun {
             emit([
                 "summary": [
                     "stores": results.count, "migrated": migrated, "checked": checked, "failed": failed,
-                    "crashed": crashed, "skipped": skipped,
+                    "crashed": crashed, "skipped": skipped, "notStores": notStores.count,
                     "duration": (seconds * 1000).rounded() / 1000, "jobs": width,
                 ]
             ])
@@ -75,41 +106,65 @@ struct FleetRun {
                 (checked > 0
                     ? "\(checked) of \(results.count) stores checked, "
                     : "\(migrated) of \(results.count) stores migrated, ")
-                + "\(failed) failed, \(crashed) crashed, \(skipped) skipped; "
+                + "\(failed) failed, \(crashed) crashed, \(skipped) skipped"
+                + (notStores.isEmpty ? "" : ", \(notStores.count) not stores") + "; "
                 + "\(Output.seconds(seconds)) s with \(width) job" + (width == 1 ? "" : "s")
             if command.quiet { Output.standardError(text + "\n") } else { print(text) }
+        }
+        if let file = command.fleet.junitFile {
+            do { try junit.write(to: file) } catch {
+                let error = MigrationError.from(error)
+                output.error(error)
+                if skipped == 0 && failed + crashed == 0 { throw ExitStatus(error).exitCode }
+            }
         }
         if skipped > 0 { throw ExitStatus.cancelled.exitCode }
         if failed + crashed > 0 { throw ExitStatus.migrationFailed.exitCode }
     }
 
-    /// The stores and their destinations; refuses two stores with one destination.
-    func plannedJobs() throws -> [Job] {
-        let stores = try FleetStoreList.stores(arguments: command.stores, listFiles: command.fleet.listFiles)
-        if stores.isEmpty { throw FleetUsageError("no stores to migrate") }
+    /// The error of a run whose folders hold no Core Data store (exit 66, as a file that is not a
+    /// store given by name).
+    static func noStore(in folders: [String], skipped: Int) -> MigrationError {
+        let named = folders.map { "'\($0)'" }.joined(separator: ", ")
+        return MigrationError(
+            .incompatibleVersionHash,
+            "no Core Data store in \(named): "
+                + (skipped == 0
+                    ? "the folder is empty"
+                    : "\(skipped) file\(skipped == 1 ? "" : "s") skipped, none a Core Data store"))
+    }
+
+    /// The stores and their destinations; refuses two stores with one destination. No stores at
+    /// all is a usage error, unless folders were given (they hold no store: the caller says so).
+    func plannedJobs() throws -> (FleetStoreList.Found, [Job]) {
+        let found = try FleetStoreList.stores(arguments: command.stores, listFiles: command.fleet.listFiles)
+        if found.stores.isEmpty && found.folders.isEmpty { throw FleetUsageError("no stores to migrate") }
         var seen: [String: String] = [:]
         var files: [String: Int] = [:]
-        return try stores.enumerated().map { index, store in
-            if command.inPlace, let identity = Self.fileIdentity(store) {
-                if let first = files[identity] {
-                    return Job(index: index, store: store, destination: store, sameStoreAs: first)
+        return (
+            found,
+            try found.stores.enumerated().map { index, store in
+                if command.inPlace, let identity = Self.fileIdentity(store) {
+                    if let first = files[identity] {
+                        return Job(index: index, store: store, destination: store, sameStoreAs: first)
+                    }
+                    files[identity] = index
                 }
-                files[identity] = index
+                let destination: String
+                if let folder = command.fleet.outDirectory {
+                    let name = URL(fileURLWithPath: store).lastPathComponent
+                    destination = folder.hasSuffix("/") ? folder + name : folder + "/" + name
+                } else {
+                    destination = store
+                }
+                let key = URL(fileURLWithPath: destination).standardizedFileURL.path
+                if let other = seen[key] {
+                    throw FleetUsageError("\(other) and \(store) would both be written to \(destination)")
+                }
+                seen[key] = store
+                return Job(index: index, store: store, destination: destination)
             }
-            let destination: String
-            if let folder = command.fleet.outDirectory {
-                let name = URL(fileURLWithPath: store).lastPathComponent
-                destination = folder.hasSuffix("/") ? folder + name : folder + "/" + name
-            } else {
-                destination = store
-            }
-            let key = URL(fileURLWithPath: destination).standardizedFileURL.path
-            if let other = seen[key] {
-                throw FleetUsageError("\(other) and \(store) would both be written to \(destination)")
-            }
-            seen[key] = store
-            return Job(index: index, store: store, destination: destination)
-        }
+        )
     }
 
     /// The device and inode a path leads to (links followed), nil when it leads nowhere.
@@ -209,7 +264,7 @@ struct FleetRun {
             emit(result.jsonObject)
             return
         }
-        if result.status == .migrated || result.status == .checked {
+        if result.status == .migrated || result.status == .checked || result.notAStore {
             if !command.quiet { print(result.line) }
         } else {
             if command.quiet { Output.standardError(result.line + "\n") } else { print(result.line) }

@@ -6,12 +6,20 @@ import FoundationEssentials
 #endif
 
 /// The stores a fleet run migrates, from the command line's arguments: a path names a store; a
-/// folder stands for the stores directly in it (files ending in .sqlite, .sqlite3, .store or
-/// .db); `@FILE` (or `--from-file FILE`) for the paths listed in FILE, one a line (blank lines
-/// and lines starting with `#` are skipped; relative paths are relative to the current folder).
+/// folder stands for the stores directly in it, told by content as `check` tells them
+/// (`StoreFolder`: the other files are skipped, each with the reason); `@FILE` (or `--from-file
+/// FILE`) for the paths listed in FILE, one a line (blank lines and lines starting with `#` are
+/// skipped; relative paths are relative to the current folder).
 enum FleetStoreList {
-    /// File name extensions of the stores a folder stands for.
-    static let storeExtensions: Set<String> = ["sqlite", "sqlite3", "store", "db"]
+    /// The stores found, and the files of the folders that are not stores.
+    struct Found {
+        /// In argument order, each folder's in name order.
+        var stores: [String] = []
+        /// Files of the folders given that are not stores (with the reason), in the same order.
+        var skipped: [StoreFolder.Entry] = []
+        /// The folders given.
+        var folders: [String] = []
+    }
 
     /// Whether an argument stands for several stores (a folder or a list) rather than one.
     static func isList(_ argument: String) -> Bool {
@@ -23,21 +31,28 @@ enum FleetStoreList {
         return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// The stores the arguments and list files name, in order.
+    /// The stores the arguments and list files name, in order, and the files of the folders
+    /// given that are not stores.
     /// - Throws: `FleetUsageError` when a list file cannot be read or a folder listed.
-    static func stores(arguments: [String], listFiles: [String]) throws -> [String] {
-        var stores: [String] = []
+    static func stores(arguments: [String], listFiles: [String]) throws -> Found {
+        var found = Found()
         for argument in arguments {
             if argument.hasPrefix("@") {
-                stores += try listed(in: String(argument.dropFirst()))
+                found.stores += try listed(in: String(argument.dropFirst()))
             } else if isFolder(argument) {
-                stores += try inFolder(argument)
+                let entries: [StoreFolder.Entry]
+                do { entries = try StoreFolder.entries(in: argument) } catch {
+                    throw FleetUsageError("cannot list the folder \(argument): \(error)")
+                }
+                found.folders.append(argument)
+                found.stores += entries.filter(\.isStore).map(\.path)
+                found.skipped += entries.filter { !$0.isStore }
             } else {
-                stores.append(argument)
+                found.stores.append(argument)
             }
         }
-        for file in listFiles { stores += try listed(in: file) }
-        return stores
+        for file in listFiles { found.stores += try listed(in: file) }
+        return found
     }
 
     static func listed(in file: String) throws -> [String] {
@@ -51,18 +66,6 @@ enum FleetStoreList {
                         .reversed())
             }
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
-    }
-
-    static func inFolder(_ folder: String) throws -> [String] {
-        let names: [String]
-        do { names = try FileManager.default.contentsOfDirectory(atPath: folder) } catch {
-            throw FleetUsageError("cannot list the folder \(folder): \(error)")
-        }
-        let prefix = folder.hasSuffix("/") ? folder : folder + "/"
-        return names.filter { name in
-            guard !name.hasPrefix("."), let dot = name.lastIndex(of: ".") else { return false }
-            return storeExtensions.contains(name[name.index(after: dot)...].lowercased()) && !isFolder(prefix + name)
-        }.sorted().map { prefix + $0 }
     }
 }
 

@@ -13,7 +13,8 @@ struct FleetStoreResult {
         case failed
         /// The child process died (a signal) or printed no report.
         case crashed
-        /// Not started: the run was interrupted first.
+        /// Not started: the run was interrupted first; or, with `notAStore`, a file of a folder
+        /// given that is not a Core Data store.
         case skipped
     }
 
@@ -36,6 +37,10 @@ struct FleetStoreResult {
     var sameStoreAs: String?
     /// The warnings of the child's report (a step's named by the step, as `migrate --models` prints them).
     var warnings: [String] = []
+    /// A file of a folder given that is not a store (`reason` says what it is): listed, never migrated.
+    var notAStore = false
+    /// Why a skipped entry was skipped.
+    var reason: String?
 
     /// Reads a child's result: `document` is what it printed on standard output, `errorText`
     /// what it printed on standard error (kept for crashes, which print no JSON).
@@ -80,6 +85,17 @@ struct FleetStoreResult {
         status = .skipped
         duration = 0
         errorMessage = "not started: the run was interrupted"
+        reason = errorMessage
+    }
+
+    /// A file of a folder given that is not a Core Data store.
+    init(notAStore entry: StoreFolder.Entry) {
+        store = entry.path
+        destination = ""
+        status = .skipped
+        duration = 0
+        notAStore = true
+        reason = entry.skipReason ?? "not a Core Data store"
     }
 
     /// The destination counts of a one-step report, or of a model set's last step.
@@ -108,6 +124,26 @@ struct FleetStoreResult {
         return lines.filter { seen.insert($0).inserted }
     }
 
+    /// The result as a JUnit test case (named by the store's path as given).
+    var junitCase: JUnitReport.TestCase {
+        let outcome: JUnitReport.Outcome
+        let code = errorCode.map { "error \($0): " } ?? ""
+        switch status {
+        case .migrated, .checked:
+            outcome = .passed
+        case .failed:
+            outcome = .failure(
+                message: code + (errorMessage ?? ""), type: errorName ?? "failed", detail: code + (errorMessage ?? ""))
+        case .crashed:
+            outcome = .error(message: errorMessage ?? "", type: "crashed", detail: errorMessage ?? "")
+        case .skipped:
+            outcome = .skipped(message: reason ?? errorMessage ?? "")
+        }
+        return JUnitReport.TestCase(
+            name: store, file: store, time: duration, outcome: outcome,
+            output: status == .migrated || status == .checked ? line : "")
+    }
+
     private static func lastLine(_ text: String) -> String {
         guard let line = text.split(whereSeparator: \.isNewline).last else { return "" }
         return ": " + line
@@ -124,6 +160,10 @@ struct FleetStoreResult {
         if let targetVersion = targetVersion { object["targetVersion"] = targetVersion }
         if let first = sameStoreAs { object["sameStoreAs"] = first }
         if !warnings.isEmpty { object["warnings"] = warnings }
+        if notAStore {
+            return ["store": store, "status": status.rawValue, "notAStore": true, "reason": reason ?? ""]
+        }
+        if let reason = reason { object["reason"] = reason }
         if status != .migrated && status != .checked {
             var error: [String: Any] = ["message": errorMessage ?? ""]
             if let code = errorCode { error["code"] = code }
@@ -153,7 +193,7 @@ struct FleetStoreResult {
         case .crashed:
             return "crashed  \(store): \(errorMessage ?? "")  \(seconds)"
         case .skipped:
-            return "skipped  \(store): \(errorMessage ?? "")"
+            return "skipped  \(store): \(reason ?? errorMessage ?? "")"
         }
     }
 }

@@ -33,9 +33,13 @@ struct MigrateCommand: ParsableCommand {
             registers once, on a chain handle, and its policies serve every step that names them.
 
             Many stores: give several stores, a folder of stores or @FILE (a list, one path a line) \
-            with --out-dir DIR or --in-place. Each store is migrated by a process of its own, --jobs \
-            at a time; one result line per store (with --json, one JSON object per line), then a \
-            summary; the exit code is 1 when any store failed.
+            with --out-dir DIR or --in-place. A folder stands for the Core Data stores directly in \
+            it, told by content as cdmigrate check tells them; its other files are listed as skipped \
+            with the reason (folders inside are not searched, symbolic links not followed). Each \
+            store is migrated by a process of its own, --jobs at a time; one result line per store \
+            (with --json, one JSON object per line), then a summary; --junit FILE also writes the \
+            results as JUnit XML. The exit code is 1 when any store failed, 66 when the folders hold \
+            no store.
 
             Examples:
               cdmigrate migrate Notes.sqlite --to Notes-v2.sqlite --source-model v1.json \\

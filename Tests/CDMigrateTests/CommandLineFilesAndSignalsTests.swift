@@ -216,10 +216,24 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try makePeople(folder + "/a.sqlite")
         try FileManager.default.createSymbolicLink(atPath: folder + "/link.sqlite", withDestinationPath: "a.sqlite")
-        let result = try run(["migrate", folder, "--in-place", "--jobs", "2"] + models, in: scratch.path)
+        // Named on the command line, the store and its link are one store, migrated once.
+        let result = try run(
+            ["migrate", folder + "/a.sqlite", folder + "/link.sqlite", "--in-place", "--jobs", "2"] + models,
+            in: scratch.path)
         XCTAssertEqual(result.status, 0, result.out + result.err)
         XCTAssertTrue(result.out.contains("(the same store as \(folder)/a.sqlite, migrated once)"), result.out)
         XCTAssertTrue(result.out.contains("2 of 2 stores migrated"), result.out)
+        // In a folder given, links are not followed: the link is listed as skipped.
+        let other = scratch.file("links-in-folder")
+        try FileManager.default.createDirectory(atPath: other, withIntermediateDirectories: true)
+        try makePeople(other + "/b.sqlite")
+        try FileManager.default.createSymbolicLink(atPath: other + "/link.sqlite", withDestinationPath: "b.sqlite")
+        let inFolder = try run(["migrate", other, "--in-place", "--jobs", "2"] + models, in: scratch.path)
+        XCTAssertEqual(inFolder.status, 0, inFolder.out + inFolder.err)
+        XCTAssertTrue(
+            inFolder.out.contains("skipped  \(other)/link.sqlite: a symbolic link to 'b.sqlite' (links in a folder"),
+            inFolder.out)
+        XCTAssertTrue(inFolder.out.contains("1 of 1 stores migrated, 0 failed, 0 crashed, 0 skipped, 1 not stores"))
         XCTAssertEqual(
             try FileManager.default.destinationOfSymbolicLink(atPath: folder + "/link.sqlite"), "a.sqlite",
             "the link stays a link")
@@ -234,11 +248,11 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
         try makePeople(hard + "/b.sqlite")
         XCTAssertEqual(link(hard + "/b.sqlite", hard + "/c.sqlite"), 0)
         let before = fileBytes(hard + "/b.sqlite")
-        // A FIFO in the folder fails alone, with its reason (and blocks nothing).
+        // A FIFO in the folder is skipped, with its reason (and blocks nothing).
         XCTAssertEqual(mkfifo(hard + "/pipe.sqlite", 0o600), 0)
         let refused = try run(["migrate", hard, "--in-place"] + models, in: scratch.path)
         XCTAssertTrue(
-            refused.out.contains("\(hard)/pipe.sqlite' is a FIFO (named pipe), not a regular file"), refused.out)
+            refused.out.contains("skipped  \(hard)/pipe.sqlite: a FIFO (named pipe), not a regular file"), refused.out)
         XCTAssertEqual(refused.status, 1, refused.out + refused.err)
         XCTAssertTrue(refused.out.contains("2 names (hard links)"), refused.out)
         XCTAssertTrue(refused.out.contains("(the same store as \(hard)/b.sqlite, migrated once)"), refused.out)

@@ -52,8 +52,12 @@ final class FleetCommandLineTests: XCTestCase {
         let folder = scratch.file("stores")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         for i in 1...3 { try makePeople(folder + "/user\(i).sqlite", swedes: i, finns: 2 * i) }
-        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }).write(
-            to: URL(fileURLWithPath: folder + "/corrupt.sqlite"))
+        // A store whose schema (page 1) reads but whose other pages are garbage: a store that fails.
+        try makePeople(scratch.file("corrupt.sqlite"), swedes: 1, finns: 1)
+        var garbled = try Data(contentsOf: URL(fileURLWithPath: scratch.file("corrupt.sqlite")))
+        for i in 4096..<garbled.count { garbled[i] = UInt8(truncatingIfNeeded: i &* 31 &+ 7) }
+        try garbled.write(to: URL(fileURLWithPath: folder + "/corrupt.sqlite"))
+        // Not a store: listed as skipped, never migrated or failed.
         try Data("not a store".utf8).write(to: URL(fileURLWithPath: folder + "/README.txt"))
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
         let before = names.map { fileBytes(folder + "/" + $0) }
@@ -62,14 +66,19 @@ final class FleetCommandLineTests: XCTestCase {
         let result = try run(["migrate", "--jobs", "2", folder, "--out-dir", out, "--json"] + models)
         XCTAssertEqual(result.status, 1, result.out + result.err)
         let objects = try lines(result.out)
-        XCTAssertEqual(objects.count, 5, result.out)
+        XCTAssertEqual(objects.count, 6, result.out)
         let summary = try XCTUnwrap(objects.last?["summary"] as? [String: Any], result.out)
         XCTAssertEqual(summary["stores"] as? Int, 4)
+        XCTAssertEqual(summary["notStores"] as? Int, 1)
+        let readme = try XCTUnwrap(objects.first { ($0["store"] as? String)?.hasSuffix("README.txt") == true })
+        XCTAssertEqual(readme["status"] as? String, "skipped")
+        XCTAssertEqual(readme["notAStore"] as? Bool, true)
+        XCTAssertEqual(readme["reason"] as? String, "not an SQLite database")
         XCTAssertEqual(summary["migrated"] as? Int, 3)
         XCTAssertEqual(summary["failed"] as? Int, 1)
         XCTAssertEqual(summary["jobs"] as? Int, 2)
         let byStore = Dictionary(
-            uniqueKeysWithValues: objects.dropLast().map {
+            uniqueKeysWithValues: objects.dropLast().filter { $0["notAStore"] == nil }.map {
                 (URL(fileURLWithPath: $0["store"] as? String ?? "").lastPathComponent, $0)
             })
         XCTAssertEqual(Set(byStore.keys), ["user1.sqlite", "user2.sqlite", "user3.sqlite", "corrupt.sqlite"])

@@ -19,6 +19,7 @@ or at the path in ``CDMIGRATE_LIBRARY``); no compiler or Swift toolchain is need
 """
 
 from . import _lib, graphs
+from ._command_line import run as run_command
 from ._version import __version__ as __version__
 from .batch import SourceBatch
 from .chain import (
@@ -164,6 +165,7 @@ __all__ = [
     "migrate_one",
     "migrate_store",
     "reference_seconds",
+    "run_command",
     "sqlite_version",
     "store_metadata",
 ]

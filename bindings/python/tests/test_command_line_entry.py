@@ -290,3 +290,13 @@ def test_a_chain_report_nests_each_steps_report_as_the_command_line_prints_it(tm
     )
     assert set(report.raw["steps"][0]["report"]) == REPORT_KEYS
     assert report.steps[0].destination_counts == printed["steps"][0]["report"]["destinationCounts"]
+
+
+def test_run_command_runs_a_command_in_this_process_with_its_exit_status(people, capfd):
+    assert cdmigrate.run_command(["--version"]) == 0
+    assert capfd.readouterr().out.strip().endswith(cdmigrate.__version__)
+    store = make_people(people, "people.sqlite")
+    assert cdmigrate.run_command(["inspect", store, "--json"]) == 0
+    assert "Person" in json.dumps(json.loads(capfd.readouterr().out))
+    assert cdmigrate.run_command(["inspect", str(people / "missing.sqlite")]) != 0
+    assert "missing.sqlite" in capfd.readouterr().err

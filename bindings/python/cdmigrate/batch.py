@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from . import _lib
 from ._text import c_text
 from .errors import MisuseError, check
-from .values import AttributeType, CoreDataDate, date_from_reference_seconds, reference_seconds
+from .values import REFERENCE_DATE, AttributeType, CoreDataDate, date_from_reference_seconds, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import MigrationManager
@@ -62,6 +62,16 @@ def _json_value(value: Any) -> Any:
 def rows_json(rows: Sequence[dict[str, Any]]) -> bytes:
     """Rows of attribute values as the JSON text of cdm_context_create_instances_json."""
     return json.dumps(list(rows), default=_json_value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+
+
+def _dates(values: list[Any]) -> list[Any]:
+    """A date column's seconds as the values date_from_reference_seconds gives, in one pass (its
+    expression inlined); a column holding a date datetime cannot hold goes value by value."""
+    reference, seconds = REFERENCE_DATE, _dt.timedelta
+    try:
+        return [None if v is None else reference + seconds(seconds=v) for v in values]
+    except (OverflowError, ValueError):
+        return [None if v is None else date_from_reference_seconds(v) for v in values]
 
 
 def _converter(attribute_type: int | None):
@@ -137,6 +147,8 @@ class SourceBatch:
         if self._source_entity:
             found = self._manager.source_entity(self._source_entity).attributes.get(attribute)
             attribute_type = found.type if found is not None else None
+        if attribute_type == AttributeType.DATE:
+            return _dates(values), values
         convert = _converter(attribute_type)
         return ([convert(v) for v in values] if convert else values), values
 

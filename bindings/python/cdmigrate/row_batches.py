@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
+import gc
 import re
+from itertools import compress
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
@@ -44,6 +47,13 @@ _PLAIN = (str, int, float, bool, type(None))
 _SIMPLE_COPY = re.compile(r"^\s*\$source\.([A-Za-z_][A-Za-z0-9_]*)\s*$")
 _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 
+
+_ENTITY = attrgetter("_entity")
+_COPY = attrgetter("_copy")
+_KEY = attrgetter("_key")
+_INDEX = attrgetter("_index")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
 _NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
@@ -70,12 +80,18 @@ def _suits(value: Any, kind: Any) -> bool:
     return False
 
 
-def _whole(seconds: Any) -> bool:
-    """Whether a date column's raw value is nil or whole seconds (within datetime's years)."""
-    return seconds is None or (
-        (type(seconds) is int or (type(seconds) is float and seconds.is_integer()))
-        and -63_113_904_000 < seconds < 252_423_993_600
-    )
+def _whole(seconds: list[Any]) -> bool:
+    """Whether every value of a date column's raw seconds is nil or whole seconds (within
+    datetime's years), checked in C loops (map, min, max) rather than a Python call per value."""
+    numbers = [v for v in seconds if v is not None]
+    if not numbers:
+        return True
+    kinds = set(map(type, numbers))
+    if not kinds <= {int, float}:
+        return False
+    if float in kinds and not all(map(float.is_integer, [v for v in numbers if type(v) is float])):
+        return False
+    return min(numbers) > -63_113_904_000 and max(numbers) < 252_423_993_600
 
 
 _COMPARED: dict[str, str | None] = {}
@@ -287,8 +303,23 @@ class PendingInstance(Instance):
         Instance.__setitem__(self, key, value)
 
     def add(self, key: str, *targets: Instance) -> None:
-        if self._key is None and self._rows.active and self._rows.relate(self, key, targets, True):
-            return
+        rows = self._rows
+        if self._key is None and rows.active:
+            run = rows.run
+            if (
+                run is not None
+                and len(targets) == 1
+                and run[1] == key
+                and run[0] == self._entity
+                and type(targets[0]) is PendingInstance
+            ):
+                # The batch's last relationship run is this to-many one (checked when it began).
+                run[2].append(self)
+                run[3].append(targets[0])
+                rows.dirty = True
+                return
+            if rows.relate(self, key, targets, True):
+                return
         Instance.add(self, key, *targets)
 
     def __eq__(self, other: object) -> bool:
@@ -408,6 +439,12 @@ class RowBatch:
             self.raw[name] = raw
         self.copies = plan.copies(mapping)
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
+        # (destination attribute, the source column of its name): a to_dict copy is checked against these.
+        self.copy_items = (
+            [(name, self.columns[name]) for name, _, _ in self.copies if name in self.columns]
+            if self.copies is not None
+            else []
+        )
         # (destination attribute, the source column as read — a date's raw seconds, copied exactly —, is a date)
         self.copy_columns = (
             [
@@ -427,10 +464,13 @@ class RowBatch:
         self.infos: dict[str, _EntityInfo] = {}
         self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
         self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
+        self.run: tuple[str, str, list[Any], list[Any]] | None = None  # the last of relations, when to-many
         self.associations: list[tuple[RowSource, PendingInstance]] = []
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
+        #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
+        self.compared: dict[str, dict[str, str | None]] = {}
 
     def _dates_exact(self, column: str) -> bool:
         """Whether every date of a source column reads as a datetime that writes back its exact
@@ -439,7 +479,7 @@ class RowBatch:
         if exact is None:
             raw = self.raw[column]
             # Whole seconds go to a datetime and back exactly; anything else is checked value by value.
-            exact = all(map(_whole, raw)) or all(
+            exact = _whole(raw) or all(
                 r is None or (type(v) is CoreDataDate or reference_seconds(v) == r)
                 for v, r in zip(self.columns[column], raw)
             )
@@ -458,70 +498,85 @@ class RowBatch:
         self, entity: str | None, values: dict[str, Any] | None, source: Instance | None, skip_unknown: bool
     ) -> PendingInstance | None:
         """manager.create, kept; None when this path cannot express it."""
-        plan = self.plan
         if entity is None:
-            entity = plan.destination_entity
+            entity = self.plan.destination_entity
             if entity is None:
                 return None
         if source is not None and (type(source) is not RowSource or source._rows is not self):
             return None
         info = self.infos.get(entity)
         if info is None:
-            info = plan.entity(entity)
+            info = self.plan.entity(entity)
             if info is None:
                 return None
             self.infos[entity] = info
         copy = -1
         relationships = None
+        kept: dict[str, Any] | None
         if not values:
-            kept: dict[str, Any] = {}
-        elif (
-            source is not None
-            and entity == plan.destination_entity
-            and values.keys() == self.copy_names
-            and self._copies_by_name()
-        ):
-            # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
-            index = source._index
-            columns = self.columns
-            copy = index
-            for key, value in values.items():
-                if columns[key][index] is not value:
-                    copy = -1
-                    break
-            kept = dict(values)
-            if copy < 0:
-                attributes = info.attributes
-                for key, value in kept.items():
-                    if value is not None and not _suits(value, attributes[key]):
-                        return None
-        else:
             kept = {}
-            attributes = info.attributes
-            for key, value in values.items():
-                kind = attributes.get(key)
-                if kind is not None:
-                    if value is not None and not _suits(value, kind):
-                        return None
-                    kept[key] = value
-                elif key in info.relationships:
-                    if relationships is None:
-                        relationships = []
-                    relationships.append((key, value))
-                elif not skip_unknown:
-                    return None  # the library's path names the key (the instance stays made, as in C)
+        elif source is not None and entity == self.plan.destination_entity and values.keys() == self.copy_names:
+            by_name = self.by_name
+            if by_name is None:
+                by_name = self._copies_by_name()
+            if not by_name:
+                kept, relationships = self._kept(values, info, skip_unknown)
+                if kept is None:
+                    return None
+            else:
+                # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
+                index = source._index
+                copy = index
+                for key, column in self.copy_items:
+                    if values[key] is not column[index]:
+                        copy = -1
+                        break
+                kept = dict(values)
+                if copy < 0:
+                    attributes = info.attributes
+                    for key, value in kept.items():
+                        if value is not None and not _suits(value, attributes[key]):
+                            return None
+        else:
+            kept, relationships = self._kept(values, info, skip_unknown)
+            if kept is None:
+                return None
         instance = PendingInstance(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
         self.dirty = True
-        watched = self.by_entity.get(entity)
-        if watched is not None:
-            watched.append(instance)
+        if self.by_entity:
+            watched = self.by_entity.get(entity)
+            if watched is not None:
+                watched.append(instance)
         if source is not None:
             self.associations.append((source, instance))
         if relationships:
             for key, value in relationships:
                 instance[key] = value
         return instance
+
+    @staticmethod
+    def _kept(
+        values: dict[str, Any], info: _EntityInfo, skip_unknown: bool
+    ) -> tuple[dict[str, Any] | None, list[tuple[str, Any]] | None]:
+        """The attribute values of a create kept in the binding and its relationships, set after;
+        (None, None) when a value or key takes the library's path."""
+        kept = {}
+        relationships = None
+        attributes = info.attributes
+        for key, value in values.items():
+            kind = attributes.get(key)
+            if kind is not None:
+                if value is not None and not _suits(value, kind):
+                    return None, None
+                kept[key] = value
+            elif key in info.relationships:
+                if relationships is None:
+                    relationships = []
+                relationships.append((key, value))
+            elif not skip_unknown:
+                return None, None  # the library's path names the key (the instance stays made, as in C)
+        return kept, relationships
 
     def _copies_by_name(self) -> bool:
         """Whether the attribute mappings copy each source attribute to the destination attribute
@@ -570,6 +625,8 @@ class RowBatch:
         else:
             owners, members = [], []
             relations.append((owner._entity or "", key, owners, members))
+            #: The run add may extend without these checks: a to-many relationship's.
+            self.run = relations[-1] if to_many else None
         for target in targets:
             owners.append(owner)
             members.append(target)
@@ -619,18 +676,15 @@ class RowBatch:
         instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
         if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
             return None
-        key = _compared_key(predicate)
+        compared = self.compared.get(entity)
+        if compared is None:
+            compared = self.compared[entity] = {}
+        key = compared.get(predicate, "")
+        if key == "":
+            key = compared[predicate] = self._compared(entity, predicate)
         if key is None:
             return None
         value = arguments[0]
-        info = self.infos.get(entity)
-        if info is None:
-            info = self.plan.entity(entity)
-            if info is None:
-                return None
-            self.infos[entity] = info
-        if info is None or info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
-            return None
         pending = self.by_entity.get(entity)
         if pending is None:
             pending = self._pending(entity)
@@ -639,7 +693,10 @@ class RowBatch:
                 return None  # its default value is the library's to know
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
-        stored = self._stored(entity, key, predicate, value, limit or 0)
+        kept = self.fetched.get((entity, key, value, limit or 0))
+        stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
+        if stored is None:
+            stored = self._stored(entity, key, predicate, value, limit or 0)
         result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
         if limit and len(result) >= limit:
             return result
@@ -649,6 +706,22 @@ class RowBatch:
                 if limit and len(result) >= limit:
                     break
         return result
+
+    def _compared(self, entity: str, predicate: str) -> str | None:
+        """The string attribute of a concrete entity without subentities a predicate ``key == %@``
+        compares, the fetches this path answers; None for any other."""
+        key = _compared_key(predicate)
+        if key is None:
+            return None
+        info = self.infos.get(entity)
+        if info is None:
+            info = self.plan.entity(entity)
+            if info is None:
+                return None
+            self.infos[entity] = info
+        if info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
+            return None
+        return key
 
     def _pending(self, entity: str) -> list[PendingInstance]:
         """The batch's unwritten instances of an entity, in the order they were made; kept up to
@@ -705,15 +778,24 @@ class RowBatch:
         if info is None:
             return None
         root = info.root
-        made = [p for p in self.created if p._entity == destination or self.plan.entity(p._entity or "").root == root]  # type: ignore[union-attr]
-        if len(made) != len(self.keys) or len(self.associations) != len(made):
+        created = self.created
+        entities = list(map(_ENTITY, created))
+        others = set(entities)
+        others.discard(destination)
+        for name in others:
+            other = self.plan.entity(name or "")
+            if other is None or other.root == root:
+                return None  # another entity of the hierarchy: not the default's one instance per row
+        made = list(compress(created, map(destination.__eq__, entities))) if others else created
+        count = len(made)
+        if count != len(keys) or len(self.associations) != count:
             return None
-        for i, p in enumerate(made):
-            if p._copy != i or p._entity != destination:
-                return None
-        for source, p in self.associations:
-            if p._copy != source._index:
-                return None
+        # Made from row i by the attribute mappings alone, and associated with the row it was made from.
+        if list(map(_COPY, made)) != list(range(count)):
+            return None
+        associations = self.associations
+        if list(map(_COPY, map(_SECOND, associations))) != list(map(_INDEX, map(_FIRST, associations))):
+            return None
         return made
 
     def flush(self, final: bool = False) -> None:
@@ -758,7 +840,7 @@ class RowBatch:
                     p._key = key
                     p._values = None
             start = end
-        relations, self.relations = self.relations, []
+        relations, self.relations, self.run = self.relations, [], None
         for entity, relationship, owners, members in relations:
             _relate_many(
                 ctx,
@@ -815,7 +897,7 @@ class RowBatch:
         self.active = False
         self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
         self.created, self.relations, self.associations = [], [], []
-        self.current = None
+        self.current = self.run = None
 
 
 def run_rows(
@@ -839,6 +921,12 @@ def run_rows(
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows
+    # Python's cyclic garbage collector waits for the batch's end: the thousands of small objects
+    # a batch makes (sources, new instances, their values) are freed by reference counting once
+    # it is written, and collections during it would only walk them over and over.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         entity = plan.source_entity or ""
         for index, key in enumerate(rows.keys):
@@ -849,5 +937,7 @@ def run_rows(
         rows.current = None
         rows.flush(final=True)
     finally:
+        if collecting:
+            gc.enable()
         manager._rows = None
         rows.close()

@@ -140,13 +140,17 @@ class SourceBatch:
 
     def _column_values(self, attribute: str):
         """(the column as ``column`` gives it, the column as the JSON had it: dates as seconds)."""
-        out = ctypes.c_char_p()
-        check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
-        values = json.loads(out.value or b"[]")
         attribute_type = None
         if self._source_entity:
             found = self._manager.source_entity(self._source_entity).attributes.get(attribute)
             attribute_type = found.type if found is not None else None
+        return self._typed_column_values(attribute, attribute_type)
+
+    def _typed_column_values(self, attribute: str, attribute_type: int | None):
+        """``_column_values`` of an attribute whose type the caller knows (no manager call)."""
+        out = ctypes.c_char_p()
+        check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
+        values = json.loads(out.value or b"[]")
         if attribute_type == AttributeType.DATE:
             return _dates(values), values
         convert = _converter(attribute_type)

@@ -28,7 +28,7 @@ import ctypes
 import datetime as _dt
 import gc
 import re
-from itertools import compress
+from itertools import compress, repeat
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -159,6 +159,9 @@ class _Released:
     columns: ClassVar[dict[str, list[Any]]] = {}
     active = False
 
+    def column(self, name: str) -> None:
+        return None
+
 
 _RELEASED = _Released()
 
@@ -203,15 +206,19 @@ class RowSource(Instance):
     # Once the batch is over its columns are gone: a source kept for later reads through the library.
     def __getitem__(self, key: str) -> Any:
         column = self._rows.columns.get(key)
-        if column is not None:
-            return column[self._index]
-        return Instance.__getitem__(self, key)
+        if column is None:
+            column = self._rows.column(key)  # read now, the first time the batch needs it
+            if column is None:
+                return Instance.__getitem__(self, key)
+        return column[self._index]
 
     def get(self, key: str, default: Any = None) -> Any:
         column = self._rows.columns.get(key)
-        if column is not None:
-            return column[self._index]
-        return Instance.get(self, key, default)
+        if column is None:
+            column = self._rows.column(key)
+            if column is None:
+                return Instance.get(self, key, default)
+        return column[self._index]
 
     def to_dict(self, keys: Any = None) -> dict[str, Any]:
         rows = self._rows
@@ -219,12 +226,13 @@ class RowSource(Instance):
             dicts = rows.dicts
             if dicts is None:
                 # Every row's dict at once (zip and dict in C), the first time a hook asks for one.
-                names = list(rows.columns)
-                dicts = rows.dicts = [dict(zip(names, values)) for values in zip(*rows.columns.values())]
+                names = rows.plan.columns
+                columns = [rows.column(name) for name in names]
+                dicts = rows.dicts = list(map(dict, map(zip, repeat(names), zip(*columns))))
             row = dicts[self._index]
             if row is None:
                 i = self._index
-                return {name: column[i] for name, column in rows.columns.items()}
+                return {name: rows.column(name)[i] for name in rows.plan.columns}  # type: ignore[index]
             dicts[self._index] = None  # given away: a second call makes a new one
             return row
         return Instance.to_dict(self, keys)
@@ -293,8 +301,11 @@ class PendingInstance(Instance):
 
     def __getitem__(self, key: str) -> Any:
         values = self._values
-        if values is not None and key in values and self._key is None and self._rows.active:
-            return values[key]
+        if values is not None and self._key is None and self._rows.active:
+            if not values and self._copy >= 0:
+                values = self._rows.filled(self)
+            if key in values:
+                return values[key]
         return Instance.__getitem__(self, key)
 
     def __setitem__(self, key: str, value: Any) -> None:
@@ -353,6 +364,8 @@ class _Plan:
     """What the binding knows of one entity mapping for its batches (read once per mapping)."""
 
     __slots__ = (
+        "column_set",
+        "column_types",
         "columns",
         "date_columns",
         "destination_entity",
@@ -378,6 +391,8 @@ class _Plan:
             # library's instance answers (batch columns hold the stored bytes).
             self.fast, source = False, None
         self.columns = [name for name, a in source.attributes.items() if not a.transient] if source else []
+        self.column_set = set(self.columns)
+        self.column_types = {name: source.attributes[name].type for name in self.columns} if source else {}
         self.date_columns = (
             {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
         )
@@ -431,33 +446,13 @@ class RowBatch:
         self.dirty = False
         self.flushed = False  # written before the batch's end (a read needed it)
         self.keys = batch.keys
+        # The source columns read so far: each is read (one call) the first time the batch needs it.
         self.columns: dict[str, list[Any]] = {}
         self.raw: dict[str, list[Any]] = {}
-        for name in plan.columns:
-            values, raw = batch._column_values(name)
-            self.columns[name] = values
-            self.raw[name] = raw
         self.copies = plan.copies(mapping)
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
-        # (destination attribute, the source column of its name): a to_dict copy is checked against these.
-        self.copy_items = (
-            [(name, self.columns[name]) for name, _, _ in self.copies if name in self.columns]
-            if self.copies is not None
-            else []
-        )
-        # (destination attribute, the source column as read — a date's raw seconds, copied exactly —, is a date)
-        self.copy_columns = (
-            [
-                (
-                    name,
-                    self.raw[column] if kind == AttributeType.DATE else self.columns[column],
-                    kind == AttributeType.DATE,
-                )
-                for name, column, kind in self.copies
-            ]
-            if self.copies is not None
-            else []
-        )
+        self._copy_items: list[tuple[str, list[Any]]] | None = None
+        self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
         self.exact_dates: dict[str, bool] = {}
         self.dicts: list[dict[str, Any] | None] | None = None  # to_dict's, made for every row at once
         self.by_name: bool | None = None
@@ -472,11 +467,57 @@ class RowBatch:
         #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
         self.compared: dict[str, dict[str, str | None]] = {}
 
+    def column(self, name: str) -> list[Any] | None:
+        """A source attribute's values for every row of the batch (read now if not yet); None for
+        a key that is not an attribute column of the batch, or once the batch is over."""
+        values = self.columns.get(name)
+        if values is None and self.active and name in self.plan.column_set:
+            # The type from the plan: asking the manager would write what the batch holds first.
+            values, raw = self.batch._typed_column_values(name, self.plan.column_types[name])
+            self.columns[name] = values
+            self.raw[name] = raw
+        return values
+
+    def copy_items(self) -> list[tuple[str, list[Any]]]:
+        """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
+        items = self._copy_items
+        if items is None:
+            names = [name for name, _, _ in self.copies or ()]
+            items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
+        return items
+
+    def copy_columns(self) -> list[tuple[str, list[Any], bool]]:
+        """(destination attribute, the source column as read — a date's raw seconds, copied
+        exactly —, whether it is a date) of the attribute mappings' copies."""
+        columns = self._copy_columns
+        if columns is None:
+            columns = []
+            for name, column, kind in self.copies or ():
+                values = self.column(column) or []
+                dates = kind == AttributeType.DATE
+                columns.append((name, self.raw[column] if dates else values, dates))
+            self._copy_columns = columns
+        return columns
+
+    def filled(self, instance: PendingInstance) -> dict[str, Any]:
+        """The values of an instance the batch made; those of one whose only values are the
+        attribute mappings' copy of a row (apply_attribute_mappings) are put in now."""
+        values = instance._values
+        if values is None:
+            return {}
+        i = instance._copy
+        if not values and i >= 0:
+            for name, column, dates in self.copy_columns():
+                value = column[i]
+                values[name] = CoreDataDate(value) if dates and value is not None else value
+        return values
+
     def _dates_exact(self, column: str) -> bool:
         """Whether every date of a source column reads as a datetime that writes back its exact
         seconds (to_dict → create then stores what the attribute mappings would copy)."""
         exact = self.exact_dates.get(column)
         if exact is None:
+            self.column(column)
             raw = self.raw[column]
             # Whole seconds go to a datetime and back exactly; anything else is checked value by value.
             exact = _whole(raw) or all(
@@ -527,7 +568,7 @@ class RowBatch:
                 # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
                 index = source._index
                 copy = index
-                for key, column in self.copy_items:
+                for key, column in self.copy_items():
                     if values[key] is not column[index]:
                         copy = -1
                         break
@@ -598,7 +639,7 @@ class RowBatch:
         if kind is not None:
             if value is not None and not _suits(value, kind):
                 return False
-            instance._values[key] = value  # type: ignore[index]
+            self.filled(instance)[key] = value
             instance._copy = -1
             return True
         to_many = info.relationships.get(key)
@@ -654,12 +695,15 @@ class RowBatch:
         if destination._entity != self.plan.destination_entity:
             return False
         values = destination._values
-        fresh = not values
         i = source._index
-        for name, column, dates in self.copy_columns:
+        if not values:
+            # Only the copy of row i: its values are put in when something reads them (filled).
+            destination._copy = i
+            return True
+        for name, column, dates in self.copy_columns():
             value = column[i]
-            values[name] = CoreDataDate(value) if dates and value is not None else value  # type: ignore[index]
-        destination._copy = i if fresh or len(values) == len(copies) else -1  # type: ignore[arg-type]
+            values[name] = CoreDataDate(value) if dates and value is not None else value
+        destination._copy = i if len(values) == len(copies) else -1
         return True
 
     def fetch_destination(
@@ -689,7 +733,7 @@ class RowBatch:
         if pending is None:
             pending = self._pending(entity)
         for p in pending:
-            if key not in p._values:  # type: ignore[operator]
+            if key not in self.filled(p):
                 return None  # its default value is the library's to know
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
@@ -701,7 +745,7 @@ class RowBatch:
         if limit and len(result) >= limit:
             return result
         for p in pending:
-            if p._values.get(key) == value:  # type: ignore[union-attr]
+            if self.filled(p).get(key) == value:
                 result.append(p)
                 if limit and len(result) >= limit:
                     break
@@ -833,7 +877,7 @@ class RowBatch:
             run = created[start:end]
             if run:
                 try:
-                    keys = _create_many(ctx, entity, [p._values or {} for p in run])
+                    keys = _create_many(ctx, entity, [self.filled(p) for p in run])
                 except Exception as error:
                     raise self._named(error, entity, run) from None
                 for p, key in zip(run, keys):
@@ -876,7 +920,7 @@ class RowBatch:
         ctx = self.manager._ctx or 0
         for p in run:
             try:
-                _create_many(ctx, entity, [p._values or {}])
+                _create_many(ctx, entity, [self.filled(p)])
             except Exception as single:
                 creator = p._creator
                 what = (

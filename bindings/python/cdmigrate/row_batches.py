@@ -37,7 +37,7 @@ from ._text import c_text
 from .batch import SourceBatch, keys_array, keys_from, rows_json
 from .errors import MisuseError, check
 from .instance import DESTINATION, SOURCE, Instance, ObjectID
-from .values import AttributeType, CoreDataDate, reference_seconds
+from .values import AttributeType, CoreDataDate, date_from_reference_seconds, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import EntityMapping, MigrationManager
@@ -305,7 +305,12 @@ class PendingInstance(Instance):
             if not values and self._copy >= 0:
                 values = self._rows.filled(self)
             if key in values:
-                return values[key]
+                value = values[key]
+                t = type(value)
+                if t is CoreDataDate or t is _dt.datetime:
+                    # Read back as the library gives a stored date (aware UTC, to the microsecond).
+                    return date_from_reference_seconds(reference_seconds(value))
+                return value
         return Instance.__getitem__(self, key)
 
     def __setitem__(self, key: str, value: Any) -> None:

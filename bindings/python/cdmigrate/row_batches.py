@@ -455,6 +455,7 @@ class RowBatch:
         self.columns: dict[str, list[Any]] = {}
         self.raw: dict[str, list[Any]] = {}
         self.copies = plan.copies(mapping)
+        self.destination_entity = plan.destination_entity
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
         self._copy_items: list[tuple[str, list[Any]]] | None = None
         self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
@@ -561,7 +562,7 @@ class RowBatch:
         kept: dict[str, Any] | None
         if not values:
             kept = {}
-        elif source is not None and entity == self.plan.destination_entity and values.keys() == self.copy_names:
+        elif source is not None and entity == self.destination_entity and values.keys() == self.copy_names:
             by_name = self.by_name
             if by_name is None:
                 by_name = self._copies_by_name()
@@ -573,7 +574,10 @@ class RowBatch:
                 # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
                 index = source._index
                 copy = index
-                for key, column in self.copy_items():
+                items = self._copy_items
+                if items is None:
+                    items = self.copy_items()
+                for key, column in items:
                     if values[key] is not column[index]:
                         copy = -1
                         break

@@ -69,7 +69,8 @@ def _dates(values: list[Any]) -> list[Any]:
     expression inlined); a column holding a date datetime cannot hold goes value by value."""
     reference, seconds = REFERENCE_DATE, _dt.timedelta
     try:
-        return [None if v is None else reference + seconds(seconds=v) for v in values]
+        # timedelta(0, v) is timedelta(seconds=v), without parsing a keyword per value.
+        return [None if v is None else reference + seconds(0, v) for v in values]
     except (OverflowError, ValueError):
         return [None if v is None else date_from_reference_seconds(v) for v in values]
 

@@ -320,22 +320,17 @@ class PendingInstance(Instance):
 
     def add(self, key: str, *targets: Instance) -> None:
         rows = self._rows
-        if self._key is None and rows.active:
-            run = rows.run
-            if (
-                run is not None
-                and len(targets) == 1
-                and run[1] == key
-                and run[0] == self._entity
-                and type(targets[0]) is PendingInstance
-            ):
+        run = rows.run  # None once the batch is written or over
+        if run is not None and self._key is None and run[1] == key and run[0] == self._entity and len(targets) == 1:
+            target = targets[0]
+            if type(target) is PendingInstance:
                 # The batch's last relationship run is this to-many one (checked when it began).
                 run[2].append(self)
-                run[3].append(targets[0])
+                run[3].append(target)
                 rows.dirty = True
                 return
-            if rows.relate(self, key, targets, True):
-                return
+        if self._key is None and rows.active and rows.relate(self, key, targets, True):
+            return
         Instance.add(self, key, *targets)
 
     def __eq__(self, other: object) -> bool:

@@ -50,6 +50,8 @@ about speed. Every result is checked for the same rows as the other paths of its
                                                    # programs linked with another build's install
                                                    # (make install PREFIX=… in a checkout of main, say),
                                                    # in the same interleaved rounds
+    python3 bench/run.py --baseline-python DIR     # also python-rows@base, …: the Python policy paths with
+                                                   # another checkout's bindings/python (its library built in)
 """
 
 from __future__ import annotations
@@ -179,11 +181,17 @@ def build(work: str, baseline: str = "") -> dict:
     return tools
 
 
-def python_env() -> dict:
+def python_env(package: str = "") -> dict:
+    """The environment of a Python path: this checkout's package, or ``package`` (another
+    checkout's bindings/python, its library built in) for a path@base."""
     return dict(
         os.environ,
         PYTHONPATH=os.pathsep.join(
-            [os.path.join(ROOT, "bindings", "python"), os.path.join(EXAMPLES, "python"), os.path.join(ROOT, "bench")]
+            [
+                package or os.path.join(ROOT, "bindings", "python"),
+                os.path.join(EXAMPLES, "python"),
+                os.path.join(ROOT, "bench"),
+            ]
         ),
     )
 
@@ -464,8 +472,9 @@ def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: di
         command = [tools["c_migrate" + suffix], *SHAPES[shape]["models"], SHAPES[shape]["copy"], source, destination]
     else:
         shutil.copy(empty, destination)
-        command = [sys.executable, __file__, "--child", path, shape, source, destination]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, env=python_env())
+        command = [sys.executable, __file__, "--child", base, shape, source, destination]
+    package = tools.get("python@base", "") if suffix else ""
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, env=python_env(package))
     out = process.stdout.read() if process.stdout else b""
     _, status, usage = os.wait4(process.pid, 0)
     process.returncode = os.waitstatus_to_exitcode(status)
@@ -546,6 +555,13 @@ def main() -> None:
         help="an install prefix of another build: its declarative and c-policy paths run too (path@base)",
     )
     parser.add_argument(
+        "--baseline-python",
+        default="",
+        help="another checkout's bindings/python folder (its libcdmigrate.so built in: make -C bindings/python "
+        "python-package there): the Python policy paths run with it too (path@base), with this checkout's "
+        "bench and examples",
+    )
+    parser.add_argument(
         "--schema-step",
         action="store_true",
         help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL",
@@ -567,6 +583,8 @@ def main() -> None:
     wanted = args.paths.split(",")
     os.makedirs(args.work, exist_ok=True)
     tools = build(args.work, os.path.abspath(args.baseline) if args.baseline else "")
+    if args.baseline_python:
+        tools["python@base"] = os.path.abspath(args.baseline_python)
     results = []
     print(
         f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; {args.rounds} interleaved rounds; "
@@ -577,6 +595,9 @@ def main() -> None:
         paths = [p for p in spec["paths"] if p in wanted]
         if args.baseline:
             paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", "c-policy") else [p])]
+        if args.baseline_python:
+            python = ("python-policy", *PER_ROW_POLICIES)
+            paths = [q for p in paths for q in ([p, p + "@base"] if p in python else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
             times = {p: [] for p in paths}

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import ctypes
 import datetime as _dt
+import gc
 import re
+from itertools import compress, repeat
+from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
@@ -36,7 +39,7 @@ from ._text import c_text
 from .batch import SourceBatch
 from .errors import MisuseError, check
 from .instance import DESTINATION, SOURCE, Instance
-from .values import AttributeType, CoreDataDate, ObjectID, reference_seconds
+from .values import AttributeType, CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import EntityMapping, MigrationManager
@@ -46,6 +49,13 @@ _PLAIN = (str, int, float, bool, type(None))
 _SIMPLE_COPY = re.compile(r"^\s*\$source\.([A-Za-z_][A-Za-z0-9_]*)\s*$")
 _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 
+
+_ENTITY = attrgetter("_entity")
+_COPY = attrgetter("_copy")
+_KEY = attrgetter("_key")
+_INDEX = attrgetter("_index")
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
 _NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
@@ -72,12 +82,18 @@ def _suits(value: Any, kind: Any) -> bool:
     return False
 
 
-def _whole(seconds: Any) -> bool:
-    """Whether a date column's raw value is nil or whole seconds (within datetime's years)."""
-    return seconds is None or (
-        (type(seconds) is int or (type(seconds) is float and seconds.is_integer()))
-        and -63_113_904_000 < seconds < 252_423_993_600
-    )
+def _whole(seconds: list[Any]) -> bool:
+    """Whether every value of a date column's raw seconds is nil or whole seconds (within
+    datetime's years), checked in C loops (map, min, max) rather than a Python call per value."""
+    numbers = [v for v in seconds if v is not None]
+    if not numbers:
+        return True
+    kinds = set(map(type, numbers))
+    if not kinds <= {int, float}:
+        return False
+    if float in kinds and not all(map(float.is_integer, [v for v in numbers if type(v) is float])):
+        return False
+    return min(numbers) > -63_113_904_000 and max(numbers) < 252_423_993_600
 
 
 _COMPARED: dict[str, str | None] = {}
@@ -145,6 +161,9 @@ class _Released:
     columns: ClassVar[dict[str, list[Any]]] = {}
     active = False
 
+    def column(self, name: str) -> None:
+        return None
+
 
 _RELEASED = _Released()
 
@@ -189,15 +208,19 @@ class RowSource(Instance):
     # Once the batch is over its columns are gone: a source kept for later reads through the library.
     def __getitem__(self, key: str) -> Any:
         column = self._rows.columns.get(key)
-        if column is not None:
-            return column[self._index]
-        return Instance.__getitem__(self, key)
+        if column is None:
+            column = self._rows.column(key)  # read now, the first time the batch needs it
+            if column is None:
+                return Instance.__getitem__(self, key)
+        return column[self._index]
 
     def get(self, key: str, default: Any = None) -> Any:
         column = self._rows.columns.get(key)
-        if column is not None:
-            return column[self._index]
-        return Instance.get(self, key, default)
+        if column is None:
+            column = self._rows.column(key)
+            if column is None:
+                return Instance.get(self, key, default)
+        return column[self._index]
 
     def to_dict(self, keys: Any = None) -> dict[str, Any]:
         rows = self._rows
@@ -205,12 +228,13 @@ class RowSource(Instance):
             dicts = rows.dicts
             if dicts is None:
                 # Every row's dict at once (zip and dict in C), the first time a hook asks for one.
-                names = list(rows.columns)
-                dicts = rows.dicts = [dict(zip(names, values)) for values in zip(*rows.columns.values())]
+                names = rows.plan.columns
+                columns = [rows.column(name) for name in names]
+                dicts = rows.dicts = list(map(dict, map(zip, repeat(names), zip(*columns))))
             row = dicts[self._index]
             if row is None:
                 i = self._index
-                return {name: column[i] for name, column in rows.columns.items()}
+                return {name: rows.column(name)[i] for name in rows.plan.columns}  # type: ignore[index]
             dicts[self._index] = None  # given away: a second call makes a new one
             return row
         return Instance.to_dict(self, keys)
@@ -279,8 +303,16 @@ class PendingInstance(Instance):
 
     def __getitem__(self, key: str) -> Any:
         values = self._values
-        if values is not None and key in values and self._key is None and self._rows.active:
-            return values[key]
+        if values is not None and self._key is None and self._rows.active:
+            if not values and self._copy >= 0:
+                values = self._rows.filled(self)
+            if key in values:
+                value = values[key]
+                t = type(value)
+                if t is CoreDataDate or t is _dt.datetime:
+                    # Read back as the library gives a stored date (aware UTC, to the microsecond).
+                    return date_from_reference_seconds(reference_seconds(value))
+                return value
         return Instance.__getitem__(self, key)
 
     def __setitem__(self, key: str, value: Any) -> None:
@@ -289,7 +321,17 @@ class PendingInstance(Instance):
         Instance.__setitem__(self, key, value)
 
     def add(self, key: str, *targets: Instance) -> None:
-        if self._key is None and self._rows.active and self._rows.relate(self, key, targets, True):
+        rows = self._rows
+        run = rows.run  # None once the batch is written or over
+        if run is not None and self._key is None and run[1] == key and run[0] == self._entity and len(targets) == 1:
+            target = targets[0]
+            if type(target) is PendingInstance:
+                # The batch's last relationship run is this to-many one (checked when it began).
+                run[2].append(self)
+                run[3].append(target)
+                rows.dirty = True
+                return
+        if self._key is None and rows.active and rows.relate(self, key, targets, True):
             return
         Instance.add(self, key, *targets)
 
@@ -324,6 +366,8 @@ class _Plan:
     """What the binding knows of one entity mapping for its batches (read once per mapping)."""
 
     __slots__ = (
+        "column_set",
+        "column_types",
         "columns",
         "date_columns",
         "destination_entity",
@@ -349,6 +393,8 @@ class _Plan:
             # library's instance answers (batch columns hold the stored bytes).
             self.fast, source = False, None
         self.columns = [name for name, a in source.attributes.items() if not a.transient] if source else []
+        self.column_set = set(self.columns)
+        self.column_types = {name: source.attributes[name].type for name in self.columns} if source else {}
         self.date_columns = (
             {name for name, a in source.attributes.items() if a.type == AttributeType.DATE} if source else set()
         )
@@ -402,46 +448,82 @@ class RowBatch:
         self.dirty = False
         self.flushed = False  # written before the batch's end (a read needed it)
         self.keys = batch.keys
+        # The source columns read so far: each is read (one call) the first time the batch needs it.
         self.columns: dict[str, list[Any]] = {}
         self.raw: dict[str, list[Any]] = {}
-        for name in plan.columns:
-            values, raw = batch._column_values(name)
-            self.columns[name] = values
-            self.raw[name] = raw
         self.copies = plan.copies(mapping)
+        self.destination_entity = plan.destination_entity
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
-        # (destination attribute, the source column as read — a date's raw seconds, copied exactly —, is a date)
-        self.copy_columns = (
-            [
-                (
-                    name,
-                    self.raw[column] if kind == AttributeType.DATE else self.columns[column],
-                    kind == AttributeType.DATE,
-                )
-                for name, column, kind in self.copies
-            ]
-            if self.copies is not None
-            else []
-        )
+        self._copy_items: list[tuple[str, list[Any]]] | None = None
+        self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
         self.exact_dates: dict[str, bool] = {}
         self.dicts: list[dict[str, Any] | None] | None = None  # to_dict's, made for every row at once
         self.by_name: bool | None = None
         self.infos: dict[str, _EntityInfo] = {}
         self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
         self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
+        self.run: tuple[str, str, list[Any], list[Any]] | None = None  # the last of relations, when to-many
         self.associations: list[tuple[RowSource, PendingInstance]] = []
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
+        #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
+        self.compared: dict[str, dict[str, str | None]] = {}
+
+    def column(self, name: str) -> list[Any] | None:
+        """A source attribute's values for every row of the batch (read now if not yet); None for
+        a key that is not an attribute column of the batch, or once the batch is over."""
+        values = self.columns.get(name)
+        if values is None and self.active and name in self.plan.column_set:
+            # The type from the plan: asking the manager would write what the batch holds first.
+            values, raw = self.batch._typed_column_values(name, self.plan.column_types[name])
+            self.columns[name] = values
+            self.raw[name] = raw
+        return values
+
+    def copy_items(self) -> list[tuple[str, list[Any]]]:
+        """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
+        items = self._copy_items
+        if items is None:
+            names = [name for name, _, _ in self.copies or ()]
+            items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
+        return items
+
+    def copy_columns(self) -> list[tuple[str, list[Any], bool]]:
+        """(destination attribute, the source column as read — a date's raw seconds, copied
+        exactly —, whether it is a date) of the attribute mappings' copies."""
+        columns = self._copy_columns
+        if columns is None:
+            columns = []
+            for name, column, kind in self.copies or ():
+                values = self.column(column) or []
+                dates = kind == AttributeType.DATE
+                columns.append((name, self.raw[column] if dates else values, dates))
+            self._copy_columns = columns
+        return columns
+
+    def filled(self, instance: PendingInstance) -> dict[str, Any]:
+        """The values of an instance the batch made; those of one whose only values are the
+        attribute mappings' copy of a row (apply_attribute_mappings) are put in now."""
+        values = instance._values
+        if values is None:
+            return {}
+        i = instance._copy
+        if not values and i >= 0:
+            for name, column, dates in self.copy_columns():
+                value = column[i]
+                values[name] = CoreDataDate(value) if dates and value is not None else value
+        return values
 
     def _dates_exact(self, column: str) -> bool:
         """Whether every date of a source column reads as a datetime that writes back its exact
         seconds (to_dict → create then stores what the attribute mappings would copy)."""
         exact = self.exact_dates.get(column)
         if exact is None:
+            self.column(column)
             raw = self.raw[column]
             # Whole seconds go to a datetime and back exactly; anything else is checked value by value.
-            exact = all(map(_whole, raw)) or all(
+            exact = _whole(raw) or all(
                 r is None or (type(v) is CoreDataDate or reference_seconds(v) == r)
                 for v, r in zip(self.columns[column], raw)
             )
@@ -460,70 +542,88 @@ class RowBatch:
         self, entity: str | None, values: dict[str, Any] | None, source: Instance | None, skip_unknown: bool
     ) -> PendingInstance | None:
         """manager.create, kept; None when this path cannot express it."""
-        plan = self.plan
         if entity is None:
-            entity = plan.destination_entity
+            entity = self.plan.destination_entity
             if entity is None:
                 return None
         if source is not None and (type(source) is not RowSource or source._rows is not self):
             return None
         info = self.infos.get(entity)
         if info is None:
-            info = plan.entity(entity)
+            info = self.plan.entity(entity)
             if info is None:
                 return None
             self.infos[entity] = info
         copy = -1
         relationships = None
+        kept: dict[str, Any] | None
         if not values:
-            kept: dict[str, Any] = {}
-        elif (
-            source is not None
-            and entity == plan.destination_entity
-            and values.keys() == self.copy_names
-            and self._copies_by_name()
-        ):
-            # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
-            index = source._index
-            columns = self.columns
-            copy = index
-            for key, value in values.items():
-                if columns[key][index] is not value:
-                    copy = -1
-                    break
-            kept = dict(values)
-            if copy < 0:
-                attributes = info.attributes
-                for key, value in kept.items():
-                    if value is not None and not _suits(value, attributes[key]):
-                        return None
-        else:
             kept = {}
-            attributes = info.attributes
-            for key, value in values.items():
-                kind = attributes.get(key)
-                if kind is not None:
-                    if value is not None and not _suits(value, kind):
-                        return None
-                    kept[key] = value
-                elif key in info.relationships:
-                    if relationships is None:
-                        relationships = []
-                    relationships.append((key, value))
-                elif not skip_unknown:
-                    return None  # the library's path names the key (the instance stays made, as in C)
+        elif source is not None and entity == self.destination_entity and values.keys() == self.copy_names:
+            by_name = self.by_name
+            if by_name is None:
+                by_name = self._copies_by_name()
+            if not by_name:
+                kept, relationships = self._kept(values, info, skip_unknown)
+                if kept is None:
+                    return None
+            else:
+                # The row's own values under the same names (source.to_dict()): the attribute mappings' copy.
+                index = source._index
+                copy = index
+                items = self._copy_items
+                if items is None:
+                    items = self.copy_items()
+                for key, column in items:
+                    if values[key] is not column[index]:
+                        copy = -1
+                        break
+                kept = dict(values)
+                if copy < 0:
+                    attributes = info.attributes
+                    for key, value in kept.items():
+                        if value is not None and not _suits(value, attributes[key]):
+                            return None
+        else:
+            kept, relationships = self._kept(values, info, skip_unknown)
+            if kept is None:
+                return None
         instance = PendingInstance(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
         self.dirty = True
-        watched = self.by_entity.get(entity)
-        if watched is not None:
-            watched.append(instance)
+        if self.by_entity:
+            watched = self.by_entity.get(entity)
+            if watched is not None:
+                watched.append(instance)
         if source is not None:
             self.associations.append((source, instance))
         if relationships:
             for key, value in relationships:
                 instance[key] = value
         return instance
+
+    @staticmethod
+    def _kept(
+        values: dict[str, Any], info: _EntityInfo, skip_unknown: bool
+    ) -> tuple[dict[str, Any] | None, list[tuple[str, Any]] | None]:
+        """The attribute values of a create kept in the binding and its relationships, set after;
+        (None, None) when a value or key takes the library's path."""
+        kept = {}
+        relationships = None
+        attributes = info.attributes
+        for key, value in values.items():
+            kind = attributes.get(key)
+            if kind is not None:
+                if value is not None and not _suits(value, kind):
+                    return None, None
+                kept[key] = value
+            elif key in info.relationships:
+                if relationships is None:
+                    relationships = []
+                relationships.append((key, value))
+            elif not skip_unknown:
+                return None, None  # the library's path names the key (the instance stays made, as in C)
+        return kept, relationships
 
     def _copies_by_name(self) -> bool:
         """Whether the attribute mappings copy each source attribute to the destination attribute
@@ -545,7 +645,7 @@ class RowBatch:
         if kind is not None:
             if value is not None and not _suits(value, kind):
                 return False
-            instance._values[key] = value  # type: ignore[index]
+            self.filled(instance)[key] = value
             instance._copy = -1
             return True
         to_many = info.relationships.get(key)
@@ -572,6 +672,8 @@ class RowBatch:
         else:
             owners, members = [], []
             relations.append((owner._entity or "", key, owners, members))
+            #: The run add may extend without these checks: a to-many relationship's.
+            self.run = relations[-1] if to_many else None
         for target in targets:
             owners.append(owner)
             members.append(target)
@@ -599,12 +701,15 @@ class RowBatch:
         if destination._entity != self.plan.destination_entity:
             return False
         values = destination._values
-        fresh = not values
         i = source._index
-        for name, column, dates in self.copy_columns:
+        if not values:
+            # Only the copy of row i: its values are put in when something reads them (filled).
+            destination._copy = i
+            return True
+        for name, column, dates in self.copy_columns():
             value = column[i]
-            values[name] = CoreDataDate(value) if dates and value is not None else value  # type: ignore[index]
-        destination._copy = i if fresh or len(values) == len(copies) else -1  # type: ignore[arg-type]
+            values[name] = CoreDataDate(value) if dates and value is not None else value
+        destination._copy = i if len(values) == len(copies) else -1
         return True
 
     def fetch_destination(
@@ -621,36 +726,52 @@ class RowBatch:
         instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
         if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
             return None
-        key = _compared_key(predicate)
+        compared = self.compared.get(entity)
+        if compared is None:
+            compared = self.compared[entity] = {}
+        key = compared.get(predicate, "")
+        if key == "":
+            key = compared[predicate] = self._compared(entity, predicate)
         if key is None:
             return None
         value = arguments[0]
+        pending = self.by_entity.get(entity)
+        if pending is None:
+            pending = self._pending(entity)
+        for p in pending:
+            if key not in self.filled(p):
+                return None  # its default value is the library's to know
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative ({limit})")
+        kept = self.fetched.get((entity, key, value, limit or 0))
+        stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
+        if stored is None:
+            stored = self._stored(entity, key, predicate, value, limit or 0)
+        result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
+        if limit and len(result) >= limit:
+            return result
+        for p in pending:
+            if self.filled(p).get(key) == value:
+                result.append(p)
+                if limit and len(result) >= limit:
+                    break
+        return result
+
+    def _compared(self, entity: str, predicate: str) -> str | None:
+        """The string attribute of a concrete entity without subentities a predicate ``key == %@``
+        compares, the fetches this path answers; None for any other."""
+        key = _compared_key(predicate)
+        if key is None:
+            return None
         info = self.infos.get(entity)
         if info is None:
             info = self.plan.entity(entity)
             if info is None:
                 return None
             self.infos[entity] = info
-        if info is None or info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
+        if info.has_subentities or info.attributes.get(key) != AttributeType.STRING:
             return None
-        pending = self.by_entity.get(entity)
-        if pending is None:
-            pending = self._pending(entity)
-        for p in pending:
-            if key not in p._values:  # type: ignore[operator]
-                return None  # its default value is the library's to know
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative ({limit})")
-        stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
-        if limit and len(result) >= limit:
-            return result
-        for p in pending:
-            if p._values.get(key) == value:  # type: ignore[union-attr]
-                result.append(p)
-                if limit and len(result) >= limit:
-                    break
-        return result
+        return key
 
     def _pending(self, entity: str) -> list[PendingInstance]:
         """The batch's unwritten instances of an entity, in the order they were made; kept up to
@@ -705,15 +826,24 @@ class RowBatch:
         if info is None:
             return None
         root = info.root
-        made = [p for p in self.created if p._entity == destination or self.plan.entity(p._entity or "").root == root]  # type: ignore[union-attr]
-        if len(made) != len(self.keys) or len(self.associations) != len(made):
+        created = self.created
+        entities = list(map(_ENTITY, created))
+        others = set(entities)
+        others.discard(destination)
+        for name in others:
+            other = self.plan.entity(name or "")
+            if other is None or other.root == root:
+                return None  # another entity of the hierarchy: not the default's one instance per row
+        made = list(compress(created, map(destination.__eq__, entities))) if others else created
+        count = len(made)
+        if count != len(keys) or len(self.associations) != count:
             return None
-        for i, p in enumerate(made):
-            if p._copy != i or p._entity != destination:
-                return None
-        for source, p in self.associations:
-            if p._copy != source._index:
-                return None
+        # Made from row i by the attribute mappings alone, and associated with the row it was made from.
+        if list(map(_COPY, made)) != list(range(count)):
+            return None
+        associations = self.associations
+        if list(map(_COPY, map(_SECOND, associations))) != list(map(_INDEX, map(_FIRST, associations))):
+            return None
         return made
 
     def flush(self, final: bool = False) -> None:
@@ -751,14 +881,14 @@ class RowBatch:
             run = created[start:end]
             if run:
                 try:
-                    keys = _create_many(ctx, entity, [p._values or {} for p in run])
+                    keys = _create_many(ctx, entity, [self.filled(p) for p in run])
                 except Exception as error:
                     raise self._named(error, entity, run) from None
                 for p, key in zip(run, keys):
                     p._key = key
                     p._values = None
             start = end
-        relations, self.relations = self.relations, []
+        relations, self.relations, self.run = self.relations, [], None
         for entity, relationship, owners, members in relations:
             _relate_many(
                 ctx,
@@ -794,7 +924,7 @@ class RowBatch:
         ctx = self.manager._ctx or 0
         for p in run:
             try:
-                _create_many(ctx, entity, [p._values or {}])
+                _create_many(ctx, entity, [self.filled(p)])
             except Exception as single:
                 creator = p._creator
                 what = (
@@ -815,7 +945,7 @@ class RowBatch:
         self.active = False
         self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
         self.created, self.relations, self.associations = [], [], []
-        self.current = None
+        self.current = self.run = None
 
 
 def run_rows(
@@ -839,6 +969,12 @@ def run_rows(
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows
+    # Python's cyclic garbage collector waits for the batch's end: the thousands of small objects
+    # a batch makes (sources, new instances, their values) are freed by reference counting once
+    # it is written, and collections during it would only walk them over and over.
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         entity = plan.source_entity or ""
         for index, key in enumerate(rows.keys):
@@ -849,5 +985,7 @@ def run_rows(
         rows.current = None
         rows.flush(final=True)
     finally:
+        if collecting:
+            gc.enable()
         manager._rows = None
         rows.close()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import ctypes
+import datetime as _dt
 import decimal
 import json
 import uuid
@@ -19,13 +20,24 @@ from . import _lib
 from ._arrays import keys_array, keys_from
 from ._text import c_text
 from .errors import MisuseError, check
-from .values import AttributeType, date_from_reference_seconds
+from .values import REFERENCE_DATE, AttributeType, date_from_reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import MigrationManager
 
 _lib_ = _lib.lib
 _KEYS = ctypes.POINTER(ctypes.c_int64)
+
+
+def _dates(values: list[Any]) -> list[Any]:
+    """A date column's seconds as the values date_from_reference_seconds gives, in one pass (its
+    expression inlined); a column holding a date datetime cannot hold goes value by value."""
+    reference, seconds = REFERENCE_DATE, _dt.timedelta
+    try:
+        # timedelta(0, v) is timedelta(seconds=v), without parsing a keyword per value.
+        return [None if v is None else reference + seconds(0, v) for v in values]
+    except (OverflowError, ValueError):
+        return [None if v is None else date_from_reference_seconds(v) for v in values]
 
 
 def _converter(attribute_type: int | None):
@@ -94,13 +106,19 @@ class SourceBatch:
 
     def _column_values(self, attribute: str):
         """(the column as ``column`` gives it, the column as the JSON had it: dates as seconds)."""
-        out = ctypes.c_char_p()
-        check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
-        values = json.loads(out.value or b"[]")
         attribute_type = None
         if self._source_entity:
             found = self._manager.source_entity(self._source_entity).attributes.get(attribute)
             attribute_type = found.type if found is not None else None
+        return self._typed_column_values(attribute, attribute_type)
+
+    def _typed_column_values(self, attribute: str, attribute_type: int | None):
+        """``_column_values`` of an attribute whose type the caller knows (no manager call)."""
+        out = ctypes.c_char_p()
+        check(_lib_.cdm_batch_column_json(self._handle(), c_text(attribute, "the attribute name"), ctypes.byref(out)))
+        values = json.loads(out.value or b"[]")
+        if attribute_type == AttributeType.DATE:
+            return _dates(values), values
         convert = _converter(attribute_type)
         return ([convert(v) for v in values] if convert else values), values
 

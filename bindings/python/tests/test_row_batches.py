@@ -389,3 +389,142 @@ def test_every_attribute_type_given_back_by_to_dict_matches(tmp_path, kitchen_st
         dumps.append(dump(destination))
     assert dumps[0] == dumps[1]
     assert len(dumps[0]["ZITEM"]) == 30
+
+
+def written_one_by_one(monkeypatch):
+    """The entities whose new instances a batch writes as JSON rows (not by the batch's default)."""
+    from cdmigrate import _row_batches as row_batches
+
+    entities = []
+    create_many = row_batches._create_many
+
+    def recording(ctx, entity, values):
+        entities.append(entity)
+        return create_many(ctx, entity, values)
+
+    monkeypatch.setattr(row_batches, "_create_many", recording)
+    return entities
+
+
+@pytest.mark.parametrize("style", [ToDictStyle, FetchStyle], ids=["to_dict", "fetch"])
+def test_both_styles_write_their_notes_by_the_batch_default(tmp_path, notas_source, monkeypatch, style):
+    # Reading a column the first time, fetching and creating during a batch must not write what
+    # the batch holds early: the notes still go by the mapping's default, as one statement.
+    entities = written_one_by_one(monkeypatch)
+    same_both_ways(tmp_path, notas_source, style, batch_size=40)
+    assert "Categoria" in entities and "Nota" not in entities
+
+
+def test_copies_applied_and_not_yet_read_are_filled_when_read_set_or_fetched(tmp_path, notas_source):
+    class Mixed(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            key = source.object_id.primary_key
+            if key % 11 == 0:
+                values = source.to_dict()
+                values.pop("categoria")
+                values["contenido"] = values["contenido"] + " (otra)"
+                nota = manager.create("Nota", values=values)  # not the mappings' copy: written as JSON
+            else:
+                nota = manager.create("Nota")
+                manager.apply_attribute_mappings(source, nota)  # kept as "row i's copy" until read
+            manager.associate(source, nota)
+            if key % 3 == 0:
+                assert nota["contenido"].startswith(source["contenido"]) and nota["fecha"] == source["fecha"]
+            if key % 4 == 0:
+                nota["etiquetas"] = f"#{key}"  # set on a copy not read yet
+            if key % 5 == 0:
+                found = manager.fetch_destination("Nota", "contenido == %@", nota["contenido"])
+                assert found == [nota] and found[0]["etiquetas"] == (f"#{key}" if key % 4 == 0 else source["etiquetas"])
+            if key % 7 == 0:
+                manager.apply_attribute_mappings(source, nota)  # applied again over a value set
+
+    tables = same_both_ways(tmp_path, notas_source, Mixed, batch_size=9)
+    assert any(row[-1] and row[-1].startswith("#") for row in tables["ZNOTA"])
+
+
+def test_relationship_runs_switching_and_several_targets_match(tmp_path, notas_source):
+    class Linking(cdmigrate.EntityMigrationPolicy):
+        def __init__(self):
+            self.categorias = {}
+
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create(
+                "Nota", values={"contenido": source["contenido"], "fecha": source["fecha"]}, source=source
+            )
+            nombre = source["categoria"] or "ninguna"
+            categoria = self.categorias.get(nombre)
+            if categoria is None:
+                categoria = self.categorias[nombre] = manager.create("Categoria", {"nombre": nombre})
+            otra = manager.create("Categoria", {"nombre": f"{nombre} {source.object_id.primary_key}"})
+            if source.object_id.primary_key % 2:
+                nota.add("categorias", categoria, otra)  # two targets in one call
+            else:
+                categoria.add("notas", nota)  # the inverse: another run of relationships
+                nota.add("categorias", otra)
+
+    tables = same_both_ways(tmp_path, notas_source, Linking, batch_size=16)
+    assert len(tables["ZCATEGORIA"]) > 120
+
+
+def test_the_cyclic_collector_is_paused_for_a_batch_and_resumed_after_it_even_on_failure(tmp_path, notas_source):
+    import gc
+
+    seen = []
+
+    class Watching(ToDictStyle):
+        def create_destination_instances(self, source, mapping, manager):
+            seen.append(gc.isenabled())
+            if source.object_id.primary_key == 50:
+                raise RuntimeError("stop")
+            return super().create_destination_instances(source, mapping, manager)
+
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError, match="stop"):
+        run_notas(notas_source, str(tmp_path / "out.sqlite"), Watching)
+    assert gc.isenabled() and seen and not any(seen)
+    gc.disable()
+    try:  # a host that keeps the collector off keeps it off
+        run_notas(notas_source, str(tmp_path / "ok.sqlite"), ToDictStyle)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_whole_seconds_check_agrees_with_the_value_by_value_definition():
+    from cdmigrate._row_batches import _whole
+
+    def one(seconds):
+        return seconds is None or (
+            (type(seconds) is int or (type(seconds) is float and seconds.is_integer()))
+            and -63_113_904_000 < seconds < 252_423_993_600
+        )
+
+    columns = [
+        [],
+        [None, None],
+        [1, 2.0, None, -5],
+        [0.5],
+        [1, True],
+        [float("nan")],
+        [float("inf")],
+        [-63_113_904_000],
+        [252_423_993_599.0, -63_113_903_999],
+        [252_423_993_600],
+        ["1"],
+    ]
+    for column in columns:
+        assert _whole(column) == all(map(one, column)), column
+
+
+def test_a_date_column_out_of_datetimes_range_converts_value_by_value():
+    from cdmigrate.batch import _dates
+
+    column = [0, None, 86_400.5, 1e20, float("nan")]
+    assert _dates(column)[:3] == [
+        cdmigrate.date_from_reference_seconds(0),
+        None,
+        cdmigrate.date_from_reference_seconds(86_400.5),
+    ]
+    converted = _dates(column)
+    assert [type(v) for v in converted[3:]] == [type(cdmigrate.date_from_reference_seconds(1e20))] * 2
+    assert _dates([1.0, 2.0]) == [cdmigrate.date_from_reference_seconds(v) for v in (1.0, 2.0)]

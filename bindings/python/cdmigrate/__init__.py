@@ -18,8 +18,11 @@ or at the path in ``CDMIGRATE_LIBRARY``); no compiler or Swift toolchain is need
 ...     migration.run("Users.sqlite", "Users-v2.sqlite", policies={"SwedenUserMapping": SwedenUserMapping})
 """
 
-from . import _lib, graphs
-from ._command_line import run as run_command
+from __future__ import annotations
+
+from typing import Sequence
+
+from . import _command_line, _lib, graphs
 from ._version import __version__ as __version__
 from .batch import SourceBatch
 from .chain import (
@@ -169,3 +172,17 @@ __all__ = [
     "sqlite_version",
     "store_metadata",
 ]
+
+
+def run_command(arguments: Sequence[str], program: str = "cdmigrate") -> int:
+    """Runs one command of the ``cdmigrate`` command line (``["migrate", "a.sqlite", …]``) in this
+    process, as the executable runs it: the same options, output on standard output and standard
+    error, and exit status (docs/cli.md); ``--policies`` also takes Python modules.
+
+    :param arguments: the arguments after the program's name.
+    :param program: the program name messages use.
+    :returns: the exit status (0 success, 1 failed, 64 usage, 65 invalid input, 66 not a store at
+        the expected version, 74 I/O, 128 + the signal when cancelled).
+
+    Core Data counterpart: none (Core Data has no command line)."""
+    return _command_line.run(arguments, program)

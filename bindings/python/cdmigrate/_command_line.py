@@ -58,17 +58,8 @@ class _PolicyLoader:
 
 
 def run(arguments: Sequence[str], program: str = "cdmigrate") -> int:
-    """Runs one command of the ``cdmigrate`` command line (``["migrate", "a.sqlite", …]``) in this
-    process, as the executable runs it: the same options, output on standard output and standard
-    error, and exit status (docs/cli.md); ``--policies`` also takes Python modules. Public as
-    ``cdmigrate.run_command``.
-
-    :param arguments: the arguments after the program's name.
-    :param program: the program name messages use.
-    :returns: the exit status (0 success, 1 failed, 64 usage, 65 invalid input, 66 not a store at
-        the expected version, 74 I/O, 128 + the signal when cancelled).
-
-    Core Data counterpart: none (Core Data has no command line)."""
+    """Runs one command (``["migrate", "a.sqlite", …]``) as the executable would, in this process;
+    returns its exit status (``cdmigrate.run_command`` documents it)."""
     texts = [program, *arguments]
     argv = (ctypes.c_char_p * len(texts))(*[os.fsencode(t) for t in texts])
     child = [sys.executable, "-m", "cdmigrate"]

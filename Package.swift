@@ -51,6 +51,7 @@ let package = Package(
         // Kills migrations with SIGKILL at random moments and checks the store files after each
         // (docs/reliability.md; run by scripts/crash-harness.sh).
         .executableTarget(name: "cdmigrate-crash-harness", dependencies: ["CDMigrate"], path: "Tests/CrashHarness"),
-        .testTarget(name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations"]),
+        .testTarget(
+            name: "CDMigrateTests", dependencies: ["CDMigrate", "ReferenceMigrations", "CDMigrateCommandLine"]),
     ]
 )

@@ -504,6 +504,14 @@ typedef struct cdm_progress {
     const char *entity_mapping; /* the current entity mapping's name ("" at the very end) */
     int64_t processed;          /* instances handled in this step so far */
     int64_t total;              /* instances in this step (0 when not known) */
+    /* Appended after the fields above: a host built against a header without them still reads those. */
+    int64_t run_processed;      /* rows handled in the whole run so far (every stage, pass and chain step) */
+    int64_t run_total;          /* rows of the whole run as far as known (0: none known, as for a step
+                                ** done as schema changes); may grow as steps count theirs; a chain
+                                ** counts the steps to come as the size of the current one.
+                                ** run_processed / run_total is what an ETA uses. */
+    int step;                   /* 0-based step of a chain (0 outside one) */
+    int step_count;             /* steps of the chain (1 outside one) */
 } cdm_progress;
 
 /* Returns 0 to go on; any non-zero value cancels (the run returns CDM_MIGRATION_CANCELLED). */
@@ -1172,6 +1180,11 @@ int cdm_migration_new_chain_with_mappings(const char *models_path, const char *c
 /* The model's version identifier (Core Data: versionIdentifiers), or NULL when it has none. The
 ** string lives as long as the library. */
 int cdm_model_version_identifier(const cdm_model *model, const char **identifier);
+/* An entity's version hash (Core Data: NSEntityDescription.versionHash, the entity's value in
+** NSManagedObjectModel.entityVersionHashesByName): SHA-256 (32 bytes) over what Core Data hashes, the
+** bytes a store's NSStoreModelVersionHashes records for the entity. *hash lives as long as the model
+** handle. CDM_NOTFOUND when the model has no such entity. */
+int cdm_model_entity_version_hash(const cdm_model *model, const char *entity, const uint8_t **hash, size_t *length);
 /* The mapping model of the pass running (Core Data: the manager's mappingModel): its name (NULL
 ** when it has none), and its entity mappings' names in run order. Strings live until the callback
 ** returns. CDM_NOTFOUND for an index out of range. */

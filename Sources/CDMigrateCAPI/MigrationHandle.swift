@@ -144,7 +144,9 @@ final class MigrationHandle: LongLivedHandle {
         defer { free(name) }
         var record = ProgressRecord(
             fraction: progress.fraction, stage: Int32(progress.stage.rawValue), pass: Int32(progress.pass),
-            entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total))
+            entityMapping: UnsafePointer(name), processed: Int64(progress.processed), total: Int64(progress.total),
+            runProcessed: Int64(progress.runProcessed), runTotal: Int64(progress.runTotal),
+            step: Int32(clamping: progress.step), stepCount: Int32(clamping: progress.stepCount))
         return withUnsafePointer(to: &record) { registration.callback(UnsafeRawPointer($0), registration.user) } == 0
     }
 }

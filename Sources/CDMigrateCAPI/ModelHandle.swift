@@ -3,13 +3,32 @@ import CDMigrate
 /// cdm_model: a data model, or the errors of one that failed to load.
 final class ModelHandle: LongLivedHandle {
     override class var kind: String { "cdm_model" }
-    var model: ManagedObjectModel?
+    var model: ManagedObjectModel? {
+        didSet { makeEntityVersionHashes() }
+    }
     /// C strings of entity names, made on first request (models are shared read-only, so made once).
     private(set) lazy var entityNames: [UnsafeMutablePointer<CChar>] = (model?.entities ?? []).map {
         CString.copy($0.name)
     }
 
-    deinit { for name in entityNames { name.deallocate() } }
+    /// Each entity's version hash as bytes the host may read (cdm_model_entity_version_hash), made
+    /// when the model is set, so that threads sharing the handle only read them.
+    private(set) var entityVersionHashes: [String: UnsafeMutableBufferPointer<UInt8>] = [:]
+
+    private func makeEntityVersionHashes() {
+        for buffer in entityVersionHashes.values { buffer.deallocate() }
+        entityVersionHashes = [:]
+        for entity in model?.entities ?? [] {
+            let buffer = UnsafeMutableBufferPointer<UInt8>.allocate(capacity: max(1, entity.versionHash.count))
+            _ = buffer.initialize(from: entity.versionHash)
+            entityVersionHashes[entity.name] = buffer
+        }
+    }
+
+    deinit {
+        for name in entityNames { name.deallocate() }
+        for buffer in entityVersionHashes.values { buffer.deallocate() }
+    }
 
     static func loaded(_ pointer: OpaquePointer?, _ what: String = "model") throws -> ManagedObjectModel {
         let handle = try required(pointer, what)

@@ -56,6 +56,10 @@ struct ProgressRecord {
     var entityMapping: UnsafePointer<CChar>?
     var processed: Int64
     var total: Int64
+    var runProcessed: Int64
+    var runTotal: Int64
+    var step: Int32
+    var stepCount: Int32
 }
 
 /// A host pointer the library owns from registration on: destroyed exactly once, when the last

@@ -188,7 +188,9 @@ struct MigrateCommand: ParsableCommand {
             manager.failsOnUnintendedLoss = strict
             let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
             for warning in manager.plan.warnings { output.warning(warning) }
-            let progress = ProgressDisplay(enabled: !quiet && !json)
+            let progress = ProgressDisplay(
+                enabled: !quiet && !json,
+                stepNames: manager.plan.stages.map { "\($0.sourceVersionName) → \($0.destinationVersionName)" })
             let onProgress = { (_: Int, p: MigrationProgress) -> Bool in
                 progress.show(p)
                 return !Interrupt.requested

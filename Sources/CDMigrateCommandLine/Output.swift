@@ -23,7 +23,10 @@ final class Output {
     }
 
     func line(_ text: String) {
-        if !json && !quiet { print(text) }
+        if !json && !quiet {
+            ProgressDisplay.endPartialLine()
+            print(text)
+        }
     }
 
     /// Prints `warning: text` on standard error, unless the same warning was printed before.
@@ -82,6 +85,7 @@ final class Output {
     /// Writes `text` to standard error (after what standard output holds, so the two interleave
     /// in order on a terminal).
     static func standardError(_ text: String) {
+        ProgressDisplay.endPartialLine()
         fflush(stdout)
         fputs(text, stderr)
     }

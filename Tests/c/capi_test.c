@@ -706,9 +706,18 @@ static int summarize(cdm_context *ctx, int argc, cdm_value *const *argv, cdm_val
 }
 static void function_destroy(void *user) { (void)user; function_destroyed++; }
 
-typedef struct { int calls; int cancel_at; double last_fraction; int saw_mapping; } progress_state;
+typedef struct {
+    int calls; int cancel_at; double last_fraction; int saw_mapping;
+    int64_t last_run_processed, last_run_total; int run_rows_ok;
+} progress_state;
 static int on_progress(const cdm_progress *p, void *user) {
     progress_state *s = user;
+    if (s->calls == 0) s->run_rows_ok = 1;
+    /* The whole run's rows: never going back, never past the total; one step outside a chain. */
+    if (p->run_processed < s->last_run_processed || p->run_processed > p->run_total || p->step != 0 || p->step_count != 1)
+        s->run_rows_ok = 0;
+    s->last_run_processed = p->run_processed;
+    s->last_run_total = p->run_total;
     s->calls++;
     s->last_fraction = p->fraction;
     if (p->entity_mapping && strcmp(p->entity_mapping, "NoteToNote") == 0 && p->stage >= 1 && p->stage <= 3) s->saw_mapping = 1;
@@ -797,6 +806,9 @@ static void test_migration(const char *source) {
     CHECK(ps.checks_done);
     CHECK(function_calls == NOTES);
     CHECK(pr.calls > 3 && pr.saw_mapping && pr.last_fraction == 1.0);
+    /* Every folder and note handled in each of the three stages: the run's rows, all done at the end. */
+    CHECK(pr.run_rows_ok && pr.last_run_total > 3 * NOTES && pr.last_run_total % 3 == 0);
+    CHECK(pr.last_run_processed == pr.last_run_total);
     /* Handles kept past their callback are stale, not dangling. */
     const char *text = NULL;
     CHECK_RC(cdm_object_get_text(ps.kept_source, "title", &text, NULL, NULL), CDM_MISUSE);

@@ -65,10 +65,18 @@ static const char *swift_runner(void) {
 
 static int progress_calls;
 static double last_fraction;
+static int64_t last_run_processed;
+static int last_step, last_step_count;
 static int count_progress(const cdm_progress *progress, void *user) {
     (void)user;
     CHECK(progress->fraction >= last_fraction - 1e-9);
+    /* The chain's rows and step: never going back; the step within the chain's steps. */
+    CHECK(progress->run_processed >= last_run_processed && progress->run_processed <= progress->run_total);
+    CHECK(progress->step >= last_step && progress->step < progress->step_count);
     last_fraction = progress->fraction;
+    last_run_processed = progress->run_processed;
+    last_step = progress->step;
+    last_step_count = progress->step_count;
     progress_calls++;
     return 0;
 }
@@ -159,9 +167,12 @@ int main(void) {
         CHECK(read_back == flag);
         steps_with_policy = progress_calls = 0;
         last_fraction = 0;
+        last_run_processed = 0;
+        last_step = 0;
         MUST(cdm_migration_run(chain, source, destination));
         CHECK(steps_with_policy == 1);
         CHECK(progress_calls > 0 && last_fraction > 0.99);
+        CHECK(last_step_count == 4 - version && last_step == last_step_count - 1);   /* v<n> → v4 */
         check(destination);
         char *json = NULL;
         MUST(cdm_migration_report_json(chain, &json));
@@ -190,6 +201,8 @@ int main(void) {
         if (version == 2) {
             MUST(cdm_migration_set_user_info(chain, "run-flag", flag, NULL));
             last_fraction = 0;
+            last_run_processed = 0;
+            last_step = 0;
             MUST(cdm_migration_run_in_place(chain, source));
             CHECK(same_rows(source, destination) > 3);
             MUST(cdm_migration_run_in_place(chain, source));   /* at the target: left as it is */

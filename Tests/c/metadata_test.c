@@ -347,6 +347,45 @@ static void test_xcode_model_with_an_empty_uniqueness_constraint(void) {
     cdm_model_free(model);
 }
 
+/* Each renames store's NSStoreModelVersionHashes, written by Apple's Core Data, equal the entity
+** version hashes cdmigrate computes for the Xcode model version the store was written with. */
+static void test_entity_version_hash_is_apples(void) {
+    const char *versions[] = {"v1.0.0", "v1.1.0", "v1.1.2", "v1.2.0", "v2.0.0"};
+    const uint8_t *previous = NULL;
+    for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++) {
+        char store[64], model_path[160];
+        snprintf(store, sizeof store, "Example_%s.sqlite", versions[i]);
+        snprintf(model_path, sizeof model_path, RENAMES "Model.xcdatamodeld/%s.xcdatamodel", versions[i]);
+        const char *path = copy_store(store);
+        CHECK(path != NULL);
+        if (!path) return;
+        cdm_store_metadata *metadata = NULL;
+        cdm_model *model = NULL;
+        CHECK_RC(cdm_store_metadata_read(path, &metadata), CDM_OK);
+        CHECK_RC(cdm_model_from_file(model_path, &model), CDM_OK);
+        cdm_store_entity_info entity;
+        memset(&entity, 0, sizeof entity);
+        CHECK_RC(cdm_store_metadata_entity_at(metadata, 0, &entity), CDM_OK);
+        const uint8_t *hash = NULL;
+        size_t length = 0;
+        CHECK_RC(cdm_model_entity_version_hash(model, "BasicEntity", &hash, &length), CDM_OK);
+        CHECK(length == 32 && entity.version_hash_length == 32);
+        CHECK(hash != NULL && entity.version_hash != NULL && memcmp(hash, entity.version_hash, 32) == 0);
+        /* Each version renames the attribute, so each hash differs from the one before. */
+        CHECK(previous == NULL || memcmp(previous, entity.version_hash, 32) != 0);
+        CHECK_RC(cdm_model_entity_version_hash(model, "NoSuchEntity", &hash, &length), CDM_NOTFOUND);
+        CHECK_HAS(cdm_last_errmsg(), "the model has no entity named 'NoSuchEntity'");
+        CHECK_RC(cdm_model_entity_version_hash(model, "BasicEntity", NULL, &length), CDM_MISUSE);
+        CHECK_RC(cdm_model_entity_version_hash(model, "BasicEntity", &hash, NULL), CDM_MISUSE);
+        CHECK_RC(cdm_model_entity_version_hash(NULL, "BasicEntity", &hash, &length), CDM_MISUSE);
+        static uint8_t kept[32];
+        memcpy(kept, entity.version_hash, 32);
+        previous = kept;
+        cdm_model_free(model);
+        cdm_store_metadata_free(metadata);
+    }
+}
+
 int main(void) {
     if (!scratch_begin("metadata-test")) return 2;
     CHECK(cdm_internal_struct_size("cdm_store_entity_info") == sizeof(cdm_store_entity_info));
@@ -361,5 +400,6 @@ int main(void) {
     test_warnings_before_a_run();
     test_missing_source_model_names_the_version();
     test_xcode_model_with_an_empty_uniqueness_constraint();
+    test_entity_version_hash_is_apples();
     return scratch_end("");
 }

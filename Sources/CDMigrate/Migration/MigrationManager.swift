@@ -88,6 +88,8 @@ public final class MigrationManager {
     var sourceAccess: SourceAccess?
     var stepsDone = 0
     var totalSteps = 1
+    /// The run's rows for progress (`estimateRunRows`).
+    var runRows = RunRows()
     var stage: MigrationProgress.Stage = .createDestinationInstances
     var report = MigrationReport()
     /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
@@ -345,6 +347,7 @@ public final class MigrationManager {
         evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
         stepsDone = 0
         totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
+        runRows = RunRows()
         migrationProgress = 0
         defer {
             associations = nil
@@ -427,6 +430,7 @@ public final class MigrationManager {
                 origins: source.externalData.origins)
             destination.externalData.stagingFolderCreated = { DestinationLock.noteTemporary($0) }
             associations = try AssociationTable(database: destination.database)
+            try estimateRunRows(source: source)
 
             for (pass, model) in mappingModels.enumerated() {
                 try runPass(pass, model)
@@ -498,6 +502,7 @@ public final class MigrationManager {
     }
 
     func finishStep() {
+        runRows.finish(step: stepsDone)
         stepsDone += 1
         migrationProgress = Double(stepsDone) / Double(totalSteps)
     }
@@ -514,9 +519,11 @@ public final class MigrationManager {
         let within = total > 0 ? min(1, Double(processed) / Double(total)) : 0
         let fraction = min(1, (Double(stepsDone) + within) / Double(totalSteps))
         migrationProgress = fraction
+        runRows.report(step: stepsDone, total: total)
         let progress = MigrationProgress(
             fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName,
-            processed: processed, total: total)
+            processed: processed, total: total, runProcessed: runRows.processed(step: stepsDone, within: processed),
+            runTotal: runRows.total)
         if !handler(progress) { cancelRequest.store(true, ordering: .relaxed) }
         try checkCancelled()
     }

@@ -37,6 +37,21 @@ public struct MigrationProgress {
     public var processed: Int
     /// How many instances the current step has (0 when not known).
     public var total: Int
+    /// Rows handled so far in the whole run: every stage of every entity mapping of every pass,
+    /// and in a chain (`StagedMigrationManager`) every step before this one. With `runTotal`, what
+    /// a time-remaining estimate for the whole run is computed from. Core Data counterpart: none
+    /// (`migrationProgress` is a fraction of steps, whatever their sizes).
+    public var runProcessed: Int = 0
+    /// Rows the whole run handles, as far as known (0 when nothing is known yet): each entity
+    /// mapping's source count for each of its three stages, replaced by each step's own total when
+    /// it starts; in a chain, the finished steps' rows plus the current step's for it and for
+    /// every step still to come. It may grow (or shrink) as the run learns.
+    public var runTotal: Int = 0
+    /// The step of a chain running (0-based; 0 outside a chain), as `StagedMigrationManager`'s
+    /// progress handler's index. Core Data counterpart: `NSStagedMigrationManager`'s stages.
+    public var step: Int = 0
+    /// How many steps the chain has (1 outside a chain).
+    public var stepCount: Int = 1
 }
 
 /// What a finished migration did.
@@ -79,4 +94,31 @@ public struct MigrationReport {
     /// Why a step that might have been done as schema changes was not (nil when it was, or when
     /// the manager does not try: `MigrationManager.triesSchemaChanges` off).
     public var schemaChangesNotDone: String?
+}
+
+extension MigrationProgress {
+    /// This progress of one step as progress of a chain: the step named, the rows of the steps
+    /// before it (`rowsBefore`) added, and every step still to come counted as the size of this
+    /// one until it runs (a step that knows no rows, one done as schema changes, counts as the
+    /// average of the steps before it, its share done as its `fraction`). `fraction` stays the
+    /// step's own (the C API makes it the chain's).
+    func inChain(step: Int, of count: Int, rowsBefore: Int) -> MigrationProgress {
+        var chained = self
+        chained.step = step
+        chained.stepCount = max(1, count)
+        let stepRows = Self.chainStepRows(runTotal: runTotal, step: step, rowsBefore: rowsBefore)
+        let stepDone = runTotal > 0 ? runProcessed : Int(Double(stepRows) * min(1, max(0, fraction)))
+        let later = max(0, chained.stepCount - step - 1)
+        let (scaled, overflow) = stepRows.multipliedReportingOverflow(by: later + 1)
+        chained.runProcessed = rowsBefore.addingReportingOverflow(stepDone).overflow ? Int.max : rowsBefore + stepDone
+        chained.runTotal =
+            overflow || rowsBefore.addingReportingOverflow(scaled).overflow ? Int.max : rowsBefore + scaled
+        return chained
+    }
+
+    /// The rows a chain's step counts as: its own total, or, when it knows none, the average of
+    /// the steps before it.
+    static func chainStepRows(runTotal: Int, step: Int, rowsBefore: Int) -> Int {
+        runTotal > 0 ? runTotal : (step > 0 ? rowsBefore / step : 0)
+    }
 }

@@ -176,6 +176,7 @@ public final class StagedMigrationManager {
             return copy
         }
         var input = plan.storePath
+        var chainRows = 0  // rows of the finished steps, for progress
         for (index, manager) in managers.enumerated() {
             let stage = plan.stages[index]
             if cancelRequest.load(ordering: .relaxed) {
@@ -184,15 +185,19 @@ public final class StagedMigrationManager {
                     "the migration was cancelled before \(stage.sourceVersionName) → \(stage.destinationVersionName)")
             }
             let handler = progressHandler
+            let rowsBefore = chainRows
+            let count = managers.count
             manager.progressHandler = { [unowned self] progress in
                 if self.cancelRequest.load(ordering: .relaxed) { return false }
-                return handler?(index, progress) ?? true
+                return handler?(index, progress.inChain(step: index, of: count, rowsBefore: rowsBefore)) ?? true
             }
             let output = folder + "/stage-\(index + 1).sqlite"
             stageWillBegin?(index, manager)
             do {
                 let result = try manager.migrateStore(from: input, to: output)
                 report.stages.append(.init(stage: stage, report: result))
+                chainRows += MigrationProgress.chainStepRows(
+                    runTotal: manager.runRows.total, step: index, rowsBefore: chainRows)
             } catch {
                 var error = MigrationManager.wrap(error)
                 error.message =

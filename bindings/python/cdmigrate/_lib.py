@@ -84,6 +84,10 @@ class cdm_progress(Structure):
         ("entity_mapping", c_char_p),
         ("processed", c_int64),
         ("total", c_int64),
+        ("run_processed", c_int64),
+        ("run_total", c_int64),
+        ("step", c_int),
+        ("step_count", c_int),
     ]
 
 
@@ -467,6 +471,7 @@ _PROTOTYPES = {
     "cdm_object_set_fields": (c_int, [c_void_p, _fields, c_size_t, c_int]),
     # what a policy sees of its migration: version identifiers, the mapping model, property mappings
     "cdm_model_version_identifier": (c_int, [c_void_p, _out_str]),
+    "cdm_model_entity_version_hash": (c_int, [c_void_p, c_char_p, POINTER(POINTER(ctypes.c_uint8)), _out_size]),
     "cdm_context_mapping_model_name": (c_int, [c_void_p, _out_str]),
     "cdm_context_entity_mapping_count": (c_int, [c_void_p, _out_size]),
     "cdm_context_entity_mapping_at": (c_int, [c_void_p, c_size_t, _out_str]),

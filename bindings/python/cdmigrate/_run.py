@@ -441,6 +441,10 @@ def _progress_trampoline(record, user) -> int:
                     (p.entity_mapping or b"").decode("utf-8", "replace"),
                     p.processed,
                     p.total,
+                    p.run_processed,
+                    p.run_total,
+                    p.step,
+                    p.step_count,
                 )
             )
         # None goes on (a callback that only prints); False (or 0) cancels; so does Ctrl-C.

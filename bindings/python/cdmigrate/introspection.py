@@ -42,9 +42,11 @@ class RelationshipDescription:
 
 class EntityDescription:
     """An entity of a model: ``attributes`` and ``relationships`` by name (inherited ones
-    included, inherited ones first), ``parent`` (the superentity's name or None)."""
+    included, inherited ones first), ``parent`` (the superentity's name or None), ``version_hash``
+    (Core Data's ``NSEntityDescription.versionHash``: the 32 bytes a store's
+    ``NSStoreModelVersionHashes`` records for the entity)."""
 
-    __slots__ = ("attributes", "name", "parent", "relationships")
+    __slots__ = ("attributes", "name", "parent", "relationships", "version_hash")
 
     def __init__(
         self,
@@ -52,11 +54,13 @@ class EntityDescription:
         parent: str | None,
         attributes: dict[str, AttributeDescription],
         relationships: dict[str, RelationshipDescription],
+        version_hash: bytes = b"",
     ):
         self.name = name
         self.parent = parent
         self.attributes = attributes
         self.relationships = relationships
+        self.version_hash = version_hash
 
     @property
     def properties(self) -> list[str]:
@@ -112,6 +116,18 @@ def _properties(model: int, name: bytes, count_function: Any, at_function: Any, 
     return found
 
 
+def version_hash(model: int, entity: str) -> bytes:
+    """An entity's version hash (``cdm_model_entity_version_hash``; NotFoundError naming an unknown entity)."""
+    pointer = ctypes.POINTER(ctypes.c_uint8)()
+    length = ctypes.c_size_t()
+    check(
+        _lib_.cdm_model_entity_version_hash(
+            model, c_text(entity, "the entity"), ctypes.byref(pointer), ctypes.byref(length)
+        )
+    )
+    return ctypes.string_at(pointer, length.value) if length.value else b""
+
+
 def describe(model: int, entity: str) -> EntityDescription:
     """Reads an entity of a cdm_model (NotFoundError naming it when the model lacks it)."""
     name = c_text(entity, "the entity")
@@ -133,7 +149,7 @@ def describe(model: int, entity: str) -> EntityDescription:
         _lib.cdm_relationship_info(),
         lambda info: _relationship(info, entity),
     )
-    return EntityDescription(entity, _text(parent.value), attributes, relationships)
+    return EntityDescription(entity, _text(parent.value), attributes, relationships, version_hash(model, entity))
 
 
 class EntityCache:

@@ -125,6 +125,14 @@ class Model(LongLivedHandle):
         return {identifier} if identifier is not None else set()
 
     @property
+    def entity_version_hashes(self) -> dict[str, bytes]:
+        """Each entity's version hash by entity name (Core Data's ``entityVersionHashesByName``):
+        the bytes a store written with this model records in its ``NSStoreModelVersionHashes``."""
+        from .introspection import version_hash
+
+        return {name: version_hash(self._ptr, name) for name in self.entity_names}
+
+    @property
     def entity_names(self) -> list[str]:
         """The entities' names, in the model's order."""
         return _names(_lib.lib.cdm_model_entity_count, _lib.lib.cdm_model_entity_at, self._ptr)

@@ -201,24 +201,30 @@ def test_stores_at_v1_v2_v3_reach_v4_in_one_call_with_the_python_policy(tmp_path
 def test_a_chain_registers_a_module_once_for_every_run_and_step(tmp_path):
     from reference_migrations import uncloudnotes
 
-    fractions, calls = [], []
+    fractions, calls, seen = [], [], []
 
     def note(name):
         calls.append(name)
         return name
 
     with cdmigrate.MigrationChain(
-        UNCLOUDNOTES, policies=uncloudnotes, progress=lambda p: fractions.append(p.fraction)
+        UNCLOUDNOTES, policies=uncloudnotes, progress=lambda p: (fractions.append(p.fraction), seen.append(p))
     ) as chain:
         assert isinstance(chain, cdmigrate.Migration)
         for version in (1, 3):
             source = str(tmp_path / f"v{version}.sqlite")
             uncloudnotes.generate_source(version, source, count=12)
             fractions.clear()
+            seen.clear()
             report = chain.run(source, str(tmp_path / f"v{version}-v4.sqlite"))
             assert isinstance(report, cdmigrate.StagedMigrationReport) and chain.report is report
             assert len(report.steps) == 4 - version
             assert fractions == sorted(fractions) and fractions[-1] > 0.99
+            # Each step named by its index, the chain's rows never going back.
+            assert {p.step_count for p in seen} == {4 - version}
+            assert sorted({p.step for p in seen}) == list(range(4 - version))
+            done = [p.run_processed for p in seen]
+            assert done == sorted(done) and seen[-1].run_processed == seen[-1].run_total
         # In place: the store is at v4 afterwards; again, nothing to do.
         in_place = str(tmp_path / "v2.sqlite")
         uncloudnotes.generate_source(2, in_place, count=12)

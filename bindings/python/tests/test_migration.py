@@ -636,6 +636,25 @@ def test_progress_is_reported_and_false_cancels(tmp_path, kitchen_models, kitche
     assert sha256(kitchen_store) == before and not leftovers(str(tmp_path), "b.sqlite")
 
 
+def test_progress_carries_the_whole_runs_rows(tmp_path, kitchen_models, kitchen_store):
+    seen = []
+    with migration(kitchen_models, progress_interval=5) as m:
+        m.run(kitchen_store, tmp_path / "schema.sqlite", progress=seen.append)
+        # Done as schema changes on a copy of the file (docs/schema-step.md): no rows counted.
+        assert m.report.by_schema_changes and {p.run_total for p in seen} == {0}
+        assert all(p.run_fraction is None for p in seen)
+        seen.clear()
+        m.schema_changes = False  # row by row: 3 boxes and 30 items, each through three stages
+        m.run(kitchen_store, tmp_path / "a.sqlite", progress=seen.append)
+    done = [p.run_processed for p in seen]
+    assert done == sorted(done) and all(p.run_processed <= p.run_total for p in seen)
+    first = next(p for p in seen if p.entity_mapping)
+    assert first.run_total > 0 and first.run_processed == 0, "known before the first row"
+    assert seen[-1].run_processed == seen[-1].run_total == 3 * 33 and seen[-1].run_fraction == 1.0
+    assert {(p.step, p.step_count) for p in seen} == {(0, 1)}
+    assert cdmigrate.Progress(0.0, 1, 0, "", 0, 0).run_fraction is None
+
+
 def test_keyboard_interrupt_cancels_cleanly_and_is_reraised(tmp_path, kitchen_models, kitchen_store):
     before = sha256(kitchen_store)
 

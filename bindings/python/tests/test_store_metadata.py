@@ -5,6 +5,7 @@ Core Data keeps for transient attributes only."""
 from __future__ import annotations
 
 import base64
+import json
 import os
 import shutil
 
@@ -208,3 +209,37 @@ def test_a_migrated_store_gives_back_its_own_model_from_its_cache(tmp_path):
     objects = archive["$objects"]
     root = objects[archive["$top"]["root"].data]
     assert objects[root["$class"].data]["$classname"] == "NSManagedObjectModel"
+
+
+def test_model_entity_version_hashes_are_those_core_data_wrote_into_each_store(tmp_path):
+    # Apple's Core Data wrote each renames store; its NSStoreModelVersionHashes are the hashes
+    # Core Data computed for the Xcode model version, which cdmigrate computes anew here.
+    seen = set()
+    for version in ("1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"):
+        xcode_model = os.path.join(RENAMES, "Model.xcdatamodeld", f"v{version}.xcdatamodel")
+        with cdmigrate.Model.from_file(xcode_model) as model, cdmigrate.store_metadata(
+            copied_store(tmp_path, version)
+        ) as metadata:
+            hashes = model.entity_version_hashes
+            assert hashes == metadata.version_hashes
+            assert model.entity("BasicEntity").version_hash == hashes["BasicEntity"]
+            assert isinstance(hashes["BasicEntity"], bytes) and len(hashes["BasicEntity"]) == 32
+            seen.add(hashes["BasicEntity"])
+    assert len(seen) == 5  # every version renames the attribute: five different hashes
+
+
+def test_entity_version_hashes_are_each_entitys_own_in_a_model_with_inheritance():
+    # The model JSON the C API writes carries each entity's hash: the same bytes, entity by entity.
+    with cdmigrate.Model.from_file(os.path.join(FIXTURES, "json-models", "notes-v7.json")) as model:
+        written = {e["name"]: _hash_bytes(e["versionHash"]) for e in json.loads(model.to_json())["entities"]}
+        hashes = model.entity_version_hashes
+        assert len(hashes) == 22 and hashes == written
+        assert len(set(hashes.values())) == 22 and all(len(h) == 32 for h in hashes.values())
+        for name in model.entity_names:
+            assert model.entity(name).version_hash == written[name]
+        with pytest.raises(cdmigrate.NotFoundError, match="NoSuchEntity"):
+            model.entity("NoSuchEntity")
+
+
+def _hash_bytes(text):
+    return bytes.fromhex(text) if len(text) == 64 else base64.b64decode(text)

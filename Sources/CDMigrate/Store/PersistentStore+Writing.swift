@@ -62,6 +62,10 @@ extension PersistentStore {
 
     /// Writes the buffer (a no-op when empty, as it always is in a read-only store); every read runs this first.
     func writeBuffer() throws {
+        if !pendingJoinRows.isEmpty {
+            try beginIfNeeded()
+            try pendingJoinRows.write(to: database)
+        }
         guard !pending.isEmpty else { return }
         try beginIfNeeded()
         var written = 0

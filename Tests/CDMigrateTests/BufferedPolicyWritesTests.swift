@@ -100,4 +100,45 @@ final class BufferedPolicyWritesTests: XCTestCase {
             "SELECT destination_pk FROM cdm_association WHERE mapping = 1 ORDER BY rowid")
         XCTAssertEqual(order.compactMap { $0.first?.integer }, [notas[0].objectID.primaryKey, -1])
     }
+
+    func testBufferedInstancesOfTwoEntitiesAreWrittenWithTheirValuesAndLinksWhateverTheRuns() throws {
+        let model = try ModelReader.model(
+            fromJSON: """
+                {"name": "Gente", "entities": [
+                  {"name": "Persona", "attributes": [{"name": "nombre", "type": "string"},
+                                                      {"name": "edad", "type": "integer64"}],
+                   "relationships": [{"name": "ciudad", "destination": "Ciudad", "inverse": "gente"}]},
+                  {"name": "Ciudad", "attributes": [{"name": "nombre", "type": "string"}],
+                   "relationships": [{"name": "gente", "destination": "Persona", "inverse": "ciudad", "toMany": true}]}
+                ]}
+                """)
+        let gente = try PersistentStore.create(at: scratch.file("g.sqlite"), model: model)
+        defer { gente.close() }
+        let ciudad = try XCTUnwrap(model.entity(named: "Persona")?.relationship(named: "ciudad"))
+        var current = try gente.insertObject(entityName: "Ciudad")
+        try current.setValue(.string("ciudad 0"), forKey: "nombre")
+        // Runs of a whole chunk and shorter ones, broken by the other entity, written in one go.
+        for i in 0..<230 {
+            if i % 70 == 69 {
+                current = try gente.insertObject(entityName: "Ciudad")
+                try current.setValue(.string("ciudad \(i)"), forKey: "nombre")
+            }
+            let persona = try gente.insertObject(entityName: "Persona")
+            try persona.setValue(.string("persona \(i)"), forKey: "nombre")
+            try persona.setValue(.integer(Int64(i)), forKey: "edad")
+            try persona.setValue(.object(current), for: ciudad)
+        }
+        try gente.save()
+        XCTAssertEqual(try gente.database.scalar("SELECT COUNT(*) FROM ZPERSONA")?.integer, 230)
+        XCTAssertEqual(try gente.database.scalar("SELECT COUNT(*) FROM ZCIUDAD")?.integer, 4)
+        // Every row as written one by one: its values, its city (the last made before it), its entity.
+        XCTAssertEqual(
+            try gente.database.scalar(
+                """
+                SELECT COUNT(*) FROM ZPERSONA p JOIN ZCIUDAD c ON c.Z_PK = p.ZCIUDAD
+                WHERE p.ZNOMBRE = 'persona ' || p.ZEDAD AND p.Z_PK = p.ZEDAD + 1 AND p.Z_OPT = 1
+                AND p.Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Persona')
+                AND c.ZNOMBRE = 'ciudad ' || (CASE WHEN p.ZEDAD < 69 THEN 0 ELSE (p.ZEDAD + 1) / 70 * 70 - 1 END)
+                """)?.integer, 230)
+    }
 }

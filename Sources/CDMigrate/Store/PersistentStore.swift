@@ -106,6 +106,10 @@ public final class PersistentStore: ObjectContext {
         let statement: SQLiteStatement
         let attributeIndexes: [Int]
         let linkColumns: [String]
+        /// The same INSERT of `rowsPerChunk` rows at once, for runs of buffered rows of the entity
+        /// (one statement's start-up per chunk instead of per row).
+        let chunkStatement: SQLiteStatement
+        let rowsPerChunk: Int
     }
 
     init(

@@ -46,8 +46,8 @@ about speed. Every result is checked for the same rows as the other paths of its
     python3 bench/run.py                           # 100k and 1M rows, both shapes, 3 rounds
     python3 bench/run.py --rows 10M --shapes wide  # 10M rows (about 1.5 GB of stores per shape)
     python3 bench/run.py --quick                   # a small run that only checks every path works
-    python3 bench/run.py --baseline PREFIX         # also declarative@base, c-policy@base, c-policy-rows@base:
-                                                   # the same programs linked with another build's install
+    python3 bench/run.py --baseline PREFIX         # also declarative@base and c-policy@base: the same
+                                                   # programs linked with another build's install
                                                    # (make install PREFIX=… in a checkout of main, say),
                                                    # in the same interleaved rounds
 """
@@ -543,8 +543,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         default="",
-        help="an install prefix of another build: its declarative, c-policy and c-policy-rows paths run too "
-        "(path@base)",
+        help="an install prefix of another build: its declarative and c-policy paths run too (path@base)",
     )
     parser.add_argument(
         "--schema-step",
@@ -577,11 +576,9 @@ def main() -> None:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
         if args.baseline:
-            paths = [
-                q
-                for p in paths
-                for q in ([p, p + "@base"] if p in ("declarative", "c-policy", "c-policy-rows") else [p])
-            ]
+            # The C programs' paths, both C policies included (--baseline's "c-policy" paths).
+            base = ("declarative", *C_POLICY_MODES)
+            paths = [q for p in paths for q in ([p, p + "@base"] if p in base else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
             times = {p: [] for p in paths}

@@ -576,9 +576,7 @@ def main() -> None:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
         if args.baseline:
-            # The C programs' paths, both C policies included (--baseline's "c-policy" paths).
-            base = ("declarative", *C_POLICY_MODES)
-            paths = [q for p in paths for q in ([p, p + "@base"] if p in base else [p])]
+            paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", *C_POLICY_MODES) else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
             times = {p: [] for p in paths}

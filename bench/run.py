@@ -594,7 +594,7 @@ def main() -> None:
         spec = SHAPES[shape]
         paths = [p for p in spec["paths"] if p in wanted]
         if args.baseline:
-            paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", "c-policy") else [p])]
+            paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", *C_POLICY_MODES) else [p])]
         if args.baseline_python:
             python = ("python-policy", *PER_ROW_POLICIES)
             paths = [q for p in paths for q in ([p, p + "@base"] if p in python else [p])]

@@ -6,9 +6,15 @@ final class CPolicy: EntityMigrationPolicy {
     let registration: PolicyRegistration
     unowned let migration: MigrationHandle
 
+    /// The single-row hooks' names in errors, made once rather than once per row.
+    private let createLabel: String
+    private let relationshipsLabel: String
+
     init(_ registration: PolicyRegistration, migration: MigrationHandle) {
         self.registration = registration
         self.migration = migration
+        createLabel = "\(registration.name).create_destination_instances"
+        relationshipsLabel = "\(registration.name).create_relationships"
         super.init()
         createsRelationshipsByDefault = registration.hooks.createRelationships == nil
     }
@@ -32,7 +38,7 @@ final class CPolicy: EntityMigrationPolicy {
             return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         }
         let user = self.user
-        try migration.callback(mapping, "\(registration.name).create_destination_instances") { context, scope in
+        try migration.callback(mapping, createLabel) { context, scope in
             hook(context, scope.handle(for: sInstance), user)
         }
     }
@@ -64,7 +70,7 @@ final class CPolicy: EntityMigrationPolicy {
             return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
         }
         let user = self.user
-        try migration.callback(mapping, "\(registration.name).create_relationships") { context, scope in
+        try migration.callback(mapping, relationshipsLabel) { context, scope in
             hook(context, scope.handle(for: dInstance), user)
         }
     }

@@ -50,8 +50,11 @@ final class AssociationTable {
     private let chunkSize = 2_000
     private(set) var identities: [Int: IdentityRange] = [:]
     private var hasIndexes = false
-    /// The INSERT of one association, prepared once (one runs per instance a policy associates).
-    private var insertStatement: SQLiteStatement?
+    /// Associations recorded one at a time (`insert`) and not written yet: written a chunk per
+    /// multi-row INSERT, and before anything reads or writes the table otherwise (`writePending`).
+    private var pending: [Int64] = []
+    /// Associations per multi-row INSERT of `pending`.
+    static let pendingChunk = 200
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -82,6 +85,7 @@ final class AssociationTable {
         mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
         low: Int64, high: Int64, count: Int
     ) throws {
+        try writePending()
         let first = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) + 1 FROM cdm_association")?.integer) ?? 1
         // Keys spread over more of the 64-bit range than rowids can reserve (INT64_MIN to INT64_MAX,
         // or a span that would leave no rowids above it): the associations are written out now.
@@ -112,6 +116,7 @@ final class AssociationTable {
     /// at their reserved rowids (the placeholder gives way to the row of key `high`), and builds
     /// the indexes: after this the table alone answers for `mappings`.
     func materialize(_ mappings: [Int]) throws {
+        try writePending()
         for id in mappings {
             guard let range = identities.removeValue(forKey: id) else { continue }
             try database.run(
@@ -128,24 +133,33 @@ final class AssociationTable {
         try ensureIndexes()
     }
 
+    /// Records one association (Core Data's `associateSourceInstance:withDestinationInstance:
+    /// forEntityMapping:`): buffered, written with the next chunk or before the next read.
     func insert(mapping: Int, source: ManagedObject, destination: ManagedObject) throws {
         if identities[mapping] != nil { try materialize([mapping]) }
-        let statement: SQLiteStatement
-        if let prepared = insertStatement {
-            statement = prepared
-        } else {
-            statement = try database.prepareUncached("INSERT INTO cdm_association VALUES (?, ?, ?, ?, ?)")
-            insertStatement = statement
-        }
-        try statement.run([
-            .integer(Int64(mapping)), .integer(Int64(source.entity.entityNumber)), .integer(source.objectID.primaryKey),
-            .integer(Int64(destination.entity.entityNumber)), .integer(destination.objectID.primaryKey),
-        ])
+        pending.append(Int64(mapping))
+        pending.append(Int64(source.entity.entityNumber))
+        pending.append(source.objectID.primaryKey)
+        pending.append(Int64(destination.entity.entityNumber))
+        pending.append(destination.objectID.primaryKey)
+        if pending.count >= Self.pendingChunk * 5 { try writePending() }
+    }
+
+    /// Writes the buffered associations, in the order they were recorded. Every read of the table
+    /// runs this first; so must any SQL that writes the table directly (the rowids keep the order).
+    func writePending() throws {
+        guard !pending.isEmpty else { return }
+        let rows = pending
+        pending.removeAll(keepingCapacity: true)
+        try MigrationManager.insertRows(
+            into: database, "INSERT INTO cdm_association", count: rows.count / 5, columns: 5
+        ) { row, column in rows[row * 5 + column] }
     }
 
     func count(mapping: Int) throws -> Int {
         if let range = identities[mapping] { return range.count }
-        try ensureIndexes()
+        try writePending()
+        // One scan: the indexes are built by the first look-up that needs them, not for a count.
         return Int(
             try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?
                 .integer ?? 0)
@@ -153,6 +167,7 @@ final class AssociationTable {
 
     /// How many distinct destination instances a mapping made.
     func destinationCount(mapping: Int) throws -> Int {
+        try writePending()
         if let range = identities[mapping] { return range.count }
         try ensureIndexes()
         return Int(
@@ -254,6 +269,7 @@ final class AssociationTable {
     /// same source entity (which could be the same ones): then its keys (the rows of its range in
     /// the destination table) are counted in SQL with the others', without writing them out.
     func distinctSourceCounts() throws -> [Int: Int] {
+        try writePending()
         var counts: [Int: Int] = [:]
         for row in try database.rows(
             "SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent")
@@ -282,6 +298,7 @@ final class AssociationTable {
 
     /// SQL selecting the keys (`Z_PK`) of the destination instances `mapping` made, for a loss count.
     func destinationKeysSQL(mapping: Int) throws -> String {
+        try writePending()
         if let range = identities[mapping] {
             return "SELECT Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
         }
@@ -291,6 +308,7 @@ final class AssociationTable {
 
     /// SQL selecting `source_pk, destination_pk` of every association of `mapping`, for a loss count.
     func associationsSQL(mapping: Int) throws -> String {
+        try writePending()
         if let range = identities[mapping] {
             return
                 "SELECT Z_PK AS source_pk, Z_PK AS destination_pk FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"

@@ -188,6 +188,7 @@ extension MigrationManager {
         guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last
         else { return [] }
         try destination.flush()
+        try associations?.writePending()  // the table's rowids keep the order associations were made in
         try destination.beginIfNeeded()
         let database = destination.database
         let id = mappingID(batch.mapping)
@@ -243,6 +244,7 @@ extension MigrationManager {
         }
         try checkKeys(destinationKeys, of: destinationEntity, in: destination, "associate")
         if associations.identities[id] != nil { try associations.materialize([id]) }
+        try associations.writePending()
         try destination.beginIfNeeded()
         let entityNumber = Int64(destinationEntity.entityNumber)
         try Self.insertRows(

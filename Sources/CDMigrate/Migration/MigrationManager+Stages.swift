@@ -261,6 +261,7 @@ extension MigrationManager {
                 return true
             }
         }
+        try associations.writePending()  // the table's rowids keep the order associations were made in
         try destination.database.begin()
         destination.database.valueCounts.rulesBroken = false
         var written: ClosedRange<Int64>? = nil
@@ -312,6 +313,7 @@ extension MigrationManager {
     func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore)
         throws -> Bool
     {
+        try associations?.writePending()  // the SQL reads the associations table directly
         // The plan of a to-many reads the source's relationships.
         try attachSource(source, to: destination)
         guard

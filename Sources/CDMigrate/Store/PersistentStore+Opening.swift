@@ -240,6 +240,7 @@ extension PersistentStore {
         pendingIndex.removeAll()
         insertPlans.removeAll()
         joinInserts.removeAll()
+        pendingJoinRows.removeAll()
         recentInstances.removeAll()
         if !isReadOnly { try? database.rollback() }
         database.close()

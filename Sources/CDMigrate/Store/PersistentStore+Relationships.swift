@@ -137,6 +137,7 @@ extension PersistentStore {
             try attach(targets, to: object, column: column, entityColumn: nil, orderColumn: orderColumn, table: table)
         case .joinTable(let table, let own, let other, _, _):
             try beginIfNeeded()
+            try pendingJoinRows.write(to: database)
             try database.run("DELETE FROM \(table) WHERE \(own) = ?", [pk])
             if relationship.inverseRelationship === relationship {
                 try database.run("DELETE FROM \(table) WHERE \(other) = ?", [pk])
@@ -157,8 +158,19 @@ extension PersistentStore {
                 targets, to: object, column: column, entityColumn: entityColumn, orderColumn: orderColumn, table: table)
         case .hiddenColumn(let table, let column, let orderColumn):
             try attach(targets, to: object, column: column, entityColumn: nil, orderColumn: orderColumn, table: table)
+        case .joinTable(let table, let own, let other, nil, nil) where relationship.inverseRelationship !== relationship:
+            // A plain join row: buffered, written a chunk at a time (`PendingJoinRows`).
+            for target in targets
+            where pendingJoinRows.add(
+                relationship, table: table, own: own, other: other, object.objectID.primaryKey,
+                target.objectID.primaryKey)
+            {
+                try beginIfNeeded()
+                try pendingJoinRows.write(to: database)
+            }
         case .joinTable(let table, let own, let other, let order, let inverseOrder):
             try beginIfNeeded()
+            try pendingJoinRows.write(to: database)
             let statement = try joinInsert(
                 for: relationship, table: table, own: own, other: other, order: order, inverseOrder: inverseOrder)
             for target in targets {
@@ -186,6 +198,7 @@ extension PersistentStore {
             try detach(targets, from: pk, table: table, column: column, entityColumn: nil, orderColumn: orderColumn)
         case .joinTable(let table, let own, let other, _, _):
             try beginIfNeeded()
+            try pendingJoinRows.write(to: database)
             for target in targets {
                 try database.run(
                     "DELETE FROM \(table) WHERE \(own) = ? AND \(other) = ?", [pk, primaryKeyValue(target)])

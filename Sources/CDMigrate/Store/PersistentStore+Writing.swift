@@ -62,6 +62,10 @@ extension PersistentStore {
 
     /// Writes the buffer (a no-op when empty, as it always is in a read-only store); every read runs this first.
     func writeBuffer() throws {
+        if !pendingJoinRows.isEmpty {
+            try beginIfNeeded()
+            try pendingJoinRows.write(to: database)
+        }
         guard !pending.isEmpty else { return }
         try beginIfNeeded()
         var written = 0
@@ -76,29 +80,42 @@ extension PersistentStore {
                 for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
             }
         }
-        for row in pending {
-            let object = row.object
-            let plan = try insertPlan(for: object.entity)
-            let statement = plan.statement
-            try statement.bind(.integer(object.objectID.primaryKey), at: 1)
-            try statement.bind(.integer(Int64(layout.entityNumber(of: object.entity))), at: 2)
-            try statement.bind(.integer(1), at: 3)
-            var position: Int32 = 4
-            let attributes = object.entity.attributes
-            for index in plan.attributeIndexes {
-                let value = object.attributeValues[index]
-                try statement.bind(
-                    attributes[index].allowsExternalBinaryDataStorage
-                        ? try columnValue(value, of: attributes[index]) : value, at: position)
-                position += 1
+        var index = 0
+        while index < pending.count {
+            let entity = pending[index].object.entity
+            let plan = try insertPlan(for: entity)
+            // A run of a chunk's rows of one entity goes in one statement; the rest row by row.
+            var run = 1
+            while run < plan.rowsPerChunk, index + run < pending.count, pending[index + run].object.entity === entity {
+                run += 1
             }
-            for column in plan.linkColumns {
-                try statement.bind(row.links[column] ?? .null, at: position)
-                position += 1
+            if run < plan.rowsPerChunk { run = 1 }
+            let statement = run == 1 ? plan.statement : plan.chunkStatement
+            defer { statement.reset() }
+            var position: Int32 = 1
+            let attributes = entity.attributes
+            let entityNumber = Value.integer(Int64(layout.entityNumber(of: entity)))
+            for row in pending[index..<(index + run)] {
+                let object = row.object
+                try statement.bind(.integer(object.objectID.primaryKey), at: position)
+                try statement.bind(entityNumber, at: position + 1)
+                try statement.bind(.integer(1), at: position + 2)
+                position += 3
+                for attributeIndex in plan.attributeIndexes {
+                    let value = object.attributeValues[attributeIndex]
+                    try statement.bind(
+                        attributes[attributeIndex].allowsExternalBinaryDataStorage
+                            ? try columnValue(value, of: attributes[attributeIndex]) : value, at: position)
+                    position += 1
+                }
+                for column in plan.linkColumns {
+                    try statement.bind(row.links[column] ?? .null, at: position)
+                    position += 1
+                }
             }
             try statement.step()
-            statement.reset()
-            written += 1
+            written += run
+            index += run
         }
     }
 
@@ -115,8 +132,15 @@ extension PersistentStore {
         columns += links
         let sql =
             "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES (\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        let tuple = "(\(columns.map { _ in "?" }.joined(separator: ", ")))"
+        // Within SQLite's 32,766 bound parameters.
+        let rowsPerChunk = max(2, min(64, 32_000 / max(columns.count, 1)))
+        let chunkSQL =
+            "INSERT INTO \(layout.table(for: entity)) (\(columns.joined(separator: ", "))) VALUES "
+            + Array(repeating: tuple, count: rowsPerChunk).joined(separator: ", ")
         let plan = InsertPlan(
-            statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links)
+            statement: try database.prepareUncached(sql), attributeIndexes: indexes, linkColumns: links,
+            chunkStatement: try database.prepareUncached(chunkSQL), rowsPerChunk: rowsPerChunk)
         insertPlans[ObjectIdentifier(entity)] = plan
         return plan
     }

@@ -73,12 +73,18 @@ public final class PersistentStore: ObjectContext {
     var recentInstances = RecentInstances(capacity: 512)
     /// The prepared INSERT of a join row, per many-to-many relationship of the model.
     var joinInserts: [ObjectIdentifier: SQLiteStatement] = [:]
+    /// Join rows added and not written yet (written with the buffer: `writeBuffer`).
+    var pendingJoinRows = PendingJoinRows()
     /// The values of attributes with external binary data storage: their files, the markers.
     package let externalData: ExternalBinaryData
 
     struct RowKey: Hashable {
         let table: String
         let primaryKey: Int64
+
+        /// The key alone: hashing the table's name costs more than it spreads (rows of a few
+        /// tables with the same key share a bucket, and equality tells them apart).
+        func hash(into hasher: inout Hasher) { hasher.combine(primaryKey) }
     }
 
     /// An inserted instance not written yet, with the relationship columns set on it meanwhile.
@@ -100,6 +106,10 @@ public final class PersistentStore: ObjectContext {
         let statement: SQLiteStatement
         let attributeIndexes: [Int]
         let linkColumns: [String]
+        /// The same INSERT of `rowsPerChunk` rows at once, for runs of buffered rows of the entity
+        /// (one statement's start-up per chunk instead of per row).
+        let chunkStatement: SQLiteStatement
+        let rowsPerChunk: Int
     }
 
     init(

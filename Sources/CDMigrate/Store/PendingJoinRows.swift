@@ -1,0 +1,73 @@
+/// Join rows of plain many-to-many relationships (no order columns, not their own inverse) added
+/// one pair at a time and not written yet: a store writes them a chunk per multi-row
+/// `INSERT OR IGNORE` (one statement's start-up per chunk instead of per pair), and before
+/// anything reads a join table or deletes from one (`PersistentStore.writeBuffer`). Written in
+/// the order they were added, so a pair added twice is kept once, as row-by-row inserts keep it.
+struct PendingJoinRows {
+    /// Pairs per multi-row statement.
+    static let chunk = 200
+
+    private struct Table {
+        /// "INSERT OR IGNORE INTO table (own, other)".
+        let insert: String
+        /// Owner and target keys, pair after pair.
+        var keys: [Int64]
+    }
+
+    /// Per relationship, in the order relationships were first added to.
+    private var tables: [ObjectIdentifier: Int] = [:]
+    private var order: [Table] = []
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Buffers one pair; true when the buffer holds a chunk and should be written.
+    mutating func add(
+        _ relationship: RelationshipDescription, table: String, own: String, other: String, _ owner: Int64,
+        _ target: Int64
+    ) -> Bool {
+        let index: Int
+        if let known = tables[ObjectIdentifier(relationship)] {
+            index = known
+        } else {
+            index = order.count
+            tables[ObjectIdentifier(relationship)] = index
+            order.append(Table(insert: "INSERT OR IGNORE INTO \(table) (\(own), \(other))", keys: []))
+        }
+        order[index].keys.append(owner)
+        order[index].keys.append(target)
+        count += 1
+        return count >= Self.chunk
+    }
+
+    /// Writes every buffered pair and empties the buffer (also when a statement fails).
+    mutating func write(to database: SQLiteDatabase) throws {
+        guard count > 0 else { return }
+        let tables = order
+        for i in order.indices { order[i].keys.removeAll(keepingCapacity: true) }
+        count = 0
+        for table in tables where !table.keys.isEmpty {
+            let pairs = table.keys.count / 2
+            var start = 0
+            while start < pairs {
+                let rows = min(Self.chunk, pairs - start)
+                let statement = try database.prepare(
+                    table.insert + " VALUES " + Array(repeating: "(?, ?)", count: rows).joined(separator: ", "))
+                var position: Int32 = 1
+                for key in table.keys[(start * 2)..<((start + rows) * 2)] {
+                    try statement.bind(.integer(key), at: position)
+                    position += 1
+                }
+                defer { statement.reset() }
+                while try statement.step() {}
+                start += rows
+            }
+        }
+    }
+
+    mutating func removeAll() {
+        tables.removeAll()
+        order.removeAll()
+        count = 0
+    }
+}

@@ -1,0 +1,144 @@
+import XCTest
+
+@testable import CDMigrate
+
+/// What a single-row policy writes one call at a time — join rows of plain many-to-manys and
+/// associations — is buffered and written a chunk per multi-row INSERT; every read in between
+/// sees it, and the written rows are the ones row-by-row INSERTs would have written, in order.
+final class BufferedPolicyWritesTests: XCTestCase {
+    static let notas = """
+        {"name": "Notas", "entities": [
+          {"name": "Nota", "attributes": [{"name": "contenido", "type": "string"}],
+           "relationships": [{"name": "categorias", "destination": "Categoria", "inverse": "notas", "toMany": true}]},
+          {"name": "Categoria", "attributes": [{"name": "nombre", "type": "string"}],
+           "relationships": [{"name": "notas", "destination": "Nota", "inverse": "categorias", "toMany": true}]}
+        ]}
+        """
+
+    var scratch: ScratchDirectory!
+    var model: ManagedObjectModel!
+    var store: PersistentStore!
+
+    override func setUpWithError() throws {
+        scratch = ScratchDirectory()
+        model = try ModelReader.model(fromJSON: Self.notas)
+        store = try PersistentStore.create(at: scratch.file("n.sqlite"), model: model)
+    }
+
+    override func tearDown() {
+        store?.close()
+    }
+
+    private func keys(_ value: Value) -> [Int64] {
+        value.elements.compactMap { $0.object?.objectID.primaryKey }.sorted()
+    }
+
+    func testJoinRowsAddedPairByPairAreReadBackBeforeAndAfterTheyAreWritten() throws {
+        let categorias = try XCTUnwrap(model.entity(named: "Nota")?.relationship(named: "categorias"))
+        let made = try (0..<3).map { _ in try store.insertObject(entityName: "Categoria") }
+        var expected: [[Int64]] = [[], [], []]
+        // More pairs than one chunk, so that some are written and some still buffered when read.
+        for i in 0..<(PendingJoinRows.chunk * 2 + 37) {
+            let nota = try store.insertObject(entityName: "Nota")
+            let categoria = made[i % 3]
+            try nota.add([categoria], to: categorias)
+            try nota.add([categoria], to: categorias)  // a pair added again is kept once
+            expected[i % 3].append(nota.objectID.primaryKey)
+            if i % 97 == 0 || i == PendingJoinRows.chunk {
+                XCTAssertEqual(keys(try categoria.value(forKey: "notas")), expected[i % 3], "after note \(i)")
+                XCTAssertEqual(keys(try nota.value(forKey: "categorias")), [categoria.objectID.primaryKey])
+            }
+        }
+        try store.save()
+        for (i, categoria) in made.enumerated() {
+            XCTAssertEqual(keys(try categoria.value(forKey: "notas")), expected[i])
+        }
+        XCTAssertEqual(
+            try store.database.scalar("SELECT COUNT(*) FROM Z_1NOTAS")?.integer,
+            Int64(PendingJoinRows.chunk * 2 + 37))
+    }
+
+    func testRemovingOrReplacingAfterABufferedAddSeesTheAdd() throws {
+        let categorias = try XCTUnwrap(model.entity(named: "Nota")?.relationship(named: "categorias"))
+        let nota = try store.insertObject(entityName: "Nota")
+        let c1 = try store.insertObject(entityName: "Categoria")
+        let c2 = try store.insertObject(entityName: "Categoria")
+        try nota.add([c1, c2], to: categorias)
+        try nota.remove([c1], from: categorias)
+        XCTAssertEqual(keys(try nota.value(forKey: "categorias")), [c2.objectID.primaryKey])
+        try nota.add([c1], to: categorias)
+        try nota.setValue(.collection([.object(c1)]), for: categorias)
+        XCTAssertEqual(keys(try nota.value(forKey: "categorias")), [c1.objectID.primaryKey])
+        try store.save()
+        XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM Z_1NOTAS")?.integer, 1)
+    }
+
+    func testAssociationsRecordedOneByOneAreFoundAtOnceAndWrittenInOrder() throws {
+        let associations = try AssociationTable(database: store.database)
+        let categoria = try store.insertObject(entityName: "Categoria")
+        var notas: [ManagedObject] = []
+        for i in 0..<(AssociationTable.pendingChunk + 55) {
+            let nota = try store.insertObject(entityName: "Nota")
+            notas.append(nota)
+            try associations.insert(mapping: 0, source: categoria, destination: nota)
+            if i % 61 == 0 {
+                // The association made by the previous call is found by the next one.
+                XCTAssertEqual(
+                    try associations.sources(mapping: 0, destination: nota).map { $0.1 },
+                    [categoria.objectID.primaryKey])
+            }
+        }
+        XCTAssertEqual(try associations.count(mapping: 0), notas.count)
+        XCTAssertEqual(
+            try associations.destinations(mappings: [0], source: categoria).map { $0.1 },
+            notas.map { $0.objectID.primaryKey })
+        // Rows written by SQL after buffered ones come after them.
+        try associations.insert(mapping: 1, source: categoria, destination: notas[0])
+        try associations.writePending()
+        try store.database.run("INSERT INTO cdm_association VALUES (1, 0, 0, 0, -1)")
+        let order = try store.database.rows(
+            "SELECT destination_pk FROM cdm_association WHERE mapping = 1 ORDER BY rowid")
+        XCTAssertEqual(order.compactMap { $0.first?.integer }, [notas[0].objectID.primaryKey, -1])
+    }
+
+    func testBufferedInstancesOfTwoEntitiesAreWrittenWithTheirValuesAndLinksWhateverTheRuns() throws {
+        let model = try ModelReader.model(
+            fromJSON: """
+                {"name": "Gente", "entities": [
+                  {"name": "Persona", "attributes": [{"name": "nombre", "type": "string"},
+                                                      {"name": "edad", "type": "integer64"}],
+                   "relationships": [{"name": "ciudad", "destination": "Ciudad", "inverse": "gente"}]},
+                  {"name": "Ciudad", "attributes": [{"name": "nombre", "type": "string"}],
+                   "relationships": [{"name": "gente", "destination": "Persona", "inverse": "ciudad", "toMany": true}]}
+                ]}
+                """)
+        let gente = try PersistentStore.create(at: scratch.file("g.sqlite"), model: model)
+        defer { gente.close() }
+        let ciudad = try XCTUnwrap(model.entity(named: "Persona")?.relationship(named: "ciudad"))
+        var current = try gente.insertObject(entityName: "Ciudad")
+        try current.setValue(.string("ciudad 0"), forKey: "nombre")
+        // Runs of a whole chunk and shorter ones, broken by the other entity, written in one go.
+        for i in 0..<230 {
+            if i % 70 == 69 {
+                current = try gente.insertObject(entityName: "Ciudad")
+                try current.setValue(.string("ciudad \(i)"), forKey: "nombre")
+            }
+            let persona = try gente.insertObject(entityName: "Persona")
+            try persona.setValue(.string("persona \(i)"), forKey: "nombre")
+            try persona.setValue(.integer(Int64(i)), forKey: "edad")
+            try persona.setValue(.object(current), for: ciudad)
+        }
+        try gente.save()
+        XCTAssertEqual(try gente.database.scalar("SELECT COUNT(*) FROM ZPERSONA")?.integer, 230)
+        XCTAssertEqual(try gente.database.scalar("SELECT COUNT(*) FROM ZCIUDAD")?.integer, 4)
+        // Every row as written one by one: its values, its city (the last made before it), its entity.
+        XCTAssertEqual(
+            try gente.database.scalar(
+                """
+                SELECT COUNT(*) FROM ZPERSONA p JOIN ZCIUDAD c ON c.Z_PK = p.ZCIUDAD
+                WHERE p.ZNOMBRE = 'persona ' || p.ZEDAD AND p.Z_PK = p.ZEDAD + 1 AND p.Z_OPT = 1
+                AND p.Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Persona')
+                AND c.ZNOMBRE = 'ciudad ' || (CASE WHEN p.ZEDAD < 69 THEN 0 ELSE (p.ZEDAD + 1) / 70 * 70 - 1 END)
+                """)?.integer, 230)
+    }
+}

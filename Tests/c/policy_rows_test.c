@@ -1,0 +1,210 @@
+/* C tests of a policy written with the single-row hook, as Core Data has it: one
+** create_destination_instances call per source note that makes the note, applies the attribute
+** mappings, finds or makes its category, adds the join row and associates. Join rows and
+** associations are buffered and written a chunk at a time: every call must still see what the
+** earlier rows made (the category's notes, the destination of an earlier source), the result must
+** be the one row-by-row writes give, and an error must name what is at fault.
+** Prints "N passed, M failed" last; exits non-zero on any failure. */
+#include <cdmigrate.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "scratch.h"
+
+static const char *SOURCE_MODEL =
+    "{\"name\": \"V2\", \"entities\": [{\"name\": \"Nota\", \"attributes\": ["
+    " {\"name\": \"contenido\", \"type\": \"string\"}, {\"name\": \"categoria\", \"type\": \"string\"}]}]}";
+static const char *DESTINATION_MODEL =
+    "{\"name\": \"V3\", \"entities\": ["
+    " {\"name\": \"Nota\", \"attributes\": [{\"name\": \"contenido\", \"type\": \"string\"}],"
+    "  \"relationships\": [{\"name\": \"categorias\", \"destination\": \"Categoria\", \"inverse\": \"notas\", \"toMany\": true}]},"
+    " {\"name\": \"Categoria\", \"attributes\": [{\"name\": \"nombre\", \"type\": \"string\"}],"
+    "  \"relationships\": [{\"name\": \"notas\", \"destination\": \"Nota\", \"inverse\": \"categorias\", \"toMany\": true}]}]}";
+static const char *MAPPING =
+    "{\"entityMappings\": [{\"name\": \"NotaToNota\", \"sourceEntity\": \"Nota\", \"destinationEntity\": \"Nota\", \"predicate\": \"TRUEPREDICATE\","
+    " \"policy\": \"RowsPolicy\", \"attributeMappings\": {\"contenido\": \"$source.contenido\"}}]}";
+
+/* More notes than one chunk of buffered join rows and associations (200). */
+#define NOTES 530
+static const char *CATEGORIES[] = {"Trabajo", "Ideas", NULL, "Viajes", "Ideas", "Salud", "Trabajo"};
+#define CATEGORY_CYCLE 7
+
+static const char *category_of(int i) { return CATEGORIES[i % CATEGORY_CYCLE]; }
+
+static int make_source(cdm_model *model, const char *path) {
+    cdm_store *store = NULL;
+    if (cdm_store_create(model, path, &store) != CDM_OK) return 0;
+    for (int i = 0; i < NOTES; i++) {
+        cdm_object *nota = NULL;
+        char text[64];
+        snprintf(text, sizeof text, "nota %d de %s", i, category_of(i) ? category_of(i) : "nadie");
+        if (cdm_store_insert(store, "Nota", &nota) != CDM_OK) return 0;
+        if (cdm_object_set_text(nota, "contenido", text, CDM_NUL_TERMINATED) != CDM_OK) return 0;
+        if (category_of(i) && cdm_object_set_text(nota, "categoria", category_of(i), CDM_NUL_TERMINATED) != CDM_OK)
+            return 0;
+    }
+    int rc = cdm_store_save(store);
+    cdm_store_close(store);
+    return rc == CDM_OK;
+}
+
+typedef struct {
+    char names[8][32];
+    int64_t pks[8];
+    int notes[8];   /* notes added to each category so far */
+    int made;
+    int64_t previous_source;  /* the last source note's key, 0 before the first */
+    int64_t previous_nota;    /* the destination note made from it */
+    int rows;
+    int fail_at;              /* the row whose hook sets an attribute the entity lacks (-1: none) */
+    int seen_notes_mismatch;  /* rows where the category's notes read mid-run were not the ones added */
+    int seen_lookup_mismatch; /* rows where the previous source's destination was not found */
+} rows_state;
+
+#define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) return rc_; } while (0)
+
+static int create_row(cdm_context *ctx, cdm_object *source, void *user) {
+    rows_state *state = user;
+    int row = state->rows++;
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    if (row == state->fail_at) TRY(cdm_object_set_text(nota, "nope", "x", CDM_NUL_TERMINATED));
+    /* The destination of the previous source, associated one call ago, is found. */
+    if (state->previous_source) {
+        cdm_object *previous = NULL;
+        TRY(cdm_context_instance_with_id(ctx, CDM_STORE_SOURCE, "Nota", state->previous_source, &previous));
+        cdm_object *const *made = NULL;
+        size_t count = 0;
+        TRY(cdm_context_destination_instances(ctx, "NotaToNota", &previous, 1, &made, &count));
+        int64_t pk = 0;
+        if (count != 1 || cdm_object_id(made[0], NULL, NULL, &pk) != CDM_OK || pk != state->previous_nota)
+            state->seen_lookup_mismatch++;
+    }
+    const char *name = NULL;
+    size_t length = 0;
+    int is_null = 0;
+    TRY(cdm_object_get_text(source, "categoria", &name, &length, &is_null));
+    if (!is_null) {
+        int which = -1;
+        for (int i = 0; i < state->made; i++)
+            if (!strcmp(state->names[i], name)) which = i;
+        cdm_object *categoria = NULL;
+        if (which < 0) {
+            if (state->made == 8) return cdm_context_fail(ctx, CDM_ENTITY_MIGRATION_POLICY, "too many categories");
+            which = state->made++;
+            snprintf(state->names[which], sizeof state->names[which], "%s", name);
+            TRY(cdm_context_create_instance(ctx, "Categoria", &categoria));
+            TRY(cdm_object_set_text(categoria, "nombre", name, (long)length));
+            TRY(cdm_object_id(categoria, NULL, NULL, &state->pks[which]));
+        } else {
+            TRY(cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, "Categoria", state->pks[which], &categoria));
+        }
+        /* The category's notes, read from the destination mid-run: every note added so far. */
+        cdm_object *const *notas = NULL;
+        size_t count = 0;
+        TRY(cdm_object_get_objects(categoria, "notas", &notas, &count));
+        if ((int)count != state->notes[which]) state->seen_notes_mismatch++;
+        TRY(cdm_object_add_object(nota, "categorias", categoria));
+        state->notes[which]++;
+    }
+    int64_t source_pk = 0;
+    TRY(cdm_object_id(source, NULL, NULL, &source_pk));
+    TRY(cdm_object_id(nota, NULL, NULL, &state->previous_nota));
+    state->previous_source = source_pk;
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static int run(cdm_model *src, cdm_model *dst, const char *source, const char *destination, rows_state *state,
+               char *message, size_t size) {
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    int rc = cdm_mapping_from_json(MAPPING, &mapping);
+    if (rc == CDM_OK) rc = cdm_migration_new(src, dst, &mapping, 1, &migration);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row;
+    if (rc == CDM_OK) rc = cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, state, NULL);
+    if (rc == CDM_OK) rc = cdm_migration_run(migration, source, destination);
+    snprintf(message, size, "%s", migration ? cdm_migration_errmsg(migration) : "");
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    return rc;
+}
+
+static long long scalar(sqlite3 *db, const char *sql) {
+    sqlite3_stmt *statement = NULL;
+    long long value = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &statement, NULL) == SQLITE_OK && sqlite3_step(statement) == SQLITE_ROW)
+        value = sqlite3_column_int64(statement, 0);
+    else
+        fprintf(stderr, "sqlite: %s (%s)\n", sqlite3_errmsg(db), sql);
+    sqlite3_finalize(statement);
+    return value;
+}
+
+static void test_single_row_hooks_see_what_earlier_rows_made(cdm_model *src, cdm_model *dst, const char *source) {
+    const char *destination = path_in_dir("rows.sqlite");
+    static rows_state state;
+    memset(&state, 0, sizeof state);
+    state.fail_at = -1;
+    char message[1024];
+    CHECK_RC(run(src, dst, source, destination, &state, message, sizeof message), CDM_OK);
+    CHECK(state.rows == NOTES);
+    CHECK(state.seen_notes_mismatch == 0);
+    CHECK(state.seen_lookup_mismatch == 0);
+    CHECK(state.made == 4);
+    int with_category = 0;
+    for (int i = 0; i < NOTES; i++) with_category += category_of(i) != NULL;
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(destination, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA") == NOTES);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZCATEGORIA") == 4);
+    /* Row by row as the hook made them: notes numbered in source order, categories in order of first use. */
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO = 'nota ' || (Z_PK - 1) || ' de ' || "
+                     "COALESCE((SELECT c.ZNOMBRE FROM Z_1NOTAS j JOIN ZCATEGORIA c ON c.Z_PK = j.Z_1CATEGORIAS "
+                     "WHERE j.Z_2NOTAS = ZNOTA.Z_PK), 'nadie')") == NOTES);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM Z_1NOTAS") == with_category);
+    CHECK(scalar(db, "SELECT group_concat(ZNOMBRE, ',') FROM (SELECT ZNOMBRE FROM ZCATEGORIA ORDER BY Z_PK)") != -1);
+    sqlite3_stmt *names = NULL;
+    CHECK(sqlite3_prepare_v2(db, "SELECT group_concat(ZNOMBRE, ',') FROM (SELECT ZNOMBRE FROM ZCATEGORIA ORDER BY Z_PK)",
+                             -1, &names, NULL) == SQLITE_OK);
+    if (names && sqlite3_step(names) == SQLITE_ROW)
+        CHECK_STR((const char *)sqlite3_column_text(names, 0), "Trabajo,Ideas,Viajes,Salud");
+    sqlite3_finalize(names);
+    sqlite3_close(db);
+}
+
+static void test_an_error_in_a_row_names_the_entity_and_attribute(cdm_model *src, cdm_model *dst, const char *source) {
+    const char *destination = path_in_dir("failed.sqlite");
+    static rows_state state;
+    memset(&state, 0, sizeof state);
+    state.fail_at = 345;  /* past the first chunk of buffered rows */
+    char message[1024];
+    CHECK_RC(run(src, dst, source, destination, &state, message, sizeof message), CDM_NOTFOUND);
+    CHECK_HAS(message, "entity 'Nota' has no attribute 'nope'");
+    CHECK(state.rows == 346);
+    CHECK(access(destination, F_OK) != 0);  /* a failed migration leaves no destination */
+}
+
+int main(void) {
+    if (!scratch_begin("policy-rows")) return 2;
+    cdm_model *src = NULL, *dst = NULL;
+    CHECK_RC(cdm_model_from_json(SOURCE_MODEL, &src), CDM_OK);
+    CHECK_RC(cdm_model_from_json(DESTINATION_MODEL, &dst), CDM_OK);
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("v2.sqlite"));
+    if (make_source(src, source)) {
+        test_single_row_hooks_see_what_earlier_rows_made(src, dst, source);
+        test_an_error_in_a_row_names_the_entity_and_attribute(src, dst, source);
+    } else {
+        failed++;
+        fprintf(stderr, "FAIL: could not make the source store\n");
+    }
+    cdm_model_free(src);
+    cdm_model_free(dst);
+    return scratch_end("");
+}

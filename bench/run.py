@@ -552,7 +552,7 @@ def main() -> None:
     parser.add_argument(
         "--baseline",
         default="",
-        help="an install prefix of another build: its declarative and c-policy paths run too (path@base)",
+        help="an install prefix of another build: its declarative and C policy paths run too (path@base)",
     )
     parser.add_argument(
         "--baseline-python",

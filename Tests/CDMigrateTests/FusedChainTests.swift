@@ -325,3 +325,59 @@ extension FusedChainTests {
         XCTAssertEqual(try database.scalar("SELECT COUNT(*) FROM ZNOTE WHERE ZMOOD = 'calm'")?.integer, 40)
     }
 }
+
+extension FusedChainTests {
+
+    /// A written mapping model that reads source attributes fuses with the inferred steps after it,
+    /// and gives the step-by-step store.
+    func testAWrittenMappingModelFusesWithTheInferredStepsAfterIt() throws {
+        let v2WithOld = Self.v2.replacingOccurrences(
+            of: #"{"name": "New", "attributes""#,
+            with: #"{"name": "Old", "attributes": [{"name": "x", "type": "string"}]}, {"name": "New", "attributes""#)
+        let v3WithOld = Self.v3.replacingOccurrences(
+            of: #"{"name": "New", "attributes""#,
+            with: #"{"name": "Old", "attributes": [{"name": "x", "type": "string"}]}, {"name": "New", "attributes""#)
+        let v1 = try ModelReader.model(fromJSON: Self.v1)
+        let v2 = try ModelReader.model(fromJSON: v2WithOld)
+        var text = try MappingModel.inferred(from: v1, to: v2).jsonText(indent: 0)
+        text = text.replacingOccurrences(of: #"FUNCTION($source, \"valueForKey:\", \"title\")"#, with: "$source.title")
+        XCTAssertTrue(text.contains("$source.title"), text)
+        let set = try ModelSet(
+            contentsOf: try modelFolder([Self.v1, v2WithOld, v3WithOld], mappings: ["one-to-two": text]))
+        XCTAssertEqual(set.mappingModels.count, 1)
+        let source = try makeV1Store(try XCTUnwrap(set.models["v1"]))
+        let passes = try assertFusedRunIsTheStepByStepRun(source, set)
+        XCTAssertEqual(passes.map(\.steps), [0..<2], passes.map { $0.notFusedWithNext ?? "" }.description)
+        XCTAssertEqual(passes.first?.stage.isInferred, false)
+        XCTAssertEqual(passes.first?.stage.fusedStages.map(\.mappingModelNames), [["one-to-two"], ["inferred"]])
+    }
+
+    /// A written mapping model whose attribute mapping computes a value, or whose entity mapping
+    /// filters its source instances, is not fused; the plan says which.
+    func testComputedValuesAndFilteredSourcesAreNotFused() throws {
+        let v1 = try ModelReader.model(fromJSON: Self.v1)
+        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let inferred = try MappingModel.inferred(from: v1, to: v2).jsonText(indent: 0)
+        let cases = [
+            (
+                inferred.replacingOccurrences(
+                    of: #"FUNCTION($source, \"valueForKey:\", \"title\")"#, with: "uppercase:($source.title)"),
+                "computes its value"
+            ),
+            (
+                inferred.replacingOccurrences(of: #"\"Note\", \"TRUEPREDICATE\""#, with: #"\"Note\", \"rank > 3\""#),
+                "filters"
+            ),
+        ]
+        for (mapping, reason) in cases {
+            XCTAssertNotEqual(mapping, inferred)
+            let set = try ModelSet(
+                contentsOf: try modelFolder([Self.v1, Self.v2, Self.v3], mappings: ["one-to-two": mapping]))
+            let plan = try MigrationPlan(storePath: "x.sqlite", storeVersion: "v1", models: set)
+            let passes = plan.passes()
+            XCTAssertEqual(passes.map(\.steps), [0..<1, 1..<2], reason)
+            let why = passes.first?.notFusedWithNext ?? ""
+            XCTAssertTrue(why.hasPrefix("v2 → v3: ") && why.contains(reason), why)
+        }
+    }
+}

@@ -102,6 +102,16 @@ package enum MappingComposition {
                     destinationEntityVersionHash: nil, sourceEntitySnapshot: EntityMapping.snapshot(of: entity),
                     destinationEntitySnapshot: nil, path: "$.entityMappings[\(mappings.count)]"))
         }
+        // A written mapping model's remove mappings declare their losses intended, an inferred
+        // one's do not: the composed model can be only one of the two.
+        if first.isInferred != second.isInferred,
+            let removal = (first.entityMappings + second.entityMappings).first(where: { $0.mappingType == .remove })
+        {
+            throw NotComposable(
+                reason:
+                    "remove mapping '\(removal.name)' joins an inferred step and a written mapping model, whose removals the loss report counts differently"
+            )
+        }
         let name =
             "Fused_" + MappingInference.label(a, "source") + "_to_" + MappingInference.label(c, "destination")
         let composed = MappingModel(name: name, entityMappings: mappings)

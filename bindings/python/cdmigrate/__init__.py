@@ -22,6 +22,7 @@ from . import _lib, graphs
 from ._version import __version__ as __version__
 from .batch import SourceBatch
 from .chain import (
+    ChainPass,
     DirectStep,
     MigrationChain,
     MigrationPlan,
@@ -97,6 +98,7 @@ __all__ = [
     "UNIX_TO_REFERENCE",
     "AttributeDescription",
     "AttributeType",
+    "ChainPass",
     "CoreDataDate",
     "DestinationStoreError",
     "DirectStep",

@@ -140,15 +140,15 @@ int main(void) {
     cdm_free(report);
     CHECK(unlink(fused_copy) == 0);
     CHECK(unlink(steps_copy) == 0);
-    cdm_migration *chain = NULL;
-    CHECK_RC(cdm_migration_new_chain(models, NULL, &chain), CDM_OK);
-    CHECK_RC(cdm_migration_set_fuse_steps(chain, 0), CDM_OK);
-    CHECK_RC(cdm_migration_run(chain, store, steps_copy), CDM_OK);
+    cdm_migration *steps_chain = NULL;
+    CHECK_RC(cdm_migration_new_chain(models, NULL, &steps_chain), CDM_OK);
+    CHECK_RC(cdm_migration_set_fuse_steps(steps_chain, 0), CDM_OK);
+    CHECK_RC(cdm_migration_run(steps_chain, store, steps_copy), CDM_OK);
     char *chain_report = NULL;
-    CHECK_RC(cdm_migration_report_json(chain, &chain_report), CDM_OK);
+    CHECK_RC(cdm_migration_report_json(steps_chain, &chain_report), CDM_OK);
     CHECK_HAS(chain_report, "\"to\":\"v1.1.0\",\"inferred\":true,\"mappingModels\":[\"inferred\"],\"direct\":false,\"fusedSteps\":[]");
     cdm_free(chain_report);
-    cdm_migration_free(chain);
+    cdm_migration_free(steps_chain);
     CHECK(unlink(steps_copy) == 0);
 
     /* The destination exists now: refused, nothing changes. */

@@ -22,6 +22,7 @@ table).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sqlite3
@@ -126,14 +127,18 @@ def run_one(path: str, source: str, models: str, work: str) -> tuple:
 
 
 def rows(destination: str) -> dict:
-    """Every table's rows, columns by name (a step done as schema changes adds a column last)."""
+    """Every table's columns and a digest of its rows in key order, columns by name (a step done
+    as schema changes adds a column last); streamed, so 1M rows take no memory."""
     db = sqlite3.connect(destination)
     try:
         result = {}
         for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"):
             columns = sorted(r[1] for r in db.execute(f'PRAGMA table_info("{table}")'))
             listed = ", ".join(f'"{c}"' for c in columns)
-            result[table] = (columns, db.execute(f'SELECT {listed} FROM "{table}" ORDER BY 1, 2').fetchall())
+            digest = hashlib.sha256()
+            for row in db.execute(f'SELECT {listed} FROM "{table}" ORDER BY {listed}'):
+                digest.update(repr(row).encode())
+            result[table] = (columns, digest.hexdigest())
         return result
     finally:
         db.close()

@@ -381,3 +381,39 @@ extension FusedChainTests {
         }
     }
 }
+
+extension FusedChainTests {
+    /// Renames and added attributes over three steps: the fused pass is itself a step SQLite can
+    /// express as schema changes, and runs as one.
+    func testAFusedPassOfRenamesAndAddedAttributesRunsAsSchemaChanges() throws {
+        let base = #"{"entities": [{"name": "Item", "attributes": [%@]}]}"#
+        func model(_ attributes: String) -> String { base.replacingOccurrences(of: "%@", with: attributes) }
+        let set = try ModelSet(
+            contentsOf: try modelFolder([
+                model(#"{"name": "a", "type": "string"}, {"name": "n", "type": "integer64"}"#),
+                model(
+                    #"{"name": "b", "type": "string", "renamingIdentifier": "a"}, {"name": "n", "type": "integer64"}"#),
+                model(
+                    #"{"name": "b", "type": "string"}, {"name": "n", "type": "integer64"}, {"name": "x", "type": "string"}"#
+                ),
+                model(
+                    #"{"name": "c", "type": "string", "renamingIdentifier": "b"}, {"name": "n", "type": "integer64"}, {"name": "x", "type": "string"}, {"name": "d", "type": "integer16", "default": 7}"#
+                ),
+            ]))
+        let source = scratch.file("items.sqlite")
+        try makeStore(source, try XCTUnwrap(set.models["v1"])) { store in
+            for i in 0..<20 { try insert(store, "Item", ["a": .string("item \(i)"), "n": .integer(Int64(i))]) }
+        }
+        let passes = try assertFusedRunIsTheStepByStepRun(source, set)
+        XCTAssertEqual(passes.map(\.steps), [0..<3])
+        let out = scratch.file("fused-schema.sqlite")
+        let report = try StagedMigrationManager(storeAt: source, models: set).migrateStore(to: out)
+        XCTAssertEqual(report.stages.count, 1)
+        XCTAssertEqual(
+            report.stages.first?.report.bySchemaChanges, true, report.stages.first?.report.schemaChangesNotDone ?? "")
+        XCTAssertEqual(report.stepCount, 3)
+        let database = try SQLiteDatabase(path: out, mode: .readOnly)
+        defer { database.close() }
+        XCTAssertEqual(try database.scalar("SELECT COUNT(*) FROM ZITEM WHERE ZC LIKE 'item %' AND ZD = 7")?.integer, 20)
+    }
+}

@@ -43,6 +43,7 @@ package enum MappingComposition {
         var mappings: [EntityMapping] = []
         var removed: Set<String> = []
         var taken: Set<String> = []
+        var followed: [Followed] = []
         for late in second.entityMappings {
             switch late.mappingType {
             case .add:
@@ -74,7 +75,7 @@ package enum MappingComposition {
                 mappings.append(
                     try composeEntity(
                         early, late, source: source, middle: middle, destination: destination,
-                        path: "$.entityMappings[\(mappings.count)]"))
+                        path: "$.entityMappings[\(mappings.count)]", followed: &followed))
             case .custom, .undefined:
                 throw NotComposable(reason: "entity mapping '\(late.name)' is of type \(late.mappingType.rawValue)")
             }
@@ -111,6 +112,28 @@ package enum MappingComposition {
                 reason:
                     "remove mapping '\(removal.name)' joins an inferred step and a written mapping model, whose removals the loss report counts differently"
             )
+        }
+        // A relationship followed by its source relationship's name finds the instances of the one
+        // entity mapping that takes the relationship's target entity: it must be one in each step
+        // and in the composed model, so both runs find the same ones.
+        func copies(_ list: [EntityMapping], from entity: String?) -> Int {
+            list.filter { ($0.mappingType == .copy || $0.mappingType == .transform) && $0.sourceEntityName == entity }
+                .count
+        }
+        for link in followed {
+            let target = a.entity(named: link.sourceEntity)?.relationship(named: link.sourceRelationship)?
+                .destinationEntityName
+            let middleTarget = b.entity(named: link.middleEntity)?.relationship(named: link.middleRelationship)?
+                .destinationEntityName
+            guard copies(first.entityMappings, from: target) == 1,
+                copies(second.entityMappings, from: middleTarget) == 1,
+                copies(mappings, from: target) == 1
+            else {
+                throw NotComposable(
+                    reason:
+                        "relationship '\(link.middleEntity).\(link.middleRelationship)' reaches instances that no single entity mapping makes in every step"
+                )
+            }
         }
         let name =
             "Fused_" + MappingInference.label(a, "source") + "_to_" + MappingInference.label(c, "destination")
@@ -180,9 +203,18 @@ package enum MappingComposition {
             sourceEntitySnapshot: nil, destinationEntitySnapshot: EntityMapping.snapshot(of: entity), path: path)
     }
 
+    /// A relationship the composed model follows by name: through A's `sourceRelationship`, what
+    /// B's `middleRelationship` was.
+    private struct Followed {
+        var sourceEntity: String
+        var sourceRelationship: String
+        var middleEntity: String
+        var middleRelationship: String
+    }
+
     private static func composeEntity(
         _ early: EntityMapping, _ late: EntityMapping, source: EntityDescription, middle: EntityDescription,
-        destination: EntityDescription, path: String
+        destination: EntityDescription, path: String, followed: inout [Followed]
     ) throws -> EntityMapping {
         var attributes: [PropertyMapping] = []
         var carried: [String: String] = [:]  // B attribute → C attribute
@@ -251,6 +283,10 @@ package enum MappingComposition {
                             reason: "'\(early.name).\(read)' reads no relationship of '\(source.name)'")
                     }
                     sourceName = before
+                    followed.append(
+                        Followed(
+                            sourceEntity: source.name, sourceRelationship: before, middleEntity: middle.name,
+                            middleRelationship: read))
                 }
             }
             relationships.append(

@@ -417,3 +417,37 @@ extension FusedChainTests {
         XCTAssertEqual(try database.scalar("SELECT COUNT(*) FROM ZITEM WHERE ZC LIKE 'item %' AND ZD = 7")?.integer, 20)
     }
 }
+
+extension FusedChainTests {
+    /// A written mapping model whose relationship mappings name the entity mapping of their targets
+    /// (`destinationInstancesForEntityMappingNamed:sourceInstances:`, as Xcode writes them) fuses
+    /// when it names the one entity mapping that takes the targets, and not when it names another.
+    func testRelationshipsFoundByEntityMappingNameFuseWhenTheNameIsTheTargetsMapping() throws {
+        let withOld = #"{"name": "Old", "attributes": [{"name": "x", "type": "string"}]}, {"name": "New", "attributes""#
+        let v2 = Self.v2.replacingOccurrences(of: #"{"name": "New", "attributes""#, with: withOld)
+        let v3 = Self.v3.replacingOccurrences(of: #"{"name": "New", "attributes""#, with: withOld)
+        let inferred = try MappingModel.inferred(
+            from: try ModelReader.model(fromJSON: Self.v1), to: try ModelReader.model(fromJSON: v2)
+        ).jsonText(indent: 0)
+        func named(_ relationship: String, _ mapping: String) -> (String, String) {
+            (
+                #"FUNCTION($manager, \"destinationInstancesForSourceRelationshipNamed:sourceInstances:\", \"\#(relationship)\", FUNCTION($source, \"valueForKey:\", \"\#(relationship)\"))"#,
+                #"FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"\#(mapping)\", $source.\#(relationship))"#
+            )
+        }
+        for (labelsMapping, fuses) in [("IEM_Transform_Label", true), ("IEM_Copy_Old", false)] {
+            var text = inferred
+            for (old, new) in [named("tags", labelsMapping), named("note", "IEM_Transform_Note")] {
+                XCTAssertTrue(text.contains(old), text)
+                text = text.replacingOccurrences(of: old, with: new)
+            }
+            let set = try ModelSet(contentsOf: try modelFolder([Self.v1, v2, v3], mappings: ["one-to-two": text]))
+            let source = try makeV1Store(try XCTUnwrap(set.models["v1"]))
+            let passes = try assertFusedRunIsTheStepByStepRun(source, set)
+            XCTAssertEqual(passes.count, fuses ? 1 : 2, passes.map { $0.notFusedWithNext ?? "" }.description)
+            if !fuses {
+                XCTAssertTrue(passes.first?.notFusedWithNext?.contains("no single entity mapping") == true)
+            }
+        }
+    }
+}

@@ -10,7 +10,9 @@
 /// instance of their source entity, attribute mappings that read one source attribute
 /// (`$source.name` or Core Data's inferred `FUNCTION($source, "valueForKey:", "name")`) or none,
 /// and relationship mappings in Core Data's inferred form
-/// (`destinationInstancesForSourceRelationshipNamed:sourceInstances:`) or none; models without
+/// (`destinationInstancesForSourceRelationshipNamed:sourceInstances:`) or Xcode's
+/// (`destinationInstancesForEntityMappingNamed:sourceInstances:` over one source relationship,
+/// naming the one entity mapping that takes its targets) or none; models without
 /// entity inheritance. Refused, besides: an attribute converted to another type in both steps, an
 /// attribute added in B whose default is not C's, derived attributes and validation rules (non-
 /// optional, bounds, counts, uniqueness) of B that C does not check the same way (the step-by-step
@@ -116,18 +118,22 @@ package enum MappingComposition {
         // A relationship followed by its source relationship's name finds the instances of the one
         // entity mapping that takes the relationship's target entity: it must be one in each step
         // and in the composed model, so both runs find the same ones.
-        func copies(_ list: [EntityMapping], from entity: String?) -> Int {
+        // A step that names the entity mapping (`destinationInstancesForEntityMappingNamed:`) must
+        // name that one, so following the relationship by name finds the same instances.
+        func copies(_ list: [EntityMapping], from entity: String?) -> [EntityMapping] {
             list.filter { ($0.mappingType == .copy || $0.mappingType == .transform) && $0.sourceEntityName == entity }
-                .count
         }
         for link in followed {
             let target = a.entity(named: link.sourceEntity)?.relationship(named: link.sourceRelationship)?
                 .destinationEntityName
             let middleTarget = b.entity(named: link.middleEntity)?.relationship(named: link.middleRelationship)?
                 .destinationEntityName
-            guard copies(first.entityMappings, from: target) == 1,
-                copies(second.entityMappings, from: middleTarget) == 1,
-                copies(mappings, from: target) == 1
+            let early = copies(first.entityMappings, from: target)
+            let late = copies(second.entityMappings, from: middleTarget)
+            guard early.count == 1, late.count == 1, copies(mappings, from: target).count == 1,
+                early.first?.destinationEntityName == middleTarget,
+                link.earlyMapping == nil || link.earlyMapping == early.first?.name,
+                link.lateMapping == nil || link.lateMapping == late.first?.name
             else {
                 throw NotComposable(
                     reason:
@@ -210,6 +216,9 @@ package enum MappingComposition {
         var sourceRelationship: String
         var middleEntity: String
         var middleRelationship: String
+        /// The entity mappings the steps name (`destinationInstancesForEntityMappingNamed:`), if they do.
+        var earlyMapping: String?
+        var lateMapping: String?
     }
 
     private static func composeEntity(
@@ -286,7 +295,11 @@ package enum MappingComposition {
                     followed.append(
                         Followed(
                             sourceEntity: source.name, sourceRelationship: before, middleEntity: middle.name,
-                            middleRelationship: read))
+                            middleRelationship: read,
+                            earlyMapping: namedLookup(early.relationshipMapping(named: read)?.valueExpression)?.mapping,
+                            lateMapping: namedLookup(
+                                late.relationshipMapping(named: relationship.name)?.valueExpression)?
+                                .mapping))
                 }
             }
             relationships.append(
@@ -393,10 +406,23 @@ package enum MappingComposition {
         {
             return name
         }
+        if let (_, relationship) = namedLookup(expression) { return relationship }
         throw NotComposable(
             reason:
                 "'\(entityMapping.name).\(mapping.name)' finds its instances with \(expression), which is not composed"
         )
+    }
+
+    /// For `FUNCTION($manager, "destinationInstancesForEntityMappingNamed:sourceInstances:", "M",
+    /// $source.r)`: the entity mapping `M` and the relationship `r`.
+    private static func namedLookup(_ expression: ValueExpression?) -> (mapping: String, relationship: String)? {
+        guard
+            case .function(
+                .variable("manager"), "destinationInstancesForEntityMappingNamed:sourceInstances:", let args)? =
+                expression, args.count == 2, case .constant(.string(let mapping)) = args[0],
+            let relationship = readName(args[1])
+        else { return nil }
+        return (mapping, relationship)
     }
 
     /// `x` for `$source.x` or `FUNCTION($source, "valueForKey:", "x")`.

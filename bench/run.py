@@ -566,7 +566,17 @@ def main() -> None:
         action="store_true",
         help="only bench/schema_step.py: an inferred step done as schema changes beside cp and cp + DDL",
     )
+    parser.add_argument(
+        "--chain",
+        action="store_true",
+        help="only bench/chain.py: four inferred steps fused and step by step beside one step and cp",
+    )
     args = parser.parse_args()
+    if args.chain:
+        import chain
+
+        chain.main(["--rows", args.rows, "--rounds", str(args.rounds), "--work", args.work])
+        return
     if args.schema_step:
         import schema_step
 

@@ -640,7 +640,8 @@ const cdm_error *cdm_migration_error(const cdm_migration *migration);
 
 /* The plan as JSON {"store", "storeVersion", "targetVersion", "currentVersion", "versions": […],
 ** "steps": [{"from", "to", "inferred", "mappingModels": […], "reason", "policies": […]}],
-** "warnings": […]}; empty "steps" when the store is at the target. Only the store's metadata is
+** "warnings": […], "passes": […] (see "Fused steps" below)}; empty "steps" when the store is at
+** the target. Only the store's metadata is
 ** read. Caller frees *plan_json with cdm_free. */
 int cdm_chain_plan(const char *models_path, const char *store_path, const char *target_version, char **plan_json);
 /* Runs the plan: into a new store at destination_path (which must not exist; a store already at
@@ -1162,6 +1163,27 @@ int cdm_migrate_chain_with_mappings(const char *models_path, const char *const *
 int cdm_model_set_json_with_mappings(const char *models_path, const char *const *mapping_dirs, char **set_json);
 int cdm_migration_new_chain_with_mappings(const char *models_path, const char *const *mapping_dirs,
                                           const char *target_version, cdm_migration **out);
+
+/* ---------------------------------------------------------------------------------------------
+** Fused steps (docs/chains.md, "Fused steps"). A chain fuses consecutive steps without policies
+** into one pass (their mapping models composed into one, from the first step's model to the last
+** one's) where that gives the store the step-by-step run gives, so the store is copied once; a
+** step that cannot be composed exactly runs on its own. The plan JSON's "passes" ([{"from", "to",
+** "steps": [index in "steps"], "fused", "notFusedWithNext": why, or null}]) and each run step's
+** "fusedSteps" ([{"from", "to", "inferred", "mappingModels"}], empty for a step of its own) say
+** which steps were fused. Fusing is the default; fuse 0 runs every step on its own. */
+
+/* Whether the runs of a chain handle fuse steps (fuse non-zero, the default) or run every step on
+** its own (0; `cdmigrate migrate --no-fuse`). CDM_MISUSE for a handle that is not a chain, or
+** from a callback. */
+int cdm_migration_set_fuse_steps(cdm_migration *migration, int fuse);
+/* cdm_chain_plan_with_mappings, with "passes" as a run with fuse (non-zero) or without (0) makes them. */
+int cdm_chain_plan_with_options(const char *models_path, const char *const *mapping_dirs, const char *store_path,
+                                const char *target_version, int fuse, char **plan_json);
+/* cdm_migrate_chain_with_mappings, fusing steps (fuse non-zero; what cdm_migrate_chain does) or not. */
+int cdm_migrate_chain_with_options(const char *models_path, const char *const *mapping_dirs, const char *store_path,
+                                   const char *target_version, const char *destination_path, int fuse,
+                                   char **report_json);
 
 /*
 ** Names of earlier versions, kept as aliases of the *_at names (the indexed-access pattern).

@@ -7,7 +7,7 @@ import CDMigrate
 // JSON is the engine's one encoding (MigrationPlanJSON.swift), as `cdmigrate plan --json` prints it.
 
 /// Runs `body`, turning any error into the thread's last error and its code.
-private func chainCall(_ body: () throws -> Void) -> Int32 {
+func chainCall(_ body: () throws -> Void) -> Int32 {
     do {
         try body()
         return 0

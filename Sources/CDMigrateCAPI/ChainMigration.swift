@@ -18,6 +18,8 @@ final class ChainSetup {
     var report: StagedMigrationReport?
     /// cdm_migration_set_fail_on_unintended_loss: passed on to every step.
     var failsOnUnintendedLoss = false
+    /// cdm_migration_set_fuse_steps: whether runs fuse steps without policies into one pass.
+    var fusesSteps = true
 
     init(models: ModelSet, targetVersion: String?) {
         self.models = models
@@ -36,6 +38,7 @@ extension MigrationHandle {
         chain.report = nil
         let staged = try StagedMigrationManager(
             storeAt: source, models: chain.models, targetVersion: chain.targetVersion)
+        staged.fusesSteps = chain.fusesSteps
         _ = try runChain(staged, destination: destination, progress: nil)
     }
 
@@ -62,7 +65,7 @@ extension MigrationHandle {
             }
         }
         if chain.failsOnUnintendedLoss { staged.failsOnUnintendedLoss = true }
-        let count = max(1, staged.plan.stages.count)
+        let count = max(1, staged.passes.count)
         staged.progressHandler = { [unowned self] index, progress in
             if let swiftProgress = swiftProgress, !swiftProgress(index, progress) { return false }
             // The fraction is over the whole chain: step `index` of `count` is that share of it.

@@ -175,8 +175,9 @@ struct CheckCommand: ParsableCommand {
                     try hosted.map { try $0.runChain(manager, destination: destination, progress: onProgress) }
                     ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: targetModel)
-                let steps = report.stages.map {
-                    "\($0.stage.sourceVersionName) → \($0.stage.destinationVersionName) (\($0.stage.isInferred ? ($0.stage.isDirect ? "inferred directly" : "inferred") : $0.stage.mappingModelNames.joined(separator: ", ")))"
+                // A fused pass lists the steps it ran (its losses are named by the pass, below).
+                let steps = report.stages.flatMap { $0.stage.isFused ? $0.stage.fusedStages : [$0.stage] }.map {
+                    "\($0.sourceVersionName) → \($0.destinationVersionName) (\($0.isInferred ? ($0.isDirect ? "inferred directly" : "inferred") : $0.mappingModelNames.joined(separator: ", ")))"
                 }
                 let line =
                     "ok    \(name): \(report.storeVersionName)"
@@ -188,7 +189,7 @@ struct CheckCommand: ParsableCommand {
                 var lossLines: [String] = []
                 for step in report.stages {
                     let label =
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): "
+                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): "
                     for line in LossSummary.lines(step.report.losses, prefix: label) {
                         output.line("      \(line)")
                         lossLines.append("      \(line)")

@@ -114,6 +114,13 @@ struct MigrateCommand: ParsableCommand {
     )
     var strict = false
 
+    @Flag(
+        name: .customLong("no-fuse"),
+        help:
+            "With --models: run every step of the chain on its own instead of fusing steps without policies into one pass (docs/chains.md)."
+    )
+    var noFuse = false
+
     @Flag(help: "Print the report as JSON on standard output.")
     var json = false
 
@@ -186,6 +193,7 @@ struct MigrateCommand: ParsableCommand {
             let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
             manager.failsOnUnintendedLoss = strict
+            manager.fusesSteps = !noFuse
             let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
             for warning in manager.plan.warnings { output.warning(warning) }
             let progress = ProgressDisplay(
@@ -213,12 +221,12 @@ struct MigrateCommand: ParsableCommand {
                         : "\(store) is already at version \(report.targetVersionName); copied to \(written)")
             } else {
                 output.line(
-                    "migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stages.count) step\(report.stages.count == 1 ? "" : "s")"
+                    "migrated \(store) (\(report.storeVersionName)) → \(written) (\(report.targetVersionName)) in \(report.stepCount) step\(report.stepCount == 1 ? "" : "s")\(report.stepCount == report.stages.count ? "" : " (\(report.stages.count) pass\(report.stages.count == 1 ? "" : "es"))")"
                 )
             }
             for step in report.stages {
                 output.line(
-                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))"
+                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)"
                 )
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 // Each step's warnings named by its step, as the plan names them (printed once).
@@ -226,7 +234,7 @@ struct MigrateCommand: ParsableCommand {
                 LossSummary.warn(
                     step.report.losses,
                     prefix:
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))): ",
+                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): ",
                     output)
             }
             output.document(

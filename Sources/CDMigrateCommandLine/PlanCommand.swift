@@ -55,6 +55,11 @@ struct PlanCommand: ParsableCommand {
         help: ArgumentHelp("The version to reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
+    @Flag(
+        name: .customLong("no-fuse"),
+        help: "Plan every step to run on its own instead of fusing steps without policies into one pass.")
+    var noFuse = false
+
     @Flag(help: "Print the plan as JSON on standard output.")
     var json = false
 
@@ -97,6 +102,7 @@ struct PlanCommand: ParsableCommand {
                         output.line("     policies: \(stage.policyNames.joined(separator: ", "))")
                     }
                 }
+                PlanCommand.printPasses(plan.passes(fusing: !noFuse), output)
                 switch plan.directStep {
                 case .inferable(let stage)?:
                     output.line(
@@ -108,7 +114,7 @@ struct PlanCommand: ParsableCommand {
                     break
                 }
             }
-            output.document(try PlanCommand.object(plan, set))
+            output.document(try PlanCommand.object(plan, set, fusing: !noFuse))
         } catch {
             let error = MigrationError.from(error)
             output.error(error)
@@ -118,10 +124,31 @@ struct PlanCommand: ParsableCommand {
     }
 
     /// `plan --json`: the plan's one JSON form (docs/cli.md) with `"ok": true`.
-    static func object(_ plan: MigrationPlan, _ set: ModelSet) throws -> [String: Any] {
-        var object = try plan.json(in: set).dictionaryValue
+    static func object(_ plan: MigrationPlan, _ set: ModelSet, fusing: Bool = true) throws -> [String: Any] {
+        var object = try plan.json(in: set, fusing: fusing).dictionaryValue
         object["ok"] = true
         return object
+    }
+
+    /// How the steps run: fused passes with their steps, and why a step is not fused with the next.
+    static func printPasses(_ passes: [ChainPass], _ output: Output) {
+        guard passes.contains(where: { $0.isFused }) else {
+            if passes.count > 1 {
+                output.line("each step runs on its own:")
+                for pass in passes { if let why = pass.notFusedWithNext { output.line("  not fused: \(why)") } }
+            }
+            return
+        }
+        output.line("\(passes.count) pass\(passes.count == 1 ? "" : "es"):")
+        for (i, pass) in passes.enumerated() {
+            let steps =
+                pass.isFused
+                ? "steps \(pass.steps.lowerBound + 1)–\(pass.steps.upperBound) fused"
+                : "step \(pass.steps.lowerBound + 1)"
+            output.line(
+                "  \(i + 1). \(pass.stage.sourceVersionName) → \(pass.stage.destinationVersionName): \(steps)")
+            if let why = pass.notFusedWithNext { output.line("     not fused with the next: \(why)") }
+        }
     }
 
     /// The set's versions as nodes, the plan's steps as edges (dashed when inferred).

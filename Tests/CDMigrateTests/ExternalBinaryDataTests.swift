@@ -317,15 +317,16 @@ final class ExternalBinaryDataTests: XCTestCase {
                 atPath: Fixture.modelsFolder + "/photos-\(version).json", toPath: models + "/photos-\(version).json")
         }
         let set = try ModelSet(contentsOf: models)
-        for inPlace in [false, true] {
+        for (inPlace, fusing) in [(false, false), (true, false), (false, true), (true, true)] {
             let source = try Fixture.copy(into: scratch.path)
             let sourceFolderBefore = Fixture.snapshot(FileIO.directory(of: source))
             let plan = try MigrationPlan(storeAt: source, models: set)
             XCTAssertEqual(plan.stages.count, 2)
             let chain = StagedMigrationManager(plan: plan)
+            chain.fusesSteps = fusing
             let result = inPlace ? source : scratch.file("chain-\(UUID().uuidString).sqlite")
             let report = inPlace ? try chain.migrateStoreInPlace() : try chain.migrateStore(to: result)
-            XCTAssertEqual(report.stages.map { $0.report.missingExternalDataFiles }, [1, 0])
+            XCTAssertEqual(report.stages.map { $0.report.missingExternalDataFiles }, fusing ? [1] : [1, 0])
             XCTAssertEqual(try Fixture.rawColumns(result)["external"], Fixture.reference(Fixture.imageFileUUID))
             XCTAssertEqual(
                 FileManager.default.contents(

@@ -117,6 +117,40 @@ int main(void) {
     CHECK_STR(uuid, source_uuid);
     cdm_store_metadata_free(metadata);
 
+    /* The four inferred steps fuse into one pass; without fusing, one pass per step, the same store. */
+    plan = NULL;
+    CHECK_RC(cdm_chain_plan_with_options(models, NULL, store, NULL, 1, &plan), 0);
+    CHECK_HAS(plan, "\"passes\":[{\"from\":\"v1.0.0\",\"to\":\"v2.0.0\",\"steps\":[0,1,2,3],\"fused\":true");
+    cdm_free(plan);
+    plan = NULL;
+    CHECK_RC(cdm_chain_plan_with_options(models, NULL, store, NULL, 0, &plan), 0);
+    CHECK_HAS(plan, "{\"from\":\"v1.0.0\",\"to\":\"v1.1.0\",\"steps\":[0],\"fused\":false");
+    cdm_free(plan);
+    char fused_copy[4096], steps_copy[4096];
+    snprintf(fused_copy, sizeof fused_copy, "%s/fused.sqlite", dir);
+    snprintf(steps_copy, sizeof steps_copy, "%s/steps.sqlite", dir);
+    report = NULL;
+    CHECK_RC(cdm_migrate_chain_with_options(models, NULL, store, NULL, fused_copy, 1, &report), 0);
+    CHECK_HAS(report, "\"fusedSteps\":[{\"from\":\"v1.0.0\",\"to\":\"v1.1.0\",\"inferred\":true");
+    CHECK_HAS(report, "\"destinationCounts\":{\"BasicEntity\":1}");
+    cdm_free(report);
+    report = NULL;
+    CHECK_RC(cdm_migrate_chain_with_options(models, NULL, store, NULL, steps_copy, 0, &report), 0);
+    CHECK_HAS(report, "{\"from\":\"v1.2.0\",\"to\":\"v2.0.0\",\"inferred\":true,\"mappingModels\":[\"inferred\"],\"direct\":false,\"fusedSteps\":[]");
+    cdm_free(report);
+    CHECK(unlink(fused_copy) == 0);
+    CHECK(unlink(steps_copy) == 0);
+    cdm_migration *steps_chain = NULL;
+    CHECK_RC(cdm_migration_new_chain(models, NULL, &steps_chain), CDM_OK);
+    CHECK_RC(cdm_migration_set_fuse_steps(steps_chain, 0), CDM_OK);
+    CHECK_RC(cdm_migration_run(steps_chain, store, steps_copy), CDM_OK);
+    char *chain_report = NULL;
+    CHECK_RC(cdm_migration_report_json(steps_chain, &chain_report), CDM_OK);
+    CHECK_HAS(chain_report, "\"to\":\"v1.1.0\",\"inferred\":true,\"mappingModels\":[\"inferred\"],\"direct\":false,\"fusedSteps\":[]");
+    cdm_free(chain_report);
+    cdm_migration_free(steps_chain);
+    CHECK(unlink(steps_copy) == 0);
+
     /* The destination exists now: refused, nothing changes. */
     CHECK_RC(cdm_migrate_chain(models, store, NULL, destination, NULL), CDM_MIGRATION_MANAGER_DESTINATION_STORE);
     CHECK(entries(dir) == before + 1);

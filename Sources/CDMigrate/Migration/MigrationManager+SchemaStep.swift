@@ -338,9 +338,12 @@ extension MigrationManager {
     private func spellAsNewStore(_ plan: SchemaStepPlan, in database: SQLiteDatabase, desired: SQLiteDatabase) throws {
         var replacements: [(name: String, sql: String)] = []
         for kept in plan.keptTables {
+            // With the columns' defaults: the rows a column added with a default holds read it
+            // from the schema's text, which must then stay.
             func columns(_ db: SQLiteDatabase) throws -> [String] {
-                try db.rows("SELECT name, type, pk FROM pragma_table_info(?)", [.string(kept.name)]).map { row in
-                    "\(row.element(at: 0)?.text?.uppercased() ?? "") \(row.element(at: 1)?.text?.uppercased() ?? "") \(row.element(at: 2)?.integer ?? 0)"
+                try db.rows("SELECT name, type, pk, dflt_value FROM pragma_table_info(?)", [.string(kept.name)]).map {
+                    row in
+                    "\(row.element(at: 0)?.text?.uppercased() ?? "") \(row.element(at: 1)?.text?.uppercased() ?? "") \(row.element(at: 2)?.integer ?? 0) \(row.element(at: 3)?.text ?? "")"
                 }
             }
             let have = try database.scalar(

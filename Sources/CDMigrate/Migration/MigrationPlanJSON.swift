@@ -9,9 +9,13 @@ extension MigrationPlan {
     ///
     /// `warnings` are the plan's and its steps' (`allWarnings()`).
     ///
+    /// `passes`: how a run makes them (`passes(fusing:)`): `[{"from", "to", "steps": [index in
+    /// steps], "fused", "notFusedWithNext": text or null}]`.
+    ///
     /// - Parameter set: The model set the plan was made from (its current version and versions).
+    /// - Parameter fusing: Whether the run fuses steps (false: the step-by-step run).
     /// - Throws: `MigrationError` from `allWarnings()`.
-    package func json(in set: ModelSet) throws -> JSON {
+    package func json(in set: ModelSet, fusing: Bool = true) throws -> JSON {
         .object([
             ("store", .string(storePath)), ("storeVersion", .string(storeVersionName)),
             ("targetVersion", .string(targetVersionName)), ("currentVersion", .string(set.currentVersionName)),
@@ -19,6 +23,15 @@ extension MigrationPlan {
             ("steps", .array(stages.map(Self.json))),
             ("warnings", .array(try allWarnings().map { .string($0) })),
             ("directStep", Self.json(directStep)),
+            ("passes", .array(passes(fusing: fusing).map(Self.json))),
+        ])
+    }
+
+    private static func json(_ pass: ChainPass) -> JSON {
+        .object([
+            ("from", .string(pass.stage.sourceVersionName)), ("to", .string(pass.stage.destinationVersionName)),
+            ("steps", .array(pass.steps.map { .integer(Int64($0)) })), ("fused", .bool(pass.isFused)),
+            ("notFusedWithNext", pass.notFusedWithNext.map { .string($0) } ?? .null),
         ])
     }
 

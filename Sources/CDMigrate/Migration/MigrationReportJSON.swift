@@ -52,8 +52,10 @@ extension MigrationReport {
 
 extension StagedMigrationReport {
     /// `{"storeVersion", "targetVersion", "alreadyAtTarget", "copied", "steps": [{"from", "to",
-    /// "inferred", "mappingModels": [name], "direct", "report": <the step's MigrationReport>}…]}`;
-    /// `direct` says the step is Core Data's inferred step straight from the store's version.
+    /// "inferred", "mappingModels": [name], "direct", "fusedSteps", "report": <the step's MigrationReport>}…]}`;
+    /// `direct` says the step is Core Data's inferred step straight from the store's version;
+    /// `fusedSteps` lists the steps a fused pass ran (`{"from", "to", "inferred", "mappingModels"}`),
+    /// empty for a step run on its own.
     package var json: JSON {
         .object([
             ("storeVersion", .string(storeVersionName)), ("targetVersion", .string(targetVersionName)),
@@ -67,7 +69,20 @@ extension StagedMigrationReport {
                             ("to", .string(step.stage.destinationVersionName)),
                             ("inferred", .bool(step.stage.isInferred)),
                             ("mappingModels", .array(step.stage.mappingModelNames.map { .string($0) })),
-                            ("direct", .bool(step.stage.isDirect)), ("report", step.report.json),
+                            ("direct", .bool(step.stage.isDirect)),
+                            (
+                                "fusedSteps",
+                                .array(
+                                    step.stage.fusedStages.map { fused in
+                                        .object([
+                                            ("from", .string(fused.sourceVersionName)),
+                                            ("to", .string(fused.destinationVersionName)),
+                                            ("inferred", .bool(fused.isInferred)),
+                                            ("mappingModels", .array(fused.mappingModelNames.map { .string($0) })),
+                                        ])
+                                    })
+                            ),
+                            ("report", step.report.json),
                         ])
                     })
             ),

@@ -34,6 +34,20 @@ public struct MigrationStage {
     /// which). Core Data counterpart: the mapping automatic migration infers from the store's
     /// model to the current one.
     public internal(set) var isDirect = false
+    /// For a step that fuses consecutive steps of a chain into one pass (`MigrationPlan.passes`),
+    /// the steps it replaces, in order; empty for a step of its own.
+    public internal(set) var fusedStages: [MigrationStage] = []
+
+    /// Whether the step fuses several steps of the chain into one pass.
+    public var isFused: Bool { !fusedStages.isEmpty }
+
+    /// " (fused: v1 → v2, v2 → v3)" for a fused step, "" for a step of its own: what reports add
+    /// to a step's line.
+    public var fusedLabel: String {
+        isFused
+            ? " (fused: \(fusedStages.map { "\($0.sourceVersionName) → \($0.destinationVersionName)" }.joined(separator: ", ")))"
+            : ""
+    }
 
     /// The policy class names the step's entity mappings name.
     public var policyNames: [String] {

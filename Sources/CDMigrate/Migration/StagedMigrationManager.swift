@@ -29,7 +29,17 @@ public final class StagedMigrationManager {
     /// progress handler is set): what a host needs to see each stage's manager, as the C API's
     /// chain handle does to give its callbacks the running stage.
     package var stageWillBegin: ((Int, MigrationManager) -> Void)?
+    /// Whether consecutive steps without policies run fused into one pass (`MigrationPlan.passes`),
+    /// copying the store once for them all; false runs every step on its own (the step-by-step
+    /// run). The result is the same either way. Core Data counterpart: none.
+    public var fusesSteps = true
 
+    /// The passes a run makes: the plan's steps, fused as `fusesSteps` says. Stage indices given to
+    /// `progressHandler` and the report's stages are these passes'.
+    public var passes: [ChainPass] { plan.passes(fusing: fusesSteps) }
+
+    /// The stages of the run under way (one per pass).
+    private var runStages: [MigrationStage] = []
     private var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     private var hostFunctions: [(className: String, selector: String, body: ([Value]) throws -> Value)] = []
     /// Set by `cancel()` from any thread; read by the running stage's progress handler.
@@ -144,7 +154,8 @@ public final class StagedMigrationManager {
     private func prepareManagers() throws -> [MigrationManager] {
         cancelRequest.store(false, ordering: .relaxed)
         var managers: [MigrationManager] = []
-        for stage in plan.stages {
+        runStages = passes.map { $0.stage }
+        for stage in runStages {
             let manager = try MigrationManager(
                 sourceModel: stage.sourceModel, destinationModel: stage.destinationModel,
                 mappingModels: stage.mappingModels)
@@ -178,7 +189,7 @@ public final class StagedMigrationManager {
         var input = plan.storePath
         var chainRows = 0  // rows of the finished steps, for progress
         for (index, manager) in managers.enumerated() {
-            let stage = plan.stages[index]
+            guard let stage = runStages.element(at: index) else { break }
             if cancelRequest.load(ordering: .relaxed) {
                 throw MigrationError(
                     .migrationCancelled,
@@ -302,6 +313,9 @@ public struct StagedMigrationReport {
 
     /// True when the store was already at the target version.
     public var wasAtTarget: Bool { stages.isEmpty }
+
+    /// How many steps of the plan ran: a fused pass counts the steps it ran.
+    public var stepCount: Int { stages.reduce(0) { $0 + max(1, $1.stage.fusedStages.count) } }
 
     /// An empty report for a chain from `storeVersionName` to `targetVersionName`.
     public init(storeVersionName: String, targetVersionName: String) {

@@ -26,6 +26,7 @@ from . import _command_line, _lib, graphs
 from ._version import __version__ as __version__
 from .batch import SourceBatch
 from .chain import (
+    ChainPass,
     DirectStep,
     MigrationChain,
     MigrationPlan,
@@ -103,6 +104,7 @@ __all__ = [
     "UNIX_TO_REFERENCE",
     "AttributeDescription",
     "AttributeType",
+    "ChainPass",
     "CoreDataDate",
     "DestinationStoreError",
     "DirectStep",

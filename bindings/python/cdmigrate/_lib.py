@@ -284,6 +284,15 @@ _PROTOTYPES = {
     ),
     "cdm_model_set_json_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), POINTER(c_void_p)]),
     "cdm_migration_new_chain_with_mappings": (c_int, [c_char_p, POINTER(c_char_p), c_char_p, POINTER(c_void_p)]),
+    "cdm_migration_set_fuse_steps": (c_int, [c_void_p, c_int]),
+    "cdm_chain_plan_with_options": (
+        c_int,
+        [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, c_int, POINTER(c_void_p)],
+    ),
+    "cdm_migrate_chain_with_options": (
+        c_int,
+        [c_char_p, POINTER(c_char_p), c_char_p, c_char_p, c_char_p, c_int, POINTER(c_void_p)],
+    ),
     "cdm_migration_error": (c_void_p, [c_void_p]),
     # contexts
     "cdm_context_error": (c_void_p, [c_void_p]),

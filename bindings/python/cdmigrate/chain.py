@@ -52,6 +52,9 @@ class MigrationStep(Document):
     direct: bool = False
     #: The entity mappings of the step's mapping models, in the order they run (plans only).
     entity_mappings: list[str] = field(default_factory=list)
+    #: For a pass that fused consecutive steps into one (runs only): the steps it ran, in order;
+    #: empty for a step run on its own (docs/chains.md, "Fused steps").
+    fused_steps: list[MigrationStep] = field(default_factory=list)
 
     @staticmethod
     def _from(raw: dict[str, Any]) -> MigrationStep:
@@ -69,6 +72,7 @@ class MigrationStep(Document):
             [Loss._from(loss) for loss in report.get("losses", [])],
             bool(raw.get("direct", False)),
             list(raw.get("entityMappings", [])),
+            [MigrationStep._from(step) for step in raw.get("fusedSteps", [])],
         )
 
 
@@ -90,6 +94,25 @@ class DirectStep(Document):
 
 
 @dataclass(frozen=True)
+class ChainPass(Document):
+    """How a run makes a plan's steps: one step on its own, or consecutive steps without
+    policies fused into one pass (their mapping models composed, the store copied once)."""
+
+    source_version: str
+    destination_version: str
+    steps: list[int]  #: indices in the plan's ``steps``
+    fused: bool
+    #: Why the pass's last step is not fused with the next (None for the last pass).
+    not_fused_with_next: str | None = None
+
+    @staticmethod
+    def _from(raw: dict[str, Any]) -> ChainPass:
+        return ChainPass(
+            raw["from"], raw["to"], [int(i) for i in raw["steps"]], bool(raw["fused"]), raw.get("notFusedWithNext")
+        )
+
+
+@dataclass(frozen=True)
 class MigrationPlan(Document):
     """What a progressive migration of a store would do."""
 
@@ -102,6 +125,8 @@ class MigrationPlan(Document):
     warnings: list[str]
     #: Core Data's one direct step, offered where every step is inferred (None otherwise).
     direct_step: DirectStep | None = None
+    #: The passes a run makes (steps fused or not, as ``plan(fuse_steps=…)`` asked).
+    passes: list[ChainPass] = field(default_factory=list)
 
     @property
     def is_at_target(self) -> bool:
@@ -143,19 +168,21 @@ class ModelSet:
             return None
         return (ctypes.c_char_p * (len(self._mapping_paths) + 1))(*self._mapping_paths, None)
 
-    def plan(self, store: PathLike, to_version: str | None = None) -> MigrationPlan:
-        """The steps that bring ``store`` to ``to_version`` (default: the current version).
+    def plan(self, store: PathLike, to_version: str | None = None, *, fuse_steps: bool = True) -> MigrationPlan:
+        """The steps that bring ``store`` to ``to_version`` (default: the current version), and
+        the ``passes`` a run makes of them (``fuse_steps=False``: one per step).
 
         Raises MissingSourceModelError when no version matches the store (the message lists its
         hashes), InferredMappingModelError (a MigrationError with code 134190) for a step that
         cannot be inferred."""
         out = ctypes.c_void_p()
         check(
-            _lib_.cdm_chain_plan_with_mappings(
+            _lib_.cdm_chain_plan_with_options(
                 c_path(self.path, "the model set path"),
                 self._mapping_dirs(),
                 c_path(store, "the store path"),
                 c_optional_text(to_version, "the target version"),
+                1 if fuse_steps else 0,
                 ctypes.byref(out),
             )
         )
@@ -169,6 +196,7 @@ class ModelSet:
             [MigrationStep._from(s) for s in raw["steps"]],
             list(raw["warnings"]),
             DirectStep._from(raw.get("directStep")),
+            [ChainPass._from(p) for p in raw.get("passes", [])],
         )
 
     def json_files(self) -> ModelSetFiles:
@@ -307,6 +335,21 @@ class MigrationChain(Migration):
         """As ``Migration.run_in_place``, version by version; returns the StagedMigrationReport."""
         return cast(StagedMigrationReport, super().run_in_place(path, **kwargs))
 
+    @property
+    def fuse_steps(self) -> bool:
+        """Whether runs fuse consecutive steps without policies into one pass (True, the default:
+        the store is copied once for them; the result is the step-by-step run's) or run every step
+        on its own (False; ``cdmigrate migrate --no-fuse``). Each run step's ``fused_steps`` says
+        which steps a pass fused (docs/chains.md, "Fused steps")."""
+        self._ptr  # noqa: B018 - raises when closed
+        return getattr(self, "_fuse_steps", True)
+
+    @fuse_steps.setter
+    def fuse_steps(self, fuse: bool) -> None:
+        self._idle()
+        check(_lib_.cdm_migration_set_fuse_steps(self._ptr, 1 if fuse else 0))
+        self._fuse_steps = bool(fuse)
+
     def _new_run(self) -> Run:
         return ChainRun()
 
@@ -330,6 +373,7 @@ def migrate_store(
     functions: Mapping[FunctionKey, Callable[..., Any]] | None = None,
     progress: Callable[[Progress], Any] | None = None,
     fail_on_unintended_loss: bool = False,
+    fuse_steps: bool = True,
 ) -> StagedMigrationReport:
     """Migrates ``store`` version by version to ``to_version`` (default: the current one) into a
     new store at ``to`` (which must not exist), or with ``in_place=True`` replaces it once every
@@ -340,13 +384,15 @@ def migrate_store(
     that is not registered is refused (EntityMigrationPolicyError, 134170) before anything runs.
     ``fail_on_unintended_loss`` fails the run before the hand-over when a step loses data its
     mapping does not declare (see ``Migration.fail_on_unintended_loss``); each step's ``losses`` says
-    what it did not carry.
+    what it did not carry. ``fuse_steps=False`` runs every step on its own instead of fusing
+    consecutive steps without policies into one pass (see ``MigrationChain.fuse_steps``).
 
     Core Data counterpart: ``NSStagedMigrationManager``."""
     if (to is None) == (not in_place):
         raise ValueError("give either to=PATH or in_place=True")
     with MigrationChain(models, to_version, policies=policies, functions=functions, progress=progress) as chain:
         chain.fail_on_unintended_loss = fail_on_unintended_loss
+        chain.fuse_steps = fuse_steps
         if in_place:
             return chain.run_in_place(store)
         assert to is not None

@@ -286,7 +286,7 @@ def test_a_chain_report_nests_each_steps_report_as_the_command_line_prints_it(tm
     assert (
         [set(step) for step in printed["steps"]]
         == [set(step) for step in report.raw["steps"]]
-        == [{"from", "to", "inferred", "mappingModels", "direct", "report"}]
+        == [{"from", "to", "inferred", "mappingModels", "direct", "fusedSteps", "report"}]
     )
     assert set(report.raw["steps"][0]["report"]) == REPORT_KEYS
     assert report.steps[0].destination_counts == printed["steps"][0]["report"]["destinationCounts"]

@@ -100,10 +100,12 @@ def test_a_chain_carries_the_files_and_counts_the_missing_one_in_its_first_step(
     for version in ("v1", "v2", "v3"):
         shutil.copy(os.path.join(FIXTURE, f"photos-{version}.json"), models)
     source = copy_fixture(tmp_path / "photos")
-    destination = str(tmp_path / "chained.sqlite")
-    report = cdmigrate.migrate_store(source, str(models), to=destination)
-    assert [step.missing_external_data_files for step in report.steps] == [1, 0]
-    assert raw_images(destination)["external"] == b"\x02" + IMAGE_UUID.encode() + b"\x00"
-    with open(tmp_path / ".chained_SUPPORT" / "_EXTERNAL_DATA" / IMAGE_UUID, "rb") as f:
-        assert f.read() == pattern(200_000, 2)
-    assert not [name for name in os.listdir(tmp_path) if "cdmigrate" in name]
+    # Step by step, and fused into one pass (which counts the missing file once, in its one step).
+    for fuse_steps, name, missing in ((False, "chained", [1, 0]), (True, "fused", [1])):
+        destination = str(tmp_path / f"{name}.sqlite")
+        report = cdmigrate.migrate_store(source, str(models), to=destination, fuse_steps=fuse_steps)
+        assert [step.missing_external_data_files for step in report.steps] == missing
+        assert raw_images(destination)["external"] == b"\x02" + IMAGE_UUID.encode() + b"\x00"
+        with open(tmp_path / f".{name}_SUPPORT" / "_EXTERNAL_DATA" / IMAGE_UUID, "rb") as f:
+            assert f.read() == pattern(200_000, 2)
+        assert not [entry for entry in os.listdir(tmp_path) if "cdmigrate" in entry]

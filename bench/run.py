@@ -97,7 +97,13 @@ PATHS = [
     "python-policy",
     "python-rows",
     "python-fetch",
+    "schema-step",
+    "cp",
+    "cp+ddl",
 ]
+# The inferred step renaming one attribute (bench/schema_step.py's `rename`), done as schema
+# changes, beside its limits: `cp` of the source, and `cp` plus the `ALTER TABLE` in the sqlite3 shell.
+SCHEMA_STEP_PATHS = ("schema-step", "cp", "cp+ddl")
 # The Core Data-style Python policies of bench/notas_per_row.py, by path.
 PER_ROW_POLICIES = {
     "python-rows": "TO_DICT",
@@ -453,9 +459,47 @@ def child(argv: list) -> None:
             os.path.join(NOTAS, "NotasV2ToV3.mapping.json"),
             getattr(notas_per_row, PER_ROW_POLICIES[path]),
         )
+    elif path in SCHEMA_STEP_PATHS:
+        os.remove(destination)
+        seconds, cpu_seconds = schema_step_run(path, source, destination)
+        print(f"{seconds:.6f} {cpu_seconds:.6f}")
+        return
     else:
         raise SystemExit(f"unknown path {path}")
     print(f"{time.perf_counter() - start:.6f} {time.process_time() - cpu:.6f}")
+
+
+def schema_step_run(path: str, source: str, destination: str) -> tuple:
+    """One run of a SCHEMA_STEP_PATHS path (bench/schema_step.py's `rename` shape): its seconds,
+    wall-clock and CPU (with that of cp and sqlite3, run as child processes), of the step alone
+    (not loading the package or the models, as in bench/schema_step.py)."""
+    import schema_step
+
+    shape = "rename"
+    model_path = os.path.join(os.path.dirname(destination), f"schema-step-{shape}.model.json")
+
+    def clock() -> tuple:
+        t = os.times()
+        return time.perf_counter(), time.process_time() + t.children_user + t.children_system
+
+    if path != "schema-step":
+        start = clock()
+        subprocess.run(["cp", source, destination], check=True)
+        if path == "cp+ddl":
+            subprocess.run(["sqlite3", destination, "; ".join(schema_step.SHAPES[shape][2])], check=True)
+        end = clock()
+        return end[0] - start[0], end[1] - start[1]
+    import cdmigrate
+
+    with cdmigrate.Model.from_file(schema_step.V2) as v2, cdmigrate.Model.from_file(
+        model_path
+    ) as v3, cdmigrate.MappingModel.infer(v2, v3) as mapping, cdmigrate.Migration(v2, v3, mapping) as migration:
+        start = clock()
+        report = migration.run(source, destination)
+        end = clock()
+    if not report.by_schema_changes:
+        raise SystemExit("schema-step: the step did not run as schema changes")
+    return end[0] - start[0], end[1] - start[1]
 
 
 def run_one(shape: str, path: str, source: str, empty: str, work: str, tools: dict) -> tuple:
@@ -512,6 +556,13 @@ def rows_of_notes(destination: str) -> tuple:
     ).fetchone()
     db.close()
     return notes
+
+
+def rows_of_schema_step(destination: str) -> tuple:
+    import schema_step
+
+    got = schema_step.rows(destination)
+    return got[0], got[3], got[4]
 
 
 def summary(values: list) -> str:
@@ -610,6 +661,10 @@ def main() -> None:
             paths = [q for p in paths for q in ([p, p + "@base"] if p in python else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
+            if any(p in SCHEMA_STEP_PATHS for p in paths):
+                import schema_step
+
+                schema_step.destination_model(args.work, "rename")
             times = {p: [] for p in paths}
             cpus = {p: [] for p in paths}
             rss = {p: [] for p in paths}
@@ -626,11 +681,18 @@ def main() -> None:
                         if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base")
                         else "whole"
                     )
-                    got = (
-                        rows_of(shape, destination)
-                        if group == "whole" or shape == "wide"
-                        else rows_of_notes(destination)
-                    )
+                    if path in SCHEMA_STEP_PATHS:
+                        # The step and cp + DDL agree on the notes' columns and values; cp alone is the source.
+                        if path == "cp":
+                            continue
+                        group = "schema-step"
+                        got = rows_of_schema_step(destination)
+                    else:
+                        got = (
+                            rows_of(shape, destination)
+                            if group == "whole" or shape == "wide"
+                            else rows_of_notes(destination)
+                        )
                     if group not in expected:
                         expected[group] = (path, got)
                     elif got != expected[group][1]:
@@ -692,6 +754,24 @@ def main() -> None:
                         "ratios_to_copy_limit": ratios,
                         "cpu_ratios_to_copy_limit": cpu_ratios,
                         "copy_limit_path": limit,
+                    }
+                )
+            for path in [p for p in ("schema-step", "cp") if p in paths and "cp+ddl" in paths]:
+                # Paired per round: the step's time over cp + DDL's (the target: at most 3).
+                ratios = [t / b for t, b in zip(times[path], times["cp+ddl"])]
+                cpu_ratios = [t / b for t, b in zip(cpus[path], cpus["cp+ddl"])]
+                print(
+                    f"{path} / cp+ddl (paired per round, below 1: faster): time {statistics.median(ratios):.2f} "
+                    f"({min(ratios):.2f}–{max(ratios):.2f}); CPU time {statistics.median(cpu_ratios):.2f} "
+                    f"({min(cpu_ratios):.2f}–{max(cpu_ratios):.2f})"
+                )
+                results.append(
+                    {
+                        "shape": shape,
+                        "rows": rows,
+                        "path": path,
+                        "ratios_to_cp_ddl": ratios,
+                        "cpu_ratios_to_cp_ddl": cpu_ratios,
                     }
                 )
             for path in paths:

@@ -618,7 +618,8 @@ int cdm_migration_set_fail_on_unintended_loss(cdm_migration *migration, int fail
 /* Whether a step SQLite can express as schema changes (renamed, added and dropped attributes and
 ** entities, shifted entity numbers; no policy, plain copies) is done as such on a private copy of
 ** the source file (tries non-zero, the default) rather than by writing every row (0: always the
-** general path). The result is the same; the report JSON's "bySchemaChanges" says which ran,
+** general path). The result is the same on every store whose values its model allows (a column the
+** change does not touch is carried as it is, not converted); the report JSON's "bySchemaChanges" says which ran,
 ** "schemaChanges" lists the changes and "schemaChangesNotDone" why an attempt went the general way
 ** (docs/schema-step.md). CDM_MISUSE for a chain handle or from a callback. */
 int cdm_migration_set_schema_changes(cdm_migration *migration, int tries);

@@ -91,6 +91,9 @@ final class BadSourceValueTests: XCTestCase {
                 sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(mappingText))
             manager.registerPolicy(named: "Batch") { Batch() }
             manager.pushDownSQL = way != "per-instance"
+            // The general path's ways: a step done as schema changes keeps such values as they are
+            // (`SchemaStepCarriedColumnTests`).
+            manager.triesSchemaChanges = false
             let out = scratch.file("out-\(way)-\(UInt32.random(in: 0...UInt32.max)).sqlite")
             do {
                 _ = try manager.migrateStore(from: source, to: out)

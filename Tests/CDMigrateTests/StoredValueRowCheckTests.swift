@@ -144,6 +144,8 @@ final class StoredValueRowCheckTests: XCTestCase {
             mappingModel: try mapping(policy: way.hasPrefix("batch"), distinct: distinct))
         manager.registerPolicy(named: "Batch") { Batch() }
         manager.pushDownSQL = way != "per-instance"
+        // The SQL copy itself: a step done as schema changes carries such values unread.
+        manager.triesSchemaChanges = false
         manager.keepsSourceKeys = !way.hasSuffix("renumbered")
         let out = scratch.file("out-\(way)-\(UInt32.random(in: 0...UInt32.max)).sqlite")
         let report = try manager.migrateStore(from: source, to: out)
@@ -242,6 +244,8 @@ final class StoredValueRowCheckTests: XCTestCase {
             ] {
                 let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: mapping)
                 manager.pushDownSQL = way != "per-instance"
+                // The SQL copy itself: a step done as schema changes carries such values unread.
+                manager.triesSchemaChanges = false
                 manager.keepsSourceKeys = !way.hasSuffix("renumbered")
                 let report = try manager.migrateStore(
                     from: source, to: scratch.file("losses-\(UInt32.random(in: 0...UInt32.max)).sqlite"))

@@ -251,6 +251,7 @@ int main(int argc, char **argv) {
             rc = cdm_migration_new(notes, notes, &m, text ? 1 : 0, &mig);
             if (strcmp(op, "run") == 0 && rc == CDM_OK) {
                 const char *source = str(c, "source");
+                if (json_is_false(json_object_get(c, "schema_changes"))) CHECK_RC(cdm_migration_set_schema_changes(mig, 0), CDM_OK);
                 const char *sql = str(c, "source_sql");
                 char destination[1200], made[1200];
                 snprintf(destination, sizeof destination, "%s-%zu.sqlite", path_in(dir, "run"), i);

@@ -47,7 +47,9 @@ public final class MigrationManager {
     var keepsSourceKeys = true
     /// Whether a step that SQLite can express as schema changes (renames, added and dropped
     /// columns, new and removed entities) is done that way, on a copy of the source file, instead
-    /// of writing every row; the result is the same (docs/schema-step.md). Off: always the general path.
+    /// of writing every row; the result is the same on every store whose values its model allows (a
+    /// column the change does not touch is carried as it is, not converted: docs/schema-step.md).
+    /// Off: always the general path.
     ///
     /// Core Data counterpart: none (its lightweight migration decides this internally).
     public var triesSchemaChanges = true

@@ -92,6 +92,10 @@ struct SchemaStepPlan {
         var foreignKeys: [(column: String, sourceColumn: String, targetTable: String, targetSourceTable: String)]
         /// Columns added, with the SQL literal every row reads in them (`NULL` for none).
         var addedColumns: [(column: String, literal: String)] = []
+        /// Carried columns (destination names) whose destination rules ask nothing the source
+        /// model did not already ask of the same type (`SchemaStepPlan.promises`): the scan reads
+        /// them neither for their storage classes nor for their rules.
+        var unchangedColumns: Set<String> = []
 
         static func == (a: KeptTable, b: KeptTable) -> Bool {
             a.name == b.name && a.sourceName == b.sourceName && a.mappingName == b.mappingName
@@ -103,6 +107,7 @@ struct SchemaStepPlan {
                     == b.foreignKeys.map { "\($0.column) \($0.sourceColumn) \($0.targetTable) \($0.targetSourceTable)" }
                 && a.addedColumns.map { "\($0.column) \($0.literal)" }
                     == b.addedColumns.map { "\($0.column) \($0.literal)" }
+                && a.unchangedColumns == b.unchangedColumns
         }
     }
 
@@ -318,6 +323,7 @@ struct SchemaStepPlan {
                         }
                         try carry(sourceColumn, to: column, what: what)
                         kept.carriedColumns.append((column, sourceColumn, attribute.attributeType))
+                        if SchemaStepPlan.promises(origin, attribute) { kept.unchangedColumns.insert(column) }
                     } else {
                         if !attribute.isOptional && attribute.defaultValue.isNull {
                             throw fail("\(what) is new, non-optional and has no default value")
@@ -358,6 +364,7 @@ struct SchemaStepPlan {
                             throw fail("\(what) is not set from a source to-one through the mapping of its target")
                         }
                         try carry(sourceColumn, to: column, what: what)
+                        if relationship.isOptional || !origin.isOptional { kept.unchangedColumns.insert(column) }
                         kept.foreignKeys.append(
                             (
                                 column, sourceColumn, destinationLayout.table(for: targetPair.destination),
@@ -468,4 +475,23 @@ struct SchemaStepPlan {
             return selector == "destinationInstancesForSourceRelationshipNamed:sourceInstances:" || name == mapping.name
         }
     }
+
+    /// Whether every value the source model allows in `origin` passes the destination's rules for
+    /// `attribute` (the same type, checked by the caller): the destination is optional or the
+    /// source was required, and its bounds hold the source's. Core Data validated the source's
+    /// rules when it saved, so such a column is carried without reading it, as Core Data's own
+    /// lightweight migration carries a column it does not change.
+    static func promises(_ origin: AttributeDescription, _ attribute: AttributeDescription) -> Bool {
+        guard origin.attributeType == attribute.attributeType, attribute.isOptional || !origin.isOptional else {
+            return false
+        }
+        let (fromLower, fromUpper) = DestinationValidation.bounds(of: origin)
+        let (lower, upper) = DestinationValidation.bounds(of: attribute)
+        if attribute.attributeType.isNumeric {
+            if let lower = lower, !(fromLower.map { $0 >= lower } ?? false) { return false }
+            if let upper = upper, !(fromUpper.map { $0 <= upper } ?? false) { return false }
+        }
+        return true
+    }
+
 }

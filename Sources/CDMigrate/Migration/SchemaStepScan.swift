@@ -2,23 +2,25 @@
 /// copies anything: one scan per kept table, stopping at the first row that matters, and the
 /// counts the report needs, read without decoding the rows.
 ///
-/// The general path reads every row, converts values of another storage class than their
-/// attribute keeps, drops foreign keys to missing rows, writes `Z_OPT` 1, and validates the result
-/// (`DestinationValidation`). A step done as schema changes keeps every value as it is, so it must
-/// know that the general path would have kept them too, and that they validate. The scan's one
-/// `WHERE` clause asks exactly that, row by row, with SQLite's short-circuit evaluation: a row of
-/// another entity number, a value of a storage class the general path converts, a foreign key to
-/// no row, a value the destination's rules refuse (nil where required, out of its range), or a
-/// `Z_OPT` other than 1. None found (the usual case): the step goes on, having read each row once.
-/// One found: a second look tells which; all but `Z_OPT` send the step to the general path, which
-/// then converts, drops or fails exactly as it always does (so a failure is the general path's own
-/// error, not a second implementation of it).
+/// The scan checks only what the model change can break, as Core Data's own lightweight migration
+/// of an SQLite store changes the schema and leaves alone the rows it does not change. Its one
+/// `WHERE` clause per table asks, row by row with SQLite's short-circuit evaluation: a row of
+/// another entity number or a `Z_OPT` other than 1 (the first fields of every record, cheap to
+/// read); a foreign key to no row; and, only for a carried column whose destination rules ask more
+/// than its source attribute's (`SchemaStepPlan.promises`: it becomes required, or its bounds
+/// narrow), a value of a storage class the general path converts or a value the destination's
+/// rules refuse. An added column's rules are checked on its constant. A column the model change
+/// does not touch is carried as it is, unread: the source model already promised its values and
+/// Core Data validated them when it saved; on a store holding something else there (a value of
+/// another storage class, a nil where the source model already required a value), the step keeps
+/// the value where the general path would convert or refuse it (docs/schema-step.md).
 ///
-/// What the scan does not read again: a renamed column keeps its values (checked once, here), an
-/// added column holds its default in every row (its rules are checked on the constant), and the
-/// counts come from `COUNT(*)` (SQLite counts the table's pages without decoding rows) and the
-/// key's `MIN`/`MAX` (two look-ups). Only dropped attributes cost one aggregate query more, all
-/// their columns in that one query, for the loss report's non-nil counts.
+/// One row found: a second look tells which; all but `Z_OPT` send the step to the general path,
+/// which then converts, drops or fails exactly as it always does (so a failure is the general
+/// path's own error, not a second implementation of it). The counts come from `COUNT(*)` (SQLite
+/// counts the table's pages without decoding rows) and the key's `MIN`/`MAX` (two look-ups). Only
+/// dropped attributes cost one aggregate query more, all their columns in that one query, for the
+/// loss report's non-nil counts.
 struct SchemaStepScan {
     /// What the scan found in one kept table.
     struct Table {
@@ -120,7 +122,7 @@ struct SchemaStepScan {
     /// would not copy its value as it is.
     private static func conditions(_ kept: SchemaStepPlan.KeptTable, source: SQLiteDatabase) throws -> [String] {
         var conditions: [String] = []
-        for (_, sourceColumn, type) in kept.carriedColumns {
+        for (column, sourceColumn, type) in kept.carriedColumns where !kept.unchangedColumns.contains(column) {
             let c = SQLiteDatabase.quote(sourceColumn)
             if let bad = MigrationManager.storageClassesConverted(for: type) {
                 // typeof() reads only the record header; one comparison per class.
@@ -159,10 +161,12 @@ struct SchemaStepScan {
         layout: StoreLayout
     ) -> (rules: [(condition: String, what: String)], full: Bool) {
         var sourceExpression: [String: String] = [:]
-        for carried in kept.carriedColumns {
+        for carried in kept.carriedColumns where !kept.unchangedColumns.contains(carried.column) {
             sourceExpression[carried.column] = SQLiteDatabase.quote(carried.sourceColumn)
         }
-        for key in kept.foreignKeys { sourceExpression[key.column] = "t." + SQLiteDatabase.quote(key.sourceColumn) }
+        for key in kept.foreignKeys where !kept.unchangedColumns.contains(key.column) {
+            sourceExpression[key.column] = "t." + SQLiteDatabase.quote(key.sourceColumn)
+        }
         for added in kept.addedColumns { sourceExpression[added.column] = added.literal }
         var rules: [(String, String)] = []
         for attribute in entity.attributes where !attribute.isTransient {

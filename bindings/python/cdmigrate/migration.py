@@ -346,8 +346,10 @@ class Migration(LongLivedHandle):
     def schema_changes(self) -> bool:
         """Whether a step SQLite can express as schema changes (renames, added and dropped attributes
         and entities; no policy, plain copies) is done as such on a private copy of the source file
-        (True, the default) or always by writing every row (False). The result is the same;
-        ``report.by_schema_changes`` says which ran (docs/schema-step.md). Not for a MigrationChain."""
+        (True, the default) or always by writing every row (False). The result is the same on
+        every store whose values its model allows; a column the change does not touch is carried as it
+        is (a value of another storage class is kept, not converted); ``report.by_schema_changes``
+        says which ran (docs/schema-step.md). Not for a MigrationChain."""
         self._ptr  # noqa: B018 - raises when closed
         return getattr(self, "_schema_changes", True)
 

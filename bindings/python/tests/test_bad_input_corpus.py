@@ -192,6 +192,7 @@ def _through_the_binding(case, fixtures):
         try:
             with cdmigrate.Migration(fixtures.model, fixtures.model, mappings) as migration:
                 if op == "run":
+                    migration.schema_changes = case.get("schema_changes", True)
                     source = os.path.join(fixtures.directory, case["source"]) if "source" in case else fixtures.source
                     destination = os.path.join(fixtures.directory, f"run-{CASES.index(case)}.sqlite")
                     if "source_sql" in case:

@@ -82,3 +82,31 @@ def test_a_step_sent_to_the_general_path_says_why(tmp_path):
     db.close()
     with pytest.raises(cdmigrate.MigrationError):
         migrate(source, str(tmp_path / "out.sqlite"), True)  # the general path refuses the row, as it always did
+
+
+def test_a_column_the_change_does_not_touch_is_carried_as_it_is(tmp_path):
+    # A blob in the String column `title` (renamed, its rules unchanged): never written by Core
+    # Data. The step carries it unread, storage class and all; the general path converts it.
+    source = str(tmp_path / "blog.sqlite")
+    make_store(source)
+    db = sqlite3.connect(source)
+    db.execute("UPDATE ZPOST SET ZTITLE = X'00FF' WHERE Z_PK = 4")
+    db.commit()
+    db.close()
+    fast = migrate(source, str(tmp_path / "fast.sqlite"), True)
+    general = migrate(source, str(tmp_path / "general.sqlite"), False)
+    assert fast.by_schema_changes is True and general.by_schema_changes is False
+    assert fast.schema_changes_not_done is None and fast.losses == general.losses
+
+    def heading(path):
+        db = sqlite3.connect(path)
+        try:
+            return db.execute("SELECT typeof(ZHEADING), hex(ZHEADING) FROM ZPOST WHERE Z_PK = 4").fetchone()
+        finally:
+            db.close()
+
+    assert heading(str(tmp_path / "fast.sqlite")) == ("blob", "00FF")
+    assert heading(str(tmp_path / "general.sqlite"))[0] == "text"
+    # Every other row is the general path's.
+    other = [r for r in rows(str(tmp_path / "fast.sqlite")) if r[0] != 4]
+    assert other == [r for r in rows(str(tmp_path / "general.sqlite")) if r[0] != 4]

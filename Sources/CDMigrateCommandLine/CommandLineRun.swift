@@ -26,9 +26,9 @@ public enum CommandLineRun {
     package static func run(arguments: [String], host: CommandLineHost) -> Int32 {
         let previousHost = CommandLineHost.current
         CommandLineHost.current = host
-        Interrupt.reset()
+        Interrupt.begin()
         defer {
-            Interrupt.restore()
+            Interrupt.end()
             CommandLineHost.current = previousHost
         }
         let status: Int32

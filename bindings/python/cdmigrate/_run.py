@@ -473,7 +473,18 @@ def catch_interrupts(run: Run) -> Callable[[], None]:
     signal.signal(signal.SIGINT, interrupted)
 
     def restore() -> None:
-        signal.signal(signal.SIGINT, previous)
+        # signal.signal first runs the handlers of signals already pending; when one of them raises
+        # (a time limit's SIGALRM, …) it raises before changing anything, which would leave Ctrl-C
+        # marking this finished run for the rest of the process: put Python's handler back anyway,
+        # then let the first such exception go on.
+        error: BaseException | None = None
+        while signal.getsignal(signal.SIGINT) is interrupted:
+            try:
+                signal.signal(signal.SIGINT, previous)
+            except BaseException as raised:
+                error = error or raised
+        if error is not None:
+            raise error
 
     return restore
 

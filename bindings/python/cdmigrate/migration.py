@@ -378,9 +378,9 @@ class Migration(LongLivedHandle):
         try:
             code = call(self._ptr)
         finally:
-            restore_interrupts()
             self._state.run = None
             run.manager.user_info.clear()
+            restore_interrupts()  # last: it raises what a pending signal's handler raises
         error, run.exception = run.exception, None
         if run.interrupted and not isinstance(error, KeyboardInterrupt):
             raise KeyboardInterrupt

@@ -5,12 +5,15 @@ cleanly and leaves Python's own handler in place."""
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
+import types
 
 import pytest
 from conftest import ROOT, rows
@@ -169,6 +172,95 @@ def test_ctrl_c_cancels_the_command_and_python_keeps_its_handler(people, capfd):
         os.kill(os.getpid(), signal.SIGINT)
         for _ in range(10_000_000):  # the handler runs at the next instruction boundary
             pass
+
+
+# Holds its command inside the migration until the test lets it go (the gate is the test's).
+GATED_MODULE = """
+import command_line_gate
+import cdmigrate
+
+class OlderSwedes(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        command_line_gate.inside.set()
+        command_line_gate.go.wait(60)
+        return super().create_destination_instances(source, mapping, manager)
+"""
+
+
+class SigAction(ctypes.Structure):
+    """struct sigaction on Linux (glibc): the handler, the mask, the flags, the restorer."""
+
+    _fields_ = [
+        ("handler", ctypes.c_void_p),
+        ("mask", ctypes.c_ulong * (128 // ctypes.sizeof(ctypes.c_ulong))),
+        ("flags", ctypes.c_int),
+        ("restorer", ctypes.c_void_p),
+    ]
+
+
+def python_sigint_action():
+    """Python's own SIGINT action (put in place afresh): its handler and flags."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return sigint_action()
+
+
+def sigint_action():
+    action = SigAction()
+    assert ctypes.CDLL(None).sigaction(signal.SIGINT, None, ctypes.byref(action)) == 0
+    return action.handler, action.flags
+
+
+def migrate_arguments(folder, store, destination, policies):
+    """``migrate`` of a new people store with a policy module."""
+    source = make_people(folder, store)
+    return ["migrate", source, "--to", str(folder / destination), "--policies", str(folder / policies), *models(folder)]
+
+
+def test_commands_overlapping_on_two_threads_keep_ctrl_c_until_the_last_ends_then_python_has_it_back(
+    people, monkeypatch
+):
+    """A command that ends while another runs on another thread leaves Ctrl-C to the one still
+    running (it cancels it, not Python), and Python's own handler comes back whole (its C action
+    with its flags, such as SA_ONSTACK) once both have ended."""
+    gate = types.SimpleNamespace(inside=threading.Event(), go=threading.Event())
+    monkeypatch.setitem(sys.modules, "command_line_gate", gate)
+    (people / "gated.py").write_text(GATED_MODULE)
+    before = python_sigint_action()
+    statuses = {}
+
+    def held():
+        statuses["held"] = main(migrate_arguments(people, "held.sqlite", "held-out.sqlite", "gated.py"))
+
+    thread = threading.Thread(target=held)
+    thread.start()
+    interrupted_python = False
+    try:
+        assert gate.inside.wait(60), "the held command never reached its policy"
+        statuses["quick"] = main(migrate_arguments(people, "quick.sqlite", "quick-out.sqlite", "olderswedes.py"))
+        try:
+            os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C while the held command still runs
+            for _ in range(1_000_000):
+                pass
+        except KeyboardInterrupt:
+            interrupted_python = True
+    finally:
+        gate.go.set()
+        thread.join()
+    assert not interrupted_python, "Ctrl-C reached Python while a command was still running"
+    assert statuses == {"quick": 0, "held": 130}
+    assert not os.path.exists(people / "held-out.sqlite")
+    assert sigint_action() == before
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000_000):  # the handler runs at the next instruction boundary
+            pass
+
+
+def test_a_command_gives_python_its_sigint_action_back_whole(people):
+    before = python_sigint_action()
+    assert main(migrate_arguments(people, "people.sqlite", "out.sqlite", "olderswedes.py")) == 0
+    assert sigint_action() == before
 
 
 C_POLICY = r"""

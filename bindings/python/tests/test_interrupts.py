@@ -101,3 +101,37 @@ def test_interrupt_main_from_a_host_function_raises_keyboard_interrupt(tmp_path,
     assert not [f for f in os.listdir(tmp_path) if f.startswith("a.sqlite")]
     captured = capfd.readouterr()
     assert "Exception ignored" not in captured.err
+
+
+class _PendingHandlerRaised(Exception):
+    pass
+
+
+def test_python_keeps_ctrl_c_when_a_pending_signal_handler_raises_as_the_run_ends(
+    tmp_path, kitchen_models, kitchen_store, monkeypatch
+):
+    """signal.signal runs the handlers of pending signals before it changes anything, and raises
+    what one of them raises (a time limit's SIGALRM): putting Python's SIGINT handler back at the
+    end of the run must still happen, or Ctrl-C would only mark a finished run from then on."""
+    v1, v2 = kitchen_models
+    real_signal = signal.signal
+    raised = []
+
+    def signal_with_a_pending_handler_raising(number, handler):
+        if number == signal.SIGINT and handler is signal.default_int_handler and not raised:
+            raised.append(True)
+            raise _PendingHandlerRaised
+        return real_signal(number, handler)
+
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    monkeypatch.setattr(signal, "signal", signal_with_a_pending_handler_raising)
+    with cdmigrate.MappingModel.from_json(copy_mapping()) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
+        with pytest.raises(_PendingHandlerRaised):
+            m.run(kitchen_store, tmp_path / "a.sqlite")
+    monkeypatch.undo()
+    assert raised
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000_000):  # the handler runs at the next instruction boundary
+            pass

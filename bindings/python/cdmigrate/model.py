@@ -10,7 +10,7 @@ from . import _lib
 from ._handle import LongLivedHandle
 from ._text import PathLike, c_path, c_text
 from .errors import MigrationError, check, located
-from .introspection import EntityDescription, describe
+from .introspection import EntityDescription, describe, version_hash
 from .metadata import StoreLike, VersionDifference, _metadata
 from .values import AttributeType
 
@@ -128,8 +128,6 @@ class Model(LongLivedHandle):
     def entity_version_hashes(self) -> dict[str, bytes]:
         """Each entity's version hash by entity name (Core Data's ``entityVersionHashesByName``):
         the bytes a store written with this model records in its ``NSStoreModelVersionHashes``."""
-        from .introspection import version_hash
-
         return {name: version_hash(self._ptr, name) for name in self.entity_names}
 
     @property

@@ -234,6 +234,7 @@ def test_a_policy_reads_a_transformable_dictionary_as_a_dict(tmp_path):
     class PreviewPolicy(cdmigrate.EntityMigrationPolicy):
         def create_destination_instances(self, source, mapping, manager):
             seen.append(source["screenshotURLs"])
+            seen.append(source.to_dict()["screenshotURLs"])
             app = manager.create("App", {"name": source["name"], "screenshotURLs": b"\x00"})
             manager.associate(source, app)
             return app
@@ -256,5 +257,5 @@ def test_a_policy_reads_a_transformable_dictionary_as_a_dict(tmp_path):
         apps_model("2", False)
     ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
         migration.run(path, out, policies={"PreviewPolicy": PreviewPolicy})
-    assert seen == [{1: "https://a/1.jpg", 2: "not a url"}]
+    assert seen == [{1: "https://a/1.jpg", 2: "not a url"}] * 2
     assert all(isinstance(key, int) for key in seen[0])

@@ -194,7 +194,10 @@ enum cdm_value_type {
     CDM_VALUE_UUID = 8, CDM_VALUE_URI = 9, CDM_VALUE_OBJECT = 10, CDM_VALUE_COLLECTION = 11,
     /* `$manager` passed as an argument (Core Data passes the NSMigrationManager): the running
     ** migration, which the called function already has as its `ctx`. */
-    CDM_VALUE_MANAGER = 12
+    CDM_VALUE_MANAGER = 12,
+    /* An NSDictionary a transformable attribute's keyed archive holds (Core Data hands the policy
+    ** the dictionary its transformer unarchives); entries in archive order. */
+    CDM_VALUE_DICTIONARY = 13
 };
 
 /* ---------------------------------------------------------------------------------------------
@@ -1267,6 +1270,14 @@ typedef struct cdm_command_line_options {
     void *user;                                   /* passed to load_policies */
 } cdm_command_line_options;
 int cdm_command_line_run(int argc, const char *const *argv, const cdm_command_line_options *options, size_t options_size);
+
+/* A CDM_VALUE_DICTIONARY value (a transformable attribute whose keyed archive holds an
+** NSDictionary, as Core Data's valueForKey: hands it over): its entry count and entry i's key or
+** value (i < count, in archive order) as read-only handles valid as long as the value's.
+** CDM_MISMATCH for a value of another type, CDM_NOT_FOUND for i out of range. */
+int cdm_value_dictionary_count(cdm_value *value, size_t *count);
+int cdm_value_dictionary_key_at(cdm_value *value, size_t i, cdm_value **key);
+int cdm_value_dictionary_value_at(cdm_value *value, size_t i, cdm_value **entry_value);
 
 #ifdef __cplusplus
 }

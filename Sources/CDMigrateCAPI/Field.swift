@@ -37,6 +37,7 @@ enum ValueTypeCode {
         case .object: return 10
         case .collection: return 11
         case .migrationManager: return 12
+        case .dictionary: return 13
         }
     }
 }

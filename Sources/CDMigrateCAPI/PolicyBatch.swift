@@ -110,6 +110,7 @@ enum BatchTransfer {
         case .uuid(let bytes): return .string(Value.uuidString(bytes))
         case .object(let object): return .string(object.objectID.uriRepresentation)
         case .collection(let values): return .array(values.map(json))
+        case .dictionary(let entries): return .array(entries.map { .array([json($0.key), json($0.value)]) })
         case .migrationManager: return .string("$manager")
         }
     }

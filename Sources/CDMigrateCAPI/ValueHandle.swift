@@ -191,6 +191,43 @@ public func cdm_value_element_at(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMut
     }
 }
 
+/// The entries of a dictionary value (`CDM_VALUE_DICTIONARY`); a mismatch for any other value.
+private func dictionaryEntries(_ value: Value) throws -> [(key: Value, value: Value)] {
+    guard case .dictionary(let entries) = value else {
+        throw MigrationError(.mismatch, "the value is a \(value.typeName), not a dictionary")
+    }
+    return entries
+}
+
+@_cdecl("cdm_value_dictionary_count")
+public func cdm_value_dictionary_count(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<Int>?) -> Int32 {
+    read(v, out, "count") { entry, out in out.pointee = try dictionaryEntries(entry.value).count }
+}
+
+/// Entry `i`'s key (`key == true`) or value of a dictionary value, as a read-only handle.
+private func dictionaryMember(
+    _ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?, key: Bool
+) -> Int32 {
+    read(v, out, key ? "key" : "value") { entry, out in
+        let entries = try dictionaryEntries(entry.value)
+        guard i >= 0, i < entries.count else {
+            throw MigrationError.notFound("entry \(i) is out of range: the dictionary has \(entries.count)")
+        }
+        guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
+        out.pointee = scope.handle(ValueEntry(key ? entries[i].key : entries[i].value, writable: false))
+    }
+}
+
+@_cdecl("cdm_value_dictionary_key_at")
+public func cdm_value_dictionary_key_at(_ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?)
+    -> Int32
+{ dictionaryMember(v, i, out, key: true) }
+
+@_cdecl("cdm_value_dictionary_value_at")
+public func cdm_value_dictionary_value_at(
+    _ v: OpaquePointer?, _ i: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> Int32 { dictionaryMember(v, i, out, key: false) }
+
 @_cdecl("cdm_value_to_json")
 public func cdm_value_to_json(_ v: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32
 {

@@ -15,6 +15,8 @@ enum ValueJSON {
         case .uuid(let bytes): return .string(Value.uuidString(bytes))
         case .object(let object): return .string(object.objectID.uriRepresentation)
         case .collection(let values): return .array(values.map(json))
+        // JSON objects key by text only: a dictionary's entries as [key, value] pairs keep numeric keys.
+        case .dictionary(let entries): return .array(entries.map { .array([json($0.key), json($0.value)]) })
         case .migrationManager: return .string("$manager")
         }
     }

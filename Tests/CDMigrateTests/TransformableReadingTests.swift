@@ -60,8 +60,8 @@ final class TransformableReadingTests: XCTestCase {
         let model = try Self.model("1")
         let type = try attribute(model, "Game", "type")
         for object: Any in [
-            ["key": "value"] as NSDictionary, NSSet(array: ["a", "b"]), NSData(bytes: [1, 2, 3] as [UInt8], length: 3),
-            [["key": "value"] as NSDictionary] as NSArray,
+            NSSet(array: ["a", "b"]), NSData(bytes: [1, 2, 3] as [UInt8], length: 3),
+            [NSSet(array: ["a"])] as NSArray, ["key": NSSet(array: ["a"])] as NSDictionary,
         ] {
             let bytes = try archived(object)
             XCTAssertEqual(TransformableValue.read(.binary(bytes), for: type), .binary(bytes), "\(object)")

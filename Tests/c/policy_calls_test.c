@@ -528,6 +528,89 @@ static void test_reading_a_transformable_attribute(void) {
     cdm_model_free(apps);
 }
 
+/* A transformable attribute holding an archived NSDictionary ([Int: String], as an app keeps a
+** gallery's preview URLs): cdm_object_get_value gives CDM_VALUE_DICTIONARY, its entries' keys and
+** values in archive order. The bytes are NSKeyedArchiver's layout of {1: "https://a/1.jpg", 2: "not a url"}. */
+static const unsigned char PREVIEWS_ARCHIVE[] = {
+    98, 112, 108, 105, 115, 116, 48, 48, 212, 1, 2, 3, 4, 5, 6, 29, 32, 89, 36, 97, 114, 99, 104, 105, 118, 101,
+    114, 88, 36, 111, 98, 106, 101, 99, 116, 115, 84, 36, 116, 111, 112, 88, 36, 118, 101, 114, 115, 105, 111,
+    110, 95, 16, 15, 78, 83, 75, 101, 121, 101, 100, 65, 114, 99, 104, 105, 118, 101, 114, 167, 7, 8, 19, 20, 21,
+    22, 23, 85, 36, 110, 117, 108, 108, 211, 9, 10, 11, 12, 13, 16, 86, 36, 99, 108, 97, 115, 115, 87, 78, 83, 46,
+    107, 101, 121, 115, 90, 78, 83, 46, 111, 98, 106, 101, 99, 116, 115, 128, 6, 162, 14, 15, 128, 2, 128, 3, 162,
+    17, 18, 128, 4, 128, 5, 16, 1, 16, 2, 95, 16, 15, 104, 116, 116, 112, 115, 58, 47, 47, 97, 47, 49, 46, 106,
+    112, 103, 89, 110, 111, 116, 32, 97, 32, 117, 114, 108, 210, 24, 25, 26, 27, 88, 36, 99, 108, 97, 115, 115,
+    101, 115, 90, 36, 99, 108, 97, 115, 115, 110, 97, 109, 101, 162, 27, 28, 92, 78, 83, 68, 105, 99, 116, 105,
+    111, 110, 97, 114, 121, 88, 78, 83, 79, 98, 106, 101, 99, 116, 209, 30, 31, 84, 114, 111, 111, 116, 128, 1,
+    18, 0, 1, 134, 160, 8, 17, 27, 36, 41, 50, 68, 76, 82, 89, 96, 104, 115, 117, 120, 122, 124, 127, 129, 131,
+    133, 135, 153, 163, 168, 177, 188, 191, 204, 213, 216, 221, 223, 0, 0, 0, 0, 0, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0,
+    33, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 228
+};
+
+typedef struct { int dictionaries, entries_ok, others_mismatch; } previews_read;
+
+static int read_previews(cdm_context *ctx, cdm_object *source, void *user) {
+    previews_read *seen = user;
+    cdm_value *value = NULL, *key = NULL, *entry = NULL;
+    size_t count = 0, length = 0;
+    int64_t number = 0;
+    const char *text = NULL;
+    if (cdm_object_get_value(source, "shots", &value) == CDM_OK && cdm_value_type(value) == CDM_VALUE_DICTIONARY
+        && cdm_value_dictionary_count(value, &count) == CDM_OK && count == 2) {
+        seen->dictionaries++;
+        int ok = 1;
+        for (size_t i = 0; i < count; i++) {
+            ok = ok && cdm_value_dictionary_key_at(value, i, &key) == CDM_OK && cdm_value_int64(key, &number) == CDM_OK
+                 && cdm_value_dictionary_value_at(value, i, &entry) == CDM_OK
+                 && cdm_value_text(entry, &text, &length) == CDM_OK;
+            ok = ok && ((number == 1 && length == 15 && memcmp(text, "https://a/1.jpg", 15) == 0)
+                        || (number == 2 && length == 9 && memcmp(text, "not a url", 9) == 0));
+        }
+        if (ok && cdm_value_dictionary_key_at(value, 2, &key) == CDM_NOTFOUND) seen->entries_ok++;
+    }
+    cdm_value *name = NULL;
+    if (cdm_object_get_value(source, "name", &name) == CDM_OK
+        && cdm_value_dictionary_count(name, &count) == CDM_MISMATCH) seen->others_mismatch++;
+    cdm_object *destination = NULL;
+    int rc = cdm_context_create_instance(ctx, "App", &destination);
+    if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, destination);
+    return rc;
+}
+
+static void test_reading_a_transformable_dictionary(void) {
+    static const char *MAPPING =
+        "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
+        " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"PreviewPolicy\"}]}";
+    cdm_model *apps = NULL;
+    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
+    static char source[512], out[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("previews.sqlite"));
+    snprintf(out, sizeof out, "%s", path_in_dir("previews-out.sqlite"));
+    cdm_store *store = NULL;
+    cdm_object *app = NULL;
+    CHECK_RC(cdm_store_create(apps, source, &store), CDM_OK);
+    CHECK_RC(cdm_store_insert(store, "App", &app), CDM_OK);
+    CHECK_RC(cdm_object_set_text(app, "name", "gallery", CDM_NUL_TERMINATED), CDM_OK);
+    CHECK_RC(cdm_object_set_blob(app, "shots", PREVIEWS_ARCHIVE, sizeof PREVIEWS_ARCHIVE), CDM_OK);
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    previews_read seen = {0, 0, 0};
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.create_destination_instances = read_previews;
+    CHECK_RC(cdm_migration_register_policy(migration, "PreviewPolicy", &hooks, sizeof hooks, &seen, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
+    cdm_migration_free(migration);
+    CHECK(seen.dictionaries == 1);
+    CHECK(seen.entries_ok == 1);
+    CHECK(seen.others_mismatch == 1);
+    cdm_model_free(apps);
+}
+
 int main(void) {
     if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -543,6 +626,7 @@ int main(void) {
         test_relationship_results_and_manager_arguments();
         test_plain_values_in_a_collection_result();
         test_reading_a_transformable_attribute();
+        test_reading_a_transformable_dictionary();
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

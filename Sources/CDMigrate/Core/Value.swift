@@ -22,6 +22,9 @@ public enum Value: CustomStringConvertible {
     case object(ManagedObject)
     /// A to-many relationship's value or any other collection (ordered when it came from one).
     case collection([Value])
+    /// An NSDictionary a transformable attribute's archive holds, its entries in archive order
+    /// (keys are strings or numbers, as Core Data's archives of `[Int: String]`/`[String: …]` hold).
+    case dictionary([(key: Value, value: Value)])
     /// The running migration: `$manager` passed as an argument (`FUNCTION($entityPolicy,
     /// "childrenFor:manager:", $source.children, $manager)`), where Core Data passes the
     /// `NSMigrationManager`. A policy method receives the manager itself as its `manager`
@@ -106,6 +109,7 @@ public enum Value: CustomStringConvertible {
         case .uri: return "URI"
         case .object: return "instance"
         case .collection: return "collection"
+        case .dictionary: return "dictionary"
         case .migrationManager: return "migration manager"
         }
     }
@@ -125,6 +129,8 @@ public enum Value: CustomStringConvertible {
         case .uri(let s): return s
         case .object(let object): return object.objectID.uriRepresentation
         case .collection(let values): return "(" + values.map { $0.description }.joined(separator: ", ") + ")"
+        case .dictionary(let entries):
+            return "{" + entries.map { "\($0.key.description) = \($0.value.description)" }.joined(separator: "; ") + "}"
         case .migrationManager: return "$manager"
         }
     }
@@ -190,6 +196,7 @@ extension Value: Equatable {
         case (.date(let a), .date(let b)): return a == b
         case (.object(let a), .object(let b)): return a === b || a.objectID == b.objectID
         case (.collection(let a), .collection(let b)): return a == b
+        case (.dictionary(let a), .dictionary(let b)): return Value.sameEntries(a, b)
         case (.migrationManager, .migrationManager): return true
         case (.decimal(let a), .decimal(let b)) where a == b: return true
         default:
@@ -206,6 +213,23 @@ extension Value: Equatable {
     }
 }
 
+extension Value {
+    /// Whether two dictionaries hold the same entries, in any order (as `isEqualToDictionary:`).
+    static func sameEntries(_ a: [(key: Value, value: Value)], _ b: [(key: Value, value: Value)]) -> Bool {
+        guard a.count == b.count else { return false }
+        for entry in a {
+            guard let match = b.first(where: { $0.key == entry.key }), match.value == entry.value else { return false }
+        }
+        return true
+    }
+
+    /// The entry under `key` of a dictionary (nil when there is none or the value is no dictionary).
+    public func entry(forKey key: Value) -> Value? {
+        guard case .dictionary(let entries) = self else { return nil }
+        return entries.first(where: { $0.key == key })?.value
+    }
+}
+
 extension Value: Hashable {
     /// Hashes consistently with `==`.
     public func hash(into hasher: inout Hasher) {
@@ -218,6 +242,17 @@ extension Value: Hashable {
         case .uri(let s): hasher.combine(s)
         case .object(let o): hasher.combine(o.objectID)
         case .collection(let values): hasher.combine(values)
+        case .dictionary(let entries):
+            // Order-independent, as `==` is: the count and an unordered sum of entry hashes.
+            hasher.combine(entries.count)
+            var sum = 0
+            for entry in entries {
+                var h = Hasher()
+                h.combine(entry.key)
+                h.combine(entry.value)
+                sum = sum &+ h.finalize()
+            }
+            hasher.combine(sum)
         case .migrationManager: hasher.combine(1)
         }
     }

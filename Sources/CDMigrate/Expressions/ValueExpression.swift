@@ -132,6 +132,9 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
         case .binary(let bytes): return "CAST(\(quoted(Base64.encode(bytes))), \"NSData\")"
         case .object(let object): return quoted(object.objectID.uriRepresentation)
         case .collection(let items): return "{" + items.map(literal).joined(separator: ", ") + "}"
+        case .dictionary(let entries):
+            // No expression syntax reads a dictionary back: written as NSDictionary describes itself.
+            return "{" + entries.map { literal($0.key) + " = " + literal($0.value) + "; " }.joined() + "}"
         case .migrationManager: return "$manager"
         }
     }

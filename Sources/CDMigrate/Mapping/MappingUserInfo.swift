@@ -19,7 +19,7 @@ package enum MappingUserInfo {
         case .decimal(let s): return .object([("decimal", .string(s))])
         case .uuid(let bytes): return .object([("uuid", .string(Value.uuidString(bytes)))])
         case .uri(let s): return .object([("uri", .string(s))])
-        case .null, .object, .collection, .migrationManager: return .null
+        case .null, .object, .collection, .dictionary, .migrationManager: return .null
         }
     }
 

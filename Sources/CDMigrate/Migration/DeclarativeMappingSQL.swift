@@ -408,7 +408,7 @@ struct DeclarativeMappingSQL {
             // SQL text goes through a C string: a NUL would cut it short.
             guard !s.utf8.contains(0) else { return nil }
             return "'" + s.replacingAll("'", with: "''") + "'"
-        case .decimal, .binary, .uuid, .object, .collection, .migrationManager: return nil
+        case .decimal, .binary, .uuid, .object, .collection, .dictionary, .migrationManager: return nil
         }
     }
 }

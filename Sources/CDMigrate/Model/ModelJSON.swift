@@ -120,7 +120,7 @@ extension ManagedObjectModel {
     /// A default value in the JSON form `ModelReader.convertDefault` reads for the attribute's type.
     static func defaultJSON(_ value: Value) -> JSON? {
         switch value {
-        case .null, .object, .collection, .migrationManager: return nil
+        case .null, .object, .collection, .dictionary, .migrationManager: return nil
         case .bool(let b): return .bool(b)
         case .integer(let i): return .integer(i)
         case .double(let d): return d.isFinite ? .double(d) : nil

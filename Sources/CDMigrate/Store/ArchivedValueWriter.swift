@@ -10,7 +10,7 @@ enum ArchivedValueWriter {
     /// values that are no attribute's (instances, collections).
     static func object(_ value: Value, type: AttributeType, _ writer: KeyedArchiveWriter) -> PropertyListValue {
         switch value {
-        case .null, .object, .collection, .migrationManager:
+        case .null, .object, .collection, .dictionary, .migrationManager:
             return KeyedArchiveWriter.null
         case .bool(let b):
             return writer.number(type == .boolean ? .bool(b) : .integer(b ? 1 : 0))

@@ -130,11 +130,11 @@ package final class KeyedArchiveWriter {
 
     /// An NSDictionary (or NSMutableDictionary: `classes`): the keys are encoded before the values.
     package func dictionary(
-        _ classes: [String] = ["NSDictionary"], keys: () -> [PropertyListValue],
+        _ classes: [String] = ["NSDictionary"], keys: () throws -> [PropertyListValue],
         values: () throws -> [PropertyListValue]
     ) rethrows -> PropertyListValue {
         return try encode(nil, classes: classes) {
-            let keyReferences = keys()
+            let keyReferences = try keys()
             let valueReferences = try values()
             return [("NS.keys", .array(keyReferences)), ("NS.objects", .array(valueReferences))]
         }

@@ -101,8 +101,8 @@ package final class SQLiteStatement {
         case .decimal(let s), .string(let s), .uri(let s): rc = bindText(h, position, s)
         case .binary(let bytes), .uuid(let bytes): rc = bindBlob(h, position, bytes)
         case .object(let object): rc = sqlite3_bind_int64(h, position, object.objectID.primaryKey)
-        case .collection:
-            throw MigrationError(.sqlite, "cannot bind a collection to parameter \(position) — SQL: \(sql)")
+        case .collection, .dictionary:
+            throw MigrationError(.sqlite, "cannot bind a \(value.typeName) to parameter \(position) — SQL: \(sql)")
         case .migrationManager:
             throw MigrationError(.sqlite, "cannot bind the migration manager to parameter \(position) — SQL: \(sql)")
         }

@@ -295,7 +295,7 @@ package enum StoredValueRule {
             bytes.withUnsafeBytes {
                 sqlite3_result_blob(context, $0.baseAddress, Int32(clamping: $0.count), cdm_sqlite_transient)
             }
-        case .null, .object, .collection, .migrationManager: sqlite3_result_null(context)
+        case .null, .object, .collection, .dictionary, .migrationManager: sqlite3_result_null(context)
         }
     }
 }

@@ -55,6 +55,7 @@ enum TransformableValue {
     static let readableClasses: Set<String> = [
         "NSString", "NSMutableString", "NSData", "NSMutableData", "NSDate",
         "NSUUID", "NSURL", "NSNull", "NSDecimalNumber", "NSArray", "NSMutableArray",
+        "NSDictionary", "NSMutableDictionary",
     ]
 
     /// The object a transformable attribute's stored bytes stand for, as Core Data hands it to
@@ -101,7 +102,15 @@ enum TransformableValue {
                 values.append(element)
             }
             return .collection(values)
-        case .dictionary, .object: return nil
+        case .dictionary(let entries):
+            var values: [(key: Value, value: Value)] = []
+            values.reserveCapacity(entries.count)
+            for entry in entries {
+                guard let key = value(of: entry.key), let member = value(of: entry.value) else { return nil }
+                values.append((key: key, value: member))
+            }
+            return .dictionary(values)
+        case .object: return nil
         }
     }
 
@@ -122,10 +131,29 @@ enum TransformableValue {
                     .invalidArgument, "\(what): the value nests arrays more than \(maximumNesting) deep")
             }
             return try writer.array { try items.map { try object($0, writer, what: what, depth: depth + 1) } }
+        case .dictionary(let entries):
+            guard depth < maximumNesting else {
+                throw MigrationError(
+                    .invalidArgument, "\(what): the value nests collections more than \(maximumNesting) deep")
+            }
+            for entry in entries {
+                switch entry.key {
+                case .null, .object, .collection, .dictionary, .migrationManager:
+                    throw MigrationError(
+                        .invalidArgument,
+                        "\(what): a dictionary's key must be a string, number, date, URL, UUID or data, not the \(entry.key.typeName) value '\(entry.key)'"
+                    )
+                default: break
+                }
+            }
+            // NSKeyedArchiver encodes every key, then every value (NSDictionary's encodeWithCoder:).
+            return try writer.dictionary(
+                keys: { try entries.map { try object($0.key, writer, what: what, depth: depth + 1) } },
+                values: { try entries.map { try object($0.value, writer, what: what, depth: depth + 1) } })
         case .object, .migrationManager:
             throw MigrationError(
                 .invalidArgument,
-                "\(what) is transformable: it keeps archived values (strings, numbers, dates, URLs, UUIDs, data, arrays of them), not the \(value.typeName) value '\(value)'"
+                "\(what) is transformable: it keeps archived values (strings, numbers, dates, URLs, UUIDs, data, arrays and dictionaries of them), not the \(value.typeName) value '\(value)'"
             )
         case .null where depth > 0:
             // An array holds no nil: NSNull stands for it, as Foundation's collections keep it.

@@ -46,7 +46,8 @@ _NULL, _BOOL, _INTEGER, _DOUBLE, _DECIMAL, _STRING, _DATE, _BINARY, _UUID, _URI,
     V.OBJECT,
 )
 _COLLECTION = V.COLLECTION
-#: What decode_row gives for a field holding an array (a transformable attribute's), which a field
+_DICTIONARY = V.DICTIONARY
+#: What decode_row gives for a field holding an array or a dictionary (a transformable attribute's), which a field
 #: cannot carry: read the attribute by its key instead.
 COLLECTION = object()
 _WITH_DATA = frozenset((int(V.DECIMAL), int(V.STRING), int(V.BINARY), int(V.UUID), int(V.URI)))
@@ -156,7 +157,7 @@ def decode_row(
             value = block[data - low : data - low + length]
         elif kind == _UUID:
             value = uuid.UUID(bytes=block[data - low : data - low + 16])
-        elif kind == _COLLECTION:
+        elif kind in (_COLLECTION, _DICTIONARY):
             value = COLLECTION
         else:
             raise MismatchError(f"attribute '{interned(name)}' has a value of unknown type {kind}")

@@ -239,6 +239,17 @@ def value_from_handle(
             check(code)
             result.append(value_from_handle(element.value, side, sides, manager))
         return result
+    elif kind == V.DICTIONARY:
+        count = ctypes.c_size_t()
+        check(lib.cdm_value_dictionary_count(handle, ctypes.byref(count)))
+        member = ctypes.c_void_p()
+        entries: dict[Any, Any] = {}
+        for i in range(count.value):
+            check(lib.cdm_value_dictionary_key_at(handle, i, ctypes.byref(member)))
+            key = value_from_handle(member.value, side, sides, manager)
+            check(lib.cdm_value_dictionary_value_at(handle, i, ctypes.byref(member)))
+            entries[key] = value_from_handle(member.value, side, sides, manager)
+        return entries
     else:
         # -1: a NULL or stale handle; the thread's last error says which.
         raise from_record(101, None) if kind == -1 else MismatchError(f"unknown value type {kind}")

@@ -76,6 +76,8 @@ class ValueType(enum.IntEnum):
     COLLECTION = 11
     #: ``$manager`` passed as an argument: the running migration's MigrationManager.
     MANAGER = 12
+    #: An NSDictionary a transformable attribute's keyed archive holds: a Python ``dict``.
+    DICTIONARY = 13
 
 
 class CoreDataDate(float):

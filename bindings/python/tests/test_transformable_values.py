@@ -201,3 +201,61 @@ def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_hold
         screenshots, icon = db.execute("SELECT ZSCREENSHOTURLS, ZICON FROM ZAPP").fetchone()
     assert archived(screenshots) == ["https://example.org/a.png"]
     assert icon == keyed_archive("not mine to read"), "a copy keeps the bytes"
+
+
+def keyed_archive_of_dictionary(entries: dict) -> bytes:
+    """An NSDictionary of strings under integer keys as NSKeyedArchiver archives it: keys first,
+    then objects, under ``NS.keys`` and ``NS.objects``."""
+    keys = list(entries)
+    objects: list = ["$null", None]
+    objects += keys + [entries[k] for k in keys]
+    uids = range(2, 2 + len(keys))
+    objects[1] = {
+        "$class": plistlib.UID(len(objects)),
+        "NS.keys": [plistlib.UID(i) for i in uids],
+        "NS.objects": [plistlib.UID(i + len(keys)) for i in uids],
+    }
+    objects.append({"$classname": "NSDictionary", "$classes": ["NSDictionary", "NSObject"]})
+    return plistlib.dumps(
+        {"$version": 100000, "$archiver": "NSKeyedArchiver", "$top": {"root": plistlib.UID(1)}, "$objects": objects},
+        fmt=plistlib.FMT_BINARY,
+    )
+
+
+def test_a_policy_reads_a_transformable_dictionary_as_a_dict(tmp_path):
+    # A gallery's previews as an app keeps them: an archived [Int: String].
+    path = str(tmp_path / "galleries.sqlite")
+    previews = keyed_archive_of_dictionary({1: "https://a/1.jpg", 2: "not a url"})
+    with cdmigrate.Model.from_json(apps_model("1", True)) as model, cdmigrate.Store.create(model, path) as store:
+        store.insert("App", {"name": "gallery", "screenshotURLs": previews})
+        store.save()
+    seen = []
+
+    class PreviewPolicy(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            seen.append(source["screenshotURLs"])
+            seen.append(source.to_dict()["screenshotURLs"])
+            app = manager.create("App", {"name": source["name"], "screenshotURLs": b"\x00"})
+            manager.associate(source, app)
+            return app
+
+    mapping = json.dumps(
+        {
+            "entityMappings": [
+                {
+                    "name": "AppToApp",
+                    "sourceEntity": "App",
+                    "destinationEntity": "App",
+                    "predicate": "TRUEPREDICATE",
+                    "policy": "PreviewPolicy",
+                }
+            ]
+        }
+    )
+    out = str(tmp_path / "out.sqlite")
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
+        apps_model("2", False)
+    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        migration.run(path, out, policies={"PreviewPolicy": PreviewPolicy})
+    assert seen == [{1: "https://a/1.jpg", 2: "not a url"}] * 2
+    assert all(isinstance(key, int) for key in seen[0])

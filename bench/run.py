@@ -140,6 +140,18 @@ def parse_rows(text: str) -> int:
     return int(float(text[:-1] if factor > 1 else text) * factor)
 
 
+def build_python_package() -> None:
+    """Builds libcdmigrate.so into bindings/python (`make -C bindings/python python-package`)."""
+    sh(
+        "make",
+        "--no-print-directory",
+        "-C",
+        os.path.join(ROOT, "bindings", "python"),
+        "python-package",
+        stdout=subprocess.DEVNULL,
+    )
+
+
 def sh(*command: str, **kwargs) -> None:
     subprocess.run(command, check=True, **kwargs)
 

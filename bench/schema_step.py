@@ -163,14 +163,7 @@ def main(argv=None) -> list:
     args = parser.parse_args(argv)
     os.makedirs(args.work, exist_ok=True)
     if not args.no_build:
-        bench.sh(
-            "make",
-            "--no-print-directory",
-            "-C",
-            os.path.join(bench.ROOT, "bindings", "python"),
-            "python-package",
-            stdout=subprocess.DEVNULL,
-        )
+        bench.build_python_package()
     results = []
     for rows_wanted in [bench.parse_rows(r) for r in args.rows.split(",")]:
         source, _ = bench.make_stores(args.work, "reference-1", rows_wanted)

@@ -30,17 +30,8 @@ public func cdm_chain_plan_with_mappings(
     _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
     _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    chainCall {
-        let out = try required(out, "plan_json")
-        out.pointee = nil
-        let set = try ModelSet(
-            contentsOf: try CString.argument(models, "the models path"),
-            mappingFolders: try CString.folders(mappingDirs))
-        let storePath = try CString.argument(store, "the store path")
-        let targetVersion = try target.map { try CString.argument($0, "the target version") }
-        let plan = try MigrationPlan(storeAt: storePath, models: set, targetVersion: targetVersion)
-        out.pointee = CString.copy(try plan.json(in: set).serialized())
-    }
+    // The plan of a run that fuses steps, as runs do by default.
+    cdm_chain_plan_with_options(models, mappingDirs, store, target, 1, out)
 }
 
 @_cdecl("cdm_migrate_chain")

@@ -26,7 +26,12 @@ final class BufferedPolicyWritesTests: XCTestCase {
     }
 
     override func tearDown() {
+        // XCTest keeps every test case object to the end of the run: let go of the store here,
+        // or it (and what refers to it weakly) would outlive the test.
         store?.close()
+        store = nil
+        model = nil
+        scratch = nil
     }
 
     private func keys(_ value: Value) -> [Int64] {

@@ -26,8 +26,10 @@ runs through `python -m cdmigrate migrate --policies` that module. The module ma
 `CHECKED_BY_POLICY` (entity names the generic comparison skips, because the policy changes them on
 purpose), `prepare(seed_path)` (brings the seed in line with what the app's own code keeps true of
 its data, which a model cannot say), `check(seed_path, out_path) -> list of problems`, which
-says what the project's own code says the result must be, and `SEED_VERSION` (the version to seed
-at instead of the oldest, when the older versions lack what the policies read).
+says what the project's own code says the result must be, `SEED_VERSION` (the version to seed
+at instead of the oldest, when the older versions lack what the policies read) and `PASSES` (the
+order of a step's mapping models as the app's code gives it, the `steps` of a
+`migration-passes.json`).
 
 Nothing of the projects is copied into this repository; the folders are read where they are
 (see Tests/Fixtures/README.md for the projects used and their licences). Exit status 0; the last
@@ -497,6 +499,14 @@ def try_bundle(
         if has_mappings_option:
             for folder in own_mapping_folders(bundle, project_root(bundle, folders)):
                 command += ["--mappings", folder]
+        # A port may give the passes' order the app's code gives (migration-passes.json).
+        passes = getattr(module, "PASSES", None)
+        if passes and has_mappings_option:
+            manifest = os.path.join(work, "passes")
+            os.makedirs(manifest, exist_ok=True)
+            with open(os.path.join(manifest, "migration-passes.json"), "w", encoding="utf-8") as handle:
+                json.dump({"steps": passes}, handle)
+            command += ["--mappings", manifest]
         code, out, err = run(command, environment=python_environment() if policies else None)
         if code != 0:
             result.update(failed="migrate", message=first_line(err) or first_line(out), exit=code)

@@ -40,7 +40,7 @@ final class CopyValidationTests: XCTestCase {
 
     /// 30 clean items, then `update` run on the store with SQLite.
     func makeSource(_ name: String, _ update: String) throws -> String {
-        let model = try ModelReader.model(fromJSON: Self.sourceModel)
+        let model = try ManagedObjectModel(json: Self.sourceModel)
         let path = scratch.file(name)
         try makeStore(path, model) { store in
             for i in 1...30 {
@@ -67,11 +67,12 @@ final class CopyValidationTests: XCTestCase {
         ]
         for (key, value) in values { all[key] = value }
         let json = all.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(separator: ", ")
-        return try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {\(json)}}]}
-            """)
+        return try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {\(json)}}]}
+                """)
     }
 
     struct Outcome: Equatable {
@@ -86,8 +87,8 @@ final class CopyValidationTests: XCTestCase {
         throws -> Outcome?
     {
         let manager = try MigrationManager(
-            sourceModel: try ModelReader.model(fromJSON: Self.sourceModel),
-            destinationModel: try ModelReader.model(fromJSON: Self.destinationModel), mappingModel: mapping)
+            sourceModel: try ManagedObjectModel(json: Self.sourceModel),
+            destinationModel: try ManagedObjectModel(json: Self.destinationModel), mappingModel: mapping)
         manager.pushDownSQL = way != "per-instance"
         manager.keepsSourceKeys = way != "sql-renumbered"
         do {

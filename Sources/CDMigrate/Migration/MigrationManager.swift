@@ -130,7 +130,7 @@ public final class MigrationManager {
 
     /// For the 134130 message: which version of `modelVersions` the store at `path` matches.
     func storeVersionNote(_ path: String) -> String {
-        guard let versions = modelVersions, let info = try? StoreInfo.readSource(at: path, countingRows: false),
+        guard let versions = modelVersions, let info = try? StoreInfo(contentsOf: path, countingRows: false),
             !info.metadata.isEmpty
         else { return "" }
         if let name = versions.versionName(forStoreMetadata: info.metadata) {

@@ -15,8 +15,8 @@ final class NumberedJoinColumnTests: XCTestCase {
     /// have a column `Z_2ARTWORKS`.
     func model(_ version: String, showTitle: Bool = false) throws -> ManagedObjectModel {
         let title = showTitle ? #", {"name": "title", "type": "string"}"# : ""
-        return try ModelReader.model(
-            fromJSON: #"""
+        return try ManagedObjectModel(
+            json: #"""
                 {"name": "M", "versionIdentifier": "\#(version)", "entities": [
                   {"name": "Album", "attributes": [{"name": "name", "type": "string"}],
                    "relationships": [{"name": "artworks", "destination": "Artwork", "inverse": "collections", "toMany": true}]},

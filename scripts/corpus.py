@@ -29,7 +29,8 @@ its data, which a model cannot say), `check(seed_path, out_path) -> list of prob
 says what the project's own code says the result must be, `SEED_VERSION` (the version to seed
 at instead of the oldest, when the older versions lack what the policies read) and `PASSES` (the
 order of a step's mapping models as the app's code gives it, the `steps` of a
-`migration-passes.json`).
+`migration-passes.json`) and `CURRENT_IS_NEWEST` (the current version is the newest though its
+name sorts first).
 
 Nothing of the projects is copied into this repository; the folders are read where they are
 (see Tests/Fixtures/README.md for the projects used and their licences). Exit status 0; the last
@@ -203,14 +204,26 @@ def sample(attribute: dict[str, Any], rng: random.Random, row: int, required_lat
     kind = attribute.get("type", "string")
     if attribute.get("optional") is not False and not required_later and rng.random() < 0.2:
         return None
+    # Within the attribute's range (minValue/maxValue: Core Data validates them at save, so the
+    # app's data keeps to them; for a string, its length).
+    low, high = attribute.get("minValue"), attribute.get("maxValue")
     if kind in ("integer16", "integer32", "integer64"):
-        return rng.randint(0, 30000)
+        first = int(low) if isinstance(low, (int, float)) else 0
+        last = int(high) if isinstance(high, (int, float)) else max(first, 0) + 30000
+        return rng.randint(first, max(first, last))
     if kind == "boolean":
         return rng.random() < 0.5
     if kind in ("double", "float", "decimal"):
-        return float(rng.randint(0, 1 << 20)) / 8
+        first = float(low) if isinstance(low, (int, float)) else 0.0
+        last = float(high) if isinstance(high, (int, float)) else first + (1 << 17)
+        return first + float(rng.randint(0, 1 << 20)) / (1 << 20) * max(last - first, 0.0)
     if kind == "string":
-        return f"{attribute['name']} {row} {rng.choice(['café', 'naïve', '東京', '🎉', 'plain'])}"
+        text = f"{attribute['name']} {row} {rng.choice(['café', 'naïve', '東京', '🎉', 'plain'])}"
+        if isinstance(low, (int, float)) and len(text) < low:
+            text += "x" * (int(low) - len(text))
+        if isinstance(high, (int, float)) and len(text) > high:
+            text = text[: max(int(high), 0)]
+        return text
     if kind == "date":
         return cdmigrate.date_from_reference_seconds(500_000_000 + rng.randint(0, 10_000_000))
     if kind == "binary":
@@ -445,6 +458,11 @@ def try_bundle(
             with open(current_file, encoding="utf-8") as handle:
                 current = handle.read().strip()
         names = ordered_versions(found, current)
+        # A port may say that the current version, though its name sorts first, is the newest
+        # (a project that keeps editing its unnumbered model and snapshots the older ones).
+        module = load_module(policies) if policies else None
+        if current in names and getattr(module, "CURRENT_IS_NEWEST", False):
+            names = [n for n in names if n != current] + [current]
         # A bundle whose current version is its oldest by name (a library's test models, switched
         # per test) has nothing to migrate: said, not counted as a pass.
         if len(names) > 1 and current == names[0]:
@@ -452,7 +470,6 @@ def try_bundle(
             return result
         # A port may seed at a later version (SEED_VERSION), where the steps its policies serve
         # have data to work on (the older versions lack what they read).
-        module = load_module(policies) if policies else None
         start = getattr(module, "SEED_VERSION", None)
         if start is not None:
             if start not in names:

@@ -75,8 +75,12 @@ def ordered_versions(names: list[str], current: str | None) -> list[str]:
     ordered = sorted(names, key=natural_key)
     if current is None or current not in names:
         return ordered
-    latest = stem(current)
-    return [n for n in ordered if stem(n) != latest] + [n for n in ordered if stem(n) == latest]
+
+    def current_line(name: str) -> bool:
+        # `SampleModel3_v2` continues `SampleModel3` though the stems differ (the 3 is the name's).
+        return stem(name) == stem(current) or name.lower().startswith(current.lower())
+
+    return [n for n in ordered if not current_line(n)] + [n for n in ordered if current_line(n)]
 
 
 def bundles(folder: str) -> list[str]:

@@ -259,6 +259,11 @@ def test_versions_of_a_renamed_model_come_before_the_current_versions_name():
     ]
     # One name: the order of the names, the current version wherever it falls.
     assert runner.ordered_versions(["Model 10", "Model", "Model 2"], "Model") == ["Model", "Model 2", "Model 10"]
+    # A number that is part of the name (CoreDataPlus's SampleModel3 bundle) is one name too.
+    assert runner.ordered_versions(["SampleModel3_v2", "SampleModel3"], "SampleModel3") == [
+        "SampleModel3",
+        "SampleModel3_v2",
+    ]
 
 
 def test_each_bundle_gets_the_mapping_folders_nearest_to_it(tmp_path):

@@ -388,7 +388,9 @@ final class XcodeMappingModelTests: XCTestCase {
         // Without the models an Xcode mapping cannot be compiled: the JSON reader says which call to use.
         XCTAssertThrowsError(try MappingModel(contentsOf: uncloudMapping(3))) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidArgument)
-            XCTAssertTrue((error as? MigrationError)?.message.contains("MappingModel(contentsOf:sourceModel:destinationModel:)") == true)
+            XCTAssertTrue(
+                (error as? MigrationError)?.message.contains("MappingModel(contentsOf:sourceModel:destinationModel:)")
+                    == true)
         }
         // The JSON mapping is checked against the models too.
         XCTAssertThrowsError(

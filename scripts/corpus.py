@@ -9,11 +9,13 @@ each bundle:
 
 1. import: `cdmigrate import BUNDLE -o DIR` reads every version (and the mapping models);
 2. seed: a store at the oldest version (versions ordered by their names as a developer reads
-   them: `Model 2` before `Model 10`), with --rows instances of every concrete entity, every
+   them: `Model 2` before `Model 10`; when the model was renamed on the way, the versions of the
+   current version's name last), with --rows instances of every concrete entity, every
    attribute given a value of its type (optional ones now and then nil) and every to-one
    relationship pointing at an instance of its destination;
 3. migrate: `cdmigrate migrate SEED --models BUNDLE --to OUT --json` (with `--mappings` for every
-   folder of the project that holds `.xcmappingmodel`s, when the command has that option);
+   folder of the project that holds `.xcmappingmodel`s and is nearer to this bundle than to the
+   project's other bundles, when the command has that option);
 4. compare: for every entity that every version has, the destination holds as many instances as
    the seed, and the values of every attribute that every version declares with the same name
    and type are the same (as a multiset per entity: the engine may renumber instances).
@@ -23,8 +25,12 @@ them from `DIR/<project folder name>.py` (the project's policies ported to Pytho
 runs through `python -m cdmigrate migrate --policies` that module. The module may define
 `CHECKED_BY_POLICY` (entity names the generic comparison skips, because the policy changes them on
 purpose), `prepare(seed_path)` (brings the seed in line with what the app's own code keeps true of
-its data, which a model cannot say) and `check(seed_path, out_path) -> list of problems`, which
-says what the project's own code says the result must be.
+its data, which a model cannot say), `check(seed_path, out_path) -> list of problems`, which
+says what the project's own code says the result must be, `SEED_VERSION` (the version to seed
+at instead of the oldest, when the older versions lack what the policies read) and `PASSES` (the
+order of a step's mapping models as the app's code gives it, the `steps` of a
+`migration-passes.json`) and `CURRENT_IS_NEWEST` (the current version is the newest though its
+name sorts first).
 
 Nothing of the projects is copied into this repository; the folders are read where they are
 (see Tests/Fixtures/README.md for the projects used and their licences). Exit status 0; the last
@@ -54,6 +60,27 @@ STAGES = ("import", "seed", "migrate", "compare")
 
 def natural_key(name: str) -> list[Any]:
     return [int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", name)]
+
+
+def stem(name: str) -> str:
+    """A version name without its trailing version number: `Model 2`, `Model_v1.1` -> `Model`."""
+    return re.sub(r"[\s._-]*(?:v(?=\d))?[\d\s._-]*$", "", name, flags=re.IGNORECASE).lower()
+
+
+def ordered_versions(names: list[str], current: str | None) -> list[str]:
+    """The versions oldest first, by their names as a developer reads them (`Model 2` before
+    `Model 10`). A bundle whose model was renamed on the way (`mHealth`, `mHealth 2`, then
+    `arc 3`) has versions of several stems: those of the current version's stem come last (the
+    current version is the newest), the others before them in name order."""
+    ordered = sorted(names, key=natural_key)
+    if current is None or current not in names:
+        return ordered
+
+    def current_line(name: str) -> bool:
+        # `SampleModel3_v2` continues `SampleModel3` though the stems differ (the 3 is the name's).
+        return stem(name) == stem(current) or name.lower().startswith(current.lower())
+
+    return [n for n in ordered if not current_line(n)] + [n for n in ordered if current_line(n)]
 
 
 def bundles(folder: str) -> list[str]:
@@ -88,6 +115,27 @@ def mapping_folders(root: str) -> list[str]:
             if name.endswith(".xcmappingmodel"):
                 folders.add(directory)
     return sorted(folders)
+
+
+def own_mapping_folders(bundle: str, root: str) -> list[str]:
+    """The mapping folders of the project that belong to `bundle`: those nearer to it (the deeper
+    their common folder) than to any other bundle of the project; a tie gives a folder to each.
+    A mapping model of another bundle whose version names happen to match would otherwise be
+    taken for this bundle's steps (Threema keeps a copy of its one mapping model beside each of
+    its two bundles, which share version names)."""
+    others = bundles(root) if os.path.isdir(root) else []
+    others = [os.path.abspath(b) for b in others] or [os.path.abspath(bundle)]
+
+    def closeness(folder: str, candidate: str) -> int:
+        return len(os.path.commonpath([folder, candidate]).split(os.sep))
+
+    chosen = []
+    for folder in mapping_folders(root):
+        folder = os.path.abspath(folder)
+        best = max(closeness(folder, b) for b in others)
+        if closeness(folder, os.path.abspath(bundle)) == best:
+            chosen.append(folder)
+    return chosen
 
 
 def python_environment() -> dict[str, str]:
@@ -160,14 +208,26 @@ def sample(attribute: dict[str, Any], rng: random.Random, row: int, required_lat
     kind = attribute.get("type", "string")
     if attribute.get("optional") is not False and not required_later and rng.random() < 0.2:
         return None
+    # Within the attribute's range (minValue/maxValue: Core Data validates them at save, so the
+    # app's data keeps to them; for a string, its length).
+    low, high = attribute.get("minValue"), attribute.get("maxValue")
     if kind in ("integer16", "integer32", "integer64"):
-        return rng.randint(0, 30000)
+        first = int(low) if isinstance(low, (int, float)) else 0
+        last = int(high) if isinstance(high, (int, float)) else max(first, 0) + 30000
+        return rng.randint(first, max(first, last))
     if kind == "boolean":
         return rng.random() < 0.5
     if kind in ("double", "float", "decimal"):
-        return float(rng.randint(0, 1 << 20)) / 8
+        first = float(low) if isinstance(low, (int, float)) else 0.0
+        last = float(high) if isinstance(high, (int, float)) else first + (1 << 17)
+        return first + float(rng.randint(0, 1 << 20)) / (1 << 20) * max(last - first, 0.0)
     if kind == "string":
-        return f"{attribute['name']} {row} {rng.choice(['café', 'naïve', '東京', '🎉', 'plain'])}"
+        text = f"{attribute['name']} {row} {rng.choice(['café', 'naïve', '東京', '🎉', 'plain'])}"
+        if isinstance(low, (int, float)) and len(text) < low:
+            text += "x" * (int(low) - len(text))
+        if isinstance(high, (int, float)) and len(text) > high:
+            text = text[: max(int(high), 0)]
+        return text
     if kind == "date":
         return cdmigrate.date_from_reference_seconds(500_000_000 + rng.randint(0, 10_000_000))
     if kind == "binary":
@@ -394,20 +454,33 @@ def try_bundle(
             result.update(failed="import", message=first_line(err) or first_line(out))
             return result
         result["passed"].append("import")
-        names = sorted(
-            (f[:-5] for f in os.listdir(json_dir) if f.endswith(".json") and is_model(os.path.join(json_dir, f))),
-            key=natural_key,
-        )
-        result["versions"] = len(names)
-        # A bundle whose current version is its oldest by name (a library's test models, switched
-        # per test) has nothing to migrate: said, not counted as a pass.
+        found = [f[:-5] for f in os.listdir(json_dir) if f.endswith(".json") and is_model(os.path.join(json_dir, f))]
+        result["versions"] = len(found)
+        current = None
         current_file = os.path.join(json_dir, "current-version")
         if os.path.exists(current_file):
             with open(current_file, encoding="utf-8") as handle:
                 current = handle.read().strip()
-            if len(names) > 1 and current == names[0]:
-                result.update(skipped=True, message=f"skipped: the current version '{current}' is the oldest by name")
+        names = ordered_versions(found, current)
+        # A port may say that the current version, though its name sorts first, is the newest
+        # (a project that keeps editing its unnumbered model and snapshots the older ones).
+        module = load_module(policies) if policies else None
+        if current in names and getattr(module, "CURRENT_IS_NEWEST", False):
+            names = [n for n in names if n != current] + [current]
+        # A bundle whose current version is its oldest by name (a library's test models, switched
+        # per test) has nothing to migrate: said, not counted as a pass.
+        if len(names) > 1 and current == names[0]:
+            result.update(skipped=True, message=f"skipped: the current version '{current}' is the oldest by name")
+            return result
+        # A port may seed at a later version (SEED_VERSION), where the steps its policies serve
+        # have data to work on (the older versions lack what they read).
+        start = getattr(module, "SEED_VERSION", None)
+        if start is not None:
+            if start not in names:
+                result.update(failed="seed", message=f"SEED_VERSION '{start}' is not a version of the bundle")
                 return result
+            names = names[names.index(start) :]
+            result["seed_version"] = start
         versions = [load_version(os.path.join(json_dir, n + ".json")) for n in names]
         seed_path = os.path.join(work, "seed.sqlite")
         try:
@@ -422,7 +495,6 @@ def try_bundle(
         except Exception as error:  # a model the seeding cannot fill is reported, not fatal
             result.update(failed="seed", message=f"{type(error).__name__}: {error}"[:300])
             return result
-        module = load_module(policies) if policies else None
         if module is not None and hasattr(module, "prepare"):
             module.prepare(seed_path)
         result["passed"].append("seed")
@@ -446,8 +518,16 @@ def try_bundle(
         else:
             command = [tool, "migrate", seed_path, "--models", bundle, "--to", out_path, "--json"]
         if has_mappings_option:
-            for folder in mapping_folders(project_root(bundle, folders)):
+            for folder in own_mapping_folders(bundle, project_root(bundle, folders)):
                 command += ["--mappings", folder]
+        # A port may give the passes' order the app's code gives (migration-passes.json).
+        passes = getattr(module, "PASSES", None)
+        if passes and has_mappings_option:
+            manifest = os.path.join(work, "passes")
+            os.makedirs(manifest, exist_ok=True)
+            with open(os.path.join(manifest, "migration-passes.json"), "w", encoding="utf-8") as handle:
+                json.dump({"steps": passes}, handle)
+            command += ["--mappings", manifest]
         code, out, err = run(command, environment=python_environment() if policies else None)
         if code != 0:
             result.update(failed="migrate", message=first_line(err) or first_line(out), exit=code)

@@ -542,6 +542,63 @@ final class DirectInferredStepTests: XCTestCase {
         }
         XCTAssertNoThrow(try MappingModel.inferred(from: v1, to: required, rows: { _, _ in 0 }))
     }
+    func testARelationshipWhoseDestinationBecomesAnUnrelatedEntityKeepsOnlyItsKinds() throws {
+        // Artsy Folio's shape: `Album.cover` pointed to `Artwork` and now points to `Image`, both
+        // kept; `Album.items` pointed to `Media` and now to `Picture`, of which `Photo` (once a
+        // `Media`) is a sub-entity. Core Data's look-up keeps only the objects that become kinds of
+        // the new destination.
+        let v1 = try model(
+            "1",
+            #"{"name": "Album", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "cover", "destination": "Artwork"}, {"name": "items", "destination": "Media", "toMany": true}]}, {"name": "Artwork", "attributes": [{"name": "title", "type": "string"}]}, {"name": "Image", "attributes": [{"name": "url", "type": "string"}]}, {"name": "Media", "attributes": [{"name": "caption", "type": "string"}]}, {"name": "Photo", "parent": "Media", "attributes": [{"name": "pixels", "type": "integer32"}]}"#
+        )
+        let v2 = try model(
+            "2",
+            #"{"name": "Album", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "cover", "destination": "Image"}, {"name": "items", "destination": "Picture", "toMany": true}]}, {"name": "Artwork", "attributes": [{"name": "title", "type": "string"}]}, {"name": "Image", "attributes": [{"name": "url", "type": "string"}]}, {"name": "Media", "attributes": [{"name": "caption", "type": "string"}]}, {"name": "Picture", "attributes": [{"name": "caption", "type": "string"}]}, {"name": "Photo", "parent": "Picture", "attributes": [{"name": "pixels", "type": "integer32"}]}"#
+        )
+        let (mapping, notes) = try MappingModel.inferred(from: v1, to: v2, rows: nil)
+        XCTAssertTrue(
+            notes.contains {
+                $0.contains(
+                    "'Album.cover' points to 'Image', but source relationship 'Album.cover' points to 'Artwork'")
+                    && $0.contains("only the objects that become kinds of 'Image' are kept")
+            }, "\(notes)")
+        XCTAssertTrue(notes.contains { $0.contains("'Album.items' points to 'Picture'") }, "\(notes)")
+        let source = scratch.file("albums.sqlite")
+        let destination = scratch.file("albums-v2.sqlite")
+        try makeStore(source, v1) { s in
+            let artwork = try insert(s, "Artwork", ["title": "Sunflowers"])
+            try insert(s, "Image", ["url": "https://example.org/1"])
+            let media = try insert(s, "Media", ["caption": "a clip"])
+            let photo = try insert(s, "Photo", ["caption": "a photo", "pixels": .integer(12)])
+            try insert(
+                s, "Album",
+                ["name": "Spring", "cover": .object(artwork), "items": .collection([.object(media), .object(photo)])])
+        }
+        try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping).migrateStore(
+            from: source, to: destination)
+        let store = try PersistentStore.open(at: destination, model: v2)
+        defer { store.close() }
+        let album = try XCTUnwrap(try fetchAll(store, "Album").first)
+        XCTAssertEqual(try album.value(forKey: "name").stringValue, "Spring")
+        XCTAssertTrue(try album.value(forKey: "cover").isNull, "an Artwork is not an Image")
+        let items = try album.value(forKey: "items").elements
+        XCTAssertEqual(items.count, 1, "only the Photo becomes a kind of Picture")
+        XCTAssertEqual(try items.first?.object?.value(forKey: "pixels").integerValue, 12)
+        XCTAssertEqual(try fetchAll(store, "Artwork").count, 1)
+        XCTAssertEqual(try fetchAll(store, "Image").count, 1)
+        XCTAssertEqual(try fetchAll(store, "Media").count, 1)
+
+        // Non-optional, it is judged by the rows.
+        let required = try model(
+            "3",
+            #"{"name": "Album", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "cover", "destination": "Image", "optional": false}]}, {"name": "Artwork", "attributes": [{"name": "title", "type": "string"}]}, {"name": "Image", "attributes": [{"name": "url", "type": "string"}]}"#
+        )
+        XCTAssertThrowsError(try MappingModel.inferred(from: v1, to: required, rows: { _, _ in 3 })) { error in
+            XCTAssertTrue("\(error)".contains("3 'Album' instances of the store have no value"), "\(error)")
+        }
+        XCTAssertNoThrow(try MappingModel.inferred(from: v1, to: required, rows: { _, _ in 0 }))
+    }
+
     // MARK: Judged through a step with a mapping model
 
     /// v1 → v2 by a mapping model copying `Item` with `$source.title` (Xcode's form) and leaving

@@ -310,11 +310,10 @@ final class InferredMappingModelTests: XCTestCase {
             #"{"name": "Author", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "books", "destination": "Shelf", "toMany": true}, {"name": "agent", "destination": "Shelf", "optional": false}]}, {"name": "Book", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "author", "destination": "Author", "optional": false}]}, {"name": "Shelf"}"#
         )
         let messages = problems.map { $0.message }
-        XCTAssertEqual(messages.count, 3, "\(messages)")
-        XCTAssertTrue(
-            messages.contains {
-                $0.contains("'Author.books' points to 'Shelf', but source relationship 'Author.books' points to 'Book'")
-            }, "\(messages)")
+        XCTAssertEqual(messages.count, 2, "\(messages)")
+        // `Author.books` now pointing to `Shelf` (its books do not become shelves) is inferred as
+        // Core Data infers it: it starts empty (see DirectInferredStepTests).
+        XCTAssertFalse(messages.contains { $0.contains("'Author.books'") }, "\(messages)")
         XCTAssertTrue(
             messages.contains { $0.contains("new relationship 'Author.agent' is non-optional") }, "\(messages)")
         XCTAssertTrue(messages.contains { $0.contains("'Book.author' becomes non-optional") }, "\(messages)")

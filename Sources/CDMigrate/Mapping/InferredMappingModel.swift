@@ -324,10 +324,9 @@ struct MappingInference {
             if let sourceTarget = sourceRelationship.destinationEntity, let target = relationship.destinationEntity {
                 if let mappedTarget = destinationOf[ObjectIdentifier(sourceTarget)] {
                     if !mappedTarget.isKind(of: target) {
-                        fail(
-                            entity, relationship,
-                            "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to '\(sourceTarget.name)', which becomes '\(mappedTarget.name)', not a kind of '\(target.name)'"
-                        )
+                        noteRetargeted(
+                            entity, relationship, sourceEntity: sourceEntity, sourceRelationship: sourceRelationship,
+                            becomes: "'\(sourceTarget.name)', which becomes '\(mappedTarget.name)'")
                     }
                 } else if !sourceTarget.isAbstract || sourceTarget.subentities.isEmpty {
                     // Core Data infers it: the objects it reached are not migrated (their entity is
@@ -350,10 +349,9 @@ struct MappingInference {
                 } else if !sourceTarget.selfAndDescendants.allSatisfy({ e in
                     e.isAbstract || (destinationOf[ObjectIdentifier(e)].map { $0.isKind(of: target) } ?? false)
                 }) {
-                    fail(
-                        entity, relationship,
-                        "relationship '\(entity.name).\(relationship.name)' points to '\(target.name)', but the instances source relationship '\(sourceEntity.name).\(sourceRelationship.name)' reaches (entity '\(sourceTarget.name)' and its sub-entities) do not all become kinds of '\(target.name)'"
-                    )
+                    noteRetargeted(
+                        entity, relationship, sourceEntity: sourceEntity, sourceRelationship: sourceRelationship,
+                        becomes: "'\(sourceTarget.name)' and its sub-entities, which do not all become kinds of it")
                 }
             }
             if sourceRelationship.allowsEmpty && !relationship.allowsEmpty {
@@ -377,6 +375,26 @@ struct MappingInference {
                     valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
         }
         return result
+    }
+
+    /// A relationship whose destination entity changed to one its old objects do not become kinds
+    /// of. Core Data infers it: `destinationInstancesForSourceRelationshipNamed:sourceInstances:`
+    /// answers only with the instances of entity mappings whose source entity is a kind of the
+    /// source relationship's destination and whose destination entity is a kind of the destination
+    /// relationship's (`NSMigrationManager`), so the objects of other entities are left out and
+    /// the relationship keeps the rest (often none). A non-optional one is judged by the rows.
+    private mutating func noteRetargeted(
+        _ entity: EntityDescription, _ relationship: RelationshipDescription, sourceEntity: EntityDescription,
+        sourceRelationship: RelationshipDescription, becomes: String
+    ) {
+        let target = relationship.destinationEntity?.name ?? "?"
+        let message =
+            "relationship '\(entity.name).\(relationship.name)' points to '\(target)', but source relationship '\(sourceEntity.name).\(sourceRelationship.name)' points to \(becomes), not a kind of '\(target)': as in Core Data's inferred mapping, only the objects that become kinds of '\(target)' are kept"
+        if relationship.allowsEmpty {
+            notes.append(message)
+        } else {
+            failUnlessRowsAllow(entity, relationship, sourceEntity: sourceEntity, sourceProperty: nil, message)
+        }
     }
 
     // MARK: Judged by rows

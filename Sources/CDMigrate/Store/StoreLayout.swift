@@ -608,6 +608,16 @@ package final class StoreLayout {
             }
         }
 
+        /// A join table's column as planned or, as Core Data wrote it in the stores of older systems
+        /// when another join table of the model already had a column of that name, the planned name
+        /// followed by a number (Artsy Folio's `Z_3SHOWS` has `Z_3ARTWORKS1` beside `Z_1ARTWORKS`'s
+        /// `Z_3ARTWORKS`). `table` is a planned or real table name.
+        func joinColumn(_ column: String, in table: String) -> String? {
+            if let found = exact(column, in: table) { return found }
+            let numbered = candidates(in: table, prefix: column, suffix: "")
+            return numbered.count == 1 ? numbered[0] : nil
+        }
+
         mutating func claim(_ column: String, in table: String) {
             claimed.insert((realTable(table)?.name ?? table).uppercased() + "." + column.uppercased())
         }
@@ -740,17 +750,16 @@ package final class StoreLayout {
                     case .joinTable(let table, let own, let other, let order, let inverseOrder):
                         var realTable = joinRename[table]
                         if realTable == nil {
-                            if let real = self.realTable(table), exact(own, in: table) != nil,
-                                exact(other, in: table) != nil
+                            if let real = self.realTable(table), joinColumn(own, in: table) != nil,
+                                joinColumn(other, in: table) != nil
                             {
                                 realTable = real.name
                             } else {
                                 // Another spelling of the table: any Z_ table with both columns.
                                 realTable =
                                     schema.values.first { t in
-                                        t.name.uppercased().hasPrefix("Z_")
-                                            && t.columns.contains { $0.uppercased() == own.uppercased() }
-                                            && t.columns.contains { $0.uppercased() == other.uppercased() }
+                                        t.name.uppercased().hasPrefix("Z_") && joinColumn(own, in: t.name) != nil
+                                            && joinColumn(other, in: t.name) != nil
                                     }?.name
                             }
                             joinRename[table] = realTable
@@ -765,8 +774,8 @@ package final class StoreLayout {
                         }
                         func present(_ c: String?) -> String? { c.flatMap { exact($0, in: real) } }
                         result.storages[id] = .joinTable(
-                            table: real, ownColumn: exact(own, in: real) ?? own,
-                            otherColumn: exact(other, in: real) ?? other,
+                            table: real, ownColumn: joinColumn(own, in: real) ?? own,
+                            otherColumn: joinColumn(other, in: real) ?? other,
                             orderColumn: present(order), inverseOrderColumn: present(inverseOrder))
                     default:
                         break

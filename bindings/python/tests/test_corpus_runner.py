@@ -230,3 +230,124 @@ def test_a_bundle_whose_current_version_is_its_oldest_is_skipped_not_passed(tmp_
         done.stdout.splitlines()[-1]
         == "1 bundles: 1 import, 0 seed, 0 migrate, 0 compare (1 skipped: nothing to migrate)"
     )
+
+
+def runner_module():
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import corpus as runner
+
+    return runner
+
+
+def test_versions_of_a_renamed_model_come_before_the_current_versions_name():
+    runner = runner_module()
+    # HM_iOS_ARC_Core: mHealth, mHealth 2, mHealth 3, then the current arc 3.
+    assert runner.ordered_versions(["arc 3", "mHealth 3", "mHealth", "mHealth 2"], "arc 3") == [
+        "mHealth",
+        "mHealth 2",
+        "mHealth 3",
+        "arc 3",
+    ]
+    # Artsy Folio: ArtsyPartner … ArtsyPartner 5, then ArtsyFolio v1.4 … v2.5.1 (the current one).
+    names = ["ArtsyFolio v2.5", "ArtsyPartner 2", "ArtsyFolio v1.4", "ArtsyPartner", "ArtsyFolio v2.5.1"]
+    assert runner.ordered_versions(names, "ArtsyFolio v2.5.1") == [
+        "ArtsyPartner",
+        "ArtsyPartner 2",
+        "ArtsyFolio v1.4",
+        "ArtsyFolio v2.5",
+        "ArtsyFolio v2.5.1",
+    ]
+    # One name: the order of the names, the current version wherever it falls.
+    assert runner.ordered_versions(["Model 10", "Model", "Model 2"], "Model") == ["Model", "Model 2", "Model 10"]
+    # A number that is part of the name (CoreDataPlus's SampleModel3 bundle) is one name too.
+    assert runner.ordered_versions(["SampleModel3_v2", "SampleModel3"], "SampleModel3") == [
+        "SampleModel3",
+        "SampleModel3_v2",
+    ]
+
+
+def test_each_bundle_gets_the_mapping_folders_nearest_to_it(tmp_path):
+    runner = runner_module()
+    # Threema's shape: a copy of one mapping model beside each of two bundles with the same version names.
+    for name in ("Plain", "Encrypted"):
+        for version in ("Data", "DataV5"):
+            (tmp_path / "Model" / name / f"{name}.xcdatamodeld" / f"{version}.xcdatamodel").mkdir(parents=True)
+        (tmp_path / "Model" / name / "Data_to_DataV5.xcmappingmodel").mkdir()
+    (tmp_path / "Shared" / "Common.xcmappingmodel").mkdir(parents=True)  # as near to both: both get it
+    plain = str(tmp_path / "Model" / "Plain" / "Plain.xcdatamodeld")
+    encrypted = str(tmp_path / "Model" / "Encrypted" / "Encrypted.xcdatamodeld")
+    assert runner.own_mapping_folders(plain, str(tmp_path)) == [
+        str(tmp_path / "Model" / "Plain"),
+        str(tmp_path / "Shared"),
+    ]
+    assert runner.own_mapping_folders(encrypted, str(tmp_path)) == [
+        str(tmp_path / "Model" / "Encrypted"),
+        str(tmp_path / "Shared"),
+    ]
+
+
+def test_seeded_values_keep_to_the_attributes_range():
+    import random
+
+    runner = runner_module()
+    rng = random.Random(1)
+    rating = {"name": "rating", "type": "integer16", "optional": False, "minValue": 1, "maxValue": 5}
+    price = {"name": "price", "type": "double", "optional": False, "minValue": -2.5, "maxValue": 2.5}
+    code = {"name": "code", "type": "string", "optional": False, "minValue": 40, "maxValue": 40}
+    for row in range(200):
+        assert 1 <= runner.sample(rating, rng, row) <= 5
+        assert -2.5 <= runner.sample(price, rng, row) <= 2.5
+        assert len(runner.sample(code, rng, row)) == 40
+    # Without a range, as before: integers from 0 to 30000.
+    plain = {"name": "count", "type": "integer32", "optional": False}
+    assert max(runner.sample(plain, rng, row) for row in range(200)) > 5
+
+
+def test_a_port_can_seed_at_a_later_version(tmp_path):
+    # UnCloudNotes with every version: the port seeds at v3, where attachments first exist.
+    project = tmp_path / "UnCloudNotes"
+    shutil.copytree(os.path.join(ROOT, "Tests", "Fixtures", "xcode", "UnCloudNotes"), project)
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "UnCloudNotes.py").write_text(UNCLOUDNOTES_POLICIES + '\nSEED_VERSION = "UnCloudNotesDataModel_v3"\n')
+    corpus("--policies", str(policies), "--json", str(tmp_path / "results.jsonl"), str(project))
+    result = json.loads((tmp_path / "results.jsonl").read_text().splitlines()[0])
+    assert result["failed"] is None and result["seed_version"] == "UnCloudNotesDataModel_v3", result
+    (policies / "UnCloudNotes.py").write_text(UNCLOUDNOTES_POLICIES + '\nSEED_VERSION = "v9"\n')
+    corpus("--policies", str(policies), "--json", str(tmp_path / "again.jsonl"), str(project))
+    again = json.loads((tmp_path / "again.jsonl").read_text().splitlines()[0])
+    assert again["failed"] == "seed" and "'v9' is not a version" in again["message"]
+
+
+def test_a_ports_pass_order_and_current_version_reach_the_migration(tmp_path, monkeypatch):
+    runner = runner_module()
+    bundle = tmp_path / "Model.xcdatamodeld"
+    shutil.copytree(os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames", "Model.xcdatamodeld"), bundle)
+    names = sorted((p.stem for p in bundle.iterdir() if p.suffix == ".xcdatamodel"), key=runner.natural_key)
+    (bundle / ".xccurrentversion").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict><key>_XCCurrentVersionName</key>'
+        f"<string>{names[0]}.xcdatamodel</string></dict></plist>\n"
+    )
+    module = tmp_path / "port.py"
+    module.write_text(
+        "import cdmigrate\nPOLICIES = {}\nCURRENT_IS_NEWEST = True\n"
+        f"PASSES = [{{'from': {names[1]!r}, 'to': {names[0]!r}, 'passes': ['B', 'A']}}]\n"
+    )
+    seen = {}
+    real_run = runner.run
+
+    def fake_run(command, timeout=600, environment=None):
+        if "migrate" in command and "--to" in command:
+            manifest = command[command.index("--mappings", len(command) - 2) + 1]
+            with open(os.path.join(manifest, "migration-passes.json"), encoding="utf-8") as handle:
+                seen["manifest"] = json.load(handle)
+            return 1, "", "stopped by the test"
+        return real_run(command, timeout, environment)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    if not os.path.exists(CLI):
+        pytest.fail(f"the cdmigrate command is needed at {CLI} (swift build, or CDMIGRATE_CLI)")
+    result = runner.try_bundle(str(bundle), [str(tmp_path)], CLI, 2, True, str(module))
+    assert not result.get("skipped"), result  # the current version is taken as the newest
+    assert result["passed"] == ["import", "seed"] and result["failed"] == "migrate"
+    assert seen["manifest"] == {"steps": [{"from": names[1], "to": names[0], "passes": ["B", "A"]}]}

@@ -65,7 +65,10 @@ def source(tmp_path):
     path = str(tmp_path / "galleries.sqlite")
     with cdmigrate.Model.from_json(gallery_model("1")) as model, cdmigrate.Store.create(model, path) as store:
         for gid in ("g1", "g2"):
-            store.insert("Gallery", {"gid": gid, "title": f"Gallery {gid}"})
+            # A source store made with a dict too (Store.insert sets values as set_values does).
+            store.insert(
+                "Gallery", {"gid": gid, "title": f"Gallery {gid}", "thumbnailURLs": {5: URL(f"https://s/{gid}")}}
+            )
         store.save()
     return path
 
@@ -90,6 +93,7 @@ def class_names(blob: bytes) -> set[str]:
 
 class GalleryPolicy(cdmigrate.EntityMigrationPolicy):
     def create_destination_instances(self, source, mapping, manager):
+        assert source["thumbnailURLs"] == {5: URL(f"https://s/{source['gid']}")}
         if source["gid"] == "g1":
             # All in the create call, as setValuesForKeysWithDictionary: does.
             gallery = manager.create(
@@ -165,6 +169,12 @@ def test_a_dict_no_archive_holds_is_refused_with_the_attribute_named(tmp_path, s
                 deep = {"k": deep}
             with pytest.raises(cdmigrate.MigrationError, match="64 deep"):
                 gallery["meta"] = deep
+            # 60 levels are taken: each member's change goes up its containers once per level.
+            deep = {"end": [1]}
+            for _ in range(59):
+                deep = {"k": deep}
+            gallery["meta"] = deep
+            assert gallery["meta"] == deep
             return gallery
 
     migrate(source, str(tmp_path / "out.sqlite"), mapping("BadPolicy"), {"BadPolicy": BadPolicy})

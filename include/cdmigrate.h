@@ -1271,6 +1271,32 @@ int cdm_value_dictionary_count(cdm_value *value, size_t *count);
 int cdm_value_dictionary_key_at(cdm_value *value, size_t i, cdm_value **key);
 int cdm_value_dictionary_value_at(cdm_value *value, size_t i, cdm_value **entry_value);
 
+/* Dictionaries and other composite values a host makes: what a policy method returns, or a policy
+** sets on an instance, for a transformable attribute whose app keeps an NSDictionary (an app's
+** `[Int: URL]`); the store gets its NSKeyedArchiver archive, as Core Data's transformer writes it.
+** cdm_value_set_dictionary makes a writable *value an empty dictionary (CDM_VALUE_DICTIONARY).
+** cdm_value_dictionary_add_new adds an entry whose key and value are null and gives writable
+** handles to both, valid as long as *value's: cdm_value_set_text/_int64/… on *key (a string,
+** number, date, URI, UUID or data; NSDictionary takes no nil key), cdm_value_set_* on
+** *entry_value (nested: cdm_value_set_collection, cdm_value_set_dictionary). A null key, or a key
+** given twice, is refused (CDM_INVALID_ARGUMENT naming the attribute) when the value is stored.
+** CDM_MISMATCH when *value holds no dictionary; CDM_MISUSE for a value that is not writable (an
+** argument, an expression's result). */
+int cdm_value_set_dictionary(cdm_value *value);
+int cdm_value_dictionary_add_new(cdm_value *value, cdm_value **key, cdm_value **entry_value);
+/* A URL (CDM_VALUE_URI; text_length as cdm_value_set_text's): an NSURL in an archived dictionary
+** or array (`[Int: URL]`), where cdm_value_set_text gives an NSString. */
+int cdm_value_set_uri(cdm_value *value, const char *text, size_t text_length);
+/* A writable null value for building what cdm_object_set_value sets (a dictionary, an array of
+** plain values), valid as long as the handles `object` hands out (its callback, or its store). */
+int cdm_object_new_value(cdm_object *object, cdm_value **value);
+/* Sets an attribute from any value handle (setValue:forKey:): a built value, an argument, a
+** dictionary or collection element, another instance's value. A transformable attribute keeps the
+** value's keyed archive (docs/model-format.md); other attributes convert as the typed setters do.
+** CDM_NOT_FOUND for a key the entity lacks, CDM_MISMATCH for a relationship's key or a value the
+** attribute cannot take, CDM_INVALID_ARGUMENT for what no archive holds. */
+int cdm_object_set_value(cdm_object *object, const char *key, cdm_value *value);
+
 #ifdef __cplusplus
 }
 #endif

@@ -6,37 +6,64 @@ import CDMigrate
     import Musl
 #endif
 
+/// Where a writable member handle writes: a collection's element, or a dictionary entry's key or value.
+enum MemberSlot {
+    case element(Int)
+    case key(Int)
+    case entryValue(Int)
+}
+
 /// cdm_value: an expression's result or a host function's argument (read-only), or a host
 /// function's result (writable).
 final class ValueEntry: HandleEntry {
     override class var kind: String { "cdm_value" }
+    /// The value; setting it sets it in the container too (once per level: `stored` changes
+    /// without that, so a nested member's change costs one pass up its containers).
     var value: Value {
-        didSet { container?.replaceElement(at: index, with: value) }
+        get { stored }
+        set {
+            stored = newValue
+            container?.replaceMember(memberSlot, with: newValue)
+        }
     }
+    private var stored: Value
     let writable: Bool
-    /// For an element made by cdm_value_append_new: the collection it is an element of, and where.
+    /// For a member made by cdm_value_append_new or cdm_value_dictionary_add_new: the collection
+    /// or dictionary it belongs to, and where in it.
     private weak var container: ValueEntry?
-    private var index = 0
+    private var memberSlot = MemberSlot.element(0)
     private var buffer: UnsafeMutableRawPointer?
 
     init(_ value: Value, writable: Bool) {
-        self.value = value
+        self.stored = value
         self.writable = writable
     }
 
-    /// A writable element of `container`'s collection at `index`: what is set on it is set there.
-    init(elementOf container: ValueEntry, at index: Int) {
-        self.value = .null
+    /// A writable member of `container`'s collection or dictionary at `slot`: what is set on it
+    /// is set there.
+    init(memberOf container: ValueEntry, at slot: MemberSlot) {
+        self.stored = .null
         self.writable = true
         self.container = container
-        self.index = index
+        self.memberSlot = slot
     }
 
-    private func replaceElement(at index: Int, with element: Value) {
-        guard case .collection(var values) = value, index < values.count else { return }
-        value = .null  // one reference to the array while it changes
-        values[index] = element
-        value = .collection(values)
+    private func replaceMember(_ slot: MemberSlot, with member: Value) {
+        switch (slot, stored) {
+        case (.element(let index), .collection(var values)) where index < values.count:
+            stored = .null  // one reference to the array while it changes
+            values[index] = member
+            value = .collection(values)
+        case (.key(let index), .dictionary(var entries)) where index < entries.count:
+            stored = .null
+            entries[index].key = member
+            value = .dictionary(entries)
+        case (.entryValue(let index), .dictionary(var entries)) where index < entries.count:
+            stored = .null
+            entries[index].value = member
+            value = .dictionary(entries)
+        default: return
+        }
     }
 
     deinit { free(buffer) }
@@ -324,7 +351,7 @@ public func cdm_value_append_new(_ v: OpaquePointer?, _ element: UnsafeMutablePo
         entry.value = .null  // one reference to the array while it grows
         values.append(.null)
         entry.value = .collection(values)
-        out.pointee = scope.handle(ValueEntry(elementOf: entry, at: values.count - 1))
+        out.pointee = scope.handle(ValueEntry(memberOf: entry, at: .element(values.count - 1)))
     }
 }
 

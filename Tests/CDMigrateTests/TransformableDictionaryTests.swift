@@ -3,8 +3,8 @@ import XCTest
 
 @testable import CDMigrate
 
-/// Transformable attributes holding dictionaries (an app's `[Int: String]` of preview URLs, as
-/// EhPanda's `GalleryStateMO.previews` keeps it): Core Data hands a policy the NSDictionary its
+/// Transformable attributes holding dictionaries (an app's `[Int: URL]` of preview URLs, kept
+/// with Core Data's default transformer): Core Data hands a policy the NSDictionary its
 /// transformer unarchives and archives whatever dictionary the policy sets. cdmigrate reads an
 /// archive of an NSDictionary as a `.dictionary` value and writes one as Foundation's
 /// NSKeyedArchiver does.
@@ -117,5 +117,93 @@ final class TransformableDictionaryTests: XCTestCase {
         XCTAssertNotEqual(a, .dictionary([(key: 1, value: "a"), (key: 2, value: "c")]))
         XCTAssertNotEqual(a, .collection([.string("a"), .string("b")]))
         XCTAssertEqual(a.description, "{1 = a; 2 = b}")
+    }
+
+    /// Every plist-type shape a policy may build (strings, integers, doubles, booleans, dates, data,
+    /// URLs, UUIDs, nulls, arrays and dictionaries inside each other) is archived so that
+    /// Foundation's unarchiver gives the same objects back, and the engine reads back what it wrote.
+    func testNestedShapesRoundTripThroughFoundationsUnarchiver() throws {
+        let previews = try previews()
+        let uuid: [UInt8] = Array(0..<16)
+        let value = Value.dictionary([
+            (key: "text", value: "naïve ✓"), (key: 7, value: .double(2.5)), (key: "flag", value: .bool(true)),
+            (key: "when", value: .date(700_000_000.25)), (key: "bytes", value: .binary([0, 1, 255])),
+            (key: "urls", value: .collection([.uri("https://a/1.jpg"), .null, .collection(["x", 1])])),
+            (key: "inner", value: .dictionary([(key: -1, value: .dictionary([])), (key: "id", value: .uuid(uuid))])),
+            (key: .uri("https://key/"), value: "a URL key"),
+        ])
+        guard case .binary(let bytes) = try TransformableValue.stored(value, for: previews) else {
+            return XCTFail("not archived")
+        }
+        XCTAssertEqual(TransformableValue.read(.binary(bytes), for: previews), value)
+        let object = try XCTUnwrap(try unarchived(bytes) as? NSDictionary)
+        XCTAssertEqual(object["text"] as? String, "naïve ✓")
+        XCTAssertEqual((object[NSNumber(value: 7)] as? NSNumber)?.doubleValue, 2.5)
+        XCTAssertEqual(object["flag"] as? Bool, true)
+        XCTAssertEqual((object["when"] as? Date)?.timeIntervalSinceReferenceDate, 700_000_000.25)
+        XCTAssertEqual(object["bytes"] as? Data, Data([0, 1, 255]))
+        let urls = try XCTUnwrap(object["urls"] as? NSArray)
+        XCTAssertEqual(urls[0] as? NSURL, NSURL(string: "https://a/1.jpg"))
+        XCTAssertTrue(urls[1] is NSNull)
+        XCTAssertEqual(urls[2] as? NSArray, ["x", NSNumber(value: 1)] as NSArray)
+        let inner = try XCTUnwrap(object["inner"] as? NSDictionary)
+        XCTAssertEqual(inner[NSNumber(value: -1)] as? NSDictionary, [:] as NSDictionary)
+        XCTAssertEqual(
+            (inner["id"] as? NSUUID)?.uuidString, "00010203-0405-0607-0809-0A0B0C0D0E0F")
+        XCTAssertEqual(object[NSURL(string: "https://key/")!] as? String, "a URL key")
+    }
+
+    /// An NSDictionary holds a key once: a dictionary value naming a key twice (a host adding the
+    /// same key in two entries) is refused with the key named, not archived with one entry lost.
+    func testADictionaryNamingAKeyTwiceIsRefused() throws {
+        let previews = try previews()
+        for twice: Value in [
+            .dictionary([(key: 1, value: "a"), (key: 1, value: "b")]),
+            .dictionary([(key: "k", value: "a"), (key: .double(1), value: "x"), (key: .integer(1), value: "b")]),
+            .collection([.dictionary([(key: "k", value: 1), (key: "k", value: 2)])]),
+        ] {
+            XCTAssertThrowsError(try TransformableValue.stored(twice, for: previews)) {
+                XCTAssertEqual(($0 as? MigrationError)?.code, .invalidArgument)
+                XCTAssertTrue("\($0)".contains("more than once"), "\($0)")
+                XCTAssertTrue("\($0)".contains(".previews"), "\($0)")
+            }
+        }
+        // A string key and a URL key of the same text are different keys (NSString vs NSURL).
+        XCTAssertNoThrow(
+            try TransformableValue.stored(
+                .dictionary([(key: "u", value: 1), (key: .uri("u"), value: 2)]), for: previews))
+    }
+
+    /// Apple's own archives hold NSDictionary as the engine writes it: momc's compiled model (an
+    /// NSKeyedArchiver archive) gives its dictionaries the class chain NSDictionary, NSObject and
+    /// the members `NS.keys` and `NS.objects` and nothing else.
+    func testApplesArchivedDictionariesHaveTheLayoutTheEngineWrites() throws {
+        let path = TestPaths.fixtures + "/xcode/XcodeServer/1_0_0/XcodeServer.momd_precompiled/XcodeServer.mom"
+        let plist = try BinaryPropertyList.decode([UInt8](try Data(contentsOf: URL(fileURLWithPath: path))))
+        guard case .array(let appleObjects)? = plist["$objects"] else { return XCTFail("no $objects") }
+        let ours = try TransformableValue.archive(
+            .dictionary([(key: "a", value: 1), (key: "b", value: "x")]), what: "t")
+        guard case .array(let ourObjects)? = try BinaryPropertyList.decode(ours)["$objects"] else {
+            return XCTFail("no $objects")
+        }
+        func classEntry(_ objects: [PropertyListValue], _ name: String) -> (Int, PropertyListValue)? {
+            for (i, object) in objects.enumerated() where object["$classname"] == .string(name) { return (i, object) }
+            return nil
+        }
+        let (appleClass, appleEntry) = try XCTUnwrap(classEntry(appleObjects, "NSDictionary"))
+        let (ourClass, ourEntry) = try XCTUnwrap(classEntry(ourObjects, "NSDictionary"))
+        XCTAssertEqual(appleEntry["$classes"], ourEntry["$classes"])
+        func members(_ objects: [PropertyListValue], _ classIndex: Int) -> [[String]] {
+            objects.compactMap { object -> [String]? in
+                guard case .dictionary(let entries) = object, object["$class"] == .uid(UInt64(classIndex)) else {
+                    return nil
+                }
+                return entries.map { $0.key }.sorted()
+            }
+        }
+        let appleMembers = members(appleObjects, appleClass)
+        XCTAssertFalse(appleMembers.isEmpty)
+        XCTAssertEqual(Set(appleMembers), Set(members(ourObjects, ourClass)))
+        XCTAssertEqual(Set(appleMembers), [["$class", "NS.keys", "NS.objects"]])
     }
 }

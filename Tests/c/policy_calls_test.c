@@ -611,6 +611,134 @@ static void test_reading_a_transformable_dictionary(void) {
     cdm_model_free(apps);
 }
 
+/* A policy sets a dictionary on a transformable attribute (EhPanda-style: the source's
+** [Int: String] becomes [Int: URL], plus a nested array and dictionary) built with
+** cdm_object_new_value, cdm_value_set_dictionary and cdm_value_dictionary_add_new; the migrated
+** store reads it back as that dictionary. Misuse is refused with a code, never a trap. */
+typedef struct { int built, refusals_ok; } previews_written;
+
+static int add_text_entry(cdm_value *dictionary, int64_t key, const char *text, int as_url) {
+    cdm_value *k = NULL, *v = NULL;
+    int rc = cdm_value_dictionary_add_new(dictionary, &k, &v);
+    if (rc == CDM_OK) rc = cdm_value_set_int64(k, key);
+    if (rc == CDM_OK) rc = as_url ? cdm_value_set_uri(v, text, CDM_NUL_TERMINATED)
+                                  : cdm_value_set_text(v, text, CDM_NUL_TERMINATED);
+    return rc;
+}
+
+static int write_previews(cdm_context *ctx, cdm_object *source, void *user) {
+    previews_written *seen = user;
+    cdm_object *destination = NULL;
+    int rc = cdm_context_create_instance(ctx, "App", &destination);
+    if (rc == CDM_OK) rc = cdm_context_associate(ctx, source, destination);
+    if (rc != CDM_OK) return rc;
+    cdm_value *shots = NULL, *key = NULL, *entry = NULL, *urls = NULL;
+    size_t count = 0, length = 0;
+    int64_t number = 0;
+    const char *text = NULL;
+    if (cdm_object_get_value(source, "shots", &shots) != CDM_OK || cdm_value_dictionary_count(shots, &count) != CDM_OK)
+        return CDM_OK;
+    if (cdm_object_new_value(destination, &urls) != CDM_OK || cdm_value_set_dictionary(urls) != CDM_OK) return CDM_OK;
+    for (size_t i = 0; i < count; i++) {
+        if (cdm_value_dictionary_key_at(shots, i, &key) != CDM_OK || cdm_value_int64(key, &number) != CDM_OK
+            || cdm_value_dictionary_value_at(shots, i, &entry) != CDM_OK
+            || cdm_value_text(entry, &text, &length) != CDM_OK)
+            return CDM_OK;
+        if (strncmp(text, "https://", 8) == 0 && add_text_entry(urls, number, text, 1) != CDM_OK) return CDM_OK;
+    }
+    /* "meta" -> {"tags": ["a", 3], "note": "n"}: nested shapes through member handles. */
+    cdm_value *meta_key = NULL, *meta = NULL, *k = NULL, *v = NULL, *element = NULL;
+    int ok = cdm_value_dictionary_add_new(urls, &meta_key, &meta) == CDM_OK
+             && cdm_value_set_text(meta_key, "meta", CDM_NUL_TERMINATED) == CDM_OK
+             && cdm_value_set_dictionary(meta) == CDM_OK && cdm_value_dictionary_add_new(meta, &k, &v) == CDM_OK
+             && cdm_value_set_text(k, "tags", CDM_NUL_TERMINATED) == CDM_OK && cdm_value_set_collection(v) == CDM_OK
+             && cdm_value_append_new(v, &element) == CDM_OK && cdm_value_set_text(element, "a", 1) == CDM_OK
+             && cdm_value_append_new(v, &element) == CDM_OK && cdm_value_set_int64(element, 3) == CDM_OK
+             && cdm_value_dictionary_add_new(meta, &k, &v) == CDM_OK
+             && cdm_value_set_text(k, "note", CDM_NUL_TERMINATED) == CDM_OK
+             && cdm_value_set_text(v, "n", CDM_NUL_TERMINATED) == CDM_OK;
+    if (ok && cdm_object_set_value(destination, "shots", urls) == CDM_OK) seen->built++;
+    /* Refusals: an argument is read-only, a non-dictionary takes no entries, a key given twice,
+    ** a relationship-less unknown key, NULL out-pointers. */
+    cdm_value *twice = NULL, *scratch = NULL;
+    int refusals = cdm_value_set_dictionary(shots) == CDM_MISUSE
+                   && cdm_value_dictionary_add_new(shots, &k, &v) == CDM_MISUSE
+                   && cdm_object_new_value(destination, &scratch) == CDM_OK
+                   && cdm_value_dictionary_add_new(scratch, &k, &v) == CDM_MISMATCH
+                   && cdm_value_dictionary_add_new(urls, NULL, &v) == CDM_MISUSE
+                   && cdm_object_new_value(destination, NULL) == CDM_MISUSE
+                   && cdm_object_new_value(destination, &twice) == CDM_OK && cdm_value_set_dictionary(twice) == CDM_OK
+                   && add_text_entry(twice, 1, "a", 0) == CDM_OK && add_text_entry(twice, 1, "b", 0) == CDM_OK
+                   && cdm_object_set_value(destination, "shots", twice) == CDM_INVALID_ARGUMENT
+                   && strstr(cdm_context_errmsg(ctx), "more than once") != NULL
+                   && cdm_object_set_value(destination, "nothing", urls) == CDM_NOTFOUND
+                   && cdm_object_set_value(destination, "shots", NULL) == CDM_MISUSE;
+    if (refusals) seen->refusals_ok++;
+    return CDM_OK;
+}
+
+static void test_writing_a_transformable_dictionary(void) {
+    static const char *MAPPING =
+        "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
+        " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"PreviewPolicy\"}]}";
+    cdm_model *apps = NULL;
+    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
+    static char source[512], out[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("previews-written.sqlite"));
+    snprintf(out, sizeof out, "%s", path_in_dir("previews-written-out.sqlite"));
+    cdm_store *store = NULL;
+    cdm_object *app = NULL;
+    CHECK_RC(cdm_store_create(apps, source, &store), CDM_OK);
+    CHECK_RC(cdm_store_insert(store, "App", &app), CDM_OK);
+    CHECK_RC(cdm_object_set_text(app, "name", "gallery", CDM_NUL_TERMINATED), CDM_OK);
+    CHECK_RC(cdm_object_set_blob(app, "shots", PREVIEWS_ARCHIVE, sizeof PREVIEWS_ARCHIVE), CDM_OK);
+    CHECK_RC(cdm_store_save(store), CDM_OK);
+    cdm_store_close(store);
+    cdm_mapping *mapping = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
+    cdm_mapping_free(mapping);
+    previews_written seen = {0, 0};
+    cdm_policy hooks;
+    memset(&hooks, 0, sizeof hooks);
+    hooks.create_destination_instances = write_previews;
+    CHECK_RC(cdm_migration_register_policy(migration, "PreviewPolicy", &hooks, sizeof hooks, &seen, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
+    cdm_migration_free(migration);
+    CHECK(seen.built == 1);
+    CHECK(seen.refusals_ok == 1);
+    /* Read back: {1: URL "https://a/1.jpg", "meta": {"tags": ["a", 3], "note": "n"}}. */
+    CHECK_RC(cdm_store_open(out, apps, &store), CDM_OK);
+    cdm_list *list = NULL;
+    size_t count = 0;
+    CHECK_RC(cdm_store_fetch(store, "App", NULL, NULL, 0, NULL, 0, 0, 0, &list), CDM_OK);
+    cdm_object *read = NULL;
+    CHECK_RC(cdm_list_object_at(list, 0, &read), CDM_OK);
+    cdm_value *value = NULL, *key = NULL, *entry = NULL;
+    CHECK_RC(cdm_object_get_value(read, "shots", &value), CDM_OK);
+    CHECK(cdm_value_type(value) == CDM_VALUE_DICTIONARY);
+    CHECK_RC(cdm_value_dictionary_count(value, &count), CDM_OK);
+    CHECK(count == 2);
+    int64_t number = 0;
+    const char *text = NULL;
+    size_t length = 0;
+    CHECK_RC(cdm_value_dictionary_key_at(value, 0, &key), CDM_OK);
+    CHECK_RC(cdm_value_int64(key, &number), CDM_OK);
+    CHECK(number == 1);
+    CHECK_RC(cdm_value_dictionary_value_at(value, 0, &entry), CDM_OK);
+    CHECK(cdm_value_type(entry) == CDM_VALUE_URI);
+    CHECK_RC(cdm_value_text(entry, &text, &length), CDM_OK);
+    CHECK(length == 15 && memcmp(text, "https://a/1.jpg", 15) == 0);
+    char *json = NULL;
+    CHECK_RC(cdm_value_dictionary_value_at(value, 1, &entry), CDM_OK);
+    CHECK_RC(cdm_value_to_json(entry, &json), CDM_OK);
+    CHECK_STR(json, "[[\"tags\",[\"a\",3]],[\"note\",\"n\"]]");
+    cdm_free(json);
+    cdm_store_close(store);
+    cdm_model_free(apps);
+}
+
 int main(void) {
     if (!scratch_begin("policy-calls")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -627,6 +755,7 @@ int main(void) {
         test_plain_values_in_a_collection_result();
         test_reading_a_transformable_attribute();
         test_reading_a_transformable_dictionary();
+        test_writing_a_transformable_dictionary();
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

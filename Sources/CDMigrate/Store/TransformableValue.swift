@@ -136,6 +136,7 @@ enum TransformableValue {
                 throw MigrationError(
                     .invalidArgument, "\(what): the value nests collections more than \(maximumNesting) deep")
             }
+            var keys = Set<Value>(minimumCapacity: entries.count)
             for entry in entries {
                 switch entry.key {
                 case .null, .object, .collection, .dictionary, .migrationManager:
@@ -144,6 +145,11 @@ enum TransformableValue {
                         "\(what): a dictionary's key must be a string, number, date, URL, UUID or data, not the \(entry.key.typeName) value '\(entry.key)'"
                     )
                 default: break
+                }
+                // An NSDictionary holds each key once (isEqual:): a second entry would be lost.
+                guard keys.insert(entry.key).inserted else {
+                    throw MigrationError(
+                        .invalidArgument, "\(what): the dictionary holds the key '\(entry.key)' more than once")
                 }
             }
             // NSKeyedArchiver encodes every key, then every value (NSDictionary's encodeWithCoder:).

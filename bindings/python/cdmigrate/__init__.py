@@ -75,6 +75,7 @@ from .store import Store
 from .values import (
     REFERENCE_DATE,
     UNIX_TO_REFERENCE,
+    URL,
     AttributeType,
     CoreDataDate,
     ObjectID,
@@ -102,6 +103,7 @@ def library_path() -> str:
 __all__ = [
     "REFERENCE_DATE",
     "UNIX_TO_REFERENCE",
+    "URL",
     "AttributeDescription",
     "AttributeType",
     "ChainPass",

@@ -28,8 +28,8 @@ from ._fields import COLLECTION, FieldBuffer, decode_row, interned, pack, read_r
 from ._text import c_text
 from .errors import NOTFOUND, MismatchError, NotFoundError, check, from_record, last_error
 from .introspection import EntityCache, EntityDescription
+from .values import URL, CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 from .values import AttributeType as T
-from .values import CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 from .values import ValueType as V
 
 _lib_ = _lib.lib
@@ -171,6 +171,13 @@ def _write(instance: Instance, key: str, index: int | None, kind: int | None, va
         else:
             data = str(value).encode("ascii")
             code = getattr(_lib_, "cdm_object_set_text" + suffix)(h, target, data, len(data))
+    elif isinstance(value, (dict, list, tuple)):
+        # An NSDictionary or NSArray for a transformable attribute: built as a value, then set
+        # (the library keeps its keyed archive, or says why the attribute cannot take it).
+        built = ctypes.c_void_p()
+        check(_lib_.cdm_object_new_value(h, ctypes.byref(built)))
+        set_result(built.value or 0, value)
+        code = _lib_.cdm_object_set_value(h, c_text(key, "the key"), built.value)
     else:
         raise MismatchError(f"cannot store a {type(value).__name__} in attribute '{key}' of '{instance.entity_name}'")
     check(code)
@@ -205,7 +212,9 @@ def value_from_handle(
         code = lib.cdm_value_text(handle, ctypes.byref(ptr), ctypes.byref(size))
         check(code)
         text = _text(ptr.value, size.value)
-        return decimal.Decimal(text) if kind == V.DECIMAL else text
+        if kind == V.DECIMAL:
+            return decimal.Decimal(text)
+        return URL(text) if kind == V.URI else text
     if kind == V.INTEGER:
         out = ctypes.c_int64()
         code = lib.cdm_value_int64(handle, ctypes.byref(out))
@@ -265,6 +274,16 @@ def set_result(handle: int, value: Any, depth: int = 0) -> None:
     empty or not: instances for a relationship mapping, or plain values (strings, numbers, URLs as
     strings, nested lists…) for a transformable attribute, which keeps their keyed archive."""
     lib = _lib_
+    if isinstance(value, dict):
+        if depth >= 64:
+            raise MismatchError("a value nests collections more than 64 deep")
+        check(lib.cdm_value_set_dictionary(handle))
+        key_handle, value_handle = ctypes.c_void_p(), ctypes.c_void_p()
+        for key, item in value.items():
+            check(lib.cdm_value_dictionary_add_new(handle, ctypes.byref(key_handle), ctypes.byref(value_handle)))
+            set_result(key_handle.value or 0, key, depth + 1)
+            set_result(value_handle.value or 0, item, depth + 1)
+        return
     if isinstance(value, (list, tuple, set, frozenset)):
         if depth >= 64:
             raise MismatchError("a function's result nests collections more than 64 deep")
@@ -289,6 +308,9 @@ def set_result(handle: int, value: Any, depth: int = 0) -> None:
         code = lib.cdm_value_set_date(handle, float(value))
     elif isinstance(value, float):
         code = lib.cdm_value_set_double(handle, value)
+    elif isinstance(value, URL):
+        data = value.encode("utf-8", "surrogatepass")
+        code = lib.cdm_value_set_uri(handle, data, len(data))
     elif isinstance(value, str):
         data = value.encode("utf-8", "surrogatepass")
         code = lib.cdm_value_set_text(handle, data, len(data))
@@ -642,7 +664,7 @@ class Instance(MutableMapping):
         description = None
         for key, value in values.items():
             entry = self._attribute(key)
-            if entry is not None and not isinstance(value, (Instance, list, tuple, set, frozenset)):
+            if entry is not None and not isinstance(value, (Instance, list, tuple, set, frozenset, dict)):
                 attributes.append((None, entry[0], value))
                 continue
             if description is None:
@@ -658,7 +680,8 @@ class Instance(MutableMapping):
 
     def set_values(self, values: dict[str, Any], skip_unknown: bool = True) -> list[str]:
         """Sets values from a dict (``setValuesForKeysWithDictionary:``): the attributes in one
-        call, relationships (Instances, lists of Instances, None) one by one; keys the entity
+        call, relationships (Instances, lists of Instances, None) and the arrays and dicts of
+        transformable attributes one by one; keys the entity
         lacks are skipped unless ``skip_unknown`` is False (NotFoundError naming the key).
         Returns the keys skipped."""
         attributes, relationships, skipped = self._split(values, skip_unknown)

@@ -370,8 +370,8 @@ class MigrationManager:
             for key, value in values.items():
                 if type(value) in _PLAIN:
                     attributes.append((key, -1, value))
-                elif isinstance(value, (Instance, list, tuple, set, frozenset)):
-                    relationships.append((key, value))
+                elif isinstance(value, (Instance, list, tuple, set, frozenset, dict)):
+                    relationships.append((key, value))  # set one by one (a dict: a transformable attribute's)
                 else:
                     attributes.append((key, -1, value))
         array, count, keep = pack(attributes, "attribute")

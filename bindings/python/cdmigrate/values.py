@@ -12,9 +12,12 @@ String                      ``str``
 Boolean                     ``bool``
 Date                        ``datetime.datetime`` in UTC (stored as seconds since 2001);
                             a ``CoreDataDate`` outside ``datetime``'s years 1–9999
-Binary, Transformable       ``bytes``
+Binary, Transformable       ``bytes``; a transformable attribute's keyed archive of a
+                            string, number, date, array (``list``) or NSDictionary
+                            (``dict``) reads as that value and is written from it
 UUID                        ``uuid.UUID``
-URI                         ``str``
+URI                         ``str``; a ``URL`` (a ``str``) inside a transformable
+                            attribute's array or dictionary (NSURL, not NSString)
 to-one relationship         an ``Instance`` or ``None``
 to-many relationship        a ``list`` of ``Instance``
 ==========================  ==========================================================
@@ -78,6 +81,18 @@ class ValueType(enum.IntEnum):
     MANAGER = 12
     #: An NSDictionary a transformable attribute's keyed archive holds: a Python ``dict``.
     DICTIONARY = 13
+
+
+class URL(str):
+    """An NSURL as text: what an archived array or dictionary holds for a URL (an app's
+    ``[Int: URL]``), as distinct from an NSString. Reads of such archives give ``URL``; a ``URL``
+    in a list or dict set on a transformable attribute (or returned by a host function) is
+    archived as an NSURL, a plain ``str`` as an NSString. Equal to the ``str`` of its text."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"URL({str.__repr__(self)})"
 
 
 class CoreDataDate(float):

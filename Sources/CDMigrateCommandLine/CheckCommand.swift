@@ -176,9 +176,8 @@ struct CheckCommand: ParsableCommand {
                     ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: targetModel)
                 // A fused pass lists the steps it ran (its losses are named by the pass, below).
-                let steps = report.stages.flatMap { $0.stage.isFused ? $0.stage.fusedStages : [$0.stage] }.map {
-                    "\($0.sourceVersionName) → \($0.destinationVersionName) (\($0.isInferred ? ($0.isDirect ? "inferred directly" : "inferred") : $0.mappingModelNames.joined(separator: ", ")))"
-                }
+                let steps = report.stages.flatMap { $0.stage.isFused ? $0.stage.fusedStages : [$0.stage] }.map(
+                    \.stepLabel)
                 let line =
                     "ok    \(name): \(report.storeVersionName)"
                     + (steps.isEmpty
@@ -188,8 +187,7 @@ struct CheckCommand: ParsableCommand {
                 output.line(line)
                 var lossLines: [String] = []
                 for step in report.stages {
-                    let label =
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): "
+                    let label = step.stage.lossLabel
                     for line in LossSummary.lines(step.report.losses, prefix: label) {
                         output.line("      \(line)")
                         lossLines.append("      \(line)")

@@ -125,7 +125,7 @@ struct ImportCommand: ParsableCommand {
         do {
             switch Self.kind(of: path) {
             case .model?:
-                let model = try ModelReader.model(fromXcodeModel: path)
+                let model = try ManagedObjectModel(contentsOf: path)
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .compiledModel?:
@@ -135,10 +135,9 @@ struct ImportCommand: ParsableCommand {
             case .modelBundle?, .compiledBundle?:
                 try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappingFolders), output: out)
             case .mappingModel?:
-                let source = try ModelReader.model(fromFile: sourceModel ?? "")
-                let destination = try ModelReader.model(fromFile: destinationModel ?? "")
-                let mapping = try MappingModel.fromXcodeMappingModel(
-                    path, sourceModel: source, destinationModel: destination)
+                let source = try ManagedObjectModel(contentsOf: sourceModel ?? "")
+                let destination = try ManagedObjectModel(contentsOf: destinationModel ?? "")
+                let mapping = try MappingModel(contentsOf: path, sourceModel: source, destinationModel: destination)
                 for warning in mapping.warnings { out.warning(warning) }
                 try Output.write(mapping.jsonText() + "\n", to: output)
             case nil:

@@ -226,15 +226,14 @@ struct MigrateCommand: ParsableCommand {
             }
             for step in report.stages {
                 output.line(
-                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)"
+                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.kindLabel())\(step.stage.fusedLabel)"
                 )
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 // Each step's warnings named by its step, as the plan names them (printed once).
                 for warning in step.report.warnings { output.warning(step.stage.warningLabel + warning) }
                 LossSummary.warn(
                     step.report.losses,
-                    prefix:
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): ",
+                    prefix: step.stage.lossLabel,
                     output)
             }
             output.document(

@@ -167,9 +167,7 @@ struct PlanCommand: ParsableCommand {
                 "  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
         }
         for stage in plan.stages {
-            let label =
-                stage.isInferred
-                ? (stage.isDirect ? "inferred directly" : "inferred") : stage.mappingModelNames.joined(separator: " + ")
+            let label = stage.kindLabel(separator: " + ")
             let style = stage.isInferred ? ", style=dashed" : ""
             lines.append(
                 "  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];"

@@ -56,7 +56,7 @@ final class AssociationKeyRangeTests: XCTestCase {
         }
 
         override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
-            keyRangesSeen = manager.associations?.keyRanges[manager.mappingID(mapping)]?.count ?? 0
+            keyRangesSeen = manager.run.associations?.keyRanges[manager.mappingID(mapping)]?.count ?? 0
             guard let source = manager.sourceStore, let destination = manager.destinationStore,
                 let sourceEntity = mapping.sourceEntityName, let destinationEntity = mapping.destinationEntityName
             else { return XCTFail("no stores") }
@@ -79,8 +79,8 @@ final class AssociationKeyRangeTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: Self.library)
-        v2 = try ModelReader.model(fromJSON: Self.shelf)
+        v1 = try ManagedObjectModel(json: Self.library)
+        v2 = try ManagedObjectModel(json: Self.shelf)
     }
 
     /// 40 authors with 6 books each; books deleted here and there (a gap in a batch) and in a
@@ -131,18 +131,19 @@ final class AssociationKeyRangeTests: XCTestCase {
     }
 
     func mapping() throws -> MappingModel {
-        try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
-               "predicate": "TRUEPREDICATE",
-               "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
-              {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "custom",
-               "predicate": "TRUEPREDICATE",
-               "policy": "Volumes", "attributeMappings": {"title": "$source.title"},
-               "relationshipMappings": {"writer": "\(Self.writerOfVolume)"}}
-            ]}
-            """)
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
+                   "predicate": "TRUEPREDICATE",
+                   "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "custom",
+                   "predicate": "TRUEPREDICATE",
+                   "policy": "Volumes", "attributeMappings": {"title": "$source.title"},
+                   "relationshipMappings": {"writer": "\(Self.writerOfVolume)"}}
+                ]}
+                """)
     }
 
     struct Run {

@@ -48,12 +48,7 @@ struct CheckCommand: ParsableCommand {
         completion: .file())
     var modelSet: String
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @OptionGroup var policies: PolicyOptions
 
@@ -93,7 +88,7 @@ struct CheckCommand: ParsableCommand {
         let targetModel: ManagedObjectModel
         do {
             if let file = junitFile { try JUnitReport.checkWritable(file) }
-            set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             target = targetVersion ?? set.currentVersionName
             guard let model = set.models[target] else {
                 throw MigrationError(

@@ -49,12 +49,7 @@ struct ImportCommand: ParsableCommand {
             valueName: "file|dir"), completion: .file())
     var output: String?
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("source-model"),
@@ -95,7 +90,7 @@ struct ImportCommand: ParsableCommand {
         }
         switch kind {
         case .mappingModel, .model, .compiledModel:
-            if !mappingFolders.isEmpty {
+            if !mappings.folders.isEmpty {
                 throw ValidationError("--mappings goes with a model bundle (.xcdatamodeld or .momd)")
             }
         default: break
@@ -133,7 +128,7 @@ struct ImportCommand: ParsableCommand {
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .modelBundle?, .compiledBundle?:
-                try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappingFolders), output: out)
+                try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappings.folders), output: out)
             case .mappingModel?:
                 let source = try ManagedObjectModel(contentsOf: sourceModel ?? "")
                 let destination = try ManagedObjectModel(contentsOf: destinationModel ?? "")

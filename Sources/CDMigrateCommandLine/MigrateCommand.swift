@@ -84,12 +84,7 @@ struct MigrateCommand: ParsableCommand {
         completion: .file())
     var modelSet: String?
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("to-version"),
@@ -143,7 +138,7 @@ struct MigrateCommand: ParsableCommand {
             }
         } else {
             if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
-            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with --models") }
+            if !mappings.folders.isEmpty { throw ValidationError("--mappings goes with --models") }
             try models.validateStep()
         }
     }
@@ -190,7 +185,7 @@ struct MigrateCommand: ParsableCommand {
     /// `--models`: the staged migration of `cdmigrate plan`.
     private func runStaged(_ modelSet: String, _ output: Output) throws {
         do {
-            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
             manager.failsOnUnintendedLoss = strict
             manager.fusesSteps = !noFuse

@@ -104,6 +104,27 @@ final class InferredMappingModelTests: XCTestCase {
         XCTAssertTrue(problems[0].message.contains("'B' and 'C' both take source entity 'A'"), problems[0].message)
     }
 
+    func testTwoPropertiesTakingOneSourcePropertyAreRefusedNamingTheirKind() throws {
+        let attributes = try refusals(
+            #"{"name": "A", "attributes": [{"name": "x", "type": "string"}]}"#,
+            #"{"name": "A", "attributes": [{"name": "y", "type": "string", "renamingIdentifier": "x"}, {"name": "z", "type": "string", "renamingIdentifier": "x"}]}"#
+        )
+        XCTAssertEqual(attributes.count, 1)
+        XCTAssertTrue(
+            attributes[0].message.contains(
+                "attributes 'y' and 'z' of entity 'A' both take source attribute 'A.x' by their renaming identifiers"),
+            attributes[0].message)
+        let relationships = try refusals(
+            #"{"name": "A", "relationships": [{"name": "r", "destination": "A"}]}"#,
+            #"{"name": "A", "relationships": [{"name": "s", "destination": "A", "renamingIdentifier": "r"}, {"name": "t", "destination": "A", "renamingIdentifier": "r"}]}"#
+        )
+        XCTAssertEqual(relationships.count, 1)
+        XCTAssertTrue(
+            relationships[0].message.contains(
+                "relationships 's' and 't' of entity 'A' both take source relationship 'A.r' by their renaming identifiers"
+            ), relationships[0].message)
+    }
+
     // MARK: Attributes
 
     func testRenamedAddedAndRemovedAttributes() throws {

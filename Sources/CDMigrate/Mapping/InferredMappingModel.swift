@@ -211,23 +211,34 @@ struct MappingInference {
         }
     }
 
+    /// Each wanted property's source property, by name or renaming identifier (`RenamingMatch`);
+    /// a source property two wanted ones claim by renaming identifier is a problem (`kind`:
+    /// "attribute" or "relationship", for the message).
+    private mutating func matchRenamed<Property: PropertyDescription>(
+        _ wanted: [Property], _ candidates: [Property], _ kind: String, of entity: EntityDescription,
+        from sourceEntity: EntityDescription
+    ) -> [Property?] {
+        let match = RenamingMatch(
+            destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
+        for (property, claimants) in match.conflicts {
+            fail(
+                entity, claimants.first,
+                "\(kind)s \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source \(kind) '\(sourceEntity.name).\(property.name)' by their renaming identifiers"
+            )
+        }
+        return match.sources
+    }
+
     // MARK: Attributes
 
     private mutating func inferAttributes(
         _ entity: EntityDescription, from sourceEntity: EntityDescription, path: String
     ) -> [PropertyMapping] {
         let wanted = entity.attributes.filter { !$0.isTransient }
-        let candidates = sourceEntity.attributes.filter { !$0.isTransient }
-        let match = RenamingMatch(
-            destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
-        for (attribute, claimants) in match.conflicts {
-            fail(
-                entity, claimants.first,
-                "attributes \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source attribute '\(sourceEntity.name).\(attribute.name)' by their renaming identifiers"
-            )
-        }
+        let sources = matchRenamed(
+            wanted, sourceEntity.attributes.filter { !$0.isTransient }, "attribute", of: entity, from: sourceEntity)
         var result: [PropertyMapping] = []
-        for (attribute, sourceAttribute) in zip(wanted, match.sources) {
+        for (attribute, sourceAttribute) in zip(wanted, sources) {
             let propertyPath = path + ".attributeMappings[\(result.count)]"
             guard let sourceAttribute = sourceAttribute else {
                 if sourceEntity.relationship(named: attribute.renamingIdentifier ?? attribute.name) != nil {
@@ -284,17 +295,11 @@ struct MappingInference {
         destinationOf: [ObjectIdentifier: EntityDescription], path: String
     ) -> [PropertyMapping] {
         let wanted = entity.relationships.filter { !$0.isTransient }
-        let candidates = sourceEntity.relationships.filter { !$0.isTransient }
-        let match = RenamingMatch(
-            destination: wanted, source: candidates, name: { $0.name }, renamingIdentifier: { $0.renamingIdentifier })
-        for (relationship, claimants) in match.conflicts {
-            fail(
-                entity, claimants.first,
-                "relationships \(claimants.map { "'\($0.name)'" }.joined(separator: " and ")) of entity '\(entity.name)' both take source relationship '\(sourceEntity.name).\(relationship.name)' by their renaming identifiers"
-            )
-        }
+        let sources = matchRenamed(
+            wanted, sourceEntity.relationships.filter { !$0.isTransient }, "relationship", of: entity,
+            from: sourceEntity)
         var result: [PropertyMapping] = []
-        for (relationship, sourceRelationship) in zip(wanted, match.sources) {
+        for (relationship, sourceRelationship) in zip(wanted, sources) {
             let propertyPath = path + ".relationshipMappings[\(result.count)]"
             guard let sourceRelationship = sourceRelationship else {
                 if sourceEntity.attribute(named: relationship.renamingIdentifier ?? relationship.name) != nil {

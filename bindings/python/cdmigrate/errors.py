@@ -277,10 +277,14 @@ class MigrationCancelledError(MigrationError):
 
 
 class MissingSourceModelError(MigrationError):
+    """The store does not match the source model: no model for its version (134130)."""
+
     code = MIGRATION_MISSING_SOURCE_MODEL
 
 
 class MissingMappingModelError(MigrationError):
+    """No mapping model for a step: none given, or none between the two versions (134140)."""
+
     code = MIGRATION_MISSING_MAPPING_MODEL
 
 
@@ -303,6 +307,8 @@ class EntityMigrationPolicyError(MigrationError):
 
 
 class SQLiteError(MigrationError):
+    """SQLite refused a statement of the run or could not read a store; the message has its words."""
+
     code = SQLITE
 
 

@@ -55,9 +55,11 @@ class _Buffers:
 
 SOURCE, DESTINATION, OTHER = 1, 2, 0  # enum cdm_store_kind
 
+# The kinds by the names ObjectID.store and messages use, and back.
 
-_STORE_NAMES = {SOURCE: "source", DESTINATION: "destination", OTHER: "store"}
-_STORE_KINDS = {"source": SOURCE, "destination": DESTINATION, "store": OTHER}
+
+STORE_NAMES = {SOURCE: "source", DESTINATION: "destination", OTHER: "store"}
+STORE_KINDS = {"source": SOURCE, "destination": DESTINATION, "store": OTHER}
 
 
 class Side:
@@ -389,7 +391,7 @@ class Instance(MutableMapping):
         code = _lib_.cdm_object_id(self._h, ctypes.byref(store), ctypes.byref(entity), ctypes.byref(key))
         check(code)
         return ObjectID(
-            _STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value
+            STORE_NAMES.get(store.value, "store"), interned(entity.value) if entity.value else "", key.value
         )
 
     def __eq__(self, other: object) -> bool:

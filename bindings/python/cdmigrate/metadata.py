@@ -81,6 +81,12 @@ class StoreMetadata(LongLivedHandle):
     entities: list[StoreEntity]
 
     @classmethod
+    def of(cls, store: StoreLike) -> StoreMetadata:
+        """``store`` itself when it is metadata already read, else the metadata read from the store
+        at that path (:meth:`read`, with its errors)."""
+        return store if isinstance(store, StoreMetadata) else cls.read(store)
+
+    @classmethod
     def read(cls, path: PathLike) -> StoreMetadata:
         """Reads the store at ``path`` (opened read-only). MigrationIOError for a missing or
         unreadable file, IncompatibleVersionHashError for a file that is not a Core Data SQLite
@@ -183,10 +189,6 @@ def store_metadata(path: PathLike) -> StoreMetadata:
     return StoreMetadata.read(path)
 
 
-def _metadata(store: StoreLike) -> StoreMetadata:
-    return store if isinstance(store, StoreMetadata) else StoreMetadata.read(store)
-
-
 class ModelVersionSet:
     """The versions of one data model: an Xcode ``.xcdatamodeld`` or a folder of JSON models
     (Core Data's compiled ``.momd``). The set is read when a store is looked up; a set that cannot
@@ -200,7 +202,7 @@ class ModelVersionSet:
         """The name of the version the store was written with (its entity version hashes equal the
         store's), None when no version matches. ``store`` is a path or a :class:`StoreMetadata`.
         Core Data counterpart: ``NSManagedObjectModel.mergedModel(from:forStoreMetadata:)``."""
-        metadata = _metadata(store)
+        metadata = StoreMetadata.of(store)
         try:
             return metadata._version_in(self.path)
         finally:

@@ -11,7 +11,7 @@ from ._handle import LongLivedHandle
 from ._text import PathLike, c_path, c_text
 from .errors import MigrationError, check, located
 from .introspection import EntityDescription, describe, version_hash
-from .metadata import StoreLike, VersionDifference, _metadata
+from .metadata import StoreLike, StoreMetadata, VersionDifference
 from .values import AttributeType
 
 
@@ -93,7 +93,7 @@ class Model(LongLivedHandle):
         are exactly this model's (Core Data's ``isConfiguration(withName:compatibleWithStoreMetadata:)``).
         ``store`` is a path or a :class:`StoreMetadata`; a store with empty metadata is compatible
         with no model."""
-        metadata = _metadata(store)
+        metadata = StoreMetadata.of(store)
         try:
             return metadata.is_compatible(self)
         finally:
@@ -103,7 +103,7 @@ class Model(LongLivedHandle):
     def version_differences(self, store: StoreLike) -> list[VersionDifference]:
         """The entities whose version hashes differ between the store and this model, in Core Data's
         name order, each with the store's and the model's hash (None where the entity is missing)."""
-        metadata = _metadata(store)
+        metadata = StoreMetadata.of(store)
         try:
             return metadata.version_differences(self)
         finally:
@@ -232,10 +232,3 @@ class MappingModel(LongLivedHandle):
 
     def __repr__(self) -> str:
         return "<MappingModel closed>" if self.closed else f"<MappingModel {', '.join(self.entity_mapping_names)}>"
-
-
-class _BorrowedModel(Model):
-    """A model a running migration lends (cdm_context_model): usable like a Model while the
-    migration exists, never freed from Python."""
-
-    _free = None  # type: ignore[assignment]

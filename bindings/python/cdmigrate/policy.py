@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
 from ._arrays import keys_array, keys_from, rows_json
+from ._borrowed_model import BorrowedModel
 from ._fields import pack
 from ._sorting import SortSpec, sort_descriptors
 from ._text import c_optional_text, c_text
 from .errors import NOTFOUND, MismatchError, MisuseError, check, last_error, located
 from .instance import (
-    _STORE_KINDS,
     DESTINATION,
     SOURCE,
+    STORE_KINDS,
     Instance,
     Side,
     handle_array,
@@ -25,7 +26,7 @@ from .instance import (
     value_from_handle,
 )
 from .introspection import EntityDescription
-from .model import Model, _BorrowedModel
+from .model import Model
 from .values import ObjectID
 
 if TYPE_CHECKING:  # pragma: no cover - typing only: batch.py and _run.py import this module
@@ -642,7 +643,7 @@ class MigrationManager:
         is no such row."""
         if not isinstance(object_id, ObjectID):
             raise TypeError(f"expected an ObjectID, not {type(object_id).__name__}")
-        store = _STORE_KINDS.get(object_id.store)
+        store = STORE_KINDS.get(object_id.store)
         if store not in (SOURCE, DESTINATION):
             raise MismatchError(f"{object_id} is not an instance of this migration's stores")
         out = ctypes.c_void_p()
@@ -657,7 +658,7 @@ class MigrationManager:
     def _model(self, kind: int) -> Model:
         out = ctypes.c_void_p()
         check(_lib_.cdm_context_model(self._context, kind, ctypes.byref(out)))
-        return _BorrowedModel(out.value)
+        return BorrowedModel(out.value)
 
     @property
     def source_model(self) -> Model:

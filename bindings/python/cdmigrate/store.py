@@ -17,19 +17,20 @@ import uuid
 from typing import Any, Dict, Iterable, List, Union
 
 from . import _lib
+from ._borrowed_model import BorrowedModel
 from ._fields import pack
 from ._handle import LongLivedHandle
 from ._sorting import SortSpec, sort_descriptors
 from ._text import PathLike, c_optional_text, c_path, c_text
 from .errors import MisuseError, check, last_error, located
 from .instance import Instance, Side, instances_from_array
-from .model import Model, _BorrowedModel
+from .model import Model
 from .values import CoreDataDate
 
 Objects = Union[str, bytes, "os.PathLike[str]", List[Dict[str, Any]], Dict[str, Any]]
 
 
-class _StoreModel(_BorrowedModel):
+class _StoreModel(BorrowedModel):
     """The model a store lends (``cdm_store_model``): valid while the store is open."""
 
     def __init__(self, pointer: int | None, store: Store):

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     # Instance (NSManagedObject) and the values of expressions and host functions.
     ("instances", ["instance"]),
     # Model and MappingModel, stores' metadata and model version sets, Store.
-    ("models and stores", ["metadata", "model", "store"]),
+    ("models and stores", ["metadata", "model", "_borrowed_model", "store"]),
     # EntityMigrationPolicy, MigrationManager and EntityMapping; SourceBatch; the single-row hook
     # run over batches; the policy methods FUNCTION($entityPolicy, …) calls.
     ("policies", ["policy", "batch", "_row_batches", "_policy_methods"]),

@@ -243,3 +243,11 @@ def test_entity_version_hashes_are_each_entitys_own_in_a_model_with_inheritance(
 
 def _hash_bytes(text):
     return bytes.fromhex(text) if len(text) == 64 else base64.b64decode(text)
+
+
+def test_metadata_of_a_store_path_is_read_and_metadata_already_read_is_itself(tmp_path):
+    store = copied_store(tmp_path, "1.0.0")
+    with cdmigrate.StoreMetadata.of(store) as metadata:
+        assert cdmigrate.StoreMetadata.of(metadata) is metadata
+        assert metadata.uuid == cdmigrate.store_metadata(store).uuid
+        assert [entity.name for entity in metadata.entities] == ["BasicEntity"]

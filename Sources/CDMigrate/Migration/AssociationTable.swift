@@ -10,6 +10,10 @@
 ///   source `Z_PK`) records nothing: its associations are implied by the destination table, and
 ///   are written into the table only when something reads them row by row (`materialize`), at
 ///   rowids reserved when the mapping ran, so "the order made" stays the order made.
+/// - A batch of Core Data's default numbered in key order (`KeyRange`: destination keys allocated
+///   one after the other for consecutive source keys) records its range, not a row per
+///   association; consecutive batches extend one range. The rows are written, at rowids reserved
+///   when the batch ran, before anything reads the table row by row (`writePending`).
 /// - The table's indexes are built at the first read, after the bulk of the inserts.
 final class AssociationTable {
     struct Association {
@@ -45,6 +49,37 @@ final class AssociationTable {
         let firstRowID: Int64
     }
 
+    /// The associations of consecutive source keys `low...high` (of `sourceEntity`) with consecutive
+    /// destination keys from `destinationLow`, of `destinationEntity` in `destinationTable`: source
+    /// key k made the destination instance `destinationLow + (k - low)`. Every key of both ranges
+    /// was made by the mapping (the destination keys were allocated to it). Their rows' rowids are
+    /// reserved from `firstRowID`; a placeholder of mapping -1 holds the last one until written.
+    struct KeyRange {
+        let mapping: Int
+        let sourceEntity: Int
+        let destinationEntity: Int
+        /// Quoted table name.
+        let destinationTable: String
+        let low: Int64
+        var high: Int64
+        let destinationLow: Int64
+        let firstRowID: Int64
+        var count: Int { Int(high - low) + 1 }
+        var destinationHigh: Int64 { destinationLow + (high - low) }
+        var lastRowID: Int64 { firstRowID + (high - low) }
+        /// `source_pk, destination_pk` of its associations, from the destination table's rows.
+        var pairsSQL: String {
+            "SELECT Z_PK - \(destinationLow - low) AS source_pk, Z_PK AS destination_pk FROM main.\(destinationTable) "
+                + "WHERE Z_PK BETWEEN \(destinationLow) AND \(destinationHigh)"
+        }
+    }
+
+    /// Per mapping, its key ranges not written into the table yet, in the order made.
+    private(set) var keyRanges: [Int: [KeyRange]] = [:]
+    /// At most this many key ranges of one mapping are read as SQL (a UNION ALL each) by the
+    /// counts and the loss report; beyond, they are written into the table first.
+    static let keyRangesInSQL = 32
+
     private let database: SQLiteDatabase
     /// Rows read per query while walking a mapping's associations.
     private let chunkSize = 2_000
@@ -72,7 +107,7 @@ final class AssociationTable {
         try database.exec(
             """
             CREATE INDEX IF NOT EXISTS temp.cdm_association_source ON cdm_association (source_ent, source_pk, mapping);
-            CREATE INDEX IF NOT EXISTS temp.cdm_association_destination ON cdm_association (destination_ent, destination_pk, mapping);
+            CREATE INDEX IF NOT EXISTS temp.cdm_association_destination ON cdm_association (mapping, destination_ent, destination_pk);
             CREATE INDEX IF NOT EXISTS temp.cdm_association_mapping ON cdm_association (mapping);
             """)
         hasIndexes = true
@@ -145,9 +180,33 @@ final class AssociationTable {
         if pending.count >= Self.pendingChunk * 5 { try writePending() }
     }
 
-    /// Writes the buffered associations, in the order they were recorded. Every read of the table
-    /// runs this first; so must any SQL that writes the table directly (the rowids keep the order).
+    /// Writes the buffered associations, in the order they were recorded, and the rows of the key
+    /// ranges at their reserved rowids. Every read of the table runs this first; so must any SQL
+    /// that writes the table directly (the rowids keep the order; `writeBufferedRows` is enough
+    /// for that).
     func writePending() throws {
+        try writeBufferedRows()
+        guard !keyRanges.isEmpty else { return }
+        for range in keyRanges.values.joined() {
+            try database.run(
+                """
+                INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
+                SELECT ? + (Z_PK - ?), ?, ?, Z_PK - ?, ?, Z_PK FROM main.\(range.destinationTable)
+                WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
+                """,
+                [
+                    .integer(range.firstRowID), .integer(range.destinationLow), .integer(Int64(range.mapping)),
+                    .integer(Int64(range.sourceEntity)), .integer(range.destinationLow - range.low),
+                    .integer(Int64(range.destinationEntity)), .integer(range.destinationLow),
+                    .integer(range.destinationHigh),
+                ])
+        }
+        keyRanges = [:]
+    }
+
+    /// Writes the associations buffered by `insert`, leaving the key ranges as they are: what SQL
+    /// that adds rows to the table needs first (rowids in the order made).
+    func writeBufferedRows() throws {
         guard !pending.isEmpty else { return }
         let rows = pending
         pending.removeAll(keepingCapacity: true)
@@ -156,13 +215,76 @@ final class AssociationTable {
         ) { row, column in rows[row * 5 + column] }
     }
 
+    /// Records that `mapping` made, for each run, the destination instances with consecutive keys
+    /// from `destinationLow` from the source instances with keys `low...high` (see `KeyRange`),
+    /// without writing a row per association: the rowids the rows would have had are reserved. A
+    /// run continuing the mapping's last range (the next source and destination keys, nothing
+    /// recorded in between) extends it.
+    ///
+    /// - returns: False, recording nothing, when the rowids cannot be reserved (keys spread over
+    ///   more of the 64-bit range than rowids can): the caller writes the rows.
+    func recordKeyRanges(
+        mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
+        runs: [(low: Int64, high: Int64, destinationLow: Int64)]
+    ) throws -> Bool {
+        try writeBufferedRows()
+        var lastRowID = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) FROM cdm_association")?.integer) ?? 0
+        var ranges = keyRanges[mapping] ?? []
+        // Only the mapping's last range can be extended, and its placeholder then moves to its new end.
+        let existing = ranges.count
+        let previousEnd = ranges.last?.lastRowID
+        for run in runs {
+            let (span, o1) = run.high.subtractingReportingOverflow(run.low)
+            let (destinationHigh, o2) = run.destinationLow.addingReportingOverflow(span)
+            let (rowEnd, o3) = lastRowID.addingReportingOverflow(span)
+            guard !o1, !o2, !o3, span >= 0, run.destinationLow >= 1, destinationHigh < Int64.max / 2,
+                rowEnd < Int64.max / 2
+            else { return false }
+            if var last = ranges.last, last.sourceEntity == sourceEntity, last.destinationEntity == destinationEntity,
+                last.lastRowID == lastRowID, last.high < run.low, last.high + 1 == run.low,
+                last.destinationHigh + 1 == run.destinationLow
+            {
+                last.high = run.high
+                ranges[ranges.count - 1] = last
+            } else {
+                ranges.append(
+                    KeyRange(
+                        mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity,
+                        destinationTable: destinationTable, low: run.low, high: run.high,
+                        destinationLow: run.destinationLow, firstRowID: lastRowID + 1))
+            }
+            lastRowID += span + 1
+        }
+        if existing > 0, let previousEnd, ranges[existing - 1].lastRowID != previousEnd {
+            try database.run(
+                "UPDATE cdm_association SET rowid = ? WHERE rowid = ?",
+                [.integer(ranges[existing - 1].lastRowID), .integer(previousEnd)])
+        }
+        for range in ranges[existing...] {
+            try database.run(
+                "INSERT INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk) VALUES (?, -1, 0, 0, 0, 0)",
+                [.integer(range.lastRowID)])
+        }
+        keyRanges[mapping] = ranges
+        return true
+    }
+
+    /// The mapping's key ranges when few enough to read as SQL; else they are written into the table.
+    private func keyRangesReadable(_ mapping: Int) throws -> [KeyRange] {
+        guard let ranges = keyRanges[mapping] else { return [] }
+        if ranges.count <= Self.keyRangesInSQL { return ranges }
+        try writePending()
+        return []
+    }
+
     func count(mapping: Int) throws -> Int {
         if let range = identities[mapping] { return range.count }
-        try writePending()
+        try writeBufferedRows()
         // One scan: the indexes are built by the first look-up that needs them, not for a count.
-        return Int(
+        let rows = Int(
             try database.scalar("SELECT COUNT(*) FROM cdm_association WHERE mapping = ?", [.integer(Int64(mapping))])?
                 .integer ?? 0)
+        return rows + (keyRanges[mapping] ?? []).reduce(0) { $0 + $1.count }
     }
 
     /// How many distinct destination instances a mapping made.
@@ -268,8 +390,14 @@ final class AssociationTable {
     /// An identity mapping adds its count as it is, unless another mapping took instances of the
     /// same source entity (which could be the same ones): then its keys (the rows of its range in
     /// the destination table) are counted in SQL with the others', without writing them out.
+    /// Key ranges count the same way: those of one mapping have distinct source keys.
     func distinctSourceCounts() throws -> [Int: Int] {
-        try writePending()
+        try writeBufferedRows()
+        if keyRanges.values.contains(where: { $0.count > Self.keyRangesInSQL }) { try writePending() }
+        // Through the source index, which has the rows in (entity, key) order: no sort.
+        try database.exec(
+            "CREATE INDEX IF NOT EXISTS temp.cdm_association_source ON cdm_association (source_ent, source_pk, mapping)"
+        )
         var counts: [Int: Int] = [:]
         for row in try database.rows(
             "SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent")
@@ -278,18 +406,28 @@ final class AssociationTable {
                 counts[Int(entity)] = Int(count)
             }
         }
-        var bySource: [Int: [IdentityRange]] = [:]
-        for range in identities.values { bySource[range.sourceEntity, default: []].append(range) }
+        // Per source entity, each range's key SQL, the mapping it is of and its count.
+        var bySource: [Int: [(sql: String, mapping: Int, count: Int)]] = [:]
+        for range in identities.values {
+            bySource[range.sourceEntity, default: []].append(
+                (
+                    "SELECT Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)",
+                    range.mapping, range.count
+                ))
+        }
+        for range in keyRanges.values.joined() {
+            bySource[range.sourceEntity, default: []].append(
+                ("SELECT source_pk FROM (\(range.pairsSQL))", range.mapping, range.count))
+        }
         for (entity, ranges) in bySource {
-            if counts[entity] == nil, ranges.count == 1 {
-                counts[entity] = ranges[0].count
+            if counts[entity] == nil, let mapping = ranges.first?.mapping, ranges.allSatisfy({ $0.mapping == mapping })
+            {
+                counts[entity] = ranges.reduce(0) { $0 + $1.count }
                 continue
             }
             let keys =
                 ["SELECT source_pk FROM cdm_association WHERE source_ent = \(entity) AND mapping >= 0"]
-                + ranges.map {
-                    "SELECT Z_PK FROM main.\($0.destinationTable) WHERE Z_PK BETWEEN \($0.low) AND \($0.high)"
-                }
+                + ranges.map { $0.sql }
             counts[entity] = Int(
                 try database.scalar("SELECT COUNT(*) FROM (\(keys.joined(separator: " UNION ")))")?.integer ?? 0)
         }
@@ -298,23 +436,29 @@ final class AssociationTable {
 
     /// SQL selecting the keys (`Z_PK`) of the destination instances `mapping` made, for a loss count.
     func destinationKeysSQL(mapping: Int) throws -> String {
-        try writePending()
+        try writeBufferedRows()
         if let range = identities[mapping] {
             return "SELECT Z_PK FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
         }
+        let ranges = try keyRangesReadable(mapping)
         try ensureIndexes()
-        return "SELECT destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"
+        return
+            (["SELECT destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"]
+            + ranges.map { "SELECT destination_pk FROM (\($0.pairsSQL))" }).joined(separator: " UNION ALL ")
     }
 
     /// SQL selecting `source_pk, destination_pk` of every association of `mapping`, for a loss count.
     func associationsSQL(mapping: Int) throws -> String {
-        try writePending()
+        try writeBufferedRows()
         if let range = identities[mapping] {
             return
                 "SELECT Z_PK AS source_pk, Z_PK AS destination_pk FROM main.\(range.destinationTable) WHERE Z_PK BETWEEN \(range.low) AND \(range.high)"
         }
+        let ranges = try keyRangesReadable(mapping)
         try ensureIndexes()
-        return "SELECT source_pk, destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"
+        return
+            (["SELECT source_pk, destination_pk FROM temp.cdm_association WHERE mapping = \(mapping)"]
+            + ranges.map { $0.pairsSQL }).joined(separator: " UNION ALL ")
     }
 
     private func pairs(_ statement: SQLiteStatement, _ arguments: [Value]) throws -> [(Int, Int64)] {

@@ -188,7 +188,7 @@ extension MigrationManager {
         guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last
         else { return [] }
         try destination.flush()
-        try run.associations?.writePending()  // the table's rowids keep the order associations were made in
+        try run.associations?.writeBufferedRows()  // the table's rowids keep the order associations were made in
         try destination.beginIfNeeded()
         let database = destination.database
         let id = mappingID(batch.mapping)
@@ -225,8 +225,37 @@ extension MigrationManager {
         let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
         if run.associations?.identities[id] != nil { try run.associations?.materialize([id]) }
         try plan.runInsertRows(on: database, arguments, keys: first...(first + Int64(max(batch.count, 1) - 1)))
-        if let insertAssociations = plan.insertAssociations { try database.run(insertAssociations, arguments) }
+        if let insertAssociations = plan.insertAssociations,
+            try !recordKeyRanges(of: batch, destinationEntity: destinationEntity, firstPrimaryKey: first)
+        {
+            try database.run(insertAssociations, arguments)
+        }
         return (0..<Int64(batch.count)).map { first + $0 }
+    }
+
+    /// Records the associations of a batch whose rows were given consecutive keys from
+    /// `firstPrimaryKey` in source-key order as key ranges (`AssociationTable.KeyRange`): one per
+    /// run of consecutive source keys. False when they are better written as rows: the rows are of
+    /// several source entities, or the keys are scattered (runs shorter than 16 keys on average).
+    private func recordKeyRanges(
+        of batch: SourceBatch, destinationEntity: EntityDescription, firstPrimaryKey first: Int64
+    ) throws -> Bool {
+        guard recordsAssociationKeyRanges, let associations = run.associations, let destination = destinationStore,
+            let sourceEntity = batch.sourceEntities.first,
+            batch.sourceEntities.allSatisfy({ $0 === sourceEntity })
+        else { return false }
+        let keys = batch.sourceKeys
+        var runs: [(low: Int64, high: Int64, destinationLow: Int64)] = []
+        var start = 0
+        for i in 1...keys.count where i == keys.count || keys[i - 1] == Int64.max || keys[i] != keys[i - 1] + 1 {
+            runs.append((keys[start], keys[i - 1], first + Int64(start)))
+            start = i
+            if runs.count > 1, runs.count * 16 > keys.count { return false }
+        }
+        return try associations.recordKeyRanges(
+            mapping: mappingID(batch.mapping), sourceEntity: sourceEntity.entityNumber,
+            destinationEntity: destinationEntity.entityNumber,
+            destinationTable: SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)), runs: runs)
     }
 
     /// Records many associations of `mapping` at once (see `SourceBatch.associate`).
@@ -244,7 +273,7 @@ extension MigrationManager {
         }
         try checkKeys(destinationKeys, of: destinationEntity, in: destination, "associate")
         if associations.identities[id] != nil { try associations.materialize([id]) }
-        try associations.writePending()
+        try associations.writeBufferedRows()
         try destination.beginIfNeeded()
         let entityNumber = Int64(destinationEntity.entityNumber)
         try Self.insertRows(

@@ -32,6 +32,10 @@ public final class MigrationManager {
     public var batchSize = 5_000
     /// Whether declarative entity mappings may run as one SQL statement (off: every mapping row by row).
     public var pushDownSQL = true
+    /// Whether the batch default records the associations of consecutive keys as key ranges
+    /// (`AssociationTable.KeyRange`) rather than a row each (off: a row each, as before; for tests
+    /// that compare the two).
+    package var recordsAssociationKeyRanges = true
     /// The versions of the model the source store may have been written with (an `.xcdatamodeld`
     /// or a folder of JSON models): when the store does not match the source model, the error
     /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.

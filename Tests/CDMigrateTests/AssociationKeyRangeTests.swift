@@ -1,0 +1,285 @@
+import CSQLite
+import XCTest
+
+@testable import CDMigrate
+
+/// The batch default numbered in key order records the associations of consecutive keys as key
+/// ranges (`AssociationTable.KeyRange`) instead of a row each. The same migration run both ways
+/// must give the same destination row for row, the same report (counts, untaken instances,
+/// losses) and the same answers to Core Data's look-ups, across batches, gaps in the keys, extra
+/// associations made between the ranges, several entity mappings and a run that fails midway.
+final class AssociationKeyRangeTests: XCTestCase {
+    static let library = """
+        {"name": "Library", "entities": [
+          {"name": "Author", "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "integer64"}],
+           "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true}]},
+          {"name": "Book", "attributes": [{"name": "title", "type": "string"}], "relationships": [
+            {"name": "author", "destination": "Author", "inverse": "books"}]}
+        ]}
+        """
+    static let shelf = """
+        {"name": "Shelf", "entities": [
+          {"name": "Writer", "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "integer64"}],
+           "relationships": [{"name": "volumes", "destination": "Volume", "inverse": "writer", "toMany": true}]},
+          {"name": "Volume", "attributes": [{"name": "title", "type": "string"}], "relationships": [
+            {"name": "writer", "destination": "Writer", "inverse": "volumes"}]}
+        ]}
+        """
+    static let writerOfVolume =
+        "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"AuthorToWriter\\\", $source.author)"
+
+    /// Core Data's default per batch, numbered as instances made one by one; optionally an extra
+    /// instance associated with the batch's first source row (a row between the ranges), and a
+    /// failure after the default of one batch. At the end of stage 1 it asks Core Data's look-ups
+    /// about every source and destination instance of its mapping.
+    final class NumberedBatches: EntityMigrationPolicy {
+        var extraEntity: String?
+        var failAtBatch: Int?
+        var batches = 0
+        var keyRangesSeen = 0
+        var lookups: [String] = []
+        override var createsDestinationInstancesInBatches: Bool { true }
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
+            batches += 1
+            let made = try batch.applyDefault(numbered: true)
+            XCTAssertEqual(made.count, batch.count)
+            if let fail = failAtBatch, batches == fail {
+                throw MigrationError(.entityMigrationPolicy, "batch \(fail) refused")
+            }
+            if let extra = extraEntity, batches % 2 == 0, let first = batch.sourceKeys.first {
+                let keys = try manager.createDestinationInstances(
+                    entityName: extra, values: [["title": .string("extra \(first)")]])
+                try batch.associate(destinationEntityName: extra, sourceKeys: [first], destinationKeys: keys)
+            }
+        }
+
+        override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+            keyRangesSeen = manager.run.associations?.keyRanges[manager.mappingID(mapping)]?.count ?? 0
+            guard let source = manager.sourceStore, let destination = manager.destinationStore,
+                let sourceEntity = mapping.sourceEntityName, let destinationEntity = mapping.destinationEntityName
+            else { return XCTFail("no stores") }
+            for instance in try fetchAll(source, sourceEntity) {
+                let made = try manager.destinationInstances(
+                    forEntityMappingName: mapping.name, sourceInstances: [instance])
+                lookups.append("\(instance.objectID.primaryKey) -> \(made.map { $0.objectID.primaryKey })")
+            }
+            for instance in try fetchAll(destination, destinationEntity) {
+                let from = try manager.sourceInstances(
+                    forEntityMappingName: mapping.name, destinationInstances: [instance])
+                lookups.append("\(instance.objectID.primaryKey) <- \(from.map { $0.objectID.primaryKey })")
+            }
+        }
+    }
+
+    var scratch: ScratchDirectory!
+    var v1: ManagedObjectModel!
+    var v2: ManagedObjectModel!
+
+    override func setUpWithError() throws {
+        scratch = ScratchDirectory()
+        v1 = try ManagedObjectModel(json: Self.library)
+        v2 = try ManagedObjectModel(json: Self.shelf)
+    }
+
+    /// 40 authors with 6 books each; books deleted here and there (a gap in a batch) and in a
+    /// dense stretch (keys too scattered for ranges).
+    func makeLibrary() throws -> String {
+        let path = scratch.file("library.sqlite")
+        try makeStore(path, v1) { store in
+            for a in 0..<40 {
+                let author = try insert(store, "Author", ["name": .string("A\(a)"), "born": .integer(Int64(1900 + a))])
+                for b in 0..<6 {
+                    let book = try insert(store, "Book", ["title": .string("B\(a)-\(b)")])
+                    try book.setValue(.object(author), forKey: "author")
+                }
+            }
+        }
+        try exec(path, "DELETE FROM ZBOOK WHERE Z_PK % 50 = 0 OR (Z_PK BETWEEN 130 AND 170 AND Z_PK % 3 = 0)")
+        return path
+    }
+
+    func exec(_ path: String, _ text: String) throws {
+        var db: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
+        defer { sqlite3_close(db) }
+        XCTAssertEqual(sqlite3_exec(db, text, nil, nil, nil), SQLITE_OK)
+    }
+
+    /// Every row of every table of the store but its metadata (which holds the store's UUID), in key order.
+    func tables(_ path: String) -> [String] {
+        var db: OpaquePointer?
+        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
+        defer { sqlite3_close(db) }
+        func rows(_ query: String) -> [String] {
+            var statement: OpaquePointer?
+            XCTAssertEqual(sqlite3_prepare_v2(db, query, -1, &statement, nil), SQLITE_OK, query)
+            defer { sqlite3_finalize(statement) }
+            var result: [String] = []
+            while sqlite3_step(statement) == SQLITE_ROW {
+                result.append(
+                    (0..<sqlite3_column_count(statement)).map { i in
+                        sqlite3_column_type(statement, i) == SQLITE_NULL
+                            ? "NULL" : String(cString: sqlite3_column_text(statement, i))
+                    }.joined(separator: "|"))
+            }
+            return result
+        }
+        let names = rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'Z_METADATA' ORDER BY name")
+        return names.flatMap { name in ["table \(name)"] + rows("SELECT * FROM \"\(name)\"").sorted() }
+    }
+
+    func mapping() throws -> MappingModel {
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
+                   "predicate": "TRUEPREDICATE",
+                   "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "custom",
+                   "predicate": "TRUEPREDICATE",
+                   "policy": "Volumes", "attributeMappings": {"title": "$source.title"},
+                   "relationshipMappings": {"writer": "\(Self.writerOfVolume)"}}
+                ]}
+                """)
+    }
+
+    struct Run {
+        var tables: [String]
+        var report: String
+        var lookups: [String]
+        var keyRanges: [Int]
+    }
+
+    func migrate(
+        _ source: String, keyRanges: Bool, batchSize: Int = 32, failAtBatch: Int? = nil, name: String? = nil
+    ) throws -> Run {
+        let writers = NumberedBatches()
+        let volumes = NumberedBatches()
+        volumes.extraEntity = "Volume"
+        volumes.failAtBatch = failAtBatch
+        let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: try mapping())
+        manager.batchSize = batchSize
+        manager.recordsAssociationKeyRanges = keyRanges
+        manager.registerPolicy(named: "Writers") { writers }
+        manager.registerPolicy(named: "Volumes") { volumes }
+        let out = scratch.file(name ?? "out-\(keyRanges)-\(batchSize).sqlite")
+        let report = try manager.migrateStore(from: source, to: out)
+        return Run(
+            tables: tables(out), report: report.json.serialized(), lookups: writers.lookups + volumes.lookups,
+            keyRanges: [writers.keyRangesSeen, volumes.keyRangesSeen])
+    }
+
+    func testKeyRangesGiveTheRowsLookUpsAndReportOfARowPerAssociation() throws {
+        let source = try makeLibrary()
+        for batchSize in [32, 1_000] {
+            let rows = try migrate(source, keyRanges: false, batchSize: batchSize)
+            let ranges = try migrate(source, keyRanges: true, batchSize: batchSize)
+            XCTAssertEqual(rows.keyRanges, [0, 0])
+            // Writers: one range whatever the batches. Volumes in batches of 32: the extra instances and
+            // the gaps split the ranges, the batches of scattered keys are rows; in one batch, too
+            // scattered for ranges: rows.
+            XCTAssertEqual(ranges.keyRanges[0], 1)
+            if batchSize == 32 {
+                XCTAssertGreaterThan(ranges.keyRanges[1], 2)
+            } else {
+                XCTAssertEqual(ranges.keyRanges[1], 0)
+            }
+            XCTAssertEqual(ranges.tables, rows.tables)
+            XCTAssertEqual(ranges.report, rows.report)
+            XCTAssertEqual(ranges.lookups, rows.lookups)
+            // What is compared is there: every volume has its writer, the extras their source, a loss is reported.
+            XCTAssertTrue(rows.report.contains("\"associations\":40"), rows.report)
+            XCTAssertTrue(rows.report.contains("\"losses\":[{"), rows.report)
+            XCTAssertTrue(rows.lookups.contains("1 -> [1]"), "\(rows.lookups.prefix(3))")
+            if batchSize == 32 {
+                XCTAssertTrue(
+                    rows.lookups.contains { $0.contains(", ") && $0.contains("->") }, "a source with two destinations")
+            }
+            let volumes = rows.tables.drop { $0 != "table ZVOLUME" }.dropFirst().prefix { !$0.hasPrefix("table ") }
+            XCTAssertEqual(volumes.filter { $0.hasSuffix("|NULL") && !$0.contains("extra") }, [])
+        }
+    }
+
+    func testARunThatFailsMidwayLeavesNothingAndARerunGivesTheSameRows() throws {
+        let source = try makeLibrary()
+        let expected = try migrate(source, keyRanges: false)
+        XCTAssertThrowsError(try migrate(source, keyRanges: true, failAtBatch: 3, name: "failed.sqlite")) { error in
+            XCTAssertTrue("\(error)".contains("batch 3 refused"), "\(error)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: scratch.file("failed.sqlite")))
+        let rerun = try migrate(source, keyRanges: true, name: "failed.sqlite")
+        XCTAssertEqual(rerun.tables, expected.tables)
+        XCTAssertEqual(rerun.lookups, expected.lookups)
+    }
+
+    /// The table alone: ranges extended while nothing comes between them, split otherwise; counts
+    /// without writing them; their rows at the rowids reserved, between the rows made around them.
+    func testKeyRangesReserveTheirRowidsAndMergeOnlyWhenConsecutive() throws {
+        let path = scratch.file("d.sqlite")
+        try makeStore(path, v2) { store in
+            for i in 1...20 { try insert(store, "Volume", ["title": .string("V\(i)")]) }
+        }
+        let store = try PersistentStore.open(at: path, model: v2, readOnly: false)
+        defer { store.close() }
+        let table = try AssociationTable(database: store.database)
+        let volume = try XCTUnwrap(v2.entity(named: "Volume"))
+        let book = try XCTUnwrap(v1.entity(named: "Book"))
+        let quoted = SQLiteDatabase.quote(store.layout.table(for: volume))
+        func record(_ mapping: Int, _ runs: [(low: Int64, high: Int64, destinationLow: Int64)]) throws {
+            XCTAssertTrue(
+                try table.recordKeyRanges(
+                    mapping: mapping, sourceEntity: book.entityNumber, destinationEntity: volume.entityNumber,
+                    destinationTable: quoted, runs: runs))
+        }
+        try record(0, [(101, 104, 1), (105, 106, 5)])  // consecutive on both sides: one range
+        try record(0, [(107, 108, 7)])  // the next batch, consecutive: still one
+        XCTAssertEqual(table.keyRanges[0]?.count, 1)
+        let source = store.fault(entity: volume, primaryKey: 9)
+        try table.insert(mapping: 0, source: source, destination: store.fault(entity: volume, primaryKey: 9))
+        try record(0, [(109, 110, 10)])  // a row came between: a new range
+        try record(0, [(120, 121, 12)])  // a gap in the source keys: a new range
+        try record(1, [(1, 3, 14)])
+        XCTAssertEqual(table.keyRanges[0]?.count, 3)
+        XCTAssertEqual(try table.count(mapping: 0), 13)
+        XCTAssertEqual(try table.count(mapping: 1), 3)
+        XCTAssertEqual(table.keyRanges.count, 2, "counting writes nothing")
+        XCTAssertEqual(try table.distinctSourceCounts(), [volume.entityNumber: 1, book.entityNumber: 15])
+        var order: [String] = []
+        try table.forEachAssociation(mapping: 0) { order.append("\($0.sourcePK)>\($0.destinationPK)") }
+        XCTAssertEqual(
+            order,
+            [
+                "101>1", "102>2", "103>3", "104>4", "105>5", "106>6", "107>7", "108>8", "9>9", "109>10", "110>11",
+                "120>12", "121>13",
+            ])
+        XCTAssertTrue(table.keyRanges.isEmpty, "written for the walk")
+        XCTAssertEqual(
+            try table.destinations(mappings: [0, 1], source: store.fault(entity: book, primaryKey: 2)).map { $0.1 },
+            [15])
+        XCTAssertEqual(try table.count(mapping: 0), 13)
+        XCTAssertEqual(try table.destinationCount(mapping: 0), 13)
+    }
+
+    func testCountingTheAssociationsSortsNothing() throws {
+        let path = scratch.file("d.sqlite")
+        try makeStore(path, v2) { _ in }
+        let store = try PersistentStore.open(at: path, model: v2, readOnly: false)
+        defer { store.close() }
+        let table = try AssociationTable(database: store.database)
+        _ = try table.distinctSourceCounts()
+        _ = try table.destinationCount(mapping: 0)
+        for query in [
+            "SELECT source_ent, COUNT(DISTINCT source_pk) FROM cdm_association WHERE mapping >= 0 GROUP BY source_ent",
+            "SELECT COUNT(*) FROM (SELECT DISTINCT destination_ent, destination_pk FROM cdm_association WHERE mapping = 0)",
+        ] {
+            let plan = try store.database.rows("EXPLAIN QUERY PLAN " + query).compactMap { row -> String? in
+                if case .text(let detail) = row.last { return detail }
+                return nil
+            }
+            XCTAssertFalse(plan.contains { $0.contains("TEMP B-TREE") }, "\(query): \(plan)")
+        }
+    }
+}

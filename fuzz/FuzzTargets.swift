@@ -51,10 +51,10 @@ enum FuzzTarget: String, CaseIterable {
         // The bytes as a JSON file is read: refused unless UTF-8, then parsed.
         case .modelJSON:
             guard let checked = try? UTF8Text.decode(bytes, file: "model.json", code: .invalidJSON) else { return }
-            _ = try? ModelReader.model(fromJSON: checked)
+            _ = try? ManagedObjectModel(json: checked)
         case .mappingJSON:
             guard let checked = try? UTF8Text.decode(bytes, file: "mapping.json", code: .invalidJSON) else { return }
-            _ = try? MappingModel.fromJSON(checked)
+            _ = try? MappingModel(json: checked)
         case .binaryPlist:
             if let value = try? BinaryPropertyList.decode(bytes) {
                 _ = try? BinaryPropertyList.decode(BinaryPropertyList.encode(value))

@@ -1189,14 +1189,6 @@ int cdm_migrate_chain_with_options(const char *models_path, const char *const *m
                                    const char *target_version, const char *destination_path, int fuse,
                                    char **report_json);
 
-/*
-** Names of earlier versions, kept as aliases of the *_at names (the indexed-access pattern).
-*/
-#define cdm_model_entity_name cdm_model_entity_at
-#define cdm_mapping_entity_mapping_name cdm_mapping_entity_mapping_at
-#define cdm_list_object cdm_list_object_at
-#define cdm_value_element cdm_value_element_at
-
 /* ---------------------------------------------------------------------------------------------
 ** What a policy sees of its migration (NSMigrationManager, NSEntityMapping, NSPropertyMapping)
 ** beyond the functions above: the models' version identifiers (cdm_context_model lends the

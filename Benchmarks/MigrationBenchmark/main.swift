@@ -13,8 +13,8 @@ let sizes = CommandLine.arguments.dropFirst().compactMap { Int($0) }
 let small = sizes.first ?? 20_000
 let large = sizes.dropFirst().first ?? 200_000
 
-let sourceModel = try ModelReader.model(
-    fromJSON: """
+let sourceModel = try ManagedObjectModel(
+    json: """
         {"name": "Bench", "versionIdentifier": "1", "entities": [
           {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
            "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
@@ -23,8 +23,8 @@ let sourceModel = try ModelReader.model(
            "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
         ]}
         """)
-let destinationModel = try ModelReader.model(
-    fromJSON: """
+let destinationModel = try ManagedObjectModel(
+    json: """
         {"name": "Bench", "versionIdentifier": "2", "entities": [
           {"name": "Folder", "attributes": [{"name": "title", "type": "string"}],
            "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]},
@@ -33,16 +33,17 @@ let destinationModel = try ModelReader.model(
            "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}]}
         ]}
         """)
-let mapping = try MappingModel.fromJSON(
-    """
-    {"entityMappings": [
-      {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
-       "attributeMappings": {"title": "$source.name"}},
-      {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-       "attributeMappings": {"title": "$source.title", "text": "$source.body", "created": "$source.created", "score": "$source.rank * 10"},
-       "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
-    ]}
-    """)
+let mapping = try MappingModel(
+    json:
+        """
+        {"entityMappings": [
+          {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.name"}},
+          {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+           "attributeMappings": {"title": "$source.title", "text": "$source.body", "created": "$source.created", "score": "$source.rank * 10"},
+           "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
+        ]}
+        """)
 
 func now() -> Double {
     var t = timespec()
@@ -159,8 +160,8 @@ if results.count == 2 {
 // A custom policy that finds a shared destination instance by value for every source row (the
 // "one Author per name" pattern): the lookup must not scan the destination each time, so the
 // time per row stays flat as the destination grows.
-let authorsModel = try ModelReader.model(
-    fromJSON: """
+let authorsModel = try ManagedObjectModel(
+    json: """
         {"name": "Bench", "versionIdentifier": "3", "entities": [
           {"name": "Folder", "attributes": [{"name": "title", "type": "string"}]},
           {"name": "Note", "attributes": [{"name": "title", "type": "string"}],
@@ -192,11 +193,12 @@ final class TagPerTitlePolicy: EntityMigrationPolicy {
         try created.setValue(.object(tag), forKey: "tag")
     }
 }
-let lookupMapping = try MappingModel.fromJSON(
-    """
-    {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-      "policy": "TagPerTitle", "attributeMappings": {"title": "$source.title"}}]}
-    """)
+let lookupMapping = try MappingModel(
+    json:
+        """
+        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+          "policy": "TagPerTitle", "attributeMappings": {"title": "$source.title"}}]}
+        """)
 var lookupTimes: [Double] = []
 for notes in [small, large] {
     let manager = try MigrationManager(

@@ -48,16 +48,5 @@ public func cdm_migrate_chain_with_mappings(
     _ store: UnsafePointer<CChar>?, _ target: UnsafePointer<CChar>?,
     _ destination: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
 ) -> Int32 {
-    chainCall {
-        out?.pointee = nil
-        let set = try ModelSet(
-            contentsOf: try CString.argument(models, "the models path"),
-            mappingFolders: try CString.folders(mappingDirs))
-        let storePath = try CString.argument(store, "the store path")
-        let targetVersion = try target.map { try CString.argument($0, "the target version") }
-        let destinationPath = try destination.map { try CString.argument($0, "the destination path") }
-        let manager = try StagedMigrationManager(storeAt: storePath, models: set, targetVersion: targetVersion)
-        let report = try destinationPath.map { try manager.migrateStore(to: $0) } ?? manager.migrateStoreInPlace()
-        out?.pointee = CString.copy(report.json.serialized())
-    }
+    cdm_migrate_chain_with_options(models, mappingDirs, store, target, destination, 1, out)
 }

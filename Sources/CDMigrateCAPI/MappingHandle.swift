@@ -23,7 +23,7 @@ final class MappingHandle: LongLivedHandle {
 public func cdm_mapping_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32
 {
     construct(out, MappingHandle()) {
-        $0.mapping = try MappingModel.fromJSON(try CString.argument(json, "the mapping JSON"))
+        $0.mapping = try MappingModel(json: try CString.argument(json, "the mapping JSON"))
     }
 }
 
@@ -31,7 +31,7 @@ public func cdm_mapping_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMu
 public func cdm_mapping_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32
 {
     construct(out, MappingHandle()) {
-        $0.mapping = try MappingModel.fromFile(try CString.argument(path, "the mapping path"))
+        $0.mapping = try MappingModel(contentsOf: try CString.argument(path, "the mapping path"))
     }
 }
 
@@ -41,8 +41,9 @@ public func cdm_mapping_from_xcode_file(
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
     construct(out, MappingHandle()) {
-        $0.mapping = try MappingModel.fromFile(
-            try CString.argument(path, "the mapping path"),
+        $0.mapping = try MappingModel(
+            contentsOf:
+                try CString.argument(path, "the mapping path"),
             sourceModel: try ModelHandle.loaded(source, "source model"),
             destinationModel: try ModelHandle.loaded(destination, "destination model"))
     }

@@ -42,14 +42,14 @@ final class ModelHandle: LongLivedHandle {
 @_cdecl("cdm_model_from_json")
 public func cdm_model_from_json(_ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, ModelHandle()) {
-        $0.model = try ModelReader.model(fromJSON: try CString.argument(json, "the model JSON"))
+        $0.model = try ManagedObjectModel(json: try CString.argument(json, "the model JSON"))
     }
 }
 
 @_cdecl("cdm_model_from_file")
 public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, ModelHandle()) {
-        $0.model = try ModelReader.model(fromFile: try CString.argument(path, "the model path"))
+        $0.model = try ManagedObjectModel(contentsOf: try CString.argument(path, "the model path"))
     }
 }
 
@@ -57,7 +57,7 @@ public func cdm_model_from_file(_ path: UnsafePointer<CChar>?, _ out: UnsafeMuta
 public func cdm_model_from_store(_ path: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
     construct(out, ModelHandle()) { handle in
         let store = try CString.argument(path, "the store path")
-        handle.model = try StoreModelRecovery.storeModel(at: store)
+        handle.model = try ManagedObjectModel(ofStoreAt: store)
     }
 }
 

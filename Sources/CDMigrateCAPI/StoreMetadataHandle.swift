@@ -127,7 +127,7 @@ public func cdm_store_metadata_read(_ path: UnsafePointer<CChar>?, _ out: Unsafe
     -> Int32
 {
     construct(out, StoreMetadataHandle()) { handle in
-        handle.load(try StoreInfo.readSource(at: try CString.argument(path, "the store path")))
+        handle.load(try StoreInfo(contentsOf: try CString.argument(path, "the store path")))
     }
 }
 

@@ -48,12 +48,7 @@ struct CheckCommand: ParsableCommand {
         completion: .file())
     var modelSet: String
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @OptionGroup var policies: PolicyOptions
 
@@ -93,7 +88,7 @@ struct CheckCommand: ParsableCommand {
         let targetModel: ManagedObjectModel
         do {
             if let file = junitFile { try JUnitReport.checkWritable(file) }
-            set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             target = targetVersion ?? set.currentVersionName
             guard let model = set.models[target] else {
                 throw MigrationError(
@@ -176,9 +171,8 @@ struct CheckCommand: ParsableCommand {
                     ?? manager.migrateStore(to: destination)
                 let counts = try CheckCommand.openAndCount(destination, model: targetModel)
                 // A fused pass lists the steps it ran (its losses are named by the pass, below).
-                let steps = report.stages.flatMap { $0.stage.isFused ? $0.stage.fusedStages : [$0.stage] }.map {
-                    "\($0.sourceVersionName) → \($0.destinationVersionName) (\($0.isInferred ? ($0.isDirect ? "inferred directly" : "inferred") : $0.mappingModelNames.joined(separator: ", ")))"
-                }
+                let steps = report.stages.flatMap { $0.stage.isFused ? $0.stage.fusedStages : [$0.stage] }.map(
+                    \.stepLabel)
                 let line =
                     "ok    \(name): \(report.storeVersionName)"
                     + (steps.isEmpty
@@ -188,8 +182,7 @@ struct CheckCommand: ParsableCommand {
                 output.line(line)
                 var lossLines: [String] = []
                 for step in report.stages {
-                    let label =
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): "
+                    let label = step.stage.lossLabel
                     for line in LossSummary.lines(step.report.losses, prefix: label) {
                         output.line("      \(line)")
                         lossLines.append("      \(line)")

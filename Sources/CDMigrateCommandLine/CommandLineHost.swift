@@ -5,7 +5,10 @@ import CDMigrateCAPI
 /// run's children run, and a loader for `--policies` values that are not shared libraries (the
 /// Python entry point imports Python modules with it). The executable uses the default: children
 /// run the executable itself and every `--policies` value is a shared library.
-package struct CommandLineHost {
+///
+/// Sendable by promise: a host is bound to the thread that runs its command (`current`) and its
+/// loader is called on that thread only.
+package struct CommandLineHost: @unchecked Sendable {
     /// The program and leading arguments a fleet run's child runs before the one-store command
     /// (`["/usr/bin/python3", "-m", "cdmigrate"]`); nil runs this process's executable.
     package var childCommand: [String]?
@@ -21,6 +24,7 @@ package struct CommandLineHost {
         self.loadPolicies = loadPolicies
     }
 
-    /// The host of the command running now (the default outside `CommandLineRun.run`).
-    nonisolated(unsafe) static var current = CommandLineHost()
+    /// The host of the command running on this thread (the default outside `CommandLineRun.run`):
+    /// commands run at the same time on several threads each see their own.
+    @TaskLocal static var current = CommandLineHost()
 }

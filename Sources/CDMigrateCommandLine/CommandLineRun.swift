@@ -24,13 +24,12 @@ public enum CommandLineRun {
     ///   - host: the child command and the policy loader.
     /// - Returns: as `run(arguments:)`.
     package static func run(arguments: [String], host: CommandLineHost) -> Int32 {
-        let previousHost = CommandLineHost.current
-        CommandLineHost.current = host
+        CommandLineHost.$current.withValue(host) { run(hostedArguments: arguments) }
+    }
+
+    private static func run(hostedArguments arguments: [String]) -> Int32 {
         Interrupt.begin()
-        defer {
-            Interrupt.end()
-            CommandLineHost.current = previousHost
-        }
+        defer { Interrupt.end() }
         let status: Int32
         do {
             var command = try CDMigrateCommand.parseAsRoot(arguments)

@@ -107,7 +107,7 @@ struct CreateStoreCommand: ParsableCommand {
                     "--version \(version) names a version of a model set, but '\(path)' is one model: give an .xcdatamodeld, a .momd or a folder of JSON models"
                 )
             }
-            return (try ModelReader.model(fromFile: path), nil)
+            return (try ManagedObjectModel(contentsOf: path), nil)
         }
         let set = try ModelSet(contentsOf: trimmed)
         let name = version ?? set.currentVersionName

@@ -342,7 +342,7 @@ extension MigrateCommand {
     /// Reads the models (or the model set) once before any child starts.
     func checkFleetModels() throws {
         if let modelSet = modelSet {
-            _ = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            _ = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
         } else {
             _ = try models.manager()
         }
@@ -356,7 +356,7 @@ extension MigrateCommand {
         if let model = models.destinationModel { arguments.append("--destination-model=" + model) }
         for mapping in models.mappings { arguments.append("--mapping=" + mapping) }
         if let modelSet = modelSet { arguments.append("--models=" + modelSet) }
-        for folder in mappingFolders { arguments.append("--mappings=" + folder) }
+        for folder in mappings.folders { arguments.append("--mappings=" + folder) }
         if let version = targetVersion { arguments.append("--to-version=" + version) }
         if dryRun { arguments.append("--dry-run") }
         if noVersionCheck { arguments.append("--no-version-check") }

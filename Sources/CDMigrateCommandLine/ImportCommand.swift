@@ -49,12 +49,7 @@ struct ImportCommand: ParsableCommand {
             valueName: "file|dir"), completion: .file())
     var output: String?
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models for a model bundle, kept apart from it, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("source-model"),
@@ -95,7 +90,7 @@ struct ImportCommand: ParsableCommand {
         }
         switch kind {
         case .mappingModel, .model, .compiledModel:
-            if !mappingFolders.isEmpty {
+            if !mappings.folders.isEmpty {
                 throw ValidationError("--mappings goes with a model bundle (.xcdatamodeld or .momd)")
             }
         default: break
@@ -125,7 +120,7 @@ struct ImportCommand: ParsableCommand {
         do {
             switch Self.kind(of: path) {
             case .model?:
-                let model = try ModelReader.model(fromXcodeModel: path)
+                let model = try ManagedObjectModel(contentsOf: path)
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .compiledModel?:
@@ -133,12 +128,11 @@ struct ImportCommand: ParsableCommand {
                 for warning in model.warnings { out.warning(warning) }
                 try Output.write(model.jsonText() + "\n", to: output)
             case .modelBundle?, .compiledBundle?:
-                try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappingFolders), output: out)
+                try writeSet(ModelSetJSON(contentsOf: path, mappingFolders: mappings.folders), output: out)
             case .mappingModel?:
-                let source = try ModelReader.model(fromFile: sourceModel ?? "")
-                let destination = try ModelReader.model(fromFile: destinationModel ?? "")
-                let mapping = try MappingModel.fromXcodeMappingModel(
-                    path, sourceModel: source, destinationModel: destination)
+                let source = try ManagedObjectModel(contentsOf: sourceModel ?? "")
+                let destination = try ManagedObjectModel(contentsOf: destinationModel ?? "")
+                let mapping = try MappingModel(contentsOf: path, sourceModel: source, destinationModel: destination)
                 for warning in mapping.warnings { out.warning(warning) }
                 try Output.write(mapping.jsonText() + "\n", to: output)
             case nil:

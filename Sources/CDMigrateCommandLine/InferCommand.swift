@@ -48,8 +48,8 @@ struct InferCommand: ParsableCommand {
     func run() throws {
         let out = Output(json: json, quiet: false)
         do {
-            let source = try ModelReader.model(fromFile: sourceModel)
-            let destination = try ModelReader.model(fromFile: destinationModel)
+            let source = try ManagedObjectModel(contentsOf: sourceModel)
+            let destination = try ManagedObjectModel(contentsOf: destinationModel)
             let mapping = try MappingModel.inferred(from: source, to: destination)
             try Output.write(mapping.jsonText() + "\n", to: output)
             if let output = output {

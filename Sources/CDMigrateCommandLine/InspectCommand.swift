@@ -83,13 +83,13 @@ struct InspectCommand: ParsableCommand {
         do {
             if dot {
                 let drawn =
-                    try model.map { try ModelReader.model(fromFile: $0) }
-                    ?? StoreModelRecovery.storeModel(at: store ?? "")
+                    try model.map { try ManagedObjectModel(contentsOf: $0) }
+                    ?? ManagedObjectModel(ofStoreAt: store ?? "")
                 print(ModelGraph.dot(drawn, title: drawn.name ?? model ?? store ?? "model"), terminator: "")
                 return
             }
             let store = self.store ?? ""
-            let info = try StoreInfo.readSource(at: store)
+            let info = try StoreInfo(contentsOf: store)
             let metadata = info.metadata
             output.line("store \(store)")
             output.line("  UUID \(metadata.storeUUID), type \(metadata.storeType)")
@@ -129,7 +129,7 @@ struct InspectCommand: ParsableCommand {
                 ] as [String: Any]
             var mismatch = false
             if let path = model {
-                let compared = try ModelReader.model(fromFile: path)
+                let compared = try ManagedObjectModel(contentsOf: path)
                 if metadata.versionHashes.isEmpty {
                     // Nothing to compare: not "not in the store" for every entity.
                     output.line("not at the version of \(path): the store records no entity version hashes")

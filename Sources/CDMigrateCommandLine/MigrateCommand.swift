@@ -84,12 +84,7 @@ struct MigrateCommand: ParsableCommand {
         completion: .file())
     var modelSet: String?
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("to-version"),
@@ -143,7 +138,7 @@ struct MigrateCommand: ParsableCommand {
             }
         } else {
             if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
-            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with --models") }
+            if !mappings.folders.isEmpty { throw ValidationError("--mappings goes with --models") }
             try models.validateStep()
         }
     }
@@ -190,7 +185,7 @@ struct MigrateCommand: ParsableCommand {
     /// `--models`: the staged migration of `cdmigrate plan`.
     private func runStaged(_ modelSet: String, _ output: Output) throws {
         do {
-            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             let manager = try StagedMigrationManager(storeAt: store, models: set, targetVersion: targetVersion)
             manager.failsOnUnintendedLoss = strict
             manager.fusesSteps = !noFuse
@@ -226,15 +221,14 @@ struct MigrateCommand: ParsableCommand {
             }
             for step in report.stages {
                 output.line(
-                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)"
+                    "  \(step.stage.sourceVersionName) → \(step.stage.destinationVersionName): \(step.stage.kindLabel())\(step.stage.fusedLabel)"
                 )
                 for counts in step.report.destinationCounts { output.line("    \(counts.entityName): \(counts.count)") }
                 // Each step's warnings named by its step, as the plan names them (printed once).
                 for warning in step.report.warnings { output.warning(step.stage.warningLabel + warning) }
                 LossSummary.warn(
                     step.report.losses,
-                    prefix:
-                        "\(step.stage.sourceVersionName) → \(step.stage.destinationVersionName) (\(step.stage.isInferred ? (step.stage.isDirect ? "inferred directly" : "inferred") : step.stage.mappingModelNames.joined(separator: ", "))\(step.stage.fusedLabel)): ",
+                    prefix: step.stage.lossLabel,
                     output)
             }
             output.document(

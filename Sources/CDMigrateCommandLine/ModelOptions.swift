@@ -34,11 +34,11 @@ struct ModelOptions: ParsableArguments {
     /// Loads the models and mapping models and checks them against each other.
     /// - Throws: `MigrationError` naming the file and what is wrong in it.
     func manager() throws -> MigrationManager {
-        let source = try ModelReader.model(fromFile: sourceModel ?? "")
-        let destination = try ModelReader.model(fromFile: destinationModel ?? "")
+        let source = try ManagedObjectModel(contentsOf: sourceModel ?? "")
+        let destination = try ManagedObjectModel(contentsOf: destinationModel ?? "")
         // JSON, Xcode's .xcmappingmodel (compiled against the two models) or a compiled .cdm.
         let mappingModels = try mappings.map {
-            try MappingModel.fromFile($0, sourceModel: source, destinationModel: destination)
+            try MappingModel(contentsOf: $0, sourceModel: source, destinationModel: destination)
         }
         return try MigrationManager(sourceModel: source, destinationModel: destination, mappingModels: mappingModels)
     }

@@ -43,12 +43,7 @@ struct PlanCommand: ParsableCommand {
             valueName: "path"), completion: .file())
     var modelSet: String
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("to-version"),
@@ -76,7 +71,7 @@ struct PlanCommand: ParsableCommand {
     func run() throws {
         let output = Output(json: json, quiet: quiet)
         do {
-            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappingFolders)
+            let set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             let plan = try MigrationPlan(storeAt: store, models: set, targetVersion: targetVersion)
             // The plan's warnings, then each step's models' and mapping models' (as migrate prints them).
             let warnings = try plan.allWarnings()
@@ -167,9 +162,7 @@ struct PlanCommand: ParsableCommand {
                 "  \(quoted(name))" + (attributes.isEmpty ? "" : " [\(attributes.joined(separator: ", "))]") + ";")
         }
         for stage in plan.stages {
-            let label =
-                stage.isInferred
-                ? (stage.isDirect ? "inferred directly" : "inferred") : stage.mappingModelNames.joined(separator: " + ")
+            let label = stage.kindLabel(separator: " + ")
             let style = stage.isInferred ? ", style=dashed" : ""
             lines.append(
                 "  \(quoted(stage.sourceVersionName)) -> \(quoted(stage.destinationVersionName)) [label=\(quoted(label))\(style)];"

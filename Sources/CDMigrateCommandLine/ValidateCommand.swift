@@ -41,12 +41,7 @@ struct ValidateCommand: ParsableCommand {
             valueName: "path"), completion: .file())
     var modelSet: String?
 
-    @Option(
-        name: .customLong("mappings"),
-        help: ArgumentHelp(
-            "A folder of mapping models kept apart from the model set, searched with its subfolders (repeatable).",
-            valueName: "dir"), completion: .directory)
-    var mappingFolders: [String] = []
+    @OptionGroup var mappings: MappingFolderOptions
 
     @Option(
         name: .customLong("to-version"),
@@ -66,7 +61,7 @@ struct ValidateCommand: ParsableCommand {
             }
         } else {
             if targetVersion != nil { throw ValidationError("--to-version goes with --models") }
-            if !mappingFolders.isEmpty { throw ValidationError("--mappings goes with --models") }
+            if !mappings.folders.isEmpty { throw ValidationError("--mappings goes with --models") }
             try models.validateStep()
         }
     }
@@ -103,7 +98,7 @@ struct ValidateCommand: ParsableCommand {
     /// for a store of that version; each step's mapping models bound to its models, the warnings
     /// of `plan`, and with --policies every policy a step names registered.
     private func validateSet(_ path: String, _ output: Output) throws {
-        let set = try ModelSet(contentsOf: path, mappingFolders: mappingFolders)
+        let set = try ModelSet(contentsOf: path, mappingFolders: mappings.folders)
         let hosted = try policies.registerChain(through: set, targetVersion: targetVersion)
         var warnings: [String] = []
         var problems: [MigrationError] = []

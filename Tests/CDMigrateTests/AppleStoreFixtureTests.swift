@@ -25,7 +25,7 @@ final class AppleStoreFixtureTests: XCTestCase {
     }
 
     func model(_ name: String) throws -> ManagedObjectModel {
-        return try ModelReader.model(fromFile: AppleStoreFixtureTests.modelDirectory + "/" + name)
+        return try ManagedObjectModel(contentsOf: AppleStoreFixtureTests.modelDirectory + "/" + name)
     }
 
     // MARK: Renames stores

@@ -53,7 +53,7 @@ final class AppleStoreShapeTests: XCTestCase {
     /// index `Z_OfflineAction_sequenceNumber`). A store created for its model has its exact schema.
     func testANewStoreForTheNotesModelHasTheNotesStoresSchema() throws {
         let apple = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)
-        let model = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/notes-v7.json")
+        let model = try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/notes-v7.json")
         let ours = scratch.file("notes.sqlite")
         try makeStore(ours, model) { _ in }
         compare(try shape(ours), try shape(apple))
@@ -97,7 +97,7 @@ final class AppleStoreShapeTests: XCTestCase {
                "relationships": [{"name": "items", "destination": "Item", "inverse": "shelf", "toMany": true}]}
             ]}
             """
-        let model = try ModelReader.model(fromJSON: json)
+        let model = try ManagedObjectModel(json: json)
         let path = scratch.file("shop.sqlite")
         try makeStore(path, model) { _ in }
         let indexes = try shape(path).indexes
@@ -115,7 +115,7 @@ final class AppleStoreShapeTests: XCTestCase {
             "CREATE UNIQUE INDEX Z_Item_UNIQUE_shelf_position ON ZITEM (ZSHELF, ZPOSITION)")
 
         // The JSON written for the model reads back with the same indexes.
-        let again = try ModelReader.model(fromJSON: model.jsonText())
+        let again = try ManagedObjectModel(json: model.jsonText())
         XCTAssertEqual(again.entity(named: "Item")?.fetchIndexes, model.entity(named: "Item")?.fetchIndexes)
         XCTAssertEqual(again.entity(named: "Shelf")?.attribute(named: "code")?.isIndexed, true)
         let pathAgain = scratch.file("shop2.sqlite")
@@ -124,8 +124,8 @@ final class AppleStoreShapeTests: XCTestCase {
 
         // Bad fetch indexes are errors naming the JSON path.
         XCTAssertThrowsError(
-            try ModelReader.model(
-                fromJSON: """
+            try ManagedObjectModel(
+                json: """
                     {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"type": "Sideways"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
                     """)
         ) { error in
@@ -134,8 +134,8 @@ final class AppleStoreShapeTests: XCTestCase {
             XCTAssertTrue(text.contains("Sideways"), text)
         }
         XCTAssertThrowsError(
-            try ModelReader.model(
-                fromJSON: """
+            try ManagedObjectModel(
+                json: """
                     {"entities": [{"name": "A", "fetchIndexes": [{"name": "x", "elements": [{"property": "nope"}]}], "attributes": [{"name": "a", "type": "string"}]}]}
                     """)
         ) { error in
@@ -160,7 +160,7 @@ final class AppleStoreShapeTests: XCTestCase {
                "relationships": [{"name": "contact", "destination": "Contact", "inverse": "conversations"}]}
             ]}
             """
-        let model = try ModelReader.model(fromJSON: json)
+        let model = try ManagedObjectModel(json: json)
         XCTAssertTrue(
             model.warnings.contains {
                 $0.contains(
@@ -174,7 +174,7 @@ final class AppleStoreShapeTests: XCTestCase {
         XCTAssertEqual(
             indexes["Z_Contact_byState"], "CREATE INDEX Z_Contact_byState ON ZCONTACT (ZSTATE COLLATE BINARY ASC)")
         // The model's JSON keeps the index as written, and reads back the same way.
-        let again = try ModelReader.model(fromJSON: model.jsonText())
+        let again = try ManagedObjectModel(json: model.jsonText())
         XCTAssertEqual(again.entity(named: "Contact")?.fetchIndexes, model.entity(named: "Contact")?.fetchIndexes)
     }
 
@@ -182,8 +182,8 @@ final class AppleStoreShapeTests: XCTestCase {
     /// source read the same fetch indexes and indexed properties, and give the same store.
     func testCompiledAndXcodeModelsKeepTheSameFetchIndexes() throws {
         let folder = TestPaths.fixtures + "/xcode/XcodeServer/2_0_0"
-        let xml = try ModelReader.model(fromFile: folder + "/XcodeServer.xcdatamodeld")
-        let compiled = try ModelReader.model(fromFile: folder + "/XcodeServer.momd_precompiled/XcodeServer.mom")
+        let xml = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.xcdatamodeld")
+        let compiled = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.momd_precompiled/XcodeServer.mom")
         for entity in xml.entities {
             let other = try XCTUnwrap(compiled.entity(named: entity.name))
             XCTAssertEqual(entity.fetchIndexes, other.fetchIndexes, entity.name)

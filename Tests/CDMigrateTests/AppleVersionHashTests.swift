@@ -66,8 +66,8 @@ final class AppleVersionHashTests: XCTestCase {
     }
 
     func testRelationshipPreimageOfWorkedExample() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"entities": [
                   {"name": "Post", "relationships": [{"name": "color", "destination": "Color", "inverse": "post", "optional": false}]},
                   {"name": "Color", "relationships": [{"name": "post", "destination": "Post", "inverse": "color", "toMany": true}]}]}
@@ -112,7 +112,7 @@ final class AppleVersionHashTests: XCTestCase {
 
     func testJSONFixturesCarryAppleHashesWithoutWarnings() throws {
         for version in ["v1.0.0", "v1.1.0", "v1.1.2", "v1.2.0", "v2.0.0"] {
-            let json = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-\(version).json")
+            let json = try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/renames-\(version).json")
             let xcode = try XCTUnwrap(try XcodeModelBundle.versions(contentsOf: Self.renames).model(named: version))
             XCTAssertEqual(json.entityVersionHashes, xcode.entityVersionHashes, version)
             XCTAssertEqual(json.warnings, [], "the written hashes equal Apple's: \(version)")
@@ -168,7 +168,7 @@ final class AppleVersionHashTests: XCTestCase {
             guard case .dictionary(let recorded)? = plist["NSManagedObjectModel_VersionHashes"]?["XcodeServer"] else {
                 return XCTFail("no version hashes in \(version)'s VersionInfo.plist")
             }
-            let model = try ModelReader.model(fromFile: folder + "/XcodeServer.xcdatamodeld")
+            let model = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.xcdatamodeld")
             XCTAssertEqual(model.entities.count, 23, version)
             XCTAssertEqual(recorded.count, 23, version)
             for (entity, value) in recorded {
@@ -199,7 +199,7 @@ final class AppleVersionHashTests: XCTestCase {
         ]
         let entities = hashes.map { "{\"name\": \"\($0.key)\", \"versionHash\": \"\($0.value)\"}" }.joined(
             separator: ", ")
-        let model = try ModelReader.model(fromJSON: "{\"entities\": [\(entities)]}")
+        let model = try ManagedObjectModel(json: "{\"entities\": [\(entities)]}")
         let digest = "+Hmc2uYZK6og+Pvx5GUJ7oW75UG4V/ksQanTjfTKUnxyGWJRMtB5tIRgVwGsrd7lz/QR57++wbvWsr6nxwyS0A=="
         let checksum = "bMpud663vz0bXQE24C6Rh4MvJ5jVnzsD2sI3njZkKbc="
         XCTAssertEqual(model.versionHashesDigestBase64, digest)
@@ -219,8 +219,8 @@ final class AppleVersionHashTests: XCTestCase {
     }
 
     func testUnverifiedRulesFollowTheDocumentedRecipe() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"entities": [
                   {"name": "Base", "abstract": true, "versionHashModifier": "m1", "uniquenessConstraints": [["b", "a"], ["a"]],
                    "attributes": [
@@ -265,8 +265,8 @@ final class AppleVersionHashTests: XCTestCase {
         let apple = "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw="
         let other = Base64.encode(Array(repeating: 9, count: 32))
         func load(_ hash: String) throws -> ManagedObjectModel {
-            try ModelReader.model(
-                fromJSON: """
+            try ManagedObjectModel(
+                json: """
                     {"entities": [{"name": "BasicEntity", "versionHash": "\(hash)", "attributes": [{"name": "v1_0_0_name", "type": "string"}]}]}
                     """)
         }

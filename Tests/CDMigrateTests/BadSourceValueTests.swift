@@ -28,7 +28,7 @@ final class BadSourceValueTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        model = try ModelReader.model(fromJSON: Self.model)
+        model = try ManagedObjectModel(json: Self.model)
     }
 
     func sql(_ path: String, _ text: String) {
@@ -88,7 +88,7 @@ final class BadSourceValueTests: XCTestCase {
                     of: "\"predicate\"", with: "\"type\": \"custom\", \"policy\": \"Batch\", \"predicate\"")
                 : Self.mapping
             let manager = try MigrationManager(
-                sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(mappingText))
+                sourceModel: model, destinationModel: model, mappingModel: try MappingModel(json: mappingText))
             manager.registerPolicy(named: "Batch") { Batch() }
             manager.pushDownSQL = way != "per-instance"
             // The general path's ways: a step done as schema changes keeps such values as they are
@@ -149,8 +149,8 @@ final class BadSourceValueTests: XCTestCase {
     /// A table of several entities: a row of another entity is not taken (as Core Data's fetch
     /// restricts on Z_ENT), on every path.
     func testARowOfAnUnknownEntityInASharedTableIsNotTakenOnAnyPath() throws {
-        let shared = try ModelReader.model(
-            fromJSON: """
+        let shared = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string", "optional": true}]},
                               {"name": "Task", "parent": "Item", "attributes": [{"name": "done", "type": "boolean", "optional": true}]}]}
                 """)
@@ -164,11 +164,12 @@ final class BadSourceValueTests: XCTestCase {
         for pushDown in [true, false] {
             let manager = try MigrationManager(
                 sourceModel: shared, destinationModel: shared,
-                mappingModel: try MappingModel.fromJSON(
-                    """
-                    {"entityMappings": [{"name": "TaskToTask", "sourceEntity": "Task", "destinationEntity": "Task", "predicate": "TRUEPREDICATE",
-                      "attributeMappings": {"title": "$source.title", "done": "$source.done"}}]}
-                    """))
+                mappingModel: try MappingModel(
+                    json:
+                        """
+                        {"entityMappings": [{"name": "TaskToTask", "sourceEntity": "Task", "destinationEntity": "Task", "predicate": "TRUEPREDICATE",
+                          "attributeMappings": {"title": "$source.title", "done": "$source.done"}}]}
+                        """))
             manager.pushDownSQL = pushDown
             let out = scratch.file("shared-out-\(pushDown).sqlite")
             _ = try manager.migrateStore(from: path, to: out)

@@ -21,7 +21,7 @@ final class BufferedPolicyWritesTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        model = try ModelReader.model(fromJSON: Self.notas)
+        model = try ManagedObjectModel(json: Self.notas)
         store = try PersistentStore.create(at: scratch.file("n.sqlite"), model: model)
     }
 
@@ -107,8 +107,8 @@ final class BufferedPolicyWritesTests: XCTestCase {
     }
 
     func testBufferedInstancesOfTwoEntitiesAreWrittenWithTheirValuesAndLinksWhateverTheRuns() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"name": "Gente", "entities": [
                   {"name": "Persona", "attributes": [{"name": "nombre", "type": "string"},
                                                       {"name": "edad", "type": "integer64"}],

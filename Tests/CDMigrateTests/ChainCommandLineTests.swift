@@ -125,8 +125,8 @@ final class ChainCommandLineTests: XCTestCase {
         // A store of another model fails (134130, exit 66); the others still pass.
         try makeStore(
             folder + "/other.sqlite",
-            try ModelReader.model(
-                fromJSON:
+            try ManagedObjectModel(
+                json:
                     #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#
             )
         ) { _ in }

@@ -16,7 +16,7 @@ final class CommandLineConventionsTests: XCTestCase {
         scratch = ScratchDirectory()
         try CommandLineTool.writePeopleSplit(into: scratch)
         store = scratch.file("people.sqlite")
-        try makeStore(store, try ModelReader.model(fromFile: scratch.file("v1.json"))) { store in
+        try makeStore(store, try ManagedObjectModel(contentsOf: scratch.file("v1.json"))) { store in
             for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland")] {
                 try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
             }
@@ -50,7 +50,7 @@ final class CommandLineConventionsTests: XCTestCase {
             try text.write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
         let path = scratch.file("files.sqlite")
-        try makeStore(path, try ModelReader.model(fromJSON: PassOrderTests.v1)) { store in
+        try makeStore(path, try ManagedObjectModel(json: PassOrderTests.v1)) { store in
             let user = try insert(store, "User", ["login": .string("ana")])
             let file = try insert(store, "File", ["title": .string("notes.txt")])
             try file.setValue(.object(user), forKey: "owner")

@@ -21,12 +21,12 @@ final class CommandLineFilesAndSignalsTests: XCTestCase {
             scratch.file("map.json"),
         ]
     }
-    var v2: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v2.json")) } }
+    var v2: ManagedObjectModel { get throws { try ManagedObjectModel(contentsOf: scratch.file("v2.json")) } }
 
     /// A v1 store of three people, plus `extra` more Swedes written by SQL (fast at any size).
     @discardableResult
     func makePeople(_ path: String, extra: Int = 0) throws -> String {
-        try makeStore(path, try ModelReader.model(fromFile: scratch.file("v1.json"))) { store in
+        try makeStore(path, try ManagedObjectModel(contentsOf: scratch.file("v1.json"))) { store in
             for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland"), ("Ebba", "Sweden")] {
                 try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
             }

@@ -13,7 +13,7 @@ final class CommandLineTests: XCTestCase {
         scratch = ScratchDirectory()
         try CommandLineTool.writePeopleSplit(into: scratch)
         source = scratch.file("people.sqlite")
-        try makeStore(source, try ModelReader.model(fromFile: scratch.file("v1.json"))) { store in
+        try makeStore(source, try ManagedObjectModel(contentsOf: scratch.file("v1.json"))) { store in
             for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland"), ("Ebba", "Sweden")] {
                 try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
             }
@@ -45,7 +45,7 @@ final class CommandLineTests: XCTestCase {
         let counts = (report["report"] as? [String: Any])?["destinationCounts"] as? [String: Int]
         XCTAssertEqual(counts, ["Swede": 2, "Finn": 1])
         let store = try PersistentStore.open(
-            at: destination, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
+            at: destination, model: try ManagedObjectModel(contentsOf: scratch.file("v2.json")))
         defer { store.close() }
         XCTAssertEqual(try fetchAll(store, "Swede").count, 2)
     }
@@ -55,7 +55,7 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.err)
         XCTAssertTrue(result.out.contains("Swede: 2"), result.out)
         XCTAssertNoThrow(
-            try PersistentStore.open(at: source, model: try ModelReader.model(fromFile: scratch.file("v2.json")))
+            try PersistentStore.open(at: source, model: try ManagedObjectModel(contentsOf: scratch.file("v2.json")))
                 .close())
     }
 
@@ -95,7 +95,7 @@ final class CommandLineTests: XCTestCase {
 
     func testAStoreAtAnotherVersionExitsWith66() throws {
         let other = scratch.file("other.sqlite")
-        try makeStore(other, try ModelReader.model(fromFile: scratch.file("v2.json"))) { _ in }
+        try makeStore(other, try ManagedObjectModel(contentsOf: scratch.file("v2.json"))) { _ in }
         let result = try run(["migrate", other, "--to", scratch.file("x.sqlite")] + models)
         XCTAssertEqual(result.status, 66, result.err)
     }

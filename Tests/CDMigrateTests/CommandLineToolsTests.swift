@@ -60,14 +60,14 @@ final class CommandLineToolsTests: XCTestCase {
         let mappingPath = scratch.file("inferred.json")
         let result = try run(["infer", "--source-model", v1, "--destination-model", v2, "-o", mappingPath])
         XCTAssertEqual(result.status, 0, result.err)
-        let mapping = try MappingModel.fromFile(mappingPath)
+        let mapping = try MappingModel(contentsOf: mappingPath)
         XCTAssertEqual(mapping.entityMappings.map(\.name), ["IEM_Transform_Person"])
         // Standard output gives the same JSON.
         let printed = try run(["infer", "--source-model", v1, "--destination-model", v2])
         XCTAssertEqual(printed.out, try String(contentsOfFile: mappingPath, encoding: .utf8))
 
         let store = scratch.file("people.sqlite")
-        try makeStore(store, try ModelReader.model(fromFile: v1)) { store in
+        try makeStore(store, try ManagedObjectModel(contentsOf: v1)) { store in
             try insert(store, "Person", ["name": .string("Anna"), "country": .string("Sweden"), "age": .integer(30)])
         }
         let migrated = try run([
@@ -75,7 +75,8 @@ final class CommandLineToolsTests: XCTestCase {
             "--mapping", mappingPath, "--json",
         ])
         XCTAssertEqual(migrated.status, 0, migrated.err + migrated.out)
-        let out = try PersistentStore.open(at: scratch.file("out.sqlite"), model: try ModelReader.model(fromFile: v2))
+        let out = try PersistentStore.open(
+            at: scratch.file("out.sqlite"), model: try ManagedObjectModel(contentsOf: v2))
         defer { out.close() }
         let people = try fetchAll(out, "Person")
         XCTAssertEqual(people.count, 1)
@@ -201,7 +202,7 @@ final class CommandLineToolsTests: XCTestCase {
         let mom = try run(["import", momd + "/XcodeServer.mom"])
         XCTAssertEqual(mom.status, 0, mom.err)
         XCTAssertEqual(
-            try ModelReader.model(fromJSON: mom.out).entityVersionHashes,
+            try ManagedObjectModel(json: mom.out).entityVersionHashes,
             compiled.versionHashes[compiled.currentVersionName])
         // A bundle needs a folder.
         XCTAssertEqual(try run(["import", momd]).status, 64)
@@ -238,10 +239,11 @@ final class CommandLineToolsTests: XCTestCase {
             "--source-model", v2, "--destination-model", v3, "-o", output,
         ])
         XCTAssertEqual(result.status, 0, result.err)
-        let mapping = try MappingModel.fromFile(output)
-        let fromXcode = try MappingModel.fromXcodeMappingModel(
-            fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
-            sourceModel: try ModelReader.model(fromFile: v2), destinationModel: try ModelReader.model(fromFile: v3))
+        let mapping = try MappingModel(contentsOf: output)
+        let fromXcode = try MappingModel(
+            contentsOf: fixtures + "/UnCloudNotesMappingModel_v2_to_v3.xcmappingmodel",
+            sourceModel: try ManagedObjectModel(contentsOf: v2),
+            destinationModel: try ManagedObjectModel(contentsOf: v3))
         XCTAssertEqual(mapping.entityMappings.map(\.name), fromXcode.entityMappings.map(\.name))
         for (a, b) in zip(mapping.entityMappings, fromXcode.entityMappings) {
             XCTAssertEqual(
@@ -309,7 +311,7 @@ final class CommandLineToolsTests: XCTestCase {
     }
 
     func testInspectDotDrawsTheStoresOwnModel() throws {
-        let model = try ModelReader.model(fromJSON: Self.hierarchy)
+        let model = try ManagedObjectModel(json: Self.hierarchy)
         let store = scratch.file("notes.sqlite")
         try makeStore(store, model) { _ in }
         let result = try run(["inspect", store, "--dot"])
@@ -407,7 +409,7 @@ final class CommandLineToolsTests: XCTestCase {
             """, "map.json")
         let models = ["--source-model", v1, "--destination-model", v2, "--mapping", mapping]
         let store = scratch.file("people.sqlite")
-        try makeStore(store, try ModelReader.model(fromFile: v1)) { store in
+        try makeStore(store, try ManagedObjectModel(contentsOf: v1)) { store in
             for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland")] {
                 try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
             }
@@ -440,7 +442,7 @@ final class CommandLineToolsTests: XCTestCase {
         let destination = scratch.file("out.sqlite")
         let result = try run(["migrate", store, "--to", destination, "--policies", library, "--quiet"] + models)
         XCTAssertEqual(result.status, 0, result.err)
-        let out = try PersistentStore.open(at: destination, model: try ModelReader.model(fromFile: v2))
+        let out = try PersistentStore.open(at: destination, model: try ManagedObjectModel(contentsOf: v2))
         defer { out.close() }
         XCTAssertEqual(try fetchAll(out, "Swede").map { try $0.value(forKey: "age") }, [.integer(99)])
         XCTAssertEqual(try fetchAll(out, "Finn").map { try $0.value(forKey: "age") }, [.integer(30)])

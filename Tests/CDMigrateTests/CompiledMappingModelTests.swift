@@ -10,7 +10,7 @@ final class CompiledMappingModelTests: XCTestCase {
     static let xcodeServer = TestPaths.fixtures + "/xcode/XcodeServer/"
 
     func model(_ version: String) throws -> ManagedObjectModel {
-        try ModelReader.model(fromFile: Self.xcodeServer + version + "/XcodeServer.xcdatamodeld")
+        try ManagedObjectModel(contentsOf: Self.xcodeServer + version + "/XcodeServer.xcdatamodeld")
     }
 
     /// Everything an entity mapping says, one comparable line per part.
@@ -36,11 +36,12 @@ final class CompiledMappingModelTests: XCTestCase {
     func checkCompiledEqualsSource(from sourceVersion: String, to version: String) throws {
         let source = try model(sourceVersion)
         let destination = try model(version)
-        let compiled = try MappingModel.fromFile(
-            Self.xcodeServer + version + "/MappingModel.cdm_precompiled", sourceModel: source,
+        let compiled = try MappingModel(
+            contentsOf:
+                Self.xcodeServer + version + "/MappingModel.cdm_precompiled", sourceModel: source,
             destinationModel: destination)
-        let written = try MappingModel.fromXcodeMappingModel(
-            Self.xcodeServer + version + "/MappingModel.xcmappingmodel", sourceModel: source,
+        let written = try MappingModel(
+            contentsOf: Self.xcodeServer + version + "/MappingModel.xcmappingmodel", sourceModel: source,
             destinationModel: destination)
         XCTAssertEqual(compiled.entityMappings.count, 23)
         XCTAssertEqual(compiled.entityMappings.map { $0.name }, written.entityMappings.map { $0.name })
@@ -66,7 +67,7 @@ final class CompiledMappingModelTests: XCTestCase {
     }
 
     func testCompiledMappingReadsWithoutModelsAndIsNamedAfterTheFile() throws {
-        let mapping = try MappingModel.fromFile(Self.xcodeServer + "2_0_0/MappingModel.cdm_precompiled")
+        let mapping = try MappingModel(contentsOf: Self.xcodeServer + "2_0_0/MappingModel.cdm_precompiled")
         XCTAssertEqual(mapping.name, "MappingModel")
         XCTAssertEqual(mapping.entityMappings.first?.name, "CommitContributorToManagedCommitContributor")
         XCTAssertEqual(mapping.entityMappings.first?.mappingType, .transform)
@@ -233,7 +234,7 @@ final class CompiledMappingModelTests: XCTestCase {
         ]
         XCTAssertEqual(typed(mapping.entityMappings.first?.userInfo), expected)
         XCTAssertEqual(typed(mapping.entityMappings.first?.attributeMappings.first?.userInfo), expected)
-        let again = try MappingModel.fromJSON(mapping.jsonText())
+        let again = try MappingModel(json: mapping.jsonText())
         XCTAssertEqual(typed(again.entityMappings.first?.userInfo), expected)
         XCTAssertEqual(typed(again.entityMappings.first?.attributeMappings.first?.userInfo), expected)
     }

@@ -51,7 +51,7 @@ final class CompiledModelSetTests: XCTestCase {
         let destination = scratch.file("server-current.sqlite")
         let report = try StagedMigrationManager(plan: plan).migrateStore(to: destination)
         XCTAssertEqual(report.targetVersionName, "v2_0_0")
-        let info = try StoreInfo.readSource(at: destination)
+        let info = try StoreInfo(contentsOf: destination)
         XCTAssertEqual(set.versionName(forStoreMetadata: info.metadata), "v2_0_0", "the result carries v2_0_0's hashes")
     }
 }

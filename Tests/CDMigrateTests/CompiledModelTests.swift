@@ -74,7 +74,7 @@ final class CompiledModelTests: XCTestCase {
     }
 
     func testXcodeServerAttributesKeepTypesOptionalityAndDefaults() throws {
-        let model = try ModelReader.model(fromFile: CompiledModelTests.bundlePath("2_0_0") + "/XcodeServer.mom")
+        let model = try ManagedObjectModel(contentsOf: CompiledModelTests.bundlePath("2_0_0") + "/XcodeServer.mom")
         func attribute(_ entity: String, _ name: String) throws -> AttributeDescription {
             try XCTUnwrap(model.entity(named: entity)?.attribute(named: name), "\(entity).\(name)")
         }
@@ -116,13 +116,13 @@ final class CompiledModelTests: XCTestCase {
         for file in ["VersionInfo.plist", "XcodeServer.mom"] {
             try FileManager.default.copyItem(atPath: source + "/" + file, toPath: folder + "/" + file)
         }
-        let fromBundle = try ModelReader.model(fromFile: folder)
-        let fromFile = try ModelReader.model(fromFile: folder + "/XcodeServer.mom")
+        let fromBundle = try ManagedObjectModel(contentsOf: folder)
+        let fromFile = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.mom")
         XCTAssertEqual(fromBundle.entities.count, 23)
         XCTAssertEqual(ModelStructure.lines(fromBundle), ModelStructure.lines(fromFile))
         // A bundle whose current version has no .mom is an error naming the file.
         try FileManager.default.removeItem(atPath: folder + "/XcodeServer.mom")
-        XCTAssertThrowsError(try ModelReader.model(fromFile: folder)) { error in
+        XCTAssertThrowsError(try ManagedObjectModel(contentsOf: folder)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .io)
             XCTAssertTrue("\(error)".contains("XcodeServer.mom"), "\(error)")
         }
@@ -317,7 +317,7 @@ final class CompiledModelTests: XCTestCase {
         """
 
     func testAHandWrittenArchiveGivesTheModelItsJSONGives() throws {
-        let json = try ModelReader.model(fromJSON: CompiledModelTests.handWrittenJSON)
+        let json = try ManagedObjectModel(json: CompiledModelTests.handWrittenJSON)
         for packed in [true, false] {
             let model = try CompiledModelReader.model(
                 fromArchive: CompiledModelTests.handWrittenModel(packedFlags: packed), name: "Hand")

@@ -49,8 +49,8 @@ final class DeclarativeToManySQLTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: Self.blog)
-        v2 = try ModelReader.model(fromJSON: Self.journal)
+        v1 = try ManagedObjectModel(json: Self.blog)
+        v2 = try ManagedObjectModel(json: Self.journal)
         source = scratch.file("blog.sqlite")
         try makeStore(source, v1) { store in
             let posts = try (0..<4).map { try insert(store, "Post", ["title": .string("P\($0)")]) }
@@ -104,7 +104,7 @@ final class DeclarativeToManySQLTests: XCTestCase {
                "attributeMappings": {"title": "$source.title"}}
             """
         let all = tagsFirst ? tagMappings + [post, rest] : [post] + tagMappings + [rest]
-        return try MappingModel.fromJSON("{\"entityMappings\": [\(all.joined(separator: ",\n"))]}")
+        return try MappingModel(json: "{\"entityMappings\": [\(all.joined(separator: ",\n"))]}")
     }
 
     /// Every table of the destination, every column, rows sorted: what two runs must agree on.
@@ -260,8 +260,8 @@ final class DeclarativeToManySQLTests: XCTestCase {
                 {"name": "parent", "destination": "Person", "inverse": "children"}]}
             ]}
             """
-        v1 = try ModelReader.model(fromJSON: people)
-        v2 = try ModelReader.model(fromJSON: people)
+        v1 = try ManagedObjectModel(json: people)
+        v2 = try ManagedObjectModel(json: people)
         source = scratch.file("people.sqlite")
         let friends = try XCTUnwrap(v1.entity(named: "Person")?.relationship(named: "friends"))
         try makeStore(source, v1) { store in
@@ -273,11 +273,12 @@ final class DeclarativeToManySQLTests: XCTestCase {
         func model(_ relationships: [String: String]) throws -> MappingModel {
             let r = relationships.sorted { $0.key < $1.key }.map { "\"\($0.key)\": \"\($0.value)\"" }.joined(
                 separator: ", ")
-            return try MappingModel.fromJSON(
-                """
-                {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
-                  "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {\(r)}}]}
-                """)
+            return try MappingModel(
+                json:
+                    """
+                    {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
+                      "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}, "relationshipMappings": {\(r)}}]}
+                    """)
         }
         let selfInverse = try checkSame(try model(["friends": Self.lookUp("PersonToPerson", "$source.friends")]))
         XCTAssertEqual(bySQL(selfInverse.0, "PersonToPerson"), false)

@@ -43,8 +43,8 @@ final class DerivedAttributeTests: XCTestCase {
     func source(_ name: String = "lists.sqlite") throws -> (
         path: String, v1: ManagedObjectModel, v2: ManagedObjectModel
     ) {
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file(name)
         try makeStore(path, v1) { store in
             let groceries = try insert(store, "List", ["name": .string("Épicerie")])
@@ -76,10 +76,10 @@ final class DerivedAttributeTests: XCTestCase {
     }
 
     func testTheJSONModelReadsAndWritesDerivationExpressions() throws {
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         XCTAssertEqual(v2.entitiesByName["List"]?.attributesByName["itemCount"]?.derivationExpression, "items.@count")
         XCTAssertEqual(v2.entitiesByName["Item"]?.attributesByName["title"]?.derivationExpression, nil)
-        let again = try ModelReader.model(fromJSON: v2.jsonText())
+        let again = try ManagedObjectModel(json: v2.jsonText())
         XCTAssertEqual(
             again.entitiesByName["Item"]?.attributesByName["quietListName"]?.derivationExpression,
             "lowercase:(list.name)")
@@ -119,12 +119,12 @@ final class DerivedAttributeTests: XCTestCase {
     /// so every migrated row carries the time of the migration, also one whose source had a value
     /// (its data statement is `UPDATE T SET C = NSCoreDataNow()`, for every row).
     func testANowDerivationStampsEveryMigratedRowWithTheTimeOfTheMigration() throws {
-        let v1 = try ModelReader.model(
-            fromJSON:
+        let v1 = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "Doc", "attributes": [{"name": "title", "type": "string"}, {"name": "touched", "type": "date"}]}]}"#
         )
-        let v2 = try ModelReader.model(
-            fromJSON:
+        let v2 = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "Doc", "attributes": [{"name": "title", "type": "string"}, {"name": "touched", "type": "date", "derivationExpression": "now()"}]}]}"#
         )
         for pushDown in [true, false] {
@@ -213,12 +213,12 @@ final class DerivedAttributeTests: XCTestCase {
 
     /// An expression Core Data does not maintain in SQL keeps the mapped values and is named in a warning.
     func testAnUnsupportedDerivationIsNamedInAWarning() throws {
-        let v1 = try ModelReader.model(
-            fromJSON: """
+        let v1 = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "A", "attributes": [{"name": "x", "type": "int64"}]}]}
                 """)
-        let v2 = try ModelReader.model(
-            fromJSON: """
+        let v2 = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "A", "attributes": [{"name": "x", "type": "int64"},
                    {"name": "twice", "type": "int64", "derivationExpression": "x * 2"}]}]}
                 """)
@@ -244,9 +244,9 @@ final class DerivedAttributeTests: XCTestCase {
                           {"name": "Circle", "parent": "Shape", "attributes": [{"name": "tag", "type": "string"}]}]}
             """
         }
-        let v1 = try ModelReader.model(fromJSON: json(""))
-        let v2 = try ModelReader.model(
-            fromJSON: """
+        let v1 = try ManagedObjectModel(json: json(""))
+        let v2 = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "Shape", "attributes": [{"name": "label", "type": "string"}]},
                               {"name": "Circle", "parent": "Shape", "attributes": [{"name": "tag", "type": "string"},
                                  {"name": "loud", "type": "string", "derivationExpression": "uppercase:(label)"}]}]}
@@ -335,11 +335,11 @@ final class DerivedAttributeTests: XCTestCase {
             </entity>
         </model>
         """.write(toFile: folder + "/contents", atomically: true, encoding: .utf8)
-        let v2 = try ModelReader.model(fromFile: folder)
+        let v2 = try ManagedObjectModel(contentsOf: folder)
         XCTAssertEqual(
             v2.entity(named: "Doc")?.attribute(named: "searchName")?.derivationExpression, "canonical:(name)")
-        let v1 = try ModelReader.model(
-            fromJSON: """
+        let v1 = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "Doc", "attributes": [{"name": "name", "type": "string"}]}]}
                 """)
         let path = scratch.file("docs.sqlite")

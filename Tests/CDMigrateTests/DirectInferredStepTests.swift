@@ -25,7 +25,7 @@ final class DirectInferredStepTests: XCTestCase {
     }
 
     func model(_ name: String, _ entities: String) throws -> ManagedObjectModel {
-        try ModelReader.model(fromJSON: #"{"name": "M", "versionIdentifier": "\#(name)", "entities": [\#(entities)]}"#)
+        try ManagedObjectModel(json: #"{"name": "M", "versionIdentifier": "\#(name)", "entities": [\#(entities)]}"#)
     }
 
     func steps(_ plan: MigrationPlan) -> [String] {

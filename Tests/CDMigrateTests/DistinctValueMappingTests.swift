@@ -36,8 +36,8 @@ final class DistinctValueMappingTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        from = try ModelReader.model(fromJSON: Self.v2)
-        to = try ModelReader.model(fromJSON: Self.v3)
+        from = try ManagedObjectModel(json: Self.v2)
+        to = try ManagedObjectModel(json: Self.v3)
         source = scratch.file("v2.sqlite")
         try makeStore(source, from) { store in
             for (i, categoria) in Self.categorias.enumerated() {
@@ -66,17 +66,18 @@ final class DistinctValueMappingTests: XCTestCase {
               ,{"name": "NotaToNivel", "sourceEntity": "Nota", "destinationEntity": "Nivel", "predicate": "TRUEPREDICATE",
                 "userInfo": {"cdmigrate.distinctValueKeyPath": "prioridad"}, "attributeMappings": {"valor": "$source.prioridad"}}
             """ : ""
-        return try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "NotaToNota", "sourceEntity": "Nota", "destinationEntity": "Nota", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"contenido": "$source.contenido"},
-               "relationshipMappings": {"categorias": "\(Self.lookUp("NotaToCategoria", "$source"))"\(nivel)}},
-              {"name": "NotaToCategoria", "sourceEntity": "Nota", "destinationEntity": "Categoria", "predicate": "\(predicate)",
-               "userInfo": \(userInfo)\(policy),
-               "attributeMappings": {"nombre": "$source.categoria", "primera": "$source.contenido"}\(categoriaRelationships)}\(levelMapping)
-            ]}
-            """)
+        return try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "NotaToNota", "sourceEntity": "Nota", "destinationEntity": "Nota", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"contenido": "$source.contenido"},
+                   "relationshipMappings": {"categorias": "\(Self.lookUp("NotaToCategoria", "$source"))"\(nivel)}},
+                  {"name": "NotaToCategoria", "sourceEntity": "Nota", "destinationEntity": "Categoria", "predicate": "\(predicate)",
+                   "userInfo": \(userInfo)\(policy),
+                   "attributeMappings": {"nombre": "$source.categoria", "primera": "$source.contenido"}\(categoriaRelationships)}\(levelMapping)
+                ]}
+                """)
     }
 
     func rows(_ path: String, _ query: String) -> [String] {

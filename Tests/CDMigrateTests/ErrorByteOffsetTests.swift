@@ -65,7 +65,7 @@ final class ErrorByteOffsetTests: XCTestCase {
     func testMappingProblemsKeepTheByteOffset() {
         let json =
             #"{"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note", "attributeMappings": [{"name": "title", "valueExpression": "'ü' +"}]}]}"#
-        let e = syntaxError { _ = try MappingModel.fromJSON(json) }
+        let e = syntaxError { _ = try MappingModel(json: json) }
         let problem = e?.underlying.first ?? e
         XCTAssertEqual(problem?.offset, 5)
         XCTAssertEqual(problem?.byteOffset, 6)

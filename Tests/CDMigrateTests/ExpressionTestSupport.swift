@@ -13,8 +13,8 @@ final class ExpressionFixture {
     let emptyNote: ManagedObject
 
     init() throws {
-        model = try ModelReader.model(
-            fromJSON: """
+        model = try ManagedObjectModel(
+            json: """
                 {"name": "Notes", "entities": [
                   {"name": "Note", "attributes": [
                      {"name": "title", "type": "string"}, {"name": "body", "type": "string"},

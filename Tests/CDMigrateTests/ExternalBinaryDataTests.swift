@@ -17,8 +17,9 @@ final class ExternalBinaryDataTests: XCTestCase {
         guard let mappings = text.range(of: "\"entityMappings\""),
             let range = text.range(of: "\"name\"", range: mappings.upperBound..<text.endIndex)
         else { throw MigrationError(.invalidMapping, "no entity mapping") }
-        return try MappingModel.fromJSON(
-            text.replacingCharacters(in: range, with: "\"policy\": \"\(policy)\", \"name\""))
+        return try MappingModel(
+            json:
+                text.replacingCharacters(in: range, with: "\"policy\": \"\(policy)\", \"name\""))
     }
 
     func testTheCommittedFixtureHoldsWhatTheHelperWrites() throws {
@@ -467,7 +468,7 @@ final class ExternalBinaryDataTests: XCTestCase {
         // JSON, and back.
         let json = try Fixture.model("v1")
         XCTAssertEqual(json.entity(named: "Photo")?.attributesByName["info"]?.allowsExternalBinaryDataStorage, true)
-        let again = try ModelReader.model(fromJSON: json.jsonText())
+        let again = try ManagedObjectModel(json: json.jsonText())
         XCTAssertEqual(again.entity(named: "Photo")?.attributesByName["image"]?.allowsExternalBinaryDataStorage, true)
         XCTAssertEqual(again.entity(named: "Photo")?.versionHash, json.entity(named: "Photo")?.versionHash)
         // The flag is part of the version hash: v2 and plain differ only by it.

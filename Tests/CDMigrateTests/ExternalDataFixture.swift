@@ -43,7 +43,7 @@ enum ExternalDataFixture {
 
     static var modelsFolder: String { TestPaths.fixtures + "/external-data" }
     static func model(_ version: String) throws -> ManagedObjectModel {
-        try ModelReader.model(fromFile: modelsFolder + "/photos-\(version).json")
+        try ManagedObjectModel(contentsOf: modelsFolder + "/photos-\(version).json")
     }
 
     /// Writes the store at `path` (which must not exist) and its external data folder.

@@ -14,8 +14,8 @@ final class ExtremeSourceKeyTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: IdentityAssociationTests.library)
-        v2 = try ModelReader.model(fromJSON: IdentityAssociationTests.shelf)
+        v1 = try ManagedObjectModel(json: IdentityAssociationTests.library)
+        v2 = try ManagedObjectModel(json: IdentityAssociationTests.shelf)
     }
 
     /// Two authors with two books each, then renumbered: the authors get `authorKeys`, the books `bookKeys`.
@@ -82,15 +82,16 @@ final class ExtremeSourceKeyTests: XCTestCase {
             : path == .policyBatch ? ", \"type\": \"custom\", \"policy\": \"Batch\"" : ""
         let writer =
             "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"AuthorToWriter\\\", $source.author)"
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"name": "\(perInstance ? "FUNCTION($source.name, 'stringByAppendingString:', '')" : "$source.name")"}\(policy)},
-              {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"title": "$source.title"}, "relationshipMappings": {"writer": "\(writer)"}\(policy)}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"name": "\(perInstance ? "FUNCTION($source.name, 'stringByAppendingString:', '')" : "$source.name")"}\(policy)},
+                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"title": "$source.title"}, "relationshipMappings": {"writer": "\(writer)"}\(policy)}
+                ]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "SingleRow") { SingleRow() }
         manager.registerPolicy(named: "Batch") { Batch() }
@@ -140,13 +141,14 @@ final class ExtremeSourceKeyTests: XCTestCase {
     /// into the same table still finds keys for its instances, on every path.
     func testKeysNearINT64_MAXAreRenumberedSoOtherMappingsFindKeys() throws {
         let source = try makeLibrary(authorKeys: [Int64.max, 5], bookKeys: [1, 2, 3, 4], name: "full.sqlite")
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}},
-              {"name": "BookToWriter", "sourceEntity": "Book", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.title"}}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "BookToWriter", "sourceEntity": "Book", "destinationEntity": "Writer", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.title"}}
+                ]}
+                """)
         var results: [[String]] = []
         for pushDown in [true, false] {
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)

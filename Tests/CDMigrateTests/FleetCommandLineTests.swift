@@ -25,8 +25,8 @@ final class FleetCommandLineTests: XCTestCase {
             scratch.file("map.json"),
         ]
     }
-    var v1: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v1.json")) } }
-    var v2: ManagedObjectModel { get throws { try ModelReader.model(fromFile: scratch.file("v2.json")) } }
+    var v1: ManagedObjectModel { get throws { try ManagedObjectModel(contentsOf: scratch.file("v1.json")) } }
+    var v2: ManagedObjectModel { get throws { try ManagedObjectModel(contentsOf: scratch.file("v2.json")) } }
 
     /// A store of `swedes` Swedes and `finns` Finns.
     func makePeople(_ path: String, swedes: Int, finns: Int) throws {

@@ -279,8 +279,8 @@ final class FusedChainTests: XCTestCase {
 
     /// A step whose mapping model names a policy runs on its own; the steps around it may fuse.
     func testAStepWithAPolicyRunsOnItsOwn() throws {
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         var mapping = try MappingModel.inferred(from: v1, to: v2).jsonText()
         mapping = mapping.replacingOccurrences(
             of: #""name" : "IEM_Transform_Note","#, with: #""name" : "IEM_Transform_Note", "policy": "NotePolicy","#)
@@ -337,8 +337,8 @@ extension FusedChainTests {
         let v3WithOld = Self.v3.replacingOccurrences(
             of: #"{"name": "New", "attributes""#,
             with: #"{"name": "Old", "attributes": [{"name": "x", "type": "string"}]}, {"name": "New", "attributes""#)
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: v2WithOld)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: v2WithOld)
         var text = try MappingModel.inferred(from: v1, to: v2).jsonText(indent: 0)
         text = text.replacingOccurrences(of: #"FUNCTION($source, \"valueForKey:\", \"title\")"#, with: "$source.title")
         XCTAssertTrue(text.contains("$source.title"), text)
@@ -355,8 +355,8 @@ extension FusedChainTests {
     /// A written mapping model whose attribute mapping computes a value, or whose entity mapping
     /// filters its source instances, is not fused; the plan says which.
     func testComputedValuesAndFilteredSourcesAreNotFused() throws {
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         let inferred = try MappingModel.inferred(from: v1, to: v2).jsonText(indent: 0)
         let cases = [
             (
@@ -427,7 +427,7 @@ extension FusedChainTests {
         let v2 = Self.v2.replacingOccurrences(of: #"{"name": "New", "attributes""#, with: withOld)
         let v3 = Self.v3.replacingOccurrences(of: #"{"name": "New", "attributes""#, with: withOld)
         let inferred = try MappingModel.inferred(
-            from: try ModelReader.model(fromJSON: Self.v1), to: try ModelReader.model(fromJSON: v2)
+            from: try ManagedObjectModel(json: Self.v1), to: try ManagedObjectModel(json: v2)
         ).jsonText(indent: 0)
         func named(_ relationship: String, _ mapping: String) -> (String, String) {
             (

@@ -21,8 +21,8 @@ final class HistoryColumnsTests: XCTestCase {
         """
 
     func testSlotsFollowCoreDatasGroupsAndBitOrder() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"entities": [{"name": "A", "attributes": [{"name": "z", "type": "string"}, {"name": "b", "type": "int64"}],
                                "relationships": [{"name": "items", "destination": "B", "inverse": "owner", "toMany": true},
                                                  {"name": "peer", "destination": "B", "inverse": "peers"}]},
@@ -37,8 +37,8 @@ final class HistoryColumnsTests: XCTestCase {
     }
 
     func testAnInferredStepReencodesTheChangedColumnsOfAnEntityItReshapes() throws {
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file("h.sqlite")
         try makeStore(path, v1) { store in
             try insert(store, "Note", ["title": .string("t"), "body": .string("b")])

@@ -35,8 +35,8 @@ final class IdentityAssociationTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: Self.library)
-        v2 = try ModelReader.model(fromJSON: Self.shelf)
+        v1 = try ManagedObjectModel(json: Self.library)
+        v2 = try ManagedObjectModel(json: Self.shelf)
     }
 
     /// Three authors with three books each; the first two authors and first two books are then
@@ -86,15 +86,16 @@ final class IdentityAssociationTests: XCTestCase {
     ) throws -> MappingModel {
         let volumes = volumesOfWriter.map { ", \"relationshipMappings\": {\"volumes\": \"\($0)\"}" } ?? ""
         let writer = writerOfVolume.map { ", \"relationshipMappings\": {\"writer\": \"\($0)\"}" } ?? ""
-        return try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "\(authorPredicate)",
-               "attributeMappings": {"name": "$source.name"}\(volumes)},
-              {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"title": "$source.title"}\(writer)}
-            ]}
-            """)
+        return try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "predicate": "\(authorPredicate)",
+                   "attributeMappings": {"name": "$source.name"}\(volumes)},
+                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"title": "$source.title"}\(writer)}
+                ]}
+                """)
     }
 
     /// Every volume with its writer's name, by title: what the migration must give whatever the keys.
@@ -194,7 +195,7 @@ final class IdentityAssociationTests: XCTestCase {
             ]}
             """
         let manager = try MigrationManager(
-            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel(json: text))
         let out = scratch.file("out.sqlite")
         let report = try manager.migrateStore(from: source, to: out)
         let writers = rows(out, "SELECT Z_PK, ZNAME FROM ZWRITER ORDER BY Z_PK")

@@ -7,8 +7,8 @@ import XCTest
 /// each lightweight-migration rule accepted or refused, and migrations run with them.
 final class InferredMappingModelTests: XCTestCase {
     func model(_ version: String, _ entities: String) throws -> ManagedObjectModel {
-        try ModelReader.model(
-            fromJSON: #"{"name": "M", "versionIdentifier": "\#(version)", "entities": [\#(entities)]}"#)
+        try ManagedObjectModel(
+            json: #"{"name": "M", "versionIdentifier": "\#(version)", "entities": [\#(entities)]}"#)
     }
 
     func infer(_ source: String, _ destination: String) throws -> MappingModel {
@@ -478,7 +478,7 @@ final class InferredMappingModelTests: XCTestCase {
         let v2 = try model("2", Self.booksV2)
         let inferred = try MappingModel.inferred(from: v1, to: v2)
         let text = inferred.jsonText()
-        let read = try MappingModel.fromJSON(text)
+        let read = try MappingModel(json: text)
         XCTAssertEqual(read.jsonText(), text, "written, read and written again: the same text")
         XCTAssertEqual(read.name, inferred.name)
         XCTAssertEqual(read.entityMappings.map { $0.mappingType }, [.transform, .transform])
@@ -500,7 +500,7 @@ final class InferredMappingModelTests: XCTestCase {
         XCTAssertNotEqual(edited, text)
         try makeBooks(scratch.file("v1.sqlite"), v1)
         let manager = try MigrationManager(
-            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(edited))
+            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel(json: edited))
         try manager.migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))
         try checkBooks(scratch.file("v2.sqlite"), v2, heading: { $0.uppercased() })
     }
@@ -508,8 +508,8 @@ final class InferredMappingModelTests: XCTestCase {
     func testAMappingWrittenAsJSONKeepsPoliciesUserInfoAndPredicates() throws {
         let text =
             #"{"name": "M", "entityMappings": [{"name": "AToA", "type": "custom", "sourceEntity": "A", "destinationEntity": "A", "predicate": "x > 1", "policy": "P", "userInfo": {"k": "v"}, "attributeMappings": [{"name": "x", "valueExpression": "$source.x", "userInfo": {"u": "w"}}]}]}"#
-        let model = try MappingModel.fromJSON(text)
-        let again = try MappingModel.fromJSON(model.jsonText(indent: 0))
+        let model = try MappingModel(json: text)
+        let again = try MappingModel(json: model.jsonText(indent: 0))
         let mapping = try XCTUnwrap(again.entityMappings.first)
         XCTAssertEqual(mapping.mappingType, .custom)
         XCTAssertEqual(mapping.sourceExpressionText, "x > 1")
@@ -535,7 +535,7 @@ final class InferredMappingModelTests: XCTestCase {
         }
         let versions = ["1.0.0", "1.1.0", "1.1.2", "1.2.0", "2.0.0"]
         func load(_ version: String) throws -> ManagedObjectModel {
-            try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-v\(version).json")
+            try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/renames-v\(version).json")
         }
         for (from, to) in zip(versions, versions.dropFirst()) {
             let source = try load(from)
@@ -572,9 +572,9 @@ final class InferredMappingModelTests: XCTestCase {
     /// migrate a store to the same rows.
     func testUnCloudNotesV1ToV2IsWhatTheExampleWroteOut() throws {
         let folder = TestPaths.repository + "/examples/4-uncloudnotes/"
-        let v1 = try ModelReader.model(fromFile: folder + "UnCloudNotes_v1.model.json")
-        let v2 = try ModelReader.model(fromFile: folder + "UnCloudNotes_v2.model.json")
-        let written = try MappingModel.fromFile(folder + "UnCloudNotes_v1_to_v2.mapping.json")
+        let v1 = try ManagedObjectModel(contentsOf: folder + "UnCloudNotes_v1.model.json")
+        let v2 = try ManagedObjectModel(contentsOf: folder + "UnCloudNotes_v2.model.json")
+        let written = try MappingModel(contentsOf: folder + "UnCloudNotes_v1_to_v2.mapping.json")
         let inferred = try MappingModel.inferred(from: v1, to: v2)
         XCTAssertEqual(
             inferred.entityMappings.map { $0.name }, ["IEM_Transform_Note"],

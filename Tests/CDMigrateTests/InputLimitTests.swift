@@ -88,7 +88,7 @@ final class InputLimitTests: XCTestCase {
         let path = scratch.file("latin1.mapping.json")
         let text = Array("{\"entityMappings\": [\n  {\"name\": \"Caf".utf8) + [0xE9] + Array("\"}]}".utf8)
         XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(text)))
-        let e = error { try MappingModel.fromFile(path) }
+        let e = error { try MappingModel(contentsOf: path) }
         XCTAssertEqual(e?.code, .invalidJSON)
         XCTAssertTrue(
             e?.message.contains("'\(path)' is not valid UTF-8: byte 0xE9 at line 2, byte offset 36") ?? false,
@@ -99,7 +99,7 @@ final class InputLimitTests: XCTestCase {
             FileManager.default.createFile(
                 atPath: model,
                 contents: Data(Array("{\"entities\": [{\"name\": \"N".utf8) + [0xE9] + Array("\"}]}".utf8))))
-        XCTAssertEqual(error { try ModelReader.model(fromFile: model) }?.code, .invalidJSON)
+        XCTAssertEqual(error { try ManagedObjectModel(contentsOf: model) }?.code, .invalidJSON)
     }
 
     func testTheUTF8CheckFollowsUnicodesDefinitionOfWellFormed() {

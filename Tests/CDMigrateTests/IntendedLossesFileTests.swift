@@ -56,14 +56,17 @@ final class IntendedLossesFileTests: XCTestCase {
             side:
                 #"{"entityMappings": {"NoteToNote": {"cdmigrate.intendedLosses": "displayIndex", "cdmigrate.carriedByPolicy": "title"}}}"#
         )
-        let mapping = try MappingModel.fromFile(
-            path, sourceModel: try UnCloudNotes.model(version: 2), destinationModel: try UnCloudNotes.model(version: 3))
+        let mapping = try MappingModel(
+            contentsOf:
+                path, sourceModel: try UnCloudNotes.model(version: 2),
+            destinationModel: try UnCloudNotes.model(version: 3))
         let note = try XCTUnwrap(mapping.entityMapping(named: "NoteToNote"))
         XCTAssertEqual(IntendedLosses.names(of: note), ["displayIndex"])
         XCTAssertEqual(IntendedLosses.names(of: note, key: IntendedLosses.carriedByPolicyKey), ["title"])
         // Without the file: nothing declared.
-        let plain = try MappingModel.fromFile(
-            try mappingModel(side: nil), sourceModel: try UnCloudNotes.model(version: 2),
+        let plain = try MappingModel(
+            contentsOf:
+                try mappingModel(side: nil), sourceModel: try UnCloudNotes.model(version: 2),
             destinationModel: try UnCloudNotes.model(version: 3))
         XCTAssertEqual(IntendedLosses.names(of: try XCTUnwrap(plain.entityMapping(named: "NoteToNote"))), [])
     }
@@ -80,8 +83,9 @@ final class IntendedLossesFileTests: XCTestCase {
         let database = try SQLiteDatabase(path: store, mode: .readWrite)
         try database.exec("UPDATE ZNOTE SET ZDATECREATED = 700000000")
         database.close()
-        let plain = try MappingModel.fromFile(
-            try mappingModel(side: nil, withoutDateCreated: true), sourceModel: v2, destinationModel: v3)
+        let plain = try MappingModel(
+            contentsOf:
+                try mappingModel(side: nil, withoutDateCreated: true), sourceModel: v2, destinationModel: v3)
         let lenient = try MigrationManager(sourceModel: v2, destinationModel: v3, mappingModel: plain)
         let report = try lenient.migrateStore(from: store, to: directory + "/a.sqlite")
         let lossy = Set(report.losses.losses.compactMap { $0.entityMappingName })
@@ -96,8 +100,9 @@ final class IntendedLossesFileTests: XCTestCase {
         XCTAssertThrowsError(try refused.migrateStore(from: store, to: directory + "/refused.sqlite"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: directory + "/refused.sqlite"))
         let entries = lossy.sorted().map { "\"\($0)\": {\"cdmigrate.intendedLosses\": \"*\"}" }.joined(separator: ", ")
-        let declared = try MappingModel.fromFile(
-            try mappingModel(side: "{\"entityMappings\": {\(entries)}}", withoutDateCreated: true), sourceModel: v2,
+        let declared = try MappingModel(
+            contentsOf:
+                try mappingModel(side: "{\"entityMappings\": {\(entries)}}", withoutDateCreated: true), sourceModel: v2,
             destinationModel: v3)
         let strict = try MigrationManager(sourceModel: v2, destinationModel: v3, mappingModel: declared)
         strict.failsOnUnintendedLoss = true
@@ -130,8 +135,9 @@ final class IntendedLossesFileTests: XCTestCase {
         ] {
             let path = try mappingModel(side: side)
             XCTAssertThrowsError(
-                try MappingModel.fromFile(
-                    path, sourceModel: try UnCloudNotes.model(version: 2),
+                try MappingModel(
+                    contentsOf:
+                        path, sourceModel: try UnCloudNotes.model(version: 2),
                     destinationModel: try UnCloudNotes.model(version: 3))
             ) { error in
                 let e = error as? MigrationError

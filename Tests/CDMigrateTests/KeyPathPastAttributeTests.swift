@@ -26,16 +26,17 @@ final class KeyPathPastAttributeTests: XCTestCase {
         """
 
     func mapping(_ attributeMappings: String) throws -> MappingModel {
-        try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PlanetToPlanet", "sourceEntity": "Planet", "destinationEntity": "Planet",
-              "predicate": "TRUEPREDICATE", "attributeMappings": \(attributeMappings)}]}
-            """)
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PlanetToPlanet", "sourceEntity": "Planet", "destinationEntity": "Planet",
+                  "predicate": "TRUEPREDICATE", "attributeMappings": \(attributeMappings)}]}
+                """)
     }
 
     func testKeysPastAnAttributeAreCheckedAgainstWhatItsValuesAnswer() throws {
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let good = try mapping(
             #"{"name": "$source.name", "explored": "$source.isExplored.boolValue", "nameLength": "$source.name.length", "hasMoons": "$source.moons.boolValue"}"#
         )
@@ -63,8 +64,8 @@ final class KeyPathPastAttributeTests: XCTestCase {
 
     func testAStringAttributeReadAsABooleanMigratesAsFoundationReadsIt() throws {
         let scratch = ScratchDirectory()
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file("v1.sqlite")
         let out = scratch.file("v2.sqlite")
         // NSString.boolValue: Y, y, T, t or a digit 1-9 after white space, a sign and zeros.

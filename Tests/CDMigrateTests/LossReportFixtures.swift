@@ -55,7 +55,7 @@ enum LossReportFixtures {
 
     /// A v1 store of `posts` posts with a color, in two folders.
     static func store(at path: String, posts: Int = 1_001) throws {
-        let model = try ModelReader.model(fromJSON: v1)
+        let model = try ManagedObjectModel(json: v1)
         try makeStore(path, model) { store in
             let folders = try (0..<2).map { try insert(store, "Folder", ["name": .string("Folder \($0)")]) }
             for i in 0..<posts {

@@ -11,7 +11,7 @@ final class LossReportTests: XCTestCase {
     override func setUp() { scratch = ScratchDirectory() }
 
     func models() throws -> (ManagedObjectModel, ManagedObjectModel) {
-        (try ModelReader.model(fromJSON: LossReportFixtures.v1), try ModelReader.model(fromJSON: LossReportFixtures.v2))
+        (try ManagedObjectModel(json: LossReportFixtures.v1), try ManagedObjectModel(json: LossReportFixtures.v2))
     }
 
     /// The v1 → v2 mapping with `post` replacing PostToPost's members after its name, and `extra`
@@ -22,13 +22,14 @@ final class LossReportTests: XCTestCase {
         folder: String = #""attributeMappings": {"name": "$source.name"}"#, folderPredicate: String = "TRUEPREDICATE",
         postPredicate: String = "TRUEPREDICATE", extra: String = ""
     ) throws -> MappingModel {
-        try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "\(folderPredicate)", \(folder)},
-              {"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "\(postPredicate)", \(post)}\(extra)
-            ]}
-            """)
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "\(folderPredicate)", \(folder)},
+                  {"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "\(postPredicate)", \(post)}\(extra)
+                ]}
+                """)
     }
 
     func run(
@@ -117,19 +118,21 @@ final class LossReportTests: XCTestCase {
     }
 
     func testInstancesNoEntityMappingTookAreReportedAndARemoveMappingDeclaresThem() throws {
-        let onlyPosts = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "$source.title", "color": "$source.color"}}]}
-            """)
+        let onlyPosts = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"title": "$source.title", "color": "$source.color"}}]}
+                """)
         let report = try run(onlyPosts)
         XCTAssertEqual(lines(report), ["relationship Post.folder 7", "instances Folder 2"])
-        let removing = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "$source.title", "color": "$source.color"}, "userInfo": {"cdmigrate.intendedLosses": "folder"}},
-              {"name": "RemoveFolder", "type": "remove", "sourceEntity": "Folder"}]}
-            """)
+        let removing = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PostToPost", "sourceEntity": "Post", "destinationEntity": "Post", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"title": "$source.title", "color": "$source.color"}, "userInfo": {"cdmigrate.intendedLosses": "folder"}},
+                  {"name": "RemoveFolder", "type": "remove", "sourceEntity": "Folder"}]}
+                """)
         let declared = try run(removing, strict: true)
         XCTAssertEqual(lines(declared), ["relationship Post.folder 7 intended", "instances Folder 2 intended"])
     }

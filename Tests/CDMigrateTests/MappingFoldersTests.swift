@@ -75,7 +75,7 @@ final class MappingFoldersTests: XCTestCase {
         try CommandLineTool.requireBuilt()
         let (bundle, mappings) = try writeProject()
         let store = scratch.file("v1.sqlite")
-        try makeStore(store, try ModelReader.model(fromFile: bundle + "/v1.xcdatamodel")) {
+        try makeStore(store, try ManagedObjectModel(contentsOf: bundle + "/v1.xcdatamodel")) {
             _ = try insert($0, "Item", ["name": .string("a")])
         }
         let refused = try CommandLineTool.run(["plan", store, "--models", bundle])

@@ -21,21 +21,22 @@ final class MappingModelTests: XCTestCase {
         """
 
     func models() throws -> (ManagedObjectModel, ManagedObjectModel) {
-        (try ModelReader.model(fromJSON: Self.sourceJSON), try ModelReader.model(fromJSON: Self.destinationJSON))
+        (try ManagedObjectModel(json: Self.sourceJSON), try ManagedObjectModel(json: Self.destinationJSON))
     }
 
     func testReadsXcodeSourceExpressionAndBothPropertyMappingForms() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [
-              {"name": "NoteToNote", "type": "transform", "destinationEntity": "Note",
-               "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Note\\", \\"title != nil\\"), $manager.sourceContext, NO)",
-               "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}, {"name": "text", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"body\\")"}],
-               "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\", \\"tags\\", FUNCTION($source, \\"valueForKey:\\", \\"tags\\"))"}},
-              {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"name": "$source.label"}, "userInfo": {"modelVersion": 2}}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [
+                  {"name": "NoteToNote", "type": "transform", "destinationEntity": "Note",
+                   "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"Note\\", \\"title != nil\\"), $manager.sourceContext, NO)",
+                   "attributeMappings": [{"name": "title", "valueExpression": "$source.title"}, {"name": "text", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"body\\")"}],
+                   "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForSourceRelationshipNamed:sourceInstances:\\", \\"tags\\", FUNCTION($source, \\"valueForKey:\\", \\"tags\\"))"}},
+                  {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"name": "$source.label"}, "userInfo": {"modelVersion": 2}}
+                ]}
+                """)
         let (source, destination) = try models()
         let bound = try mapping.validate(sourceModel: source, destinationModel: destination)
         let note = try XCTUnwrap(bound.entityMapping(named: "NoteToNote"))
@@ -55,11 +56,12 @@ final class MappingModelTests: XCTestCase {
 
     func testSyntaxErrorsCarryPathAndOffset() {
         XCTAssertThrowsError(
-            try MappingModel.fromJSON(
-                """
-                {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
-                  "attributeMappings": [{"name": "title", "valueExpression": "$source.title +"}]}]}
-                """)
+            try MappingModel(
+                json:
+                    """
+                    {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
+                      "attributeMappings": [{"name": "title", "valueExpression": "$source.title +"}]}]}
+                    """)
         ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .expressionSyntax)
@@ -71,10 +73,11 @@ final class MappingModelTests: XCTestCase {
 
     func testUnknownKeysAndMissingNamesAreReported() {
         XCTAssertThrowsError(
-            try MappingModel.fromJSON(
-                """
-                {"entityMappings": [{"nam": "A", "sourceEntity": "Note"}], "extra": 1}
-                """)
+            try MappingModel(
+                json:
+                    """
+                    {"entityMappings": [{"nam": "A", "sourceEntity": "Note"}], "extra": 1}
+                    """)
         ) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .invalidMapping)
@@ -86,17 +89,18 @@ final class MappingModelTests: XCTestCase {
     }
 
     func testValidationNamesEveryUnknownEntityPropertyAndMapping() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"titel": "$source.title", "text": "$source.bdy", "tags": "$source.tags"},
-               "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTags\\", $source.tags)"}},
-              {"name": "X", "sourceEntity": "Nope", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE"},
-              {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "lable == 'x'"},
-              {"name": "X", "sourceEntity": "Tag", "destinationEntity": "Gone"}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"titel": "$source.title", "text": "$source.bdy", "tags": "$source.tags"},
+                   "relationshipMappings": {"tags": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"TagToTags\\", $source.tags)"}},
+                  {"name": "X", "sourceEntity": "Nope", "destinationEntity": "Tag", "predicate": "TRUEPREDICATE"},
+                  {"name": "TagToTag", "sourceEntity": "Tag", "destinationEntity": "Tag", "predicate": "lable == 'x'"},
+                  {"name": "X", "sourceEntity": "Tag", "destinationEntity": "Gone"}
+                ]}
+                """)
         let (source, destination) = try models()
         XCTAssertThrowsError(try mapping.validate(sourceModel: source, destinationModel: destination)) { error in
             let e = error as? MigrationError
@@ -115,10 +119,11 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue((e?.underlying ?? []).contains { $0.path == "$.entityMappings[2].predicate" }, messages)
             XCTAssertTrue((e?.underlying ?? []).allSatisfy { $0.path != nil })
         }
-        let takesNothing = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "X", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}
-            """)
+        let takesNothing = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "X", "sourceEntity": "Tag", "destinationEntity": "Tag"}]}
+                """)
         let bound = try takesNothing.validate(sourceModel: source, destinationModel: destination)
         XCTAssertEqual(bound.warnings.count, 1, "the mapping without a source expression takes nothing and says so")
     }
@@ -133,11 +138,12 @@ final class MappingModelTests: XCTestCase {
         let snapshotJSON = JSON.object(oldSnapshot.sorted { $0.key < $1.key }.map { ($0.key, JSON.string($0.value)) })
             .serialized()
         let stale = String(repeating: "00", count: 32)
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "sourceEntityVersionHash": "\(stale)", "sourceEntityProperties": \(snapshotJSON)}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "sourceEntityVersionHash": "\(stale)", "sourceEntityProperties": \(snapshotJSON)}]}
+                """)
         XCTAssertThrowsError(try mapping.validate(sourceModel: source, destinationModel: destination)) { error in
             let message = (error as? MigrationError)?.message ?? ""
             XCTAssertTrue(message.contains("source entity 'Note'"), message)
@@ -146,11 +152,12 @@ final class MappingModelTests: XCTestCase {
             XCTAssertTrue(message.contains("attribute 'title' changed from integer32 to string"), message)
         }
         let current = VersionHash.hex(note.versionHash)
-        let fresh = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "sourceEntityVersionHash": "\(current)"}]}
-            """)
+        let fresh = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "sourceEntityVersionHash": "\(current)"}]}
+                """)
         XCTAssertNoThrow(try fresh.validate(sourceModel: source, destinationModel: destination))
     }
 }

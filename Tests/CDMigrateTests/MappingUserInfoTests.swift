@@ -19,13 +19,14 @@ final class MappingUserInfoTests: XCTestCase {
     ]
 
     func testJSONKeepsStringsNumbersBooleansDatesAndDataApartAndWritesThemBack() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note",
-              "userInfo": {"text": "2", "count": 2, "ratio": 0.5, "whole": 2.0, "flag": true,
-                           "when": {"date": "2024-05-01T12:00:00Z"}, "bytes": {"data": "AQID"}},
-              "attributeMappings": [{"name": "title", "valueExpression": "$source.title", "userInfo": {"max": 40, "unit": "40"}}]}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note",
+                  "userInfo": {"text": "2", "count": 2, "ratio": 0.5, "whole": 2.0, "flag": true,
+                               "when": {"date": "2024-05-01T12:00:00Z"}, "bytes": {"data": "AQID"}},
+                  "attributeMappings": [{"name": "title", "valueExpression": "$source.title", "userInfo": {"max": 40, "unit": "40"}}]}]}
+                """)
         let note = try XCTUnwrap(mapping.entityMapping(named: "NoteToNote"))
         XCTAssertEqual(typed(note.userInfo), Self.mixed)
         XCTAssertEqual(typed(note.attributeMappings[0].userInfo), ["max": "integer 40", "unit": "string 40"])
@@ -35,7 +36,7 @@ final class MappingUserInfoTests: XCTestCase {
         XCTAssertTrue(text.contains(#""text": "2""#), text)
         XCTAssertTrue(text.contains(#""whole": 2.0"#), text)
         XCTAssertTrue(text.contains(#""flag": true"#), text)
-        let again = try MappingModel.fromJSON(text)
+        let again = try MappingModel(json: text)
         XCTAssertEqual(typed(try XCTUnwrap(again.entityMapping(named: "NoteToNote")).userInfo), Self.mixed)
         XCTAssertEqual(
             typed(try XCTUnwrap(again.entityMapping(named: "NoteToNote")).attributeMappings[0].userInfo),
@@ -43,18 +44,19 @@ final class MappingUserInfoTests: XCTestCase {
     }
 
     func testJSONDecimalsUUIDsURIsAndUnroundedDatesSurviveAWriteAndARead() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
-              "userInfo": {"price": {"decimal": "12.30"}, "id": {"uuid": "00112233-4455-6677-8899-AABBCCDDEEFF"},
-                           "home": {"uri": "https://example.org/x"}, "instant": {"date": 0.0001}}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note",
+                  "userInfo": {"price": {"decimal": "12.30"}, "id": {"uuid": "00112233-4455-6677-8899-AABBCCDDEEFF"},
+                               "home": {"uri": "https://example.org/x"}, "instant": {"date": 0.0001}}}]}
+                """)
         let expected = [
             "price": "decimal 12.30", "id": "UUID 00112233-4455-6677-8899-AABBCCDDEEFF",
             "home": "URI https://example.org/x", "instant": "date 2001-01-01T00:00:00Z",
         ]
         XCTAssertEqual(typed(try XCTUnwrap(mapping.entityMapping(named: "A")).userInfo), expected)
-        let again = try MappingModel.fromJSON(mapping.jsonText())
+        let again = try MappingModel(json: mapping.jsonText())
         let info = try XCTUnwrap(again.entityMapping(named: "A")).userInfo
         XCTAssertEqual(typed(info), expected)
         guard case .date(let d)? = info["instant"] else {
@@ -70,10 +72,11 @@ final class MappingUserInfoTests: XCTestCase {
             ("null", "must be"),
         ] {
             XCTAssertThrowsError(
-                try MappingModel.fromJSON(
-                    """
-                    {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note", "userInfo": {"bad": \(value)}}]}
-                    """), value
+                try MappingModel(
+                    json:
+                        """
+                        {"entityMappings": [{"name": "A", "sourceEntity": "Note", "destinationEntity": "Note", "userInfo": {"bad": \(value)}}]}
+                        """), value
             ) { error in
                 let e = error as? MigrationError
                 let all = ([e].compactMap { $0 } + (e?.underlying ?? []))
@@ -147,7 +150,7 @@ final class MappingUserInfoTests: XCTestCase {
         }
         XCTAssertFalse(mapping.warnings.contains { $0.contains("userinfodata") }, "\(mapping.warnings)")
 
-        let again = try MappingModel.fromJSON(mapping.jsonText())
+        let again = try MappingModel(json: mapping.jsonText())
         XCTAssertEqual(typed(try XCTUnwrap(again.entityMapping(named: "NoteToNote")).userInfo), Self.mixed)
         XCTAssertEqual(
             typed(try XCTUnwrap(again.entityMapping(named: "NoteToNote")?.attributeMapping(named: "title")).userInfo),

@@ -23,20 +23,21 @@ final class MappingWarningTests: XCTestCase {
         noteExtra: String = "", noteMappings: String = "\"attributeMappings\": {\"title\": \"$source.title\"}",
         folderPredicate: String = "TRUEPREDICATE"
     ) throws -> MappingModel {
-        try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "\(folderPredicate)",
-               "attributeMappings": {"name": "$source.name"}},
-              {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-               \(noteMappings) \(noteExtra)}
-            ]}
-            """)
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "\(folderPredicate)",
+                   "attributeMappings": {"name": "$source.name"}},
+                  {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                   \(noteMappings) \(noteExtra)}
+                ]}
+                """)
     }
 
     func testUnfilledDestinationPropertiesWithASourceCounterpartAreNamedBeforeARun() throws {
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let bound = try mapping().validate(sourceModel: source, destinationModel: destination)
         XCTAssertEqual(
             bound.warnings,
@@ -68,8 +69,8 @@ final class MappingWarningTests: XCTestCase {
             with:
                 "{\"name\": \"Folder\", \"versionHash\": \"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\", \"attributes\""
         )
-        let source = try ModelReader.model(fromJSON: written)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: written)
+        let destination = try ManagedObjectModel(json: Self.v2)
         XCTAssertEqual(source.warnings.count, 1, "\(source.warnings)")
         let manager = try MigrationManager(
             sourceModel: source, destinationModel: destination, mappingModel: try mapping())
@@ -79,8 +80,8 @@ final class MappingWarningTests: XCTestCase {
     }
 
     func testAnEntityMappingThatTookNoInstancesIsReportedAfterARun() throws {
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file("notes.sqlite")
         try makeStore(path, source) { store in
             let folder = try insert(store, "Folder", ["name": .string("Inbox")])

@@ -24,8 +24,8 @@ final class MigrationBehaviourTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: Self.people)
-        v2 = try ModelReader.model(fromJSON: Self.split)
+        v1 = try ManagedObjectModel(json: Self.people)
+        v2 = try ManagedObjectModel(json: Self.split)
     }
 
     func makePeople(_ rows: [(String?, String, Int64)]) throws -> String {
@@ -41,15 +41,16 @@ final class MigrationBehaviourTests: XCTestCase {
     }
 
     func mapping(_ extra: String = "") throws -> MappingModel {
-        try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
-               "attributeMappings": {"name": "$source.name", "age": "$source.age"} \(extra)},
-              {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country ==[c] 'finland' AND age >= 0",
-               "attributeMappings": {"name": "FUNCTION($source.name, \\"uppercaseString\\")", "age": "$source.age"}}
-            ]}
-            """)
+        try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+                   "attributeMappings": {"name": "$source.name", "age": "$source.age"} \(extra)},
+                  {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country ==[c] 'finland' AND age >= 0",
+                   "attributeMappings": {"name": "FUNCTION($source.name, \\"uppercaseString\\")", "age": "$source.age"}}
+                ]}
+                """)
     }
 
     func testPredicatesSelectRowsAndUntakenInstancesAreCounted() throws {
@@ -220,14 +221,15 @@ final class MigrationBehaviourTests: XCTestCase {
             }
         }
         let source = try makePeople([("Anna Berg", "Sweden", 30)])
-        let model = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
-              "policy": "P", "userInfo": {"suffix": "!", "factor": 2},
-              "attributeMappings": {
-                "name": "FUNCTION(CAST(\\"MigrationFunctions\\", \\"Class\\"), \\"join:with:\\", FUNCTION($entityPolicy, \\"initialOf:\\", $source.name), $entityMapping.userInfo.suffix)",
-                "age": "$source.age * $entityMapping.userInfo.factor + 1"}}]}
-            """)
+        let model = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
+                  "policy": "P", "userInfo": {"suffix": "!", "factor": 2},
+                  "attributeMappings": {
+                    "name": "FUNCTION(CAST(\\"MigrationFunctions\\", \\"Class\\"), \\"join:with:\\", FUNCTION($entityPolicy, \\"initialOf:\\", $source.name), $entityMapping.userInfo.suffix)",
+                    "age": "$source.age * $entityMapping.userInfo.factor + 1"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: model)
         manager.registerPolicy(named: "P") { Policy() }
         manager.registerFunction(className: "MigrationFunctions", selector: "join:with:") { args in
@@ -243,16 +245,18 @@ final class MigrationBehaviourTests: XCTestCase {
 
     func testTwoPassesWriteIntoOneDestination() throws {
         let source = try makePeople((0..<10).map { ("P\($0)", "Sweden", Int64($0)) })
-        let first = try MappingModel.fromJSON(
-            """
-            {"name": "StepOne", "entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede",
-              "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
-            """)
-        let second = try MappingModel.fromJSON(
-            """
-            {"name": "StepTwo", "entityMappings": [{"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn",
-              "predicate": "age < 5", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
-            """)
+        let first = try MappingModel(
+            json:
+                """
+                {"name": "StepOne", "entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede",
+                  "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
+                """)
+        let second = try MappingModel(
+            json:
+                """
+                {"name": "StepTwo", "entityMappings": [{"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn",
+                  "predicate": "age < 5", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModels: [first, second])
         let report = try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
         XCTAssertEqual(
@@ -306,14 +310,15 @@ final class MigrationBehaviourTests: XCTestCase {
             try FileManager.default.copyItem(atPath: fixture + suffix, toPath: copy + suffix)
         }
         let fixtures = TestPaths.fixtures + "/json-models/"
-        let v100 = try ModelReader.model(fromFile: fixtures + "renames-v1.0.0.json")
-        let v200 = try ModelReader.model(fromFile: fixtures + "renames-v2.0.0.json")
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "BasicEntityToBasicEntity", "type": "transform", "sourceEntity": "BasicEntity", "destinationEntity": "BasicEntity",
-              "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"BasicEntity\\", \\"TRUEPREDICATE\\"), $manager.sourceContext, NO)",
-              "attributeMappings": [{"name": "v2_0_0_name", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"v1_0_0_name\\")"}]}]}
-            """)
+        let v100 = try ManagedObjectModel(contentsOf: fixtures + "renames-v1.0.0.json")
+        let v200 = try ManagedObjectModel(contentsOf: fixtures + "renames-v2.0.0.json")
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "BasicEntityToBasicEntity", "type": "transform", "sourceEntity": "BasicEntity", "destinationEntity": "BasicEntity",
+                  "sourceExpression": "FETCH(FUNCTION($manager, \\"fetchRequestForSourceEntityNamed:predicateString:\\", \\"BasicEntity\\", \\"TRUEPREDICATE\\"), $manager.sourceContext, NO)",
+                  "attributeMappings": [{"name": "v2_0_0_name", "valueExpression": "FUNCTION($source, \\"valueForKey:\\", \\"v1_0_0_name\\")"}]}]}
+                """)
         let manager = try MigrationManager(sourceModel: v100, destinationModel: v200, mappingModel: mapping)
         try manager.migrateStoreInPlace(at: copy)
         let store = try PersistentStore.open(at: copy, model: v200)
@@ -371,7 +376,7 @@ extension MigrationBehaviourTests {
         var dumps: [[String]] = []
         for pushDown in [false, true] {
             let manager = try MigrationManager(
-                sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+                sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel(json: text))
             manager.pushDownSQL = pushDown
             let out = scratch.file("out-\(pushDown).sqlite")
             XCTAssertThrowsError(try manager.migrateStore(from: source, to: out)) { error in
@@ -447,7 +452,7 @@ final class RelationshipCountValidationTests: XCTestCase {
 
     func migrate(tagsPerBox: [Int]) throws -> MigrationReport {
         let scratch = ScratchDirectory()
-        let model = try ModelReader.model(fromJSON: Self.model)
+        let model = try ManagedObjectModel(json: Self.model)
         let source = scratch.file("shelf.sqlite")
         try makeStore(source, model) { store in
             for (i, count) in tagsPerBox.enumerated() {
@@ -460,7 +465,7 @@ final class RelationshipCountValidationTests: XCTestCase {
             }
         }
         let manager = try MigrationManager(
-            sourceModel: model, destinationModel: model, mappingModel: try MappingModel.fromJSON(Self.mapping))
+            sourceModel: model, destinationModel: model, mappingModel: try MappingModel(json: Self.mapping))
         return try manager.migrateStore(from: source, to: scratch.file("out.sqlite"), checkSourceVersion: false)
     }
 
@@ -538,15 +543,15 @@ final class RelationshipStageTests: XCTestCase {
     func migrate(_ policy: OneTeamPerName, _ scratch: ScratchDirectory) throws -> String {
         let source = scratch.file("people.sqlite")
         let destination = scratch.file("teams.sqlite")
-        let people = try ModelReader.model(fromJSON: Self.people)
+        let people = try ManagedObjectModel(json: Self.people)
         try makeStore(source, people) { store in
             for (name, team) in [("Ada", "red"), ("Bo", "blue"), ("Cy", "red"), ("Di", "red"), ("Ed", "green")] {
                 try insert(store, "Person", ["name": .string(name), "team": .string(team)])
             }
         }
         let manager = try MigrationManager(
-            sourceModel: people, destinationModel: try ModelReader.model(fromJSON: Self.teams),
-            mappingModel: try MappingModel.fromJSON(Self.mapping))
+            sourceModel: people, destinationModel: try ManagedObjectModel(json: Self.teams),
+            mappingModel: try MappingModel(json: Self.mapping))
         manager.registerPolicy(named: "OneTeamPerName") { policy }
         _ = try manager.migrateStore(from: source, to: destination, checkSourceVersion: false)
         return destination
@@ -557,7 +562,7 @@ final class RelationshipStageTests: XCTestCase {
         let policy = OneTeamPerName(setsRelationshipsItself: true)
         let destination = try migrate(policy, scratch)
         XCTAssertEqual(policy.relationshipCalls, 3, "three teams made from five people")
-        let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromJSON: Self.teams))
+        let store = try PersistentStore.open(at: destination, model: try ManagedObjectModel(json: Self.teams))
         defer { store.close() }
         var members: [String: Set<String>] = [:]
         for team in try fetchAll(store, "Team") {
@@ -599,8 +604,8 @@ final class ValidationStageTests: XCTestCase {
 
     func run(names: [String?]) throws -> (Recording, Error?) {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: MigrationBehaviourTests.people)
-        let v2 = try ModelReader.model(fromJSON: MigrationBehaviourTests.split)
+        let v1 = try ManagedObjectModel(json: MigrationBehaviourTests.people)
+        let v2 = try ManagedObjectModel(json: MigrationBehaviourTests.split)
         let source = scratch.file("people.sqlite")
         try makeStore(source, v1) { store in
             for name in names {
@@ -609,11 +614,12 @@ final class ValidationStageTests: XCTestCase {
                     ["name": name.map { .string($0) } ?? .null, "country": .string("Sweden"), "age": .integer(3)])
             }
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
-              "policy": "Recording", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "TRUEPREDICATE",
+                  "policy": "Recording", "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
+                """)
         let policy = Recording()
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "Recording") { policy }

@@ -56,12 +56,12 @@ final class MigrationInheritanceTests: XCTestCase {
 
     func testAParentMappingLeavesSubentitiesToTheirOwnMappingAndRelationshipsResolveThroughBoth() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.source)
-        let v2 = try ModelReader.model(fromJSON: Self.destination)
+        let v1 = try ManagedObjectModel(json: Self.source)
+        let v2 = try ManagedObjectModel(json: Self.destination)
         let source = try makeSource(scratch, v1)
         let manager = try MigrationManager(
             sourceModel: v1, destinationModel: v2,
-            mappingModel: try MappingModel.fromJSON(Self.mapping.replacingOccurrences(of: " FAVOURITE", with: "")))
+            mappingModel: try MappingModel(json: Self.mapping.replacingOccurrences(of: " FAVOURITE", with: "")))
         let report = try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))
         XCTAssertEqual(
             report.mappings.map { $0.sourceInstances }, [3, 2, 1], "ItemToItem does not take the photos a second time")
@@ -81,14 +81,14 @@ final class MigrationInheritanceTests: XCTestCase {
 
     func testSeveralInstancesIntoAToOneAreAnErrorNamingTheRelationship() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.source)
-        let v2 = try ModelReader.model(fromJSON: Self.destination)
+        let v1 = try ManagedObjectModel(json: Self.source)
+        let v2 = try ManagedObjectModel(json: Self.destination)
         let source = try makeSource(scratch, v1)
         let favourite =
             #", "favourite": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"ItemToItem\", $source.items)""#
         let text = Self.mapping.replacingOccurrences(of: " FAVOURITE", with: favourite)
         let manager = try MigrationManager(
-            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+            sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel(json: text))
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))) { error in
             let e = error as? MigrationError
             XCTAssertEqual(e?.code, .entityMigrationPolicy)
@@ -102,14 +102,15 @@ final class MigrationInheritanceTests: XCTestCase {
 
     func testEvaluationErrorsNameTheMappingAndProperty() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.source)
-        let v2 = try ModelReader.model(fromJSON: Self.destination)
+        let v1 = try ManagedObjectModel(json: Self.source)
+        let v2 = try ManagedObjectModel(json: Self.destination)
         let source = try makeSource(scratch, v1)
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "FUNCTION($source.title, \\"noSuchSelector\\")"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "ItemToItem", "sourceEntity": "Item", "destinationEntity": "Item", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"title": "FUNCTION($source.title, \\"noSuchSelector\\")"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         XCTAssertThrowsError(try manager.migrateStore(from: source, to: scratch.file("out.sqlite"))) { error in
             let e = error as? MigrationError
@@ -149,8 +150,8 @@ extension MigrationInheritanceTests {
 
     func testRelationshipsSetBySQLMatchThePerInstancePath() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.source)
-        let v2 = try ModelReader.model(fromJSON: Self.destination)
+        let v1 = try ManagedObjectModel(json: Self.source)
+        let v2 = try ManagedObjectModel(json: Self.destination)
         let path = scratch.file("media.sqlite")
         try makeStore(path, v1) { store in
             let shelves = try (0..<3).map { try insert(store, "Shelf", ["label": .string("S\($0)")]) }
@@ -174,7 +175,7 @@ extension MigrationInheritanceTests {
         var dumps: [[String]] = []
         for pushDown in [false, true] {
             let manager = try MigrationManager(
-                sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel.fromJSON(text))
+                sourceModel: v1, destinationModel: v2, mappingModel: try MappingModel(json: text))
             manager.pushDownSQL = pushDown
             let out = scratch.file("out-\(pushDown).sqlite")
             let report = try manager.migrateStore(from: path, to: out)

@@ -63,8 +63,8 @@ final class MigrationManagerTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        source = try ModelReader.model(fromJSON: Self.v1)
-        destination = try ModelReader.model(fromJSON: Self.v2)
+        source = try ManagedObjectModel(json: Self.v1)
+        destination = try ManagedObjectModel(json: Self.v2)
     }
 
     /// 30 notes, 4 tags (note i has tags i%4 and (i+1)%4), 3 folders (ordered, notes in reverse order of creation).
@@ -96,7 +96,7 @@ final class MigrationManagerTests: XCTestCase {
         let sourcePath = try makeSource()
         let before = fileBytes(sourcePath)
         let manager = try MigrationManager(
-            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(Self.mapping))
+            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel(json: Self.mapping))
         let destinationPath = scratch.file("destination.sqlite")
         let report = try manager.migrateStore(from: sourcePath, to: destinationPath)
         XCTAssertEqual(fileBytes(sourcePath), before, "the source is never modified")
@@ -176,7 +176,7 @@ final class MigrationManagerTests: XCTestCase {
         .replacingOccurrences(
             of: "\"name\": \"FolderToFolder\",", with: "\"name\": \"FolderToFolder\", \"policy\": \"Recording\",")
         let manager = try MigrationManager(
-            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(text))
+            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel(json: text))
         var made = 0
         manager.registerPolicy(named: "Recording") {
             made += 1
@@ -211,7 +211,7 @@ final class MigrationManagerTests: XCTestCase {
         let text = Self.mapping.replacingOccurrences(
             of: "\"type\": \"transform\",", with: "\"type\": \"custom\", \"policy\": \"Ported\",")
         let manager = try MigrationManager(
-            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel.fromJSON(text))
+            sourceModel: source, destinationModel: destination, mappingModel: try MappingModel(json: text))
         manager.registerPolicy(named: "Ported") { CoreDataSpellingPolicy() }
         CoreDataSpellingPolicy.begun = []
         try manager.migrateStore(from: sourcePath, to: scratch.file("d.sqlite"))

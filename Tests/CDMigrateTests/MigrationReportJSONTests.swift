@@ -14,7 +14,7 @@ final class MigrationReportJSONTests: XCTestCase {
         scratch = ScratchDirectory()
         try CommandLineTool.writePeopleSplit(into: scratch)
         source = scratch.file("people.sqlite")
-        try makeStore(source, try ModelReader.model(fromFile: scratch.file("v1.json"))) { store in
+        try makeStore(source, try ManagedObjectModel(contentsOf: scratch.file("v1.json"))) { store in
             for (name, country) in [("Anna", "Sweden"), ("Matti", "Finland"), ("Olaf", "Norway")] {
                 try insert(store, "Person", ["name": .string(name), "country": .string(country), "age": .integer(30)])
             }
@@ -27,9 +27,9 @@ final class MigrationReportJSONTests: XCTestCase {
 
     func testAReportHasTheDocumentedKeysAndTheCommandLinePrintsTheSame() throws {
         let manager = try MigrationManager(
-            sourceModel: try ModelReader.model(fromFile: scratch.file("v1.json")),
-            destinationModel: try ModelReader.model(fromFile: scratch.file("v2.json")),
-            mappingModel: try MappingModel.fromFile(scratch.file("map.json")))
+            sourceModel: try ManagedObjectModel(contentsOf: scratch.file("v1.json")),
+            destinationModel: try ManagedObjectModel(contentsOf: scratch.file("v2.json")),
+            mappingModel: try MappingModel(contentsOf: scratch.file("map.json")))
         let report = try manager.migrateStore(from: source, to: scratch.file("swift.sqlite"))
         let encoded = try object(report.json.serialized())
         XCTAssertEqual(

@@ -28,8 +28,8 @@ final class ModelCacheWriterTests: XCTestCase {
             models.append(
                 (
                     "\(base)XcodeServer.xcdatamodel",
-                    try ModelReader.model(
-                        fromFile: root + "/" + base + "XcodeServer.xcdatamodeld/XcodeServer.xcdatamodel")
+                    try ManagedObjectModel(
+                        contentsOf: root + "/" + base + "XcodeServer.xcdatamodeld/XcodeServer.xcdatamodel")
                 ))
         }
         for version in StoreModelCacheTests.renameVersions {
@@ -38,13 +38,13 @@ final class ModelCacheWriterTests: XCTestCase {
             models.append(
                 (
                     "renames v\(version).xcdatamodel",
-                    try ModelReader.model(
-                        fromFile: root + "/apple-stores/renames/Model.xcdatamodeld/v\(version).xcdatamodel")
+                    try ManagedObjectModel(
+                        contentsOf: root + "/apple-stores/renames/Model.xcdatamodeld/v\(version).xcdatamodel")
                 ))
             models.append(
                 (
                     "renames-v\(version).json",
-                    try ModelReader.model(fromFile: root + "/json-models/renames-v\(version).json")
+                    try ManagedObjectModel(contentsOf: root + "/json-models/renames-v\(version).json")
                 ))
         }
         for name in [
@@ -53,19 +53,19 @@ final class ModelCacheWriterTests: XCTestCase {
             models.append(
                 (
                     name,
-                    try ModelReader.model(
-                        fromFile: root + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/\(name).xcdatamodel")
+                    try ManagedObjectModel(
+                        contentsOf: root + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/\(name).xcdatamodel")
                 ))
         }
         models.append(
             (
                 "CoreDataBooks",
-                try ModelReader.model(
-                    fromFile: root + "/xcode3/CoreDataBooks/CoreDataBooks.xcdatamodeld/CoreDataBooks.xcdatamodel")
+                try ManagedObjectModel(
+                    contentsOf: root + "/xcode3/CoreDataBooks/CoreDataBooks.xcdatamodeld/CoreDataBooks.xcdatamodel")
             ))
-        models.append(("notes-v7.json", try ModelReader.model(fromFile: root + "/json-models/notes-v7.json")))
+        models.append(("notes-v7.json", try ManagedObjectModel(contentsOf: root + "/json-models/notes-v7.json")))
         for name in ["photos-v1", "photos-v2", "photos-v3", "photos-plain"] {
-            models.append((name, try ModelReader.model(fromFile: root + "/external-data/\(name).json")))
+            models.append((name, try ManagedObjectModel(contentsOf: root + "/external-data/\(name).json")))
         }
         return models
     }
@@ -162,7 +162,7 @@ final class ModelCacheWriterTests: XCTestCase {
                     try XCTUnwrap(try StoreModelCache.compressedArchive(in: database)), limit: 1 << 20,
                     code: .invalidModel, what: "apple"),
                 code: .invalidModel, what: "Apple's cache v\(version)")
-            let model = try ModelReader.model(fromFile: Self.fixtures + "/json-models/renames-v\(version).json")
+            let model = try ManagedObjectModel(contentsOf: Self.fixtures + "/json-models/renames-v\(version).json")
             let ours = try KeyedArchive(
                 bytes: try CompiledModelWriter.archive(model), code: .invalidModel, what: "our cache v\(version)")
             var appleShapes = try Self.classKeyShapes(apple)
@@ -196,8 +196,8 @@ final class ModelCacheWriterTests: XCTestCase {
     }
 
     func testAMigratedStoreCachesTheDestinationModel() throws {
-        let source = try ModelReader.model(fromFile: Self.fixtures + "/json-models/renames-v1.0.0.json")
-        let destination = try ModelReader.model(fromFile: Self.fixtures + "/json-models/renames-v1.1.0.json")
+        let source = try ManagedObjectModel(contentsOf: Self.fixtures + "/json-models/renames-v1.0.0.json")
+        let destination = try ManagedObjectModel(contentsOf: Self.fixtures + "/json-models/renames-v1.1.0.json")
         let sourcePath = scratch.file("v1.sqlite")
         try makeStore(sourcePath, source) { store in
             _ = try insert(store, "BasicEntity", ["v1_0_0_name": .string("A Known Value")])
@@ -210,7 +210,7 @@ final class ModelCacheWriterTests: XCTestCase {
         let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: migrated))
         XCTAssertEqual(Self.details(cached), Self.details(destination), ModelStructure.difference(cached, destination))
         // The store's own model (what `cdmigrate inspect` and Model.from_store read) is the cache.
-        let own = try StoreModelRecovery.storeModel(at: migrated)
+        let own = try ManagedObjectModel(ofStoreAt: migrated)
         XCTAssertFalse(own.isRecovered)
         XCTAssertEqual(own.entityVersionHashes, destination.entityVersionHashes)
         // One row, raw DEFLATE at Apple's level: Apple's reader inflates it as NSData(zlib).
@@ -222,8 +222,8 @@ final class ModelCacheWriterTests: XCTestCase {
     func testAStoreMigratesAgainWithItsCacheAsTheOnlySourceModel() throws {
         // UnCloudNotes v1 → v2 (inferred), then v2 → v3 with nothing but the store's cache as the source model.
         let folder = Self.fixtures + "/xcode/UnCloudNotes/UnCloudNotesDataModel.xcdatamodeld/"
-        let v1 = try ModelReader.model(fromFile: folder + "UnCloudNotesDataModel.xcdatamodel")
-        let v2 = try ModelReader.model(fromFile: folder + "UnCloudNotesDataModel_v2.xcdatamodel")
+        let v1 = try ManagedObjectModel(contentsOf: folder + "UnCloudNotesDataModel.xcdatamodel")
+        let v2 = try ManagedObjectModel(contentsOf: folder + "UnCloudNotesDataModel_v2.xcdatamodel")
         let first = scratch.file("v1.sqlite")
         try makeStore(first, v1) { store in
             let note = try insert(
@@ -277,7 +277,7 @@ final class ModelCacheWriterTests: XCTestCase {
                  {"name": "friends", "destination": "Owner", "inverse": "friends", "toMany": true, "deleteRule": "deny"}]}
             ]}
             """
-        let model = try ModelReader.model(fromJSON: json)
+        let model = try ManagedObjectModel(json: json)
         let back = try CompiledModelReader.model(fromArchive: try CompiledModelWriter.archive(model))
         XCTAssertEqual(Self.details(back), Self.details(model), ModelStructure.difference(back, model))
         XCTAssertEqual(
@@ -348,7 +348,7 @@ final class ModelCacheWriterTests: XCTestCase {
         """
 
     func testDerivedAttributesAreArchivedAndReadBackAsTheSameVersion() throws {
-        let model = try ModelReader.model(fromJSON: Self.derivedModel)
+        let model = try ManagedObjectModel(json: Self.derivedModel)
         let blob = try XCTUnwrap(
             try StoreModelCache.compressedArchive(of: model), "a model with derived attributes gets a cache")
         let archive = try Inflate.inflate(
@@ -376,7 +376,7 @@ final class ModelCacheWriterTests: XCTestCase {
     }
 
     func testADerivedAttributeIsArchivedWithFoundationsClassesAndKeys() throws {
-        let model = try ModelReader.model(fromJSON: Self.derivedModel)
+        let model = try ManagedObjectModel(json: Self.derivedModel)
         let archive = try KeyedArchive(
             bytes: try CompiledModelWriter.archive(model), code: .invalidModel, what: "the archive")
         var derived: [String: ArchivedObject] = [:]
@@ -425,12 +425,12 @@ final class ModelCacheWriterTests: XCTestCase {
         XCTAssertEqual(DerivationForm.keptText("items.price.@max"), "items.price.@max")
         XCTAssertEqual(DerivationForm.keptText("lowercase:(name)"), "lowercase:(name)")
         XCTAssertEqual(DerivationForm.keptText("@count"), "@count")
-        let keyPath = try ModelReader.model(
-            fromJSON:
+        let keyPath = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "A", "attributes": [{"name": "n", "type": "int64", "derivationExpression": "bs.@count"}], "relationships": [{"name": "bs", "destination": "B", "inverse": "a", "toMany": true}]}, {"name": "B", "relationships": [{"name": "a", "destination": "A", "inverse": "bs"}]}]}"#
         )
-        let function = try ModelReader.model(
-            fromJSON:
+        let function = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "A", "attributes": [{"name": "n", "type": "int64", "derivationExpression": "count:(bs)"}], "relationships": [{"name": "bs", "destination": "B", "inverse": "a", "toMany": true}]}, {"name": "B", "relationships": [{"name": "a", "destination": "A", "inverse": "bs"}]}]}"#
         )
         XCTAssertEqual(keyPath.entityVersionHashes, function.entityVersionHashes)
@@ -438,8 +438,8 @@ final class ModelCacheWriterTests: XCTestCase {
 
     func testADerivationTheWriterDoesNotArchiveLeavesTheCacheEmpty() throws {
         // Arithmetic is not among what the writer archives: no cache rather than another version.
-        let model = try ModelReader.model(
-            fromJSON:
+        let model = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "Item", "attributes": [{"name": "price", "type": "double"}, {"name": "double", "type": "double", "derivationExpression": "price * 2"}]}]}"#
         )
         XCTAssertNil(try StoreModelCache.compressedArchive(of: model))
@@ -471,11 +471,11 @@ final class ModelCacheWriterTests: XCTestCase {
             </entity>
         </model>
         """.write(toFile: folder + "/contents", atomically: true, encoding: .utf8)
-        let derived = try ModelReader.model(fromFile: folder)
+        let derived = try ManagedObjectModel(contentsOf: folder)
         XCTAssertNotNil(derived.entity(named: "Item")?.attribute(named: "upper")?.filteringPredicate)
         XCTAssertNil(try StoreModelCache.compressedArchive(of: derived))
-        let plain = try ModelReader.model(
-            fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
+        let plain = try ManagedObjectModel(
+            json: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
         let sourcePath = scratch.file("plain.sqlite")
         try makeStore(sourcePath, plain) { store in _ = try insert(store, "Item", ["title": .string("a")]) }
         let migrated = scratch.file("derived.sqlite")
@@ -485,14 +485,14 @@ final class ModelCacheWriterTests: XCTestCase {
         )
         .migrateStore(from: sourcePath, to: migrated)
         XCTAssertNil(try StoreModelCache.model(fromStoreAt: migrated))
-        XCTAssertTrue(try StoreModelRecovery.storeModel(at: migrated).isRecovered)
+        XCTAssertTrue(try ManagedObjectModel(ofStoreAt: migrated).isRecovered)
     }
 
     func testAMigratedStoreWithDerivedAttributesCachesItsModel() throws {
-        let plain = try ModelReader.model(
-            fromJSON: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
-        let derived = try ModelReader.model(
-            fromJSON:
+        let plain = try ManagedObjectModel(
+            json: #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}]}]}"#)
+        let derived = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "Item", "attributes": [{"name": "title", "type": "string"}, {"name": "upper", "type": "string", "derivationExpression": "uppercase:(title)"}]}]}"#
         )
         let sourcePath = scratch.file("plain.sqlite")
@@ -507,6 +507,6 @@ final class ModelCacheWriterTests: XCTestCase {
         XCTAssertEqual(cached.entityVersionHashes, derived.entityVersionHashes)
         XCTAssertEqual(
             cached.entity(named: "Item")?.attribute(named: "upper")?.derivationExpression, "uppercase:(title)")
-        XCTAssertFalse(try StoreModelRecovery.storeModel(at: migrated).isRecovered)
+        XCTAssertFalse(try ManagedObjectModel(ofStoreAt: migrated).isRecovered)
     }
 }

@@ -57,7 +57,7 @@ final class ModelJSONTests: XCTestCase {
     /// The hashes written are only a record: read back, Core Data's recipe on the JSON alone gives
     /// them again (no "differs from Core Data's" warning).
     func assertRoundTrip(_ model: ManagedObjectModel, _ what: String) throws {
-        let back = try ModelReader.model(fromJSON: model.jsonText())
+        let back = try ManagedObjectModel(json: model.jsonText())
         assertSameModel(model, back, what)
         XCTAssertEqual(back.warnings.filter { $0.contains("versionHash") }, [], what)
     }
@@ -74,7 +74,7 @@ final class ModelJSONTests: XCTestCase {
     func testXcodeServerSourceAndCompiledModelsRoundTrip() throws {
         for version in ["1_0_0", "1_1_0", "2_0_0"] {
             let folder = TestPaths.fixtures + "/xcode/XcodeServer/\(version)"
-            let source = try ModelReader.model(fromFile: folder + "/XcodeServer.xcdatamodeld")
+            let source = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.xcdatamodeld")
             try assertRoundTrip(source, "XcodeServer \(version)")
             let compiled = try CompiledModelBundle(contentsOf: folder + "/XcodeServer.momd_precompiled")
             try assertRoundTrip(compiled.currentModel, "XcodeServer \(version) compiled")
@@ -110,6 +110,6 @@ final class ModelJSONTests: XCTestCase {
                                   "ordered": true, "deleteRule": "cascade", "minCount": 1, "maxCount": 5}]}
             ]}
             """
-        try assertRoundTrip(try ModelReader.model(fromJSON: text), "hand-written")
+        try assertRoundTrip(try ManagedObjectModel(json: text), "hand-written")
     }
 }

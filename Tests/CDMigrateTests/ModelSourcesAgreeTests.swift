@@ -13,7 +13,7 @@ final class ModelSourcesAgreeTests: XCTestCase {
             XCTAssertEqual(recorded.count, 23)
             XCTAssertEqual(
                 compiled.currentModel.entityVersionHashes, recorded, "\(version): the .mom's computed hashes")
-            let source = try ModelReader.model(fromFile: folder + "/XcodeServer.xcdatamodeld")
+            let source = try ManagedObjectModel(contentsOf: folder + "/XcodeServer.xcdatamodeld")
             XCTAssertEqual(
                 source.entityVersionHashes, compiled.currentModel.entityVersionHashes,
                 "\(version): source and compiled agree")

@@ -4,8 +4,8 @@ import XCTest
 
 final class ModelTests: XCTestCase {
     func testLoadsEntitiesWithInheritance() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"name": "M", "entities": [
                   {"name": "Attachment", "attributes": [{"name": "dateCreated", "type": "date"}],
                    "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},

@@ -8,7 +8,7 @@ final class ModelValidationTests: XCTestCase {
 
     func modelError(_ json: String, file: StaticString = #filePath, line: UInt = #line) -> MigrationError? {
         do {
-            _ = try ModelReader.model(fromJSON: json)
+            _ = try ManagedObjectModel(json: json)
             XCTFail("the model loaded", file: file, line: line)
             return nil
         } catch let error as MigrationError {
@@ -104,7 +104,7 @@ final class ModelValidationTests: XCTestCase {
                 "Folder", "",
                 "{\"name\": \"notes\", \"destination\": \"Note\", \"inverse\": \"other\", \"toMany\": true}"))
         // As momc and Core Data: loaded, each side that is not answered kept without an inverse.
-        let loaded = try ModelReader.model(fromJSON: json)
+        let loaded = try ManagedObjectModel(json: json)
         XCTAssertTrue(
             loaded.warnings.contains {
                 $0.contains("'Note.folder' names inverse 'Folder.notes', but that one's inverse is 'Note.other'")
@@ -270,8 +270,8 @@ final class ModelValidationTests: XCTestCase {
     // MARK: Good models
 
     func testEveryAttributeTypeWithDefaults() throws {
-        let m = try ModelReader.model(
-            fromJSON: model(
+        let m = try ManagedObjectModel(
+            json: model(
                 entity(
                     "E",
                     """
@@ -329,8 +329,8 @@ final class ModelValidationTests: XCTestCase {
     }
 
     func testEntityNumberingInCoreDataOrder() throws {
-        let m = try ModelReader.model(
-            fromJSON: model(
+        let m = try ManagedObjectModel(
+            json: model(
                 entity("Folder"), entity("IMAPAccount", extra: ", \"parent\": \"Account\""), entity("Attachment"),
                 entity("Account"), entity("EWSFolder", extra: ", \"parent\": \"Folder\""),
                 entity("EWSAccount", extra: ", \"parent\": \"Account\""),
@@ -348,8 +348,8 @@ final class ModelValidationTests: XCTestCase {
     }
 
     func testInheritedPropertyOrderAndIndexes() throws {
-        let m = try ModelReader.model(
-            fromJSON: model(
+        let m = try ManagedObjectModel(
+            json: model(
                 entity(
                     "Child", "{\"name\": \"c1\", \"type\": \"string\"}",
                     "{\"name\": \"cr\", \"destination\": \"Other\"}",
@@ -383,7 +383,7 @@ final class ModelValidationTests: XCTestCase {
     func hashes(_ attributes: String, extra: String = "") throws -> (
         entity: [UInt8], attribute: [UInt8], model: [UInt8]
     ) {
-        let m = try ModelReader.model(fromJSON: model(entity("Note", attributes, extra: extra), entity("Other")))
+        let m = try ManagedObjectModel(json: model(entity("Note", attributes, extra: extra), entity("Other")))
         let note = try XCTUnwrap(m.entity(named: "Note"))
         return (note.versionHash, note.attributes.first?.versionHash ?? [], m.versionHash)
     }
@@ -442,8 +442,8 @@ final class ModelValidationTests: XCTestCase {
 
     func testVersionHashOfSubentityFollowsParent() throws {
         func childHash(_ parentAttribute: String) throws -> [UInt8] {
-            let m = try ModelReader.model(
-                fromJSON: model(entity("P", parentAttribute), entity("C", extra: ", \"parent\": \"P\"")))
+            let m = try ManagedObjectModel(
+                json: model(entity("P", parentAttribute), entity("C", extra: ", \"parent\": \"P\"")))
             return try XCTUnwrap(m.entity(named: "C")).versionHash
         }
         XCTAssertNotEqual(
@@ -457,8 +457,8 @@ final class ModelValidationTests: XCTestCase {
                 model(entity("Note", "{\"name\": \"x\", \"type\": \"\(type)\"}")),
                 path: "$.entities[0].attributes[0].type", mentions: ["must be transient"])
             XCTAssertNoThrow(
-                try ModelReader.model(
-                    fromJSON: model(entity("Note", "{\"name\": \"x\", \"type\": \"\(type)\", \"transient\": true}"))))
+                try ManagedObjectModel(
+                    json: model(entity("Note", "{\"name\": \"x\", \"type\": \"\(type)\", \"transient\": true}"))))
         }
         assertProblem(
             model(
@@ -476,8 +476,8 @@ final class ModelValidationTests: XCTestCase {
         let hex = VersionHash.hex(bytes)
         let base64 = Base64.encode(bytes)
         for text in [hex, hex.uppercased(), base64] {
-            let m = try ModelReader.model(
-                fromJSON: model(
+            let m = try ManagedObjectModel(
+                json: model(
                     entity(
                         "Note", "{\"name\": \"t\", \"type\": \"string\", \"versionHash\": \"\(text)\"}",
                         extra: ", \"versionHash\": \"\(text)\"")))
@@ -489,7 +489,7 @@ final class ModelValidationTests: XCTestCase {
         }
         // The Apple-written store's BasicEntity hash, as base64 from its metadata.
         let apple = "sm18bCK1M9WnAVtqd1RcG7Ke57yR2xrq2MANgN9iySw="
-        let m = try ModelReader.model(fromJSON: model(entity("BasicEntity", extra: ", \"versionHash\": \"\(apple)\"")))
+        let m = try ManagedObjectModel(json: model(entity("BasicEntity", extra: ", \"versionHash\": \"\(apple)\"")))
         XCTAssertEqual(m.entity(named: "BasicEntity")?.versionHash.prefix(4), [0xB2, 0x6D, 0x7C, 0x6C])
         assertProblem(
             model(entity("Note", extra: ", \"versionHash\": \"\(String(hex.dropLast(2)))\"")),
@@ -506,7 +506,7 @@ final class ModelValidationTests: XCTestCase {
         let text = try String(contentsOf: docs, encoding: .utf8)
         let start = try XCTUnwrap(text.range(of: "```json\n"))
         let end = try XCTUnwrap(text.range(of: "```", range: start.upperBound..<text.endIndex))
-        let m = try ModelReader.model(fromJSON: String(text[start.upperBound..<end.lowerBound]))
+        let m = try ManagedObjectModel(json: String(text[start.upperBound..<end.lowerBound]))
         XCTAssertEqual(m.entitiesInStoreOrder.map { $0.name }, ["Attachment", "ImageAttachment", "Note"])
         XCTAssertEqual(
             m.entity(named: "ImageAttachment")?.attributes.map { $0.name },

@@ -95,7 +95,7 @@ final class ModelVersionOrderTests: XCTestCase {
         XCTAssertEqual(set.currentVersionName, "v10")
         XCTAssertEqual(set.warnings.count, 1)
         XCTAssertTrue(set.warnings[0].contains("names none") && set.warnings[0].contains("'v10'"), set.warnings[0])
-        XCTAssertEqual(try ModelReader.model(fromXcodeModel: bundle).entity(named: "Item")?.attributes.count, 3)
+        XCTAssertEqual(try ManagedObjectModel(contentsOf: bundle).entity(named: "Item")?.attributes.count, 3)
     }
 
     func testAnUnreadableVersionIsSkippedWithAWarning() throws {

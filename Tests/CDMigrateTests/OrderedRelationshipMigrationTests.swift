@@ -36,8 +36,8 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
 
     func models(owner: String) throws -> (ManagedObjectModel, ManagedObjectModel) {
         (
-            try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 1)),
-            try ModelReader.model(fromJSON: Self.modelJSON(owner: owner, version: 2))
+            try ManagedObjectModel(json: Self.modelJSON(owner: owner, version: 1)),
+            try ManagedObjectModel(json: Self.modelJSON(owner: owner, version: 2))
         )
     }
 
@@ -126,7 +126,7 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
             let (v1, v2) = try models(owner: owner)
             let source = try makeSource(owner: owner, v1)
             for membersFirst in [false, true] {
-                let mapping = try MappingModel.fromJSON(Self.mappingJSON(owner: owner, membersFirst: membersFirst))
+                let mapping = try MappingModel(json: Self.mappingJSON(owner: owner, membersFirst: membersFirst))
                 for (sql, keeps) in [(false, false), (true, false), (true, true)] {
                     let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
                     manager.pushDownSQL = sql
@@ -189,8 +189,9 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
                     ("SingleRow", { SingleRow() as EntityMigrationPolicy }),
                     ("Batch", { Batch() as EntityMigrationPolicy }),
                 ] {
-                    let mapping = try MappingModel.fromJSON(
-                        Self.mappingJSON(owner: owner, membersFirst: membersFirst, policy: name))
+                    let mapping = try MappingModel(
+                        json:
+                            Self.mappingJSON(owner: owner, membersFirst: membersFirst, policy: name))
                     let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
                     manager.registerPolicy(named: name, factory)
                     let path = scratch.file("\(owner)-\(membersFirst)-\(name).sqlite")
@@ -206,8 +207,9 @@ final class OrderedRelationshipMigrationTests: XCTestCase {
         let (v1, v2) = try models(owner: "List")
         let source = try makeSource(owner: "List", v1)
         for membersFirst in [false, true] {
-            let mapping = try MappingModel.fromJSON(
-                Self.mappingJSON(owner: "List", membersFirst: membersFirst, policy: "Reversing"))
+            let mapping = try MappingModel(
+                json:
+                    Self.mappingJSON(owner: "List", membersFirst: membersFirst, policy: "Reversing"))
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
             manager.registerPolicy(named: "Reversing") { Reversing() }
             let path = scratch.file("reversing-\(membersFirst).sqlite")

@@ -54,7 +54,7 @@ final class PassOrderTests: XCTestCase {
 
     func store() throws -> String {
         let path = scratch.file("files-\(UUID().uuidString).sqlite")
-        try makeStore(path, try ModelReader.model(fromJSON: Self.v1)) { store in
+        try makeStore(path, try ManagedObjectModel(json: Self.v1)) { store in
             let user = try insert(store, "User", ["login": .string("ana")])
             let file = try insert(store, "File", ["title": .string("notes.txt")])
             try file.setValue(.object(user), forKey: "owner")
@@ -124,10 +124,10 @@ final class PassOrderTests: XCTestCase {
     /// The manager of explicit passes says it too, before the run and in its report; and what it
     /// says is what happens: the owner stays empty.
     func testAManagerOfSeveralPassesSaysWhatAPassCannotFindAndTheRunShowsIt() throws {
-        let m1 = try ModelReader.model(fromJSON: Self.v1)
-        let m2 = try ModelReader.model(fromJSON: Self.v2)
-        let users = try MappingModel.fromJSON(Self.users)
-        let main = try MappingModel.fromJSON(Self.main)
+        let m1 = try ManagedObjectModel(json: Self.v1)
+        let m2 = try ManagedObjectModel(json: Self.v2)
+        let users = try MappingModel(json: Self.users)
+        let main = try MappingModel(json: Self.main)
         let manager = try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModels: [users, main])
         let warning = try XCTUnwrap(
             manager.warnings.first { $0.contains("destinationInstancesForSourceRelationshipNamed:") },
@@ -221,9 +221,9 @@ final class PassOrderTests: XCTestCase {
                     "v1 → v2: pass 1 'Model_main', entity mapping 'FileToFile', property 'owner': looks up entity mapping 'UserToUser', which only the later pass 2 'Model_User' has"
                 ) == true, "\(String(describing: error))")
         }
-        let m1 = try ModelReader.model(fromJSON: Self.v1)
-        let m2 = try ModelReader.model(fromJSON: Self.v2)
-        let passes = [try MappingModel.fromJSON(Self.users), try MappingModel.fromJSON(byName)]
+        let m1 = try ManagedObjectModel(json: Self.v1)
+        let m2 = try ManagedObjectModel(json: Self.v2)
+        let passes = [try MappingModel(json: Self.users), try MappingModel(json: byName)]
         XCTAssertThrowsError(try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModels: passes)) {
             error in
             let error = error as? MigrationError

@@ -26,8 +26,8 @@ final class PersistentHistoryTablesTests: XCTestCase {
     func storeWithHistory(_ name: String = "history.sqlite") throws -> (
         path: String, v1: ManagedObjectModel, v2: ManagedObjectModel
     ) {
-        let v1 = try ModelReader.model(fromJSON: Self.v1)
-        let v2 = try ModelReader.model(fromJSON: Self.v2)
+        let v1 = try ManagedObjectModel(json: Self.v1)
+        let v2 = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file(name)
         try makeStore(path, v1) { store in
             try insert(store, "Note", ["title": .string("a")])
@@ -118,8 +118,8 @@ final class PersistentHistoryTablesTests: XCTestCase {
     /// triggers of a migrated history-tracked store are the derived attributes' `Z_DA_…` triggers.
     func testAHistoryTrackedStoreGetsNoTriggersButTheDerivedAttributes() throws {
         let (path, v1, _) = try storeWithHistory()
-        let v2 = try ModelReader.model(
-            fromJSON: """
+        let v2 = try ManagedObjectModel(
+            json: """
                 {"name": "Notes", "entities": [{"name": "Archive", "attributes": [{"name": "label", "type": "string"}]},
                     {"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "loud", "type": "string", "derivationExpression": "uppercase:(title)"}]}]}
                 """)
@@ -142,7 +142,7 @@ final class PersistentHistoryTablesTests: XCTestCase {
             of: "IEM_Transform_Note", with: "NoteToNote"
         )
         .replacingOccurrences(of: "IEM_Copy_Note", with: "NoteToNote")
-        let mapping = try MappingModel.fromJSON(json)
+        let mapping = try MappingModel(json: json)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         let destination = scratch.file("out.sqlite")
         let report = try manager.migrateStore(from: path, to: destination)

@@ -25,8 +25,8 @@ final class PolicyFetchSortingTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ModelReader.model(fromJSON: Self.people)
-        v2 = try ModelReader.model(fromJSON: Self.copies)
+        v1 = try ManagedObjectModel(json: Self.people)
+        v2 = try ManagedObjectModel(json: Self.copies)
     }
 
     /// Rows in Z_PK order: names chosen so that primary-key, case-sensitive and case-insensitive orders differ.
@@ -56,11 +56,12 @@ final class PolicyFetchSortingTests: XCTestCase {
                 try body(manager)
             }
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToCopy", "sourceEntity": "Person", "destinationEntity": "Copy", "predicate": "TRUEPREDICATE", "policy": "Hook",
-              "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToCopy", "sourceEntity": "Person", "destinationEntity": "Copy", "predicate": "TRUEPREDICATE", "policy": "Hook",
+                  "attributeMappings": {"name": "$source.name", "age": "$source.age"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "Hook") { Hook(body) }
         try manager.migrateStore(from: try makeSource(), to: scratch.file("out-\(UUID().uuidString).sqlite"))
@@ -206,11 +207,12 @@ final class PolicyFetchSortingTests: XCTestCase {
 
     func testAnUnansweredEntityPolicySelectorNamesThePolicyClassAndSelector() throws {
         final class Quiet: EntityMigrationPolicy {}
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToCopy", "sourceEntity": "Person", "destinationEntity": "Copy", "predicate": "TRUEPREDICATE", "policy": "QuietPolicy",
-              "attributeMappings": {"name": "FUNCTION($entityPolicy, \\"initialOf:\\", $source.name)"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToCopy", "sourceEntity": "Person", "destinationEntity": "Copy", "predicate": "TRUEPREDICATE", "policy": "QuietPolicy",
+                  "attributeMappings": {"name": "FUNCTION($entityPolicy, \\"initialOf:\\", $source.name)"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "QuietPolicy") { Quiet() }
         XCTAssertThrowsError(try manager.migrateStore(from: try makeSource(), to: scratch.file("out.sqlite"))) {

@@ -43,22 +43,23 @@ final class PolicyFunctionResultTests: XCTestCase {
 
     func testPolicyMethodsTakeTheManagerAndReturnEveryKindOfRelationshipValue() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.model.replacingOccurrences(of: "%@", with: "1"))
-        let v2 = try ModelReader.model(fromJSON: Self.model.replacingOccurrences(of: "%@", with: "2"))
+        let v1 = try ManagedObjectModel(json: Self.model.replacingOccurrences(of: "%@", with: "1"))
+        let v2 = try ManagedObjectModel(json: Self.model.replacingOccurrences(of: "%@", with: "2"))
         try makeStore(scratch.file("v1.sqlite"), v1) { store in
             let root = try insert(store, "Folder", ["name": "root"])
             let kids = try ["a", "b", "c"].map { try insert(store, "Folder", ["name": .string($0)]) }
             try root.setValue(.collection(kids.map { .object($0) }), forKey: "children")
             try root.setValue(.collection([.object(kids[0])]), forKey: "related")
         }
-        let mapping = try MappingModel.fromJSON(
-            Self.mapping(
-                #"""
-                "children": "FUNCTION($entityPolicy, \"childrenFor:manager:\", $source.children, $manager)",
-                "related": "FUNCTION($entityPolicy, \"nothingFor:\", $source.related)",
-                "best": "FUNCTION($entityPolicy, \"firstOf:manager:\", $source.children, $manager)",
-                "also": "FUNCTION($entityPolicy, \"firstOf:manager:\", $source.children, $manager)"
-                """#))
+        let mapping = try MappingModel(
+            json:
+                Self.mapping(
+                    #"""
+                    "children": "FUNCTION($entityPolicy, \"childrenFor:manager:\", $source.children, $manager)",
+                    "related": "FUNCTION($entityPolicy, \"nothingFor:\", $source.related)",
+                    "best": "FUNCTION($entityPolicy, \"firstOf:manager:\", $source.children, $manager)",
+                    "also": "FUNCTION($entityPolicy, \"firstOf:manager:\", $source.children, $manager)"
+                    """#))
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         let policy = TreePolicy()
         manager.registerPolicy(named: "TreePolicy") { policy }
@@ -93,10 +94,11 @@ final class PolicyFunctionResultTests: XCTestCase {
 
     func testTheManagerIsNoAttributeValue() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: Self.model.replacingOccurrences(of: "%@", with: "1"))
+        let v1 = try ManagedObjectModel(json: Self.model.replacingOccurrences(of: "%@", with: "1"))
         try makeStore(scratch.file("v1.sqlite"), v1) { store in try insert(store, "Folder", ["name": "x"]) }
-        let mapping = try MappingModel.fromJSON(
-            #"{"entityMappings": [{"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$manager"}}]}"#
+        let mapping = try MappingModel(
+            json:
+                #"{"entityMappings": [{"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE", "attributeMappings": {"name": "$manager"}}]}"#
         )
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v1, mappingModel: mapping)
         XCTAssertThrowsError(try manager.migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))) {

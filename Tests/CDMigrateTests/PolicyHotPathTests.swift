@@ -17,7 +17,7 @@ final class PolicyHotPathTests: XCTestCase {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        model = try ModelReader.model(fromJSON: Self.people)
+        model = try ManagedObjectModel(json: Self.people)
     }
 
     func testABufferedInstanceLookedUpByItsIDIsThatInstanceAndStaysBuffered() throws {
@@ -111,8 +111,8 @@ final class PolicyHotPathTests: XCTestCase {
     }
 
     func testAddingToAManyToManyUsesOneJoinRowPerPairInBothDirections() throws {
-        let notas = try ModelReader.model(
-            fromJSON: """
+        let notas = try ManagedObjectModel(
+            json: """
                 {"name": "Notas", "entities": [
                   {"name": "Nota", "attributes": [{"name": "contenido", "type": "string"}],
                    "relationships": [{"name": "categorias", "destination": "Categoria", "inverse": "notas", "toMany": true}]},
@@ -141,20 +141,21 @@ final class PolicyHotPathTests: XCTestCase {
     }
 
     func testAttributeMappingsAppliedInTurnEachUseTheirOwnResolution() throws {
-        let zoo = try ModelReader.model(
-            fromJSON: """
+        let zoo = try ManagedObjectModel(
+            json: """
                 {"name": "Zoo", "entities": [
                   {"name": "Keeper", "attributes": [{"name": "name", "type": "string"}]},
                   {"name": "Pet", "attributes": [{"name": "name", "type": "string"}, {"name": "nick", "type": "string"}]}
                 ]}
                 """)
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "KeeperToKeeper", "sourceEntity": "Keeper", "destinationEntity": "Keeper", "attributeMappings": {"name": "$source.name"}},
-              {"name": "PetToPet", "sourceEntity": "Pet", "destinationEntity": "Pet", "attributeMappings": {"name": "$source.nick", "nick": "$source.name"}}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "KeeperToKeeper", "sourceEntity": "Keeper", "destinationEntity": "Keeper", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "PetToPet", "sourceEntity": "Pet", "destinationEntity": "Pet", "attributeMappings": {"name": "$source.nick", "nick": "$source.name"}}
+                ]}
+                """)
         let manager = try MigrationManager(sourceModel: zoo, destinationModel: zoo, mappingModel: mapping)
         let keepers = try XCTUnwrap(mapping.entityMappings.first { $0.name == "KeeperToKeeper" })
         let pets = try XCTUnwrap(mapping.entityMappings.first { $0.name == "PetToPet" })
@@ -186,7 +187,7 @@ final class PolicyHotPathTests: XCTestCase {
 
     func testTheLayoutAnswersForAnotherModelsEntityByItsName() throws {
         let layout = StoreLayout(model: model)
-        let twin = try ModelReader.model(fromJSON: Self.people)
+        let twin = try ManagedObjectModel(json: Self.people)
         let own = try XCTUnwrap(model.entity(named: "Person"))
         let other = try XCTUnwrap(twin.entity(named: "Person"))
         XCTAssertFalse(own === other)
@@ -211,11 +212,12 @@ final class PolicyHotPathTests: XCTestCase {
         try makeStore(source, model) { store in
             for name in ["Ana", "Eva", "Leo"] { _ = try insert(store, "Person", ["name": .string(name)]) }
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
-              "predicate": "TRUEPREDICATE", "policy": "Counting", "attributeMappings": {"name": "$source.name"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToPerson", "sourceEntity": "Person", "destinationEntity": "Person",
+                  "predicate": "TRUEPREDICATE", "policy": "Counting", "attributeMappings": {"name": "$source.name"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: model, destinationModel: model, mappingModel: mapping)
         let policy = CountingPolicy()
         manager.registerPolicy(named: "Counting") { policy }

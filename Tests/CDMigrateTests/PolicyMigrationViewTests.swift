@@ -56,8 +56,8 @@ final class PolicyMigrationViewTests: XCTestCase {
     override func setUp() { scratch = ScratchDirectory() }
 
     func makeSource() throws -> (ManagedObjectModel, ManagedObjectModel, String) {
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file("notes.sqlite")
         try makeStore(path, source) { store in
             for title in ["alpha", "beta", "gamma"] {
@@ -75,7 +75,7 @@ final class PolicyMigrationViewTests: XCTestCase {
 
     func testAPolicyBranchingOnTheSourceVersionChangesAPropertyMappingForEveryInstanceOfThatRunOnly() throws {
         let (source, destination, path) = try makeSource()
-        let mappingModel = try MappingModel.fromJSON(Self.mappingJSON)
+        let mappingModel = try MappingModel(json: Self.mappingJSON)
         let manager = try MigrationManager(
             sourceModel: source, destinationModel: destination, mappingModel: mappingModel)
         var policies: [VersionedNotePolicy] = []
@@ -123,7 +123,7 @@ final class PolicyMigrationViewTests: XCTestCase {
         let (source, destination, path) = try makeSource()
         let manager = try MigrationManager(
             sourceModel: source, destinationModel: destination,
-            mappingModel: try MappingModel.fromJSON(Self.mappingJSON))
+            mappingModel: try MappingModel(json: Self.mappingJSON))
         manager.registerPolicy(named: "VersionedNotePolicy") { MidwayPolicy() }
         try manager.migrateStore(from: path, to: scratch.file("out.sqlite"))
         XCTAssertEqual(try titles(scratch.file("out.sqlite"), destination), ["alpha", "later", "later"])
@@ -150,7 +150,7 @@ final class PolicyMigrationViewTests: XCTestCase {
             ]}
             """
         // The same mapping model runs as two passes: what the first pass's policy changed, the second does not see.
-        let model = try MappingModel.fromJSON(passJSON)
+        let model = try MappingModel(json: passJSON)
         let manager = try MigrationManager(
             sourceModel: source, destinationModel: destination, mappingModels: [model, model])
         manager.registerPolicy(named: "RetitlingPolicy") { RetitlingPolicy() }
@@ -177,18 +177,19 @@ final class PolicyMigrationViewTests: XCTestCase {
               {"name": "Folder", "attributes": [{"name": "name", "type": "string"}],
                "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}]}
             """
-        let source = try ModelReader.model(fromJSON: json.replacingOccurrences(of: "%@", with: "1"))
-        let destination = try ModelReader.model(fromJSON: json.replacingOccurrences(of: "%@", with: "2"))
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
-               "entityMigrationPolicyClassName": "DetachingPolicy", "attributeMappings": {"name": "$source.name"}},
-              {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-               "attributeMappings": {"title": "$source.title"},
-               "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
-            ]}
-            """)
+        let source = try ManagedObjectModel(json: json.replacingOccurrences(of: "%@", with: "1"))
+        let destination = try ManagedObjectModel(json: json.replacingOccurrences(of: "%@", with: "2"))
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE",
+                   "entityMigrationPolicyClassName": "DetachingPolicy", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                   "attributeMappings": {"title": "$source.title"},
+                   "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.folder)"}}
+                ]}
+                """)
         let path = scratch.file("folders.sqlite")
         try makeStore(path, source) { store in
             let inbox = try insert(store, "Folder", ["name": .string("Inbox")])
@@ -215,11 +216,11 @@ final class PolicyMigrationViewTests: XCTestCase {
     }
 
     func testAnExpressionThatDoesNotParseIsRefusedAndTheMappingKeepsItsOwn() throws {
-        let source = try ModelReader.model(fromJSON: Self.v1)
-        let destination = try ModelReader.model(fromJSON: Self.v2)
+        let source = try ManagedObjectModel(json: Self.v1)
+        let destination = try ManagedObjectModel(json: Self.v2)
         let manager = try MigrationManager(
             sourceModel: source, destinationModel: destination,
-            mappingModel: try MappingModel.fromJSON(Self.mappingJSON))
+            mappingModel: try MappingModel(json: Self.mappingJSON))
         let title = try XCTUnwrap(
             manager.mappingModel.entityMapping(named: "NoteToNote")?.attributeMapping(named: "title"))
         XCTAssertThrowsError(try title.setValueExpression("$source.title +")) { error in
@@ -230,8 +231,8 @@ final class PolicyMigrationViewTests: XCTestCase {
         XCTAssertEqual(title.valueExpressionText, "$source.title")
         XCTAssertEqual(source.versionIdentifiers, ["1"])
         XCTAssertEqual(
-            try ModelReader.model(
-                fromJSON: Self.v1.replacingOccurrences(of: "\"versionIdentifier\": \"1\", ", with: "")
+            try ManagedObjectModel(
+                json: Self.v1.replacingOccurrences(of: "\"versionIdentifier\": \"1\", ", with: "")
             ).versionIdentifiers, [])
     }
 }

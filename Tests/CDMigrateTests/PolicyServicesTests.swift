@@ -116,9 +116,9 @@ final class PolicyServicesTests: XCTestCase {
 
     func testALibraryMigratesInTwoStepsWithFetchesAndObjectIDs() throws {
         let scratch = ScratchDirectory()
-        let m1 = try ModelReader.model(fromJSON: Self.v1)
-        let m2 = try ModelReader.model(fromJSON: Self.v2)
-        let m3 = try ModelReader.model(fromJSON: Self.v3)
+        let m1 = try ManagedObjectModel(json: Self.v1)
+        let m2 = try ManagedObjectModel(json: Self.v2)
+        let m3 = try ManagedObjectModel(json: Self.v3)
         let books: [(String, String?, Int64)] = [
             ("Dune", "Frank Herbert", 1965), ("Children of Dune", "Frank Herbert", 1976),
             ("The Dispossessed", "Ursula K. Le Guin", 1974), ("Anathem", "Neal Stephenson", 2008),
@@ -132,11 +132,12 @@ final class PolicyServicesTests: XCTestCase {
                     ["title": .string(title), "author": author.map { .string($0) } ?? .null, "year": .integer(year)])
             }
         }
-        let step1 = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
-              "policy": "BookToBook", "attributeMappings": {"title": "$source.title", "year": "$source.year", "isbn": "$source.isbn"}}]}
-            """)
+        let step1 = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
+                  "policy": "BookToBook", "attributeMappings": {"title": "$source.title", "year": "$source.year", "isbn": "$source.isbn"}}]}
+                """)
         let manager1 = try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModel: step1)
         manager1.registerPolicy(named: "BookToBook") { BookToBookPolicy() }
         try manager1.migrateStoreInPlace(at: first)
@@ -154,17 +155,19 @@ final class PolicyServicesTests: XCTestCase {
         }
         store2.close()
 
-        let pass1 = try MappingModel.fromJSON(
-            """
-            {"name": "Writers", "entityMappings": [{"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer",
-              "predicate": "TRUEPREDICATE", "policy": "AuthorToWriter"}]}
-            """)
-        let pass2 = try MappingModel.fromJSON(
-            """
-            {"name": "Books", "entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book",
-              "predicate": "TRUEPREDICATE", "policy": "Linking", "userInfo": {"modelVersion": 3},
-              "attributeMappings": {"title": "$source.title", "year": "$source.year"}}]}
-            """)
+        let pass1 = try MappingModel(
+            json:
+                """
+                {"name": "Writers", "entityMappings": [{"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer",
+                  "predicate": "TRUEPREDICATE", "policy": "AuthorToWriter"}]}
+                """)
+        let pass2 = try MappingModel(
+            json:
+                """
+                {"name": "Books", "entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book",
+                  "predicate": "TRUEPREDICATE", "policy": "Linking", "userInfo": {"modelVersion": 3},
+                  "attributeMappings": {"title": "$source.title", "year": "$source.year"}}]}
+                """)
         let manager2 = try MigrationManager(sourceModel: m2, destinationModel: m3, mappingModels: [pass1, pass2])
         manager2.registerPolicy(named: "AuthorToWriter") { AuthorToWriterPolicy() }
         manager2.registerPolicy(named: "Linking") { BookToBookLinkingPolicy() }
@@ -192,19 +195,20 @@ final class PolicyServicesTests: XCTestCase {
 
     func testLookupIndexesSpeedDestinationFetchesAndAreDroppedAfterwards() throws {
         let scratch = ScratchDirectory()
-        let m1 = try ModelReader.model(fromJSON: Self.v1)
-        let m2 = try ModelReader.model(fromJSON: Self.v2)
+        let m1 = try ManagedObjectModel(json: Self.v1)
+        let m2 = try ManagedObjectModel(json: Self.v2)
         let path = scratch.file("v1.sqlite")
         try makeStore(path, m1) { store in
             for i in 0..<2_000 {
                 _ = try insert(store, "Book", ["title": .string("B\(i)"), "author": .string("A\(i % 50)")])
             }
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
-              "policy": "BookToBook", "attributeMappings": {"title": "$source.title"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "BookToBook", "sourceEntity": "Book", "destinationEntity": "Book", "predicate": "TRUEPREDICATE",
+                  "policy": "BookToBook", "attributeMappings": {"title": "$source.title"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: m1, destinationModel: m2, mappingModel: mapping)
         manager.registerPolicy(named: "BookToBook") { BookToBookPolicy() }
         var plan = ""
@@ -237,7 +241,7 @@ final class PolicyServicesTests: XCTestCase {
 extension PolicyServicesTests {
     func testFetchPredicatesNameUnknownKeysEvenWithoutRows() throws {
         let scratch = ScratchDirectory()
-        let model = try ModelReader.model(fromJSON: Self.v2)
+        let model = try ManagedObjectModel(json: Self.v2)
         let store = try PersistentStore.create(at: scratch.file("empty.sqlite"), model: model)
         defer { store.close() }
         XCTAssertThrowsError(try FetchRequest(entityName: "Book", predicate: "titel == 'x'", in: store)) { error in

@@ -8,8 +8,8 @@ import XCTest
 /// checks no bounds on an empty optional relationship.
 final class RelationshipCardinalityTests: XCTestCase {
     func model(_ version: String, _ entities: String) throws -> ManagedObjectModel {
-        try ModelReader.model(
-            fromJSON: #"{"name": "M", "versionIdentifier": "\#(version)", "entities": [\#(entities)]}"#)
+        try ManagedObjectModel(
+            json: #"{"name": "M", "versionIdentifier": "\#(version)", "entities": [\#(entities)]}"#)
     }
 
     /// Authors and books whose `Author.books` has the given optionality and minimum count.

@@ -94,14 +94,14 @@ final class RobustnessTests: XCTestCase {
     func testModelsAndMappingsFromMangledJSON() throws {
         let models = [MigrationManagerTests.v1, MigrationManagerTests.v2, MigrationBehaviourTests.people]
         let mappings = [MigrationManagerTests.mapping]
-        let source = try ModelReader.model(fromJSON: MigrationManagerTests.v1)
-        let destination = try ModelReader.model(fromJSON: MigrationManagerTests.v2)
+        let source = try ManagedObjectModel(json: MigrationManagerTests.v1)
+        let destination = try ManagedObjectModel(json: MigrationManagerTests.v2)
         for text in mutations(of: models, count: 1_500, seed: 3) {
-            do { _ = try ModelReader.model(fromJSON: text) } catch is MigrationError {} catch { XCTFail("\(error)") }
+            do { _ = try ManagedObjectModel(json: text) } catch is MigrationError {} catch { XCTFail("\(error)") }
         }
         for text in mutations(of: mappings, count: 1_500, seed: 4) {
             do {
-                let mapping = try MappingModel.fromJSON(text)
+                let mapping = try MappingModel(json: text)
                 try mapping.validate(sourceModel: source, destinationModel: destination)
             } catch is MigrationError {} catch { XCTFail("\(error)") }
         }

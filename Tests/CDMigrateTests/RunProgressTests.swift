@@ -36,13 +36,13 @@ final class RunProgressTests: XCTestCase {
     }
 
     func testProgressCarriesTheRunsRowsFromTheFirstCallToTheLast() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"name": "M", "versionIdentifier": "1", "entities": [
                   {"name": "Item", "attributes": [{"name": "n", "type": "integer64"}]}]}
                 """)
-        let destination = try ModelReader.model(
-            fromJSON: """
+        let destination = try ManagedObjectModel(
+            json: """
                 {"name": "M", "versionIdentifier": "2", "entities": [
                   {"name": "Thing", "attributes": [{"name": "n", "type": "integer64"}]}]}
                 """)
@@ -50,14 +50,15 @@ final class RunProgressTests: XCTestCase {
         try makeStore(path, model) { store in
             for i in 0..<40 { _ = try insert(store, "Item", ["n": .integer(Int64(i))]) }
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "Small", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n < 10",
-               "attributeMappings": {"n": "$source.n"}},
-              {"name": "Large", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n >= 10",
-               "attributeMappings": {"n": "$source.n"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "Small", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n < 10",
+                   "attributeMappings": {"n": "$source.n"}},
+                  {"name": "Large", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n >= 10",
+                   "attributeMappings": {"n": "$source.n"}}]}
+                """)
         let manager = try MigrationManager(sourceModel: model, destinationModel: destination, mappingModel: mapping)
         manager.pushDownSQL = false
         manager.progressInterval = 3

@@ -43,7 +43,7 @@ final class SchemaStepTests: XCTestCase {
            "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}]}]}
         """
 
-    func model(_ json: String) throws -> ManagedObjectModel { try ModelReader.model(fromJSON: json) }
+    func model(_ json: String) throws -> ManagedObjectModel { try ManagedObjectModel(json: json) }
 
     /// A version-1 store: `notes` notes over 3 folders (one note without), a few `Old` rows.
     func makeSource(
@@ -186,11 +186,12 @@ final class SchemaStepTests: XCTestCase {
     }
 
     func testANewNonOptionalAttributeWithoutDefaultIsNotEligible() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
+                """)
         let required =
             #"{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "n", "type": "integer32"}, {"name": "must", "type": "string", "optional": false}]}"#
         XCTAssertTrue(
@@ -199,37 +200,41 @@ final class SchemaStepTests: XCTestCase {
     }
 
     func testAPolicyOrACustomExpressionIsNotEligible() throws {
-        let withPolicy = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "policy": "MyPolicy", "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
-            """)
+        let withPolicy = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "policy": "MyPolicy", "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
+                """)
         XCTAssertTrue(
             try reason(Self.entities(Self.note), Self.entities(Self.note), mapping: withPolicy).contains(
                 "has the policy 'MyPolicy'"))
-        let computed = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"title": "$source.title", "n": "$source.n + 1"}}]}
-            """)
+        let computed = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"title": "$source.title", "n": "$source.n + 1"}}]}
+                """)
         XCTAssertTrue(
             try reason(Self.entities(Self.note), Self.entities(Self.note), mapping: computed).contains(
                 "other than a copy"))
-        let filtered = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "n > 3",
-              "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
-            """)
+        let filtered = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "n > 3",
+                  "attributeMappings": {"title": "$source.title", "n": "$source.n"}}]}
+                """)
         XCTAssertTrue(
             try reason(Self.entities(Self.note), Self.entities(Self.note), mapping: filtered).contains("predicate"))
     }
 
     func testAPlainCopyMappingWrittenByHandIsEligible() throws {
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"heading": "$source.title", "n": "FUNCTION($source, \\"valueForKey:\\", \\"n\\")"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"heading": "$source.title", "n": "FUNCTION($source, \\"valueForKey:\\", \\"n\\")"}}]}
+                """)
         let renamed =
             #"{"name": "Note", "attributes": [{"name": "heading", "type": "string"}, {"name": "n", "type": "integer32"}]}"#
         guard case .eligible(let plan) = try plan(Self.entities(Self.note), Self.entities(renamed), mapping: mapping)
@@ -259,14 +264,15 @@ final class SchemaStepTests: XCTestCase {
         // `folder` is set from the shelf's destination: a look-up, not a copy of the key.
         let source =
             #"{"name": "Note", "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}, {"name": "shelf", "destination": "Folder", "inverse": "shelved"}]}, {"name": "Folder", "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}, {"name": "shelved", "destination": "Note", "inverse": "shelf", "toMany": true}]}"#
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [
-              {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-               "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.shelf)",
-                                        "shelf": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.shelf)"}},
-              {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE"}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [
+                  {"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                   "relationshipMappings": {"folder": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.shelf)",
+                                            "shelf": "FUNCTION($manager, \\"destinationInstancesForEntityMappingNamed:sourceInstances:\\", \\"FolderToFolder\\", $source.shelf)"}},
+                  {"name": "FolderToFolder", "sourceEntity": "Folder", "destinationEntity": "Folder", "predicate": "TRUEPREDICATE"}]}
+                """)
         XCTAssertTrue(
             try reason(Self.entities(source), Self.entities(source), mapping: mapping).contains("carried twice"))
     }
@@ -505,11 +511,12 @@ final class SchemaStepTests: XCTestCase {
             #"{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "n", "type": "integer32"}]}"#
         let renamed =
             #"{"name": "Note", "attributes": [{"name": "heading", "type": "string"}, {"name": "n", "type": "integer32"}]}"#
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"heading": "$source.title", "n": "$source.n"}}]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"name": "m", "entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"heading": "$source.title", "n": "$source.n"}}]}
+                """)
         let s = try model(Self.entities(note))
         let d = try model(Self.entities(renamed).replacingOccurrences(of: "\"x\"", with: "\"y\""))
         let source = scratch.file("source.sqlite")

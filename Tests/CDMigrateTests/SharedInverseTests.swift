@@ -13,7 +13,7 @@ final class SharedInverseTests: XCTestCase {
         #"{"name": "M", "entities": [{"name": "Folder", "attributes": [{"name": "name", "type": "string"}], "relationships": [{"name": "notes", "destination": "Note", "inverse": "folder", "toMany": true}, {"name": "pinned", "destination": "Note", "inverse": "folder", "toMany": true}]}, {"name": "Note", "attributes": [{"name": "title", "type": "string"}], "relationships": [{"name": "folder", "destination": "Folder", "inverse": "notes"}, {"name": "originalFolder", "destination": "Folder", "inverse": "notes"}]}]}"#
 
     func testTheModelLoadsWithAWarningAndKeepsTheStrayRelationshipsOneSided() throws {
-        let model = try ModelReader.model(fromJSON: Self.json)
+        let model = try ManagedObjectModel(json: Self.json)
         let folder = try XCTUnwrap(model.entity(named: "Folder"))
         let note = try XCTUnwrap(model.entity(named: "Note"))
         XCTAssertTrue(note.relationship(named: "folder")?.inverseRelationship === folder.relationship(named: "notes"))
@@ -38,9 +38,9 @@ final class SharedInverseTests: XCTestCase {
     }
 
     func testTheVersionHashStillNamesTheDeclaredInverse() throws {
-        let shared = try ModelReader.model(fromJSON: Self.json)
-        let without = try ModelReader.model(
-            fromJSON: Self.json.replacingOccurrences(
+        let shared = try ManagedObjectModel(json: Self.json)
+        let without = try ManagedObjectModel(
+            json: Self.json.replacingOccurrences(
                 of: #"{"name": "originalFolder", "destination": "Folder", "inverse": "notes"}"#,
                 with: #"{"name": "originalFolder", "destination": "Folder"}"#))
         XCTAssertNotEqual(
@@ -51,7 +51,7 @@ final class SharedInverseTests: XCTestCase {
 
     func testEachRelationshipKeepsItsOwnValuesInAStoreAndAMigration() throws {
         let scratch = ScratchDirectory()
-        let model = try ModelReader.model(fromJSON: Self.json)
+        let model = try ManagedObjectModel(json: Self.json)
         try makeStore(scratch.file("a.sqlite"), model) { store in
             let home = try insert(store, "Folder", ["name": "home"])
             let work = try insert(store, "Folder", ["name": "work"])

@@ -14,9 +14,9 @@ final class SharedMappingModelTests: XCTestCase {
 
     func testMigrationsSharingAMappingModelEachMigrateEveryAttribute() throws {
         let scratch = ScratchDirectory()
-        let v1 = try ModelReader.model(fromJSON: MigrationBehaviourTests.people)
-        let v2 = try ModelReader.model(fromJSON: MigrationBehaviourTests.split)
-        let v3 = try ModelReader.model(fromJSON: Self.split3)
+        let v1 = try ManagedObjectModel(json: MigrationBehaviourTests.people)
+        let v2 = try ManagedObjectModel(json: MigrationBehaviourTests.split)
+        let v3 = try ManagedObjectModel(json: Self.split3)
         let source = scratch.file("people.sqlite")
         try makeStore(source, v1) { store in
             _ = try insert(
@@ -24,15 +24,16 @@ final class SharedMappingModelTests: XCTestCase {
             _ = try insert(
                 store, "Person", ["name": .string("Matti"), "country": .string("Finland"), "age": .integer(40)])
         }
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [
-              {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
-               "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
-              {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
-               "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
-            ]}
-            """)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [
+                  {"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede", "predicate": "country == 'Sweden'",
+                   "attributeMappings": {"name": "$source.name", "age": "$source.age"}},
+                  {"name": "PersonToFinn", "sourceEntity": "Person", "destinationEntity": "Finn", "predicate": "country == 'Finland'",
+                   "attributeMappings": {"name": "$source.name", "age": "$source.age"}}
+                ]}
+                """)
         let toV2 = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         let toV3 = try MigrationManager(sourceModel: v1, destinationModel: v3, mappingModel: mapping)
         XCTAssertTrue(
@@ -51,12 +52,13 @@ final class SharedMappingModelTests: XCTestCase {
     }
 
     func testValidationReturnsABoundCopyWithItsWarnings() throws {
-        let v1 = try ModelReader.model(fromJSON: MigrationBehaviourTests.people)
-        let v2 = try ModelReader.model(fromJSON: MigrationBehaviourTests.split)
-        let mapping = try MappingModel.fromJSON(
-            """
-            {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede"}]}
-            """)
+        let v1 = try ManagedObjectModel(json: MigrationBehaviourTests.people)
+        let v2 = try ManagedObjectModel(json: MigrationBehaviourTests.split)
+        let mapping = try MappingModel(
+            json:
+                """
+                {"entityMappings": [{"name": "PersonToSwede", "sourceEntity": "Person", "destinationEntity": "Swede"}]}
+                """)
         let first = try mapping.validate(sourceModel: v1, destinationModel: v2)
         let second = try mapping.validate(sourceModel: v1, destinationModel: v2)
         XCTAssertTrue(first.entityMappings[0].destinationEntity === v2.entity(named: "Swede"))

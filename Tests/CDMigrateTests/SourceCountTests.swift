@@ -15,7 +15,7 @@ final class SourceCountTests: XCTestCase {
         """
 
     func makeSource(_ name: String, _ count: Int) throws -> String {
-        let model = try ModelReader.model(fromJSON: Self.model)
+        let model = try ManagedObjectModel(json: Self.model)
         let path = scratch.file(name)
         try makeStore(path, model) { store in
             for i in 1...count { _ = try insert(store, "Note", ["n": .integer(Int64(i))]) }
@@ -26,16 +26,17 @@ final class SourceCountTests: XCTestCase {
     func report(_ source: String, predicate: String, sql: Bool, manager existing: MigrationManager? = nil) throws -> (
         MigrationReport, MigrationManager
     ) {
-        let model = try ModelReader.model(fromJSON: Self.model)
+        let model = try ManagedObjectModel(json: Self.model)
         let manager =
             try existing
             ?? MigrationManager(
                 sourceModel: model, destinationModel: model,
-                mappingModel: try MappingModel.fromJSON(
-                    """
-                    {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
-                      "attributeMappings": {"n": "$source.n"}}]}
-                    """))
+                mappingModel: try MappingModel(
+                    json:
+                        """
+                        {"entityMappings": [{"name": "NoteToNote", "sourceEntity": "Note", "destinationEntity": "Note", "predicate": "\(predicate)",
+                          "attributeMappings": {"n": "$source.n"}}]}
+                        """))
         manager.pushDownSQL = sql
         let report = try manager.migrateStore(
             from: source, to: scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite"))

@@ -92,9 +92,9 @@ final class StagedMigrationTests: XCTestCase {
         for (name, text) in [("v1", v1), ("v2", v2), ("v3", v3)] {
             try text.write(toFile: folder + "/\(name).json", atomically: true, encoding: .utf8)
         }
-        let m1 = try ModelReader.model(fromFile: folder + "/v1.json")
-        let m2 = try ModelReader.model(fromFile: folder + "/v2.json")
-        let m3 = try ModelReader.model(fromFile: folder + "/v3.json")
+        let m1 = try ManagedObjectModel(contentsOf: folder + "/v1.json")
+        let m2 = try ManagedObjectModel(contentsOf: folder + "/v2.json")
+        let m3 = try ManagedObjectModel(contentsOf: folder + "/v3.json")
         let oneToTwo = try MappingModel.inferred(from: m1, to: m2).jsonText().replacingOccurrences(
             of: "FUNCTION($source, \\\"valueForKey:\\\", \\\"title\\\")", with: "uppercase:($source.title)")
         XCTAssertTrue(oneToTwo.contains("sourceEntityVersionHash"))
@@ -281,8 +281,8 @@ final class StagedMigrationTests: XCTestCase {
     func testStoreThatMatchesNoVersionIsMissingSourceModelNamingItsHashes() throws {
         let set = try ModelSet(contentsOf: Self.uncloudNotesExample)
         let store = scratch.file("other.sqlite")
-        let model = try ModelReader.model(
-            fromJSON:
+        let model = try ManagedObjectModel(
+            json:
                 #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string", "optional": true}]}]}"#
         )
         try makeStore(store, model) { _ in }

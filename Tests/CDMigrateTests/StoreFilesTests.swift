@@ -32,15 +32,15 @@ final class StoreFilesTests: XCTestCase {
 
     func manager() throws -> MigrationManager {
         try MigrationManager(
-            sourceModel: try ModelReader.model(fromJSON: Self.v1),
-            destinationModel: try ModelReader.model(fromJSON: Self.v2),
-            mappingModel: try MappingModel.fromJSON(Self.mapping))
+            sourceModel: try ManagedObjectModel(json: Self.v1),
+            destinationModel: try ManagedObjectModel(json: Self.v2),
+            mappingModel: try MappingModel(json: Self.mapping))
     }
 
     /// A v1 store of `count` items (Core Data's shape: WAL mode, log folded in on close).
     @discardableResult
     func makeSource(_ path: String, count: Int = 40) throws -> String {
-        try makeStore(path, try ModelReader.model(fromJSON: Self.v1)) { store in
+        try makeStore(path, try ManagedObjectModel(json: Self.v1)) { store in
             for i in 0..<count {
                 try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))])
             }
@@ -49,7 +49,7 @@ final class StoreFilesTests: XCTestCase {
     }
 
     func titles(_ path: String) throws -> [String] {
-        let store = try PersistentStore.open(at: path, model: try ModelReader.model(fromJSON: Self.v2))
+        let store = try PersistentStore.open(at: path, model: try ManagedObjectModel(json: Self.v2))
         defer { store.close() }
         return try fetchAll(store, "Item").compactMap { try $0.value(forKey: "title").stringValue }.sorted()
     }
@@ -339,7 +339,7 @@ final class StoreFilesTests: XCTestCase {
                 busy += 1
                 continue
             }
-            let store = try PersistentStore.open(at: destination, model: try ModelReader.model(fromJSON: Self.v2))
+            let store = try PersistentStore.open(at: destination, model: try ManagedObjectModel(json: Self.v2))
             defer { store.close() }
             var written: [Int] = []
             var firstRank: Int64?

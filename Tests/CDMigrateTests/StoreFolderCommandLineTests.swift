@@ -28,7 +28,7 @@ final class StoreFolderCommandLineTests: XCTestCase {
           {"name": "age", "type": "integer32", "optional": true}]}]}
         """.write(toFile: models + "/v2.json", atomically: true, encoding: .utf8)
         try "v2\n".write(toFile: models + "/current-version", atomically: true, encoding: .utf8)
-        let v1 = try ModelReader.model(fromFile: models + "/v1.json")
+        let v1 = try ManagedObjectModel(contentsOf: models + "/v1.json")
         // A store in WAL mode with its companions (copied while open, so the -wal holds rows).
         let live = scratch.file("live.sqlite")
         try makeStore(live, v1) { store in try insert(store, "Person", ["name": .string("Ann")]) }
@@ -99,7 +99,7 @@ final class StoreFolderCommandLineTests: XCTestCase {
         XCTAssertEqual(
             try FileManager.default.contentsOfDirectory(atPath: out).filter { !$0.contains("-") }.sorted(),
             [Self.oddName, "people"].sorted())
-        let v2 = try ModelReader.model(fromFile: models + "/v2.json")
+        let v2 = try ManagedObjectModel(contentsOf: models + "/v2.json")
         let people = try PersistentStore.open(at: out + "/people", model: v2, readOnly: true)
         XCTAssertEqual(try people.count(FetchRequest(entityName: "Person")), 1)
         people.close()
@@ -137,8 +137,8 @@ final class StoreFolderCommandLineTests: XCTestCase {
         // A store of another model: it fails (134130, exit 66) and the others still pass.
         try makeStore(
             folder + "/stranger.sqlite",
-            try ModelReader.model(
-                fromJSON: #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string"}]}]}"#)
+            try ManagedObjectModel(
+                json: #"{"entities": [{"name": "Other", "attributes": [{"name": "x", "type": "string"}]}]}"#)
         ) { _ in }
         // A name with a control character, which XML 1.0 cannot hold: written as U+FFFD.
         try "x".write(toFile: folder + "/bell\u{7}.txt", atomically: true, encoding: .utf8)

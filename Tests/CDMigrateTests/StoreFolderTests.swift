@@ -37,7 +37,7 @@ final class StoreFolderTests: XCTestCase {
             try FileManager.default.copyItem(atPath: apple + suffix, toPath: path("Example") + suffix)
         }
         // A store of ours, with an external data folder (named after the name without extension).
-        try makeStore(path("Notes.data"), try ModelReader.model(fromJSON: Self.model)) { _ in }
+        try makeStore(path("Notes.data"), try ManagedObjectModel(json: Self.model)) { _ in }
         try FileManager.default.createDirectory(
             atPath: path(".Notes_SUPPORT/_EXTERNAL_DATA"), withIntermediateDirectories: true)
         // An SQLite database that is not a Core Data store, a text file named like a store, an empty file.
@@ -91,10 +91,10 @@ final class StoreFolderTests: XCTestCase {
     /// of the folder, or to a store the folder holds under its own name); hidden files, cdmigrate's
     /// own lock and temporary files, companions without their file and FIFOs are skipped too.
     func testFoldersLinksAndOtherFilesAreSkippedWithTheReason() throws {
-        try makeStore(path("a.sqlite"), try ModelReader.model(fromJSON: Self.model)) { _ in }
-        try makeStore(scratch.file("outside.sqlite"), try ModelReader.model(fromJSON: Self.model)) { _ in }
+        try makeStore(path("a.sqlite"), try ManagedObjectModel(json: Self.model)) { _ in }
+        try makeStore(scratch.file("outside.sqlite"), try ManagedObjectModel(json: Self.model)) { _ in }
         try FileManager.default.createDirectory(atPath: path("nested"), withIntermediateDirectories: true)
-        try makeStore(path("nested/inner.sqlite"), try ModelReader.model(fromJSON: Self.model)) { _ in }
+        try makeStore(path("nested/inner.sqlite"), try ManagedObjectModel(json: Self.model)) { _ in }
         try FileManager.default.createSymbolicLink(atPath: path("inside-link"), withDestinationPath: "a.sqlite")
         try FileManager.default.createSymbolicLink(
             atPath: path("outside-link"), withDestinationPath: scratch.file("outside.sqlite"))

@@ -93,7 +93,7 @@ final class StoreIdentityTests: XCTestCase {
     /// destination model's metadata under the source's UUID.
     func testEmptySourceMetadataKeepsUUID() throws {
         let source = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)
-        let model = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/notes-v7.json")
+        let model = try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/notes-v7.json")
         let manager = try MigrationManager(
             sourceModel: model, destinationModel: model, mappingModel: try MappingModel.inferred(from: model, to: model)
         )

@@ -11,7 +11,7 @@ final class StoreLayoutTests: XCTestCase {
     override func setUpWithError() throws {
         directory = NSTemporaryDirectory() + "cdm-layout-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        model = try ModelReader.model(fromJSON: storeTestModelJSON)
+        model = try ManagedObjectModel(json: storeTestModelJSON)
     }
 
     override func tearDownWithError() throws {

@@ -19,9 +19,9 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
 
     func manager() throws -> MigrationManager {
         try MigrationManager(
-            sourceModel: try ModelReader.model(fromJSON: StoreFilesTests.v1),
-            destinationModel: try ModelReader.model(fromJSON: StoreFilesTests.v2),
-            mappingModel: try MappingModel.fromJSON(StoreFilesTests.mapping))
+            sourceModel: try ManagedObjectModel(json: StoreFilesTests.v1),
+            destinationModel: try ManagedObjectModel(json: StoreFilesTests.v2),
+            mappingModel: try MappingModel(json: StoreFilesTests.mapping))
     }
 
     /// The helpers of StoreFilesTests: a v1 store of `count` items in Core Data's shape, one with
@@ -31,7 +31,7 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
 
         @discardableResult
         func makeSource(_ path: String, count: Int = 40) throws -> String {
-            try makeStore(path, try ModelReader.model(fromJSON: StoreFilesTests.v1)) { store in
+            try makeStore(path, try ManagedObjectModel(json: StoreFilesTests.v1)) { store in
                 for i in 0..<count {
                     try insert(store, "Item", ["name": .string("item \(i)"), "rank": .integer(Int64(i))])
                 }
@@ -59,7 +59,7 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         }
 
         func titles(_ path: String) throws -> [String] {
-            let store = try PersistentStore.open(at: path, model: try ModelReader.model(fromJSON: StoreFilesTests.v2))
+            let store = try PersistentStore.open(at: path, model: try ManagedObjectModel(json: StoreFilesTests.v2))
             defer { store.close() }
             return try fetchAll(store, "Item").compactMap { try $0.value(forKey: "title").stringValue }.sorted()
         }
@@ -121,7 +121,7 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         XCTAssertEqual(try files.listing(real), before)
         XCTAssertEqual(try names(sourceFolder), ["link.sqlite", "real"], "nothing appears beside the link")
         // Reading metadata and the store's own model through the link sees the log too.
-        XCTAssertEqual(try StoreInfo.readSource(at: sourceFolder + "/link.sqlite").entities.first?.rowCount, 45)
+        XCTAssertEqual(try StoreInfo(contentsOf: sourceFolder + "/link.sqlite").entities.first?.rowCount, 45)
     }
 
     func testInPlaceThroughASymlinkMigratesTheTargetAndKeepsTheLink() throws {
@@ -186,10 +186,10 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         }
         expectFIFO("source") { try manager().migrateStore(from: fifo, to: destinationFolder + "/b.sqlite") }
         expectFIFO("in place") { try manager().migrateStoreInPlace(at: fifo) }
-        expectFIFO("metadata") { _ = try StoreInfo.readSource(at: fifo) }
-        expectFIFO("store model") { _ = try StoreModelRecovery.storeModel(at: fifo) }
+        expectFIFO("metadata") { _ = try StoreInfo(contentsOf: fifo) }
+        expectFIFO("store model") { _ = try ManagedObjectModel(ofStoreAt: fifo) }
         XCTAssertThrowsError(
-            try PersistentStore.open(at: fifo, model: try ModelReader.model(fromJSON: StoreFilesTests.v1))
+            try PersistentStore.open(at: fifo, model: try ManagedObjectModel(json: StoreFilesTests.v1))
         ) { error in
             let message = (error as? MigrationError)?.message ?? "\(error)"
             XCTAssertTrue(message.contains("it is a FIFO (named pipe), not a regular file"), message)
@@ -198,7 +198,7 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         XCTAssertEqual(mkfifo(jsonFIFO, 0o600), 0)
         let releaseJSON = unblockIfStuck(jsonFIFO)
         defer { releaseJSON() }
-        expectFIFO("model file") { _ = try ModelReader.model(fromFile: jsonFIFO) }
+        expectFIFO("model file") { _ = try ManagedObjectModel(contentsOf: jsonFIFO) }
         expectFIFO("JSON file") { _ = try JSON.load(path: jsonFIFO) }
         // A FIFO in place of a store's -wal.
         let store = try files.makeSource(sourceFolder + "/a.sqlite")
@@ -215,14 +215,14 @@ final class StoreLinksAndLeftoversTests: XCTestCase {
         let path = try files.makeSource(sourceFolder + "/a.sqlite")
         XCTAssertTrue(SourceAccess.isWALHeader(path))
         let before = try files.listing(sourceFolder)
-        _ = try StoreModelRecovery.storeModel(at: path)
-        _ = try StoreInfo.readSource(at: path)
+        _ = try ManagedObjectModel(ofStoreAt: path)
+        _ = try StoreInfo(contentsOf: path)
         XCTAssertEqual(try files.listing(sourceFolder), before, "no -wal or -shm appears beside a WAL store")
         // With committed transactions in its -wal, they are read, and the log stays as it was.
         let logged = sourceFolder + "/logged.sqlite"
         try files.makeSourceWithCommittedLog(logged)
         let withLog = try files.listing(sourceFolder)
-        let model = try StoreModelRecovery.storeModel(at: logged)
+        let model = try ManagedObjectModel(ofStoreAt: logged)
         XCTAssertNotNil(model.entitiesByName["Item"])
         XCTAssertEqual(try files.listing(sourceFolder), withLog)
     }

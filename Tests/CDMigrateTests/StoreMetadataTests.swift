@@ -73,8 +73,8 @@ final class StoreMetadataTests: XCTestCase {
     }
 
     func testWritesCoreDataKeysForModel() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"name": "M", "entities": [{"name": "B", "attributes": [{"name": "x", "type": "integer64"}]},
                                            {"name": "A", "attributes": [{"name": "y", "type": "string"}]}]}
                 """)
@@ -158,13 +158,13 @@ final class StoreInfoTests: XCTestCase {
     func testRowsAreCountedOnlyWhenAsked() throws {
         let scratch = ScratchDirectory()
         let path = scratch.file("Notes.sqlite")
-        let model = try ModelReader.model(fromJSON: Self.notesModel)
+        let model = try ManagedObjectModel(json: Self.notesModel)
         try makeStore(path, model) { store in
             for i in 0..<25 { _ = try insert(store, "Note", ["title": .string("Note \(i)")]) }
         }
-        let counted = try StoreInfo.readSource(at: path)
+        let counted = try StoreInfo(contentsOf: path)
         XCTAssertEqual(counted.entities.map { $0.rowCount }, [25])
-        let uncounted = try StoreInfo.readSource(at: path, countingRows: false)
+        let uncounted = try StoreInfo(contentsOf: path, countingRows: false)
         XCTAssertEqual(uncounted.entities.map { $0.rowCount }, [0])
         XCTAssertEqual(uncounted.entities.map { $0.maxPrimaryKey }, [25], "Z_PRIMARYKEY is read either way")
         XCTAssertEqual(uncounted.metadata, counted.metadata)

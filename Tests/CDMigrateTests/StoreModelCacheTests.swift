@@ -25,7 +25,7 @@ final class StoreModelCacheTests: XCTestCase {
         for version in StoreModelCacheTests.renameVersions {
             let path = try copyFixture("apple-stores/renames/Example_v\(version).sqlite")
             let cached = try XCTUnwrap(try StoreModelCache.model(fromStoreAt: path), version)
-            let json = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-v\(version).json")
+            let json = try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/renames-v\(version).json")
             XCTAssertEqual(
                 ModelStructure.lines(cached), ModelStructure.lines(json),
                 version + "\n" + ModelStructure.difference(cached, json))

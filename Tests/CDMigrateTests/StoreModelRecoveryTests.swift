@@ -22,12 +22,12 @@ final class StoreModelRecoveryTests: XCTestCase {
 
     func testNotesModelIsRecoveredAndReadsEveryRow() throws {
         let path = try copyFixture("apple-stores/macos-notes/NotesV7.storedata")
-        let model = try StoreModelRecovery.storeModel(at: path)
+        let model = try ManagedObjectModel(ofStoreAt: path)
         XCTAssertTrue(model.isRecovered)
         XCTAssertFalse(model.recoveryNotes?.isEmpty ?? true)
         XCTAssertEqual(model.entities.count, 22)
         // Names and hierarchy as the hand-inferred JSON model has them.
-        let json = try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/notes-v7.json")
+        let json = try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/notes-v7.json")
         XCTAssertEqual(Set(model.entities.map { $0.name }), Set(json.entities.map { $0.name }))
         for entity in json.entities {
             XCTAssertEqual(model.entity(named: entity.name)?.parent?.name, entity.parent?.name, entity.name)
@@ -93,20 +93,20 @@ final class StoreModelRecoveryTests: XCTestCase {
 
     func testAStoreWithACacheGivesItsCachedModel() throws {
         let path = try copyFixture("apple-stores/renames/Example_v1.1.0.sqlite")
-        let model = try StoreModelRecovery.storeModel(at: path)
+        let model = try ManagedObjectModel(ofStoreAt: path)
         XCTAssertFalse(model.isRecovered)
         XCTAssertEqual(
             model.entity(named: "BasicEntity")?.attribute(named: "v1_1_0_name")?.renamingIdentifier, "v1_0_0_name")
         // Its schema alone gives the lower-cased names.
-        let rebuilt = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
+        let rebuilt = try ManagedObjectModel(schemaOfStoreAt: path)
         XCTAssertTrue(rebuilt.isRecovered)
         XCTAssertEqual(rebuilt.entity(named: "BasicEntity")?.ownAttributes.map { $0.name }, ["v1_1_0_name"])
         XCTAssertEqual(rebuilt.entity(named: "BasicEntity")?.ownAttributes.first?.attributeType, .string)
     }
 
     func testJoinTablesAndHiddenColumnsBecomeToManyRelationships() throws {
-        let model = try ModelReader.model(
-            fromJSON: """
+        let model = try ManagedObjectModel(
+            json: """
                 {"entities": [
                   {"name": "Tag", "attributes": [{"name": "label", "type": "string"}],
                    "relationships": [{"name": "posts", "destination": "Post", "inverse": "tags", "toMany": true}]},
@@ -125,7 +125,7 @@ final class StoreModelRecoveryTests: XCTestCase {
         try store.save()
         store.close()
 
-        let recovered = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
+        let recovered = try ManagedObjectModel(schemaOfStoreAt: path)
         XCTAssertTrue(recovered.isRecovered)
         let posts = try XCTUnwrap(recovered.entity(named: "Tag")?.relationship(named: "posts"))
         XCTAssertEqual(posts.destinationEntityName, "Post")
@@ -160,7 +160,7 @@ final class StoreModelRecoveryTests: XCTestCase {
             "CREATE TABLE ZITEM (Z_PK INTEGER PRIMARY KEY, Z_ENT INTEGER, Z_OPT INTEGER, ZTITLE VARCHAR, ZPRICE DECIMAL, Z1OTHERS INTEGER, Z_FOK_1OTHERS INTEGER)"
         )
         database.close()
-        let model = try StoreModelRecovery.model(fromSchemaOfStoreAt: path)
+        let model = try ManagedObjectModel(schemaOfStoreAt: path)
         XCTAssertEqual(model.entities.map { $0.name }.sorted(), ["Item", "Special"])
         let notes = (model.recoveryNotes ?? []).joined(separator: "\n")
         XCTAssertTrue(
@@ -178,7 +178,7 @@ final class StoreModelRecoveryTests: XCTestCase {
         let database = try SQLiteDatabase(path: path, mode: .create)
         try database.exec("CREATE TABLE things (a INTEGER)")
         database.close()
-        XCTAssertThrowsError(try StoreModelRecovery.storeModel(at: path)) { error in
+        XCTAssertThrowsError(try ManagedObjectModel(ofStoreAt: path)) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidModel)
             XCTAssertTrue("\(error)".contains("Z_PRIMARYKEY"), "\(error)")
         }

@@ -39,7 +39,7 @@ final class StoreOpeningTests: XCTestCase {
         ]}
         """
 
-    func model() throws -> ManagedObjectModel { try ModelReader.model(fromJSON: StoreOpeningTests.libraryModelJSON) }
+    func model() throws -> ManagedObjectModel { try ManagedObjectModel(json: StoreOpeningTests.libraryModelJSON) }
 
     func seeded(_ scratch: ScratchDirectory) throws -> String {
         let path = scratch.file("seed.sqlite")
@@ -200,8 +200,8 @@ final class StoreOpeningTests: XCTestCase {
     /// A seed store is checked as Core Data's save checks what it writes, unless asked not to.
     func testSeedStoresAreValidatedUnlessToldNot() throws {
         let scratch = ScratchDirectory()
-        let notes = try ModelReader.model(
-            fromFile: TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v1.model.json")
+        let notes = try ManagedObjectModel(
+            contentsOf: TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v1.model.json")
         let seed = try StoreSeed(
             json:
                 #"[{"entity": "Note", "values": {"title": "no body"}}, {"entity": "Note", "values": {"title": "t", "body": "b"}}]"#
@@ -255,7 +255,7 @@ final class StoreOpeningTests: XCTestCase {
     func testAppleNotesRelationshipsMatchTheirColumns() throws {
         let scratch = ScratchDirectory()
         let path = try copyFixtureStore("apple-stores/macos-notes/NotesV7.storedata", into: scratch.path)
-        let model = try StoreModelRecovery.storeModel(at: path)
+        let model = try ManagedObjectModel(ofStoreAt: path)
         let store = try PersistentStore.open(at: path, model: model, readOnly: true, checkVersion: true)
         defer { store.close() }
         let database = try SQLiteDatabase(path: path, mode: .readOnly)
@@ -333,8 +333,8 @@ final class StoreOpeningTests: XCTestCase {
     func testSeededStoreMigratesAndReadsBack() throws {
         let scratch = ScratchDirectory()
         let v1 = try model()
-        let v2 = try ModelReader.model(
-            fromJSON: StoreOpeningTests.libraryModelJSON
+        let v2 = try ManagedObjectModel(
+            json: StoreOpeningTests.libraryModelJSON
                 .replacingOccurrences(of: #""versionIdentifier": "v1""#, with: #""versionIdentifier": "v2""#)
                 .replacingOccurrences(
                     of: #"{"name": "year", "type": "integer 32"},"#,
@@ -382,7 +382,7 @@ final class StoreOpeningTests: XCTestCase {
         let store = try PersistentStore.open(at: scratch.file("v1.sqlite"))
         XCTAssertEqual(
             store.model.entityVersionHashes,
-            try ModelReader.model(fromFile: examples + "/RecipesV1.model.json").entityVersionHashes)
+            try ManagedObjectModel(contentsOf: examples + "/RecipesV1.model.json").entityVersionHashes)
         XCTAssertEqual(try store.fetch("Recipe").first?.value(forKeyPath: "chef.name"), .string("Ann"))
         store.close()
         // The current version without --version; an existing output is refused; a bad file names its path.

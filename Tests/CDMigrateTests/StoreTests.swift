@@ -45,7 +45,7 @@ final class StoreTests: XCTestCase {
     override func setUpWithError() throws {
         directory = NSTemporaryDirectory() + "cdm-store-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        model = try ModelReader.model(fromJSON: storeTestModelJSON)
+        model = try ManagedObjectModel(json: storeTestModelJSON)
     }
 
     override func tearDownWithError() throws {
@@ -204,8 +204,8 @@ final class StoreTests: XCTestCase {
         XCTAssertTrue(opened.warnings.isEmpty, "\(opened.warnings)")
         opened.close()
         // Another version of the model: refused, naming the entity.
-        let changed = try ModelReader.model(
-            fromJSON: storeTestModelJSON.replacingOccurrences(
+        let changed = try ManagedObjectModel(
+            json: storeTestModelJSON.replacingOccurrences(
                 of: "{\"name\": \"color\", \"type\": \"string\"}",
                 with: "{\"name\": \"color\", \"type\": \"integer16\"}"
             )
@@ -615,8 +615,8 @@ final class StoreTests: XCTestCase {
             _ = try PersistentStore.open(at: directory + "/plain.sqlite", model: model)
         }
         // A model entity the store does not have.
-        let bigger = try ModelReader.model(
-            fromJSON: storeTestModelJSON.replacingOccurrences(
+        let bigger = try ManagedObjectModel(
+            json: storeTestModelJSON.replacingOccurrences(
                 of: "{\"name\": \"Tag\",", with: "{\"name\": \"Extra\"}, {\"name\": \"Tag\","))
         expect(.incompatibleVersionHash, "'Extra'") {
             _ = try PersistentStore.open(at: store.path, model: bigger, checkVersion: false)

@@ -13,7 +13,7 @@ final class StoreVersionErrorTests: XCTestCase {
     override func tearDown() { TemporaryDirectory.remove(directory) }
 
     func model(_ version: String) throws -> ManagedObjectModel {
-        try ModelReader.model(fromFile: TestPaths.fixtures + "/json-models/renames-v\(version).json")
+        try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/json-models/renames-v\(version).json")
     }
 
     func base64(_ bytes: [UInt8]?) -> String { Data(bytes ?? []).base64EncodedString() }

@@ -23,8 +23,8 @@ final class TransformableDictionaryTests: XCTestCase {
     }
 
     func previews() throws -> AttributeDescription {
-        let model = try ModelReader.model(
-            fromJSON: #"""
+        let model = try ManagedObjectModel(
+            json: #"""
                 {"name": "Galleries", "entities": [{"name": "GalleryState", "attributes": [
                  {"name": "gid", "type": "string"}, {"name": "previews", "type": "transformable", "optional": true}]}]}
                 """#)

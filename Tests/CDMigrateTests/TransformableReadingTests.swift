@@ -24,7 +24,7 @@ final class TransformableReadingTests: XCTestCase {
         """#
 
     static func model(_ version: String, game: String = "", save: String = "") throws -> ManagedObjectModel {
-        try ModelReader.model(fromJSON: String(format: gamesModel, version, game, save))
+        try ManagedObjectModel(json: String(format: gamesModel, version, game, save))
     }
 
     func attribute(_ model: ManagedObjectModel, _ entity: String, _ name: String) throws -> AttributeDescription {
@@ -81,8 +81,8 @@ final class TransformableReadingTests: XCTestCase {
     /// Xcode writes a transformer name emptied in its inspector as `valueTransformerName=""`:
     /// Core Data's default transformer, as with none named (a real model's `payload` has it).
     func testAnEmptyTransformerNameIsCoreDatasDefault() throws {
-        let model = try ModelReader.model(
-            fromJSON: #"""
+        let model = try ManagedObjectModel(
+            json: #"""
                 {"name": "Events", "entities": [{"name": "Event", "attributes": [
                  {"name": "payload", "type": "transformable", "optional": true, "valueTransformerName": ""}]}]}
                 """#)
@@ -123,15 +123,16 @@ final class TransformableReadingTests: XCTestCase {
             XCTAssertEqual(
                 try game.value(forKey: "type"), .string("game.snes"), "a policy reading the attribute gets the string")
         }
-        let mapping = try MappingModel.fromJSON(
-            #"""
-            {"entityMappings": [
-             {"name": "GameToGame", "sourceEntity": "Game", "destinationEntity": "Game", "predicate": "TRUEPREDICATE",
-              "attributeMappings": {"name": "$source.name", "type": "$source.type", "icon": "$source.icon", "typeName": "$source.type"}},
-             {"name": "SaveStateToSaveState", "sourceEntity": "SaveState", "destinationEntity": "SaveState", "predicate": "TRUEPREDICATE", "policy": "CorePolicy",
-              "attributeMappings": {"name": "$source.name", "core": "FUNCTION($entityPolicy, \"coreForGameType:\", $source.game.type)"},
-              "relationshipMappings": {"game": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"GameToGame\", $source.game)"}}]}
-            """#)
+        let mapping = try MappingModel(
+            json:
+                #"""
+                {"entityMappings": [
+                 {"name": "GameToGame", "sourceEntity": "Game", "destinationEntity": "Game", "predicate": "TRUEPREDICATE",
+                  "attributeMappings": {"name": "$source.name", "type": "$source.type", "icon": "$source.icon", "typeName": "$source.type"}},
+                 {"name": "SaveStateToSaveState", "sourceEntity": "SaveState", "destinationEntity": "SaveState", "predicate": "TRUEPREDICATE", "policy": "CorePolicy",
+                  "attributeMappings": {"name": "$source.name", "core": "FUNCTION($entityPolicy, \"coreForGameType:\", $source.game.type)"},
+                  "relationshipMappings": {"game": "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \"GameToGame\", $source.game)"}}]}
+                """#)
         CorePolicy.arguments = []
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "CorePolicy") { CorePolicy() }

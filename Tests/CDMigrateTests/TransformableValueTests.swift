@@ -14,7 +14,7 @@ final class TransformableValueTests: XCTestCase {
         #"{"name": "Apps", "versionIdentifier": "%@", "entities": [{"name": "App", "attributes": [{"name": "name", "type": "string"}, {"name": "screenshotURLs", "type": "transformable", "optional": %@}, {"name": "tags", "type": "transformable", "optional": true, "valueTransformerName": "NSSecureUnarchiveFromDataTransformer"}, {"name": "icon", "type": "transformable", "optional": true, "valueTransformerName": "ImageTransformer"}]}]}"#
 
     static func model(_ version: String, screenshotsOptional: Bool) throws -> ManagedObjectModel {
-        try ModelReader.model(fromJSON: String(format: model, version, screenshotsOptional ? "true" : "false"))
+        try ManagedObjectModel(json: String(format: model, version, screenshotsOptional ? "true" : "false"))
     }
 
     final class ScreenshotPolicy: EntityMigrationPolicy {
@@ -49,13 +49,14 @@ final class TransformableValueTests: XCTestCase {
         try makeStore(scratch.file("v1.sqlite"), v1) { store in
             for name in ["alpha", "beta"] { _ = try insert(store, "App", ["name": .string(name)]) }
         }
-        let mapping = try MappingModel.fromJSON(
-            #"""
-            {"entityMappings": [{"name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
-             "policy": "ScreenshotPolicy", "attributeMappings": {"name": "$source.name",
-             "screenshotURLs": "FUNCTION($entityPolicy, \"screenshotsFor:\", $source.name)",
-             "tags": "FUNCTION($entityPolicy, \"migrateScreenshotURLs\")"}}]}
-            """#)
+        let mapping = try MappingModel(
+            json:
+                #"""
+                {"entityMappings": [{"name": "AppToApp", "sourceEntity": "App", "destinationEntity": "App", "predicate": "TRUEPREDICATE",
+                 "policy": "ScreenshotPolicy", "attributeMappings": {"name": "$source.name",
+                 "screenshotURLs": "FUNCTION($entityPolicy, \"screenshotsFor:\", $source.name)",
+                 "tags": "FUNCTION($entityPolicy, \"migrateScreenshotURLs\")"}}]}
+                """#)
         let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: mapping)
         manager.registerPolicy(named: "ScreenshotPolicy") { ScreenshotPolicy() }
         try manager.migrateStore(from: scratch.file("v1.sqlite"), to: scratch.file("v2.sqlite"))

@@ -20,8 +20,8 @@ final class XcodeMappingModelTests: XCTestCase {
     }
 
     func importedUnCloudNotes(from version: Int) throws -> MappingModel {
-        try MappingModel.fromXcodeMappingModel(
-            uncloudMapping(version), sourceModel: try UnCloudNotes.model(version: version),
+        try MappingModel(
+            contentsOf: uncloudMapping(version), sourceModel: try UnCloudNotes.model(version: version),
             destinationModel: try UnCloudNotes.model(version: version + 1))
     }
 
@@ -267,7 +267,7 @@ final class XcodeMappingModelTests: XCTestCase {
         let xcodeDestination = directory + "/v4-xcode.sqlite"
         let manager = try MigrationManager(
             sourceModel: v3, destinationModel: v4,
-            mappingModels: [try MappingModel.fromFile(uncloudMapping(3), sourceModel: v3, destinationModel: v4)])
+            mappingModels: [try MappingModel(contentsOf: uncloudMapping(3), sourceModel: v3, destinationModel: v4)])
         manager.registerPolicy(named: "UnCloudNotes." + AttachmentToImageAttachmentMigrationPolicyV3toV4.name) {
             AttachmentToImageAttachmentMigrationPolicyV3toV4()
         }
@@ -356,8 +356,8 @@ final class XcodeMappingModelTests: XCTestCase {
 
     func testReadsTheFolderTheFileAndAFolderPathWithATrailingSlash() throws {
         let names = try [uncloudMapping(3), uncloudMapping(3) + "/", uncloudMapping(3) + "/xcmapping.xml"].map {
-            try MappingModel.fromXcodeMappingModel(
-                $0, sourceModel: try UnCloudNotes.model(version: 3),
+            try MappingModel(
+                contentsOf: $0, sourceModel: try UnCloudNotes.model(version: 3),
                 destinationModel: try UnCloudNotes.model(version: 4)
             ).entityMappings.map { $0.name }
         }
@@ -365,42 +365,46 @@ final class XcodeMappingModelTests: XCTestCase {
         XCTAssertEqual(names[1], names[0])
         XCTAssertEqual(names[2], names[0])
         XCTAssertThrowsError(
-            try MappingModel.fromXcodeMappingModel(
-                directory + "/None.xcmappingmodel", sourceModel: try UnCloudNotes.model(version: 3),
+            try MappingModel(
+                contentsOf: directory + "/None.xcmappingmodel", sourceModel: try UnCloudNotes.model(version: 3),
                 destinationModel: try UnCloudNotes.model(version: 4))
         ) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .io)
         }
     }
 
-    func testFromFileWithModelsTakesEitherKindOfMapping() throws {
+    func testReadingWithModelsTakesEitherKindOfMapping() throws {
         let v3 = try UnCloudNotes.model(version: 3)
         let v4 = try UnCloudNotes.model(version: 4)
-        let json = try MappingModel.fromFile(
-            ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json",
+        let json = try MappingModel(
+            contentsOf:
+                ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json",
             sourceModel: v3, destinationModel: v4)
         XCTAssertEqual(json.entityMappings[0].sourceExpression?.predicate.description, "image == nil")
-        let xcode = try MappingModel.fromFile(uncloudMapping(3), sourceModel: v3, destinationModel: v4)
+        let xcode = try MappingModel(contentsOf: uncloudMapping(3), sourceModel: v3, destinationModel: v4)
         XCTAssertEqual(xcode.entityMappings[0].sourceExpression?.predicate.description, "TRUEPREDICATE")
         XCTAssertTrue(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.xcmappingmodel/"))
         XCTAssertFalse(XcodeMappingModelReader.isXcodeMappingModelPath("a/B.mapping.json"))
         // Without the models an Xcode mapping cannot be compiled: the JSON reader says which call to use.
-        XCTAssertThrowsError(try MappingModel.fromFile(uncloudMapping(3))) { error in
+        XCTAssertThrowsError(try MappingModel(contentsOf: uncloudMapping(3))) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidArgument)
-            XCTAssertTrue((error as? MigrationError)?.message.contains("fromXcodeMappingModel") == true)
+            XCTAssertTrue(
+                (error as? MigrationError)?.message.contains("MappingModel(contentsOf:sourceModel:destinationModel:)")
+                    == true)
         }
         // The JSON mapping is checked against the models too.
         XCTAssertThrowsError(
-            try MappingModel.fromFile(
-                ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json",
+            try MappingModel(
+                contentsOf:
+                    ReferenceMigrations.examplesDirectory + "/4-uncloudnotes/UnCloudNotes_v3_to_v4.mapping.json",
                 sourceModel: v4, destinationModel: v3))
     }
 
     func testMappingThatDoesNotFitTheModelsIsRejected() throws {
         // The v2 → v3 mapping against v3 → v4's models: Note has no image in v3.
         XCTAssertThrowsError(
-            try MappingModel.fromXcodeMappingModel(
-                uncloudMapping(2), sourceModel: try UnCloudNotes.model(version: 3),
+            try MappingModel(
+                contentsOf: uncloudMapping(2), sourceModel: try UnCloudNotes.model(version: 3),
                 destinationModel: try UnCloudNotes.model(version: 4))
         ) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidMapping)
@@ -517,20 +521,20 @@ final class XcodeMappingModelTests: XCTestCase {
     }
 
     func testAttributeWithoutSourceCounterpartGetsNoExpressionAndAnUnmappedOneIsNamed() throws {
-        let source = try ModelReader.model(
-            fromJSON: """
+        let source = try ManagedObjectModel(
+            json: """
                 {"name": "a", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"}]}]}
                 """)
-        let destination = try ModelReader.model(
-            fromJSON: """
+        let destination = try ManagedObjectModel(
+            json: """
                 {"name": "b", "entities": [{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "body", "type": "string"},
                                                                          {"name": "summary", "type": "string"}]}]}
                 """)
         let body =
             Self.validBody.replacingOccurrences(of: "idrefs=\"z3\"", with: "idrefs=\"z3 z4\"")
             + "\n<object type=\"XDDEVATTRIBUTEMAPPING\" id=\"z4\"><attribute name=\"name\" type=\"string\">summary</attribute></object>"
-        let mapping = try MappingModel.fromXcodeMappingModel(
-            try write(document(body)), sourceModel: source, destinationModel: destination)
+        let mapping = try MappingModel(
+            contentsOf: try write(document(body)), sourceModel: source, destinationModel: destination)
         XCTAssertEqual(
             mapping.entityMappings[0].attributeMappings.map { [$0.name, $0.valueExpressionText] },
             [["summary", nil], ["title", "$source.title"]])
@@ -567,7 +571,7 @@ final class XcodeMappingModelTests: XCTestCase {
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
             try FileIO.write(bytes, path: folder + "/xcmapping.xml")
             do {
-                _ = try MappingModel.fromXcodeMappingModel(folder, sourceModel: v3, destinationModel: v4)
+                _ = try MappingModel(contentsOf: folder, sourceModel: v3, destinationModel: v4)
                 loaded += 1
             } catch let error as MigrationError {
                 XCTAssertEqual(error.code, .invalidMapping, error.description)

@@ -10,7 +10,7 @@ final class XcodeModelArchiveTests: XCTestCase {
 
     /// Apple's CoreDataBooks model, written by Xcode 3, computes the Book hash Apple's store records.
     func testAnXcode3ModelComputesTheHashAppleShippedInItsStore() throws {
-        let model = try ModelReader.model(fromXcodeModel: Self.booksBundle)
+        let model = try ManagedObjectModel(contentsOf: Self.booksBundle)
         let book = try XCTUnwrap(model.entity(named: "Book"))
         XCTAssertEqual(book.attributes.map { $0.name }.sorted(), ["author", "copyright", "title"])
         XCTAssertEqual(book.attribute(named: "copyright")?.attributeType, .date)
@@ -77,13 +77,13 @@ final class XcodeModelArchiveTests: XCTestCase {
         XCTAssertTrue(
             set.warnings[0].contains("'v1' is skipped") && set.warnings[0].contains("v1.xcdatamodel/elements"),
             set.warnings[0])
-        XCTAssertThrowsError(try ModelReader.model(fromXcodeModel: bundle + "/v1.xcdatamodel")) { error in
+        XCTAssertThrowsError(try ManagedObjectModel(contentsOf: bundle + "/v1.xcdatamodel")) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .invalidModel)
             XCTAssertTrue("\(error)".contains("Xcode 3 model"), "\(error)")
         }
         // A version folder with neither file says what it looked for.
         try FileManager.default.removeItem(atPath: bundle + "/v1.xcdatamodel/elements")
-        XCTAssertThrowsError(try ModelReader.model(fromXcodeModel: bundle + "/v1.xcdatamodel")) { error in
+        XCTAssertThrowsError(try ManagedObjectModel(contentsOf: bundle + "/v1.xcdatamodel")) { error in
             XCTAssertTrue("\(error)".contains("'contents'") && "\(error)".contains("'elements'"), "\(error)")
         }
     }
@@ -293,7 +293,7 @@ final class XcodeModelArchiveShapeTests: XCTestCase {
         }
         XCTAssertEqual(
             archived.jsonText(),
-            try ModelReader.model(fromXcodeModel: bundle + "/Library 2.xcdatamodel").jsonText()
+            try ManagedObjectModel(contentsOf: bundle + "/Library 2.xcdatamodel").jsonText()
                 .replacingOccurrences(of: "\"Library 2\"", with: "\"Library\""))
     }
 
@@ -308,7 +308,7 @@ final class XcodeModelArchiveShapeTests: XCTestCase {
             let scratch = ScratchDirectory()
             let bundle = scratch.file("Library.xcdatamodeld")
             try write(bytes, version: "Library", in: bundle)
-            XCTAssertThrowsError(try ModelReader.model(fromXcodeModel: bundle + "/Library.xcdatamodel")) { error in
+            XCTAssertThrowsError(try ManagedObjectModel(contentsOf: bundle + "/Library.xcdatamodel")) { error in
                 XCTAssertEqual((error as? MigrationError)?.code, .invalidModel, expected)
                 XCTAssertTrue(
                     "\(error)".contains(expected) && "\(error)".contains("Library.xcdatamodel/elements"), "\(error)")

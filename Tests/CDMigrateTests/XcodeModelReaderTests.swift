@@ -41,16 +41,16 @@ final class XcodeModelReaderTests: XCTestCase {
 
     func testModelFileEntryPointsTakeXcodeFiles() throws {
         let bundle = TestPaths.fixtures + "/apple-stores/renames/Model.xcdatamodeld"
-        let current = try ModelReader.model(fromFile: bundle + "/")
+        let current = try ManagedObjectModel(contentsOf: bundle + "/")
         XCTAssertNotNil(
             current.entity(named: "BasicEntity")?.attribute(named: "v2_0_0_name"), "a bundle gives its current version")
-        let version = try ModelReader.model(fromFile: bundle + "/v1.1.0.xcdatamodel")
+        let version = try ManagedObjectModel(contentsOf: bundle + "/v1.1.0.xcdatamodel")
         XCTAssertNotNil(version.entity(named: "BasicEntity")?.attribute(named: "v1_1_0_name"))
         XCTAssertEqual(version.name, "v1.1.0")
-        let contents = try ModelReader.model(fromXcodeModel: bundle + "/v1.2.0.xcdatamodel/contents")
+        let contents = try ManagedObjectModel(contentsOf: bundle + "/v1.2.0.xcdatamodel/contents")
         XCTAssertEqual(contents.name, "v1.2.0")
         XCTAssertNotNil(contents.entity(named: "BasicEntity")?.attribute(named: "v1_2_0_name"))
-        XCTAssertThrowsError(try ModelReader.model(fromFile: TestPaths.fixtures + "/no-such.xcdatamodel")) { error in
+        XCTAssertThrowsError(try ManagedObjectModel(contentsOf: TestPaths.fixtures + "/no-such.xcdatamodel")) { error in
             XCTAssertEqual((error as? MigrationError)?.code, .io)
         }
     }
@@ -80,8 +80,8 @@ final class XcodeModelReaderTests: XCTestCase {
         ]
         for (name, number) in versions {
             let xml = try XCTUnwrap(bundle.model(named: name))
-            let json = try ModelReader.model(
-                fromFile: TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v\(number).model.json")
+            let json = try ManagedObjectModel(
+                contentsOf: TestPaths.repository + "/examples/4-uncloudnotes/UnCloudNotes_v\(number).model.json")
             XCTAssertEqual(Set(xml.entitiesByName.keys), Set(json.entitiesByName.keys), name)
             for entity in xml.entities {
                 let other = try XCTUnwrap(json.entity(named: entity.name))
@@ -242,8 +242,8 @@ final class XcodeModelReaderTests: XCTestCase {
                 </entity>
             </model>
             """)
-        let json = try ModelReader.model(
-            fromJSON: """
+        let json = try ManagedObjectModel(
+            json: """
                 {"entities": [
                   {"name": "Note", "uniquenessConstraints": [["title"]],
                    "attributes": [{"name": "title", "type": "string", "optional": false, "default": "x", "versionHashModifier": "2"},

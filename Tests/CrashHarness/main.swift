@@ -34,8 +34,8 @@ let mappingText = """
 
 func makeManager(pushDown: Bool) throws -> MigrationManager {
     let manager = try MigrationManager(
-        sourceModel: try ModelReader.model(fromJSON: v1), destinationModel: try ModelReader.model(fromJSON: v2),
-        mappingModel: try MappingModel.fromJSON(mappingText))
+        sourceModel: try ManagedObjectModel(json: v1), destinationModel: try ManagedObjectModel(json: v2),
+        mappingModel: try MappingModel(json: mappingText))
     manager.pushDownSQL = pushDown
     manager.batchSize = 500
     return manager
@@ -126,7 +126,7 @@ func copyFolder(_ from: String, _ to: String) {
 
 /// How many v2 items the store at `path` holds; nil when it is not a whole v2 store.
 func migratedCount(_ path: String) -> Int? {
-    guard let store = try? PersistentStore.open(at: path, model: try ModelReader.model(fromJSON: v2)) else {
+    guard let store = try? PersistentStore.open(at: path, model: try ManagedObjectModel(json: v2)) else {
         return nil
     }
     defer { store.close() }
@@ -140,7 +140,7 @@ let pristineLogged = root + "/pristine-logged"
 reset(pristine)
 reset(pristineLogged)
 do {
-    let store = try PersistentStore.create(at: pristine + "/a.sqlite", model: try ModelReader.model(fromJSON: v1))
+    let store = try PersistentStore.create(at: pristine + "/a.sqlite", model: try ManagedObjectModel(json: v1))
     for i in 0..<items {
         let item = try store.insertObject(entityName: "Item")
         try item.setValue(.string("item \(i)"), forKey: "name")
@@ -151,7 +151,7 @@ do {
 }
 copyFolder(pristine, pristineLogged)
 if let store = try? PersistentStore.open(
-    at: pristineLogged + "/a.sqlite", model: try ModelReader.model(fromJSON: v1), readOnly: false)
+    at: pristineLogged + "/a.sqlite", model: try ManagedObjectModel(json: v1), readOnly: false)
 {
     // Writing through cdmigrate with the WAL left behind: copy main and -wal while it is open.
     let item = try store.insertObject(entityName: "Item")

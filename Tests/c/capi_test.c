@@ -117,10 +117,6 @@ static void test_models_and_mappings(void) {
     CHECK_RC(cdm_model_entity_at(m, 1, &name), CDM_OK);
     CHECK_STR(name, "Note");
     CHECK_RC(cdm_model_entity_at(m, 7, &name), CDM_NOTFOUND);
-    /* The earlier name is an alias of the *_at one (source compatibility). */
-    name = NULL;
-    CHECK_RC(cdm_model_entity_name(m, 1, &name), CDM_OK);
-    CHECK_STR(name, "Note");
     int index = -1, type = 0;
     CHECK_RC(cdm_model_attribute_index(m, "Note", "count", &index), CDM_OK);
     CHECK(index == 2);

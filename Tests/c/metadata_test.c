@@ -246,7 +246,7 @@ static void test_compiled_mapping(void) {
     CHECK_RC(cdm_mapping_entity_mapping_count(mapping, &count), CDM_OK);
     CHECK(count == 23);
     const char *name = NULL;
-    CHECK_RC(cdm_mapping_entity_mapping_name(mapping, 0, &name), CDM_OK);
+    CHECK_RC(cdm_mapping_entity_mapping_at(mapping, 0, &name), CDM_OK);
     CHECK_STR(name, "CommitContributorToManagedCommitContributor");
     cdm_mapping_free(mapping);
 

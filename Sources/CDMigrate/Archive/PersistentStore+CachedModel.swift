@@ -15,7 +15,7 @@ extension PersistentStore {
     /// - Throws: `MigrationError` `.io` when there is no such file, `.sqlite` when it is not an
     ///   SQLite database, `.migrationMissingSourceModel` when the store keeps no model (an empty
     ///   cache, as in stores written before macOS 10.12: open it with `open(at:model:)`, or with
-    ///   `StoreModelRecovery.storeModel(at:)`'s model rebuilt from its schema), `.invalidModel` for
+    ///   `ManagedObjectModel(ofStoreAt:)`'s model rebuilt from its schema), `.invalidModel` for
     ///   a damaged cache, `.incompatibleVersionHash` when the store is not a Core Data store or its
     ///   version hashes are not the cached model's.
     ///

@@ -10,7 +10,7 @@ extension MappingModel {
     ///
     /// The result is an ordinary, declarative mapping model (no policies): it runs as SQL where the
     /// engine can push it down, and it can be written out with `jsonText()`, edited and read back
-    /// with `fromJSON(_:)`. docs/mapping-format.md ("Inferred mapping models") lists the rules.
+    /// with `MappingModel(json:)`. docs/mapping-format.md ("Inferred mapping models") lists the rules.
     ///
     /// - Parameters:
     ///   - sourceModel: the model of the store to migrate.

@@ -37,11 +37,21 @@ public final class MappingModel {
     /// The entity mapping called `name`, or nil (Core Data: `entityMappingsByName[name]`).
     public func entityMapping(named name: String) -> EntityMapping? { entityMappings.first { $0.name == name } }
 
+    /// Takes over a mapping model a reader made (see `ManagedObjectModel.init(adopting:)`).
+    package init(adopting read: MappingModel) {
+        name = read.name
+        entityMappings = read.entityMappings
+        warnings = read.warnings
+        isInferred = read.isInferred
+    }
+
     /// Reads a mapping model from cdmigrate's JSON (docs/mapping-format.md).
     ///
-    /// - parameter text: The JSON text.
-    /// - throws: `MigrationError` `.invalidJSON` or `.invalidMapping`, naming the JSON path at fault.
-    public static func fromJSON(_ text: String) throws -> MappingModel { try from(try JSON.parse(text)) }
+    /// - Parameter json: the JSON text.
+    /// - Throws: `MigrationError` `.invalidJSON` or `.invalidMapping`, naming the JSON path at fault.
+    ///
+    /// Core Data counterpart: none (Core Data reads compiled mapping models: `init(contentsOf:)` reads those too).
+    public convenience init(json: String) throws { self.init(adopting: try MappingModel.from(try JSON.parse(json))) }
 
     package static func from(_ json: JSON) throws -> MappingModel {
         var root = JSONReader(json, path: "$", code: .invalidMapping, what: "a mapping model")

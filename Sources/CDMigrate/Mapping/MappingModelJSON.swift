@@ -1,4 +1,4 @@
-/// Writes a mapping model as the JSON `MappingModel.fromJSON(_:)` reads (docs/mapping-format.md),
+/// Writes a mapping model as the JSON `MappingModel(json: _:)` reads (docs/mapping-format.md),
 /// so that a mapping made in code — an inferred one, say — can be saved, edited and read back.
 extension MappingModel {
     /// The mapping model as a JSON value: entity mappings in order, property mappings as arrays of
@@ -16,7 +16,7 @@ extension MappingModel {
     /// The mapping model as JSON text, indented by `indent` spaces (0: compact).
     ///
     /// - Parameter indent: spaces per level; 0 writes everything on one line.
-    /// - Returns: text that `MappingModel.fromJSON(_:)` reads back into an equal mapping model.
+    /// - Returns: text that `MappingModel(json: _:)` reads back into an equal mapping model.
     public func jsonText(indent: Int = 2) -> String { jsonValue().serialized(indent: indent) }
 
     static func jsonValue(of mapping: EntityMapping) -> JSON {

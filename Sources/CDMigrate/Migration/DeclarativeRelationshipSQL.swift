@@ -43,7 +43,7 @@ enum DeclarativeRelationshipSQL {
             return nil
         }
         var statements: [String] = []
-        guard let associations = manager.associations else { return nil }
+        guard let associations = manager.run.associations else { return nil }
         let ownID = manager.mappingID(mapping)
         // A mapping making one destination per distinct value adds up what its sources give: to-manys only here.
         let addsUp =

@@ -30,7 +30,7 @@ enum DeclarativeToManySQL {
         index: Int, temporaries: inout [String]
     ) throws -> [String]? {
         guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
-            let associations = manager.associations, let wanted = relationship.destinationEntity
+            let associations = manager.run.associations, let wanted = relationship.destinationEntity
         else { return nil }
         // The inverse written per instance by this very mapping interleaves with this relationship's writes.
         if let inverse = relationship.inverseRelationship {

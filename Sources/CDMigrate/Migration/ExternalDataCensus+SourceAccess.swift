@@ -6,7 +6,7 @@
 
 extension ExternalDataCensus {
     /// Counts a store's external binary data as a migration reads its source: nothing is created
-    /// or changed beside it (see `StoreInfo.readSource(at:)`).
+    /// or changed beside it (see `StoreInfo(contentsOf:)`).
     /// - Parameter path: the store's main file.
     /// - Throws: `MigrationError` as `read(at:uri:)`, and `.migrationManagerSourceStore` when the
     ///   store is busy in another process in a way that cannot be read consistently.

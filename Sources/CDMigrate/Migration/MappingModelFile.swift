@@ -100,7 +100,7 @@ public struct MappingModelFile {
     /// - Throws: `MigrationError` `.invalidMapping` when it does not fit them.
     public func mappingModel(source: ManagedObjectModel, destination: ManagedObjectModel) throws -> MappingModel {
         if let mapping = mapping { return try mapping.validate(sourceModel: source, destinationModel: destination) }
-        return try MappingModel.fromFile(path, sourceModel: source, destinationModel: destination)
+        return try MappingModel(contentsOf: path, sourceModel: source, destinationModel: destination)
     }
 
     /// Reads what a file records; nil (with a warning) for a compiled mapping this build cannot read.
@@ -115,7 +115,7 @@ public struct MappingModelFile {
         case .json, .compiled:
             let mapping: MappingModel
             do {
-                mapping = try MappingModel.fromFile(path)
+                mapping = try MappingModel(contentsOf: path)
             } catch let error as MigrationError where kind == .compiled {
                 warnings.append("'\(path)' skipped: this build cannot read compiled mapping models (\(error.message))")
                 return nil

@@ -110,8 +110,8 @@ extension MigrationManager {
         _ mapping: EntityMapping, request: FetchRequest, total: Int,
         source: PersistentStore, destination: PersistentStore
     ) throws -> BatchDefaultSQL? {
-        guard pushDownSQL, sourceAccess?.allowsAttach == true, let sourceEntity = mapping.sourceEntity,
-            let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, associations != nil
+        guard pushDownSQL, run.sourceAccess?.allowsAttach == true, let sourceEntity = mapping.sourceEntity,
+            let destinationEntity = mapping.destinationEntity, !destinationEntity.isAbstract, run.associations != nil
         else { return nil }
         let sourceTable = SQLiteDatabase.quote(source.layout.table(for: sourceEntity))
         let table = "\(DeclarativeMappingSQL.sourceSchema).\(sourceTable)"
@@ -148,7 +148,7 @@ extension MigrationManager {
     /// `applyDefault`, when nothing has been made in the destination table yet; drops it otherwise.
     private func takeIdentity(_ sql: BatchDefaultSQL, _ mapping: EntityMapping, destination: PersistentStore) throws {
         guard !sql.identityTaken, let identity = sql.identity else { return }
-        guard sql.made == 0, let associations = associations, let sourceEntity = mapping.sourceEntity,
+        guard sql.made == 0, let associations = run.associations, let sourceEntity = mapping.sourceEntity,
             let destinationEntity = mapping.destinationEntity,
             destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0
         else {
@@ -169,7 +169,7 @@ extension MigrationManager {
         _ sql: BatchDefaultSQL?, _ mapping: EntityMapping, total: Int, destination: PersistentStore
     ) throws {
         guard let sql = sql, sql.identityTaken, let identity = sql.identity, sql.made != total,
-            let associations = associations,
+            let associations = run.associations,
             associations.identities[mappingID(mapping)] != nil,
             let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity
         else { return }
@@ -188,7 +188,7 @@ extension MigrationManager {
         guard let destination = destinationStore, let low = batch.sourceKeys.first, let high = batch.sourceKeys.last
         else { return [] }
         try destination.flush()
-        try associations?.writePending()  // the table's rowids keep the order associations were made in
+        try run.associations?.writePending()  // the table's rowids keep the order associations were made in
         try destination.beginIfNeeded()
         let database = destination.database
         let id = mappingID(batch.mapping)
@@ -200,7 +200,7 @@ extension MigrationManager {
         if sql.identityTaken, let identity = sql.identity {
             // Every source row of the range is in the batch (the mapping takes the entity whole).
             try identity.plan.runInsertRows(on: database, [.integer(low), .integer(high)], keys: low...high)
-            if associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {
+            if run.associations?.identities[id] == nil, let sourceEntity = batch.mapping.sourceEntity {
                 // The implied associations were written out for a reader: write this batch's too.
                 try database.run(
                     """
@@ -223,7 +223,7 @@ extension MigrationManager {
         }
         let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
         let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
-        if associations?.identities[id] != nil { try associations?.materialize([id]) }
+        if run.associations?.identities[id] != nil { try run.associations?.materialize([id]) }
         try plan.runInsertRows(on: database, arguments, keys: first...(first + Int64(max(batch.count, 1) - 1)))
         if let insertAssociations = plan.insertAssociations { try database.run(insertAssociations, arguments) }
         return (0..<Int64(batch.count)).map { first + $0 }
@@ -234,7 +234,7 @@ extension MigrationManager {
         mapping: EntityMapping, sourceEntities: [Int], sourceKeys: [Int64], destinationEntity: EntityDescription,
         destinationKeys: [Int64]
     ) throws {
-        guard let associations = associations, let destination = destinationStore else {
+        guard let associations = run.associations, let destination = destinationStore else {
             throw MigrationError(.invalidArgument, "associate is only available while a migration runs")
         }
         let id = mappingID(mapping)

@@ -14,7 +14,7 @@ extension MigrationManager {
                 switch DerivedAttributeSQL.plan(for: attribute, of: entity, layout: layout) {
                 case .success(let plan): plans.append(plan)
                 case .failure(let problem):
-                    report.warnings.append(
+                    run.report.warnings.append(
                         "derived attribute '\(entity.name).\(attribute.name)' keeps the values the mapping gave it and gets no trigger: \(problem.reason)"
                     )
                 }

@@ -3,8 +3,8 @@
 extension MigrationManager: ExpressionEnvironment {
     package func variable(_ name: String) throws -> Value? {
         switch name {
-        case "source": return currentSource.map { .object($0) } ?? .null
-        case "destination": return currentDestination.map { .object($0) } ?? .null
+        case "source": return run.currentSource.map { .object($0) } ?? .null
+        case "destination": return run.currentDestination.map { .object($0) } ?? .null
         // `$manager` as a value (an argument of a policy method or host function), where Core
         // Data passes the NSMigrationManager; the policy receives the manager itself.
         case "manager": return .migrationManager
@@ -90,7 +90,7 @@ extension MigrationManager: ExpressionEnvironment {
                 )
             }
         case "entityPolicy":
-            guard let policy = currentPolicy else { return nil }
+            guard let policy = run.currentPolicy else { return nil }
             if let value = try policy.perform(selector: selector, arguments: arguments, manager: self) { return value }
             let className = currentEntityMapping?.entityMigrationPolicyClassName ?? "NSEntityMigrationPolicy"
             throw MigrationError(

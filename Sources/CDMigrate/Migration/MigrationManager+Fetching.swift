@@ -132,13 +132,13 @@ extension MigrationManager {
         request.fetchLimit = fetchLimit
         if index, let entity = store.model.entity(named: entityName) {
             let table = store.layout.table(for: entity)
-            for column in request.columnsUsed where !lookupIndexes.contains(table + "." + column) {
+            for column in request.columnsUsed where !run.lookupIndexes.contains(table + "." + column) {
                 let name = "cdm_lookup_\(table)_\(column)"
                 try store.database.exec(
                     "CREATE INDEX IF NOT EXISTS \(SQLiteDatabase.quote(name)) ON \(SQLiteDatabase.quote(table)) (\(SQLiteDatabase.quote(column)))"
                 )
-                lookupIndexes.insert(table + "." + column)
-                lookupIndexNames.append(name)
+                run.lookupIndexes.insert(table + "." + column)
+                run.lookupIndexNames.append(name)
             }
         }
         return request
@@ -147,8 +147,10 @@ extension MigrationManager {
     /// Removes the lookup indexes: they are not part of Core Data's layout.
     func dropLookupIndexes() throws {
         guard let store = destinationStore else { return }
-        for name in lookupIndexNames { try store.database.exec("DROP INDEX IF EXISTS \(SQLiteDatabase.quote(name))") }
-        lookupIndexNames = []
-        lookupIndexes = []
+        for name in run.lookupIndexNames {
+            try store.database.exec("DROP INDEX IF EXISTS \(SQLiteDatabase.quote(name))")
+        }
+        run.lookupIndexNames = []
+        run.lookupIndexes = []
     }
 }

@@ -51,11 +51,11 @@ extension MigrationManager {
             let from = source.layout.entityNumber(of: sourceEntity)
             let to = mapping.destinationEntity.map { destination.layout.entityNumber(of: $0) }
             numbers.append((from, to))
-            if to != nil, associations?.identities[mappingID(mapping)] == nil {
+            if to != nil, run.associations?.identities[mappingID(mapping)] == nil {
                 keyChanges.append((from, mappingID(mapping), sourceEntity.entityNumber))
             }
         }
-        if !keyChanges.isEmpty { try associations?.materialize([]) }
+        if !keyChanges.isEmpty { try run.associations?.materialize([]) }
         var dropped = 0
         for table in tables {
             let columns = Set(
@@ -96,7 +96,7 @@ extension MigrationManager {
             }
         }
         if dropped > 0 {
-            report.warnings.append(
+            run.report.warnings.append(
                 "\(dropped) persistent history or CloudKit record\(dropped == 1 ? "" : "s") of entities this step removes \(dropped == 1 ? "was" : "were") not carried"
             )
         }

@@ -16,7 +16,7 @@ extension MigrationManager {
         sourceInstance source: ManagedObject, withDestinationInstance destination: ManagedObject,
         for mapping: EntityMapping
     ) throws {
-        guard let associations = associations else {
+        guard let associations = run.associations else {
             throw MigrationError(
                 .invalidArgument,
                 "associate(sourceInstance:withDestinationInstance:for:) is only available while a migration runs")
@@ -48,7 +48,7 @@ extension MigrationManager {
         -> [ManagedObject]
     {
         let mapping = try entityMappingOfCurrentPass(named: name)
-        guard let associations = associations, let source = sourceStore else { return [] }
+        guard let associations = run.associations, let source = sourceStore else { return [] }
         var result: [ManagedObject] = []
         for destination in destinationInstances {
             for (entityNumber, pk) in try associations.sources(mapping: mappingID(mapping), destination: destination) {
@@ -99,7 +99,7 @@ extension MigrationManager {
     }
 
     private func lookUpDestinations(mappings ids: [Int], sources: [ManagedObject]) throws -> [ManagedObject] {
-        guard let associations = associations, let destination = destinationStore, !ids.isEmpty else { return [] }
+        guard let associations = run.associations, let destination = destinationStore, !ids.isEmpty else { return [] }
         var result: [ManagedObject] = []
         var seen = Set<ObjectID>()
         for source in sources {
@@ -136,12 +136,12 @@ extension MigrationManager {
         throws
     {
         let plan: AttributeMappingPlan
-        if let last = attributeMappingPlan, last.fits(mapping, source?.entity, destination.entity) {
+        if let last = run.attributeMappingPlan, last.fits(mapping, source?.entity, destination.entity) {
             plan = last
         } else {
             plan = AttributeMappingPlan(
                 mapping: mapping, sourceEntity: source?.entity, destinationEntity: destination.entity)
-            attributeMappingPlan = plan
+            run.attributeMappingPlan = plan
         }
         for step in plan.steps {
             let property = step.property
@@ -184,8 +184,8 @@ extension MigrationManager {
     ///   (Core Data's "more than one source for destination in default mapping policy"): which
     ///   source `$source` should be is then the policy's decision, in its own `createRelationships`.
     public func applyRelationshipMappings(of mapping: EntityMapping, destination: ManagedObject) throws {
-        var source = currentSource
-        if source == nil || currentDestination !== destination {
+        var source = run.currentSource
+        if source == nil || run.currentDestination !== destination {
             let sources = try sourceInstances(forEntityMappingName: mapping.name, destinationInstances: [destination])
             if sources.count > 1 {
                 throw MigrationError(
@@ -250,16 +250,18 @@ extension MigrationManager {
         _ expression: ValueExpression, property: PropertyMapping? = nil, mapping: EntityMapping? = nil,
         source: ManagedObject?, destination: ManagedObject?
     ) throws -> Value {
-        let saved = (currentPropertyMapping, currentSource, currentDestination, currentEntityMapping)
-        currentPropertyMapping = property
-        currentSource = source
-        currentDestination = destination
-        if let mapping = mapping { currentEntityMapping = mapping }
-        defer { (currentPropertyMapping, currentSource, currentDestination, currentEntityMapping) = saved }
+        let saved = (currentPropertyMapping, run.currentSource, run.currentDestination, currentEntityMapping)
+        run.currentPropertyMapping = property
+        run.currentSource = source
+        run.currentDestination = destination
+        if let mapping = mapping { run.currentEntityMapping = mapping }
+        defer {
+            (run.currentPropertyMapping, run.currentSource, run.currentDestination, run.currentEntityMapping) = saved
+        }
         // A host function may evaluate again while an evaluation runs: that one gets its own evaluator.
-        let shared = evaluationDepth == 0 ? evaluator : nil
-        evaluationDepth += 1
-        defer { evaluationDepth -= 1 }
+        let shared = run.evaluationDepth == 0 ? run.evaluator : nil
+        run.evaluationDepth += 1
+        defer { run.evaluationDepth -= 1 }
         do {
             return try (shared ?? ExpressionEvaluator(environment: self)).evaluate(
                 expression, object: source.map { .object($0) } ?? .null)

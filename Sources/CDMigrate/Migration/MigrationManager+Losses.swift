@@ -10,7 +10,7 @@
 /// compared instance by instance only where the destination holds fewer.
 extension MigrationManager {
     func countLosses() throws {
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else {
+        guard let source = sourceStore, let destination = destinationStore, let associations = run.associations else {
             return
         }
         // The rows still buffered go to SQLite first: the counts are SQL.
@@ -47,7 +47,9 @@ extension MigrationManager {
                     return true
                 }
                 // The attributes' values were counted by the mapping's SQL copy, or are counted here.
-                let counted = leftBehindCounts[mappingID(mapping)].flatMap { $0.count == attributes.count ? $0 : nil }
+                let counted = run.leftBehindCounts[mappingID(mapping)].flatMap {
+                    $0.count == attributes.count ? $0 : nil
+                }
                 var left = try countLeftBehind(
                     attributes: counted == nil ? attributes : [], relationships: relationships, request: request,
                     entity: sourceEntity, source: source)
@@ -79,13 +81,13 @@ extension MigrationManager {
             }
         }
         try detachSource()
-        for untaken in report.untakenSourceInstances {
+        for untaken in run.report.untakenSourceInstances {
             losses.losses.append(
                 LossReport.Loss(
                     kind: .instances, entityName: untaken.entityName, propertyName: nil, entityMappingName: nil,
                     pass: nil, count: untaken.count, isIntended: declaresUntaken(untaken.entityName)))
         }
-        report.losses = losses
+        run.report.losses = losses
     }
 
     /// The source properties some entity mapping of the run reads ("Entity.key", for the entity it
@@ -248,7 +250,7 @@ extension MigrationManager {
             if sourceLinks == 0 { continue }
             // Instance by instance where the source can be attached: a destination that gained
             // links must not hide another that lost some.
-            if sourceAccess?.allowsAttach == true,
+            if run.sourceAccess?.allowsAttach == true,
                 let sourceCounts = linksPerOwner(of: origin, store: source, schema: DeclarativeMappingSQL.sourceSchema),
                 let destinationCounts = linksPerOwner(of: target, store: destination, schema: "main")
             {
@@ -341,7 +343,7 @@ extension MigrationManager {
             }.map { $0.1 }
             if pairs.isEmpty { return [] }
         }
-        guard sourceAccess?.allowsAttach == true else { return [] }
+        guard run.sourceAccess?.allowsAttach == true else { return [] }
         try attachSource(source, to: destination)
         let associated = try associations.associationsSQL(mapping: mappingID(mapping))
         let sums = pairs.map { "SUM(s.\($0.sourceColumn) IS NOT NULL AND d.\($0.destinationColumn) IS NULL)" }

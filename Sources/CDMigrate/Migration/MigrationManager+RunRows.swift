@@ -7,7 +7,7 @@ extension MigrationManager {
     /// count (a predicate evaluated per row, a limit, an offset) counts 0 until stage 1 counts it.
     func estimateRunRows(source: PersistentStore) throws {
         guard progressHandler != nil else {
-            runRows = RunRows()
+            run.runRows = RunRows()
             return
         }
         var estimates: [Int] = []
@@ -30,6 +30,6 @@ extension MigrationManager {
             }
             estimates += counts + counts + counts
         }
-        runRows = RunRows(estimates: estimates, follows: follows)
+        run.runRows = RunRows(estimates: estimates, follows: follows)
     }
 }

@@ -28,7 +28,7 @@ extension MigrationManager {
     ) throws -> MigrationReport? {
         guard triesSchemaChanges else { return nil }
         func notDone(_ reason: String) -> MigrationReport? {
-            report.schemaChangesNotDone = reason
+            run.report.schemaChangesNotDone = reason
             return nil
         }
         guard pushDownSQL, keepsSourceKeys else { return notDone("SQL push-down or keeping source keys is off") }
@@ -132,18 +132,18 @@ extension MigrationManager {
         let destination = PersistentStore(
             model: destinationModel, path: temporaryPath, readOnly: false, database: database, layout: layout,
             metadata: whileRunning, warnings: [], isNew: true)
-        destinationStore = destination
+        run.destinationStore = destination
         try destination.loadMaxPrimaryKeys()
         try destination.save()
         // Z_MODELCACHE, as Core Data writes it
         try destination.writeModelCache(try StoreModelCache.compressedArchive(of: destinationModel) ?? [])
         let associations = try AssociationTable(database: destination.database)
-        self.associations = associations
+        run.associations = associations
         let model = mappingModels[0]
         let plans = SourceFetchPlan.plans(for: model.entityMappings, sourceStore: source)
-        for (index, mapping) in model.entityMappings.enumerated() { mappingIDs[ObjectIdentifier(mapping)] = index }
+        for (index, mapping) in model.entityMappings.enumerated() { run.mappingIDs[ObjectIdentifier(mapping)] = index }
         for (index, mapping) in model.entityMappings.enumerated() {
-            currentEntityMapping = mapping
+            run.currentEntityMapping = mapping
             var counts = MigrationReport.MappingCounts(
                 pass: 0, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if plans[index] != nil, let sourceEntity = mapping.sourceEntity,
@@ -155,7 +155,7 @@ extension MigrationManager {
                 let total = found.count
                 let low = found.low
                 let high = found.high
-                leftBehindCounts[index] = found.leftBehind
+                run.leftBehindCounts[index] = found.leftBehind
                 if total > 0, let low = low, let high = high {
                     try associations.recordIdentity(
                         mapping: index, sourceEntity: sourceEntity.entityNumber,
@@ -164,53 +164,53 @@ extension MigrationManager {
                     counts.instancesBySQL = true
                     counts.relationshipsBySQL = !mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
                 } else {
-                    report.warnings.append(
+                    run.report.warnings.append(
                         "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(sourceEntity.name)' instances"
                     )
                 }
                 counts.sourceInstances = total
                 counts.associations = total
             }
-            report.mappings.append(counts)
+            run.report.mappings.append(counts)
         }
         // Progress as the general path tells it: each entity mapping through stages 1 and 2, then
         // validation, then stage 3 (a handler's false or a host error cancels here too).
         for current in [MigrationProgress.Stage.createDestinationInstances, .createRelationships] {
-            stage = current
+            run.stage = current
             for (index, mapping) in model.entityMappings.enumerated() {
-                currentEntityMapping = mapping
-                let done = report.mappings.element(at: index)?.sourceInstances ?? 0
+                run.currentEntityMapping = mapping
+                let done = run.report.mappings.element(at: index)?.sourceInstances ?? 0
                 try notifyProgress(entityMappingName: mapping.name, processed: done, total: done, force: true)
                 finishStep()
             }
         }
-        stage = .validate
+        run.stage = .validate
         // The scan checked the rows against every rule but those counting to-manys.
         if scan.needsFullValidation { try DestinationValidation(store: destination).validate() }
         for mapping in model.entityMappings {
-            currentEntityMapping = mapping
+            run.currentEntityMapping = mapping
             try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
             finishStep()
         }
-        currentEntityMapping = nil
+        run.currentEntityMapping = nil
         try maintainDerivedAttributes(in: destination)
         try collectSchemaStepCounts(plan, scan: scan, source: source)
         try countLosses()
         reportMissingExternalData(source.externalData)
-        if failsOnUnintendedLoss, let error = report.losses.unintendedLossError() { throw error }
-        report.bySchemaChanges = true
-        report.schemaChanges = plan.changes.map { $0.summary }
-        report.schemaChangesNotDone = nil
+        if failsOnUnintendedLoss, let error = run.report.losses.unintendedLossError() { throw error }
+        run.report.bySchemaChanges = true
+        run.report.schemaChanges = plan.changes.map { $0.summary }
+        run.report.schemaChangesNotDone = nil
         try destination.setMetadata(carried)
         try destination.save()
         try destination.closeForHandOver()
         FileIO.fsync(path: temporaryPath)
-        stepsDone = totalSteps
-        migrationProgress = 1
+        run.stepsDone = run.totalSteps
+        run.migrationProgress = 1
         try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
         sourceStore?.close()
         try access.checkUnchanged()
-        return report
+        return run.report
     }
 
     /// Copies every page of `source`'s main database (in its read transaction: the run's snapshot) into `copy`.
@@ -440,10 +440,10 @@ extension MigrationManager {
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
             let left = try source.count(request)
-            if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
+            if left > 0 { run.report.untakenSourceInstances.append((entity.name, left)) }
         }
         for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
-            report.destinationCounts.append(
+            run.report.destinationCounts.append(
                 (entity.name, scan.tables[destinationLayout.table(for: entity)]?.count ?? 0))
         }
     }

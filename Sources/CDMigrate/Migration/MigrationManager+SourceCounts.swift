@@ -15,9 +15,9 @@ extension MigrationManager {
                 for: entity, includingSubentities: request.includesSubentities, qualifier: "t.") ?? "",
             request.sqlWhere ?? "",
         ].joined(separator: "\u{1}")
-        if let count = sourceCounts[key] { return count }
+        if let count = run.sourceCounts[key] { return count }
         let count = try source.count(request)
-        sourceCounts[key] = count
+        run.sourceCounts[key] = count
         return count
     }
 }

@@ -3,7 +3,7 @@
 /// or as SQL), validation; and attaching the source for the SQL paths.
 extension MigrationManager {
     func runPass(_ pass: Int, _ model: MappingModel) throws {
-        currentPass = pass
+        run.currentPass = pass
         let mappings = model.entityMappings
         // What policies changed in the property mappings lasts for this pass only.
         defer {
@@ -14,7 +14,7 @@ extension MigrationManager {
             }
         }
         for (index, mapping) in mappings.enumerated() {
-            mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index
+            run.mappingIDs[ObjectIdentifier(mapping)] = pass * 1_000_000 + index
         }
         let policies: [EntityMigrationPolicy] = mappings.map { mapping in
             if let name = mapping.entityMigrationPolicyClassName, let factory = policyFactory(named: name) {
@@ -22,13 +22,13 @@ extension MigrationManager {
             }
             return DefaultEntityMigrationPolicy()
         }
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else {
+        guard let source = sourceStore, let destination = destinationStore, let associations = run.associations else {
             return
         }
         let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
 
         // Stage 1: create destination instances.
-        stage = .createDestinationInstances
+        run.stage = .createDestinationInstances
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             try policies[index].begin(mapping, manager: self)
@@ -38,7 +38,7 @@ extension MigrationManager {
                 let total = try countSource(request, in: source)
                 var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-                if pushDownSQL, sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
+                if pushDownSQL, run.sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
                     try runDeclaratively(
                         mapping, request: request, total: total, source: source, destination: destination)
                 {
@@ -59,13 +59,13 @@ extension MigrationManager {
             try policies[index].endInstanceCreation(forMapping: mapping, manager: self)
             try destination.save()
             counts.associations = try associations.count(mapping: mappingID(mapping))
-            report.mappings.append(counts)
+            run.report.mappings.append(counts)
             if plans[index] != nil, counts.sourceInstances == 0, let entityName = mapping.sourceEntityName {
                 // A mapping that took nothing: a predicate or an entity name that no longer fits the store.
                 var all = FetchRequest(entityName: entityName)
                 all.includesSubentities = true
                 let available = (try? source.count(all)) ?? 0
-                report.warnings.append(
+                run.report.warnings.append(
                     available == 0
                         ? "entity mapping '\(mapping.name)' took no source instances: the source store has no '\(entityName)' instances"
                         : "entity mapping '\(mapping.name)' took no source instances: its source expression matched none of the store's \(available) '\(entityName)' instances"
@@ -75,22 +75,24 @@ extension MigrationManager {
         }
 
         // Stage 2: create relationships.
-        stage = .createRelationships
+        run.stage = .createRelationships
         for (index, mapping) in mappings.enumerated() {
             try enter(mapping, policy: policies[index])
             // The default createRelationships with no relationship mappings (or with ones SQL has set) has nothing to do per instance.
             var idle =
                 policies[index].createsRelationshipsByDefault
                 && mapping.relationshipMappings.allSatisfy { $0.valueExpression == nil }
-            if !idle && pushDownSQL && sourceAccess?.allowsAttach == true
+            if !idle && pushDownSQL && run.sourceAccess?.allowsAttach == true
                 && policies[index] is DefaultEntityMigrationPolicy
             {
                 idle = try setRelationshipsDeclaratively(mapping, source: source, destination: destination)
                 if idle,
-                    let i = report.mappings.lastIndex(where: { $0.pass == pass && $0.entityMappingName == mapping.name }
+                    let i = run.report.mappings.lastIndex(where: {
+                        $0.pass == pass && $0.entityMappingName == mapping.name
+                    }
                     )
                 {
-                    report.mappings[i].relationshipsBySQL = true
+                    run.report.mappings[i].relationshipsBySQL = true
                 }
             }
             if !idle {
@@ -108,12 +110,12 @@ extension MigrationManager {
         // Stage 3: validate. As Core Data, every destination instance is validated before any
         // policy's performCustomValidation and end, which do not run when validation fails. The
         // passes share one destination, so it is validated once whole, in the last pass.
-        stage = .validate
+        run.stage = .validate
         if pass == mappingModels.count - 1 {
             try detachSource()
             try dropLookupIndexes()
             var validation = DestinationValidation(store: destination)
-            validation.validatedByCopy = validatedByCopy
+            validation.validatedByCopy = run.validatedByCopy
             try validation.validate()
         }
         for (index, mapping) in mappings.enumerated() {
@@ -124,8 +126,8 @@ extension MigrationManager {
             try destination.save()
             finishStep()
         }
-        currentEntityMapping = nil
-        currentPolicy = nil
+        run.currentEntityMapping = nil
+        run.currentPolicy = nil
     }
 
     /// Stage 1 row by row: the policy's `createDestinationInstances` for each source instance.
@@ -139,7 +141,7 @@ extension MigrationManager {
         var madeByValue: [Value: ManagedObject] = [:]
         try source.enumerate(request) { sInstance in
             try checkCancelled()
-            currentSource = sInstance
+            run.currentSource = sInstance
             if let attribute = distinct {
                 let value = try sInstance.value(for: attribute)
                 let key = DistinctValueMapping.comparable(value)
@@ -154,7 +156,7 @@ extension MigrationManager {
             } else {
                 try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
             }
-            currentSource = nil
+            run.currentSource = nil
             processed += 1
             if processed % batchSize == 0 { try destination.save() }
             try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
@@ -211,11 +213,11 @@ extension MigrationManager {
     ) throws {
         try checkCancelled()
         let dInstance = try association.destination(in: destinationModel, store: destination)
-        currentDestination = dInstance
-        currentSource = withSource ? try association.source(in: sourceModel, store: source) : nil
+        run.currentDestination = dInstance
+        run.currentSource = withSource ? try association.source(in: sourceModel, store: source) : nil
         try policy.createRelationships(forDestination: dInstance, in: mapping, manager: self)
-        currentSource = nil
-        currentDestination = nil
+        run.currentSource = nil
+        run.currentDestination = nil
         processed += 1
         if processed % batchSize == 0 { try destination.save() }
         try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
@@ -228,7 +230,7 @@ extension MigrationManager {
         source: PersistentStore, destination: PersistentStore
     ) throws -> Bool {
         guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
-            let associations = associations
+            let associations = run.associations
         else { return false }
         let distinct = try DistinctValueMapping.attribute(of: mapping)
         let keepsKeys =
@@ -298,11 +300,11 @@ extension MigrationManager {
                 low: low, high: high, count: total)
         }
         if copied, !destination.database.valueCounts.rulesBroken, let written {
-            validatedByCopy.record(destinationEntity, keys: written, attributes: plan.attributesValidated)
+            run.validatedByCopy.record(destinationEntity, keys: written, attributes: plan.attributesValidated)
         }
         if copied, plan.countsValues {
             let counts = destination.database.valueCounts.counts
-            leftBehindCounts[mappingID(mapping)] = counting.indices.map { counts.element(at: $0) ?? 0 }
+            run.leftBehindCounts[mappingID(mapping)] = counting.indices.map { counts.element(at: $0) ?? 0 }
         }
         try destination.save()
         return true
@@ -313,7 +315,7 @@ extension MigrationManager {
     func setRelationshipsDeclaratively(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore)
         throws -> Bool
     {
-        try associations?.writePending()  // the SQL reads the associations table directly
+        try run.associations?.writePending()  // the SQL reads the associations table directly
         // The plan of a to-many reads the source's relationships.
         try attachSource(source, to: destination)
         guard
@@ -329,15 +331,15 @@ extension MigrationManager {
     func attachSource(_ source: PersistentStore, to destination: PersistentStore) throws {
         // ATTACH and DETACH cannot run inside a transaction.
         try destination.save()
-        guard !sourceAttached, let uri = sourceAccess?.uri else { return }
+        guard !run.sourceAttached, let uri = run.sourceAccess?.uri else { return }
         try destination.database.run("ATTACH DATABASE ? AS \(DeclarativeMappingSQL.sourceSchema)", [.string(uri)])
-        sourceAttached = true
+        run.sourceAttached = true
     }
 
     func detachSource() throws {
-        guard sourceAttached, let destination = destinationStore else { return }
+        guard run.sourceAttached, let destination = destinationStore else { return }
         try destination.save()
         try destination.database.exec("DETACH DATABASE \(DeclarativeMappingSQL.sourceSchema)")
-        sourceAttached = false
+        run.sourceAttached = false
     }
 }

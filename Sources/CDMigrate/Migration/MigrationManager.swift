@@ -55,55 +55,25 @@ public final class MigrationManager {
     public var triesSchemaChanges = true
 
     /// How far the running migration is, 0…1: finished steps (entity mappings × 3 stages) plus
-    /// the fraction of the current step (Core Data: `migrationProgress`).
-    public internal(set) var migrationProgress: Double = 0
+    /// the fraction of the current step; 0 between migrations (Core Data: `migrationProgress`).
+    public var migrationProgress: Double { run.migrationProgress }
     /// The entity mapping being run, nil between migrations (Core Data: `currentEntityMapping`).
-    public internal(set) var currentEntityMapping: EntityMapping?
+    public var currentEntityMapping: EntityMapping? { run.currentEntityMapping }
     /// The property mapping whose expression is being evaluated.
-    public internal(set) var currentPropertyMapping: PropertyMapping?
+    public var currentPropertyMapping: PropertyMapping? { run.currentPropertyMapping }
     /// The pass running: the index of its mapping model in `mappingModels`.
-    public internal(set) var currentPass = 0
+    public var currentPass: Int { run.currentPass }
     /// The source store while a migration runs, read-only (Core Data: `sourceContext`).
-    public private(set) var sourceStore: PersistentStore?
+    public var sourceStore: PersistentStore? { run.sourceStore }
     /// The destination store while a migration runs (Core Data: `destinationContext`).
-    public internal(set) var destinationStore: PersistentStore?
+    public var destinationStore: PersistentStore? { run.destinationStore }
 
+    /// The running migration's state; a fresh one per run (`MigrationRun`).
+    var run = MigrationRun()
     var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     var hostFunctions: [String: ([Value]) throws -> Value] = [:]
-    var associations: AssociationTable?
-    var mappingIDs: [ObjectIdentifier: Int] = [:]
-    var currentPolicy: EntityMigrationPolicy?
-    var currentSource: ManagedObject?
-    var currentDestination: ManagedObject?
-    /// The attribute mappings last applied, resolved (a policy applies one mapping instance after instance).
-    var attributeMappingPlan: AttributeMappingPlan?
-    /// One evaluator per run (it caches compiled MATCHES patterns); released when the run ends,
-    /// since it holds the manager as its environment.
-    var evaluator: ExpressionEvaluator?
-    var evaluationDepth = 0
-    var lookupIndexes = Set<String>()
-    var lookupIndexNames: [String] = []
     /// Set by `cancel()` from any thread, read by the migration's thread.
     let cancelRequest = Atomic<Bool>(false)
-    var sourceAttached = false
-    /// How this run reads its source; its private snapshot (if any) goes with it.
-    var sourceAccess: SourceAccess?
-    var stepsDone = 0
-    var totalSteps = 1
-    /// The run's rows for progress (`estimateRunRows`).
-    var runRows = RunRows()
-    var stage: MigrationProgress.Stage = .createDestinationInstances
-    var report = MigrationReport()
-    /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
-    /// behind, counted by its SQL copy (`attributesLeftBehind`); the loss report then scans nothing for them.
-    var leftBehindCounts: [Int: [Int]] = [:]
-    /// The destination rows whose attribute rules the run's SQL copies enforced (stage 3 skips them).
-    var validatedByCopy = ValidatedByCopy()
-    /// The run's counts of source rows, by the SQL that counts them (`countSource`).
-    var sourceCounts: [String: Int] = [:]
-    /// The private folder holding the external data files of the run's new store (see
-    /// `ExternalDataHandOver`), nil when it wrote none.
-    var stagedExternalData: String?
 
     /// What reading and checking the models and mapping models noticed, available before a run (the
     /// `validate` path) and repeated at the start of every report's warnings: each model's explicit
@@ -130,7 +100,7 @@ public final class MigrationManager {
 
     /// For the 134130 message: which version of `modelVersions` the store at `path` matches.
     func storeVersionNote(_ path: String) -> String {
-        guard let versions = modelVersions, let info = try? StoreInfo.readSource(at: path, countingRows: false),
+        guard let versions = modelVersions, let info = try? StoreInfo(contentsOf: path, countingRows: false),
             !info.metadata.isEmpty
         else { return "" }
         if let name = versions.versionName(forStoreMetadata: info.metadata) {
@@ -243,16 +213,15 @@ public final class MigrationManager {
         let lock = try DestinationLock.acquireForNewStore(at: destinationPath)
         defer { lock.release() }
         let temporary = try StoreFiles.makeTemporaryFile(beside: destinationPath)
-        defer {
-            ExternalDataHandOver.removeFolder(stagedExternalData)
-            stagedExternalData = nil
-        }
+        var stagedExternalData: String?
+        defer { ExternalDataHandOver.removeFolder(stagedExternalData) }
         do {
-            let result = try run(
+            let result = try runMigration(
                 sourcePath: sourcePath, temporaryPath: temporary, destinationPath: destinationPath,
                 checkSourceVersion: checkSourceVersion)
-            try handOver(temporary, to: destinationPath, replacing: false)
-            return result
+            stagedExternalData = result.stagedExternalData
+            try handOver(temporary, externalData: stagedExternalData, to: destinationPath, replacing: false)
+            return result.report
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             throw MigrationManager.wrap(error)
@@ -278,13 +247,11 @@ public final class MigrationManager {
         defer { lock.release() }
         try refuseIfOpenElsewhere(path)
         let temporary = try StoreFiles.makeTemporaryFile(beside: path)
-        defer {
-            ExternalDataHandOver.removeFolder(stagedExternalData)
-            stagedExternalData = nil
-        }
+        var stagedExternalData: String?
+        defer { ExternalDataHandOver.removeFolder(stagedExternalData) }
         let result: MigrationReport
         do {
-            result = try run(
+            (result, stagedExternalData) = try runMigration(
                 sourcePath: path, temporaryPath: temporary, destinationPath: path,
                 checkSourceVersion: checkSourceVersion)
         } catch {
@@ -301,7 +268,7 @@ public final class MigrationManager {
                 changed =
                     "the store's contents are unchanged, but the committed transactions of its write-ahead log '\(path)-wal' were checkpointed into its main file (which therefore has other bytes) and the log emptied"
             }
-            try handOver(temporary, to: path, replacing: true)
+            try handOver(temporary, externalData: stagedExternalData, to: path, replacing: true)
         } catch {
             StoreFiles.removeTemporaryStore(temporary)
             let reason = (error as? MigrationError)?.message ?? "\(error)"
@@ -324,10 +291,11 @@ public final class MigrationManager {
     }
 
     /// The run proper: reads the source (see `SourceAccess`) and writes the new store into
-    /// `temporaryPath`, an empty file this run created, and its external data files into
-    /// `stagedExternalData`; the caller hands both over to `destinationPath` or removes them.
-    func run(sourcePath: String, temporaryPath: String, destinationPath: String, checkSourceVersion: Bool) throws
-        -> MigrationReport
+    /// `temporaryPath`, an empty file this run created, and its external data files into the
+    /// private folder it returns; the caller hands both over to `destinationPath` or removes them.
+    func runMigration(sourcePath: String, temporaryPath: String, destinationPath: String, checkSourceVersion: Bool)
+        throws
+        -> (report: MigrationReport, stagedExternalData: String?)
     {
         for model in mappingModels {
             for mapping in model.entityMappings {
@@ -340,39 +308,19 @@ public final class MigrationManager {
             }
         }
         cancelRequest.store(false, ordering: .relaxed)
-        report = MigrationReport()
-        leftBehindCounts = [:]
-        validatedByCopy = ValidatedByCopy()
-        sourceCounts = [:]
-        report.warnings = warnings
-        evaluator = ExpressionEvaluator(environment: self)
-        evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
-        stepsDone = 0
-        totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
-        runRows = RunRows()
-        migrationProgress = 0
+        run = MigrationRun()
         defer {
-            associations = nil
-            sourceAttached = false
-            sourceAccess = nil
-            destinationStore?.close()
-            destinationStore = nil
-            sourceStore?.close()
-            sourceStore = nil
-            currentEntityMapping = nil
-            currentPropertyMapping = nil
-            currentPolicy = nil
-            currentSource = nil
-            currentDestination = nil
-            mappingIDs = [:]
-            lookupIndexes = []
-            lookupIndexNames = []
-            evaluator = nil
+            run.closeStores()
+            run = MigrationRun()
             userInfo = [:]
         }
+        run.report.warnings = warnings
+        run.evaluator = ExpressionEvaluator(environment: self)
+        run.evaluator?.isCancelled = { [unowned self] in self.cancelRequest.load(ordering: .relaxed) }
+        run.totalSteps = max(1, mappingModels.reduce(0) { $0 + $1.entityMappings.count * 3 })
         do {
             let access = try SourceAccess.prepare(source: sourcePath, scratchBeside: temporaryPath)
-            sourceAccess = access
+            run.sourceAccess = access
             let source: PersistentStore
             do {
                 source = try PersistentStore.openSource(
@@ -388,23 +336,23 @@ public final class MigrationManager {
                     .migrationManagerSourceStore, "cannot open the source store '\(sourcePath)': \(error.message)",
                     underlying: [error])
             }
-            sourceStore = source
+            run.sourceStore = source
             // One read transaction for the whole run (begun by openSource): a consistent snapshot
             // of the source, and no lock taken and released around every query.
             if !source.database.isInTransaction { try source.database.begin() }
-            report.warnings += source.warnings
+            run.report.warnings += source.warnings
             // Persistent history and CloudKit tables: carried through an inferred step, as Core
             // Data's lightweight migration keeps them; a custom mapping model leaves them behind.
             let history = try StoreInfo.frameworkEntities(in: source.database)
             if !history.isEmpty && !isInferredStep {
-                report.warnings.append(
+                run.report.warnings.append(
                     "the source's persistent history and CloudKit mirroring tables are not carried into the destination (\(history.map { "\($0.table): \($0.rows) row\($0.rows == 1 ? "" : "s")" }.joined(separator: ", "))): this step has a custom mapping model, and Core Data keeps them only through lightweight migrations"
                 )
             }
             if let done = try runAsSchemaChanges(
                 source: source, access: access, hasFrameworkTables: !history.isEmpty, temporaryPath: temporaryPath)
             {
-                return done
+                return (done, run.stagedExternalData)
             }
             var options = PersistentStore.CreateOptions()
             options.privateFile = true
@@ -426,12 +374,12 @@ public final class MigrationManager {
                     .migrationManagerDestinationStore,
                     "cannot create the destination store '\(temporaryPath)': \(error.message)", underlying: [error])
             }
-            destinationStore = destination
+            run.destinationStore = destination
             destination.externalData.prepareForHandOver(
                 to: destinationPath, stagingTemplate: destinationPath + ".cdmigrate-data-XXXXXX",
                 origins: source.externalData.origins)
             destination.externalData.stagingFolderCreated = { DestinationLock.noteTemporary($0) }
-            associations = try AssociationTable(database: destination.database)
+            run.associations = try AssociationTable(database: destination.database)
             try estimateRunRows(source: source)
 
             for (pass, model) in mappingModels.enumerated() {
@@ -445,30 +393,30 @@ public final class MigrationManager {
             try collectCounts()
             try countLosses()
             reportMissingExternalData(source.externalData)
-            if failsOnUnintendedLoss, let error = report.losses.unintendedLossError() { throw error }
+            if failsOnUnintendedLoss, let error = run.report.losses.unintendedLossError() { throw error }
             try destination.setMetadata(carried)
             try destination.save()
-            stagedExternalData = destination.externalData.stagingFolder
+            run.stagedExternalData = destination.externalData.stagingFolder
             try destination.closeForHandOver()
             FileIO.fsync(path: temporaryPath)
-            migrationProgress = 1
+            run.migrationProgress = 1
             try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
             // Last: the source read without locks must not have changed under the run.
             sourceStore?.close()
             try access.checkUnchanged()
-            return report
+            return (run.report, run.stagedExternalData)
         } catch {
             if let staging = destinationStore?.externalData.stagingFolder { ExternalDataHandOver.removeFolder(staging) }
             destinationStore?.close()
-            destinationStore = nil
+            run.destinationStore = nil
             throw MigrationManager.wrap(error)
         }
     }
 
     /// Hands the temporary store over with the external data files it wrote: the files are linked
     /// into the destination's folder first and taken back should the store's hand-over fail.
-    private func handOver(_ temporary: String, to path: String, replacing: Bool) throws {
-        let published = try ExternalDataHandOver.publish(stagedExternalData, toStore: path)
+    private func handOver(_ temporary: String, externalData: String?, to path: String, replacing: Bool) throws {
+        let published = try ExternalDataHandOver.publish(externalData, toStore: path)
         do {
             try StoreFiles.handOver(temporary, to: path, replacing: replacing)
         } catch {
@@ -481,10 +429,10 @@ public final class MigrationManager {
     /// attribute: their values arrive as nil, never intended), the first few named.
     func reportMissingExternalData(_ data: ExternalBinaryData) {
         let missing = data.missingFiles.sorted()
-        report.missingExternalDataFiles = missing.count
+        run.report.missingExternalDataFiles = missing.count
         for (property, files) in data.missingFilesByProperty.sorted(by: { $0.key < $1.key }) {
             let parts = property.split(separator: ".", maxSplits: 1).map(String.init)
-            report.losses.losses.append(
+            run.report.losses.losses.append(
                 LossReport.Loss(
                     kind: .externalData, entityName: parts.first ?? property,
                     propertyName: parts.count > 1 ? parts[1] : nil,
@@ -492,21 +440,21 @@ public final class MigrationManager {
         }
         guard !missing.isEmpty else { return }
         let shown = missing.prefix(5).map { "'\($0)'" }.joined(separator: ", ")
-        report.warnings.append(
+        run.report.warnings.append(
             "\(missing.count) external binary data file\(missing.count == 1 ? " is" : "s are") missing from the source (\(shown)\(missing.count > 5 ? ", …" : "")): \(missing.count == 1 ? "its value was" : "their values were") migrated as nil"
         )
     }
 
     func enter(_ mapping: EntityMapping, policy: EntityMigrationPolicy) throws {
         try checkCancelled()
-        currentEntityMapping = mapping
-        currentPolicy = policy
+        run.currentEntityMapping = mapping
+        run.currentPolicy = policy
     }
 
     func finishStep() {
-        runRows.finish(step: stepsDone)
-        stepsDone += 1
-        migrationProgress = Double(stepsDone) / Double(totalSteps)
+        run.runRows.finish(step: run.stepsDone)
+        run.stepsDone += 1
+        run.migrationProgress = Double(run.stepsDone) / Double(run.totalSteps)
     }
 
     func checkCancelled() throws {
@@ -519,19 +467,20 @@ public final class MigrationManager {
         guard let handler = progressHandler else { return }
         guard force || processed % max(1, progressInterval) == 0 else { return }
         let within = total > 0 ? min(1, Double(processed) / Double(total)) : 0
-        let fraction = min(1, (Double(stepsDone) + within) / Double(totalSteps))
-        migrationProgress = fraction
-        runRows.report(step: stepsDone, total: total)
+        let fraction = min(1, (Double(run.stepsDone) + within) / Double(run.totalSteps))
+        run.migrationProgress = fraction
+        run.runRows.report(step: run.stepsDone, total: total)
         let progress = MigrationProgress(
-            fraction: fraction, stage: stage, pass: currentPass, entityMappingName: entityMappingName,
-            processed: processed, total: total, runProcessed: runRows.processed(step: stepsDone, within: processed),
-            runTotal: runRows.total)
+            fraction: fraction, stage: run.stage, pass: currentPass, entityMappingName: entityMappingName,
+            processed: processed, total: total,
+            runProcessed: run.runRows.processed(step: run.stepsDone, within: processed),
+            runTotal: run.runRows.total)
         if !handler(progress) { cancelRequest.store(true, ordering: .relaxed) }
         try checkCancelled()
     }
 
     func collectCounts() throws {
-        guard let source = sourceStore, let destination = destinationStore, let associations = associations else {
+        guard let source = sourceStore, let destination = destinationStore, let associations = run.associations else {
             return
         }
         let taken = try associations.distinctSourceCounts()
@@ -540,16 +489,16 @@ public final class MigrationManager {
             request.includesSubentities = false
             let total = try countSource(request, in: source)
             let left = total - (taken[entity.entityNumber] ?? 0)
-            if left > 0 { report.untakenSourceInstances.append((entity.name, left)) }
+            if left > 0 { run.report.untakenSourceInstances.append((entity.name, left)) }
         }
         for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
-            report.destinationCounts.append((entity.name, try destination.count(request)))
+            run.report.destinationCounts.append((entity.name, try destination.count(request)))
         }
     }
 
-    func mappingID(_ mapping: EntityMapping) -> Int { mappingIDs[ObjectIdentifier(mapping)] ?? -1 }
+    func mappingID(_ mapping: EntityMapping) -> Int { run.mappingIDs[ObjectIdentifier(mapping)] ?? -1 }
 
     /// Errors thrown by host code become entity policy errors; cdmigrate's own pass through.
     static func wrap(_ error: Error) -> MigrationError {

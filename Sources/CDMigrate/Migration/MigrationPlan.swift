@@ -42,7 +42,7 @@ public struct MigrationPlan {
     ///   changes cannot be inferred (naming entity, property and rule); `.invalidMapping` for a
     ///   matching mapping model that does not fit its models; the store's read errors.
     public init(storeAt storePath: String, models: ModelSet, targetVersion: String? = nil) throws {
-        let info = try StoreInfo.readSource(at: storePath, countingRows: false)
+        let info = try StoreInfo(contentsOf: storePath, countingRows: false)
         guard let storeVersion = models.versionName(forStoreMetadata: info.metadata) else {
             throw MigrationPlan.unmatchedStore(storePath, metadata: info.metadata, models: models)
         }

@@ -41,14 +41,6 @@ public struct MigrationStage {
     /// Whether the step fuses several steps of the chain into one pass.
     public var isFused: Bool { !fusedStages.isEmpty }
 
-    /// " (fused: v1 → v2, v2 → v3)" for a fused step, "" for a step of its own: what reports add
-    /// to a step's line.
-    public var fusedLabel: String {
-        isFused
-            ? " (fused: \(fusedStages.map { "\($0.sourceVersionName) → \($0.destinationVersionName)" }.joined(separator: ", ")))"
-            : ""
-    }
-
     /// The policy class names the step's entity mappings name.
     public var policyNames: [String] {
         var names: [String] = []

@@ -198,7 +198,9 @@ public final class StagedMigrationManager {
             let handler = progressHandler
             let rowsBefore = chainRows
             let count = managers.count
+            var stepRows = 0  // the step's own rows, as its run last reported them
             manager.progressHandler = { [unowned self] progress in
+                stepRows = progress.runTotal
                 if self.cancelRequest.load(ordering: .relaxed) { return false }
                 return handler?(index, progress.inChain(step: index, of: count, rowsBefore: rowsBefore)) ?? true
             }
@@ -207,8 +209,7 @@ public final class StagedMigrationManager {
             do {
                 let result = try manager.migrateStore(from: input, to: output)
                 report.stages.append(.init(stage: stage, report: result))
-                chainRows += MigrationProgress.chainStepRows(
-                    runTotal: manager.runRows.total, step: index, rowsBefore: chainRows)
+                chainRows += MigrationProgress.chainStepRows(runTotal: stepRows, step: index, rowsBefore: chainRows)
             } catch {
                 var error = MigrationManager.wrap(error)
                 error.message =

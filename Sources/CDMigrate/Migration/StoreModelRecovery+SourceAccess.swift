@@ -1,4 +1,4 @@
-extension StoreModelRecovery {
+extension ManagedObjectModel {
     /// The store's own model: its cache when it has one (`StoreModelCache`), else rebuilt from its schema.
     ///
     /// The store is read as a migration reads its source (`SourceAccess`): nothing is created or
@@ -14,7 +14,14 @@ extension StoreModelRecovery {
     ///   schema is not a Core Data store's.
     ///
     /// Core Data counterpart: none; Core Data needs the model (NSManagedObjectModel.mergedModel(from:forStoreMetadata:)).
-    public static func storeModel(at path: String) throws -> ManagedObjectModel {
+    public convenience init(ofStoreAt path: String) throws {
+        self.init(adopting: try StoreModelRecovery.storeModel(at: path))
+    }
+}
+
+extension StoreModelRecovery {
+    /// What `ManagedObjectModel(ofStoreAt:)` reads.
+    package static func storeModel(at path: String) throws -> ManagedObjectModel {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
         let access = try SourceAccess.prepare(source: path, scratchBeside: SourceAccess.temporaryScratch)
         defer { access.removeSnapshot() }

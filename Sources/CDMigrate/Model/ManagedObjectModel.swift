@@ -77,6 +77,24 @@ public final class ManagedObjectModel {
         warnings += VersionHash.computeHashes(of: self)
     }
 
+    /// Takes over a model a reader made: the readers build models through `init(name:versionIdentifier:entities:)`
+    /// and annotate them, and the public `init(contentsOf:)` and `init(json:)` hand that model's
+    /// parts to the new instance, which its entities then point at.
+    package init(adopting read: ManagedObjectModel) {
+        name = read.name
+        versionIdentifier = read.versionIdentifier
+        entities = read.entities
+        entitiesByName = read.entitiesByName
+        entitiesInStoreOrder = read.entitiesInStoreOrder
+        versionHash = read.versionHash
+        versionHashesDigest = read.versionHashesDigest
+        warnings = read.warnings
+        configurations = read.configurations
+        fetchRequestTemplates = read.fetchRequestTemplates
+        recoveryNotes = read.recoveryNotes
+        for entity in entities { entity.model = self }
+    }
+
     /// The entity called `name`, or nil.
     public func entity(named name: String) -> EntityDescription? { entitiesByName[name] }
 

@@ -21,7 +21,7 @@ extension ManagedObjectModel {
     /// The model as JSON text, indented by `indent` spaces (0: compact).
     ///
     /// - Parameter indent: spaces per level; 0 writes everything on one line.
-    /// - Returns: text that `ModelReader.model(fromJSON:)` reads back into a model with the same
+    /// - Returns: text that `ManagedObjectModel(json:)` reads back into a model with the same
     ///   entities, properties and version hashes.
     public func jsonText(indent: Int = 2) -> String { jsonValue().serialized(indent: indent) }
 

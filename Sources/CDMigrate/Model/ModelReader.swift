@@ -1,13 +1,10 @@
 /// Reads a data model from JSON (the format in docs/model-format.md), reporting every problem
-/// with its JSON path, or from Xcode's model files (`.xcdatamodel`, `.xcdatamodeld`) and compiled
-/// ones (`.mom`, `.momd`): `model(fromFile:)`, which lives in `Xcode/ModelFileReader.swift`, above
-/// every reader.
-public enum ModelReader {
+/// with its JSON path. The public doors are `ManagedObjectModel(json:)` and, for a file of any
+/// kind (JSON, Xcode's, compiled), `ManagedObjectModel(contentsOf:)` in `Xcode/ModelFileReader.swift`,
+/// above every reader.
+package enum ModelReader {
     /// Reads a model from cdmigrate's JSON (docs/model-format.md).
-    ///
-    /// - parameter text: The JSON text.
-    /// - throws: `MigrationError` `.invalidJSON` or `.invalidModel`, naming the JSON path at fault.
-    public static func model(fromJSON text: String) throws -> ManagedObjectModel {
+    package static func model(fromJSON text: String) throws -> ManagedObjectModel {
         return try model(from: try JSON.parse(text))
     }
 
@@ -302,5 +299,18 @@ public enum ModelReader {
     struct DefaultValueProblem: Error {
         let message: String
         init(_ message: String) { self.message = message }
+    }
+}
+
+extension ManagedObjectModel {
+    /// Reads a model from cdmigrate's JSON (docs/model-format.md).
+    ///
+    /// - Parameter json: the JSON text.
+    /// - Throws: `MigrationError` `.invalidJSON` for text that is not JSON, `.invalidModel` for a
+    ///   model that is not valid, collecting every problem, each with its JSON path.
+    ///
+    /// Core Data counterpart: none (Core Data reads compiled models: `init(contentsOf:)` reads those too).
+    public convenience init(json: String) throws {
+        self.init(adopting: try ModelReader.model(fromJSON: json))
     }
 }

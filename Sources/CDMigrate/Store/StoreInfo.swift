@@ -28,7 +28,8 @@ public struct StoreInfo {
     /// mirroring), whose tables are `A` + the upper-cased name.
     public static let frameworkEntityNumbers = 16000
 
-    /// Reads a store's metadata and entities. The store is opened read-only.
+    /// Reads a store's metadata and entities. The store is opened read-only (SQLite may create
+    /// `-wal` and `-shm` beside a WAL store: `init(contentsOf:countingRows:)` does not).
     ///
     /// - Parameters:
     ///   - path: the store's main file.
@@ -38,7 +39,7 @@ public struct StoreInfo {
     /// - Throws: `MigrationError` `.io` when the file is missing or unreadable,
     ///   `.incompatibleVersionHash` (134100) when it is not a Core Data SQLite store,
     ///   `.migrationManagerSourceStore` when its metadata is malformed.
-    public static func read(at path: String, uri: String? = nil, countingRows: Bool = true) throws -> StoreInfo {
+    package static func read(at path: String, uri: String? = nil, countingRows: Bool = true) throws -> StoreInfo {
         guard FileIO.exists(path) else { throw MigrationError(.io, "cannot open the store '\(path)': no such file") }
         let database = try SQLiteDatabase(path: path, mode: .readOnly, uri: uri)
         defer { database.close() }

@@ -19,17 +19,7 @@
 /// which entity of a hierarchy declares a column (all go to the root, so every subentity has them),
 /// abstract flags, optionality, defaults, delete rules, the inverses of to-ones and the to-many
 /// sides of one-to-many relationships (no column stores them), and integer sizes or booleans.
-public enum StoreModelRecovery {
-    /// A model rebuilt from the store's schema, whether or not it has a model cache.
-    ///
-    /// - Parameter path: the SQLite store (opened read-only).
-    /// - Throws: `MigrationError` `.sqlite` when the store cannot be read, `.invalidModel` when it
-    ///   has no `Z_PRIMARYKEY` or its entities do not form a model.
-    public static func model(fromSchemaOfStoreAt path: String) throws -> ManagedObjectModel {
-        let database = try SQLiteDatabase(path: path, mode: .readOnly)
-        defer { database.close() }
-        return try model(from: database)
-    }
+package enum StoreModelRecovery {
 
     private struct StoreEntity {
         let name: String
@@ -245,5 +235,21 @@ public enum StoreModelRecovery {
         if declared.hasPrefix("TIMESTAMP") { return .date }
         if declared.hasPrefix("DECIMAL") { return .decimal }
         return .binary
+    }
+}
+
+extension ManagedObjectModel {
+    /// A model rebuilt from a store's schema (`StoreModelRecovery`), whether or not the store has
+    /// a model cache; `recoveryNotes` says what the schema could not tell.
+    ///
+    /// - Parameter path: the SQLite store (opened read-only).
+    /// - Throws: `MigrationError` `.sqlite` when the store cannot be read, `.invalidModel` when it
+    ///   has no `Z_PRIMARYKEY` or its entities do not form a model.
+    ///
+    /// Core Data counterpart: none; Core Data needs the model.
+    public convenience init(schemaOfStoreAt path: String) throws {
+        let database = try SQLiteDatabase(path: path, mode: .readOnly)
+        defer { database.close() }
+        self.init(adopting: try StoreModelRecovery.model(from: database))
     }
 }

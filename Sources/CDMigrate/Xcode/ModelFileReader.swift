@@ -1,6 +1,6 @@
 /// The front doors that read a model file of any kind: they pick the reader by the path (JSON in
 /// `Model/`, compiled models in `Archive/`, Xcode's in `Xcode/`), so they live here, above all three.
-extension ModelReader {
+extension ManagedObjectModel {
     /// Reads a model file: Xcode's `.xcdatamodeld` (its current version) or `.xcdatamodel` (a
     /// folder, or its `contents` file), a compiled `.mom` or `.momd` (through `CompiledModelReader`),
     /// told apart by the path; anything else is read as model JSON.
@@ -10,7 +10,14 @@ extension ModelReader {
     /// - Throws: `MigrationError` `.io` when it cannot be read, `.invalidJSON` for text that is not
     ///   JSON, `.invalidModel` for a model that is not valid (naming the JSON path, or the XML file,
     ///   element and line).
-    public static func model(fromFile path: String) throws -> ManagedObjectModel {
+    public convenience init(contentsOf path: String) throws {
+        self.init(adopting: try ModelReader.model(fromFile: path))
+    }
+}
+
+extension ModelReader {
+    /// What `ManagedObjectModel(contentsOf:)` reads, for the readers that go on annotating the model.
+    package static func model(fromFile path: String) throws -> ManagedObjectModel {
         if isXcodeModelPath(path) { return try model(fromXcodeModel: path) }
         if isCompiledModelPath(path) { return try CompiledModelReader.model(contentsOf: path) }
         return try model(from: try JSON.load(path: path))
@@ -19,11 +26,10 @@ extension ModelReader {
     /// Reads an Xcode model: a `.xcdatamodeld` bundle gives its current version (see
     /// `XcodeModelBundle` for the others), a `.xcdatamodel` folder (or its `contents` file) that version.
     ///
-    /// Core Data counterpart: `NSManagedObjectModel(contentsOf:)` on the compiled `.momd` / `.mom`.
     /// - Parameter path: a `.xcdatamodeld` or `.xcdatamodel` folder, or a `contents` file.
     /// - Throws: `MigrationError` `.io` when a file cannot be read, `.invalidModel` naming the file,
     ///   the element and its line.
-    public static func model(fromXcodeModel path: String) throws -> ManagedObjectModel {
+    package static func model(fromXcodeModel path: String) throws -> ManagedObjectModel {
         if trimmedExtension(path) == "xcdatamodeld" {
             let bundle = try XcodeModelBundle.versions(contentsOf: path)
             guard let current = bundle.currentModel else {

@@ -23,7 +23,7 @@ extension MappingModel {
     ///
     /// Core Data counterpart: `NSMappingModel(contentsOf:)` on the `.cdm` Xcode compiles from the
     /// `.xcmappingmodel`.
-    public static func fromXcodeMappingModel(
+    package static func readXcode(
         _ path: String, sourceModel: ManagedObjectModel, destinationModel: ManagedObjectModel
     ) throws -> MappingModel {
         let mapping = try XcodeMappingModelReader.read(

@@ -37,12 +37,12 @@ public enum ReferenceMigrations {
 
     /// A model of a scenario, read from its JSON file.
     public static func model(_ scenarioDirectory: String, _ file: String) throws -> ManagedObjectModel {
-        try ModelReader.model(fromFile: examplesDirectory + "/" + scenarioDirectory + "/" + file)
+        try ManagedObjectModel(contentsOf: examplesDirectory + "/" + scenarioDirectory + "/" + file)
     }
 
     /// A mapping model of a scenario, read from its JSON file.
     public static func mapping(_ scenarioDirectory: String, _ file: String) throws -> MappingModel {
-        try MappingModel.fromFile(examplesDirectory + "/" + scenarioDirectory + "/" + file)
+        try MappingModel(contentsOf: examplesDirectory + "/" + scenarioDirectory + "/" + file)
     }
 }
 

@@ -38,7 +38,7 @@ final class CPolicy: EntityMigrationPolicy {
             return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
         }
         let user = self.user
-        try migration.callback(mapping, createLabel) { context, scope in
+        try migration.rowCallback(mapping, createLabel) { context, scope in
             hook(context, scope.handle(for: sInstance), user)
         }
     }
@@ -60,6 +60,7 @@ final class CPolicy: EntityMigrationPolicy {
     }
 
     override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+        migration.endRowCallbacks()
         try run(registration.hooks.endInstanceCreation, "end_instance_creation", mapping)
     }
 
@@ -70,12 +71,13 @@ final class CPolicy: EntityMigrationPolicy {
             return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
         }
         let user = self.user
-        try migration.callback(mapping, relationshipsLabel) { context, scope in
+        try migration.rowCallback(mapping, relationshipsLabel) { context, scope in
             hook(context, scope.handle(for: dInstance), user)
         }
     }
 
     override func endRelationshipCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
+        migration.endRowCallbacks()
         try run(registration.hooks.endRelationshipCreation, "end_relationship_creation", mapping)
     }
 

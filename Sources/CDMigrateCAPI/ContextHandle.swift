@@ -15,6 +15,13 @@ final class CallbackContext: ErrorSink {
         self.mapping = mapping
     }
 
+    /// Forgets the errors of an earlier call, for a context reused by the next one (`rowCallback`).
+    func reset() {
+        hostFailure = nil
+        lastMigrationError = nil
+        lastError = nil
+    }
+
     func fail(code: Int32, message: String?) -> Int32 {
         let code = code == 0 ? MigrationError.Code.entityMigrationPolicy.rawValue : code
         hostFailure = (code, message)

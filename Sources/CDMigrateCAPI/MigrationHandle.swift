@@ -122,6 +122,43 @@ final class MigrationHandle: LongLivedHandle {
         if code != 0 { throw context.failure(code: code, in: what) }
     }
 
+    /// What single-row hooks reuse from one call to the next (`rowCallback`): one context, its
+    /// scope and its entry per entity mapping instead of per instance.
+    private var rowCallbackParts: (context: CallbackContext, scope: Scope, entry: ContextEntry)?
+
+    /// `callback` for a hook called once per instance (`create_destination_instances`,
+    /// `create_relationships`): the same for the host (the handles it is given die when it
+    /// returns, a kept context or instance handle is stale in the next call, errors are the call's
+    /// own) without making a context and a scope for every row.
+    func rowCallback(_ mapping: EntityMapping, _ what: String, _ body: (OpaquePointer, Scope) -> Int32) throws {
+        guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration") }
+        let state = ThreadState.current
+        let parts: (context: CallbackContext, scope: Scope, entry: ContextEntry)
+        if let kept = rowCallbackParts, kept.context.scope == nil, kept.context.mapping === mapping,
+            kept.context.manager === manager, kept.scope.table === state.table
+        {
+            kept.context.reset()
+            parts = kept
+        } else {
+            let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
+            parts = (context, state.openScope(sink: context), ContextEntry(context))
+            rowCallbackParts = parts
+        }
+        parts.context.scope = parts.scope
+        // A new token each call: the slot's generation moves on when the scope closes.
+        let token = parts.scope.handle(parts.entry)
+        let outer = activeContext
+        activeContext = parts.context
+        let code = body(token, parts.scope)
+        activeContext = outer
+        state.table.close(parts.scope)
+        parts.context.scope = nil
+        if code != 0 { throw parts.context.failure(code: code, in: what) }
+    }
+
+    /// Lets go of what single-row hooks reused (at the end of a stage of an entity mapping).
+    func endRowCallbacks() { rowCallbackParts = nil }
+
     func call(_ registration: FunctionRegistration, _ arguments: [Value]) throws -> Value {
         var result: Value = .null
         try callback(manager?.currentEntityMapping, registration.label) { context, scope in

@@ -146,4 +146,55 @@ final class BufferedPolicyWritesTests: XCTestCase {
                 AND c.ZNOMBRE = 'ciudad ' || (CASE WHEN p.ZEDAD < 69 THEN 0 ELSE (p.ZEDAD + 1) / 70 * 70 - 1 END)
                 """)?.integer, 230)
     }
+
+    func testAChangeToABufferedInstanceIsWrittenWithItAndAChangeAfterItsWriteByItself() throws {
+        let nota = try store.insertObject(entityName: "Nota")
+        XCTAssertTrue(nota.isBufferedInsert)
+        try nota.setValue(.string("first"), forKey: "contenido")
+        try nota.setValue(.string("second"), forKey: "contenido")
+        // Nothing in the table yet: the buffer holds the row and its latest value.
+        XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM ZNOTA")?.integer, 0)
+        try store.flush()
+        XCTAssertFalse(nota.isBufferedInsert)
+        XCTAssertEqual(try store.database.scalar("SELECT ZCONTENIDO FROM ZNOTA")?.text, "second")
+        // Written: a change now is an UPDATE of its own.
+        try nota.setValue(.string("third"), forKey: "contenido")
+        XCTAssertEqual(try store.database.scalar("SELECT ZCONTENIDO FROM ZNOTA")?.text, "third")
+        // Many instances, the buffer written on its own along the way: each keeps its last value.
+        let many = try (0..<(store.insertBatchSize + 10)).map { i -> ManagedObject in
+            let made = try store.insertObject(entityName: "Nota")
+            try made.setValue(.string("n\(i)"), forKey: "contenido")
+            return made
+        }
+        for (i, made) in many.enumerated() { try made.setValue(.string("m\(i)"), forKey: "contenido") }
+        try store.save()
+        XCTAssertEqual(
+            try store.database.scalar("SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO = 'm' || (Z_PK - 2)")?.integer,
+            Int64(many.count))
+    }
+
+    func testAChangeToABufferedInstanceOfAClosedStoreIsRefused() throws {
+        let nota = try store.insertObject(entityName: "Nota")
+        store.close()
+        XCTAssertFalse(nota.isBufferedInsert)
+        XCTAssertThrowsError(try nota.setValue(.string("late"), forKey: "contenido"))
+    }
+
+    func testChunkedInsertsWriteEveryRowInOrderWhateverTheCount() throws {
+        try store.database.run("CREATE TABLE chunked (a INTEGER, b INTEGER, c INTEGER)")
+        let insert = ChunkedInsert(
+            "INSERT INTO chunked (a, b, c)", columns: 3, rowsPerChunk: 4, database: store.database)
+        var written: [Int64] = []
+        // None, fewer than a chunk, exactly one, several with a partial one; the full chunk's statement reused.
+        for rows in [0, 3, 4, 9, 8, 1] {
+            let values = (0..<(rows * 3)).map { Int64(written.count + $0) }
+            try insert.write(values)
+            written += values
+            let read = try store.database.rows("SELECT a, b, c FROM chunked ORDER BY rowid")
+            XCTAssertEqual(read.flatMap { $0.compactMap { $0.integer } }, written, "after \(rows) rows")
+        }
+        // A trailing partial row is not written.
+        try insert.write([1, 2, 3, 4])
+        XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM chunked")?.integer, Int64(written.count / 3 + 1))
+    }
 }

@@ -90,6 +90,9 @@ final class AssociationTable {
     private var pending: [Int64] = []
     /// Associations per multi-row INSERT of `pending`.
     static let pendingChunk = 200
+    /// The statements writing `pending`, the full chunk's prepared once.
+    private lazy var pendingWriter = ChunkedInsert(
+        "INSERT INTO cdm_association", columns: 5, rowsPerChunk: Self.pendingChunk, database: database)
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -210,9 +213,7 @@ final class AssociationTable {
         guard !pending.isEmpty else { return }
         let rows = pending
         pending.removeAll(keepingCapacity: true)
-        try MigrationManager.insertRows(
-            into: database, "INSERT INTO cdm_association", count: rows.count / 5, columns: 5
-        ) { row, column in rows[row * 5 + column] }
+        try pendingWriter.write(rows)
     }
 
     /// Records that `mapping` made, for each run, the destination instances with consecutive keys

@@ -15,6 +15,9 @@ public final class ManagedObject: CustomStringConvertible {
     /// A fault knows its identity but not yet its attribute values; the first access to an
     /// attribute reads its row (as Core Data's faults do), so handing instances around is cheap.
     public internal(set) var isFault = false
+    /// An instance inserted into its store and still in the store's insert buffer: its values are
+    /// written with the buffer, so a change to an attribute needs no write of its own.
+    var isBufferedInsert = false
     /// Indexed like `entity.relationships`; used only when `context` is nil.
     var relationshipValues: [Value]
 

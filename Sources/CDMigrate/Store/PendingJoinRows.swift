@@ -12,6 +12,8 @@ struct PendingJoinRows {
         let insert: String
         /// Owner and target keys, pair after pair.
         var keys: [Int64]
+        /// Its statements, made at the first write.
+        var writer: ChunkedInsert?
     }
 
     /// Per relationship, in the order relationships were first added to.
@@ -43,26 +45,17 @@ struct PendingJoinRows {
     /// Writes every buffered pair and empties the buffer (also when a statement fails).
     mutating func write(to database: SQLiteDatabase) throws {
         guard count > 0 else { return }
-        let tables = order
-        for i in order.indices { order[i].keys.removeAll(keepingCapacity: true) }
         count = 0
-        for table in tables where !table.keys.isEmpty {
-            let pairs = table.keys.count / 2
-            var start = 0
-            while start < pairs {
-                let rows = min(Self.chunk, pairs - start)
-                let statement = try database.prepare(
-                    table.insert + " VALUES " + Array(repeating: "(?, ?)", count: rows).joined(separator: ", "))
-                var position: Int32 = 1
-                for key in table.keys[(start * 2)..<((start + rows) * 2)] {
-                    try statement.bind(.integer(key), at: position)
-                    position += 1
-                }
-                defer { statement.reset() }
-                while try statement.step() {}
-                start += rows
+        var batches: [(Int, [Int64])] = []
+        for i in order.indices where !order[i].keys.isEmpty {
+            batches.append((i, order[i].keys))
+            order[i].keys.removeAll(keepingCapacity: true)
+            if order[i].writer == nil {
+                order[i].writer = ChunkedInsert(
+                    order[i].insert, columns: 2, rowsPerChunk: Self.chunk, database: database)
             }
         }
+        for (i, keys) in batches { try order[i].writer?.write(keys) }
     }
 
     mutating func removeAll() {

@@ -236,6 +236,7 @@ extension PersistentStore {
     public func close() {
         guard !isClosed else { return }
         isClosed = true
+        for row in pending { row.object.isBufferedInsert = false }
         pending.removeAll()
         pendingIndex.removeAll()
         insertPlans.removeAll()

@@ -21,6 +21,7 @@ extension PersistentStore {
             context: self)
         pendingIndex[key(object)] = pending.count
         pending.append(PendingRow(object: object, links: [:]))
+        object.isBufferedInsert = true
         return object
     }
 
@@ -71,6 +72,7 @@ extension PersistentStore {
         var written = 0
         defer {
             // Rows already written leave the buffer even when a later one fails.
+            for row in pending[0..<written] { row.object.isBufferedInsert = false }
             if written == pending.count {
                 pending.removeAll(keepingCapacity: true)
                 pendingIndex.removeAll(keepingCapacity: true)
@@ -190,6 +192,9 @@ extension PersistentStore {
     // MARK: ObjectContext: attributes
 
     package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
+        // An instance still in this store's insert buffer: the buffer writes its values (and its
+        // insert counted it among the entities written by instance). No row key to look up.
+        if object.isBufferedInsert, !isClosed, object.context === self { return }
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
         entitiesWrittenByInstance.insert(ObjectIdentifier(object.entity))

@@ -68,6 +68,7 @@ extension MigrationManager {
         } catch let reason as SchemaStepPlan.NotEligible {
             return notDone(reason.text)
         }
+        run.runRows = schemaStepRunRows(scan: scan, source: source)
         var copy: SQLiteDatabase?
         do {
             try checkCancelled()
@@ -118,6 +119,23 @@ extension MigrationManager {
         return try finishSchemaStep(
             plan, scan: scan, database: database, source: source, access: access, carried: carried,
             temporaryPath: temporaryPath)
+    }
+
+    /// The run's rows for progress (`RunRows`) of a step done as schema changes, once the scan has
+    /// counted them: each entity mapping's rows for each of its three stages, as the general path
+    /// estimates them (`estimateRunRows`), so that `runProcessed` and `runTotal` advance as the
+    /// stages report the rows they carried and checked. Empty without a progress handler.
+    func schemaStepRunRows(scan: SchemaStepScan, source: PersistentStore) -> RunRows {
+        guard progressHandler != nil, let model = mappingModels.first else { return RunRows() }
+        let layout = StoreLayout(model: destinationModel)
+        let plans = SourceFetchPlan.plans(for: model.entityMappings, sourceStore: source)
+        let counts = model.entityMappings.indices.map { index -> Int in
+            guard plans.element(at: index) != nil, let entity = model.entityMappings[index].destinationEntity else {
+                return 0
+            }
+            return scan.tables[layout.table(for: entity)]?.count ?? 0
+        }
+        return RunRows(estimates: counts + counts + counts)
     }
 
     /// The rest of a step done as schema changes, as the general path ends a run.
@@ -187,9 +205,11 @@ extension MigrationManager {
         run.stage = .validate
         // The scan checked the rows against every rule but those counting to-manys.
         if scan.needsFullValidation { try DestinationValidation(store: destination).validate() }
-        for mapping in model.entityMappings {
+        for (index, mapping) in model.entityMappings.enumerated() {
             run.currentEntityMapping = mapping
-            try notifyProgress(entityMappingName: mapping.name, processed: 0, total: 0, force: true)
+            // The scan checked these rows (and the full validation, when it ran, read them again).
+            let done = run.report.mappings.element(at: index)?.sourceInstances ?? 0
+            try notifyProgress(entityMappingName: mapping.name, processed: done, total: done, force: true)
             finishStep()
         }
         run.currentEntityMapping = nil

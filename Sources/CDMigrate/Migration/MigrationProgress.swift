@@ -99,7 +99,7 @@ public struct MigrationReport {
 extension MigrationProgress {
     /// This progress of one step as progress of a chain: the step named, the rows of the steps
     /// before it (`rowsBefore`) added, and every step still to come counted as the size of this
-    /// one until it runs (a step that knows no rows, one done as schema changes, counts as the
+    /// one until it runs (a step that knows no rows counts as the
     /// average of the steps before it, its share done as its `fraction`). `fraction` stays the
     /// step's own (the C API makes it the chain's).
     func inChain(step: Int, of count: Int, rowsBefore: Int) -> MigrationProgress {

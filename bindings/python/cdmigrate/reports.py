@@ -21,7 +21,7 @@ class Progress:
     processed: int  #: instances handled in this step so far
     total: int  #: instances in this step (0 when not known)
     run_processed: int = 0  #: rows handled in the whole run so far (every stage, pass and chain step)
-    #: rows of the whole run as far as known (0: none known, as for a step done as schema changes); may grow
+    #: rows of the whole run as far as known (0: none known yet); may grow
     run_total: int = 0
     step: int = 0  #: 0-based step of a chain (0 outside one)
     step_count: int = 1  #: steps of the chain (1 outside one)

@@ -640,9 +640,12 @@ def test_progress_carries_the_whole_runs_rows(tmp_path, kitchen_models, kitchen_
     seen = []
     with migration(kitchen_models, progress_interval=5) as m:
         m.run(kitchen_store, tmp_path / "schema.sqlite", progress=seen.append)
-        # Done as schema changes on a copy of the file (docs/schema-step.md): no rows counted.
-        assert m.report.by_schema_changes and {p.run_total for p in seen} == {0}
-        assert all(p.run_fraction is None for p in seen)
+        # Done as schema changes on a copy of the file (docs/schema-step.md): the rows the scan
+        # counted, 3 boxes and 30 items through three stages, known from the first call.
+        assert m.report.by_schema_changes and {p.run_total for p in seen} == {3 * 33}
+        schema_done = [p.run_processed for p in seen]
+        assert schema_done == sorted(schema_done) and schema_done[0] == 0
+        assert seen[-1].run_processed == 3 * 33 and seen[-1].run_fraction == 1.0
         seen.clear()
         m.schema_changes = False  # row by row: 3 boxes and 30 items, each through three stages
         m.run(kitchen_store, tmp_path / "a.sqlite", progress=seen.append)

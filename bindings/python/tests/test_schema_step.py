@@ -110,3 +110,19 @@ def test_a_column_the_change_does_not_touch_is_carried_as_it_is(tmp_path):
     # Every other row is the general path's.
     other = [r for r in rows(str(tmp_path / "fast.sqlite")) if r[0] != 4]
     assert other == [r for r in rows(str(tmp_path / "general.sqlite")) if r[0] != 4]
+
+
+def test_a_step_done_as_schema_changes_reports_the_rows_it_carries_and_checks(tmp_path):
+    source = str(tmp_path / "blog.sqlite")
+    make_store(source, posts=50)
+    v1, v2 = cdmigrate.Model.from_json(json.dumps(V1)), cdmigrate.Model.from_json(json.dumps(V2))
+    seen: list[cdmigrate.Progress] = []
+    with cdmigrate.Migration(v1, v2, cdmigrate.MappingModel.infer(v1, v2), progress=seen.append) as migration:
+        report = migration.run(source, str(tmp_path / "fast.sqlite"))
+    assert report.by_schema_changes is True
+    # 50 posts through the three stages, known before the copy and done at the end.
+    assert {p.run_total for p in seen} == {150}
+    assert seen[0].run_processed == 0 and seen[-1].run_processed == 150
+    done = [p.run_processed for p in seen]
+    assert done == sorted(done) and any(0 < d < 150 for d in done)
+    assert {p.stage for p in seen if p.total == 50} == {1, 2, 3}

@@ -8,7 +8,7 @@ import XCTest
 /// must give the same destination row for row, the same report (counts, untaken instances,
 /// losses) and the same answers to Core Data's look-ups, across batches, gaps in the keys, extra
 /// associations made between the ranges, several entity mappings and a run that fails midway.
-final class AssociationKeyRangeTests: XCTestCase {
+final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
     static let library = """
         {"name": "Library", "entities": [
           {"name": "Author", "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "integer64"}],
@@ -96,38 +96,15 @@ final class AssociationKeyRangeTests: XCTestCase {
                 }
             }
         }
-        try exec(path, "DELETE FROM ZBOOK WHERE Z_PK % 50 = 0 OR (Z_PK BETWEEN 130 AND 170 AND Z_PK % 3 = 0)")
+        try sql(path, "DELETE FROM ZBOOK WHERE Z_PK % 50 = 0 OR (Z_PK BETWEEN 130 AND 170 AND Z_PK % 3 = 0)")
         return path
-    }
-
-    func exec(_ path: String, _ text: String) throws {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        XCTAssertEqual(sqlite3_exec(db, text, nil, nil, nil), SQLITE_OK)
     }
 
     /// Every row of every table of the store but its metadata (which holds the store's UUID), in key order.
     func tables(_ path: String) -> [String] {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        func rows(_ query: String) -> [String] {
-            var statement: OpaquePointer?
-            XCTAssertEqual(sqlite3_prepare_v2(db, query, -1, &statement, nil), SQLITE_OK, query)
-            defer { sqlite3_finalize(statement) }
-            var result: [String] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                result.append(
-                    (0..<sqlite3_column_count(statement)).map { i in
-                        sqlite3_column_type(statement, i) == SQLITE_NULL
-                            ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                    }.joined(separator: "|"))
-            }
-            return result
-        }
-        let names = rows("SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'Z_METADATA' ORDER BY name")
-        return names.flatMap { name in ["table \(name)"] + rows("SELECT * FROM \"\(name)\"").sorted() }
+        let names = rows(
+            path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'Z_METADATA' ORDER BY name")
+        return names.flatMap { name in ["table \(name)"] + rows(path, "SELECT * FROM \"\(name)\"").sorted() }
     }
 
     func mapping() throws -> MappingModel {

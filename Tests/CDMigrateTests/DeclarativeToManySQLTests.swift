@@ -5,7 +5,7 @@ import XCTest
 
 /// To-many relationship mappings of the standard forms run as SQL in stage 2 and leave the store
 /// exactly as the per-instance path does: the same join rows, owners and ordering columns.
-final class DeclarativeToManySQLTests: XCTestCase {
+final class DeclarativeToManySQLTests: XCTestCase, SQLiteFileAccess {
     static let blog = """
         {"name": "Blog", "entities": [
           {"name": "Post", "attributes": [{"name": "title", "type": "string"}], "relationships": [
@@ -107,34 +107,6 @@ final class DeclarativeToManySQLTests: XCTestCase {
         return try MappingModel(json: "{\"entityMappings\": [\(all.joined(separator: ",\n"))]}")
     }
 
-    /// Every table of the destination, every column, rows sorted: what two runs must agree on.
-    func dump(_ path: String) throws -> [String: [String]] {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        func query(_ text: String) -> [String] {
-            var statement: OpaquePointer?
-            XCTAssertEqual(sqlite3_prepare_v2(db, text, -1, &statement, nil), SQLITE_OK, text)
-            defer { sqlite3_finalize(statement) }
-            var result: [String] = []
-            while sqlite3_step(statement) == SQLITE_ROW {
-                result.append(
-                    (0..<sqlite3_column_count(statement)).map { i in
-                        sqlite3_column_type(statement, i) == SQLITE_NULL
-                            ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                    }.joined(separator: "|"))
-            }
-            return result
-        }
-        var tables: [String: [String]] = [:]
-        for table in query(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE')"
-        ) {
-            tables[table] = query("SELECT * FROM \(table)").sorted()
-        }
-        return tables
-    }
-
     /// Runs the mapping per instance, then with SQL (renumbered and, unless filtered, with kept
     /// keys): every run must write the same store. Returns the SQL run's report and store.
     @discardableResult
@@ -143,14 +115,14 @@ final class DeclarativeToManySQLTests: XCTestCase {
         perInstance.pushDownSQL = false
         let expectedPath = scratch.file("per-instance-\(line).sqlite")
         _ = try perInstance.migrateStore(from: source, to: expectedPath)
-        let expected = try dump(expectedPath)
+        let expected = entityTables(expectedPath)
         var last: (MigrationReport, [String: [String]])?
         for keeps in [false, true] {
             let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: model)
             manager.keepsSourceKeys = keeps
             let path = scratch.file("sql-\(keeps)-\(line).sqlite")
             let report = try manager.migrateStore(from: source, to: path)
-            let got = try dump(path)
+            let got = entityTables(path)
             for table in expected.keys.sorted() {
                 XCTAssertEqual(got[table], expected[table], "table \(table), keeps keys: \(keeps)", line: line)
             }

@@ -6,7 +6,7 @@ import XCTest
 /// An entity mapping with `cdmigrate.distinctValueKeyPath` makes one destination per distinct
 /// value of a source attribute, as SQL (`INSERT … SELECT` of each value's first row) or row by
 /// row, with the same rows; relationship mappings link each source to the destination of its value.
-final class DistinctValueMappingTests: XCTestCase {
+final class DistinctValueMappingTests: XCTestCase, SQLiteFileAccess {
     static let v2 = """
         {"name": "Notas", "entities": [
           {"name": "Nota", "attributes": [{"name": "contenido", "type": "string"}, {"name": "categoria", "type": "string", "optional": true},
@@ -80,35 +80,6 @@ final class DistinctValueMappingTests: XCTestCase {
                 """)
     }
 
-    func rows(_ path: String, _ query: String) -> [String] {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        XCTAssertEqual(sqlite3_prepare_v2(db, query, -1, &statement, nil), SQLITE_OK, query)
-        defer { sqlite3_finalize(statement) }
-        var result: [String] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            result.append(
-                (0..<sqlite3_column_count(statement)).map { i in
-                    sqlite3_column_type(statement, i) == SQLITE_NULL
-                        ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                }.joined(separator: "|"))
-        }
-        return result
-    }
-
-    func dump(_ path: String) -> [String: [String]] {
-        var tables: [String: [String]] = [:]
-        for table in rows(
-            path,
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'Z%' AND name NOT IN ('Z_METADATA', 'Z_MODELCACHE')"
-        ) {
-            tables[table] = rows(path, "SELECT * FROM \(table)").sorted()
-        }
-        return tables
-    }
-
     /// Runs row by row and as SQL: the stores must be the same. Returns the SQL run.
     func checkSame(_ model: MappingModel, line: UInt = #line) throws -> (MigrationReport, String) {
         let perInstance = try MigrationManager(sourceModel: from, destinationModel: to, mappingModel: model)
@@ -118,7 +89,7 @@ final class DistinctValueMappingTests: XCTestCase {
         let bySQL = try MigrationManager(sourceModel: from, destinationModel: to, mappingModel: model)
         let path = scratch.file("sql-\(line).sqlite")
         let report = try bySQL.migrateStore(from: source, to: path)
-        let (want, got) = (dump(expected), dump(path))
+        let (want, got) = (entityTables(expected), entityTables(path))
         XCTAssertEqual(Set(got.keys), Set(want.keys), line: line)
         for table in want.keys.sorted() { XCTAssertEqual(got[table], want[table], "table \(table)", line: line) }
         return (report, path)

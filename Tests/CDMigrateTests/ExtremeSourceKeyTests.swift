@@ -7,7 +7,7 @@ import XCTest
 /// INT64_MAX − 1, INT64_MIN, keys spanning more than INT64_MAX): every path of the migration
 /// (declarative SQL keeping or renumbering keys, per instance, policies single-row and batch)
 /// migrates them with their relationships, or refuses with a clear error; none traps.
-final class ExtremeSourceKeyTests: XCTestCase {
+final class ExtremeSourceKeyTests: XCTestCase, SQLiteFileAccess {
     var scratch: ScratchDirectory!
     var v1: ManagedObjectModel!
     var v2: ManagedObjectModel!
@@ -40,31 +40,6 @@ final class ExtremeSourceKeyTests: XCTestCase {
         script += "UPDATE Z_PRIMARYKEY SET Z_MAX = \(bookKeys.max() ?? 0) WHERE Z_NAME = 'Book';"
         try sql(path, script)
         return path
-    }
-
-    func sql(_ path: String, _ text: String) throws {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        XCTAssertEqual(sqlite3_exec(db, text, nil, nil, nil), SQLITE_OK, String(cString: sqlite3_errmsg(db)))
-    }
-
-    func rows(_ path: String, _ query: String) -> [String] {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        XCTAssertEqual(sqlite3_prepare_v2(db, query, -1, &statement, nil), SQLITE_OK)
-        defer { sqlite3_finalize(statement) }
-        var result: [String] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            result.append(
-                (0..<sqlite3_column_count(statement)).map { i in
-                    sqlite3_column_type(statement, i) == SQLITE_NULL
-                        ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                }.joined(separator: "|"))
-        }
-        return result
     }
 
     enum Path: CaseIterable { case sqlKeepingKeys, sqlRenumbering, perInstance, policySingleRow, policyBatch }

@@ -7,7 +7,7 @@ import XCTest
 /// keys, and its associations are identities rather than rows; every reader of associations
 /// (relationship mappings in SQL and per instance, policies' look-ups, the report's counts) still
 /// sees the associations the renumbering path records.
-final class IdentityAssociationTests: XCTestCase {
+final class IdentityAssociationTests: XCTestCase, SQLiteFileAccess {
     static let library = """
         {"name": "Library", "entities": [
           {"name": "Author", "attributes": [{"name": "name", "type": "string"}], "relationships": [
@@ -54,31 +54,6 @@ final class IdentityAssociationTests: XCTestCase {
         }
         try sql(path, "DELETE FROM ZBOOK WHERE ZAUTHOR IN (1, 2); DELETE FROM ZAUTHOR WHERE Z_PK IN (1, 2)")
         return path
-    }
-
-    func sql(_ path: String, _ text: String) throws {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        XCTAssertEqual(sqlite3_exec(db, text, nil, nil, nil), SQLITE_OK)
-    }
-
-    func rows(_ path: String, _ query: String) -> [String] {
-        var db: OpaquePointer?
-        XCTAssertEqual(sqlite3_open(path, &db), SQLITE_OK)
-        defer { sqlite3_close(db) }
-        var statement: OpaquePointer?
-        XCTAssertEqual(sqlite3_prepare_v2(db, query, -1, &statement, nil), SQLITE_OK)
-        defer { sqlite3_finalize(statement) }
-        var result: [String] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            result.append(
-                (0..<sqlite3_column_count(statement)).map { i in
-                    sqlite3_column_type(statement, i) == SQLITE_NULL
-                        ? "NULL" : String(cString: sqlite3_column_text(statement, i))
-                }.joined(separator: "|"))
-        }
-        return result
     }
 
     func mapping(

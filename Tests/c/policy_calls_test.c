@@ -576,15 +576,19 @@ static int read_previews(cdm_context *ctx, cdm_object *source, void *user) {
     return rc;
 }
 
-static void test_reading_a_transformable_dictionary(void) {
+/* Makes a store `name` with one App whose shots are PREVIEWS_ARCHIVE and migrates it to `out`
+** through the PreviewPolicy whose create_destination_instances is `hook` (with `seen` as its
+** user data). */
+static void run_preview_policy(cdm_model *apps, const char *name, char *out, size_t out_size,
+                               int (*hook)(cdm_context *, cdm_object *, void *), void *seen) {
     static const char *MAPPING =
         "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
         " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"PreviewPolicy\"}]}";
-    cdm_model *apps = NULL;
-    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
-    static char source[512], out[512];
-    snprintf(source, sizeof source, "%s", path_in_dir("previews.sqlite"));
-    snprintf(out, sizeof out, "%s", path_in_dir("previews-out.sqlite"));
+    static char source[512], file[512];
+    snprintf(file, sizeof file, "%s.sqlite", name);
+    snprintf(source, sizeof source, "%s", path_in_dir(file));
+    snprintf(file, sizeof file, "%s-out.sqlite", name);
+    snprintf(out, out_size, "%s", path_in_dir(file));
     cdm_store *store = NULL;
     cdm_object *app = NULL;
     CHECK_RC(cdm_store_create(apps, source, &store), CDM_OK);
@@ -598,13 +602,20 @@ static void test_reading_a_transformable_dictionary(void) {
     cdm_migration *migration = NULL;
     CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
     cdm_mapping_free(mapping);
-    previews_read seen = {0, 0, 0};
     cdm_policy hooks;
     memset(&hooks, 0, sizeof hooks);
-    hooks.create_destination_instances = read_previews;
-    CHECK_RC(cdm_migration_register_policy(migration, "PreviewPolicy", &hooks, sizeof hooks, &seen, NULL), CDM_OK);
+    hooks.create_destination_instances = hook;
+    CHECK_RC(cdm_migration_register_policy(migration, "PreviewPolicy", &hooks, sizeof hooks, seen, NULL), CDM_OK);
     CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
     cdm_migration_free(migration);
+}
+
+static void test_reading_a_transformable_dictionary(void) {
+    cdm_model *apps = NULL;
+    CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
+    static char out[512];
+    previews_read seen = {0, 0, 0};
+    run_preview_policy(apps, "previews", out, sizeof out, read_previews, &seen);
     CHECK(seen.dictionaries == 1);
     CHECK(seen.entries_ok == 1);
     CHECK(seen.others_mismatch == 1);
@@ -678,34 +689,12 @@ static int write_previews(cdm_context *ctx, cdm_object *source, void *user) {
 }
 
 static void test_writing_a_transformable_dictionary(void) {
-    static const char *MAPPING =
-        "{\"entityMappings\": [{\"name\": \"AppToApp\", \"sourceEntity\": \"App\", \"destinationEntity\": \"App\","
-        " \"predicate\": \"TRUEPREDICATE\", \"policy\": \"PreviewPolicy\"}]}";
     cdm_model *apps = NULL;
     CHECK_RC(cdm_model_from_json(APPS_MODEL, &apps), CDM_OK);
-    static char source[512], out[512];
-    snprintf(source, sizeof source, "%s", path_in_dir("previews-written.sqlite"));
-    snprintf(out, sizeof out, "%s", path_in_dir("previews-written-out.sqlite"));
-    cdm_store *store = NULL;
-    cdm_object *app = NULL;
-    CHECK_RC(cdm_store_create(apps, source, &store), CDM_OK);
-    CHECK_RC(cdm_store_insert(store, "App", &app), CDM_OK);
-    CHECK_RC(cdm_object_set_text(app, "name", "gallery", CDM_NUL_TERMINATED), CDM_OK);
-    CHECK_RC(cdm_object_set_blob(app, "shots", PREVIEWS_ARCHIVE, sizeof PREVIEWS_ARCHIVE), CDM_OK);
-    CHECK_RC(cdm_store_save(store), CDM_OK);
-    cdm_store_close(store);
-    cdm_mapping *mapping = NULL;
-    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
-    cdm_migration *migration = NULL;
-    CHECK_RC(cdm_migration_new(apps, apps, &mapping, 1, &migration), CDM_OK);
-    cdm_mapping_free(mapping);
+    static char out[512];
     previews_written seen = {0, 0};
-    cdm_policy hooks;
-    memset(&hooks, 0, sizeof hooks);
-    hooks.create_destination_instances = write_previews;
-    CHECK_RC(cdm_migration_register_policy(migration, "PreviewPolicy", &hooks, sizeof hooks, &seen, NULL), CDM_OK);
-    CHECK_RC(cdm_migration_run(migration, source, out), CDM_OK);
-    cdm_migration_free(migration);
+    run_preview_policy(apps, "previews-written", out, sizeof out, write_previews, &seen);
+    cdm_store *store = NULL;
     CHECK(seen.built == 1);
     CHECK(seen.refusals_ok == 1);
     /* Read back: {1: URL "https://a/1.jpg", "meta": {"tags": ["a", 3], "note": "n"}}. */

@@ -196,12 +196,6 @@ public func cdm_context_model(_ ctx: OpaquePointer?, _ store: Int32, _ out: Unsa
 {
     withContext(ctx) { context, _ in
         guard let out = out else { throw MigrationError.misuse("the model pointer is NULL") }
-        switch store {
-        case StoreKind.source: out.pointee = context.migration.modelHandle(destination: false)
-        case StoreKind.destination: out.pointee = context.migration.modelHandle(destination: true)
-        default:
-            throw MigrationError(
-                .invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
-        }
+        out.pointee = context.migration.modelHandle(destination: try isDestination(store))
     }
 }

@@ -9,18 +9,33 @@ enum FetchFlags {
     static let excludeSubentities: Int32 = 1
 }
 
-private func fetch(
-    _ ctx: OpaquePointer?, destination: Bool, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
-    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
-    _ out: UnsafeMutablePointer<OpaquePointer?>?
+/// Whether a `CDM_STORE_*` argument names the destination; CDM_INVALID for any other number.
+func isDestination(_ store: Int32) throws -> Bool {
+    switch store {
+    case StoreKind.source: return false
+    case StoreKind.destination: return true
+    default:
+        throw MigrationError(
+            .invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
+    }
+}
+
+/// A fetch of one store: `cdm_context_fetch_source`/`_destination`, and `cdm_context_fetch` with
+/// its sort descriptors.
+func fetch(
+    _ ctx: OpaquePointer?, store: Int32, _ entity: UnsafePointer<CChar>?, _ predicate: UnsafePointer<CChar>?,
+    _ arguments: UnsafeRawPointer?, _ argumentCount: Int, sort: UnsafeRawPointer? = nil, sortCount: Int = 0,
+    _ flags: Int32, _ limit: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the list pointer is NULL") }
         out.pointee = nil
+        let destination = try isDestination(store)
         let name = try CString.argument(entity, "the entity name")
         let text = try predicate.map { try CString.argument($0, "the predicate") }
         let (args, variables) = try FieldConversion.arguments(
             arguments?.assumingMemoryBound(to: CField.self), argumentCount)
+        let descriptors = try sortDescriptors(sort, sortCount)
         try checkEntity(context.manager, name, destination: destination)
         let subentities = flags & FetchFlags.excludeSubentities == 0
         let limitValue: Int? = limit > 0 ? limit : nil
@@ -28,10 +43,10 @@ private func fetch(
             destination
             ? try context.manager.fetchDestinationInstances(
                 entityName: name, predicate: text, arguments: args, variables: variables,
-                includesSubentities: subentities, fetchLimit: limitValue)
+                includesSubentities: subentities, fetchLimit: limitValue, sortDescriptors: descriptors)
             : try context.manager.fetchSourceInstances(
                 entityName: name, predicate: text, arguments: args, variables: variables,
-                includesSubentities: subentities, fetchLimit: limitValue)
+                includesSubentities: subentities, fetchLimit: limitValue, sortDescriptors: descriptors)
         out.pointee = scope.handle(ListEntry(found))
     }
 }
@@ -74,7 +89,7 @@ public func cdm_context_fetch_destination(
     _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    fetch(ctx, destination: true, entity, predicate, arguments, argumentCount, flags, limit, out)
+    fetch(ctx, store: StoreKind.destination, entity, predicate, arguments, argumentCount, flags, limit, out)
 }
 
 @_cdecl("cdm_context_fetch_source")
@@ -83,7 +98,7 @@ public func cdm_context_fetch_source(
     _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ flags: Int32, _ limit: Int,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    fetch(ctx, destination: false, entity, predicate, arguments, argumentCount, flags, limit, out)
+    fetch(ctx, store: StoreKind.source, entity, predicate, arguments, argumentCount, flags, limit, out)
 }
 
 @_cdecl("cdm_context_count_destination")
@@ -127,21 +142,15 @@ public func cdm_context_instance_with_id(
         out.pointee = nil
         let name = try CString.argument(entity, "the entity name")
         let manager = context.manager
-        let persistent: PersistentStore?
-        switch store {
-        case StoreKind.source: persistent = manager.sourceStore
-        case StoreKind.destination: persistent = manager.destinationStore
-        default:
-            throw MigrationError(
-                .invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
+        let destination = try isDestination(store)
+        guard let persistent = destination ? manager.destinationStore : manager.sourceStore else {
+            throw MigrationError.misuse("the migration has no open store")
         }
-        guard let persistent = persistent else { throw MigrationError.misuse("the migration has no open store") }
-        try checkEntity(manager, name, destination: store == StoreKind.destination)
+        try checkEntity(manager, name, destination: destination)
         let id = ObjectID(storeIdentifier: persistent.storeIdentifier, entityName: name, primaryKey: primaryKey)
         guard let found = try manager.instance(with: id) else {
             throw MigrationError.notFound(
-                "there is no \(name) with primary key \(primaryKey) in the \(store == StoreKind.source ? "source" : "destination")"
-            )
+                "there is no \(name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")")
         }
         out.pointee = scope.handle(for: found)
     }

@@ -28,30 +28,7 @@ public func cdm_context_fetch(
     _ arguments: UnsafeRawPointer?, _ argumentCount: Int, _ sort: UnsafeRawPointer?, _ sortCount: Int,
     _ flags: Int32, _ limit: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    withContext(ctx) { context, scope in
-        guard let out = out else { throw MigrationError.misuse("the list pointer is NULL") }
-        out.pointee = nil
-        guard store == StoreKind.source || store == StoreKind.destination else {
-            throw MigrationError(
-                .invalidArgument, "store \(store) is neither CDM_STORE_SOURCE (1) nor CDM_STORE_DESTINATION (2)")
-        }
-        let destination = store == StoreKind.destination
-        let name = try CString.argument(entity, "the entity name")
-        let text = try predicate.map { try CString.argument($0, "the predicate") }
-        let (args, variables) = try FieldConversion.arguments(
-            arguments?.assumingMemoryBound(to: CField.self), argumentCount)
-        let descriptors = try sortDescriptors(sort, sortCount)
-        try checkEntity(context.manager, name, destination: destination)
-        let subentities = flags & FetchFlags.excludeSubentities == 0
-        let limitValue: Int? = limit > 0 ? limit : nil
-        let found =
-            destination
-            ? try context.manager.fetchDestinationInstances(
-                entityName: name, predicate: text, arguments: args, variables: variables,
-                includesSubentities: subentities, fetchLimit: limitValue, sortDescriptors: descriptors)
-            : try context.manager.fetchSourceInstances(
-                entityName: name, predicate: text, arguments: args, variables: variables,
-                includesSubentities: subentities, fetchLimit: limitValue, sortDescriptors: descriptors)
-        out.pointee = scope.handle(ListEntry(found))
-    }
+    fetch(
+        ctx, store: store, entity, predicate, arguments, argumentCount, sort: sort, sortCount: sortCount, flags, limit,
+        out)
 }

@@ -99,21 +99,7 @@ enum BatchTransfer {
 
     /// A column value as JSON: dates as seconds since 2001 (a number), binary data as base64,
     /// decimals, UUIDs and URIs as text.
-    static func json(_ value: Value) -> JSON {
-        switch value {
-        case .null: return .null
-        case .bool(let b): return .bool(b)
-        case .integer(let i): return .integer(i)
-        case .double(let d), .date(let d): return d.isFinite ? .double(d) : .null
-        case .decimal(let s), .string(let s), .uri(let s): return .string(s)
-        case .binary(let bytes): return .string(Base64.encode(bytes))
-        case .uuid(let bytes): return .string(Value.uuidString(bytes))
-        case .object(let object): return .string(object.objectID.uriRepresentation)
-        case .collection(let values): return .array(values.map(json))
-        case .dictionary(let entries): return .array(entries.map { .array([json($0.key), json($0.value)]) })
-        case .migrationManager: return .string("$manager")
-        }
-    }
+    static func json(_ value: Value) -> JSON { ValueJSON.json(value, dates: .referenceSeconds) }
 
     /// The JSON array text of `values` (as `json(_:)` writes each), written directly: a column of
     /// thousands of values is one pass over their bytes.

@@ -96,14 +96,21 @@ private func read<T>(
     withEntry(v, ValueEntry.self, "value") { entry in try body(entry, try required(out, what)) }
 }
 
-private func write(_ v: OpaquePointer?, _ make: () throws -> Value) -> Int32 {
+/// Runs `body` on a writable value handle (a host function's result, a member of one, or a value
+/// from cdm_object_new_value); CDM_MISUSE for an argument or an expression's result.
+func withWritableValue(_ v: OpaquePointer?, _ body: (ValueEntry) throws -> Void) -> Int32 {
     withEntry(v, ValueEntry.self, "value") { entry in
         guard entry.writable else {
             throw MigrationError.misuse(
-                "only a host function's result value can be set, not an argument or an expression's result")
+                "only a host function's result value, a member of it or a value from cdm_object_new_value can be set, not an argument or an expression's result"
+            )
         }
-        entry.value = try make()
+        try body(entry)
     }
+}
+
+private func write(_ v: OpaquePointer?, _ make: () throws -> Value) -> Int32 {
+    withWritableValue(v) { entry in entry.value = try make() }
 }
 
 @_cdecl("cdm_value_type")
@@ -303,18 +310,20 @@ public func cdm_value_set_object(_ v: OpaquePointer?, _ object: OpaquePointer?) 
 
 // Collections as a function's result (appended to the C API).
 
+/// The members of the collection a writable value holds; CDM_MISMATCH for any other value.
+private func collection(of entry: ValueEntry) throws -> [Value] {
+    guard case .collection(let values) = entry.value else {
+        throw MigrationError.mismatch(
+            "the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first"
+        )
+    }
+    return values
+}
+
 /// Appends `element` to the collection the writable `v` holds.
 private func append(_ v: OpaquePointer?, _ element: () throws -> Value?) -> Int32 {
-    withEntry(v, ValueEntry.self, "value") { entry in
-        guard entry.writable else {
-            throw MigrationError.misuse(
-                "only a host function's result value can be set, not an argument or an expression's result")
-        }
-        guard case .collection(var values) = entry.value else {
-            throw MigrationError.mismatch(
-                "the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first"
-            )
-        }
+    withWritableValue(v) { entry in
+        var values = try collection(of: entry)
         guard let value = try element() else { return }
         entry.value = .null  // one reference to the array while it grows
         values.append(value)
@@ -335,18 +344,10 @@ public func cdm_value_append_object(_ v: OpaquePointer?, _ object: OpaquePointer
 
 @_cdecl("cdm_value_append_new")
 public func cdm_value_append_new(_ v: OpaquePointer?, _ element: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
-    withEntry(v, ValueEntry.self, "value") { entry in
+    element?.pointee = nil
+    return withWritableValue(v) { entry in
         let out = try required(element, "element")
-        out.pointee = nil
-        guard entry.writable else {
-            throw MigrationError.misuse(
-                "only a host function's result value can be set, not an argument or an expression's result")
-        }
-        guard case .collection(var values) = entry.value else {
-            throw MigrationError.mismatch(
-                "the result is \(entry.value.typeName == "nil" ? "null" : "a \(entry.value.typeName)"), not a collection: call cdm_value_set_collection first"
-            )
-        }
+        var values = try collection(of: entry)
         guard let scope = entry.scope else { throw MigrationError.misuse("the value's callback has returned") }
         entry.value = .null  // one reference to the array while it grows
         values.append(.null)

@@ -63,13 +63,7 @@ struct CheckCommand: ParsableCommand {
         help: ArgumentHelp("The version every store must reach (default: the current one).", valueName: "name"))
     var targetVersion: String?
 
-    @Option(
-        name: .customLong("junit"),
-        help: ArgumentHelp(
-            "Also write the results as JUnit XML to this file (one test case per store; for CI systems).",
-            valueName: "file"),
-        completion: .file())
-    var junitFile: String?
+    @OptionGroup var junitOutput: JUnitOption
 
     @Flag(help: "Print the results as JSON on standard output.")
     var json = false
@@ -87,7 +81,7 @@ struct CheckCommand: ParsableCommand {
         let target: String
         let targetModel: ManagedObjectModel
         do {
-            if let file = junitFile { try JUnitReport.checkWritable(file) }
+            if let file = junitOutput.file { try JUnitReport.checkWritable(file) }
             set = try ModelSet(contentsOf: modelSet, mappingFolders: mappings.folders)
             target = targetVersion ?? set.currentVersionName
             guard let model = set.models[target] else {
@@ -104,7 +98,7 @@ struct CheckCommand: ParsableCommand {
             let error = MigrationError.from(error)
             output.error(error)
             output.document(["ok": false, "error": Output.errorObject(error)])
-            if let file = junitFile, (try? JUnitReport.checkWritable(file)) != nil {
+            if let file = junitOutput.file, (try? JUnitReport.checkWritable(file)) != nil {
                 junit.cases = [
                     JUnitReport.TestCase(name: "models", file: modelSet, time: 0, outcome: JUnitReport.failure(error))
                 ]
@@ -235,7 +229,7 @@ struct CheckCommand: ParsableCommand {
         if let error = noStore { document["error"] = Output.errorObject(error) }
         output.document(document)
         withExtendedLifetime(hosted) {}
-        if let file = junitFile {
+        if let file = junitOutput.file {
             do { try junit.write(to: file) } catch {
                 let error = MigrationError.from(error)
                 output.error(error)

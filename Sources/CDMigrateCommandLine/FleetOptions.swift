@@ -23,14 +23,8 @@ struct FleetOptions: ParsableArguments {
         completion: .file())
     var listFiles: [String] = []
 
-    @Option(
-        name: .customLong("junit"),
-        help: ArgumentHelp(
-            "Also write the results as JUnit XML to this file (one test case per store; for CI systems).",
-            valueName: "file"),
-        completion: .file())
-    var junitFile: String?
+    @OptionGroup var junitOutput: JUnitOption
 
     /// Whether any of the options was given.
-    var isGiven: Bool { jobs != nil || outDirectory != nil || !listFiles.isEmpty || junitFile != nil }
+    var isGiven: Bool { jobs != nil || outDirectory != nil || !listFiles.isEmpty || junitOutput.file != nil }
 }

@@ -47,7 +47,7 @@ struct FleetRun {
         if let version = command.targetVersion { junit.properties.append(("targetVersion", version)) }
         // Models that cannot be read fail every store alike: say so once, before starting.
         do {
-            if let file = command.fleet.junitFile { try JUnitReport.checkWritable(file) }
+            if let file = command.fleet.junitOutput.file { try JUnitReport.checkWritable(file) }
         } catch {
             let error = MigrationError.from(error)
             if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
@@ -58,7 +58,7 @@ struct FleetRun {
         } catch {
             let error = MigrationError.from(error)
             if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
-            if let file = command.fleet.junitFile {
+            if let file = command.fleet.junitOutput.file {
                 junit.cases = [
                     JUnitReport.TestCase(
                         name: "models", file: command.modelSet ?? "", time: 0, outcome: JUnitReport.failure(error))
@@ -74,7 +74,7 @@ struct FleetRun {
         if jobs.isEmpty {
             let error = FleetRun.noStore(in: found.folders, skipped: found.skipped.count)
             if command.json { emit(["ok": false, "error": Output.errorObject(error)]) } else { output.error(error) }
-            try command.fleet.junitFile.map { try junit.write(to: $0) }
+            try command.fleet.junitOutput.file.map { try junit.write(to: $0) }
             throw ExitStatus(error).exitCode
         }
         if let folder = command.fleet.outDirectory {
@@ -111,7 +111,7 @@ struct FleetRun {
                 + "\(Output.seconds(seconds)) s with \(width) job" + (width == 1 ? "" : "s")
             if command.quiet { Output.standardError(text + "\n") } else { print(text) }
         }
-        if let file = command.fleet.junitFile {
+        if let file = command.fleet.junitOutput.file {
             do { try junit.write(to: file) } catch {
                 let error = MigrationError.from(error)
                 output.error(error)

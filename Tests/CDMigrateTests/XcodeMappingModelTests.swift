@@ -609,6 +609,13 @@ final class XcodeMappingModelTests: XCTestCase {
             XcodeMappingModelReader.unqualified("UnCloudNotes.AttachmentToAttachmentMigrationPolicyV3toV4"),
             "AttachmentToAttachmentMigrationPolicyV3toV4")
         XCTAssertEqual(XcodeMappingModelReader.unqualified("Plain"), "Plain")
-        XCTAssertEqual(XcodeMappingModelReader.quoted("a \"b\" \\ c"), "\"a \\\"b\\\" \\\\ c\"")
+    }
+
+    func testAStringConstantWrittenIntoAnExpressionReadsBackAsTheSameString() throws {
+        XCTAssertEqual(ValueExpression.quoted("a \"b\" \\ c"), "\"a \\\"b\\\" \\\\ c\"")
+        for text in ["a \"b\" \\ c", "line\nnext\ttab\r", "bell\u{7} delete\u{7F}", "café ✓"] {
+            XCTAssertEqual(
+                try ExpressionParser.parseExpression(ValueExpression.quoted(text)), .constant(.string(text)), text)
+        }
     }
 }

@@ -94,19 +94,10 @@ package struct ArchivedExpressionDecoder {
 
     /// A constant's value as cdmigrate's `Value`.
     private func constant(_ value: ArchiveValue, object: ArchivedObject) throws -> Value {
+        if let plain = value.plainValue { return plain }
         switch value {
-        case .null: return .null
-        case .string(let s): return .string(s)
-        case .integer(let i): return .integer(i)
-        case .real(let d): return .double(d)
-        case .decimal(let s): return .decimal(s)
-        case .bool(let b): return .bool(b)
-        case .data(let bytes): return .binary(bytes)
-        case .date(let d): return .date(d)
-        case .uuid(let bytes): return .uuid(bytes)
-        case .url(let s): return .uri(s)
         case .array(let items): return .collection(try items.map { try constant($0, object: object) })
-        case .dictionary, .object:
+        default:
             throw object.error(
                 "NSConstantValue", "is a \(value.typeName), which has no literal in Core Data's expression syntax")
         }

@@ -139,6 +139,7 @@ public indirect enum ValueExpression: Equatable, CustomStringConvertible {
         }
     }
 
+    /// A string constant of Core Data's expression syntax, every character the parser reads back.
     static func quoted(_ s: String) -> String {
         var out = "\""
         for c in s.unicodeScalars {

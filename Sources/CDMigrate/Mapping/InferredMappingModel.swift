@@ -279,11 +279,10 @@ struct MappingInference {
                     "attribute '\(entity.name).\(attribute.name)' becomes non-optional without a default value (source attribute '\(sourceEntity.name).\(sourceAttribute.name)' is optional)",
                     advice: "give it a default value")
             }
-            let text = MappingInference.attributeExpression(sourceAttribute.name)
             result.append(
                 PropertyMapping(
-                    name: attribute.name, valueExpressionText: text,
-                    valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+                    inferred: attribute.name, MappingInference.attributeExpression(sourceAttribute.name),
+                    path: propertyPath))
         }
         return result
     }
@@ -368,11 +367,10 @@ struct MappingInference {
                     fail(entity, relationship, message)
                 }
             }
-            let text = MappingInference.relationshipExpression(sourceRelationship.name)
             result.append(
                 PropertyMapping(
-                    name: relationship.name, valueExpressionText: text,
-                    valueExpression: try? ExpressionParser.parseExpression(text), userInfo: [:], path: propertyPath))
+                    inferred: relationship.name, MappingInference.relationshipExpression(sourceRelationship.name),
+                    path: propertyPath))
         }
         return result
     }

@@ -121,31 +121,11 @@ extension MappingModel {
             warnUnfilled(mapping, source: source, destination: destination, warnings: &warnings)
         }
         if let destination = mapping.destinationEntity {
-            for property in mapping.attributeMappings {
-                if destination.attribute(named: property.name) == nil {
-                    let hint =
-                        destination.relationship(named: property.name) != nil
-                        ? " ('\(property.name)' is a relationship: map it under relationshipMappings)"
-                        : SpellingSuggestion.hint(property.name, among: destination.attributes.map { $0.name })
-                    problems.append(
-                        MigrationError(
-                            .invalidMapping,
-                            "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no attribute '\(property.name)'\(hint)",
-                            path: property.path))
-                }
+            problems += mapping.attributeMappings.compactMap {
+                unknownDestinationProperty($0, of: mapping, destination: destination, isAttribute: true)
             }
-            for property in mapping.relationshipMappings {
-                if destination.relationship(named: property.name) == nil {
-                    let hint =
-                        destination.attribute(named: property.name) != nil
-                        ? " ('\(property.name)' is an attribute: map it under attributeMappings)"
-                        : SpellingSuggestion.hint(property.name, among: destination.relationships.map { $0.name })
-                    problems.append(
-                        MigrationError(
-                            .invalidMapping,
-                            "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no relationship '\(property.name)'\(hint)",
-                            path: property.path))
-                }
+            problems += mapping.relationshipMappings.compactMap {
+                unknownDestinationProperty($0, of: mapping, destination: destination, isAttribute: false)
             }
         } else if !mapping.attributeMappings.isEmpty || !mapping.relationshipMappings.isEmpty {
             if mapping.destinationEntityName == nil {
@@ -234,4 +214,27 @@ extension MappingModel {
         text += ": " + changes.joined(separator: "; ")
         return text
     }
+}
+
+/// A property mapping naming no property of its kind in the destination entity: the problem, with
+/// a hint (a property of the other kind by that name, or a name spelled nearly alike).
+private func unknownDestinationProperty(
+    _ property: PropertyMapping, of mapping: EntityMapping, destination: EntityDescription, isAttribute: Bool
+) -> MigrationError? {
+    let name = property.name
+    let isAnAttribute = destination.attribute(named: name) != nil
+    let isARelationship = destination.relationship(named: name) != nil
+    guard !(isAttribute ? isAnAttribute : isARelationship) else { return nil }
+    let hint =
+        (isAttribute ? isARelationship : isAnAttribute)
+        ? (isAttribute
+            ? " ('\(name)' is a relationship: map it under relationshipMappings)"
+            : " ('\(name)' is an attribute: map it under attributeMappings)")
+        : SpellingSuggestion.hint(
+            name,
+            among: isAttribute ? destination.attributes.map { $0.name } : destination.relationships.map { $0.name })
+    return MigrationError(
+        .invalidMapping,
+        "entity mapping '\(mapping.name)': destination entity '\(destination.name)' has no \(isAttribute ? "attribute" : "relationship") '\(name)'\(hint)",
+        path: property.path)
 }

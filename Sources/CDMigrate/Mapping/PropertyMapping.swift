@@ -41,6 +41,13 @@ public final class PropertyMapping {
         self.declaredExpression = valueExpression
     }
 
+    /// A mapping inference made: `text` is one of the expressions `MappingInference` writes.
+    convenience init(inferred name: String, _ text: String, path: String) {
+        self.init(
+            name: name, valueExpressionText: text, valueExpression: try? ExpressionParser.parseExpression(text),
+            userInfo: [:], path: path)
+    }
+
     /// Replaces the value expression by one parsed from `text` (nil: no value, the destination's
     /// default stays), for every instance evaluated from now on in this pass.
     ///

@@ -188,14 +188,7 @@ struct DeclarativeMappingSQL {
         let destinationTable = "main.\(SQLiteDatabase.quote(destination.layout.table(for: destinationEntity)))"
         if !carriesNoExternalData(destinationEntity, from: sourceEntity, values: values, source: source) { return nil }
         let table = "\(sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
-        var conditions: [String] = []
-        if let restriction = source.layout.entityRestriction(
-            for: sourceEntity, includingSubentities: request.includesSubentities, qualifier: "t.")
-        {
-            conditions.append(restriction)
-        }
-        if let condition = request.sqlWhere { conditions.append("(\(condition))") }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+        let whereClause = request.sqlWhereClause(for: sourceEntity, in: source.layout)
         let rows = batchRows ?? "\(table) t\(whereClause)"
         // Associations name entities by the models' numbers; a store written by Core Data may number them otherwise.
         let entityCase =

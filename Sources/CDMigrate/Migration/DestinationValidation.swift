@@ -97,9 +97,8 @@ struct DestinationValidation {
                 // (a required to-one, or a required to-many with a minimum count).
                 let minimum = relationship.isToMany ? relationship.minCount : 1
                 let maximum = relationship.maxCount
-                let count: String
-                switch layout.storage(of: relationship) {
-                case .foreignKey(let column, _, _):
+                let storage = layout.storage(of: relationship)
+                if case .foreignKey(let column, _, _) = storage {
                     if !relationship.isOptional {
                         try check(
                             entity, relationship.name, table, "\(own) AND \(SQLiteDatabase.quote(column)) IS NULL",
@@ -107,15 +106,10 @@ struct DestinationValidation {
                             "\(name) is required but nil", &problems)
                     }
                     continue
-                case .inverseForeignKey(let other, let column, _, _), .hiddenColumn(let other, let column, _):
-                    count =
-                        "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(other)) i WHERE i.\(SQLiteDatabase.quote(column)) = \(table).Z_PK)"
-                case .joinTable(let join, let ownColumn, _, _, _):
-                    count =
-                        "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(join)) j WHERE j.\(SQLiteDatabase.quote(ownColumn)) = \(table).Z_PK)"
-                case .transient:
-                    continue
                 }
+                guard let links = storage.toManyLinks else { continue }
+                let count =
+                    "(SELECT COUNT(*) FROM \(SQLiteDatabase.quote(links.table)) i WHERE i.\(SQLiteDatabase.quote(links.ownerColumn)) = \(table).Z_PK)"
                 if relationship.allowsEmpty {
                     if minimum > 1 {
                         try check(

@@ -148,16 +148,9 @@ extension MigrationManager {
         _ request: FetchRequest, entity: EntityDescription, source: PersistentStore, schema: String = "main"
     ) -> (sql: String, arguments: [Value])? {
         guard request.filter == nil else { return nil }
-        var conditions: [String] = []
-        if let restriction = source.layout.entityRestriction(
-            for: entity, includingSubentities: request.includesSubentities, qualifier: "t.")
-        {
-            conditions.append(restriction)
-        }
-        if let condition = request.sqlWhere { conditions.append("(\(condition))") }
-        let whereClause = conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
         return (
-            "FROM \(schema).\(SQLiteDatabase.quote(source.layout.table(for: entity))) t\(whereClause)",
+            "FROM \(schema).\(SQLiteDatabase.quote(source.layout.table(for: entity))) t"
+                + request.sqlWhereClause(for: entity, in: source.layout),
             request.arguments
         )
     }
@@ -211,20 +204,27 @@ extension MigrationManager {
         store: PersistentStore, database: SQLiteDatabase, schema: String
     ) throws -> Int {
         let sql: String
-        switch store.layout.storage(of: relationship) {
-        case .foreignKey(let column, _, _):
+        let storage = store.layout.storage(of: relationship)
+        if case .foreignKey(let column, _, _) = storage {
             sql =
                 "SELECT COUNT(*) FROM \(schema).\(SQLiteDatabase.quote(store.layout.table(for: owner))) o WHERE o.Z_PK IN (\(ownersSQL)) AND o.\(SQLiteDatabase.quote(column)) IS NOT NULL"
-        case .inverseForeignKey(let table, let column, _, _), .hiddenColumn(let table, let column, _):
+        } else if let links = storage.toManyLinks {
             sql =
-                "SELECT COUNT(*) FROM \(schema).\(SQLiteDatabase.quote(table)) x WHERE x.\(SQLiteDatabase.quote(column)) IN (\(ownersSQL))"
-        case .joinTable(let table, let own, _, _, _):
-            sql =
-                "SELECT COUNT(*) FROM \(schema).\(SQLiteDatabase.quote(table)) j WHERE j.\(SQLiteDatabase.quote(own)) IN (\(ownersSQL))"
-        case .transient:
+                "SELECT COUNT(*) FROM \(schema).\(SQLiteDatabase.quote(links.table)) x WHERE x.\(SQLiteDatabase.quote(links.ownerColumn)) IN (\(ownersSQL))"
+        } else {
             return 0
         }
         return Int(try database.scalar(sql, arguments)?.integer ?? 0)
+    }
+
+    /// The two entities of a mapping whose instances are compared property by property with the
+    /// instances they were made from; nil for a mapping without both, or one making an instance
+    /// per distinct value (whose instances stand for many source rows).
+    private func comparedEntities(_ mapping: EntityMapping) throws -> (EntityDescription, EntityDescription)? {
+        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
+            try DistinctValueMapping.attribute(of: mapping) == nil
+        else { return nil }
+        return (sourceEntity, destinationEntity)
     }
 
     /// Per to-many mapped from the source relationship of the same name, how many links the
@@ -233,9 +233,7 @@ extension MigrationManager {
         _ mapping: EntityMapping, request: FetchRequest, source: PersistentStore, destination: PersistentStore,
         associations: AssociationTable
     ) throws -> [(String, Int)] {
-        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
-            try DistinctValueMapping.attribute(of: mapping) == nil
-        else { return [] }
+        guard let (sourceEntity, destinationEntity) = try comparedEntities(mapping) else { return [] }
         var result: [(String, Int)] = []
         for property in mapping.relationshipMappings {
             guard let expression = property.valueExpression,
@@ -275,18 +273,10 @@ extension MigrationManager {
     private func linksPerOwner(of relationship: RelationshipDescription, store: PersistentStore, schema: String)
         -> String?
     {
-        switch store.layout.storage(of: relationship) {
-        case .inverseForeignKey(let table, let column, _, _), .hiddenColumn(let table, let column, _):
-            let c = SQLiteDatabase.quote(column)
-            return
-                "SELECT x.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(table)) x WHERE x.\(c) IS NOT NULL GROUP BY x.\(c)"
-        case .joinTable(let table, let own, _, _, _):
-            let c = SQLiteDatabase.quote(own)
-            return
-                "SELECT j.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(table)) j GROUP BY j.\(c)"
-        case .foreignKey, .transient:
-            return nil
-        }
+        guard let links = store.layout.storage(of: relationship).toManyLinks else { return nil }
+        let c = SQLiteDatabase.quote(links.ownerColumn)
+        return
+            "SELECT x.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(links.table)) x WHERE x.\(c) IS NOT NULL GROUP BY x.\(c)"
     }
 
     /// Per attribute mapped from the source attribute of the same name, the instances whose
@@ -299,9 +289,7 @@ extension MigrationManager {
         _ mapping: EntityMapping, request: FetchRequest, source: PersistentStore, destination: PersistentStore,
         associations: AssociationTable
     ) throws -> [(String, Int)] {
-        guard let sourceEntity = mapping.sourceEntity, let destinationEntity = mapping.destinationEntity,
-            try DistinctValueMapping.attribute(of: mapping) == nil
-        else { return [] }
+        guard let (sourceEntity, destinationEntity) = try comparedEntities(mapping) else { return [] }
         var pairs: [(name: String, sourceColumn: String, destinationColumn: String)] = []
         for property in mapping.attributeMappings {
             guard let expression = property.valueExpression, IntendedLosses.sameKeyCopy(expression) == property.name,

@@ -80,24 +80,27 @@ extension ManagedObjectModel {
                 for a in parent.attributes { names[a.name] = "inherited" }
                 for r in parent.relationships { names[r.name] = "inherited" }
             }
+            /// A property's name: valid, and no other property's of the entity or of its parents.
+            func claimName(_ name: String, _ kind: String, at p: String) {
+                if !ManagedObjectModel.isValidName(name) {
+                    problems.append(
+                        MigrationError(
+                            .invalidModel, "\(kind) name '\(name)' of entity '\(entity.name)' is not a valid name",
+                            path: p + ".name"))
+                }
+                if let previous = names[name] {
+                    problems.append(
+                        MigrationError(
+                            .invalidModel,
+                            "entity '\(entity.name)' has a duplicate property name '\(name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")",
+                            path: p + ".name"))
+                }
+                names[name] = "own"
+            }
             for (j, attribute) in entity.ownAttributes.enumerated() {
                 attribute.entity = entity
                 let p = path(i) + ".attributes[\(j)]"
-                if !ManagedObjectModel.isValidName(attribute.name) {
-                    problems.append(
-                        MigrationError(
-                            .invalidModel,
-                            "attribute name '\(attribute.name)' of entity '\(entity.name)' is not a valid name",
-                            path: p + ".name"))
-                }
-                if let previous = names[attribute.name] {
-                    problems.append(
-                        MigrationError(
-                            .invalidModel,
-                            "entity '\(entity.name)' has a duplicate property name '\(attribute.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")",
-                            path: p + ".name"))
-                }
-                names[attribute.name] = "own"
+                claimName(attribute.name, "attribute", at: p)
                 if let problem = ManagedObjectModel.checkDefault(attribute) {
                     problems.append(
                         MigrationError(
@@ -125,21 +128,7 @@ extension ManagedObjectModel {
             for (j, relationship) in entity.ownRelationships.enumerated() {
                 relationship.entity = entity
                 let p = path(i) + ".relationships[\(j)]"
-                if !ManagedObjectModel.isValidName(relationship.name) {
-                    problems.append(
-                        MigrationError(
-                            .invalidModel,
-                            "relationship name '\(relationship.name)' of entity '\(entity.name)' is not a valid name",
-                            path: p + ".name"))
-                }
-                if let previous = names[relationship.name] {
-                    problems.append(
-                        MigrationError(
-                            .invalidModel,
-                            "entity '\(entity.name)' has a duplicate property name '\(relationship.name)'\(previous == "inherited" ? " (also inherited from its parent)" : "")",
-                            path: p + ".name"))
-                }
-                names[relationship.name] = "own"
+                claimName(relationship.name, "relationship", at: p)
                 guard let destination = entitiesByName[relationship.destinationEntityName] else {
                     problems.append(
                         MigrationError(

@@ -47,6 +47,38 @@ package indirect enum ArchiveValue: Equatable, CustomStringConvertible {
         }
     }
 
+    /// A property list's plain value (string, number, boolean, data, date) as an archive value;
+    /// nil for arrays, dictionaries and object references, which the archive reads on its own.
+    package init?(plain value: PropertyListValue) {
+        switch value {
+        case .string(let s): self = .string(s)
+        case .integer(let i): self = .integer(i)
+        case .real(let d): self = .real(d)
+        case .bool(let b): self = .bool(b)
+        case .data(let d): self = .data(d)
+        case .date(let d): self = .date(d)
+        case .array, .dictionary, .uid: return nil
+        }
+    }
+
+    /// A value that is not a container (everything but arrays, dictionaries and object
+    /// references) as cdmigrate's `Value`; nil for containers, which each reader treats its own way.
+    package var plainValue: Value? {
+        switch self {
+        case .null: return .null
+        case .string(let s): return .string(s)
+        case .integer(let i): return .integer(i)
+        case .real(let d): return .double(d)
+        case .decimal(let s): return .decimal(s)
+        case .bool(let b): return .bool(b)
+        case .data(let bytes): return .binary(bytes)
+        case .date(let d): return .date(d)
+        case .uuid(let bytes): return .uuid(bytes)
+        case .url(let s): return .uri(s)
+        case .array, .dictionary, .object: return nil
+        }
+    }
+
     package var isNull: Bool { if case .null = self { return true } else { return false } }
 
     package var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }

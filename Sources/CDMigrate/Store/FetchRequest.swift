@@ -36,3 +36,18 @@ public struct FetchRequest {
         self.arguments = arguments
     }
 }
+
+extension FetchRequest {
+    /// ` WHERE …` taking the request's rows of `entity`'s table (aliased `t`): its entity numbers
+    /// and its SQL condition; empty when every row of the table is taken.
+    package func sqlWhereClause(for entity: EntityDescription, in layout: StoreLayout) -> String {
+        var conditions: [String] = []
+        if let restriction = layout.entityRestriction(
+            for: entity, includingSubentities: includesSubentities, qualifier: "t.")
+        {
+            conditions.append(restriction)
+        }
+        if let condition = sqlWhere { conditions.append("(\(condition))") }
+        return conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND ")
+    }
+}

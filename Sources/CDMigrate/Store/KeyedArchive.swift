@@ -131,14 +131,9 @@ package final class KeyedArchive {
     private func value(_ raw: PropertyListValue, at position: @autoclosure () -> String, depth: Int) throws
         -> ArchiveValue
     {
+        if let plain = ArchiveValue(plain: raw) { return plain }
         switch raw {
         case .uid: return try decode(try reference(raw, at: position()), depth: depth)
-        case .string(let s): return .string(s)
-        case .integer(let i): return .integer(i)
-        case .real(let d): return .real(d)
-        case .bool(let b): return .bool(b)
-        case .data(let d): return .data(d)
-        case .date(let d): return .date(d)
         case .array(let items):
             guard depth < KeyedArchive.maximumDepth else {
                 throw error("\(position()) nests deeper than \(KeyedArchive.maximumDepth) levels")
@@ -149,7 +144,7 @@ package final class KeyedArchive {
                 result.append(try value(item, at: "\(position())[\(i)]", depth: depth + 1))
             }
             return .array(result)
-        case .dictionary:
+        default:
             throw error("\(position()) is an inline dictionary, which keyed archives do not hold")
         }
     }
@@ -159,17 +154,12 @@ package final class KeyedArchive {
         if index == 0 { return .null }
         if let done = decoded[index] { return done }
         guard index < objects.count else { throw error("there is no object \(index)") }
+        if let plain = ArchiveValue(plain: objects[index]) { return plain }
         switch objects[index] {
-        case .string(let s): return .string(s)
-        case .integer(let i): return .integer(i)
-        case .real(let d): return .real(d)
-        case .bool(let b): return .bool(b)
-        case .data(let d): return .data(d)
-        case .date(let d): return .date(d)
         case .array, .uid:
             throw error("object \(index) is a bare \(Self.kind(of: objects[index])), not an archived object")
-        case .dictionary:
-            break
+        default:
+            break  // a dictionary: an archived object, read below
         }
         let object = try self.object(reference)
         guard let kind = FoundationKind(classes: object.classes) else {

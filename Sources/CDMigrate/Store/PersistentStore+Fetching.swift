@@ -126,15 +126,7 @@ extension PersistentStore {
         let entity = try self.entity(named: request.entityName)
         if let limit = request.fetchLimit, limit <= 0 { return 0 }
         try writeBuffer()
-        var conditions: [String] = []
-        if let restriction = layout.entityRestriction(
-            for: entity, includingSubentities: request.includesSubentities, qualifier: "t.")
-        {
-            conditions.append(restriction)
-        }
-        if let condition = request.sqlWhere { conditions.append("(\(condition))") }
-        var sql = "SELECT 1 FROM \(layout.table(for: entity)) t"
-        if !conditions.isEmpty { sql += " WHERE " + conditions.joined(separator: " AND ") }
+        var sql = "SELECT 1 FROM \(layout.table(for: entity)) t" + request.sqlWhereClause(for: entity, in: layout)
         if request.fetchLimit != nil || request.fetchOffset > 0 {
             sql += " LIMIT \(request.fetchLimit ?? -1) OFFSET \(max(request.fetchOffset, 0))"
         }

@@ -17,4 +17,18 @@ package enum RelationshipStorage: Equatable {
     case hiddenColumn(table: String, column: String, orderColumn: String?)
     /// A transient relationship: nothing in the store.
     case transient
+
+    /// A to-many's links: the table holding one row a link and its column holding the owner's
+    /// `Z_PK` (the destination's table for a one-to-many or a to-many without inverse, the join
+    /// table for a many-to-many); nil for a to-one and a transient relationship.
+    package var toManyLinks: (table: String, ownerColumn: String)? {
+        switch self {
+        case .inverseForeignKey(let table, let column, _, _), .hiddenColumn(let table, let column, _):
+            return (table, column)
+        case .joinTable(let table, let ownColumn, _, _, _):
+            return (table, ownColumn)
+        case .foreignKey, .transient:
+            return nil
+        }
+    }
 }

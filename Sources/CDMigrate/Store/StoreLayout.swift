@@ -237,13 +237,7 @@ package final class StoreLayout {
 
         /// Adds a column named `base`, or `base` + 1, 2, … when that is taken; returns the name used.
         mutating func add(_ base: String, _ type: String, order: ColumnOrder? = nil) -> String {
-            var name = base
-            var n = 1
-            while taken.contains(name.uppercased()) {
-                name = base + String(n)
-                n += 1
-            }
-            taken.insert(name.uppercased())
+            let name = StoreLayout.claim(base, in: &taken)
             definition.columns.append((name, type))
             self.order.append(
                 order ?? ColumnOrder(kind: -1, entityRank: 0, group: 0, name: "", part: definition.columns.count))
@@ -274,20 +268,24 @@ package final class StoreLayout {
         }
     }
 
+    /// `base`, or `base` + 1, 2, … when that is taken (SQLite's names ignore case, so `taken` holds
+    /// upper-case names); the name returned is taken from then on.
+    private static func claim(_ base: String, in taken: inout Set<String>) -> String {
+        var name = base
+        var n = 1
+        while taken.contains(name.uppercased()) {
+            name = base + String(n)
+            n += 1
+        }
+        taken.insert(name.uppercased())
+        return name
+    }
+
     private static func plan(model: ManagedObjectModel, numbers: [String: Int]) -> Plan {
         var plan = Plan()
         func number(_ entity: EntityDescription) -> Int { numbers[entity.name] ?? entity.entityNumber }
         var tableNames: Set<String> = ["Z_PRIMARYKEY", "Z_METADATA", "Z_MODELCACHE"]
-        func claimTable(_ base: String) -> String {
-            var name = base
-            var n = 1
-            while tableNames.contains(name.uppercased()) {
-                name = base + String(n)
-                n += 1
-            }
-            tableNames.insert(name.uppercased())
-            return name
-        }
+        func claimTable(_ base: String) -> String { claim(base, in: &tableNames) }
         let roots = model.entities.filter { $0.parent == nil }.sorted { number($0) < number($1) }
         var builders: [TableBuilder] = []
         var builderIndex: [String: Int] = [:]  // entity name → index in builders

@@ -83,17 +83,8 @@ enum TransformableValue {
     private static let binaryPropertyListMagic = Array("bplist00".utf8)
 
     private static func value(of archived: ArchiveValue) -> Value? {
+        if let plain = archived.plainValue { return plain }
         switch archived {
-        case .null: return .null
-        case .string(let s): return .string(s)
-        case .integer(let i): return .integer(i)
-        case .real(let d): return .double(d)
-        case .decimal(let s): return .decimal(s)
-        case .bool(let b): return .bool(b)
-        case .data(let d): return .binary(d)
-        case .date(let d): return .date(d)
-        case .uuid(let u): return .uuid(u)
-        case .url(let u): return .uri(u)
         case .array(let items):
             var values: [Value] = []
             values.reserveCapacity(items.count)
@@ -110,7 +101,7 @@ enum TransformableValue {
                 values.append((key: key, value: member))
             }
             return .dictionary(values)
-        case .object: return nil
+        default: return nil
         }
     }
 

@@ -253,7 +253,7 @@ package struct XcodeMappingModelReader {
         if let source = head.source, head.type != .add {
             let predicate = nonEmpty(object.string("sourcefilterpredicatestring")) ?? "TRUEPREDICATE"
             let text =
-                "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(Self.quoted(source)), \(Self.quoted(predicate))), $manager.sourceContext, NO)"
+                "FETCH(FUNCTION($manager, \"fetchRequestForSourceEntityNamed:predicateString:\", \(ValueExpression.quoted(source)), \(ValueExpression.quoted(predicate))), $manager.sourceContext, NO)"
             do {
                 sourceExpression = try SourceExpression.parse(text)
             } catch let error as MigrationError {
@@ -288,7 +288,7 @@ package struct XcodeMappingModelReader {
                     ?? this.targetMapping(of: name, head: head, all: heads)
             else { return nil }
             return
-                "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(Self.quoted(target)), \(keyPath ?? "$source." + name))"
+                "FUNCTION($manager, \"destinationInstancesForEntityMappingNamed:sourceInstances:\", \(ValueExpression.quoted(target)), \(keyPath ?? "$source." + name))"
         }
         return EntityMapping(
             name: head.name, mappingType: head.type, sourceEntityName: head.source,
@@ -398,19 +398,6 @@ package struct XcodeMappingModelReader {
         return heads.first { $0.source == sourceTarget && $0.destination == destinationTarget }?.name
     }
 
-    /// A string constant of Core Data's expression syntax.
-    static func quoted(_ text: String) -> String {
-        var result = "\""
-        for c in text {
-            switch c {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            default: result.append(c)
-            }
-        }
-        return result + "\""
-    }
 }
 
 extension String {

@@ -21,6 +21,15 @@ private func propertyMappings(_ context: CallbackContext, _ kind: Int32) throws 
     }
 }
 
+/// Entry `i` of the current entity mapping's user info, in key order; CDM_NOTFOUND out of range.
+private func mappingUserInfoEntry(_ context: CallbackContext, _ i: Int) throws -> (key: String, value: Value) {
+    let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
+    guard i >= 0, i < entries.count else {
+        throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)")
+    }
+    return entries[i]
+}
+
 @_cdecl("cdm_context_mapping_user_info")
 public func cdm_context_mapping_user_info(
     _ ctx: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: UnsafeMutablePointer<UnsafePointer<CChar>?>?
@@ -48,12 +57,9 @@ public func cdm_context_mapping_user_info_at(
     withContext(ctx) { context, _ in
         let key = try required(key, "key")
         let value = try required(value, "value")
-        let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
-        guard i >= 0, i < entries.count else {
-            throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)")
-        }
-        key.pointee = context.string(entries[i].key)
-        value.pointee = context.string(MappingUserInfo.text(entries[i].value))
+        let entry = try mappingUserInfoEntry(context, i)
+        key.pointee = context.string(entry.key)
+        value.pointee = context.string(MappingUserInfo.text(entry.value))
     }
 }
 
@@ -78,12 +84,9 @@ public func cdm_context_mapping_user_info_value_at(
     withContext(ctx) { context, scope in
         let key = try required(key, "key")
         let out = try required(out, "value")
-        let entries = try context.currentMapping().userInfo.sorted { $0.key < $1.key }
-        guard i >= 0, i < entries.count else {
-            throw MigrationError.notFound("user info entry \(i) is out of range: the mapping has \(entries.count)")
-        }
-        key.pointee = context.string(entries[i].key)
-        out.pointee = scope.handle(ValueEntry(entries[i].value, writable: false))
+        let entry = try mappingUserInfoEntry(context, i)
+        key.pointee = context.string(entry.key)
+        out.pointee = scope.handle(ValueEntry(entry.value, writable: false))
     }
 }
 

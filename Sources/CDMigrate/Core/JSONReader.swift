@@ -129,10 +129,31 @@ struct JSONReader {
         return bytes
     }
 
+    /// The case `parse` reads from `text` (a member `key`'s value); nil and a problem —
+    /// "`unknown`'text' (expected one of …)" — for a name no case has.
+    mutating func oneOf<T>(
+        _ text: String, _ key: String, _ parse: (String) -> T?, unknown: String, expected names: [String]
+    ) -> T? {
+        if let value = parse(text) { return value }
+        fail(key, "\(unknown) '\(text)' (expected one of \(names.joined(separator: ", ")))")
+        return nil
+    }
+
     /// Reports members nobody asked for: they are usually typos of real ones.
     mutating func rejectUnknownKeys(what: String) {
         for (key, _) in members where !used.contains(key) {
             problems.append(MigrationError(code, "unknown key '\(key)' in \(what)", path: memberPath(key)))
+        }
+    }
+
+    /// Ends reading a whole document (`what`: "the model", named `name`): its unknown keys refused,
+    /// then its own problems and those its parts reported (`parts`) thrown as one error.
+    mutating func finishDocument(_ what: String, named name: String?, parts: [MigrationError]) throws {
+        rejectUnknownKeys(what: what)
+        if let error = MigrationError.collecting(
+            problems + parts, code: code, summary: "\(what) \(name.map { "'\($0)' " } ?? "")is not valid")
+        {
+            throw error
         }
     }
 }

@@ -67,12 +67,8 @@ package final class ExpressionEvaluator {
     /// The nodes that nest (everything but a constant, a variable and `SELF`).
     private func evaluateNested(_ expression: ValueExpression, object: Value) throws -> Value {
         switch expression {
-        case .constant(let value):
-            return value
-        case .evaluatedObject:
-            return object
-        case .variable(let name):
-            return try variable(name)
+        case .constant, .evaluatedObject, .variable:
+            return try evaluate(expression, object: object)  // the leaves, which `evaluate` answers
         case .keyPath(let base, let keys):
             if case .variable(let name) = base, local(name) == nil, let environment = environment,
                 let value = try environment.keyPath(keys, onVariable: name)

@@ -67,13 +67,7 @@ public final class MappingModel {
                 mappings.append(mapping)
             }
         }
-        root.rejectUnknownKeys(what: "the mapping model")
-        problems = root.problems + problems
-        if let error = MigrationError.collecting(
-            problems, code: .invalidMapping, summary: "the mapping model \(name.map { "'\($0)' " } ?? "")is not valid")
-        {
-            throw error
-        }
+        try root.finishDocument("the mapping model", named: name, parts: problems)
         return MappingModel(name: name, entityMappings: mappings)
     }
 

@@ -294,22 +294,22 @@ enum DeclarativeToManySQL {
             sourceRelationship.isToMany, let sourceTarget = sourceRelationship.destinationEntity
         else { return nil }
         let schema = DeclarativeMappingSQL.sourceSchema
+        /// ` AND …` keeping the rows (aliased `alias`) of the relationship's target entity.
+        func targetRestriction(_ alias: String) -> String {
+            source.layout.entityRestriction(for: sourceTarget, includingSubentities: true, qualifier: alias + ".").map {
+                " AND \($0)"
+            } ?? ""
+        }
         let members: String
         switch source.layout.storage(of: sourceRelationship) {
         case .joinTable(let table, let own, let other, let order, _):
             if sourceRelationship.inverseRelationship === sourceRelationship { return nil }
-            let restriction =
-                source.layout.entityRestriction(for: sourceTarget, includingSubentities: true, qualifier: "t.").map {
-                    " AND \($0)"
-                } ?? ""
+            let restriction = targetRestriction("t")
             members =
                 "SELECT j.\(own) AS src, j.\(other) AS member, \(order.map { "j.\($0)" } ?? "0") AS m1, j.\(other) AS m2 "
                 + "FROM \(schema).\(table) j JOIN \(schema).\(SQLiteDatabase.quote(source.layout.table(for: sourceTarget))) t ON t.Z_PK = j.\(other)\(restriction)"
         case .inverseForeignKey(let table, let column, _, let order), .hiddenColumn(let table, let column, let order):
-            let restriction =
-                source.layout.entityRestriction(for: sourceTarget, includingSubentities: true, qualifier: "x.").map {
-                    " AND \($0)"
-                } ?? ""
+            let restriction = targetRestriction("x")
             members =
                 "SELECT x.\(column) AS src, x.Z_PK AS member, \(order.map { "x.\($0)" } ?? "0") AS m1, x.Z_PK AS m2 "
                 + "FROM \(schema).\(table) x WHERE x.\(column) IS NOT NULL\(restriction)"

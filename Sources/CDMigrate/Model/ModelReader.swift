@@ -31,13 +31,7 @@ package enum ModelReader {
                 entities.append(entity)
             }
         }
-        root.rejectUnknownKeys(what: "the model")
-        problems = root.problems + problems
-        if let error = MigrationError.collecting(
-            problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid")
-        {
-            throw error
-        }
+        try root.finishDocument("the model", named: name, parts: problems)
         return try ManagedObjectModel(name: name, versionIdentifier: versionIdentifier, entities: entities)
     }
 
@@ -146,17 +140,12 @@ package enum ModelReader {
         var r = JSONReader(json, path: path, code: .invalidModel, what: "an attribute")
         let name = r.string("name", required: true, what: "attribute of '\(entity)'") ?? ""
         let typeName = r.string("type", required: true, what: "attribute '\(entity).\(name)'")
-        var type = AttributeType.string
-        if let typeName = typeName {
-            if let t = AttributeType(name: typeName) {
-                type = t
-            } else {
-                r.fail(
-                    "type",
-                    "attribute '\(entity).\(name)' has unknown type '\(typeName)' (expected one of \(AttributeType.allCases.map { $0.rawValue }.joined(separator: ", ")))"
-                )
-            }
-        }
+        let type =
+            typeName.flatMap {
+                r.oneOf(
+                    $0, "type", AttributeType.init(name:), unknown: "attribute '\(entity).\(name)' has unknown type",
+                    expected: AttributeType.allCases.map { $0.rawValue })
+            } ?? .string
         var defaultValue = Value.null
         if let d = r.value("default") {
             switch convertDefault(d, type: type) {
@@ -191,17 +180,13 @@ package enum ModelReader {
         let destination = r.string("destination", required: true, what: "relationship '\(entity).\(name)'") ?? ""
         let inverse = r.string("inverse")
         let toMany = r.bool("toMany", default: false)
-        var deleteRule = DeleteRule.nullify
-        if let rule = r.string("deleteRule") {
-            if let d = DeleteRule(rawValue: rule) {
-                deleteRule = d
-            } else {
-                r.fail(
-                    "deleteRule",
-                    "relationship '\(entity).\(name)' has unknown delete rule '\(rule)' (expected one of \(DeleteRule.allCases.map { $0.rawValue }.joined(separator: ", ")))"
-                )
-            }
-        }
+        let deleteRule =
+            r.string("deleteRule").flatMap {
+                r.oneOf(
+                    $0, "deleteRule", DeleteRule.init(rawValue:),
+                    unknown: "relationship '\(entity).\(name)' has unknown delete rule",
+                    expected: DeleteRule.allCases.map { $0.rawValue })
+            } ?? .nullify
         let relationship = RelationshipDescription(
             name: name, destination: destination, inverse: inverse, isToMany: toMany,
             isOrdered: r.bool("ordered", default: false),

@@ -259,14 +259,13 @@ package struct DerivedAttributeSQL {
         mutating func selfTriggers(newToken: String, columns: String) {
             let base = name(table)
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(base)_INSERT AFTER INSERT ON \(table) FOR EACH ROW WHEN (NEW.\(columns) NOT NULL) BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
-                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
-            )
+                trigger(
+                    "\(base)_INSERT", after: "INSERT", on: table, when: "(NEW.\(columns) NOT NULL)",
+                    update(newToken, rows: "Z_PK = NEW.Z_PK", reporting: Self.insertUpdated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(base)_UPDATE AFTER UPDATE OF \(columns) ON \(table) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(newToken) WHERE Z_PK = NEW.Z_PK;"
-                    + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
+                trigger(
+                    "\(base)_UPDATE", after: "UPDATE OF \(columns)", on: table,
+                    update(newToken, rows: "Z_PK = NEW.Z_PK", reporting: Self.updated)))
         }
 
         /// An attribute through a to-one: `_SOURCE_INSERT`/`_UPDATE` on the entity's table,
@@ -284,40 +283,37 @@ package struct DerivedAttributeSQL {
             let andRow = rowRange.map { " AND \($0)" } ?? ""
             let source0 = name(table, "_SOURCE")
             let parameter = name(target, "_PARAMETER")
+            let targetValue = "(SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey))"
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK\(andNew);"
-                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK\(andNew)")
-                    + " END")
+                trigger(
+                    "\(source0)_INSERT", after: "INSERT", on: table,
+                    update(targetValue, rows: "Z_PK = NEW.Z_PK\(andNew)", reporting: Self.insertUpdated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(source0)_UPDATE AFTER UPDATE OF \(foreignKey) ON \(table) FOR EACH ROW\(newRange.map { " WHEN \($0)" } ?? "") BEGIN"
-                    + " UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = NEW.\(foreignKey)) WHERE Z_PK = NEW.Z_PK;"
-                    + affected("NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END")
+                trigger(
+                    "\(source0)_UPDATE", after: "UPDATE OF \(foreignKey)", on: table, when: newRange,
+                    update(targetValue, rows: "Z_PK = NEW.Z_PK", reporting: Self.updated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
-                    + affected(
-                        "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue",
-                        where: "\(foreignKey) = NEW.Z_PK\(andRow)") + " END")
+                trigger(
+                    "\(parameter)_INSERT", after: "INSERT", on: target,
+                    update(parameterToken, rows: "\(foreignKey) = NEW.Z_PK\(andRow)", reporting: Self.insertUpdated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE AFTER UPDATE OF \(source) ON \(target) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(parameterToken) WHERE \(foreignKey) = NEW.Z_PK\(andRow);"
-                    + affected(
-                        "NSCoreDataDATriggerUpdatedAffectedObjectValue", where: "\(foreignKey) = NEW.Z_PK\(andRow)")
-                    + " END")
+                trigger(
+                    "\(parameter)_UPDATE", after: "UPDATE OF \(source)", on: target,
+                    update(parameterToken, rows: "\(foreignKey) = NEW.Z_PK\(andRow)", reporting: Self.updated)))
             data = [
                 "UPDATE \(table) SET \(column) = (SELECT \(sourceToken) FROM \(target) WHERE Z_PK = \(table).\(foreignKey))\(rowRange.map { " WHERE \($0)" } ?? "")"
             ]
         }
 
-        /// The range clauses of the to-many triggers: `WHEN`, `AND` and `WHERE` forms.
-        var toManyRanges: (when: String, and: String, where: String) {
-            guard let r = range else { return ("", "", "") }
+        /// The range clauses of the to-many triggers: the `WHEN` condition, and the `AND` and
+        /// `WHERE` forms.
+        var toManyRanges: (when: String?, and: String, where: String) {
+            guard let r = range else { return (nil, "", "") }
             if r.low >= r.high {
-                return (" WHEN \(r.low) = NEW.Z_ENT", " AND \(r.low) = Z_ENT", " WHERE \(r.low) = Z_ENT")
+                return ("\(r.low) = NEW.Z_ENT", " AND \(r.low) = Z_ENT", " WHERE \(r.low) = Z_ENT")
             }
             return (
-                " WHEN \(r.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \(r.high)",
+                "\(r.low) <= NEW.Z_ENT AND NEW.Z_ENT <= \(r.high)",
                 " AND \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)",
                 " WHERE \(r.low) <= Z_ENT AND Z_ENT <= \(r.high)"
             )
@@ -325,38 +321,35 @@ package struct DerivedAttributeSQL {
 
         /// `@count` and `@sum` over a one-to-many: four triggers on the target's table, one on the entity's.
         mutating func toMany(_ aggregate: String, target: String, foreignKey: String, source: String?) {
-            let (when, and, rowWhere) = toManyRanges
+            let and = toManyRanges.and
             let increment = source.map { "+ IFNULL(NEW.\($0), 0)" } ?? "+ 1"
             let decrement = source.map { "- IFNULL(OLD.\($0), 0)" } ?? "- 1"
             let columns = source.map { "\(foreignKey), \($0)" } ?? foreignKey
             let argument = source ?? foreignKey
             let parameter = name(target, "_PARAMETER")
-            let source0 = name(table, "_SOURCE")
-            let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+            let newRow = "Z_PK = NEW.\(foreignKey)\(and)"
+            let oldRow = "Z_PK = OLD.\(foreignKey)\(and)"
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
-                    + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
-                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
+                trigger(
+                    "\(parameter)_INSERT", after: "INSERT", on: target, when: "(NEW.\(foreignKey) NOT NULL)",
+                    update("IFNULL(\(column), 0) \(increment)", rows: newRow, reporting: Self.updated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_INCREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL) BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(column) \(increment) WHERE Z_PK = NEW.\(foreignKey)\(and);"
-                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and)") + " END")
+                trigger(
+                    "\(parameter)_UPDATE_INCREMENT", after: "UPDATE OF \(columns)", on: target,
+                    when: "(NEW.\(foreignKey) NOT NULL)",
+                    update("\(column) \(increment)", rows: newRow, reporting: Self.updated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_DECREMENT AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
-                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
+                trigger(
+                    "\(parameter)_UPDATE_DECREMENT", after: "UPDATE OF \(columns)", on: target,
+                    when: "(OLD.\(foreignKey) NOT NULL)",
+                    update("\(column) \(decrement)", rows: oldRow, reporting: Self.updated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL) BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(column) \(decrement) WHERE Z_PK = OLD.\(foreignKey)\(and);"
-                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and)") + " END")
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                    + " UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
-            )
-            data = [
-                "UPDATE \(table) SET \(column) = (SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"
-            ]
+                trigger(
+                    "\(parameter)_DELETE", after: "DELETE", on: target, when: "(OLD.\(foreignKey) NOT NULL)",
+                    update("\(column) \(decrement)", rows: oldRow, reporting: Self.updated)))
+            computedFromRelated(name(table, "_SOURCE"), reporting: Self.insertUpdated) {
+                "(SELECT IFNULL(\(aggregate)(\(argument)), 0) FROM \(target) WHERE \(foreignKey) = \($0))"
+            }
         }
 
         /// `@min` and `@max` over a one-to-many: `_INSERT`, `_UPDATE_SET`, `_UPDATE_UNSET`, `_DELETE` on the
@@ -364,76 +357,97 @@ package struct DerivedAttributeSQL {
         mutating func extreme(
             _ aggregate: String, target: String, foreignKey: String, source: String, targetAnd: String
         ) {
-            let (when, and, rowWhere) = toManyRanges
+            let and = toManyRanges.and
             let op = aggregate == "MIN" ? "<" : ">"
             let parameter = name(target)
-            let source0 = name(table)
             let columns = "\(foreignKey), \(source)"
-            let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
-            let recompute =
-                " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = OLD.\(foreignKey)) WHERE Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column);"
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
-                    + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
-                    + affected(
-                        updated,
-                        where:
-                            "Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op)= \(column))")
-                    + " END")
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_SET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (NEW.\(foreignKey) NOT NULL AND NEW.\(source) NOT NULL\(targetAnd)) BEGIN"
-                    + recompute
-                    + affected(updated, where: "Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column)")
-                    + " UPDATE \(table) SET \(column) = NEW.\(source) WHERE Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column));"
-                    + affected(updated, where: "Z_PK = NEW.\(foreignKey)\(and) AND NEW.\(source) \(op)= \(column)")
-                    + " END")
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_UPDATE_UNSET AFTER UPDATE OF \(columns) ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL AND (NEW.\(foreignKey) IS NULL OR NEW.\(source) IS NULL)\(targetAnd)) BEGIN"
-                    + recompute
-                    + affected(
-                        updated,
-                        where:
-                            "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))")
-                    + " END")
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(target) FOR EACH ROW WHEN (OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL\(targetAnd)) BEGIN"
-                    + recompute
-                    + affected(
-                        updated,
-                        where:
-                            "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))")
-                    + " END")
-            triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                    + " UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                    + affected("NSCoreDataDATriggerInsertUpdatedAffectedObjectValue", where: "Z_PK = NEW.Z_PK") + " END"
+            /// The target row has a value that counts (`NEW` or `OLD` row).
+            func counts(_ row: String) -> String {
+                "(\(row).\(foreignKey) NOT NULL AND \(row).\(source) NOT NULL\(targetAnd))"
+            }
+            // The owner whose extreme the old row was: its value computed again from its rows.
+            let recomputed = "(SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = OLD.\(foreignKey))"
+            let oldRows = "Z_PK = OLD.\(foreignKey)\(and) AND OLD.\(source) \(op)= \(column)"
+            let recompute = update(
+                recomputed, rows: oldRows, reporting: Self.updated,
+                affectedRows: "Z_PK = OLD.\(foreignKey)\(and) AND (\(column) IS NULL OR OLD.\(source) \(op)= \(column))"
             )
-            data = [
-                "UPDATE \(table) SET \(column) = (SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = \(table).Z_PK)\(rowWhere)"
-            ]
+            // The owner of the new row: its value becomes the new row's where that goes further.
+            let takeNew = "NEW.\(source)"
+            let newRows = "Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op) \(column))"
+            triggers.append(
+                trigger(
+                    "\(parameter)_INSERT", after: "INSERT", on: target, when: counts("NEW"),
+                    update(
+                        takeNew, rows: newRows, reporting: Self.updated,
+                        affectedRows:
+                            "Z_PK = NEW.\(foreignKey)\(and) AND (\(column) IS NULL OR NEW.\(source) \(op)= \(column))"))
+            )
+            triggers.append(
+                trigger(
+                    "\(parameter)_UPDATE_SET", after: "UPDATE OF \(columns)", on: target, when: counts("NEW"),
+                    update(recomputed, rows: oldRows, reporting: Self.updated)
+                        + update(
+                            takeNew, rows: newRows, reporting: Self.updated,
+                            affectedRows: "Z_PK = NEW.\(foreignKey)\(and) AND NEW.\(source) \(op)= \(column)")))
+            triggers.append(
+                trigger(
+                    "\(parameter)_UPDATE_UNSET", after: "UPDATE OF \(columns)", on: target,
+                    when:
+                        "(OLD.\(foreignKey) NOT NULL AND OLD.\(source) NOT NULL AND (NEW.\(foreignKey) IS NULL OR NEW.\(source) IS NULL)\(targetAnd))",
+                    recompute))
+            triggers.append(trigger("\(parameter)_DELETE", after: "DELETE", on: target, when: counts("OLD"), recompute))
+            computedFromRelated(name(table), reporting: Self.insertUpdated) {
+                "(SELECT \(aggregate)(\(source)) FROM \(target) WHERE \(foreignKey) = \($0))"
+            }
         }
 
         /// A many-to-many count: `_INSERT` and `_DELETE` on the join table, `_INSERT` on the entity's.
         mutating func manyToMany(joinTable: String, ownColumn: String) {
-            let (when, and, rowWhere) = toManyRanges
+            let and = toManyRanges.and
             let parameter = name(joinTable, "_PARAMETER")
-            let source0 = name(table, "_SOURCE")
-            let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_INSERT AFTER INSERT ON \(joinTable) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = IFNULL(\(column), 0) + 1 WHERE Z_PK = NEW.\(ownColumn)\(and);"
-                    + affected(updated, where: "Z_PK = NEW.\(ownColumn)\(and)") + " END")
+                trigger(
+                    "\(parameter)_INSERT", after: "INSERT", on: joinTable,
+                    update("IFNULL(\(column), 0) + 1", rows: "Z_PK = NEW.\(ownColumn)\(and)", reporting: Self.updated)))
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(parameter)_DELETE AFTER DELETE ON \(joinTable) FOR EACH ROW BEGIN"
-                    + " UPDATE \(table) SET \(column) = \(column) - 1 WHERE Z_PK = OLD.\(ownColumn)\(and);"
-                    + affected(updated, where: "Z_PK = OLD.\(ownColumn)\(and)") + " END")
+                trigger(
+                    "\(parameter)_DELETE", after: "DELETE", on: joinTable,
+                    update("\(column) - 1", rows: "Z_PK = OLD.\(ownColumn)\(and)", reporting: Self.updated)))
+            computedFromRelated(name(table, "_SOURCE"), reporting: Self.updated) {
+                "(SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = \($0))"
+            }
+        }
+
+        /// The entity's `_INSERT` trigger giving a new row the value `value("NEW.Z_PK")` computes
+        /// from its related rows, and the data statement giving every existing row its own.
+        mutating func computedFromRelated(_ name: String, reporting function: String, _ value: (String) -> String) {
+            let (when, _, rowWhere) = toManyRanges
             triggers.append(
-                "CREATE TRIGGER IF NOT EXISTS \(source0)_INSERT AFTER INSERT ON \(table) FOR EACH ROW\(when) BEGIN"
-                    + " UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = NEW.Z_PK) WHERE Z_PK = NEW.Z_PK;"
-                    + affected(updated, where: "Z_PK = NEW.Z_PK") + " END")
-            data = [
-                "UPDATE \(table) SET \(column) = (SELECT IFNULL(COUNT(\(ownColumn)), 0) FROM \(joinTable) WHERE \(ownColumn) = \(table).Z_PK)\(rowWhere)"
-            ]
+                trigger(
+                    "\(name)_INSERT", after: "INSERT", on: table, when: when,
+                    update(value("NEW.Z_PK"), rows: "Z_PK = NEW.Z_PK", reporting: function)))
+            data = ["UPDATE \(table) SET \(column) = \(value("\(table).Z_PK"))\(rowWhere)"]
+        }
+
+        static let insertUpdated = "NSCoreDataDATriggerInsertUpdatedAffectedObjectValue"
+        static let updated = "NSCoreDataDATriggerUpdatedAffectedObjectValue"
+
+        /// One of Core Data's triggers: after `event` on `target`, for each row (`when` a condition
+        /// holds), the statements of `body`.
+        func trigger(
+            _ name: String, after event: String, on target: String, when condition: String? = nil, _ body: String
+        )
+            -> String
+        {
+            "CREATE TRIGGER IF NOT EXISTS \(name) AFTER \(event) ON \(target) FOR EACH ROW"
+                + (condition.map { " WHEN \($0)" } ?? "") + " BEGIN\(body) END"
+        }
+
+        /// ` UPDATE … SET <column> = value WHERE rows;` followed by Core Data's report of the rows
+        /// affected through `function` (`affectedRows`, when they are not the rows updated).
+        func update(_ value: String, rows: String, reporting function: String, affectedRows: String? = nil) -> String {
+            " UPDATE \(table) SET \(column) = \(value) WHERE \(rows);" + affected(function, where: affectedRows ?? rows)
         }
     }
 

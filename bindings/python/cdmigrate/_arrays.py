@@ -35,6 +35,16 @@ def keys_array(keys: Sequence[int], what: str):
     return (ctypes.c_int64 * len(packed)).from_buffer(packed), len(packed)
 
 
+def paired_keys_arrays(first: Sequence[int], second: Sequence[int], names: tuple[str, str], call: str):
+    """Two sequences of primary keys that pair up, as C int64 arrays and their common length;
+    ValueError when their lengths differ."""
+    first_array, count = keys_array(first, names[0])
+    second_array, other = keys_array(second, names[1])
+    if count != other:
+        raise ValueError(f"{call}: {count} {names[0].replace('_', ' ')} but {other} {names[1].replace('_', ' ')}")
+    return first_array, second_array, count
+
+
 def _json_value(value: Any) -> Any:
     """What json.dumps cannot write itself, as cdm_context_create_instances_json reads it."""
     if isinstance(value, (_dt.datetime, _dt.date, CoreDataDate)):

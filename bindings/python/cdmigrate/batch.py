@@ -17,7 +17,7 @@ import uuid
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _lib
-from ._arrays import keys_array, keys_from
+from ._arrays import keys_from, paired_keys_arrays
 from ._text import c_text
 from .errors import MisuseError, check
 from .values import REFERENCE_DATE, AttributeType, date_from_reference_seconds
@@ -134,10 +134,9 @@ class SourceBatch:
     def associate(self, destination_entity: str, source_keys: Sequence[int], destination_keys: Sequence[int]) -> None:
         """Associates the batch's rows ``source_keys[i]`` with the instances of
         ``destination_entity`` of keys ``destination_keys[i]``, for the current entity mapping."""
-        sources, count = keys_array(source_keys, "source_keys")
-        destinations, other = keys_array(destination_keys, "destination_keys")
-        if count != other:
-            raise ValueError(f"associate: {count} source keys but {other} destination keys")
+        sources, destinations, count = paired_keys_arrays(
+            source_keys, destination_keys, ("source_keys", "destination_keys"), "associate"
+        )
         check(
             _lib_.cdm_batch_associate(
                 self._handle(), c_text(destination_entity, "the entity name"), sources, destinations, count

@@ -12,7 +12,9 @@ False
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NamedTuple, Union
 
 from . import _lib
@@ -85,6 +87,18 @@ class StoreMetadata(LongLivedHandle):
         """``store`` itself when it is metadata already read, else the metadata read from the store
         at that path (:meth:`read`, with its errors)."""
         return store if isinstance(store, StoreMetadata) else cls.read(store)
+
+    @classmethod
+    @contextlib.contextmanager
+    def reading(cls, store: StoreLike) -> Iterator[StoreMetadata]:
+        """``with StoreMetadata.reading(store) as metadata:`` — :meth:`of` for the ``with`` block:
+        metadata read from a path is closed at the block's end, metadata given is left open."""
+        metadata = cls.of(store)
+        try:
+            yield metadata
+        finally:
+            if metadata is not store:
+                metadata.close()
 
     @classmethod
     def read(cls, path: PathLike) -> StoreMetadata:
@@ -202,12 +216,8 @@ class ModelVersionSet:
         """The name of the version the store was written with (its entity version hashes equal the
         store's), None when no version matches. ``store`` is a path or a :class:`StoreMetadata`.
         Core Data counterpart: ``NSManagedObjectModel.mergedModel(from:forStoreMetadata:)``."""
-        metadata = StoreMetadata.of(store)
-        try:
+        with StoreMetadata.reading(store) as metadata:
             return metadata._version_in(self.path)
-        finally:
-            if metadata is not store:
-                metadata.close()
 
     def __repr__(self) -> str:
         return f"ModelVersionSet({self.path!r})"

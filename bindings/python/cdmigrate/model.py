@@ -93,22 +93,14 @@ class Model(LongLivedHandle):
         are exactly this model's (Core Data's ``isConfiguration(withName:compatibleWithStoreMetadata:)``).
         ``store`` is a path or a :class:`StoreMetadata`; a store with empty metadata is compatible
         with no model."""
-        metadata = StoreMetadata.of(store)
-        try:
+        with StoreMetadata.reading(store) as metadata:
             return metadata.is_compatible(self)
-        finally:
-            if metadata is not store:
-                metadata.close()
 
     def version_differences(self, store: StoreLike) -> list[VersionDifference]:
         """The entities whose version hashes differ between the store and this model, in Core Data's
         name order, each with the store's and the model's hash (None where the entity is missing)."""
-        metadata = StoreMetadata.of(store)
-        try:
+        with StoreMetadata.reading(store) as metadata:
             return metadata.version_differences(self)
-        finally:
-            if metadata is not store:
-                metadata.close()
 
     @property
     def version_identifier(self) -> str | None:

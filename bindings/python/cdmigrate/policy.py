@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterable, Sequence
 
 from . import _lib
-from ._arrays import keys_array, keys_from, rows_json
+from ._arrays import keys_from, paired_keys_arrays, rows_json
 from ._borrowed_model import BorrowedModel
 from ._fields import pack
 from ._sorting import SortSpec, sort_descriptors
@@ -727,10 +727,7 @@ class MigrationManager:
         ``entity`` ``owners[i]`` gets ``targets[i]`` added to its to-many ``relationship`` (or set
         as its to-one); the inverse follows. NotFoundError for an unknown entity or relationship,
         InvalidArgumentError for a key no instance has."""
-        owner_array, count = keys_array(owners, "owners")
-        target_array, other = keys_array(targets, "targets")
-        if count != other:
-            raise ValueError(f"relate_many: {count} owners but {other} targets")
+        owner_array, target_array, count = paired_keys_arrays(owners, targets, ("owners", "targets"), "relate_many")
         check(
             _lib_.cdm_context_relate(
                 self._context,

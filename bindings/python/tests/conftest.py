@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import sqlite3
 import sys
 
@@ -98,6 +99,16 @@ def copy_mapping(name="KitchenV1ToV2", item_policy=None, box_policy=None):
     return json.dumps({"name": name, "entityMappings": [box, item]})
 
 
+def item_to_item(attribute_mappings, *, ensure_ascii=True, **fields) -> str:
+    """The JSON of mapping model "M" of one entity mapping, ItemToItem: a transform from Item to
+    Item with ``attribute_mappings`` (a list or a dict), other ``fields`` (``predicate``,
+    ``policy``, ``type``, ``destinationEntity``, …) as given."""
+    mapping = {"name": "ItemToItem", "type": "transform", "sourceEntity": "Item", "destinationEntity": "Item"}
+    mapping.update(fields)
+    mapping["attributeMappings"] = attribute_mappings
+    return json.dumps({"name": "M", "entityMappings": [mapping]}, ensure_ascii=ensure_ascii)
+
+
 @pytest.fixture
 def kitchen_models():
     v1 = cdmigrate.Model.from_json(json.dumps(KITCHEN_V1))
@@ -144,6 +155,24 @@ def kitchen_store(tmp_path, kitchen_models):
                 item["str"] = None
         store.save()
     return path
+
+
+# Apple's stores of the renames model, written by Core Data, and the model's Xcode bundle.
+RENAMES = os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames")
+RENAMES_MODELS = os.path.join(RENAMES, "Model.xcdatamodeld")
+
+
+def renames_store(tmp_path, version: str = "1.0.0") -> str:
+    """A writable copy of Apple's store of the renames model at ``version``, with its -wal and
+    -shm, alone in a folder ``store-<version>`` of ``tmp_path``."""
+    folder = tmp_path / f"store-{version}"
+    folder.mkdir()
+    target = folder / f"Example_v{version}.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        source = os.path.join(RENAMES, f"Example_v{version}.sqlite{suffix}")
+        if os.path.exists(source):
+            shutil.copyfile(source, str(target) + suffix)
+    return str(target)
 
 
 def sha256(path: str) -> str:

@@ -6,38 +6,23 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-import shutil
 import sqlite3
 import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, ROOT
+from conftest import EXAMPLES, RENAMES_MODELS, ROOT, renames_store
 
 import cdmigrate
 from cdmigrate._lib import lib as _lib_
 from cdmigrate._lib import take_string
 from cdmigrate.errors import check
 
-RENAMES = os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames")
-RENAMES_MODELS = os.path.join(RENAMES, "Model.xcdatamodeld")
 UNCLOUDNOTES = os.path.join(EXAMPLES, "4-uncloudnotes")
 
 
-def copy_store(tmp_path, version: str) -> str:
-    """A writable copy of a fixture store with its -wal and -shm."""
-    folder = tmp_path / f"store-{version}"
-    folder.mkdir()
-    target = folder / f"Example_v{version}.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        source = os.path.join(RENAMES, f"Example_v{version}.sqlite{suffix}")
-        if os.path.exists(source):
-            shutil.copyfile(source, str(target) + suffix)
-    return str(target)
-
-
 def test_plan_names_every_inferred_step_from_the_stores_version(tmp_path):
-    store = copy_store(tmp_path, "1.1.0")
+    store = renames_store(tmp_path, "1.1.0")
     plan = cdmigrate.ModelSet(RENAMES_MODELS).plan(store)
     assert plan.store_version == "v1.1.0"
     assert plan.target_version == plan.current_version == "v2.0.0"
@@ -52,7 +37,7 @@ def test_plan_names_every_inferred_step_from_the_stores_version(tmp_path):
 
 
 def test_migrate_store_reaches_the_current_version_and_leaves_only_the_result(tmp_path):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     with open(store, "rb") as file:
         before = file.read()
     destination = str(tmp_path / "current.sqlite")
@@ -70,7 +55,7 @@ def test_migrate_store_reaches_the_current_version_and_leaves_only_the_result(tm
 
 
 def test_a_store_at_the_target_is_copied_or_left_alone_in_place(tmp_path):
-    store = copy_store(tmp_path, "2.0.0")
+    store = renames_store(tmp_path, "2.0.0")
     report = cdmigrate.migrate_store(store, cdmigrate.ModelSet(RENAMES_MODELS), to=str(tmp_path / "copy.sqlite"))
     assert report.already_at_target and report.copied and report.steps == []
     assert os.path.exists(tmp_path / "copy.sqlite")
@@ -78,13 +63,13 @@ def test_a_store_at_the_target_is_copied_or_left_alone_in_place(tmp_path):
 
 
 def test_in_place_replaces_the_store(tmp_path):
-    store = copy_store(tmp_path, "1.2.0")
+    store = renames_store(tmp_path, "1.2.0")
     cdmigrate.migrate_store(store, RENAMES_MODELS, in_place=True)
     assert cdmigrate.ModelSet(RENAMES_MODELS).plan(store).is_at_target
 
 
 def test_a_store_no_version_matches_is_missing_source_model_with_its_hashes(tmp_path):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     with pytest.raises(cdmigrate.MissingSourceModelError) as caught:
         cdmigrate.ModelSet(UNCLOUDNOTES).plan(store)
     assert caught.value.code == 134130
@@ -271,7 +256,7 @@ def _item_model(version: str, attributes: str) -> str:
 
 def test_a_plan_offers_core_datas_direct_step_and_takes_it_where_a_step_cannot_be_inferred(tmp_path):
     # Every step inferable: the direct step v1.0.0 → v2.0.0 is offered beside them.
-    plan = cdmigrate.ModelSet(RENAMES_MODELS).plan(copy_store(tmp_path, "1.0.0"))
+    plan = cdmigrate.ModelSet(RENAMES_MODELS).plan(renames_store(tmp_path, "1.0.0"))
     assert not any(step.direct for step in plan.steps)
     assert plan.direct_step is not None
     assert (plan.direct_step.source_version, plan.direct_step.destination_version) == ("v1.0.0", "v2.0.0")

@@ -105,6 +105,7 @@ def people(tmp_path):
 
 # The two ways a Python installation runs the command line (both run the library's, the
 # executable's code): the module, and the console script pip installs beside the interpreter.
+# Both ways a user runs the command line: the module and the console script pip installs.
 ENTRY_POINTS = {
     "python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
     "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")],

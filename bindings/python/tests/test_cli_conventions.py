@@ -16,14 +16,9 @@ import warnings
 
 import pytest
 from conftest import rows, sha256
-from test_cli import PEOPLE, SPLIT, mapping
+from test_cli import ENTRY_POINTS, PEOPLE, SPLIT, mapping
 
 import cdmigrate
-
-ENTRY_POINTS = {
-    "python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
-    "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")],
-}
 
 RAISING_MODULE = """
 import cdmigrate

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EXAMPLES, KITCHEN_V1, ROOT
+from conftest import EXAMPLES, KITCHEN_V1, RENAMES, ROOT, renames_store
 
 import cdmigrate
 from cdmigrate.__main__ import main
@@ -22,7 +22,6 @@ FIXTURES = os.path.join(ROOT, "Tests", "Fixtures")
 UNCLOUDNOTES_XCODE = os.path.join(FIXTURES, "xcode", "UnCloudNotes")
 UNCLOUDNOTES_BUNDLE = os.path.join(UNCLOUDNOTES_XCODE, "UnCloudNotesDataModel.xcdatamodeld")
 XCODESERVER_MOMD = os.path.join(FIXTURES, "xcode", "XcodeServer", "1_1_0", "XcodeServer.momd_precompiled")
-RENAMES = os.path.join(FIXTURES, "apple-stores", "renames")
 UNCLOUDNOTES_JSON = os.path.join(EXAMPLES, "4-uncloudnotes")
 SWIFT_CLI = os.environ.get("CDMIGRATE_CLI") or os.path.join(ROOT, ".build", "debug", "cdmigrate")
 REQUIRED = os.environ.get("CDMIGRATE_CROSS_LANGUAGE") == "required"
@@ -78,16 +77,6 @@ def write_json(tmp_path, name, document) -> str:
     path = tmp_path / name
     path.write_text(json.dumps(document))
     return str(path)
-
-
-def renames_store(tmp_path, version="1.0.0") -> str:
-    """A writable copy of one of Apple's stores of the renames model, with its -wal and -shm."""
-    target = tmp_path / f"Example_v{version}.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        source = os.path.join(RENAMES, f"Example_v{version}.sqlite{suffix}")
-        if os.path.exists(source):
-            shutil.copyfile(source, str(target) + suffix)
-    return str(target)
 
 
 def uncloudnotes_store(tmp_path, version="v1") -> str:

@@ -13,13 +13,9 @@ import sys
 import xml.etree.ElementTree as ElementTree
 
 import pytest
+from test_cli import ENTRY_POINTS
 
 import cdmigrate
-
-ENTRY_POINTS = {
-    "python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
-    "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")],
-}
 
 V1 = {"entities": [{"name": "Person", "attributes": [{"name": "name", "type": "string", "optional": True}]}]}
 V2 = {

@@ -17,16 +17,11 @@ import types
 
 import pytest
 from conftest import ROOT, rows
-from test_cli import PEOPLE, POLICY_MODULE, SPLIT, mapping
+from test_cli import ENTRY_POINTS, PEOPLE, POLICY_MODULE, SPLIT, mapping
 
 import cdmigrate
 from cdmigrate.__main__ import main
 from cdmigrate._command_line import load_policy_module
-
-ENTRY_POINTS = {
-    "python -m cdmigrate": [sys.executable, "-m", "cdmigrate"],
-    "console script": [os.path.join(os.path.dirname(sys.executable), "cdmigrate")],
-}
 
 # Registered through POLICIES, under a name that is not its class's.
 POLICIES_MODULE = """

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from test_chain import RENAMES_MODELS, copy_store
+from conftest import RENAMES_MODELS, renames_store
 
 import cdmigrate
 
@@ -23,7 +23,7 @@ def rows(path: str) -> dict[str, list[tuple]]:
 
 
 def test_the_plan_lists_the_fused_pass_and_the_step_by_step_passes(tmp_path):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     models = cdmigrate.ModelSet(RENAMES_MODELS)
     fused = models.plan(store)
     assert len(fused.steps) == 4
@@ -36,7 +36,7 @@ def test_the_plan_lists_the_fused_pass_and_the_step_by_step_passes(tmp_path):
 
 @pytest.mark.parametrize("use_chain", [False, True])
 def test_fused_and_step_by_step_runs_give_the_same_store(tmp_path, use_chain):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     fused_path, steps_path = str(tmp_path / "fused.sqlite"), str(tmp_path / "steps.sqlite")
     if use_chain:
         with cdmigrate.MigrationChain(RENAMES_MODELS) as chain:

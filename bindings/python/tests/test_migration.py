@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import gc
-import json
 import os
 import threading
 import traceback
@@ -16,7 +15,7 @@ import weakref
 from typing import ClassVar
 
 import pytest
-from conftest import ITEM_VALUES, copy_mapping, leftovers, rows, sha256
+from conftest import ITEM_VALUES, copy_mapping, item_to_item, leftovers, rows, sha256
 
 import cdmigrate
 from cdmigrate import _run
@@ -424,21 +423,7 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
             "$source.str, $source.flag, $source.dec, $source.blob, $source.ident, $source.box, $source.dbl)",
         }
     )
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "predicate": "TRUEPREDICATE",
-                    "destinationEntity": "Item",
-                    "attributeMappings": attribute_mappings,
-                }
-            ],
-        }
-    )
+    text = item_to_item(attribute_mappings, predicate="TRUEPREDICATE")
     with cdmigrate.MappingModel.from_json(text) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
         m.register_function("Py", "d:a:b:c:e:f:g:h:i:", lambda *a: describe(*a) and b"ok")
         m.run(kitchen_store, tmp_path / "out.sqlite", functions={"Py.f:": lambda key: results[key]})
@@ -458,22 +443,9 @@ def test_host_functions_get_python_values_and_return_them(tmp_path, kitchen_mode
 
 def test_unknown_host_function_names_itself(tmp_path, kitchen_models, kitchen_store):
     v1, v2 = kitchen_models
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "predicate": "TRUEPREDICATE",
-                    "destinationEntity": "Item",
-                    "attributeMappings": [
-                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Nobody", "Class"), "nothing:", 1)'}
-                    ],
-                }
-            ],
-        }
+    text = item_to_item(
+        [{"name": "str", "valueExpression": 'FUNCTION(CAST("Nobody", "Class"), "nothing:", 1)'}],
+        predicate="TRUEPREDICATE",
     )
     with cdmigrate.MappingModel.from_json(text) as mapping, cdmigrate.Migration(v1, v2, mapping) as m:
         with pytest.raises(cdmigrate.ExpressionEvaluationError, match="Nobody"):
@@ -551,22 +523,9 @@ def test_engine_errors_inside_a_policy_keep_their_class(tmp_path, kitchen_models
 
 def test_a_host_function_raising_reaches_the_caller(tmp_path, kitchen_models, kitchen_store):
     v1, v2 = kitchen_models
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "predicate": "TRUEPREDICATE",
-                    "destinationEntity": "Item",
-                    "attributeMappings": [
-                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}
-                    ],
-                }
-            ],
-        }
+    text = item_to_item(
+        [{"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}],
+        predicate="TRUEPREDICATE",
     )
 
     def f(i):
@@ -594,21 +553,11 @@ def test_an_exception_caught_by_the_policy_does_not_resurface(tmp_path, kitchen_
                 destination["str"] = "recovered"
             manager.associate(source, destination)
 
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "custom",
-                    "policy": "C",
-                    "sourceEntity": "Item",
-                    "predicate": "TRUEPREDICATE",
-                    "destinationEntity": "Item",
-                    "attributeMappings": [{"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", 1)'}],
-                }
-            ],
-        }
+    text = item_to_item(
+        [{"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", 1)'}],
+        type="custom",
+        policy="C",
+        predicate="TRUEPREDICATE",
     )
 
     def f(_):

@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from conftest import KITCHEN_V1, copy_mapping
+from conftest import KITCHEN_V1, copy_mapping, item_to_item
 
 import cdmigrate
 
@@ -113,20 +113,7 @@ def test_mapping_from_json_and_file(tmp_path, kitchen_models):
 
 
 def test_mapping_expression_syntax_error_has_offset():
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "destinationEntity": "Item",
-                    "attributeMappings": [{"name": "str", "valueExpression": "$source.str +* 2"}],
-                }
-            ],
-        }
-    )
+    text = item_to_item([{"name": "str", "valueExpression": "$source.str +* 2"}])
     with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
         cdmigrate.MappingModel.from_json(text)
     assert error.value.code == 4
@@ -137,21 +124,7 @@ def test_expression_error_offset_is_an_index_into_the_str():
     # The end of this text is str index 12 ("👍🏽" is two code points), Swift character 11 and
     # UTF-8 byte 20: offset is the str index, byte_offset the C API's (as sqlite3_error_offset).
     expression = "'Grüße 👍🏽' +"
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "destinationEntity": "Item",
-                    "attributeMappings": [{"name": "str", "valueExpression": expression}],
-                }
-            ],
-        },
-        ensure_ascii=False,
-    )
+    text = item_to_item([{"name": "str", "valueExpression": expression}], ensure_ascii=False)
     with pytest.raises(cdmigrate.ExpressionSyntaxError) as error:
         cdmigrate.MappingModel.from_json(text)
     assert error.value.offset == len(expression) == 12
@@ -165,21 +138,7 @@ def test_mapping_json_offsets_index_the_string_at_each_problems_path():
     # that is not ASCII; the document itself escapes them (ensure_ascii), which does not matter.
     predicate = "str == 'é€' AND"
     expression = "FUNCTION($source.str, 'ça') +* 1"
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "destinationEntity": "Item",
-                    "predicate": predicate,
-                    "attributeMappings": {"str": expression},
-                }
-            ],
-        }
-    )
+    text = item_to_item({"str": expression}, predicate=predicate)
     with pytest.raises(cdmigrate.MigrationError) as error:
         cdmigrate.MappingModel.from_json(text)
     located = {p.path: p for p in error.value.problems if p.offset is not None}
@@ -215,20 +174,7 @@ def test_located_finds_dotted_keys_and_leaves_what_it_cannot_find():
 
 def test_mapping_that_does_not_fit_the_models(kitchen_models):
     v1, v2 = kitchen_models
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "destinationEntity": "Nowhere",
-                    "attributeMappings": [{"name": "nope", "valueExpression": "$source.alsoNope"}],
-                }
-            ],
-        }
-    )
+    text = item_to_item([{"name": "nope", "valueExpression": "$source.alsoNope"}], destinationEntity="Nowhere")
     with cdmigrate.MappingModel.from_json(text) as mapping:
         with pytest.raises(cdmigrate.InvalidMappingError) as error:
             mapping.validate(v1, v2)

@@ -14,7 +14,7 @@ import signal
 from collections.abc import MutableMapping
 
 import pytest
-from conftest import copy_mapping, rows
+from conftest import copy_mapping, item_to_item, rows
 
 import cdmigrate
 
@@ -167,22 +167,9 @@ def test_policies_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_mod
 
 
 def test_functions_and_progress_given_to_run_are_not_kept_for_later_runs(tmp_path, kitchen_models, kitchen_store):
-    text = json.dumps(
-        {
-            "name": "M",
-            "entityMappings": [
-                {
-                    "name": "ItemToItem",
-                    "type": "transform",
-                    "sourceEntity": "Item",
-                    "destinationEntity": "Item",
-                    "predicate": "TRUEPREDICATE",
-                    "attributeMappings": [
-                        {"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}
-                    ],
-                }
-            ],
-        }
+    text = item_to_item(
+        [{"name": "str", "valueExpression": 'FUNCTION(CAST("Py", "Class"), "f:", $source.i64)'}],
+        predicate="TRUEPREDICATE",
     )
     v1, v2 = kitchen_models
     seen = []

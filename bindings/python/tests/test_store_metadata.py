@@ -251,3 +251,16 @@ def test_metadata_of_a_store_path_is_read_and_metadata_already_read_is_itself(tm
         assert cdmigrate.StoreMetadata.of(metadata) is metadata
         assert metadata.uuid == cdmigrate.store_metadata(store).uuid
         assert [entity.name for entity in metadata.entities] == ["BasicEntity"]
+
+
+def test_metadata_read_for_a_with_block_is_closed_after_it_and_metadata_given_is_left_open(tmp_path):
+    store = copied_store(tmp_path, "1.0.0")
+    with cdmigrate.StoreMetadata.reading(store) as read:
+        assert [entity.name for entity in read.entities] == ["BasicEntity"]
+        assert not read.closed
+    assert read.closed
+    with cdmigrate.StoreMetadata.read(store) as given:
+        with cdmigrate.StoreMetadata.reading(given) as same:
+            assert same is given
+        assert not given.closed
+        assert json_model("1.0.0").is_compatible(given) is True

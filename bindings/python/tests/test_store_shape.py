@@ -4,29 +4,13 @@ schema of the store Core Data itself wrote for the same model version."""
 
 from __future__ import annotations
 
-import os
 import plistlib
-import shutil
 import sqlite3
 from contextlib import closing
 
-from conftest import ROOT
+from conftest import RENAMES_MODELS, renames_store
 
 import cdmigrate
-
-RENAMES = os.path.join(ROOT, "Tests", "Fixtures", "apple-stores", "renames")
-RENAMES_MODELS = os.path.join(RENAMES, "Model.xcdatamodeld")
-
-
-def copy_store(tmp_path, version: str) -> str:
-    folder = tmp_path / f"store-{version}"
-    folder.mkdir()
-    target = folder / f"Example_v{version}.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        source = os.path.join(RENAMES, f"Example_v{version}.sqlite{suffix}")
-        if os.path.exists(source):
-            shutil.copyfile(source, str(target) + suffix)
-    return str(target)
 
 
 def read_plist(path: str) -> dict:
@@ -53,7 +37,7 @@ def auto_vacuum(path: str) -> int:
 
 
 def test_a_chain_keeps_the_uuid_and_app_metadata_and_writes_apples_schema(tmp_path):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     add_app_key(store)
     uuid = cdmigrate.store_metadata(store).uuid
     destination = str(tmp_path / "current.sqlite")
@@ -61,7 +45,7 @@ def test_a_chain_keeps_the_uuid_and_app_metadata_and_writes_apples_schema(tmp_pa
 
     assert cdmigrate.store_metadata(destination).uuid == uuid
     ours = read_plist(destination)
-    apple_path = copy_store(tmp_path, "2.0.0")
+    apple_path = renames_store(tmp_path, "2.0.0")
     apple = read_plist(apple_path)
     assert ours["com.example.lastSync"] == "2026-11-26"
     assert ours["NSStoreModelVersionHashes"] == apple["NSStoreModelVersionHashes"]
@@ -73,7 +57,7 @@ def test_a_chain_keeps_the_uuid_and_app_metadata_and_writes_apples_schema(tmp_pa
 
 
 def test_in_place_keeps_the_uuid(tmp_path):
-    store = copy_store(tmp_path, "1.1.0")
+    store = renames_store(tmp_path, "1.1.0")
     add_app_key(store)
     uuid = cdmigrate.store_metadata(store).uuid
     cdmigrate.migrate_store(store, RENAMES_MODELS, in_place=True)
@@ -100,7 +84,7 @@ def add_history(store: str) -> None:
 def test_store_metadata_counts_the_persistent_history_tables(tmp_path):
     """Core Data's own entities (16001 CHANGE, 16002 TRANSACTION) keep their rows in A… tables,
     which the entity list counts."""
-    store = copy_store(tmp_path, "2.0.0")
+    store = renames_store(tmp_path, "2.0.0")
     add_history(store)
     counts = {e.name: (e.entity_number, e.row_count) for e in cdmigrate.store_metadata(store).entities}
     assert counts["CHANGE"] == (16001, 3)
@@ -109,7 +93,7 @@ def test_store_metadata_counts_the_persistent_history_tables(tmp_path):
 
 
 def test_a_chain_of_inferred_steps_carries_the_history(tmp_path):
-    store = copy_store(tmp_path, "1.0.0")
+    store = renames_store(tmp_path, "1.0.0")
     add_history(store)
     destination = str(tmp_path / "current.sqlite")
     report = cdmigrate.migrate_store(store, RENAMES_MODELS, to=destination)

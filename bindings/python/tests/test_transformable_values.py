@@ -38,23 +38,28 @@ def apps_model(version: str, screenshots_optional: bool) -> str:
     )
 
 
-MAPPING = json.dumps(
-    {
-        "entityMappings": [
-            {
-                "name": "AppToApp",
-                "sourceEntity": "App",
-                "destinationEntity": "App",
-                "predicate": "TRUEPREDICATE",
-                "policy": "StoreAppPolicy",
-                "attributeMappings": {
-                    "name": "$source.name",
-                    "screenshotURLs": 'FUNCTION($entityPolicy, "screenshotsFor:", $source.name)',
-                },
-            }
-        ]
+def app_mapping(policy: str, attribute_mappings: dict[str, str] | None = None) -> str:
+    """App to App, every instance taken, by the policy named ``policy``."""
+    mapping = {
+        "name": "AppToApp",
+        "sourceEntity": "App",
+        "destinationEntity": "App",
+        "predicate": "TRUEPREDICATE",
+        "policy": policy,
     }
-)
+    if attribute_mappings is not None:
+        mapping["attributeMappings"] = attribute_mappings
+    return json.dumps({"entityMappings": [mapping]})
+
+
+def migrate_apps(source: str, out: str, policy: type, attribute_mappings: dict[str, str] | None = None) -> None:
+    """Migrates an Apps store from version 1 (screenshots optional) to 2 with ``policy``."""
+    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
+        apps_model("2", False)
+    ) as v2, cdmigrate.MappingModel.from_json(
+        app_mapping(policy.__name__, attribute_mappings)
+    ) as m, cdmigrate.Migration(v1, v2, m) as migration:
+        migration.run(source, out, policies={policy.__name__: policy})
 
 
 class StoreAppPolicy(cdmigrate.EntityMigrationPolicy):
@@ -90,10 +95,12 @@ def source(tmp_path):
 
 def test_a_policy_methods_list_reaches_a_transformable_attribute_as_its_keyed_archive(tmp_path, source):
     out = str(tmp_path / "out.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
-        apps_model("2", False)
-    ) as v2, cdmigrate.MappingModel.from_json(MAPPING) as m, cdmigrate.Migration(v1, v2, m) as migration:
-        migration.run(source, out, policies={"StoreAppPolicy": StoreAppPolicy})
+    migrate_apps(
+        source,
+        out,
+        StoreAppPolicy,
+        {"name": "$source.name", "screenshotURLs": 'FUNCTION($entityPolicy, "screenshotsFor:", $source.name)'},
+    )
     with sqlite3.connect(out) as db:
         rows = dict(db.execute("SELECT ZNAME, ZSCREENSHOTURLS FROM ZAPP"))
     assert archived(rows["empty"]) == []
@@ -110,24 +117,8 @@ def test_the_apps_own_transformer_takes_bytes_only(tmp_path, source):
             manager.associate(source, app)
             return app
 
-    mapping = json.dumps(
-        {
-            "entityMappings": [
-                {
-                    "name": "AppToApp",
-                    "sourceEntity": "App",
-                    "destinationEntity": "App",
-                    "predicate": "TRUEPREDICATE",
-                    "policy": "IconPolicy",
-                }
-            ]
-        }
-    )
     out = str(tmp_path / "icons.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
-        apps_model("2", False)
-    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
-        migration.run(source, out, policies={"IconPolicy": IconPolicy})
+    migrate_apps(source, out, IconPolicy)
     with sqlite3.connect(out) as db:
         assert sorted(row[0] for row in db.execute("SELECT ZICON FROM ZAPP")) == [b"\x89PNG", b"\x89PNG"]
 
@@ -170,29 +161,17 @@ def test_a_policy_reads_a_transformable_attribute_as_the_object_its_archive_hold
             seen.append(value)
             return [value]
 
-    mapping = json.dumps(
-        {
-            "entityMappings": [
-                {
-                    "name": "AppToApp",
-                    "sourceEntity": "App",
-                    "destinationEntity": "App",
-                    "predicate": "TRUEPREDICATE",
-                    "policy": "ReadingPolicy",
-                    "attributeMappings": {
-                        "name": "$source.name",
-                        "icon": "$source.icon",
-                        "screenshotURLs": 'FUNCTION($entityPolicy, "firstOf:", $source.screenshotURLs)',
-                    },
-                }
-            ]
-        }
-    )
     out = str(tmp_path / "out.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
-        apps_model("2", False)
-    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
-        migration.run(path, out, policies={"ReadingPolicy": ReadingPolicy})
+    migrate_apps(
+        path,
+        out,
+        ReadingPolicy,
+        {
+            "name": "$source.name",
+            "icon": "$source.icon",
+            "screenshotURLs": 'FUNCTION($entityPolicy, "firstOf:", $source.screenshotURLs)',
+        },
+    )
     assert seen == [
         ("https://example.org/a.png", "https://example.org/a.png", keyed_archive("not mine to read")),
         "https://example.org/a.png",
@@ -239,23 +218,7 @@ def test_a_policy_reads_a_transformable_dictionary_as_a_dict(tmp_path):
             manager.associate(source, app)
             return app
 
-    mapping = json.dumps(
-        {
-            "entityMappings": [
-                {
-                    "name": "AppToApp",
-                    "sourceEntity": "App",
-                    "destinationEntity": "App",
-                    "predicate": "TRUEPREDICATE",
-                    "policy": "PreviewPolicy",
-                }
-            ]
-        }
-    )
     out = str(tmp_path / "out.sqlite")
-    with cdmigrate.Model.from_json(apps_model("1", True)) as v1, cdmigrate.Model.from_json(
-        apps_model("2", False)
-    ) as v2, cdmigrate.MappingModel.from_json(mapping) as m, cdmigrate.Migration(v1, v2, m) as migration:
-        migration.run(path, out, policies={"PreviewPolicy": PreviewPolicy})
+    migrate_apps(path, out, PreviewPolicy)
     assert seen == [{1: "https://a/1.jpg", 2: "not a url"}] * 2
     assert all(isinstance(key, int) for key in seen[0])

@@ -144,8 +144,7 @@ class Migration(LongLivedHandle):
         factory: Callable[[], EntityMigrationPolicy] | None,
         probe: EntityMigrationPolicy | None,
     ) -> None:
-        """Registers a policy with the library; with `factory` None, one whose every hook raises
-        "not registered" (the library cannot unregister a name)."""
+        """Registers a policy with the library (see `install_policy`)."""
         install_policy(self._ptr, self._state, name, cls, factory, probe)
 
     def register_function(self, class_name: str, selector: str, function: Callable[..., Any]) -> None:

@@ -387,20 +387,25 @@ def test_dry_run_checks_the_store_and_writes_nothing(people, tmp_path):
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["dryRun"] is True
     assert sorted(os.listdir(tmp_path)) == before
+
     # A store at another version: 66.
-    other = cli(
-        "migrate",
-        people["store"],
-        "--to",
-        destination,
-        "--dry-run",
-        "--source-model",
-        people["v2.json"],
-        "--destination-model",
-        people["v2.json"],
-        "--mapping",
-        people["map.json"],
-    )
+    def dry_run_as_v2(mapping_path):
+        """The store migrated, dry, as if it were at v2 (it is at v1)."""
+        return cli(
+            "migrate",
+            people["store"],
+            "--to",
+            destination,
+            "--dry-run",
+            "--source-model",
+            people["v2.json"],
+            "--destination-model",
+            people["v2.json"],
+            "--mapping",
+            mapping_path,
+        )
+
+    other = dry_run_as_v2(people["map.json"])
     assert other.returncode in (65, 66), other.stderr  # the mapping does not fit v2 → v2 (65) before the store is read
     identity = tmp_path / "identity.json"
     identity.write_text(
@@ -425,19 +430,7 @@ def test_dry_run_checks_the_store_and_writes_nothing(people, tmp_path):
             }
         )
     )
-    wrong = cli(
-        "migrate",
-        people["store"],
-        "--to",
-        destination,
-        "--dry-run",
-        "--source-model",
-        people["v2.json"],
-        "--destination-model",
-        people["v2.json"],
-        "--mapping",
-        str(identity),
-    )
+    wrong = dry_run_as_v2(str(identity))
     assert wrong.returncode == 66, wrong.stderr
     assert "is not model 'People' version '2'" in wrong.stderr
     assert not os.path.exists(destination)

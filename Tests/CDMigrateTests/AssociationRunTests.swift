@@ -230,4 +230,45 @@ final class AssociationRunTests: XCTestCase, SQLiteFileAccess {
             try table.destinations(mappings: [0], source: store.fault(entity: book, primaryKey: 455)).map { $0.1 },
             [1055])
     }
+
+    /// Runs written out by look-ups again and again: the same rows as a row each, and one statement
+    /// for all the ranges written (no statement kept per range: memory does not grow with the runs).
+    func testRunsWrittenOutByLookUpsKeepNoStatementPerRange() throws {
+        let path = scratch.file("d.sqlite")
+        try makeStore(path, v2) { _ in }
+        let store = try PersistentStore.open(at: path, model: v2, readOnly: false)
+        defer { store.close() }
+        let table = try AssociationTable(database: store.database)
+        let volume = try XCTUnwrap(v2.entity(named: "Volume"))
+        let book = try XCTUnwrap(v1.entity(named: "Book"))
+        func statements() -> Int {
+            var count = 0
+            var statement = sqlite3_next_stmt(store.database.handle, nil)
+            while statement != nil {
+                count += 1
+                statement = sqlite3_next_stmt(store.database.handle, statement)
+            }
+            return count
+        }
+        var counts: [Int] = []
+        var expected: [String] = []
+        for round in Int64(0)..<12 {
+            for k in Int64(1)...20 {
+                let key = round * 100 + k
+                try table.insert(
+                    mapping: 0, source: store.fault(entity: book, primaryKey: key),
+                    destination: store.fault(entity: volume, primaryKey: key + 7))
+                expected.append("\(key)>\(key + 7)")
+            }
+            XCTAssertEqual(
+                try table.destinations(mappings: [0], source: store.fault(entity: book, primaryKey: round * 100 + 3))
+                    .map { $0.1 }, [round * 100 + 10])
+            XCTAssertTrue(table.keyRanges.isEmpty, "written for the look-up")
+            counts.append(statements())
+        }
+        XCTAssertEqual(Set(counts.dropFirst(2)).count, 1, "\(counts)")
+        var order: [String] = []
+        try table.forEachAssociation(mapping: 0) { order.append("\($0.sourcePK)>\($0.destinationPK)") }
+        XCTAssertEqual(order, expected)
+    }
 }

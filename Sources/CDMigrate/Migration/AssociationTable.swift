@@ -260,14 +260,17 @@ final class AssociationTable {
         guard !keyRanges.isEmpty else { return }
         for range in keyRanges.values.joined() {
             guard let destinationTable = range.destinationTable else {
+                // One SQL text for every such range (prepared once, not a statement per range).
                 try database.run(
                     """
+                    WITH RECURSIVE cdm_key(k) AS (VALUES(?) UNION ALL SELECT k + 1 FROM cdm_key WHERE k < ?)
                     INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
-                    SELECT ? + (source_pk - ?), ?, ?, source_pk, ?, destination_pk FROM (\(range.pairsSQL))
+                    SELECT ? + (k - ?), ?, ?, k, ?, k + ? FROM cdm_key
                     """,
                     [
-                        .integer(range.firstRowID), .integer(range.low), .integer(Int64(range.mapping)),
-                        .integer(Int64(range.sourceEntity)), .integer(Int64(range.destinationEntity)),
+                        .integer(range.low), .integer(range.high), .integer(range.firstRowID), .integer(range.low),
+                        .integer(Int64(range.mapping)), .integer(Int64(range.sourceEntity)),
+                        .integer(Int64(range.destinationEntity)), .integer(range.destinationLow - range.low),
                     ])
                 continue
             }

@@ -3,7 +3,8 @@
 ** mappings, finds or makes its category, adds the join row and associates. Join rows and
 ** associations are buffered and written a chunk at a time: every call must still see what the
 ** earlier rows made (the category's notes, the destination of an earlier source), the result must
-** be the one row-by-row writes give, and an error must name what is at fault.
+** be the one row-by-row writes give, and an error must name what is at fault. Associations made
+** in key order, kept as key ranges, must answer Core Data's look-ups and the report as rows would.
 ** Prints "N passed, M failed" last; exits non-zero on any failure. */
 #include <cdmigrate.h>
 #include <stdio.h>
@@ -63,6 +64,9 @@ typedef struct {
     int fail_at;              /* the row whose hook sets an attribute the entity lacks (-1: none) */
     int seen_notes_mismatch;  /* rows where the category's notes read mid-run were not the ones added */
     int seen_lookup_mismatch; /* rows where the previous source's destination was not found */
+    int no_lookups;           /* no look-up per row: the associations come in key order, kept as key ranges */
+    int end_lookups;          /* look-ups made at the end of instance creation */
+    int end_mismatch;         /* look-ups there that did not find the destination made from the source */
 } rows_state;
 
 #define TRY(expr) do { int rc_ = (expr); if (rc_ != CDM_OK) return rc_; } while (0)
@@ -75,7 +79,7 @@ static int create_row(cdm_context *ctx, cdm_object *source, void *user) {
     TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
     if (row == state->fail_at) TRY(cdm_object_set_text(nota, "nope", "x", CDM_NUL_TERMINATED));
     /* The destination of the previous source, associated one call ago, is found. */
-    if (state->previous_source) {
+    if (state->previous_source && !state->no_lookups) {
         cdm_object *previous = NULL;
         TRY(cdm_context_instance_with_id(ctx, CDM_STORE_SOURCE, "Nota", state->previous_source, &previous));
         cdm_object *const *made = NULL;
@@ -119,6 +123,27 @@ static int create_row(cdm_context *ctx, cdm_object *source, void *user) {
     return cdm_context_associate(ctx, source, nota);
 }
 
+/* At the end of stage 1: every source note's destination and every destination note's source,
+** through Core Data's look-ups (the note made from source key k has key k). */
+static int end_creation(cdm_context *ctx, void *user) {
+    rows_state *state = user;
+    for (int64_t pk = 1; pk <= NOTES; pk += pk < 40 ? 1 : 37) {
+        cdm_object *source = NULL, *nota = NULL;
+        TRY(cdm_context_instance_with_id(ctx, CDM_STORE_SOURCE, "Nota", pk, &source));
+        TRY(cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, "Nota", pk, &nota));
+        cdm_object *const *made = NULL, *const *from = NULL;
+        size_t made_count = 0, from_count = 0;
+        TRY(cdm_context_destination_instances(ctx, "NotaToNota", &source, 1, &made, &made_count));
+        TRY(cdm_context_source_instances(ctx, "NotaToNota", &nota, 1, &from, &from_count));
+        int64_t made_pk = 0, from_pk = 0;
+        if (made_count != 1 || from_count != 1 || cdm_object_id(made[0], NULL, NULL, &made_pk) != CDM_OK ||
+            cdm_object_id(from[0], NULL, NULL, &from_pk) != CDM_OK || made_pk != pk || from_pk != pk)
+            state->end_mismatch++;
+        state->end_lookups++;
+    }
+    return CDM_OK;
+}
+
 static int run(cdm_model *src, cdm_model *dst, const char *source, const char *destination, rows_state *state,
                char *message, size_t size) {
     cdm_mapping *mapping = NULL;
@@ -127,9 +152,17 @@ static int run(cdm_model *src, cdm_model *dst, const char *source, const char *d
     if (rc == CDM_OK) rc = cdm_migration_new(src, dst, &mapping, 1, &migration);
     cdm_policy hooks = {0};
     hooks.create_destination_instances = create_row;
+    if (state->no_lookups) hooks.end_instance_creation = end_creation;
     if (rc == CDM_OK) rc = cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, state, NULL);
     if (rc == CDM_OK) rc = cdm_migration_run(migration, source, destination);
     snprintf(message, size, "%s", migration ? cdm_migration_errmsg(migration) : "");
+    char *report = NULL;
+    if (rc == CDM_OK && state->no_lookups && cdm_migration_report_json(migration, &report) == CDM_OK) {
+        char expected[64];
+        snprintf(expected, sizeof expected, "\"associations\":%d", NOTES);
+        if (!strstr(report, expected)) state->end_mismatch++;
+        cdm_free(report);
+    }
     cdm_migration_free(migration);
     cdm_mapping_free(mapping);
     return rc;
@@ -178,6 +211,29 @@ static void test_single_row_hooks_see_what_earlier_rows_made(cdm_model *src, cdm
     sqlite3_close(db);
 }
 
+/* Without a look-up per row, each note associated with its source in key order: the associations
+** are kept as key ranges, and must answer Core Data's look-ups and the report as rows would. */
+static void test_associations_made_in_key_order_answer_look_ups_and_the_report(cdm_model *src, cdm_model *dst,
+                                                                            const char *source) {
+    const char *destination = path_in_dir("in-order.sqlite");
+    static rows_state state;
+    memset(&state, 0, sizeof state);
+    state.fail_at = -1;
+    state.no_lookups = 1;
+    char message[1024];
+    CHECK_RC(run(src, dst, source, destination, &state, message, sizeof message), CDM_OK);
+    CHECK(state.rows == NOTES);
+    CHECK(state.end_lookups > 50);
+    CHECK(state.end_mismatch == 0);
+    CHECK(state.seen_notes_mismatch == 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(destination, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO = 'nota ' || (Z_PK - 1) || ' de ' || "
+                     "COALESCE((SELECT c.ZNOMBRE FROM Z_1NOTAS j JOIN ZCATEGORIA c ON c.Z_PK = j.Z_1CATEGORIAS "
+                     "WHERE j.Z_2NOTAS = ZNOTA.Z_PK), 'nadie')") == NOTES);
+    sqlite3_close(db);
+}
+
 static void test_an_error_in_a_row_names_the_entity_and_attribute(cdm_model *src, cdm_model *dst, const char *source) {
     const char *destination = path_in_dir("failed.sqlite");
     static rows_state state;
@@ -200,6 +256,7 @@ int main(void) {
     if (make_source(src, source)) {
         test_single_row_hooks_see_what_earlier_rows_made(src, dst, source);
         test_an_error_in_a_row_names_the_entity_and_attribute(src, dst, source);
+        test_associations_made_in_key_order_answer_look_ups_and_the_report(src, dst, source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

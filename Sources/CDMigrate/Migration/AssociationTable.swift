@@ -14,6 +14,11 @@
 ///   one after the other for consecutive source keys) records its range, not a row per
 ///   association; consecutive batches extend one range. The rows are written, at rowids reserved
 ///   when the batch ran, before anything reads the table row by row (`writePending`).
+/// - Associations recorded one at a time (`insert`, a policy's single-row hook) whose source and
+///   destination keys both go up by one from the last association's (each new instance associated
+///   with its source, in key order) are kept as a run, and a run of at least `shortestRun` becomes
+///   a `KeyRange` whose rows are generated from the keys (it names no destination table), not a
+///   row each.
 /// - The table's indexes are built at the first read, after the bulk of the inserts.
 final class AssociationTable {
     struct Association {
@@ -58,8 +63,9 @@ final class AssociationTable {
         let mapping: Int
         let sourceEntity: Int
         let destinationEntity: Int
-        /// Quoted table name.
-        let destinationTable: String
+        /// Quoted table name; nil for a range of associations recorded one at a time, whose pairs
+        /// are generated from the keys (they hold whether or not the destination rows are written yet).
+        let destinationTable: String?
         let low: Int64
         var high: Int64
         let destinationLow: Int64
@@ -69,7 +75,14 @@ final class AssociationTable {
         var lastRowID: Int64 { firstRowID + (high - low) }
         /// `source_pk, destination_pk` of its associations, from the destination table's rows.
         var pairsSQL: String {
-            "SELECT Z_PK - \(destinationLow - low) AS source_pk, Z_PK AS destination_pk FROM main.\(destinationTable) "
+            guard let destinationTable else {
+                return
+                    "SELECT k AS source_pk, k + (\(destinationLow - low)) AS destination_pk FROM (WITH RECURSIVE "
+                    + "cdm_key(k) AS (VALUES(\(low)) UNION ALL SELECT k + 1 FROM cdm_key WHERE k < \(high)) "
+                    + "SELECT k FROM cdm_key)"
+            }
+            return
+                "SELECT Z_PK - \(destinationLow - low) AS source_pk, Z_PK AS destination_pk FROM main.\(destinationTable) "
                 + "WHERE Z_PK BETWEEN \(destinationLow) AND \(destinationHigh)"
         }
     }
@@ -93,6 +106,16 @@ final class AssociationTable {
     /// The statements writing `pending`, the full chunk's prepared once.
     private lazy var pendingWriter = ChunkedInsert(
         "INSERT INTO cdm_association", columns: 5, rowsPerChunk: Self.pendingChunk, database: database)
+
+    /// Associations recorded one at a time with consecutive source and destination keys, after
+    /// those in `pending`: a `KeyRange` (of no destination table) in the making.
+    private var run:
+        (mapping: Int, sourceEntity: Int, destinationEntity: Int, low: Int64, high: Int64, destinationLow: Int64)?
+    /// Whether `insert` keeps runs of consecutive keys as key ranges (off: a row each, as before;
+    /// for tests that compare the two).
+    var recordsRuns = true
+    /// The fewest associations a run must have to be kept as a key range rather than rows.
+    static let shortestRun: Int64 = 16
 
     init(database: SQLiteDatabase) throws {
         self.database = database
@@ -175,12 +198,57 @@ final class AssociationTable {
     /// forEntityMapping:`): buffered, written with the next chunk or before the next read.
     func insert(mapping: Int, source: ManagedObject, destination: ManagedObject) throws {
         if identities[mapping] != nil { try materialize([mapping]) }
+        let sourceKey = source.objectID.primaryKey
+        let destinationKey = destination.objectID.primaryKey
+        let sourceEntity = source.entity.entityNumber
+        let destinationEntity = destination.entity.entityNumber
+        if var current = run, current.mapping == mapping, current.sourceEntity == sourceEntity,
+            current.destinationEntity == destinationEntity, current.high < Int64.max / 4,
+            current.destinationLow < Int64.max / 4, sourceKey == current.high + 1,
+            destinationKey == current.destinationLow + (sourceKey - current.low)
+        {
+            current.high = sourceKey
+            run = current
+            return
+        }
+        try endRun()
+        if recordsRuns, sourceKey >= 1, destinationKey >= 1, sourceKey < Int64.max / 4, destinationKey < Int64.max / 4 {
+            run = (mapping, sourceEntity, destinationEntity, sourceKey, sourceKey, destinationKey)
+            return
+        }
+        try append(mapping, sourceEntity, sourceKey, destinationEntity, destinationKey)
+    }
+
+    /// Buffers one association row, writing the buffer when a chunk is full.
+    private func append(_ mapping: Int, _ sourceEntity: Int, _ sourceKey: Int64, _ destinationEntity: Int, _ key: Int64)
+        throws
+    {
         pending.append(Int64(mapping))
-        pending.append(Int64(source.entity.entityNumber))
-        pending.append(source.objectID.primaryKey)
-        pending.append(Int64(destination.entity.entityNumber))
-        pending.append(destination.objectID.primaryKey)
-        if pending.count >= Self.pendingChunk * 5 { try writePending() }
+        pending.append(Int64(sourceEntity))
+        pending.append(sourceKey)
+        pending.append(Int64(destinationEntity))
+        pending.append(key)
+        if pending.count >= Self.pendingChunk * 5 { try writeBufferedRows() }
+    }
+
+    /// Ends the run of consecutive keys: kept as a key range when long enough (and its rowids can
+    /// be reserved), else buffered as rows.
+    private func endRun() throws {
+        guard let current = run else { return }
+        run = nil
+        if current.high - current.low + 1 >= Self.shortestRun,
+            try recordKeyRanges(
+                mapping: current.mapping, sourceEntity: current.sourceEntity,
+                destinationEntity: current.destinationEntity, destinationTable: nil,
+                runs: [(current.low, current.high, current.destinationLow)])
+        {
+            return
+        }
+        for key in current.low...current.high {
+            try append(
+                current.mapping, current.sourceEntity, key, current.destinationEntity,
+                current.destinationLow + (key - current.low))
+        }
     }
 
     /// Writes the buffered associations, in the order they were recorded, and the rows of the key
@@ -191,10 +259,25 @@ final class AssociationTable {
         try writeBufferedRows()
         guard !keyRanges.isEmpty else { return }
         for range in keyRanges.values.joined() {
+            guard let destinationTable = range.destinationTable else {
+                // One SQL text for every such range (prepared once, not a statement per range).
+                try database.run(
+                    """
+                    WITH RECURSIVE cdm_key(k) AS (VALUES(?) UNION ALL SELECT k + 1 FROM cdm_key WHERE k < ?)
+                    INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
+                    SELECT ? + (k - ?), ?, ?, k, ?, k + ? FROM cdm_key
+                    """,
+                    [
+                        .integer(range.low), .integer(range.high), .integer(range.firstRowID), .integer(range.low),
+                        .integer(Int64(range.mapping)), .integer(Int64(range.sourceEntity)),
+                        .integer(Int64(range.destinationEntity)), .integer(range.destinationLow - range.low),
+                    ])
+                continue
+            }
             try database.run(
                 """
                 INSERT OR REPLACE INTO cdm_association (rowid, mapping, source_ent, source_pk, destination_ent, destination_pk)
-                SELECT ? + (Z_PK - ?), ?, ?, Z_PK - ?, ?, Z_PK FROM main.\(range.destinationTable)
+                SELECT ? + (Z_PK - ?), ?, ?, Z_PK - ?, ?, Z_PK FROM main.\(destinationTable)
                 WHERE Z_PK BETWEEN ? AND ? ORDER BY Z_PK
                 """,
                 [
@@ -210,6 +293,7 @@ final class AssociationTable {
     /// Writes the associations buffered by `insert`, leaving the key ranges as they are: what SQL
     /// that adds rows to the table needs first (rowids in the order made).
     func writeBufferedRows() throws {
+        try endRun()
         guard !pending.isEmpty else { return }
         let rows = pending
         pending.removeAll(keepingCapacity: true)
@@ -225,7 +309,7 @@ final class AssociationTable {
     /// - returns: False, recording nothing, when the rowids cannot be reserved (keys spread over
     ///   more of the 64-bit range than rowids can): the caller writes the rows.
     func recordKeyRanges(
-        mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
+        mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String?,
         runs: [(low: Int64, high: Int64, destinationLow: Int64)]
     ) throws -> Bool {
         try writeBufferedRows()
@@ -242,7 +326,8 @@ final class AssociationTable {
                 rowEnd < Int64.max / 2
             else { return false }
             if var last = ranges.last, last.sourceEntity == sourceEntity, last.destinationEntity == destinationEntity,
-                last.lastRowID == lastRowID, last.high < run.low, last.high + 1 == run.low,
+                last.destinationTable == destinationTable, last.lastRowID == lastRowID, last.high < run.low,
+                last.high + 1 == run.low,
                 last.destinationHigh + 1 == run.destinationLow
             {
                 last.high = run.high

@@ -32,9 +32,9 @@ public final class MigrationManager {
     public var batchSize = 5_000
     /// Whether declarative entity mappings may run as one SQL statement (off: every mapping row by row).
     public var pushDownSQL = true
-    /// Whether the batch default records the associations of consecutive keys as key ranges
-    /// (`AssociationTable.KeyRange`) rather than a row each (off: a row each, as before; for tests
-    /// that compare the two).
+    /// Whether the batch default, and associations made one at a time with consecutive keys, are
+    /// recorded as key ranges (`AssociationTable.KeyRange`) rather than a row each (off: a row
+    /// each, as before; for tests that compare the two).
     package var recordsAssociationKeyRanges = true
     /// The versions of the model the source store may have been written with (an `.xcdatamodeld`
     /// or a folder of JSON models): when the store does not match the source model, the error
@@ -384,6 +384,7 @@ public final class MigrationManager {
                 origins: source.externalData.origins)
             destination.externalData.stagingFolderCreated = { DestinationLock.noteTemporary($0) }
             run.associations = try AssociationTable(database: destination.database)
+            run.associations?.recordsRuns = recordsAssociationKeyRanges
             try estimateRunRows(source: source)
 
             for (pass, model) in mappingModels.enumerated() {

@@ -27,6 +27,17 @@ final class CPolicy: EntityMigrationPolicy {
         try migration.callback(mapping, "\(registration.name).\(name)") { context, _ in hook(context, user) }
     }
 
+    /// Runs a single-row hook on `instance`; false when the host left it NULL, for the caller to
+    /// run Core Data's default instead.
+    private func runRow(
+        _ hook: InstanceHookFunction?, _ label: String, _ instance: ManagedObject, _ mapping: EntityMapping
+    ) throws -> Bool {
+        guard let hook = hook else { return false }
+        let user = self.user
+        try migration.rowCallback(mapping, label) { context, scope in hook(context, scope.handle(for: instance), user) }
+        return true
+    }
+
     override func begin(_ mapping: EntityMapping, manager: MigrationManager) throws {
         try run(registration.hooks.begin, "begin", mapping)
     }
@@ -34,12 +45,8 @@ final class CPolicy: EntityMigrationPolicy {
     override func createDestinationInstances(
         forSource sInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
     ) throws {
-        guard let hook = registration.hooks.createDestinationInstances else {
+        guard try runRow(registration.hooks.createDestinationInstances, createLabel, sInstance, mapping) else {
             return try super.createDestinationInstances(forSource: sInstance, in: mapping, manager: manager)
-        }
-        let user = self.user
-        try migration.rowCallback(mapping, createLabel) { context, scope in
-            hook(context, scope.handle(for: sInstance), user)
         }
     }
 
@@ -67,12 +74,8 @@ final class CPolicy: EntityMigrationPolicy {
     override func createRelationships(
         forDestination dInstance: ManagedObject, in mapping: EntityMapping, manager: MigrationManager
     ) throws {
-        guard let hook = registration.hooks.createRelationships else {
+        guard try runRow(registration.hooks.createRelationships, relationshipsLabel, dInstance, mapping) else {
             return try super.createRelationships(forDestination: dInstance, in: mapping, manager: manager)
-        }
-        let user = self.user
-        try migration.rowCallback(mapping, relationshipsLabel) { context, scope in
-            hook(context, scope.handle(for: dInstance), user)
         }
     }
 

@@ -75,7 +75,7 @@ final class StoreFileCopyTests: XCTestCase {
         XCTAssertFalse(try StoreFiles.copyInKernel(fds[0], to: output, source: "pipe", path: path))
         XCTAssertEqual(try contents(path), [])
         var left = [UInt8](repeating: 0, count: 3)
-        XCTAssertEqual(Glibc.read(fds[0], &left, 3), 3)
+        XCTAssertEqual(read(fds[0], &left, 3), 3)
         XCTAssertEqual(left, Array("abc".utf8))
     }
 }

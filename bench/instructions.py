@@ -3,10 +3,17 @@
 does not disturb (unlike wall-clock time), for comparing two builds of the library.
 
     python3 bench/instructions.py --prefix PREFIX [--rows 20000] [--work build/bench]
+    python3 bench/instructions.py --prefix PREFIX --paths declarative,raw-copy --rows 200000
 
 PREFIX is an install prefix of the library (`make install PREFIX=...`); the drivers
 (bench/c_migrate.c, bench/c_policy.c) are built against it. The stores are bench/run.py's.
 Prints, per shape and path, the instructions executed by the whole process (Ir) and per row.
+
+raw-copy is the limit of the declarative copy (bench/c_raw_copy.c: ATTACH + INSERT … SELECT with
+journal and sync off, linked with the system's SQLite, as bench/run.py's raw-copy path). With both
+declarative and raw-copy, each also runs counted inside its call alone (`cdm_migration_run`,
+`raw_copy`: no process start, no model loading), and the ratio raw-copy / declarative is printed
+for both counts (the declarative copy's throughput as a share of the raw copy's; target >= 0.90).
 """
 
 from __future__ import annotations
@@ -14,6 +21,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 
@@ -32,6 +40,19 @@ def drivers(prefix: str, work: str) -> dict:
     # The same name for the same prefix in every run (str hashes differ from process to process).
     tag = hashlib.sha1(prefix.encode()).hexdigest()[:12]
     built = {}
+    raw_copy = os.path.join(work, "c_raw_copy")
+    subprocess.run(
+        [
+            os.environ.get("CC", "cc"),
+            "-O2",
+            "-o",
+            raw_copy,
+            os.path.join(run.ROOT, "bench", "c_raw_copy.c"),
+            "-lsqlite3",
+        ],
+        check=True,
+    )
+    built["c_raw_copy"] = raw_copy
     for name in ("c_migrate", "c_policy"):
         out = os.path.join(work, f"{name}-{tag}")
         subprocess.run(
@@ -52,11 +73,13 @@ def drivers(prefix: str, work: str) -> dict:
     return built
 
 
-def instructions(command: list, out: str, prefix: str) -> int:
+def instructions(command: list, out: str, prefix: str, inside: str = "") -> int:
+    """Instructions of the whole process, or of the calls of the function `inside` alone."""
     # The prefix's library, whatever paths its pkg-config file carries.
     env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(os.path.realpath(prefix), "lib"))
+    toggle = [f"--toggle-collect={inside}"] if inside else []
     subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command],
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *toggle, *command],
         check=True,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -77,7 +100,8 @@ def main() -> None:
     parser.add_argument(
         "--paths",
         default="declarative,c-policy,c-policy-rows,per-note,distinct",
-        help="reference-1 paths: declarative (copy), c-policy (the batch hook), c-policy-rows (the per-row hooks), "
+        help="reference-1 paths: declarative (copy), raw-copy (its limit: bench/c_raw_copy.c), c-policy (the batch "
+        "hook), c-policy-rows (the per-row hooks), "
         "per-note (bench/notas-per-note.mapping.json: a Categoria per note, linked by a to-many relationship "
         "mapping), distinct (bench/notas-distinct.mapping.json: the whole migration declaratively); the wide "
         "shape runs declarative",
@@ -90,21 +114,32 @@ def main() -> None:
         "per-note": os.path.join(run.ROOT, "bench", "notas-per-note.mapping.json"),
         "distinct": os.path.join(run.ROOT, "bench", "notas-distinct.mapping.json"),
     }
-    reference_paths = ("declarative", "c-policy", "c-policy-rows", "per-note", "distinct")
+    reference_paths = ("declarative", "raw-copy", "c-policy", "c-policy-rows", "per-note", "distinct")
+    # The function each path's own work is in, counted alone when declarative and raw-copy both run.
+    calls = {"declarative": "cdm_migration_run", "raw-copy": "raw_copy"}
     for shape, paths in (
         ("reference-1", [p for p in reference_paths if p in wanted]),
         ("wide", ["declarative"] if "declarative" in wanted else []),
     ):
         if not paths:
             continue
-        source, _ = run.make_stores(args.work, shape, args.rows)
+        source, empty = run.make_stores(args.work, shape, args.rows)
         made = {}
-        for path in paths:
-            destination = os.path.join(args.work, f"ir-{shape}-{path}.sqlite")
+        counted = {}
+        paired = shape == "reference-1" and "declarative" in paths and "raw-copy" in paths
+
+        def fresh(destination: str) -> None:
             for suffix in ("", "-wal", "-shm", "-journal"):
                 if os.path.exists(destination + suffix):
                     os.remove(destination + suffix)
-            if path in run.C_POLICY_MODES:
+
+        for path in paths:
+            destination = os.path.join(args.work, f"ir-{shape}-{path}.sqlite")
+            fresh(destination)
+            if path == "raw-copy":
+                shutil.copy(empty, destination)
+                command = [tools["c_raw_copy"], source, destination]
+            elif path in run.C_POLICY_MODES:
                 command = [tools["c_policy"], run.C_POLICY_MODES[path], run.EXAMPLES, source, destination]
             else:
                 command = [
@@ -120,6 +155,29 @@ def main() -> None:
                 flush=True,
             )
             made[path] = destination
+            counted[path] = [ir]
+            if paired and path in calls:
+                fresh(destination)
+                if path == "raw-copy":
+                    shutil.copy(empty, destination)
+                ir = instructions(command, destination + ".inside.callgrind", args.prefix, inside=calls[path])
+                counted[path].append(ir)
+                print(
+                    f"{shape:<12} {path:<14} {args.rows:>9,} rows  {ir:>15,} Ir  {ir / args.rows:>10,.0f} Ir/row"
+                    f"  (inside {calls[path]} alone)",
+                    flush=True,
+                )
+        if paired:
+            # Both wrote the same notes (run.py's check of its copy paths).
+            if run.rows_of_notes(made["declarative"]) != run.rows_of_notes(made["raw-copy"]):
+                raise SystemExit("the declarative copy's notes differ from the raw copy's")
+            whole = counted["raw-copy"][0] / counted["declarative"][0]
+            inside = counted["raw-copy"][1] / counted["declarative"][1]
+            print(
+                f"{shape:<12} declarative to raw-copy in instructions (raw-copy / declarative; target >= 0.90): "
+                f"{inside:.3f} inside the calls, {whole:.3f} whole processes; the notes are the same",
+                flush=True,
+            )
         if "distinct" in made and "c-policy" in made:
             # The declarative whole migration must write what the policy writes (the data's names are NFC).
             same = run.rows_of(shape, made["distinct"]) == run.rows_of(shape, made["c-policy"])

@@ -50,8 +50,9 @@ about speed. Every result is checked for the same rows as the other paths of its
                                                    # programs linked with another build's install
                                                    # (make install PREFIX=… in a checkout of main, say),
                                                    # in the same interleaved rounds
-    python3 bench/run.py --baseline-python DIR     # also python-rows@base, …: the Python policy paths with
-                                                   # another checkout's bindings/python (its library built in)
+    python3 bench/run.py --baseline-python DIR     # also python-rows@base, …: the Python policy paths (and
+                                                   # schema-step) with another checkout's bindings/python
+                                                   # (its library built in)
 """
 
 from __future__ import annotations
@@ -621,7 +622,8 @@ def main() -> None:
         "--baseline-python",
         default="",
         help="another checkout's bindings/python folder (its libcdmigrate.so built in: make -C bindings/python "
-        "python-package there): the Python policy paths run with it too (path@base), with this checkout's "
+        "python-package there): the Python policy paths and schema-step run with it too (path@base), with this "
+        "checkout's "
         "bench and examples",
     )
     parser.add_argument(
@@ -669,11 +671,11 @@ def main() -> None:
         if args.baseline:
             paths = [q for p in paths for q in ([p, p + "@base"] if p in ("declarative", *C_POLICY_MODES) else [p])]
         if args.baseline_python:
-            python = ("python-policy", *PER_ROW_POLICIES)
+            python = ("python-policy", *PER_ROW_POLICIES, "schema-step")
             paths = [q for p in paths for q in ([p, p + "@base"] if p in python else [p])]
         for rows in sizes:
             source, empty = make_stores(args.work, shape, rows)
-            if any(p in SCHEMA_STEP_PATHS for p in paths):
+            if any(p.split("@")[0] in SCHEMA_STEP_PATHS for p in paths):
                 import schema_step
 
                 schema_step.destination_model(args.work, "rename")
@@ -693,7 +695,7 @@ def main() -> None:
                         if shape == "reference-1" and path in ("raw-copy", "declarative", "declarative@base")
                         else "whole"
                     )
-                    if path in SCHEMA_STEP_PATHS:
+                    if path.split("@")[0] in SCHEMA_STEP_PATHS:
                         # The step and cp + DDL agree on the notes' columns and values; cp alone is the source.
                         if path == "cp":
                             continue
@@ -768,7 +770,7 @@ def main() -> None:
                         "copy_limit_path": limit,
                     }
                 )
-            for path in [p for p in ("schema-step", "cp") if p in paths and "cp+ddl" in paths]:
+            for path in [p for p in ("schema-step", "schema-step@base", "cp") if p in paths and "cp+ddl" in paths]:
                 # Paired per round: the step's time over cp + DDL's (the target: at most 3).
                 ratios = [t / b for t, b in zip(times[path], times["cp+ddl"])]
                 cpu_ratios = [t / b for t, b in zip(cpus[path], cpus["cp+ddl"])]

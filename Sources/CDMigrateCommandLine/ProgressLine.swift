@@ -6,8 +6,10 @@ import CDMigrate
 /// `42% [########-----------] step 2/4 v2 → v3 · relationships Recipe 1200/5000 · 1:23 left`
 ///
 /// The time left is for the whole run — every entity mapping, stage and pass, and every step of a
-/// chain — from the rows the run has handled over the rows it has (`runProcessed`, `runTotal`; the
-/// fraction of steps when no row total is known), shown once `minimumElapsed` seconds have passed
+/// chain — from the work the run has done over the work it has: rows weighted by what a row of
+/// their stage costs (`runWork`, `runWorkTotal`: a row copied in stage 1 counts for more than one
+/// validated in stage 3, so the estimate does not jump between stages; else `runProcessed` and
+/// `runTotal`; the fraction of steps when no row total is known), shown once `minimumElapsed` seconds have passed
 /// and `minimumFraction` of the run is done. The line never exceeds `width - 1` columns (the last
 /// column is left free so that no terminal wraps): the bar goes first, then the counts, then the
 /// entity mapping's name is shortened with "…".
@@ -28,9 +30,13 @@ struct ProgressLine {
     /// Share of the run done before any time left is shown.
     static let minimumFraction = 0.01
 
-    /// The whole run's share done: rows when the run knows a row total, else the step fraction
-    /// (over the chain's steps).
+    /// The whole run's share done: its work (rows weighted by what a row of their stage costs:
+    /// `runWork`, `runWorkTotal`) when known, else rows when the run knows a row total, else the
+    /// step fraction (over the chain's steps).
     static func runFraction(_ progress: MigrationProgress) -> Double {
+        if progress.runWorkTotal > 0, progress.runWorkTotal.isFinite, progress.runWork.isFinite {
+            return min(1, max(0, progress.runWork / progress.runWorkTotal))
+        }
         if progress.runTotal > 0 {
             return min(1, max(0, Double(progress.runProcessed) / Double(progress.runTotal)))
         }

@@ -73,6 +73,16 @@ final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
         }
     }
 
+    /// Core Data's default per batch, numbered as instances made one by one, and nothing else.
+    final class DefaultInBatches: EntityMigrationPolicy {
+        override var createsDestinationInstancesInBatches: Bool { true }
+        override func createDestinationInstances(
+            forSourceBatch batch: SourceBatch, in mapping: EntityMapping, manager: MigrationManager
+        ) throws {
+            _ = try batch.applyDefault(numbered: true)
+        }
+    }
+
     var scratch: ScratchDirectory!
     var v1: ManagedObjectModel!
     var v2: ManagedObjectModel!
@@ -147,6 +157,43 @@ final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
         return Run(
             tables: tables(out), report: report.json.serialized(), lookups: writers.lookups + volumes.lookups,
             keyRanges: [writers.keyRangesSeen, volumes.keyRangesSeen])
+    }
+
+    /// A declarative mapping copied by SQL after a mapping that recorded key ranges writes only the
+    /// buffered associations before its INSERTs (the rowids stay in the order made): the earlier
+    /// mapping's ranges stay ranges, not a row each, and the store is the one written row by row.
+    func testAnSQLCopyAfterKeyRangesLeavesThemUnwritten() throws {
+        let source = try makeLibrary()
+        let copy = try MappingModel(
+            json: """
+                {"entityMappings": [
+                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
+                   "predicate": "TRUEPREDICATE", "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
+                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "copy",
+                   "predicate": "TRUEPREDICATE", "attributeMappings": {"title": "$source.title"}}
+                ]}
+                """)
+        var outputs: [[String]] = []
+        for keyRanges in [false, true] {
+            let manager = try MigrationManager(sourceModel: v1, destinationModel: v2, mappingModel: copy)
+            manager.batchSize = 32
+            manager.recordsAssociationKeyRanges = keyRanges
+            manager.registerPolicy(named: "Writers") { DefaultInBatches() }
+            var rangesAfterCopy: Int?
+            manager.progressHandler = { [unowned manager] progress in
+                // The last call of stage 1: the SQL copy has run.
+                if progress.stage == .createDestinationInstances, progress.entityMappingName == "BookToVolume" {
+                    rangesAfterCopy = manager.run.associations?.keyRanges[0]?.count ?? 0
+                }
+                return true
+            }
+            let out = scratch.file("copy-\(keyRanges).sqlite")
+            let report = try manager.migrateStore(from: source, to: out)
+            XCTAssertEqual(report.mappings.element(at: 1)?.instancesBySQL, true, "BookToVolume copied by SQL")
+            XCTAssertEqual(rangesAfterCopy, keyRanges ? 1 : 0, "AuthorToWriter's ranges after the SQL copy")
+            outputs.append(tables(out))
+        }
+        XCTAssertEqual(outputs[0], outputs[1])
     }
 
     func testKeyRangesGiveTheRowsLookUpsAndReportOfARowPerAssociation() throws {

@@ -506,6 +506,32 @@ final class SchemaStepTests: XCTestCase {
         try assertSameStores(scratch.file("general.sqlite"), scratch.file("fast.sqlite"))
     }
 
+    /// The scan counts every row and the rows that matter in one pass, to the table's end: a
+    /// row that matters is found when it is the last one, and the counts are the general path's.
+    func testTheLastRowAloneIsFoundByTheOnePassScan() throws {
+        let source = try makeSource()
+        var database = try SQLiteDatabase(path: source, mode: .readWrite)
+        let last = try XCTUnwrap(try database.scalar("SELECT MAX(Z_PK) FROM ZNOTE")?.integer)
+        try database.exec("UPDATE ZNOTE SET Z_OPT = 7 WHERE Z_PK = \(last)")
+        database.close()
+        let general = try inferredManager(schemaChanges: false).migrateStore(
+            from: source, to: scratch.file("general.sqlite"))
+        let fast = try inferredManager(schemaChanges: true).migrateStore(from: source, to: scratch.file("fast.sqlite"))
+        XCTAssertTrue(fast.bySchemaChanges, fast.schemaChangesNotDone ?? "")
+        try assertSameStores(scratch.file("general.sqlite"), scratch.file("fast.sqlite"))
+        XCTAssertEqual(summary(fast), summary(general))
+        // Another entity number in the last row alone sends the step to the general path, which
+        // refuses the row (a step done as schema changes would have carried it).
+        database = try SQLiteDatabase(path: source, mode: .readWrite)
+        try database.exec("UPDATE ZNOTE SET Z_OPT = 1, Z_ENT = 99 WHERE Z_PK = \(last)")
+        database.close()
+        XCTAssertThrowsError(
+            try inferredManager(schemaChanges: true).migrateStore(from: source, to: scratch.file("odd.sqlite"))
+        ) { error in
+            XCTAssertTrue("\(error)".contains("row \(last) of table 'ZNOTE'"), "\(error)")
+        }
+    }
+
     func testAHandWrittenCopyMappingAsSchemaChangesGivesTheGeneralPathsStore() throws {
         let note =
             #"{"name": "Note", "attributes": [{"name": "title", "type": "string"}, {"name": "n", "type": "integer32"}]}"#

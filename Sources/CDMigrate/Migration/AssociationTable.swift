@@ -146,7 +146,8 @@ final class AssociationTable {
         mapping: Int, sourceEntity: Int, destinationEntity: Int, destinationTable: String,
         low: Int64, high: Int64, count: Int
     ) throws {
-        try writePending()
+        // The buffered rows take their rowids first; key ranges already hold theirs (placeholders).
+        try writeBufferedRows()
         let first = (try database.scalar("SELECT COALESCE(MAX(rowid), 0) + 1 FROM cdm_association")?.integer) ?? 1
         // Keys spread over more of the 64-bit range than rowids can reserve (INT64_MIN to INT64_MAX,
         // or a span that would leave no rowids above it): the associations are written out now.

@@ -12,6 +12,7 @@ extension MigrationManager {
         }
         var estimates: [Int] = []
         var follows: [Int: [Int]] = [:]
+        let stages = RunRows.stages(mappingsPerPass: mappingModels.map { $0.entityMappings.count })
         for model in mappingModels {
             let mappings = model.entityMappings
             let plans = SourceFetchPlan.plans(for: mappings, sourceStore: source)
@@ -30,6 +31,6 @@ extension MigrationManager {
             }
             estimates += counts + counts + counts
         }
-        run.runRows = RunRows(estimates: estimates, follows: follows)
+        run.runRows = RunRows(estimates: estimates, follows: follows, stages: stages)
     }
 }

@@ -135,7 +135,8 @@ extension MigrationManager {
             }
             return scan.tables[layout.table(for: entity)]?.count ?? 0
         }
-        return RunRows(estimates: counts + counts + counts)
+        return RunRows(
+            estimates: counts + counts + counts, stages: RunRows.stages(mappingsPerPass: [counts.count]))
     }
 
     /// The rest of a step done as schema changes, as the general path ends a run.

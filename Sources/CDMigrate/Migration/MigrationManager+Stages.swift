@@ -263,7 +263,7 @@ extension MigrationManager {
                 return true
             }
         }
-        try associations.writePending()  // the table's rowids keep the order associations were made in
+        try associations.writeBufferedRows()  // the table's rowids keep the order associations were made in
         try destination.database.begin()
         destination.database.valueCounts.rulesBroken = false
         var written: ClosedRange<Int64>? = nil

@@ -475,11 +475,13 @@ public final class MigrationManager {
         let fraction = min(1, (Double(run.stepsDone) + within) / Double(run.totalSteps))
         run.migrationProgress = fraction
         run.runRows.report(step: run.stepsDone, total: total)
-        let progress = MigrationProgress(
+        var progress = MigrationProgress(
             fraction: fraction, stage: run.stage, pass: currentPass, entityMappingName: entityMappingName,
             processed: processed, total: total,
             runProcessed: run.runRows.processed(step: run.stepsDone, within: processed),
             runTotal: run.runRows.total)
+        progress.runWork = run.runRows.processedWork(step: run.stepsDone, within: processed)
+        progress.runWorkTotal = run.runRows.totalWork
         if !handler(progress) { cancelRequest.store(true, ordering: .relaxed) }
         try checkCancelled()
     }

@@ -52,6 +52,13 @@ public struct MigrationProgress {
     public var step: Int = 0
     /// How many steps the chain has (1 outside a chain).
     public var stepCount: Int = 1
+    /// The work done in the whole run, and all of it as far as known: `runProcessed` and
+    /// `runTotal` with each row weighted by what a row of its stage costs (`RunRows.stageWeights`:
+    /// a row copied in stage 1 weighs more than one validated in stage 3), for a time-remaining
+    /// estimate that does not jump between stages (the command line's progress line). 0 when
+    /// nothing is known.
+    package var runWork: Double = 0
+    package var runWorkTotal: Double = 0
 }
 
 /// What a finished migration did.
@@ -102,7 +109,8 @@ extension MigrationProgress {
     /// one until it runs (a step that knows no rows counts as the
     /// average of the steps before it, its share done as its `fraction`). `fraction` stays the
     /// step's own (the C API makes it the chain's).
-    func inChain(step: Int, of count: Int, rowsBefore: Int) -> MigrationProgress {
+    /// The work (`runWork`) is chained the same way from `workBefore`.
+    func inChain(step: Int, of count: Int, rowsBefore: Int, workBefore: Double = 0) -> MigrationProgress {
         var chained = self
         chained.step = step
         chained.stepCount = max(1, count)
@@ -113,7 +121,17 @@ extension MigrationProgress {
         chained.runProcessed = rowsBefore.addingReportingOverflow(stepDone).overflow ? Int.max : rowsBefore + stepDone
         chained.runTotal =
             overflow || rowsBefore.addingReportingOverflow(scaled).overflow ? Int.max : rowsBefore + scaled
+        let stepWork = Self.chainStepWork(runWorkTotal: runWorkTotal, step: step, workBefore: workBefore)
+        let workDone = runWorkTotal > 0 ? runWork : stepWork * min(1, max(0, fraction))
+        chained.runWork = workBefore + workDone
+        chained.runWorkTotal = workBefore + stepWork * Double(later + 1)
         return chained
+    }
+
+    /// The work a chain's step counts as: its own total, or, when it knows none, the average of
+    /// the steps before it (as `chainStepRows`).
+    static func chainStepWork(runWorkTotal: Double, step: Int, workBefore: Double) -> Double {
+        runWorkTotal > 0 ? runWorkTotal : (step > 0 ? workBefore / Double(step) : 0)
     }
 
     /// The rows a chain's step counts as: its own total, or, when it knows none, the average of

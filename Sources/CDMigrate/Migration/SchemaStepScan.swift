@@ -1,10 +1,10 @@
 /// What a step done as schema changes (`SchemaStepPlan`) learns from the source's rows before it
-/// copies anything: one scan per kept table, stopping at the first row that matters, and the
-/// counts the report needs, read without decoding the rows.
+/// copies anything: one pass over each kept table, counting its rows and the rows that matter,
+/// and the other counts the report needs.
 ///
 /// The scan checks only what the model change can break, as Core Data's own lightweight migration
 /// of an SQLite store changes the schema and leaves alone the rows it does not change. Its one
-/// `WHERE` clause per table asks, row by row with SQLite's short-circuit evaluation: a row of
+/// condition per table asks, row by row with SQLite's short-circuit evaluation: a row of
 /// another entity number or a `Z_OPT` other than 1 (the first fields of every record, cheap to
 /// read); a foreign key to no row; and, only for a carried column whose destination rules ask more
 /// than its source attribute's (`SchemaStepPlan.promises`: it becomes required, or its bounds
@@ -17,10 +17,10 @@
 ///
 /// One row found: a second look tells which; all but `Z_OPT` send the step to the general path,
 /// which then converts, drops or fails exactly as it always does (so a failure is the general
-/// path's own error, not a second implementation of it). The counts come from `COUNT(*)` (SQLite
-/// counts the table's pages without decoding rows) and the key's `MIN`/`MAX` (two look-ups). Only
-/// dropped attributes cost one aggregate query more, all their columns in that one query, for the
-/// loss report's non-nil counts.
+/// path's own error, not a second implementation of it). The row count comes from the same pass
+/// (`COUNT(*), COUNT(*) FILTER (WHERE …)`: the table's pages are read once, not once to count and
+/// once to check) and the key's `MIN`/`MAX` from two look-ups. Only dropped attributes cost one
+/// aggregate query more, all their columns in that one query, for the loss report's non-nil counts.
 struct SchemaStepScan {
     /// What the scan found in one kept table.
     struct Table {
@@ -53,13 +53,11 @@ struct SchemaStepScan {
         for kept in plan.keptTables {
             try isCancelled()
             let table = "main." + SQLiteDatabase.quote(kept.sourceName)
-            let counts =
-                try source.rows(
-                    "SELECT (SELECT COUNT(*) FROM \(table)), (SELECT MIN(Z_PK) FROM \(table)), (SELECT MAX(Z_PK) FROM \(table))"
-                ).first ?? []
-            var found = Table(
-                count: Int(counts.element(at: 0)?.integer ?? 0), low: counts.element(at: 1)?.integer,
-                high: counts.element(at: 2)?.integer)
+            // The key's range: two look-ups, no row read.
+            let range =
+                try source.rows("SELECT (SELECT MIN(Z_PK) FROM \(table)), (SELECT MAX(Z_PK) FROM \(table))").first
+                ?? []
+            var found = Table(count: 0, low: range.element(at: 0)?.integer, high: range.element(at: 1)?.integer)
             if let low = found.low, let high = found.high, low < 1 || high > Int64.max / 2 {
                 // As `DeclarativeMappingSQL.sourceKeysLeaveRoom`: such keys are renumbered by the general path.
                 throw SchemaStepPlan.NotEligible(
@@ -75,11 +73,17 @@ struct SchemaStepScan {
             if full { result.needsFullValidation = true }
             var any = ["Z_ENT IS NOT \(kept.sourceEntityNumber)"] + differs + rules.map { $0.condition }
             any.append("Z_OPT IS NOT 1")
-            if found.count > 0,
-                try source.scalar(
-                    "SELECT 1 FROM \(table) t WHERE " + any.map { "(\($0))" }.joined(separator: " OR ") + " LIMIT 1")
-                    != nil
-            {
+            // One pass over the rows: how many there are, and how many of them match a condition
+            // (in the usual case none, read to the end; the row, when there is one, is found below).
+            let counted =
+                found.low == nil
+                ? []
+                : try source.rows(
+                    "SELECT COUNT(*), COUNT(*) FILTER (WHERE " + any.map { "(\($0))" }.joined(separator: " OR ")
+                        + ") FROM \(table) t"
+                ).first ?? []
+            found.count = Int(counted.element(at: 0)?.integer ?? 0)
+            if found.count > 0, (counted.element(at: 1)?.integer ?? 1) != 0 {
                 let converted = (["Z_ENT IS NOT \(kept.sourceEntityNumber)"] + differs).map { "(\($0))" }.joined(
                     separator: " OR ")
                 if let pk = try source.scalar("SELECT Z_PK FROM \(table) t WHERE \(converted) ORDER BY Z_PK LIMIT 1")?

@@ -188,6 +188,7 @@ public final class StagedMigrationManager {
         }
         var input = plan.storePath
         var chainRows = 0  // rows of the finished steps, for progress
+        var chainWork = 0.0  // and their work (rows weighted by stage)
         for (index, manager) in managers.enumerated() {
             guard let stage = runStages.element(at: index) else { break }
             if cancelRequest.load(ordering: .relaxed) {
@@ -197,12 +198,17 @@ public final class StagedMigrationManager {
             }
             let handler = progressHandler
             let rowsBefore = chainRows
+            let workBefore = chainWork
             let count = managers.count
             var stepRows = 0  // the step's own rows, as its run last reported them
+            var stepWork = 0.0
             manager.progressHandler = { [unowned self] progress in
                 stepRows = progress.runTotal
+                stepWork = progress.runWorkTotal
                 if self.cancelRequest.load(ordering: .relaxed) { return false }
-                return handler?(index, progress.inChain(step: index, of: count, rowsBefore: rowsBefore)) ?? true
+                return handler?(
+                    index, progress.inChain(step: index, of: count, rowsBefore: rowsBefore, workBefore: workBefore))
+                    ?? true
             }
             let output = folder + "/stage-\(index + 1).sqlite"
             stageWillBegin?(index, manager)
@@ -210,6 +216,7 @@ public final class StagedMigrationManager {
                 let result = try manager.migrateStore(from: input, to: output)
                 report.stages.append(.init(stage: stage, report: result))
                 chainRows += MigrationProgress.chainStepRows(runTotal: stepRows, step: index, rowsBefore: chainRows)
+                chainWork += MigrationProgress.chainStepWork(runWorkTotal: stepWork, step: index, workBefore: chainWork)
             } catch {
                 var error = MigrationManager.wrap(error)
                 error.message =

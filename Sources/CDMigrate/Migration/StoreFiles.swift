@@ -62,6 +62,7 @@ package enum StoreFiles {
                 .io, "cannot \(creating ? "create" : "write") '\(path)': \(String(cString: strerror(errno)))")
         }
         defer { close(output) }
+        if try copyInKernel(input, to: output, source: source, path: path) { return }
         var buffer = [UInt8](repeating: 0, count: 1 << 20)
         while true {
             let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress, $0.count) }
@@ -84,6 +85,33 @@ package enum StoreFiles {
             }
         }
     }
+
+    /// Copies the rest of `input` to `output` inside the kernel (`sendfile(2)`: the page cache's
+    /// pages are copied once, not read into this process and written back), as `cp` does. False,
+    /// with nothing written, where the kernel cannot do it for these files (then the caller reads
+    /// and writes); an error once some bytes were written. `useKernelCopy` false (tests) always
+    /// declines.
+    static func copyInKernel(_ input: Int32, to output: Int32, source: String, path: String) throws -> Bool {
+        guard useKernelCopy.withLock({ $0 }) else { return false }
+        var copied = 0
+        while true {
+            // At most 1 GiB a call (the kernel takes up to 0x7ffff000 bytes).
+            let n = sendfile(output, input, nil, 1 << 30)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if copied == 0, errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP || errno == EXDEV {
+                    return false
+                }
+                throw MigrationError(
+                    .io, "cannot copy '\(source)' to '\(path)': \(String(cString: strerror(errno)))")
+            }
+            if n == 0 { return true }
+            copied += n
+        }
+    }
+
+    /// Whether `copy` copies in the kernel where it can (tests turn it off to check the fallback).
+    package static let useKernelCopy = LockedValue(true)
 
     /// Removes a temporary store this run created: the file and the companions SQLite made
     /// beside it (their names derive from a name unique to this run).

@@ -141,12 +141,61 @@ package enum StoredValueRule {
     package static let countCode = UInt8(ascii: "c")
 
     /// The counts of `cdm_count_values`, one per argument, for the connection that owns them.
+    ///
+    /// Kept in memory of its own, which the SQL functions reach through their user data with no
+    /// Swift object in between (no reference counting or exclusivity check per row): `tally[0]`
+    /// is the broken-rule flag, `tally[1]` how many counts the statement touched, `tally[2 + n]`
+    /// the n-th count, up to `plainArguments` counts.
     package final class ValueCounts {
-        package var counts: [Int] = []
+        /// Slots: the flag, the number touched and one count per argument a call can have.
+        static let slots = 2 + StoredValueRule.plainArguments
+        private let tally: UnsafeMutablePointer<Int>
+
+        package init() {
+            tally = UnsafeMutablePointer<Int>.allocate(capacity: Self.slots)
+            tally.initialize(repeating: 0, count: Self.slots)
+        }
+
+        deinit { tally.deallocate() }
+
+        /// Per counted column, its rows with a value (the columns a statement counted, in order);
+        /// set to `[]` before the statement.
+        package var counts: [Int] {
+            get { (0..<min(max(tally[1], 0), Self.slots - 2)).map { tally[2 + $0] } }
+            set {
+                let n = min(newValue.count, Self.slots - 2)
+                tally.advanced(by: 2).update(repeating: 0, count: Self.slots - 2)
+                for i in 0..<n { tally[2 + i] = newValue[i] }
+                tally[1] = n
+            }
+        }
+
         /// Set by `cdm_plain` when a row breaks a destination rule its codes carry
         /// (`requiredCode`, `h`, `w`); reset it before the statement.
-        package var rulesBroken = false
-        package init() {}
+        package var rulesBroken: Bool {
+            get { tally[0] != 0 }
+            set { tally[0] = newValue ? 1 : 0 }
+        }
+
+        /// The user data the SQL functions count through (`register`).
+        var userData: UnsafeMutableRawPointer { UnsafeMutableRawPointer(tally) }
+
+        /// Counts the value of counted column `index` (0-based) in the tally `data` (a
+        /// `userData`): the column is touched, and counted when it has a value. False, changing
+        /// nothing, past the last slot.
+        @inline(__always)
+        static func note(_ index: Int, hasValue: Bool, in data: UnsafeMutableRawPointer) -> Bool {
+            guard index >= 0, index < slots - 2 else { return false }
+            let tally = data.assumingMemoryBound(to: Int.self)
+            if tally[1] <= index { tally[1] = index + 1 }
+            if hasValue { tally[2 + index] &+= 1 }
+            return true
+        }
+
+        /// Records a broken rule in the tally `data`.
+        static func noteBrokenRule(in data: UnsafeMutableRawPointer) {
+            data.assumingMemoryBound(to: Int.self)[0] = 1
+        }
     }
 
     /// Columns per `cdm_plain` call (SQLite allows 127 arguments by default).
@@ -196,7 +245,7 @@ package enum StoredValueRule {
             }, nil, nil, nil)
         // Not deterministic: it records broken rules, once for every row the statement reads.
         sqlite3_create_function_v2(
-            db, "cdm_plain", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(),
+            db, "cdm_plain", -1, SQLITE_UTF8, counts.userData,
             { context, count, arguments in
                 guard let context else { return }
                 guard let arguments, count >= 1, let signatureValue = arguments[0],
@@ -206,23 +255,18 @@ package enum StoredValueRule {
                     sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
                     return
                 }
+                let data = sqlite3_user_data(context)
                 var broken = false
                 var counted = 0
-                var state: ValueCounts? = nil
                 for i in 1..<Int(count) {
                     guard let value = arguments[i] else { continue }
                     let code = signature[i - 1]
                     // One storage-class read per value; the rules only for the codes that carry some.
                     let storage = sqlite3_value_type(value)
                     if code == StoredValueRule.countCode {
-                        if state == nil, let data = sqlite3_user_data(context) {
-                            state = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue()
-                        }
-                        if let state {
-                            if state.counts.count <= counted {
-                                state.counts += [Int](repeating: 0, count: counted + 1 - state.counts.count)
-                            }
-                            if storage != SQLITE_NULL { state.counts[counted] &+= 1 }
+                        if let data, !ValueCounts.note(counted, hasValue: storage != SQLITE_NULL, in: data) {
+                            sqlite3_result_error(context, "cdm_plain: too many counted columns", -1)
+                            return
                         }
                         counted += 1
                         continue
@@ -235,25 +279,24 @@ package enum StoredValueRule {
                         if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
                     }
                 }
-                if broken, let data = sqlite3_user_data(context) {
-                    Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue().rulesBroken = true
-                }
+                if broken, let data { ValueCounts.noteBrokenRule(in: data) }
                 sqlite3_result_int64(context, 1)
             }, nil, nil, nil)
         // Not deterministic: it must run once for every row the statement reads.
         sqlite3_create_function_v2(
-            db, "cdm_count_values", -1, SQLITE_UTF8, Unmanaged.passUnretained(counts).toOpaque(),
+            db, "cdm_count_values", -1, SQLITE_UTF8, counts.userData,
             { context, count, arguments in
                 guard let context else { return }
                 guard let arguments, let data = sqlite3_user_data(context) else {
                     sqlite3_result_error(context, "cdm_count_values: no counts", -1)
                     return
                 }
-                let counts = Unmanaged<ValueCounts>.fromOpaque(data).takeUnretainedValue()
-                let n = Int(max(count, 0))
-                if counts.counts.count < n { counts.counts += [Int](repeating: 0, count: n - counts.counts.count) }
-                for i in 0..<n {
-                    if let value = arguments[i], sqlite3_value_type(value) != SQLITE_NULL { counts.counts[i] &+= 1 }
+                for i in 0..<Int(max(count, 0)) {
+                    let hasValue = arguments[i].map { sqlite3_value_type($0) != SQLITE_NULL } ?? false
+                    if !ValueCounts.note(i, hasValue: hasValue, in: data) {
+                        sqlite3_result_error(context, "cdm_count_values: too many columns", -1)
+                        return
+                    }
                 }
                 sqlite3_result_int64(context, 1)
             }, nil, nil, nil)

@@ -8,25 +8,7 @@ import XCTest
 /// must give the same destination row for row, the same report (counts, untaken instances,
 /// losses) and the same answers to Core Data's look-ups, across batches, gaps in the keys, extra
 /// associations made between the ranges, several entity mappings and a run that fails midway.
-final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
-    static let library = """
-        {"name": "Library", "entities": [
-          {"name": "Author", "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "integer64"}],
-           "relationships": [{"name": "books", "destination": "Book", "inverse": "author", "toMany": true}]},
-          {"name": "Book", "attributes": [{"name": "title", "type": "string"}], "relationships": [
-            {"name": "author", "destination": "Author", "inverse": "books"}]}
-        ]}
-        """
-    static let shelf = """
-        {"name": "Shelf", "entities": [
-          {"name": "Writer", "attributes": [{"name": "name", "type": "string"}, {"name": "born", "type": "integer64"}],
-           "relationships": [{"name": "volumes", "destination": "Volume", "inverse": "writer", "toMany": true}]},
-          {"name": "Volume", "attributes": [{"name": "title", "type": "string"}], "relationships": [
-            {"name": "writer", "destination": "Writer", "inverse": "volumes"}]}
-        ]}
-        """
-    static let writerOfVolume =
-        "FUNCTION($manager, \\\"destinationInstancesForEntityMappingNamed:sourceInstances:\\\", \\\"AuthorToWriter\\\", $source.author)"
+final class AssociationKeyRangeTests: XCTestCase, LibraryToShelfMigration {
 
     /// Core Data's default per batch, numbered as instances made one by one; optionally an extra
     /// instance associated with the batch's first source row (a row between the ranges), and a
@@ -57,19 +39,7 @@ final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
 
         override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
             keyRangesSeen = manager.run.associations?.keyRanges[manager.mappingID(mapping)]?.count ?? 0
-            guard let source = manager.sourceStore, let destination = manager.destinationStore,
-                let sourceEntity = mapping.sourceEntityName, let destinationEntity = mapping.destinationEntityName
-            else { return XCTFail("no stores") }
-            for instance in try fetchAll(source, sourceEntity) {
-                let made = try manager.destinationInstances(
-                    forEntityMappingName: mapping.name, sourceInstances: [instance])
-                lookups.append("\(instance.objectID.primaryKey) -> \(made.map { $0.objectID.primaryKey })")
-            }
-            for instance in try fetchAll(destination, destinationEntity) {
-                let from = try manager.sourceInstances(
-                    forEntityMappingName: mapping.name, destinationInstances: [instance])
-                lookups.append("\(instance.objectID.primaryKey) <- \(from.map { $0.objectID.primaryKey })")
-            }
+            lookups += try LibraryToShelf.lookups(of: mapping, manager: manager)
         }
     }
 
@@ -89,60 +59,13 @@ final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ManagedObjectModel(json: Self.library)
-        v2 = try ManagedObjectModel(json: Self.shelf)
-    }
-
-    /// 40 authors with 6 books each; books deleted here and there (a gap in a batch) and in a
-    /// dense stretch (keys too scattered for ranges).
-    func makeLibrary() throws -> String {
-        let path = scratch.file("library.sqlite")
-        try makeStore(path, v1) { store in
-            for a in 0..<40 {
-                let author = try insert(store, "Author", ["name": .string("A\(a)"), "born": .integer(Int64(1900 + a))])
-                for b in 0..<6 {
-                    let book = try insert(store, "Book", ["title": .string("B\(a)-\(b)")])
-                    try book.setValue(.object(author), forKey: "author")
-                }
-            }
-        }
-        try sql(path, "DELETE FROM ZBOOK WHERE Z_PK % 50 = 0 OR (Z_PK BETWEEN 130 AND 170 AND Z_PK % 3 = 0)")
-        return path
-    }
-
-    /// Every row of every table of the store but its metadata (which holds the store's UUID), in key order.
-    func tables(_ path: String) -> [String] {
-        let names = rows(
-            path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'Z_METADATA' ORDER BY name")
-        return names.flatMap { name in ["table \(name)"] + rows(path, "SELECT * FROM \"\(name)\"").sorted() }
-    }
-
-    func mapping() throws -> MappingModel {
-        try MappingModel(
-            json:
-                """
-                {"entityMappings": [
-                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
-                   "predicate": "TRUEPREDICATE",
-                   "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
-                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "custom",
-                   "predicate": "TRUEPREDICATE",
-                   "policy": "Volumes", "attributeMappings": {"title": "$source.title"},
-                   "relationshipMappings": {"writer": "\(Self.writerOfVolume)"}}
-                ]}
-                """)
-    }
-
-    struct Run {
-        var tables: [String]
-        var report: String
-        var lookups: [String]
-        var keyRanges: [Int]
+        v1 = try ManagedObjectModel(json: LibraryToShelf.library)
+        v2 = try ManagedObjectModel(json: LibraryToShelf.shelf)
     }
 
     func migrate(
         _ source: String, keyRanges: Bool, batchSize: Int = 32, failAtBatch: Int? = nil, name: String? = nil
-    ) throws -> Run {
+    ) throws -> LibraryToShelf.Run {
         let writers = NumberedBatches()
         let volumes = NumberedBatches()
         volumes.extraEntity = "Volume"
@@ -154,7 +77,7 @@ final class AssociationKeyRangeTests: XCTestCase, SQLiteFileAccess {
         manager.registerPolicy(named: "Volumes") { volumes }
         let out = scratch.file(name ?? "out-\(keyRanges)-\(batchSize).sqlite")
         let report = try manager.migrateStore(from: source, to: out)
-        return Run(
+        return LibraryToShelf.Run(
             tables: tables(out), report: report.json.serialized(), lookups: writers.lookups + volumes.lookups,
             keyRanges: [writers.keyRangesSeen, volumes.keyRangesSeen])
     }

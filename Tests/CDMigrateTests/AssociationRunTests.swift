@@ -9,7 +9,7 @@ import XCTest
 /// destination row for row, the same report and the same answers to Core Data's look-ups, across
 /// gaps in the source keys, extra instances associated between the runs, look-ups in the middle
 /// of stage 1 and a run that fails midway.
-final class AssociationRunTests: XCTestCase, SQLiteFileAccess {
+final class AssociationRunTests: XCTestCase, LibraryToShelfMigration {
     /// Core Data's default per source instance; every `extraEvery`-th call also an extra instance
     /// associated with the same source (it breaks the run of destination keys), every
     /// `lookUpEvery`-th call a look-up of what the source made (it reads the associations in the
@@ -47,19 +47,7 @@ final class AssociationRunTests: XCTestCase, SQLiteFileAccess {
         override func endInstanceCreation(forMapping mapping: EntityMapping, manager: MigrationManager) throws {
             try manager.run.associations?.writeBufferedRows()  // the run still open becomes a range
             keyRangesSeen = manager.run.associations?.keyRanges[manager.mappingID(mapping)]?.count ?? 0
-            guard let source = manager.sourceStore, let destination = manager.destinationStore,
-                let sourceEntity = mapping.sourceEntityName, let destinationEntity = mapping.destinationEntityName
-            else { return XCTFail("no stores") }
-            for instance in try fetchAll(source, sourceEntity) {
-                let made = try manager.destinationInstances(
-                    forEntityMappingName: mapping.name, sourceInstances: [instance])
-                lookups.append("\(instance.objectID.primaryKey) -> \(made.map { $0.objectID.primaryKey })")
-            }
-            for instance in try fetchAll(destination, destinationEntity) {
-                let from = try manager.sourceInstances(
-                    forEntityMappingName: mapping.name, destinationInstances: [instance])
-                lookups.append("\(instance.objectID.primaryKey) <- \(from.map { $0.objectID.primaryKey })")
-            }
+            lookups += try LibraryToShelf.lookups(of: mapping, manager: manager)
         }
     }
 
@@ -69,61 +57,14 @@ final class AssociationRunTests: XCTestCase, SQLiteFileAccess {
 
     override func setUpWithError() throws {
         scratch = ScratchDirectory()
-        v1 = try ManagedObjectModel(json: AssociationKeyRangeTests.library)
-        v2 = try ManagedObjectModel(json: AssociationKeyRangeTests.shelf)
-    }
-
-    /// 40 authors with 6 books each; books deleted here and there (gaps in the source keys) and in a
-    /// dense stretch (runs too short to keep).
-    func makeLibrary() throws -> String {
-        let path = scratch.file("library.sqlite")
-        try makeStore(path, v1) { store in
-            for a in 0..<40 {
-                let author = try insert(store, "Author", ["name": .string("A\(a)"), "born": .integer(Int64(1900 + a))])
-                for b in 0..<6 {
-                    let book = try insert(store, "Book", ["title": .string("B\(a)-\(b)")])
-                    try book.setValue(.object(author), forKey: "author")
-                }
-            }
-        }
-        try sql(path, "DELETE FROM ZBOOK WHERE Z_PK % 50 = 0 OR (Z_PK BETWEEN 130 AND 170 AND Z_PK % 3 = 0)")
-        return path
-    }
-
-    /// Every row of every table of the store but its metadata (which holds the store's UUID), in key order.
-    func tables(_ path: String) -> [String] {
-        let names = rows(
-            path, "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'Z_METADATA' ORDER BY name")
-        return names.flatMap { name in ["table \(name)"] + rows(path, "SELECT * FROM \"\(name)\"").sorted() }
-    }
-
-    func mapping() throws -> MappingModel {
-        try MappingModel(
-            json:
-                """
-                {"entityMappings": [
-                  {"name": "AuthorToWriter", "sourceEntity": "Author", "destinationEntity": "Writer", "type": "custom",
-                   "predicate": "TRUEPREDICATE",
-                   "policy": "Writers", "attributeMappings": {"name": "$source.name"}},
-                  {"name": "BookToVolume", "sourceEntity": "Book", "destinationEntity": "Volume", "type": "custom",
-                   "predicate": "TRUEPREDICATE",
-                   "policy": "Volumes", "attributeMappings": {"title": "$source.title"},
-                   "relationshipMappings": {"writer": "\(AssociationKeyRangeTests.writerOfVolume)"}}
-                ]}
-                """)
-    }
-
-    struct Run {
-        var tables: [String]
-        var report: String
-        var lookups: [String]
-        var keyRanges: [Int]
+        v1 = try ManagedObjectModel(json: LibraryToShelf.library)
+        v2 = try ManagedObjectModel(json: LibraryToShelf.shelf)
     }
 
     func migrate(
         _ source: String, runs: Bool, extraEvery: Int = 0, lookUpEvery: Int = 0, failAt: Int? = nil,
         name: String? = nil
-    ) throws -> Run {
+    ) throws -> LibraryToShelf.Run {
         let writers = RowByRow()
         let volumes = RowByRow()
         volumes.extraEntity = "Volume"
@@ -137,7 +78,7 @@ final class AssociationRunTests: XCTestCase, SQLiteFileAccess {
         manager.registerPolicy(named: "Volumes") { volumes }
         let out = scratch.file(name ?? "out-\(runs)-\(extraEvery)-\(lookUpEvery).sqlite")
         let report = try manager.migrateStore(from: source, to: out)
-        return Run(
+        return LibraryToShelf.Run(
             tables: tables(out), report: report.json.serialized(), lookups: writers.lookups + volumes.lookups,
             keyRanges: [writers.keyRangesSeen, volumes.keyRangesSeen])
     }

@@ -73,3 +73,35 @@ func copyFixtureStore(_ relativePath: String, into directory: String) throws -> 
     }
     return destination
 }
+
+/// Every progress report of migrating, row by row and reported every `interval` rows, a store of
+/// `count` instances of Item (an integer `n`, 0…count-1) to Thing with `mapping`'s entity mappings.
+func progressOfItemsToThings(count: Int, interval: Int, in scratch: ScratchDirectory, mapping: String) throws
+    -> [MigrationProgress]
+{
+    let model = try ManagedObjectModel(
+        json: """
+            {"name": "M", "versionIdentifier": "1", "entities": [
+              {"name": "Item", "attributes": [{"name": "n", "type": "integer64"}]}]}
+            """)
+    let destination = try ManagedObjectModel(
+        json: """
+            {"name": "M", "versionIdentifier": "2", "entities": [
+              {"name": "Thing", "attributes": [{"name": "n", "type": "integer64"}]}]}
+            """)
+    let path = scratch.file("items.sqlite")
+    try makeStore(path, model) { store in
+        for i in 0..<count { _ = try insert(store, "Item", ["n": .integer(Int64(i))]) }
+    }
+    let manager = try MigrationManager(
+        sourceModel: model, destinationModel: destination, mappingModel: try MappingModel(json: mapping))
+    manager.pushDownSQL = false
+    manager.progressInterval = interval
+    var seen: [MigrationProgress] = []
+    manager.progressHandler = {
+        seen.append($0)
+        return true
+    }
+    try manager.migrateStore(from: path, to: scratch.file("out.sqlite"))
+    return seen
+}

@@ -36,38 +36,15 @@ final class RunProgressTests: XCTestCase {
     }
 
     func testProgressCarriesTheRunsRowsFromTheFirstCallToTheLast() throws {
-        let model = try ManagedObjectModel(
-            json: """
-                {"name": "M", "versionIdentifier": "1", "entities": [
-                  {"name": "Item", "attributes": [{"name": "n", "type": "integer64"}]}]}
-                """)
-        let destination = try ManagedObjectModel(
-            json: """
-                {"name": "M", "versionIdentifier": "2", "entities": [
-                  {"name": "Thing", "attributes": [{"name": "n", "type": "integer64"}]}]}
-                """)
-        let path = scratch.file("items.sqlite")
-        try makeStore(path, model) { store in
-            for i in 0..<40 { _ = try insert(store, "Item", ["n": .integer(Int64(i))]) }
-        }
-        let mapping = try MappingModel(
-            json:
-                """
+        let seen = try progressOfItemsToThings(
+            count: 40, interval: 3, in: scratch,
+            mapping: """
                 {"entityMappings": [
                   {"name": "Small", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n < 10",
                    "attributeMappings": {"n": "$source.n"}},
                   {"name": "Large", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "n >= 10",
                    "attributeMappings": {"n": "$source.n"}}]}
                 """)
-        let manager = try MigrationManager(sourceModel: model, destinationModel: destination, mappingModel: mapping)
-        manager.pushDownSQL = false
-        manager.progressInterval = 3
-        var seen: [MigrationProgress] = []
-        manager.progressHandler = {
-            seen.append($0)
-            return true
-        }
-        try manager.migrateStore(from: path, to: scratch.file("out.sqlite"))
         // 40 source rows, each handled in stage 1, 2 and 3 of its mapping.
         XCTAssertEqual(seen.first?.runTotal, 120, "known before the first row")
         XCTAssertEqual(Set(seen.map(\.runTotal)), [120])

@@ -80,34 +80,12 @@ final class RunWorkTests: XCTestCase {
     }
 
     func testARunsWorkGrowsToItsTotalAndStageOneHoldsMostOfIt() throws {
-        let model = try ManagedObjectModel(
-            json: """
-                {"name": "M", "versionIdentifier": "1", "entities": [
-                  {"name": "Item", "attributes": [{"name": "n", "type": "integer64"}]}]}
-                """)
-        let destination = try ManagedObjectModel(
-            json: """
-                {"name": "M", "versionIdentifier": "2", "entities": [
-                  {"name": "Thing", "attributes": [{"name": "n", "type": "integer64"}]}]}
-                """)
-        let path = scratch.file("items.sqlite")
-        try makeStore(path, model) { store in
-            for i in 0..<30 { _ = try insert(store, "Item", ["n": .integer(Int64(i))]) }
-        }
-        let mapping = try MappingModel(
-            json: """
+        let seen = try progressOfItemsToThings(
+            count: 30, interval: 5, in: scratch,
+            mapping: """
                 {"entityMappings": [{"name": "ItemToThing", "sourceEntity": "Item", "destinationEntity": "Thing", "predicate": "TRUEPREDICATE",
                   "attributeMappings": {"n": "$source.n"}}]}
                 """)
-        let manager = try MigrationManager(sourceModel: model, destinationModel: destination, mappingModel: mapping)
-        manager.pushDownSQL = false
-        manager.progressInterval = 5
-        var seen: [MigrationProgress] = []
-        manager.progressHandler = {
-            seen.append($0)
-            return true
-        }
-        try manager.migrateStore(from: path, to: scratch.file("out.sqlite"))
         let total = try XCTUnwrap(seen.first?.runWorkTotal)
         XCTAssertEqual(total, 30, accuracy: 1e-9, "30 rows × the three stages' weights, known at the first call")
         XCTAssertEqual(seen.map(\.runWork), seen.map(\.runWork).sorted(), "work done never goes back")

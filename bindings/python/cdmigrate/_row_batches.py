@@ -229,6 +229,7 @@ class RowSource(Instance):
             if dicts is None:
                 # Every row's dict at once (zip and dict in C), the first time a hook asks for one.
                 names = rows.plan.columns
+                rows.read(names)
                 columns = [rows.column(name) for name in names]
                 dicts = rows.dicts = list(map(dict, map(zip, repeat(names), zip(*columns))))
             row = dicts[self._index]
@@ -475,17 +476,27 @@ class RowBatch:
         a key that is not an attribute column of the batch, or once the batch is over."""
         values = self.columns.get(name)
         if values is None and self.active and name in self.plan.column_set:
-            # The type from the plan: asking the manager would write what the batch holds first.
-            values, raw = self.batch._typed_column_values(name, self.plan.column_types[name])
-            self.columns[name] = values
-            self.raw[name] = raw
+            self.read([name])
+            values = self.columns[name]
         return values
+
+    def read(self, names: list[str]) -> None:
+        """Reads the source columns of ``names`` not read yet, in one call."""
+        known = self.plan.column_set
+        wanted = [name for name in names if name not in self.columns and name in known]
+        if wanted:
+            # The types from the plan: asking the manager would write what the batch holds first.
+            types = self.plan.column_types
+            for name, (values, raw) in zip(wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted])):
+                self.columns[name] = values
+                self.raw[name] = raw
 
     def copy_items(self) -> list[tuple[str, list[Any]]]:
         """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
         items = self._copy_items
         if items is None:
             names = [name for name, _, _ in self.copies or ()]
+            self.read([name for name in names if name in self.plan.column_set])
             items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
         return items
 
@@ -495,6 +506,7 @@ class RowBatch:
         columns = self._copy_columns
         if columns is None:
             columns = []
+            self.read([column for _, column, _ in self.copies or ()])
             for name, column, kind in self.copies or ():
                 values = self.column(column) or []
                 dates = kind == AttributeType.DATE

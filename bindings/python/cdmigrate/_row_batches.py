@@ -4,7 +4,7 @@ A policy that defines ``create_destination_instances(source, mapping, manager)``
 batch hook) is called once per source instance, exactly as Core Data calls
 ``createDestinationInstancesForSourceInstance:entityMapping:manager:error:``; what changes is how
 the binding reaches the library. The engine hands the mapping's source rows over a batch at a time
-(the batch hook), the binding reads the batch's attribute columns in one call each and calls the
+(the batch hook), the binding reads the batch's attribute columns in one call (``cdm_batch_columns``) and calls the
 policy's hook for every row with a ``source`` that answers attribute reads from those columns. What
 the hook does through the manager and the instances it makes is kept in the binding — instances
 made (``manager.create``), attribute values set, to-many adds and to-one sets, associations,
@@ -56,6 +56,7 @@ _KEY = attrgetter("_key")
 _INDEX = attrgetter("_index")
 _FIRST = itemgetter(0)
 _MISSING = object()
+_new = object.__new__
 _SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
@@ -607,7 +608,16 @@ class RowBatch:
                     if values.get(key, _MISSING) is not column[index]:
                         break
                 else:
-                    instance = PendingInstance(self, self.destination_entity or "", {}, None, index, self.current)
+                    # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
+                    instance = _new(PendingInstance)
+                    instance._side = self.side
+                    instance._entity = self.destination_entity
+                    instance._rows = self
+                    instance._values = {}
+                    instance._key = None
+                    instance._real = None
+                    instance._copy = index
+                    instance._creator = self.current
                     self.created.append(instance)
                     self.dirty = True
                     if self.by_entity:
@@ -952,9 +962,8 @@ class RowBatch:
             )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
-                p._values = None
             associations = []
-            created = [p for p in created if p._key is None]
+            created = [p for p in created if p._key is None] if len(by_default) != len(created) else []
         start = 0
         while start < len(created):
             entity = created[start]._entity or ""

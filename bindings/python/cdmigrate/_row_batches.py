@@ -238,7 +238,7 @@ class RowSource(Instance):
                 names = rows.plan.columns
                 rows.read(names)
                 columns = [rows.column(name) for name in names]
-                dicts = rows.dicts = rows.plan.make_dicts(columns)
+                dicts = rows.dicts = rows.plan.make_dicts(columns, len(rows.keys))
             row = dicts[self._index]
             if row is None:
                 i = self._index
@@ -355,14 +355,14 @@ class PendingInstance(Instance):
 
 
 def _dict_maker(names: list[str]) -> Any:
-    """A function making the dict of every row of columns of these attribute names (one list per
-    name, in this order): a comprehension of dict displays, made for the names (about three times
-    cheaper per row than dict(zip(names, row)), which makes a tuple per value)."""
+    """A function making the dict of each of ``count`` rows from columns of these attribute names
+    (one list per name, in this order): a comprehension of dict displays, made for the names (about
+    three times cheaper per row than dict(zip(names, row)), which makes a tuple per value)."""
     if not names:
-        return lambda columns: [{} for _ in range(len(columns[0]) if columns else 0)]
+        return lambda columns, count: [{} for _ in range(count)]
     variables = [f"v{i}" for i in range(len(names))]
     display = ", ".join(f"{name!r}: {variable}" for name, variable in zip(names, variables))
-    source = f"lambda columns: [{{{display}}} for {', '.join(variables)}, in zip(*columns)]"
+    source = f"lambda columns, count: [{{{display}}} for {', '.join(variables)}, in zip(*columns)]"
     return eval(source, {"__builtins__": {"zip": zip}})
 
 

@@ -122,6 +122,6 @@ def test_the_dicts_of_rows_have_the_attribute_names_whatever_they_spell():
     names = ["plain", "it's", 'a "quoted" one', "back\\slash", "ñandú"]
     make = _dict_maker(names)
     columns = [[1, 2], ["a", "b"], [None, 3.5], [b"x", b"y"], [True, False]]
-    assert make(columns) == [dict(zip(names, row)) for row in zip(*columns)]
-    assert _dict_maker([])([]) == []
-    assert _dict_maker(["only"])([[1, 2, 3]]) == [{"only": 1}, {"only": 2}, {"only": 3}]
+    assert make(columns, 2) == [dict(zip(names, row)) for row in zip(*columns)]
+    assert _dict_maker([])([], 3) == [{}, {}, {}]  # an entity without attributes: an empty dict a row
+    assert _dict_maker(["only"])([[1, 2, 3]], 3) == [{"only": 1}, {"only": 2}, {"only": 3}]

@@ -493,6 +493,31 @@ int cdm_context_create_instances_json(cdm_context *ctx, const char *entity, cons
 ** CDM_INVALID_ARGUMENT for a key no instance has; CDM_MISUSE for NULL arrays with count > 0. */
 int cdm_context_relate(cdm_context *ctx, const char *entity, const char *relationship,
                        const int64_t *owners, const int64_t *targets, size_t count);
+/* How cdm_batch_columns lays out an attribute's values, by the attribute's type. */
+enum cdm_column_kind {
+    CDM_COLUMN_INTEGER = 1, /* int64_t per row: integer attributes; booleans as 0 or 1 */
+    CDM_COLUMN_DOUBLE = 2,  /* double per row: double and float attributes; dates as seconds since 2001 */
+    CDM_COLUMN_TEXT = 3,    /* UTF-8 texts: strings, URIs, decimals, UUIDs (as their text) */
+    CDM_COLUMN_BYTES = 4    /* bytes: binary data, a transformable attribute's stored bytes */
+};
+/* Several attributes of the source entity (or of a sub-entity) for every row, read in one query,
+** as flat C arrays: no JSON to parse and no allocation per value. For attributes[i] (i <
+** attribute_count): kinds[i] gets its enum cdm_column_kind; values[i] points
+** at *count int64_t (CDM_COLUMN_INTEGER) or doubles (CDM_COLUMN_DOUBLE), or, for CDM_COLUMN_TEXT
+** and CDM_COLUMN_BYTES, at *count + 1 int64_t offsets into bytes[i]: row r's value starts at
+** bytes[i] + offsets[r] and is offsets[r + 1] - offsets[r] - 1 bytes long, followed by a NUL byte
+** (so a text is also a C string, unless it holds a NUL itself); bytes[i] is an empty text for the
+** number kinds. nulls[i] points at null_counts[i] ascending row indexes whose value is null (a
+** null value, a row whose entity lacks the attribute, a number that is not finite), whose slot
+** holds 0 or an empty value. The values are those cdm_batch_column_json gives (texts as the
+** library reads them: ill-formed UTF-8 repaired with U+FFFD). Every output array must have room
+** for attribute_count elements (nulls, null_counts and bytes may be NULL when not wanted); *count
+** gets the number of rows. CDM_NOTFOUND naming the first attribute no source entity of the mapping
+** has; CDM_MISMATCH for an attribute without values of its own (undefined, object ID, composite:
+** read it with cdm_batch_column_json). */
+int cdm_batch_columns(cdm_batch *batch, const char *const *attributes, size_t attribute_count, int *kinds,
+                      const void **values, const char **bytes, const int64_t **nulls, size_t *null_counts,
+                      size_t *count);
 
 /* A host function for FUNCTION(CAST("Class", "Class"), "selector:", args…): reads argv[0..argc),
 ** writes its result into `result` (cdm_value_set_*; NULL if untouched). Returns CDM_OK, or a code

@@ -14,6 +14,9 @@ final class BatchDefaultSQL {
     /// (a policy may make instances itself first, and they must keep the keys they were given),
     /// dropped otherwise.
     var identity: (plan: DeclarativeMappingSQL, low: Int64, high: Int64)?
+    /// The plan that copies the source keys, for a numbered batch whose keys are the ones its rows
+    /// would be numbered with (`applyDefault(numbered:)`): nil when the mapping takes sub-entities.
+    var keeping: DeclarativeMappingSQL?
     /// Whether the identity is in force: its keys reserved and its associations recorded.
     var identityTaken = false
     /// The mapping's source instances (the identity's count until the last batch).
@@ -141,7 +144,9 @@ extension MigrationManager {
         }
         try attachSource(source, to: destination)
         try destination.database.exec("CREATE TEMP TABLE IF NOT EXISTS cdm_batch_key (pk INTEGER PRIMARY KEY)")
-        return BatchDefaultSQL(contiguous: contiguous, listed: listed, identity: identity, total: total)
+        let made = BatchDefaultSQL(contiguous: contiguous, listed: listed, identity: identity, total: total)
+        made.keeping = keepsSourceKeys && sourceEntity.subentities.isEmpty ? plan(range, keepsSourceKeys: true) : nil
+        return made
     }
 
     /// Takes the identity of `sql` (the destination keeps the source keys) at the first
@@ -224,7 +229,12 @@ extension MigrationManager {
         let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: batch.count)
         let arguments = plan.arguments(firstPrimaryKey: first) + [.integer(low), .integer(high)]
         if run.associations?.identities[id] != nil { try run.associations?.materialize([id]) }
-        try plan.runInsertRows(on: database, arguments, keys: first...(first + Int64(max(batch.count, 1) - 1)))
+        if numbered, first == low, plan.insertRows == sql.contiguous.insertRows, let keeping = sql.keeping {
+            // Numbered with the source keys themselves: copied as they are, without numbering the rows in SQL.
+            try keeping.runInsertRows(on: database, [.integer(low), .integer(high)], keys: low...high)
+        } else {
+            try plan.runInsertRows(on: database, arguments, keys: first...(first + Int64(max(batch.count, 1) - 1)))
+        }
         if let insertAssociations = plan.insertAssociations,
             try !recordKeyRanges(of: batch, destinationEntity: destinationEntity, firstPrimaryKey: first)
         {

@@ -4,7 +4,7 @@ A policy that defines ``create_destination_instances(source, mapping, manager)``
 batch hook) is called once per source instance, exactly as Core Data calls
 ``createDestinationInstancesForSourceInstance:entityMapping:manager:error:``; what changes is how
 the binding reaches the library. The engine hands the mapping's source rows over a batch at a time
-(the batch hook), the binding reads the batch's attribute columns in one call each and calls the
+(the batch hook), the binding reads the batch's attribute columns in one call (``cdm_batch_columns``) and calls the
 policy's hook for every row with a ``source`` that answers attribute reads from those columns. What
 the hook does through the manager and the instances it makes is kept in the binding — instances
 made (``manager.create``), attribute values set, to-many adds and to-one sets, associations,
@@ -28,7 +28,7 @@ import ctypes
 import datetime as _dt
 import gc
 import re
-from itertools import compress, repeat
+from itertools import compress
 from operator import attrgetter, itemgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -55,6 +55,8 @@ _COPY = attrgetter("_copy")
 _KEY = attrgetter("_key")
 _INDEX = attrgetter("_index")
 _FIRST = itemgetter(0)
+_MISSING = object()
+_new = object.__new__
 _SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
@@ -174,20 +176,26 @@ class RowSource(Instance):
     found by primary key when first needed."""
 
     __slots__ = ("_index", "_key", "_real", "_rows")
+    _real: Instance
 
-    def __init__(self, rows: RowBatch, index: int, key: int, entity: str) -> None:
-        # Instance.__init__ is not called: the handle is found only when needed (_h below).
-        self._side = rows.source_side
-        self._entity = entity
+    def __init__(self, rows: RowBatch, index: int, key: int) -> None:
+        # Instance.__init__ is not called: the handle is found only when needed (_h below). The
+        # entity and side are class attributes of the mapping's subclass (_Plan.source_class), and
+        # _real stays unset until then: three stores per row.
         self._rows = rows
         self._index = index
         self._key = key
-        self._real: Instance | None = None
+
+    @classmethod
+    def of_mapping(cls, entity: str, side: Any) -> type[RowSource]:
+        """The class of a mapping's source rows: its source entity and side as class attributes."""
+        return type("RowSource", (cls,), {"__slots__": (), "_entity": entity, "_side": side})
 
     @property
     def _h(self) -> int:  # type: ignore[override]
-        real = self._real
-        if real is None:
+        try:
+            real: Instance = self._real
+        except AttributeError:
             real = self._real = _handle_for(self._rows.manager, SOURCE, self._entity or "", self._key)
         return real._h
 
@@ -201,8 +209,7 @@ class RowSource(Instance):
     def release(self) -> None:
         """As Instance.release: every later use is MisuseError ("no longer valid")."""
         self._h  # noqa: B018 - the library's instance, so that its handle is what goes stale
-        if self._real is not None:
-            self._real.release()
+        self._real.release()
         self._rows = cast("RowBatch", _RELEASED)  # no more reads from the batch's columns
 
     # Once the batch is over its columns are gone: a source kept for later reads through the library.
@@ -227,10 +234,11 @@ class RowSource(Instance):
         if keys is None and rows.active:
             dicts = rows.dicts
             if dicts is None:
-                # Every row's dict at once (zip and dict in C), the first time a hook asks for one.
+                # Every row's dict at once, the first time a hook asks for one.
                 names = rows.plan.columns
+                rows.read(names)
                 columns = [rows.column(name) for name in names]
-                dicts = rows.dicts = list(map(dict, map(zip, repeat(names), zip(*columns))))
+                dicts = rows.dicts = rows.plan.make_dicts(columns, len(rows.keys))
             row = dicts[self._index]
             if row is None:
                 i = self._index
@@ -346,6 +354,18 @@ class PendingInstance(Instance):
         return hash(self.object_id)
 
 
+def _dict_maker(names: list[str]) -> Any:
+    """A function making the dict of each of ``count`` rows from columns of these attribute names
+    (one list per name, in this order): a comprehension of dict displays, made for the names (about
+    three times cheaper per row than dict(zip(names, row)), which makes a tuple per value)."""
+    if not names:
+        return lambda columns, count: [{} for _ in range(count)]
+    variables = [f"v{i}" for i in range(len(names))]
+    display = ", ".join(f"{name!r}: {variable}" for name, variable in zip(names, variables))
+    source = f"lambda columns, count: [{{{display}}} for {', '.join(variables)}, in zip(*columns)]"
+    return eval(source, {"__builtins__": {"zip": zip}})
+
+
 class _EntityInfo:
     """A destination entity as the batches need it."""
 
@@ -373,8 +393,10 @@ class _Plan:
         "destination_entity",
         "entities",
         "fast",
+        "make_dicts",
         "manager",
         "parents",
+        "source_class",
         "source_entity",
     )
 
@@ -401,6 +423,8 @@ class _Plan:
         destination_model = manager.destination_model
         self.parents = {name: destination_model.entity(name).parent for name in destination_model.entity_names}
         self.entities: dict[str, _EntityInfo] = {}
+        self.source_class = RowSource.of_mapping(self.source_entity or "", manager._run.source_side)
+        self.make_dicts = _dict_maker(self.columns)
 
     def entity(self, name: str) -> _EntityInfo | None:
         info = self.entities.get(name)
@@ -444,6 +468,7 @@ class RowBatch:
         self.mapping = mapping
         self.batch = batch
         self.plan = plan
+        self.source_class = plan.source_class
         self.active = True
         self.dirty = False
         self.flushed = False  # written before the batch's end (a read needed it)
@@ -454,6 +479,7 @@ class RowBatch:
         self.copies = plan.copies(mapping)
         self.destination_entity = plan.destination_entity
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
+        self.copy_count = len(self.copies) if self.copies is not None else -1
         self._copy_items: list[tuple[str, list[Any]]] | None = None
         self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
         self.exact_dates: dict[str, bool] = {}
@@ -475,17 +501,27 @@ class RowBatch:
         a key that is not an attribute column of the batch, or once the batch is over."""
         values = self.columns.get(name)
         if values is None and self.active and name in self.plan.column_set:
-            # The type from the plan: asking the manager would write what the batch holds first.
-            values, raw = self.batch._typed_column_values(name, self.plan.column_types[name])
-            self.columns[name] = values
-            self.raw[name] = raw
+            self.read([name])
+            values = self.columns[name]
         return values
+
+    def read(self, names: list[str]) -> None:
+        """Reads the source columns of ``names`` not read yet, in one call."""
+        known = self.plan.column_set
+        wanted = [name for name in names if name not in self.columns and name in known]
+        if wanted:
+            # The types from the plan: asking the manager would write what the batch holds first.
+            types = self.plan.column_types
+            for name, (values, raw) in zip(wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted])):
+                self.columns[name] = values
+                self.raw[name] = raw
 
     def copy_items(self) -> list[tuple[str, list[Any]]]:
         """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
         items = self._copy_items
         if items is None:
             names = [name for name, _, _ in self.copies or ()]
+            self.read([name for name in names if name in self.plan.column_set])
             items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
         return items
 
@@ -495,6 +531,7 @@ class RowBatch:
         columns = self._copy_columns
         if columns is None:
             columns = []
+            self.read([column for _, column, _ in self.copies or ()])
             for name, column, kind in self.copies or ():
                 values = self.column(column) or []
                 dates = kind == AttributeType.DATE
@@ -538,6 +575,62 @@ class RowBatch:
         self.side.generation += 1
 
     # -- kept in the binding ---------------------------------------------------------------
+    def manager_create(
+        self,
+        entity: str | None = None,
+        values: dict[str, Any] | None = None,
+        *,
+        source: Instance | None = None,
+        skip_unknown: bool = False,
+    ) -> Instance:
+        """``manager.create`` while the batch runs (MigrationManager.create's signature). The row's
+        own values under their names (``source.to_dict()``, without some keys) for the mapping's
+        destination entity are the attribute mappings' copy of the row: the instance keeps only
+        the row's number, its values put in when something reads them (``filled``)."""
+        if (
+            source is not None
+            and values
+            and source.__class__ is self.source_class
+            and source._rows is self
+            and (entity is None or entity == self.destination_entity)
+            and len(values) == self.copy_count
+        ):
+            by_name = self.by_name
+            if by_name is None:
+                by_name = self._copies_by_name()
+            if by_name:
+                index = source._index
+                items = self._copy_items
+                if items is None:
+                    items = self.copy_items()
+                # As many keys as copies, each the row's own value (a missing key is _MISSING).
+                for key, column in items:
+                    if values.get(key, _MISSING) is not column[index]:
+                        break
+                else:
+                    # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
+                    instance = _new(PendingInstance)
+                    instance._side = self.side
+                    instance._entity = self.destination_entity
+                    instance._rows = self
+                    instance._values = {}
+                    instance._key = None
+                    instance._real = None
+                    instance._copy = index
+                    instance._creator = self.current
+                    self.created.append(instance)
+                    self.dirty = True
+                    if self.by_entity:
+                        watched = self.by_entity.get(self.destination_entity or "")
+                        if watched is not None:
+                            watched.append(instance)
+                    self.associations.append((source, instance))
+                    return instance
+        made = self.create(entity, values, source, skip_unknown)
+        if made is not None:
+            return made
+        return type(self.manager).create(self.manager, entity, values, source=source, skip_unknown=skip_unknown)
+
     def create(
         self, entity: str | None, values: dict[str, Any] | None, source: Instance | None, skip_unknown: bool
     ) -> PendingInstance | None:
@@ -546,7 +639,7 @@ class RowBatch:
             entity = self.plan.destination_entity
             if entity is None:
                 return None
-        if source is not None and (type(source) is not RowSource or source._rows is not self):
+        if source is not None and (source.__class__ is not self.source_class or source._rows is not self):
             return None
         info = self.infos.get(entity)
         if info is None:
@@ -684,7 +777,7 @@ class RowBatch:
         return True
 
     def associate(self, source: Instance, destination: Instance) -> bool:
-        if type(source) is not RowSource or source._rows is not self:
+        if source.__class__ is not self.source_class or source._rows is not self:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
@@ -694,7 +787,7 @@ class RowBatch:
 
     def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> bool:
         copies = self.copies
-        if copies is None or type(source) is not RowSource or source._rows is not self:
+        if copies is None or source.__class__ is not self.source_class or source._rows is not self:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
@@ -869,9 +962,8 @@ class RowBatch:
             )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
-                p._values = None
             associations = []
-            created = [p for p in created if p._key is None]
+            created = [p for p in created if p._key is None] if len(by_default) != len(created) else []
         start = 0
         while start < len(created):
             entity = created[start]._entity or ""
@@ -890,14 +982,12 @@ class RowBatch:
             start = end
         relations, self.relations, self.run = self.relations, [], None
         for entity, relationship, owners, members in relations:
-            _relate_many(
-                ctx,
-                entity,
-                relationship,
-                [o._key for o in owners],
-                # Written above: every pending instance has its key by now.
-                [m._key if type(m) is PendingInstance else m.object_id.primary_key for m in members],  # type: ignore[misc]
-            )
+            # Written above: every pending instance has its key by now.
+            try:
+                targets = list(map(_KEY, members))  # every member a pending instance (C loop)
+            except AttributeError:
+                targets = [m._key if isinstance(m, PendingInstance) else m.object_id.primary_key for m in members]
+            _relate_many(ctx, entity, relationship, list(map(_KEY, owners)), targets)
         if associations:
             groups: dict[str, tuple[list[int], list[int]]] = {}
             for source, destination in associations:
@@ -969,6 +1059,8 @@ def run_rows(
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows
+    # manager.create answered by the batch in one call (not MigrationManager.create, then the batch's).
+    manager.__dict__["create"] = rows.manager_create
     # Python's cyclic garbage collector waits for the batch's end: the thousands of small objects
     # a batch makes (sources, new instances, their values) are freed by reference counting once
     # it is written, and collections during it would only walk them over and over.
@@ -976,11 +1068,11 @@ def run_rows(
     if collecting:
         gc.disable()
     try:
-        entity = plan.source_entity or ""
+        source_class = plan.source_class
         for index, key in enumerate(rows.keys):
             if run.interrupted:
                 raise KeyboardInterrupt
-            source = rows.current = RowSource(rows, index, key, entity)
+            source = rows.current = source_class(rows, index, key)
             hook(source, mapping, manager)
         rows.current = None
         rows.flush(final=True)
@@ -988,4 +1080,5 @@ def run_rows(
         if collecting:
             gc.enable()
         manager._rows = None
+        manager.__dict__.pop("create", None)
         rows.close()

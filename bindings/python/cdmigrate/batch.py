@@ -8,12 +8,14 @@ one JSON text), so a policy's work per row is a few list elements, not dozens of
 
 from __future__ import annotations
 
+import array
 import base64
 import ctypes
 import datetime as _dt
 import decimal
 import json
 import uuid
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Sequence
 
 from . import _lib
@@ -27,6 +29,69 @@ if TYPE_CHECKING:  # pragma: no cover
 
 _lib_ = _lib.lib
 _KEYS = ctypes.POINTER(ctypes.c_int64)
+
+
+class _ColumnKind:
+    """How cdm_batch_columns lays out a column's values (enum cdm_column_kind)."""
+
+    INTEGER = 1
+    DOUBLE = 2
+    TEXT = 3
+    BYTES = 4
+
+
+_TEXT_POINTERS = ctypes.POINTER(ctypes.c_char_p)
+
+
+def _int64s(pointer: Any, count: int) -> array.array:
+    """A C int64 array (count values) as an array.array("q"): one copy."""
+    return array.array("q", ctypes.string_at(pointer, count * 8)) if count else array.array("q")
+
+
+def _column_from(kind: int, values: Any, text: Any, nulls: Any, null_count: int, rows: int) -> list[Any]:
+    """One column of cdm_batch_columns as a list: numbers, texts (str) or bytes, None for nulls."""
+    column: Any  # a list of int, float, str or bytes
+    if kind == _ColumnKind.INTEGER:
+        column = _int64s(values, rows).tolist()
+    elif kind == _ColumnKind.DOUBLE:
+        column = array.array("d", ctypes.string_at(values, rows * 8)).tolist() if rows else []
+    else:
+        offsets = _int64s(values, rows + 1)
+        blob = ctypes.string_at(text, offsets[-1])
+        column = blob.decode("utf-8").split("\0") if kind == _ColumnKind.TEXT else None
+        if column is not None and len(column) == rows + 1:
+            # Every text ends with a NUL and holds none: decoded and split in one go each.
+            column.pop()  # after the last NUL
+        elif kind == _ColumnKind.TEXT:
+            column = [blob[a : b - 1].decode("utf-8") for a, b in zip(offsets, offsets[1:])]
+        else:
+            column = [blob[a : b - 1] for a, b in zip(offsets, offsets[1:])]
+    for row in _int64s(nulls, null_count).tolist():
+        column[row] = None
+    return column
+
+
+# Seconds from 1970 to 2001 (Core Data's reference date), exact in a double.
+_SINCE_1970 = 978_307_200.0
+
+
+def _whole_dates(seconds: list[float]) -> list[Any] | None:
+    """A date column without nulls whose values are all whole seconds within datetime's years, as
+    datetimes made by ``datetime.fromtimestamp`` in C loops (exact for whole seconds, and cheaper
+    than a timedelta per value); None for any other column."""
+    if not seconds:
+        return []
+    try:
+        if (
+            not all(map(float.is_integer, seconds))
+            or min(seconds) <= -63_113_904_000
+            or max(seconds) >= 252_423_993_600
+        ):
+            return None
+        utc = _dt.timezone.utc
+        return list(map(_dt.datetime.fromtimestamp, map(_SINCE_1970.__add__, seconds), repeat(utc)))
+    except (TypeError, OverflowError, ValueError, OSError):
+        return None
 
 
 def _dates(values: list[Any]) -> list[Any]:
@@ -121,6 +186,45 @@ class SourceBatch:
             return _dates(values), values
         convert = _converter(attribute_type)
         return ([convert(v) for v in values] if convert else values), values
+
+    def _typed_columns(self, names: Sequence[str], attribute_types: Sequence[int | None]) -> list[tuple[list, list]]:
+        """``_typed_column_values`` of several attributes, read in one call (cdm_batch_columns):
+        numbers and texts as flat arrays instead of JSON."""
+        count = len(names)
+        if not count:
+            return []
+        attributes = (ctypes.c_char_p * count)(*(c_text(name, "the attribute name") for name in names))
+        kinds = (ctypes.c_int * count)()
+        values = (ctypes.c_void_p * count)()
+        texts = (ctypes.c_void_p * count)()
+        nulls = (_KEYS * count)()
+        null_counts = (ctypes.c_size_t * count)()
+        rows = ctypes.c_size_t()
+        check(
+            _lib_.cdm_batch_columns(
+                self._handle(),
+                attributes,
+                count,
+                kinds,
+                values,
+                ctypes.cast(texts, _TEXT_POINTERS),
+                nulls,
+                null_counts,
+                ctypes.byref(rows),
+            )
+        )
+        result = []
+        for i, attribute_type in enumerate(attribute_types):
+            raw = _column_from(kinds[i], values[i], texts[i], nulls[i], null_counts[i], rows.value)
+            if attribute_type == AttributeType.DATE:
+                made = _whole_dates(raw) if not null_counts[i] else None
+                result.append((made if made is not None else _dates(raw), raw))
+            elif attribute_type in (AttributeType.BINARY, AttributeType.TRANSFORMABLE):
+                result.append((raw, raw))  # the bytes themselves, not base64
+            else:
+                convert = _converter(attribute_type)
+                result.append(([convert(v) for v in raw] if convert else raw, raw))
+        return result
 
     def apply_default(self) -> list[int]:
         """Core Data's default createDestinationInstancesForSourceInstance for every row of the

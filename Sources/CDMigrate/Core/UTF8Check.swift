@@ -1,7 +1,10 @@
-/// Whether bytes are well-formed UTF-8 (Unicode's definition: no overlong forms, surrogates or
-/// values above U+10FFFF), checked without making a String.
+/// Whether bytes are well-formed UTF-8 (Unicode's definition, table 3-7: no overlong forms,
+/// surrogates or values above U+10FFFF), checked without making a String.
 enum UTF8Check {
-    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { firstInvalidByte(bytes) == nil }
+
+    /// The first byte that does not start (or continue) a valid sequence; nil when all are valid.
+    static func firstInvalidByte(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
         var i = 0
         let n = bytes.count
         while i < n {
@@ -29,18 +32,16 @@ enum UTF8Check {
             case 0xF4:
                 length = 4
                 high = 0x8F
-            default: return false
+            default: return i
             }
-            guard n - i >= length else { return false }
-            let second = bytes[i + 1]
-            guard second >= low && second <= high else { return false }
+            guard i + 1 < n, bytes[i + 1] >= low, bytes[i + 1] <= high else { return i }
             var k = 2
             while k < length {
-                guard bytes[i + k] & 0xC0 == 0x80 else { return false }
+                guard i + k < n, bytes[i + k] & 0xC0 == 0x80 else { return i }
                 k += 1
             }
             i += length
         }
-        return true
+        return nil
     }
 }

@@ -7,44 +7,7 @@ package enum UTF8Text {
     /// overlong forms, surrogates and code points above U+10FFFF count as invalid, as in
     /// Unicode's definition of well-formed UTF-8 (table 3-7). Nil when all of it is valid.
     package static func firstInvalidByte(_ bytes: [UInt8]) -> Int? {
-        var i = 0
-        let n = bytes.count
-        while i < n {
-            let b = bytes[i]
-            if b < 0x80 {
-                i += 1
-                continue
-            }
-            let length: Int
-            var low: UInt8 = 0x80
-            var high: UInt8 = 0xBF  // bounds of the second byte
-            switch b {
-            case 0xC2...0xDF: length = 2
-            case 0xE0:
-                length = 3
-                low = 0xA0
-            case 0xE1...0xEC, 0xEE...0xEF: length = 3
-            case 0xED:
-                length = 3
-                high = 0x9F
-            case 0xF0:
-                length = 4
-                low = 0x90
-            case 0xF1...0xF3: length = 4
-            case 0xF4:
-                length = 4
-                high = 0x8F
-            default: return i
-            }
-            guard i + 1 < n, bytes[i + 1] >= low, bytes[i + 1] <= high else { return i }
-            var k = 2
-            while k < length {
-                guard i + k < n, bytes[i + k] & 0xC0 == 0x80 else { return i }
-                k += 1
-            }
-            i += length
-        }
-        return nil
+        bytes.withUnsafeBufferPointer { UTF8Check.firstInvalidByte($0) }
     }
 
     /// `bytes` as a String, or an error naming `file`, the line (1-based) and the byte offset

@@ -38,6 +38,19 @@ def dump(path):
     return {table: rows(path, f"SELECT * FROM {table} ORDER BY 1, 2") for table in tables}
 
 
+def dumps_both_ways(policy_class, v1, v2, mapping_json, source, tmp_path, batch_size):
+    """The stores a migration with ``policy_class`` (registered as "P") makes both ways (over
+    batches, then row by row), each dumped."""
+    dumps = []
+    for cls in both_ways(policy_class):
+        destination = str(tmp_path / f"{cls.__name__}.sqlite")
+        with cdmigrate.MappingModel.from_json(mapping_json) as m, cdmigrate.Migration(v1, v2, m) as migration:
+            migration.set_batch_size(batch_size)
+            migration.run(source, destination, policies={"P": cls})
+        dumps.append(dump(destination))
+    return dumps
+
+
 def run_notas(source, destination, policy, batch_size=7):
     with model(notas.DIRECTORY, "NotasV2.model.json") as v2, model(
         notas.DIRECTORY, "NotasV3.model.json"
@@ -234,15 +247,7 @@ def test_every_attribute_type_and_to_one_relationships_match(tmp_path, kitchen_s
                 box = manager.create("Box", {"label": f"for {source['i64']}"})
                 copy["box"] = box
 
-    dumps = []
-    for cls in both_ways(Copying):
-        destination = str(tmp_path / f"{cls.__name__}.sqlite")
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
-            v1, v2, m
-        ) as migration:
-            migration.set_batch_size(4)
-            migration.run(kitchen_store, destination, policies={"P": cls})
-        dumps.append(dump(destination))
+    dumps = dumps_both_ways(Copying, v1, v2, copy_mapping(item_policy="P"), kitchen_store, tmp_path, batch_size=4)
     assert dumps[0] == dumps[1]
     assert len(dumps[0]["ZITEM"]) == 36 and len(dumps[0]["ZBOX"]) == 9
 
@@ -330,15 +335,7 @@ def test_a_source_entity_with_subentities_gives_every_row_its_own_entity(tmp_pat
                     values["kind"] += f" {source['wingspan']}"
                 manager.create("Pet", values=values, source=source)
 
-        dumps = []
-        for cls in both_ways(Kinds):
-            destination = str(tmp_path / f"{cls.__name__}.sqlite")
-            with cdmigrate.MappingModel.from_json(_json.dumps(ANIMALS_MAPPING)) as m, cdmigrate.Migration(
-                v1, v2, m
-            ) as migration:
-                migration.set_batch_size(4)
-                migration.run(source, destination, policies={"P": cls})
-            dumps.append(dump(destination))
+        dumps = dumps_both_ways(Kinds, v1, v2, _json.dumps(ANIMALS_MAPPING), source, tmp_path, batch_size=4)
         assert dumps[0] == dumps[1]
         kinds = sorted(row[-2] for row in dumps[0]["ZPET"])  # (Z_PK, Z_ENT, Z_OPT, ZKIND, ZNAME)
         assert kinds.count("Animal") == 6 and kinds.count("Bird None") == 3
@@ -378,15 +375,7 @@ def test_every_attribute_type_given_back_by_to_dict_matches(tmp_path, kitchen_st
         def create_destination_instances(self, source, mapping, manager):
             manager.create("Item", values=source.to_dict(), source=source)
 
-    dumps = []
-    for cls in both_ways(Copying):
-        destination = str(tmp_path / f"{cls.__name__}.sqlite")
-        with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
-            v1, v2, m
-        ) as migration:
-            migration.set_batch_size(7)
-            migration.run(kitchen_store, destination, policies={"P": cls})
-        dumps.append(dump(destination))
+    dumps = dumps_both_ways(Copying, v1, v2, copy_mapping(item_policy="P"), kitchen_store, tmp_path, batch_size=7)
     assert dumps[0] == dumps[1]
     assert len(dumps[0]["ZITEM"]) == 30
 

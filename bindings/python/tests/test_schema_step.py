@@ -25,11 +25,17 @@ V2 = model(
 )
 
 
-def make_store(path, posts=50):
+def make_store(path, posts=50, then=None):
+    """A blog of ``posts`` posts; ``then``: SQL run on its file afterwards, as an app never would."""
     with cdmigrate.Store.create(cdmigrate.Model.from_json(json.dumps(V1)), path) as store:
         for i in range(posts):
             store.insert("Post", title=f"Post {i}", color="red" if i % 2 else None)
         store.save()
+    if then is not None:
+        db = sqlite3.connect(path)
+        db.execute(then)
+        db.commit()
+        db.close()
 
 
 def rows(path):
@@ -75,11 +81,7 @@ def test_an_inferred_step_is_done_as_schema_changes_with_the_general_paths_resul
 
 def test_a_step_sent_to_the_general_path_says_why(tmp_path):
     source = str(tmp_path / "blog.sqlite")
-    make_store(source)
-    db = sqlite3.connect(source)
-    db.execute("UPDATE ZPOST SET Z_ENT = 7 WHERE Z_PK = 4")
-    db.commit()
-    db.close()
+    make_store(source, then="UPDATE ZPOST SET Z_ENT = 7 WHERE Z_PK = 4")
     with pytest.raises(cdmigrate.MigrationError):
         migrate(source, str(tmp_path / "out.sqlite"), True)  # the general path refuses the row, as it always did
 
@@ -88,11 +90,7 @@ def test_a_column_the_change_does_not_touch_is_carried_as_it_is(tmp_path):
     # A blob in the String column `title` (renamed, its rules unchanged): never written by Core
     # Data. The step carries it unread, storage class and all; the general path converts it.
     source = str(tmp_path / "blog.sqlite")
-    make_store(source)
-    db = sqlite3.connect(source)
-    db.execute("UPDATE ZPOST SET ZTITLE = X'00FF' WHERE Z_PK = 4")
-    db.commit()
-    db.close()
+    make_store(source, then="UPDATE ZPOST SET ZTITLE = X'00FF' WHERE Z_PK = 4")
     fast = migrate(source, str(tmp_path / "fast.sqlite"), True)
     general = migrate(source, str(tmp_path / "general.sqlite"), False)
     assert fast.by_schema_changes is True and general.by_schema_changes is False

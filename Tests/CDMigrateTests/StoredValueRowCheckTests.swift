@@ -206,8 +206,12 @@ final class StoredValueRowCheckTests: XCTestCase {
                 mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1,
                 source: sourceStore, destination: destination)
         else { return XCTFail("no SQL plan") }
-        XCTAssertTrue(plan.insertRows.contains("cdm_plain('idsdbxnus', "), plan.insertRows)
+        // The row's entity is checked in the same call (`e`, then the entity numbers as `=` constants).
+        XCTAssertTrue(plan.insertRows.contains("cdm_plain('e=idsdbxnus', t.Z_ENT, 1, "), plan.insertRows)
         XCTAssertFalse(plan.insertRows.contains("CASE WHEN typeof"), plan.insertRows)
+        XCTAssertFalse(plan.insertRows.contains("cdm_bad_entity"), plan.insertRows)
+        XCTAssertTrue(plan.insertRowsConverting?.contains("cdm_bad_entity(t.Z_PK") == true)
+        XCTAssertNil(plan.insertRowsDense)
         XCTAssertEqual(plan.insertRowsConverting?.components(separatedBy: "cdm_read(").count, Self.attributes.count + 1)
         XCTAssertEqual(plan.destinationTable, #"main."ZNOTE""#)
         // Counting the values of columns left behind: the same single call, with a `c` per counted column.
@@ -217,7 +221,7 @@ final class StoredValueRowCheckTests: XCTestCase {
                 counting: [#"t."ZKIND""#], source: sourceStore, destination: destination)
         else { return XCTFail("no SQL plan") }
         XCTAssertTrue(counting.countsValues)
-        XCTAssertTrue(counting.insertRows.contains("cdm_plain('idsdbxnusc', "), counting.insertRows)
+        XCTAssertTrue(counting.insertRows.contains("cdm_plain('e=idsdbxnusc', "), counting.insertRows)
         XCTAssertFalse(counting.insertRows.contains("cdm_count_values"), counting.insertRows)
     }
 
@@ -277,5 +281,114 @@ final class StoredValueRowCheckTests: XCTestCase {
                 ] + (all == 40 ? [] : ["instances Note. 10"]), predicate)
             for result in results.dropFirst() { XCTAssertEqual(result, results[0], predicate) }
         }
+    }
+
+    /// A row of an unknown entity after many good rows: the row check refuses it, and the copy
+    /// run again with the `CASE` names it with the per-instance path's error, on every path.
+    func testAnUnknownEntityAfterManyGoodRowsGivesThePerInstanceErrorOnEverySQLPath() throws {
+        let model = try ManagedObjectModel(json: Self.model)
+        for update in ["Z_ENT = 99", "Z_ENT = NULL", "Z_ENT = 'x'"] {
+            let source = try makeSource(
+                model, "entity-\(update.count).sqlite", "UPDATE ZNOTE SET \(update) WHERE Z_PK = 31")
+            var errors: [String] = []
+            for way in ["per-instance", "sql", "sql-renumbered", "batch", "batch-renumbered"] {
+                do {
+                    _ = try run(model, source, way, distinct: false)
+                    XCTFail("\(update), \(way): no error")
+                } catch let error as MigrationError {
+                    errors.append(
+                        "\(error.code.rawValue): \(error.message.components(separatedBy: " (x-coredata://")[0])")
+                }
+            }
+            XCTAssertEqual(errors.count, 5, update)
+            XCTAssertTrue(errors[0].hasPrefix("134180: row 31 of table 'ZNOTE'"), "\(update): \(errors[0])")
+            for error in errors.dropFirst() { XCTAssertEqual(error, errors[0], update) }
+        }
+    }
+
+    /// A copy keeping the source keys leaves them to SQLite when they are 1…n (no key in the
+    /// INSERT), its check testing every key: with a key out of sequence the rows it wrote are
+    /// deleted and the copy with the keys runs, so the rows are those of that copy either way.
+    func testACopyKeepingKeysLeavesConsecutiveKeysToSQLiteAndChecksEveryKey() throws {
+        let model = try ManagedObjectModel(json: Self.model)
+        let mapping = try mapping(policy: false, distinct: false).validate(sourceModel: model, destinationModel: model)
+            .entityMappings[0]
+        let dense = try makeSource(model, "dense.sqlite", "SELECT 1")
+        // Keys 1…4, 6…41: as many rows as a dense source, but not 1…n.
+        let gap = try makeSource(model, "gap.sqlite", "UPDATE ZNOTE SET Z_PK = 41 WHERE Z_PK = 5")
+        // Keys from 101: the first row is already out of sequence.
+        let shifted = try makeSource(model, "shifted.sqlite", "UPDATE ZNOTE SET Z_PK = Z_PK + 100")
+        let bad = try makeSource(model, "dense-bad.sqlite", "UPDATE ZNOTE SET ZN = 'text' WHERE Z_PK = 31")
+        func copy(_ source: String, dense useDense: Bool) throws -> (rows: [String], lastKey: Int64, plain: Bool) {
+            let path = scratch.file("dense-out-\(UInt32.random(in: 0...UInt32.max)).sqlite")
+            try makeStore(path, model) { _ in }
+            let sourceStore = try PersistentStore.open(at: source, model: model)
+            let destination = try PersistentStore.open(at: path, model: model, readOnly: false)
+            defer {
+                sourceStore.close()
+                destination.close()
+            }
+            guard
+                let plan = DeclarativeMappingSQL.plan(
+                    mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1, keepsSourceKeys: true,
+                    source: sourceStore, destination: destination),
+                let denseSQL = plan.insertRowsDense
+            else {
+                XCTFail("no plan without keys")
+                return ([], 0, false)
+            }
+            XCTAssertTrue(denseSQL.contains("cdm_plain('ke=idsdbxnus', t.Z_PK, t.Z_ENT, 1, "), denseSQL)
+            XCTAssertTrue(denseSQL.hasPrefix(#"INSERT INTO main."ZNOTE" (Z_ENT, Z_OPT, "#), denseSQL)
+            try destination.database.run("ATTACH DATABASE ? AS cdm_source", [.string(source)])
+            let plain = try plan.runInsertRows(on: destination.database, [], keys: 1...(Int64.max / 2), dense: useDense)
+            let lastKey = destination.database.valueCounts.lastKey
+            try destination.database.exec("DETACH DATABASE cdm_source")
+            try destination.save()
+            return (try rows(path), lastKey, plain)
+        }
+        for source in [dense, gap, shifted, bad] {
+            let withKeys = try copy(source, dense: false)
+            let withoutKeys = try copy(source, dense: true)
+            XCTAssertEqual(withoutKeys.rows, withKeys.rows, source)
+            XCTAssertEqual(withoutKeys.plain, withKeys.plain, source)
+            XCTAssertEqual(withoutKeys.rows.count, 40, source)
+        }
+        // The keys SQLite gave are the source's: every one checked on the dense source, the
+        // check stopping at the first key out of sequence on the others.
+        XCTAssertEqual(try copy(dense, dense: true).lastKey, 40)
+        XCTAssertEqual(try copy(gap, dense: true).lastKey, 4)
+        XCTAssertEqual(try copy(shifted, dense: true).lastKey, 0)
+        XCTAssertEqual(try copy(gap, dense: true).rows.last?.hasPrefix("41 1 "), true)
+        XCTAssertEqual(try copy(bad, dense: true).plain, false)
+        // The whole run: the same rows as the per-instance path where the keys are 1…n.
+        XCTAssertEqual(
+            try run(model, dense, "sql", distinct: false), try run(model, dense, "per-instance", distinct: false))
+    }
+
+    /// `cdm_plain`'s entity and key codes, called directly.
+    func testTheRowCheckTestsTheEntityAndTheKey() throws {
+        let db = try SQLiteDatabase(path: scratch.file("codes.sqlite"), mode: .create)
+        defer { db.close() }
+        func check(_ sql: String) throws -> String {
+            do { return String(try db.scalar("SELECT \(sql)")?.integer ?? -1) } catch let error as MigrationError {
+                return error.message.contains(StoredValueRule.needsConversion)
+                    ? "convert" : error.message.contains(StoredValueRule.keysNotDense) ? "keys" : error.message
+            }
+        }
+        XCTAssertEqual(try check("cdm_plain('e==', 3, 2, 3)"), "1")
+        XCTAssertEqual(try check("cdm_plain('e==', 4, 2, 3)"), "convert")
+        XCTAssertEqual(try check("cdm_plain('e=', NULL, 2)"), "convert")
+        XCTAssertEqual(try check("cdm_plain('e=', '2', 2)"), "convert")
+        XCTAssertEqual(try check("cdm_plain('e', 2)"), "convert")
+        XCTAssertEqual(try check("cdm_plain('=', 2)").contains("signature"), true)
+        XCTAssertEqual(try check("cdm_plain('e=i', 2, 2)").contains("signature"), true)
+        XCTAssertEqual(try check("cdm_plain('e=', 2, 2, 5)").contains("signature"), true)
+        db.valueCounts.lastKey = 0
+        XCTAssertEqual(try check("cdm_plain('k', 1)"), "1")
+        XCTAssertEqual(try check("cdm_plain('k', 2)"), "1")
+        XCTAssertEqual(try check("cdm_plain('k', 4)"), "keys")
+        XCTAssertEqual(try check("cdm_plain('k', '3')"), "keys")
+        XCTAssertEqual(db.valueCounts.lastKey, 2)
+        XCTAssertEqual(try check("cdm_plain('ki', 3, 'x')"), "convert")
     }
 }

@@ -17,6 +17,11 @@ struct DeclarativeMappingSQL {
     /// with `runInsertRows`.
     let insertRows: String
     var insertRowsConverting: String? = nil
+    /// For a plan keeping the source keys: `insertRows` without `Z_PK`, SQLite numbering the rows
+    /// 1, 2, 3, … as it appends them (no seek of the key per row), its check testing that each
+    /// source key is the next of that sequence (`StoredValueRule.keyCode`). Run it only into an
+    /// empty table; `runInsertRows` does.
+    var insertRowsDense: String? = nil
     let insertAssociations: String?
     /// The predicate's arguments, after the first key's.
     let predicateArguments: [Value]
@@ -41,8 +46,39 @@ struct DeclarativeMappingSQL {
     /// deleted — a private destination has no journal to roll the statement back — and
     /// `insertRowsConverting` runs instead: the rows are those the converting INSERT alone writes.
     /// True when `insertRows` wrote the rows (its value counts, if any, are then complete).
+    ///
+    /// With `dense` (the source's keys look like 1…n: see `sourceKeysLookDense`), `insertRowsDense`
+    /// runs first when the destination table is empty; when a key is out of sequence its rows are
+    /// deleted and the rest runs as without.
     @discardableResult
-    func runInsertRows(on database: SQLiteDatabase, _ arguments: [Value], keys: ClosedRange<Int64>) throws -> Bool {
+    func runInsertRows(
+        on database: SQLiteDatabase, _ arguments: [Value], keys: ClosedRange<Int64>, dense: Bool = false
+    ) throws -> Bool {
+        if dense, let insertRowsDense, keepsSourceKeys,
+            try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer == nil
+        {
+            database.valueCounts.counts = []
+            database.valueCounts.lastKey = 0
+            do {
+                try database.run(insertRowsDense, arguments)
+                // Every row SQLite numbered is the source row of that key (1 … lastKey).
+                let last = database.valueCounts.lastKey
+                let low = try database.scalar("SELECT MIN(Z_PK) FROM \(destinationTable)")?.integer
+                let high = try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer
+                if (last == 0 && low == nil) || (low == 1 && high == last) { return true }
+                try database.run("DELETE FROM \(destinationTable)")
+            } catch let error as MigrationError
+                where error.message.contains(StoredValueRule.keysNotDense)
+                || error.message.contains(StoredValueRule.needsConversion)
+            {
+                try database.run("DELETE FROM \(destinationTable)")
+                if error.message.contains(StoredValueRule.needsConversion), let converting = insertRowsConverting {
+                    database.valueCounts.counts = []
+                    try database.run(converting, arguments)
+                    return false
+                }
+            }
+        }
         database.valueCounts.counts = []
         guard let converting = insertRowsConverting else {
             try database.run(insertRows, arguments)
@@ -76,15 +112,35 @@ struct DeclarativeMappingSQL {
     /// Keys outside (INT64_MAX, negative keys) are renumbered, as the per-instance path does, so
     /// a later mapping into the same table still finds keys above them.
     static func sourceKeysLeaveRoom(_ entity: EntityDescription, in source: PersistentStore) throws -> Bool {
+        guard let (low, high) = try sourceKeyBounds(entity, in: source) else { return true }
+        return low >= 1 && high <= Int64.max / 2
+    }
+
+    /// Whether the source keys of `entity`'s table look like 1, 2, … `rows` (the lowest 1, the
+    /// highest `rows`, the rows the mapping takes): then `insertRowsDense` is worth trying (its
+    /// check still tests every key).
+    static func sourceKeysLookDense(_ entity: EntityDescription, rows: Int, in source: PersistentStore) throws -> Bool {
+        guard rows > 0, let (low, high) = try sourceKeyBounds(entity, in: source) else { return false }
+        return low == 1 && high == Int64(rows)
+    }
+
+    /// The lowest and highest key of `entity`'s table; nil when it is empty.
+    private static func sourceKeyBounds(_ entity: EntityDescription, in source: PersistentStore) throws -> (
+        Int64, Int64
+    )? {
         let table = SQLiteDatabase.quote(source.layout.table(for: entity))
         // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
         guard let low = try source.database.scalar("SELECT MIN(Z_PK) FROM \(table)")?.integer,
             let high = try source.database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer
-        else { return true }
-        return low >= 1 && high <= Int64.max / 2
+        else { return nil }
+        return (low, high)
     }
 
     static let sourceSchema = "cdm_source"
+
+    /// At most this many entity numbers are checked in the row check (`StoredValueRule.entityCode`);
+    /// more keep the `CASE`.
+    static let foldedEntityNumbers = 16
 
     /// For a mapping making one destination per distinct value (`DistinctValueMapping`): the
     /// statements filling `temp.cdm_distinct_value` (value, its first source row, its rank), the
@@ -169,6 +225,17 @@ struct DeclarativeMappingSQL {
             values.append(sql)
             plainValues.append(plainSQL)
         }
+        // The row's entity checked in the same call as its columns (`entityCode`) instead of a `CASE`
+        // per row, when every Z_ENT of the table is taken; any row it refuses runs the copy with the `CASE`.
+        let entityNumbers = source.layout.entityNumbers(of: sourceEntity, includingSubentities: true)
+        let foldsEntity = restriction == nil && distinct == nil && entityNumbers.count <= Self.foldedEntityNumbers
+        if foldsEntity {
+            plainValues[1] = String(destination.layout.entityNumber(of: destinationEntity))
+            let entityCodes =
+                [("t.Z_ENT", StoredValueRule.entityCode)]
+                + entityNumbers.map { (String($0), StoredValueRule.equalsCode) }
+            reads.columns.insert(contentsOf: entityCodes, at: 0)
+        }
         var check = StoredValueRule.plainRowCheck(codes: reads.columns)
         var count = distinct == nil ? StoredValueRule.valueCount(counting) : nil
         let countsValues = count != nil
@@ -233,6 +300,21 @@ struct DeclarativeMappingSQL {
             "INSERT INTO \(destinationTable) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK"
         }
+        // Keeping the source keys: SQLite numbers the rows itself when the keys are 1…n, the check
+        // testing each key (the first argument of the first call, so that the call count stays at most `plainArguments`).
+        var denseSQL: String? = nil
+        if keepsSourceKeys, batchRows == nil, distinct == nil, count == nil,
+            1 + reads.columns.count + (countsValues ? counting.count : 0) <= StoredValueRule.plainArguments,
+            let dense = StoredValueRule.plainRowCheck(
+                codes: [("t.Z_PK", StoredValueRule.keyCode)] + reads.columns
+                    + (countsValues ? counting.map { ($0, StoredValueRule.countCode) } : []))
+        {
+            var denseValues = plainValues
+            denseValues[2] = dense
+            denseSQL =
+                "INSERT INTO \(destinationTable) (\(columns.dropFirst().joined(separator: ", "))) "
+                + "SELECT \(denseValues.dropFirst().joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK"
+        }
         var plan = DeclarativeMappingSQL(
             insertRows: insert(check == nil && count == nil ? values : plainValues),
             insertAssociations: keepsSourceKeys
@@ -241,6 +323,7 @@ struct DeclarativeMappingSQL {
                     + "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK) FROM \(rows) ORDER BY t.Z_PK",
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
         plan.insertRowsConverting = check == nil ? nil : insert(values)
+        plan.insertRowsDense = denseSQL
         plan.destinationTable = destinationTable
         plan.countsValues = countsValues
         plan.attributesValidated = validated

@@ -280,8 +280,11 @@ extension MigrationManager {
             }
         } else {
             // The table was empty: the source keys the INSERT keeps are all in 1...Int64.max / 2.
+            let dense =
+                try plan.insertRowsDense != nil
+                && DeclarativeMappingSQL.sourceKeysLookDense(sourceEntity, rows: total, in: source)
             copied = try plan.runInsertRows(
-                on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2))
+                on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2), dense: dense)
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
             // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
             guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,

@@ -145,10 +145,13 @@ package enum StoredValueRule {
     /// Kept in memory of its own, which the SQL functions reach through their user data with no
     /// Swift object in between (no reference counting or exclusivity check per row): `tally[0]`
     /// is the broken-rule flag, `tally[1]` how many counts the statement touched, `tally[2 + n]`
-    /// the n-th count, up to `plainArguments` counts.
+    /// the n-th count, up to `plainArguments` counts, and the last slot the last key a `k` code
+    /// checked (`lastKey`).
     package final class ValueCounts {
-        /// Slots: the flag, the number touched and one count per argument a call can have.
-        static let slots = 2 + StoredValueRule.plainArguments
+        /// Slots: the flag, the number touched, one count per argument a call can have, the last key.
+        static let slots = 3 + StoredValueRule.plainArguments
+        /// The slot of `lastKey`.
+        static let keySlot = slots - 1
         private let tally: UnsafeMutablePointer<Int>
 
         package init() {
@@ -161,10 +164,10 @@ package enum StoredValueRule {
         /// Per counted column, its rows with a value (the columns a statement counted, in order);
         /// set to `[]` before the statement.
         package var counts: [Int] {
-            get { (0..<min(max(tally[1], 0), Self.slots - 2)).map { tally[2 + $0] } }
+            get { (0..<min(max(tally[1], 0), StoredValueRule.plainArguments)).map { tally[2 + $0] } }
             set {
-                let n = min(newValue.count, Self.slots - 2)
-                tally.advanced(by: 2).update(repeating: 0, count: Self.slots - 2)
+                let n = min(newValue.count, StoredValueRule.plainArguments)
+                tally.advanced(by: 2).update(repeating: 0, count: StoredValueRule.plainArguments)
                 for i in 0..<n { tally[2 + i] = newValue[i] }
                 tally[1] = n
             }
@@ -177,6 +180,13 @@ package enum StoredValueRule {
             set { tally[0] = newValue ? 1 : 0 }
         }
 
+        /// The key the last `k` code of the statement checked (0 before the first row); set it to 0
+        /// before the statement.
+        package var lastKey: Int64 {
+            get { Int64(tally[Self.keySlot]) }
+            set { tally[Self.keySlot] = Int(truncatingIfNeeded: newValue) }
+        }
+
         /// The user data the SQL functions count through (`register`).
         var userData: UnsafeMutableRawPointer { UnsafeMutableRawPointer(tally) }
 
@@ -185,7 +195,7 @@ package enum StoredValueRule {
         /// nothing, past the last slot.
         @inline(__always)
         static func note(_ index: Int, hasValue: Bool, in data: UnsafeMutableRawPointer) -> Bool {
-            guard index >= 0, index < slots - 2 else { return false }
+            guard index >= 0, index < StoredValueRule.plainArguments else { return false }
             let tally = data.assumingMemoryBound(to: Int.self)
             if tally[1] <= index { tally[1] = index + 1 }
             if hasValue { tally[2 + index] &+= 1 }
@@ -249,38 +259,12 @@ package enum StoredValueRule {
             { context, count, arguments in
                 guard let context else { return }
                 guard let arguments, count >= 1, let signatureValue = arguments[0],
-                    let signature = sqlite3_value_text(signatureValue),
-                    Int(sqlite3_value_bytes(signatureValue)) == Int(count) - 1
+                    let signature = sqlite3_value_text(signatureValue)
                 else {
                     sqlite3_result_error(context, "cdm_plain: the signature does not match the columns", -1)
                     return
                 }
-                let data = sqlite3_user_data(context)
-                var broken = false
-                var counted = 0
-                for i in 1..<Int(count) {
-                    guard let value = arguments[i] else { continue }
-                    let code = signature[i - 1]
-                    // One storage-class read per value; the rules only for the codes that carry some.
-                    let storage = sqlite3_value_type(value)
-                    if code == StoredValueRule.countCode {
-                        if let data, !ValueCounts.note(counted, hasValue: storage != SQLITE_NULL, in: data) {
-                            sqlite3_result_error(context, "cdm_plain: too many counted columns", -1)
-                            return
-                        }
-                        counted += 1
-                        continue
-                    }
-                    if !StoredValueRule.isPlain(value, storage: storage, code: code) {
-                        sqlite3_result_error(context, StoredValueRule.needsConversion, -1)
-                        return
-                    }
-                    if code < UInt8(ascii: "a") || code == UInt8(ascii: "h") || code == UInt8(ascii: "w") {
-                        if StoredValueRule.breaksRule(value, storage: storage, code: code) { broken = true }
-                    }
-                }
-                if broken, let data { ValueCounts.noteBrokenRule(in: data) }
-                sqlite3_result_int64(context, 1)
+                StoredValueRule.checkRow(context, signature, arguments, Int(count))
             }, nil, nil, nil)
         // Not deterministic: it must run once for every row the statement reads.
         sqlite3_create_function_v2(

@@ -80,11 +80,16 @@ class Scope {
     /// Where errors of calls on this scope's handles go.
     unowned let sink: ErrorSink
     unowned let table: HandleTable
+    /// The names calls on this scope's handles looked up last (`NameLookupCache`): a single-row
+    /// hook's scope is reused from row to row, and what it keeps goes with it.
+    var names = NameLookupCache()
 
     init(sink: ErrorSink, table: HandleTable) {
         self.sink = sink
         self.table = table
     }
+
+    deinit { names.removeAll() }
 
     func keep(_ allocation: UnsafeMutableRawPointer) { allocations.append(allocation) }
 

@@ -49,6 +49,27 @@ final class ObjectContextReferenceTests: XCTestCase {
             read.first?.attributeValues[try XCTUnwrap(item.entity.attributesByName["str"]).index], .string("changed"))
     }
 
+    /// `add` checks what it is given as `setValue` does: instances of the relationship's
+    /// destination entity (or a sub-entity) only, in a store or free-standing.
+    func testAddRefusesInstancesOfAnotherEntity() throws {
+        let store = try PersistentStore.create(at: directory + "/add.sqlite", model: model)
+        let item = try store.insertObject(entityName: "Item")
+        let note = try store.insertObject(entityName: "Note")
+        let tags = try XCTUnwrap(item.entity.relationshipsByName["tags"])
+        XCTAssertThrowsError(try item.add([note], to: tags)) {
+            XCTAssertTrue("\($0)".contains("relationship 'Item.tags' takes 'Tag' instances, not 'Note'"), "\($0)")
+        }
+        let free = ManagedObject(entity: item.entity)
+        XCTAssertThrowsError(try free.add([ManagedObject(entity: note.entity)], to: tags))
+        let freeTag = ManagedObject(entity: try XCTUnwrap(model.entity(named: "Tag")))
+        try free.add([freeTag], to: tags)
+        XCTAssertEqual(try free.value(for: tags).elements.count, 1)
+        // Sub-entities are kinds of their parent.
+        let attachments = try XCTUnwrap(note.entity.relationshipsByName["attachments"])
+        try note.add([try store.insertObject(entityName: "ImageAttachment")], to: attachments)
+        XCTAssertThrowsError(try note.add([try store.insertObject(entityName: "Tag")], to: attachments))
+    }
+
     func testAnInstanceThatOutlivesItsStoreFindsNone() throws {
         let path = directory + "/gone.sqlite"
         var fault: ManagedObject?

@@ -160,7 +160,7 @@ public final class ManagedObject: CustomStringConvertible {
                 .invalidArgument,
                 "'\(entity.name).\(relationship.name)' is a to-one relationship; set it instead of adding to it")
         }
-        _ = try RelationshipValue.instances(in: .collection(objects.map { .object($0) }), for: relationship, of: entity)
+        try RelationshipValue.check(objects, for: relationship, of: entity)
         if let context = context { return try context.addToRelationship(of: self, relationship, objects) }
         try checkFreeStanding(relationship)
         var current = relationshipValues[relationship.index].elements
@@ -267,6 +267,28 @@ package protocol ObjectContext: AnyObject {
 }
 
 enum RelationshipValue {
+    /// Checks instances given for a relationship (`instances(in:for:of:)` on instances already
+    /// unwrapped): each must be of the relationship's destination entity.
+    static func check(
+        _ objects: [ManagedObject], for relationship: RelationshipDescription, of entity: EntityDescription
+    )
+        throws
+    {
+        if let destination = relationship.destinationEntity {
+            for object in objects where !object.entity.isKind(of: destination) {
+                throw MigrationError(
+                    .invalidArgument,
+                    "relationship '\(entity.name).\(relationship.name)' takes '\(destination.name)' instances, not '\(object.entity.name)'"
+                )
+            }
+        }
+        if !relationship.isToMany && objects.count > 1 {
+            throw MigrationError(
+                .invalidArgument,
+                "to-one relationship '\(entity.name).\(relationship.name)' cannot take \(objects.count) instances")
+        }
+    }
+
     /// The instances a relationship value holds, checked against the relationship's destination.
     static func instances(in value: Value, for relationship: RelationshipDescription, of entity: EntityDescription)
         throws -> [ManagedObject]

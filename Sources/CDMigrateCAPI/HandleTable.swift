@@ -65,9 +65,10 @@ final class HandleTable {
         for slot in scope.slots {
             if let entry = entries[Int(slot)], entry.scope === scope { release(entry) }
         }
-        scope.slots.removeAll()
+        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
+        scope.slots.removeAll(keepingCapacity: true)
         for allocation in scope.allocations { free(allocation) }
-        scope.allocations.removeAll()
+        scope.allocations.removeAll(keepingCapacity: true)
     }
 }
 

@@ -170,11 +170,11 @@ public func cdm_context_create_instance(
 ) -> Int32 {
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
-        let name = try CString.argument(entity, "the entity name")
-        guard context.manager.destinationModel.entity(named: name) != nil else {
-            throw MigrationError.notFound("the destination model has no entity named '\(name)'")
+        guard let found = try scope.entity(of: context.manager.destinationModel, name: entity) else {
+            throw MigrationError.notFound(
+                "the destination model has no entity named '\(try CString.argument(entity, "the entity name"))'")
         }
-        out.pointee = scope.handle(for: try context.manager.createDestinationInstance(entityName: name))
+        out.pointee = scope.handle(for: try context.manager.createDestinationInstance(entity: found))
     }
 }
 

@@ -140,15 +140,18 @@ public func cdm_context_instance_with_id(
     withContext(ctx) { context, scope in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         out.pointee = nil
-        let name = try CString.argument(entity, "the entity name")
         let manager = context.manager
         let destination = try isDestination(store)
         guard let persistent = destination ? manager.destinationStore : manager.sourceStore else {
             throw MigrationError.misuse("the migration has no open store")
         }
-        try checkEntity(manager, name, destination: destination)
-        let id = ObjectID(storeIdentifier: persistent.storeIdentifier, entityName: name, primaryKey: primaryKey)
-        guard let found = try manager.instance(with: id) else {
+        let model = destination ? manager.destinationModel : manager.sourceModel
+        guard let described = try scope.entity(of: model, name: entity) else {
+            try checkEntity(manager, try CString.argument(entity, "the entity name"), destination: destination)
+            return
+        }
+        let name = described.name
+        guard let found = try persistent.object(entity: described, primaryKey: primaryKey) else {
             throw MigrationError.notFound(
                 "there is no \(name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")")
         }

@@ -65,9 +65,10 @@ final class HandleTable {
         for slot in scope.slots {
             if let entry = entries[Int(slot)], entry.scope === scope { release(entry) }
         }
-        scope.slots.removeAll()
+        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
+        scope.slots.removeAll(keepingCapacity: true)
         for allocation in scope.allocations { free(allocation) }
-        scope.allocations.removeAll()
+        scope.allocations.removeAll(keepingCapacity: true)
     }
 }
 
@@ -80,11 +81,16 @@ class Scope {
     /// Where errors of calls on this scope's handles go.
     unowned let sink: ErrorSink
     unowned let table: HandleTable
+    /// The names calls on this scope's handles looked up last (`NameLookupCache`): a single-row
+    /// hook's scope is reused from row to row, and what it keeps goes with it.
+    var names = NameLookupCache()
 
     init(sink: ErrorSink, table: HandleTable) {
         self.sink = sink
         self.table = table
     }
+
+    deinit { names.removeAll() }
 
     func keep(_ allocation: UnsafeMutableRawPointer) { allocations.append(allocation) }
 

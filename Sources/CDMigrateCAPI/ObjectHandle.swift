@@ -11,7 +11,9 @@ import CDMigrate
 final class ObjectEntry: HandleEntry {
     override class var kind: String { "cdm_object" }
     let object: ManagedObject
-    private var attributeBuffers: [Int: UnsafeMutableRawPointer] = [:]
+    /// Per attribute index (grown to the largest index read): an array, not a dictionary, so that
+    /// a handle that reads a value or two costs no hash table.
+    private var attributeBuffers: [UnsafeMutableRawPointer?] = []
     private var pathBuffers: [String: UnsafeMutableRawPointer] = [:]
     /// The text and bytes of the last cdm_object_get_fields, in one block.
     private var fieldsBuffer: UnsafeMutableRawPointer?
@@ -27,7 +29,7 @@ final class ObjectEntry: HandleEntry {
 
     deinit {
         free(fieldsBuffer)
-        for (_, buffer) in attributeBuffers { free(buffer) }
+        for buffer in attributeBuffers { free(buffer) }
         for (_, buffer) in pathBuffers { free(buffer) }
     }
 
@@ -36,12 +38,22 @@ final class ObjectEntry: HandleEntry {
         var terminated = bytes
         terminated.append(0)
         guard let copy = CString.copyBytes(terminated) else { return nil }
-        if let path = path {
-            if let old = pathBuffers.updateValue(copy, forKey: path) { free(old) }
-        } else {
-            if let old = attributeBuffers.updateValue(copy, forKey: index) { free(old) }
-        }
+        keep(copy, index: index, path: path)
         return copy
+    }
+
+    /// Keeps `copy` as the buffer of an attribute (by index) or key path, freeing the one it replaces.
+    private func keep(_ copy: UnsafeMutableRawPointer, index: Int, path: String?) {
+        guard path == nil, index >= 0 else {
+            // A key path (or, never asked for, a negative index): kept by its text.
+            if let old = pathBuffers.updateValue(copy, forKey: path ?? "#\(index)") { free(old) }
+            return
+        }
+        if index >= attributeBuffers.count {
+            attributeBuffers.append(contentsOf: repeatElement(nil, count: index + 1 - attributeBuffers.count))
+        }
+        free(attributeBuffers[index])
+        attributeBuffers[index] = copy
     }
 
     /// Copies text (NUL-terminated) into the buffer of an attribute (by index) or key path; returns
@@ -55,16 +67,14 @@ final class ObjectEntry: HandleEntry {
             return (raw, utf8.count)
         }
         guard let copy = copy else { return (nil, 0) }
-        if let path = path {
-            if let old = pathBuffers.updateValue(copy, forKey: path) { free(old) }
-        } else {
-            if let old = attributeBuffers.updateValue(copy, forKey: index) { free(old) }
-        }
+        keep(copy, index: index, path: path)
         return (copy, count)
     }
 
     func forgetBuffer(index: Int) {
-        if let old = attributeBuffers.removeValue(forKey: index) { free(old) }
+        guard index >= 0, index < attributeBuffers.count else { return }
+        free(attributeBuffers[index])
+        attributeBuffers[index] = nil
     }
 
     var entityName: String { object.entity.name }
@@ -242,8 +252,8 @@ private func get(
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
             value = try ObjectAccess.stored(entry.object, attribute, accessor)
-        } else if let key = key, strchr(key, 0x2E) == nil,
-            let plain = entry.object.entity.attribute(named: try CString.argument(key, "the key"))
+        } else if let key = key, let scope = entry.scope,
+            let plain = try scope.attribute(of: entry.object.entity, key: key)
         {
             // A plain attribute name (no key path): no splitting, no walk.
             attribute = plain

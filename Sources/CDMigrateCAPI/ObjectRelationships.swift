@@ -11,7 +11,14 @@ private func editRelationship(
     _ edit: (ObjectEntry, RelationshipDescription) throws -> Void
 ) -> Int32 {
     withEntry(o, ObjectEntry.self, "object") { entry in
-        let relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
+        let relationship: RelationshipDescription
+        if let key = key, let scope = entry.scope,
+            let known = try scope.relationship(of: entry.object.entity, key: key)
+        {
+            relationship = known
+        } else {
+            relationship = try ObjectAccess.relationship(entry, key: try CString.argument(key, "the key"))
+        }
         if relationship.isToMany != toMany {
             throw MigrationError.mismatch(
                 "'\(entry.entityName).\(relationship.name)' is \(toMany ? "to-one" : "to-many"): \(otherwise)")

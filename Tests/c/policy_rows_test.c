@@ -246,6 +246,98 @@ static void test_an_error_in_a_row_names_the_entity_and_attribute(cdm_model *src
     CHECK(access(destination, F_OK) != 0);  /* a failed migration leaves no destination */
 }
 
+/* A hook that passes every name from one reused buffer, as a host building names at run time
+** does: each call must read the name the buffer holds then (not what it held at an earlier call
+** with the same pointer), the same name in two entities must be each entity's own property, and
+** two texts read from one instance must both stay valid while the handle lives. */
+typedef struct {
+    int rows;
+    int mismatches;
+    int refusals;  /* unknown names refused as they should be */
+} names_state;
+
+static int create_row_reused_names(cdm_context *ctx, cdm_object *source, void *user) {
+    names_state *state = user;
+    state->rows++;
+    char name[32];
+    cdm_object *nota = NULL, *other = NULL;
+    snprintf(name, sizeof name, "Nota");
+    TRY(cdm_context_create_instance(ctx, name, &nota));
+    const char *entity = NULL;
+    if (cdm_object_entity_name(nota, &entity) != CDM_OK || strcmp(entity, "Nota")) state->mismatches++;
+    snprintf(name, sizeof name, "Categoria");
+    TRY(cdm_context_create_instance(ctx, name, &other));
+    if (cdm_object_entity_name(other, &entity) != CDM_OK || strcmp(entity, "Categoria")) state->mismatches++;
+    const char *contenido = NULL, *categoria = NULL;
+    size_t length = 0;
+    int is_null = 0;
+    snprintf(name, sizeof name, "contenido");
+    TRY(cdm_object_get_text(source, name, &contenido, &length, &is_null));
+    snprintf(name, sizeof name, "categoria");
+    TRY(cdm_object_get_text(source, name, &categoria, &length, &is_null));
+    /* Both still valid, each its own attribute's. */
+    if (strncmp(contenido, "nota ", 5)) state->mismatches++;
+    if (!is_null && !strstr(contenido, categoria)) state->mismatches++;
+    /* The same name, "contenido", in the destination entity: set there, read back. */
+    snprintf(name, sizeof name, "contenido");
+    TRY(cdm_object_set_text(nota, name, contenido, CDM_NUL_TERMINATED));
+    const char *copied = NULL;
+    TRY(cdm_object_get_text(nota, name, &copied, &length, &is_null));
+    if (strcmp(copied, contenido)) state->mismatches++;
+    /* A name the entity lacks, in the same buffer, after known ones: refused. */
+    snprintf(name, sizeof name, "contenidos");
+    if (cdm_object_get_text(source, name, &copied, &length, &is_null) == CDM_NOTFOUND) state->refusals++;
+    snprintf(name, sizeof name, "Notas");
+    cdm_object *none = NULL;
+    if (cdm_context_create_instance(ctx, name, &none) == CDM_NOTFOUND) state->refusals++;
+    snprintf(name, sizeof name, "notas");
+    if (cdm_object_add_object(nota, name, other) == CDM_NOTFOUND) state->refusals++;
+    snprintf(name, sizeof name, "categorias");
+    TRY(cdm_object_add_object(nota, name, other));
+    /* Instances by ID through the same buffer: the source note, then the destination category. */
+    int64_t pk = 0;
+    TRY(cdm_object_id(source, NULL, NULL, &pk));
+    cdm_object *found = NULL;
+    snprintf(name, sizeof name, "Nota");
+    TRY(cdm_context_instance_with_id(ctx, CDM_STORE_SOURCE, name, pk, &found));
+    TRY(cdm_object_get_text(found, "contenido", &copied, &length, &is_null));
+    if (strcmp(copied, contenido)) state->mismatches++;
+    TRY(cdm_object_id(other, NULL, NULL, &pk));
+    snprintf(name, sizeof name, "Categoria");
+    TRY(cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, name, pk, &found));
+    if (cdm_object_entity_name(found, &entity) != CDM_OK || strcmp(entity, "Categoria")) state->mismatches++;
+    snprintf(name, sizeof name, "Nota");
+    if (cdm_context_instance_with_id(ctx, CDM_STORE_DESTINATION, name, pk + 100000, &found) == CDM_NOTFOUND)
+        state->refusals++;
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void test_names_in_a_reused_buffer_are_read_anew(cdm_model *src, cdm_model *dst, const char *source) {
+    const char *destination = path_in_dir("reused-names.sqlite");
+    static names_state state;
+    memset(&state, 0, sizeof state);
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    int rc = cdm_mapping_from_json(MAPPING, &mapping);
+    if (rc == CDM_OK) rc = cdm_migration_new(src, dst, &mapping, 1, &migration);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row_reused_names;
+    if (rc == CDM_OK) rc = cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL);
+    if (rc == CDM_OK) rc = cdm_migration_run(migration, source, destination);
+    CHECK_RC(rc, CDM_OK);
+    if (rc != CDM_OK && migration) fprintf(stderr, "  %s\n", cdm_migration_errmsg(migration));
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    CHECK(state.rows == NOTES);
+    CHECK(state.mismatches == 0);
+    CHECK(state.refusals == 4 * NOTES);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(destination, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO LIKE 'nota %'") == NOTES);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM Z_1NOTAS") == NOTES);
+    sqlite3_close(db);
+}
+
 int main(void) {
     if (!scratch_begin("policy-rows")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -257,6 +349,7 @@ int main(void) {
         test_single_row_hooks_see_what_earlier_rows_made(src, dst, source);
         test_an_error_in_a_row_names_the_entity_and_attribute(src, dst, source);
         test_associations_made_in_key_order_answer_look_ups_and_the_report(src, dst, source);
+        test_names_in_a_reused_buffer_are_read_anew(src, dst, source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -1,8 +1,9 @@
 /// An entity mapping's attribute mappings resolved against a source and a destination entity: the
 /// destination attribute of each and, for a plain `$source.<attribute>`, the source attribute it
 /// reads. Made once and reused while a policy applies the same mapping instance after instance,
-/// so each application looks no name up.
-struct AttributeMappingPlan {
+/// so each application looks no name up. A class: the run keeps the last one, and taking it
+/// for an instance is one reference, not a copy of every field.
+final class AttributeMappingPlan {
     struct Step {
         let property: PropertyMapping
         let expression: ValueExpression

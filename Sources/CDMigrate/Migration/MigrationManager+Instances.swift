@@ -10,6 +10,15 @@ extension MigrationManager {
         return try destination.insertObject(entityName: entityName)
     }
 
+    /// `createDestinationInstance(entityName:)` for a destination entity already looked up.
+    package func createDestinationInstance(entity: EntityDescription) throws -> ManagedObject {
+        guard let destination = destinationStore else {
+            throw MigrationError(
+                .invalidArgument, "createDestinationInstance(entityName:) is only available while a migration runs")
+        }
+        return try destination.insertObject(entity: entity)
+    }
+
     /// Records that `destination` was made from `source` by `mapping` (Core Data's
     /// `associateSourceInstance:withDestinationInstance:forEntityMapping:`).
     public func associate(

@@ -8,8 +8,11 @@ public final class ManagedObject: CustomStringConvertible {
     public let entity: EntityDescription
     /// The instance's ID (Core Data: `objectID`).
     public internal(set) var objectID: ObjectID
-    /// The store it belongs to; nil for a free-standing instance (tests, expression evaluation).
-    package weak var context: ObjectContext?
+    /// The store it belongs to; nil for a free-standing instance (tests, expression evaluation),
+    /// or once the store is gone.
+    package var context: ObjectContext? { storeReference?.context }
+    /// How the instance reaches its store (`ObjectContextReference`): nil for a free-standing instance.
+    let storeReference: ObjectContextReference?
     /// Indexed like `entity.attributes`.
     var attributeValues: [Value]
     /// A fault knows its identity but not yet its attribute values; the first access to an
@@ -25,16 +28,16 @@ public final class ManagedObject: CustomStringConvertible {
     public convenience init(entity: EntityDescription, primaryKey: Int64 = 0) {
         self.init(
             entity: entity, objectID: ObjectID(storeIdentifier: "", entityName: entity.name, primaryKey: primaryKey),
-            context: nil)
+            store: nil)
     }
 
-    init(entity: EntityDescription, objectID: ObjectID, context: ObjectContext?, values: [Value]? = nil) {
+    init(entity: EntityDescription, objectID: ObjectID, store: ObjectContextReference?, values: [Value]? = nil) {
         self.entity = entity
         self.objectID = objectID
-        self.context = context
+        self.storeReference = store
         self.attributeValues = values ?? entity.attributes.map { $0.defaultValue }
         self.relationshipValues =
-            context == nil ? entity.relationships.map { $0.isToMany ? .collection([]) : .null } : []
+            store == nil ? entity.relationships.map { $0.isToMany ? .collection([]) : .null } : []
     }
 
     // MARK: Key-value coding
@@ -157,7 +160,7 @@ public final class ManagedObject: CustomStringConvertible {
                 .invalidArgument,
                 "'\(entity.name).\(relationship.name)' is a to-one relationship; set it instead of adding to it")
         }
-        _ = try RelationshipValue.instances(in: .collection(objects.map { .object($0) }), for: relationship, of: entity)
+        try RelationshipValue.check(objects, for: relationship, of: entity)
         if let context = context { return try context.addToRelationship(of: self, relationship, objects) }
         try checkFreeStanding(relationship)
         var current = relationshipValues[relationship.index].elements
@@ -181,7 +184,8 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// The same row of the same store (or, for free-standing instances, the same object).
     func isSameInstance(as other: ManagedObject) -> Bool {
-        self === other || (context != nil && context === other.context && objectID == other.objectID)
+        self === other
+            || (storeReference != nil && storeReference === other.storeReference && objectID == other.objectID)
     }
 
     /// Removes instances from a to-many.
@@ -263,6 +267,28 @@ package protocol ObjectContext: AnyObject {
 }
 
 enum RelationshipValue {
+    /// Checks instances given for a relationship (`instances(in:for:of:)` on instances already
+    /// unwrapped): each must be of the relationship's destination entity.
+    static func check(
+        _ objects: [ManagedObject], for relationship: RelationshipDescription, of entity: EntityDescription
+    )
+        throws
+    {
+        if let destination = relationship.destinationEntity {
+            for object in objects where !object.entity.isKind(of: destination) {
+                throw MigrationError(
+                    .invalidArgument,
+                    "relationship '\(entity.name).\(relationship.name)' takes '\(destination.name)' instances, not '\(object.entity.name)'"
+                )
+            }
+        }
+        if !relationship.isToMany && objects.count > 1 {
+            throw MigrationError(
+                .invalidArgument,
+                "to-one relationship '\(entity.name).\(relationship.name)' cannot take \(objects.count) instances")
+        }
+    }
+
     /// The instances a relationship value holds, checked against the relationship's destination.
     static func instances(in value: Value, for relationship: RelationshipDescription, of entity: EntityDescription)
         throws -> [ManagedObject]

@@ -10,10 +10,18 @@ extension PersistentStore {
                 .invalidArgument,
                 "object ID \(id.uriRepresentation) belongs to another store than '\(path)' (\(storeIdentifier))")
         }
-        let entity = try self.entity(named: id.entityName)
+        return try object(entity: try self.entity(named: id.entityName), primaryKey: id.primaryKey)
+    }
+
+    /// `object(with:)` for an entity already looked up (one of another model: the store's entity
+    /// of that name) and a primary key: the instance of `entity` (or of a sub-entity) with that
+    /// key, or nil.
+    package func object(entity given: EntityDescription, primaryKey: Int64) throws -> ManagedObject? {
+        try checkOpen()
+        let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
         // An instance inserted and still buffered is that row's whole state: it is the answer, and
         // the buffer stays unwritten. Any other row is already in the table: no need to flush.
-        let rowKey = RowKey(table: layout.table(for: entity), primaryKey: id.primaryKey)
+        let rowKey = RowKey(table: layout.table(for: entity), primaryKey: primaryKey)
         if let i = pendingIndex[rowKey] {
             let object = pending[i].object
             return object.entity.isKind(of: entity) ? object : nil
@@ -24,7 +32,7 @@ extension PersistentStore {
         }
         var found: ManagedObject? = nil
         try query(
-            entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(id.primaryKey)], limit: 1,
+            entity, includesSubentities: true, condition: "t.Z_PK = ?", arguments: [.integer(primaryKey)], limit: 1,
             flushing: false
         ) {
             found = $0
@@ -41,7 +49,7 @@ extension PersistentStore {
         let object = ManagedObject(
             entity: entity,
             objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
-            context: self, values: [])
+            store: objectReference, values: [])
         object.isFault = true
         return object
     }
@@ -204,7 +212,7 @@ extension PersistentStore {
             }
             let id = ObjectID(
                 storeIdentifier: storeIdentifier, entityName: concrete.name, primaryKey: statement.int64(at: 0))
-            let object = ManagedObject(entity: concrete, objectID: id, context: self, values: values)
+            let object = ManagedObject(entity: concrete, objectID: id, store: objectReference, values: values)
             guard try body(object) else { break }
         }
     }

@@ -5,11 +5,18 @@ extension PersistentStore {
     /// A new instance of a concrete entity, with its attributes' default values and a new `Z_PK`.
     public func insertObject(entityName: String) throws -> ManagedObject {
         try checkWritable("insert a '\(entityName)'")
-        let entity = try self.entity(named: entityName)
+        return try insertObject(entity: try self.entity(named: entityName))
+    }
+
+    /// `insertObject(entityName:)` for an entity already looked up (one of another model: the
+    /// store's entity of that name).
+    package func insertObject(entity given: EntityDescription) throws -> ManagedObject {
+        try checkWritable("insert a '\(given.name)'")
+        let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
         if entity.isAbstract {
             throw MigrationError(
                 .invalidArgument,
-                "entity '\(entityName)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))"
+                "entity '\(entity.name)' is abstract: insert one of its subentities (\(entity.subentities.map { $0.name }.joined(separator: ", ")))"
             )
         }
         if pending.count >= insertBatchSize { try writeBuffer() }
@@ -18,7 +25,7 @@ extension PersistentStore {
         let object = ManagedObject(
             entity: entity,
             objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
-            context: self)
+            store: objectReference)
         pendingIndex[key(object)] = pending.count
         pending.append(PendingRow(object: object, links: [:]))
         object.isBufferedInsert = true
@@ -30,7 +37,9 @@ extension PersistentStore {
     ///   `Z_MAX`, or whose largest kept key, is at or near the end of the 64-bit range).
     func allocatePrimaryKeys(for entity: EntityDescription, count: Int) throws -> Int64 {
         let table = layout.table(for: entity)
-        let last = maxPrimaryKeys[table] ?? 0
+        // One look-up of the table's name: its slot is read, then written in place.
+        let slot = maxPrimaryKeys.index(forKey: table)
+        let last = slot.map { maxPrimaryKeys.values[$0] } ?? 0
         let (first, o1) = last.addingReportingOverflow(1)
         let (end, o2) = first.addingReportingOverflow(Int64(max(count, 1)) - 1)
         guard !o1, !o2 else {
@@ -39,7 +48,7 @@ extension PersistentStore {
                 "no primary key is left for \(max(count, 1)) new instance\(count == 1 ? "" : "s") of '\(entity.name)': its table's largest key is \(last), and a key cannot pass \(Int64.max)"
             )
         }
-        maxPrimaryKeys[table] = end
+        if let slot = slot { maxPrimaryKeys.values[slot] = end } else { maxPrimaryKeys[table] = end }
         return first
     }
 
@@ -194,7 +203,7 @@ extension PersistentStore {
     package func attributeDidChange(of object: ManagedObject, _ attribute: AttributeDescription) throws {
         // An instance still in this store's insert buffer: the buffer writes its values (and its
         // insert counted it among the entities written by instance). No row key to look up.
-        if object.isBufferedInsert, !isClosed, object.context === self { return }
+        if object.isBufferedInsert, !isClosed, object.storeReference === objectReference { return }
         try checkWritable("change '\(object.entity.name).\(attribute.name)'")
         try checkOwn(object)
         entitiesWrittenByInstance.insert(ObjectIdentifier(object.entity))

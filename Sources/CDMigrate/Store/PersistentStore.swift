@@ -77,6 +77,8 @@ public final class PersistentStore: ObjectContext {
     var pendingJoinRows = PendingJoinRows()
     /// The values of attributes with external binary data storage: their files, the markers.
     package let externalData: ExternalBinaryData
+    /// What this store's instances hold to reach it (`ObjectContextReference`).
+    let objectReference = ObjectContextReference()
 
     struct RowKey: Hashable {
         let table: String
@@ -126,6 +128,7 @@ public final class PersistentStore: ObjectContext {
         self.isNew = isNew
         self.metadataNeedsSave = isNew
         self.externalData = ExternalBinaryData(storePath: path)
+        objectReference.point(to: self)
     }
 
     /// A column's value as the store holds it → the attribute's value (external binary data decoded).
@@ -143,7 +146,10 @@ public final class PersistentStore: ObjectContext {
         return .binary(try externalData.encode(bytes))
     }
 
-    deinit { close() }
+    deinit {
+        objectReference.point(to: nil)
+        close()
+    }
 
     /// The store's UUID, which object IDs carry.
     public var storeIdentifier: String { metadata.storeUUID }
@@ -162,7 +168,7 @@ public final class PersistentStore: ObjectContext {
     }
 
     func checkOwn(_ object: ManagedObject) throws {
-        guard object.context === self else {
+        guard object.storeReference === objectReference else {
             throw MigrationError(
                 .invalidArgument,
                 "instance \(object.objectID.uriRepresentation) of '\(object.entity.name)' does not belong to the store '\(path)'"

@@ -109,6 +109,11 @@ package final class StoreLayout {
 
     // MARK: What the engine asks
 
+    /// Whether `entity` is one of the layout's model's own entities (not one of the same name of another model).
+    package func isOwnEntity(_ entity: EntityDescription) -> Bool {
+        numberByEntityID[ObjectIdentifier(entity)] != nil
+    }
+
     /// The table holding the entity's rows (its root's table).
     package func table(for entity: EntityDescription) -> String {
         if let table = tableByEntityID[ObjectIdentifier(entity)] { return table }

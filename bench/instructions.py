@@ -20,6 +20,8 @@ ones: bench/run.py's) run as bench/run.py's child process, with this checkout's 
 (its library built in: `make -C bindings/python python-package`); --prefix is not needed for them.
 Each also runs at --fixed-rows notes, and the instructions a note are printed with that run's
 (the interpreter's start, imports, models) taken off: (Ir(rows) - Ir(fixed)) / (rows - fixed).
+They run with PYTHONHASHSEED=0 (str hashes, and so dict probing, the same in every run);
+--python-package DIR runs them with another checkout's bindings/python (its library built in).
 
     python3 bench/instructions.py --paths script,python-rows,python-fetch,python-policy --rows 20000
 """
@@ -107,7 +109,9 @@ PYTHON_PATHS = ("script", "python-policy", "python-rows", "python-fetch", "pytho
 def python(args: argparse.Namespace, paths: list) -> None:
     """The Python paths of reference-1: instructions of the whole process and a note's, the run
     at --fixed-rows taken off; every path's rows checked against the first's."""
-    run.build_python_package()
+    if not args.python_package:
+        run.build_python_package()
+    env = dict(run.python_env(os.path.abspath(args.python_package) if args.python_package else ""), PYTHONHASHSEED="0")
     shape = "reference-1"
     counts = {}
     rows_written = {}
@@ -126,7 +130,7 @@ def python(args: argparse.Namespace, paths: list) -> None:
                 check=True,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
-                env=run.python_env(),
+                env=env,
             )
             with open(out) as f:
                 ir = next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:")))
@@ -148,6 +152,7 @@ def python(args: argparse.Namespace, paths: list) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prefix", default="", help="an install prefix of the library (the C paths)")
+    parser.add_argument("--python-package", default="", help="another checkout's bindings/python for the Python paths")
     parser.add_argument(
         "--fixed-rows", type=run.parse_rows, default=100, help="the Python paths' run whose count is taken off"
     )

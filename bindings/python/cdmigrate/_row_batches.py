@@ -29,7 +29,7 @@ import datetime as _dt
 import gc
 import re
 from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
@@ -38,11 +38,16 @@ from ._fields import pack
 from ._text import c_text
 from .batch import SourceBatch
 from .errors import MisuseError, check
-from .instance import DESTINATION, SOURCE, Instance
+from .instance import DESTINATION, SOURCE, Instance, _InstanceMapping
 from .values import AttributeType, CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import EntityMapping, MigrationManager
+
+    # Instances to the type checker too (at run time they are registered as Instances: see below).
+    _Unretained = Instance
+else:
+    _Unretained = _InstanceMapping
 
 _lib_ = _lib.lib
 _PLAIN = (str, int, float, bool, type(None))
@@ -54,10 +59,8 @@ _ENTITY = attrgetter("_entity")
 _COPY = attrgetter("_copy")
 _KEY = attrgetter("_key")
 _INDEX = attrgetter("_index")
-_FIRST = itemgetter(0)
 _MISSING = object()
 _new = object.__new__
-_SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
 _NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
@@ -170,18 +173,18 @@ class _Released:
 _RELEASED = _Released()
 
 
-class RowSource(Instance):
-    """A source row of the batch as the hook's ``source``: attribute reads come from the batch's
-    columns; anything else (relationships, key paths, ``uri``…) from the library's own instance,
-    found by primary key when first needed."""
+class RowSource(_Unretained):
+    """A source row of the batch as the hook's ``source`` (an Instance): attribute reads come from
+    the batch's columns; anything else (relationships, key paths, ``uri``…) from the library's own
+    instance, found by primary key when first needed, which releases itself."""
 
     __slots__ = ("_index", "_key", "_real", "_rows")
     _real: Instance
 
     def __init__(self, rows: RowBatch, index: int, key: int) -> None:
-        # Instance.__init__ is not called: the handle is found only when needed (_h below). The
-        # entity and side are class attributes of the mapping's subclass (_Plan.source_class), and
-        # _real stays unset until then: three stores per row.
+        # No handle: it is found only when needed (_h below). The entity and side are class
+        # attributes of the mapping's subclass (_Plan.source_class), and _real stays unset until
+        # then: three stores per row (run_rows makes its rows the same way, without this call).
         self._rows = rows
         self._index = index
         self._key = key
@@ -198,9 +201,6 @@ class RowSource(Instance):
         except AttributeError:
             real = self._real = _handle_for(self._rows.manager, SOURCE, self._entity or "", self._key)
         return real._h
-
-    def __del__(self) -> None:
-        pass  # the library's instance, if it was found, releases itself
 
     @property
     def object_id(self) -> ObjectID:
@@ -256,11 +256,11 @@ class RowSource(Instance):
         return hash(self.object_id)
 
 
-class PendingInstance(Instance):
-    """A destination instance a hook made in the batch (or found with fetch_destination during
-    it). Until the batch is written its attribute values are kept here; afterwards, and for
-    anything not kept here, it is the library's instance of its row (the batch is written first
-    when it holds anything)."""
+class PendingInstance(_Unretained):
+    """A destination instance (an Instance) a hook made in the batch (or found with
+    fetch_destination during it). Until the batch is written its attribute values are kept here;
+    afterwards, and for anything not kept here, it is the library's instance of its row (the batch
+    is written first when it holds anything)."""
 
     __slots__ = ("_copy", "_creator", "_key", "_real", "_rows", "_values")
 
@@ -306,9 +306,6 @@ class PendingInstance(Instance):
             real = self._real = _handle_for(rows.manager, DESTINATION, self._entity or "", self._key)
         return real._h
 
-    def __del__(self) -> None:
-        pass
-
     def __getitem__(self, key: str) -> Any:
         values = self._values
         if values is not None and self._key is None and self._rows.active:
@@ -352,6 +349,11 @@ class PendingInstance(Instance):
 
     def __hash__(self) -> int:
         return hash(self.object_id)
+
+
+# Instances to every caller (isinstance, issubclass), without Instance's handle and its __del__.
+Instance.register(RowSource)
+Instance.register(PendingInstance)
 
 
 def _dict_maker(names: list[str]) -> Any:
@@ -489,7 +491,9 @@ class RowBatch:
         self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
         self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
         self.run: tuple[str, str, list[Any], list[Any]] | None = None  # the last of relations, when to-many
-        self.associations: list[tuple[RowSource, PendingInstance]] = []
+        #: Associations kept (manager.associate, create with a source): sources and destinations, pairwise.
+        self.associated_sources: list[RowSource] = []
+        self.associated: list[PendingInstance] = []
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
@@ -512,9 +516,15 @@ class RowBatch:
         if wanted:
             # The types from the plan: asking the manager would write what the batch holds first.
             types = self.plan.column_types
-            for name, (values, raw) in zip(wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted])):
+            whole: set[str] = set()
+            for name, (values, raw) in zip(
+                wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted], whole)
+            ):
                 self.columns[name] = values
                 self.raw[name] = raw
+            for name in whole:
+                # Whole seconds without nulls: their datetimes give back the exact seconds.
+                self.exact_dates[name] = True
 
     def copy_items(self) -> list[tuple[str, list[Any]]]:
         """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
@@ -624,7 +634,8 @@ class RowBatch:
                         watched = self.by_entity.get(self.destination_entity or "")
                         if watched is not None:
                             watched.append(instance)
-                    self.associations.append((source, instance))
+                    self.associated_sources.append(source)
+                    self.associated.append(instance)
                     return instance
         made = self.create(entity, values, source, skip_unknown)
         if made is not None:
@@ -689,7 +700,8 @@ class RowBatch:
             if watched is not None:
                 watched.append(instance)
         if source is not None:
-            self.associations.append((source, instance))
+            self.associated_sources.append(source)
+            self.associated.append(instance)
         if relationships:
             for key, value in relationships:
                 instance[key] = value
@@ -781,7 +793,8 @@ class RowBatch:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
-        self.associations.append((source, destination))
+        self.associated_sources.append(source)
+        self.associated.append(destination)
         self.dirty = True
         return True
 
@@ -929,13 +942,12 @@ class RowBatch:
                 return None  # another entity of the hierarchy: not the default's one instance per row
         made = list(compress(created, map(destination.__eq__, entities))) if others else created
         count = len(made)
-        if count != len(keys) or len(self.associations) != count:
+        if count != len(keys) or len(self.associated) != count:
             return None
         # Made from row i by the attribute mappings alone, and associated with the row it was made from.
         if list(map(_COPY, made)) != list(range(count)):
             return None
-        associations = self.associations
-        if list(map(_COPY, map(_SECOND, associations))) != list(map(_INDEX, map(_FIRST, associations))):
+        if list(map(_COPY, self.associated)) != list(map(_INDEX, self.associated_sources)):
             return None
         return made
 
@@ -950,8 +962,9 @@ class RowBatch:
         created = self.created
         self.created = []
         self.by_entity = {}
-        associations, self.associations = self.associations, []
-        by_default = self.created_by_default(created, associations) if final else None
+        sources, self.associated_sources = self.associated_sources, []
+        destinations, self.associated = self.associated, []
+        by_default = self.created_by_default(created, sources, destinations) if final else None
         if not final:
             self.flushed = True
         if by_default is not None:
@@ -962,7 +975,7 @@ class RowBatch:
             )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
-            associations = []
+            sources, destinations = [], []
             created = [p for p in created if p._key is None] if len(by_default) != len(created) else []
         start = 0
         while start < len(created):
@@ -988,24 +1001,24 @@ class RowBatch:
             except AttributeError:
                 targets = [m._key if isinstance(m, PendingInstance) else m.object_id.primary_key for m in members]
             _relate_many(ctx, entity, relationship, list(map(_KEY, owners)), targets)
-        if associations:
+        if destinations:
             groups: dict[str, tuple[list[int], list[int]]] = {}
-            for source, destination in associations:
-                sources, destinations = groups.setdefault(destination._entity or "", ([], []))
-                sources.append(source._key)
-                destinations.append(destination._key)  # type: ignore[arg-type]
-            for entity, (sources, destinations) in groups.items():
-                self.batch.associate(entity, sources, destinations)
+            for source, destination in zip(sources, destinations):
+                source_keys, destination_keys = groups.setdefault(destination._entity or "", ([], []))
+                source_keys.append(source._key)
+                destination_keys.append(destination._key)  # type: ignore[arg-type]
+            for entity, (source_keys, destination_keys) in groups.items():
+                self.batch.associate(entity, source_keys, destination_keys)
 
     def created_by_default(
-        self, created: list[PendingInstance], associations: list[tuple[RowSource, PendingInstance]]
+        self, created: list[PendingInstance], sources: list[RowSource], destinations: list[PendingInstance]
     ) -> list[PendingInstance] | None:
-        saved = self.created, self.associations
-        self.created, self.associations = created, associations
+        saved = self.created, self.associated_sources, self.associated
+        self.created, self.associated_sources, self.associated = created, sources, destinations
         try:
             return self._by_default()
         finally:
-            self.created, self.associations = saved
+            self.created, self.associated_sources, self.associated = saved
 
     def _named(self, error: Exception, entity: str, run: list[PendingInstance]) -> Exception:
         """The error of writing a run of new instances, naming the instance refused and the source
@@ -1034,7 +1047,7 @@ class RowBatch:
         read through the library from now on)."""
         self.active = False
         self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
-        self.created, self.relations, self.associations = [], [], []
+        self.created, self.relations, self.associated_sources, self.associated = [], [], [], []
         self.current = self.run = None
 
 
@@ -1072,7 +1085,12 @@ def run_rows(
         for index, key in enumerate(rows.keys):
             if run.interrupted:
                 raise KeyboardInterrupt
-            source = rows.current = source_class(rows, index, key)
+            # source_class(rows, index, key) without the call of its __init__.
+            source = _new(source_class)
+            source._rows = rows
+            source._index = index
+            source._key = key
+            rows.current = source
             hook(source, mapping, manager)
         rows.current = None
         rows.flush(final=True)

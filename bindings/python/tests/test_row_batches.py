@@ -517,3 +517,24 @@ def test_a_date_column_out_of_datetimes_range_converts_value_by_value():
     converted = _dates(column)
     assert [type(v) for v in converted[3:]] == [type(cdmigrate.date_from_reference_seconds(1e20))] * 2
     assert _dates([1.0, 2.0]) == [cdmigrate.date_from_reference_seconds(v) for v in (1.0, 2.0)]
+
+
+def test_sources_and_new_instances_of_a_batch_are_instances_without_a_finalizer(tmp_path, notas_source):
+    """A batch's sources and the instances its hook makes are Instances to every caller, and
+    hold no library handle of their own: freeing one runs no __del__ (an Instance releases its
+    handle in one)."""
+    seen = []
+
+    class Checking(ToDictStyle):
+        def create_destination_instances(self, source, mapping, manager):
+            nota = super().create_destination_instances(source, mapping, manager)
+            seen.append((source, nota))
+            return nota
+
+    run_notas(notas_source, str(tmp_path / "d.sqlite"), Checking)
+    assert len(seen) == 120
+    assert hasattr(cdmigrate.Instance, "__del__")
+    for source, nota in seen[:3]:
+        for made in (source, nota):
+            assert isinstance(made, cdmigrate.Instance) and issubclass(type(made), cdmigrate.Instance)
+            assert not hasattr(type(made), "__del__")

@@ -28,7 +28,6 @@ import ctypes
 import datetime as _dt
 import gc
 import re
-from itertools import compress
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -58,8 +57,6 @@ _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 _ENTITY = attrgetter("_entity")
 _COPY = attrgetter("_copy")
 _KEY = attrgetter("_key")
-_INDEX = attrgetter("_index")
-_MISSING = object()
 _new = object.__new__
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
@@ -491,9 +488,12 @@ class RowBatch:
         self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
         self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
         self.run: tuple[str, str, list[Any], list[Any]] | None = None  # the last of relations, when to-many
-        #: Associations kept (manager.associate, create with a source): sources and destinations, pairwise.
-        self.associated_sources: list[RowSource] = []
+        #: Associations kept (manager.associate, create with a source): the batch rows (their
+        #: indexes) and the destination instances, pairwise.
+        self.associated_rows: list[int] = []
         self.associated: list[PendingInstance] = []
+        #: The entities other than the mapping's destination entity of the instances in ``created``.
+        self.other_entities: set[str] = set()
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
@@ -600,7 +600,7 @@ class RowBatch:
         if (
             source is not None
             and values
-            and source.__class__ is self.source_class
+            and type(source) is self.source_class
             and source._rows is self
             and (entity is None or entity == self.destination_entity)
             and len(values) == self.copy_count
@@ -613,30 +613,33 @@ class RowBatch:
                 items = self._copy_items
                 if items is None:
                     items = self.copy_items()
-                # As many keys as copies, each the row's own value (a missing key is _MISSING).
-                for key, column in items:
-                    if values.get(key, _MISSING) is not column[index]:
-                        break
-                else:
-                    # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
-                    instance = _new(PendingInstance)
-                    instance._side = self.side
-                    instance._entity = self.destination_entity
-                    instance._rows = self
-                    instance._values = {}
-                    instance._key = None
-                    instance._real = None
-                    instance._copy = index
-                    instance._creator = self.current
-                    self.created.append(instance)
-                    self.dirty = True
-                    if self.by_entity:
-                        watched = self.by_entity.get(self.destination_entity or "")
-                        if watched is not None:
-                            watched.append(instance)
-                    self.associated_sources.append(source)
-                    self.associated.append(instance)
-                    return instance
+                # As many keys as copies, each the row's own value (a key missing: KeyError).
+                try:
+                    for key, column in items:
+                        if values[key] is not column[index]:
+                            break
+                    else:
+                        # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
+                        instance = _new(PendingInstance)
+                        instance._side = self.side
+                        instance._entity = self.destination_entity
+                        instance._rows = self
+                        instance._values = {}
+                        instance._key = None
+                        instance._real = None
+                        instance._copy = index
+                        instance._creator = self.current
+                        self.created.append(instance)
+                        self.dirty = True
+                        if self.by_entity:
+                            watched = self.by_entity.get(self.destination_entity or "")
+                            if watched is not None:
+                                watched.append(instance)
+                        self.associated_rows.append(index)
+                        self.associated.append(instance)
+                        return instance
+                except KeyError:
+                    pass  # not the row's own values: the general path below
         made = self.create(entity, values, source, skip_unknown)
         if made is not None:
             return made
@@ -694,13 +697,15 @@ class RowBatch:
                 return None
         instance = PendingInstance(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
+        if entity != self.destination_entity:
+            self.other_entities.add(entity)
         self.dirty = True
         if self.by_entity:
             watched = self.by_entity.get(entity)
             if watched is not None:
                 watched.append(instance)
         if source is not None:
-            self.associated_sources.append(source)
+            self.associated_rows.append(source._index)
             self.associated.append(instance)
         if relationships:
             for key, value in relationships:
@@ -793,7 +798,7 @@ class RowBatch:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
-        self.associated_sources.append(source)
+        self.associated_rows.append(source._index)
         self.associated.append(destination)
         self.dirty = True
         return True
@@ -920,10 +925,14 @@ class RowBatch:
         return keys
 
     # -- writing -----------------------------------------------------------------------------
-    def _by_default(self) -> list[PendingInstance] | None:
+    def _by_default(
+        self, created: list[PendingInstance], others: set[str], rows: list[int], associated: list[PendingInstance]
+    ) -> list[PendingInstance] | None:
         """The instances the batch's default can make (``cdm_batch_apply_default``: one per row,
         the attribute mappings applied, associated), when every row made exactly that as the only
-        instance of its destination entity's hierarchy, with that association alone; else None."""
+        instance of its destination entity's hierarchy, with that association alone; else None.
+        ``created``: the instances made (``others``: their entities but the destination entity),
+        ``rows`` and ``associated``: the associations."""
         keys = self.keys
         if self.flushed or self.copies is None or not keys:
             return None
@@ -932,22 +941,17 @@ class RowBatch:
         if info is None:
             return None
         root = info.root
-        created = self.created
-        entities = list(map(_ENTITY, created))
-        others = set(entities)
-        others.discard(destination)
         for name in others:
             other = self.plan.entity(name or "")
             if other is None or other.root == root:
                 return None  # another entity of the hierarchy: not the default's one instance per row
-        made = list(compress(created, map(destination.__eq__, entities))) if others else created
+        made = [p for p in created if p._entity == destination] if others else created
         count = len(made)
-        if count != len(keys) or len(self.associated) != count:
+        if count != len(keys) or len(associated) != count:
             return None
-        # Made from row i by the attribute mappings alone, and associated with the row it was made from.
-        if list(map(_COPY, made)) != list(range(count)):
-            return None
-        if list(map(_COPY, self.associated)) != list(map(_INDEX, self.associated_sources)):
+        # Made from row i by the attribute mappings alone, and associated with the row it was made
+        # from (the same objects in the same order: compared by identity, in C).
+        if made != associated or rows != list(range(count)) or list(map(_COPY, made)) != rows:
             return None
         return made
 
@@ -959,12 +963,12 @@ class RowBatch:
         self.dirty = False
         self.side.generation += 1
         ctx = self.manager._ctx or 0
-        created = self.created
-        self.created = []
+        created, others = self.created, self.other_entities
+        self.created, self.other_entities = [], set()
         self.by_entity = {}
-        sources, self.associated_sources = self.associated_sources, []
+        rows, self.associated_rows = self.associated_rows, []
         destinations, self.associated = self.associated, []
-        by_default = self.created_by_default(created, sources, destinations) if final else None
+        by_default = self._by_default(created, others, rows, destinations) if final else None
         if not final:
             self.flushed = True
         if by_default is not None:
@@ -975,7 +979,7 @@ class RowBatch:
             )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
-            sources, destinations = [], []
+            rows, destinations = [], []
             created = [p for p in created if p._key is None] if len(by_default) != len(created) else []
         start = 0
         while start < len(created):
@@ -1002,23 +1006,14 @@ class RowBatch:
                 targets = [m._key if isinstance(m, PendingInstance) else m.object_id.primary_key for m in members]
             _relate_many(ctx, entity, relationship, list(map(_KEY, owners)), targets)
         if destinations:
+            keys = self.keys
             groups: dict[str, tuple[list[int], list[int]]] = {}
-            for source, destination in zip(sources, destinations):
+            for row, destination in zip(rows, destinations):
                 source_keys, destination_keys = groups.setdefault(destination._entity or "", ([], []))
-                source_keys.append(source._key)
+                source_keys.append(keys[row])
                 destination_keys.append(destination._key)  # type: ignore[arg-type]
             for entity, (source_keys, destination_keys) in groups.items():
                 self.batch.associate(entity, source_keys, destination_keys)
-
-    def created_by_default(
-        self, created: list[PendingInstance], sources: list[RowSource], destinations: list[PendingInstance]
-    ) -> list[PendingInstance] | None:
-        saved = self.created, self.associated_sources, self.associated
-        self.created, self.associated_sources, self.associated = created, sources, destinations
-        try:
-            return self._by_default()
-        finally:
-            self.created, self.associated_sources, self.associated = saved
 
     def _named(self, error: Exception, entity: str, run: list[PendingInstance]) -> Exception:
         """The error of writing a run of new instances, naming the instance refused and the source
@@ -1047,7 +1042,8 @@ class RowBatch:
         read through the library from now on)."""
         self.active = False
         self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
-        self.created, self.relations, self.associated_sources, self.associated = [], [], [], []
+        self.created, self.relations, self.associated_rows, self.associated = [], [], [], []
+        self.other_entities = set()
         self.current = self.run = None
 
 

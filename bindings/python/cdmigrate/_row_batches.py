@@ -57,7 +57,6 @@ _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 _ENTITY = attrgetter("_entity")
 _COPY = attrgetter("_copy")
 _KEY = attrgetter("_key")
-_new = object.__new__
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
 _NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
@@ -175,16 +174,19 @@ class RowSource(_Unretained):
     the batch's columns; anything else (relationships, key paths, ``uri``…) from the library's own
     instance, found by primary key when first needed, which releases itself."""
 
+    # Made by run_rows: the class called without arguments (no __init__: a Python call per row
+    # less), then _rows, _index and _key set. No handle: it is found only when needed (_h
+    # below), _real unset until then. The entity and side are class attributes of the mapping's
+    # subclass (_Plan.source_class).
     __slots__ = ("_index", "_key", "_real", "_rows")
+    _rows: RowBatch
+    _index: int
+    _key: int
     _real: Instance
 
-    def __init__(self, rows: RowBatch, index: int, key: int) -> None:
-        # No handle: it is found only when needed (_h below). The entity and side are class
-        # attributes of the mapping's subclass (_Plan.source_class), and _real stays unset until
-        # then: three stores per row (run_rows makes its rows the same way, without this call).
-        self._rows = rows
-        self._index = index
-        self._key = key
+    if TYPE_CHECKING:  # pragma: no cover
+
+        def __init__(self) -> None: ...
 
     @classmethod
     def of_mapping(cls, entity: str, side: Any) -> type[RowSource]:
@@ -259,28 +261,43 @@ class PendingInstance(_Unretained):
     afterwards, and for anything not kept here, it is the library's instance of its row (the batch
     is written first when it holds anything)."""
 
+    # No __init__ (made by the class called without arguments, then its slots set: see made), so
+    # that the batch's fast path makes one without a Python call. Instance's _local and _thread
+    # stay unset: no side-less table, no handle of its own to release.
     __slots__ = ("_copy", "_creator", "_key", "_real", "_rows", "_values")
+    _rows: RowBatch
+    _values: dict[str, Any] | None
+    _key: int | None
+    _real: Instance | None
+    #: The index of the batch row whose attribute mappings alone made the values (-1: none).
+    _copy: int
+    #: The source row the hook was called for when it made this instance (errors name it).
+    _creator: RowSource | None
 
-    def __init__(
-        self,
+    if TYPE_CHECKING:  # pragma: no cover
+
+        def __init__(self) -> None: ...
+
+    @staticmethod
+    def made(
         rows: RowBatch,
         entity: str,
         values: dict[str, Any] | None,
         key: int | None = None,
         copy: int = -1,
         creator: RowSource | None = None,
-    ) -> None:
-        # Instance's _local and _thread stay unset: no side-less table, no handle of its own to release.
-        self._side = rows.side
-        self._entity = entity
-        self._rows = rows
-        self._values = values
-        self._key = key
-        self._real: Instance | None = None
-        #: The index of the batch row whose attribute mappings alone made the values (-1: none).
-        self._copy = copy
-        #: The source row the hook was called for when it made this instance (errors name it).
-        self._creator = creator
+    ) -> PendingInstance:
+        """A new instance of ``entity`` in the batch ``rows`` (``key``: one already stored)."""
+        instance = PendingInstance()
+        instance._side = rows.side
+        instance._entity = entity
+        instance._rows = rows
+        instance._values = values
+        instance._key = key
+        instance._real = None
+        instance._copy = copy
+        instance._creator = creator
+        return instance
 
     def release(self) -> None:
         """As Instance.release: every later use is MisuseError ("no longer valid")."""
@@ -619,8 +636,8 @@ class RowBatch:
                         if values[key] is not column[index]:
                             break
                     else:
-                        # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
-                        instance = _new(PendingInstance)
+                        # PendingInstance.made(self, entity, {}, None, index, self.current), inline.
+                        instance = PendingInstance()
                         instance._side = self.side
                         instance._entity = self.destination_entity
                         instance._rows = self
@@ -695,7 +712,7 @@ class RowBatch:
             kept, relationships = self._kept(values, info, skip_unknown)
             if kept is None:
                 return None
-        instance = PendingInstance(self, entity, kept, None, copy, self.current)
+        instance = PendingInstance.made(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
         if entity != self.destination_entity:
             self.other_entities.add(entity)
@@ -858,7 +875,7 @@ class RowBatch:
         stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
         if stored is None:
             stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
+        result: list[Instance] = [PendingInstance.made(self, entity, None, k) for k in stored]
         if limit and len(result) >= limit:
             return result
         for p in pending:
@@ -1081,8 +1098,7 @@ def run_rows(
         for index, key in enumerate(rows.keys):
             if run.interrupted:
                 raise KeyboardInterrupt
-            # source_class(rows, index, key) without the call of its __init__.
-            source = _new(source_class)
+            source = source_class()
             source._rows = rows
             source._index = index
             source._key = key

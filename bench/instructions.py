@@ -14,6 +14,16 @@ journal and sync off, linked with the system's SQLite, as bench/run.py's raw-cop
 declarative and raw-copy, each also runs counted inside its call alone (`cdm_migration_run`,
 `raw_copy`: no process start, no model loading), and the ratio raw-copy / declarative is printed
 for both counts (the declarative copy's throughput as a share of the raw copy's; target >= 0.90).
+
+The Python paths of reference-1 (script, python-policy, python-rows, python-fetch and the -engine
+ones: bench/run.py's) run as bench/run.py's child process, with this checkout's bindings/python
+(its library built in: `make -C bindings/python python-package`); --prefix is not needed for them.
+Each also runs at --fixed-rows notes, and the instructions a note are printed with that run's
+(the interpreter's start, imports, models) taken off: (Ir(rows) - Ir(fixed)) / (rows - fixed).
+They run with PYTHONHASHSEED=0 (str hashes, and so dict probing, the same in every run);
+--python-package DIR runs them with another checkout's bindings/python (its library built in).
+
+    python3 bench/instructions.py --paths script,python-rows,python-fetch,python-policy --rows 20000
 """
 
 from __future__ import annotations
@@ -92,9 +102,60 @@ def instructions(command: list, out: str, prefix: str, inside: str = "") -> int:
     raise SystemExit(f"no totals in {out}")
 
 
+#: bench/run.py's paths run in Python (its child process), this checkout's bindings/python.
+PYTHON_PATHS = ("script", "python-policy", "python-rows", "python-fetch", "python-rows-engine", "python-fetch-engine")
+
+
+def python(args: argparse.Namespace, paths: list) -> None:
+    """The Python paths of reference-1: instructions of the whole process and a note's, the run
+    at --fixed-rows taken off; every path's rows checked against the first's."""
+    if not args.python_package:
+        run.build_python_package()
+    env = dict(run.python_env(os.path.abspath(args.python_package) if args.python_package else ""), PYTHONHASHSEED="0")
+    shape = "reference-1"
+    counts = {}
+    rows_written = {}
+    for rows in (args.fixed_rows, args.rows):
+        source, empty = run.make_stores(args.work, shape, rows)
+        for path in paths:
+            destination = os.path.join(args.work, f"ir-{shape}-{path}-{rows}.sqlite")
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                if os.path.exists(destination + suffix):
+                    os.remove(destination + suffix)
+            shutil.copy(empty, destination)
+            command = [sys.executable, os.path.join(run.ROOT, "bench", "run.py"), "--child", path, shape]
+            out = destination + ".callgrind"
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *command, source, destination],
+                check=True,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+            with open(out) as f:
+                ir = next(int(line.split()[1]) for line in f if line.startswith(("summary:", "totals:")))
+            counts[(path, rows)] = ir
+            if rows == args.rows:
+                rows_written[path] = run.rows_of(shape, destination)
+                note = (ir - counts[(path, args.fixed_rows)]) / (rows - args.fixed_rows)
+                print(
+                    f"{shape:<12} {path:<20} {rows:>9,} rows  {ir:>15,} Ir  {note:>10,.0f} Ir/note "
+                    f"(the {args.fixed_rows:,}-note run's {counts[(path, args.fixed_rows)]:,} Ir taken off)",
+                    flush=True,
+                )
+    first = paths[0]
+    for path in paths[1:]:
+        if rows_written[path] != rows_written[first]:
+            raise SystemExit(f"{path} wrote other rows than {first}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prefix", required=True)
+    parser.add_argument("--prefix", default="", help="an install prefix of the library (the C paths)")
+    parser.add_argument("--python-package", default="", help="another checkout's bindings/python for the Python paths")
+    parser.add_argument(
+        "--fixed-rows", type=run.parse_rows, default=100, help="the Python paths' run whose count is taken off"
+    )
     parser.add_argument("--rows", type=run.parse_rows, default=20000)
     parser.add_argument("--work", default=os.path.join(run.ROOT, "build", "bench"))
     parser.add_argument(
@@ -109,6 +170,13 @@ def main() -> None:
     args = parser.parse_args()
     wanted = args.paths.split(",")
     os.makedirs(args.work, exist_ok=True)
+    python_paths = [p for p in wanted if p in PYTHON_PATHS]
+    if python_paths:
+        python(args, python_paths)
+    if not [p for p in wanted if p not in PYTHON_PATHS]:
+        return
+    if not args.prefix:
+        parser.error("--prefix is needed for the C paths")
     tools = drivers(args.prefix, args.work)
     mappings = {
         "per-note": os.path.join(run.ROOT, "bench", "notas-per-note.mapping.json"),

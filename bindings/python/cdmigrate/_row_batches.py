@@ -28,8 +28,7 @@ import ctypes
 import datetime as _dt
 import gc
 import re
-from itertools import compress
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from . import _lib
@@ -38,11 +37,16 @@ from ._fields import pack
 from ._text import c_text
 from .batch import SourceBatch
 from .errors import MisuseError, check
-from .instance import DESTINATION, SOURCE, Instance
+from .instance import DESTINATION, SOURCE, Instance, _InstanceMapping
 from .values import AttributeType, CoreDataDate, ObjectID, date_from_reference_seconds, reference_seconds
 
 if TYPE_CHECKING:  # pragma: no cover
     from .policy import EntityMapping, MigrationManager
+
+    # Instances to the type checker too (at run time they are registered as Instances: see below).
+    _Unretained = Instance
+else:
+    _Unretained = _InstanceMapping
 
 _lib_ = _lib.lib
 _PLAIN = (str, int, float, bool, type(None))
@@ -53,11 +57,6 @@ _EQUALS_ARGUMENT = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*==\s*%@\s*$")
 _ENTITY = attrgetter("_entity")
 _COPY = attrgetter("_copy")
 _KEY = attrgetter("_key")
-_INDEX = attrgetter("_index")
-_FIRST = itemgetter(0)
-_MISSING = object()
-_new = object.__new__
-_SECOND = itemgetter(1)
 
 _INTEGERS = (AttributeType.INTEGER16, AttributeType.INTEGER32, AttributeType.INTEGER64)
 _NUMBERS = (*_INTEGERS, AttributeType.DOUBLE, AttributeType.FLOAT)
@@ -170,21 +169,24 @@ class _Released:
 _RELEASED = _Released()
 
 
-class RowSource(Instance):
-    """A source row of the batch as the hook's ``source``: attribute reads come from the batch's
-    columns; anything else (relationships, key paths, ``uri``…) from the library's own instance,
-    found by primary key when first needed."""
+class RowSource(_Unretained):
+    """A source row of the batch as the hook's ``source`` (an Instance): attribute reads come from
+    the batch's columns; anything else (relationships, key paths, ``uri``…) from the library's own
+    instance, found by primary key when first needed, which releases itself."""
 
+    # Made by run_rows: the class called without arguments (no __init__: a Python call per row
+    # less), then _rows, _index and _key set. No handle: it is found only when needed (_h
+    # below), _real unset until then. The entity and side are class attributes of the mapping's
+    # subclass (_Plan.source_class).
     __slots__ = ("_index", "_key", "_real", "_rows")
+    _rows: RowBatch
+    _index: int
+    _key: int
     _real: Instance
 
-    def __init__(self, rows: RowBatch, index: int, key: int) -> None:
-        # Instance.__init__ is not called: the handle is found only when needed (_h below). The
-        # entity and side are class attributes of the mapping's subclass (_Plan.source_class), and
-        # _real stays unset until then: three stores per row.
-        self._rows = rows
-        self._index = index
-        self._key = key
+    if TYPE_CHECKING:  # pragma: no cover
+
+        def __init__(self) -> None: ...
 
     @classmethod
     def of_mapping(cls, entity: str, side: Any) -> type[RowSource]:
@@ -198,9 +200,6 @@ class RowSource(Instance):
         except AttributeError:
             real = self._real = _handle_for(self._rows.manager, SOURCE, self._entity or "", self._key)
         return real._h
-
-    def __del__(self) -> None:
-        pass  # the library's instance, if it was found, releases itself
 
     @property
     def object_id(self) -> ObjectID:
@@ -256,34 +255,49 @@ class RowSource(Instance):
         return hash(self.object_id)
 
 
-class PendingInstance(Instance):
-    """A destination instance a hook made in the batch (or found with fetch_destination during
-    it). Until the batch is written its attribute values are kept here; afterwards, and for
-    anything not kept here, it is the library's instance of its row (the batch is written first
-    when it holds anything)."""
+class PendingInstance(_Unretained):
+    """A destination instance (an Instance) a hook made in the batch (or found with
+    fetch_destination during it). Until the batch is written its attribute values are kept here;
+    afterwards, and for anything not kept here, it is the library's instance of its row (the batch
+    is written first when it holds anything)."""
 
+    # No __init__ (made by the class called without arguments, then its slots set: see made), so
+    # that the batch's fast path makes one without a Python call. Instance's _local and _thread
+    # stay unset: no side-less table, no handle of its own to release.
     __slots__ = ("_copy", "_creator", "_key", "_real", "_rows", "_values")
+    _rows: RowBatch
+    _values: dict[str, Any] | None
+    _key: int | None
+    _real: Instance | None
+    #: The index of the batch row whose attribute mappings alone made the values (-1: none).
+    _copy: int
+    #: The source row the hook was called for when it made this instance (errors name it).
+    _creator: RowSource | None
 
-    def __init__(
-        self,
+    if TYPE_CHECKING:  # pragma: no cover
+
+        def __init__(self) -> None: ...
+
+    @staticmethod
+    def made(
         rows: RowBatch,
         entity: str,
         values: dict[str, Any] | None,
         key: int | None = None,
         copy: int = -1,
         creator: RowSource | None = None,
-    ) -> None:
-        # Instance's _local and _thread stay unset: no side-less table, no handle of its own to release.
-        self._side = rows.side
-        self._entity = entity
-        self._rows = rows
-        self._values = values
-        self._key = key
-        self._real: Instance | None = None
-        #: The index of the batch row whose attribute mappings alone made the values (-1: none).
-        self._copy = copy
-        #: The source row the hook was called for when it made this instance (errors name it).
-        self._creator = creator
+    ) -> PendingInstance:
+        """A new instance of ``entity`` in the batch ``rows`` (``key``: one already stored)."""
+        instance = PendingInstance()
+        instance._side = rows.side
+        instance._entity = entity
+        instance._rows = rows
+        instance._values = values
+        instance._key = key
+        instance._real = None
+        instance._copy = copy
+        instance._creator = creator
+        return instance
 
     def release(self) -> None:
         """As Instance.release: every later use is MisuseError ("no longer valid")."""
@@ -305,9 +319,6 @@ class PendingInstance(Instance):
                 raise MisuseError(f"an instance of '{self._entity}' made in a batch whose hook failed is not usable")
             real = self._real = _handle_for(rows.manager, DESTINATION, self._entity or "", self._key)
         return real._h
-
-    def __del__(self) -> None:
-        pass
 
     def __getitem__(self, key: str) -> Any:
         values = self._values
@@ -352,6 +363,11 @@ class PendingInstance(Instance):
 
     def __hash__(self) -> int:
         return hash(self.object_id)
+
+
+# Instances to every caller (isinstance, issubclass), without Instance's handle and its __del__.
+Instance.register(RowSource)
+Instance.register(PendingInstance)
 
 
 def _dict_maker(names: list[str]) -> Any:
@@ -489,7 +505,12 @@ class RowBatch:
         self.created: list[PendingInstance] = []  # in the order the hook made them, not yet written
         self.relations: list[tuple[str, str, list[Any], list[Any]]] = []
         self.run: tuple[str, str, list[Any], list[Any]] | None = None  # the last of relations, when to-many
-        self.associations: list[tuple[RowSource, PendingInstance]] = []
+        #: Associations kept (manager.associate, create with a source): the batch rows (their
+        #: indexes) and the destination instances, pairwise.
+        self.associated_rows: list[int] = []
+        self.associated: list[PendingInstance] = []
+        #: The entities other than the mapping's destination entity of the instances in ``created``.
+        self.other_entities: set[str] = set()
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
@@ -512,9 +533,15 @@ class RowBatch:
         if wanted:
             # The types from the plan: asking the manager would write what the batch holds first.
             types = self.plan.column_types
-            for name, (values, raw) in zip(wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted])):
+            whole: set[str] = set()
+            for name, (values, raw) in zip(
+                wanted, self.batch._typed_columns(wanted, [types[n] for n in wanted], whole)
+            ):
                 self.columns[name] = values
                 self.raw[name] = raw
+            for name in whole:
+                # Whole seconds without nulls: their datetimes give back the exact seconds.
+                self.exact_dates[name] = True
 
     def copy_items(self) -> list[tuple[str, list[Any]]]:
         """(destination attribute, the source column of its name): a to_dict copy is checked against these."""
@@ -590,7 +617,7 @@ class RowBatch:
         if (
             source is not None
             and values
-            and source.__class__ is self.source_class
+            and type(source) is self.source_class
             and source._rows is self
             and (entity is None or entity == self.destination_entity)
             and len(values) == self.copy_count
@@ -603,29 +630,33 @@ class RowBatch:
                 items = self._copy_items
                 if items is None:
                     items = self.copy_items()
-                # As many keys as copies, each the row's own value (a missing key is _MISSING).
-                for key, column in items:
-                    if values.get(key, _MISSING) is not column[index]:
-                        break
-                else:
-                    # PendingInstance(self, entity, {}, None, index, self.current), without its frame.
-                    instance = _new(PendingInstance)
-                    instance._side = self.side
-                    instance._entity = self.destination_entity
-                    instance._rows = self
-                    instance._values = {}
-                    instance._key = None
-                    instance._real = None
-                    instance._copy = index
-                    instance._creator = self.current
-                    self.created.append(instance)
-                    self.dirty = True
-                    if self.by_entity:
-                        watched = self.by_entity.get(self.destination_entity or "")
-                        if watched is not None:
-                            watched.append(instance)
-                    self.associations.append((source, instance))
-                    return instance
+                # As many keys as copies, each the row's own value (a key missing: KeyError).
+                try:
+                    for key, column in items:
+                        if values[key] is not column[index]:
+                            break
+                    else:
+                        # PendingInstance.made(self, entity, {}, None, index, self.current), inline.
+                        instance = PendingInstance()
+                        instance._side = self.side
+                        instance._entity = self.destination_entity
+                        instance._rows = self
+                        instance._values = {}
+                        instance._key = None
+                        instance._real = None
+                        instance._copy = index
+                        instance._creator = self.current
+                        self.created.append(instance)
+                        self.dirty = True
+                        if self.by_entity:
+                            watched = self.by_entity.get(self.destination_entity or "")
+                            if watched is not None:
+                                watched.append(instance)
+                        self.associated_rows.append(index)
+                        self.associated.append(instance)
+                        return instance
+                except KeyError:
+                    pass  # not the row's own values: the general path below
         made = self.create(entity, values, source, skip_unknown)
         if made is not None:
             return made
@@ -681,15 +712,18 @@ class RowBatch:
             kept, relationships = self._kept(values, info, skip_unknown)
             if kept is None:
                 return None
-        instance = PendingInstance(self, entity, kept, None, copy, self.current)
+        instance = PendingInstance.made(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
+        if entity != self.destination_entity:
+            self.other_entities.add(entity)
         self.dirty = True
         if self.by_entity:
             watched = self.by_entity.get(entity)
             if watched is not None:
                 watched.append(instance)
         if source is not None:
-            self.associations.append((source, instance))
+            self.associated_rows.append(source._index)
+            self.associated.append(instance)
         if relationships:
             for key, value in relationships:
                 instance[key] = value
@@ -781,7 +815,8 @@ class RowBatch:
             return False
         if type(destination) is not PendingInstance or destination._key is not None:
             return False
-        self.associations.append((source, destination))
+        self.associated_rows.append(source._index)
+        self.associated.append(destination)
         self.dirty = True
         return True
 
@@ -840,7 +875,7 @@ class RowBatch:
         stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
         if stored is None:
             stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: list[Instance] = [PendingInstance(self, entity, None, k) for k in stored]
+        result: list[Instance] = [PendingInstance.made(self, entity, None, k) for k in stored]
         if limit and len(result) >= limit:
             return result
         for p in pending:
@@ -907,10 +942,14 @@ class RowBatch:
         return keys
 
     # -- writing -----------------------------------------------------------------------------
-    def _by_default(self) -> list[PendingInstance] | None:
+    def _by_default(
+        self, created: list[PendingInstance], others: set[str], rows: list[int], associated: list[PendingInstance]
+    ) -> list[PendingInstance] | None:
         """The instances the batch's default can make (``cdm_batch_apply_default``: one per row,
         the attribute mappings applied, associated), when every row made exactly that as the only
-        instance of its destination entity's hierarchy, with that association alone; else None."""
+        instance of its destination entity's hierarchy, with that association alone; else None.
+        ``created``: the instances made (``others``: their entities but the destination entity),
+        ``rows`` and ``associated``: the associations."""
         keys = self.keys
         if self.flushed or self.copies is None or not keys:
             return None
@@ -919,23 +958,17 @@ class RowBatch:
         if info is None:
             return None
         root = info.root
-        created = self.created
-        entities = list(map(_ENTITY, created))
-        others = set(entities)
-        others.discard(destination)
         for name in others:
             other = self.plan.entity(name or "")
             if other is None or other.root == root:
                 return None  # another entity of the hierarchy: not the default's one instance per row
-        made = list(compress(created, map(destination.__eq__, entities))) if others else created
+        made = [p for p in created if p._entity == destination] if others else created
         count = len(made)
-        if count != len(keys) or len(self.associations) != count:
+        if count != len(keys) or len(associated) != count:
             return None
-        # Made from row i by the attribute mappings alone, and associated with the row it was made from.
-        if list(map(_COPY, made)) != list(range(count)):
-            return None
-        associations = self.associations
-        if list(map(_COPY, map(_SECOND, associations))) != list(map(_INDEX, map(_FIRST, associations))):
+        # Made from row i by the attribute mappings alone, and associated with the row it was made
+        # from (the same objects in the same order: compared by identity, in C).
+        if made != associated or rows != list(range(count)) or list(map(_COPY, made)) != rows:
             return None
         return made
 
@@ -947,11 +980,12 @@ class RowBatch:
         self.dirty = False
         self.side.generation += 1
         ctx = self.manager._ctx or 0
-        created = self.created
-        self.created = []
+        created, others = self.created, self.other_entities
+        self.created, self.other_entities = [], set()
         self.by_entity = {}
-        associations, self.associations = self.associations, []
-        by_default = self.created_by_default(created, associations) if final else None
+        rows, self.associated_rows = self.associated_rows, []
+        destinations, self.associated = self.associated, []
+        by_default = self._by_default(created, others, rows, destinations) if final else None
         if not final:
             self.flushed = True
         if by_default is not None:
@@ -962,7 +996,7 @@ class RowBatch:
             )
             for p, key in zip(by_default, keys_from(pointer, count.value)):
                 p._key = key
-            associations = []
+            rows, destinations = [], []
             created = [p for p in created if p._key is None] if len(by_default) != len(created) else []
         start = 0
         while start < len(created):
@@ -988,24 +1022,15 @@ class RowBatch:
             except AttributeError:
                 targets = [m._key if isinstance(m, PendingInstance) else m.object_id.primary_key for m in members]
             _relate_many(ctx, entity, relationship, list(map(_KEY, owners)), targets)
-        if associations:
+        if destinations:
+            keys = self.keys
             groups: dict[str, tuple[list[int], list[int]]] = {}
-            for source, destination in associations:
-                sources, destinations = groups.setdefault(destination._entity or "", ([], []))
-                sources.append(source._key)
-                destinations.append(destination._key)  # type: ignore[arg-type]
-            for entity, (sources, destinations) in groups.items():
-                self.batch.associate(entity, sources, destinations)
-
-    def created_by_default(
-        self, created: list[PendingInstance], associations: list[tuple[RowSource, PendingInstance]]
-    ) -> list[PendingInstance] | None:
-        saved = self.created, self.associations
-        self.created, self.associations = created, associations
-        try:
-            return self._by_default()
-        finally:
-            self.created, self.associations = saved
+            for row, destination in zip(rows, destinations):
+                source_keys, destination_keys = groups.setdefault(destination._entity or "", ([], []))
+                source_keys.append(keys[row])
+                destination_keys.append(destination._key)  # type: ignore[arg-type]
+            for entity, (source_keys, destination_keys) in groups.items():
+                self.batch.associate(entity, source_keys, destination_keys)
 
     def _named(self, error: Exception, entity: str, run: list[PendingInstance]) -> Exception:
         """The error of writing a run of new instances, naming the instance refused and the source
@@ -1034,7 +1059,8 @@ class RowBatch:
         read through the library from now on)."""
         self.active = False
         self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
-        self.created, self.relations, self.associations = [], [], []
+        self.created, self.relations, self.associated_rows, self.associated = [], [], [], []
+        self.other_entities = set()
         self.current = self.run = None
 
 
@@ -1072,7 +1098,11 @@ def run_rows(
         for index, key in enumerate(rows.keys):
             if run.interrupted:
                 raise KeyboardInterrupt
-            source = rows.current = source_class(rows, index, key)
+            source = source_class()
+            source._rows = rows
+            source._index = index
+            source._key = key
+            rows.current = source
             hook(source, mapping, manager)
         rows.current = None
         rows.flush(final=True)

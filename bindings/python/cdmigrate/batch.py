@@ -187,9 +187,12 @@ class SourceBatch:
         convert = _converter(attribute_type)
         return ([convert(v) for v in values] if convert else values), values
 
-    def _typed_columns(self, names: Sequence[str], attribute_types: Sequence[int | None]) -> list[tuple[list, list]]:
+    def _typed_columns(
+        self, names: Sequence[str], attribute_types: Sequence[int | None], whole: set[str] | None = None
+    ) -> list[tuple[list, list]]:
         """``_typed_column_values`` of several attributes, read in one call (cdm_batch_columns):
-        numbers and texts as flat arrays instead of JSON."""
+        numbers and texts as flat arrays instead of JSON. The names of date columns without nulls
+        whose values are all whole seconds (within datetime's years) are added to ``whole``."""
         count = len(names)
         if not count:
             return []
@@ -218,6 +221,8 @@ class SourceBatch:
             raw = _column_from(kinds[i], values[i], texts[i], nulls[i], null_counts[i], rows.value)
             if attribute_type == AttributeType.DATE:
                 made = _whole_dates(raw) if not null_counts[i] else None
+                if made is not None and whole is not None:
+                    whole.add(names[i])
                 result.append((made if made is not None else _dates(raw), raw))
             elif attribute_type in (AttributeType.BINARY, AttributeType.TRANSFORMABLE):
                 result.append((raw, raw))  # the bytes themselves, not base64

@@ -95,7 +95,7 @@ def _bytes(pointer: int | None, length: int) -> bytes:
     return ctypes.string_at(pointer, length) if pointer and length else b""
 
 
-def _read(instance: Instance, index: int, kind: int) -> Any:
+def _read(instance: _InstanceMapping, index: int, kind: int) -> Any:
     """The attribute at `index` of type `kind` through its typed getter."""
     h = instance._h
     b = instance._buffers
@@ -131,7 +131,7 @@ def _read(instance: Instance, index: int, kind: int) -> Any:
     return None if b.isnull.value else value
 
 
-def _write(instance: Instance, key: str, index: int | None, kind: int | None, value: Any) -> None:
+def _write(instance: _InstanceMapping, key: str, index: int | None, kind: int | None, value: Any) -> None:
     """Sets an attribute through the setter that fits the Python type; the library checks that the
     attribute takes it (MismatchError otherwise)."""
     h = instance._h
@@ -333,43 +333,18 @@ def set_result(handle: int, value: Any, depth: int = 0) -> None:
     check(code)
 
 
-class Instance(MutableMapping):
-    """An instance of the source or destination store, read and written like a dict.
-
-    ``source["name"]`` reads an attribute, a relationship (an Instance, None, or a list of
-    Instances) or a key path (``source["note.body"]``); ``get`` answers None for unknown keys and
-    nil values alike. ``destination["name"] = "x"`` sets an attribute, a to-one relationship (an
-    Instance or None) or the whole contents of a to-many one (a list of Instances);
-    ``add``/``remove``/``insert`` change a to-many relationship. Iterating gives the attribute
-    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each. Every
-    property of the entity is always there, so ``del``, ``pop``, ``popitem`` and ``clear`` raise
-    TypeError (KeyError for a key the entity lacks); ``instance[key] = None`` makes a value nil.
-
-    Two Instance objects are equal when they stand for the same stored instance (the same
-    ``object_id``), so instances can be dictionary keys. An Instance stays usable in later hooks
-    and passes of the same run as long as it is referenced (keep it in the policy, in a dict, in
-    ``manager.user_info``); after the run it raises MisuseError. Its ``object_id`` (or ``uri``)
-    with ``manager.instance_with_id`` (or ``manager.instance_for_uri``) finds it again too.
-    """
+class _InstanceMapping(MutableMapping):
+    """What every instance does, whoever holds its library handle: ``Instance`` adds the handle it
+    retains while it lives. The binding's own instances of a batch of source rows (_row_batches:
+    a source row, a new instance kept until the batch is written) hold no handle of their own and
+    derive from this class, registered as Instances, so that freeing one runs no ``__del__``."""
 
     __slots__ = ("__weakref__", "_entity", "_h", "_local", "_side", "_thread")
-
-    def __init__(self, handle: int | None, side: Side | None) -> None:
-        self._h: int = handle or 0  # 0 (NULL): every call says misuse
-        self._side = side
-        self._entity: str | None = None
-        self._local: dict[str, tuple[int, int] | None] | None = None
-        # Kept while this object lives; released by __del__ on the thread that retained it (a
-        # handle belongs to its thread's table: elsewhere the same token could name another).
-        self._thread = get_ident() if handle and not _lib_.cdm_object_retain(handle) else 0
-
-    def __del__(self) -> None:
-        try:
-            if self._thread and self._thread == get_ident():
-                self._thread = 0
-                _lib_.cdm_object_release(self._h)
-        except Exception:  # interpreter shutdown
-            pass
+    _h: int
+    _side: Side | None
+    _entity: str | None
+    _local: dict[str, tuple[int, int] | None] | None
+    _thread: int
 
     # -- identity -------------------------------------------------------------------------
     @property
@@ -429,15 +404,6 @@ class Instance(MutableMapping):
             return f"<Instance {self.entity_name} {self.uri}>"
         except Exception:
             return "<Instance (no longer valid)>"
-
-    def release(self) -> None:
-        """Ends this handle's validity now, before the Python object goes (to keep memory flat
-        when something still references very many instances). Harmless when it is already
-        invalid."""
-        if self._thread:
-            self._thread = 0
-            _lib_.cdm_object_release(self._h)
-        _lib_.cdm_object_release(self._h)
 
     # -- attribute resolution ------------------------------------------------------------------
     def _table(self) -> dict[str, tuple[int, int] | None]:
@@ -700,6 +666,54 @@ class Instance(MutableMapping):
                     raise
                 skipped.append(key)
         return skipped
+
+
+class Instance(_InstanceMapping):
+    """An instance of the source or destination store, read and written like a dict.
+
+    ``source["name"]`` reads an attribute, a relationship (an Instance, None, or a list of
+    Instances) or a key path (``source["note.body"]``); ``get`` answers None for unknown keys and
+    nil values alike. ``destination["name"] = "x"`` sets an attribute, a to-one relationship (an
+    Instance or None) or the whole contents of a to-many one (a list of Instances);
+    ``add``/``remove``/``insert`` change a to-many relationship. Iterating gives the attribute
+    names; ``to_dict()`` and ``set_values()`` read and write them all in one call each. Every
+    property of the entity is always there, so ``del``, ``pop``, ``popitem`` and ``clear`` raise
+    TypeError (KeyError for a key the entity lacks); ``instance[key] = None`` makes a value nil.
+
+    Two Instance objects are equal when they stand for the same stored instance (the same
+    ``object_id``), so instances can be dictionary keys. An Instance stays usable in later hooks
+    and passes of the same run as long as it is referenced (keep it in the policy, in a dict, in
+    ``manager.user_info``); after the run it raises MisuseError. Its ``object_id`` (or ``uri``)
+    with ``manager.instance_with_id`` (or ``manager.instance_for_uri``) finds it again too.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, handle: int | None, side: Side | None) -> None:
+        self._h: int = handle or 0  # 0 (NULL): every call says misuse
+        self._side = side
+        self._entity: str | None = None
+        self._local: dict[str, tuple[int, int] | None] | None = None
+        # Kept while this object lives; released by __del__ on the thread that retained it (a
+        # handle belongs to its thread's table: elsewhere the same token could name another).
+        self._thread = get_ident() if handle and not _lib_.cdm_object_retain(handle) else 0
+
+    def __del__(self) -> None:
+        try:
+            if self._thread and self._thread == get_ident():
+                self._thread = 0
+                _lib_.cdm_object_release(self._h)
+        except Exception:  # interpreter shutdown
+            pass
+
+    def release(self) -> None:
+        """Ends this handle's validity now, before the Python object goes (to keep memory flat
+        when something still references very many instances). Harmless when it is already
+        invalid."""
+        if self._thread:
+            self._thread = 0
+            _lib_.cdm_object_release(self._h)
+        _lib_.cdm_object_release(self._h)
 
 
 def instances_from_array(array, count: int, side: Side | None) -> list[Instance]:

@@ -123,3 +123,31 @@ def test_bad_calls_are_refused_with_codes(tmp_path, kitchen_models, kitchen_stor
     ) as migration:
         migration.run(kitchen_store, str(tmp_path / "out.sqlite"), policies={"P": Refusing})
     assert seen == [30]
+
+
+def test_date_columns_of_whole_seconds_without_nulls_are_named_as_such(tmp_path, kitchen_models, kitchen_store):
+    """_typed_columns names the date columns whose datetimes give back their exact seconds (every
+    value whole seconds, no null): a batch of such dates, one with a fraction, one with a null."""
+    with sqlite3.connect(kitchen_store) as db:
+        db.execute("UPDATE ZITEM SET ZWHEN = CAST(ZWHEN AS INTEGER)")  # whole seconds
+        db.execute("UPDATE ZITEM SET ZWHEN = ZWHEN + 0.5 WHERE Z_PK = 9")  # the second batch of 7
+        db.execute("UPDATE ZITEM SET ZWHEN = NULL WHERE Z_PK = 16")  # the third
+    v1, v2 = kitchen_models
+    seen = []
+
+    class Dates(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances_batch(self, batch, mapping, manager):
+            date = cdmigrate.AttributeType.DATE
+            whole: set[str] = set()
+            [(values, raw), _] = batch._typed_columns(["when", "str"], [date, cdmigrate.AttributeType.STRING], whole)
+            seen.append((batch.keys[0], whole))
+            if whole:
+                assert [cdmigrate.values.reference_seconds(v) for v in values] == raw
+            batch.apply_default()
+
+    with cdmigrate.MappingModel.from_json(copy_mapping(item_policy="P")) as m, cdmigrate.Migration(
+        v1, v2, m
+    ) as migration:
+        migration.set_batch_size(7)
+        migration.run(kitchen_store, str(tmp_path / "out.sqlite"), policies={"P": Dates})
+    assert seen == [(1, {"when"}), (8, set()), (15, set()), (22, {"when"}), (29, {"when"})]

@@ -146,7 +146,18 @@ def test_a_module_that_cannot_be_imported_fails_with_the_io_status(people):
 
 
 def test_ctrl_c_cancels_the_command_and_python_keeps_its_handler(people, capfd):
+    # Python's own handler in place first: a test run started in the background inherits
+    # SIGINT ignored, and an ignored signal would not show the handler coming back.
+    inherited = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        ctrl_c_cancels_the_command_and_python_keeps_its_handler(people, capfd)
+    finally:
+        signal.signal(signal.SIGINT, inherited)
+
+
+def ctrl_c_cancels_the_command_and_python_keeps_its_handler(people, capfd):
     before = signal.getsignal(signal.SIGINT)
+    assert before is signal.default_int_handler
     destination = str(people / "out.sqlite")
     status = main(
         [

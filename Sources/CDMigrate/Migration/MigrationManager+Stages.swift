@@ -139,7 +139,8 @@ extension MigrationManager {
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
         var madeByValue: [Value: ManagedObject] = [:]
-        try source.enumerate(request) { sInstance in
+        // Each source instance reads its values from the row when asked (`LiveSourceRow`).
+        try source.enumerate(request, readingOnDemand: true) { sInstance in
             try checkCancelled()
             run.currentSource = sInstance
             if let attribute = distinct {

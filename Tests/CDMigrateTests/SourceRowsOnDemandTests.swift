@@ -148,6 +148,33 @@ final class SourceRowsOnDemandTests: XCTestCase {
         XCTAssertFalse(object.isFault)
     }
 
+    func testValuesCountedAsTheRowsPassAreWhatACountOfTheTableGives() throws {
+        let (path, model) = try makeItems(33)
+        let store = try PersistentStore.open(at: path, model: model, readOnly: true)
+        defer { store.close() }
+        var request = FetchRequest(entityName: "Item")
+        request.includesSubentities = true
+        let names = ["name", "rank", "payload", "photo"]
+        let counts = NonNilValueCounts(names: names)
+        var rows = 0
+        try store.enumerate(request, readingOnDemand: true, counting: counts) { object in
+            // What the body reads does not change what is counted.
+            if rows % 2 == 0 { _ = try object.value(forKey: "name") }
+            rows += 1
+            return true
+        }
+        let sql = try store.database.rows(
+            "SELECT COUNT(ZNAME), COUNT(ZRANK), COUNT(ZPAYLOAD), COUNT(ZPHOTO) FROM ZITEM")
+        XCTAssertEqual(counts.counts.map { Int64($0) }, (0..<4).map { sql.first?.element(at: $0)?.integer ?? -1 })
+        XCTAssertEqual(rows, 33)
+        XCTAssertEqual(counts.counts, [25, 22, 17, 5])
+        // The Special rows alone: only their own rows are counted.
+        let specials = NonNilValueCounts(names: ["extra", "name"])
+        try store.enumerate(FetchRequest(entityName: "Special"), readingOnDemand: true, counting: specials) { _ in true
+        }
+        XCTAssertEqual(specials.counts, [7, 5])
+    }
+
     /// A row-by-row policy keeping some of its source instances, reading them in later rows and
     /// after the migration; and `run.currentSource` read by a value expression.
     final class KeepingPolicy: EntityMigrationPolicy {

@@ -17,10 +17,14 @@ final class LiveSourceRow {
     private var object: ObjectIdentifier?
     private var positions: [Int?] = []
 
-    init(store: PersistentStore, statement: SQLiteStatement, table: String) {
+    /// The values counted as the rows pass, for the loss report (none when nil).
+    private let counts: NonNilValueCounts?
+
+    init(store: PersistentStore, statement: SQLiteStatement, table: String, counting counts: NonNilValueCounts?) {
         self.store = store
         self.statement = statement
         self.table = table
+        self.counts = counts
     }
 
     /// The current row's instance, held here alone while `body` does not keep it.
@@ -37,6 +41,7 @@ final class LiveSourceRow {
         current?.liveRow = self
         object = current.map { ObjectIdentifier($0) }
         self.positions = positions
+        counts?.count(statement, entity, positions)
         let more: Bool
         do {
             more = try call(body)

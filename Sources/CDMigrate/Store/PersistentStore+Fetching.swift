@@ -96,8 +96,12 @@ extension PersistentStore {
     /// `enumerate`, optionally with each instance a fault that reads its values from the
     /// enumeration's current row when first asked for (`LiveSourceRow`): for a caller that reads
     /// a few attributes of most instances and keeps few of them.
-    package func enumerate(
-        _ request: FetchRequest, readingOnDemand: Bool, _ body: (ManagedObject) throws -> Bool
+    ///
+    /// With `counts` (and no filter in Swift, limit or offset) it also counts the values of the
+    /// rows enumerated (`NonNilValueCounts`).
+    func enumerate(
+        _ request: FetchRequest, readingOnDemand: Bool, counting counts: NonNilValueCounts? = nil,
+        _ body: (ManagedObject) throws -> Bool
     ) throws {
         try checkOpen()
         let entity = try self.entity(named: request.entityName)
@@ -108,7 +112,7 @@ extension PersistentStore {
                 entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere,
                 arguments: request.arguments,
                 orderBy: request.sqlOrderBy, limit: request.fetchLimit, offset: offset,
-                readingOnDemand: readingOnDemand,
+                readingOnDemand: readingOnDemand, counting: request.fetchLimit == nil && offset == 0 ? counts : nil,
                 body)
             return
         }
@@ -176,7 +180,8 @@ extension PersistentStore {
         _ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?,
         arguments: [Value],
         orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false, flushing: Bool = true,
-        readingOnDemand: Bool = false, _ body: (ManagedObject) throws -> Bool
+        readingOnDemand: Bool = false, counting counts: NonNilValueCounts? = nil,
+        _ body: (ManagedObject) throws -> Bool
     ) throws {
         if flushing { try writeBuffer() }
         let reader = reader(for: entity)
@@ -196,7 +201,8 @@ extension PersistentStore {
         defer { statement.reset() }
         try statement.bind(arguments)
         let liveRow =
-            readingOnDemand && !faults ? LiveSourceRow(store: self, statement: statement, table: reader.table) : nil
+            readingOnDemand && !faults
+            ? LiveSourceRow(store: self, statement: statement, table: reader.table, counting: counts) : nil
         // The last row's entity and column positions: most rows are of the entity before them.
         var last: (number: Int, entity: EntityDescription, positions: [Int?])?
         while try statement.step() {

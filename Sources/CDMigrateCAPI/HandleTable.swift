@@ -63,7 +63,9 @@ final class HandleTable {
     /// Frees every handle the scope still holds, and its other allocations.
     func close(_ scope: Scope) {
         for slot in scope.slots {
-            if let entry = entries[Int(slot)], entry.scope === scope { release(entry) }
+            guard var entry = entries[Int(slot)], entry.scope === scope else { continue }
+            release(entry)
+            scope.objectEntryPool?.recycle(&entry)
         }
         // Capacity kept: a single-row hook's scope is closed and filled again on every row.
         scope.slots.removeAll(keepingCapacity: true)
@@ -84,6 +86,9 @@ class Scope {
     /// The names calls on this scope's handles looked up last (`NameLookupCache`): a single-row
     /// hook's scope is reused from row to row, and what it keeps goes with it.
     var names = NameLookupCache()
+    /// The cdm_object entries released with the scope, for the next ones it makes: set for a
+    /// single-row hook's scope, closed and filled again on every row (`ObjectEntryPool`).
+    var objectEntryPool: ObjectEntryPool?
 
     init(sink: ErrorSink, table: HandleTable) {
         self.sink = sink
@@ -103,7 +108,9 @@ class Scope {
 
     func handle(_ entry: HandleEntry) -> OpaquePointer { table.allocate(entry, in: self) }
 
-    func handle(for object: ManagedObject) -> OpaquePointer { handle(ObjectEntry(object)) }
+    func handle(for object: ManagedObject) -> OpaquePointer {
+        handle(objectEntryPool?.entry(for: object) ?? ObjectEntry(object))
+    }
 
     /// A C array of handles for instances, valid as long as the scope.
     func handleArray(_ objects: [ManagedObject]) -> UnsafeMutablePointer<OpaquePointer?>? {

@@ -142,6 +142,7 @@ final class MigrationHandle: LongLivedHandle {
         } else {
             let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
             parts = (context, state.openScope(sink: context), ContextEntry(context))
+            parts.scope.objectEntryPool = ObjectEntryPool()
             rowCallbackParts = parts
         }
         parts.context.scope = parts.scope

@@ -10,7 +10,7 @@ import CDMigrate
 /// buffers it keeps per attribute, so their pointers stay valid while the handle lives.
 final class ObjectEntry: HandleEntry {
     override class var kind: String { "cdm_object" }
-    let object: ManagedObject
+    private(set) var object: ManagedObject
     /// Per attribute index (grown to the largest index read): an array, not a dictionary, so that
     /// a handle that reads a value or two costs no hash table.
     private var attributeBuffers: [UnsafeMutableRawPointer?] = []
@@ -19,6 +19,25 @@ final class ObjectEntry: HandleEntry {
     private var fieldsBuffer: UnsafeMutableRawPointer?
 
     init(_ object: ManagedObject) { self.object = object }
+
+    /// Makes an entry its scope released stand for another instance (`ObjectEntryPool`).
+    func reuse(for object: ManagedObject) { self.object = object }
+
+    /// Lets go of the instance and of the buffers of an entry its scope released and keeps for
+    /// reuse (`ObjectEntryPool`): what it handed out died with its handle.
+    func clear() {
+        object = ObjectEntryPool.placeholder
+        free(fieldsBuffer)
+        fieldsBuffer = nil
+        for i in attributeBuffers.indices where attributeBuffers[i] != nil {
+            free(attributeBuffers[i])
+            attributeBuffers[i] = nil
+        }
+        if !pathBuffers.isEmpty {
+            for (_, buffer) in pathBuffers { free(buffer) }
+            pathBuffers.removeAll()
+        }
+    }
 
     /// Replaces the block of the last bulk read by a new one of `size` bytes.
     func newFieldsBuffer(_ size: Int) -> UnsafeMutableRawPointer? {

@@ -338,6 +338,98 @@ static void test_names_in_a_reused_buffer_are_read_anew(cdm_model *src, cdm_mode
     sqlite3_close(db);
 }
 
+/* Handles across rows: the source and destination handles of one row are stale in the next (the
+** row's entries are reused for the next row's handles), a retained source handle keeps its own
+** values while later rows are read and after the stage, and a retained handle is not reused. */
+#define KEPT 12
+typedef struct {
+    cdm_object *previous_source, *previous_nota;
+    cdm_object *kept[KEPT];
+    char kept_text[KEPT][64];
+    int kept_count;
+    int rows, stale, mismatches, late_checks;
+} handles_state;
+
+static int check_kept(handles_state *state) {
+    for (int i = 0; i < state->kept_count; i++) {
+        const char *text = NULL;
+        size_t length = 0;
+        int is_null = 0;
+        TRY(cdm_object_get_text(state->kept[i], "contenido", &text, &length, &is_null));
+        if (is_null || strcmp(text, state->kept_text[i])) state->mismatches++;
+        state->late_checks++;
+    }
+    return CDM_OK;
+}
+
+static int create_row_handles(cdm_context *ctx, cdm_object *source, void *user) {
+    handles_state *state = user;
+    int row = state->rows++;
+    const char *text = NULL;
+    size_t length = 0;
+    int is_null = 0;
+    if (state->previous_source) {
+        /* Stale, unless retained (then still good). */
+        int retained = state->kept_count && state->kept[state->kept_count - 1] == state->previous_source;
+        if (cdm_object_get_text(state->previous_source, "contenido", &text, &length, &is_null) ==
+            (retained ? CDM_OK : CDM_MISUSE))
+            state->stale++;
+        if (cdm_object_set_text(state->previous_nota, "contenido", "x", CDM_NUL_TERMINATED) == CDM_MISUSE)
+            state->stale++;
+    }
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    /* The kept handles, read in a later row: their own values, not this row's. */
+    TRY(check_kept(state));
+    if (row % 45 == 7 && state->kept_count < KEPT) {
+        TRY(cdm_object_retain(source));
+        TRY(cdm_object_get_text(source, "contenido", &text, &length, &is_null));
+        snprintf(state->kept_text[state->kept_count], sizeof state->kept_text[0], "%s", text);
+        state->kept[state->kept_count++] = source;
+    }
+    TRY(cdm_object_get_text(source, "contenido", &text, &length, &is_null));
+    char expected[64];
+    snprintf(expected, sizeof expected, "nota %d de ", row);
+    if (strncmp(text, expected, strlen(expected))) state->mismatches++;
+    state->previous_source = source;
+    state->previous_nota = nota;
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static int end_creation_handles(cdm_context *ctx, void *user) {
+    (void)ctx;
+    handles_state *state = user;
+    TRY(check_kept(state));
+    for (int i = 0; i < state->kept_count; i++) cdm_object_release(state->kept[i]);
+    return CDM_OK;
+}
+
+static void test_row_handles_are_stale_in_the_next_row_and_retained_ones_keep_their_values(
+    cdm_model *src, cdm_model *dst, const char *source) {
+    const char *destination = path_in_dir("handles.sqlite");
+    static handles_state state;
+    memset(&state, 0, sizeof state);
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    int rc = cdm_mapping_from_json(MAPPING, &mapping);
+    if (rc == CDM_OK) rc = cdm_migration_new(src, dst, &mapping, 1, &migration);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row_handles;
+    hooks.end_instance_creation = end_creation_handles;
+    if (rc == CDM_OK) rc = cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL);
+    if (rc == CDM_OK) rc = cdm_migration_run(migration, source, destination);
+    CHECK_RC(rc, CDM_OK);
+    if (rc != CDM_OK && migration) fprintf(stderr, "  %s\n", cdm_migration_errmsg(migration));
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    CHECK(state.rows == NOTES);
+    CHECK(state.stale == 2 * (NOTES - 1));
+    CHECK(state.mismatches == 0);
+    CHECK(state.kept_count == KEPT);
+    CHECK(state.late_checks > KEPT * 100);
+}
+
 int main(void) {
     if (!scratch_begin("policy-rows")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -350,6 +442,7 @@ int main(void) {
         test_an_error_in_a_row_names_the_entity_and_attribute(src, dst, source);
         test_associations_made_in_key_order_answer_look_ups_and_the_report(src, dst, source);
         test_names_in_a_reused_buffer_are_read_anew(src, dst, source);
+        test_row_handles_are_stale_in_the_next_row_and_retained_ones_keep_their_values(src, dst, source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -279,16 +279,11 @@ extension MigrationManager {
             "SELECT x.\(c) AS owner, COUNT(*) AS n FROM \(schema).\(SQLiteDatabase.quote(links.table)) x WHERE x.\(c) IS NOT NULL GROUP BY x.\(c)"
     }
 
-    /// Per attribute mapped from the source attribute of the same name, the instances whose
-    /// source has a value and whose destination has none. First the values are counted on either
-    /// side (a scan of the rows taken and of the rows made); only an attribute with fewer values
-    /// in the destination is compared instance by instance, through the associations with the
-    /// source attached. (A run that clears as many values of an attribute as it fills where the
-    /// source had none is not seen.)
-    private func countNilled(
-        _ mapping: EntityMapping, request: FetchRequest, source: PersistentStore, destination: PersistentStore,
-        associations: AssociationTable
-    ) throws -> [(String, Int)] {
+    /// The attributes `countNilled` compares: those a mapping copies from the source attribute of
+    /// the same name, with their source and destination columns (quoted).
+    func nilledPairs(_ mapping: EntityMapping, source: PersistentStore, destination: PersistentStore) throws
+        -> [(name: String, sourceColumn: String, destinationColumn: String)]
+    {
         guard let (sourceEntity, destinationEntity) = try comparedEntities(mapping) else { return [] }
         var pairs: [(name: String, sourceColumn: String, destinationColumn: String)] = []
         for property in mapping.attributeMappings {
@@ -300,13 +295,35 @@ extension MigrationManager {
             else { continue }
             pairs.append((property.name, SQLiteDatabase.quote(sourceColumn), SQLiteDatabase.quote(destinationColumn)))
         }
+        return pairs
+    }
+
+    /// Per attribute mapped from the source attribute of the same name, the instances whose
+    /// source has a value and whose destination has none. First the values are counted on either
+    /// side (a scan of the rows taken and of the rows made); only an attribute with fewer values
+    /// in the destination is compared instance by instance, through the associations with the
+    /// source attached. (A run that clears as many values of an attribute as it fills where the
+    /// source had none is not seen.)
+    private func countNilled(
+        _ mapping: EntityMapping, request: FetchRequest, source: PersistentStore, destination: PersistentStore,
+        associations: AssociationTable
+    ) throws -> [(String, Int)] {
+        guard let (sourceEntity, destinationEntity) = try comparedEntities(mapping) else { return [] }
+        var pairs = try nilledPairs(mapping, source: source, destination: destination)
         if pairs.isEmpty { return [] }
         if let rows = takenRows(request, entity: sourceEntity, source: source) {
-            let sourceRow =
-                try source.database.rows(
-                    "SELECT \(pairs.map { "COUNT(t.\($0.sourceColumn))" }.joined(separator: ", ")) \(rows.sql)",
-                    rows.arguments
-                ).first ?? []
+            // Counted as stage 1 went through the rows, or else by a scan of them.
+            let sourceRow: [Int64]
+            if let counted = run.nilledSourceCounts[mappingID(mapping)], counted.names == pairs.map({ $0.name }) {
+                sourceRow = counted.counts.map { Int64($0) }
+            } else {
+                let row =
+                    try source.database.rows(
+                        "SELECT \(pairs.map { "COUNT(t.\($0.sourceColumn))" }.joined(separator: ", ")) \(rows.sql)",
+                        rows.arguments
+                    ).first ?? []
+                sourceRow = pairs.indices.map { row.element(at: $0)?.integer ?? 0 }
+            }
             // The rows made: the destination entity's own rows when no other mapping of the run makes any.
             let soleMaker = mappingModels.allSatisfy {
                 $0.entityMappings.allSatisfy { $0 === mapping || $0.destinationEntity !== destinationEntity }
@@ -327,7 +344,7 @@ extension MigrationManager {
                     "SELECT \(pairs.map { "COUNT(d.\($0.destinationColumn))" }.joined(separator: ", ")) FROM \(made)"
                 ).first ?? []
             pairs = pairs.enumerated().filter { (i, _) in
-                (destinationRow.element(at: i)?.integer ?? 0) < (sourceRow.element(at: i)?.integer ?? 0)
+                (destinationRow.element(at: i)?.integer ?? 0) < (sourceRow.element(at: i) ?? 0)
             }.map { $0.1 }
             if pairs.isEmpty { return [] }
         }

@@ -139,7 +139,12 @@ extension MigrationManager {
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
         var madeByValue: [Value: ManagedObject] = [:]
-        try source.enumerate(request) { sInstance in
+        // Each source instance reads its values from the row when asked (`LiveSourceRow`), and
+        // the values the loss report compares are counted as the rows pass.
+        let pairs = try nilledPairs(mapping, source: source, destination: destination)
+        let counts =
+            request.filter == nil && !pairs.isEmpty ? NonNilValueCounts(names: pairs.map { $0.name }) : nil
+        try source.enumerate(request, readingOnDemand: true, counting: counts) { sInstance in
             try checkCancelled()
             run.currentSource = sInstance
             if let attribute = distinct {
@@ -162,6 +167,7 @@ extension MigrationManager {
             try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
             return true
         }
+        if let counts = counts { run.nilledSourceCounts[mappingID(mapping)] = counts }
         return processed
     }
 

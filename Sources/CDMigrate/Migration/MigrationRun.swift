@@ -50,6 +50,9 @@ final class MigrationRun {
     /// Per entity mapping (by its ID), the non-nil values of the source attributes it leaves
     /// behind, counted by its SQL copy (`attributesLeftBehind`); the loss report then scans nothing for them.
     var leftBehindCounts: [Int: [Int]] = [:]
+    /// Per entity mapping run row by row (by its ID), the source values of the attributes the loss
+    /// report compares (`nilledPairs`), counted as stage 1 went through the rows it took.
+    var nilledSourceCounts: [Int: NonNilValueCounts] = [:]
     /// The destination rows whose attribute rules the run's SQL copies enforced (stage 3 skips them).
     var validatedByCopy = ValidatedByCopy()
     /// The run's counts of source rows, by the SQL that counts them (`countSource`).

@@ -23,6 +23,8 @@ public final class ManagedObject: CustomStringConvertible {
     var isBufferedInsert = false
     /// Indexed like `entity.relationships`; used only when `context` is nil.
     var relationshipValues: [Value]
+    /// The enumeration row a fault reads its values from while the row is current (`LiveSourceRow`).
+    var liveRow: LiveSourceRow?
 
     /// A free-standing instance with the attributes' default values.
     public convenience init(entity: EntityDescription, primaryKey: Int64 = 0) {
@@ -47,8 +49,7 @@ public final class ManagedObject: CustomStringConvertible {
     /// read it (`TransformableValue.read`), else the bytes.
     public func value(forKey key: String) throws -> Value {
         if let attribute = entity.attributesByName[key] {
-            if isFault { try fireFault() }
-            return TransformableValue.read(attributeValues[attribute.index], for: attribute)
+            return TransformableValue.read(try storedValue(at: attribute.index), for: attribute)
         }
         if let relationship = entity.relationshipsByName[key] { return try value(for: relationship) }
         throw MigrationError(.invalidArgument, "entity '\(entity.name)' has no property named '\(key)'")
@@ -91,13 +92,27 @@ public final class ManagedObject: CustomStringConvertible {
     /// copy into another transformable attribute that keeps them unchanged.
     package func storedValue(for attribute: AttributeDescription) throws -> Value {
         try checkOwnAttribute(attribute)
-        if isFault { try fireFault() }
-        return attributeValues[attribute.index]
+        return try storedValue(at: attribute.index)
+    }
+
+    /// The stored value at an attribute index of the entity: a fault of a live row reads that column alone.
+    private func storedValue(at index: Int) throws -> Value {
+        if isFault {
+            if let row = liveRow, let value = try row.value(at: index, of: self) { return value }
+            try fireFault()
+        }
+        return attributeValues[index]
     }
 
     /// Reads the values of a fault.
     func fireFault() throws {
         guard isFault else { return }
+        if let row = liveRow, let values = try row.values(of: self) {
+            attributeValues = values
+            liveRow = nil
+            isFault = false
+            return
+        }
         guard let context = context else {
             throw MigrationError(
                 .invalidArgument, "instance \(objectID.uriRepresentation) belongs to a store that was closed")

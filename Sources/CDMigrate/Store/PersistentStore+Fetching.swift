@@ -90,6 +90,19 @@ extension PersistentStore {
 
     /// Streams the request's instances to `body` one row at a time; `body` returns false to stop.
     public func enumerate(_ request: FetchRequest, _ body: (ManagedObject) throws -> Bool) throws {
+        try enumerate(request, readingOnDemand: false, body)
+    }
+
+    /// `enumerate`, optionally with each instance a fault that reads its values from the
+    /// enumeration's current row when first asked for (`LiveSourceRow`): for a caller that reads
+    /// a few attributes of most instances and keeps few of them.
+    ///
+    /// With `counts` (and no filter in Swift, limit or offset) it also counts the values of the
+    /// rows enumerated (`NonNilValueCounts`).
+    func enumerate(
+        _ request: FetchRequest, readingOnDemand: Bool, counting counts: NonNilValueCounts? = nil,
+        _ body: (ManagedObject) throws -> Bool
+    ) throws {
         try checkOpen()
         let entity = try self.entity(named: request.entityName)
         let offset = max(request.fetchOffset, 0)
@@ -98,7 +111,9 @@ extension PersistentStore {
             try query(
                 entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere,
                 arguments: request.arguments,
-                orderBy: request.sqlOrderBy, limit: request.fetchLimit, offset: offset, body)
+                orderBy: request.sqlOrderBy, limit: request.fetchLimit, offset: offset,
+                readingOnDemand: readingOnDemand, counting: request.fetchLimit == nil && offset == 0 ? counts : nil,
+                body)
             return
         }
         var skipped = 0
@@ -106,7 +121,7 @@ extension PersistentStore {
         try query(
             entity, includesSubentities: request.includesSubentities, condition: request.sqlWhere,
             arguments: request.arguments,
-            orderBy: request.sqlOrderBy
+            orderBy: request.sqlOrderBy, readingOnDemand: readingOnDemand
         ) { object in
             guard try filter(object) else { return true }
             if skipped < offset {
@@ -165,6 +180,7 @@ extension PersistentStore {
         _ entity: EntityDescription, includesSubentities: Bool, join: String? = nil, condition: String?,
         arguments: [Value],
         orderBy: String? = nil, limit: Int? = nil, offset: Int = 0, faults: Bool = false, flushing: Bool = true,
+        readingOnDemand: Bool = false, counting counts: NonNilValueCounts? = nil,
         _ body: (ManagedObject) throws -> Bool
     ) throws {
         if flushing { try writeBuffer() }
@@ -184,9 +200,19 @@ extension PersistentStore {
         let statement = try database.prepare(sql)
         defer { statement.reset() }
         try statement.bind(arguments)
+        let liveRow =
+            readingOnDemand && !faults
+            ? LiveSourceRow(store: self, statement: statement, table: reader.table, counting: counts) : nil
+        // The last row's entity and column positions: most rows are of the entity before them.
+        var last: (number: Int, entity: EntityDescription, positions: [Int?])?
         while try statement.step() {
             let number = Int(statement.int64(at: 1))
-            guard let concrete = layout.entity(forNumber: number), let positions = reader.positions[number] else {
+            if last?.number != number, let concrete = layout.entity(forNumber: number),
+                let positions = reader.positions[number]
+            {
+                last = (number, concrete, positions)
+            }
+            guard let (lastNumber, concrete, positions) = last, lastNumber == number else {
                 throw MigrationError(
                     .sqlite,
                     StoredValueRule.badEntityMessage(
@@ -195,6 +221,10 @@ extension PersistentStore {
             }
             if faults {
                 guard try body(fault(entity: concrete, primaryKey: statement.int64(at: 0))) else { break }
+                continue
+            }
+            if let row = liveRow {
+                guard try row.deliver(concrete, primaryKey: statement.int64(at: 0), positions, body) else { break }
                 continue
             }
             var values: [Value] = []

@@ -1,0 +1,34 @@
+import CDMigrate
+
+/// The cdm_object entries of a single-row hook's scope, kept from one row to the next: the scope
+/// is closed after every row (its handles' generations move on, so a handle kept past its row is
+/// stale as before), and the entries it released are reused for the next row's handles instead
+/// of being freed and made again. An entry a host retained (`cdm_object_retain`) has left the
+/// scope and is not released with it; one still referenced elsewhere is not taken.
+final class ObjectEntryPool {
+    /// What a cleared entry holds until it is reused: no instance of any store.
+    static let placeholder = ManagedObject(entity: EntityDescription(name: "ReleasedHandle"))
+
+    /// Entries kept at most: a hook making many instances in one row does not keep as many entries.
+    static let capacity = 32
+
+    private var entries: [ObjectEntry] = []
+
+    /// A kept entry made to stand for `object`, or nil when none is kept.
+    func entry(for object: ManagedObject) -> ObjectEntry? {
+        guard let entry = entries.popLast() else { return nil }
+        entry.reuse(for: object)
+        return entry
+    }
+
+    /// Keeps an entry its scope has just released, when it is a cdm_object entry and the
+    /// caller's reference is the only one left.
+    @inline(never)
+    func recycle(_ released: inout HandleEntry) {
+        guard entries.count < ObjectEntryPool.capacity, released.slot == -1, isKnownUniquelyReferenced(&released),
+            let entry = released as? ObjectEntry
+        else { return }
+        entry.clear()
+        entries.append(entry)
+    }
+}

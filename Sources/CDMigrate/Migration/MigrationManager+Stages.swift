@@ -139,6 +139,11 @@ extension MigrationManager {
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
         var madeByValue: [Value: ManagedObject] = [:]
+        if distinct == nil {
+            run.deferredAttributeMappings = try DeferredAttributeMappings.make(
+                for: mapping, manager: self, source: source, destination: destination)
+        }
+        defer { run.deferredAttributeMappings = nil }
         try source.enumerate(request) { sInstance in
             try checkCancelled()
             run.currentSource = sInstance

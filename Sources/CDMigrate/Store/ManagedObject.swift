@@ -21,6 +21,8 @@ public final class ManagedObject: CustomStringConvertible {
     /// An instance inserted into its store and still in the store's insert buffer: its values are
     /// written with the buffer, so a change to an attribute needs no write of its own.
     var isBufferedInsert = false
+    /// Values put off until first access (`DeferredValues`); the instance is then a fault.
+    var deferredValues: DeferredValues?
     /// Indexed like `entity.relationships`; used only when `context` is nil.
     var relationshipValues: [Value]
 
@@ -98,6 +100,13 @@ public final class ManagedObject: CustomStringConvertible {
     /// Reads the values of a fault.
     func fireFault() throws {
         guard isFault else { return }
+        if let deferred = deferredValues {
+            // Values put off: computed now, as they would have been at once.
+            deferredValues = nil
+            isFault = false
+            try deferred.writer.materialize(self, deferred)
+            return
+        }
         guard let context = context else {
             throw MigrationError(
                 .invalidArgument, "instance \(objectID.uriRepresentation) belongs to a store that was closed")

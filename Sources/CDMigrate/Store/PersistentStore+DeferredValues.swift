@@ -1,0 +1,64 @@
+/// Buffered instances whose values were put off (`DeferredValues`): marking them, and writing
+/// them with the insert buffer.
+extension PersistentStore {
+    /// Puts off the values of `object`, an instance inserted into this store and still buffered
+    /// with nothing set on it: it becomes a fault whose first access calls `writer.materialize`,
+    /// and the buffer writes its row through `writer.writeRows`.
+    /// False when the instance is not such a one (nothing is then changed).
+    func deferValues(of object: ManagedObject, source: ManagedObject, writer: any DeferredValuesWriter) -> Bool {
+        guard object.isBufferedInsert, !object.isFault, object.deferredValues == nil, !isClosed,
+            object.storeReference === objectReference
+        else { return false }
+        object.deferredValues = DeferredValues(writer: writer, source: source, sourceKey: source.objectID.primaryKey)
+        object.isFault = true
+        deferredRowCount += 1
+        return true
+    }
+
+    /// Writes the buffered instances whose values were put off (before the rest of the buffer):
+    /// each writer's rows at once, by SQL; the rows it declines, and rows with a relationship
+    /// column set meanwhile, have their values computed and stay in the buffer.
+    func writeDeferredRows() throws {
+        guard deferredRowCount > 0 else { return }
+        deferredRowCount = 0
+        var groups: [(writer: any DeferredValuesWriter, rows: [(object: ManagedObject, sourceKey: Int64)])] = []
+        for row in pending {
+            guard let deferred = row.object.deferredValues else { continue }
+            if !row.links.isEmpty {
+                try materializeDeferredValues(of: row.object)
+                continue
+            }
+            if let i = groups.firstIndex(where: {
+                $0.writer === deferred.writer && $0.rows[0].object.entity === row.object.entity
+            }) {
+                groups[i].rows.append((row.object, deferred.sourceKey))
+            } else {
+                groups.append((deferred.writer, [(row.object, deferred.sourceKey)]))
+            }
+        }
+        guard !groups.isEmpty else { return }
+        try beginIfNeeded()
+        var written = false
+        for group in groups {
+            if try group.writer.writeRows(group.rows, to: self) {
+                for (object, _) in group.rows {
+                    // An ordinary fault of its row from now on.
+                    object.deferredValues = nil
+                    object.isBufferedInsert = false
+                    object.attributeValues = []
+                    pendingIndex[key(object)] = nil
+                }
+                written = true
+            } else {
+                for (object, _) in group.rows { try materializeDeferredValues(of: object) }
+            }
+        }
+        guard written else { return }
+        pending.removeAll { !$0.object.isBufferedInsert }
+        for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
+    }
+
+    private func materializeDeferredValues(of object: ManagedObject) throws {
+        try object.fireFault()
+    }
+}

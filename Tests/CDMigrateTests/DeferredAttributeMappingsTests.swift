@@ -53,7 +53,10 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         var readEvery = 0
         var setEvery = 0
         var fetchEvery = 0
+        var setBeforeEvery = 0
         var deferred = 0
+        /// The run's writer of put-off values, kept to read its counts after the run.
+        var writer: DeferredAttributeMappings?
         var rows = 0
         var read: [String] = []
         var fetched = 0
@@ -66,9 +69,13 @@ final class DeferredAttributeMappingsTests: XCTestCase {
             rows += 1
             let made = try manager.createDestinationInstance(entityName: mapping.destinationEntityName ?? "")
             let key = made.objectID.primaryKey
+            let attributes = made.entity.attributes.map { $0.name }
+            if setBeforeEvery > 0, rows % setBeforeEvery == 0 {
+                try made.setValue(.string("set before"), forKey: attributes.last ?? "")
+            }
             try manager.applyAttributeMappings(of: mapping, source: sInstance, destination: made)
             if made.isFault { deferred += 1 }
-            let attributes = made.entity.attributes.map { $0.name }
+            writer = writer ?? manager.run.deferredAttributeMappings
             if readEvery > 0, rows % readEvery == 0 {
                 read.append("\(try made.value(forKey: attributes[0]))")
             }
@@ -110,6 +117,9 @@ final class DeferredAttributeMappingsTests: XCTestCase {
     struct Outcome {
         var rows: [String]
         var deferred: Int
+        /// Rows the SQL wrote, and rows it declined.
+        var bySQL: Int
+        var declined: Int
         var read: [String]
         var fetched: Int
         var losses: LossReport
@@ -131,7 +141,8 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         let out = scratch.file("out-\(defers)-\(UInt32.random(in: 0...UInt32.max)).sqlite")
         let report = try manager.migrateStore(from: source, to: out, checkSourceVersion: false)
         return Outcome(
-            rows: dump(out), deferred: policy.deferred, read: policy.read, fetched: policy.fetched,
+            rows: dump(out), deferred: policy.deferred, bySQL: policy.writer?.rowsWritten ?? 0,
+            declined: policy.writer?.rowsDeclined ?? 0, read: policy.read, fetched: policy.fetched,
             losses: report.losses, associations: report.mappings.map { $0.associations })
     }
 
@@ -186,6 +197,8 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         let on = try migrate(source, from: v2, to: v3, mapping: Self.notasMapping, defers: true)
         XCTAssertEqual(off.deferred, 0)
         XCTAssertEqual(on.deferred, 2_596, "every note's values were put off")
+        XCTAssertEqual(on.bySQL, 2_596, "and written by SQL")
+        XCTAssertEqual(off.bySQL, 0)
         XCTAssertEqual(on.rows, off.rows)
         XCTAssertEqual(on.rows.filter { $0.hasPrefix("table") }.count, 4)
         XCTAssertEqual(on.losses, off.losses)
@@ -207,6 +220,8 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         let on = try migrate(source, from: v2, to: v3, mapping: Self.notasMapping, defers: true, configure: configure)
         XCTAssertEqual(on.read.count, 519)
         XCTAssertEqual(on.read, off.read)
+        XCTAssertEqual(on.deferred, 2_596)
+        XCTAssertEqual(on.bySQL, 2_596 - 519 - 199 + 39, "those read or set were computed on the spot")
         XCTAssertEqual(on.read[0], "\(Value.string("nota 6"))", "keys 5 and 6 are missing")
         XCTAssertEqual(on.rows, off.rows)
         XCTAssertEqual(on.losses, off.losses)
@@ -221,6 +236,18 @@ final class DeferredAttributeMappingsTests: XCTestCase {
             source, from: v2, to: v3, mapping: Self.notasMapping, defers: true, configure: { $0.fetchEvery = 97 })
         XCTAssertEqual(on.fetched, 26)
         XCTAssertEqual(off.fetched, 26)
+        XCTAssertEqual(on.rows, off.rows)
+    }
+
+    func testAnInstanceWithAValueSetBeforeApplyingIsEvaluatedAtOnceWithTheSameRows() throws {
+        let source = try notasSource()
+        let (v2, v3) = (try ManagedObjectModel(json: Self.notasV2), try ManagedObjectModel(json: Self.notasV3))
+        let off = try migrate(
+            source, from: v2, to: v3, mapping: Self.notasMapping, defers: false, configure: { $0.setBeforeEvery = 10 })
+        let on = try migrate(
+            source, from: v2, to: v3, mapping: Self.notasMapping, defers: true, configure: { $0.setBeforeEvery = 10 })
+        XCTAssertEqual(on.deferred, 2_596 - 259)
+        XCTAssertEqual(on.bySQL, 2_596 - 259)
         XCTAssertEqual(on.rows, off.rows)
     }
 
@@ -279,6 +306,7 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         let off = try migrate(source, from: v1, to: v2, mapping: Self.itemsMapping, defers: false)
         let on = try migrate(source, from: v1, to: v2, mapping: Self.itemsMapping, defers: true)
         XCTAssertEqual(on.deferred, 1_200)
+        XCTAssertEqual(on.bySQL, 1_200)
         XCTAssertEqual(on.rows, off.rows)
         XCTAssertEqual(on.losses, off.losses)
         XCTAssertTrue(on.rows.contains { $0.contains("fixed:text") && $0.contains("unset:text") })
@@ -317,10 +345,11 @@ final class DeferredAttributeMappingsTests: XCTestCase {
             for destination in [v2, try ManagedObjectModel(json: narrow)] {
                 func outcome(_ defers: Bool) -> String {
                     do {
-                        return try migrate(
-                            source, from: v1, to: destination, mapping: Self.itemsMapping, defers: defers
-                        )
-                        .rows.joined(separator: "\n")
+                        let o = try migrate(
+                            source, from: v1, to: destination, mapping: Self.itemsMapping, defers: defers)
+                        // Values SQL converts (`insertRowsConverting`) are written by SQL all the same.
+                        XCTAssertEqual(o.bySQL, defers ? 1_200 : 0, update)
+                        return o.rows.joined(separator: "\n")
                     } catch let error as MigrationError {
                         return
                             "error \(error.code.rawValue): \(error.message.components(separatedBy: " (x-coredata://")[0])"

@@ -28,13 +28,14 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
     let plan: AttributeMappingPlan
     let sourceEntity: EntityDescription
     let destinationEntity: EntityDescription
-    /// The destination entity's default values: an instance holding them has had nothing set.
-    let defaults: [Value]
     /// The INSERT over a range of consecutive source keys (`t.Z_PK + ?` its destination key; then the range).
     let contiguous: DeclarativeMappingSQL
     /// The INSERT over the pairs of `rowTable`.
     let listed: DeclarativeMappingSQL
     let destinationTable: String
+    /// Rows written by SQL so far, and rows the SQL declined (their values then computed one by one).
+    private(set) var rowsWritten = 0
+    private(set) var rowsDeclined = 0
 
     private init(
         manager: MigrationManager, mapping: EntityMapping, plan: AttributeMappingPlan, sourceEntity: EntityDescription,
@@ -46,7 +47,6 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
         self.plan = plan
         self.sourceEntity = sourceEntity
         self.destinationEntity = destinationEntity
-        self.defaults = destinationEntity.attributes.map { $0.defaultValue }
         self.contiguous = contiguous
         self.listed = listed
         self.destinationTable = destinationTable
@@ -65,6 +65,15 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
             destination.layout.isOwnEntity(destinationEntity),
             !mapping.attributeMappings.isEmpty
         else { return nil }
+        // Every attribute mapping sets a stored attribute of the entity (the SQL writes those alone; the
+        // immediate evaluation would refuse a name the entity lacks, and keep a transient value in the instance).
+        let plan = AttributeMappingPlan(
+            mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity)
+        for step in plan.steps {
+            guard let attribute = step.attribute, !attribute.isTransient,
+                destination.layout.column(for: attribute) != nil
+            else { return nil }
+        }
         let table =
             "\(DeclarativeMappingSQL.sourceSchema).\(SQLiteDatabase.quote(source.layout.table(for: sourceEntity)))"
         var whole = FetchRequest(entityName: sourceEntity.name)
@@ -81,18 +90,17 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
         try destination.database.exec(
             "CREATE TEMP TABLE IF NOT EXISTS cdm_deferred_row (destination INTEGER PRIMARY KEY, source INTEGER)")
         return DeferredAttributeMappings(
-            manager: manager, mapping: mapping,
-            plan: AttributeMappingPlan(
-                mapping: mapping, sourceEntity: sourceEntity, destinationEntity: destinationEntity),
+            manager: manager, mapping: mapping, plan: plan,
             sourceEntity: sourceEntity, destinationEntity: destinationEntity, contiguous: contiguous, listed: listed,
             destinationTable: contiguous.destinationTable)
     }
 
     /// Whether the values of `destination` made from `source` may be put off: the mapping unchanged
-    /// since the SQL was made, the entities those it was made for, nothing set on the instance.
+    /// since the SQL was made, the entities those it was made for (`PersistentStore.deferValues`
+    /// checks that nothing was set on the instance).
     func takes(_ mapping: EntityMapping, source: ManagedObject, destination: ManagedObject) -> Bool {
         mapping === self.mapping && source.entity === sourceEntity && destination.entity === destinationEntity
-            && plan.revisions == AttributeMappingPlan.revisions(of: mapping) && destination.attributeValues == defaults
+            && plan.revisions == AttributeMappingPlan.revisions(of: mapping)
     }
 
     func materialize(_ object: ManagedObject, _ deferred: DeferredValues) throws {
@@ -159,11 +167,15 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
                 try database.run(delete)
                 try database.run(converting, arguments)
             }
-            if database.changes == count { return true }
+            if database.changes == count {
+                rowsWritten += count
+                return true
+            }
         } catch is MigrationError {
             // Evaluated one by one instead: the error, if any, is the immediate evaluation's.
         }
         try database.run(delete)
+        rowsDeclined += count
         return false
     }
 }

@@ -21,6 +21,8 @@ public final class ManagedObject: CustomStringConvertible {
     /// An instance inserted into its store and still in the store's insert buffer: its values are
     /// written with the buffer, so a change to an attribute needs no write of its own.
     var isBufferedInsert = false
+    /// Whether an attribute was ever set on the instance (`setValue`).
+    var hasSetAttributes = false
     /// Values put off until first access (`DeferredValues`); the instance is then a fault.
     var deferredValues: DeferredValues?
     /// Indexed like `entity.relationships`; used only when `context` is nil.
@@ -149,6 +151,7 @@ public final class ManagedObject: CustomStringConvertible {
         let coerced = try AttributeValueCoercion.coerce(TransformableValue.stored(value, for: attribute), to: attribute)
         if isFault { try fireFault() }
         attributeValues[attribute.index] = coerced
+        hasSetAttributes = true
         try context?.attributeDidChange(of: self, attribute)
     }
 

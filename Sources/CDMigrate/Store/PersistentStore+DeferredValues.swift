@@ -2,11 +2,12 @@
 /// them with the insert buffer.
 extension PersistentStore {
     /// Puts off the values of `object`, an instance inserted into this store and still buffered
-    /// with nothing set on it: it becomes a fault whose first access calls `writer.materialize`,
+    /// with no attribute set on it: it becomes a fault whose first access calls `writer.materialize`,
     /// and the buffer writes its row through `writer.writeRows`.
     /// False when the instance is not such a one (nothing is then changed).
     func deferValues(of object: ManagedObject, source: ManagedObject, writer: any DeferredValuesWriter) -> Bool {
-        guard object.isBufferedInsert, !object.isFault, object.deferredValues == nil, !isClosed,
+        guard object.isBufferedInsert, !object.hasSetAttributes, !object.isFault, object.deferredValues == nil,
+            !isClosed,
             object.storeReference === objectReference
         else { return false }
         object.deferredValues = DeferredValues(writer: writer, source: source, sourceKey: source.objectID.primaryKey)
@@ -28,7 +29,12 @@ extension PersistentStore {
                 try materializeDeferredValues(of: row.object)
                 continue
             }
-            if let i = groups.firstIndex(where: {
+            // Rows of one writer and entity follow one another: the last group first.
+            if let last = groups.indices.last, groups[last].writer === deferred.writer,
+                groups[last].rows[0].object.entity === row.object.entity
+            {
+                groups[last].rows.append((row.object, deferred.sourceKey))
+            } else if let i = groups.firstIndex(where: {
                 $0.writer === deferred.writer && $0.rows[0].object.entity === row.object.entity
             }) {
                 groups[i].rows.append((row.object, deferred.sourceKey))
@@ -45,8 +51,6 @@ extension PersistentStore {
                     // An ordinary fault of its row from now on.
                     object.deferredValues = nil
                     object.isBufferedInsert = false
-                    object.attributeValues = []
-                    pendingIndex[key(object)] = nil
                 }
                 written = true
             } else {
@@ -55,6 +59,7 @@ extension PersistentStore {
         }
         guard written else { return }
         pending.removeAll { !$0.object.isBufferedInsert }
+        pendingIndex.removeAll(keepingCapacity: true)
         for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
     }
 

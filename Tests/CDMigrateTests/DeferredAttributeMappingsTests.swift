@@ -54,6 +54,9 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         var setEvery = 0
         var fetchEvery = 0
         var setBeforeEvery = 0
+        /// Every so many rows, the previous row's instance looked up by ID and read (after its hook).
+        var readPreviousEvery = 0
+        var previous: ObjectID?
         var deferred = 0
         /// The run's writer of put-off values, kept to read its counts after the run.
         var writer: DeferredAttributeMappings?
@@ -79,6 +82,12 @@ final class DeferredAttributeMappingsTests: XCTestCase {
             if readEvery > 0, rows % readEvery == 0 {
                 read.append("\(try made.value(forKey: attributes[0]))")
             }
+            if readPreviousEvery > 0, rows % readPreviousEvery == 0, let id = previous,
+                let found = try manager.destinationStore?.object(with: id)
+            {
+                read.append("previous \(try found.value(forKey: attributes[0]))")
+            }
+            previous = made.objectID
             if setEvery > 0, rows % setEvery == 0 {
                 try made.setValue(try sInstance.value(forKey: attributes[0]), forKey: attributes[0])
             }
@@ -215,13 +224,17 @@ final class DeferredAttributeMappingsTests: XCTestCase {
         func configure(_ policy: RowsPolicy) {
             policy.readEvery = 5
             policy.setEvery = 13
+            policy.readPreviousEvery = 11
         }
         let off = try migrate(source, from: v2, to: v3, mapping: Self.notasMapping, defers: false, configure: configure)
         let on = try migrate(source, from: v2, to: v3, mapping: Self.notasMapping, defers: true, configure: configure)
-        XCTAssertEqual(on.read.count, 519)
+        XCTAssertEqual(on.read.count, 519 + 236)
         XCTAssertEqual(on.read, off.read)
         XCTAssertEqual(on.deferred, 2_596)
-        XCTAssertEqual(on.bySQL, 2_596 - 519 - 199 + 39, "those read or set were computed on the spot")
+        // Those read or set were computed on the spot, and the previous rows read by ID that were
+        // neither (174 of the 236): 2,596 − 519 − 199 + 39 − 174.
+        XCTAssertEqual(on.bySQL, 1_743, "those read or set were computed on the spot")
+        XCTAssertEqual(on.read.filter { $0.hasPrefix("previous") }.count, 236)
         XCTAssertEqual(on.read[0], "\(Value.string("nota 6"))", "keys 5 and 6 are missing")
         XCTAssertEqual(on.rows, off.rows)
         XCTAssertEqual(on.losses, off.losses)

@@ -20,10 +20,11 @@ final class DeferredValuesTests: XCTestCase {
         var accepts = true
         var materialized: [Int64] = []
         var written: [Int64] = []
+        var sources: [Int64: String] = [:]
 
         func materialize(_ object: ManagedObject, _ deferred: DeferredValues) throws {
             materialized.append(object.objectID.primaryKey)
-            try object.setValue(try deferred.source.value(forKey: "name"), forKey: "name")
+            try object.setValue(.string(sources[deferred.sourceKey] ?? "?"), forKey: "name")
         }
 
         func writeRows(_ objects: [(object: ManagedObject, sourceKey: Int64)], to store: PersistentStore) throws
@@ -57,10 +58,10 @@ final class DeferredValuesTests: XCTestCase {
         store.close()
     }
 
-    func source(_ name: String, key: Int64) throws -> ManagedObject {
-        let object = ManagedObject(entity: try XCTUnwrap(model.entity(named: "Person")), primaryKey: key)
-        try object.setValue(.string(name), forKey: "name")
-        return object
+    /// Puts off the values of `object`, computed as `name` by `writer`, made from source key `key`.
+    func putOff(_ object: ManagedObject, _ name: String, key: Int64, _ writer: Writer) -> Bool {
+        writer.sources[key] = name
+        return store.deferValues(of: object, sourceKey: key, writer: writer)
     }
 
     func names() throws -> [String] {
@@ -71,10 +72,10 @@ final class DeferredValuesTests: XCTestCase {
         let writer = Writer()
         let a = try store.insertObject(entityName: "Person")
         let b = try store.insertObject(entityName: "Person")
-        XCTAssertTrue(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer))
-        XCTAssertTrue(store.deferValues(of: b, source: try source("Bo", key: 9), writer: writer))
+        XCTAssertTrue(putOff(a, "Ana", key: 7, writer))
+        XCTAssertTrue(putOff(b, "Bo", key: 9, writer))
         XCTAssertTrue(a.isFault)
-        XCTAssertFalse(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer), "once")
+        XCTAssertFalse(putOff(a, "Ana", key: 7, writer), "once")
         XCTAssertTrue(try store.object(with: a.objectID) === a, "still the buffered instance")
         try store.flush()
         XCTAssertEqual(writer.written, [1, 2])
@@ -88,8 +89,8 @@ final class DeferredValuesTests: XCTestCase {
         let writer = Writer()
         let a = try store.insertObject(entityName: "Person")
         let b = try store.insertObject(entityName: "Person")
-        XCTAssertTrue(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer))
-        XCTAssertTrue(store.deferValues(of: b, source: try source("Bo", key: 9), writer: writer))
+        XCTAssertTrue(putOff(a, "Ana", key: 7, writer))
+        XCTAssertTrue(putOff(b, "Bo", key: 9, writer))
         XCTAssertEqual(try a.value(forKey: "name"), .string("Ana"))
         XCTAssertFalse(a.isFault)
         try b.setValue(.string("Eva"), forKey: "name")  // a write computes them first, then sets
@@ -103,7 +104,7 @@ final class DeferredValuesTests: XCTestCase {
         let writer = Writer()
         writer.accepts = false
         let a = try store.insertObject(entityName: "Person")
-        XCTAssertTrue(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer))
+        XCTAssertTrue(putOff(a, "Ana", key: 7, writer))
         XCTAssertEqual(try store.count(FetchRequest(entityName: "Person")), 1, "a count writes the buffer first")
         XCTAssertEqual(writer.materialized, [1])
         XCTAssertEqual(try names(), ["\(Value.string("Ana"))"])
@@ -114,8 +115,8 @@ final class DeferredValuesTests: XCTestCase {
         let team = try insert(store, "Team", ["name": "red"])
         let a = try store.insertObject(entityName: "Person")
         let b = try store.insertObject(entityName: "Person")
-        XCTAssertTrue(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer))
-        XCTAssertTrue(store.deferValues(of: b, source: try source("Bo", key: 9), writer: writer))
+        XCTAssertTrue(putOff(a, "Ana", key: 7, writer))
+        XCTAssertTrue(putOff(b, "Bo", key: 9, writer))
         try a.setValue(.object(team), forKey: "team")
         try store.flush()
         XCTAssertEqual(writer.materialized, [a.objectID.primaryKey])
@@ -128,10 +129,10 @@ final class DeferredValuesTests: XCTestCase {
         let writer = Writer()
         let a = try store.insertObject(entityName: "Person")
         try a.setValue(.string("x"), forKey: "name")
-        XCTAssertFalse(store.deferValues(of: a, source: try source("Ana", key: 7), writer: writer))
+        XCTAssertFalse(putOff(a, "Ana", key: 7, writer))
         let b = try store.insertObject(entityName: "Person")
         try store.flush()
-        XCTAssertFalse(store.deferValues(of: b, source: try source("Bo", key: 9), writer: writer))
+        XCTAssertFalse(putOff(b, "Bo", key: 9, writer))
         XCTAssertFalse(a.isFault)
     }
 }

@@ -109,14 +109,19 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
                 .invalidArgument,
                 "the values of \(object.objectID.uriRepresentation) cannot be computed: its migration has ended")
         }
-        var source = deferred.source
-        if source.objectID.primaryKey != deferred.sourceKey {
-            // The source instance was reused for another row: its own row, read again.
-            guard let store = manager.sourceStore else {
-                throw MigrationError(
-                    .invalidArgument,
-                    "the values of \(object.objectID.uriRepresentation) cannot be computed: the source store is closed")
-            }
+        guard let store = manager.sourceStore else {
+            throw MigrationError(
+                .invalidArgument,
+                "the values of \(object.objectID.uriRepresentation) cannot be computed: the source store is closed")
+        }
+        // The row being migrated is at hand while its hook runs (a read just after applying); any
+        // other is read again (the source store does not change during a migration).
+        let source: ManagedObject
+        if let current = manager.run.currentSource, current.objectID.primaryKey == deferred.sourceKey,
+            current.entity === sourceEntity, current.storeReference === store.objectReference
+        {
+            source = current
+        } else {
             source = store.fault(entity: sourceEntity, primaryKey: deferred.sourceKey)
         }
         try manager.evaluateAttributeMappings(plan, of: mapping, source: source, destination: object)

@@ -150,7 +150,7 @@ extension MigrationManager {
     {
         if let deferred = run.deferredAttributeMappings, let source = source, source === run.currentSource,
             deferred.takes(mapping, source: source, destination: destination), let store = destinationStore,
-            store.deferValues(of: destination, source: source, writer: deferred)
+            store.deferValues(of: destination, sourceKey: source.objectID.primaryKey, writer: deferred)
         {
             return
         }

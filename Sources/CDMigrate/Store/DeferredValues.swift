@@ -8,14 +8,14 @@
 /// its row; once its row is written it is an ordinary fault of that row.
 struct DeferredValues {
     let writer: any DeferredValuesWriter
-    /// The instance the values are computed from, and its primary key when they were put off.
-    let source: ManagedObject
+    /// The primary key of the source row the values are computed from (the source instance itself
+    /// is not kept: a buffer's worth of them would stay in memory until it is written).
     let sourceKey: Int64
 }
 
 /// Computes, or writes by SQL, the values of instances whose values were put off (`DeferredValues`).
 protocol DeferredValuesWriter: AnyObject {
-    /// Computes the values of `object` from `source` and sets them, as it would have done at once.
+    /// Computes the values of `object` from its source row and sets them, as it would have done at once.
     func materialize(_ object: ManagedObject, _ deferred: DeferredValues) throws
 
     /// Writes the rows of `objects` (inserted, buffered, of one entity, their values put off by

@@ -5,12 +5,12 @@ extension PersistentStore {
     /// with no attribute set on it: it becomes a fault whose first access calls `writer.materialize`,
     /// and the buffer writes its row through `writer.writeRows`.
     /// False when the instance is not such a one (nothing is then changed).
-    func deferValues(of object: ManagedObject, source: ManagedObject, writer: any DeferredValuesWriter) -> Bool {
+    func deferValues(of object: ManagedObject, sourceKey: Int64, writer: any DeferredValuesWriter) -> Bool {
         guard object.isBufferedInsert, !object.hasSetAttributes, !object.isFault, object.deferredValues == nil,
             !isClosed,
             object.storeReference === objectReference
         else { return false }
-        object.deferredValues = DeferredValues(writer: writer, source: source, sourceKey: source.objectID.primaryKey)
+        object.deferredValues = DeferredValues(writer: writer, sourceKey: sourceKey)
         object.isFault = true
         deferredRowCount += 1
         return true

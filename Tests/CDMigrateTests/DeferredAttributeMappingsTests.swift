@@ -378,4 +378,39 @@ final class DeferredAttributeMappingsTests: XCTestCase {
             }
         }
     }
+
+    // MARK: Sub-entities
+
+    static let animals = """
+        {"name": "Animals", "entities": [
+          {"name": "Animal", "attributes": [{"name": "name", "type": "string", "optional": true}]},
+          {"name": "Dog", "parent": "Animal", "attributes": [{"name": "breed", "type": "string", "optional": true}]}]}
+        """
+    static let pets = """
+        {"name": "Pets", "entities": [{"name": "Pet", "attributes": [{"name": "name", "type": "string", "optional": true},
+          {"name": "kind", "type": "string", "optional": true}]}]}
+        """
+    static let animalsMapping = """
+        {"entityMappings": [{"name": "AnimalToPet", "type": "custom", "policy": "Rows", "sourceEntity": "Animal",
+          "destinationEntity": "Pet", "predicate": "TRUEPREDICATE",
+          "attributeMappings": {"name": "$source.name", "kind": "\\"animal\\""}}]}
+        """
+
+    /// Rows of a sub-entity among the source rows: those are evaluated at once (the SQL reads the
+    /// mapping's own entity), the others written by SQL over keys that are not consecutive.
+    func testSourceRowsOfASubEntityAreEvaluatedAtOnceAndTheRowsAreTheSame() throws {
+        let (from, to) = (try ManagedObjectModel(json: Self.animals), try ManagedObjectModel(json: Self.pets))
+        let source = scratch.file("animals.sqlite")
+        try makeStore(source, from) { store in
+            for i in 0..<1_500 {
+                try insert(store, i % 4 == 0 ? "Dog" : "Animal", ["name": .string("a\(i)")])
+            }
+        }
+        let off = try migrate(source, from: from, to: to, mapping: Self.animalsMapping, defers: false)
+        let on = try migrate(source, from: from, to: to, mapping: Self.animalsMapping, defers: true)
+        XCTAssertEqual(on.deferred, 1_125)
+        XCTAssertEqual(on.bySQL, 1_125)
+        XCTAssertEqual(on.rows, off.rows)
+        XCTAssertEqual(on.rows.filter { $0.contains("animal:text") }.count, 1_500)
+    }
 }

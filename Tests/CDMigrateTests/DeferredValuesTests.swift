@@ -21,8 +21,10 @@ final class DeferredValuesTests: XCTestCase {
         var materialized: [Int64] = []
         var written: [Int64] = []
         var sources: [Int64: String] = [:]
+        var fails = false
 
         func materialize(_ object: ManagedObject, _ deferred: DeferredValues) throws {
+            if fails { throw MigrationError(.invalidArgument, "cannot compute \(deferred.sourceKey)") }
             materialized.append(object.objectID.primaryKey)
             try object.setValue(.string(sources[deferred.sourceKey] ?? "?"), forKey: "name")
         }
@@ -134,5 +136,26 @@ final class DeferredValuesTests: XCTestCase {
         try store.flush()
         XCTAssertFalse(putOff(b, "Bo", key: 9, writer))
         XCTAssertFalse(a.isFault)
+    }
+
+    func testAFailedComputationStaysPutOffAndAFailedWriteWritesNoRowTwice() throws {
+        let writer = Writer()
+        let failing = Writer()
+        failing.accepts = false
+        failing.fails = true
+        let a = try store.insertObject(entityName: "Person")
+        let b = try store.insertObject(entityName: "Person")
+        XCTAssertTrue(putOff(a, "Ana", key: 7, writer))
+        XCTAssertTrue(putOff(b, "Bo", key: 9, failing))
+        XCTAssertThrowsError(try b.value(forKey: "name")) { error in
+            XCTAssertEqual((error as? MigrationError)?.message, "cannot compute 9")
+        }
+        XCTAssertTrue(b.isFault, "still put off")
+        XCTAssertThrowsError(try store.flush(), "b's writer declines and its values cannot be computed")
+        XCTAssertEqual(writer.written, [1])
+        failing.fails = false
+        try store.flush()
+        XCTAssertEqual(writer.written, [1], "a is not written again")
+        XCTAssertEqual(try names(), ["\(Value.string("sql 7"))", "\(Value.string("Bo"))"])
     }
 }

@@ -106,7 +106,14 @@ public final class ManagedObject: CustomStringConvertible {
             // Values put off: computed now, as they would have been at once.
             deferredValues = nil
             isFault = false
-            try deferred.writer.materialize(self, deferred)
+            do {
+                try deferred.writer.materialize(self, deferred)
+            } catch {
+                // Still put off: the next access evaluates again (and fails the same way).
+                deferredValues = deferred
+                isFault = true
+                throw error
+            }
             return
         }
         guard let context = context else {

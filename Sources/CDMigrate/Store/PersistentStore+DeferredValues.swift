@@ -21,7 +21,17 @@ extension PersistentStore {
     /// column set meanwhile, have their values computed and stay in the buffer.
     func writeDeferredRows() throws {
         guard deferredRowCount > 0 else { return }
-        deferredRowCount = 0
+        var written = false
+        defer {
+            // Rows written leave the buffer, and the count is what is left put off, even when a
+            // later group fails: a later write neither writes a row twice nor one without its values.
+            if written {
+                pending.removeAll { !$0.object.isBufferedInsert }
+                pendingIndex.removeAll(keepingCapacity: true)
+                for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
+            }
+            deferredRowCount = pending.reduce(0) { $0 + ($1.object.deferredValues == nil ? 0 : 1) }
+        }
         var groups: [(writer: any DeferredValuesWriter, rows: [(object: ManagedObject, sourceKey: Int64)])] = []
         for row in pending {
             guard let deferred = row.object.deferredValues else { continue }
@@ -44,7 +54,6 @@ extension PersistentStore {
         }
         guard !groups.isEmpty else { return }
         try beginIfNeeded()
-        var written = false
         for group in groups {
             if try group.writer.writeRows(group.rows, to: self) {
                 for (object, _) in group.rows {
@@ -57,10 +66,6 @@ extension PersistentStore {
                 for (object, _) in group.rows { try materializeDeferredValues(of: object) }
             }
         }
-        guard written else { return }
-        pending.removeAll { !$0.object.isBufferedInsert }
-        pendingIndex.removeAll(keepingCapacity: true)
-        for (i, row) in pending.enumerated() { pendingIndex[key(row.object)] = i }
     }
 
     private func materializeDeferredValues(of object: ManagedObject) throws {

@@ -430,6 +430,67 @@ static void test_row_handles_are_stale_in_the_next_row_and_retained_ones_keep_th
     CHECK(state.late_checks > KEPT * 100);
 }
 
+/* The mapped values of a note, applied and not read (written with the buffer, by SQL), read back
+** after applying, or counted in the destination mid-run: the same in every case. */
+typedef struct {
+    int rows;
+    int mismatches;
+    int reads;
+    int counts;
+} reading_state;
+
+static int create_row_reading(cdm_context *ctx, cdm_object *source, void *user) {
+    reading_state *state = user;
+    int row = state->rows++;
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    if (row % 3 == 0) {
+        const char *text = NULL;
+        size_t length = 0;
+        int is_null = 0;
+        char expected[64];
+        TRY(cdm_object_get_text(source, "contenido", &text, &length, &is_null));
+        snprintf(expected, sizeof expected, "%.*s", (int)length, text);
+        TRY(cdm_object_get_text(nota, "contenido", &text, &length, &is_null));
+        if (is_null || length != strlen(expected) || memcmp(text, expected, length)) state->mismatches++;
+        state->reads++;
+    }
+    if (row % 101 == 0) {
+        size_t count = 0;
+        TRY(cdm_context_count_destination(ctx, "Nota", "contenido BEGINSWITH 'nota '", NULL, 0, 0, &count));
+        if (count != (size_t)row + 1) state->mismatches++;
+        state->counts++;
+    }
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void test_applied_values_read_counted_or_left_to_the_write_are_the_same(cdm_model *src, cdm_model *dst,
+                                                                                const char *source) {
+    const char *destination = path_in_dir("reading.sqlite");
+    static reading_state state;
+    memset(&state, 0, sizeof state);
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row_reading;
+    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    CHECK(state.rows == NOTES);
+    CHECK(state.reads == (NOTES + 2) / 3);
+    CHECK(state.counts == (NOTES + 100) / 101);
+    CHECK(state.mismatches == 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(destination, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO LIKE 'nota ' || (Z_PK - 1) || ' de %' AND Z_OPT = 1 "
+                     "AND Z_ENT = (SELECT Z_ENT FROM Z_PRIMARYKEY WHERE Z_NAME = 'Nota')") == NOTES);
+    sqlite3_close(db);
+}
+
 int main(void) {
     if (!scratch_begin("policy-rows")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -443,6 +504,7 @@ int main(void) {
         test_associations_made_in_key_order_answer_look_ups_and_the_report(src, dst, source);
         test_names_in_a_reused_buffer_are_read_anew(src, dst, source);
         test_row_handles_are_stale_in_the_next_row_and_retained_ones_keep_their_values(src, dst, source);
+        test_applied_values_read_counted_or_left_to_the_write_are_the_same(src, dst, source);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

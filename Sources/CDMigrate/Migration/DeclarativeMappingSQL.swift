@@ -160,11 +160,15 @@ struct DeclarativeMappingSQL {
     ///
     /// `counting`: source columns (`t.`-qualified, quoted) whose non-NULL values `insertRows`
     /// counts as it copies (`countsValues`; not for `distinct`, whose INSERT reads one row per value).
+    ///
+    /// `destinationKeys`, with `batchRows`, is the SQL of each row's destination key (for rows
+    /// whose keys were handed out already: `DeferredAttributeMappings`), in place of the numbering.
     static func plan(
         mapping: EntityMapping, request: FetchRequest, mappingID: Int, keepsSourceKeys: Bool = false,
         distinct: AttributeDescription? = nil, batchRows: String? = nil, counting: [String] = [],
-        source: PersistentStore, destination: PersistentStore
+        destinationKeys: String? = nil, source: PersistentStore, destination: PersistentStore
     ) -> DeclarativeMappingSQL? {
+        if destinationKeys != nil && (keepsSourceKeys || batchRows == nil || distinct != nil) { return nil }
         if distinct != nil && (keepsSourceKeys || batchRows != nil) { return nil }
         guard mapping.entityMigrationPolicyClassName == nil || batchRows != nil,
             request.filter == nil || batchRows != nil,
@@ -183,7 +187,10 @@ struct DeclarativeMappingSQL {
                 destination.layout.entityNumber(of: destinationEntity),
                 numbers: source.layout.entityNumbers(of: sourceEntity, includingSubentities: true),
                 table: sourceTable, storePath: source.path, entityName: sourceEntity.name)
-        var values = [keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)", entityValue, "1"]
+        var values = [
+            destinationKeys ?? (keepsSourceKeys ? "t.Z_PK" : "? + ROW_NUMBER() OVER (ORDER BY t.Z_PK)"), entityValue,
+            "1",
+        ]
         // The same values with the source columns read bare, the columns checked once per row.
         let reads = ColumnReads()
         var plainValues = values

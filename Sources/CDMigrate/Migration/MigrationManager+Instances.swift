@@ -141,9 +141,19 @@ extension MigrationManager {
     /// Evaluates the mapping's attribute mappings with `$source` and `$destination` and sets the
     /// results (what Core Data's default `createDestinationInstances` does; a mapping without an
     /// expression leaves the destination's default value).
+    ///
+    /// A new instance of the row being migrated, with nothing set yet, may have its values computed
+    /// only when first read, or written by SQL with the insert buffer (`DeferredAttributeMappings`):
+    /// what it holds, and any error, are the same.
     public func applyAttributeMappings(of mapping: EntityMapping, source: ManagedObject?, destination: ManagedObject)
         throws
     {
+        if let deferred = run.deferredAttributeMappings, let source = source, source === run.currentSource,
+            deferred.takes(mapping, source: source, destination: destination), let store = destinationStore,
+            store.deferValues(of: destination, sourceKey: source.objectID.primaryKey, writer: deferred)
+        {
+            return
+        }
         let plan: AttributeMappingPlan
         if let last = run.attributeMappingPlan, last.fits(mapping, source?.entity, destination.entity) {
             plan = last
@@ -152,6 +162,13 @@ extension MigrationManager {
                 mapping: mapping, sourceEntity: source?.entity, destinationEntity: destination.entity)
             run.attributeMappingPlan = plan
         }
+        try evaluateAttributeMappings(plan, of: mapping, source: source, destination: destination)
+    }
+
+    /// `applyAttributeMappings` with the mapping resolved.
+    func evaluateAttributeMappings(
+        _ plan: AttributeMappingPlan, of mapping: EntityMapping, source: ManagedObject?, destination: ManagedObject
+    ) throws {
         for step in plan.steps {
             let property = step.property
             guard let attribute = step.attribute else {

@@ -139,6 +139,11 @@ extension MigrationManager {
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
         var madeByValue: [Value: ManagedObject] = [:]
+        if distinct == nil {
+            run.deferredAttributeMappings = try DeferredAttributeMappings.make(
+                for: mapping, manager: self, source: source, destination: destination)
+        }
+        defer { run.deferredAttributeMappings = nil }
         // Each source instance reads its values from the row when asked (`LiveSourceRow`), and
         // the values the loss report compares are counted as the rows pass.
         let pairs = try nilledPairs(mapping, source: source, destination: destination)

@@ -36,6 +36,9 @@ public final class MigrationManager {
     /// recorded as key ranges (`AssociationTable.KeyRange`) rather than a row each (off: a row
     /// each, as before; for tests that compare the two).
     package var recordsAssociationKeyRanges = true
+    /// Whether a policy's `applyAttributeMappings` on a new instance may leave the values to SQL
+    /// (`DeferredAttributeMappings`; off: evaluated at once, as before; for tests that compare the two).
+    package var defersAttributeMappings = true
     /// The versions of the model the source store may have been written with (an `.xcdatamodeld`
     /// or a folder of JSON models): when the store does not match the source model, the error
     /// (134130) names the version it does match. Core Data counterpart: the `.momd` an app ships.

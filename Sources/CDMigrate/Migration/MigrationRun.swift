@@ -33,6 +33,8 @@ final class MigrationRun {
     var currentDestination: ManagedObject?
     /// The attribute mappings last applied, resolved (a policy applies one mapping instance after instance).
     var attributeMappingPlan: AttributeMappingPlan?
+    /// The attribute mappings of the mapping whose stage 1 runs row by row, written by SQL (`DeferredAttributeMappings`).
+    var deferredAttributeMappings: DeferredAttributeMappings?
     /// One evaluator per run (it caches compiled MATCHES patterns); it holds the manager as its
     /// environment, which dropping the run releases.
     var evaluator: ExpressionEvaluator?

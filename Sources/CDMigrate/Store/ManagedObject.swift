@@ -21,6 +21,10 @@ public final class ManagedObject: CustomStringConvertible {
     /// An instance inserted into its store and still in the store's insert buffer: its values are
     /// written with the buffer, so a change to an attribute needs no write of its own.
     var isBufferedInsert = false
+    /// Whether an attribute was ever set on the instance (`setValue`).
+    var hasSetAttributes = false
+    /// Values put off until first access (`DeferredValues`); the instance is then a fault.
+    var deferredValues: DeferredValues?
     /// Indexed like `entity.relationships`; used only when `context` is nil.
     var relationshipValues: [Value]
     /// The enumeration row a fault reads its values from while the row is current (`LiveSourceRow`).
@@ -107,6 +111,20 @@ public final class ManagedObject: CustomStringConvertible {
     /// Reads the values of a fault.
     func fireFault() throws {
         guard isFault else { return }
+        if let deferred = deferredValues {
+            // Values put off: computed now, as they would have been at once.
+            deferredValues = nil
+            isFault = false
+            do {
+                try deferred.writer.materialize(self, deferred)
+            } catch {
+                // Still put off: the next access evaluates again (and fails the same way).
+                deferredValues = deferred
+                isFault = true
+                throw error
+            }
+            return
+        }
         if let row = liveRow, let values = try row.values(of: self) {
             attributeValues = values
             liveRow = nil
@@ -155,6 +173,7 @@ public final class ManagedObject: CustomStringConvertible {
         let coerced = try AttributeValueCoercion.coerce(TransformableValue.stored(value, for: attribute), to: attribute)
         if isFault { try fireFault() }
         attributeValues[attribute.index] = coerced
+        hasSetAttributes = true
         try context?.attributeDidChange(of: self, attribute)
     }
 

@@ -76,6 +76,7 @@ extension PersistentStore {
             try beginIfNeeded()
             try pendingJoinRows.write(to: database)
         }
+        try writeDeferredRows()
         guard !pending.isEmpty else { return }
         try beginIfNeeded()
         var written = 0

@@ -75,6 +75,8 @@ public final class PersistentStore: ObjectContext {
     var joinInserts: [ObjectIdentifier: SQLiteStatement] = [:]
     /// Join rows added and not written yet (written with the buffer: `writeBuffer`).
     var pendingJoinRows = PendingJoinRows()
+    /// Buffered instances whose values were put off (`PersistentStore.deferValues`) since the buffer was last written.
+    var deferredRowCount = 0
     /// The values of attributes with external binary data storage: their files, the markers.
     package let externalData: ExternalBinaryData
     /// What this store's instances hold to reach it (`ObjectContextReference`).

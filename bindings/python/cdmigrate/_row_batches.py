@@ -512,6 +512,10 @@ class RowBatch:
         #: The entities other than the mapping's destination entity of the instances in ``created``.
         self.other_entities: set[str] = set()
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
+        #: {entity: {attribute: [how many of by_entity[entity] are indexed, {value: those instances
+        #: holding it, in order}, or None when one lacks the attribute]}}: fetch_destination's
+        #: lookups among the batch's own instances (_matching); an entity's goes when a value is set.
+        self.indexed: dict[str, dict[str, list[Any]]] = {}
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
         #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
@@ -774,6 +778,8 @@ class RowBatch:
                 return False
             self.filled(instance)[key] = value
             instance._copy = -1
+            if self.indexed:
+                self.indexed.pop(instance._entity or "", None)
             return True
         to_many = info.relationships.get(key)
         if to_many is None or to_many or not isinstance(value, Instance):
@@ -830,6 +836,8 @@ class RowBatch:
             return False
         values = destination._values
         i = source._index
+        if self.indexed:
+            self.indexed.pop(destination._entity or "", None)
         if not values:
             # Only the copy of row i: its values are put in when something reads them (filled).
             destination._copy = i
@@ -866,24 +874,54 @@ class RowBatch:
         pending = self.by_entity.get(entity)
         if pending is None:
             pending = self._pending(entity)
-        for p in pending:
-            if key not in self.filled(p):
-                return None  # its default value is the library's to know
+        matching = self._matching(entity, key, pending)
+        if matching is None:
+            return None  # an instance without the attribute: its default value is the library's to know
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
         kept = self.fetched.get((entity, key, value, limit or 0))
         stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
         if stored is None:
             stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: list[Instance] = [PendingInstance.made(self, entity, None, k) for k in stored]
+        result: list[Instance] = []
+        for k in stored:
+            result.append(PendingInstance.made(self, entity, None, k))
         if limit and len(result) >= limit:
             return result
-        for p in pending:
-            if self.filled(p).get(key) == value:
-                result.append(p)
-                if limit and len(result) >= limit:
-                    break
+        found = matching.get(value)
+        if found:
+            result += found[: limit - len(result)] if limit else found
         return result
+
+    def _matching(
+        self, entity: str, key: str, pending: list[PendingInstance]
+    ) -> dict[str, list[PendingInstance]] | None:
+        """The batch's unwritten instances of ``entity`` by their value of ``key`` (each list in
+        the order they were made), or None when one has no value of its own for it. Kept from fetch
+        to fetch: instances made since are added; a value set on an instance of the entity starts
+        it again (set_value, apply_attribute_mappings)."""
+        by_key = self.indexed.get(entity)
+        if by_key is None:
+            by_key = self.indexed[entity] = {}
+        entry = by_key.get(key)
+        if entry is None:
+            entry = by_key[key] = [0, {}]
+        done, index = entry
+        if done < len(pending) and index is not None:
+            filled = self.filled
+            for p in pending[done:]:
+                values = filled(p)
+                if key not in values:
+                    index = entry[1] = None
+                    break
+                value = values[key]
+                same = index.get(value)
+                if same is None:
+                    index[value] = [p]
+                else:
+                    same.append(p)
+            entry[0] = len(pending)
+        return index
 
     def _compared(self, entity: str, predicate: str) -> str | None:
         """The string attribute of a concrete entity without subentities a predicate ``key == %@``
@@ -982,7 +1020,7 @@ class RowBatch:
         ctx = self.manager._ctx or 0
         created, others = self.created, self.other_entities
         self.created, self.other_entities = [], set()
-        self.by_entity = {}
+        self.by_entity, self.indexed = {}, {}
         rows, self.associated_rows = self.associated_rows, []
         destinations, self.associated = self.associated, []
         by_default = self._by_default(created, others, rows, destinations) if final else None
@@ -1058,7 +1096,7 @@ class RowBatch:
         """The batch is over: what it read and kept goes (instances and sources a policy keeps
         read through the library from now on)."""
         self.active = False
-        self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
+        self.columns, self.raw, self.fetched, self.by_entity, self.indexed = {}, {}, {}, {}, {}
         self.created, self.relations, self.associated_rows, self.associated = [], [], [], []
         self.other_entities = set()
         self.current = self.run = None

@@ -569,3 +569,39 @@ def test_values_other_than_the_rows_copy_are_not_written_by_the_batch_default(tm
     tables = same_both_ways(tmp_path, notas_source, OtherKeys, batch_size=10)
     assert "Nota" in entities  # the batches' notes go one by one, as JSON
     assert sum(1 for row in tables["ZNOTA"] if row[-1] is None) >= 40  # etiquetas left out on every third
+
+
+def test_fetches_among_the_batchs_own_instances_follow_values_set_and_instances_made(tmp_path, notas_source):
+    seen: dict = {}
+
+    class Renaming(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create("Nota")
+            manager.apply_attribute_mappings(source, nota)
+            manager.associate(source, nota)
+            key = source.object_id.primary_key
+            nombre = source["categoria"] or "ninguna"
+            found = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+            # Every fifth row a duplicate: several instances match.
+            categoria = manager.create("Categoria", {"nombre": nombre}) if key % 5 == 0 or not found else found[-1]
+            if key % 7 == 0:
+                categoria["nombre"] = nombre + " renombrada"  # no longer found by its old name
+            if key % 3 == 0:
+                # Another set: made without a name, then named (only then found by it).
+                otra = manager.create("Categoria")
+                otra["nombre"] = f"otra {key % 4}"
+            sin = manager.create("Categoria") if key % 23 == 0 else None  # no name: the library's to know
+            nota.add("categorias", categoria)
+            record = [
+                len(manager.fetch_destination("Categoria", "nombre == %@", name))
+                for name in (nombre, nombre + " renombrada", f"otra {key % 4}")
+            ]
+            record.append(len(manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=2)))
+            record.append(manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1) == found[:1])
+            seen.setdefault(type(self).row_batches, []).append(record)
+            if sin is not None:
+                sin["nombre"] = "sin nombre"
+
+    same_both_ways(tmp_path, notas_source, Renaming, batch_size=30)
+    assert seen[True] == seen[False] and len(seen[True]) == 120
+    assert any(record[0] > 2 for record in seen[True]) and any(record[1] for record in seen[True])

@@ -661,6 +661,29 @@ class RowBatch:
                         return instance
                 except KeyError:
                     pass  # not the row's own values: the general path below
+        elif not values and source is None:
+            # An instance with its default values (to be set next): create's, inline.
+            if entity is None:
+                entity = self.destination_entity
+            if entity is not None and entity in self.infos:
+                instance = PendingInstance()
+                instance._side = self.side
+                instance._entity = entity
+                instance._rows = self
+                instance._values = {}
+                instance._key = None
+                instance._real = None
+                instance._copy = -1
+                instance._creator = self.current
+                self.created.append(instance)
+                if entity != self.destination_entity:
+                    self.other_entities.add(entity)
+                self.dirty = True
+                if self.by_entity:
+                    watched = self.by_entity.get(entity)
+                    if watched is not None:
+                        watched.append(instance)
+                return instance
         made = self.create(entity, values, source, skip_unknown)
         if made is not None:
             return made
@@ -816,24 +839,37 @@ class RowBatch:
             self.flush()
         return True
 
-    def associate(self, source: Instance, destination: Instance) -> bool:
-        if source.__class__ is not self.source_class or source._rows is not self:
-            return False
-        if type(destination) is not PendingInstance or destination._key is not None:
-            return False
+    # manager.associate, apply_attribute_mappings and fetch_destination while the batch runs (the
+    # manager's own signatures: run_rows puts these in its place, one Python call per use); what
+    # this path cannot express goes to the manager's own method, which uses the library.
+    def associate(self, source: Instance, destination: Instance) -> None:
+        """``manager.associate``: a source row and an instance the batch made, kept."""
+        if (
+            source.__class__ is not self.source_class
+            or source._rows is not self
+            or type(destination) is not PendingInstance
+            or destination._key is not None
+        ):
+            manager = self.manager
+            return type(manager).associate(manager, source, destination)
         self.associated_rows.append(source._index)
         self.associated.append(destination)
         self.dirty = True
-        return True
 
-    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> bool:
+    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> None:
+        """``manager.apply_attribute_mappings``: plain copies of a source row onto an instance of
+        the destination entity the batch made, kept (as the row's number until read)."""
         copies = self.copies
-        if copies is None or source.__class__ is not self.source_class or source._rows is not self:
-            return False
-        if type(destination) is not PendingInstance or destination._key is not None:
-            return False
-        if destination._entity != self.plan.destination_entity:
-            return False
+        if (
+            copies is None
+            or source.__class__ is not self.source_class
+            or source._rows is not self
+            or type(destination) is not PendingInstance
+            or destination._key is not None
+            or destination._entity != self.destination_entity
+        ):
+            manager = self.manager
+            return type(manager).apply_attribute_mappings(manager, source, destination)
         values = destination._values
         i = source._index
         if self.indexed:
@@ -841,51 +877,79 @@ class RowBatch:
         if not values:
             # Only the copy of row i: its values are put in when something reads them (filled).
             destination._copy = i
-            return True
+            return None
         for name, column, dates in self.copy_columns():
             value = column[i]
             values[name] = CoreDataDate(value) if dates and value is not None else value
         destination._copy = i if len(values) == len(copies) else -1
-        return True
+        return None
 
     def fetch_destination(
         self,
         entity: str,
-        predicate: str | None,
-        arguments: tuple,
-        variables: Any,
-        include_subentities: bool,
-        limit: int | None,
-        sort: Any,
-    ) -> list[Instance] | None:
-        """fetch_destination by ``key == %@`` (a string attribute, a str argument): the store's
-        instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
-        if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
-            return None
-        compared = self.compared.get(entity)
-        if compared is None:
-            compared = self.compared[entity] = {}
-        key = compared.get(predicate, "")
-        if key == "":
-            key = compared[predicate] = self._compared(entity, predicate)
-        if key is None:
-            return None
-        value = arguments[0]
-        pending = self.by_entity.get(entity)
-        if pending is None:
-            pending = self._pending(entity)
-        matching = self._matching(entity, key, pending)
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: Any = None,
+        include_subentities: bool = True,
+        limit: int | None = None,
+        sort: Any = None,
+    ) -> list[Instance]:
+        """``manager.fetch_destination`` by ``key == %@`` (a string attribute, a str argument): the
+        store's instances — the batch changes no attribute of those — then the batch's own, in
+        Z_PK order."""
+        key = None
+        if predicate is not None and len(arguments) == 1 and type(arguments[0]) is str and not variables and not sort:
+            compared = self.compared.get(entity)
+            if compared is None:
+                compared = self.compared[entity] = {}
+            key = compared.get(predicate, "")
+            if key == "":
+                key = compared[predicate] = self._compared(entity, predicate)
+        matching = None
+        if key is not None:
+            pending = self.by_entity.get(entity)
+            if pending is None:
+                pending = self._pending(entity)
+            by_key = self.indexed.get(entity)
+            entry = by_key.get(key) if by_key is not None else None
+            # None: an instance without the attribute, whose default value is the library's to know.
+            if entry is not None and entry[0] == len(pending):
+                matching = entry[1]
+            else:
+                matching = self._matching(entity, key, pending)
         if matching is None:
-            return None  # an instance without the attribute: its default value is the library's to know
+            manager = self.manager
+            return type(manager).fetch_destination(
+                manager,
+                entity,
+                predicate,
+                *arguments,
+                variables=variables,
+                include_subentities=include_subentities,
+                limit=limit,
+                sort=sort,
+            )
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
-        kept = self.fetched.get((entity, key, value, limit or 0))
+        value: str = arguments[0]
+        found_key: str = key  # type: ignore[assignment]
+        kept = self.fetched.get((entity, found_key, value, limit or 0))
         stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
         if stored is None:
-            stored = self._stored(entity, key, predicate, value, limit or 0)
+            stored = self._stored(entity, found_key, predicate, value, limit or 0)  # type: ignore[arg-type]
         result: list[Instance] = []
         for k in stored:
-            result.append(PendingInstance.made(self, entity, None, k))
+            # PendingInstance.made(self, entity, None, k), inline.
+            instance = PendingInstance()
+            instance._side = self.side
+            instance._entity = entity
+            instance._rows = self
+            instance._values = None
+            instance._key = k
+            instance._real = None
+            instance._copy = -1
+            instance._creator = None
+            result.append(instance)
         if limit and len(result) >= limit:
             return result
         found = matching.get(value)
@@ -1123,8 +1187,13 @@ def run_rows(
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows
-    # manager.create answered by the batch in one call (not MigrationManager.create, then the batch's).
-    manager.__dict__["create"] = rows.manager_create
+    # The manager's create, associate, apply_attribute_mappings and fetch_destination answered by
+    # the batch in one call each (not the manager's method, then the batch's).
+    stand_ins = manager.__dict__
+    stand_ins["create"] = rows.manager_create
+    stand_ins["associate"] = rows.associate
+    stand_ins["apply_attribute_mappings"] = rows.apply_attribute_mappings
+    stand_ins["fetch_destination"] = rows.fetch_destination
     # Python's cyclic garbage collector waits for the batch's end: the thousands of small objects
     # a batch makes (sources, new instances, their values) are freed by reference counting once
     # it is written, and collections during it would only walk them over and over.
@@ -1148,5 +1217,6 @@ def run_rows(
         if collecting:
             gc.enable()
         manager._rows = None
-        manager.__dict__.pop("create", None)
+        for name in ("create", "associate", "apply_attribute_mappings", "fetch_destination"):
+            manager.__dict__.pop(name, None)
         rows.close()

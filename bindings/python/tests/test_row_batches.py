@@ -605,3 +605,39 @@ def test_fetches_among_the_batchs_own_instances_follow_values_set_and_instances_
     same_both_ways(tmp_path, notas_source, Renaming, batch_size=30)
     assert seen[True] == seen[False] and len(seen[True]) == 120
     assert any(record[0] > 2 for record in seen[True]) and any(record[1] for record in seen[True])
+
+
+def test_the_managers_methods_answered_by_the_batch_keep_their_results_errors_and_fallbacks(tmp_path, notas_source):
+    managers = []
+    outcomes: dict = {}
+
+    class Calling(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            if not managers:
+                managers.append(manager)
+            nota = manager.create("Nota")
+            record = [manager.apply_attribute_mappings(source, nota), manager.associate(source, nota)]
+            for wrong in (manager.associate, manager.apply_attribute_mappings):
+                try:
+                    wrong(nota, source)  # the wrong way round
+                except TypeError as error:
+                    record.append(type(error).__name__)
+            key = source.object_id.primary_key
+            if key % 10 == 0:
+                # A source instance found by the library: the manager's own path.
+                found = manager.fetch_source("Nota", "contenido == %@", source["contenido"])
+                record.append(len(found))
+                manager.apply_attribute_mappings(found[0], nota)
+                record.append(nota["contenido"] == source["contenido"])
+            # Fetches the batch cannot answer itself: the library's, after writing what it holds.
+            record.append(len(manager.fetch_destination("Nota", "contenido BEGINSWITH %@", source["contenido"])))
+            record.append(
+                len(manager.fetch_destination("Categoria", "nombre == %@", source["categoria"] or "", sort=["nombre"]))
+            )
+            outcomes.setdefault(type(self).row_batches, []).append(record)
+
+    same_both_ways(tmp_path, notas_source, Calling, batch_size=25)
+    assert outcomes[True] == outcomes[False] and len(outcomes[True]) == 120
+    assert outcomes[True][0][:4] == [None, None, "TypeError", "TypeError"]
+    stand_ins = ("create", "associate", "apply_attribute_mappings", "fetch_destination")
+    assert not [name for name in stand_ins if name in vars(managers[0])]

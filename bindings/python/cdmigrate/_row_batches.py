@@ -497,6 +497,7 @@ class RowBatch:
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
         self.copy_count = len(self.copies) if self.copies is not None else -1
         self._copy_items: list[tuple[str, list[Any]]] | None = None
+        self.row_copy_items: list[tuple[str, list[Any]]] | None = None  # _row_copy_items's
         self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
         self.exact_dates: dict[str, bool] = {}
         self.dicts: list[dict[str, Any] | None] | None = None  # to_dict's, made for every row at once
@@ -554,6 +555,18 @@ class RowBatch:
             names = [name for name, _, _ in self.copies or ()]
             self.read([name for name in names if name in self.plan.column_set])
             items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
+        return items
+
+    def _row_copy_items(self) -> list[tuple[str, list[Any]]]:
+        """``copy_items`` when the attribute mappings copy the row by name (``_copies_by_name``; as
+        many as copies), else an empty list: what manager_create checks a to_dict copy against."""
+        by_name = self.by_name
+        if by_name is None:
+            by_name = self._copies_by_name()
+        items = self.copy_items() if by_name else []
+        if len(items) != self.copy_count:
+            items = []
+        self.row_copy_items = items
         return items
 
     def copy_columns(self) -> list[tuple[str, list[Any], bool]]:
@@ -624,16 +637,12 @@ class RowBatch:
             and type(source) is self.source_class
             and source._rows is self
             and (entity is None or entity == self.destination_entity)
-            and len(values) == self.copy_count
         ):
-            by_name = self.by_name
-            if by_name is None:
-                by_name = self._copies_by_name()
-            if by_name:
+            items = self.row_copy_items
+            if items is None:
+                items = self._row_copy_items()
+            if len(values) == len(items):
                 index = source._index
-                items = self._copy_items
-                if items is None:
-                    items = self.copy_items()
                 # As many keys as copies, each the row's own value (a key missing: KeyError).
                 try:
                     for key, column in items:

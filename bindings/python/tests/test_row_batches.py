@@ -641,3 +641,19 @@ def test_the_managers_methods_answered_by_the_batch_keep_their_results_errors_an
     assert outcomes[True][0][:4] == [None, None, "TypeError", "TypeError"]
     stand_ins = ("create", "associate", "apply_attribute_mappings", "fetch_destination")
     assert not [name for name in stand_ins if name in vars(managers[0])]
+
+
+def test_whole_second_dates_made_in_c_loops_match_the_value_by_value_conversion():
+    from cdmigrate.batch import _dates, _whole_dates
+
+    inside = [
+        [0.0, 1.0, -1.0],
+        [-63_113_904_000.0, 252_423_993_599.0],  # datetime's first and last whole seconds
+        [441_763_200.0 + i for i in range(50)],
+    ]
+    for column in inside:
+        made = _whole_dates(column)
+        assert made == _dates(column) and all(d.tzinfo is dt.timezone.utc for d in made), column
+    outside = [[252_423_993_600.0], [0.0, -63_113_904_001.0], [1e20, 0.0], [0.5], [float("nan")], [float("inf")]]
+    for column in outside:
+        assert _whole_dates(column) is None, column

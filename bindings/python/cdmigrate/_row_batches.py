@@ -517,6 +517,8 @@ class RowBatch:
         #: holding it, in order}, or None when one lacks the attribute]}}: fetch_destination's
         #: lookups among the batch's own instances (_matching); an entity's goes when a value is set.
         self.indexed: dict[str, dict[str, list[Any]]] = {}
+        #: fetch_destination's answers by (entity, predicate, argument, limit): see _answer.
+        self.answers: dict[tuple, tuple] = {}
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
         #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
@@ -811,7 +813,7 @@ class RowBatch:
             self.filled(instance)[key] = value
             instance._copy = -1
             if self.indexed:
-                self.indexed.pop(instance._entity or "", None)
+                self._forget(instance._entity or "")
             return True
         to_many = info.relationships.get(key)
         if to_many is None or to_many or not isinstance(value, Instance):
@@ -882,7 +884,7 @@ class RowBatch:
         values = destination._values
         i = source._index
         if self.indexed:
-            self.indexed.pop(destination._entity or "", None)
+            self._forget(destination._entity or "")
         if not values:
             # Only the copy of row i: its values are put in when something reads them (filled).
             destination._copy = i
@@ -905,28 +907,32 @@ class RowBatch:
     ) -> list[Instance]:
         """``manager.fetch_destination`` by ``key == %@`` (a string attribute, a str argument): the
         store's instances — the batch changes no attribute of those — then the batch's own, in
-        Z_PK order."""
-        key = None
-        if predicate is not None and len(arguments) == 1 and type(arguments[0]) is str and not variables and not sort:
-            compared = self.compared.get(entity)
-            if compared is None:
-                compared = self.compared[entity] = {}
-            key = compared.get(predicate, "")
-            if key == "":
-                key = compared[predicate] = self._compared(entity, predicate)
-        matching = None
-        if key is not None:
-            pending = self.by_entity.get(entity)
-            if pending is None:
-                pending = self._pending(entity)
-            by_key = self.indexed.get(entity)
-            entry = by_key.get(key) if by_key is not None else None
-            # None: an instance without the attribute, whose default value is the library's to know.
-            if entry is not None and entry[0] == len(pending):
-                matching = entry[1]
-            else:
-                matching = self._matching(entity, key, pending)
-        if matching is None:
+        Z_PK order. An answer is kept until the destination or the batch's instances of the entity
+        may have changed (a write, an instance made, a value set)."""
+        answer = None
+        simple = (
+            type(predicate) is str
+            and len(arguments) == 1
+            and type(arguments[0]) is str
+            and (limit is None or type(limit) is int)
+            and not variables
+            and not sort
+        )
+        if simple:
+            answer = self.answers.get((entity, predicate, arguments[0], limit))
+            if answer is not None:
+                pending = self.by_entity.get(entity)
+                count = answer[2]
+                if (
+                    answer[0] != self.side.generation
+                    or answer[1][0] != count
+                    or pending is None
+                    or len(pending) != count
+                ):
+                    answer = None
+            if answer is None:
+                answer = self._answer(entity, predicate, arguments[0], limit)  # type: ignore[arg-type]
+        if answer is None:
             manager = self.manager
             return type(manager).fetch_destination(
                 manager,
@@ -938,17 +944,9 @@ class RowBatch:
                 limit=limit,
                 sort=sort,
             )
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative ({limit})")
-        value: str = arguments[0]
-        found_key: str = key  # type: ignore[assignment]
-        kept = self.fetched.get((entity, found_key, value, limit or 0))
-        stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
-        if stored is None:
-            stored = self._stored(entity, found_key, predicate, value, limit or 0)  # type: ignore[arg-type]
         result: list[Instance] = []
-        for k in stored:
-            # PendingInstance.made(self, entity, None, k), inline.
+        for k in answer[3]:
+            # PendingInstance.made(self, entity, None, k), inline: the store's instances.
             instance = PendingInstance()
             instance._side = self.side
             instance._entity = entity
@@ -959,12 +957,45 @@ class RowBatch:
             instance._copy = -1
             instance._creator = None
             result.append(instance)
-        if limit and len(result) >= limit:
-            return result
-        found = matching.get(value)
+        found = answer[4]
         if found:
-            result += found[: limit - len(result)] if limit else found
+            result += found  # the batch's own
         return result
+
+    def _answer(self, entity: str, predicate: str, value: str, limit: int | None) -> tuple | None:
+        """fetch_destination's answer as the batch keeps it — (the destination's generation, the
+        index entry of the batch's instances it read, their count then, the store's primary keys,
+        the batch's instances) — or None when this path cannot give it."""
+        compared = self.compared.get(entity)
+        if compared is None:
+            compared = self.compared[entity] = {}
+        key = compared.get(predicate, "")
+        if key == "":
+            key = compared[predicate] = self._compared(entity, predicate)
+        if key is None:
+            return None
+        pending = self.by_entity.get(entity)
+        if pending is None:
+            pending = self._pending(entity)
+        matching = self._matching(entity, key, pending)
+        if matching is None:
+            return None  # an instance without the attribute: its default value is the library's to know
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative ({limit})")
+        stored = self._stored(entity, key, predicate, value, limit or 0)
+        found = matching.get(value) or []
+        found = found[: max(limit - len(stored), 0)] if limit else list(found)
+        answer = (self.side.generation, self.indexed[entity][key], len(pending), stored, found)
+        self.answers[(entity, predicate, value, limit)] = answer
+        return answer
+
+    def _forget(self, entity: str) -> None:
+        """A value of an instance of ``entity`` the batch made is set: its index goes, and the
+        answers that read it with it (their entries marked)."""
+        gone = self.indexed.pop(entity, None)
+        if gone:
+            for entry in gone.values():
+                entry[0] = -1
 
     def _matching(
         self, entity: str, key: str, pending: list[PendingInstance]
@@ -1093,7 +1124,7 @@ class RowBatch:
         ctx = self.manager._ctx or 0
         created, others = self.created, self.other_entities
         self.created, self.other_entities = [], set()
-        self.by_entity, self.indexed = {}, {}
+        self.by_entity, self.indexed, self.answers = {}, {}, {}
         rows, self.associated_rows = self.associated_rows, []
         destinations, self.associated = self.associated, []
         by_default = self._by_default(created, others, rows, destinations) if final else None
@@ -1169,7 +1200,7 @@ class RowBatch:
         """The batch is over: what it read and kept goes (instances and sources a policy keeps
         read through the library from now on)."""
         self.active = False
-        self.columns, self.raw, self.fetched, self.by_entity, self.indexed = {}, {}, {}, {}, {}
+        self.columns, self.raw, self.fetched, self.by_entity, self.indexed, self.answers = {}, {}, {}, {}, {}, {}
         self.created, self.relations, self.associated_rows, self.associated = [], [], [], []
         self.other_entities = set()
         self.current = self.run = None

@@ -657,3 +657,24 @@ def test_whole_second_dates_made_in_c_loops_match_the_value_by_value_conversion(
     outside = [[252_423_993_600.0], [0.0, -63_113_904_001.0], [1e20, 0.0], [0.5], [float("nan")], [float("inf")]]
     for column in outside:
         assert _whole_dates(column) is None, column
+
+
+def test_a_fetch_after_a_stored_instance_is_changed_through_the_library_sees_the_change(tmp_path, notas_source):
+    seen: dict = {}
+
+    class Renaming(FetchStyle):
+        def create_destination_instances(self, source, mapping, manager):
+            key = source.object_id.primary_key
+            nombre = source["categoria"]
+            if nombre and key % 10 == 0:
+                manager.count_destination("Categoria")  # writes what the batch holds
+                before = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+                for categoria in before:
+                    categoria["nombre"] = f"{nombre} ({key})"  # a stored instance: through the library
+                after = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+                seen.setdefault(type(self).row_batches, []).append((len(before), len(after)))
+            super().create_destination_instances(source, mapping, manager)
+
+    same_both_ways(tmp_path, notas_source, Renaming, batch_size=40)
+    assert seen[True] == seen[False] and any(before for before, _ in seen[True])
+    assert all(after == 0 for _, after in seen[True])

@@ -510,6 +510,12 @@ class RowBatch:
         #: indexes) and the destination instances, pairwise.
         self.associated_rows: list[int] = []
         self.associated: list[PendingInstance] = []
+        #: How many rows, from the first on, had their instance of the destination entity made by
+        #: manager.create's copy of the row, associated with it, while nothing else made an
+        #: instance of that entity or set a value of one; -1 once anything did. When it reaches the
+        #: batch's size and so does the number of associations, those instances are the batch
+        #: default's (_by_default).
+        self.in_order = 0
         #: The entities other than the mapping's destination entity of the instances in ``created``.
         self.other_entities: set[str] = set()
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
@@ -663,6 +669,7 @@ class RowBatch:
                         instance._creator = self.current
                         self.created.append(instance)
                         self.dirty = True
+                        self.in_order = index + 1 if self.in_order == index else -1
                         if self.by_entity:
                             watched = self.by_entity.get(self.destination_entity or "")
                             if watched is not None:
@@ -689,6 +696,8 @@ class RowBatch:
                 self.created.append(instance)
                 if entity != self.destination_entity:
                     self.other_entities.add(entity)
+                else:
+                    self.in_order = -1
                 self.dirty = True
                 if self.by_entity:
                     watched = self.by_entity.get(entity)
@@ -752,6 +761,8 @@ class RowBatch:
                 return None
         instance = PendingInstance.made(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
+        if entity == self.destination_entity or source is not None:
+            self.in_order = -1
         if entity != self.destination_entity:
             self.other_entities.add(entity)
         self.dirty = True
@@ -812,6 +823,7 @@ class RowBatch:
                 return False
             self.filled(instance)[key] = value
             instance._copy = -1
+            self.in_order = -1
             if self.indexed:
                 self._forget(instance._entity or "")
             return True
@@ -883,6 +895,7 @@ class RowBatch:
             return type(manager).apply_attribute_mappings(manager, source, destination)
         values = destination._values
         i = source._index
+        self.in_order = -1
         if self.indexed:
             self._forget(destination._entity or "")
         if not values:
@@ -1104,6 +1117,9 @@ class RowBatch:
             other = self.plan.entity(name or "")
             if other is None or other.root == root:
                 return None  # another entity of the hierarchy: not the default's one instance per row
+        if self.in_order == len(keys) == len(associated):
+            # Made by the copy of every row in row order and nothing else: the checks below hold.
+            return associated
         made = [p for p in created if p._entity == destination] if others else created
         count = len(made)
         if count != len(keys) or len(associated) != count:

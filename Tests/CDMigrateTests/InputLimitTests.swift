@@ -116,6 +116,24 @@ final class InputLimitTests: XCTestCase {
         for (bytes, offset) in invalid { XCTAssertEqual(UTF8Text.firstInvalidByte(bytes), offset, "\(bytes)") }
     }
 
+    func testTheUTF8CheckFindsTheBadByteAfterRunsOfASCIIOfEveryLength() {
+        // ASCII is skipped eight bytes at a time: a bad byte (or a valid sequence cut short) at
+        // every offset around those eight-byte steps, with ASCII or a valid sequence after it.
+        for run in 0...20 {
+            let ascii = Array(repeating: UInt8(ascii: "a"), count: run)
+            XCTAssertNil(UTF8Text.firstInvalidByte(ascii), "\(run)")
+            XCTAssertNil(UTF8Text.firstInvalidByte(ascii + Array("é".utf8) + ascii), "\(run)")
+            XCTAssertNil(UTF8Text.firstInvalidByte(ascii + Array("a€😀é".utf8)), "\(run)")
+            XCTAssertEqual(UTF8Text.firstInvalidByte(ascii + Array("é".utf8) + [0xFF]), run + 2, "\(run)")
+            XCTAssertEqual(UTF8Text.firstInvalidByte(ascii + Array("€".utf8) + ascii + [0xC3]), 2 * run + 3, "\(run)")
+            for bad: [UInt8] in [[0xFF], [0x80], [0xC3], [0xE2, 0x82], [0xC0, 0xAF]] {
+                for tail in [[], Array("abcdefghij".utf8), Array("é".utf8)] {
+                    XCTAssertEqual(UTF8Text.firstInvalidByte(ascii + bad + tail), run, "\(run) \(bad) \(tail)")
+                }
+            }
+        }
+    }
+
     // MARK: Expressions
 
     func evaluate(_ text: String, isCancelled: (() -> Bool)? = nil) throws -> Value {

@@ -5,9 +5,28 @@ enum UTF8Check {
 
     /// The first byte that does not start (or continue) a valid sequence; nil when all are valid.
     static func firstInvalidByte(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+        guard let base = bytes.baseAddress else { return nil }
+        let raw = UnsafeRawPointer(base)
         var i = 0
         let n = bytes.count
+        // ASCII eight bytes at a time (a byte with its high bit set ends a run): the common case of text.
+        func highBits(at offset: Int) -> UInt64 {
+            UInt64(littleEndian: raw.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) & 0x8080_8080_8080_8080
+        }
         while i < n {
+            if n - i >= 8 {
+                let high = highBits(at: i)
+                if high == 0 {
+                    i += 8
+                    continue
+                }
+                i += high.trailingZeroBitCount >> 3  // the first byte that is not ASCII
+            } else if n >= 8 {
+                // The last bytes, as the last eight bytes less the 1 to 7 before i (checked already).
+                let high = highBits(at: n - 8) >> UInt64((8 - (n - i)) * 8)
+                if high == 0 { return nil }
+                i += high.trailingZeroBitCount >> 3
+            }
             let lead = bytes[i]
             if lead < 0x80 {
                 i += 1

@@ -497,6 +497,7 @@ class RowBatch:
         self.copy_names = {name for name, _, _ in self.copies} if self.copies is not None else None
         self.copy_count = len(self.copies) if self.copies is not None else -1
         self._copy_items: list[tuple[str, list[Any]]] | None = None
+        self.row_copy_items: list[tuple[str, list[Any]]] | None = None  # _row_copy_items's
         self._copy_columns: list[tuple[str, list[Any], bool]] | None = None
         self.exact_dates: dict[str, bool] = {}
         self.dicts: list[dict[str, Any] | None] | None = None  # to_dict's, made for every row at once
@@ -509,9 +510,21 @@ class RowBatch:
         #: indexes) and the destination instances, pairwise.
         self.associated_rows: list[int] = []
         self.associated: list[PendingInstance] = []
+        #: How many rows, from the first on, had their instance of the destination entity made by
+        #: manager.create's copy of the row, associated with it, while nothing else made an
+        #: instance of that entity or set a value of one; -1 once anything did. When it reaches the
+        #: batch's size and so does the number of associations, those instances are the batch
+        #: default's (_by_default).
+        self.in_order = 0
         #: The entities other than the mapping's destination entity of the instances in ``created``.
         self.other_entities: set[str] = set()
         self.by_entity: dict[str, list[PendingInstance]] = {}  # the unwritten ones of entities fetched (_pending)
+        #: {entity: {attribute: [how many of by_entity[entity] are indexed, {value: those instances
+        #: holding it, in order}, or None when one lacks the attribute]}}: fetch_destination's
+        #: lookups among the batch's own instances (_matching); an entity's goes when a value is set.
+        self.indexed: dict[str, dict[str, list[Any]]] = {}
+        #: fetch_destination's answers by (entity, predicate, argument, limit): see _answer.
+        self.answers: dict[tuple, tuple] = {}
         self.current: RowSource | None = None
         self.fetched: dict[tuple[str, str, str, int], tuple[int, list[int]]] = {}
         #: {entity: {predicate: the attribute fetch_destination answers it by, None: the library's path}}
@@ -550,6 +563,18 @@ class RowBatch:
             names = [name for name, _, _ in self.copies or ()]
             self.read([name for name in names if name in self.plan.column_set])
             items = self._copy_items = [(name, self.column(name)) for name in names if name in self.plan.column_set]  # type: ignore[misc]
+        return items
+
+    def _row_copy_items(self) -> list[tuple[str, list[Any]]]:
+        """``copy_items`` when the attribute mappings copy the row by name (``_copies_by_name``; as
+        many as copies), else an empty list: what manager_create checks a to_dict copy against."""
+        by_name = self.by_name
+        if by_name is None:
+            by_name = self._copies_by_name()
+        items = self.copy_items() if by_name else []
+        if len(items) != self.copy_count:
+            items = []
+        self.row_copy_items = items
         return items
 
     def copy_columns(self) -> list[tuple[str, list[Any], bool]]:
@@ -620,16 +645,12 @@ class RowBatch:
             and type(source) is self.source_class
             and source._rows is self
             and (entity is None or entity == self.destination_entity)
-            and len(values) == self.copy_count
         ):
-            by_name = self.by_name
-            if by_name is None:
-                by_name = self._copies_by_name()
-            if by_name:
+            items = self.row_copy_items
+            if items is None:
+                items = self._row_copy_items()
+            if len(values) == len(items):
                 index = source._index
-                items = self._copy_items
-                if items is None:
-                    items = self.copy_items()
                 # As many keys as copies, each the row's own value (a key missing: KeyError).
                 try:
                     for key, column in items:
@@ -648,6 +669,7 @@ class RowBatch:
                         instance._creator = self.current
                         self.created.append(instance)
                         self.dirty = True
+                        self.in_order = index + 1 if self.in_order == index else -1
                         if self.by_entity:
                             watched = self.by_entity.get(self.destination_entity or "")
                             if watched is not None:
@@ -657,6 +679,31 @@ class RowBatch:
                         return instance
                 except KeyError:
                     pass  # not the row's own values: the general path below
+        elif not values and source is None:
+            # An instance with its default values (to be set next): create's, inline.
+            if entity is None:
+                entity = self.destination_entity
+            if entity is not None and entity in self.infos:
+                instance = PendingInstance()
+                instance._side = self.side
+                instance._entity = entity
+                instance._rows = self
+                instance._values = {}
+                instance._key = None
+                instance._real = None
+                instance._copy = -1
+                instance._creator = self.current
+                self.created.append(instance)
+                if entity != self.destination_entity:
+                    self.other_entities.add(entity)
+                else:
+                    self.in_order = -1
+                self.dirty = True
+                if self.by_entity:
+                    watched = self.by_entity.get(entity)
+                    if watched is not None:
+                        watched.append(instance)
+                return instance
         made = self.create(entity, values, source, skip_unknown)
         if made is not None:
             return made
@@ -714,6 +761,8 @@ class RowBatch:
                 return None
         instance = PendingInstance.made(self, entity, kept, None, copy, self.current)
         self.created.append(instance)
+        if entity == self.destination_entity or source is not None:
+            self.in_order = -1
         if entity != self.destination_entity:
             self.other_entities.add(entity)
         self.dirty = True
@@ -774,6 +823,9 @@ class RowBatch:
                 return False
             self.filled(instance)[key] = value
             instance._copy = -1
+            self.in_order = -1
+            if self.indexed:
+                self._forget(instance._entity or "")
             return True
         to_many = info.relationships.get(key)
         if to_many is None or to_many or not isinstance(value, Instance):
@@ -810,50 +862,123 @@ class RowBatch:
             self.flush()
         return True
 
-    def associate(self, source: Instance, destination: Instance) -> bool:
-        if source.__class__ is not self.source_class or source._rows is not self:
-            return False
-        if type(destination) is not PendingInstance or destination._key is not None:
-            return False
+    # manager.associate, apply_attribute_mappings and fetch_destination while the batch runs (the
+    # manager's own signatures: run_rows puts these in its place, one Python call per use); what
+    # this path cannot express goes to the manager's own method, which uses the library.
+    def associate(self, source: Instance, destination: Instance) -> None:
+        """``manager.associate``: a source row and an instance the batch made, kept."""
+        if (
+            source.__class__ is not self.source_class
+            or source._rows is not self
+            or type(destination) is not PendingInstance
+            or destination._key is not None
+        ):
+            manager = self.manager
+            return type(manager).associate(manager, source, destination)
         self.associated_rows.append(source._index)
         self.associated.append(destination)
         self.dirty = True
-        return True
 
-    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> bool:
+    def apply_attribute_mappings(self, source: Instance | None, destination: Instance) -> None:
+        """``manager.apply_attribute_mappings``: plain copies of a source row onto an instance of
+        the destination entity the batch made, kept (as the row's number until read)."""
         copies = self.copies
-        if copies is None or source.__class__ is not self.source_class or source._rows is not self:
-            return False
-        if type(destination) is not PendingInstance or destination._key is not None:
-            return False
-        if destination._entity != self.plan.destination_entity:
-            return False
+        if (
+            copies is None
+            or source.__class__ is not self.source_class
+            or source._rows is not self
+            or type(destination) is not PendingInstance
+            or destination._key is not None
+            or destination._entity != self.destination_entity
+        ):
+            manager = self.manager
+            return type(manager).apply_attribute_mappings(manager, source, destination)
         values = destination._values
         i = source._index
+        self.in_order = -1
+        if self.indexed:
+            self._forget(destination._entity or "")
         if not values:
             # Only the copy of row i: its values are put in when something reads them (filled).
             destination._copy = i
-            return True
+            return None
         for name, column, dates in self.copy_columns():
             value = column[i]
             values[name] = CoreDataDate(value) if dates and value is not None else value
         destination._copy = i if len(values) == len(copies) else -1
-        return True
+        return None
 
     def fetch_destination(
         self,
         entity: str,
-        predicate: str | None,
-        arguments: tuple,
-        variables: Any,
-        include_subentities: bool,
-        limit: int | None,
-        sort: Any,
-    ) -> list[Instance] | None:
-        """fetch_destination by ``key == %@`` (a string attribute, a str argument): the store's
-        instances — the batch changes no attribute of those — then the batch's own, in Z_PK order."""
-        if predicate is None or variables or sort or len(arguments) != 1 or type(arguments[0]) is not str:
-            return None
+        predicate: str | None = None,
+        *arguments: Any,
+        variables: Any = None,
+        include_subentities: bool = True,
+        limit: int | None = None,
+        sort: Any = None,
+    ) -> list[Instance]:
+        """``manager.fetch_destination`` by ``key == %@`` (a string attribute, a str argument): the
+        store's instances — the batch changes no attribute of those — then the batch's own, in
+        Z_PK order. An answer is kept until the destination or the batch's instances of the entity
+        may have changed (a write, an instance made, a value set)."""
+        answer = None
+        simple = (
+            type(predicate) is str
+            and len(arguments) == 1
+            and type(arguments[0]) is str
+            and (limit is None or type(limit) is int)
+            and not variables
+            and not sort
+        )
+        if simple:
+            answer = self.answers.get((entity, predicate, arguments[0], limit))
+            if answer is not None:
+                pending = self.by_entity.get(entity)
+                count = answer[2]
+                if (
+                    answer[0] != self.side.generation
+                    or answer[1][0] != count
+                    or pending is None
+                    or len(pending) != count
+                ):
+                    answer = None
+            if answer is None:
+                answer = self._answer(entity, predicate, arguments[0], limit)  # type: ignore[arg-type]
+        if answer is None:
+            manager = self.manager
+            return type(manager).fetch_destination(
+                manager,
+                entity,
+                predicate,
+                *arguments,
+                variables=variables,
+                include_subentities=include_subentities,
+                limit=limit,
+                sort=sort,
+            )
+        result: list[Instance] = []
+        for k in answer[3]:
+            # PendingInstance.made(self, entity, None, k), inline: the store's instances.
+            instance = PendingInstance()
+            instance._side = self.side
+            instance._entity = entity
+            instance._rows = self
+            instance._values = None
+            instance._key = k
+            instance._real = None
+            instance._copy = -1
+            instance._creator = None
+            result.append(instance)
+        found = answer[4]
+        if found:
+            result += found  # the batch's own
+        return result
+
+    def _answer(self, entity: str, predicate: str, value: str, limit: int | None) -> tuple | None:
+        """fetch_destination's answer as the batch keeps it — (the destination's generation, the
+        index entry of the batch's instances it read, their count then, the store's primary keys,
+        the batch's instances) — or None when this path cannot give it."""
         compared = self.compared.get(entity)
         if compared is None:
             compared = self.compared[entity] = {}
@@ -862,28 +987,58 @@ class RowBatch:
             key = compared[predicate] = self._compared(entity, predicate)
         if key is None:
             return None
-        value = arguments[0]
         pending = self.by_entity.get(entity)
         if pending is None:
             pending = self._pending(entity)
-        for p in pending:
-            if key not in self.filled(p):
-                return None  # its default value is the library's to know
+        matching = self._matching(entity, key, pending)
+        if matching is None:
+            return None  # an instance without the attribute: its default value is the library's to know
         if limit is not None and limit < 0:
             raise ValueError(f"limit must not be negative ({limit})")
-        kept = self.fetched.get((entity, key, value, limit or 0))
-        stored = kept[1] if kept is not None and kept[0] == self.side.generation else None
-        if stored is None:
-            stored = self._stored(entity, key, predicate, value, limit or 0)
-        result: list[Instance] = [PendingInstance.made(self, entity, None, k) for k in stored]
-        if limit and len(result) >= limit:
-            return result
-        for p in pending:
-            if self.filled(p).get(key) == value:
-                result.append(p)
-                if limit and len(result) >= limit:
+        stored = self._stored(entity, key, predicate, value, limit or 0)
+        found = matching.get(value) or []
+        found = found[: max(limit - len(stored), 0)] if limit else list(found)
+        answer = (self.side.generation, self.indexed[entity][key], len(pending), stored, found)
+        self.answers[(entity, predicate, value, limit)] = answer
+        return answer
+
+    def _forget(self, entity: str) -> None:
+        """A value of an instance of ``entity`` the batch made is set: its index goes, and the
+        answers that read it with it (their entries marked)."""
+        gone = self.indexed.pop(entity, None)
+        if gone:
+            for entry in gone.values():
+                entry[0] = -1
+
+    def _matching(
+        self, entity: str, key: str, pending: list[PendingInstance]
+    ) -> dict[str, list[PendingInstance]] | None:
+        """The batch's unwritten instances of ``entity`` by their value of ``key`` (each list in
+        the order they were made), or None when one has no value of its own for it. Kept from fetch
+        to fetch: instances made since are added; a value set on an instance of the entity starts
+        it again (set_value, apply_attribute_mappings)."""
+        by_key = self.indexed.get(entity)
+        if by_key is None:
+            by_key = self.indexed[entity] = {}
+        entry = by_key.get(key)
+        if entry is None:
+            entry = by_key[key] = [0, {}]
+        done, index = entry
+        if done < len(pending) and index is not None:
+            filled = self.filled
+            for p in pending[done:]:
+                values = filled(p)
+                if key not in values:
+                    index = entry[1] = None
                     break
-        return result
+                value = values[key]
+                same = index.get(value)
+                if same is None:
+                    index[value] = [p]
+                else:
+                    same.append(p)
+            entry[0] = len(pending)
+        return index
 
     def _compared(self, entity: str, predicate: str) -> str | None:
         """The string attribute of a concrete entity without subentities a predicate ``key == %@``
@@ -962,6 +1117,9 @@ class RowBatch:
             other = self.plan.entity(name or "")
             if other is None or other.root == root:
                 return None  # another entity of the hierarchy: not the default's one instance per row
+        if self.in_order == len(keys) == len(associated):
+            # Made by the copy of every row in row order and nothing else: the checks below hold.
+            return associated
         made = [p for p in created if p._entity == destination] if others else created
         count = len(made)
         if count != len(keys) or len(associated) != count:
@@ -982,7 +1140,7 @@ class RowBatch:
         ctx = self.manager._ctx or 0
         created, others = self.created, self.other_entities
         self.created, self.other_entities = [], set()
-        self.by_entity = {}
+        self.by_entity, self.indexed, self.answers = {}, {}, {}
         rows, self.associated_rows = self.associated_rows, []
         destinations, self.associated = self.associated, []
         by_default = self._by_default(created, others, rows, destinations) if final else None
@@ -1058,7 +1216,7 @@ class RowBatch:
         """The batch is over: what it read and kept goes (instances and sources a policy keeps
         read through the library from now on)."""
         self.active = False
-        self.columns, self.raw, self.fetched, self.by_entity = {}, {}, {}, {}
+        self.columns, self.raw, self.fetched, self.by_entity, self.indexed, self.answers = {}, {}, {}, {}, {}, {}
         self.created, self.relations, self.associated_rows, self.associated = [], [], [], []
         self.other_entities = set()
         self.current = self.run = None
@@ -1085,8 +1243,13 @@ def run_rows(
         return
     rows = RowBatch(manager, mapping, batch, plan)
     manager._rows = rows
-    # manager.create answered by the batch in one call (not MigrationManager.create, then the batch's).
-    manager.__dict__["create"] = rows.manager_create
+    # The manager's create, associate, apply_attribute_mappings and fetch_destination answered by
+    # the batch in one call each (not the manager's method, then the batch's).
+    stand_ins = manager.__dict__
+    stand_ins["create"] = rows.manager_create
+    stand_ins["associate"] = rows.associate
+    stand_ins["apply_attribute_mappings"] = rows.apply_attribute_mappings
+    stand_ins["fetch_destination"] = rows.fetch_destination
     # Python's cyclic garbage collector waits for the batch's end: the thousands of small objects
     # a batch makes (sources, new instances, their values) are freed by reference counting once
     # it is written, and collections during it would only walk them over and over.
@@ -1110,5 +1273,6 @@ def run_rows(
         if collecting:
             gc.enable()
         manager._rows = None
-        manager.__dict__.pop("create", None)
+        for name in ("create", "associate", "apply_attribute_mappings", "fetch_destination"):
+            manager.__dict__.pop(name, None)
         rows.close()

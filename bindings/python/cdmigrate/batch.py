@@ -78,15 +78,12 @@ _SINCE_1970 = 978_307_200.0
 def _whole_dates(seconds: list[float]) -> list[Any] | None:
     """A date column without nulls whose values are all whole seconds within datetime's years, as
     datetimes made by ``datetime.fromtimestamp`` in C loops (exact for whole seconds, and cheaper
-    than a timedelta per value); None for any other column."""
+    than a timedelta per value); None for any other column. A date beyond datetime's years is
+    refused by fromtimestamp itself (no pass over the column for its least and greatest values)."""
     if not seconds:
         return []
     try:
-        if (
-            not all(map(float.is_integer, seconds))
-            or min(seconds) <= -63_113_904_000
-            or max(seconds) >= 252_423_993_600
-        ):
+        if not all(map(float.is_integer, seconds)):
             return None
         utc = _dt.timezone.utc
         return list(map(_dt.datetime.fromtimestamp, map(_SINCE_1970.__add__, seconds), repeat(utc)))

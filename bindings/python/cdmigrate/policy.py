@@ -398,9 +398,7 @@ class MigrationManager:
         ``$destination`` and sets the results on ``destination``. Source first, as everywhere in
         the binding (``associate(source, destination)``); ``source`` may be None for a mapping
         without a source entity. TypeError when the two are the wrong way round."""
-        rows = self._rows
-        if rows is not None and rows.apply_attribute_mappings(source, destination):
-            return  # a source row and an instance the batch made: the right way round
+        # (While a single-row hook runs over a batch, the batch's own method stands in for this one.)
         _check_sides(self._run, source, destination)
         check(
             _lib_.cdm_context_apply_attribute_mappings(
@@ -412,9 +410,7 @@ class MigrationManager:
         """Records that ``destination`` was made from ``source`` by the current entity mapping
         (``associateSourceInstance:withDestinationInstance:forEntityMapping:``). TypeError when
         the two are the wrong way round."""
-        rows = self._rows
-        if rows is not None and rows.associate(source, destination):
-            return  # a source row and an instance the batch made: the right way round
+        # (While a single-row hook runs over a batch, the batch's own method stands in for this one.)
         _check_sides(self._run, source, destination)
         check(_lib_.cdm_context_associate(self._context, source._h, destination._h))
 
@@ -553,11 +549,7 @@ class MigrationManager:
         Arguments may be None, bool, int, float, str, Decimal, datetime, bytes, UUID or an
         Instance. Errors name the entity and predicate: NotFoundError (unknown entity),
         ExpressionSyntaxError (with ``offset``), ExpressionEvaluationError/InvalidArgumentError."""
-        rows = self._rows
-        if rows is not None:
-            found = rows.fetch_destination(entity, predicate, arguments, variables, include_subentities, limit, sort)
-            if found is not None:
-                return found
+        # (While a single-row hook runs over a batch, the batch's own method stands in for this one.)
         return self._fetch(
             _lib_.cdm_context_fetch_destination,
             self._run.destination_side,

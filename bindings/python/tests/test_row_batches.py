@@ -569,3 +569,195 @@ def test_values_other_than_the_rows_copy_are_not_written_by_the_batch_default(tm
     tables = same_both_ways(tmp_path, notas_source, OtherKeys, batch_size=10)
     assert "Nota" in entities  # the batches' notes go one by one, as JSON
     assert sum(1 for row in tables["ZNOTA"] if row[-1] is None) >= 40  # etiquetas left out on every third
+
+
+def test_fetches_among_the_batchs_own_instances_follow_values_set_and_instances_made(tmp_path, notas_source):
+    seen: dict = {}
+
+    class Renaming(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            nota = manager.create("Nota")
+            manager.apply_attribute_mappings(source, nota)
+            manager.associate(source, nota)
+            key = source.object_id.primary_key
+            nombre = source["categoria"] or "ninguna"
+            found = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+            # Every fifth row a duplicate: several instances match.
+            categoria = manager.create("Categoria", {"nombre": nombre}) if key % 5 == 0 or not found else found[-1]
+            if key % 7 == 0:
+                categoria["nombre"] = nombre + " renombrada"  # no longer found by its old name
+            if key % 3 == 0:
+                # Another set: made without a name, then named (only then found by it).
+                otra = manager.create("Categoria")
+                otra["nombre"] = f"otra {key % 4}"
+            sin = manager.create("Categoria") if key % 23 == 0 else None  # no name: the library's to know
+            nota.add("categorias", categoria)
+            record = [
+                len(manager.fetch_destination("Categoria", "nombre == %@", name))
+                for name in (nombre, nombre + " renombrada", f"otra {key % 4}")
+            ]
+            record.append(len(manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=2)))
+            record.append(manager.fetch_destination("Categoria", "nombre == %@", nombre, limit=1) == found[:1])
+            seen.setdefault(type(self).row_batches, []).append(record)
+            if sin is not None:
+                sin["nombre"] = "sin nombre"
+
+    same_both_ways(tmp_path, notas_source, Renaming, batch_size=30)
+    assert seen[True] == seen[False] and len(seen[True]) == 120
+    assert any(record[0] > 2 for record in seen[True]) and any(record[1] for record in seen[True])
+
+
+def test_the_managers_methods_answered_by_the_batch_keep_their_results_errors_and_fallbacks(tmp_path, notas_source):
+    managers = []
+    outcomes: dict = {}
+
+    class Calling(cdmigrate.EntityMigrationPolicy):
+        def create_destination_instances(self, source, mapping, manager):
+            if not managers:
+                managers.append(manager)
+            nota = manager.create("Nota")
+            record = [manager.apply_attribute_mappings(source, nota), manager.associate(source, nota)]
+            for wrong in (manager.associate, manager.apply_attribute_mappings):
+                try:
+                    wrong(nota, source)  # the wrong way round
+                except TypeError as error:
+                    record.append(type(error).__name__)
+            key = source.object_id.primary_key
+            if key % 10 == 0:
+                # A source instance found by the library: the manager's own path.
+                found = manager.fetch_source("Nota", "contenido == %@", source["contenido"])
+                record.append(len(found))
+                manager.apply_attribute_mappings(found[0], nota)
+                record.append(nota["contenido"] == source["contenido"])
+            # Fetches the batch cannot answer itself: the library's, after writing what it holds.
+            record.append(len(manager.fetch_destination("Nota", "contenido BEGINSWITH %@", source["contenido"])))
+            record.append(
+                len(manager.fetch_destination("Categoria", "nombre == %@", source["categoria"] or "", sort=["nombre"]))
+            )
+            outcomes.setdefault(type(self).row_batches, []).append(record)
+
+    same_both_ways(tmp_path, notas_source, Calling, batch_size=25)
+    assert outcomes[True] == outcomes[False] and len(outcomes[True]) == 120
+    assert outcomes[True][0][:4] == [None, None, "TypeError", "TypeError"]
+    stand_ins = ("create", "associate", "apply_attribute_mappings", "fetch_destination")
+    assert not [name for name in stand_ins if name in vars(managers[0])]
+
+
+def test_whole_second_dates_made_in_c_loops_match_the_value_by_value_conversion():
+    from cdmigrate.batch import _dates, _whole_dates
+
+    inside = [
+        [0.0, 1.0, -1.0],
+        [-63_113_904_000.0, 252_423_993_599.0],  # datetime's first and last whole seconds
+        [441_763_200.0 + i for i in range(50)],
+    ]
+    for column in inside:
+        made = _whole_dates(column)
+        assert made == _dates(column) and all(d.tzinfo is dt.timezone.utc for d in made), column
+    outside = [[252_423_993_600.0], [0.0, -63_113_904_001.0], [1e20, 0.0], [0.5], [float("nan")], [float("inf")]]
+    for column in outside:
+        assert _whole_dates(column) is None, column
+
+
+def test_a_fetch_after_a_stored_instance_is_changed_through_the_library_sees_the_change(tmp_path, notas_source):
+    seen: dict = {}
+
+    class Renaming(FetchStyle):
+        def create_destination_instances(self, source, mapping, manager):
+            key = source.object_id.primary_key
+            nombre = source["categoria"]
+            if nombre and key % 10 == 0:
+                manager.count_destination("Categoria")  # writes what the batch holds
+                before = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+                for categoria in before:
+                    categoria["nombre"] = f"{nombre} ({key})"  # a stored instance: through the library
+                after = manager.fetch_destination("Categoria", "nombre == %@", nombre)
+                seen.setdefault(type(self).row_batches, []).append((len(before), len(after)))
+            super().create_destination_instances(source, mapping, manager)
+
+    same_both_ways(tmp_path, notas_source, Renaming, batch_size=40)
+    assert seen[True] == seen[False] and any(before for before, _ in seen[True])
+    assert all(after == 0 for _, after in seen[True])
+
+
+def copy_of_the_row(source, manager):
+    """The note as the attribute mappings would make it, by to_dict and create (the batch default's)."""
+    values = source.to_dict()
+    values.pop("categoria", None)
+    return manager.create("Nota", values=values, source=source)
+
+
+class SetsAValue(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        nota = copy_of_the_row(source, manager)
+        if source.object_id.primary_key % 3 == 0:
+            nota["etiquetas"] = "cambiada"
+
+
+class MakesAnotherNoteWithoutValues(cdmigrate.EntityMigrationPolicy):
+    def __init__(self):
+        self.otras = []
+
+    def create_destination_instances(self, source, mapping, manager):
+        copy_of_the_row(source, manager)
+        if source.object_id.primary_key % 4 == 0:
+            # A fetch of notes first (kept in the binding): the entity is known to the batch then.
+            assert manager.fetch_destination("Nota", "contenido == %@", "ninguna") == []
+            self.otras.append(manager.create("Nota"))
+
+    def end_instance_creation(self, mapping, manager):
+        for otra in self.otras:  # their required values, set once every batch is written
+            otra["contenido"], otra["fecha"] = "otra", dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)
+
+
+class MakesAnotherNoteWithValues(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        copy_of_the_row(source, manager)
+        if source.object_id.primary_key % 4 == 0:
+            manager.create("Nota", {"contenido": "otra", "fecha": dt.datetime(2020, 1, 1, tzinfo=dt.timezone.utc)})
+
+
+class AppliesAnotherRowsMappings(cdmigrate.EntityMigrationPolicy):
+    def __init__(self):
+        self.previous = None
+
+    def create_destination_instances(self, source, mapping, manager):
+        nota = copy_of_the_row(source, manager)
+        if self.previous is not None and source.object_id.primary_key % 5 == 0:
+            manager.apply_attribute_mappings(self.previous, nota)  # the previous row's values
+        self.previous = source
+
+
+class CopiesSomeRowsTwiceAndOthersNot(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        if source.object_id.primary_key % 2 == 0:  # as many notes as rows, not one a row
+            copy_of_the_row(source, manager)
+            copy_of_the_row(source, manager)
+
+
+class AssociatesTwice(cdmigrate.EntityMigrationPolicy):
+    def create_destination_instances(self, source, mapping, manager):
+        nota = copy_of_the_row(source, manager)
+        if source.object_id.primary_key % 6 == 0:
+            manager.associate(source, nota)
+
+
+@pytest.mark.parametrize(
+    "style",
+    [
+        SetsAValue,
+        MakesAnotherNoteWithoutValues,
+        MakesAnotherNoteWithValues,
+        AppliesAnotherRowsMappings,
+        CopiesSomeRowsTwiceAndOthersNot,
+        AssociatesTwice,
+    ],
+)
+def test_a_batch_whose_rows_did_more_than_copy_themselves_is_not_written_by_the_default(tmp_path, style):
+    source = str(tmp_path / "Notas-v2.sqlite")
+    notas.generate_source(source, count=60)
+    fast, slow = both_ways(style)
+    for size in (7, 60):
+        run_notas(source, str(tmp_path / f"slow-{size}.sqlite"), slow, size)
+        run_notas(source, str(tmp_path / f"fast-{size}.sqlite"), fast, size)
+        assert dump(str(tmp_path / f"fast-{size}.sqlite")) == dump(str(tmp_path / f"slow-{size}.sqlite"))

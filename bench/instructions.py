@@ -15,7 +15,8 @@ declarative and raw-copy, each also runs counted inside its call alone (`cdm_mig
 `raw_copy`: no process start, no model loading), and the ratio raw-copy / declarative is printed
 for both counts (the declarative copy's throughput as a share of the raw copy's; target >= 0.90).
 
-The Python paths of reference-1 (script, python-policy, python-rows, python-fetch and the -engine
+raw-sql (bench/run.py's whole migration as SQL in Python's sqlite3: the limit the C policy paths are
+measured against) runs as a Python path. The Python paths of reference-1 (raw-sql, script, python-policy, python-rows, python-fetch and the -engine
 ones: bench/run.py's) run as bench/run.py's child process, with this checkout's bindings/python
 (its library built in: `make -C bindings/python python-package`); --prefix is not needed for them.
 Each also runs at --fixed-rows notes, and the instructions a note are printed with that run's
@@ -103,7 +104,15 @@ def instructions(command: list, out: str, prefix: str, inside: str = "") -> int:
 
 
 #: bench/run.py's paths run in Python (its child process), this checkout's bindings/python.
-PYTHON_PATHS = ("raw-sql", "script", "python-policy", "python-rows", "python-fetch", "python-rows-engine", "python-fetch-engine")
+PYTHON_PATHS = (
+    "raw-sql",
+    "script",
+    "python-policy",
+    "python-rows",
+    "python-fetch",
+    "python-rows-engine",
+    "python-fetch-engine",
+)
 
 
 def python(args: argparse.Namespace, paths: list) -> None:

@@ -15,9 +15,9 @@ declarative and raw-copy, each also runs counted inside its call alone (`cdm_mig
 `raw_copy`: no process start, no model loading), and the ratio raw-copy / declarative is printed
 for both counts (the declarative copy's throughput as a share of the raw copy's; target >= 0.90).
 
-raw-sql (bench/run.py's whole migration as SQL in Python's sqlite3: the limit the C policy paths are
-measured against) runs as a Python path. The Python paths of reference-1 (raw-sql, script, python-policy, python-rows, python-fetch and the -engine
-ones: bench/run.py's) run as bench/run.py's child process, with this checkout's bindings/python
+The Python paths of reference-1 (raw-sql, the whole migration as SQL in Python's sqlite3, the
+limit the C policy paths are measured against; script, python-policy, python-rows, python-fetch
+and the -engine ones: bench/run.py's) run as bench/run.py's child process, with this checkout's bindings/python
 (its library built in: `make -C bindings/python python-package`); --prefix is not needed for them.
 Each also runs at --fixed-rows notes, and the instructions a note are printed with that run's
 (the interpreter's start, imports, models) taken off: (Ir(rows) - Ir(fixed)) / (rows - fixed).

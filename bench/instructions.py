@@ -103,7 +103,15 @@ def instructions(command: list, out: str, prefix: str, inside: str = "") -> int:
 
 
 #: bench/run.py's paths run in Python (its child process), this checkout's bindings/python.
-PYTHON_PATHS = ("raw-sql", "script", "python-policy", "python-rows", "python-fetch", "python-rows-engine", "python-fetch-engine")
+PYTHON_PATHS = (
+    "raw-sql",
+    "script",
+    "python-policy",
+    "python-rows",
+    "python-fetch",
+    "python-rows-engine",
+    "python-fetch-engine",
+)
 
 
 def python(args: argparse.Namespace, paths: list) -> None:

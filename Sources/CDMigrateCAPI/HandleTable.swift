@@ -159,6 +159,14 @@ final class ThreadState {
 
     /// The live entry of a handle of the expected kind, or CDM_MISUSE naming what is wrong.
     func entry<T: HandleEntry>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
+        try ThreadState.entry(in: table, handle, as: type, what)
+    }
+
+    /// `entry(_:as:_:)` in a table already at hand (the calling thread's: that of the scope of a
+    /// handle just looked up), without reading the thread's state again.
+    static func entry<T: HandleEntry>(in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String)
+        throws -> T
+    {
         guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
         guard let entry = table.lookup(handle) else {
             if let live = LiveHandles.handle(handle) {

@@ -75,6 +75,11 @@ private func object(_ handle: OpaquePointer?, _ what: String) throws -> ManagedO
     try ThreadState.current.entry(handle, as: ObjectEntry.self, what).object
 }
 
+/// `object(_:_:)` looked up in the table of the context's scope (the calling thread's).
+private func object(_ handle: OpaquePointer?, _ what: String, in scope: Scope) throws -> ManagedObject {
+    try ThreadState.entry(in: scope.table, handle, as: ObjectEntry.self, what).object
+}
+
 private func optionalObject(_ handle: OpaquePointer?, _ what: String) throws -> ManagedObject? {
     guard let handle = handle else { return nil }
     return try object(handle, what)
@@ -182,10 +187,11 @@ public func cdm_context_create_instance(
 public func cdm_context_apply_attribute_mappings(
     _ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?
 ) -> Int32 {
-    withContext(ctx) { context, _ in
+    withContext(ctx) { context, scope in
         try context.manager.applyAttributeMappings(
-            of: try context.currentMapping(), source: try optionalObject(source, "source object"),
-            destination: try object(destination, "destination object"))
+            of: try context.currentMapping(),
+            source: try source.map { try object($0, "source object", in: scope) },
+            destination: try object(destination, "destination object", in: scope))
     }
 }
 
@@ -193,10 +199,11 @@ public func cdm_context_apply_attribute_mappings(
 public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?)
     -> Int32
 {
-    withContext(ctx) { context, _ in
+    withContext(ctx) { context, scope in
         try context.manager.associate(
-            sourceInstance: try object(source, "source object"),
-            withDestinationInstance: try object(destination, "destination object"), for: try context.currentMapping())
+            sourceInstance: try object(source, "source object", in: scope),
+            withDestinationInstance: try object(destination, "destination object", in: scope),
+            for: try context.currentMapping())
     }
 }
 

@@ -54,18 +54,29 @@ final class HandleTable {
         let index = Int(entry.slot)
         guard index >= 0, index < entries.count, entries[index] === entry else { return }
         entries[index] = nil
-        // Generations live in the 31 bits below the tag.
-        generations[index] = generations[index] & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generations[index] + 1
+        generations[index] = HandleTable.generation(after: generations[index])
         freeSlots.append(entry.slot)
         entry.slot = -1
     }
 
+    /// The generation a slot moves on to when freed. Generations live in the 31 bits below the tag.
+    @inline(__always)
+    private static func generation(after generation: UInt32) -> UInt32 {
+        generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
+    }
+
     /// Frees every handle the scope still holds, and its other allocations.
     func close(_ scope: Scope) {
+        // `release` inline: the entry is the slot's (just read from it).
+        let pool = scope.objectEntryPool
         for slot in scope.slots {
-            guard var entry = entries[Int(slot)], entry.scope === scope else { continue }
-            release(entry)
-            scope.objectEntryPool?.recycle(&entry)
+            let index = Int(slot)
+            guard var entry = entries[index], entry.scope === scope else { continue }
+            entries[index] = nil
+            generations[index] = HandleTable.generation(after: generations[index])
+            freeSlots.append(slot)
+            entry.slot = -1
+            pool?.recycle(&entry)
         }
         // Capacity kept: a single-row hook's scope is closed and filled again on every row.
         scope.slots.removeAll(keepingCapacity: true)
@@ -159,6 +170,14 @@ final class ThreadState {
 
     /// The live entry of a handle of the expected kind, or CDM_MISUSE naming what is wrong.
     func entry<T: HandleEntry>(_ handle: OpaquePointer?, as type: T.Type, _ what: String) throws -> T {
+        try ThreadState.entry(in: table, handle, as: type, what)
+    }
+
+    /// `entry(_:as:_:)` in a table already at hand (the calling thread's: that of the scope of a
+    /// handle just looked up), without reading the thread's state again.
+    static func entry<T: HandleEntry>(in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String)
+        throws -> T
+    {
         guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
         guard let entry = table.lookup(handle) else {
             if let live = LiveHandles.handle(handle) {

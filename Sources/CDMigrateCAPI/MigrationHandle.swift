@@ -124,7 +124,7 @@ final class MigrationHandle: LongLivedHandle {
 
     /// What single-row hooks reuse from one call to the next (`rowCallback`): one context, its
     /// scope and its entry per entity mapping instead of per instance.
-    private var rowCallbackParts: (context: CallbackContext, scope: Scope, entry: ContextEntry)?
+    private var rowCallbackParts: RowCallbackParts?
 
     /// `callback` for a hook called once per instance (`create_destination_instances`,
     /// `create_relationships`): the same for the host (the handles it is given die when it
@@ -133,7 +133,7 @@ final class MigrationHandle: LongLivedHandle {
     func rowCallback(_ mapping: EntityMapping, _ what: String, _ body: (OpaquePointer, Scope) -> Int32) throws {
         guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration") }
         let state = ThreadState.current
-        let parts: (context: CallbackContext, scope: Scope, entry: ContextEntry)
+        let parts: RowCallbackParts
         if let kept = rowCallbackParts, kept.context.scope == nil, kept.context.mapping === mapping,
             kept.context.manager === manager, kept.scope.table === state.table
         {
@@ -141,20 +141,23 @@ final class MigrationHandle: LongLivedHandle {
             parts = kept
         } else {
             let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
-            parts = (context, state.openScope(sink: context), ContextEntry(context))
+            parts = RowCallbackParts(
+                context: context, scope: state.openScope(sink: context), entry: ContextEntry(context))
             parts.scope.objectEntryPool = ObjectEntryPool()
             rowCallbackParts = parts
         }
-        parts.context.scope = parts.scope
+        let context = parts.context
+        let scope = parts.scope
+        context.scope = scope
         // A new token each call: the slot's generation moves on when the scope closes.
-        let token = parts.scope.handle(parts.entry)
+        let token = scope.handle(parts.entry)
         let outer = activeContext
-        activeContext = parts.context
-        let code = body(token, parts.scope)
+        activeContext = context
+        let code = body(token, scope)
         activeContext = outer
-        state.table.close(parts.scope)
-        parts.context.scope = nil
-        if code != 0 { throw parts.context.failure(code: code, in: what) }
+        state.table.close(scope)
+        context.scope = nil
+        if code != 0 { throw context.failure(code: code, in: what) }
     }
 
     /// Lets go of what single-row hooks reused (at the end of a stage of an entity mapping).

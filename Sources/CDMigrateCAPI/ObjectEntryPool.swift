@@ -25,9 +25,12 @@ final class ObjectEntryPool {
     /// caller's reference is the only one left.
     @inline(never)
     func recycle(_ released: inout HandleEntry) {
-        guard entries.count < ObjectEntryPool.capacity, released.slot == -1, isKnownUniquelyReferenced(&released),
-            let entry = released as? ObjectEntry
+        // The class compared by identity, not cast: ObjectEntry is final.
+        guard entries.count < ObjectEntryPool.capacity, released.slot == -1,
+            ObjectIdentifier(type(of: released)) == ObjectIdentifier(ObjectEntry.self),
+            isKnownUniquelyReferenced(&released)
         else { return }
+        let entry = unsafeDowncast(released, to: ObjectEntry.self)
         entry.clear()
         entries.append(entry)
     }

@@ -18,10 +18,12 @@ extension PersistentStore {
     /// key, or nil.
     package func object(entity given: EntityDescription, primaryKey: Int64) throws -> ManagedObject? {
         try checkOpen()
-        let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
+        // The store's entity and its table, looked up once per entity (`EntityInsertSlot`).
+        let slot = try insertSlot(for: given)
+        let entity = slot.entity
         // An instance inserted and still buffered is that row's whole state: it is the answer, and
         // the buffer stays unwritten. Any other row is already in the table: no need to flush.
-        let rowKey = RowKey(table: layout.table(for: entity), primaryKey: primaryKey)
+        let rowKey = RowKey(table: slot.table, primaryKey: primaryKey)
         if let i = pendingIndex[rowKey] {
             let object = pending[i].object
             return object.entity.isKind(of: entity) ? object : nil

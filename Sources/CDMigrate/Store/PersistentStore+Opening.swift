@@ -228,7 +228,7 @@ extension PersistentStore {
             var highest = recorded[layout.entityNumber(of: root)] ?? 0
             for sub in root.selfAndDescendants { highest = max(highest, recorded[layout.entityNumber(of: sub)] ?? 0) }
             let inTable = try database.scalar("SELECT MAX(Z_PK) FROM \(table)")?.integer ?? 0
-            maxPrimaryKeys[table] = max(highest, inTable)
+            keyCounter(for: table).last = max(highest, inTable)
         }
     }
 

@@ -12,7 +12,9 @@ extension PersistentStore {
     /// store's entity of that name).
     package func insertObject(entity given: EntityDescription) throws -> ManagedObject {
         try checkWritable("insert a '\(given.name)'")
-        let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
+        // The entity's table, key counter and defaults, looked up once per entity (`EntityInsertSlot`).
+        let slot = try insertSlot(for: given)
+        let entity = slot.entity
         if entity.isAbstract {
             throw MigrationError(
                 .invalidArgument,
@@ -20,13 +22,16 @@ extension PersistentStore {
             )
         }
         if pending.count >= insertBatchSize { try writeBuffer() }
-        entitiesWrittenByInstance.insert(ObjectIdentifier(entity))
-        let primaryKey = try allocatePrimaryKeys(for: entity, count: 1)
+        if !slot.recordedAsWritten {
+            entitiesWrittenByInstance.insert(ObjectIdentifier(entity))
+            slot.recordedAsWritten = true
+        }
+        let primaryKey = try allocatePrimaryKeys(in: slot.keys, for: entity, count: 1)
         let object = ManagedObject(
             entity: entity,
             objectID: ObjectID(storeIdentifier: storeIdentifier, entityName: entity.name, primaryKey: primaryKey),
-            store: objectReference)
-        pendingIndex[key(object)] = pending.count
+            store: objectReference, values: slot.defaults)
+        pendingIndex[RowKey(table: slot.table, primaryKey: primaryKey)] = pending.count
         pending.append(PendingRow(object: object, links: [:]))
         object.isBufferedInsert = true
         return object
@@ -36,10 +41,12 @@ extension PersistentStore {
     /// - Throws: `MigrationError` `.migration` when the keys would pass INT64_MAX (a table whose
     ///   `Z_MAX`, or whose largest kept key, is at or near the end of the 64-bit range).
     func allocatePrimaryKeys(for entity: EntityDescription, count: Int) throws -> Int64 {
-        let table = layout.table(for: entity)
-        // One look-up of the table's name: its slot is read, then written in place.
-        let slot = maxPrimaryKeys.index(forKey: table)
-        let last = slot.map { maxPrimaryKeys.values[$0] } ?? 0
+        try allocatePrimaryKeys(in: keyCounter(for: layout.table(for: entity)), for: entity, count: count)
+    }
+
+    /// `allocatePrimaryKeys(for:count:)` with the table's key counter at hand.
+    func allocatePrimaryKeys(in counter: PrimaryKeyCounter, for entity: EntityDescription, count: Int) throws -> Int64 {
+        let last = counter.last
         let (first, o1) = last.addingReportingOverflow(1)
         let (end, o2) = first.addingReportingOverflow(Int64(max(count, 1)) - 1)
         guard !o1, !o2 else {
@@ -48,20 +55,20 @@ extension PersistentStore {
                 "no primary key is left for \(max(count, 1)) new instance\(count == 1 ? "" : "s") of '\(entity.name)': its table's largest key is \(last), and a key cannot pass \(Int64.max)"
             )
         }
-        if let slot = slot { maxPrimaryKeys.values[slot] = end } else { maxPrimaryKeys[table] = end }
+        counter.last = end
         return first
     }
 
     /// The last primary key handed out in the entity's table (0 when none yet).
     func lastAllocatedPrimaryKey(for entity: EntityDescription) -> Int64 {
-        maxPrimaryKeys[layout.table(for: entity)] ?? 0
+        maxPrimaryKeys[layout.table(for: entity)]?.last ?? 0
     }
 
     /// Marks every key up to `key` in the entity's table as used (rows written there by SQL with
     /// keys of their own): later allocations start above it.
     func reservePrimaryKeys(for entity: EntityDescription, upTo key: Int64) {
-        let table = layout.table(for: entity)
-        maxPrimaryKeys[table] = max(maxPrimaryKeys[table] ?? 0, key)
+        let counter = keyCounter(for: layout.table(for: entity))
+        counter.last = max(counter.last, key)
     }
 
     /// Writes the inserted instances still buffered into the open transaction.
@@ -176,7 +183,7 @@ extension PersistentStore {
     func writeBookkeeping() throws {
         if isNew {
             for entity in model.entitiesInStoreOrder {
-                let maxKey: Int64 = entity.parent == nil ? maxPrimaryKeys[layout.table(for: entity)] ?? 0 : 0
+                let maxKey: Int64 = entity.parent == nil ? maxPrimaryKeys[layout.table(for: entity)]?.last ?? 0 : 0
                 try database.run(
                     "INSERT OR REPLACE INTO Z_PRIMARYKEY (Z_ENT, Z_NAME, Z_SUPER, Z_MAX) VALUES (?, ?, ?, ?)",
                     [
@@ -186,7 +193,7 @@ extension PersistentStore {
             }
         } else {
             for root in model.entities where root.parent == nil {
-                let maxKey = maxPrimaryKeys[layout.table(for: root)] ?? 0
+                let maxKey = maxPrimaryKeys[layout.table(for: root)]?.last ?? 0
                 try database.run(
                     "UPDATE Z_PRIMARYKEY SET Z_MAX = ? WHERE Z_ENT = ? AND (Z_MAX IS NULL OR Z_MAX < ?)",
                     [.integer(maxKey), .integer(Int64(layout.entityNumber(of: root))), .integer(maxKey)])

@@ -59,7 +59,11 @@ public final class PersistentStore: ObjectContext {
     var companionsToTidy: [String] = []
     var metadataNeedsSave: Bool
     /// The last `Z_PK` handed out, per table.
-    var maxPrimaryKeys: [String: Int64] = [:]
+    var maxPrimaryKeys: [String: PrimaryKeyCounter] = [:]
+    /// What inserting instances of an entity needs, per entity asked for (`insertSlot(for:)`).
+    var insertSlots: [ObjectIdentifier: EntityInsertSlot] = [:]
+    /// The insert slot used last (most inserts in a row are of the same entity).
+    var lastInsertSlot: EntityInsertSlot?
     var pending: [PendingRow] = []
     /// The entities whose instances were inserted or had an attribute changed one instance at a
     /// time (`insertObject`, `setValue`), rather than by SQL statements over whole tables: only

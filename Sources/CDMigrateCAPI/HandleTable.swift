@@ -53,29 +53,27 @@ final class HandleTable {
     func release(_ entry: HandleEntry) {
         let index = Int(entry.slot)
         guard index >= 0, index < entries.count, entries[index] === entry else { return }
+        vacate(index, entry)
+    }
+
+    /// Empties slot `index`, which holds `entry`: its generation moves on (in the 31 bits below
+    /// the tag), so the handle it gave is stale from now on.
+    @inline(__always)
+    private func vacate(_ index: Int, _ entry: HandleEntry) {
         entries[index] = nil
-        generations[index] = HandleTable.generation(after: generations[index])
+        let generation = generations[index]
+        generations[index] = generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
         freeSlots.append(entry.slot)
         entry.slot = -1
     }
 
-    /// The generation a slot moves on to when freed. Generations live in the 31 bits below the tag.
-    @inline(__always)
-    private static func generation(after generation: UInt32) -> UInt32 {
-        generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
-    }
-
     /// Frees every handle the scope still holds, and its other allocations.
     func close(_ scope: Scope) {
-        // `release` inline: the entry is the slot's (just read from it).
         let pool = scope.objectEntryPool
         for slot in scope.slots {
             let index = Int(slot)
             guard var entry = entries[index], entry.scope === scope else { continue }
-            entries[index] = nil
-            generations[index] = HandleTable.generation(after: generations[index])
-            freeSlots.append(slot)
-            entry.slot = -1
+            vacate(index, entry)  // the entry is the slot's (just read from it)
             pool?.recycle(&entry)
         }
         // Capacity kept: a single-row hook's scope is closed and filled again on every row.

@@ -312,11 +312,7 @@ extension MigrationManager {
     /// Core Data: `NSEntityDescription.insertNewObject(forEntityName:into:)` and
     /// `setValuesForKeys(_:)`, once per instance.
     public func createDestinationInstances(entityName: String, values: [[String: Value]]) throws -> [Int64] {
-        guard let destination = destinationStore else {
-            throw MigrationError(
-                .invalidArgument,
-                "createDestinationInstances(entityName:values:) is only available while a migration runs")
-        }
+        let destination = try runningStore(destination: true, "createDestinationInstances(entityName:values:)")
         guard let entity = destinationModel.entity(named: entityName) else {
             throw MigrationError(.invalidArgument, "the destination model has no entity named '\(entityName)'")
         }
@@ -369,11 +365,7 @@ extension MigrationManager {
     ///
     /// Core Data: `mutableSetValue(forKey:).add(_:)` or `setValue(_:forKey:)`, once per pair.
     public func relate(entityName: String, relationshipName: String, owners: [Int64], targets: [Int64]) throws {
-        guard let destination = destinationStore else {
-            throw MigrationError(
-                .invalidArgument,
-                "relate(entityName:relationshipName:owners:targets:) is only available while a migration runs")
-        }
+        let destination = try runningStore(destination: true, "relate(entityName:relationshipName:owners:targets:)")
         guard let entity = destinationModel.entity(named: entityName) else {
             throw MigrationError(.invalidArgument, "the destination model has no entity named '\(entityName)'")
         }

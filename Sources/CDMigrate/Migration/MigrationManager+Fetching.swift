@@ -114,7 +114,9 @@ extension MigrationManager {
         return try instance(with: id)
     }
 
-    private func runningStore(destination: Bool, _ what: String) throws -> PersistentStore {
+    /// The destination (or source) store of the running migration; `what` (the call) is named
+    /// in the error when no migration runs.
+    func runningStore(destination: Bool, _ what: String) throws -> PersistentStore {
         guard let store = destination ? destinationStore : sourceStore else {
             throw MigrationError(.invalidArgument, "\(what) is only available while a migration runs")
         }

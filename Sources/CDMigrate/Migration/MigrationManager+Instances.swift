@@ -3,20 +3,13 @@
 extension MigrationManager {
     /// Makes a new instance of a destination entity (buffered; written with the next batch).
     public func createDestinationInstance(entityName: String) throws -> ManagedObject {
-        guard let destination = destinationStore else {
-            throw MigrationError(
-                .invalidArgument, "createDestinationInstance(entityName:) is only available while a migration runs")
-        }
-        return try destination.insertObject(entityName: entityName)
+        try runningStore(destination: true, "createDestinationInstance(entityName:)").insertObject(
+            entityName: entityName)
     }
 
     /// `createDestinationInstance(entityName:)` for a destination entity already looked up.
     package func createDestinationInstance(entity: EntityDescription) throws -> ManagedObject {
-        guard let destination = destinationStore else {
-            throw MigrationError(
-                .invalidArgument, "createDestinationInstance(entityName:) is only available while a migration runs")
-        }
-        return try destination.insertObject(entity: entity)
+        try runningStore(destination: true, "createDestinationInstance(entityName:)").insertObject(entity: entity)
     }
 
     /// Records that `destination` was made from `source` by `mapping` (Core Data's

@@ -36,7 +36,7 @@ extension PersistentStore {
         for row in pending {
             guard let deferred = row.object.deferredValues else { continue }
             if !row.links.isEmpty {
-                try materializeDeferredValues(of: row.object)
+                try row.object.fireFault()  // its values computed now
                 continue
             }
             // Rows of one writer and entity follow one another: the last group first.
@@ -63,12 +63,8 @@ extension PersistentStore {
                 }
                 written = true
             } else {
-                for (object, _) in group.rows { try materializeDeferredValues(of: object) }
+                for (object, _) in group.rows { try object.fireFault() }
             }
         }
-    }
-
-    private func materializeDeferredValues(of object: ManagedObject) throws {
-        try object.fireFault()
     }
 }

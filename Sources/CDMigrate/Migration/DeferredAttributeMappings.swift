@@ -22,7 +22,9 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
     /// The temporary table of (destination key, source key) pairs (destination connection).
     static let rowTable = "temp.cdm_deferred_row"
 
-    weak var manager: MigrationManager?
+    /// The manager's reference: its put-off instances may outlive it.
+    private let managerReference: OwnerReference<MigrationManager>
+    var manager: MigrationManager? { managerReference.owner }
     let mapping: EntityMapping
     /// The mapping resolved when the SQL was made: an instance is put off only while it still fits.
     let plan: AttributeMappingPlan
@@ -42,7 +44,7 @@ final class DeferredAttributeMappings: DeferredValuesWriter {
         destinationEntity: EntityDescription, contiguous: DeclarativeMappingSQL, listed: DeclarativeMappingSQL,
         destinationTable: String
     ) {
-        self.manager = manager
+        self.managerReference = manager.reference
         self.mapping = mapping
         self.plan = plan
         self.sourceEntity = sourceEntity

@@ -77,6 +77,8 @@ public final class MigrationManager {
 
     /// The running migration's state; a fresh one per run (`MigrationRun`).
     var run = MigrationRun()
+    /// What outlives a run and needs the manager holds (`OwnerReference`).
+    let reference = OwnerReference<MigrationManager>()
     var policyFactories: [String: () -> EntityMigrationPolicy] = [:]
     var hostFunctions: [String: ([Value]) throws -> Value] = [:]
     /// Set by `cancel()` from any thread, read by the migration's thread.
@@ -140,7 +142,10 @@ public final class MigrationManager {
         }
         self.sourceModel = sourceModel
         self.destinationModel = destinationModel
+        reference.point(to: self)
     }
+
+    deinit { reference.point(to: nil) }
 
     /// A manager for a single pass.
     ///

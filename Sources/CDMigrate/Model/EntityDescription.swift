@@ -6,10 +6,18 @@ public final class EntityDescription {
     public internal(set) var isAbstract: Bool
     /// The parent entity's name, nil for a root entity.
     public let parentName: String?
-    /// The parent entity (Core Data: `superentity`).
-    public internal(set) weak var parent: EntityDescription?
-    /// The model the entity belongs to (Core Data: `managedObjectModel`).
-    public internal(set) weak var model: ManagedObjectModel?
+    /// The parent entity (Core Data: `superentity`); nil once the model has gone away.
+    public internal(set) var parent: EntityDescription? {
+        get { modelReference?.owner == nil ? nil : linkedParent }
+        set { linkedParent = newValue }
+    }
+    /// The model the entity belongs to (Core Data: `managedObjectModel`); nil before it is given
+    /// to a model and once the model has gone away.
+    public var model: ManagedObjectModel? { modelReference?.owner }
+    /// How the entity reaches its model: set when a model links it (`belong(to:)`).
+    private(set) var modelReference: ModelReference?
+    /// The parent, kept alive by the model (read through `parent`, which checks the model is alive).
+    private unowned(unsafe) var linkedParent: EntityDescription?
     /// The entity's former name for inferred mappings (Core Data: `renamingIdentifier`).
     public internal(set) var renamingIdentifier: String?
     /// Text mixed into the version hash to force a new one (Core Data: `versionHashModifier`).
@@ -44,7 +52,8 @@ public final class EntityDescription {
     /// Apple's version hash of the entity (`NSStoreModelVersionHashes`), or the explicit hash the model file wrote.
     public internal(set) var versionHash: [UInt8] = []
     var explicitVersionHash: [UInt8]?
-    var subentityList: [Weak<EntityDescription>] = []
+    /// The direct subentities, kept alive by the model (read through `subentities`).
+    var subentityList: [Unowned<EntityDescription>] = []
 
     /// An entity made in code; linked when given to `ManagedObjectModel.init`.
     ///
@@ -74,8 +83,17 @@ public final class EntityDescription {
         self.userInfo = userInfo
     }
 
-    /// Direct subentities, alphabetically.
-    public var subentities: [EntityDescription] { subentityList.compactMap { $0.value } }
+    /// Direct subentities, alphabetically; none once the model has gone away.
+    public var subentities: [EntityDescription] {
+        modelReference?.owner == nil ? [] : subentityList.map { $0.value }
+    }
+
+    /// Makes the entity and the properties it declares reach `reference`'s model.
+    func belong(to reference: ModelReference) {
+        modelReference = reference
+        for attribute in ownAttributes { attribute.modelReference = reference }
+        for relationship in ownRelationships { relationship.modelReference = reference }
+    }
 
     /// The entity and all its descendants, depth-first.
     public var selfAndDescendants: [EntityDescription] {
@@ -111,8 +129,11 @@ public final class EntityDescription {
     }
 }
 
-/// A weak reference in a collection.
-struct Weak<T: AnyObject> {
-    weak var value: T?
+/// A reference in a collection to an object its owner keeps alive (`OwnerReference`).
+struct Unowned<T: AnyObject> {
+    unowned(unsafe) let value: T
     init(_ value: T) { self.value = value }
 }
+
+/// How a model's entities and properties reach it.
+typealias ModelReference = OwnerReference<ManagedObjectModel>

@@ -41,6 +41,10 @@ public final class ManagedObjectModel {
     public internal(set) var recoveryNotes: [String]? = nil
     /// Whether the model was rebuilt from a store's schema.
     public var isRecovered: Bool { recoveryNotes != nil }
+    /// What the model's entities and properties hold to reach it (`OwnerReference`).
+    let reference = ModelReference()
+
+    deinit { reference.point(to: nil) }
 
     /// A model made in code; links the entities (parents, inverses, inherited properties), checks
     /// them and computes Apple's version hashes.
@@ -67,6 +71,7 @@ public final class ManagedObjectModel {
             }
         }
         self.entitiesByName = byName
+        reference.point(to: self)
         problems += link()
         if let error = MigrationError.collecting(
             problems, code: .invalidModel, summary: "the model \(name.map { "'\($0)' " } ?? "")is not valid")
@@ -92,7 +97,8 @@ public final class ManagedObjectModel {
         configurations = read.configurations
         fetchRequestTemplates = read.fetchRequestTemplates
         recoveryNotes = read.recoveryNotes
-        for entity in entities { entity.model = self }
+        reference.point(to: self)
+        for entity in entities { entity.belong(to: reference) }
     }
 
     /// The entity called `name`, or nil.

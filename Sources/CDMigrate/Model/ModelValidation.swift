@@ -14,7 +14,7 @@ extension ManagedObjectModel {
         func path(_ i: Int) -> String { "$.entities[\(i)]" }
 
         for (i, entity) in entities.enumerated() {
-            entity.model = self
+            entity.belong(to: reference)
             if entity.name.isEmpty || !ManagedObjectModel.isValidName(entity.name) {
                 problems.append(
                     MigrationError(
@@ -58,10 +58,10 @@ extension ManagedObjectModel {
             return problems
         }
         for entity in entities {
-            if let parent = entity.parent { parent.subentityList.append(Weak(entity)) }
+            if let parent = entity.parent { parent.subentityList.append(Unowned(entity)) }
         }
         for entity in entities {
-            entity.subentityList.sort { ($0.value?.name ?? "") < ($1.value?.name ?? "") }
+            entity.subentityList.sort { $0.value.name < $1.value.name }
         }
 
         // Flatten properties, parents before children.

@@ -16,8 +16,16 @@ public class PropertyDescription {
     /// `indexed="YES"`); Core Data creates `<TABLE>_<COLUMN>_INDEX` and the fetch index
     /// `Z_<Entity>_<name>` for it. Not part of the version hash.
     public internal(set) var isIndexed: Bool = false
-    /// The entity that declares the property (for an inherited one, the ancestor).
-    public internal(set) weak var entity: EntityDescription?
+    /// The entity that declares the property (for an inherited one, the ancestor); nil once the
+    /// model has gone away.
+    public internal(set) var entity: EntityDescription? {
+        get { modelReference?.owner == nil ? nil : linkedEntity }
+        set { linkedEntity = newValue }
+    }
+    /// How the property reaches its model (`EntityDescription.belong(to:)`).
+    var modelReference: ModelReference?
+    /// The declaring entity, kept alive by the model (read through `entity`).
+    private unowned(unsafe) var linkedEntity: EntityDescription?
     /// Apple's version hash of the property (see `VersionHash`), or the explicit hash the model file wrote.
     public internal(set) var versionHash: [UInt8] = []
     var explicitVersionHash: [UInt8]?
@@ -104,10 +112,19 @@ public final class RelationshipDescription: PropertyDescription {
     public let destinationEntityName: String
     /// The inverse relationship's name, nil when there is none.
     public let inverseName: String?
-    /// The destination entity (Core Data: `destinationEntity`).
-    public internal(set) weak var destinationEntity: EntityDescription?
-    /// The inverse relationship (Core Data: `inverseRelationship`).
-    public internal(set) weak var inverseRelationship: RelationshipDescription?
+    /// The destination entity (Core Data: `destinationEntity`); nil once the model has gone away.
+    public internal(set) var destinationEntity: EntityDescription? {
+        get { modelReference?.owner == nil ? nil : linkedDestination }
+        set { linkedDestination = newValue }
+    }
+    /// The inverse relationship (Core Data: `inverseRelationship`); nil once the model has gone away.
+    public internal(set) var inverseRelationship: RelationshipDescription? {
+        get { modelReference?.owner == nil ? nil : linkedInverse }
+        set { linkedInverse = newValue }
+    }
+    /// The destination and the inverse, kept alive by the model (read through the two above).
+    private unowned(unsafe) var linkedDestination: EntityDescription?
+    private unowned(unsafe) var linkedInverse: RelationshipDescription?
     /// Whether the relationship holds several instances (Core Data: `isToMany`).
     public internal(set) var isToMany: Bool
     /// Whether a to-many relationship keeps an order (Core Data: `isOrdered`).

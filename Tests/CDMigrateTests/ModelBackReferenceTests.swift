@@ -90,7 +90,9 @@ final class ModelBackReferenceTests: XCTestCase {
     func testEntitiesOfARefusedModelFindNone() throws {
         let child = EntityDescription(
             name: "Child", parent: "Base", attributes: [AttributeDescription(name: "x", type: .integer64)],
-            relationships: [RelationshipDescription(name: "owner", destination: "Owner", inverse: "missing", isToMany: false)])
+            relationships: [
+                RelationshipDescription(name: "owner", destination: "Owner", inverse: "missing", isToMany: false)
+            ])
         let base = EntityDescription(name: "Base")
         let owner = EntityDescription(name: "Owner")
         XCTAssertThrowsError(try ManagedObjectModel(entities: [child, base, owner]))

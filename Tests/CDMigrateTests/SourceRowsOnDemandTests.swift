@@ -111,6 +111,51 @@ final class SourceRowsOnDemandTests: XCTestCase {
         XCTAssertTrue(weakOnes.allSatisfy { $0() == nil }, "instances nobody kept are let go")
     }
 
+    /// The instance of a row nobody kept serves the next row of its entity: it answers that row's
+    /// values and key, whatever the last row did with it (read whole, read in part); an instance
+    /// kept, or of another entity, is not reused.
+    func testAnInstanceNobodyKeptServesTheNextRowOfItsEntity() throws {
+        let (path, model) = try makeItems(30)
+        let store = try PersistentStore.open(at: path, model: model, readOnly: true)
+        defer { store.close() }
+        var request = FetchRequest(entityName: "Item")
+        request.includesSubentities = true
+        let whole = try store.fetch(request).map(describe)
+        var onDemand: [[String]] = []
+        var kept: [ManagedObject] = []
+        var last: (id: ObjectIdentifier, entity: String, kept: Bool)?
+        var reused = 0
+        try store.enumerate(request, readingOnDemand: true) { object in
+            let row = onDemand.count
+            if let last = last {
+                let same = last.id == ObjectIdentifier(object)
+                if last.kept || last.entity != object.entity.name {
+                    XCTAssertFalse(same, "row \(row): an instance kept, or of another entity, is not reused")
+                } else {
+                    XCTAssertTrue(same, "row \(row): the last row's instance, which nobody kept, is reused")
+                }
+                if same { reused += 1 }
+            }
+            XCTAssertTrue(object.isFault)
+            switch row % 3 {
+            case 0: onDemand.append(try describe(object))  // read whole
+            case 1:
+                _ = try object.value(forKey: "rank")  // read in part, then whole
+                onDemand.append(try describe(object))
+            default:
+                try object.fireFault()
+                onDemand.append(try describe(object))
+            }
+            let keep = row % 4 == 3
+            if keep { kept.append(object) }
+            last = (ObjectIdentifier(object), object.entity.name, keep)
+            return true
+        }
+        XCTAssertEqual(onDemand, whole)
+        XCTAssertGreaterThan(reused, 10)
+        for object in kept { XCTAssertEqual(try describe(object), whole[Int(object.objectID.primaryKey) - 1]) }
+    }
+
     func testAPredicateEvaluatedPerRowReadsTheRowsOwnValues() throws {
         let (path, model) = try makeItems(30)
         let store = try PersistentStore.open(at: path, model: model, readOnly: true)

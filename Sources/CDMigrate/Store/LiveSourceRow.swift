@@ -7,8 +7,10 @@
 /// Before the statement moves on, an instance still held by anyone (a policy's dictionary, a
 /// retained C handle, a Python object, `run.currentSource`) takes all its values from the row
 /// (`release(_:)`), so it answers them as an instance read whole would, even once its store is
-/// closed; one nobody holds is let go unread. An instance that somehow outlives its row unfilled
-/// stays an ordinary fault (its row is read again by primary key).
+/// closed; one nobody holds is let go unread, or made the next row's instance when that row is of
+/// the same entity (an instance's making and freeing cost more than the reading of a column). An
+/// instance that somehow outlives its row unfilled stays an ordinary fault (its row is read again
+/// by primary key).
 final class LiveSourceRow {
     private unowned let store: PersistentStore
     private let statement: SQLiteStatement
@@ -29,6 +31,8 @@ final class LiveSourceRow {
 
     /// The current row's instance, held here alone while `body` does not keep it.
     private var current: ManagedObject?
+    /// The last row's instance, which nobody kept: the next row's when of the same entity.
+    private var spare: ManagedObject?
 
     /// Hands the row's instance (a fault of its concrete `entity`, whose columns are at
     /// `positions`) to `body`, reading its values from the row on demand, and ends the row: the
@@ -37,7 +41,13 @@ final class LiveSourceRow {
         _ entity: EntityDescription, primaryKey: Int64, _ positions: [Int?], _ body: (ManagedObject) throws -> Bool
     ) throws -> Bool {
         // Made here and held by `current` alone, so that a reference kept by `body` is seen.
-        current = store.fault(entity: entity, primaryKey: primaryKey)
+        if let reused = spare, reused.entity === entity {
+            reused.becomeFault(ofRow: primaryKey)
+            current = reused
+        } else {
+            current = store.fault(entity: entity, primaryKey: primaryKey)
+        }
+        spare = nil
         current?.liveRow = self
         object = current.map { ObjectIdentifier($0) }
         self.positions = positions
@@ -50,9 +60,13 @@ final class LiveSourceRow {
             end()
             throw error
         }
-        if !isKnownUniquelyReferenced(&current), let kept = current, kept.isFault, let values = try values(of: kept) {
-            kept.attributeValues = values
-            kept.isFault = false
+        if !isKnownUniquelyReferenced(&current) {
+            if let kept = current, kept.isFault, let values = try values(of: kept) {
+                kept.attributeValues = values
+                kept.isFault = false
+            }
+        } else {
+            spare = current
         }
         end()
         return more

@@ -108,6 +108,20 @@ public final class ManagedObject: CustomStringConvertible {
         return attributeValues[index]
     }
 
+    /// Makes an instance of a store that nobody holds any more the fault of another row of its
+    /// entity, as `PersistentStore.fault(entity:primaryKey:)` makes one (`LiveSourceRow` reuses
+    /// the instance of a row nobody kept for the next row, rather than free it and make another).
+    func becomeFault(ofRow primaryKey: Int64) {
+        objectID = ObjectID(
+            storeIdentifier: objectID.storeIdentifier, entityName: objectID.entityName, primaryKey: primaryKey)
+        if !attributeValues.isEmpty { attributeValues = [] }
+        isFault = true
+        isBufferedInsert = false
+        hasSetAttributes = false
+        deferredValues = nil
+        liveRow = nil
+    }
+
     /// Reads the values of a fault.
     func fireFault() throws {
         guard isFault else { return }

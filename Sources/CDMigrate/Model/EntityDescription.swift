@@ -111,7 +111,8 @@ public final class EntityDescription {
 
     /// Whether this entity is `other` or inherits from it.
     public func isKind(of other: EntityDescription) -> Bool {
-        var entity: EntityDescription? = self
+        if self === other { return true }
+        var entity = parent
         while let e = entity {
             if e === other { return true }
             entity = e.parent

@@ -15,7 +15,7 @@ extension PersistentStore {
         _ targets: [ManagedObject], of object: ManagedObject, in relationship: RelationshipDescription
     ) throws {
         guard relationship.isToMany, relationship.isOrdered, !targets.isEmpty else { return }
-        try checkRelationshipWrite(object, relationship, targets)
+        let storage = try checkRelationshipWrite(object, relationship, targets)
         var keys: [Int64] = []
         var seen = Set<Int64>()
         for target in targets where seen.insert(target.objectID.primaryKey).inserted {
@@ -26,7 +26,7 @@ extension PersistentStore {
         let ownerColumn: String
         let memberColumn: String
         let orderColumn: String
-        switch layout.storage(of: relationship) {
+        switch storage {
         case .inverseForeignKey(let t, let column, _, let order?), .hiddenColumn(let t, let column, let order?):
             (table, ownerColumn, memberColumn, orderColumn) = (t, column, "Z_PK", order)
         case .joinTable(let t, let own, let other, let order?, _):

@@ -61,25 +61,29 @@ extension PersistentStore {
         object.map { .integer($0.objectID.primaryKey) } ?? .null
     }
 
+    /// Checks that `object`'s `relationship` may be changed to or by `targets`; returns how the
+    /// relationship is stored.
     func checkRelationshipWrite(
         _ object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
-    ) throws {
+    ) throws -> RelationshipStorage {
         try checkWritable("change '\(object.entity.name).\(relationship.name)'")
         try checkOwn(object)
         for target in targets { try checkOwn(target) }
-        if case .transient = layout.storage(of: relationship) {
+        let storage = layout.storage(of: relationship)
+        if case .transient = storage {
             throw MigrationError(
                 .invalidArgument,
                 "relationship '\(object.entity.name).\(relationship.name)' is transient: the store does not keep it")
         }
+        return storage
     }
 
     package func setRelationship(
         of object: ManagedObject, _ relationship: RelationshipDescription, to targets: [ManagedObject]
     ) throws {
-        try checkRelationshipWrite(object, relationship, targets)
+        let storage = try checkRelationshipWrite(object, relationship, targets)
         let pk = primaryKeyValue(object)
-        switch layout.storage(of: relationship) {
+        switch storage {
         case .foreignKey(let column, let entityColumn, let orderColumn):
             let target = targets.first
             if let inverse = relationship.inverseRelationship, !inverse.isToMany,
@@ -151,8 +155,7 @@ extension PersistentStore {
     package func addToRelationship(
         of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
     ) throws {
-        try checkRelationshipWrite(object, relationship, targets)
-        switch layout.storage(of: relationship) {
+        switch try checkRelationshipWrite(object, relationship, targets) {
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
             try attach(
                 targets, to: object, column: column, entityColumn: entityColumn, orderColumn: orderColumn, table: table)
@@ -188,9 +191,9 @@ extension PersistentStore {
     package func removeFromRelationship(
         of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
     ) throws {
-        try checkRelationshipWrite(object, relationship, targets)
+        let storage = try checkRelationshipWrite(object, relationship, targets)
         let pk = primaryKeyValue(object)
-        switch layout.storage(of: relationship) {
+        switch storage {
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
             try detach(
                 targets, from: pk, table: table, column: column, entityColumn: entityColumn, orderColumn: orderColumn)

@@ -513,7 +513,14 @@ public final class MigrationManager {
         }
     }
 
-    func mappingID(_ mapping: EntityMapping) -> Int { run.mappingIDs[ObjectIdentifier(mapping)] ?? -1 }
+    /// The mapping's number in this run's association table; -1 when it is not part of the run.
+    func mappingID(_ mapping: EntityMapping) -> Int {
+        let key = ObjectIdentifier(mapping)
+        if let last = run.lastMappingID, last.mapping == key { return last.id }
+        let id = run.mappingIDs[key] ?? -1
+        run.lastMappingID = (key, id)
+        return id
+    }
 
     /// Errors thrown by host code become entity policy errors; cdmigrate's own pass through.
     static func wrap(_ error: Error) -> MigrationError {

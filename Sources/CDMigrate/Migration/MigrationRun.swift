@@ -27,7 +27,10 @@ final class MigrationRun {
     /// Source → destination instances, in a table of the destination's database.
     var associations: AssociationTable?
     /// Each entity mapping's number in the association table, by the mapping's identity.
-    var mappingIDs: [ObjectIdentifier: Int] = [:]
+    var mappingIDs: [ObjectIdentifier: Int] = [:] { didSet { lastMappingID = nil } }
+    /// The mapping `MigrationManager.mappingID` looked up last, and its number (a policy's
+    /// single-row hook associates instance after instance for one mapping).
+    var lastMappingID: (mapping: ObjectIdentifier, id: Int)?
     var currentPolicy: EntityMigrationPolicy?
     var currentSource: ManagedObject?
     var currentDestination: ManagedObject?

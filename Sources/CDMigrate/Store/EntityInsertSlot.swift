@@ -44,20 +44,25 @@ extension PersistentStore {
         return counter
     }
 
-    /// The insert slot of `given` (made on first use): the last one used answers without a look-up.
+    /// The insert slot of `given` (made on first use): the two used last answer without a look-up.
     /// - Throws: what `entity(named:)` throws when `given` is another model's entity this store's
     ///   model has no entity of that name for.
     func insertSlot(for given: EntityDescription) throws -> EntityInsertSlot {
-        if let last = lastInsertSlot, last.given === given { return last }
-        if let known = insertSlots[ObjectIdentifier(given)] {
-            lastInsertSlot = known
-            return known
+        if let last = recentInsertSlots.0, last.given === given { return last }
+        if let before = recentInsertSlots.1, before.given === given {
+            recentInsertSlots = (before, recentInsertSlots.0)
+            return before
         }
-        let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
-        let table = layout.table(for: entity)
-        let slot = EntityInsertSlot(given: given, entity: entity, table: table, keys: keyCounter(for: table))
-        insertSlots[ObjectIdentifier(given)] = slot
-        lastInsertSlot = slot
+        let slot: EntityInsertSlot
+        if let known = insertSlots[ObjectIdentifier(given)] {
+            slot = known
+        } else {
+            let entity = layout.isOwnEntity(given) ? given : try self.entity(named: given.name)
+            let table = layout.table(for: entity)
+            slot = EntityInsertSlot(given: given, entity: entity, table: table, keys: keyCounter(for: table))
+            insertSlots[ObjectIdentifier(given)] = slot
+        }
+        recentInsertSlots = (slot, recentInsertSlots.0)
         return slot
     }
 }

@@ -62,8 +62,9 @@ public final class PersistentStore: ObjectContext {
     var maxPrimaryKeys: [String: PrimaryKeyCounter] = [:]
     /// What inserting instances of an entity needs, per entity asked for (`insertSlot(for:)`).
     var insertSlots: [ObjectIdentifier: EntityInsertSlot] = [:]
-    /// The insert slot used last (most inserts in a row are of the same entity).
-    var lastInsertSlot: EntityInsertSlot?
+    /// The two insert slots used last, the latest first: a policy's row mostly makes or looks up
+    /// instances of one or two entities (a note and its category), in turn.
+    var recentInsertSlots: (EntityInsertSlot?, EntityInsertSlot?)
     var pending: [PendingRow] = []
     /// The entities whose instances were inserted or had an attribute changed one instance at a
     /// time (`insertObject`, `setValue`), rather than by SQL statements over whole tables: only

@@ -63,6 +63,30 @@ final class BufferedPolicyWritesTests: XCTestCase {
             Int64(PendingJoinRows.chunk * 2 + 37))
     }
 
+    /// Once a relationship's pairs are buffered, later adds skip the storage look-up but not the
+    /// checks: an instance of another store is refused, as at the first add, and nothing is buffered.
+    func testAddsAfterTheFirstBufferedPairAreCheckedAsTheFirst() throws {
+        let categorias = try XCTUnwrap(model.entity(named: "Nota")?.relationship(named: "categorias"))
+        let other = try PersistentStore.create(at: scratch.file("other.sqlite"), model: model)
+        defer { other.close() }
+        let nota = try store.insertObject(entityName: "Nota")
+        let stranger = try other.insertObject(entityName: "Categoria")
+        XCTAssertThrowsError(try nota.add([stranger], to: categorias)) { error in
+            XCTAssertTrue("\(error)".contains("does not belong to the store"), "\(error)")
+        }
+        let own = try store.insertObject(entityName: "Categoria")
+        try nota.add([own], to: categorias)
+        XCTAssertThrowsError(try nota.add([stranger], to: categorias)) { error in
+            XCTAssertTrue("\(error)".contains("does not belong to the store"), "\(error)")
+        }
+        XCTAssertThrowsError(
+            try stranger.add(
+                [nota], to: try XCTUnwrap(other.model.entity(named: "Categoria")?.relationship(named: "notas"))))
+        try store.save()
+        XCTAssertEqual(try store.database.scalar("SELECT COUNT(*) FROM Z_1NOTAS")?.integer, 1)
+        XCTAssertEqual(keys(try nota.value(forKey: "categorias")), [own.objectID.primaryKey])
+    }
+
     func testRemovingOrReplacingAfterABufferedAddSeesTheAdd() throws {
         let categorias = try XCTUnwrap(model.entity(named: "Nota")?.relationship(named: "categorias"))
         let nota = try store.insertObject(entityName: "Nota")

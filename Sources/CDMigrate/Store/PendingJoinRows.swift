@@ -19,9 +19,21 @@ struct PendingJoinRows {
     /// Per relationship, in the order relationships were first added to.
     private var tables: [ObjectIdentifier: Int] = [:]
     private var order: [Table] = []
+    /// The relationship `index(of:)` found last, and its table's index.
+    private var last: (relationship: ObjectIdentifier, index: Int)?
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
+
+    /// The index of the buffer of `relationship`'s pairs, nil before its first pair: a relationship
+    /// with such a buffer is a plain many-to-many whose pairs need no other look-up (`add(at:_:_:)`).
+    mutating func index(of relationship: RelationshipDescription) -> Int? {
+        let key = ObjectIdentifier(relationship)
+        if let last = last, last.relationship == key { return last.index }
+        guard let index = tables[key] else { return nil }
+        last = (key, index)
+        return index
+    }
 
     /// Buffers one pair; true when the buffer holds a chunk and should be written.
     mutating func add(
@@ -29,13 +41,19 @@ struct PendingJoinRows {
         _ target: Int64
     ) -> Bool {
         let index: Int
-        if let known = tables[ObjectIdentifier(relationship)] {
+        if let known = self.index(of: relationship) {
             index = known
         } else {
             index = order.count
             tables[ObjectIdentifier(relationship)] = index
             order.append(Table(insert: "INSERT OR IGNORE INTO \(table) (\(own), \(other))", keys: []))
         }
+        return add(at: index, owner, target)
+    }
+
+    /// Buffers one pair of the relationship whose buffer is at `index` (`index(of:)`); true when
+    /// the buffer holds a chunk and should be written.
+    mutating func add(at index: Int, _ owner: Int64, _ target: Int64) -> Bool {
         order[index].keys.append(owner)
         order[index].keys.append(target)
         count += 1
@@ -60,6 +78,7 @@ struct PendingJoinRows {
 
     mutating func removeAll() {
         tables.removeAll()
+        last = nil
         order.removeAll()
         count = 0
     }

@@ -61,14 +61,21 @@ extension PersistentStore {
         object.map { .integer($0.objectID.primaryKey) } ?? .null
     }
 
+    /// Checks that the store may be written and `object` and `targets` are its own.
+    private func checkOwnWrite(
+        _ object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
+    ) throws {
+        try checkWritable("change '\(object.entity.name).\(relationship.name)'")
+        try checkOwn(object)
+        for target in targets { try checkOwn(target) }
+    }
+
     /// Checks that `object`'s `relationship` may be changed to or by `targets`; returns how the
     /// relationship is stored.
     func checkRelationshipWrite(
         _ object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
     ) throws -> RelationshipStorage {
-        try checkWritable("change '\(object.entity.name).\(relationship.name)'")
-        try checkOwn(object)
-        for target in targets { try checkOwn(target) }
+        try checkOwnWrite(object, relationship, targets)
         let storage = layout.storage(of: relationship)
         if case .transient = storage {
             throw MigrationError(
@@ -155,6 +162,16 @@ extension PersistentStore {
     package func addToRelationship(
         of object: ManagedObject, _ relationship: RelationshipDescription, _ targets: [ManagedObject]
     ) throws {
+        if let known = pendingJoinRows.index(of: relationship) {
+            // A plain many-to-many whose pairs were buffered before: buffered again, no other look-up.
+            try checkOwnWrite(object, relationship, targets)
+            for target in targets
+            where pendingJoinRows.add(at: known, object.objectID.primaryKey, target.objectID.primaryKey) {
+                try beginIfNeeded()
+                try pendingJoinRows.write(to: database)
+            }
+            return
+        }
         switch try checkRelationshipWrite(object, relationship, targets) {
         case .inverseForeignKey(let table, let column, let entityColumn, let orderColumn):
             try attach(

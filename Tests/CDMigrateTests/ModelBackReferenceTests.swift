@@ -7,15 +7,7 @@ import XCTest
 /// find none once it has gone away, as weak references would — without making the entities
 /// targets of weak references.
 final class ModelBackReferenceTests: XCTestCase {
-    private static let json = """
-        {"name": "M", "entities": [
-          {"name": "Attachment", "attributes": [{"name": "dateCreated", "type": "date"}],
-           "relationships": [{"name": "note", "destination": "Note", "inverse": "attachments"}]},
-          {"name": "ImageAttachment", "parent": "Attachment", "attributes": [{"name": "width", "type": "float"}]},
-          {"name": "Note", "attributes": [{"name": "title", "type": "string", "optional": false}],
-           "relationships": [{"name": "attachments", "destination": "Attachment", "inverse": "note", "toMany": true}]}
-        ]}
-        """
+    private static let json = ModelTests.attachments
 
     func testLinksAnswerWhileTheModelLives() throws {
         let model = try ManagedObjectModel(json: Self.json)

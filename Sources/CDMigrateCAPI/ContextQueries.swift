@@ -137,7 +137,7 @@ public func cdm_context_instance_with_id(
     _ ctx: OpaquePointer?, _ store: Int32, _ entity: UnsafePointer<CChar>?, _ primaryKey: Int64,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    withContext(ctx) { context, scope in
+    withContext(ctx) { context, scope, table in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         out.pointee = nil
         let manager = context.manager
@@ -155,6 +155,6 @@ public func cdm_context_instance_with_id(
             throw MigrationError.notFound(
                 "there is no \(name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")")
         }
-        out.pointee = scope.handle(for: found)
+        out.pointee = scope.callbackHandle(for: found, in: table)
     }
 }

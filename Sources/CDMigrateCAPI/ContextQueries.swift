@@ -150,10 +150,10 @@ public func cdm_context_instance_with_id(
             try checkEntity(manager, try CString.argument(entity, "the entity name"), destination: destination)
             return
         }
-        let name = described.name
         guard let found = try persistent.object(entity: described, primaryKey: primaryKey) else {
             throw MigrationError.notFound(
-                "there is no \(name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")")
+                "there is no \(described.name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")"
+            )
         }
         out.pointee = scope.callbackHandle(for: found, in: table)
     }

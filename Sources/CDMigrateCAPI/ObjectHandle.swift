@@ -353,17 +353,19 @@ private func getBytes(
     // the handle's buffer, when they are the text `value(for:)` would give.
     let direct = { (entry: ObjectEntry, attribute: AttributeDescription) -> Bool? in
         guard accessor == .text else { return nil }
-        return entry.object.withLiveRowText(for: attribute) { text -> Bool in
+        var null = false
+        let read = entry.object.withLiveRowText(for: attribute) { text in
             guard let text = text else {
+                null = true
                 out?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
                 length?.pointee = 0
-                return true
+                return
             }
             let copy = entry.buffer(text, index: attribute.index)
             out?.storeBytes(of: UnsafeRawPointer(copy), as: UnsafeRawPointer?.self)
             length?.pointee = copy == nil ? 0 : text.count
-            return false
         }
+        return read ? null : nil
     }
     return get(o, key: key, index: index, accessor, isNull, out != nil, direct: direct) { entry, value, index, path in
         switch value {

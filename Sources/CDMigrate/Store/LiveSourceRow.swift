@@ -93,22 +93,25 @@ final class LiveSourceRow {
     /// `body` on the bytes of the text the column of the attribute at `index` holds, when
     /// `object` is the current row's instance and that column holds null (`body` gets nil) or
     /// text that is valid UTF-8: `value(at:of:)` of a string attribute then reads null or that
-    /// very text. Nil without calling `body` otherwise (another instance, no column, a value
+    /// very text. False without calling `body` otherwise (another instance, no column, a value
     /// of another storage class or that needs repair), for the caller to read the value.
-    func withText<R>(at index: Int, of object: ManagedObject, _ body: (UnsafeBufferPointer<UInt8>?) -> R) -> R? {
+    func withText(at index: Int, of object: ManagedObject, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) -> Bool {
         guard self.object == ObjectIdentifier(object), index >= 0, index < positions.count,
             let p = positions[index], let h = statement.handle
-        else { return nil }
+        else { return false }
         let column = Int32(p + 2)
         switch sqlite3_column_type(h, column) {
         case SQLITE_NULL:
-            return body(nil)
+            body(nil)
+            return true
         case SQLITE_TEXT:
-            guard let pointer = sqlite3_column_text(h, column) else { return nil }
+            guard let pointer = sqlite3_column_text(h, column) else { return false }
             let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(h, column)))
-            return LiveSourceRow.isValidUTF8(bytes) ? body(bytes) : nil
+            guard LiveSourceRow.isValidUTF8(bytes) else { return false }
+            body(bytes)
+            return true
         default:
-            return nil
+            return false
         }
     }
 
@@ -137,17 +140,17 @@ final class LiveSourceRow {
 extension ManagedObject {
     /// `body` on the bytes of a string attribute's text as the live row the instance is read
     /// from holds them (nil for null), without making a `String` of them: what `value(for:)`
-    /// reads then is null or that text. Nil without calling `body` when the value is not read
-    /// that way (no live row, not a string attribute of the instance's entity, a column that
-    /// needs converting or repairing), for the caller to read `value(for:)`.
-    package func withLiveRowText<R>(for attribute: AttributeDescription, _ body: (UnsafeBufferPointer<UInt8>?) -> R)
-        -> R?
+    /// reads then is null or that text. False without calling `body` when the value is not
+    /// read that way (no live row, not a string attribute of the instance's entity, a column
+    /// that needs converting or repairing), for the caller to read `value(for:)`.
+    package func withLiveRowText(for attribute: AttributeDescription, _ body: (UnsafeBufferPointer<UInt8>?) -> Void)
+        -> Bool
     {
         guard isFault, let row = liveRow, attribute.attributeType == .string,
             !attribute.allowsExternalBinaryDataStorage,
             attribute.index >= 0, attribute.index < entity.attributes.count,
             entity.attributes[attribute.index] === attribute
-        else { return nil }
+        else { return false }
         return row.withText(at: attribute.index, of: self, body)
     }
 }

@@ -235,10 +235,25 @@ final class ThreadState {
     }
 
     /// `entry(_:as:_:)` in a table already at hand (the calling thread's: that of the scope of a
-    /// handle just looked up), without reading the thread's state again.
+    /// handle just looked up), without reading the thread's state again. Inlined in each entry
+    /// point for the common case, a live handle of exactly the expected class; anything else goes
+    /// through `checkedEntry`.
+    @inline(__always)
     static func entry<T: HandleEntry>(in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String)
         throws -> T
     {
+        if let entry = table.lookup(handle), ObjectIdentifier(Swift.type(of: entry)) == ObjectIdentifier(T.self) {
+            return unsafeDowncast(entry, to: T.self)
+        }
+        return try checkedEntry(in: table, handle, as: type, what)
+    }
+
+    /// `entry(in:_:as:_:)` for any handle: the entry when it is of the expected kind (or of a
+    /// subclass), otherwise CDM_MISUSE naming what is wrong.
+    @inline(never)
+    private static func checkedEntry<T: HandleEntry>(
+        in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String
+    ) throws -> T {
         guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
         guard let entry = table.lookup(handle) else {
             if let live = LiveHandles.handle(handle) {

@@ -95,14 +95,15 @@ class ErrorSink {
 }
 
 /// Runs the body of a C entry point: a thrown error becomes the result code, kept by `sink`
-/// (or only as the thread's last error when there is none).
+/// (or only as the thread's last error when there is none). `sink` is evaluated only when there
+/// is an error to keep.
 @inline(__always)
-func guarded(_ sink: ErrorSink?, _ body: () throws -> Void) -> Int32 {
+func guarded(_ sink: @autoclosure () -> ErrorSink?, _ body: () throws -> Void) -> Int32 {
     do {
         try body()
         return 0
     } catch {
-        return recordError(error, sink)
+        return recordError(error, sink())
     }
 }
 

@@ -34,7 +34,9 @@ final class CPolicy: EntityMigrationPolicy {
     ) throws -> Bool {
         guard let hook = hook else { return false }
         let user = self.user
-        try migration.rowCallback(mapping, label) { context, scope in hook(context, scope.handle(for: instance), user) }
+        try migration.rowCallback(mapping, label) { context, scope, table in
+            hook(context, scope.callbackHandle(for: instance, in: table), user)
+        }
         return true
     }
 

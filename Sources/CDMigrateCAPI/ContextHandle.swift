@@ -63,11 +63,20 @@ final class ContextEntry: HandleEntry {
 }
 
 func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope) throws -> Void) -> Int32 {
-    withEntry(ctx, ContextEntry.self, "context") { entry in
-        guard let scope = entry.context.scope else {
+    withContext(ctx) { context, scope, _ in try body(context, scope) }
+}
+
+/// `withContext` whose body is also given the calling thread's handle table: the table of the
+/// context's scope (the context's entry was found in it, and the entry is of that scope), for
+/// looking up the other handles the call is given and making the ones it gives back.
+@inline(__always)
+func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope, HandleTable) throws -> Void) -> Int32 {
+    withEntry(ctx, ContextEntry.self, "context") { entry, table in
+        let context = entry.context
+        guard let scope = context.scope else {
             throw MigrationError.misuse("the context's callback has returned")
         }
-        try body(entry.context, scope)
+        try body(context, scope, table)
     }
 }
 
@@ -75,9 +84,10 @@ private func object(_ handle: OpaquePointer?, _ what: String) throws -> ManagedO
     try ThreadState.current.entry(handle, as: ObjectEntry.self, what).object
 }
 
-/// `object(_:_:)` looked up in the table of the context's scope (the calling thread's).
-private func object(_ handle: OpaquePointer?, _ what: String, in scope: Scope) throws -> ManagedObject {
-    try ThreadState.entry(in: scope.table, handle, as: ObjectEntry.self, what).object
+/// `object(_:_:)` looked up in the calling thread's table, at hand.
+@inline(__always)
+private func object(_ handle: OpaquePointer?, _ what: String, in table: HandleTable) throws -> ManagedObject {
+    try ThreadState.entry(in: table, handle, as: ObjectEntry.self, what).object
 }
 
 private func optionalObject(_ handle: OpaquePointer?, _ what: String) throws -> ManagedObject? {
@@ -173,13 +183,14 @@ public func cdm_context_pass(_ ctx: OpaquePointer?, _ pass: UnsafeMutablePointer
 public func cdm_context_create_instance(
     _ ctx: OpaquePointer?, _ entity: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    withContext(ctx) { context, scope in
+    withContext(ctx) { context, scope, table in
         guard let out = out else { throw MigrationError.misuse("the out pointer is NULL") }
-        guard let found = try scope.entity(of: context.manager.destinationModel, name: entity) else {
+        let manager = context.manager
+        guard let found = try scope.entity(of: manager.destinationModel, name: entity) else {
             throw MigrationError.notFound(
                 "the destination model has no entity named '\(try CString.argument(entity, "the entity name"))'")
         }
-        out.pointee = scope.handle(for: try context.manager.createDestinationInstance(entity: found))
+        out.pointee = scope.callbackHandle(for: try manager.createDestinationInstance(entity: found), in: table)
     }
 }
 
@@ -187,11 +198,11 @@ public func cdm_context_create_instance(
 public func cdm_context_apply_attribute_mappings(
     _ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?
 ) -> Int32 {
-    withContext(ctx) { context, scope in
+    withContext(ctx) { context, _, table in
         try context.manager.applyAttributeMappings(
             of: try context.currentMapping(),
-            source: try source.map { try object($0, "source object", in: scope) },
-            destination: try object(destination, "destination object", in: scope))
+            source: try source.map { try object($0, "source object", in: table) },
+            destination: try object(destination, "destination object", in: table))
     }
 }
 
@@ -199,10 +210,10 @@ public func cdm_context_apply_attribute_mappings(
 public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?)
     -> Int32
 {
-    withContext(ctx) { context, scope in
+    withContext(ctx) { context, _, table in
         try context.manager.associate(
-            sourceInstance: try object(source, "source object", in: scope),
-            withDestinationInstance: try object(destination, "destination object", in: scope),
+            sourceInstance: try object(source, "source object", in: table),
+            withDestinationInstance: try object(destination, "destination object", in: table),
             for: try context.currentMapping())
     }
 }

@@ -137,7 +137,7 @@ public func cdm_context_instance_with_id(
     _ ctx: OpaquePointer?, _ store: Int32, _ entity: UnsafePointer<CChar>?, _ primaryKey: Int64,
     _ out: UnsafeMutablePointer<OpaquePointer?>?
 ) -> Int32 {
-    withContext(ctx) { context, scope in
+    withContext(ctx) { context, scope, table in
         guard let out = out else { throw MigrationError.misuse("the object pointer is NULL") }
         out.pointee = nil
         let manager = context.manager
@@ -150,11 +150,11 @@ public func cdm_context_instance_with_id(
             try checkEntity(manager, try CString.argument(entity, "the entity name"), destination: destination)
             return
         }
-        let name = described.name
         guard let found = try persistent.object(entity: described, primaryKey: primaryKey) else {
             throw MigrationError.notFound(
-                "there is no \(name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")")
+                "there is no \(described.name) with primary key \(primaryKey) in the \(destination ? "destination" : "source")"
+            )
         }
-        out.pointee = scope.handle(for: found)
+        out.pointee = scope.callbackHandle(for: found, in: table)
     }
 }

@@ -15,29 +15,65 @@ import CDMigrate
 final class HandleTable {
     private static let tag: UInt = 1 << (UInt.bitWidth - 1)
 
-    private var entries: [HandleEntry?] = []
-    private var generations: [UInt32] = []
-    private var freeSlots: [Int32] = []
+    /// A slot: the entry it holds (nil when free), its generation, and, when free, the next
+    /// free slot (-1: none).
+    private struct Slot {
+        var entry: HandleEntry?
+        var generation: UInt32
+        var nextFree: Int32
+    }
+
+    /// The slots, in memory the table manages itself rather than in arrays: every C call looks
+    /// a handle up, and a single-row hook makes and frees a few on every row, so no access
+    /// checks a buffer's uniqueness or counts a reference to it.
+    private var slots: UnsafeMutablePointer<Slot>
+    /// Slots in use or free (initialized), and room for.
+    private var count = 0
+    private var capacity: Int
+    /// The free slot reused first (the one freed last), or -1.
+    private var firstFree: Int32 = -1
 
     /// How many handles are live (for cdm_internal_handle_count).
-    var liveCount: Int { entries.count - freeSlots.count }
+    private(set) var liveCount = 0
+
+    init() {
+        capacity = 64
+        slots = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        slots.deinitialize(count: count)
+        slots.deallocate()
+    }
 
     func allocate(_ entry: HandleEntry, in scope: Scope) -> OpaquePointer {
-        let slot: Int32
-        if let reused = freeSlots.popLast() {
-            slot = reused
-            entries[Int(slot)] = entry
+        let index: Int
+        if firstFree >= 0 {
+            index = Int(firstFree)
+            firstFree = slots[index].nextFree
+            slots[index].entry = entry
         } else {
-            slot = Int32(entries.count)
-            entries.append(entry)
-            generations.append(1)
+            if count == capacity { grow() }
+            index = count
+            (slots + index).initialize(to: Slot(entry: entry, generation: 1, nextFree: -1))
+            count += 1
         }
+        liveCount += 1
+        let slot = Int32(index)
         entry.slot = slot
         entry.scope = scope
         scope.slots.append(slot)
-        let token = HandleTable.tag | UInt(generations[Int(slot)]) << 32 | UInt(slot + 1)
+        let token = HandleTable.tag | UInt(slots[index].generation) << 32 | UInt(slot + 1)
         // Never NULL: the tag bit is set.
         return OpaquePointer(bitPattern: token).unsafelyUnwrapped
+    }
+
+    private func grow() {
+        let larger = UnsafeMutablePointer<Slot>.allocate(capacity: capacity * 2)
+        larger.moveInitialize(from: slots, count: count)
+        slots.deallocate()
+        slots = larger
+        capacity *= 2
     }
 
     func lookup(_ handle: OpaquePointer?) -> HandleEntry? {
@@ -46,40 +82,49 @@ final class HandleTable {
         guard token & HandleTable.tag != 0 else { return nil }
         let index = Int(token & 0xFFFF_FFFF) - 1
         let generation = UInt32(truncatingIfNeeded: (token & ~HandleTable.tag) >> 32)
-        guard index >= 0, index < entries.count, generations[index] == generation else { return nil }
-        return entries[index]
+        guard index >= 0, index < count, slots[index].generation == generation else { return nil }
+        return slots[index].entry
     }
 
     func release(_ entry: HandleEntry) {
         let index = Int(entry.slot)
-        guard index >= 0, index < entries.count, entries[index] === entry else { return }
-        vacate(index, entry)
+        guard index >= 0, index < count, slots[index].entry === entry else { return }
+        _ = vacate(index)
     }
 
-    /// Empties slot `index`, which holds `entry`: its generation moves on (in the 31 bits below
-    /// the tag), so the handle it gave is stale from now on.
+    /// Empties slot `index` (in use) and gives back the entry it held: the slot's generation
+    /// moves on (in the 31 bits below the tag), so the handle it gave is stale from now on.
     @inline(__always)
-    private func vacate(_ index: Int, _ entry: HandleEntry) {
-        entries[index] = nil
-        let generation = generations[index]
-        generations[index] = generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
-        freeSlots.append(entry.slot)
-        entry.slot = -1
+    private func vacate(_ index: Int) -> HandleEntry? {
+        let slot = slots + index
+        let entry = slot.pointee.entry.take()
+        let generation = slot.pointee.generation
+        slot.pointee.generation = generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
+        slot.pointee.nextFree = firstFree
+        firstFree = Int32(index)
+        liveCount -= 1
+        entry?.slot = -1
+        return entry
     }
 
-    /// Frees every handle the scope still holds, and its other allocations.
+    /// Frees every handle the scope still holds, and its other allocations. Each entry is moved
+    /// out of its slot (not copied), for the scope's pool to keep when it is the last reference.
     func close(_ scope: Scope) {
         let pool = scope.objectEntryPool
         for slot in scope.slots {
             let index = Int(slot)
-            guard var entry = entries[index], entry.scope === scope else { continue }
-            vacate(index, entry)  // the entry is the slot's (just read from it)
+            // Only the scope's own entry: the slot may have been released and made again since.
+            guard index >= 0, index < count, slots[index].entry?.scope === scope, var entry = vacate(index) else {
+                continue
+            }
             pool?.recycle(&entry)
         }
         // Capacity kept: a single-row hook's scope is closed and filled again on every row.
         scope.slots.removeAll(keepingCapacity: true)
-        for allocation in scope.allocations { free(allocation) }
-        scope.allocations.removeAll(keepingCapacity: true)
+        if !scope.allocations.isEmpty {
+            for allocation in scope.allocations { free(allocation) }
+            scope.allocations.removeAll(keepingCapacity: true)
+        }
     }
 }
 
@@ -119,6 +164,14 @@ class Scope {
 
     func handle(for object: ManagedObject) -> OpaquePointer {
         handle(objectEntryPool?.entry(for: object) ?? ObjectEntry(object))
+    }
+
+    /// `handle(for:)` in a callback's scope (never a `RetainedScope`, whose handles are made in
+    /// the running callback's scope) whose table, the calling thread's, is at hand: the scope's
+    /// table is not read (an `unowned` reference, checked at each read).
+    @inline(__always)
+    final func callbackHandle(for object: ManagedObject, in table: HandleTable) -> OpaquePointer {
+        table.allocate(objectEntryPool?.entry(for: object) ?? ObjectEntry(object), in: self)
     }
 
     /// A C array of handles for instances, valid as long as the scope.
@@ -164,6 +217,16 @@ final class ThreadState {
         return state
     }
 
+    /// `body` on the calling thread's state, without counting a reference to it: the thread's
+    /// key holds the state until the thread ends, which it cannot do while `body` runs on it.
+    @inline(__always)
+    static func withCurrent<R>(_ body: (ThreadState) throws -> R) rethrows -> R {
+        if let pointer = pthread_getspecific(key) {
+            return try Unmanaged<ThreadState>.fromOpaque(pointer)._withUnsafeGuaranteedRef(body)
+        }
+        return try body(current)
+    }
+
     func openScope(sink: ErrorSink) -> Scope { Scope(sink: sink, table: table) }
 
     /// The live entry of a handle of the expected kind, or CDM_MISUSE naming what is wrong.
@@ -172,10 +235,25 @@ final class ThreadState {
     }
 
     /// `entry(_:as:_:)` in a table already at hand (the calling thread's: that of the scope of a
-    /// handle just looked up), without reading the thread's state again.
+    /// handle just looked up), without reading the thread's state again. Inlined in each entry
+    /// point for the common case, a live handle of exactly the expected class; anything else goes
+    /// through `checkedEntry`.
+    @inline(__always)
     static func entry<T: HandleEntry>(in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String)
         throws -> T
     {
+        if let entry = table.lookup(handle), ObjectIdentifier(Swift.type(of: entry)) == ObjectIdentifier(T.self) {
+            return unsafeDowncast(entry, to: T.self)
+        }
+        return try checkedEntry(in: table, handle, as: type, what)
+    }
+
+    /// `entry(in:_:as:_:)` for any handle: the entry when it is of the expected kind (or of a
+    /// subclass), otherwise CDM_MISUSE naming what is wrong.
+    @inline(never)
+    private static func checkedEntry<T: HandleEntry>(
+        in table: HandleTable, _ handle: OpaquePointer?, as type: T.Type, _ what: String
+    ) throws -> T {
         guard let handle = handle else { throw MigrationError.misuse("the \(what) handle is NULL") }
         guard let entry = table.lookup(handle) else {
             if let live = LiveHandles.handle(handle) {
@@ -185,7 +263,7 @@ final class ThreadState {
                 "the \(what) handle is no longer valid: short-lived handles live only during the callback (or store) that made them, on its thread"
                     + (T.self == ObjectEntry.self ? ObjectRetention.staleHint : ""))
         }
-        guard let typed = entry as? T else {
+        guard let typed = cast(entry, to: T.self) else {
             throw MigrationError.misuse("the \(what) handle is a \(Swift.type(of: entry).kind), not a \(T.kind)")
         }
         return typed
@@ -198,12 +276,23 @@ final class ThreadState {
 func withEntry<T: HandleEntry>(_ handle: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T) throws -> Void)
     -> Int32
 {
-    let state = ThreadState.current
-    let entry: T
-    do {
-        entry = try state.entry(handle, as: type, what)
-    } catch {
-        return recordError(error, nil)
+    withEntry(handle, type, what) { entry, _ in try body(entry) }
+}
+
+/// `withEntry` whose body is also given the calling thread's handle table (the one the entry was
+/// found in, and so the table of the entry's scope), for the handles and look-ups it makes.
+@inline(__always)
+func withEntry<T: HandleEntry>(
+    _ handle: OpaquePointer?, _ type: T.Type, _ what: String, _ body: (T, HandleTable) throws -> Void
+) -> Int32 {
+    ThreadState.withCurrent { state in
+        let table = state.table
+        let entry: T
+        do {
+            entry = try ThreadState.entry(in: table, handle, as: type, what)
+        } catch {
+            return recordError(error, nil)
+        }
+        return guarded(entry.sink) { try body(entry, table) }
     }
-    return guarded(entry.sink) { try body(entry) }
 }

@@ -130,12 +130,23 @@ final class MigrationHandle: LongLivedHandle {
     /// `create_relationships`): the same for the host (the handles it is given die when it
     /// returns, a kept context or instance handle is stale in the next call, errors are the call's
     /// own) without making a context and a scope for every row.
-    func rowCallback(_ mapping: EntityMapping, _ what: String, _ body: (OpaquePointer, Scope) -> Int32) throws {
+    ///
+    /// `body` is also given the calling thread's handle table (the scope's), for the handles it makes.
+    func rowCallback(_ mapping: EntityMapping, _ what: String, _ body: (OpaquePointer, Scope, HandleTable) -> Int32)
+        throws
+    {
         guard let manager = manager else { throw MigrationError.misuse("the migration handle holds no migration") }
-        let state = ThreadState.current
+        try ThreadState.withCurrent { state in try rowCallback(mapping, what, manager, state, body) }
+    }
+
+    private func rowCallback(
+        _ mapping: EntityMapping, _ what: String, _ manager: MigrationManager, _ state: ThreadState,
+        _ body: (OpaquePointer, Scope, HandleTable) -> Int32
+    ) throws {
+        let table = state.table
         let parts: RowCallbackParts
         if let kept = rowCallbackParts, kept.context.scope == nil, kept.context.mapping === mapping,
-            kept.context.manager === manager, kept.scope.table === state.table
+            kept.context.manager === manager, kept.scope.table === table
         {
             kept.context.reset()
             parts = kept
@@ -150,12 +161,12 @@ final class MigrationHandle: LongLivedHandle {
         let scope = parts.scope
         context.scope = scope
         // A new token each call: the slot's generation moves on when the scope closes.
-        let token = scope.handle(parts.entry)
+        let token = table.allocate(parts.entry, in: scope)
         let outer = activeContext
         activeContext = context
-        let code = body(token, scope)
+        let code = body(token, scope, table)
         activeContext = outer
-        state.table.close(scope)
+        table.close(scope)
         context.scope = nil
         if code != 0 { throw context.failure(code: code, in: what) }
     }

@@ -61,7 +61,7 @@ extension Scope {
     /// none (or is a key path), for the caller's general look-up and its errors.
     /// - throws: `CDM_MISUSE` when the key is not UTF-8.
     func attribute(of entity: EntityDescription, key: UnsafePointer<CChar>) throws -> AttributeDescription? {
-        if let known = names.find(in: entity, key) { return known as? AttributeDescription }
+        if let known = names.find(in: entity, key) { return cast(known, to: AttributeDescription.self) }
         guard strchr(key, 0x2E) == nil, let found = entity.attribute(named: try CString.argument(key, "the key"))
         else { return nil }
         names.remember(found, in: entity, key)
@@ -71,7 +71,7 @@ extension Scope {
     /// The relationship that `key` names in `entity`; nil when it names none.
     /// - throws: `CDM_MISUSE` when the key is not UTF-8.
     func relationship(of entity: EntityDescription, key: UnsafePointer<CChar>) throws -> RelationshipDescription? {
-        if let known = names.find(in: entity, key) { return known as? RelationshipDescription }
+        if let known = names.find(in: entity, key) { return cast(known, to: RelationshipDescription.self) }
         guard let found = entity.relationship(named: try CString.argument(key, "the key")) else { return nil }
         names.remember(found, in: entity, key)
         return found
@@ -81,7 +81,7 @@ extension Scope {
     /// - throws: `CDM_MISUSE` when the name is NULL or not UTF-8.
     func entity(of model: ManagedObjectModel, name: UnsafePointer<CChar>?) throws -> EntityDescription? {
         guard let name = name else { return model.entity(named: try CString.argument(name, "the entity name")) }
-        if let known = names.find(in: model, name) { return known as? EntityDescription }
+        if let known = names.find(in: model, name) { return cast(known, to: EntityDescription.self) }
         guard let found = model.entity(named: try CString.argument(name, "the entity name")) else { return nil }
         names.remember(found, in: model, name)
         return found

@@ -12,11 +12,21 @@ final class ObjectEntryPool {
     /// Entries kept at most: a hook making many instances in one row does not keep as many entries.
     static let capacity = 32
 
-    private var entries: [ObjectEntry] = []
+    /// The kept entries, in memory of the pool's own (not an array: no uniqueness check or
+    /// reference to a buffer for each entry taken or kept, several a row).
+    private let kept = UnsafeMutablePointer<ObjectEntry>.allocate(capacity: ObjectEntryPool.capacity)
+    private var count = 0
+
+    deinit {
+        kept.deinitialize(count: count)
+        kept.deallocate()
+    }
 
     /// A kept entry made to stand for `object`, or nil when none is kept.
     func entry(for object: ManagedObject) -> ObjectEntry? {
-        guard let entry = entries.popLast() else { return nil }
+        guard count > 0 else { return nil }
+        count -= 1
+        let entry = (kept + count).move()
         entry.reuse(for: object)
         return entry
     }
@@ -26,12 +36,13 @@ final class ObjectEntryPool {
     @inline(never)
     func recycle(_ released: inout HandleEntry) {
         // The class compared by identity, not cast: ObjectEntry is final.
-        guard entries.count < ObjectEntryPool.capacity, released.slot == -1,
+        guard count < ObjectEntryPool.capacity, released.slot == -1,
             ObjectIdentifier(type(of: released)) == ObjectIdentifier(ObjectEntry.self),
             isKnownUniquelyReferenced(&released)
         else { return }
         let entry = unsafeDowncast(released, to: ObjectEntry.self)
         entry.clear()
-        entries.append(entry)
+        (kept + count).initialize(to: entry)
+        count += 1
     }
 }

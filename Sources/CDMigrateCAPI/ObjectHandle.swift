@@ -90,6 +90,16 @@ final class ObjectEntry: HandleEntry {
         return (copy, count)
     }
 
+    /// Copies text bytes (NUL-terminated) into the buffer of an attribute (by index); returns the
+    /// copy (nil when out of memory).
+    func buffer(_ text: UnsafeBufferPointer<UInt8>, index: Int) -> UnsafeMutableRawPointer? {
+        guard let raw = malloc(text.count + 1) else { return nil }
+        if let base = text.baseAddress { raw.copyMemory(from: base, byteCount: text.count) }
+        raw.storeBytes(of: 0, toByteOffset: text.count, as: UInt8.self)
+        keep(raw, index: index, path: nil)
+        return raw
+    }
+
     func forgetBuffer(index: Int) {
         guard index >= 0, index < attributeBuffers.count else { return }
         free(attributeBuffers[index])
@@ -256,10 +266,15 @@ enum ObjectAccess {
 
 // MARK: Reading
 
-/// Reads an attribute (by key or index) for a typed getter; `write` gets nil for null.
+/// Reads an attribute (by key or index) for a typed getter; `write` gets nil for null. Inlined in
+/// each getter, so that `write` is no closure called through a context. For an attribute named
+/// plainly or by index, `direct` may answer first (setting what `write` would, but for
+/// `isNull`): true when it did, and gives whether the value is null.
+@inline(__always)
 private func get(
     _ handle: OpaquePointer?, key: UnsafePointer<CChar>?, index: Int32?, _ accessor: Accessor,
     _ isNull: UnsafeMutablePointer<Int32>?, _ hasOut: Bool,
+    direct: (ObjectEntry, AttributeDescription) -> Bool? = { _, _ in nil },
     _ write: (ObjectEntry, Value?, _ index: Int, _ path: String?) throws -> Void
 ) -> Int32 {
     withEntry(handle, ObjectEntry.self, "object") { entry in
@@ -270,6 +285,10 @@ private func get(
         if let index = index {
             attribute = try ObjectAccess.attribute(of: entry, index: index)
             try ObjectAccess.check(attribute, accessor, reading: true)
+            if let null = direct(entry, attribute) {
+                isNull?.pointee = null ? 1 : 0
+                return
+            }
             value = try ObjectAccess.stored(entry.object, attribute, accessor)
         } else if let key = key, let scope = entry.scope,
             let plain = try scope.attribute(of: entry.object.entity, key: key)
@@ -277,6 +296,10 @@ private func get(
             // A plain attribute name (no key path): no splitting, no walk.
             attribute = plain
             try ObjectAccess.check(attribute, accessor, reading: true)
+            if let null = direct(entry, attribute) {
+                isNull?.pointee = null ? 1 : 0
+                return
+            }
             value = try ObjectAccess.stored(entry.object, attribute, accessor)
         } else {
             let name = try CString.argument(key, "the key")
@@ -321,11 +344,30 @@ private func getBool(
     }
 }
 /// `out` is the host's `const char **` or `const void **`: the address of one pointer.
+@inline(__always)
 private func getBytes(
     _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ index: Int32?, _ out: UnsafeMutableRawPointer?,
     _ length: UnsafeMutablePointer<Int>?, _ isNull: UnsafeMutablePointer<Int32>?, _ accessor: Accessor
 ) -> Int32 {
-    get(o, key: key, index: index, accessor, isNull, out != nil) { entry, value, index, path in
+    // A string attribute of a source instance read from the live row: its bytes straight into
+    // the handle's buffer, when they are the text `value(for:)` would give.
+    let direct = { (entry: ObjectEntry, attribute: AttributeDescription) -> Bool? in
+        guard accessor == .text else { return nil }
+        var null = false
+        let read = entry.object.withLiveRowText(for: attribute) { text in
+            guard let text = text else {
+                null = true
+                out?.storeBytes(of: nil, as: UnsafeRawPointer?.self)
+                length?.pointee = 0
+                return
+            }
+            let copy = entry.buffer(text, index: attribute.index)
+            out?.storeBytes(of: UnsafeRawPointer(copy), as: UnsafeRawPointer?.self)
+            length?.pointee = copy == nil ? 0 : text.count
+        }
+        return read ? null : nil
+    }
+    return get(o, key: key, index: index, accessor, isNull, out != nil, direct: direct) { entry, value, index, path in
         switch value {
         case .string(let s)?, .uri(let s)?, .decimal(let s)?:
             // Text straight into the handle's buffer, without an intermediate array.

@@ -8,9 +8,9 @@ import CDMigrate
 /// to-one); for the other kind CDM_MISMATCH says which function takes it.
 private func editRelationship(
     _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, toMany: Bool, otherwise: String,
-    _ edit: (ObjectEntry, RelationshipDescription) throws -> Void
+    _ edit: (ObjectEntry, RelationshipDescription, HandleTable) throws -> Void
 ) -> Int32 {
-    withEntry(o, ObjectEntry.self, "object") { entry in
+    withEntry(o, ObjectEntry.self, "object") { entry, table in
         let relationship: RelationshipDescription
         if let key = key, let scope = entry.scope,
             let known = try scope.relationship(of: entry.object.entity, key: key)
@@ -23,20 +23,21 @@ private func editRelationship(
             throw MigrationError.mismatch(
                 "'\(entry.entityName).\(relationship.name)' is \(toMany ? "to-one" : "to-many"): \(otherwise)")
         }
-        try edit(entry, relationship)
+        try edit(entry, relationship, table)
     }
 }
 
-/// The instance a target handle stands for.
-private func targetObject(_ handle: OpaquePointer?) throws -> ManagedObject {
-    try ThreadState.current.entry(handle, as: ObjectEntry.self, "target object").object
+/// The instance a target handle stands for, looked up in the calling thread's table (at hand).
+private func targetObject(_ handle: OpaquePointer?, in table: HandleTable) throws -> ManagedObject {
+    try ThreadState.entry(in: table, handle, as: ObjectEntry.self, "target object").object
 }
 
 @_cdecl("cdm_object_set_object")
 public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32
 {
-    editRelationship(o, key, toMany: false, otherwise: "add to it with cdm_object_add_object") { entry, relationship in
-        let value: Value = try target.map { .object(try targetObject($0)) } ?? .null
+    editRelationship(o, key, toMany: false, otherwise: "add to it with cdm_object_add_object") {
+        entry, relationship, table in
+        let value: Value = try target.map { .object(try targetObject($0, in: table)) } ?? .null
         try entry.object.setValue(value, for: relationship)
     }
 }
@@ -44,8 +45,9 @@ public func cdm_object_set_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 @_cdecl("cdm_object_add_object")
 public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?) -> Int32
 {
-    editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") { entry, relationship in
-        try entry.object.add([try targetObject(target)], to: relationship)
+    editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") {
+        entry, relationship, table in
+        try entry.object.add([try targetObject(target, in: table)], to: relationship)
     }
 }
 
@@ -54,8 +56,8 @@ public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<C
     -> Int32
 {
     editRelationship(o, key, toMany: true, otherwise: "empty it with cdm_object_set_object(…, NULL)") {
-        entry, relationship in
-        try entry.object.remove([try targetObject(target)], from: relationship)
+        entry, relationship, table in
+        try entry.object.remove([try targetObject(target, in: table)], from: relationship)
     }
 }
 
@@ -63,8 +65,9 @@ public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<C
 public func cdm_object_insert_object(
     _ o: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ target: OpaquePointer?, _ index: Int
 ) -> Int32 {
-    editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") { entry, relationship in
-        let object = try targetObject(target)
+    editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") {
+        entry, relationship, table in
+        let object = try targetObject(target, in: table)
         guard relationship.isOrdered else { return try entry.object.add([object], to: relationship) }
         // The engine has no positional insert: rewrite the ordered set with the target in place.
         var members = try entry.object.value(for: relationship).elements.compactMap { $0.object }

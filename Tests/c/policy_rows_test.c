@@ -15,6 +15,7 @@
 #include <sqlite3.h>
 
 #include "scratch.h"
+#include "cdmigrate_internal.h"
 
 static const char *SOURCE_MODEL =
     "{\"name\": \"V2\", \"entities\": [{\"name\": \"Nota\", \"attributes\": ["
@@ -491,6 +492,208 @@ static void test_applied_values_read_counted_or_left_to_the_write_are_the_same(c
     sqlite3_close(db);
 }
 
+/* A row's handles after the row, and errors within it: a kept context or object handle of the
+** last row gives CDM_MISUSE with the message saying it is no longer valid (the thread's last
+** error only, not the new row's context); an error on a live handle goes to the row's context;
+** text set in a row reads back as set; many handles in one row (more than the table held and
+** than the row's scope keeps for reuse) are all good in their row and all stale after it, and
+** the handles live at the same point of every row stay as many. */
+#define MANY_HANDLES 150
+typedef struct {
+    cdm_context *previous_ctx;
+    cdm_object *previous_source, *previous_many_first, *previous_many_last;
+    int rows, stale, stale_messages, context_kept_clean, live_errors, set_reads, many_rows, many_good;
+    size_t handles_at_start, handles_changed;
+} after_row_state;
+
+static int create_row_after(cdm_context *ctx, cdm_object *source, void *user) {
+    after_row_state *state = user;
+    int row = state->rows++;
+    size_t handles = cdm_internal_handle_count();
+    if (row == 0) state->handles_at_start = handles;
+    else if (handles != state->handles_at_start) state->handles_changed++;
+    const char *text = NULL;
+    size_t length = 0;
+    int is_null = 0;
+    if (state->previous_source) {
+        cdm_object *stale[] = {state->previous_source, state->previous_many_first, state->previous_many_last};
+        for (int i = 0; i < 3; i++) {
+            if (!stale[i]) continue;
+            if (cdm_object_get_text(stale[i], "contenido", &text, &length, &is_null) == CDM_MISUSE) state->stale++;
+            if (strstr(cdm_last_errmsg(), "the object handle is no longer valid") &&
+                strstr(cdm_last_errmsg(), "cdm_object_retain"))
+                state->stale_messages++;
+        }
+        cdm_object *made = NULL;
+        if (cdm_context_create_instance(state->previous_ctx, "Nota", &made) == CDM_MISUSE && made == NULL) state->stale++;
+        if (strstr(cdm_last_errmsg(), "the context handle is no longer valid")) state->stale_messages++;
+        if (cdm_context_errcode(ctx) == CDM_OK) state->context_kept_clean++;
+    }
+    /* An error on a live handle: the row's context keeps it, and it is the thread's last error. */
+    if (cdm_object_get_text(source, "nope", &text, &length, &is_null) == CDM_NOTFOUND &&
+        cdm_context_errcode(ctx) == CDM_NOTFOUND && strstr(cdm_context_errmsg(ctx), "no attribute 'nope'") &&
+        cdm_last_errcode() == CDM_NOTFOUND)
+        state->live_errors++;
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    /* Text read, set and read again in the same row: each read gives the text set last. */
+    TRY(cdm_object_get_text(nota, "contenido", &text, &length, &is_null));
+    char set[64];
+    int set_length = snprintf(set, sizeof set, "cambiada en la fila %d", row);
+    TRY(cdm_object_set_text(nota, "contenido", set, CDM_NUL_TERMINATED));
+    TRY(cdm_object_get_text(nota, "contenido", &text, &length, &is_null));
+    int first_ok = !is_null && length == (size_t)set_length && !strcmp(text, set);
+    TRY(cdm_object_set_text(nota, "contenido", "corta", CDM_NUL_TERMINATED));
+    TRY(cdm_object_get_text(nota, "contenido", &text, &length, &is_null));
+    if (first_ok && length == 5 && !strcmp(text, "corta")) state->set_reads++;
+    state->previous_many_first = state->previous_many_last = NULL;
+    if (row % 50 == 3) {
+        int64_t key = 0;
+        TRY(cdm_object_id(source, NULL, NULL, &key));
+        cdm_object *many[MANY_HANDLES];
+        for (int i = 0; i < MANY_HANDLES; i++)
+            TRY(cdm_context_instance_with_id(ctx, CDM_STORE_SOURCE, "Nota", key, &many[i]));
+        int good = 0;
+        for (int i = 0; i < MANY_HANDLES; i++) {
+            int64_t other = 0;
+            if (cdm_object_id(many[i], NULL, NULL, &other) == CDM_OK && other == key) good++;
+            for (int j = 0; j < i; j++) if (many[j] == many[i]) good--;
+        }
+        if (good == MANY_HANDLES) state->many_good++;
+        state->many_rows++;
+        state->previous_many_first = many[0];
+        state->previous_many_last = many[MANY_HANDLES - 1];
+    }
+    state->previous_ctx = ctx;
+    state->previous_source = source;
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void test_a_rows_handles_are_stale_after_it_and_its_errors_go_where_they_did(cdm_model *src, cdm_model *dst,
+                                                                                     const char *source) {
+    const char *destination = path_in_dir("after-row.sqlite");
+    static after_row_state state;
+    memset(&state, 0, sizeof state);
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row_after;
+    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    int many_rows = (NOTES - 3 + 49) / 50;
+    CHECK(state.rows == NOTES);
+    /* Per later row: the source and context, and the many handles' first and last after a row that made them. */
+    CHECK(state.stale == 2 * (NOTES - 1) + 2 * many_rows);
+    CHECK(state.stale_messages == state.stale);
+    CHECK(state.context_kept_clean == NOTES - 1);
+    CHECK(state.live_errors == NOTES);
+    CHECK(state.set_reads == NOTES);
+    CHECK(state.many_rows == many_rows);
+    CHECK(state.many_good == many_rows);
+    CHECK(state.handles_at_start > 0);
+    CHECK(state.handles_changed == 0);
+    CHECK(cdm_internal_handle_count() == 0);
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open_v2(destination, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT COUNT(*) FROM ZNOTA WHERE ZCONTENIDO = 'corta'") == NOTES);
+    sqlite3_close(db);
+}
+
+/* Text read from the source row as it is stored: valid UTF-8 (ASCII or not) as it is, invalid
+** UTF-8 repaired (each bad sequence becomes U+FFFD) as the engine reads it, a blob in a text column
+** as its bytes' text, null as null; by name and by index alike, and the same again when a
+** retained source is read after its row has passed. */
+typedef struct {
+    int rows, mismatches, checked;
+    cdm_object *kept[4];
+    int kept_row[4];
+    int kept_count;
+} stored_text_state;
+
+/* What each of the first rows holds in "categoria" (NULL: null), and what reading it gives. */
+static const char *STORED_TEXT_SQL[] = {
+    "UPDATE ZNOTA SET ZCATEGORIA = 'M\xc3\xbasica y a\xc3\xb1o' WHERE Z_PK = 1",
+    "UPDATE ZNOTA SET ZCATEGORIA = CAST(X'4D7573FF6361' AS TEXT) WHERE Z_PK = 2",
+    "UPDATE ZNOTA SET ZCATEGORIA = CAST(X'41C3' AS TEXT) WHERE Z_PK = 3",
+    "UPDATE ZNOTA SET ZCATEGORIA = X'6869' WHERE Z_PK = 4",
+    "UPDATE ZNOTA SET ZCATEGORIA = NULL WHERE Z_PK = 5",
+    "UPDATE ZNOTA SET ZCATEGORIA = '' WHERE Z_PK = 6",
+};
+static const char *STORED_TEXT_READ[] = {"M\xc3\xbasica y a\xc3\xb1o", "Mus\xef\xbf\xbd" "ca", "A\xef\xbf\xbd", "hi", NULL, ""};
+#define STORED_TEXT_ROWS 6
+
+static int check_stored_text(stored_text_state *state, cdm_object *source, int row) {
+    const char *expected = STORED_TEXT_READ[row];
+    int index = -1;
+    TRY(cdm_object_attribute_index(source, "categoria", &index));
+    for (int by_index = 0; by_index < 2; by_index++) {
+        const char *text = (const char *)1;
+        size_t length = 99;
+        int is_null = -1;
+        TRY(by_index ? cdm_object_get_text_at(source, index, &text, &length, &is_null)
+                     : cdm_object_get_text(source, "categoria", &text, &length, &is_null));
+        int ok = expected ? (!is_null && text && length == strlen(expected) && !memcmp(text, expected, length + 1))
+                          : (is_null == 1 && text == NULL && length == 0);
+        if (!ok) state->mismatches++;
+        state->checked++;
+    }
+    return CDM_OK;
+}
+
+static int create_row_stored_text(cdm_context *ctx, cdm_object *source, void *user) {
+    stored_text_state *state = user;
+    int row = state->rows++;
+    if (row < STORED_TEXT_ROWS) {
+        TRY(check_stored_text(state, source, row));
+        if (row % 2 == 1 || row == 4) {
+            TRY(cdm_object_retain(source));
+            state->kept_row[state->kept_count] = row;
+            state->kept[state->kept_count++] = source;
+        }
+    } else if (row == STORED_TEXT_ROWS) {
+        /* The retained sources, read again once their rows have passed. */
+        for (int i = 0; i < state->kept_count; i++) TRY(check_stored_text(state, state->kept[i], state->kept_row[i]));
+        for (int i = 0; i < state->kept_count; i++) cdm_object_release(state->kept[i]);
+    }
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void test_stored_text_reads_as_the_engine_reads_it(cdm_model *src, cdm_model *dst) {
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("stored-text.sqlite"));
+    CHECK(make_source(src, source));
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(source, &db) == SQLITE_OK);
+    for (int i = 0; i < STORED_TEXT_ROWS; i++) CHECK(sqlite3_exec(db, STORED_TEXT_SQL[i], NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(scalar(db, "SELECT typeof(ZCATEGORIA) = 'blob' FROM ZNOTA WHERE Z_PK = 4") == 1);
+    sqlite3_close(db);
+    const char *destination = path_in_dir("stored-text-out.sqlite");
+    static stored_text_state state;
+    memset(&state, 0, sizeof state);
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create_row_stored_text;
+    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+    CHECK(state.rows == NOTES);
+    CHECK(state.kept_count == 4);
+    CHECK(state.checked == 2 * (STORED_TEXT_ROWS + 4));
+    CHECK(state.mismatches == 0);
+}
+
 int main(void) {
     if (!scratch_begin("policy-rows")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -505,6 +708,8 @@ int main(void) {
         test_names_in_a_reused_buffer_are_read_anew(src, dst, source);
         test_row_handles_are_stale_in_the_next_row_and_retained_ones_keep_their_values(src, dst, source);
         test_applied_values_read_counted_or_left_to_the_write_are_the_same(src, dst, source);
+        test_a_rows_handles_are_stale_after_it_and_its_errors_go_where_they_did(src, dst, source);
+        test_stored_text_reads_as_the_engine_reads_it(src, dst);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -1,3 +1,5 @@
+import CSQLite
+
 /// The row an enumeration's statement stands on, for the instance made of it: the instance is a
 /// fault whose values are read from the statement's current row when first asked for, one
 /// attribute at a time, instead of every column of every row up front. A row-by-row migration
@@ -102,6 +104,42 @@ final class LiveSourceRow {
         return values
     }
 
+    /// `body` on the bytes of the text the column of the attribute at `index` holds, when
+    /// `object` is the current row's instance and that column holds null (`body` gets nil) or
+    /// text that is valid UTF-8: `value(at:of:)` of a string attribute then reads null or that
+    /// very text. False without calling `body` otherwise (another instance, no column, a value
+    /// of another storage class or that needs repair), for the caller to read the value.
+    func withText(at index: Int, of object: ManagedObject, _ body: (UnsafeBufferPointer<UInt8>?) -> Void) -> Bool {
+        guard self.object == ObjectIdentifier(object), index >= 0, index < positions.count,
+            let p = positions[index], let h = statement.handle
+        else { return false }
+        let column = Int32(p + 2)
+        switch sqlite3_column_type(h, column) {
+        case SQLITE_NULL:
+            body(nil)
+            return true
+        case SQLITE_TEXT:
+            guard let pointer = sqlite3_column_text(h, column) else { return false }
+            let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(h, column)))
+            guard LiveSourceRow.isValidUTF8(bytes) else { return false }
+            body(bytes)
+            return true
+        default:
+            return false
+        }
+    }
+
+    /// Whether `bytes` are valid UTF-8, which `String(decoding:as:)` keeps as they are.
+    private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var ascii = true
+        for byte in bytes where byte >= 0x80 {
+            ascii = false
+            break
+        }
+        if ascii { return true }
+        return !transcode(bytes.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: true, into: { _ in })
+    }
+
     private func column(_ index: Int, of object: ManagedObject) throws -> Value {
         let attributes = object.entity.attributes
         guard index < attributes.count else { return .null }
@@ -110,5 +148,23 @@ final class LiveSourceRow {
         let raw = statement.value(at: p + 2, as: attribute.attributeType)
         return attribute.allowsExternalBinaryDataStorage
             ? try store.attributeValue(raw, of: attribute, table: table, primaryKey: object.objectID.primaryKey) : raw
+    }
+}
+
+extension ManagedObject {
+    /// `body` on the bytes of a string attribute's text as the live row the instance is read
+    /// from holds them (nil for null), without making a `String` of them: what `value(for:)`
+    /// reads then is null or that text. False without calling `body` when the value is not
+    /// read that way (no live row, not a string attribute of the instance's entity, a column
+    /// that needs converting or repairing), for the caller to read `value(for:)`.
+    package func withLiveRowText(for attribute: AttributeDescription, _ body: (UnsafeBufferPointer<UInt8>?) -> Void)
+        -> Bool
+    {
+        guard isFault, let row = liveRow, attribute.attributeType == .string,
+            !attribute.allowsExternalBinaryDataStorage,
+            attribute.index >= 0, attribute.index < entity.attributes.count,
+            entity.attributes[attribute.index] === attribute
+        else { return false }
+        return row.withText(at: attribute.index, of: self, body)
     }
 }

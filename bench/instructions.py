@@ -21,7 +21,8 @@ and the -engine ones: bench/run.py's) run as bench/run.py's child process, with 
 (its library built in: `make -C bindings/python python-package`); --prefix is not needed for them.
 Each also runs at --fixed-rows notes, and the instructions a note are printed with that run's
 (the interpreter's start, imports, models) taken off: (Ir(rows) - Ir(fixed)) / (rows - fixed).
-They run with PYTHONHASHSEED=0 (str hashes, and so dict probing, the same in every run);
+They run with PYTHONHASHSEED=0 (str hashes, and so dict probing, the same in every run), the C
+drivers with SWIFT_DETERMINISTIC_HASHING=1 (the same for the library's dictionaries);
 --python-package DIR runs them with another checkout's bindings/python (its library built in).
 
     python3 bench/instructions.py --paths script,python-rows,python-fetch,python-policy --rows 20000
@@ -87,7 +88,10 @@ def drivers(prefix: str, work: str) -> dict:
 def instructions(command: list, out: str, prefix: str, inside: str = "") -> int:
     """Instructions of the whole process, or of the calls of the function `inside` alone."""
     # The prefix's library, whatever paths its pkg-config file carries.
-    env = dict(os.environ, LD_LIBRARY_PATH=os.path.join(os.path.realpath(prefix), "lib"))
+    # Swift's hashing with a fixed seed: dictionary probing, and so the count, the same in every run.
+    env = dict(
+        os.environ, LD_LIBRARY_PATH=os.path.join(os.path.realpath(prefix), "lib"), SWIFT_DETERMINISTIC_HASHING="1"
+    )
     toggle = [f"--toggle-collect={inside}"] if inside else []
     subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *toggle, *command],

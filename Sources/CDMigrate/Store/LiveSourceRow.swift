@@ -121,23 +121,12 @@ final class LiveSourceRow {
         case SQLITE_TEXT:
             guard let pointer = sqlite3_column_text(h, column) else { return false }
             let bytes = UnsafeBufferPointer(start: pointer, count: Int(sqlite3_column_bytes(h, column)))
-            guard LiveSourceRow.isValidUTF8(bytes) else { return false }
+            guard UTF8Check.isValid(bytes) else { return false }
             body(bytes)
             return true
         default:
             return false
         }
-    }
-
-    /// Whether `bytes` are valid UTF-8, which `String(decoding:as:)` keeps as they are.
-    private static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        var ascii = true
-        for byte in bytes where byte >= 0x80 {
-            ascii = false
-            break
-        }
-        if ascii { return true }
-        return !transcode(bytes.makeIterator(), from: UTF8.self, to: UTF32.self, stoppingOnError: true, into: { _ in })
     }
 
     private func column(_ index: Int, of object: ManagedObject) throws -> Value {

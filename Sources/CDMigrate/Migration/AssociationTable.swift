@@ -198,7 +198,7 @@ final class AssociationTable {
     /// Records one association (Core Data's `associateSourceInstance:withDestinationInstance:
     /// forEntityMapping:`): buffered, written with the next chunk or before the next read.
     func insert(mapping: Int, source: ManagedObject, destination: ManagedObject) throws {
-        if identities[mapping] != nil { try materialize([mapping]) }
+        if !identities.isEmpty, identities[mapping] != nil { try materialize([mapping]) }
         let sourceKey = source.objectID.primaryKey
         let destinationKey = destination.objectID.primaryKey
         let sourceEntity = source.entity.entityNumber

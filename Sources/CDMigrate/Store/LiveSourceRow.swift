@@ -31,10 +31,13 @@ final class LiveSourceRow {
         self.counts = counts
     }
 
-    /// The current row's instance, held here alone while `body` does not keep it.
+    /// The current row's instance, held here alone while `body` does not keep it; between rows,
+    /// the last row's instance when nobody kept it (`reusable`), which serves the next row of its
+    /// entity with its link to this row kept.
     private var current: ManagedObject?
-    /// The last row's instance, which nobody kept: the next row's when of the same entity.
-    private var spare: ManagedObject?
+    private var reusable = false
+    /// The entity whose column positions `positions` holds.
+    private var positionsEntity: ObjectIdentifier?
 
     /// Hands the row's instance (a fault of its concrete `entity`, whose columns are at
     /// `positions`) to `body`, reading its values from the row on demand, and ends the row: the
@@ -42,17 +45,21 @@ final class LiveSourceRow {
     func deliver(
         _ entity: EntityDescription, primaryKey: Int64, _ positions: [Int?], _ body: (ManagedObject) throws -> Bool
     ) throws -> Bool {
-        // Made here and held by `current` alone, so that a reference kept by `body` is seen.
-        if let reused = spare, reused.entity === entity {
+        // Made here (or taken up again) and held by `current` alone, so that a reference kept by `body` is seen.
+        if reusable, let reused = current, reused.entity === entity {
             reused.becomeFault(ofRow: primaryKey)
-            current = reused
         } else {
-            current = store.fault(entity: entity, primaryKey: primaryKey)
+            let made = store.fault(entity: entity, primaryKey: primaryKey)
+            end()
+            made.liveRow = self
+            current = made
+            object = ObjectIdentifier(made)
         }
-        spare = nil
-        current?.liveRow = self
-        object = current.map { ObjectIdentifier($0) }
-        self.positions = positions
+        reusable = false
+        if positionsEntity != ObjectIdentifier(entity) {
+            self.positions = positions
+            positionsEntity = ObjectIdentifier(entity)
+        }
         counts?.count(statement, entity, positions)
         let more: Bool
         do {
@@ -62,15 +69,15 @@ final class LiveSourceRow {
             end()
             throw error
         }
-        if !isKnownUniquelyReferenced(&current) {
+        if isKnownUniquelyReferenced(&current) {
+            reusable = true
+        } else {
             if let kept = current, kept.isFault, let values = try values(of: kept) {
                 kept.attributeValues = values
                 kept.isFault = false
             }
-        } else {
-            spare = current
+            end()
         }
-        end()
         return more
     }
 
@@ -81,11 +88,16 @@ final class LiveSourceRow {
         return try body(object)
     }
 
+    /// Lets go of the current instance (its link to the row too).
     private func end() {
         current?.liveRow = nil
         current = nil
         object = nil
+        reusable = false
     }
+
+    /// Lets go of the instance kept for a next row: the enumeration has ended.
+    func finish() { end() }
 
     /// The stored value of the attribute at `index` of `object`, read from the row (again at
     /// each call: a value is rarely read twice, and SQLite keeps the row decoded); nil when

@@ -110,16 +110,15 @@ public final class ManagedObject: CustomStringConvertible {
 
     /// Makes an instance of a store that nobody holds any more the fault of another row of its
     /// entity, as `PersistentStore.fault(entity:primaryKey:)` makes one (`LiveSourceRow` reuses
-    /// the instance of a row nobody kept for the next row, rather than free it and make another).
+    /// the instance of a row nobody kept for the next row, rather than free it and make another;
+    /// the live row it reads from stays).
     func becomeFault(ofRow primaryKey: Int64) {
-        objectID = ObjectID(
-            storeIdentifier: objectID.storeIdentifier, entityName: objectID.entityName, primaryKey: primaryKey)
+        objectID.primaryKey = primaryKey
         if !attributeValues.isEmpty { attributeValues = [] }
         isFault = true
         isBufferedInsert = false
         hasSetAttributes = false
-        deferredValues = nil
-        liveRow = nil
+        if deferredValues != nil { deferredValues = nil }
     }
 
     /// Reads the values of a fault.

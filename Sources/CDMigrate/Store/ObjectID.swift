@@ -5,7 +5,7 @@ public struct ObjectID: Hashable, CustomStringConvertible {
     /// The instance's entity.
     public let entityName: String
     /// Its row's `Z_PK`.
-    public let primaryKey: Int64
+    public internal(set) var primaryKey: Int64
 
     /// The ID of row `primaryKey` of `entityName` in the store with UUID `storeIdentifier`.
     public init(storeIdentifier: String, entityName: String, primaryKey: Int64) {

@@ -205,22 +205,26 @@ extension PersistentStore {
         let liveRow =
             readingOnDemand && !faults
             ? LiveSourceRow(store: self, statement: statement, table: reader.table, counting: counts) : nil
+        defer { liveRow?.finish() }
         // The last row's entity and column positions: most rows are of the entity before them.
-        var last: (number: Int, entity: EntityDescription, positions: [Int?])?
+        var lastNumber: Int?
+        var lastEntity: EntityDescription?
+        var positions: [Int?] = []
         while try statement.step() {
             let number = Int(statement.int64(at: 1))
-            if last?.number != number, let concrete = layout.entity(forNumber: number),
-                let positions = reader.positions[number]
-            {
-                last = (number, concrete, positions)
+            if number != lastNumber {
+                guard let concrete = layout.entity(forNumber: number), let found = reader.positions[number] else {
+                    throw MigrationError(
+                        .sqlite,
+                        StoredValueRule.badEntityMessage(
+                            primaryKey: statement.int64(at: 0), entityNumber: Int64(number),
+                            table: reader.table, storePath: path, entityName: entity.name))
+                }
+                lastNumber = number
+                lastEntity = concrete
+                positions = found
             }
-            guard let (lastNumber, concrete, positions) = last, lastNumber == number else {
-                throw MigrationError(
-                    .sqlite,
-                    StoredValueRule.badEntityMessage(
-                        primaryKey: statement.int64(at: 0), entityNumber: Int64(number),
-                        table: reader.table, storePath: path, entityName: entity.name))
-            }
+            guard let concrete = lastEntity else { break }
             if faults {
                 guard try body(fault(entity: concrete, primaryKey: statement.int64(at: 0))) else { break }
                 continue

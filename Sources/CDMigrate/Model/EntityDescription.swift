@@ -130,11 +130,3 @@ public final class EntityDescription {
     }
 }
 
-/// A reference in a collection to an object its owner keeps alive (`OwnerReference`).
-struct Unowned<T: AnyObject> {
-    unowned(unsafe) let value: T
-    init(_ value: T) { self.value = value }
-}
-
-/// How a model's entities and properties reach it.
-typealias ModelReference = OwnerReference<ManagedObjectModel>

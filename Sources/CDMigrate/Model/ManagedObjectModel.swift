@@ -120,3 +120,6 @@ public final class ManagedObjectModel {
         entitiesInStoreOrder = ordered
     }
 }
+
+/// How a model's entities and properties reach it.
+typealias ModelReference = OwnerReference<ManagedObjectModel>

@@ -129,4 +129,3 @@ public final class EntityDescription {
         attributesByName[name] ?? relationshipsByName[name]
     }
 }
-

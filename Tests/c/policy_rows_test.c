@@ -145,6 +145,22 @@ static int end_creation(cdm_context *ctx, void *user) {
     return CDM_OK;
 }
 
+/* Runs MAPPING from source to destination with RowsPolicy's create_destination_instances hook
+** `create` (given `state`); checks that the migration succeeds. */
+static void run_create_hook(cdm_model *src, cdm_model *dst, const char *source, const char *destination,
+                            int (*create)(cdm_context *, cdm_object *, void *), void *state) {
+    cdm_mapping *mapping = NULL;
+    cdm_migration *migration = NULL;
+    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
+    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
+    cdm_policy hooks = {0};
+    hooks.create_destination_instances = create;
+    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, state, NULL), CDM_OK);
+    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
+    cdm_migration_free(migration);
+    cdm_mapping_free(mapping);
+}
+
 static int run(cdm_model *src, cdm_model *dst, const char *source, const char *destination, rows_state *state,
                char *message, size_t size) {
     cdm_mapping *mapping = NULL;
@@ -471,16 +487,7 @@ static void test_applied_values_read_counted_or_left_to_the_write_are_the_same(c
     const char *destination = path_in_dir("reading.sqlite");
     static reading_state state;
     memset(&state, 0, sizeof state);
-    cdm_mapping *mapping = NULL;
-    cdm_migration *migration = NULL;
-    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
-    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
-    cdm_policy hooks = {0};
-    hooks.create_destination_instances = create_row_reading;
-    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
-    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
-    cdm_migration_free(migration);
-    cdm_mapping_free(mapping);
+    run_create_hook(src, dst, source, destination, create_row_reading, &state);
     CHECK(state.rows == NOTES);
     CHECK(state.reads == (NOTES + 2) / 3);
     CHECK(state.counts == (NOTES + 100) / 101);
@@ -575,16 +582,7 @@ static void test_a_rows_handles_are_stale_after_it_and_its_errors_go_where_they_
     const char *destination = path_in_dir("after-row.sqlite");
     static after_row_state state;
     memset(&state, 0, sizeof state);
-    cdm_mapping *mapping = NULL;
-    cdm_migration *migration = NULL;
-    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
-    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
-    cdm_policy hooks = {0};
-    hooks.create_destination_instances = create_row_after;
-    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
-    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
-    cdm_migration_free(migration);
-    cdm_mapping_free(mapping);
+    run_create_hook(src, dst, source, destination, create_row_after, &state);
     int many_rows = (NOTES - 3 + 49) / 50;
     CHECK(state.rows == NOTES);
     /* Per later row: the source and context, and the many handles' first and last after a row that made them. */
@@ -678,16 +676,7 @@ static void test_stored_text_reads_as_the_engine_reads_it(cdm_model *src, cdm_mo
     const char *destination = path_in_dir("stored-text-out.sqlite");
     static stored_text_state state;
     memset(&state, 0, sizeof state);
-    cdm_mapping *mapping = NULL;
-    cdm_migration *migration = NULL;
-    CHECK_RC(cdm_mapping_from_json(MAPPING, &mapping), CDM_OK);
-    CHECK_RC(cdm_migration_new(src, dst, &mapping, 1, &migration), CDM_OK);
-    cdm_policy hooks = {0};
-    hooks.create_destination_instances = create_row_stored_text;
-    CHECK_RC(cdm_migration_register_policy(migration, "RowsPolicy", &hooks, sizeof hooks, &state, NULL), CDM_OK);
-    CHECK_RC(cdm_migration_run(migration, source, destination), CDM_OK);
-    cdm_migration_free(migration);
-    cdm_mapping_free(mapping);
+    run_create_hook(src, dst, source, destination, create_row_stored_text, &state);
     CHECK(state.rows == NOTES);
     CHECK(state.kept_count == 4);
     CHECK(state.checked == 2 * (STORED_TEXT_ROWS + 4));

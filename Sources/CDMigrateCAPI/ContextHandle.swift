@@ -80,6 +80,17 @@ func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope, HandleT
     }
 }
 
+/// `withContext` for a call that does not use the context's scope (only the thread's table): the
+/// scope is checked, not taken up.
+@inline(__always)
+func withContextAndTable(_ ctx: OpaquePointer?, _ body: (CallbackContext, HandleTable) throws -> Void) -> Int32 {
+    withEntry(ctx, ContextEntry.self, "context") { entry, table in
+        let context = entry.context
+        guard context.scope != nil else { throw MigrationError.misuse("the context's callback has returned") }
+        try body(context, table)
+    }
+}
+
 private func object(_ handle: OpaquePointer?, _ what: String) throws -> ManagedObject {
     try ThreadState.current.entry(handle, as: ObjectEntry.self, what).object
 }
@@ -198,7 +209,7 @@ public func cdm_context_create_instance(
 public func cdm_context_apply_attribute_mappings(
     _ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?
 ) -> Int32 {
-    withContext(ctx) { context, _, table in
+    withContextAndTable(ctx) { context, table in
         try context.manager.applyAttributeMappings(
             of: try context.currentMapping(),
             source: try source.map { try object($0, "source object", in: table) },
@@ -210,7 +221,7 @@ public func cdm_context_apply_attribute_mappings(
 public func cdm_context_associate(_ ctx: OpaquePointer?, _ source: OpaquePointer?, _ destination: OpaquePointer?)
     -> Int32
 {
-    withContext(ctx) { context, _, table in
+    withContextAndTable(ctx) { context, table in
         try context.manager.associate(
             sourceInstance: try object(source, "source object", in: table),
             withDestinationInstance: try object(destination, "destination object", in: table),

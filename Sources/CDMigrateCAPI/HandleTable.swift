@@ -61,7 +61,7 @@ final class HandleTable {
         liveCount += 1
         let slot = Int32(index)
         entry.slot = slot
-        entry.scope = scope
+        entry.place(in: scope)
         scope.slots.append(slot)
         let token = HandleTable.tag | UInt(slots[index].generation) << 32 | UInt(slot + 1)
         // Never NULL: the tag bit is set.
@@ -96,15 +96,21 @@ final class HandleTable {
     /// moves on (in the 31 bits below the tag), so the handle it gave is stale from now on.
     @inline(__always)
     private func vacate(_ index: Int) -> HandleEntry? {
+        let entry = slots[index].entry.take()
+        freeSlot(index, of: entry)
+        return entry
+    }
+
+    /// Makes slot `index`, whose entry was just taken out, free: its generation moves on.
+    @inline(__always)
+    private func freeSlot(_ index: Int, of entry: HandleEntry?) {
         let slot = slots + index
-        let entry = slot.pointee.entry.take()
         let generation = slot.pointee.generation
         slot.pointee.generation = generation & 0x7FFF_FFFF == 0x7FFF_FFFF ? 1 : generation + 1
         slot.pointee.nextFree = firstFree
         firstFree = Int32(index)
         liveCount -= 1
         entry?.slot = -1
-        return entry
     }
 
     /// Frees every handle the scope still holds, and its other allocations. Each entry is moved
@@ -113,10 +119,14 @@ final class HandleTable {
         let pool = scope.objectEntryPool
         for slot in scope.slots {
             let index = Int(slot)
-            // Only the scope's own entry: the slot may have been released and made again since.
-            guard index >= 0, index < count, slots[index].entry?.scope === scope, var entry = vacate(index) else {
+            guard index >= 0, index < count, var entry = slots[index].entry.take() else { continue }
+            // Only the scope's own entry: the slot may have been released and made again since
+            // (another scope's entry is moved back).
+            guard entry.belongs(to: scope) else {
+                slots[index].entry = entry
                 continue
             }
+            freeSlot(index, of: entry)
             pool?.recycle(&entry)
         }
         // Capacity kept: a single-row hook's scope is closed and filled again on every row.
@@ -190,8 +200,22 @@ class HandleEntry {
     class var kind: String { "short-lived handle" }
 
     var slot: Int32 = -1
-    unowned(unsafe) var scope: Scope?
+    private(set) unowned(unsafe) var scope: Scope?
+    /// The scope's identity, to tell whether the entry is of a scope without taking a reference
+    /// to the scope (which reading `scope` takes).
+    private(set) var scopeIdentity: ObjectIdentifier?
     var sink: ErrorSink? { scope?.sink }
+
+    /// Makes the entry one of `scope`'s (`HandleTable.allocate`).
+    @inline(__always)
+    final func place(in scope: Scope) {
+        self.scope = scope
+        scopeIdentity = ObjectIdentifier(scope)
+    }
+
+    /// Whether the entry is one of `scope`'s.
+    @inline(__always)
+    final func belongs(to scope: Scope) -> Bool { scopeIdentity == ObjectIdentifier(scope) }
 }
 
 /// Per-thread state: the handle table and the thread's last error.

@@ -28,8 +28,9 @@ final class MigrationHandle: LongLivedHandle {
     /// cdm_model handles for the manager's models, lent to callbacks by cdm_context_model.
     private var modelHandles: [ModelHandle?] = [nil, nil]
     /// The context of the callback running now (the innermost one), where errors of retained
-    /// instances go; and the scope of the run's retained instances (ObjectRetention.swift).
-    private(set) var activeContext: CallbackContext?
+    /// instances go; and the scope of the run's retained instances (ObjectRetention.swift). Not
+    /// counted: the callback that set it holds its context until it puts the outer one back.
+    private(set) unowned(unsafe) var activeContext: CallbackContext?
     var retainedScope: RetainedScope?
 
     /// A borrowed cdm_model for the source or destination model, owned by this migration.
@@ -145,15 +146,13 @@ final class MigrationHandle: LongLivedHandle {
     ) throws {
         let table = state.table
         let parts: RowCallbackParts
-        if let kept = rowCallbackParts, kept.context.scope == nil, kept.context.mapping === mapping,
-            kept.context.manager === manager, kept.scope.table === table
-        {
+        if let kept = rowCallbackParts, kept.fits(mapping, manager, table), kept.context.scope == nil {
             kept.context.reset()
             parts = kept
         } else {
             let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
             parts = RowCallbackParts(
-                context: context, scope: state.openScope(sink: context), entry: ContextEntry(context))
+                context: context, scope: state.openScope(sink: context), entry: ContextEntry(context), table: table)
             parts.scope.objectEntryPool = ObjectEntryPool()
             rowCallbackParts = parts
         }

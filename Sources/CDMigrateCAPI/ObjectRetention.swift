@@ -35,11 +35,11 @@ final class RetainedScope: Scope {
 
     /// Takes an entry over from its callback's scope (same slot, same token), or counts one more retain.
     func retain(_ entry: ObjectEntry) {
-        if entry.scope === self {
+        if entry.belongs(to: self) {
             counts[entry.slot, default: 0] += 1
             return
         }
-        entry.scope = self
+        entry.place(in: self)
         counts[entry.slot] = 1
     }
 

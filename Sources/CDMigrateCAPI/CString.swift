@@ -17,6 +17,14 @@ enum CString {
         return raw.assumingMemoryBound(to: CChar.self)
     }
 
+    /// A malloc'd copy of `bytes` with a NUL after them (a C string of text's UTF-8); nil when out of memory.
+    static func terminatedCopy(_ bytes: UnsafeBufferPointer<UInt8>) -> UnsafeMutableRawPointer? {
+        guard let raw = malloc(bytes.count + 1) else { return nil }
+        if let base = bytes.baseAddress { raw.copyMemory(from: base, byteCount: bytes.count) }
+        raw.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        return raw
+    }
+
     /// A malloc'd copy of bytes (at least one byte, so never NULL for an empty value).
     static func copyBytes(_ bytes: [UInt8]) -> UnsafeMutableRawPointer? {
         guard let raw = malloc(max(bytes.count, 1)) else { return nil }

@@ -54,9 +54,7 @@ final class ObjectEntry: HandleEntry {
 
     /// Copies bytes (NUL-terminated) into the buffer of an attribute (by index) or key path.
     func buffer(_ bytes: [UInt8], index: Int, path: String?) -> UnsafeMutableRawPointer? {
-        var terminated = bytes
-        terminated.append(0)
-        guard let copy = CString.copyBytes(terminated) else { return nil }
+        guard let copy = bytes.withUnsafeBufferPointer(CString.terminatedCopy) else { return nil }
         keep(copy, index: index, path: path)
         return copy
     }
@@ -79,12 +77,7 @@ final class ObjectEntry: HandleEntry {
     /// the copy (nil when out of memory) and the text's length in bytes.
     func buffer(text: String, index: Int, path: String?) -> (UnsafeMutableRawPointer?, Int) {
         var text = text
-        let (copy, count): (UnsafeMutableRawPointer?, Int) = text.withUTF8 { utf8 in
-            guard let raw = malloc(utf8.count + 1) else { return (nil, 0) }
-            if let base = utf8.baseAddress { raw.copyMemory(from: base, byteCount: utf8.count) }
-            raw.storeBytes(of: 0, toByteOffset: utf8.count, as: UInt8.self)
-            return (raw, utf8.count)
-        }
+        let (copy, count) = text.withUTF8 { (CString.terminatedCopy($0), $0.count) }
         guard let copy = copy else { return (nil, 0) }
         keep(copy, index: index, path: path)
         return (copy, count)
@@ -93,11 +86,9 @@ final class ObjectEntry: HandleEntry {
     /// Copies text bytes (NUL-terminated) into the buffer of an attribute (by index); returns the
     /// copy (nil when out of memory).
     func buffer(_ text: UnsafeBufferPointer<UInt8>, index: Int) -> UnsafeMutableRawPointer? {
-        guard let raw = malloc(text.count + 1) else { return nil }
-        if let base = text.baseAddress { raw.copyMemory(from: base, byteCount: text.count) }
-        raw.storeBytes(of: 0, toByteOffset: text.count, as: UInt8.self)
-        keep(raw, index: index, path: nil)
-        return raw
+        guard let copy = CString.terminatedCopy(text) else { return nil }
+        keep(copy, index: index, path: nil)
+        return copy
     }
 
     func forgetBuffer(index: Int) {

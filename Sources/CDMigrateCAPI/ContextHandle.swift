@@ -6,7 +6,23 @@ final class CallbackContext: ErrorSink {
     unowned let migration: MigrationHandle
     let manager: MigrationManager
     let mapping: EntityMapping?
-    var scope: Scope?
+    /// The scope of the callback running with this context (nil once it has returned): set and
+    /// cleared by the callback (`enter`, `leave`), which holds the scope meanwhile, so not counted here.
+    private(set) unowned(unsafe) var scope: Scope?
+    /// Whether the context's callback is running (`scope` is set), told without reading `scope`.
+    private(set) var isRunning = false
+
+    /// The callback running with this context begins, in `scope`.
+    func enter(_ scope: Scope) {
+        self.scope = scope
+        isRunning = true
+    }
+
+    /// The callback running with this context has returned.
+    func leave() {
+        scope = nil
+        isRunning = false
+    }
     private var hostFailure: (code: Int32, message: String?)?
 
     init(migration: MigrationHandle, manager: MigrationManager, mapping: EntityMapping?) {
@@ -86,7 +102,7 @@ func withContext(_ ctx: OpaquePointer?, _ body: (CallbackContext, Scope, HandleT
 func withContextAndTable(_ ctx: OpaquePointer?, _ body: (CallbackContext, HandleTable) throws -> Void) -> Int32 {
     withEntry(ctx, ContextEntry.self, "context") { entry, table in
         let context = entry.context
-        guard context.scope != nil else { throw MigrationError.misuse("the context's callback has returned") }
+        guard context.isRunning else { throw MigrationError.misuse("the context's callback has returned") }
         try body(context, table)
     }
 }

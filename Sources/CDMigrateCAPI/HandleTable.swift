@@ -46,22 +46,23 @@ final class HandleTable {
         slots.deallocate()
     }
 
-    func allocate(_ entry: HandleEntry, in scope: Scope) -> OpaquePointer {
-        let index: Int
-        if firstFree >= 0 {
-            index = Int(firstFree)
-            firstFree = slots[index].nextFree
-            slots[index].entry = entry
-        } else {
-            if count == capacity { grow() }
-            index = count
-            (slots + index).initialize(to: Slot(entry: entry, generation: 1, nextFree: -1))
-            count += 1
-        }
-        liveCount += 1
+    /// A handle for `entry` (taken over: a new or pooled entry is stored without counting a
+    /// reference to it), one of `scope`'s.
+    func allocate(_ entry: consuming HandleEntry, in scope: Scope) -> OpaquePointer {
+        let reused = firstFree >= 0
+        let index = reused ? Int(firstFree) : count
         let slot = Int32(index)
         entry.slot = slot
         entry.place(in: scope)
+        if reused {
+            firstFree = slots[index].nextFree
+            slots[index].entry = consume entry
+        } else {
+            if count == capacity { grow() }
+            (slots + index).initialize(to: Slot(entry: consume entry, generation: 1, nextFree: -1))
+            count += 1
+        }
+        liveCount += 1
         scope.slots.append(slot)
         let token = HandleTable.tag | UInt(slots[index].generation) << 32 | UInt(slot + 1)
         // Never NULL: the tag bit is set.
@@ -116,10 +117,25 @@ final class HandleTable {
     /// Frees every handle the scope still holds, and its other allocations. Each entry is moved
     /// out of its slot (not copied), for the scope's pool to keep when it is the last reference.
     func close(_ scope: Scope) {
-        let pool = scope.objectEntryPool
+        if let pool = scope.objectEntryPool {
+            // The pool lent, not counted on every entry it takes back.
+            Unmanaged.passUnretained(pool)._withUnsafeGuaranteedRef { close(scope, into: $0) }
+        } else {
+            close(scope, into: nil)
+        }
+        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
+        scope.slots.removeAll(keepingCapacity: true)
+        if !scope.allocations.isEmpty {
+            for allocation in scope.allocations { free(allocation) }
+            scope.allocations.removeAll(keepingCapacity: true)
+        }
+    }
+
+    @inline(__always)
+    private func close(_ scope: Scope, into pool: ObjectEntryPool?) {
         for slot in scope.slots {
             let index = Int(slot)
-            guard index >= 0, index < count, var entry = slots[index].entry.take() else { continue }
+            guard index >= 0, index < count, let entry = slots[index].entry.take() else { continue }
             // Only the scope's own entry: the slot may have been released and made again since
             // (another scope's entry is moved back).
             guard entry.belongs(to: scope) else {
@@ -127,13 +143,7 @@ final class HandleTable {
                 continue
             }
             freeSlot(index, of: entry)
-            pool?.recycle(&entry)
-        }
-        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
-        scope.slots.removeAll(keepingCapacity: true)
-        if !scope.allocations.isEmpty {
-            for allocation in scope.allocations { free(allocation) }
-            scope.allocations.removeAll(keepingCapacity: true)
+            if let pool = pool { pool.recycle(entry) }
         }
     }
 }
@@ -170,7 +180,7 @@ class Scope {
         return UnsafePointer(copy)
     }
 
-    func handle(_ entry: HandleEntry) -> OpaquePointer { table.allocate(entry, in: self) }
+    func handle(_ entry: consuming HandleEntry) -> OpaquePointer { table.allocate(entry, in: self) }
 
     func handle(for object: ManagedObject) -> OpaquePointer {
         handle(objectEntryPool?.entry(for: object) ?? ObjectEntry(object))

@@ -112,14 +112,14 @@ final class MigrationHandle: LongLivedHandle {
         let state = ThreadState.current
         let context = CallbackContext(migration: self, manager: manager, mapping: mapping)
         let scope = state.openScope(sink: context)
-        context.scope = scope
+        context.enter(scope)
         let token = scope.handle(ContextEntry(context))
-        let outer = activeContext
+        unowned(unsafe) let outer = activeContext
         activeContext = context
         let code = body(token, scope)
         activeContext = outer
         state.table.close(scope)
-        context.scope = nil
+        context.leave()
         if code != 0 { throw context.failure(code: code, in: what) }
     }
 
@@ -146,7 +146,7 @@ final class MigrationHandle: LongLivedHandle {
     ) throws {
         let table = state.table
         let parts: RowCallbackParts
-        if let kept = rowCallbackParts, kept.fits(mapping, manager, table), kept.context.scope == nil {
+        if let kept = rowCallbackParts, kept.fits(mapping, manager, table), !kept.context.isRunning {
             kept.context.reset()
             parts = kept
         } else {
@@ -158,15 +158,15 @@ final class MigrationHandle: LongLivedHandle {
         }
         let context = parts.context
         let scope = parts.scope
-        context.scope = scope
+        context.enter(scope)
         // A new token each call: the slot's generation moves on when the scope closes.
         let token = table.allocate(parts.entry, in: scope)
-        let outer = activeContext
+        unowned(unsafe) let outer = activeContext
         activeContext = context
         let code = body(token, scope, table)
         activeContext = outer
         table.close(scope)
-        context.scope = nil
+        context.leave()
         if code != 0 { throw context.failure(code: code, in: what) }
     }
 

@@ -6,7 +6,8 @@ import CDMigrate
 /// of being freed and made again. An entry a host retained (`cdm_object_retain`) has left the
 /// scope and is not released with it; one still referenced elsewhere is not taken.
 final class ObjectEntryPool {
-    /// What a cleared entry holds until it is reused: no instance of any store.
+    /// What a cleared entry answers if ever asked (none is: a cleared entry waits here, out of
+    /// any handle's reach): no instance of any store.
     static let placeholder = ManagedObject(entity: EntityDescription(name: "ReleasedHandle"))
 
     /// Entries kept at most: a hook making many instances in one row does not keep as many entries.
@@ -31,18 +32,18 @@ final class ObjectEntryPool {
         return entry
     }
 
-    /// Keeps an entry its scope has just released, when it is a cdm_object entry and the
-    /// caller's reference is the only one left.
-    @inline(never)
-    func recycle(_ released: inout HandleEntry) {
+    /// Keeps an entry its scope has just released (taken over: kept without counting a reference
+    /// to it, or let go), when it is a cdm_object entry and the caller's reference was the only one left.
+    @inline(__always)
+    func recycle(_ released: consuming HandleEntry) {
         // The class compared by identity, not cast: ObjectEntry is final.
         guard count < ObjectEntryPool.capacity, released.slot == -1,
             ObjectIdentifier(type(of: released)) == ObjectIdentifier(ObjectEntry.self),
             isKnownUniquelyReferenced(&released)
         else { return }
-        let entry = unsafeDowncast(released, to: ObjectEntry.self)
+        let entry = unsafeDowncast(consume released, to: ObjectEntry.self)
         entry.clear()
-        (kept + count).initialize(to: entry)
+        (kept + count).initialize(to: consume entry)
         count += 1
     }
 }

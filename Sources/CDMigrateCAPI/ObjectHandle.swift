@@ -10,7 +10,10 @@ import CDMigrate
 /// buffers it keeps per attribute, so their pointers stay valid while the handle lives.
 final class ObjectEntry: HandleEntry {
     override class var kind: String { "cdm_object" }
-    private(set) var object: ManagedObject
+    /// The instance the handle stands for: none only while the entry waits in its scope's pool
+    /// (`ObjectEntryPool`), where no handle reaches it.
+    private var held: ManagedObject?
+    var object: ManagedObject { held ?? ObjectEntryPool.placeholder }
     /// Per attribute index (grown to the largest index read): an array, not a dictionary, so that
     /// a handle that reads a value or two costs no hash table.
     private var attributeBuffers: [UnsafeMutableRawPointer?] = []
@@ -18,17 +21,19 @@ final class ObjectEntry: HandleEntry {
     /// The text and bytes of the last cdm_object_get_fields, in one block.
     private var fieldsBuffer: UnsafeMutableRawPointer?
 
-    init(_ object: ManagedObject) { self.object = object }
+    init(_ object: ManagedObject) { held = object }
 
     /// Makes an entry its scope released stand for another instance (`ObjectEntryPool`).
-    func reuse(for object: ManagedObject) { self.object = object }
+    func reuse(for object: ManagedObject) { held = object }
 
     /// Lets go of the instance and of the buffers of an entry its scope released and keeps for
     /// reuse (`ObjectEntryPool`): what it handed out died with its handle.
     func clear() {
-        object = ObjectEntryPool.placeholder
-        free(fieldsBuffer)
-        fieldsBuffer = nil
+        held = nil
+        if fieldsBuffer != nil {
+            free(fieldsBuffer)
+            fieldsBuffer = nil
+        }
         for i in attributeBuffers.indices where attributeBuffers[i] != nil {
             free(attributeBuffers[i])
             attributeBuffers[i] = nil

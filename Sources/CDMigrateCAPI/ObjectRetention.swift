@@ -28,7 +28,7 @@ final class RetainedScope: Scope {
         if let scope = migration.activeContext?.scope { scope.keep(allocation) } else { super.keep(allocation) }
     }
 
-    override func handle(_ entry: HandleEntry) -> OpaquePointer {
+    override func handle(_ entry: consuming HandleEntry) -> OpaquePointer {
         if let scope = migration.activeContext?.scope { return scope.handle(entry) }
         return super.handle(entry)
     }

@@ -135,10 +135,8 @@ extension MigrationManager {
         _ mapping: EntityMapping, policy: EntityMigrationPolicy, request: FetchRequest, total: Int,
         source: PersistentStore, destination: PersistentStore
     ) throws -> Int {
-        var processed = 0
         // One destination per distinct value (`DistinctValueMapping`): the first source of a value makes it.
         let distinct = try DistinctValueMapping.attribute(of: mapping)
-        var madeByValue: [Value: ManagedObject] = [:]
         if distinct == nil {
             run.deferredAttributeMappings = try DeferredAttributeMappings.make(
                 for: mapping, manager: self, source: source, destination: destination)
@@ -149,31 +147,14 @@ extension MigrationManager {
         let pairs = try nilledPairs(mapping, source: source, destination: destination)
         let counts =
             request.filter == nil && !pairs.isEmpty ? NonNilValueCounts(names: pairs.map { $0.name }) : nil
+        let creation = PerSourceCreation(
+            mapping, policy: policy, manager: self, destination: destination, total: total, distinct: distinct)
         try source.enumerate(request, readingOnDemand: true, counting: counts) { sInstance in
-            try checkCancelled()
-            run.currentSource = sInstance
-            if let attribute = distinct {
-                let value = try sInstance.value(for: attribute)
-                let key = DistinctValueMapping.comparable(value)
-                if DistinctValueMapping.isNoValue(value) {
-                    // Makes nothing.
-                } else if let made = madeByValue[key] {
-                    try associate(sourceInstance: sInstance, withDestinationInstance: made, for: mapping)
-                } else {
-                    madeByValue[key] = try policy.defaultCreateDestinationInstances(
-                        forSource: sInstance, in: mapping, manager: self)
-                }
-            } else {
-                try policy.createDestinationInstances(forSource: sInstance, in: mapping, manager: self)
-            }
-            run.currentSource = nil
-            processed += 1
-            if processed % batchSize == 0 { try destination.save() }
-            try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
+            try creation.take(sInstance)
             return true
         }
         if let counts = counts { run.nilledSourceCounts[mappingID(mapping)] = counts }
-        return processed
+        return creation.processed
     }
 
     /// Stage 2 per instance, as Core Data runs it: the policy's `createRelationships` once for each

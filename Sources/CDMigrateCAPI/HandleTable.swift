@@ -36,6 +36,9 @@ final class HandleTable {
     /// How many handles are live (for cdm_internal_handle_count).
     private(set) var liveCount = 0
 
+    /// The buffer of `withOne`, kept from call to call (empty between calls).
+    private var one: [ManagedObject] = []
+
     init() {
         capacity = 64
         slots = .allocate(capacity: capacity)
@@ -67,6 +70,16 @@ final class HandleTable {
         let token = HandleTable.tag | UInt(slots[index].generation) << 32 | UInt(slot + 1)
         // Never NULL: the tag bit is set.
         return OpaquePointer(bitPattern: token).unsafelyUnwrapped
+    }
+
+    /// `body` on a one-element array of `object` whose buffer the table keeps from call to call:
+    /// adding one instance to a to-many (several times a row in a single-row hook) allocates no
+    /// array. A call made while the buffer is in use gets an array of its own.
+    func withOne(_ object: ManagedObject, _ body: ([ManagedObject]) throws -> Void) rethrows {
+        guard one.isEmpty else { return try body([object]) }
+        one.append(object)
+        defer { one.removeAll(keepingCapacity: true) }
+        try body(one)
     }
 
     private func grow() {

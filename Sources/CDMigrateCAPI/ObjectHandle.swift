@@ -14,12 +14,23 @@ final class ObjectEntry: HandleEntry {
     /// (`ObjectEntryPool`), where no handle reaches it.
     private var held: ManagedObject?
     var object: ManagedObject { held ?? ObjectEntryPool.placeholder }
-    /// Per attribute index (grown to the largest index read): an array, not a dictionary, so that
-    /// a handle that reads a value or two costs no hash table.
-    private var attributeBuffers: [UnsafeMutableRawPointer?] = []
+    /// Per attribute index (grown to the largest index read), the buffer handed out last for the
+    /// attribute's text or bytes and its size: an array, not a dictionary, so that a handle that
+    /// reads a value or two costs no hash table.
+    private var attributeBuffers: [Buffer?] = []
     private var pathBuffers: [String: UnsafeMutableRawPointer] = [:]
     /// The text and bytes of the last cdm_object_get_fields, in one block.
     private var fieldsBuffer: UnsafeMutableRawPointer?
+
+    private struct Buffer {
+        let pointer: UnsafeMutableRawPointer
+        let size: Int
+    }
+
+    /// An attribute buffer at most this large is kept by a pooled entry (`clear`) and reused for
+    /// the next row's value of the attribute: a single-row hook reading a text a row then
+    /// allocates nothing for it.
+    static let keptBufferSize = 4096
 
     init(_ object: ManagedObject) { held = object }
 
@@ -27,16 +38,19 @@ final class ObjectEntry: HandleEntry {
     func reuse(for object: ManagedObject) { held = object }
 
     /// Lets go of the instance and of the buffers of an entry its scope released and keeps for
-    /// reuse (`ObjectEntryPool`): what it handed out died with its handle.
+    /// reuse (`ObjectEntryPool`): what it handed out died with its handle (its attribute buffers
+    /// up to `keptBufferSize` bytes are kept, to be written again).
     func clear() {
         held = nil
         if fieldsBuffer != nil {
             free(fieldsBuffer)
             fieldsBuffer = nil
         }
-        for i in attributeBuffers.indices where attributeBuffers[i] != nil {
-            free(attributeBuffers[i])
-            attributeBuffers[i] = nil
+        for i in attributeBuffers.indices {
+            if let buffer = attributeBuffers[i], buffer.size > ObjectEntry.keptBufferSize {
+                free(buffer.pointer)
+                attributeBuffers[i] = nil
+            }
         }
         if !pathBuffers.isEmpty {
             for (_, buffer) in pathBuffers { free(buffer) }
@@ -53,52 +67,57 @@ final class ObjectEntry: HandleEntry {
 
     deinit {
         free(fieldsBuffer)
-        for buffer in attributeBuffers { free(buffer) }
+        for buffer in attributeBuffers { free(buffer?.pointer) }
         for (_, buffer) in pathBuffers { free(buffer) }
     }
 
-    /// Copies bytes (NUL-terminated) into the buffer of an attribute (by index) or key path.
-    func buffer(_ bytes: [UInt8], index: Int, path: String?) -> UnsafeMutableRawPointer? {
-        guard let copy = bytes.withUnsafeBufferPointer(CString.terminatedCopy) else { return nil }
-        keep(copy, index: index, path: path)
-        return copy
-    }
-
-    /// Keeps `copy` as the buffer of an attribute (by index) or key path, freeing the one it replaces.
-    private func keep(_ copy: UnsafeMutableRawPointer, index: Int, path: String?) {
+    /// Copies bytes (NUL-terminated) into the buffer of an attribute (by index) or key path; nil
+    /// when out of memory. An attribute's buffer is written again when large enough, else
+    /// replaced; a key path's (or, never asked for, a negative index's) is kept by its text.
+    func buffer(_ bytes: UnsafeBufferPointer<UInt8>, index: Int, path: String? = nil) -> UnsafeMutableRawPointer? {
         guard path == nil, index >= 0 else {
-            // A key path (or, never asked for, a negative index): kept by its text.
+            guard let copy = CString.terminatedCopy(bytes) else { return nil }
             if let old = pathBuffers.updateValue(copy, forKey: path ?? "#\(index)") { free(old) }
-            return
+            return copy
         }
         if index >= attributeBuffers.count {
             attributeBuffers.append(contentsOf: repeatElement(nil, count: index + 1 - attributeBuffers.count))
         }
-        free(attributeBuffers[index])
-        attributeBuffers[index] = copy
+        let size = bytes.count + 1
+        let target: UnsafeMutableRawPointer
+        if let kept = attributeBuffers[index], kept.size >= size {
+            target = kept.pointer
+        } else {
+            // Rounded up, so that a text a little longer than the last one fits too.
+            let rounded = size <= Int.max - 63 ? (size + 63) & ~63 : size
+            guard let made = malloc(rounded) else { return nil }
+            free(attributeBuffers[index]?.pointer)
+            attributeBuffers[index] = Buffer(pointer: made, size: rounded)
+            target = made
+        }
+        if let base = bytes.baseAddress { target.copyMemory(from: base, byteCount: bytes.count) }
+        target.storeBytes(of: 0, toByteOffset: bytes.count, as: UInt8.self)
+        return target
     }
 
-    /// Copies text (NUL-terminated) into the buffer of an attribute (by index) or key path; returns
-    /// the copy (nil when out of memory) and the text's length in bytes.
+    /// `buffer(_:index:path:)` for the bytes of an array.
+    func buffer(_ bytes: [UInt8], index: Int, path: String?) -> UnsafeMutableRawPointer? {
+        bytes.withUnsafeBufferPointer { buffer($0, index: index, path: path) }
+    }
+
+    /// `buffer(_:index:path:)` for text; returns the copy (nil when out of memory) and the
+    /// text's length in bytes.
     func buffer(text: String, index: Int, path: String?) -> (UnsafeMutableRawPointer?, Int) {
         var text = text
-        let (copy, count) = text.withUTF8 { (CString.terminatedCopy($0), $0.count) }
-        guard let copy = copy else { return (nil, 0) }
-        keep(copy, index: index, path: path)
-        return (copy, count)
+        let (copy, count) = text.withUTF8 { (buffer($0, index: index, path: path), $0.count) }
+        return copy == nil ? (nil, 0) : (copy, count)
     }
 
-    /// Copies text bytes (NUL-terminated) into the buffer of an attribute (by index); returns the
-    /// copy (nil when out of memory).
-    func buffer(_ text: UnsafeBufferPointer<UInt8>, index: Int) -> UnsafeMutableRawPointer? {
-        guard let copy = CString.terminatedCopy(text) else { return nil }
-        keep(copy, index: index, path: nil)
-        return copy
-    }
-
+    /// Frees the buffer of an attribute whose value was just set: what a read handed out for
+    /// the old value dies with it.
     func forgetBuffer(index: Int) {
         guard index >= 0, index < attributeBuffers.count else { return }
-        free(attributeBuffers[index])
+        free(attributeBuffers[index]?.pointer)
         attributeBuffers[index] = nil
     }
 

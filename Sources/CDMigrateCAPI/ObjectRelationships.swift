@@ -47,7 +47,7 @@ public func cdm_object_add_object(_ o: OpaquePointer?, _ key: UnsafePointer<CCha
 {
     editRelationship(o, key, toMany: true, otherwise: "set it with cdm_object_set_object") {
         entry, relationship, table in
-        try entry.object.add([try targetObject(target, in: table)], to: relationship)
+        try table.withOne(try targetObject(target, in: table)) { try entry.object.add($0, to: relationship) }
     }
 }
 
@@ -57,7 +57,7 @@ public func cdm_object_remove_object(_ o: OpaquePointer?, _ key: UnsafePointer<C
 {
     editRelationship(o, key, toMany: true, otherwise: "empty it with cdm_object_set_object(…, NULL)") {
         entry, relationship, table in
-        try entry.object.remove([try targetObject(target, in: table)], from: relationship)
+        try table.withOne(try targetObject(target, in: table)) { try entry.object.remove($0, from: relationship) }
     }
 }
 

@@ -683,6 +683,82 @@ static void test_stored_text_reads_as_the_engine_reads_it(cdm_model *src, cdm_mo
     CHECK(state.mismatches == 0);
 }
 
+/* Texts whose lengths grow and shrink from row to row (past the buffer kept for an attribute,
+** past its rounding, to nothing and null): each row's text read whole, twice by name and once by
+** index, the pointers of one row's reads all holding that row's text. */
+#define LENGTH_ROWS 10
+static const int TEXT_LENGTHS[LENGTH_ROWS] = {3, 70, 5, 5000, 10, 4100, 200, -1, 0, 64};
+
+static char *text_of_length(int row) {
+    int n = TEXT_LENGTHS[row];
+    char *text = malloc((size_t)n + 1);
+    if (!text) return NULL;
+    for (int i = 0; i < n; i++) text[i] = (char)('a' + (row + i) % 26);
+    text[n] = '\0';
+    return text;
+}
+
+typedef struct {
+    int rows, mismatches, checked;
+} text_length_state;
+
+static int create_row_text_lengths(cdm_context *ctx, cdm_object *source, void *user) {
+    text_length_state *state = user;
+    int row = state->rows++;
+    if (row < LENGTH_ROWS) {
+        char *expected = TEXT_LENGTHS[row] < 0 ? NULL : text_of_length(row);
+        int index = -1;
+        TRY(cdm_object_attribute_index(source, "categoria", &index));
+        const char *texts[3] = {NULL, NULL, NULL};
+        for (int read = 0; read < 3; read++) {
+            size_t length = 99;
+            int is_null = -1;
+            TRY(read == 2 ? cdm_object_get_text_at(source, index, &texts[read], &length, &is_null)
+                          : cdm_object_get_text(source, "categoria", &texts[read], &length, &is_null));
+            int ok = expected ? (!is_null && texts[read] && length == strlen(expected) &&
+                                 !memcmp(texts[read], expected, length + 1))
+                              : (is_null == 1 && texts[read] == NULL && length == 0);
+            if (!ok) state->mismatches++;
+            state->checked++;
+        }
+        /* A read again gives the same text: the latest pointer holds it whole. */
+        if (expected && (!texts[2] || strcmp(texts[2], expected))) state->mismatches++;
+        free(expected);
+    }
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    return cdm_context_associate(ctx, source, nota);
+}
+
+static void test_texts_of_growing_and_shrinking_lengths_read_whole_row_after_row(cdm_model *src, cdm_model *dst) {
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir("text-lengths.sqlite"));
+    CHECK(make_source(src, source));
+    sqlite3 *db = NULL;
+    CHECK(sqlite3_open(source, &db) == SQLITE_OK);
+    sqlite3_stmt *update = NULL;
+    CHECK(sqlite3_prepare_v2(db, "UPDATE ZNOTA SET ZCATEGORIA = ? WHERE Z_PK = ?", -1, &update, NULL) == SQLITE_OK);
+    for (int row = 0; row < LENGTH_ROWS; row++) {
+        char *text = TEXT_LENGTHS[row] < 0 ? NULL : text_of_length(row);
+        if (text) sqlite3_bind_text(update, 1, text, -1, free);
+        else sqlite3_bind_null(update, 1);
+        sqlite3_bind_int(update, 2, row + 1);
+        CHECK(sqlite3_step(update) == SQLITE_DONE);
+        sqlite3_reset(update);
+    }
+    sqlite3_finalize(update);
+    CHECK(scalar(db, "SELECT length(ZCATEGORIA) FROM ZNOTA WHERE Z_PK = 4") == 5000);
+    sqlite3_close(db);
+    const char *destination = path_in_dir("text-lengths-out.sqlite");
+    static text_length_state state;
+    memset(&state, 0, sizeof state);
+    run_create_hook(src, dst, source, destination, create_row_text_lengths, &state);
+    CHECK(state.rows == NOTES);
+    CHECK(state.checked == 3 * LENGTH_ROWS);
+    CHECK(state.mismatches == 0);
+}
+
 int main(void) {
     if (!scratch_begin("policy-rows")) return 2;
     cdm_model *src = NULL, *dst = NULL;
@@ -699,6 +775,7 @@ int main(void) {
         test_applied_values_read_counted_or_left_to_the_write_are_the_same(src, dst, source);
         test_a_rows_handles_are_stale_after_it_and_its_errors_go_where_they_did(src, dst, source);
         test_stored_text_reads_as_the_engine_reads_it(src, dst);
+        test_texts_of_growing_and_shrinking_lengths_read_whole_row_after_row(src, dst);
     } else {
         failed++;
         fprintf(stderr, "FAIL: could not make the source store\n");

@@ -131,7 +131,7 @@ final class HandleTable {
     /// out of its slot (not copied), for the scope's pool to keep when it is the last reference.
     func close(_ scope: Scope) {
         if let pool = scope.objectEntryPool {
-            // The pool lent, not counted on every entry it takes back.
+            // The pool lent to the loop, not counted for it.
             Unmanaged.passUnretained(pool)._withUnsafeGuaranteedRef { close(scope, into: $0) }
         } else {
             close(scope, into: nil)
@@ -144,6 +144,7 @@ final class HandleTable {
         }
     }
 
+    /// Empties the scope's slots, each entry of the scope's own given to `pool` (if any).
     @inline(__always)
     private func close(_ scope: Scope, into pool: ObjectEntryPool?) {
         for slot in scope.slots {

@@ -95,10 +95,10 @@ public final class PersistentStore: ObjectContext {
         /// tables with the same key share a bucket, and equality tells them apart).
         func hash(into hasher: inout Hasher) { hasher.combine(primaryKey) }
 
-        /// The hash a dictionary or set of row keys buckets by: the key mixed with the table's
-        /// seed by splitmix64's finalizer, a few multiplications, rather than SipHash (which
-        /// `hash(into:)` feeds): the buffered rows and the instances kept are looked up by row key
-        /// several times for each instance a row-by-row migration makes.
+        /// The hash a dictionary or set of row keys buckets by: the key mixed with the
+        /// dictionary's seed by splitmix64's finalizer, a few multiplications, rather than SipHash
+        /// (which `hash(into:)` feeds): the buffered rows and the instances kept are looked up by
+        /// row key several times for each instance a row-by-row migration makes.
         func _rawHashValue(seed: Int) -> Int {
             var z = UInt64(bitPattern: primaryKey) &+ UInt64(bitPattern: Int64(seed)) &+ 0x9E37_79B9_7F4A_7C15
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9

@@ -602,6 +602,25 @@ static void test_a_rows_handles_are_stale_after_it_and_its_errors_go_where_they_
     sqlite3_close(db);
 }
 
+/* What the text tests' hooks do with each row after their reads: a Nota made from the source,
+** its attributes copied by the mapping, the two associated. */
+static int copy_note(cdm_context *ctx, cdm_object *source) {
+    cdm_object *nota = NULL;
+    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
+    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
+    return cdm_context_associate(ctx, source, nota);
+}
+
+/* A source store named `name` in the scratch folder, whose sqlite3 connection `*db` is left open
+** for the test to shape its rows. */
+static const char *text_source(cdm_model *src, const char *name, sqlite3 **db) {
+    static char source[512];
+    snprintf(source, sizeof source, "%s", path_in_dir(name));
+    CHECK(make_source(src, source));
+    CHECK(sqlite3_open(source, db) == SQLITE_OK);
+    return source;
+}
+
 /* Text read from the source row as it is stored: valid UTF-8 (ASCII or not) as it is, invalid
 ** UTF-8 repaired (each bad sequence becomes U+FFFD) as the engine reads it, a blob in a text column
 ** as its bytes' text, null as null; by name and by index alike, and the same again when a
@@ -658,18 +677,12 @@ static int create_row_stored_text(cdm_context *ctx, cdm_object *source, void *us
         for (int i = 0; i < state->kept_count; i++) TRY(check_stored_text(state, state->kept[i], state->kept_row[i]));
         for (int i = 0; i < state->kept_count; i++) cdm_object_release(state->kept[i]);
     }
-    cdm_object *nota = NULL;
-    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
-    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
-    return cdm_context_associate(ctx, source, nota);
+    return copy_note(ctx, source);
 }
 
 static void test_stored_text_reads_as_the_engine_reads_it(cdm_model *src, cdm_model *dst) {
-    static char source[512];
-    snprintf(source, sizeof source, "%s", path_in_dir("stored-text.sqlite"));
-    CHECK(make_source(src, source));
     sqlite3 *db = NULL;
-    CHECK(sqlite3_open(source, &db) == SQLITE_OK);
+    const char *source = text_source(src, "stored-text.sqlite", &db);
     for (int i = 0; i < STORED_TEXT_ROWS; i++) CHECK(sqlite3_exec(db, STORED_TEXT_SQL[i], NULL, NULL, NULL) == SQLITE_OK);
     CHECK(scalar(db, "SELECT typeof(ZCATEGORIA) = 'blob' FROM ZNOTA WHERE Z_PK = 4") == 1);
     sqlite3_close(db);
@@ -725,18 +738,12 @@ static int create_row_text_lengths(cdm_context *ctx, cdm_object *source, void *u
         if (expected && (!texts[2] || strcmp(texts[2], expected))) state->mismatches++;
         free(expected);
     }
-    cdm_object *nota = NULL;
-    TRY(cdm_context_create_instance(ctx, "Nota", &nota));
-    TRY(cdm_context_apply_attribute_mappings(ctx, source, nota));
-    return cdm_context_associate(ctx, source, nota);
+    return copy_note(ctx, source);
 }
 
 static void test_texts_of_growing_and_shrinking_lengths_read_whole_row_after_row(cdm_model *src, cdm_model *dst) {
-    static char source[512];
-    snprintf(source, sizeof source, "%s", path_in_dir("text-lengths.sqlite"));
-    CHECK(make_source(src, source));
     sqlite3 *db = NULL;
-    CHECK(sqlite3_open(source, &db) == SQLITE_OK);
+    const char *source = text_source(src, "text-lengths.sqlite", &db);
     sqlite3_stmt *update = NULL;
     CHECK(sqlite3_prepare_v2(db, "UPDATE ZNOTA SET ZCATEGORIA = ? WHERE Z_PK = ?", -1, &update, NULL) == SQLITE_OK);
     for (int row = 0; row < LENGTH_ROWS; row++) {

@@ -78,7 +78,7 @@ final class HandleTable {
     func withOne(_ object: ManagedObject, _ body: ([ManagedObject]) throws -> Void) rethrows {
         guard one.isEmpty else { return try body([object]) }
         one.append(object)
-        defer { one.removeAll(keepingCapacity: true) }
+        defer { one.removeLast() }
         try body(one)
     }
 
@@ -130,23 +130,7 @@ final class HandleTable {
     /// Frees every handle the scope still holds, and its other allocations. Each entry is moved
     /// out of its slot (not copied), for the scope's pool to keep when it is the last reference.
     func close(_ scope: Scope) {
-        if let pool = scope.objectEntryPool {
-            // The pool lent to the loop, not counted for it.
-            Unmanaged.passUnretained(pool)._withUnsafeGuaranteedRef { close(scope, into: $0) }
-        } else {
-            close(scope, into: nil)
-        }
-        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
-        scope.slots.removeAll(keepingCapacity: true)
-        if !scope.allocations.isEmpty {
-            for allocation in scope.allocations { free(allocation) }
-            scope.allocations.removeAll(keepingCapacity: true)
-        }
-    }
-
-    /// Empties the scope's slots, each entry of the scope's own given to `pool` (if any).
-    @inline(__always)
-    private func close(_ scope: Scope, into pool: ObjectEntryPool?) {
+        let pool = scope.objectEntryPool
         for slot in scope.slots {
             let index = Int(slot)
             guard index >= 0, index < count, let entry = slots[index].entry.take() else { continue }
@@ -158,6 +142,12 @@ final class HandleTable {
             }
             freeSlot(index, of: entry)
             if let pool = pool { pool.recycle(entry) }
+        }
+        // Capacity kept: a single-row hook's scope is closed and filled again on every row.
+        scope.slots.removeAll(keepingCapacity: true)
+        if !scope.allocations.isEmpty {
+            for allocation in scope.allocations { free(allocation) }
+            scope.allocations.removeAll(keepingCapacity: true)
         }
     }
 }

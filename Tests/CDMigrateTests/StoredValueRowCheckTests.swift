@@ -306,20 +306,39 @@ final class StoredValueRowCheckTests: XCTestCase {
         }
     }
 
-    /// A copy keeping the source keys leaves them to SQLite when they are 1…n (no key in the
-    /// INSERT), its check testing every key: with a key out of sequence the rows it wrote are
-    /// deleted and the copy with the keys runs, so the rows are those of that copy either way.
-    func testACopyKeepingKeysLeavesConsecutiveKeysToSQLiteAndChecksEveryKey() throws {
+    /// A copy keeping the source keys leaves them to SQLite while they are 1, 2, 3, … (no key in
+    /// the INSERT), its check testing every key: at the first key out of sequence the rows written
+    /// stay and the rest is copied with its keys, the values counted on; a value that needs
+    /// converting, before or after that key, runs the converting copy whole. The rows, the count of
+    /// rows and the value counts are those of the copy with the keys either way.
+    func testACopyKeepingKeysLeavesConsecutiveKeysToSQLiteAndCopiesTheRestWithTheirKeys() throws {
         let model = try ManagedObjectModel(json: Self.model)
         let mapping = try mapping(policy: false, distinct: false).validate(sourceModel: model, destinationModel: model)
             .entityMappings[0]
-        let dense = try makeSource(model, "dense.sqlite", "SELECT 1")
+        let dense = try makeSource(model, "dense.sqlite", "UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK % 7 = 0")
         // Keys 1…4, 6…41: as many rows as a dense source, but not 1…n.
-        let gap = try makeSource(model, "gap.sqlite", "UPDATE ZNOTE SET Z_PK = 41 WHERE Z_PK = 5")
+        let gap = try makeSource(
+            model, "gap.sqlite",
+            "UPDATE ZNOTE SET Z_PK = 41 WHERE Z_PK = 5; UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK < 3")
+        // Keys 1…38, 40, 41: the gap near the end.
+        let late = try makeSource(
+            model, "late.sqlite",
+            "UPDATE ZNOTE SET Z_PK = 41 WHERE Z_PK = 39; UPDATE ZNOTE SET ZTITLE = NULL WHERE Z_PK > 38")
         // Keys from 101: the first row is already out of sequence.
         let shifted = try makeSource(model, "shifted.sqlite", "UPDATE ZNOTE SET Z_PK = Z_PK + 100")
         let bad = try makeSource(model, "dense-bad.sqlite", "UPDATE ZNOTE SET ZN = 'text' WHERE Z_PK = 31")
-        func copy(_ source: String, dense useDense: Bool) throws -> (rows: [String], lastKey: Int64, plain: Bool) {
+        // A gap at 5, then a value that needs converting: found by the copy with the keys.
+        let gapBad = try makeSource(
+            model, "gap-bad.sqlite",
+            "UPDATE ZNOTE SET Z_PK = 41 WHERE Z_PK = 5; UPDATE ZNOTE SET ZN = 'text' WHERE Z_PK = 31")
+        struct Copy: Equatable {
+            var rows: [String]
+            var lastKey: Int64
+            var bare: Bool
+            var written: Int
+            var counts: [Int]
+        }
+        func copy(_ source: String, dense useDense: Bool) throws -> Copy {
             let path = scratch.file("dense-out-\(UInt32.random(in: 0...UInt32.max)).sqlite")
             try makeStore(path, model) { _ in }
             let sourceStore = try PersistentStore.open(at: source, model: model)
@@ -331,38 +350,58 @@ final class StoredValueRowCheckTests: XCTestCase {
             guard
                 let plan = DeclarativeMappingSQL.plan(
                     mapping: mapping, request: FetchRequest(entityName: "Note"), mappingID: 1, keepsSourceKeys: true,
-                    source: sourceStore, destination: destination),
-                let denseSQL = plan.insertRowsDense
+                    counting: [#"t."ZTITLE""#, #"t."ZKIND""#], source: sourceStore, destination: destination),
+                let denseSQL = plan.insertRowsDense, let afterKey = plan.insertRowsAfterKey
             else {
                 XCTFail("no plan without keys")
-                return ([], 0, false)
+                return Copy(rows: [], lastKey: 0, bare: false, written: 0, counts: [])
             }
-            XCTAssertTrue(denseSQL.contains("cdm_plain('ke=idsdbxnus', t.Z_PK, t.Z_ENT, 1, "), denseSQL)
+            XCTAssertTrue(denseSQL.contains("cdm_plain('ke=idsdbxnuscc', t.Z_PK, t.Z_ENT, 1, "), denseSQL)
             XCTAssertTrue(denseSQL.hasPrefix(#"INSERT INTO main."ZNOTE" (Z_ENT, Z_OPT, "#), denseSQL)
+            XCTAssertTrue(afterKey.hasPrefix(#"INSERT INTO main."ZNOTE" (Z_PK, Z_ENT, Z_OPT, "#), afterKey)
+            XCTAssertTrue(afterKey.hasSuffix(#" t WHERE t.Z_PK > ? ORDER BY t.Z_PK"#), afterKey)
             try destination.database.run("ATTACH DATABASE ? AS cdm_source", [.string(source)])
-            let plain = try plan.runInsertRows(on: destination.database, [], keys: 1...(Int64.max / 2), dense: useDense)
+            let result = try plan.runInsertRows(
+                on: destination.database, [], keys: 1...(Int64.max / 2), dense: useDense)
             let lastKey = destination.database.valueCounts.lastKey
+            let counts = destination.database.valueCounts.counts
             try destination.database.exec("DETACH DATABASE cdm_source")
             try destination.save()
-            return (try rows(path), lastKey, plain)
+            return Copy(
+                rows: try rows(path), lastKey: lastKey, bare: result.bare, written: result.rows,
+                counts: result.bare ? counts : [])
         }
-        for source in [dense, gap, shifted, bad] {
-            let withKeys = try copy(source, dense: false)
+        var lastKeys: [Int64] = []
+        for source in [dense, gap, late, shifted, bad, gapBad] {
+            var withKeys = try copy(source, dense: false)
             let withoutKeys = try copy(source, dense: true)
-            XCTAssertEqual(withoutKeys.rows, withKeys.rows, source)
-            XCTAssertEqual(withoutKeys.plain, withKeys.plain, source)
+            lastKeys.append(withoutKeys.lastKey)
+            withKeys.lastKey = withoutKeys.lastKey
+            XCTAssertEqual(withoutKeys, withKeys, source)
             XCTAssertEqual(withoutKeys.rows.count, 40, source)
+            XCTAssertEqual(withoutKeys.written, 40, source)
         }
         // The keys SQLite gave are the source's: every one checked on the dense source, the
         // check stopping at the first key out of sequence on the others.
-        XCTAssertEqual(try copy(dense, dense: true).lastKey, 40)
-        XCTAssertEqual(try copy(gap, dense: true).lastKey, 4)
-        XCTAssertEqual(try copy(shifted, dense: true).lastKey, 0)
-        XCTAssertEqual(try copy(gap, dense: true).rows.last?.hasPrefix("41 1 "), true)
-        XCTAssertEqual(try copy(bad, dense: true).plain, false)
-        // The whole run: the same rows as the per-instance path where the keys are 1…n.
+        // (The bad row's key passed before its value failed.)
+        XCTAssertEqual(lastKeys, [40, 4, 38, 0, 31, 4])
+        let gapCopy = try copy(gap, dense: true)
+        XCTAssertEqual(gapCopy.rows.last?.hasPrefix("41 1 "), true)
+        XCTAssertEqual(gapCopy.counts, [38, 40])
+        XCTAssertEqual(try copy(late, dense: true).counts, [38, 40])
+        XCTAssertEqual(try copy(dense, dense: true).counts, [35, 40])
+        XCTAssertEqual(try copy(bad, dense: true).bare, false)
+        XCTAssertEqual(try copy(gapBad, dense: true).bare, false)
+        // The whole run: the per-instance path's rows, which number the instances 1…n in the
+        // order of the source keys (with gaps, the keys alone differ).
+        func values(_ rows: [String]) -> [String] { rows.map { String($0.drop { $0 != " " }) } }
         XCTAssertEqual(
             try run(model, dense, "sql", distinct: false), try run(model, dense, "per-instance", distinct: false))
+        for source in [gap, late] {
+            let bySQL = try run(model, source, "sql", distinct: false)
+            XCTAssertEqual(values(bySQL), values(try run(model, source, "per-instance", distinct: false)), source)
+            XCTAssertEqual(bySQL, try copy(source, dense: false).rows, source)
+        }
     }
 
     /// `cdm_plain`'s entity and key codes, called directly.

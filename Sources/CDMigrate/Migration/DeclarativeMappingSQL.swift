@@ -22,6 +22,8 @@ struct DeclarativeMappingSQL {
     /// source key is the next of that sequence (`StoredValueRule.keyCode`). Run it only into an
     /// empty table; `runInsertRows` does.
     var insertRowsDense: String? = nil
+    /// With `insertRowsDense`: `insertRows` for the source rows after a key, its last `?`.
+    var insertRowsAfterKey: String? = nil
     let insertAssociations: String?
     /// The predicate's arguments, after the first key's.
     let predicateArguments: [Value]
@@ -45,55 +47,67 @@ struct DeclarativeMappingSQL {
     /// the rows it wrote (destination keys in `keys`, which no other row of the table has) are
     /// deleted — a private destination has no journal to roll the statement back — and
     /// `insertRowsConverting` runs instead: the rows are those the converting INSERT alone writes.
-    /// True when `insertRows` wrote the rows (its value counts, if any, are then complete).
+    /// Returns whether `insertRows` wrote the rows (`bare`: its value counts, if any, are then
+    /// complete) and how many rows the copy wrote.
     ///
-    /// With `dense` (the source's keys look like 1…n: see `sourceKeysLookDense`), `insertRowsDense`
-    /// runs first when the destination table is empty; when a key is out of sequence its rows are
-    /// deleted and the rest runs as without.
+    /// With `dense`, when the destination table is empty, `insertRowsDense` runs first: SQLite
+    /// numbers the rows while the source keys are 1, 2, 3, …; at the first key out of sequence the
+    /// rows written stay (they are the source rows of keys 1…n) and `insertRowsAfterKey` copies
+    /// the rest with their keys, the value counts going on. No count of the source is needed to
+    /// choose: a source whose first key is not 1 stops at its first row.
     @discardableResult
     func runInsertRows(
         on database: SQLiteDatabase, _ arguments: [Value], keys: ClosedRange<Int64>, dense: Bool = false
-    ) throws -> Bool {
-        if dense, let insertRowsDense, keepsSourceKeys,
+    ) throws -> (bare: Bool, rows: Int) {
+        if dense, let insertRowsDense, let insertRowsAfterKey, keepsSourceKeys,
             try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer == nil
         {
             database.valueCounts.counts = []
             database.valueCounts.lastKey = 0
+            var rest: String? = nil
             do {
                 try database.run(insertRowsDense, arguments)
-                // Every row SQLite numbered is the source row of that key (1 … lastKey).
-                let last = database.valueCounts.lastKey
-                let low = try database.scalar("SELECT MIN(Z_PK) FROM \(destinationTable)")?.integer
-                let high = try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer
-                if (last == 0 && low == nil) || (low == 1 && high == last) { return true }
-                try database.run("DELETE FROM \(destinationTable)")
-            } catch let error as MigrationError
-                where error.message.contains(StoredValueRule.keysNotDense)
-                || error.message.contains(StoredValueRule.needsConversion)
-            {
-                try database.run("DELETE FROM \(destinationTable)")
-                if error.message.contains(StoredValueRule.needsConversion), let converting = insertRowsConverting {
-                    database.valueCounts.counts = []
-                    try database.run(converting, arguments)
-                    return false
+            } catch let error as MigrationError where error.message.contains(StoredValueRule.keysNotDense) {
+                rest = insertRowsAfterKey
+            } catch let error as MigrationError where error.message.contains(StoredValueRule.needsConversion) {
+                return try runConverting(after: error, on: database, arguments, keys: keys)
+            }
+            // Every row SQLite numbered is the source row of that key (1 … lastKey).
+            let last = database.valueCounts.lastKey
+            let low = try database.scalar("SELECT MIN(Z_PK) FROM \(destinationTable)")?.integer
+            let high = try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer
+            if (last == 0 && low == nil) || (low == 1 && high == last) {
+                guard let rest else { return (true, Int(last)) }
+                do {
+                    try database.run(rest, arguments + [.integer(last)])
+                    return (true, Int(last) + database.changes)
+                } catch let error as MigrationError where error.message.contains(StoredValueRule.needsConversion) {
+                    return try runConverting(after: error, on: database, arguments, keys: keys)
                 }
             }
+            try database.run("DELETE FROM \(destinationTable)")
         }
         database.valueCounts.counts = []
-        guard let converting = insertRowsConverting else {
-            try database.run(insertRows, arguments)
-            return true
-        }
         do {
             try database.run(insertRows, arguments)
-            return true
+            return (true, database.changes)
         } catch let error as MigrationError where error.message.contains(StoredValueRule.needsConversion) {
-            try database.run(
-                "DELETE FROM \(destinationTable) WHERE Z_PK BETWEEN ? AND ?",
-                [.integer(keys.lowerBound), .integer(keys.upperBound)])
-            try database.run(converting, arguments)
-            return false
+            return try runConverting(after: error, on: database, arguments, keys: keys)
         }
+    }
+
+    /// After `error`, a row that needs converting: the rows written in `keys` deleted,
+    /// `insertRowsConverting` run (`error` thrown when there is none).
+    private func runConverting(
+        after error: MigrationError, on database: SQLiteDatabase, _ arguments: [Value], keys: ClosedRange<Int64>
+    ) throws -> (bare: Bool, rows: Int) {
+        guard let converting = insertRowsConverting else { throw error }
+        try database.run(
+            "DELETE FROM \(destinationTable) WHERE Z_PK BETWEEN ? AND ?",
+            [.integer(keys.lowerBound), .integer(keys.upperBound)])
+        database.valueCounts.counts = []
+        try database.run(converting, arguments)
+        return (false, database.changes)
     }
 
     /// Whether a mapping may keep its source keys: every source row it takes becomes one
@@ -113,19 +127,14 @@ struct DeclarativeMappingSQL {
     /// a later mapping into the same table still finds keys above them.
     static func sourceKeysLeaveRoom(_ entity: EntityDescription, in source: PersistentStore) throws -> Bool {
         guard let (low, high) = try sourceKeyBounds(entity, in: source) else { return true }
-        return low >= 1 && high <= Int64.max / 2
+        return keysLeaveRoom(low: low, high: high)
     }
 
-    /// Whether the source keys of `entity`'s table look like 1, 2, … `rows` (the lowest 1, the
-    /// highest `rows`, the rows the mapping takes): then `insertRowsDense` is worth trying (its
-    /// check still tests every key).
-    static func sourceKeysLookDense(_ entity: EntityDescription, rows: Int, in source: PersistentStore) throws -> Bool {
-        guard rows > 0, let (low, high) = try sourceKeyBounds(entity, in: source) else { return false }
-        return low == 1 && high == Int64(rows)
-    }
+    /// Whether keys from `low` to `high` can be kept (see `sourceKeysLeaveRoom`).
+    static func keysLeaveRoom(low: Int64, high: Int64) -> Bool { low >= 1 && high <= Int64.max / 2 }
 
     /// The lowest and highest key of `entity`'s table; nil when it is empty.
-    private static func sourceKeyBounds(_ entity: EntityDescription, in source: PersistentStore) throws -> (
+    static func sourceKeyBounds(_ entity: EntityDescription, in source: PersistentStore) throws -> (
         Int64, Int64
     )? {
         let table = SQLiteDatabase.quote(source.layout.table(for: entity))
@@ -303,7 +312,7 @@ struct DeclarativeMappingSQL {
             ]
             return plan
         }
-        func insert(_ values: [String]) -> String {
+        func insert(_ values: [String], from rows: String = rows) -> String {
             "INSERT INTO \(destinationTable) (\(columns.joined(separator: ", "))) "
                 + "SELECT \(values.joined(separator: ", ")) FROM \(rows) ORDER BY t.Z_PK"
         }
@@ -331,6 +340,11 @@ struct DeclarativeMappingSQL {
             predicateArguments: batchRows == nil ? request.arguments : [], keepsSourceKeys: keepsSourceKeys)
         plan.insertRowsConverting = check == nil ? nil : insert(values)
         plan.insertRowsDense = denseSQL
+        if denseSQL != nil {
+            plan.insertRowsAfterKey = insert(
+                check == nil && count == nil ? values : plainValues,
+                from: rows + (whereClause.isEmpty ? " WHERE " : " AND ") + "t.Z_PK > ?")
+        }
         plan.destinationTable = destinationTable
         plan.countsValues = countsValues
         plan.attributesValidated = validated

@@ -35,24 +35,29 @@ extension MigrationManager {
             var counts = MigrationReport.MappingCounts(
                 pass: pass, entityMappingName: mapping.name, sourceInstances: 0, associations: 0)
             if let request = plans[index] {
-                let total = try countSource(request, in: source)
+                let declarative =
+                    pushDownSQL && run.sourceAccess?.allowsAttach == true
+                    && policies[index] is DefaultEntityMigrationPolicy
+                // A declarative copy may count the rows as it writes them: counted first for a progress handler alone.
+                let counted = declarative && progressHandler == nil ? nil : try countSource(request, in: source)
                 var processed = 0
-                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: total, force: true)
-                if pushDownSQL, run.sourceAccess?.allowsAttach == true, policies[index] is DefaultEntityMigrationPolicy,
-                    try runDeclaratively(
-                        mapping, request: request, total: total, source: source, destination: destination)
+                try notifyProgress(entityMappingName: mapping.name, processed: 0, total: counted ?? 0, force: true)
+                if declarative,
+                    let taken = try runDeclaratively(
+                        mapping, request: request, counted: counted, source: source, destination: destination)
                 {
-                    processed = total
+                    processed = taken
                     counts.instancesBySQL = true
-                    try notifyProgress(entityMappingName: mapping.name, processed: total, total: total, force: true)
+                    try notifyProgress(
+                        entityMappingName: mapping.name, processed: taken, total: counted ?? taken, force: true)
                 } else if policies[index].createsDestinationInstancesInBatches {
                     processed = try createInstancesInBatches(
-                        mapping, policy: policies[index], request: request, total: total,
-                        source: source, destination: destination)
+                        mapping, policy: policies[index], request: request,
+                        total: counted ?? countSource(request, in: source), source: source, destination: destination)
                 } else {
                     processed = try createInstancesPerSource(
-                        mapping, policy: policies[index], request: request, total: total,
-                        source: source, destination: destination)
+                        mapping, policy: policies[index], request: request,
+                        total: counted ?? countSource(request, in: source), source: source, destination: destination)
                 }
                 counts.sourceInstances = processed
             }
@@ -215,22 +220,32 @@ extension MigrationManager {
         try notifyProgress(entityMappingName: mapping.name, processed: processed, total: total)
     }
 
-    /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`); false when the
-    /// mapping needs the row-by-row path.
+    /// Runs stage 1 of a declarative mapping as SQL (see `DeclarativeMappingSQL`): the source
+    /// instances it took, or nil when the mapping needs the row-by-row path. `counted` is the
+    /// request's count when it is known; a copy taking its source entity whole counts the rows as
+    /// it writes them (and keeps the count for the run: `sourceCounts`), any other counts first.
     func runDeclaratively(
-        _ mapping: EntityMapping, request: FetchRequest, total: Int,
+        _ mapping: EntityMapping, request: FetchRequest, counted: Int?,
         source: PersistentStore, destination: PersistentStore
-    ) throws -> Bool {
-        guard total > 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
+    ) throws -> Int? {
+        guard counted != 0, let destinationEntity = mapping.destinationEntity, let sourceEntity = mapping.sourceEntity,
             let associations = run.associations
-        else { return false }
+        else { return nil }
         let distinct = try DistinctValueMapping.attribute(of: mapping)
-        let keepsKeys =
-            try keepsSourceKeys && distinct == nil
+        var keepsKeys =
+            keepsSourceKeys && distinct == nil
             && DeclarativeMappingSQL.canKeepSourceKeys(
                 mapping: mapping, request: request,
                 destinationTableIsEmpty: destination.lastAllocatedPrimaryKey(for: destinationEntity) == 0)
-            && DeclarativeMappingSQL.sourceKeysLeaveRoom(sourceEntity, in: source)
+        if keepsKeys {
+            // An empty table has nothing to copy: the row-by-row path takes nothing, as before.
+            guard let (low, high) = try DeclarativeMappingSQL.sourceKeyBounds(sourceEntity, in: source) else {
+                return nil
+            }
+            keepsKeys = DeclarativeMappingSQL.keysLeaveRoom(low: low, high: high)
+        }
+        let total = keepsKeys ? counted : try counted ?? countSource(request, in: source)
+        if total == 0 { return nil }
         // The values the loss report counts for attributes left behind are counted by the copy itself.
         let leftBehind =
             distinct == nil ? attributesLeftBehind(by: mapping, carried: carriedSourceProperties(), source: source) : []
@@ -239,10 +254,9 @@ extension MigrationManager {
             let plan = DeclarativeMappingSQL.plan(
                 mapping: mapping, request: request, mappingID: mappingID(mapping), keepsSourceKeys: keepsKeys,
                 distinct: distinct, counting: counting, source: source, destination: destination)
-        else { return false }
-        var copied = false
+        else { return nil }
         try attachSource(source, to: destination)
-        var made = total
+        var made = total ?? 0
         if let distinctValues = plan.distinctValues {
             for (i, statement) in distinctValues.enumerated() {
                 try destination.database.run(statement, i == distinctValues.count - 1 ? plan.predicateArguments : [])
@@ -252,18 +266,21 @@ extension MigrationManager {
                     .integer ?? 0)
             if made == 0 {  // every value nil or empty: nothing to make
                 try destination.database.exec("DROP TABLE temp.\(DeclarativeMappingSQL.distinctTable)")
-                return true
+                run.copiedRows[ObjectIdentifier(mapping)] = (destinationEntity, 0)
+                return total
             }
         }
         try associations.writeBufferedRows()  // the table's rowids keep the order associations were made in
         try destination.database.begin()
         destination.database.valueCounts.rulesBroken = false
         var written: ClosedRange<Int64>? = nil
+        let copy: (bare: Bool, rows: Int)
+        var taken = total ?? 0
         if let insertAssociations = plan.insertAssociations {
             let first = try destination.allocatePrimaryKeys(for: destinationEntity, count: made)
             let arguments = plan.arguments(firstPrimaryKey: first)
             written = first...(first + Int64(max(made, 1) - 1))
-            copied = try plan.runInsertRows(
+            copy = try plan.runInsertRows(
                 on: destination.database, plan.distinctValues == nil ? arguments : [arguments[0]],
                 keys: first...(first + Int64(max(made, 1) - 1)))
             try destination.database.run(insertAssociations, arguments)
@@ -272,37 +289,39 @@ extension MigrationManager {
             }
         } else {
             // The table was empty: the source keys the INSERT keeps are all in 1...Int64.max / 2.
-            let dense =
-                try plan.insertRowsDense != nil
-                && DeclarativeMappingSQL.sourceKeysLookDense(sourceEntity, rows: total, in: source)
-            copied = try plan.runInsertRows(
-                on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2), dense: dense)
+            copy = try plan.runInsertRows(
+                on: destination.database, plan.predicateArguments, keys: 1...(Int64.max / 2),
+                dense: plan.insertRowsDense != nil)
+            taken = copy.rows
+            if let key = sourceCountKey(request, in: source) { run.sourceCounts[key] = copy.rows }
             let table = SQLiteDatabase.quote(destination.layout.table(for: destinationEntity))
             // Two queries: SQLite answers a lone MIN or MAX from the end of the table's b-tree.
-            guard let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
+            if let low = try destination.database.scalar("SELECT MIN(Z_PK) FROM main.\(table)")?.integer,
                 let high = try destination.database.scalar("SELECT MAX(Z_PK) FROM main.\(table)")?.integer
-            else {
+            {
+                destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
+                written = low...high
+                try associations.recordIdentity(
+                    mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
+                    destinationEntity: destinationEntity.entityNumber, destinationTable: table,
+                    low: low, high: high, count: copy.rows)
+            } else if copy.rows != 0 {
                 throw MigrationError(
                     .migration,
                     "entity mapping '\(mapping.name)': the rows it made in '\(destinationEntity.name)' cannot be counted"
                 )
             }
-            destination.reservePrimaryKeys(for: destinationEntity, upTo: high)
-            written = low...high
-            try associations.recordIdentity(
-                mapping: mappingID(mapping), sourceEntity: sourceEntity.entityNumber,
-                destinationEntity: destinationEntity.entityNumber, destinationTable: table,
-                low: low, high: high, count: total)
         }
-        if copied, !destination.database.valueCounts.rulesBroken, let written {
+        run.copiedRows[ObjectIdentifier(mapping)] = (destinationEntity, copy.rows)
+        if copy.bare, !destination.database.valueCounts.rulesBroken, let written {
             run.validatedByCopy.record(destinationEntity, keys: written, attributes: plan.attributesValidated)
         }
-        if copied, plan.countsValues {
+        if copy.bare, plan.countsValues {
             let counts = destination.database.valueCounts.counts
             run.leftBehindCounts[mappingID(mapping)] = counting.indices.map { counts.element(at: $0) ?? 0 }
         }
         try destination.save()
-        return true
+        return taken
     }
 
     /// Stage 2 of a declarative mapping as SQL (see `DeclarativeRelationshipSQL`); false when it

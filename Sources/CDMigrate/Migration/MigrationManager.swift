@@ -506,7 +506,12 @@ public final class MigrationManager {
             let left = total - (taken[entity.entityNumber] ?? 0)
             if left > 0 { run.report.untakenSourceInstances.append((entity.name, left)) }
         }
+        let copied = copiedDestinationCounts(in: destination)
         for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
+            if let count = copied[ObjectIdentifier(entity)] {
+                run.report.destinationCounts.append((entity.name, count))
+                continue
+            }
             var request = FetchRequest(entityName: entity.name)
             request.includesSubentities = false
             run.report.destinationCounts.append((entity.name, try destination.count(request)))

@@ -62,6 +62,9 @@ final class MigrationRun {
     var validatedByCopy = ValidatedByCopy()
     /// The run's counts of source rows, by the SQL that counts them (`countSource`).
     var sourceCounts: [String: Int] = [:]
+    /// Per entity mapping whose stage 1 ran as SQL, the destination entity and the rows its copy
+    /// wrote: the report's destination counts without reading the tables (`copiedDestinationCounts`).
+    var copiedRows: [ObjectIdentifier: (entity: EntityDescription, rows: Int)] = [:]
     /// The private folder holding the external data files of the run's new store (see
     /// `ExternalDataHandOver`), nil when it wrote none.
     var stagedExternalData: String?

@@ -198,7 +198,7 @@ package final class SQLiteDatabase {
     package var lastInsertRowID: Int64 { handle.map { sqlite3_last_insert_rowid($0) } ?? 0 }
 
     /// Rows changed by the last INSERT, UPDATE or DELETE.
-    package var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+    package var changes: Int { handle.map { Int(sqlite3_changes64($0)) } ?? 0 }
 
     // MARK: Schema
 

@@ -76,8 +76,9 @@ struct DeclarativeMappingSQL {
             let last = database.valueCounts.lastKey
             let low = try database.scalar("SELECT MIN(Z_PK) FROM \(destinationTable)")?.integer
             let high = try database.scalar("SELECT MAX(Z_PK) FROM \(destinationTable)")?.integer
-            if (last == 0 && low == nil) || (low == 1 && high == last) {
-                guard let rest else { return (true, Int(last)) }
+            let numbered = (last == 0 && low == nil) || (low == 1 && high == last)
+            if numbered, rest == nil { return (true, Int(last)) }
+            if numbered, let rest, last > 0 {
                 do {
                     try database.run(rest, arguments + [.integer(last)])
                     return (true, Int(last) + database.changes)
@@ -85,7 +86,8 @@ struct DeclarativeMappingSQL {
                     return try runConverting(after: error, on: database, arguments, keys: keys)
                 }
             }
-            try database.run("DELETE FROM \(destinationTable)")
+            // Nothing numbered (the first key was not 1), or not as checked: the copy with the keys, whole.
+            if !numbered { try database.run("DELETE FROM \(destinationTable)") }
         }
         database.valueCounts.counts = []
         do {

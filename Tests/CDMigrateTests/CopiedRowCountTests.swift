@@ -1,4 +1,3 @@
-import CSQLite
 import XCTest
 
 @testable import CDMigrate
@@ -93,9 +92,8 @@ final class CopiedRowCountTests: XCTestCase {
         manager.triesSchemaChanges = false
         if progress { manager.progressHandler = { _ in true } }
         let out = scratch.file("out-\(UInt32.random(in: 0...UInt32.max)).sqlite")
-        StatementTrace.start()
-        let report = try manager.migrateStore(from: source, to: out)
-        traced = StatementTrace.stop()
+        let (report, statements) = try StatementTrace.during { try manager.migrateStore(from: source, to: out) }
+        traced = statements
         let store = try PersistentStore.open(at: out, model: model)
         defer { store.close() }
         var tableCounts: [String] = []
@@ -175,39 +173,5 @@ final class CopiedRowCountTests: XCTestCase {
         // With a progress handler the source is counted once, for the total.
         _ = try migrate(source, [Self.copies[0]], progress: true)
         XCTAssertEqual(traced.filter { Self.counts($0, table: "ZNOTE") }.count, 1)
-    }
-}
-
-/// The SQL of every statement any connection opened meanwhile starts (`sqlite3_trace_v2` set on
-/// each new connection through `sqlite3_auto_extension`).
-enum StatementTrace {
-    nonisolated(unsafe) static var statements: [String] = []
-
-    static let traceStatement:
-        @convention(c) (UInt32, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) -> Int32 =
-            {
-                _, _, statement, _ in
-                if let statement, let sql = sqlite3_sql(OpaquePointer(statement)) {
-                    StatementTrace.statements.append(String(cString: sql))
-                }
-                return 0
-            }
-
-    static let onOpen:
-        @convention(c) (OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, OpaquePointer?) -> Int32 =
-            {
-                db, _, _ in
-                sqlite3_trace_v2(db, UInt32(SQLITE_TRACE_STMT), StatementTrace.traceStatement, nil)
-                return SQLITE_OK
-            }
-
-    static func start() {
-        statements = []
-        sqlite3_auto_extension(unsafeBitCast(onOpen, to: (@convention(c) () -> Void).self))
-    }
-
-    static func stop() -> [String] {
-        sqlite3_cancel_auto_extension(unsafeBitCast(onOpen, to: (@convention(c) () -> Void).self))
-        return statements
     }
 }

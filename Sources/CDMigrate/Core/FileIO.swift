@@ -80,8 +80,33 @@ package enum FileIO {
     }
 
     /// Flushes a file's data to disk.
-    package static func fsync(path: String) {
+    /// - Throws: `.io` naming the file and the system's reason when it cannot be opened or flushed:
+    ///   its data may then not be on disk, and a failed flush is not retried (the kernel may have
+    ///   dropped the pages it could not write, so a second flush could succeed without them).
+    package static func fsync(path: String) throws {
         let fd = open(path, O_RDONLY)
+        if fd < 0 {
+            throw MigrationError(.io, "cannot open '\(path)' to flush it to disk: \(String(cString: strerror(errno)))")
+        }
+        defer { close(fd) }
+        try fsync(fd, path: path)
+    }
+
+    /// Flushes the open file `fd` (named `path` in the error) to disk; see `fsync(path:)`.
+    package static func fsync(_ fd: Int32, path: String) throws {
+        var result = Glibc.fsync(fd)
+        while result != 0 && errno == EINTR { result = Glibc.fsync(fd) }
+        if result != 0 {
+            throw MigrationError(.io, "cannot flush '\(path)' to disk: \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Flushes a folder's entries (names made, renamed or removed in it) to disk, as far as its
+    /// file system can: one that cannot sync a folder (`EINVAL`) or a folder that cannot be opened
+    /// leaves the names as the system keeps them. Best effort: it runs after the step it makes
+    /// durable (a rename, links), which an error could no longer undo.
+    package static func syncFolder(path: String) {
+        let fd = open(path, O_RDONLY | O_DIRECTORY)
         if fd >= 0 {
             _ = Glibc.fsync(fd)
             close(fd)

@@ -59,9 +59,9 @@ enum ExternalDataHandOver {
                 // Another file system (the support folder a mount point): copy.
                 try StoreFiles.copyExclusively(from, to: to)
                 published.files.append(to)
-                FileIO.fsync(path: to)
+                try FileIO.fsync(path: to)
             }
-            FileIO.fsync(path: target)
+            FileIO.syncFolder(path: target)
         } catch {
             unpublish(published)
             throw error

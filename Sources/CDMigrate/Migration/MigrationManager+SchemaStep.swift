@@ -225,7 +225,7 @@ extension MigrationManager {
         try destination.setMetadata(carried)
         try destination.save()
         try destination.closeForHandOver()
-        FileIO.fsync(path: temporaryPath)
+        try flushMigratedStore(temporaryPath)
         run.stepsDone = run.totalSteps
         run.migrationProgress = 1
         try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)

@@ -411,7 +411,7 @@ public final class MigrationManager {
             try destination.save()
             run.stagedExternalData = destination.externalData.stagingFolder
             try destination.closeForHandOver()
-            FileIO.fsync(path: temporaryPath)
+            try flushMigratedStore(temporaryPath)
             run.migrationProgress = 1
             try notifyProgress(entityMappingName: "", processed: 0, total: 0, force: true)
             // Last: the source read without locks must not have changed under the run.
@@ -423,6 +423,16 @@ public final class MigrationManager {
             destinationStore?.close()
             run.destinationStore = nil
             throw MigrationManager.wrap(error)
+        }
+    }
+
+    /// Flushes the migrated store's private file to disk before its hand-over.
+    /// - Throws: `.io` when it cannot: its data may not be on disk, so it is not handed over.
+    func flushMigratedStore(_ temporaryPath: String) throws {
+        do { try FileIO.fsync(path: temporaryPath) } catch let error as MigrationError {
+            throw MigrationError(
+                .io, "the migrated store could not be flushed to disk, so it was discarded: \(error.message)",
+                underlying: [error])
         }
     }
 

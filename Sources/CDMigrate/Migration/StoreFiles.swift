@@ -141,7 +141,7 @@ package enum StoreFiles {
                 .io, "cannot move the migrated store to '\(destination)': \(String(cString: strerror(errno)))")
         }
         handOverWindow?(.afterMove)
-        FileIO.fsync(path: FileIO.directory(of: destination))
+        FileIO.syncFolder(path: FileIO.directory(of: destination))
     }
 
     /// The moments of the hand-over the crash harness kills in (`Tests/CrashHarness`).

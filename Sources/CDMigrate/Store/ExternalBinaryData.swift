@@ -281,6 +281,9 @@ package final class ExternalBinaryData {
             }
             written += n
         }
-        _ = fsync(fd)
+        do { try FileIO.fsync(fd, path: path) } catch {
+            unlink(path)
+            throw error
+        }
     }
 }

@@ -27,36 +27,4 @@ extension MigrationManager {
             request.sqlWhere ?? "",
         ].joined(separator: "\u{1}")
     }
-
-    /// The destination entities whose instances the run's SQL copies alone wrote, with their
-    /// counts (`copiedRows`): every entity of a table that only copies wrote (every entity mapping
-    /// into it ran its stage 1 as SQL, and no instance of its entities was made one at a time, by
-    /// a policy, a batch or host code) has the rows the copies into it wrote, 0 when none.
-    func copiedDestinationCounts(in destination: PersistentStore) -> [ObjectIdentifier: Int] {
-        var writers: [String: [EntityMapping]] = [:]
-        for model in mappingModels {
-            for mapping in model.entityMappings {
-                guard let entity = mapping.destinationEntity else { continue }
-                writers[destination.layout.table(for: entity), default: []].append(mapping)
-            }
-        }
-        var counts: [ObjectIdentifier: Int] = [:]
-        for entity in destinationModel.entitiesInStoreOrder where !entity.isAbstract {
-            let table = destination.layout.table(for: entity)
-            guard let mappings = writers[table], !mappings.isEmpty,
-                mappings.allSatisfy({ run.copiedRows[ObjectIdentifier($0)] != nil }),
-                !destinationModel.entitiesInStoreOrder.contains(where: {
-                    destination.layout.table(for: $0) == table
-                        && destination.entitiesWrittenByInstance.contains(ObjectIdentifier($0))
-                })
-            else { continue }
-            counts[ObjectIdentifier(entity)] = mappings.reduce(0) { sum, mapping in
-                guard let copied = run.copiedRows[ObjectIdentifier(mapping)], copied.entity === entity else {
-                    return sum
-                }
-                return sum + copied.rows
-            }
-        }
-        return counts
-    }
 }

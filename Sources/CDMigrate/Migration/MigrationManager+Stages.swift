@@ -40,26 +40,26 @@ extension MigrationManager {
                     && policies[index] is DefaultEntityMigrationPolicy
                 // A declarative copy may count the rows as it writes them: counted first for a progress handler alone.
                 let counted = declarative && progressHandler == nil ? nil : try countSource(request, in: source)
-                var processed = 0
                 try notifyProgress(entityMappingName: mapping.name, processed: 0, total: counted ?? 0, force: true)
                 if declarative,
                     let taken = try runDeclaratively(
                         mapping, request: request, counted: counted, source: source, destination: destination)
                 {
-                    processed = taken
+                    counts.sourceInstances = taken
                     counts.instancesBySQL = true
                     try notifyProgress(
                         entityMappingName: mapping.name, processed: taken, total: counted ?? taken, force: true)
-                } else if policies[index].createsDestinationInstancesInBatches {
-                    processed = try createInstancesInBatches(
-                        mapping, policy: policies[index], request: request,
-                        total: counted ?? countSource(request, in: source), source: source, destination: destination)
                 } else {
-                    processed = try createInstancesPerSource(
-                        mapping, policy: policies[index], request: request,
-                        total: counted ?? countSource(request, in: source), source: source, destination: destination)
+                    let total = try counted ?? countSource(request, in: source)
+                    counts.sourceInstances =
+                        try policies[index].createsDestinationInstancesInBatches
+                        ? createInstancesInBatches(
+                            mapping, policy: policies[index], request: request, total: total,
+                            source: source, destination: destination)
+                        : createInstancesPerSource(
+                            mapping, policy: policies[index], request: request, total: total,
+                            source: source, destination: destination)
                 }
-                counts.sourceInstances = processed
             }
             try policies[index].endInstanceCreation(forMapping: mapping, manager: self)
             try destination.save()
